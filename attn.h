@@ -1,0 +1,1078 @@
+/* attn.h - header-only SIMD transformer kernels for float32 (C99 / C++).
+ *
+ * Softmax, LayerNorm, RMSNorm, matmul, fused scaled-dot-product attention and
+ * the small helpers around them, vectorized for AVX2+FMA (x86-64) and NEON
+ * (AArch64) with a scalar fallback. The instruction set is chosen at compile
+ * time. Kernels never allocate, lock, start threads or keep mutable global
+ * state; scratch memory comes from the caller, sized by a *_workspace_size()
+ * query. Every function validates its arguments and returns an attn_status;
+ * on any error no output is written.
+ *
+ * Minimal use (exactly one C or C++ file defines ATTN_IMPLEMENTATION):
+ *
+ *     #define ATTN_IMPLEMENTATION
+ *     #include "attn.h"
+ *
+ *     float x[2][4] = {{1, 2, 3, 4}, {4, 3, 2, 1}};
+ *     attn_status st = attn_softmax(&x[0][0], 4, &x[0][0], 4, 2, 4, 1.0f);
+ *     if (st != ATTN_OK) fprintf(stderr, "%s\n", attn_status_string(st));
+ *
+ * Configuration macros (define before including):
+ *   ATTN_IMPLEMENTATION  emit the definitions in this translation unit (one per program,
+ *                        or one per translation unit together with ATTN_STATIC).
+ *   ATTN_STATIC          make every public function static (private to the translation unit).
+ *   ATTN_API             storage/visibility prefix of public functions (default: extern, or
+ *                        static when ATTN_STATIC); e.g. __declspec(dllexport) or
+ *                        __attribute__((visibility("default"))).
+ *   ATTN_NO_SIMD         force the portable scalar path even when AVX2 or NEON is available.
+ *   ATTN_USE_SLEEF       take the vector exp from SLEEF (link with -lsleef); otherwise the
+ *                        library's own exp is used.
+ *
+ * Instruction-set selection (see attn_isa()):
+ *   "avx2"    when __AVX2__ and __FMA__ are defined (e.g. -mavx2 -mfma or -march=haswell);
+ *   "neon"    on AArch64 (__aarch64__ with __ARM_NEON);
+ *   "scalar"  otherwise, or when ATTN_NO_SIMD is defined.
+ *
+ * Conventions: float32, row-major. A matrix argument is (pointer, leading dimension):
+ * element (r, c) of x is x[r * ldx + c], and ldx must be >= the row length. Sizes are
+ * size_t; zero sizes are errors except where stated (matmul k = 0). Outputs may alias
+ * inputs only where a function says "in place allowed", and then only exactly
+ * (same pointer and same leading dimension).
+ *
+ * Numerics: the AVX2 and NEON paths use fused multiply-add; the scalar path uses fmaf()
+ * only where the code calls the vector layer's fma (it does, so results differ from a
+ * naive loop by rounding). For one build, results are identical run to run. No function
+ * returns a denormal from the exp it uses: exp results below FLT_MIN are flushed to 0,
+ * and softmax outputs below FLT_MIN are 0.
+ */
+#ifndef ATTN_H
+#define ATTN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ATTN_VERSION_MAJOR 0
+#define ATTN_VERSION_MINOR 1
+#define ATTN_VERSION_PATCH 0
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTN__MAYBE_UNUSED __attribute__((unused))
+#else
+#define ATTN__MAYBE_UNUSED
+#endif
+
+#ifndef ATTN_API
+#ifdef ATTN_STATIC
+#define ATTN_API static ATTN__MAYBE_UNUSED
+#else
+#define ATTN_API extern
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------
+ * Status codes. ATTN_OK is 0; every error is negative.
+ */
+typedef enum attn_status {
+    ATTN_OK = 0,
+    ATTN_ERR_NULL = -1,       /* a required pointer is NULL */
+    ATTN_ERR_SIZE = -2,       /* a size is zero or sizes are inconsistent with each other */
+    ATTN_ERR_LD = -3,         /* a leading dimension or stride is smaller than its row */
+    ATTN_ERR_WORKSPACE = -4,  /* the workspace is missing or smaller than the query says */
+    ATTN_ERR_OVERFLOW = -5,   /* sizes whose products overflow size_t / the address space */
+    ATTN_ERR_ARG = -6         /* an invalid value: NaN or negative eps, bad enum, ... */
+} attn_status;
+
+/* A short English description of a status, e.g. "ok", "null pointer". Never NULL. */
+ATTN_API const char *attn_status_string(attn_status status);
+
+/* The instruction set this build was compiled for: "avx2", "neon" or "scalar". */
+ATTN_API const char *attn_isa(void);
+
+/* The exp behind every kernel: "attn" (the library's own) or "sleef". */
+ATTN_API const char *attn_exp_impl(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Row operations. Each processes `rows` rows of `n` elements; x has leading dimension
+ * ldx, y has ldy (both >= n). In place allowed (y == x with ldy == ldx).
+ */
+
+/* y[r,:] = softmax(scale * x[r,:]). The row maximum is subtracted first, so any finite
+ * input is safe. A row whose entries are all -inf gives all zeros. A row holding +inf
+ * gives 1/count at the +inf entries and 0 elsewhere (the limit). A NaN makes its own
+ * row all NaN and no other. Outputs below FLT_MIN are 0 (never denormal).
+ * scale must be finite (1.0f for a plain softmax). */
+ATTN_API attn_status attn_softmax(const float *x, size_t ldx, float *y, size_t ldy,
+                                  size_t rows, size_t n, float scale);
+
+/* y[r,:] = (x[r,:] - mean) / sqrt(var + eps) * gamma + beta, var the biased variance.
+ * gamma and beta may be NULL (1 and 0). eps >= 0 and finite. mean_out and rstd_out,
+ * when not NULL, receive each row's mean and 1/sqrt(var + eps) (`rows` floats each). */
+ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t ldy,
+                                    size_t rows, size_t n, const float *gamma,
+                                    const float *beta, float eps, float *mean_out,
+                                    float *rstd_out);
+
+/* y[r,:] = x[r,:] / sqrt(mean(x[r,:]^2) + eps) * gamma. gamma may be NULL (1). */
+ATTN_API attn_status attn_rmsnorm(const float *x, size_t ldx, float *y, size_t ldy,
+                                  size_t rows, size_t n, const float *gamma, float eps);
+
+/* y[r,:] += x[r,:] (the residual connection). In place allowed (x == y doubles y). */
+ATTN_API attn_status attn_add(float *y, size_t ldy, const float *x, size_t ldx,
+                              size_t rows, size_t n);
+
+/* Sinusoidal positional encoding of positions pos0 .. pos0 + rows - 1, d columns:
+ * pe[r, 2i] = sin(p / 10000^(2i/d)), pe[r, 2i+1] = cos(p / 10000^(2i/d)), p = pos0 + r.
+ * Computed in double and rounded once. add != 0 adds it to pe instead of storing it
+ * (embeddings + PE in one call). */
+ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t rows, size_t d,
+                                              size_t pos0, int add);
+
+/* ---------------------------------------------------------------------------------------
+ * Matrix product: C = alpha * op(A) * op(B) + beta * C, C is m x n, op(A) is m x k,
+ * op(B) is k x n. op(X) = X for ATTN_NO_TRANS, X^T for ATTN_TRANS (A stored k x m).
+ * k = 0 gives C = beta * C. beta = 0 never reads C (NaN in C does not leak).
+ * workspace: optional (NULL with size 0 is fine); with at least
+ * attn_matmul_workspace_size() bytes, large products run faster through packing.
+ * Each element of C is summed in the same order whatever the other sizes, so splitting
+ * C into row or column blocks across threads gives bit-identical results.
+ */
+typedef enum attn_trans { ATTN_NO_TRANS = 0, ATTN_TRANS = 1 } attn_trans;
+
+ATTN_API size_t attn_matmul_workspace_size(attn_trans ta, attn_trans tb, size_t m, size_t n,
+                                           size_t k);
+ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
+                                 float alpha, const float *a, size_t lda, const float *b,
+                                 size_t ldb, float beta, float *c, size_t ldc, void *workspace,
+                                 size_t workspace_size);
+
+/* ---------------------------------------------------------------------------------------
+ * Scaled dot-product attention, fused (the Lq x Lk score matrix never exists):
+ *   O[b,h] = softmax(mask(softcap(scale * Q[b,h] K[b,g]^T))) V[b,g],  g = h / (heads/kv_heads)
+ *
+ * Tensors are addressed by strides in floats: element (b, h, i, c) of Q is
+ * q[b*q_sb + h*q_sh + i*q_sl + c]; likewise K, V (with the kv head g) and O. The last
+ * dimension is contiguous. attn_attention_init() fills the strides for the two common
+ * layouts; change any field afterwards.
+ *
+ * Masks (all optional, combined):
+ *   causal:     ATTN_CAUSAL_NONE; ATTN_CAUSAL_BOTTOM_RIGHT: query i sees key j iff
+ *               j <= i + (kv_len - q_len) (the queries are the last q_len positions, as a
+ *               KV cache needs; with key_lengths, kv_len is that batch's length);
+ *               ATTN_CAUSAL_OFFSET: j <= i + causal_offset (0 = PyTorch's is_causal,
+ *               past length = ONNX Attention with a past; may be negative).
+ *   mask:       additive float mask, mask[b*mask_sb + h*mask_sh + i*mask_sq + j]; a stride of
+ *               0 broadcasts. -inf masks the key.
+ *   bool_mask:  uint8, nonzero = attend, same addressing with bmask_* strides.
+ *   key_lengths: per batch, keys j >= key_lengths[b] are masked (padding); NULL = kv_len.
+ * A masked key never influences the output, even if its K or V rows hold NaN or inf.
+ * A query row with every key masked gives zeros. A NaN elsewhere stays in its row.
+ * softcap > 0 applies softcap * tanh(s / softcap) after scaling and before the masks.
+ * scale = 0 means 1/sqrt(head_dim).
+ */
+typedef enum attn_causal {
+    ATTN_CAUSAL_NONE = 0,
+    ATTN_CAUSAL_BOTTOM_RIGHT = 1,
+    ATTN_CAUSAL_OFFSET = 2
+} attn_causal;
+
+typedef enum attn_layout {
+    ATTN_LAYOUT_BHLD = 0, /* [batch, heads, len, dim]: each head a contiguous matrix */
+    ATTN_LAYOUT_BLHD = 1  /* [batch, len, heads * dim]: heads interleaved in each row */
+} attn_layout;
+
+typedef struct attn_attention_params {
+    size_t batch, heads, kv_heads; /* kv_heads divides heads (GQA / MQA) */
+    size_t q_len, kv_len;          /* Lq, Lk */
+    size_t head_dim, v_head_dim;   /* d (Q and K), dv (V and O) */
+    const float *q;
+    size_t q_sb, q_sh, q_sl;
+    const float *k;
+    size_t k_sb, k_sh, k_sl;
+    const float *v;
+    size_t v_sb, v_sh, v_sl;
+    float *o;
+    size_t o_sb, o_sh, o_sl;
+    float scale;   /* 0 = 1/sqrt(head_dim) */
+    float softcap; /* 0 = none */
+    attn_causal causal;
+    ptrdiff_t causal_offset; /* for ATTN_CAUSAL_OFFSET */
+    const float *mask;
+    size_t mask_sb, mask_sh, mask_sq;
+    const uint8_t *bool_mask;
+    size_t bmask_sb, bmask_sh, bmask_sq;
+    const int64_t *key_lengths; /* [batch] or NULL */
+} attn_attention_params;
+
+/* Fills sizes, pointers and strides for tensors in `layout` (all four the same layout,
+ * densely packed), scale 0 (default), no softcap, no masks. */
+ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, size_t kv_heads,
+                                                   size_t q_len, size_t kv_len,
+                                                   size_t head_dim, size_t v_head_dim,
+                                                   const float *q, const float *k,
+                                                   const float *v, float *o,
+                                                   attn_layout layout);
+
+/* Bytes of workspace attn_attention needs; depends on head_dim and v_head_dim only, never
+ * on the lengths. Returns 0 for invalid parameters. */
+ATTN_API size_t attn_attention_workspace_size(const attn_attention_params *p);
+
+ATTN_API attn_status attn_attention(const attn_attention_params *p, void *workspace,
+                                    size_t workspace_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ATTN_H */
+
+/* =======================================================================================
+ * Implementation
+ * ======================================================================================= */
+#if defined(ATTN_IMPLEMENTATION) && !defined(ATTN_IMPLEMENTATION_DONE)
+#define ATTN_IMPLEMENTATION_DONE
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#if !defined(ATTN_NO_SIMD) && defined(__AVX2__) && defined(__FMA__)
+#include "simd/avx2.h"
+#elif !defined(ATTN_NO_SIMD) && defined(__aarch64__) && defined(__ARM_NEON)
+#include "simd/neon.h"
+#else
+#include "simd/scalar.h"
+#endif
+
+#ifdef ATTN_USE_SLEEF
+#if ATTN__VW == 1
+#undef ATTN_USE_SLEEF /* the scalar path keeps the library's exp */
+#else
+#include <sleef.h>
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ATTN__MAX_ELEMS ((size_t)PTRDIFF_MAX / sizeof(float))
+#define ATTN__ALIGN 64
+
+/* ---- status, identification ---------------------------------------------------------- */
+
+ATTN_API const char *attn_status_string(attn_status status)
+{
+    switch (status) {
+    case ATTN_OK: return "ok";
+    case ATTN_ERR_NULL: return "null pointer";
+    case ATTN_ERR_SIZE: return "zero or inconsistent size";
+    case ATTN_ERR_LD: return "leading dimension or stride smaller than its row";
+    case ATTN_ERR_WORKSPACE: return "workspace missing or too small";
+    case ATTN_ERR_OVERFLOW: return "sizes overflow the address space";
+    case ATTN_ERR_ARG: return "invalid argument value";
+    }
+    return "unknown status";
+}
+
+ATTN_API const char *attn_isa(void) { return ATTN__ISA_NAME; }
+
+ATTN_API const char *attn_exp_impl(void)
+{
+#ifdef ATTN_USE_SLEEF
+    return "sleef";
+#else
+    return "attn";
+#endif
+}
+
+/* ---- argument checks ----------------------------------------------------------------- */
+
+/* a * b, or SIZE_MAX when it exceeds `limit` */
+static size_t attn__mul_lim(size_t a, size_t b, size_t limit)
+{
+    if (a != 0 && b > limit / a) return (size_t)-1;
+    return a * b;
+}
+
+/* Adds a * b to *acc; returns 0 when the result would exceed ATTN__MAX_ELEMS. */
+static int attn__extent_add(size_t *acc, size_t a, size_t b)
+{
+    size_t t = attn__mul_lim(a, b, ATTN__MAX_ELEMS);
+    if (t > ATTN__MAX_ELEMS || *acc > ATTN__MAX_ELEMS - t) return 0;
+    *acc += t;
+    return 1;
+}
+
+/* rows x n matrix with leading dimension ld */
+static attn_status attn__check_mat(size_t rows, size_t n, size_t ld)
+{
+    size_t ext = n;
+    if (rows == 0 || n == 0) return ATTN_ERR_SIZE;
+    if (ld < n) return ATTN_ERR_LD;
+    if (n > ATTN__MAX_ELEMS || !attn__extent_add(&ext, rows - 1, ld)) return ATTN_ERR_OVERFLOW;
+    return ATTN_OK;
+}
+
+static int attn__finite(float v) { return v == v && v - v == 0.0f; }
+
+/* ---- vector helpers written once over the layer ---------------------------------------- */
+
+/* exp(hi + lo) for |lo| tiny relative to 1 (lo carries the rounding error of hi).
+ * Range reduction hi = n ln2 + r, |r| <= ln2/2, e^r by a degree-7 polynomial (Cephes'
+ * coefficients), scaled by 2^n through the exponent bits. Results below FLT_MIN are 0
+ * (never denormal), hi above the overflow threshold gives +inf, NaN gives NaN.
+ * The zero/inf/NaN decisions depend on hi only. */
+static inline attn__v attn__vexp_lo(attn__v hi, attn__v lo)
+{
+    const attn__v max_in = attn__vset1(88.72283172607421875f); /* largest x with e^x < FLT_MAX */
+    const attn__v min_in = attn__vset1(-87.5f); /* clamp; below ln(FLT_MIN) the result is 0 */
+    const attn__v shifter = attn__vset1(12582912.0f); /* 1.5 * 2^23: round to nearest */
+    attn__v x = attn__vmin(attn__vmax(hi, min_in), max_in);
+    attn__v n = attn__vsub(attn__vfma(x, attn__vset1(1.44269504088896341f), shifter), shifter);
+    attn__v r = attn__vfma(n, attn__vset1(-0.693359375f), x);
+    attn__v p, res;
+    r = attn__vfma(n, attn__vset1(2.12194440e-4f), r);
+    r = attn__vadd(r, lo);
+    p = attn__vset1(1.9875691500e-4f);
+    p = attn__vfma(p, r, attn__vset1(1.3981999507e-3f));
+    p = attn__vfma(p, r, attn__vset1(8.3334519073e-3f));
+    p = attn__vfma(p, r, attn__vset1(4.1665795894e-2f));
+    p = attn__vfma(p, r, attn__vset1(1.6666665459e-1f));
+    p = attn__vfma(p, r, attn__vset1(5.0000001201e-1f));
+    p = attn__vfma(p, attn__vmul(r, r), r);
+    p = attn__vadd(p, attn__vset1(1.0f));
+    res = attn__vldexp(p, n);
+    /* below FLT_MIN (or wrapped negative) -> 0; the clamp keeps the exponent field >= 0 */
+    res = attn__vselect(attn__vlt(res, attn__vset1(FLT_MIN)), attn__vzero(), res);
+    res = attn__vselect(attn__vlt(hi, attn__vset1(-87.33654475f)), attn__vzero(), res);
+    res = attn__vselect(attn__vgt(hi, max_in), attn__vset1(INFINITY), res);
+    return attn__vselect(attn__visnan(hi), hi, res);
+}
+
+static inline attn__v attn__vexp(attn__v x)
+{
+#ifdef ATTN_USE_SLEEF
+#if ATTN__VW == 8
+    attn__v r = Sleef_expf8_u10avx2(x);
+#else
+    attn__v r = Sleef_expf4_u10advsimd(x);
+#endif
+    return attn__vselect(attn__vlt(r, attn__vset1(FLT_MIN)), attn__vzero(), r);
+#else
+    return attn__vexp_lo(x, attn__vzero());
+#endif
+}
+
+static float attn__expf(float x)
+{
+    float t[ATTN__VW];
+    attn__vstore(t, attn__vexp(attn__vset1(x)));
+    return t[0];
+}
+
+/* ---- softmax ------------------------------------------------------------------------- */
+
+/* Rows whose scaled maximum is not finite: all -inf -> zeros; +inf entries share 1;
+ * any NaN -> NaN. Rare, so scalar. */
+static void attn__softmax_special(const float *x, float *y, size_t n, float s)
+{
+    size_t i, count = 0;
+    int has_nan = 0;
+    for (i = 0; i < n; i++) {
+        float t = x[i] * s;
+        if (t != t) has_nan = 1;
+        if (t == INFINITY) count++;
+    }
+    for (i = 0; i < n; i++) {
+        float t = x[i] * s;
+        y[i] = has_nan ? NAN : (count && t == INFINITY) ? 1.0f / (float)count : 0.0f;
+    }
+}
+
+/* exp(x*s - m) with the argument carried as hi + lo so that its rounding error does not
+ * reach the result (softmax promises 1e-6 relative error at any input magnitude). */
+static inline attn__v attn__softmax_exp(attn__v x, attn__v s, attn__v m, int scaled)
+{
+    attn__v p = scaled ? attn__vmul(x, s) : x;
+    attn__v hi = attn__vsub(p, m);
+    attn__v bb = attn__vsub(hi, p);
+    attn__v lo = attn__vadd(attn__vsub(p, attn__vsub(hi, bb)), attn__vsub(attn__vzero(), attn__vadd(m, bb)));
+    if (scaled) lo = attn__vadd(lo, attn__vfma(x, s, attn__vsub(attn__vzero(), p)));
+#ifdef ATTN_USE_SLEEF
+    return attn__vexp(attn__vadd(hi, lo));
+#else
+    return attn__vexp_lo(hi, lo);
+#endif
+}
+
+/* max (want_max) or min of x[0..n) */
+static float attn__row_extreme(const float *x, size_t n, int want_max)
+{
+    const float fill = want_max ? -INFINITY : INFINITY;
+    attn__v m0 = attn__vset1(fill), m1 = m0, m2 = m0, m3 = m0;
+    size_t i = 0;
+    if (want_max) {
+        for (; i + 4 * ATTN__VW <= n; i += 4 * ATTN__VW) {
+            m0 = attn__vmax(m0, attn__vload(x + i));
+            m1 = attn__vmax(m1, attn__vload(x + i + ATTN__VW));
+            m2 = attn__vmax(m2, attn__vload(x + i + 2 * ATTN__VW));
+            m3 = attn__vmax(m3, attn__vload(x + i + 3 * ATTN__VW));
+        }
+        for (; i + ATTN__VW <= n; i += ATTN__VW) m0 = attn__vmax(m0, attn__vload(x + i));
+        if (i < n) m1 = attn__vmax(m1, attn__vload_part(x + i, n - i, fill));
+        return attn__vhmax(attn__vmax(attn__vmax(m0, m1), attn__vmax(m2, m3)));
+    }
+    for (; i + ATTN__VW <= n; i += ATTN__VW) m0 = attn__vmin(m0, attn__vload(x + i));
+    if (i < n) m0 = attn__vmin(m0, attn__vload_part(x + i, n - i, fill));
+    return -attn__vhmax(attn__vsub(attn__vzero(), m0));
+}
+
+#define ATTN__SUM_BLOCK (64 * ATTN__VW) /* blocked summation: error grows with n/block + block */
+
+static void attn__softmax_row(const float *x, float *y, size_t n, float s)
+{
+    const int scaled = s != 1.0f;
+    const attn__v vs = attn__vset1(s);
+    attn__v vm, total = attn__vzero();
+    size_t i, tail;
+    float m, sum;
+    /* max of x*s: rounding is monotonic, so it is s * (max x) for s > 0, s * (min x) for s < 0 */
+    m = attn__row_extreme(x, n, s >= 0) * s;
+    if (!attn__finite(m)) {
+        attn__softmax_special(x, y, n, s);
+        return;
+    }
+    vm = attn__vset1(m);
+    /* exp pass, blocked sum */
+    for (i = 0; i < n;) {
+        size_t end = n - i > ATTN__SUM_BLOCK ? i + ATTN__SUM_BLOCK : n;
+        attn__v a0 = attn__vzero(), a1 = a0, a2 = a0, a3 = a0;
+        for (; i + 4 * ATTN__VW <= end; i += 4 * ATTN__VW) {
+            attn__v e0 = attn__softmax_exp(attn__vload(x + i), vs, vm, scaled);
+            attn__v e1 = attn__softmax_exp(attn__vload(x + i + ATTN__VW), vs, vm, scaled);
+            attn__v e2 = attn__softmax_exp(attn__vload(x + i + 2 * ATTN__VW), vs, vm, scaled);
+            attn__v e3 = attn__softmax_exp(attn__vload(x + i + 3 * ATTN__VW), vs, vm, scaled);
+            attn__vstore(y + i, e0);
+            attn__vstore(y + i + ATTN__VW, e1);
+            attn__vstore(y + i + 2 * ATTN__VW, e2);
+            attn__vstore(y + i + 3 * ATTN__VW, e3);
+            a0 = attn__vadd(a0, e0);
+            a1 = attn__vadd(a1, e1);
+            a2 = attn__vadd(a2, e2);
+            a3 = attn__vadd(a3, e3);
+        }
+        for (; i + ATTN__VW <= end; i += ATTN__VW) {
+            attn__v e = attn__softmax_exp(attn__vload(x + i), vs, vm, scaled);
+            attn__vstore(y + i, e);
+            a0 = attn__vadd(a0, e);
+        }
+        if (i < end) { /* only at the row's end: end == n */
+            tail = end - i;
+            attn__vstore_part(y + i, attn__softmax_exp(attn__vload_part(x + i, tail, 0.0f), vs, vm, scaled), tail);
+            a1 = attn__vadd(a1, attn__vload_part(y + i, tail, 0.0f));
+            i = end;
+        }
+        total = attn__vadd(total, attn__vadd(attn__vadd(a0, a1), attn__vadd(a2, a3)));
+    }
+    sum = attn__vhsum(total);
+    {
+        const attn__v inv = attn__vset1(1.0f / sum), tiny = attn__vset1(FLT_MIN), zero = attn__vzero();
+        for (i = 0; i + ATTN__VW <= n; i += ATTN__VW) {
+            attn__v v = attn__vmul(attn__vload(y + i), inv);
+            attn__vstore(y + i, attn__vselect(attn__vlt(v, tiny), zero, v));
+        }
+        if (i < n) {
+            attn__v v = attn__vmul(attn__vload_part(y + i, n - i, 0.0f), inv);
+            attn__vstore_part(y + i, attn__vselect(attn__vlt(v, tiny), zero, v), n - i);
+        }
+    }
+}
+
+ATTN_API attn_status attn_softmax(const float *x, size_t ldx, float *y, size_t ldy,
+                                  size_t rows, size_t n, float scale)
+{
+    attn_status st;
+    size_t r;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if (!attn__finite(scale)) return ATTN_ERR_ARG;
+    for (r = 0; r < rows; r++) attn__softmax_row(x + r * ldx, y + r * ldy, n, scale);
+    return ATTN_OK;
+}
+
+/* ---- layernorm, rmsnorm -------------------------------------------------------------- */
+
+/* Sums of a row, vectorized with four accumulators and blocked so that the rounding
+ * error grows with block + n/block terms, not n. mode 0: sum x; mode 1: sum (x-c) and
+ * sum (x-c)^2 (into *s2); mode 2: sum x^2. */
+static float attn__row_sums(const float *x, size_t n, int mode, float c, float *s2)
+{
+    const attn__v vc = attn__vset1(c);
+    attn__v t1 = attn__vzero(), t2 = attn__vzero();
+    size_t i = 0;
+    while (i < n) {
+        size_t end = n - i > ATTN__SUM_BLOCK ? i + ATTN__SUM_BLOCK : n;
+        attn__v a0 = attn__vzero(), a1 = a0, b0 = a0, b1 = a0;
+        for (; i + 2 * ATTN__VW <= end; i += 2 * ATTN__VW) {
+            attn__v u0 = attn__vload(x + i), u1 = attn__vload(x + i + ATTN__VW);
+            if (mode == 1) {
+                u0 = attn__vsub(u0, vc);
+                u1 = attn__vsub(u1, vc);
+            }
+            if (mode != 2) {
+                a0 = attn__vadd(a0, u0);
+                a1 = attn__vadd(a1, u1);
+            }
+            if (mode != 0) {
+                b0 = attn__vfma(u0, u0, b0);
+                b1 = attn__vfma(u1, u1, b1);
+            }
+        }
+        for (; i < end; i += ATTN__VW) {
+            size_t k = end - i;
+            attn__v u0 = k >= ATTN__VW ? attn__vload(x + i) : attn__vload_part(x + i, k, mode == 1 ? c : 0.0f);
+            if (mode == 1) u0 = attn__vsub(u0, vc);
+            if (mode != 2) a0 = attn__vadd(a0, u0);
+            if (mode != 0) b0 = attn__vfma(u0, u0, b0);
+        }
+        i = end;
+        t1 = attn__vadd(t1, attn__vadd(a0, a1));
+        t2 = attn__vadd(t2, attn__vadd(b0, b1));
+    }
+    if (s2) *s2 = attn__vhsum(t2);
+    return attn__vhsum(t1);
+}
+
+/* The rare rows where float sums overflow, underflow or meet inf/NaN: in double. */
+static void attn__norm_row_double(const float *x, float *y, size_t n, const float *g,
+                                  const float *b, float eps, int rms, float *mean_out,
+                                  float *rstd_out)
+{
+    double mean = 0, var = 0, rstd;
+    size_t i;
+    if (!rms) {
+        for (i = 0; i < n; i++) mean += x[i];
+        mean /= (double)n;
+    }
+    for (i = 0; i < n; i++) var += ((double)x[i] - mean) * ((double)x[i] - mean);
+    var /= (double)n;
+    rstd = 1.0 / sqrt(var + eps);
+    for (i = 0; i < n; i++) {
+        double v = ((double)x[i] - mean) * rstd;
+        if (g) v *= g[i];
+        if (b) v += b[i];
+        y[i] = (float)v;
+    }
+    if (mean_out) *mean_out = (float)mean;
+    if (rstd_out) *rstd_out = (float)rstd;
+}
+
+/* y = (x - c) * (rstd * g) + b over a row; c = 0 and b = NULL for rmsnorm */
+static void attn__norm_apply(const float *x, float *y, size_t n, float c, float rstd,
+                             const float *g, const float *b)
+{
+    const attn__v vc = attn__vset1(c), vr = attn__vset1(rstd);
+    size_t i = 0;
+    for (; i < n; i += ATTN__VW) {
+        size_t k = n - i;
+        attn__v u = k >= ATTN__VW ? attn__vload(x + i) : attn__vload_part(x + i, k, 0.0f);
+        attn__v scale = vr, bias = attn__vzero();
+        if (g) scale = attn__vmul(vr, k >= ATTN__VW ? attn__vload(g + i) : attn__vload_part(g + i, k, 0.0f));
+        if (b) bias = k >= ATTN__VW ? attn__vload(b + i) : attn__vload_part(b + i, k, 0.0f);
+        u = attn__vfma(attn__vsub(u, vc), scale, bias);
+        if (k >= ATTN__VW) attn__vstore(y + i, u);
+        else attn__vstore_part(y + i, u, k);
+    }
+}
+
+static attn_status attn__norm_check(const float *x, size_t ldx, float *y, size_t ldy,
+                                    size_t rows, size_t n, float eps)
+{
+    attn_status st;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if (!attn__finite(eps) || eps < 0) return ATTN_ERR_ARG;
+    return ATTN_OK;
+}
+
+ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t ldy,
+                                    size_t rows, size_t n, const float *gamma,
+                                    const float *beta, float eps, float *mean_out,
+                                    float *rstd_out)
+{
+    attn_status st = attn__norm_check(x, ldx, y, ldy, rows, n, eps);
+    size_t r;
+    if (st != ATTN_OK) return st;
+    for (r = 0; r < rows; r++) {
+        const float *xr = x + r * ldx;
+        float *yr = y + r * ldy;
+        /* shifted two-pass: c = a first mean; then the mean and variance of x - c, which
+         * is exact or nearly so, so no cancellation even for |mean| >> std */
+        float c = attn__row_sums(xr, n, 0, 0.0f, NULL) / (float)n, s2, d, var, rstd;
+        d = attn__row_sums(xr, n, 1, c, &s2) / (float)n;
+        var = s2 / (float)n - d * d;
+        if (!attn__finite(c) || !attn__finite(s2) || !(s2 > 1e-30f)) {
+            attn__norm_row_double(xr, yr, n, gamma, beta, eps, 0, mean_out ? mean_out + r : NULL,
+                                  rstd_out ? rstd_out + r : NULL);
+            continue;
+        }
+        if (var < 0) var = 0;
+        rstd = 1.0f / sqrtf(var + eps);
+        if (mean_out) mean_out[r] = c + d;
+        if (rstd_out) rstd_out[r] = rstd;
+        attn__norm_apply(xr, yr, n, c + d, rstd, gamma, beta);
+    }
+    return ATTN_OK;
+}
+
+ATTN_API attn_status attn_rmsnorm(const float *x, size_t ldx, float *y, size_t ldy,
+                                  size_t rows, size_t n, const float *gamma, float eps)
+{
+    attn_status st = attn__norm_check(x, ldx, y, ldy, rows, n, eps);
+    size_t r;
+    if (st != ATTN_OK) return st;
+    for (r = 0; r < rows; r++) {
+        const float *xr = x + r * ldx;
+        float *yr = y + r * ldy, s2;
+        attn__row_sums(xr, n, 2, 0.0f, &s2);
+        if (!attn__finite(s2) || !(s2 > 1e-30f)) {
+            attn__norm_row_double(xr, yr, n, gamma, NULL, eps, 1, NULL, NULL);
+            continue;
+        }
+        attn__norm_apply(xr, yr, n, 0.0f, 1.0f / sqrtf(s2 / (float)n + eps), gamma, NULL);
+    }
+    return ATTN_OK;
+}
+
+/* ---- residual add, positional encoding ----------------------------------------------- */
+
+ATTN_API attn_status attn_add(float *y, size_t ldy, const float *x, size_t ldx,
+                              size_t rows, size_t n)
+{
+    attn_status st;
+    size_t r, i;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if ((st = attn__check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    for (r = 0; r < rows; r++) {
+        float *yr = y + r * ldy;
+        const float *xr = x + r * ldx;
+        for (i = 0; i + ATTN__VW <= n; i += ATTN__VW)
+            attn__vstore(yr + i, attn__vadd(attn__vload(yr + i), attn__vload(xr + i)));
+        if (i < n)
+            attn__vstore_part(yr + i, attn__vadd(attn__vload_part(yr + i, n - i, 0.0f),
+                                                 attn__vload_part(xr + i, n - i, 0.0f)), n - i);
+    }
+    return ATTN_OK;
+}
+
+ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t rows, size_t d,
+                                              size_t pos0, int add)
+{
+    attn_status st;
+    size_t r, i;
+    if (!pe) return ATTN_ERR_NULL;
+    if ((st = attn__check_mat(rows, d, ldpe)) != ATTN_OK) return st;
+    for (r = 0; r < rows; r++) {
+        double pos = (double)pos0 + (double)r;
+        float *row = pe + r * ldpe;
+        for (i = 0; i < d; i++) {
+            double a = pos / pow(10000.0, (double)(i & ~(size_t)1) / (double)d);
+            double v = (i & 1) ? cos(a) : sin(a);
+            row[i] = add ? (float)((double)row[i] + v) : (float)v;
+        }
+    }
+    return ATTN_OK;
+}
+
+/* ---- matmul -------------------------------------------------------------------------- */
+
+#define ATTN__MR 4
+#define ATTN__NR (2 * ATTN__VW)
+
+/* One register tile: C[0..mr, 0..nr) = alpha * sum_p a(i,p) b(p,j) + beta * C, with
+ * a(i,p) = a[i*ars + p*acs]. B row p: contiguous along j at b + p*ldb, or (gather != 0)
+ * b(p,j) = b[j*ldb + p]. Each C element is one fma chain over p = 0..k-1, whatever
+ * the tile, so results do not depend on how C is split. */
+static void attn__mm_tile(size_t mr, size_t nr, size_t k, const float *a, size_t ars,
+                          size_t acs, const float *b, size_t ldb, int gather, float alpha,
+                          float beta, float *c, size_t ldc)
+{
+    attn__v acc[ATTN__MR][2];
+    const float *ar[ATTN__MR];
+    size_t i, p, j;
+    for (i = 0; i < ATTN__MR; i++) {
+        acc[i][0] = acc[i][1] = attn__vzero();
+        ar[i] = a + (i < mr ? i : mr - 1) * ars; /* rows past mr compute garbage, never stored */
+    }
+    for (p = 0; p < k; p++) {
+        attn__v b0, b1;
+        if (gather) {
+            float t[ATTN__NR] = {0};
+            for (j = 0; j < nr; j++) t[j] = b[j * ldb + p];
+            b0 = attn__vload(t);
+            b1 = attn__vload(t + ATTN__VW);
+        } else {
+            const float *bp = b + p * ldb;
+            if (nr == ATTN__NR) {
+                b0 = attn__vload(bp);
+                b1 = attn__vload(bp + ATTN__VW);
+            } else if (nr >= ATTN__VW) {
+                b0 = attn__vload(bp);
+                b1 = nr > ATTN__VW ? attn__vload_part(bp + ATTN__VW, nr - ATTN__VW, 0.0f) : attn__vzero();
+            } else {
+                b0 = attn__vload_part(bp, nr, 0.0f);
+                b1 = attn__vzero();
+            }
+        }
+        for (i = 0; i < ATTN__MR; i++) {
+            attn__v av = attn__vset1(ar[i][p * acs]);
+            acc[i][0] = attn__vfma(av, b0, acc[i][0]);
+            acc[i][1] = attn__vfma(av, b1, acc[i][1]);
+        }
+    }
+    for (i = 0; i < mr; i++) {
+        float *cr = c + i * ldc;
+        size_t v;
+        for (v = 0; v < 2; v++) {
+            size_t j0 = v * ATTN__VW, w;
+            attn__v t;
+            if (j0 >= nr) break;
+            w = nr - j0 < ATTN__VW ? nr - j0 : ATTN__VW;
+            t = attn__vmul(attn__vset1(alpha), acc[i][v]);
+            if (beta != 0.0f) {
+                attn__v cv = w == ATTN__VW ? attn__vload(cr + j0) : attn__vload_part(cr + j0, w, 0.0f);
+                t = attn__vfma(attn__vset1(beta), cv, t);
+            }
+            if (w == ATTN__VW) attn__vstore(cr + j0, t);
+            else attn__vstore_part(cr + j0, t, w);
+        }
+    }
+}
+
+ATTN_API size_t attn_matmul_workspace_size(attn_trans ta, attn_trans tb, size_t m, size_t n,
+                                           size_t k)
+{
+    (void)ta; (void)m; (void)n;
+    if (tb != ATTN_TRANS || k == 0 || k > ATTN__MAX_ELEMS / ATTN__NR) return 0;
+    return k * ATTN__NR * sizeof(float) + ATTN__ALIGN;
+}
+
+static float *attn__align(void *p)
+{
+    uintptr_t u = (uintptr_t)p;
+    return (float *)(void *)((u + ATTN__ALIGN - 1) & ~(uintptr_t)(ATTN__ALIGN - 1));
+}
+
+ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
+                                 float alpha, const float *a, size_t lda, const float *b,
+                                 size_t ldb, float beta, float *c, size_t ldc, void *workspace,
+                                 size_t workspace_size)
+{
+    attn_status st;
+    size_t i, j, need;
+    float *pack = NULL;
+    if (!a || !b || !c) return ATTN_ERR_NULL;
+    if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
+        return ATTN_ERR_ARG;
+    if (m == 0 || n == 0) return ATTN_ERR_SIZE;
+    if (k > 0) {
+        if ((st = ta ? attn__check_mat(k, m, lda) : attn__check_mat(m, k, lda)) != ATTN_OK) return st;
+        if ((st = tb ? attn__check_mat(n, k, ldb) : attn__check_mat(k, n, ldb)) != ATTN_OK) return st;
+    }
+    if ((st = attn__check_mat(m, n, ldc)) != ATTN_OK) return st;
+    need = attn_matmul_workspace_size(ta, tb, m, n, k);
+    if (workspace) {
+        if (workspace_size < need) return ATTN_ERR_WORKSPACE;
+        if (need) pack = attn__align(workspace);
+    }
+    if (k == 0) {
+        for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+        return ATTN_OK;
+    }
+    for (j = 0; j < n; j += ATTN__NR) {
+        size_t nr = n - j < ATTN__NR ? n - j : ATTN__NR, p, jj;
+        const float *bp = tb ? b + j * ldb : b + j;
+        size_t ldbp = ldb;
+        int gather = tb == ATTN_TRANS;
+        if (gather && pack) { /* pack the k x nr panel of op(B) once for all row tiles */
+            for (p = 0; p < k; p++)
+                for (jj = 0; jj < ATTN__NR; jj++) pack[p * ATTN__NR + jj] = jj < nr ? bp[jj * ldb + p] : 0.0f;
+            bp = pack;
+            ldbp = ATTN__NR;
+            gather = 0;
+        }
+        for (i = 0; i < m; i += ATTN__MR) {
+            size_t mr = m - i < ATTN__MR ? m - i : ATTN__MR;
+            const float *ap = ta ? a + i : a + i * lda;
+            attn__mm_tile(mr, nr, k, ap, ta ? 1 : lda, ta ? lda : 1, bp, ldbp, gather, alpha,
+                          beta, c + i * ldc + j, ldc);
+        }
+    }
+    return ATTN_OK;
+}
+
+/* ---- attention ----------------------------------------------------------------------- */
+
+#define ATTN__TQ 16 /* query rows per tile */
+#define ATTN__TK 64 /* keys per tile */
+
+static size_t attn__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+
+static float attn__dot(const float *a, const float *b, size_t n)
+{
+    attn__v s0 = attn__vzero(), s1 = attn__vzero();
+    size_t i = 0;
+    for (; i + 2 * ATTN__VW <= n; i += 2 * ATTN__VW) {
+        s0 = attn__vfma(attn__vload(a + i), attn__vload(b + i), s0);
+        s1 = attn__vfma(attn__vload(a + i + ATTN__VW), attn__vload(b + i + ATTN__VW), s1);
+    }
+    for (; i < n; i += ATTN__VW) {
+        size_t k = n - i;
+        if (k >= ATTN__VW) s0 = attn__vfma(attn__vload(a + i), attn__vload(b + i), s0);
+        else s1 = attn__vfma(attn__vload_part(a + i, k, 0.0f), attn__vload_part(b + i, k, 0.0f), s1);
+    }
+    return attn__vhsum(attn__vadd(s0, s1));
+}
+
+/* y[0..n) = y * s + a * x  (s = 1: axpy; a = 0 with s: scaling) */
+static void attn__axpby(float *y, float s, float a, const float *x, size_t n)
+{
+    const attn__v vs = attn__vset1(s), va = attn__vset1(a);
+    size_t i = 0;
+    for (; i + ATTN__VW <= n; i += ATTN__VW) {
+        attn__v t = attn__vmul(attn__vload(y + i), vs);
+        if (x) t = attn__vfma(va, attn__vload(x + i), t);
+        attn__vstore(y + i, t);
+    }
+    if (i < n) {
+        attn__v t = attn__vmul(attn__vload_part(y + i, n - i, 0.0f), vs);
+        if (x) t = attn__vfma(va, attn__vload_part(x + i, n - i, 0.0f), t);
+        attn__vstore_part(y + i, t, n - i);
+    }
+}
+
+/* y[i] = exp(x[i] - m) in place over n floats; returns the sum */
+static float attn__exp_shift(float *x, size_t n, float m)
+{
+    const attn__v vm = attn__vset1(m);
+    attn__v s = attn__vzero();
+    size_t i = 0;
+    for (; i + ATTN__VW <= n; i += ATTN__VW) {
+        attn__v e = attn__vexp(attn__vsub(attn__vload(x + i), vm));
+        attn__vstore(x + i, e);
+        s = attn__vadd(s, e);
+    }
+    if (i < n) {
+        attn__v e = attn__vexp(attn__vsub(attn__vload_part(x + i, n - i, -INFINITY), vm));
+        attn__vstore_part(x + i, e, n - i);
+        s = attn__vadd(s, e);
+    }
+    return attn__vhsum(s);
+}
+
+typedef struct attn__ws {
+    float *s, *m, *l, *acc;
+    size_t acc_ld;
+} attn__ws;
+
+static attn__ws attn__ws_layout(void *base, size_t dv)
+{
+    attn__ws w;
+    w.s = attn__align(base);
+    w.m = w.s + ATTN__TQ * ATTN__TK;
+    w.l = w.m + ATTN__TQ;
+    w.acc = w.l + ATTN__TQ;
+    w.acc_ld = attn__round_up(dv, 16);
+    return w;
+}
+
+ATTN_API size_t attn_attention_workspace_size(const attn_attention_params *p)
+{
+    size_t dvp;
+    if (!p || p->v_head_dim == 0 || p->v_head_dim > ATTN__MAX_ELEMS / (4 * ATTN__TQ)) return 0;
+    dvp = attn__round_up(p->v_head_dim, 16);
+    return (ATTN__TQ * ATTN__TK + 2 * ATTN__TQ + ATTN__TQ * dvp) * sizeof(float) + ATTN__ALIGN;
+}
+
+ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, size_t kv_heads,
+                                                   size_t q_len, size_t kv_len,
+                                                   size_t head_dim, size_t v_head_dim,
+                                                   const float *q, const float *k,
+                                                   const float *v, float *o,
+                                                   attn_layout layout)
+{
+    attn_attention_params p;
+    memset(&p, 0, sizeof p);
+    p.batch = batch;
+    p.heads = heads;
+    p.kv_heads = kv_heads;
+    p.q_len = q_len;
+    p.kv_len = kv_len;
+    p.head_dim = head_dim;
+    p.v_head_dim = v_head_dim;
+    p.q = q;
+    p.k = k;
+    p.v = v;
+    p.o = o;
+    if (layout == ATTN_LAYOUT_BLHD) { /* [B, L, H*D] */
+        p.q_sb = q_len * heads * head_dim, p.q_sh = head_dim, p.q_sl = heads * head_dim;
+        p.k_sb = kv_len * kv_heads * head_dim, p.k_sh = head_dim, p.k_sl = kv_heads * head_dim;
+        p.v_sb = kv_len * kv_heads * v_head_dim, p.v_sh = v_head_dim, p.v_sl = kv_heads * v_head_dim;
+        p.o_sb = q_len * heads * v_head_dim, p.o_sh = v_head_dim, p.o_sl = heads * v_head_dim;
+    } else { /* [B, H, L, D] */
+        p.q_sb = heads * q_len * head_dim, p.q_sh = q_len * head_dim, p.q_sl = head_dim;
+        p.k_sb = kv_heads * kv_len * head_dim, p.k_sh = kv_len * head_dim, p.k_sl = head_dim;
+        p.v_sb = kv_heads * kv_len * v_head_dim, p.v_sh = kv_len * v_head_dim, p.v_sl = v_head_dim;
+        p.o_sb = heads * q_len * v_head_dim, p.o_sh = q_len * v_head_dim, p.o_sl = v_head_dim;
+    }
+    p.causal = ATTN_CAUSAL_NONE;
+    return p;
+}
+
+/* A [n0, n1, n2, row] tensor with strides s0, s1, s2: rows may not overlap within a dim
+ * of size > 1 (stride >= row) unless `broadcast` allows stride 0; the extent must fit. */
+static attn_status attn__check_tensor(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2,
+                                      size_t s2, size_t row, int broadcast)
+{
+    size_t ext = row;
+    if ((n0 > 1 && s0 < row && !(broadcast && s0 == 0)) ||
+        (n1 > 1 && s1 < row && !(broadcast && s1 == 0)) ||
+        (n2 > 1 && s2 < row && !(broadcast && s2 == 0)))
+        return ATTN_ERR_LD;
+    if (row > ATTN__MAX_ELEMS || !attn__extent_add(&ext, n0 - 1, s0) ||
+        !attn__extent_add(&ext, n1 - 1, s1) || !attn__extent_add(&ext, n2 - 1, s2))
+        return ATTN_ERR_OVERFLOW;
+    return ATTN_OK;
+}
+
+static attn_status attn__attention_check(const attn_attention_params *p, const void *ws,
+                                         size_t ws_size)
+{
+    attn_status st;
+    size_t b;
+    if (!p) return ATTN_ERR_NULL;
+    if (!p->q || !p->k || !p->v || !p->o || !ws) return ATTN_ERR_NULL;
+    if (!p->batch || !p->heads || !p->kv_heads || !p->q_len || !p->kv_len || !p->head_dim ||
+        !p->v_head_dim || p->heads % p->kv_heads)
+        return ATTN_ERR_SIZE;
+    if ((st = attn__check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl, p->head_dim, 0)) ||
+        (st = attn__check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl, p->head_dim, 0)) ||
+        (st = attn__check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl, p->v_head_dim, 0)) ||
+        (st = attn__check_tensor(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim, 0)))
+        return st;
+    if (p->mask && (st = attn__check_tensor(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
+                                             p->mask_sq, p->kv_len, 1)))
+        return st;
+    if (p->bool_mask && (st = attn__check_tensor(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
+                                                  p->q_len, p->bmask_sq, p->kv_len, 1)))
+        return st;
+    if (!attn__finite(p->scale) || !attn__finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
+    if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
+        p->causal != ATTN_CAUSAL_OFFSET)
+        return ATTN_ERR_ARG;
+    if (p->key_lengths)
+        for (b = 0; b < p->batch; b++)
+            if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)
+                return ATTN_ERR_ARG;
+    if (ws_size < attn_attention_workspace_size(p)) return ATTN_ERR_WORKSPACE;
+    return ATTN_OK;
+}
+
+/* One (batch, head): query tiles of ATTN__TQ rows, key tiles of ATTN__TK keys, online
+ * softmax per row (running max m, running sum l, unnormalized accumulator). */
+static void attn__attention_head(const attn_attention_params *p, size_t b, size_t h, attn__ws w)
+{
+    const size_t g = h / (p->heads / p->kv_heads), d = p->head_dim, dv = p->v_head_dim;
+    const float *q = p->q + b * p->q_sb + h * p->q_sh;
+    const float *k = p->k + b * p->k_sb + g * p->k_sh;
+    const float *v = p->v + b * p->v_sb + g * p->v_sh;
+    float *o = p->o + b * p->o_sb + h * p->o_sh;
+    const float *mask = p->mask ? p->mask + b * p->mask_sb + h * p->mask_sh : NULL;
+    const uint8_t *bmask = p->bool_mask ? p->bool_mask + b * p->bmask_sb + h * p->bmask_sh : NULL;
+    const size_t klen = p->key_lengths ? (size_t)p->key_lengths[b] : p->kv_len;
+    const float scale = p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)d);
+    const int causal = p->causal != ATTN_CAUSAL_NONE;
+    const ptrdiff_t off = p->causal == ATTN_CAUSAL_OFFSET ? p->causal_offset
+                                                         : (ptrdiff_t)klen - (ptrdiff_t)p->q_len;
+    size_t q0, k0, i, j;
+    for (q0 = 0; q0 < p->q_len; q0 += ATTN__TQ) {
+        const size_t tq = p->q_len - q0 < ATTN__TQ ? p->q_len - q0 : ATTN__TQ;
+        size_t kend = klen;
+        if (causal) { /* keys past the tile's last visible one are skipped, not masked */
+            ptrdiff_t lim = (ptrdiff_t)(q0 + tq - 1) + off + 1;
+            if (lim < 0) lim = 0;
+            if ((size_t)lim < kend) kend = (size_t)lim;
+        }
+        for (i = 0; i < tq; i++) {
+            w.m[i] = -INFINITY;
+            w.l[i] = 0.0f;
+            memset(w.acc + i * w.acc_ld, 0, dv * sizeof(float));
+        }
+        for (k0 = 0; k0 < kend; k0 += ATTN__TK) {
+            const size_t tk = kend - k0 < ATTN__TK ? kend - k0 : ATTN__TK;
+            for (i = 0; i < tq; i++) {
+                const size_t qi = q0 + i;
+                const float *qrow = q + qi * p->q_sl;
+                float *srow = w.s + i * ATTN__TK, rowmax = -INFINITY, mnew, alpha, sum;
+                float *acc = w.acc + i * w.acc_ld;
+                int row_nan = 0;
+                for (j = 0; j < tk; j++) {
+                    const size_t kj = k0 + j;
+                    float s = -INFINITY;
+                    int masked = causal && (ptrdiff_t)kj > (ptrdiff_t)qi + off;
+                    if (bmask && !bmask[qi * p->bmask_sq + kj]) masked = 1;
+                    if (mask && mask[qi * p->mask_sq + kj] == -INFINITY) masked = 1;
+                    if (!masked) {
+                        s = attn__dot(qrow, k + kj * p->k_sl, d) * scale;
+                        if (p->softcap > 0) s = p->softcap * tanhf(s / p->softcap);
+                        if (mask) s += mask[qi * p->mask_sq + kj];
+                        if (s != s) row_nan = 1;
+                        if (s > rowmax) rowmax = s;
+                    }
+                    srow[j] = s;
+                }
+                mnew = row_nan ? NAN : rowmax > w.m[i] ? rowmax : w.m[i];
+                if (mnew == -INFINITY) continue; /* every key so far masked */
+                alpha = attn__expf(w.m[i] - mnew);
+                sum = attn__exp_shift(srow, tk, mnew);
+                w.l[i] = w.l[i] * alpha + sum;
+                if (alpha != 1.0f) attn__axpby(acc, alpha, 0.0f, NULL, dv);
+                for (j = 0; j < tk; j++)
+                    if (srow[j] != 0.0f) attn__axpby(acc, 1.0f, srow[j], v + (k0 + j) * p->v_sl, dv);
+                w.m[i] = mnew;
+            }
+        }
+        for (i = 0; i < tq; i++) {
+            float *orow = o + (q0 + i) * p->o_sl;
+            const float l = w.l[i];
+            memcpy(orow, w.acc + i * w.acc_ld, dv * sizeof(float));
+            if (l == 0.0f) memset(orow, 0, dv * sizeof(float)); /* fully masked row */
+            else attn__axpby(orow, 1.0f / l, 0.0f, NULL, dv);
+        }
+    }
+}
+
+ATTN_API attn_status attn_attention(const attn_attention_params *p, void *workspace,
+                                    size_t workspace_size)
+{
+    attn_status st = attn__attention_check(p, workspace, workspace_size);
+    attn__ws w;
+    size_t b, h;
+    if (st != ATTN_OK) return st;
+    w = attn__ws_layout(workspace, p->v_head_dim);
+    for (b = 0; b < p->batch; b++)
+        for (h = 0; h < p->heads; h++) attn__attention_head(p, b, h, w);
+    return ATTN_OK;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ATTN_IMPLEMENTATION */

@@ -1,0 +1,51 @@
+/* simd/scalar.h - the portable one-lane vector layer of attn.h.
+ * Included by attn.h inside its implementation section; not a public header.
+ * Every ISA file defines the same names: the vector type attn__v (ATTN__VW floats),
+ * its mask type attn__vm, and the primitives below. Kernels are written once over them. */
+#ifndef ATTN_SIMD_SCALAR_H
+#define ATTN_SIMD_SCALAR_H
+#include <math.h>
+#include <string.h>
+
+#define ATTN__ISA_NAME "scalar"
+#define ATTN__VW 1
+
+typedef float attn__v;
+typedef int attn__vm;
+
+static inline attn__v attn__vzero(void) { return 0.0f; }
+static inline attn__v attn__vset1(float a) { return a; }
+static inline attn__v attn__vload(const float *p) { return *p; }
+static inline void attn__vstore(float *p, attn__v v) { *p = v; }
+/* n < ATTN__VW lanes from p, the rest `fill`; never touches memory past p + n. */
+static inline attn__v attn__vload_part(const float *p, size_t n, float fill)
+{
+    (void)p; (void)n;
+    return fill; /* n is always 0 here: one lane has no partial vectors */
+}
+static inline void attn__vstore_part(float *p, attn__v v, size_t n) { (void)p; (void)v; (void)n; }
+static inline attn__v attn__vadd(attn__v a, attn__v b) { return a + b; }
+static inline attn__v attn__vsub(attn__v a, attn__v b) { return a - b; }
+static inline attn__v attn__vmul(attn__v a, attn__v b) { return a * b; }
+/* a * b + c with one rounding */
+static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c) { return fmaf(a, b, c); }
+static inline attn__v attn__vmax(attn__v a, attn__v b) { return a > b ? a : b; }
+static inline attn__v attn__vmin(attn__v a, attn__v b) { return a < b ? a : b; }
+static inline float attn__vhsum(attn__v a) { return a; }
+static inline float attn__vhmax(attn__v a) { return a; }
+static inline attn__vm attn__vlt(attn__v a, attn__v b) { return a < b; }
+static inline attn__vm attn__vgt(attn__v a, attn__v b) { return a > b; }
+static inline attn__vm attn__visnan(attn__v a) { return a != a; }
+/* m ? a : b, lane by lane */
+static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b) { return m ? a : b; }
+/* p * 2^n for n an integer-valued float such that the result's exponent field stays in
+ * [0, 255] (the caller guarantees it): adds n to the exponent bits. */
+static inline attn__v attn__vldexp(attn__v p, attn__v n)
+{
+    int32_t bits;
+    memcpy(&bits, &p, 4);
+    bits += (int32_t)n * (1 << 23);
+    memcpy(&p, &bits, 4);
+    return p;
+}
+#endif

@@ -1,0 +1,94 @@
+/* test_exp: the library's vector exp (attn__vexp, behind softmax and attention) against
+ * double-precision exp over every float in [-104, 89] (or every stride-th one, under
+ * emulation and sanitizers), plus the special values. Asserts: at most 2 ulp for results
+ * in the normal range; exactly 0 (never a denormal) below it; +inf above the overflow
+ * threshold and never a wrong inf; NaN for NaN. Prints the max ulp error found. */
+#define ATTN_IMPLEMENTATION
+#include "attn.h"
+#include "check.h"
+#include <float.h>
+#include <stdint.h>
+
+static float f_of(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static uint32_t u_of(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+/* ulp of a double value as a float result (normal range) */
+static double ulp_at(double r) { int e; frexp(r, &e); return ldexp(1.0, e - 24); }
+
+static double max_ulp;
+static double max_ulp_at;
+static long n_swept;
+
+/* checks a vector of inputs; returns the number of bad results (also counted in check) */
+static void check_block(const float *x, size_t n)
+{
+    float y[ATTN__VW];
+    size_t i, l;
+    for (i = 0; i < n; i += ATTN__VW) {
+        attn__vstore(y, attn__vexp(attn__vload(x + i)));
+        for (l = 0; l < ATTN__VW && i + l < n; l++) {
+            const float xi = x[i + l], yi = y[l];
+            const double ref = exp((double)xi);
+            n_swept++;
+            if (ref > (double)FLT_MAX) {
+                /* overflow: +inf (a result rounding to FLT_MAX is tolerated only if ref is
+                 * within 2 ulp of it) */
+                if (!(yi == INFINITY || (double)yi >= (double)FLT_MAX * (1 - 2 * FLT_EPSILON)))
+                    check(0, "exp(%a) = %a, want +inf", (double)xi, (double)yi);
+                else check(1, "");
+            } else if (ref < (double)FLT_MIN) {
+                /* below the normal range: exactly 0, or FLT_MIN-ish when ref rounds there */
+                int ok = yi == 0.0f || (yi >= FLT_MIN && fabs(yi - ref) <= 2 * ulp_at(FLT_MIN));
+                check(ok, "exp(%a) = %a, want 0 (no denormal)", (double)xi, (double)yi);
+            } else {
+                double u = fabs((double)yi - ref) / ulp_at(ref);
+                if (u > max_ulp) { max_ulp = u; max_ulp_at = xi; }
+                check(u <= 2.0 && isfinite(yi) && (yi == 0.0f || yi >= FLT_MIN),
+                      "exp(%a) = %a, want %a (%.2f ulp)", (double)xi, (double)yi, ref, u);
+            }
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static float buf[4096];
+    size_t nb = 0;
+    uint32_t stride = 1, u;
+    int a;
+    for (a = 1; a + 1 < argc; a++)
+        if (!strcmp(argv[a], "--stride")) stride = (uint32_t)strtoul(argv[a + 1], NULL, 10);
+    if (stride == 0) stride = 1;
+    check_begin("exp");
+    /* negative floats from -0 down to -104, then positive from +0 up to 89 */
+    for (u = 0x80000000u; u <= u_of(-104.0f); u += stride) {
+        buf[nb++] = f_of(u);
+        if (nb == 4096) { check_block(buf, nb); nb = 0; }
+    }
+    for (u = 0; u <= u_of(89.0f); u += stride) {
+        buf[nb++] = f_of(u);
+        if (nb == 4096) { check_block(buf, nb); nb = 0; }
+    }
+    if (nb) check_block(buf, nb);
+    printf("exp: swept %ld floats in [-104, 89] (stride %u): max error %.3f ulp at x = %a\n",
+           n_swept, (unsigned)stride, max_ulp, max_ulp_at);
+    {
+        float sp[16], y[16];
+        size_t i;
+        sp[0] = NAN; sp[1] = -NAN; sp[2] = INFINITY; sp[3] = -INFINITY; sp[4] = 89.0f;
+        sp[5] = 88.72283935546875f; sp[6] = 88.7228317f; sp[7] = -87.3365479f; sp[8] = -87.33654f;
+        sp[9] = -1e30f; sp[10] = 1e30f; sp[11] = 0.0f; sp[12] = -0.0f; sp[13] = FLT_MIN;
+        sp[14] = -103.97208f; sp[15] = 1e-45f;
+        for (i = 0; i < 16; i += ATTN__VW) attn__vstore(y + i, attn__vexp(attn__vload(sp + i)));
+        check(isnan(y[0]) && isnan(y[1]), "exp(NaN) = %g, %g, want NaN", (double)y[0], (double)y[1]);
+        check(y[2] == INFINITY, "exp(inf) = %g", (double)y[2]);
+        check(y[3] == 0.0f, "exp(-inf) = %g", (double)y[3]);
+        check(y[4] == INFINITY && y[5] == INFINITY, "exp(89), exp(88.72284) = %g %g, want inf", (double)y[4], (double)y[5]);
+        check(isfinite(y[6]) && y[6] > 3.4e38f, "exp(88.7228317) = %g, want finite ~3.4028e38", (double)y[6]);
+        check(y[9] == 0.0f && y[10] == INFINITY, "exp(-+1e30) = %g %g", (double)y[9], (double)y[10]);
+        check(y[11] == 1.0f && y[12] == 1.0f && y[15] == 1.0f, "exp(0) = %g", (double)y[11]);
+        check(y[14] == 0.0f, "exp(-103.97) = %g, want 0", (double)y[14]);
+        for (i = 0; i < 16; i++) check(y[i] == 0.0f || !(fabsf(y[i]) < FLT_MIN), "denormal from exp(%g)", (double)sp[i]);
+    }
+    return check_end("exp");
+}
