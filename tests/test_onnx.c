@@ -1,4 +1,5 @@
-/* test_onnx.c - runs the ONNX backend node tests (tests/onnx/*.txt, see tests/onnx/README.md)
+/* test_onnx.c - runs the ONNX backend node tests (the .txt files in tests/onnx, see
+ * tests/onnx/README.md)
  * through the library and compares every output with ONNX's expected values.
  *
  * Usage: test_onnx <directory with the case files>
@@ -101,6 +102,10 @@ typedef struct result {
     char notes[256]; /* what was checked (for partial passes) */
 } result;
 
+/* the largest |got - want| / (ATOL + RTOL * |want|) over all compared elements, and where */
+static double g_worst_ratio;
+static char g_worst_where[320];
+
 static void *xmalloc(size_t bytes)
 {
     void *p = malloc(bytes ? bytes : 1);
@@ -202,7 +207,7 @@ static int read_case(const char *path, onnx_case *c, char *err, size_t errsz)
     char endkw[16];
     memset(c, 0, sizeof *c);
     if (!f) {
-        snprintf(err, errsz, "cannot open %s", path);
+        snprintf(err, errsz, "cannot open %.200s", path);
         return 0;
     }
     if (fscanf(f, " onnx2txt %d case %255s op %63s domain %63s opset %d attrs %d", &ver, c->name,
@@ -313,9 +318,9 @@ static int compare_output(result *r, const onnx_case *c, const tensor *want, con
                           int rank, const long long *dims)
 {
     size_t e, worst = 0;
-    double maxerr = 0.0;
+    double maxerr = 0.0, failerr = 0.0;
     int ok = 1;
-    char msg[256];
+    char msg[400];
     if (!check(shape_is(want, rank, dims), "%s %s: shape mismatch", c->name, want->name)) {
         char a[96], b[96];
         shape_str(a, sizeof a, rank, dims);
@@ -325,17 +330,21 @@ static int compare_output(result *r, const onnx_case *c, const tensor *want, con
         return 0;
     }
     for (e = 0; e < want->count; e++) {
-        double g = got[e], w = want->f[e];
-        double err = (isnan(g) || isnan(w)) ? ((isnan(g) && isnan(w)) ? 0.0 : HUGE_VAL)
-                     : (g == w)             ? 0.0
-                                            : fabs(g - w);
+        double g = got[e], w = want->f[e], err;
+        if (isnan(g) || isnan(w)) err = (isnan(g) && isnan(w)) ? 0.0 : HUGE_VAL;
+        else if (g == w) err = 0.0;
+        else err = fabs(g - w);
         if (!check_close(g, w, ATOL, RTOL)) {
-            if (ok || err > maxerr) worst = e;
+            if (ok || err > failerr) {
+                failerr = err;
+                worst = e; /* the worst failing element */
+            }
             ok = 0;
         }
-        if (err > maxerr || (isnan(err))) {
-            maxerr = err;
-            if (ok) worst = e;
+        if (err > maxerr) maxerr = err;
+        if (err / (ATOL + RTOL * fabs(w)) > g_worst_ratio) {
+            g_worst_ratio = err / (ATOL + RTOL * fabs(w));
+            snprintf(g_worst_where, sizeof g_worst_where, "%.200s %.60s", c->name, want->name);
         }
     }
     check(ok, "%s %s: element %lu got %.9g want %.9g (max err %.3g)", c->name, want->name,
@@ -1017,6 +1026,8 @@ int main(int argc, char **argv)
         printf("onnx: %ld of these cases have a qk_matmul_output that was not checked (not "
                "expressible: no qk_matmul_output in the API); their Y/present were checked\n",
                partial);
+    printf("onnx: the largest error used %.3g of the tolerance (%s)\n", g_worst_ratio,
+           g_worst_where[0] ? g_worst_where : "-");
     printf("onnx: %ld cases passed, %ld failed, %ld skipped (", passed, failed, skipped);
     if (!skipped) printf("none");
     for (k = 0; k < nreasons; k++)
