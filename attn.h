@@ -375,32 +375,36 @@ static float attn__expf(float x)
 
 /* ---- softmax ------------------------------------------------------------------------- */
 
-/* Rows whose scaled maximum is not finite: all -inf -> zeros; +inf entries share 1;
- * any NaN -> NaN. Rare, so scalar. */
+/* Rows whose extreme (max x for s >= 0, min x for s < 0) is not finite: all -inf after
+ * scaling -> zeros; entries that are +inf after scaling share 1; any NaN -> NaN. Rare,
+ * so scalar. */
 static void attn__softmax_special(const float *x, float *y, size_t n, float s)
 {
     size_t i, count = 0;
     int has_nan = 0;
     for (i = 0; i < n; i++) {
-        float t = x[i] * s;
-        if (t != t) has_nan = 1;
-        if (t == INFINITY) count++;
+        if (x[i] != x[i] || (s == 0 && isinf(x[i]))) has_nan = 1; /* 0 * inf */
+        if (isinf(x[i]) && x[i] * s > 0) count++;
     }
-    for (i = 0; i < n; i++) {
-        float t = x[i] * s;
-        y[i] = has_nan ? NAN : (count && t == INFINITY) ? 1.0f / (float)count : 0.0f;
-    }
+    for (i = 0; i < n; i++)
+        y[i] = has_nan ? NAN : (count && isinf(x[i]) && x[i] * s > 0) ? 1.0f / (float)count : 0.0f;
 }
 
-/* exp(x*s - m) with the argument carried as hi + lo so that its rounding error does not
- * reach the result (softmax promises 1e-6 relative error at any input magnitude). */
-static inline attn__v attn__softmax_exp(attn__v x, attn__v s, attn__v m, int scaled)
+/* exp(s * (x - xm)), xm the row's extreme, with the argument carried as hi + lo so that
+ * its rounding error does not reach the result: softmax promises 1e-6 relative error at
+ * any input magnitude. x - xm is split exactly (2Sum), then scaled (the product's error
+ * by fma). Every product here has a non-additive use as well, so a compiler contracting
+ * a*b+c into fma (-ffp-contract=fast) cannot fold it away. */
+static inline attn__v attn__softmax_exp(attn__v x, attn__v s, attn__v xm, int scaled)
 {
-    attn__v p = scaled ? attn__vmul(x, s) : x;
-    attn__v hi = attn__vsub(p, m);
-    attn__v bb = attn__vsub(hi, p);
-    attn__v lo = attn__vadd(attn__vsub(p, attn__vsub(hi, bb)), attn__vsub(attn__vzero(), attn__vadd(m, bb)));
-    if (scaled) lo = attn__vadd(lo, attn__vfma(x, s, attn__vsub(attn__vzero(), p)));
+    attn__v hi = attn__vsub(x, xm);
+    attn__v bb = attn__vsub(hi, x);
+    attn__v lo = attn__vsub(attn__vsub(x, attn__vsub(hi, bb)), attn__vadd(xm, bb));
+    if (scaled) {
+        attn__v h = attn__vmul(hi, s);
+        lo = attn__vfma(lo, s, attn__vfma(hi, s, attn__vsub(attn__vzero(), h)));
+        hi = h;
+    }
 #ifdef ATTN_USE_SLEEF
     return attn__vexp(attn__vadd(hi, lo));
 #else
@@ -439,8 +443,8 @@ static void attn__softmax_row(const float *x, float *y, size_t n, float s)
     attn__v vm, total = attn__vzero();
     size_t i, tail;
     float m, sum;
-    /* max of x*s: rounding is monotonic, so it is s * (max x) for s > 0, s * (min x) for s < 0 */
-    m = attn__row_extreme(x, n, s >= 0) * s;
+    /* the max of s*x is at the max of x for s >= 0, at the min of x for s < 0 */
+    m = attn__row_extreme(x, n, s >= 0);
     if (!attn__finite(m)) {
         attn__softmax_special(x, y, n, s);
         return;
@@ -571,11 +575,12 @@ static void attn__norm_row_double(const float *x, float *y, size_t n, const floa
     if (rstd_out) *rstd_out = (float)rstd;
 }
 
-/* y = (x - c) * (rstd * g) + b over a row; c = 0 and b = NULL for rmsnorm */
-static void attn__norm_apply(const float *x, float *y, size_t n, float c, float rstd,
+/* y = ((x - c) - d) * (rstd * g) + b over a row: c + d is the mean, kept as two floats
+ * (x - c is exact for x near c); c = d = 0 and b = NULL for rmsnorm */
+static void attn__norm_apply(const float *x, float *y, size_t n, float c, float d, float rstd,
                              const float *g, const float *b)
 {
-    const attn__v vc = attn__vset1(c), vr = attn__vset1(rstd);
+    const attn__v vc = attn__vset1(c), vd = attn__vset1(d), vr = attn__vset1(rstd);
     size_t i = 0;
     for (; i < n; i += ATTN__VW) {
         size_t k = n - i;
@@ -583,7 +588,8 @@ static void attn__norm_apply(const float *x, float *y, size_t n, float c, float 
         attn__v scale = vr, bias = attn__vzero();
         if (g) scale = attn__vmul(vr, k >= ATTN__VW ? attn__vload(g + i) : attn__vload_part(g + i, k, 0.0f));
         if (b) bias = k >= ATTN__VW ? attn__vload(b + i) : attn__vload_part(b + i, k, 0.0f);
-        u = attn__vfma(attn__vsub(u, vc), scale, bias);
+        if (c != 0.0f || d != 0.0f) u = attn__vsub(attn__vsub(u, vc), vd);
+        u = attn__vfma(u, scale, bias);
         if (k >= ATTN__VW) attn__vstore(y + i, u);
         else attn__vstore_part(y + i, u, k);
     }
@@ -625,7 +631,7 @@ ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t
         rstd = 1.0f / sqrtf(var + eps);
         if (mean_out) mean_out[r] = c + d;
         if (rstd_out) rstd_out[r] = rstd;
-        attn__norm_apply(xr, yr, n, c + d, rstd, gamma, beta);
+        attn__norm_apply(xr, yr, n, c, d, rstd, gamma, beta);
     }
     return ATTN_OK;
 }
@@ -644,7 +650,7 @@ ATTN_API attn_status attn_rmsnorm(const float *x, size_t ldx, float *y, size_t l
             attn__norm_row_double(xr, yr, n, gamma, NULL, eps, 1, NULL, NULL);
             continue;
         }
-        attn__norm_apply(xr, yr, n, 0.0f, 1.0f / sqrtf(s2 / (float)n + eps), gamma, NULL);
+        attn__norm_apply(xr, yr, n, 0.0f, 0.0f, 1.0f / sqrtf(s2 / (float)n + eps), gamma, NULL);
     }
     return ATTN_OK;
 }

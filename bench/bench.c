@@ -127,7 +127,7 @@ struct op {
     size_t nimpl;
     double max_diff; /* largest normalized difference from the baseline seen so far */
     const char *max_diff_impl;
-    const char *max_diff_shape;
+    char max_diff_shape[64];
 };
 
 /* Median time per call in ns; *spread = (max - min) / median of the samples. */
@@ -210,7 +210,7 @@ static void bench_shape(struct op *op, const char *shape, double work, void *dat
             if (!(d <= op->max_diff)) {
                 op->max_diff = d;
                 op->max_diff_impl = op->impls[i].name;
-                op->max_diff_shape = shape;
+                snprintf(op->max_diff_shape, sizeof op->max_diff_shape, "%s", shape);
             }
         }
         print_row(op, shape, op->impls[i].name, value, spread, i == 0 ? 1.0 : value / base);
@@ -550,23 +550,23 @@ static struct op g_ops[] = {
     {"softmax", "elem/ns",
      "value = rows*n elements per ns (GB/s of input = 4 x value); ratio = attn_softmax "
      "/ naive 3-pass softmax with libm expf",
-     softmax_impls, NIMPL(softmax_impls), 0.0, NULL, NULL},
+     softmax_impls, NIMPL(softmax_impls), 0.0, NULL, ""},
     {"layernorm", "elem/ns",
      "value = elements per ns (GB/s of input = 4 x value), gamma and beta given; ratio = "
      "attn_layernorm / naive two-pass (mean, variance) loop",
-     layernorm_impls, NIMPL(layernorm_impls), 0.0, NULL, NULL},
+     layernorm_impls, NIMPL(layernorm_impls), 0.0, NULL, ""},
     {"rmsnorm", "elem/ns",
      "value = elements per ns (GB/s of input = 4 x value), gamma given; ratio = "
      "attn_rmsnorm / naive sum-of-squares loop",
-     rmsnorm_impls, NIMPL(rmsnorm_impls), 0.0, NULL, NULL},
+     rmsnorm_impls, NIMPL(rmsnorm_impls), 0.0, NULL, ""},
     {"matmul", "GFLOP/s",
      "shape m x n x k : op(A) op(B), NT = B transposed; value = 2mnk / time; ratio = "
      "attn_matmul (with workspace) / naive i-j-k triple loop",
-     matmul_impls, NIMPL(matmul_impls), 0.0, NULL, NULL},
+     matmul_impls, NIMPL(matmul_impls), 0.0, NULL, ""},
     {"attention", "GFLOP/s",
      "shape batch x heads x L x d, Lq = Lk = L; value = 4*L*L*d per head (half when "
      "causal) / time; ratio = attn_attention / naive attention with the full score matrix",
-     attention_impls, NIMPL(attention_impls), 0.0, NULL, NULL},
+     attention_impls, NIMPL(attention_impls), 0.0, NULL, ""},
 };
 
 static void (*const g_runners[])(struct op *) = {bench_rowop, bench_rowop, bench_rowop,
@@ -699,6 +699,8 @@ int main(int argc, char **argv)
         if (op->max_diff_impl)
             fprintf(g_info, " Largest max|impl-naive|/max|naive|: %.1e (%s, %s).",
                     op->max_diff, op->max_diff_impl, op->max_diff_shape);
+        if (op->max_diff_impl && !(op->max_diff <= 1e-4))
+            fprintf(g_info, " WARNING: above 1e-4, check the implementation.");
         fprintf(g_info, "\n");
     }
     return 0;

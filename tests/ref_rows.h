@@ -3,7 +3,7 @@
  * Written independently of attn.h: plain loops in double, with long double for the
  * accumulations. Each function works on one row (n elements) and returns doubles, so the
  * tests measure the kernels' float results against values far more accurate than float.
- * Include after <math.h> users (check.h); needs nothing from attn.h. */
+ * Needs nothing from attn.h. */
 #ifndef ATTN_TEST_REF_ROWS_H
 #define ATTN_TEST_REF_ROWS_H
 #include <math.h>
