@@ -167,7 +167,8 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  *   mask:       additive float mask, mask[b*mask_sb + h*mask_sh + i*mask_sq + j]; a stride of
  *               0 broadcasts. -inf masks the key.
  *   bool_mask:  uint8, nonzero = attend, same addressing with bmask_* strides.
- *   key_lengths: per batch, keys j >= key_lengths[b] are masked (padding); NULL = kv_len.
+ *   key_lengths: per batch, keys j >= key_lengths[b] are masked (padding); NULL = kv_len;
+ *               a value outside [0, kv_len] is ATTN_ERR_ARG.
  * A masked key never influences the output, even if its K or V rows hold NaN or inf.
  * A query row with every key masked gives zeros. A NaN elsewhere stays in its row.
  * softcap > 0 applies softcap * tanh(s / softcap) after scaling and before the masks.
@@ -216,8 +217,8 @@ ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, s
                                                    const float *v, float *o,
                                                    attn_layout layout);
 
-/* Bytes of workspace attn_attention needs; depends on head_dim and v_head_dim only, never
- * on the lengths. Returns 0 for invalid parameters. */
+/* Bytes of workspace attn_attention needs (any alignment); depends on v_head_dim only,
+ * never on the lengths. Returns 0 for NULL, head_dim 0 or v_head_dim 0. */
 ATTN_API size_t attn_attention_workspace_size(const attn_attention_params *p);
 
 ATTN_API attn_status attn_attention(const attn_attention_params *p, void *workspace,
@@ -902,7 +903,8 @@ static attn__ws attn__ws_layout(void *base, size_t dv)
 ATTN_API size_t attn_attention_workspace_size(const attn_attention_params *p)
 {
     size_t dvp;
-    if (!p || p->v_head_dim == 0 || p->v_head_dim > ATTN__MAX_ELEMS / (4 * ATTN__TQ)) return 0;
+    if (!p || p->head_dim == 0 || p->v_head_dim == 0 || p->v_head_dim > ATTN__MAX_ELEMS / (4 * ATTN__TQ))
+        return 0;
     dvp = attn__round_up(p->v_head_dim, 16);
     return (ATTN__TQ * ATTN__TK + 2 * ATTN__TQ + ATTN__TQ * dvp) * sizeof(float) + ATTN__ALIGN;
 }

@@ -125,6 +125,7 @@ struct op {
     const char *note;   /* what the value and the ratio mean */
     const struct impl *impls; /* impls[0] is the baseline (ratio 1.00) */
     size_t nimpl;
+    void (*bench)(struct op *op); /* times every shape of the op */
     double max_diff; /* largest normalized difference from the baseline seen so far */
     const char *max_diff_impl;
     char max_diff_shape[64];
@@ -133,9 +134,9 @@ struct op {
 /* Median time per call in ns; *spread = (max - min) / median of the samples. */
 static double time_impl(const struct impl *im, void *data, double *spread)
 {
-    double t0, t, per_call, samples[64];
+    double t0, t, per_call, samples[16];
     long reps, calls = 0;
-    int s, ns = g_opt.samples;
+    int s, ns = g_opt.samples < 16 ? g_opt.samples : 16;
 
     /* Warm-up, which also estimates the time per call. */
     t0 = now_ns();
@@ -550,27 +551,24 @@ static struct op g_ops[] = {
     {"softmax", "elem/ns",
      "value = rows*n elements per ns (GB/s of input = 4 x value); ratio = attn_softmax "
      "/ naive 3-pass softmax with libm expf",
-     softmax_impls, NIMPL(softmax_impls), 0.0, NULL, ""},
+     softmax_impls, NIMPL(softmax_impls), bench_rowop, 0.0, NULL, ""},
     {"layernorm", "elem/ns",
      "value = elements per ns (GB/s of input = 4 x value), gamma and beta given; ratio = "
      "attn_layernorm / naive two-pass (mean, variance) loop",
-     layernorm_impls, NIMPL(layernorm_impls), 0.0, NULL, ""},
+     layernorm_impls, NIMPL(layernorm_impls), bench_rowop, 0.0, NULL, ""},
     {"rmsnorm", "elem/ns",
      "value = elements per ns (GB/s of input = 4 x value), gamma given; ratio = "
      "attn_rmsnorm / naive sum-of-squares loop",
-     rmsnorm_impls, NIMPL(rmsnorm_impls), 0.0, NULL, ""},
+     rmsnorm_impls, NIMPL(rmsnorm_impls), bench_rowop, 0.0, NULL, ""},
     {"matmul", "GFLOP/s",
      "shape m x n x k : op(A) op(B), NT = B transposed; value = 2mnk / time; ratio = "
      "attn_matmul (with workspace) / naive i-j-k triple loop",
-     matmul_impls, NIMPL(matmul_impls), 0.0, NULL, ""},
+     matmul_impls, NIMPL(matmul_impls), bench_matmul, 0.0, NULL, ""},
     {"attention", "GFLOP/s",
      "shape batch x heads x L x d, Lq = Lk = L; value = 4*L*L*d per head (half when "
      "causal) / time; ratio = attn_attention / naive attention with the full score matrix",
-     attention_impls, NIMPL(attention_impls), 0.0, NULL, ""},
+     attention_impls, NIMPL(attention_impls), bench_attention, 0.0, NULL, ""},
 };
-
-static void (*const g_runners[])(struct op *) = {bench_rowop, bench_rowop, bench_rowop,
-                                                bench_matmul, bench_attention};
 
 static void usage(FILE *f)
 {
@@ -674,7 +672,8 @@ int main(int argc, char **argv)
     for (i = strlen(cc); i > 0 && cc[i - 1] == ' '; i--)
         cc[i - 1] = '\0';
     fprintf(g_info, "compiler: %s\n", cc);
-    fprintf(g_info, "timing:   1 thread, CLOCK_MONOTONIC, median of %d samples of ~%.0f ms%s\n",
+    fprintf(g_info, "timing:   1 thread, CLOCK_MONOTONIC, median of %d samples of ~%.0f ms%s;\n"
+                    "          spread = (max - min) / median of the samples\n",
             g_opt.samples, g_opt.sample_ns / 1e6, g_opt.quick ? " (--quick)" : "");
     fprintf(g_info, "\n");
     fflush(g_info);
@@ -687,7 +686,7 @@ int main(int argc, char **argv)
 
     for (i = 0; i < NIMPL(g_ops); i++)
         if (!g_opt.only || strcmp(g_opt.only, g_ops[i].name) == 0)
-            g_runners[i](&g_ops[i]);
+            g_ops[i].bench(&g_ops[i]);
 
     fflush(stdout);
     fprintf(g_info, "\n");

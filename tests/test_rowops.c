@@ -454,7 +454,7 @@ static void run_layernorm(const char *tag, const float *src, size_t rows, size_t
 {
     char ctx[240];
     mat xm, ymm, *ym;
-    fbuf gb, bb, mb, rb;
+    fbuf gb = {0}, bb = {0}, mb = {0}, rb = {0};
     float *g = NULL, *b = NULL, *mo = NULL, *ro = NULL;
     size_t r, i;
     double *want = dalloc(n);
@@ -533,7 +533,7 @@ static void run_rmsnorm(const char *tag, const float *src, size_t rows, size_t n
 {
     char ctx[240];
     mat xm, ymm, *ym;
-    fbuf gb;
+    fbuf gb = {0};
     float *g = NULL;
     size_t r;
     double *want = dalloc(n);
