@@ -39,9 +39,10 @@
  * inputs only where a function says "in place allowed", and then only exactly
  * (same pointer and same leading dimension).
  *
- * Numerics: the AVX2 and NEON paths use fused multiply-add; the scalar path uses fmaf()
- * only where the code calls the vector layer's fma (it does, so results differ from a
- * naive loop by rounding). For one build, results are identical run to run. No function
+ * Numerics: the AVX2 and NEON paths use fused multiply-add throughout; the scalar path
+ * fuses where the target has a fast fma (FP_FAST_FMAF, e.g. AArch64 or -mfma) and
+ * otherwise rounds the product and the sum separately, except for the softmax's
+ * error term, which always uses fmaf(). For one build, results are identical run to run. No function
  * returns a denormal from the exp it uses: exp results below FLT_MIN are flushed to 0,
  * and softmax outputs below FLT_MIN are 0.
  */
@@ -403,7 +404,7 @@ static inline attn__v attn__softmax_exp(attn__v x, attn__v s, attn__v xm, int sc
     attn__v lo = attn__vsub(attn__vsub(x, attn__vsub(hi, bb)), attn__vadd(xm, bb));
     if (scaled) {
         attn__v h = attn__vmul(hi, s);
-        lo = attn__vfma(lo, s, attn__vfma(hi, s, attn__vsub(attn__vzero(), h)));
+        lo = attn__vfma(lo, s, attn__vfma_exact(hi, s, attn__vsub(attn__vzero(), h)));
         hi = h;
     }
 #ifdef ATTN_USE_SLEEF

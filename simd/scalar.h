@@ -27,8 +27,15 @@ static inline void attn__vstore_part(float *p, attn__v v, size_t n) { (void)p; (
 static inline attn__v attn__vadd(attn__v a, attn__v b) { return a + b; }
 static inline attn__v attn__vsub(attn__v a, attn__v b) { return a - b; }
 static inline attn__v attn__vmul(attn__v a, attn__v b) { return a * b; }
-/* a * b + c with one rounding */
+/* a * b + c: fused where the target has a fast fma (FP_FAST_FMAF), else two roundings
+ * (a libm fmaf call per element would make the scalar path slower than a naive loop) */
+#ifdef FP_FAST_FMAF
 static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c) { return fmaf(a, b, c); }
+#else
+static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c) { return a * b + c; }
+#endif
+/* a * b + c with one rounding, always (error terms need it) */
+static inline attn__v attn__vfma_exact(attn__v a, attn__v b, attn__v c) { return fmaf(a, b, c); }
 static inline attn__v attn__vmax(attn__v a, attn__v b) { return a > b ? a : b; }
 static inline attn__v attn__vmin(attn__v a, attn__v b) { return a < b ? a : b; }
 static inline float attn__vhsum(attn__v a) { return a; }
