@@ -354,15 +354,23 @@ static inline attn__v attn__vexp_lo(attn__v hi, attn__v lo)
     return attn__vselect(attn__visnan(hi), hi, res);
 }
 
-static inline attn__v attn__vexp(attn__v x)
-{
 #ifdef ATTN_USE_SLEEF
+/* SLEEF's 1-ulp exp for the ISA, then the library's guarantee: below FLT_MIN is 0 */
+static inline attn__v attn__vexp_sleef(attn__v x)
+{
 #if ATTN__VW == 8
     attn__v r = Sleef_expf8_u10avx2(x);
 #else
     attn__v r = Sleef_expf4_u10advsimd(x);
 #endif
     return attn__vselect(attn__vlt(r, attn__vset1(FLT_MIN)), attn__vzero(), r);
+}
+#endif
+
+static inline attn__v attn__vexp(attn__v x)
+{
+#ifdef ATTN_USE_SLEEF
+    return attn__vexp_sleef(x);
 #else
     return attn__vexp_lo(x, attn__vzero());
 #endif
@@ -408,7 +416,12 @@ static inline attn__v attn__softmax_exp(attn__v x, attn__v s, attn__v xm, int sc
         hi = h;
     }
 #ifdef ATTN_USE_SLEEF
-    return attn__vexp(attn__vadd(hi, lo));
+    { /* e^(hi+lo) = e^hi (1 + lo) to far below an ulp, as |lo| <= ulp(hi) / 2 */
+        const attn__v tiny = attn__vset1(FLT_MIN);
+        attn__v e0 = attn__vexp_sleef(hi), e = attn__vfma(e0, lo, e0);
+        e = attn__vselect(attn__vlt(e0, tiny), attn__vzero(), e); /* hi = -inf: lo is NaN */
+        return attn__vselect(attn__vlt(e, tiny), attn__vzero(), e);
+    }
 #else
     return attn__vexp_lo(hi, lo);
 #endif
