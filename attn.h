@@ -325,14 +325,17 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 /* exp(hi + lo) for |lo| tiny relative to 1 (lo carries the rounding error of hi).
  * Range reduction hi = n ln2 + r, |r| <= ln2/2, e^r by a degree-7 polynomial (Cephes'
  * coefficients), scaled by 2^n through the exponent bits. Results below FLT_MIN are 0
- * (never denormal), hi above the overflow threshold gives +inf, NaN gives NaN.
+ * (never denormal), hi above the overflow threshold gives +inf, NaN gives NaN (the
+ * vector layer's NaN rules carry it through; no select needed).
  * The zero/inf/NaN decisions depend on hi only. */
 static inline attn__v attn__vexp_lo(attn__v hi, attn__v lo)
 {
     const attn__v max_in = attn__vset1(88.72283172607421875f); /* largest x with e^x < FLT_MAX */
     const attn__v min_in = attn__vset1(-87.5f); /* clamp; below ln(FLT_MIN) the result is 0 */
     const attn__v shifter = attn__vset1(12582912.0f); /* 1.5 * 2^23: round to nearest */
-    attn__v x = attn__vmin(attn__vmax(hi, min_in), max_in);
+    /* the constant first: vmax/vmin return their second operand when it is NaN, so a NaN
+     * flows through the clamp, the polynomial and vldexp to the result */
+    attn__v x = attn__vmin(max_in, attn__vmax(min_in, hi));
     attn__v n = attn__vsub(attn__vfma(x, attn__vset1(1.44269504088896341f), shifter), shifter);
     attn__v r = attn__vfma(n, attn__vset1(-0.693359375f), x);
     attn__v p, res;
@@ -350,8 +353,7 @@ static inline attn__v attn__vexp_lo(attn__v hi, attn__v lo)
     /* below FLT_MIN (or wrapped negative) -> 0; the clamp keeps the exponent field >= 0 */
     res = attn__vselect(attn__vlt(res, attn__vset1(FLT_MIN)), attn__vzero(), res);
     res = attn__vselect(attn__vlt(hi, attn__vset1(-87.33654475f)), attn__vzero(), res);
-    res = attn__vselect(attn__vgt(hi, max_in), attn__vset1(INFINITY), res);
-    return attn__vselect(attn__visnan(hi), hi, res);
+    return attn__vselect(attn__vgt(hi, max_in), attn__vset1(INFINITY), res);
 }
 
 #ifdef ATTN_USE_SLEEF

@@ -454,7 +454,7 @@ static void run_layernorm(const char *tag, const float *src, size_t rows, size_t
 {
     char ctx[240];
     mat xm, ymm, *ym;
-    fbuf gb = {0}, bb = {0}, mb = {0}, rb = {0};
+    fbuf gb = {NULL, NULL, 0}, bb = {NULL, NULL, 0}, mb = {NULL, NULL, 0}, rb = {NULL, NULL, 0};
     float *g = NULL, *b = NULL, *mo = NULL, *ro = NULL;
     size_t r, i;
     double *want = dalloc(n);
@@ -533,7 +533,7 @@ static void run_rmsnorm(const char *tag, const float *src, size_t rows, size_t n
 {
     char ctx[240];
     mat xm, ymm, *ym;
-    fbuf gb = {0};
+    fbuf gb = {NULL, NULL, 0};
     float *g = NULL;
     size_t r;
     double *want = dalloc(n);
@@ -1147,6 +1147,36 @@ static void test_status_strings(void)
     }
 }
 
+/* Results are identical run to run, and a row's result does not depend on the other rows
+ * of the call nor on where the row sits in memory (a job system may split the rows). */
+static void test_determinism(void)
+{
+    enum { R = 5, N = 1000, LD = 1003 };
+    static float x[R * LD + 8], y1[R * LD], y2[R * LD], y3[N + 8];
+    static const size_t lens[4] = {7, 64, 333, 1000};
+    size_t t, r, i, op;
+    for (i = 0; i < sizeof x / sizeof x[0]; i++) x[i] = check_uniform(-20.0f, 20.0f);
+    for (op = 0; op < 3; op++)
+        for (t = 0; t < 4; t++) {
+            const size_t n = lens[t];
+            for (r = 0; r < 2; r++) {
+                float *y = r ? y2 : y1;
+                if (op == 0) attn_softmax(x, LD, y, LD, R, n, 0.7f);
+                else if (op == 1) attn_layernorm(x, LD, y, LD, R, n, NULL, NULL, 1e-5f, NULL, NULL);
+                else attn_rmsnorm(x, LD, y, LD, R, n, NULL, 1e-5f);
+            }
+            check(memcmp(y1, y2, sizeof y1) == 0, "determinism op %zu n %zu: two runs differ", op, n);
+            for (r = 0; r < R; r++) { /* row r alone, copied to an address one float off */
+                memcpy(y3 + 1, x + r * LD, n * sizeof(float));
+                if (op == 0) attn_softmax(y3 + 1, n, y3 + 1, n, 1, n, 0.7f);
+                else if (op == 1) attn_layernorm(y3 + 1, n, y3 + 1, n, 1, n, NULL, NULL, 1e-5f, NULL, NULL);
+                else attn_rmsnorm(y3 + 1, n, y3 + 1, n, 1, n, NULL, 1e-5f);
+                check(memcmp(y3 + 1, y1 + r * LD, n * sizeof(float)) == 0,
+                      "determinism op %zu n %zu row %zu: alone and unaligned differs from in the batch", op, n, r);
+            }
+        }
+}
+
 int main(void)
 {
     check_begin("rowops");
@@ -1158,6 +1188,7 @@ int main(void)
     test_norm_sweep();
     test_norm_special();
     test_add();
+    test_determinism();
     test_pe();
     printf("max error softmax: rel %.3g (outputs > 1e-30, bound 1e-6), abs %.3g (outputs <= 1e-30, bound 1e-30), |row sum - 1| %.3g (bound 1e-6); %ld NaN outputs where a number was due\n",
            sm_max_rel, sm_max_tiny, sm_max_sum, sm_nan_bad);
