@@ -634,10 +634,18 @@ ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t
     for (r = 0; r < rows; r++) {
         const float *xr = x + r * ldx;
         float *yr = y + r * ldy;
-        /* shifted two-pass: c = a first mean; then the mean and variance of x - c, which
-         * is exact or nearly so, so no cancellation even for |mean| >> std */
-        float c = attn__row_sums(xr, n, 0, 0.0f, NULL) / (float)n, s2, d, var, rstd;
+        /* Shifted sums: the mean d and the sum of squares s2 of x - c, with c the mean of
+         * the first (up to) 32 elements. x - c is exact or nearly so for x near c, so rows
+         * whose mean is far larger than their spread lose nothing, in one pass. When c
+         * turns out far from the mean (d^2 > var / 3, where s2/n - d^2 starts to cancel),
+         * the sums are redone around c + d. */
+        const size_t n0 = n < 32 ? n : 32;
+        float c = attn__row_sums(xr, n0, 0, 0.0f, NULL) / (float)n0, s2, d, var, rstd;
         d = attn__row_sums(xr, n, 1, c, &s2) / (float)n;
+        if (d * d > 0.25f * (s2 / (float)n)) {
+            c += d;
+            d = attn__row_sums(xr, n, 1, c, &s2) / (float)n;
+        }
         var = s2 / (float)n - d * d;
         if (!attn__finite(c) || !attn__finite(s2) || !(s2 > 1e-30f)) {
             attn__norm_row_double(xr, yr, n, gamma, beta, eps, 0, mean_out ? mean_out + r : NULL,

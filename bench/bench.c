@@ -737,6 +737,7 @@ static volatile float g_sink; /* keeps results of the limit kernels alive */
 
 struct limcase {
     long iters; /* FMA kernels: loop trips */
+    float seed[12]; /* FMA kernels: the chains' starting values */
     const float *x;
     float *y;
     size_t n; /* floats */
@@ -749,8 +750,13 @@ __attribute__((target("avx2,fma"))) static void fma_avx2_run(void *ctx, void *da
 {
     const struct limcase *c = (const struct limcase *)data;
     const __m256 b = _mm256_set1_ps(0.9999999f), d = _mm256_set1_ps(1e-7f);
-    __m256 a0 = _mm256_set1_ps(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0;
-    __m256 a7 = a0, a8 = a0, a9 = a0, a10 = a0, a11 = a0;
+    /* distinct starting values (from memory), or the compiler merges the chains */
+    __m256 a0 = _mm256_set1_ps(c->seed[0]), a1 = _mm256_set1_ps(c->seed[1]);
+    __m256 a2 = _mm256_set1_ps(c->seed[2]), a3 = _mm256_set1_ps(c->seed[3]);
+    __m256 a4 = _mm256_set1_ps(c->seed[4]), a5 = _mm256_set1_ps(c->seed[5]);
+    __m256 a6 = _mm256_set1_ps(c->seed[6]), a7 = _mm256_set1_ps(c->seed[7]);
+    __m256 a8 = _mm256_set1_ps(c->seed[8]), a9 = _mm256_set1_ps(c->seed[9]);
+    __m256 a10 = _mm256_set1_ps(c->seed[10]), a11 = _mm256_set1_ps(c->seed[11]);
     float t[8];
     long i;
     (void)ctx;
@@ -780,8 +786,13 @@ __attribute__((target("avx512f"))) static void fma_avx512_run(void *ctx, void *d
 {
     const struct limcase *c = (const struct limcase *)data;
     const __m512 b = _mm512_set1_ps(0.9999999f), d = _mm512_set1_ps(1e-7f);
-    __m512 a0 = _mm512_set1_ps(0.0f), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0;
-    __m512 a7 = a0, a8 = a0, a9 = a0, a10 = a0, a11 = a0;
+    /* distinct starting values (from memory), or the compiler merges the chains */
+    __m512 a0 = _mm512_set1_ps(c->seed[0]), a1 = _mm512_set1_ps(c->seed[1]);
+    __m512 a2 = _mm512_set1_ps(c->seed[2]), a3 = _mm512_set1_ps(c->seed[3]);
+    __m512 a4 = _mm512_set1_ps(c->seed[4]), a5 = _mm512_set1_ps(c->seed[5]);
+    __m512 a6 = _mm512_set1_ps(c->seed[6]), a7 = _mm512_set1_ps(c->seed[7]);
+    __m512 a8 = _mm512_set1_ps(c->seed[8]), a9 = _mm512_set1_ps(c->seed[9]);
+    __m512 a10 = _mm512_set1_ps(c->seed[10]), a11 = _mm512_set1_ps(c->seed[11]);
     float t[16];
     long i;
     (void)ctx;
@@ -844,7 +855,7 @@ static void fma_vec_run(void *ctx, void *data)
     int j;
     (void)ctx;
     for (j = 0; j < 12; j++)
-        a[j] = attn__vzero();
+        a[j] = attn__vset1(c->seed[j]);
     for (i = 0; i < c->iters; i++)
         for (j = 0; j < 12; j++)
             a[j] = attn__vfma(a[j], b, d);
@@ -935,6 +946,7 @@ static void measure_limits(void)
         rd = read_avx2_run;
 #endif
     c.iters = g_opt.quick ? 200000 : 1000000;
+    fill_uniform(c.seed, 12, 0.0f, 1.0f);
     g_lim.fma = measure(fma, &c, flop_per_trip * (double)c.iters, &g_lim.fma_best);
 #ifdef BENCH_X86
     if (__builtin_cpu_supports("avx512f"))
@@ -1385,7 +1397,8 @@ static const struct impl matmul2t_impls[] = {
 /* The naive loop only up to this many FLOP (512^3 takes ~0.3 s per call). */
 #define NAIVE_MATMUL_MAX_FLOP 3e8
 
-static void bench_mm(struct op *op, size_t m, size_t n, size_t k, attn_trans ta, attn_trans tb)
+static void bench_mm(struct op *op, size_t m, size_t n, size_t k, attn_trans ta, attn_trans tb,
+                     int run_baseline)
 {
     struct mmcase c;
     struct limit lim;
@@ -1416,7 +1429,7 @@ static void bench_mm(struct op *op, size_t m, size_t n, size_t k, attn_trans ta,
     lim.factor = 1.0;
     sprintf(shape, "%lux%lux%lu:%c%c", (unsigned long)m, (unsigned long)n, (unsigned long)k,
             ta == ATTN_TRANS ? 'T' : 'N', tb == ATTN_TRANS ? 'T' : 'N');
-    bench_shape(op, shape, flop, &c, c.c, m * n, flop <= NAIVE_MATMUL_MAX_FLOP, &lim);
+    bench_shape(op, shape, flop, &c, c.c, m * n, run_baseline, &lim);
     free(a);
     free(b);
     free(c.c);
@@ -1439,14 +1452,16 @@ static void bench_matmul(struct op *op)
             continue;
         for (t = 0; t < 4; t++)
             bench_mm(op, shapes[i][0], shapes[i][1], shapes[i][2],
-                     (t & 2) ? ATTN_TRANS : ATTN_NO_TRANS, (t & 1) ? ATTN_TRANS : ATTN_NO_TRANS);
+                     (t & 2) ? ATTN_TRANS : ATTN_NO_TRANS, (t & 1) ? ATTN_TRANS : ATTN_NO_TRANS,
+                     2.0 * (double)shapes[i][0] * (double)shapes[i][1] * (double)shapes[i][2] <=
+                         NAIVE_MATMUL_MAX_FLOP);
     }
 }
 
 static void bench_matmul2t(struct op *op)
 {
     size_t s = g_opt.quick ? 1024 : 2048;
-    bench_mm(op, s, s, s, ATTN_NO_TRANS, ATTN_NO_TRANS);
+    bench_mm(op, s, s, s, ATTN_NO_TRANS, ATTN_NO_TRANS, 1);
 }
 
 /* ------------------------------------------------------------------------------------ */
