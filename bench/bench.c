@@ -125,6 +125,23 @@ static void *xalloc(size_t bytes)
 
 static float *falloc(size_t count) { return (float *)xalloc(count * sizeof(float)); }
 
+/* Grow-only buffers kept for the whole run: large allocations come from mmap and every
+ * fresh one costs page faults (~0.25 s per 256 MiB here). */
+enum { BUF_REF, BUF_ROW_X, BUF_ROW_Y, BUF_COUNT };
+static float *g_buf[BUF_COUNT];
+static size_t g_buf_count[BUF_COUNT];
+
+static float *scratch(int which, size_t count)
+{
+    if (count > g_buf_count[which]) {
+        free(g_buf[which]);
+        g_buf[which] = falloc(count);
+        memset(g_buf[which], 0, count * sizeof(float));
+        g_buf_count[which] = count;
+    }
+    return g_buf[which];
+}
+
 static double now_ns(void)
 {
     struct timespec ts;
@@ -327,6 +344,32 @@ static void add_note(const char *text)
         copy_str(g_notes[g_nnotes++], sizeof g_notes[0], text);
 }
 
+/* Skipping long shapes: with g_predict.factor > 0, an implementation whose time per call
+ * on this shape, predicted as factor x its time on the previous shape of the same variant,
+ * exceeds g_predict.max_ns is skipped (L = 8192 attention from the L = 2048 times). */
+static struct {
+    double factor, max_ns;
+    int variant; /* 0..3 */
+    const char *what;
+} g_predict;
+static double g_call_ns[16][4]; /* [impl index][variant]: last time per call */
+
+/* 1 = skip impls[i] on this shape (and says so). */
+static int predict_skip(const struct op *op, size_t i, const char *label, const char *shape)
+{
+    double pred = g_call_ns[i][g_predict.variant] * g_predict.factor;
+    char msg[200];
+    if (g_predict.factor <= 0.0 || i >= 16 || (pred > 0.0 && pred <= g_predict.max_ns))
+        return 0;
+    snprintf(msg, sizeof msg, "%s %s: %s skipped, predicted %.0f s per call (%s)", op->name,
+             shape, label, pred / 1e9, g_predict.what);
+    if (g_opt.child)
+        printf("#info,%s\n", msg);
+    else
+        add_note(msg);
+    return 1;
+}
+
 /* Median time per call in ns; *spread = (max - min) / median of the samples; *best = the
  * fastest sample (time per call). */
 static double time_impl(const struct impl *im, void *data, double *spread, double *best)
@@ -352,7 +395,10 @@ static double time_impl(const struct impl *im, void *data, double *spread, doubl
             ns = fit < 3 ? 3 : fit % 2 ? fit : fit - 1;
     }
 
-    for (s = 0; s < ns; s++) {
+    s = 0;
+    if (calls == 1 && per_call > 1e9) /* a call over 1 s: the warm-up call is a sample */
+        samples[s++] = per_call;
+    for (; s < ns; s++) {
         long r;
         t0 = now_ns();
         for (r = 0; r < reps; r++)
@@ -435,16 +481,20 @@ static void child_shape(struct op *op, const char *shape, double work, void *dat
         double spread, ns, diff;
         if (!im->group || strcmp(im->group, p->group) != 0)
             continue;
+        snprintf(label, sizeof label, "%s%s", p->name, im->name);
+        if (predict_skip(op, i, label, shape))
+            continue;
         if (!ref) {
             const struct impl *r = &op->impls[op->child_ref];
             r->run(r->ctx, data);
-            ref = falloc(out_count);
+            ref = scratch(BUF_REF, out_count);
             memcpy(ref, out, out_count * sizeof(float));
         }
-        snprintf(label, sizeof label, "%s%s", p->name, im->name);
         if (im->prepare)
             im->prepare(im->ctx, data);
         ns = time_impl(im, data, &spread, NULL);
+        if (i < 16)
+            g_call_ns[i][g_predict.variant] = ns;
         diff = normalized_diff(out, ref, out_count);
         printf("%s,%s,%s,%s,%.9g,\n", op->name, shape, label, op->metric, work / ns);
         printf("%s,%s,%s,spread,%.6g,\n", op->name, shape, label, spread);
@@ -455,7 +505,6 @@ static void child_shape(struct op *op, const char *shape, double work, void *dat
         if (im->release)
             im->release(im->ctx);
     }
-    free(ref);
 }
 
 /* Times every in-process implementation of `op` on one shape, then prints the peers' rows
@@ -479,16 +528,18 @@ static void bench_shape(struct op *op, const char *shape, double work, void *dat
         double spread, ns, value, share = NAN, diff = NAN, lv;
         int same = -1;
         char note[96] = "", mem[32];
-        if (im->group || (i == 0 && !run_baseline))
+        if (im->group || (i == 0 && !run_baseline) || predict_skip(op, i, im->name, shape))
             continue;
         if (im->prepare)
             im->prepare(im->ctx, data);
         ns = time_impl(im, data, &spread, NULL);
+        if (i < 16)
+            g_call_ns[i][g_predict.variant] = ns;
         value = work / ns;
         if (i == 0)
             base = value;
         if (!ref) {
-            ref = falloc(out_count);
+            ref = scratch(BUF_REF, out_count);
             memcpy(ref, out, out_count * sizeof(float));
             ref_name = im->name;
         } else {
@@ -508,7 +559,7 @@ static void bench_shape(struct op *op, const char *shape, double work, void *dat
             snprintf(note, sizeof note, "mem %s", fmt_bytes(im->extra(data), mem, sizeof mem));
         if (im->threads > 1 && same >= 0)
             snprintf(note + strlen(note), sizeof note - strlen(note),
-                     "%sbit-identical to %s: %s", note[0] ? "; " : "", ref_name,
+                     "%sbit-identical to %s (1 thread): %s", note[0] ? "; " : "", ref_name,
                      same ? "yes" : "NO");
         print_row(op, shape, im->name, value, spread, isnan(base) ? NAN : value / base, note);
         if (im->extra)
@@ -548,7 +599,6 @@ static void bench_shape(struct op *op, const char *shape, double work, void *dat
             copy_str(op->peer_max_diff_shape, sizeof op->peer_max_diff_shape, shape);
         }
     }
-    free(ref);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -697,8 +747,14 @@ static void run_peers(const struct op *op)
         for (i = 0; i < nraw; i++) {
             struct prow *r;
             double vals[16];
-            int nv = 0;
-            if (strcmp(raw[i].metric, op->metric) != 0 || raw[i].proc != 0)
+            int nv = 0, seen = 0;
+            if (strcmp(raw[i].metric, op->metric) != 0)
+                continue;
+            for (j = 0; j < g_nprows; j++)
+                if (strcmp(g_prows[j].shape, raw[i].shape) == 0 &&
+                    strcmp(g_prows[j].impl, raw[i].impl) == 0)
+                    seen = 1;
+            if (seen)
                 continue;
             if (g_nprows == sizeof g_prows / sizeof g_prows[0])
                 break;
@@ -1167,9 +1223,9 @@ static void dnnl_prepare(void *ctx, void *data)
     }
     if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, (void *)&info) == dnnl_success &&
         info) {
-        snprintf(line, sizeof line, "%s: oneDNN %s n=%lu runs %s", g_opt.child->name,
-                 layernorm ? "layer_normalization" : "softmax", (unsigned long)c->n, info);
-        printf("#info,%s\n", line);
+        snprintf(line, sizeof line, "%s: oneDNN %s runs %s", g_opt.child->name,
+                 layernorm ? "layer_normalization" : "softmax", info);
+        printf("#info,%s\n", line); /* the parent keeps each distinct line once */
     }
     dnnl_check(dnnl_primitive_create(&g_dnnl.prim, pd), "primitive_create");
     dnnl_primitive_desc_destroy(pd);
@@ -1243,13 +1299,16 @@ static void bench_rowop(struct op *op)
 {
     static const size_t ns[] = {64, 256, 1024, 4096};
     static const size_t bytes[] = {(size_t)4 << 20, (size_t)256 << 20};
+    static int filled;
     size_t total = bytes[1] / sizeof(float), maxn = 4096, i, b;
-    float *x = falloc(total), *y = falloc(total);
+    float *x = scratch(BUF_ROW_X, total), *y = scratch(BUF_ROW_Y, total);
     float *gamma = falloc(maxn), *beta = falloc(maxn);
-    fill_uniform(x, total, -4.0f, 4.0f);
+    if (!filled) { /* the same input for every row op */
+        fill_uniform(x, total, -4.0f, 4.0f);
+        filled = 1;
+    }
     fill_uniform(gamma, maxn, 0.5f, 1.5f);
     fill_uniform(beta, maxn, -0.5f, 0.5f);
-    memset(y, 0, total * sizeof(float));
     for (b = 0; b < 2; b++)
         for (i = 0; i < sizeof ns / sizeof ns[0]; i++) {
             struct rowcase c;
@@ -1278,10 +1337,10 @@ static void bench_rowop(struct op *op)
                 lim.factor = 8.0;
             }
             sprintf(shape, "%lux%lu", (unsigned long)c.rows, (unsigned long)c.n);
-            bench_shape(op, shape, (double)(c.rows * c.n), &c, y, c.rows * c.n, 1, &lim);
+            /* --quick: no naive loop out of cache (a quarter of a second per call) */
+            bench_shape(op, shape, (double)(c.rows * c.n), &c, y, c.rows * c.n,
+                        !(g_opt.quick && b == 1), &lim);
         }
-    free(x);
-    free(y);
     free(gamma);
     free(beta);
 }
@@ -1654,7 +1713,7 @@ static const struct impl attention_impls[] = {
 
 static void bench_attention(struct op *op)
 {
-    static const size_t lens[] = {128, 512, 2048};
+    static const size_t lens[] = {128, 512, 2048, 8192};
     const size_t batch = 1, heads = 8, d = 64;
     size_t li;
     int causal;
@@ -1667,6 +1726,18 @@ static void bench_attention(struct op *op)
             float *q = falloc(count), *k = falloc(count), *v = falloc(count);
             float *o = falloc(count);
             double flop = 4.0 * (double)L * (double)L * (double)d * (double)(batch * heads);
+            if (L == 8192 && g_opt.quick) {
+                free(q);
+                free(k);
+                free(v);
+                free(o);
+                continue;
+            }
+            /* L = 8192: each implementation only if its L = 2048 time x 16 is <= 20 s */
+            g_predict.variant = causal;
+            g_predict.factor = L == 8192 ? 16.0 : 0.0;
+            g_predict.max_ns = 20e9;
+            g_predict.what = "16 x its L = 2048 time, over 20 s";
             fill_uniform(q, count, -1.0f, 1.0f);
             fill_uniform(k, count, -1.0f, 1.0f);
             fill_uniform(v, count, -1.0f, 1.0f);
@@ -1700,6 +1771,7 @@ static void bench_attention(struct op *op)
             free(c.scores);
             free(c.mm_ws);
         }
+    g_predict.factor = 0.0;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -1740,7 +1812,7 @@ static struct op g_ops[] = {
      "causal) / time; ratio = value / naive attention with the full score matrix (L <= 512); "
      "attn = fused attn_attention; *-unfused = sgemm + attn_softmax + sgemm over the full "
      "score matrix, *-unfused-128 over 128-row blocks; mem = extra memory",
-     attention_impls, NIMPL(attention_impls), bench_attention, "attn", 1, 0.0, "", "", "", 0.0,
+     attention_impls, NIMPL(attention_impls), bench_attention, "attn", 3, 0.0, "", "", "", 0.0,
      "", "", 0},
 };
 
@@ -1750,9 +1822,10 @@ static void usage(FILE *f)
             "usage: attn_bench [--quick] [--csv] [--op NAME] [--help]\n"
             "  --quick     3 samples of ~2 ms each (CI smoke run) instead of 9 of ~10 ms;\n"
             "              no 2048^3 matmul, matmul-2t on 1024^3\n"
-            "  --csv       rows as CSV on stdout (header op,shape,impl,metric,value,ratio),\n"
-            "              then rows with metric ratio_vs_<impl> and share_of_<limit>;\n"
-            "              the machine header and the notes go to stderr\n"
+            "  --csv       rows as CSV on stdout (header op,shape,impl,metric,value,ratio):\n"
+            "              op limit (the machine's limits), the timed rows, extra_bytes and\n"
+            "              bit_identical rows, then ratio_vs_<impl> (attn / impl) and\n"
+            "              share_of_<limit> rows; the header and the notes go to stderr\n"
             "  --op NAME   only softmax, layernorm, rmsnorm, matmul, matmul-2t or attention\n"
             "  --help      this text\n"
             "One thread except matmul-2t. Each op is timed for the library (impl attn), a\n"
@@ -1805,7 +1878,7 @@ static void print_peers_header(void)
     size_t i;
     fprintf(g_info, "peers:    ");
 #ifdef HAVE_OPENBLAS
-    fprintf(g_info, "OpenBLAS:%s (cblas_sgemm)\n", openblas_get_config());
+    fprintf(g_info, "%s (cblas_sgemm; this process's config)\n", openblas_get_config());
 #else
     fprintf(g_info, "OpenBLAS: not found at build time (libopenblas-dev)\n");
 #endif
@@ -1917,6 +1990,21 @@ static void print_ratios(void)
     }
 }
 
+/* Threads of this process (from /proc/self/status), 0 if unknown. */
+static int process_threads(void)
+{
+    char line[256];
+    int n = 0;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "Threads:", 8) == 0)
+            n = atoi(line + 8);
+    fclose(f);
+    return n;
+}
+
 /* --peer-child NAME: run one op's peer entries, CSV rows on stdout. */
 static int child_main(void)
 {
@@ -1942,6 +2030,8 @@ static int child_main(void)
     for (i = 0; i < NIMPL(g_ops); i++)
         if (strcmp(g_opt.only, g_ops[i].name) == 0)
             g_ops[i].bench(&g_ops[i]);
+    printf("#info,%s: %d thread%s in the process after its %s run\n", p->name,
+           process_threads(), process_threads() == 1 ? "" : "s", g_opt.only);
 #ifdef BENCH_DNNL
     if (g_dnnl.engine) {
         dnnl_stream_destroy(g_dnnl.stream);
@@ -2021,8 +2111,8 @@ int main(int argc, char **argv)
 #endif
     print_peers_header();
     fprintf(g_info, "timing:   1 thread (matmul-2t: 2), CLOCK_MONOTONIC, median of %d samples of "
-                    "~%.0f ms%s\n          (at least 3 when calls are long); spread = (max - min) "
-                    "/ median of the samples\n",
+                    "~%.0f ms%s\n          (fewer, at least 3, when calls are long; a warm-up call over "
+                    "1 s is a sample); spread = (max - min) / median\n",
             g_opt.samples, g_opt.sample_ns / 1e6, g_opt.quick ? " (--quick)" : "");
     fflush(g_info);
     if (g_opt.csv)
@@ -2066,5 +2156,7 @@ int main(int argc, char **argv)
         fprintf(g_info, "peer       %s\n", g_notes[i]);
     fprintf(g_info, "total time %.0f s\n", (now_ns() - t_start) / 1e9);
     free(g_res);
+    for (i = 0; i < BUF_COUNT; i++)
+        free(g_buf[i]);
     return 0;
 }
