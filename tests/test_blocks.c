@@ -223,14 +223,27 @@ static int mat_no_denormal(const mat *m)
 typedef struct wsbuf {
     void *raw;
     unsigned char *p;
+    size_t bytes;
 } wsbuf;
+
+#define WS_GUARD 48 /* bytes after the workspace that must stay untouched */
 
 static void *ws_new(wsbuf *w, size_t bytes, size_t off)
 {
     w->raw = xmalloc(bytes + 128);
     w->p = (unsigned char *)(((uintptr_t)w->raw + 63) & ~(uintptr_t)63) + off;
-    memset(w->p, 0xCD, bytes);
+    w->bytes = bytes;
+    memset(w->p, 0xCD, bytes + WS_GUARD);
     return w->p;
+}
+
+/* nothing written past the workspace size the query gave */
+static int ws_guard_ok(const wsbuf *w)
+{
+    size_t i;
+    for (i = 0; i < WS_GUARD; i++)
+        if (w->p[w->bytes + i] != 0xCD) return 0;
+    return 1;
 }
 
 /* ---- activations ------------------------------------------------------------------------- */
@@ -508,6 +521,7 @@ static void test_ffn_mha(void)
                 /* in place */
                 check(attn_ffn(&fw, x.p, x.ld, x.p, x.ld, bc->T, ws.p, wsz) == ATTN_OK && mat_same(&x, &y),
                       "ffn case %lu: in place differs", (unsigned long)ci);
+                check(ws_guard_ok(&ws), "ffn case %lu: wrote past the workspace", (unsigned long)ci);
                 free(ws.raw);
                 free(xd);
                 free(ref);
@@ -551,6 +565,7 @@ static void test_ffn_mha(void)
                     check(attn_mha(&mw, xq.p, xq.ld, bc->T, cross ? xkv.p : xq.p, cross ? xkv.ld : xq.ld, Lk, causal,
                                    xq.p, xq.ld, ws.p, wsz) == ATTN_OK && mat_same(&xq, &y),
                           "mha case %lu: in place differs", (unsigned long)ci);
+                    check(ws_guard_ok(&ws) && ws_guard_ok(&ws2), "mha case %lu: wrote past the workspace", (unsigned long)ci);
                     free(ws.raw);
                     free(ws2.raw);
                     free(xqd);
@@ -607,6 +622,7 @@ static void test_encoder_decoder(void)
                         check(mat_same(&z, &y), "causal encoder case %lu: a later token changed earlier outputs", (unsigned long)ci);
                         z.rows = bc->T;
                     }
+                    check(ws_guard_ok(&ws), "encoder case %lu: wrote past the workspace", (unsigned long)ci);
                     free(ws.raw);
                     free(xd);
                     free(ref);
@@ -652,6 +668,7 @@ static void test_encoder_decoder(void)
                               "decoder case %lu: a later token changed earlier outputs", (unsigned long)ci);
                         z.rows = bc->T;
                     }
+                    check(ws_guard_ok(&ws), "decoder case %lu: wrote past the workspace", (unsigned long)ci);
                     free(ws.raw);
                     free(xd);
                     free(md);

@@ -663,6 +663,43 @@ static void test_denormal_outputs(void)
         free(tw);
         fill(bx, MAXF, 1.0f);
     }
+    {
+        /* blocks whose last step makes denormals: pre-LN, y = x + bo (+ bo) + b2 with every
+         * weight matrix 0, x = 1.5 FLT_MIN, bo = -1.25 FLT_MIN; post-LN, the last layer norm's
+         * gamma is FLT_MIN / 2 on O(1) inputs */
+        const size_t d = L->d, T = L->T, M = L->M;
+        float *zero = (float *)xmalloc(4 * L->dff * d * sizeof(float));
+        float *bneg = (float *)xmalloc(L->dff * sizeof(float)), *bnull = zero;
+        float *ghalf = (float *)xmalloc(d * sizeof(float));
+        attn_encoder_weights e = L->enc_pre;
+        attn_decoder_weights dw = L->dec_pre;
+        memset(zero, 0, 4 * L->dff * d * sizeof(float));
+        for (i = 0; i < (int)L->dff; i++) bneg[i] = -1.25f * FLT_MIN;
+        for (i = 0; i < (int)d; i++) ghalf[i] = 0.5f * FLT_MIN;
+        e.attn.wq = e.attn.wk = e.attn.wv = e.attn.wo = zero;
+        e.attn.bq = e.attn.bk = e.attn.bv = bnull, e.attn.bo = bneg;
+        e.ffn.w1 = e.ffn.w2 = zero, e.ffn.b1 = e.ffn.b2 = bnull;
+        for (i = 0; i < (int)(T * d); i++) bx[i] = 1.5f * FLT_MIN;
+        OK(attn_encoder(&e, bx, d, by, d, T, 0, bws, attn_encoder_workspace_size(&e, T)));
+        check(!has_denormal(by, T * d), "pre-LN encoder: the residual sum's denormals were returned");
+        dw.self_attn = e.attn, dw.cross_attn = e.attn, dw.cross_attn.bo = bnull, dw.ffn = e.ffn;
+        OK(attn_decoder(&dw, bx, d, by, d, T, bm, d, M, bws, attn_decoder_workspace_size(&dw, T, M)));
+        check(!has_denormal(by, T * d), "pre-LN decoder: the residual sum's denormals were returned");
+        fill(bx, T * d, 1.0f);
+        e = L->enc_post, e.ln2_gamma = ghalf, e.ln2_beta = NULL;
+        OK(attn_encoder(&e, bx, d, by, d, T, 0, bws, attn_encoder_workspace_size(&e, T)));
+        check(!has_denormal(by, T * d), "post-LN encoder: the last layer norm's denormals were returned");
+        dw = L->dec_post, dw.ln3_gamma = ghalf, dw.ln3_beta = NULL;
+        OK(attn_decoder(&dw, bx, d, by, d, T, bm, d, M, bws, attn_decoder_workspace_size(&dw, T, M)));
+        check(!has_denormal(by, T * d), "post-LN decoder: the last layer norm's denormals were returned");
+        /* and the same layer norm alone does return them: the blocks' flush is what removes them */
+        OK(attn_layernorm(bx, d, by, d, T, d, ghalf, NULL, 1e-5f, NULL, NULL));
+        check(has_denormal(by, T * d), "layernorm with gamma FLT_MIN/2 gave no denormal (test inputs too weak)");
+        free(zero);
+        free(bneg);
+        free(ghalf);
+        fill(bx, MAXF, 1.0f);
+    }
     /* the kernels documented as able to return denormals do so here, and not when flushing */
     produced = run_denormal_producers();
     check(produced == 6, "%d of the 6 kernels documented to return denormals from tiny inputs did", produced);
