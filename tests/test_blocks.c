@@ -15,7 +15,9 @@
  * one byte less is ATTN_ERR_WORKSPACE; causality (changing a later token leaves the
  * earlier outputs bit-identical); every error path (NULL, zero sizes, leading dimensions,
  * heads not dividing d_model, bad enums, NaN eps, overflow) with the output untouched;
- * tiny inputs give no denormal output; the BERT-base parameter counts of seed E10.
+ * tiny inputs give no denormal output; embeddings + attn_positional_encoding (add) into an
+ * encoder against the reference adding the sinusoids in double; the BERT-base parameter
+ * counts of seed E10.
  *
  * Tolerances. Activations: as documented in attn.h. attn_linear (act NONE):
  * |y - ref| <= (d_in + 4) u mag, mag = sum |x_i w_io| + |b_o|, u = 2^-24 (the standard
@@ -684,6 +686,41 @@ static void test_encoder_decoder(void)
            "decoder %.3g\n", BLOCK_TOL, st_ffn.worst, st_mha.worst, st_enc.worst, st_dec.worst);
 }
 
+/* ---- embeddings + positional encoding -> encoder (the model's input path) ------------------- */
+
+static void test_embedding_pe_encoder(void)
+{
+    const size_t T = 9, d = 32, pos0 = 5;
+    attn_encoder_weights ew;
+    mat x, y;
+    double *xd, *ref;
+    size_t r, c, wsz;
+    wsbuf ws;
+    pool_used = 0;
+    ew = make_encoder(d, 4, 64, ATTN_ACT_GELU, 1, ATTN_PRE_LN);
+    mat_new(&x, T, d, 1, 0.5f);
+    mat_new(&y, T, d, 1, 0.0f);
+    xd = mat_to_double(&x);
+    /* the reference adds the sinusoids in double: sin / cos(p / 10000^(2i/d)) */
+    for (r = 0; r < T; r++)
+        for (c = 0; c < d; c++) {
+            const double a = (double)(pos0 + r) / pow(10000.0, (double)(c & ~(size_t)1) / (double)d);
+            xd[r * d + c] += (c & 1) ? cos(a) : sin(a);
+        }
+    check(attn_positional_encoding(x.p, x.ld, T, d, pos0, 1) == ATTN_OK, "PE status");
+    wsz = attn_encoder_workspace_size(&ew, T);
+    ws_new(&ws, wsz, 0);
+    check(attn_encoder(&ew, x.p, x.ld, y.p, y.ld, T, 0, ws.p, wsz) == ATTN_OK, "encoder status");
+    ref = (double *)xmalloc(T * d * sizeof(double));
+    ref_encoder(&ew, xd, T, 0, ref);
+    check(compare_block(&y, ref, &st_enc), "embeddings + PE (positions %lu..) -> encoder", (unsigned long)pos0);
+    free(ws.raw);
+    free(xd);
+    free(ref);
+    free(x.buf);
+    free(y.buf);
+}
+
 /* ---- denormals ------------------------------------------------------------------------------ */
 
 static void test_no_denormals(void)
@@ -954,6 +991,7 @@ int main(int argc, char **argv)
     test_linear();
     test_ffn_mha();
     test_encoder_decoder();
+    test_embedding_pe_encoder();
     test_no_denormals();
     test_errors();
     test_param_counts();
