@@ -225,6 +225,192 @@ ATTN_API size_t attn_attention_workspace_size(const attn_attention_params *p);
 ATTN_API attn_status attn_attention(const attn_attention_params *p, void *workspace,
                                     size_t workspace_size);
 
+/* ---------------------------------------------------------------------------------------
+ * Transformer blocks: activations, linear layers, feed-forward network, multi-head
+ * attention, encoder and decoder blocks, parameter counts; and the floating-point
+ * environment helpers for real-time use.
+ *
+ * Weights are caller-owned float32 arrays, row-major and dense, never copied. A linear
+ * weight W of a block is d_in x d_out (y = x W + b; nn.Linear's [out, in] weight is its
+ * transpose, which attn_linear also accepts). One sequence per call: x is tokens x
+ * d_model with leading dimension ldx; batch by looping. Scratch memory comes from the
+ * caller: *_workspace_size() gives the bytes for a given token count (it grows with the
+ * tokens, as the activations do); any alignment; nothing is ever allocated.
+ *
+ * Denormals: attn_activation, attn_linear, attn_ffn, attn_mha, attn_encoder and
+ * attn_decoder never return a denormal (a result below FLT_MIN in magnitude is 0), and
+ * neither do attn_softmax or the exp inside every kernel. The older kernels can return
+ * one when their inputs are tiny: attn_layernorm / attn_rmsnorm (tiny gamma or beta, or
+ * an eps far larger than the row's variance), attn_matmul (products of tiny values),
+ * attn_attention (tiny V), attn_add (two nearly cancelling values) and
+ * attn_positional_encoding with add (a tiny input). Intermediate values inside a block can
+ * be denormal too. To keep the hardware from ever computing with denormals (their slow
+ * paths cost 10-100x on many x86 cores), wrap the real-time section in
+ * attn_denormals_flush_begin() / attn_denormals_flush_end(). */
+
+/* Activation functions. */
+typedef enum attn_act {
+    ATTN_ACT_NONE = 0,      /* identity */
+    ATTN_ACT_RELU = 1,      /* max(x, 0) */
+    ATTN_ACT_GELU = 2,      /* x * Phi(x) = x/2 (1 + erf(x / sqrt 2)) (ONNX Gelu, PyTorch's default) */
+    ATTN_ACT_GELU_TANH = 3  /* x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (approximate='tanh') */
+} attn_act;
+
+/* y[r,:] = act(x[r,:]). In place allowed. Outputs below FLT_MIN in magnitude are 0 (a
+ * denormal input gives 0). NaN gives NaN; GELU(+inf) = +inf, GELU(-inf) = 0.
+ * Accuracy against the exact functions (double erf / tanh), for every float x whose
+ * result is at least FLT_MIN in magnitude:
+ *   ATTN_ACT_GELU       relative error <= 1e-6 (measured 4.9e-7): erfc from Numerical
+ *                       Recipes' Chebyshev fit (fractional error 1.2e-7) times
+ *                       exp(-x^2/2 + P) with the square carried exactly; x > 0 uses
+ *                       x (1 - erfc/2), so nothing cancels;
+ *   ATTN_ACT_GELU_TANH  relative error <= 1e-6 (1 + |a|), a = 2 sqrt(2/pi) (x + 0.044715 x^3)
+ *                       the exponent of e^-|a| (the rounding of a in float, amplified by
+ *                       the exp; |a| < 100 wherever the result is not 0; measured: 1.9e-7
+ *                       (1 + |a|), at most 1.5e-5 relative, in the far negative tail);
+ *   ATTN_ACT_RELU, ATTN_ACT_NONE exact. */
+ATTN_API attn_status attn_activation(attn_act act, const float *x, size_t ldx, float *y,
+                                     size_t ldy, size_t rows, size_t n);
+
+/* Linear layer: y = act(x op(W) + bias), x tokens x d_in, y tokens x d_out.
+ * tw = ATTN_NO_TRANS: W is d_in x d_out (ldw >= d_out);
+ * tw = ATTN_TRANS:    W is d_out x d_in (ldw >= d_in), PyTorch's nn.Linear weight.
+ * bias: d_out floats or NULL. y must not overlap x or W. The product is attn_matmul's;
+ * workspace is optional exactly as there (NULL with size 0, or at least
+ * attn_linear_workspace_size() bytes). Outputs are never denormal. */
+ATTN_API size_t attn_linear_workspace_size(attn_trans tw, size_t tokens, size_t d_in,
+                                           size_t d_out);
+ATTN_API attn_status attn_linear(const float *x, size_t ldx, size_t tokens, size_t d_in,
+                                 attn_trans tw, const float *w, size_t ldw, const float *bias,
+                                 size_t d_out, attn_act act, float *y, size_t ldy,
+                                 void *workspace, size_t workspace_size);
+
+/* Feed-forward network: y = act(x W1 + b1) W2 + b2 (d_model -> d_ff -> d_model). */
+typedef struct attn_ffn_weights {
+    size_t d_model, d_ff;
+    attn_act act;        /* usually ATTN_ACT_GELU or ATTN_ACT_RELU */
+    const float *w1;     /* d_model x d_ff */
+    const float *b1;     /* d_ff floats or NULL */
+    const float *w2;     /* d_ff x d_model */
+    const float *b2;     /* d_model floats or NULL */
+} attn_ffn_weights;
+
+/* Bytes of workspace attn_ffn needs for `tokens` rows (the d_ff hidden activations plus
+ * the matmul's). Returns 0 for NULL or invalid weights, tokens 0, or on overflow. */
+ATTN_API size_t attn_ffn_workspace_size(const attn_ffn_weights *w, size_t tokens);
+
+/* x, y: tokens x d_model. In place allowed. Workspace required. */
+ATTN_API attn_status attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
+                              size_t ldy, size_t tokens, void *workspace,
+                              size_t workspace_size);
+
+/* Multi-head attention layer:
+ *   Q = xq Wq + bq, K = xkv Wk + bk, V = xkv Wv + bv   (projections, d_model x d_model)
+ *   O = attention over `heads` heads of head_dim = d_model / heads (scale 1/sqrt(head_dim);
+ *       head h is columns [h head_dim, (h+1) head_dim) of Q, K, V and O)
+ *   y = O Wo + bo. */
+typedef struct attn_mha_weights {
+    size_t d_model, heads;           /* heads divides d_model */
+    const float *wq, *wk, *wv, *wo;  /* d_model x d_model each */
+    const float *bq, *bk, *bv, *bo;  /* d_model floats each, or NULL (no bias) */
+} attn_mha_weights;
+
+/* Bytes of workspace attn_mha needs (Q, K, V, O, the attention's and the matmul's).
+ * Returns 0 for NULL or invalid weights, a zero token count, or on overflow. */
+ATTN_API size_t attn_mha_workspace_size(const attn_mha_weights *w, size_t q_tokens,
+                                        size_t kv_tokens);
+
+/* xq: q_tokens x d_model (the queries' input), xkv: kv_tokens x d_model (keys' and values'
+ * input): self-attention passes the same matrix twice, cross-attention the encoder output
+ * as xkv. causal: 0 none, 1 query i sees key j iff j <= i + kv_tokens - q_tokens (with
+ * equal lengths, the usual j <= i); other values are ATTN_ERR_ARG. y: q_tokens x d_model;
+ * y may be xq or xkv (in place, same leading dimension). Workspace required. */
+ATTN_API attn_status attn_mha(const attn_mha_weights *w, const float *xq, size_t ldxq,
+                              size_t q_tokens, const float *xkv, size_t ldxkv, size_t kv_tokens,
+                              int causal, float *y, size_t ldy, void *workspace,
+                              size_t workspace_size);
+
+/* Where the layer norms sit in a block. */
+typedef enum attn_norm_order {
+    ATTN_PRE_LN = 0, /* x1 = x + MHA(LN1(x));  x2 = x1 + FFN(LN2(x1))  (GPT-2, most modern models) */
+    ATTN_POST_LN = 1 /* x1 = LN1(x + MHA(x));  x2 = LN2(x1 + FFN(x1))  (original Transformer, BERT) */
+} attn_norm_order;
+
+/* Encoder block: self-attention and FFN with residuals and layer norms (ln*_gamma/beta:
+ * d_model floats each, NULL = 1 / 0; eps >= 0 and finite, e.g. 1e-5 or BERT's 1e-12).
+ * attn.d_model must equal ffn.d_model. */
+typedef struct attn_encoder_weights {
+    attn_mha_weights attn;
+    attn_ffn_weights ffn;
+    const float *ln1_gamma, *ln1_beta, *ln2_gamma, *ln2_beta;
+    float eps;
+    attn_norm_order norm;
+} attn_encoder_weights;
+
+/* Bytes of workspace attn_encoder needs for `tokens` rows; 0 for invalid weights. */
+ATTN_API size_t attn_encoder_workspace_size(const attn_encoder_weights *w, size_t tokens);
+
+/* x, y: tokens x d_model; in place allowed. causal != 0 makes the self-attention causal
+ * (a decoder-only, GPT-style block); 0 is the bidirectional (BERT) encoder; values other
+ * than 0 and 1 are ATTN_ERR_ARG. */
+ATTN_API attn_status attn_encoder(const attn_encoder_weights *w, const float *x, size_t ldx,
+                                  float *y, size_t ldy, size_t tokens, int causal,
+                                  void *workspace, size_t workspace_size);
+
+/* Decoder block: causal self-attention, cross-attention over an encoder output `mem`, FFN.
+ *   pre-LN:  x1 = x + Self(LN1(x)); x2 = x1 + Cross(LN2(x1), mem); x3 = x2 + FFN(LN3(x2))
+ *   post-LN: x1 = LN1(x + Self(x)); x2 = LN2(x1 + Cross(x1, mem)); x3 = LN3(x2 + FFN(x2))
+ * self_attn, cross_attn and ffn have the same d_model. */
+typedef struct attn_decoder_weights {
+    attn_mha_weights self_attn, cross_attn;
+    attn_ffn_weights ffn;
+    const float *ln1_gamma, *ln1_beta, *ln2_gamma, *ln2_beta, *ln3_gamma, *ln3_beta;
+    float eps;
+    attn_norm_order norm;
+} attn_decoder_weights;
+
+ATTN_API size_t attn_decoder_workspace_size(const attn_decoder_weights *w, size_t tokens,
+                                            size_t mem_tokens);
+
+/* x, y: tokens x d_model (in place allowed); mem: mem_tokens x d_model, must not overlap y. */
+ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x, size_t ldx,
+                                  float *y, size_t ldy, size_t tokens, const float *mem,
+                                  size_t ldmem, size_t mem_tokens, void *workspace,
+                                  size_t workspace_size);
+
+/* Parameter counts of one block with every bias present (what the weight structs above
+ * point to). For BERT-base (d_model 768, 12 heads, d_ff 3072) the encoder gives
+ * attention_weights 2,359,296, attention_biases 3,072, ffn_weights + ffn_biases 4,722,432,
+ * layernorm 3,072, total 7,087,872. */
+typedef struct attn_param_count {
+    size_t attention_weights; /* W_Q, W_K, W_V, W_O: 4 d_model^2 per attention */
+    size_t attention_biases;  /* 4 d_model per attention */
+    size_t ffn_weights;       /* W1, W2: 2 d_model d_ff */
+    size_t ffn_biases;        /* d_ff + d_model */
+    size_t layernorm;         /* gamma and beta: 2 d_model per layer norm */
+    size_t total;
+} attn_param_count;
+
+/* heads must divide d_model. ATTN_ERR_OVERFLOW when a count does not fit size_t. */
+ATTN_API attn_status attn_encoder_param_count(size_t d_model, size_t heads, size_t d_ff,
+                                              attn_param_count *count);
+ATTN_API attn_status attn_decoder_param_count(size_t d_model, size_t heads, size_t d_ff,
+                                              attn_param_count *count);
+
+/* Flush-to-zero for the calling thread: after begin, the hardware turns denormal results
+ * and inputs of float (and double) arithmetic into 0 (x86: MXCSR FTZ, bit 15, and DAZ,
+ * bit 6; AArch64: FPCR.FZ, bit 24); end restores the state begin saved. Elsewhere both
+ * are no-ops and attn_denormals_flush_supported() is 0. The state is per thread (set it in
+ * the audio / game thread), and code run in between, including libm, sees it. */
+typedef struct attn_fp_state {
+    uint64_t saved; /* the previous control register */
+    int active;     /* 1 when begin changed anything that end must restore */
+} attn_fp_state;
+
+ATTN_API int attn_denormals_flush_supported(void);
+ATTN_API attn_status attn_denormals_flush_begin(attn_fp_state *state);
+ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
+
 #ifdef __cplusplus
 }
 #endif
@@ -990,7 +1176,8 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     attn_status st;
     size_t b;
     if (!p) return ATTN_ERR_NULL;
-    if (!p->q || !p->k || !p->v || !p->o || !ws) return ATTN_ERR_NULL;
+    if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
+    if (!ws) return ATTN_ERR_WORKSPACE;
     if (!p->batch || !p->heads || !p->kv_heads || !p->q_len || !p->kv_len || !p->head_dim ||
         !p->v_head_dim || p->heads % p->kv_heads)
         return ATTN_ERR_SIZE;
@@ -1101,6 +1288,622 @@ ATTN_API attn_status attn_attention(const attn_attention_params *p, void *worksp
     w = attn__ws_layout(workspace, p->v_head_dim);
     for (b = 0; b < p->batch; b++)
         for (h = 0; h < p->heads; h++) attn__attention_head(p, b, h, w);
+    return ATTN_OK;
+}
+
+/* ---- transformer blocks ---------------------------------------------------------------
+ * Activations over the vector layer, linear layers around attn_matmul, and the blocks
+ * composed from the public kernels. Nothing here allocates: every buffer is a slice of the
+ * caller's workspace, carved in 64-byte aligned segments. */
+
+static inline attn__v attn__vabs(attn__v v) { return attn__vmax(v, attn__vsub(attn__vzero(), v)); }
+
+/* |v| < FLT_MIN -> 0 (NaN stays) */
+static inline attn__v attn__vflush(attn__v v)
+{
+    return attn__vselect(attn__vlt(attn__vabs(v), attn__vset1(FLT_MIN)), attn__vzero(), v);
+}
+
+/* GELU, erf form: x Phi(x), Phi(x) = 1 - E for x > 0 and E for x <= 0, E = erfc(z) / 2,
+ * z = |x| / sqrt 2. erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 + z/2), P Numerical Recipes'
+ * Chebyshev fit (fractional error < 1.2e-7 for every z >= 0). z^2 = x^2 / 2 is carried
+ * as hi + lo (exact), and -z^2 + P as a 2Sum, so the exp's argument has no rounding error
+ * worth an ulp of the result even where it reaches -87. */
+static inline attn__v attn__vgelu_erf(attn__v x)
+{
+    const attn__v half = attn__vset1(0.5f), one = attn__vset1(1.0f), zero = attn__vzero();
+    attn__v ax = attn__vabs(x), z, t, p, hi, lo, a, s, bb, err, e, big_e, y;
+    z = attn__vmul(ax, attn__vset1(0.707106781186547524f));
+    t = attn__vdiv(one, attn__vfma(z, half, one));
+    p = attn__vset1(0.17087277f);
+    p = attn__vfma(p, t, attn__vset1(-0.82215223f));
+    p = attn__vfma(p, t, attn__vset1(1.48851587f));
+    p = attn__vfma(p, t, attn__vset1(-1.13520398f));
+    p = attn__vfma(p, t, attn__vset1(0.27886807f));
+    p = attn__vfma(p, t, attn__vset1(-0.18628806f));
+    p = attn__vfma(p, t, attn__vset1(0.09678418f));
+    p = attn__vfma(p, t, attn__vset1(0.37409196f));
+    p = attn__vfma(p, t, attn__vset1(1.00002368f));
+    p = attn__vfma(p, t, attn__vset1(-1.26551223f));
+    hi = attn__vmul(x, x);
+    lo = attn__vfma_exact(x, x, attn__vsub(zero, hi)); /* x^2 = hi + lo exactly */
+    a = attn__vmul(hi, attn__vset1(-0.5f));             /* exact */
+    s = attn__vadd(p, a);                               /* 2Sum: s + err = p + a */
+    bb = attn__vsub(s, p);
+    err = attn__vadd(attn__vsub(p, attn__vsub(s, bb)), attn__vsub(a, bb));
+    /* e = exp(s + err - lo/2) as h^2, h = exp of half the argument (halving is exact), so
+     * that an exp below FLT_MIN (argument below -87) still gives a normal x E */
+    e = attn__vexp_lo(attn__vmul(s, half), attn__vmul(attn__vfma(lo, attn__vset1(-0.5f), err), half));
+    big_e = attn__vmul(attn__vmul(attn__vmul(t, e), half), e); /* E = erfc(z) / 2 */
+    /* x > 0: x (1 - E); x <= 0: x E (0 below -20, where -inf * 0 would be NaN) */
+    y = attn__vselect(attn__vgt(x, zero), attn__vmul(x, attn__vsub(one, big_e)),
+                      attn__vmul(attn__vmul(attn__vmul(x, half), attn__vmul(t, e)), e));
+    y = attn__vselect(attn__vlt(x, attn__vset1(-20.0f)), zero, y);
+    return attn__vflush(y);
+}
+
+/* GELU, tanh form: x/2 (1 + tanh(u)) = x sigmoid(2u) = x * (u >= 0 ? 1 : w) / (1 + w),
+ * w = exp(-|2u|) in (0, 1]: no overflow, no cancellation. */
+static inline attn__v attn__vgelu_tanh(attn__v x)
+{
+    const attn__v one = attn__vset1(1.0f), zero = attn__vzero();
+    attn__v x3 = attn__vmul(attn__vmul(x, x), x);
+    attn__v u2 = attn__vmul(attn__vfma(x3, attn__vset1(0.044715f), x),
+                            attn__vset1(1.59576912160573071f)); /* 2u */
+    /* w = h^2, h = exp(-|u|), so that x w stays normal where w alone would underflow */
+    attn__v h = attn__vexp(attn__vmul(attn__vabs(u2), attn__vset1(-0.5f)));
+    attn__v num = attn__vselect(attn__vlt(u2, zero), attn__vmul(attn__vmul(x, h), h), x);
+    attn__v y = attn__vdiv(num, attn__vfma(h, h, one));
+    y = attn__vselect(attn__vlt(x, attn__vset1(-20.0f)), zero, y);
+    return attn__vflush(y);
+}
+
+static inline attn__v attn__vact(attn_act act, attn__v v)
+{
+    switch (act) {
+    case ATTN_ACT_RELU: return attn__vflush(attn__vmax(attn__vzero(), v)); /* NaN stays NaN */
+    case ATTN_ACT_GELU: return attn__vgelu_erf(v);
+    case ATTN_ACT_GELU_TANH: return attn__vgelu_tanh(v);
+    default: return attn__vflush(v);
+    }
+}
+
+/* y[0..n) = act(x + bias) (bias may be NULL) */
+static void attn__act_row(attn_act act, const float *x, const float *bias, float *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + ATTN__VW <= n; i += ATTN__VW) {
+        attn__v v = attn__vload(x + i);
+        if (bias) v = attn__vadd(v, attn__vload(bias + i));
+        attn__vstore(y + i, attn__vact(act, v));
+    }
+    if (i < n) {
+        attn__v v = attn__vload_part(x + i, n - i, 0.0f);
+        if (bias) v = attn__vadd(v, attn__vload_part(bias + i, n - i, 0.0f));
+        attn__vstore_part(y + i, attn__vact(act, v), n - i);
+    }
+}
+
+static int attn__act_valid(attn_act act)
+{
+    return act == ATTN_ACT_NONE || act == ATTN_ACT_RELU || act == ATTN_ACT_GELU ||
+           act == ATTN_ACT_GELU_TANH;
+}
+
+ATTN_API attn_status attn_activation(attn_act act, const float *x, size_t ldx, float *y,
+                                     size_t ldy, size_t rows, size_t n)
+{
+    attn_status st;
+    size_t r;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if (!attn__act_valid(act)) return ATTN_ERR_ARG;
+    for (r = 0; r < rows; r++) attn__act_row(act, x + r * ldx, NULL, y + r * ldy, n);
+    return ATTN_OK;
+}
+
+/* rows x n of y: values below FLT_MIN in magnitude -> 0 */
+static void attn__flush_rows(float *y, size_t ldy, size_t rows, size_t n)
+{
+    size_t r;
+    for (r = 0; r < rows; r++) attn__act_row(ATTN_ACT_NONE, y + r * ldy, NULL, y + r * ldy, n);
+}
+
+/* ---- workspace carving ---------------------------------------------------------------- */
+
+/* Adds a segment of `bytes` (rounded up to ATTN__ALIGN) to *total; 0 on overflow. */
+static int attn__seg(size_t *total, size_t bytes)
+{
+    const size_t lim = (size_t)PTRDIFF_MAX;
+    if (bytes > lim - ATTN__ALIGN) return 0;
+    bytes = attn__round_up(bytes, ATTN__ALIGN);
+    if (*total > lim - bytes) return 0;
+    *total += bytes;
+    return 1;
+}
+
+/* A segment of rows x cols floats. */
+static int attn__seg_f(size_t *total, size_t rows, size_t cols)
+{
+    size_t n = attn__mul_lim(rows, cols, ATTN__MAX_ELEMS);
+    return n <= ATTN__MAX_ELEMS && attn__seg(total, n * sizeof(float));
+}
+
+/* The next segment of `bytes` from *cur (aligned base, segments as attn__seg counts them). */
+static void *attn__take(unsigned char **cur, size_t bytes)
+{
+    void *p = *cur;
+    *cur += attn__round_up(bytes, ATTN__ALIGN);
+    return p;
+}
+
+static size_t attn__max3(size_t a, size_t b, size_t c)
+{
+    size_t m = a > b ? a : b;
+    return m > c ? m : c;
+}
+
+/* ---- linear ----------------------------------------------------------------------------- */
+
+ATTN_API size_t attn_linear_workspace_size(attn_trans tw, size_t tokens, size_t d_in,
+                                           size_t d_out)
+{
+    return attn_matmul_workspace_size(ATTN_NO_TRANS, tw, tokens, d_out, d_in);
+}
+
+ATTN_API attn_status attn_linear(const float *x, size_t ldx, size_t tokens, size_t d_in,
+                                 attn_trans tw, const float *w, size_t ldw, const float *bias,
+                                 size_t d_out, attn_act act, float *y, size_t ldy,
+                                 void *workspace, size_t workspace_size)
+{
+    attn_status st;
+    size_t r;
+    if (!x || !w || !y) return ATTN_ERR_NULL;
+    if (tw != ATTN_NO_TRANS && tw != ATTN_TRANS) return ATTN_ERR_ARG;
+    if ((st = attn__check_mat(tokens, d_in, ldx)) != ATTN_OK) return st;
+    if ((st = tw ? attn__check_mat(d_out, d_in, ldw) : attn__check_mat(d_in, d_out, ldw)) != ATTN_OK)
+        return st;
+    if ((st = attn__check_mat(tokens, d_out, ldy)) != ATTN_OK) return st;
+    if (!attn__act_valid(act)) return ATTN_ERR_ARG;
+    if (workspace && workspace_size < attn_linear_workspace_size(tw, tokens, d_in, d_out))
+        return ATTN_ERR_WORKSPACE;
+    st = attn_matmul(ATTN_NO_TRANS, tw, tokens, d_out, d_in, 1.0f, x, ldx, w, ldw, 0.0f, y, ldy,
+                     workspace, workspace ? workspace_size : 0);
+    if (st != ATTN_OK) return st;
+    for (r = 0; r < tokens; r++) attn__act_row(act, y + r * ldy, bias, y + r * ldy, d_out);
+    return ATTN_OK;
+}
+
+/* ---- feed-forward ----------------------------------------------------------------------- */
+
+static attn_status attn__ffn_check(const attn_ffn_weights *w)
+{
+    attn_status st;
+    if (!w) return ATTN_ERR_NULL;
+    if (!w->w1 || !w->w2) return ATTN_ERR_NULL;
+    if ((st = attn__check_mat(w->d_model, w->d_ff, w->d_ff)) != ATTN_OK) return st;
+    if (!attn__act_valid(w->act)) return ATTN_ERR_ARG;
+    return ATTN_OK;
+}
+
+/* bytes of attn_ffn's workspace (valid weights), 0 on overflow or tokens 0 */
+/* bytes of the matmul workspace of the FFN's two products */
+static size_t attn__ffn_mm(const attn_ffn_weights *w, size_t tokens)
+{
+    size_t a = attn_linear_workspace_size(ATTN_NO_TRANS, tokens, w->d_model, w->d_ff);
+    size_t b = attn_linear_workspace_size(ATTN_NO_TRANS, tokens, w->d_ff, w->d_model);
+    return a > b ? a : b;
+}
+
+static size_t attn__ffn_ws(const attn_ffn_weights *w, size_t tokens)
+{
+    size_t total = ATTN__ALIGN;
+    if (tokens == 0) return 0;
+    if (!attn__seg_f(&total, tokens, w->d_ff) || !attn__seg(&total, attn__ffn_mm(w, tokens)))
+        return 0;
+    return total;
+}
+
+ATTN_API size_t attn_ffn_workspace_size(const attn_ffn_weights *w, size_t tokens)
+{
+    if (attn__ffn_check(w) != ATTN_OK) return 0;
+    return attn__ffn_ws(w, tokens);
+}
+
+/* the work of attn_ffn on validated arguments and a big enough aligned workspace */
+static void attn__ffn_run(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
+                          size_t ldy, size_t tokens, unsigned char *cur)
+{
+    const size_t mm = attn__ffn_mm(w, tokens);
+    float *h = (float *)attn__take(&cur, tokens * w->d_ff * sizeof(float));
+    void *mws = mm ? attn__take(&cur, mm) : NULL;
+    attn_linear(x, ldx, tokens, w->d_model, ATTN_NO_TRANS, w->w1, w->d_ff, w->b1, w->d_ff,
+                w->act, h, w->d_ff, mws, mm);
+    attn_linear(h, w->d_ff, tokens, w->d_ff, ATTN_NO_TRANS, w->w2, w->d_model, w->b2,
+                w->d_model, ATTN_ACT_NONE, y, ldy, mws, mm);
+}
+
+ATTN_API attn_status attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
+                              size_t ldy, size_t tokens, void *workspace,
+                              size_t workspace_size)
+{
+    attn_status st = attn__ffn_check(w);
+    size_t need;
+    if (st != ATTN_OK) return st;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__check_mat(tokens, w->d_model, ldx)) != ATTN_OK) return st;
+    if ((st = attn__check_mat(tokens, w->d_model, ldy)) != ATTN_OK) return st;
+    if ((need = attn__ffn_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    attn__ffn_run(w, x, ldx, y, ldy, tokens, (unsigned char *)attn__align(workspace));
+    return ATTN_OK;
+}
+
+/* ---- multi-head attention ---------------------------------------------------------------- */
+
+static attn_status attn__mha_check(const attn_mha_weights *w)
+{
+    attn_status st;
+    if (!w) return ATTN_ERR_NULL;
+    if (!w->wq || !w->wk || !w->wv || !w->wo) return ATTN_ERR_NULL;
+    if (!w->heads || !w->d_model || w->d_model % w->heads) return ATTN_ERR_SIZE;
+    if ((st = attn__check_mat(w->d_model, w->d_model, w->d_model)) != ATTN_OK) return st;
+    return ATTN_OK;
+}
+
+static attn_attention_params attn__mha_params(const attn_mha_weights *w, size_t lq, size_t lk,
+                                              const float *q, const float *k, const float *v,
+                                              float *o, int causal)
+{
+    const size_t dh = w->d_model / w->heads;
+    attn_attention_params p = attn_attention_init(1, w->heads, w->heads, lq, lk, dh, dh, q, k,
+                                                  v, o, ATTN_LAYOUT_BLHD);
+    p.causal = causal ? ATTN_CAUSAL_BOTTOM_RIGHT : ATTN_CAUSAL_NONE;
+    return p;
+}
+
+/* bytes of the matmul workspace the projections need (the largest of the four products) */
+static size_t attn__mha_mm(const attn_mha_weights *w, size_t lq, size_t lk)
+{
+    const size_t d = w->d_model;
+    size_t a = attn_linear_workspace_size(ATTN_NO_TRANS, lq, d, d);
+    size_t b = attn_linear_workspace_size(ATTN_NO_TRANS, lk, d, d);
+    return a > b ? a : b;
+}
+
+/* bytes of attn_mha's workspace (valid weights) without the base alignment; 0 on overflow */
+static size_t attn__mha_ws(const attn_mha_weights *w, size_t lq, size_t lk)
+{
+    attn_attention_params p;
+    size_t total = 0;
+    if (lq == 0 || lk == 0) return 0;
+    p = attn__mha_params(w, lq, lk, NULL, NULL, NULL, NULL, 0);
+    if (!attn__seg_f(&total, lq, w->d_model) || !attn__seg_f(&total, lk, w->d_model) ||
+        !attn__seg_f(&total, lk, w->d_model) || !attn__seg_f(&total, lq, w->d_model) ||
+        !attn__seg(&total, attn_attention_workspace_size(&p)) ||
+        !attn__seg(&total, attn__mha_mm(w, lq, lk)))
+        return 0;
+    return total;
+}
+
+ATTN_API size_t attn_mha_workspace_size(const attn_mha_weights *w, size_t q_tokens,
+                                        size_t kv_tokens)
+{
+    size_t t;
+    if (attn__mha_check(w) != ATTN_OK) return 0;
+    t = attn__mha_ws(w, q_tokens, kv_tokens);
+    return t && attn__seg(&t, ATTN__ALIGN) ? t : 0;
+}
+
+static void attn__mha_run(const attn_mha_weights *w, const float *xq, size_t ldxq, size_t lq,
+                          const float *xkv, size_t ldxkv, size_t lk, int causal, float *y,
+                          size_t ldy, unsigned char *cur)
+{
+    const size_t d = w->d_model, mm = attn__mha_mm(w, lq, lk);
+    float *q = (float *)attn__take(&cur, lq * d * sizeof(float));
+    float *k = (float *)attn__take(&cur, lk * d * sizeof(float));
+    float *v = (float *)attn__take(&cur, lk * d * sizeof(float));
+    float *o = (float *)attn__take(&cur, lq * d * sizeof(float));
+    attn_attention_params p = attn__mha_params(w, lq, lk, q, k, v, o, causal);
+    const size_t aws = attn_attention_workspace_size(&p);
+    void *att_ws = attn__take(&cur, aws);
+    void *mws = mm ? attn__take(&cur, mm) : NULL;
+    attn_linear(xq, ldxq, lq, d, ATTN_NO_TRANS, w->wq, d, w->bq, d, ATTN_ACT_NONE, q, d, mws, mm);
+    attn_linear(xkv, ldxkv, lk, d, ATTN_NO_TRANS, w->wk, d, w->bk, d, ATTN_ACT_NONE, k, d, mws, mm);
+    attn_linear(xkv, ldxkv, lk, d, ATTN_NO_TRANS, w->wv, d, w->bv, d, ATTN_ACT_NONE, v, d, mws, mm);
+    attn_attention(&p, att_ws, aws);
+    /* the output of attention is a convex combination of V rows: it may be denormal only
+     * where V is; attn_linear flushes y */
+    attn_linear(o, d, lq, d, ATTN_NO_TRANS, w->wo, d, w->bo, d, ATTN_ACT_NONE, y, ldy, mws, mm);
+}
+
+ATTN_API attn_status attn_mha(const attn_mha_weights *w, const float *xq, size_t ldxq,
+                              size_t q_tokens, const float *xkv, size_t ldxkv, size_t kv_tokens,
+                              int causal, float *y, size_t ldy, void *workspace,
+                              size_t workspace_size)
+{
+    attn_status st = attn__mha_check(w);
+    size_t need;
+    if (st != ATTN_OK) return st;
+    if (!xq || !xkv || !y) return ATTN_ERR_NULL;
+    if ((st = attn__check_mat(q_tokens, w->d_model, ldxq)) != ATTN_OK) return st;
+    if ((st = attn__check_mat(kv_tokens, w->d_model, ldxkv)) != ATTN_OK) return st;
+    if ((st = attn__check_mat(q_tokens, w->d_model, ldy)) != ATTN_OK) return st;
+    if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if ((need = attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    attn__mha_run(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, y, ldy,
+                  (unsigned char *)attn__align(workspace));
+    return ATTN_OK;
+}
+
+/* ---- encoder and decoder blocks ------------------------------------------------------------ */
+
+static attn_status attn__block_common(float eps, attn_norm_order norm)
+{
+    if (!attn__finite(eps) || eps < 0) return ATTN_ERR_ARG;
+    if (norm != ATTN_PRE_LN && norm != ATTN_POST_LN) return ATTN_ERR_ARG;
+    return ATTN_OK;
+}
+
+static attn_status attn__encoder_check(const attn_encoder_weights *w)
+{
+    attn_status st;
+    if (!w) return ATTN_ERR_NULL;
+    if ((st = attn__mha_check(&w->attn)) != ATTN_OK) return st;
+    if ((st = attn__ffn_check(&w->ffn)) != ATTN_OK) return st;
+    if (w->attn.d_model != w->ffn.d_model) return ATTN_ERR_SIZE;
+    return attn__block_common(w->eps, w->norm);
+}
+
+/* t (tokens x d) plus the largest of the sublayers' workspaces; 0 on overflow */
+static size_t attn__encoder_ws(const attn_encoder_weights *w, size_t tokens)
+{
+    size_t total = ATTN__ALIGN, m = attn__mha_ws(&w->attn, tokens, tokens);
+    size_t f = attn__ffn_ws(&w->ffn, tokens);
+    if (!m || !f || !attn__seg_f(&total, tokens, w->attn.d_model) ||
+        !attn__seg(&total, m > f - ATTN__ALIGN ? m : f - ATTN__ALIGN))
+        return 0;
+    return total;
+}
+
+ATTN_API size_t attn_encoder_workspace_size(const attn_encoder_weights *w, size_t tokens)
+{
+    if (attn__encoder_check(w) != ATTN_OK || tokens == 0) return 0;
+    return attn__encoder_ws(w, tokens);
+}
+
+/* rows x n: y = x (row by row; nothing when y is x) */
+static void attn__copy_rows(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+                            size_t n)
+{
+    size_t r;
+    if (x == y) return;
+    for (r = 0; r < rows; r++) memcpy(y + r * ldy, x + r * ldx, n * sizeof(float));
+}
+
+ATTN_API attn_status attn_encoder(const attn_encoder_weights *w, const float *x, size_t ldx,
+                                  float *y, size_t ldy, size_t tokens, int causal,
+                                  void *workspace, size_t workspace_size)
+{
+    attn_status st = attn__encoder_check(w);
+    size_t need, d;
+    unsigned char *cur, *sub;
+    float *t;
+    if (st != ATTN_OK) return st;
+    d = w->attn.d_model;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__check_mat(tokens, d, ldx)) != ATTN_OK) return st;
+    if ((st = attn__check_mat(tokens, d, ldy)) != ATTN_OK) return st;
+    if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if ((need = attn__encoder_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    cur = (unsigned char *)attn__align(workspace);
+    t = (float *)attn__take(&cur, tokens * d * sizeof(float));
+    sub = cur; /* the sublayers' workspace, aligned */
+    if (w->norm == ATTN_PRE_LN) {
+        attn__copy_rows(x, ldx, y, ldy, tokens, d);
+        attn_layernorm(y, ldy, t, d, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
+        attn__mha_run(&w->attn, t, d, tokens, t, d, tokens, causal, t, d, sub);
+        attn_add(y, ldy, t, d, tokens, d);
+        attn_layernorm(y, ldy, t, d, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
+        attn__ffn_run(&w->ffn, t, d, t, d, tokens, sub);
+        attn_add(y, ldy, t, d, tokens, d);
+    } else {
+        attn__mha_run(&w->attn, x, ldx, tokens, x, ldx, tokens, causal, t, d, sub);
+        attn_add(t, d, x, ldx, tokens, d);
+        attn_layernorm(t, d, y, ldy, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
+        attn__ffn_run(&w->ffn, y, ldy, t, d, tokens, sub);
+        attn_add(t, d, y, ldy, tokens, d);
+        attn_layernorm(t, d, y, ldy, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
+    }
+    attn__flush_rows(y, ldy, tokens, d);
+    return ATTN_OK;
+}
+
+static attn_status attn__decoder_check(const attn_decoder_weights *w)
+{
+    attn_status st;
+    if (!w) return ATTN_ERR_NULL;
+    if ((st = attn__mha_check(&w->self_attn)) != ATTN_OK) return st;
+    if ((st = attn__mha_check(&w->cross_attn)) != ATTN_OK) return st;
+    if ((st = attn__ffn_check(&w->ffn)) != ATTN_OK) return st;
+    if (w->self_attn.d_model != w->ffn.d_model || w->cross_attn.d_model != w->ffn.d_model)
+        return ATTN_ERR_SIZE;
+    return attn__block_common(w->eps, w->norm);
+}
+
+static size_t attn__decoder_ws(const attn_decoder_weights *w, size_t tokens, size_t mem_tokens)
+{
+    size_t total = ATTN__ALIGN, s = attn__mha_ws(&w->self_attn, tokens, tokens);
+    size_t c = attn__mha_ws(&w->cross_attn, tokens, mem_tokens), f = attn__ffn_ws(&w->ffn, tokens);
+    if (!s || !c || !f || !attn__seg_f(&total, tokens, w->ffn.d_model) ||
+        !attn__seg(&total, attn__max3(s, c, f - ATTN__ALIGN)))
+        return 0;
+    return total;
+}
+
+ATTN_API size_t attn_decoder_workspace_size(const attn_decoder_weights *w, size_t tokens,
+                                            size_t mem_tokens)
+{
+    if (attn__decoder_check(w) != ATTN_OK || tokens == 0 || mem_tokens == 0) return 0;
+    return attn__decoder_ws(w, tokens, mem_tokens);
+}
+
+ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x, size_t ldx,
+                                  float *y, size_t ldy, size_t tokens, const float *mem,
+                                  size_t ldmem, size_t mem_tokens, void *workspace,
+                                  size_t workspace_size)
+{
+    attn_status st = attn__decoder_check(w);
+    size_t need, d;
+    unsigned char *cur, *sub;
+    float *t;
+    if (st != ATTN_OK) return st;
+    d = w->ffn.d_model;
+    if (!x || !y || !mem) return ATTN_ERR_NULL;
+    if ((st = attn__check_mat(tokens, d, ldx)) != ATTN_OK) return st;
+    if ((st = attn__check_mat(tokens, d, ldy)) != ATTN_OK) return st;
+    if ((st = attn__check_mat(mem_tokens, d, ldmem)) != ATTN_OK) return st;
+    if ((need = attn__decoder_ws(w, tokens, mem_tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    cur = (unsigned char *)attn__align(workspace);
+    t = (float *)attn__take(&cur, tokens * d * sizeof(float));
+    sub = cur;
+    if (w->norm == ATTN_PRE_LN) {
+        attn__copy_rows(x, ldx, y, ldy, tokens, d);
+        attn_layernorm(y, ldy, t, d, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
+        attn__mha_run(&w->self_attn, t, d, tokens, t, d, tokens, 1, t, d, sub);
+        attn_add(y, ldy, t, d, tokens, d);
+        attn_layernorm(y, ldy, t, d, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
+        attn__mha_run(&w->cross_attn, t, d, tokens, mem, ldmem, mem_tokens, 0, t, d, sub);
+        attn_add(y, ldy, t, d, tokens, d);
+        attn_layernorm(y, ldy, t, d, tokens, d, w->ln3_gamma, w->ln3_beta, w->eps, NULL, NULL);
+        attn__ffn_run(&w->ffn, t, d, t, d, tokens, sub);
+        attn_add(y, ldy, t, d, tokens, d);
+    } else {
+        attn__mha_run(&w->self_attn, x, ldx, tokens, x, ldx, tokens, 1, t, d, sub);
+        attn_add(t, d, x, ldx, tokens, d);
+        attn_layernorm(t, d, y, ldy, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
+        attn__mha_run(&w->cross_attn, y, ldy, tokens, mem, ldmem, mem_tokens, 0, t, d, sub);
+        attn_add(t, d, y, ldy, tokens, d);
+        attn_layernorm(t, d, y, ldy, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
+        attn__ffn_run(&w->ffn, y, ldy, t, d, tokens, sub);
+        attn_add(t, d, y, ldy, tokens, d);
+        attn_layernorm(t, d, y, ldy, tokens, d, w->ln3_gamma, w->ln3_beta, w->eps, NULL, NULL);
+    }
+    attn__flush_rows(y, ldy, tokens, d);
+    return ATTN_OK;
+}
+
+/* ---- parameter counts ------------------------------------------------------------------- */
+
+/* *acc += a * b (SIZE_MAX limit); 0 on overflow */
+static int attn__count_add(size_t *acc, size_t a, size_t b)
+{
+    size_t t = attn__mul_lim(a, b, (size_t)-1 - 1);
+    if (t == (size_t)-1 || *acc > (size_t)-1 - 1 - t) return 0;
+    *acc += t;
+    return 1;
+}
+
+static attn_status attn__param_count(size_t d, size_t heads, size_t dff, size_t n_attn,
+                                     size_t n_ln, attn_param_count *c)
+{
+    attn_param_count r;
+    size_t dd;
+    if (!c) return ATTN_ERR_NULL;
+    if (!d || !heads || !dff || d % heads) return ATTN_ERR_SIZE;
+    memset(&r, 0, sizeof r);
+    dd = attn__mul_lim(d, d, (size_t)-1 - 1);
+    if (dd == (size_t)-1 || !attn__count_add(&r.attention_weights, 4 * n_attn, dd) ||
+        !attn__count_add(&r.attention_biases, 4 * n_attn, d) ||
+        !attn__count_add(&r.ffn_weights, 2 * d, dff) || !attn__count_add(&r.ffn_biases, 1, dff) ||
+        !attn__count_add(&r.ffn_biases, 1, d) || !attn__count_add(&r.layernorm, 2 * n_ln, d) ||
+        !attn__count_add(&r.total, 1, r.attention_weights) ||
+        !attn__count_add(&r.total, 1, r.attention_biases) ||
+        !attn__count_add(&r.total, 1, r.ffn_weights) ||
+        !attn__count_add(&r.total, 1, r.ffn_biases) || !attn__count_add(&r.total, 1, r.layernorm))
+        return ATTN_ERR_OVERFLOW;
+    *c = r;
+    return ATTN_OK;
+}
+
+ATTN_API attn_status attn_encoder_param_count(size_t d_model, size_t heads, size_t d_ff,
+                                              attn_param_count *count)
+{
+    return attn__param_count(d_model, heads, d_ff, 1, 2, count);
+}
+
+ATTN_API attn_status attn_decoder_param_count(size_t d_model, size_t heads, size_t d_ff,
+                                              attn_param_count *count)
+{
+    return attn__param_count(d_model, heads, d_ff, 2, 3, count);
+}
+
+/* ---- floating-point environment: flush denormals to zero --------------------------------
+ * The only per-ISA code outside simd/: the control registers differ. */
+#ifdef __cplusplus
+}
+#endif
+#if defined(__SSE__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 1)
+#include <xmmintrin.h>
+#define ATTN__FTZ_X86 1
+#elif defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+#define ATTN__FTZ_A64 1
+#endif
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+ATTN_API int attn_denormals_flush_supported(void)
+{
+#if defined(ATTN__FTZ_X86) || defined(ATTN__FTZ_A64)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+ATTN_API attn_status attn_denormals_flush_begin(attn_fp_state *state)
+{
+    if (!state) return ATTN_ERR_NULL;
+#if defined(ATTN__FTZ_X86)
+    {
+        const unsigned int csr = _mm_getcsr();
+        state->saved = csr;
+        state->active = 1;
+        _mm_setcsr(csr | (1u << 15) | (1u << 6)); /* FTZ, DAZ */
+    }
+#elif defined(ATTN__FTZ_A64)
+    {
+        uint64_t fpcr;
+        __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr) : : "memory");
+        state->saved = fpcr;
+        state->active = 1;
+        fpcr |= (uint64_t)1 << 24; /* FZ */
+        __asm__ __volatile__("msr fpcr, %0" : : "r"(fpcr) : "memory");
+    }
+#else
+    state->saved = 0;
+    state->active = 0;
+#endif
+    return ATTN_OK;
+}
+
+ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state)
+{
+    if (!state) return ATTN_ERR_NULL;
+    if (!state->active) return ATTN_OK;
+#if defined(ATTN__FTZ_X86)
+    _mm_setcsr((unsigned int)state->saved);
+#elif defined(ATTN__FTZ_A64)
+    {
+        const uint64_t fpcr = state->saved;
+        __asm__ __volatile__("msr fpcr, %0" : : "r"(fpcr) : "memory");
+    }
+#endif
     return ATTN_OK;
 }
 

@@ -33,6 +33,7 @@ static inline void attn__vstore_part(float *p, attn__v v, size_t n)
 static inline attn__v attn__vadd(attn__v a, attn__v b) { return _mm256_add_ps(a, b); }
 static inline attn__v attn__vsub(attn__v a, attn__v b) { return _mm256_sub_ps(a, b); }
 static inline attn__v attn__vmul(attn__v a, attn__v b) { return _mm256_mul_ps(a, b); }
+static inline attn__v attn__vdiv(attn__v a, attn__v b) { return _mm256_div_ps(a, b); }
 static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c) { return _mm256_fmadd_ps(a, b, c); }
 static inline attn__v attn__vfma_exact(attn__v a, attn__v b, attn__v c) { return _mm256_fmadd_ps(a, b, c); }
 static inline attn__v attn__vmax(attn__v a, attn__v b) { return _mm256_max_ps(a, b); }

@@ -30,6 +30,7 @@ static inline void attn__vstore_part(float *p, attn__v v, size_t n) { (void)p; (
 static inline attn__v attn__vadd(attn__v a, attn__v b) { return a + b; }
 static inline attn__v attn__vsub(attn__v a, attn__v b) { return a - b; }
 static inline attn__v attn__vmul(attn__v a, attn__v b) { return a * b; }
+static inline attn__v attn__vdiv(attn__v a, attn__v b) { return a / b; }
 /* a * b + c: fused where the target has a fast fma (FP_FAST_FMAF), else two roundings
  * (a libm fmaf call per element would make the scalar path slower than a naive loop) */
 #ifdef FP_FAST_FMAF

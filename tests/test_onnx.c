@@ -47,6 +47,8 @@
  *       nonpad_kv_seqlen, to ATTN_CAUSAL_BOTTOM_RIGHT (which uses key_lengths[b] as kv_len).
  *     qk_matmul_output (output slot 3) is not expressible (no qk_matmul_output in the API):
  *       such cases check Y and present only and are counted separately.
+ *   Gelu (opset 20): elementwise, one call to attn_activation over all the values;
+ *     approximate absent -> ATTN_ACT_GELU (erf form), "tanh" -> ATTN_ACT_GELU_TANH.
  */
 #define ATTN_IMPLEMENTATION
 #include "attn.h"
@@ -863,11 +865,39 @@ cleanup:
 }
 
 /* ----------------------------------------------------------------------------------------
+ * Gelu (opset 20): approximate absent or "none" -> ATTN_ACT_GELU (erf form), "tanh" ->
+ * ATTN_ACT_GELU_TANH; elementwise, so the tensor is one row of count floats.
+ */
+static void run_gelu(const onnx_case *c, result *r)
+{
+    static const char *const known[] = {"approximate", NULL}, *const kinds[] = {"s", NULL};
+    const tensor *x = &c->in[0];
+    const attr *ap = find_attr(c, "approximate");
+    attn_act act = ATTN_ACT_GELU;
+    float *y;
+    attn_status st;
+    if (!known_attrs(c, known, kinds, r)) return;
+    if (ap && strcmp(ap->s, "tanh") == 0) act = ATTN_ACT_GELU_TANH;
+    else if (ap && ap->s[0] && strcmp(ap->s, "none") != 0) {
+        set_skip(r, "approximate=%s not expressible", ap->s);
+        return;
+    }
+    if (!is_float(x) || !c->out[0].present || x->count == 0) {
+        set_skip(r, "%s", "needs a non-empty float input X and output Y");
+        return;
+    }
+    y = nan_buffer(x->count);
+    st = attn_activation(act, x->f, x->count, y, x->count, 1, x->count);
+    if (check_status(r, c, "attn_activation", st)) compare_output(r, c, &c->out[0], y, x->rank, x->dims);
+    free(y);
+}
+
+/* ----------------------------------------------------------------------------------------
  * Driver
  */
-#define NOPS 6
+#define NOPS 7
 static const char *const op_names[NOPS] = {"Softmax", "LayerNormalization", "RMSNormalization",
-                                           "MatMul", "Attention", "other"};
+                                           "MatMul", "Attention", "Gelu", "other"};
 
 static int op_index(const char *op)
 {
@@ -893,6 +923,8 @@ static void run_case(const onnx_case *c, result *r)
         run_matmul(c, r);
     } else if (strcmp(c->op, "Attention") == 0) {
         run_attention(c, r);
+    } else if (strcmp(c->op, "Gelu") == 0) {
+        run_gelu(c, r);
     } else {
         set_skip(r, "op %s not in this library", c->op);
     }
