@@ -4,7 +4,7 @@
  * its mask type attn__vm, and the primitives below. Kernels are written once over them.
  * Contract every ISA keeps: attn__vmax(a, b) and attn__vmin(a, b) return b when b is NaN
  * (x86's maxps/minps rule; NEON propagates any NaN); attn__vldexp(p, n) with a NaN p
- * returns a NaN. */
+ * returns a NaN, and with any n never traps or invokes undefined behaviour. */
 #ifndef ATTN_SIMD_SCALAR_H
 #define ATTN_SIMD_SCALAR_H
 #include <math.h>
@@ -50,12 +50,12 @@ static inline attn__vm attn__visnan(attn__v a) { return a != a; }
 /* m ? a : b, lane by lane */
 static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b) { return m ? a : b; }
 /* p * 2^n for n an integer-valued float such that the result's exponent field stays in
- * [0, 255] (the caller guarantees it): adds n to the exponent bits. A NaN n returns p
- * unchanged (the caller's p is then NaN too). */
+ * [0, 255]: adds n to the exponent bits. Outside that (or NaN n) the result is
+ * meaningless but defined: the caller selects over it. */
 static inline attn__v attn__vldexp(attn__v p, attn__v n)
 {
     int32_t bits;
-    if (n != n) return p;
+    if (!(n > -256.0f && n < 256.0f)) return p; /* NaN or out of range: garbage the caller replaces */
     memcpy(&bits, &p, 4);
     bits += (int32_t)n * (1 << 23);
     memcpy(&p, &bits, 4);
