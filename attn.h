@@ -718,20 +718,27 @@ static float attn__row_sums(const float *x, size_t n, int mode, float c, float *
     size_t i = 0;
     while (i < n) {
         size_t end = n - i > ATTN__SUM_BLOCK ? i + ATTN__SUM_BLOCK : n;
-        attn__v a0 = attn__vzero(), a1 = a0, b0 = a0, b1 = a0;
-        for (; i + 2 * ATTN__VW <= end; i += 2 * ATTN__VW) {
+        attn__v a0 = attn__vzero(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        for (; i + 4 * ATTN__VW <= end; i += 4 * ATTN__VW) { /* four chains hide the add latency */
             attn__v u0 = attn__vload(x + i), u1 = attn__vload(x + i + ATTN__VW);
+            attn__v u2 = attn__vload(x + i + 2 * ATTN__VW), u3 = attn__vload(x + i + 3 * ATTN__VW);
             if (mode == 1) {
                 u0 = attn__vsub(u0, vc);
                 u1 = attn__vsub(u1, vc);
+                u2 = attn__vsub(u2, vc);
+                u3 = attn__vsub(u3, vc);
             }
             if (mode != 2) {
                 a0 = attn__vadd(a0, u0);
                 a1 = attn__vadd(a1, u1);
+                a2 = attn__vadd(a2, u2);
+                a3 = attn__vadd(a3, u3);
             }
             if (mode != 0) {
                 b0 = attn__vfma(u0, u0, b0);
                 b1 = attn__vfma(u1, u1, b1);
+                b2 = attn__vfma(u2, u2, b2);
+                b3 = attn__vfma(u3, u3, b3);
             }
         }
         for (; i < end; i += ATTN__VW) {
@@ -742,8 +749,8 @@ static float attn__row_sums(const float *x, size_t n, int mode, float c, float *
             if (mode != 0) b0 = attn__vfma(u0, u0, b0);
         }
         i = end;
-        t1 = attn__vadd(t1, attn__vadd(a0, a1));
-        t2 = attn__vadd(t2, attn__vadd(b0, b1));
+        t1 = attn__vadd(t1, attn__vadd(attn__vadd(a0, a1), attn__vadd(a2, a3)));
+        t2 = attn__vadd(t2, attn__vadd(attn__vadd(b0, b1), attn__vadd(b2, b3)));
     }
     if (s2) *s2 = attn__vhsum(t2);
     return attn__vhsum(t1);
