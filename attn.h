@@ -240,6 +240,13 @@ ATTN_API attn_status attn_attention(const attn_attention_params *p, void *worksp
 #include <math.h>
 #include <string.h>
 
+/* for the matmul microkernel's body, inlined into its packed and strided callers */
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTN__FORCE_INLINE inline __attribute__((always_inline))
+#else
+#define ATTN__FORCE_INLINE inline
+#endif
+
 #if !defined(ATTN_NO_SIMD) && defined(__AVX2__) && defined(__FMA__)
 #include "simd/avx2.h"
 #elif !defined(ATTN_NO_SIMD) && defined(__aarch64__) && defined(__ARM_NEON)
@@ -699,76 +706,275 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
 }
 
 /* ---- matmul -------------------------------------------------------------------------- */
-
+/*
+ * BLIS's structure: loops jc (NC columns of C) / pc (KC-deep slices of k) / ic (MC rows)
+ * around a register-blocked microkernel attn__mm_ukr_body (MR x NR, in the ISA file; the
+ * generic one below serves the scalar path). op(B)'s KC x NC panel is packed into NR-column
+ * slivers and op(A)'s MC x KC block into MR-row slivers, zero padded, so the microkernel
+ * streams contiguous memory whatever the transposes; edge tiles are computed whole into a
+ * register-sized buffer and only their valid part is merged into C.
+ *
+ * Summation order: k is cut into chunks of attn__mm_kc(k) (a function of k alone); in each
+ * chunk every C element is one fma chain over p in order, starting from 0, and the chunks
+ * are merged in order: C = alpha * acc0 (+ beta * C), then C = fma(alpha, acc_q, C). Every
+ * path below (packed, A read in place, no workspace, edge tiles) follows exactly that
+ * order, so C's bits do not depend on m, n, the tile position, the workspace or on how C
+ * is split into blocks.
+ */
+#ifndef ATTN__MR
+/* the generic microkernel over the vector layer: a 4 x (4 * ATTN__VW) tile */
 #define ATTN__MR 4
-#define ATTN__NR (2 * ATTN__VW)
-
-/* One register tile: C[0..mr, 0..nr) = alpha * sum_p a(i,p) b(p,j) + beta * C, with
- * a(i,p) = a[i*ars + p*acs]. B row p: contiguous along j at b + p*ldb, or (gather != 0)
- * b(p,j) = b[j*ldb + p]. Each C element is one fma chain over p = 0..k-1, whatever
- * the tile, so results do not depend on how C is split. */
-static void attn__mm_tile(size_t mr, size_t nr, size_t k, const float *a, size_t ars,
-                          size_t acs, const float *b, size_t ldb, int gather, float alpha,
-                          float beta, float *c, size_t ldc)
+#define ATTN__NR (4 * ATTN__VW)
+static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t kc, const float *a, size_t ars,
+                                                 size_t acs, const float *b, size_t ldb,
+                                                 float *c, size_t ldc, float alpha, float beta,
+                                                 int mode)
 {
-    attn__v acc[ATTN__MR][2];
-    const float *ar[ATTN__MR];
-    size_t i, p, j;
-    for (i = 0; i < ATTN__MR; i++) {
-        acc[i][0] = acc[i][1] = attn__vzero();
-        ar[i] = a + (i < mr ? i : mr - 1) * ars; /* rows past mr compute garbage, never stored */
-    }
-    for (p = 0; p < k; p++) {
-        attn__v b0, b1;
-        if (gather) {
-            float t[ATTN__NR] = {0};
-            for (j = 0; j < nr; j++) t[j] = b[j * ldb + p];
-            b0 = attn__vload(t);
-            b1 = attn__vload(t + ATTN__VW);
-        } else {
-            const float *bp = b + p * ldb;
-            if (nr == ATTN__NR) {
-                b0 = attn__vload(bp);
-                b1 = attn__vload(bp + ATTN__VW);
-            } else if (nr >= ATTN__VW) {
-                b0 = attn__vload(bp);
-                b1 = nr > ATTN__VW ? attn__vload_part(bp + ATTN__VW, nr - ATTN__VW, 0.0f) : attn__vzero();
-            } else {
-                b0 = attn__vload_part(bp, nr, 0.0f);
-                b1 = attn__vzero();
-            }
-        }
+    attn__v acc[ATTN__MR][4];
+    const attn__v va = attn__vset1(alpha), vb = attn__vset1(beta);
+    size_t i, v, p;
+    for (i = 0; i < ATTN__MR; i++)
+        for (v = 0; v < 4; v++) acc[i][v] = attn__vzero();
+    for (p = 0; p < kc; p++, a += acs, b += ldb) {
+        const attn__v b0 = attn__vload(b), b1 = attn__vload(b + ATTN__VW);
+        const attn__v b2 = attn__vload(b + 2 * ATTN__VW), b3 = attn__vload(b + 3 * ATTN__VW);
         for (i = 0; i < ATTN__MR; i++) {
-            attn__v av = attn__vset1(ar[i][p * acs]);
-            acc[i][0] = attn__vfma(av, b0, acc[i][0]);
-            acc[i][1] = attn__vfma(av, b1, acc[i][1]);
+            const attn__v t = attn__vset1(a[i * ars]);
+            acc[i][0] = attn__vfma(t, b0, acc[i][0]);
+            acc[i][1] = attn__vfma(t, b1, acc[i][1]);
+            acc[i][2] = attn__vfma(t, b2, acc[i][2]);
+            acc[i][3] = attn__vfma(t, b3, acc[i][3]);
         }
     }
-    for (i = 0; i < mr; i++) {
-        float *cr = c + i * ldc;
-        size_t v;
-        for (v = 0; v < 2; v++) {
-            size_t j0 = v * ATTN__VW, w;
-            attn__v t;
-            if (j0 >= nr) break;
-            w = nr - j0 < ATTN__VW ? nr - j0 : ATTN__VW;
-            t = attn__vmul(attn__vset1(alpha), acc[i][v]);
-            if (beta != 0.0f) {
-                attn__v cv = w == ATTN__VW ? attn__vload(cr + j0) : attn__vload_part(cr + j0, w, 0.0f);
-                t = attn__vfma(attn__vset1(beta), cv, t);
+    for (i = 0; i < ATTN__MR; i++)
+        for (v = 0; v < 4; v++) {
+            float *cp = c + i * ldc + v * ATTN__VW;
+            if (mode == 0) attn__vstore(cp, acc[i][v]);
+            else if (mode == 2) attn__vstore(cp, attn__vfma(va, acc[i][v], attn__vload(cp)));
+            else if (beta != 0.0f)
+                attn__vstore(cp, attn__vfma(vb, attn__vload(cp), attn__vmul(va, acc[i][v])));
+            else attn__vstore(cp, attn__vmul(va, acc[i][v]));
+        }
+}
+#endif
+
+#ifndef ATTN__MM_MC
+#define ATTN__MM_MC (24 * ATTN__MR) /* rows of op(A) per packed block (L2) */
+#endif
+#ifndef ATTN__MM_KC
+#define ATTN__MM_KC 256 /* depth of a chunk: an NR-column B sliver is KC * NR floats (L1) */
+#endif
+#ifndef ATTN__MM_NC
+#define ATTN__MM_NC (255 * ATTN__NR) /* columns of op(B) per packed panel (L3) */
+#endif
+/* NN products with n at most this read A in place (no packing: each A element is used
+ * only n / NR times, too few to repay copying it) */
+#define ATTN__MM_DIRECT_N (6 * ATTN__NR)
+
+static size_t attn__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+static size_t attn__min(size_t a, size_t b) { return a < b ? a : b; }
+
+/* The chunk depth for a given k: k split into ceil(k / KC) near-equal chunks. Depends on
+ * k alone (never on m or n): it fixes every C element's summation order. */
+static size_t attn__mm_kc(size_t k)
+{
+    size_t chunks = (k + ATTN__MM_KC - 1) / ATTN__MM_KC;
+    return chunks ? (k + chunks - 1) / chunks : 0;
+}
+
+/* Microkernel over packed slivers (compile-time strides) and over matrices in place. */
+static void attn__mm_ukr_packed(size_t kc, const float *a, const float *b, float *c,
+                                size_t ldc, float alpha, float beta, int mode)
+{
+    attn__mm_ukr_body(kc, a, 1, ATTN__MR, b, ATTN__NR, c, ldc, alpha, beta, mode);
+}
+static void attn__mm_ukr_strided(size_t kc, const float *a, size_t ars, size_t acs,
+                                 const float *b, size_t ldb, float *c, size_t ldc, float alpha,
+                                 float beta, int mode)
+{
+    attn__mm_ukr_body(kc, a, ars, acs, b, ldb, c, ldc, alpha, beta, mode);
+}
+
+/* Merges the mr x nr corner of a raw accumulator tile t (row length ATTN__NR) into C by the
+ * microkernel's rule for mode 1 or 2: the same operations, lane for lane. */
+static void attn__mm_merge(float *c, size_t ldc, const float *t, size_t mr, size_t nr,
+                           float alpha, float beta, int mode)
+{
+    const attn__v va = attn__vset1(alpha), vb = attn__vset1(beta);
+    size_t i, j;
+    for (i = 0; i < mr; i++, c += ldc, t += ATTN__NR)
+        for (j = 0; j < nr; j += ATTN__VW) {
+            const size_t w = attn__min(ATTN__VW, nr - j);
+            const attn__v acc = attn__vload(t + j);
+            attn__v r;
+            if (mode == 2) {
+                r = attn__vfma(va, acc, w == ATTN__VW ? attn__vload(c + j)
+                                                      : attn__vload_part(c + j, w, 0.0f));
+            } else {
+                r = attn__vmul(va, acc);
+                if (beta != 0.0f)
+                    r = attn__vfma(vb, w == ATTN__VW ? attn__vload(c + j)
+                                                     : attn__vload_part(c + j, w, 0.0f), r);
             }
-            if (w == ATTN__VW) attn__vstore(cr + j0, t);
-            else attn__vstore_part(cr + j0, t, w);
+            if (w == ATTN__VW) attn__vstore(c + j, r);
+            else attn__vstore_part(c + j, r, w);
+        }
+}
+
+/* The slow general tile (no workspace; edges of A or B read in place): raw accumulators of
+ * an mr x nr tile into t (ATTN__MR x ATTN__NR, row length ATTN__NR), in the microkernel's
+ * order. A(i, p) = a[i * ars + p * acs]; B(p, j) = b[p * ldb + j], or b[j * ldb + p] when
+ * tb. Never reads outside the mr x kc and kc x nr operands. */
+static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, size_t ars,
+                              size_t acs, const float *b, size_t ldb, int tb, float *t)
+{
+    attn__v acc[ATTN__MR][ATTN__NR / ATTN__VW];
+    size_t i, p, j, v;
+    for (i = 0; i < ATTN__MR; i++)
+        for (v = 0; v < ATTN__NR / ATTN__VW; v++) acc[i][v] = attn__vzero();
+    for (p = 0; p < kc; p++) {
+        float row[ATTN__NR];
+        for (j = 0; j < ATTN__NR; j++) row[j] = j < nr ? (tb ? b[j * ldb + p] : b[p * ldb + j]) : 0.0f;
+        for (i = 0; i < mr; i++) {
+            const attn__v av = attn__vset1(a[i * ars + p * acs]);
+            for (v = 0; v < ATTN__NR / ATTN__VW; v++)
+                acc[i][v] = attn__vfma(av, attn__vload(row + v * ATTN__VW), acc[i][v]);
         }
     }
+    for (i = 0; i < ATTN__MR; i++)
+        for (v = 0; v < ATTN__NR / ATTN__VW; v++) attn__vstore(t + i * ATTN__NR + v * ATTN__VW, acc[i][v]);
+}
+
+/* Packs op(A)[i0 .. i0+mc, p0 .. p0+kc) into MR-row slivers: sliver s holds element
+ * (s*MR + i, p) at pa[s * MR * kc + p * MR + i]; rows past mc are zero. */
+static void attn__mm_pack_a(int ta, const float *a, size_t lda, size_t i0, size_t mc,
+                            size_t p0, size_t kc, float *pa)
+{
+    size_t s, i, p;
+    for (s = 0; s < mc; s += ATTN__MR, pa += ATTN__MR * kc) {
+        const size_t mr = attn__min(ATTN__MR, mc - s);
+        if (ta) { /* A stored k x m: op(A) rows are contiguous across i */
+            const float *src = a + p0 * lda + i0 + s;
+            for (p = 0; p < kc; p++, src += lda)
+                for (i = 0; i < ATTN__MR; i++) pa[p * ATTN__MR + i] = i < mr ? src[i] : 0.0f;
+        } else {
+            const float *src = a + (i0 + s) * lda + p0;
+            for (i = 0; i < ATTN__MR; i++) {
+                if (i < mr)
+                    for (p = 0; p < kc; p++) pa[p * ATTN__MR + i] = src[i * lda + p];
+                else
+                    for (p = 0; p < kc; p++) pa[p * ATTN__MR + i] = 0.0f;
+            }
+        }
+    }
+}
+
+/* Packs op(B)[p0 .. p0+kc, j0 .. j0+nc) into NR-column slivers: sliver s holds element
+ * (p, s*NR + j) at pb[s * NR * kc + p * NR + j]; columns past nc are zero. */
+static void attn__mm_pack_b(int tb, const float *b, size_t ldb, size_t p0, size_t kc,
+                            size_t j0, size_t nc, float *pb)
+{
+    size_t s, j, p, v;
+    for (s = 0; s < nc; s += ATTN__NR, pb += ATTN__NR * kc) {
+        const size_t nr = attn__min(ATTN__NR, nc - s);
+        if (!tb) { /* B stored k x n: rows of the sliver are contiguous */
+            const float *src = b + p0 * ldb + j0 + s;
+            if (nr == ATTN__NR) {
+                for (p = 0; p < kc; p++, src += ldb)
+                    for (v = 0; v < ATTN__NR; v += ATTN__VW)
+                        attn__vstore(pb + p * ATTN__NR + v, attn__vload(src + v));
+            } else {
+                for (p = 0; p < kc; p++, src += ldb)
+                    for (v = 0; v < ATTN__NR; v += ATTN__VW) {
+                        attn__v x = attn__vzero();
+                        if (v + ATTN__VW <= nr) x = attn__vload(src + v);
+                        else if (v < nr) x = attn__vload_part(src + v, nr - v, 0.0f);
+                        attn__vstore(pb + p * ATTN__NR + v, x);
+                    }
+            }
+        } else { /* B stored n x k: transpose ATTN__VW x ATTN__VW blocks */
+            const float *src = b + (j0 + s) * ldb + p0;
+            for (v = 0; v < ATTN__NR; v += ATTN__VW) {
+                const float *sv = src + v * ldb;
+                p = 0;
+                if (v + ATTN__VW <= nr) {
+                    for (; p + ATTN__VW <= kc; p += ATTN__VW) {
+                        attn__v r[ATTN__VW];
+                        for (j = 0; j < ATTN__VW; j++) r[j] = attn__vload(sv + j * ldb + p);
+                        attn__vtranspose(r);
+                        for (j = 0; j < ATTN__VW; j++) attn__vstore(pb + (p + j) * ATTN__NR + v, r[j]);
+                    }
+                }
+                for (; p < kc; p++)
+                    for (j = 0; j < ATTN__VW; j++)
+                        pb[p * ATTN__NR + v + j] = v + j < nr ? sv[j * ldb + p] : 0.0f;
+            }
+        }
+    }
+}
+
+/* One MR x NR tile of C (mr x nr valid) through the microkernel: whole tiles straight into
+ * C, edge tiles into a buffer first. a / b are packed slivers when ars == 0. */
+static void attn__mm_tile(size_t mr, size_t nr, size_t kc, const float *a, size_t ars,
+                          size_t acs, const float *b, size_t ldb, float *c, size_t ldc,
+                          float alpha, float beta, int mode)
+{
+    if (mr == ATTN__MR && nr == ATTN__NR) {
+        if (ars == 0) attn__mm_ukr_packed(kc, a, b, c, ldc, alpha, beta, mode);
+        else attn__mm_ukr_strided(kc, a, ars, acs, b, ldb, c, ldc, alpha, beta, mode);
+    } else {
+        float t[ATTN__MR * ATTN__NR];
+        if (ars == 0) attn__mm_ukr_packed(kc, a, b, t, ATTN__NR, 0.0f, 0.0f, 0);
+        else attn__mm_ukr_strided(kc, a, ars, acs, b, ldb, t, ATTN__NR, 0.0f, 0.0f, 0);
+        attn__mm_merge(c, ldc, t, mr, nr, alpha, beta, mode);
+    }
+}
+
+/* Without a workspace: A and B read in place, tile by tile. */
+static void attn__mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float alpha,
+                            const float *a, size_t lda, const float *b, size_t ldb, float beta,
+                            float *c, size_t ldc)
+{
+    const size_t kcb = attn__mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
+    size_t i, j, pc;
+    for (j = 0; j < n; j += ATTN__NR) {
+        const size_t nr = attn__min(ATTN__NR, n - j);
+        for (i = 0; i < m; i += ATTN__MR) {
+            const size_t mr = attn__min(ATTN__MR, m - i);
+            for (pc = 0; pc < k; pc += kcb) {
+                const size_t kc = attn__min(kcb, k - pc);
+                const float *ap = a + i * ars + pc * acs;
+                const float *bp = tb ? b + j * ldb + pc : b + pc * ldb + j;
+                float *cp = c + i * ldc + j;
+                const int mode = pc == 0 ? 1 : 2;
+                if (mr == ATTN__MR && nr == ATTN__NR && !tb) {
+                    attn__mm_ukr_strided(kc, ap, ars, acs, bp, ldb, cp, ldc, alpha, beta, mode);
+                } else {
+                    float t[ATTN__MR * ATTN__NR];
+                    attn__mm_tile_any(mr, nr, kc, ap, ars, acs, bp, ldb, tb, t);
+                    attn__mm_merge(cp, ldc, t, mr, nr, alpha, beta, mode);
+                }
+            }
+        }
+    }
+}
+
+/* The packed A and B areas of a workspace for this product, in floats. */
+static void attn__mm_ws_floats(size_t m, size_t n, size_t k, size_t *fa, size_t *fb)
+{
+    const size_t kc = attn__mm_kc(k);
+    *fa = attn__round_up(attn__min(m, ATTN__MM_MC), ATTN__MR) * kc;
+    *fb = attn__round_up(attn__min(n, ATTN__MM_NC), ATTN__NR) * kc;
 }
 
 ATTN_API size_t attn_matmul_workspace_size(attn_trans ta, attn_trans tb, size_t m, size_t n,
                                            size_t k)
 {
-    (void)ta; (void)m; (void)n;
-    if (tb != ATTN_TRANS || k == 0 || k > ATTN__MAX_ELEMS / ATTN__NR) return 0;
-    return k * ATTN__NR * sizeof(float) + ATTN__ALIGN;
+    size_t fa, fb;
+    (void)ta; (void)tb;
+    if (m == 0 || n == 0 || k == 0) return 0;
+    attn__mm_ws_floats(m, n, k, &fa, &fb);
+    return (fa + fb) * sizeof(float) + ATTN__ALIGN;
 }
 
 static float *attn__align(void *p)
@@ -783,8 +989,9 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
                                  size_t workspace_size)
 {
     attn_status st;
-    size_t i, j, need;
-    float *pack = NULL;
+    size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
+    float *pa, *pb;
+    int packa;
     if (!a || !b || !c) return ATTN_ERR_NULL;
     if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
         return ATTN_ERR_ARG;
@@ -795,32 +1002,54 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
     }
     if ((st = attn__check_mat(m, n, ldc)) != ATTN_OK) return st;
     need = attn_matmul_workspace_size(ta, tb, m, n, k);
-    if (workspace) {
-        if (workspace_size < need) return ATTN_ERR_WORKSPACE;
-        if (need) pack = attn__align(workspace);
-    }
+    if (workspace && workspace_size < need) return ATTN_ERR_WORKSPACE;
     if (k == 0) {
         for (i = 0; i < m; i++)
             for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
         return ATTN_OK;
     }
-    for (j = 0; j < n; j += ATTN__NR) {
-        size_t nr = n - j < ATTN__NR ? n - j : ATTN__NR, p, jj;
-        const float *bp = tb ? b + j * ldb : b + j;
-        size_t ldbp = ldb;
-        int gather = tb == ATTN_TRANS;
-        if (gather && pack) { /* pack the k x nr panel of op(B) once for all row tiles */
-            for (p = 0; p < k; p++)
-                for (jj = 0; jj < ATTN__NR; jj++) pack[p * ATTN__NR + jj] = jj < nr ? bp[jj * ldb + p] : 0.0f;
-            bp = pack;
-            ldbp = ATTN__NR;
-            gather = 0;
-        }
-        for (i = 0; i < m; i += ATTN__MR) {
-            size_t mr = m - i < ATTN__MR ? m - i : ATTN__MR;
-            const float *ap = ta ? a + i : a + i * lda;
-            attn__mm_tile(mr, nr, k, ap, ta ? 1 : lda, ta ? lda : 1, bp, ldbp, gather, alpha,
-                          beta, c + i * ldc + j, ldc);
+    if (!workspace) {
+        attn__mm_nopack(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        return ATTN_OK;
+    }
+    kcb = attn__mm_kc(k);
+    attn__mm_ws_floats(m, n, k, &fa, &fb);
+    pa = attn__align(workspace);
+    pb = pa + fa;
+    packa = ta || n > ATTN__MM_DIRECT_N;
+    for (jc = 0; jc < n; jc += ATTN__MM_NC) {
+        const size_t nc = attn__min(ATTN__MM_NC, n - jc);
+        for (pc = 0; pc < k; pc += kcb) {
+            const size_t kc = attn__min(kcb, k - pc);
+            const int mode = pc == 0 ? 1 : 2;
+            attn__mm_pack_b(tb, b, ldb, pc, kc, jc, nc, pb);
+            if (packa) {
+                for (ic = 0; ic < m; ic += ATTN__MM_MC) {
+                    const size_t mc = attn__min(ATTN__MM_MC, m - ic);
+                    attn__mm_pack_a(ta, a, lda, ic, mc, pc, kc, pa);
+                    for (jr = 0; jr < nc; jr += ATTN__NR)
+                        for (ir = 0; ir < mc; ir += ATTN__MR)
+                            attn__mm_tile(attn__min(ATTN__MR, mc - ir),
+                                          attn__min(ATTN__NR, nc - jr), kc, pa + ir * kc, 0, 0,
+                                          pb + jr * kc, 0, c + (ic + ir) * ldc + jc + jr, ldc,
+                                          alpha, beta, mode);
+                }
+            } else { /* A (not transposed) read in place, one MR-row sliver at a time */
+                for (ir = 0; ir < m; ir += ATTN__MR) {
+                    const size_t mr = attn__min(ATTN__MR, m - ir);
+                    const float *ap = a + ir * lda + pc;
+                    size_t ars = lda;
+                    if (mr < ATTN__MR) { /* rows past m do not exist: pack the edge */
+                        attn__mm_pack_a(0, a, lda, ir, mr, pc, kc, pa);
+                        ap = pa;
+                        ars = 0;
+                    }
+                    for (jr = 0; jr < nc; jr += ATTN__NR)
+                        attn__mm_tile(mr, attn__min(ATTN__NR, nc - jr), kc, ap, ars, 1,
+                                      pb + jr * kc, ATTN__NR, c + ir * ldc + jc + jr, ldc, alpha, beta,
+                                      mode);
+                }
+            }
         }
     }
     return ATTN_OK;
@@ -830,8 +1059,6 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
 
 #define ATTN__TQ 16 /* query rows per tile */
 #define ATTN__TK 64 /* keys per tile */
-
-static size_t attn__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 
 static float attn__dot(const float *a, const float *b, size_t n)
 {

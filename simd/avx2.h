@@ -60,4 +60,106 @@ static inline attn__v attn__vldexp(attn__v p, attn__v n)
     __m256i e = _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23);
     return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), e));
 }
+/* Transposes the 8 x 8 block r[0..7] (rows) in place: r[j] receives column j. */
+static inline void attn__vtranspose(attn__v r[8])
+{
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* The matmul microkernel (the one per-ISA kernel, see attn.h's matmul section): a 6 x 16
+ * register tile, 12 ymm accumulators, two B vectors and one broadcast A value per step
+ * (15 of the 16 ymm registers). acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one
+ * fma chain in p order, A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (16
+ * readable floats per row). Then by mode: 0 c = acc; 1 c = alpha * acc, then + beta * c
+ * by one fma when beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
+#define ATTN__MR 6
+#define ATTN__NR 16
+static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t kc, const float *a, size_t ars,
+                                                 size_t acs, const float *b, size_t ldb,
+                                                 float *c, size_t ldc, float alpha, float beta,
+                                                 int mode)
+{
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    __m256 b0, b1, t;
+    size_t p = kc;
+#define ATTN__UKR_STEP(ao, bo)                                                              \
+    b0 = _mm256_loadu_ps(b + (bo));                                                         \
+    b1 = _mm256_loadu_ps(b + (bo) + 8);                                                     \
+    t = _mm256_broadcast_ss(a + (ao));                                                      \
+    c00 = _mm256_fmadd_ps(t, b0, c00);                                                      \
+    c01 = _mm256_fmadd_ps(t, b1, c01);                                                      \
+    t = _mm256_broadcast_ss(a + (ao) + ars);                                                \
+    c10 = _mm256_fmadd_ps(t, b0, c10);                                                      \
+    c11 = _mm256_fmadd_ps(t, b1, c11);                                                      \
+    t = _mm256_broadcast_ss(a + (ao) + 2 * ars);                                            \
+    c20 = _mm256_fmadd_ps(t, b0, c20);                                                      \
+    c21 = _mm256_fmadd_ps(t, b1, c21);                                                      \
+    t = _mm256_broadcast_ss(a + (ao) + 3 * ars);                                            \
+    c30 = _mm256_fmadd_ps(t, b0, c30);                                                      \
+    c31 = _mm256_fmadd_ps(t, b1, c31);                                                      \
+    t = _mm256_broadcast_ss(a + (ao) + 4 * ars);                                            \
+    c40 = _mm256_fmadd_ps(t, b0, c40);                                                      \
+    c41 = _mm256_fmadd_ps(t, b1, c41);                                                      \
+    t = _mm256_broadcast_ss(a + (ao) + 5 * ars);                                            \
+    c50 = _mm256_fmadd_ps(t, b0, c50);                                                      \
+    c51 = _mm256_fmadd_ps(t, b1, c51)
+    for (; p >= 4; p -= 4) {
+        ATTN__UKR_STEP(0, 0);
+        ATTN__UKR_STEP(acs, ldb);
+        ATTN__UKR_STEP(2 * acs, 2 * ldb);
+        ATTN__UKR_STEP(3 * acs, 3 * ldb);
+        a += 4 * acs;
+        b += 4 * ldb;
+    }
+    for (; p > 0; p--) {
+        ATTN__UKR_STEP(0, 0);
+        a += acs;
+        b += ldb;
+    }
+#undef ATTN__UKR_STEP
+    {
+        const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+#define ATTN__UKR_OUT(row, x0, x1)                                                          \
+    do {                                                                                    \
+        float *cr = c + (row) * ldc;                                                        \
+        if (mode == 0) {                                                                    \
+            _mm256_storeu_ps(cr, x0);                                                       \
+            _mm256_storeu_ps(cr + 8, x1);                                                   \
+        } else if (mode == 2) {                                                             \
+            _mm256_storeu_ps(cr, _mm256_fmadd_ps(va, x0, _mm256_loadu_ps(cr)));             \
+            _mm256_storeu_ps(cr + 8, _mm256_fmadd_ps(va, x1, _mm256_loadu_ps(cr + 8)));     \
+        } else if (beta != 0.0f) {                                                          \
+            _mm256_storeu_ps(cr, _mm256_fmadd_ps(vb, _mm256_loadu_ps(cr), _mm256_mul_ps(va, x0))); \
+            _mm256_storeu_ps(cr + 8,                                                        \
+                             _mm256_fmadd_ps(vb, _mm256_loadu_ps(cr + 8), _mm256_mul_ps(va, x1))); \
+        } else {                                                                            \
+            _mm256_storeu_ps(cr, _mm256_mul_ps(va, x0));                                    \
+            _mm256_storeu_ps(cr + 8, _mm256_mul_ps(va, x1));                                \
+        }                                                                                   \
+    } while (0)
+        ATTN__UKR_OUT(0, c00, c01);
+        ATTN__UKR_OUT(1, c10, c11);
+        ATTN__UKR_OUT(2, c20, c21);
+        ATTN__UKR_OUT(3, c30, c31);
+        ATTN__UKR_OUT(4, c40, c41);
+        ATTN__UKR_OUT(5, c50, c51);
+#undef ATTN__UKR_OUT
+    }
+}
 #endif

@@ -55,4 +55,6 @@ static inline attn__v attn__vldexp(attn__v p, attn__v n)
     memcpy(&p, &bits, 4);
     return p;
 }
+/* Transposes the ATTN__VW x ATTN__VW block r (rows) in place; one lane: nothing to do. */
+static inline void attn__vtranspose(attn__v r[1]) { (void)r; }
 #endif
