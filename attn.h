@@ -846,24 +846,43 @@ static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, s
 }
 
 /* Packs op(A)[i0 .. i0+mc, p0 .. p0+kc) into MR-row slivers: sliver s holds element
- * (s*MR + i, p) at pa[s * MR * kc + p * MR + i]; rows past mc are zero. */
-static void attn__mm_pack_a(int ta, const float *a, size_t lda, size_t i0, size_t mc,
-                            size_t p0, size_t kc, float *pa)
+ * (s*MR + i, p) at pa[s * MR * kc + p * MR + i]; rows past mc hold zeros or other rows of
+ * op(A) (m rows in all), and feed only results that are never stored. Stores whole vectors
+ * where MR is not a multiple of ATTN__VW: up to ATTN__VW floats past a sliver's last row are
+ * written and later overwritten, or land in the ATTN__VW floats of slack after the A area. */
+static void attn__mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t i0,
+                            size_t mc, size_t p0, size_t kc, float *pa)
 {
-    size_t s, i, p;
+    size_t s, i, p, g, q;
     for (s = 0; s < mc; s += ATTN__MR, pa += ATTN__MR * kc) {
         const size_t mr = attn__min(ATTN__MR, mc - s);
-        if (ta) { /* A stored k x m: op(A) rows are contiguous across i */
+        if (ta) { /* A stored k x m: each p holds the sliver's rows contiguously */
             const float *src = a + p0 * lda + i0 + s;
-            for (p = 0; p < kc; p++, src += lda)
-                for (i = 0; i < ATTN__MR; i++) pa[p * ATTN__MR + i] = i < mr ? src[i] : 0.0f;
-        } else {
+            for (g = 0; g < ATTN__MR; g += ATTN__VW) {
+                const float *sg = src + g;
+                if (i0 + s + g + ATTN__VW <= m) { /* readable (lanes past mr: unused rows) */
+                    for (p = 0; p < kc; p++) attn__vstore(pa + p * ATTN__MR + g, attn__vload(sg + p * lda));
+                } else if (g < mr) {
+                    for (p = 0; p < kc; p++)
+                        attn__vstore(pa + p * ATTN__MR + g, attn__vload_part(sg + p * lda, mr - g, 0.0f));
+                } else {
+                    for (p = 0; p < kc; p++) attn__vstore(pa + p * ATTN__MR + g, attn__vzero());
+                }
+            }
+        } else { /* A stored m x k: transpose ATTN__VW x ATTN__VW blocks */
             const float *src = a + (i0 + s) * lda + p0;
-            for (i = 0; i < ATTN__MR; i++) {
-                if (i < mr)
-                    for (p = 0; p < kc; p++) pa[p * ATTN__MR + i] = src[i * lda + p];
-                else
-                    for (p = 0; p < kc; p++) pa[p * ATTN__MR + i] = 0.0f;
+            for (g = 0; g < ATTN__MR; g += ATTN__VW) {
+                p = 0;
+                for (; p + ATTN__VW <= kc; p += ATTN__VW) {
+                    attn__v r[ATTN__VW];
+                    for (i = 0; i < ATTN__VW; i++)
+                        r[i] = g + i < mr ? attn__vload(src + (g + i) * lda + p) : attn__vzero();
+                    attn__vtranspose(r);
+                    for (q = 0; q < ATTN__VW; q++) attn__vstore(pa + (p + q) * ATTN__MR + g, r[q]);
+                }
+                for (; p < kc; p++)
+                    for (i = 0; i < ATTN__VW && g + i < ATTN__MR; i++)
+                        pa[p * ATTN__MR + g + i] = g + i < mr ? src[(g + i) * lda + p] : 0.0f;
             }
         }
     }
@@ -963,7 +982,7 @@ static void attn__mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float 
 static void attn__mm_ws_floats(size_t m, size_t n, size_t k, size_t *fa, size_t *fb)
 {
     const size_t kc = attn__mm_kc(k);
-    *fa = attn__round_up(attn__min(m, ATTN__MM_MC), ATTN__MR) * kc;
+    *fa = attn__round_up(attn__min(m, ATTN__MM_MC), ATTN__MR) * kc + ATTN__VW; /* + slack */
     *fb = attn__round_up(attn__min(n, ATTN__MM_NC), ATTN__NR) * kc;
 }
 
@@ -1026,7 +1045,7 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
             if (packa) {
                 for (ic = 0; ic < m; ic += ATTN__MM_MC) {
                     const size_t mc = attn__min(ATTN__MM_MC, m - ic);
-                    attn__mm_pack_a(ta, a, lda, ic, mc, pc, kc, pa);
+                    attn__mm_pack_a(ta, a, lda, m, ic, mc, pc, kc, pa);
                     for (jr = 0; jr < nc; jr += ATTN__NR)
                         for (ir = 0; ir < mc; ir += ATTN__MR)
                             attn__mm_tile(attn__min(ATTN__MR, mc - ir),
@@ -1040,7 +1059,7 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
                     const float *ap = a + ir * lda + pc;
                     size_t ars = lda;
                     if (mr < ATTN__MR) { /* rows past m do not exist: pack the edge */
-                        attn__mm_pack_a(0, a, lda, ir, mr, pc, kc, pa);
+                        attn__mm_pack_a(0, a, lda, m, ir, mr, pc, kc, pa);
                         ap = pa;
                         ars = 0;
                     }
