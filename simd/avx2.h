@@ -98,39 +98,39 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t kc, const float *a, size
     __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
     __m256 b0, b1, t;
     size_t p = kc;
-#define ATTN__UKR_STEP(ao, bo)                                                              \
-    b0 = _mm256_loadu_ps(b + (bo));                                                         \
-    b1 = _mm256_loadu_ps(b + (bo) + 8);                                                     \
-    t = _mm256_broadcast_ss(a + (ao));                                                      \
+#define ATTN__UKR_STEP()                                                                    \
+    b0 = _mm256_loadu_ps(b);                                                                \
+    b1 = _mm256_loadu_ps(b + 8);                                                            \
+    t = _mm256_broadcast_ss(a);                                                             \
     c00 = _mm256_fmadd_ps(t, b0, c00);                                                      \
     c01 = _mm256_fmadd_ps(t, b1, c01);                                                      \
-    t = _mm256_broadcast_ss(a + (ao) + ars);                                                \
+    t = _mm256_broadcast_ss(a + ars);                                                \
     c10 = _mm256_fmadd_ps(t, b0, c10);                                                      \
     c11 = _mm256_fmadd_ps(t, b1, c11);                                                      \
-    t = _mm256_broadcast_ss(a + (ao) + 2 * ars);                                            \
+    t = _mm256_broadcast_ss(a + 2 * ars);                                            \
     c20 = _mm256_fmadd_ps(t, b0, c20);                                                      \
     c21 = _mm256_fmadd_ps(t, b1, c21);                                                      \
-    t = _mm256_broadcast_ss(a + (ao) + 3 * ars);                                            \
+    t = _mm256_broadcast_ss(a + 3 * ars);                                            \
     c30 = _mm256_fmadd_ps(t, b0, c30);                                                      \
     c31 = _mm256_fmadd_ps(t, b1, c31);                                                      \
-    t = _mm256_broadcast_ss(a + (ao) + 4 * ars);                                            \
+    t = _mm256_broadcast_ss(a + 4 * ars);                                            \
     c40 = _mm256_fmadd_ps(t, b0, c40);                                                      \
     c41 = _mm256_fmadd_ps(t, b1, c41);                                                      \
-    t = _mm256_broadcast_ss(a + (ao) + 5 * ars);                                            \
+    t = _mm256_broadcast_ss(a + 5 * ars);                                            \
     c50 = _mm256_fmadd_ps(t, b0, c50);                                                      \
-    c51 = _mm256_fmadd_ps(t, b1, c51)
-    for (; p >= 4; p -= 4) {
-        ATTN__UKR_STEP(0, 0);
-        ATTN__UKR_STEP(acs, ldb);
-        ATTN__UKR_STEP(2 * acs, 2 * ldb);
-        ATTN__UKR_STEP(3 * acs, 3 * ldb);
-        a += 4 * acs;
-        b += 4 * ldb;
+    c51 = _mm256_fmadd_ps(t, b1, c51);                                                      \
+    a += acs;                                                                               \
+    b += ldb
+    if (ars == 1 && acs == 6 && ldb == 16) { /* packed (constants once inlined): unrolled */
+        for (; p >= 4; p -= 4) {
+            ATTN__UKR_STEP();
+            ATTN__UKR_STEP();
+            ATTN__UKR_STEP();
+            ATTN__UKR_STEP();
+        }
     }
     for (; p > 0; p--) {
-        ATTN__UKR_STEP(0, 0);
-        a += acs;
-        b += ldb;
+        ATTN__UKR_STEP();
     }
 #undef ATTN__UKR_STEP
     {
