@@ -767,9 +767,12 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t kc, const float *a, size
 #ifndef ATTN__MM_NC
 #define ATTN__MM_NC (255 * ATTN__NR) /* columns of op(B) per packed panel (L3) */
 #endif
-/* NN products with n at most this read A in place (no packing: each A element is used
- * only n / NR times, too few to repay copying it) */
-#define ATTN__MM_DIRECT_N (6 * ATTN__NR)
+/* NN products with n at most this read A in place, one MR-row sliver at a time against the
+ * whole packed B panel (KC x n, kept in L2): no copy of A, whose elements are used only
+ * n / NR times each */
+#ifndef ATTN__MM_DIRECT_N
+#define ATTN__MM_DIRECT_N (32 * ATTN__NR)
+#endif
 
 static size_t attn__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__min(size_t a, size_t b) { return a < b ? a : b; }
