@@ -856,7 +856,7 @@ static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, s
 static void attn__mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t i0,
                             size_t mc, size_t p0, size_t kc, float *pa)
 {
-    size_t s, i, p, g, q;
+    size_t s, i, p, g;
     for (s = 0; s < mc; s += ATTN__MR, pa += ATTN__MR * kc) {
         const size_t mr = attn__min(ATTN__MR, mc - s);
         if (ta) { /* A stored k x m: each p holds the sliver's rows contiguously */
@@ -876,13 +876,9 @@ static void attn__mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t
             const float *src = a + (i0 + s) * lda + p0;
             for (g = 0; g < ATTN__MR; g += ATTN__VW) {
                 p = 0;
-                for (; p + ATTN__VW <= kc; p += ATTN__VW) {
-                    attn__v r[ATTN__VW];
-                    for (i = 0; i < ATTN__VW; i++)
-                        r[i] = g + i < mr ? attn__vload(src + (g + i) * lda + p) : attn__vzero();
-                    attn__vtranspose(r);
-                    for (q = 0; q < ATTN__VW; q++) attn__vstore(pa + (p + q) * ATTN__MR + g, r[q]);
-                }
+                for (; p + ATTN__VW <= kc; p += ATTN__VW)
+                    attn__vtranspose_copy(src + g * lda + p, lda, mr > g ? mr - g : 0,
+                                          pa + p * ATTN__MR + g, ATTN__MR);
                 for (; p < kc; p++)
                     for (i = 0; i < ATTN__VW && g + i < ATTN__MR; i++)
                         pa[p * ATTN__MR + g + i] = g + i < mr ? src[(g + i) * lda + p] : 0.0f;
@@ -919,14 +915,9 @@ static void attn__mm_pack_b(int tb, const float *b, size_t ldb, size_t p0, size_
             for (v = 0; v < ATTN__NR; v += ATTN__VW) {
                 const float *sv = src + v * ldb;
                 p = 0;
-                if (v + ATTN__VW <= nr) {
-                    for (; p + ATTN__VW <= kc; p += ATTN__VW) {
-                        attn__v r[ATTN__VW];
-                        for (j = 0; j < ATTN__VW; j++) r[j] = attn__vload(sv + j * ldb + p);
-                        attn__vtranspose(r);
-                        for (j = 0; j < ATTN__VW; j++) attn__vstore(pb + (p + j) * ATTN__NR + v, r[j]);
-                    }
-                }
+                if (v < nr)
+                    for (; p + ATTN__VW <= kc; p += ATTN__VW)
+                        attn__vtranspose_copy(sv + p, ldb, nr - v, pb + p * ATTN__NR + v, ATTN__NR);
                 for (; p < kc; p++)
                     for (j = 0; j < ATTN__VW; j++)
                         pb[p * ATTN__NR + v + j] = v + j < nr ? sv[j * ldb + p] : 0.0f;

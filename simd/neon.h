@@ -45,15 +45,23 @@ static inline attn__v attn__vldexp(attn__v p, attn__v n)
     int32x4_t e = vshlq_n_s32(vcvtnq_s32_f32(n), 23);
     return vreinterpretq_f32_s32(vaddq_s32(vreinterpretq_s32_f32(p), e));
 }
-/* Transposes the 4 x 4 block r[0..3] (rows) in place: r[j] receives column j. */
-static inline void attn__vtranspose(attn__v r[4])
+/* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
+ * are stored in order q = 0..3, so with ldd < 4 the later rows win the overlap. */
+static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t lds,
+                                                     size_t rows, float *dst, size_t ldd)
 {
-    const float32x4_t t0 = vtrn1q_f32(r[0], r[1]), t1 = vtrn2q_f32(r[0], r[1]);
-    const float32x4_t t2 = vtrn1q_f32(r[2], r[3]), t3 = vtrn2q_f32(r[2], r[3]);
-    r[0] = vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2)));
-    r[1] = vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3)));
-    r[2] = vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2)));
-    r[3] = vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3)));
+    const float32x4_t z = vdupq_n_f32(0.0f);
+    const float32x4_t r0 = rows > 0 ? vld1q_f32(src) : z;
+    const float32x4_t r1 = rows > 1 ? vld1q_f32(src + lds) : z;
+    const float32x4_t r2 = rows > 2 ? vld1q_f32(src + 2 * lds) : z;
+    const float32x4_t r3 = rows > 3 ? vld1q_f32(src + 3 * lds) : z;
+    const float32x4_t t0 = vtrn1q_f32(r0, r1), t1 = vtrn2q_f32(r0, r1);
+    const float32x4_t t2 = vtrn1q_f32(r2, r3), t3 = vtrn2q_f32(r2, r3);
+    vst1q_f32(dst, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
+    vst1q_f32(dst + ldd, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+    vst1q_f32(dst + 2 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
+    vst1q_f32(dst + 3 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
 }
 
 /* The matmul microkernel (the one per-ISA kernel, see attn.h's matmul section): an 8 x 12
