@@ -725,14 +725,15 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
 /* the generic microkernel over the vector layer: a 4 x (4 * ATTN__VW) tile */
 #define ATTN__MR 4
 #define ATTN__NR (4 * ATTN__VW)
-static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t kc, const float *a, size_t ars,
-                                                 size_t acs, const float *b, size_t ldb,
-                                                 float *c, size_t ldc, float alpha, float beta,
-                                                 int mode)
+static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
 {
     attn__v acc[ATTN__MR][4];
     const attn__v va = attn__vset1(alpha), vb = attn__vset1(beta);
     size_t i, v, p;
+    (void)rows; /* all ATTN__MR rows are computed and written */
     for (i = 0; i < ATTN__MR; i++)
         for (v = 0; v < 4; v++) acc[i][v] = attn__vzero();
     for (p = 0; p < kc; p++, a += acs, b += ldb) {
@@ -789,13 +790,33 @@ static size_t attn__mm_kc(size_t k)
 static void attn__mm_ukr_packed(size_t kc, const float *a, const float *b, float *c,
                                 size_t ldc, float alpha, float beta, int mode)
 {
-    attn__mm_ukr_body(kc, a, 1, ATTN__MR, b, ATTN__NR, c, ldc, alpha, beta, mode);
+    attn__mm_ukr_body(ATTN__MR, kc, a, 1, ATTN__MR, b, ATTN__NR, c, ldc, alpha, beta, mode);
 }
 static void attn__mm_ukr_strided(size_t kc, const float *a, size_t ars, size_t acs,
                                  const float *b, size_t ldb, float *c, size_t ldc, float alpha,
                                  float beta, int mode)
 {
-    attn__mm_ukr_body(kc, a, ars, acs, b, ldb, c, ldc, alpha, beta, mode);
+    attn__mm_ukr_body(ATTN__MR, kc, a, ars, acs, b, ldb, c, ldc, alpha, beta, mode);
+}
+/* Raw accumulators of the first mr rows of packed slivers into t (row length ATTN__NR):
+ * where the ISA's kernel honours its rows argument, short edge tiles run a shorter kernel
+ * (same fma chains, fewer of them). */
+static void attn__mm_ukr_packed_edge(size_t mr, size_t kc, const float *a, const float *b,
+                                     float *t)
+{
+#ifdef ATTN__MM_ROW_VARIANTS
+    if (mr <= ATTN__MR / 3) {
+        attn__mm_ukr_body(ATTN__MR / 3, kc, a, 1, ATTN__MR, b, ATTN__NR, t, ATTN__NR, 0.0f, 0.0f, 0);
+        return;
+    }
+    if (mr <= 2 * ATTN__MR / 3) {
+        attn__mm_ukr_body(2 * ATTN__MR / 3, kc, a, 1, ATTN__MR, b, ATTN__NR, t, ATTN__NR, 0.0f,
+                          0.0f, 0);
+        return;
+    }
+#endif
+    (void)mr;
+    attn__mm_ukr_body(ATTN__MR, kc, a, 1, ATTN__MR, b, ATTN__NR, t, ATTN__NR, 0.0f, 0.0f, 0);
 }
 
 /* Merges the mr x nr corner of a raw accumulator tile t (row length ATTN__NR) into C by the
@@ -937,7 +958,7 @@ static void attn__mm_tile(size_t mr, size_t nr, size_t kc, const float *a, size_
         else attn__mm_ukr_strided(kc, a, ars, acs, b, ldb, c, ldc, alpha, beta, mode);
     } else {
         float t[ATTN__MR * ATTN__NR];
-        if (ars == 0) attn__mm_ukr_packed(kc, a, b, t, ATTN__NR, 0.0f, 0.0f, 0);
+        if (ars == 0) attn__mm_ukr_packed_edge(mr, kc, a, b, t);
         else attn__mm_ukr_strided(kc, a, ars, acs, b, ldb, t, ATTN__NR, 0.0f, 0.0f, 0);
         attn__mm_merge(c, ldc, t, mr, nr, alpha, beta, mode);
     }

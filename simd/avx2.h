@@ -97,40 +97,32 @@ static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t ld
  * register tile, 12 ymm accumulators, two B vectors and one broadcast A value per step
  * (15 of the 16 ymm registers). acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one
  * fma chain in p order, A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (16
- * readable floats per row). Then by mode: 0 c = acc; 1 c = alpha * acc, then + beta * c
+ * readable floats per row). Only the first `rows` rows (a constant once inlined: 2, 4 or
+ * 6) are computed and written. Then by mode: 0 c = acc; 1 c = alpha * acc, then + beta * c
  * by one fma when beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
 #define ATTN__MR 6
 #define ATTN__NR 16
-static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t kc, const float *a, size_t ars,
-                                                 size_t acs, const float *b, size_t ldb,
-                                                 float *c, size_t ldc, float alpha, float beta,
-                                                 int mode)
+#define ATTN__MM_ROW_VARIANTS 1 /* the rows argument is honoured: edge kernels pay less */
+static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
 {
     __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
     __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
     __m256 b0, b1, t;
     size_t p = kc;
+#define ATTN__UKR_ROW(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        t = _mm256_broadcast_ss(a + (i) * ars);                                             \
+        c##i##0 = _mm256_fmadd_ps(t, b0, c##i##0);                                          \
+        c##i##1 = _mm256_fmadd_ps(t, b1, c##i##1);                                          \
+    }
 #define ATTN__UKR_STEP()                                                                    \
     b0 = _mm256_loadu_ps(b);                                                                \
     b1 = _mm256_loadu_ps(b + 8);                                                            \
-    t = _mm256_broadcast_ss(a);                                                             \
-    c00 = _mm256_fmadd_ps(t, b0, c00);                                                      \
-    c01 = _mm256_fmadd_ps(t, b1, c01);                                                      \
-    t = _mm256_broadcast_ss(a + ars);                                                \
-    c10 = _mm256_fmadd_ps(t, b0, c10);                                                      \
-    c11 = _mm256_fmadd_ps(t, b1, c11);                                                      \
-    t = _mm256_broadcast_ss(a + 2 * ars);                                            \
-    c20 = _mm256_fmadd_ps(t, b0, c20);                                                      \
-    c21 = _mm256_fmadd_ps(t, b1, c21);                                                      \
-    t = _mm256_broadcast_ss(a + 3 * ars);                                            \
-    c30 = _mm256_fmadd_ps(t, b0, c30);                                                      \
-    c31 = _mm256_fmadd_ps(t, b1, c31);                                                      \
-    t = _mm256_broadcast_ss(a + 4 * ars);                                            \
-    c40 = _mm256_fmadd_ps(t, b0, c40);                                                      \
-    c41 = _mm256_fmadd_ps(t, b1, c41);                                                      \
-    t = _mm256_broadcast_ss(a + 5 * ars);                                            \
-    c50 = _mm256_fmadd_ps(t, b0, c50);                                                      \
-    c51 = _mm256_fmadd_ps(t, b1, c51);                                                      \
+    ATTN__UKR_ROW(0) ATTN__UKR_ROW(1) ATTN__UKR_ROW(2)                                      \
+    ATTN__UKR_ROW(3) ATTN__UKR_ROW(4) ATTN__UKR_ROW(5)                                      \
     a += acs;                                                                               \
     b += ldb
     if (ars == 1 && acs == 6 && ldb == 16) { /* packed (constants once inlined): unrolled */
@@ -145,33 +137,25 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t kc, const float *a, size
         ATTN__UKR_STEP();
     }
 #undef ATTN__UKR_STEP
+#undef ATTN__UKR_ROW
     {
         const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
-#define ATTN__UKR_OUT(row, x0, x1)                                                          \
-    do {                                                                                    \
-        float *cr = c + (row) * ldc;                                                        \
-        if (mode == 0) {                                                                    \
-            _mm256_storeu_ps(cr, x0);                                                       \
-            _mm256_storeu_ps(cr + 8, x1);                                                   \
-        } else if (mode == 2) {                                                             \
-            _mm256_storeu_ps(cr, _mm256_fmadd_ps(va, x0, _mm256_loadu_ps(cr)));             \
-            _mm256_storeu_ps(cr + 8, _mm256_fmadd_ps(va, x1, _mm256_loadu_ps(cr + 8)));     \
-        } else if (beta != 0.0f) {                                                          \
-            _mm256_storeu_ps(cr, _mm256_fmadd_ps(vb, _mm256_loadu_ps(cr), _mm256_mul_ps(va, x0))); \
-            _mm256_storeu_ps(cr + 8,                                                        \
-                             _mm256_fmadd_ps(vb, _mm256_loadu_ps(cr + 8), _mm256_mul_ps(va, x1))); \
-        } else {                                                                            \
-            _mm256_storeu_ps(cr, _mm256_mul_ps(va, x0));                                    \
-            _mm256_storeu_ps(cr + 8, _mm256_mul_ps(va, x1));                                \
-        }                                                                                   \
-    } while (0)
-        ATTN__UKR_OUT(0, c00, c01);
-        ATTN__UKR_OUT(1, c10, c11);
-        ATTN__UKR_OUT(2, c20, c21);
-        ATTN__UKR_OUT(3, c30, c31);
-        ATTN__UKR_OUT(4, c40, c41);
-        ATTN__UKR_OUT(5, c50, c51);
+#define ATTN__UKR_OUT1(cp, x)                                                               \
+    if (mode == 0) _mm256_storeu_ps(cp, x);                                                 \
+    else if (mode == 2) _mm256_storeu_ps(cp, _mm256_fmadd_ps(va, x, _mm256_loadu_ps(cp)));  \
+    else if (beta != 0.0f)                                                                  \
+        _mm256_storeu_ps(cp, _mm256_fmadd_ps(vb, _mm256_loadu_ps(cp), _mm256_mul_ps(va, x))); \
+    else _mm256_storeu_ps(cp, _mm256_mul_ps(va, x));
+#define ATTN__UKR_OUT(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        float *cr = c + (i) * ldc;                                                          \
+        ATTN__UKR_OUT1(cr, c##i##0)                                                         \
+        ATTN__UKR_OUT1(cr + 8, c##i##1)                                                     \
+    }
+        ATTN__UKR_OUT(0) ATTN__UKR_OUT(1) ATTN__UKR_OUT(2)
+        ATTN__UKR_OUT(3) ATTN__UKR_OUT(4) ATTN__UKR_OUT(5)
 #undef ATTN__UKR_OUT
+#undef ATTN__UKR_OUT1
     }
 }
 #endif

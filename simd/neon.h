@@ -68,20 +68,21 @@ static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t ld
  * register tile, 24 q accumulators, three B vectors and eight A values (two q registers,
  * used by lane) per step. acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain
  * in p order, A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (12 readable floats
- * per row). Then by mode: 0 c = acc; 1 c = alpha * acc, then + beta * c by one fma when
+ * per row). All 8 rows are computed and written whatever `rows`. Then by mode: 0 c = acc; 1 c = alpha * acc, then + beta * c by one fma when
  * beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
 #define ATTN__MR 8
 #define ATTN__NR 12
 #define ATTN__UKR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
-static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t kc, const float *a, size_t ars,
-                                                 size_t acs, const float *b, size_t ldb,
-                                                 float *c, size_t ldc, float alpha, float beta,
-                                                 int mode)
+static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
 {
 #define ATTN__UKR_DECL(i) float32x4_t c##i##0 = vdupq_n_f32(0.0f), c##i##1 = c##i##0, c##i##2 = c##i##0;
     ATTN__UKR_ROWS(ATTN__UKR_DECL)
 #undef ATTN__UKR_DECL
     size_t p;
+    (void)rows;
     if (ars == 1) { /* the sliver's A values are contiguous: two vector loads, fma by lane */
         for (p = 0; p < kc; p++, a += acs, b += ldb) {
             const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8);
