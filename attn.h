@@ -243,7 +243,9 @@ ATTN_API attn_status attn_attention(const attn_attention_params *p, void *worksp
 /* for the matmul microkernel's body, inlined into its packed and strided callers */
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__FORCE_INLINE inline __attribute__((always_inline))
+#define ATTN__PREFETCH(p) __builtin_prefetch(p)
 #else
+#define ATTN__PREFETCH(p) ((void)(p))
 #define ATTN__FORCE_INLINE inline
 #endif
 
@@ -993,6 +995,36 @@ static void attn__mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float 
     }
 }
 
+/* C[0..m, 0..nc) (+)= alpha * A[0..m, 0..kc) * the packed B panel pb, A (not transposed)
+ * read in place one MR-row sliver at a time against the whole panel (which stays in L2);
+ * the edge sliver is packed into pa. While a sliver runs, the next one's cache lines are
+ * requested, a share before each tile. */
+static void attn__mm_direct_a(size_t m, size_t nc, size_t kc, const float *a, size_t lda,
+                              const float *pb, float *pa, float *c, size_t ldc, float alpha,
+                              float beta, int mode)
+{
+    const size_t lines = (kc + 15) / 16, tiles = (nc + ATTN__NR - 1) / ATTN__NR;
+    size_t ir, jr;
+    for (ir = 0; ir < m; ir += ATTN__MR) {
+        const size_t mr = attn__min(ATTN__MR, m - ir);
+        const size_t next = ir + ATTN__MR < m ? attn__min(ATTN__MR, m - ir - ATTN__MR) : 0;
+        const size_t per = (next * lines + tiles - 1) / tiles;
+        const float *ap = a + ir * lda;
+        size_t ars = lda, q = 0;
+        if (mr < ATTN__MR) { /* rows past m do not exist: pack the edge */
+            attn__mm_pack_a(0, a, lda, m, ir, mr, 0, kc, pa);
+            ap = pa;
+            ars = 0;
+        }
+        for (jr = 0; jr < nc; jr += ATTN__NR) {
+            const size_t e = attn__min(q + per, next * lines);
+            for (; q < e; q++) ATTN__PREFETCH(a + (ir + ATTN__MR + q / lines) * lda + q % lines * 16);
+            attn__mm_tile(mr, attn__min(ATTN__NR, nc - jr), kc, ap, ars, 1, pb + jr * kc, ATTN__NR,
+                          c + ir * ldc + jr, ldc, alpha, beta, mode);
+        }
+    }
+}
+
 /* The packed A and B areas of a workspace for this product, in floats. */
 static void attn__mm_ws_floats(size_t m, size_t n, size_t k, size_t *fa, size_t *fb)
 {
@@ -1068,21 +1100,8 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
                                           pb + jr * kc, 0, c + (ic + ir) * ldc + jc + jr, ldc,
                                           alpha, beta, mode);
                 }
-            } else { /* A (not transposed) read in place, one MR-row sliver at a time */
-                for (ir = 0; ir < m; ir += ATTN__MR) {
-                    const size_t mr = attn__min(ATTN__MR, m - ir);
-                    const float *ap = a + ir * lda + pc;
-                    size_t ars = lda;
-                    if (mr < ATTN__MR) { /* rows past m do not exist: pack the edge */
-                        attn__mm_pack_a(0, a, lda, m, ir, mr, pc, kc, pa);
-                        ap = pa;
-                        ars = 0;
-                    }
-                    for (jr = 0; jr < nc; jr += ATTN__NR)
-                        attn__mm_tile(mr, attn__min(ATTN__NR, nc - jr), kc, ap, ars, 1,
-                                      pb + jr * kc, ATTN__NR, c + ir * ldc + jc + jr, ldc, alpha, beta,
-                                      mode);
-                }
+            } else {
+                attn__mm_direct_a(m, nc, kc, a + pc, lda, pb, pa, c + jc, ldc, alpha, beta, mode);
             }
         }
     }
