@@ -780,6 +780,12 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 static size_t attn__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__min(size_t a, size_t b) { return a < b ? a : b; }
 
+/* Floats of packed op(B) small enough to pack whole (for NN products with n <= DIRECT_N):
+ * the panel stays in L2 and each A sliver streams through all of k */
+#ifndef ATTN__MM_WHOLE_B
+#define ATTN__MM_WHOLE_B (128 * 1024)
+#endif
+
 /* The chunk depth for a given k: k split into ceil(k / KC) near-equal chunks. Depends on
  * k alone (never on m or n): it fixes every C element's summation order. */
 static size_t attn__mm_kc(size_t k)
@@ -995,32 +1001,41 @@ static void attn__mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float 
     }
 }
 
-/* C[0..m, 0..nc) (+)= alpha * A[0..m, 0..kc) * the packed B panel pb, A (not transposed)
- * read in place one MR-row sliver at a time against the whole panel (which stays in L2);
- * the edge sliver is packed into pa. While a sliver runs, the next one's cache lines are
- * requested, a share before each tile. */
-static void attn__mm_direct_a(size_t m, size_t nc, size_t kc, const float *a, size_t lda,
-                              const float *pb, float *pa, float *c, size_t ldc, float alpha,
-                              float beta, int mode)
+/* C[0..m, 0..nc) (+)= alpha * A[0..m, p0..p1) * op(B)[p0..p1, 0..nc) for the chunks of depth
+ * kcb from p0 to p1 (p1 - p0 <= kcb, or all of k), A (not transposed) read in place one
+ * MR-row sliver at a time, each through all chunks; chunk q of op(B) is packed at
+ * pb + q * kcb * np. The B panels stay in L2 while A streams by; an edge sliver is packed
+ * into pa. With a single chunk, the next sliver's lines are requested while one runs, a
+ * share before each tile (the streams are short; through all of k, the hardware's
+ * prefetcher does better alone). */
+static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t kcb,
+                              const float *a, size_t lda, const float *pb, size_t np, float *pa,
+                              float *c, size_t ldc, float alpha, float beta)
 {
-    const size_t lines = (kc + 15) / 16, tiles = (nc + ATTN__NR - 1) / ATTN__NR;
-    size_t ir, jr;
+    const size_t tiles = (nc + ATTN__NR - 1) / ATTN__NR;
+    const int single = p1 - p0 <= kcb;
+    size_t ir, jr, pc;
     for (ir = 0; ir < m; ir += ATTN__MR) {
         const size_t mr = attn__min(ATTN__MR, m - ir);
         const size_t next = ir + ATTN__MR < m ? attn__min(ATTN__MR, m - ir - ATTN__MR) : 0;
-        const size_t per = (next * lines + tiles - 1) / tiles;
-        const float *ap = a + ir * lda;
-        size_t ars = lda, q = 0;
-        if (mr < ATTN__MR) { /* rows past m do not exist: pack the edge */
-            attn__mm_pack_a(0, a, lda, m, ir, mr, 0, kc, pa);
-            ap = pa;
-            ars = 0;
-        }
-        for (jr = 0; jr < nc; jr += ATTN__NR) {
-            const size_t e = attn__min(q + per, next * lines);
-            for (; q < e; q++) ATTN__PREFETCH(a + (ir + ATTN__MR + q / lines) * lda + q % lines * 16);
-            attn__mm_tile(mr, attn__min(ATTN__NR, nc - jr), kc, ap, ars, 1, pb + jr * kc, ATTN__NR,
-                          c + ir * ldc + jr, ldc, alpha, beta, mode);
+        for (pc = p0; pc < p1; pc += kcb) {
+            const size_t kc = attn__min(kcb, p1 - pc), lines = (kc + 15) / 16;
+            const size_t per = single ? (next * lines + tiles - 1) / tiles : 0;
+            const float *ap = a + ir * lda + pc, *bp = pb + (pc - p0) * np;
+            const int mode = pc == 0 ? 1 : 2;
+            size_t ars = lda, q = 0;
+            if (mr < ATTN__MR) { /* rows past m do not exist: pack the edge */
+                attn__mm_pack_a(0, a, lda, m, ir, mr, pc, kc, pa);
+                ap = pa;
+                ars = 0;
+            }
+            for (jr = 0; jr < nc; jr += ATTN__NR) {
+                const size_t e = attn__min(q + per, next * lines);
+                for (; q < e; q++)
+                    ATTN__PREFETCH(a + (ir + ATTN__MR + q / lines) * lda + pc + q % lines * 16);
+                attn__mm_tile(mr, attn__min(ATTN__NR, nc - jr), kc, ap, ars, 1, bp + jr * kc,
+                              ATTN__NR, c + ir * ldc + jr, ldc, alpha, beta, mode);
+            }
         }
     }
 }
@@ -1031,6 +1046,8 @@ static void attn__mm_ws_floats(size_t m, size_t n, size_t k, size_t *fa, size_t 
     const size_t kc = attn__mm_kc(k);
     *fa = attn__round_up(attn__min(m, ATTN__MM_MC), ATTN__MR) * kc + ATTN__VW; /* + slack */
     *fb = attn__round_up(attn__min(n, ATTN__MM_NC), ATTN__NR) * kc;
+    /* room for all of op(B) when it is small (see attn__mm_whole_b); monotone in n and k */
+    if (*fb < ATTN__MM_WHOLE_B) *fb = attn__min(ATTN__MM_WHOLE_B, attn__round_up(n, ATTN__NR) * k);
 }
 
 ATTN_API size_t attn_matmul_workspace_size(attn_trans ta, attn_trans tb, size_t m, size_t n,
@@ -1083,6 +1100,14 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
     pa = attn__align(workspace);
     pb = pa + fa;
     packa = ta || n > ATTN__MM_DIRECT_N;
+    if (!packa && attn__round_up(n, ATTN__NR) * k <= ATTN__MM_WHOLE_B) {
+        /* all of op(B) packed at once: each A sliver then streams through all of k */
+        const size_t np = attn__round_up(n, ATTN__NR);
+        for (pc = 0; pc < k; pc += kcb)
+            attn__mm_pack_b(tb, b, ldb, pc, attn__min(kcb, k - pc), 0, n, pb + pc * np);
+        attn__mm_direct_a(m, n, 0, k, kcb, a, lda, pb, np, pa, c, ldc, alpha, beta);
+        return ATTN_OK;
+    }
     for (jc = 0; jc < n; jc += ATTN__MM_NC) {
         const size_t nc = attn__min(ATTN__MM_NC, n - jc);
         for (pc = 0; pc < k; pc += kcb) {
@@ -1101,7 +1126,8 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
                                           alpha, beta, mode);
                 }
             } else {
-                attn__mm_direct_a(m, nc, kc, a + pc, lda, pb, pa, c + jc, ldc, alpha, beta, mode);
+                attn__mm_direct_a(m, nc, pc, pc + kc, kcb, a, lda, pb, 0, pa, c + jc, ldc, alpha,
+                                  beta);
             }
         }
     }
