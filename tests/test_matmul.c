@@ -292,9 +292,10 @@ static void test_large(void)
 /* Sizes that cross every block boundary of the packed implementation (the private block
  * sizes of this build, read from the implementation): k over one and two chunk depths
  * (ATTN__MM_KC), m over the A block height (ATTN__MM_MC), n over the B panel width
- * (ATTN__MM_NC), each with a ragged edge tile (not a multiple of ATTN__MR / ATTN__NR), and n
- * on both sides of the limit under which A is read in place (ATTN__MM_DIRECT_N). Every
- * transpose combination with each workspace mode. */
+ * (ATTN__MM_NC), each with a ragged edge tile (not a multiple of ATTN__MR / ATTN__NR), n
+ * on both sides of the limit under which A is read in place (ATTN__MM_DIRECT_N), and op(B)
+ * below and above the size packed whole (ATTN__MM_WHOLE_B floats). Every transpose
+ * combination with each workspace mode. */
 static void test_blocks(void)
 {
     const size_t shapes[][3] = {
@@ -302,7 +303,8 @@ static void test_blocks(void)
         {2 * ATTN__MM_MC + 7, 2 * ATTN__NR + 5, ATTN__MM_KC + 3},
         {2 * ATTN__MR + 1, ATTN__MM_NC + ATTN__NR + 3, ATTN__MM_KC + 7},
         {ATTN__MM_MC - 1, ATTN__MM_DIRECT_N, ATTN__MM_KC},
-        {ATTN__MM_MC, ATTN__MM_DIRECT_N + 1, ATTN__MM_KC + 1}};
+        {ATTN__MM_MC, ATTN__MM_DIRECT_N + 1, ATTN__MM_KC + 1},
+        {2 * ATTN__MR + 5, ATTN__MM_DIRECT_N - 3, ATTN__MM_WHOLE_B / ATTN__MM_DIRECT_N + 7}};
     size_t s;
     int ta, tb, ws;
     long idx = 0;
@@ -342,9 +344,10 @@ static void mm_block(int ta, int tb, size_t r0, size_t r1, size_t c0, size_t c1,
 
 static void test_determinism(void)
 {
-    /* the last crosses the m and n block boundaries (see test_blocks; k's chunks are the
-     * same for every block, and k = 1000 above already spans several) */
-    const size_t shapes[][3] = {{67, 45, 300}, {33, 70, 1000}, {130, 20, 64},
+    /* 40 x 300 x 700: op(B) too big to pack whole, its column blocks small enough; the last
+     * crosses the m and n block boundaries (see test_blocks; k's chunks are the same for
+     * every block, and k = 1000 above already spans several) */
+    const size_t shapes[][3] = {{67, 45, 300}, {33, 70, 1000}, {130, 20, 64}, {40, 300, 700},
                                 {ATTN__MM_MC + ATTN__MR + 1, ATTN__MM_NC + ATTN__NR + 1, 33}};
     /* clipped to m / n; the last block runs to the end */
     static const size_t rcuts[] = {0, 1, 4, 12, 29, 30, 64, 200, (size_t)-1};
