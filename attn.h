@@ -136,10 +136,21 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
  * Matrix product: C = alpha * op(A) * op(B) + beta * C, C is m x n, op(A) is m x k,
  * op(B) is k x n. op(X) = X for ATTN_NO_TRANS, X^T for ATTN_TRANS (A stored k x m).
  * k = 0 gives C = beta * C. beta = 0 never reads C (NaN in C does not leak).
- * workspace: optional (NULL with size 0 is fine); with at least
- * attn_matmul_workspace_size() bytes, large products run faster through packing.
- * Each element of C is summed in the same order whatever the other sizes, so splitting
- * C into row or column blocks across threads gives bit-identical results.
+ *
+ * workspace: scratch for packed copies of A and B, at least attn_matmul_workspace_size()
+ * bytes at any alignment, or NULL (then workspace_size is ignored). The size is bounded
+ * whatever the problem (a few MiB at most: one block of A plus one panel of B; less for
+ * small products) and grows with m, n and k, so a workspace sized for a product serves
+ * every sub-block of it. With a workspace, attn_matmul is a packed, register-blocked sgemm
+ * (close to the FMA peak on large products). Without one it still works, on A and B in
+ * place, but several times slower, mostly so for op(B) = B^T and for large products.
+ * A non-NULL workspace smaller than the query is ATTN_ERR_WORKSPACE.
+ *
+ * Determinism: each element of C is summed in an order that depends on k alone (one fma
+ * chain over each chunk of k, chunks merged into C in order), never on m, n, the element's
+ * position, the instruction-set tile shape's edges or the workspace. So splitting C into
+ * row or column blocks across threads, and running with or without a workspace, gives
+ * bit-identical results (for one build).
  */
 typedef enum attn_trans { ATTN_NO_TRANS = 0, ATTN_TRANS = 1 } attn_trans;
 
@@ -780,6 +791,9 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 static size_t attn__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__min(size_t a, size_t b) { return a < b ? a : b; }
 
+#ifndef ATTN__MM_PREFETCH_C
+#define ATTN__MM_PREFETCH_C 1 /* request a tile's C lines before computing it */
+#endif
 /* Floats of packed op(B) small enough to pack whole (for NN products with n <= DIRECT_N):
  * the panel stays in L2 and each A sliver streams through all of k */
 #ifndef ATTN__MM_WHOLE_B
@@ -961,6 +975,13 @@ static void attn__mm_tile(size_t mr, size_t nr, size_t kc, const float *a, size_
                           size_t acs, const float *b, size_t ldb, float *c, size_t ldc,
                           float alpha, float beta, int mode)
 {
+#if ATTN__MM_PREFETCH_C
+    size_t i;
+    for (i = 0; i < mr; i++) { /* C's lines arrive while the tile computes */
+        ATTN__PREFETCH(c + i * ldc);
+        ATTN__PREFETCH(c + i * ldc + nr - 1);
+    }
+#endif
     if (mr == ATTN__MR && nr == ATTN__NR) {
         if (ars == 0) attn__mm_ukr_packed(kc, a, b, c, ldc, alpha, beta, mode);
         else attn__mm_ukr_strided(kc, a, ars, acs, b, ldb, c, ldc, alpha, beta, mode);

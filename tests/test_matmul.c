@@ -7,10 +7,11 @@
  * used, the padding of C guard values that must stay untouched), pointers offset by one
  * float, alpha in {1, -0.5, 0, 2.5} x beta in {0 (C full of NaN that must not leak), 1, -2},
  * with no workspace, the queried workspace, and the queried workspace at an address offset
- * by one float; sizes crossing every block boundary of the packed implementation (k, m and n
- * past its chunk depth, A block and B panel, with ragged edges); a too-small workspace; bit-identical results when C is computed in row,
- * column and 2-D blocks (the documented threading contract); and every error path, with
- * the output untouched.
+ * by one float; sizes crossing every block boundary of the packed implementation (k, m and
+ * n past its chunk depth, A block and B panel, with ragged edges); a too-small workspace;
+ * bit-identical results when C is computed in row, column and 2-D blocks (the documented
+ * threading contract) and with or without a workspace; and every error path, with the
+ * output untouched.
  *
  * Tolerance, per element, computed in double:
  *   |C - Cref| <= (k + 2) * 2^-23 * (|alpha| * sum_p |a_ip b_pj| + |beta c_ij|) + 1e-30.
@@ -428,6 +429,21 @@ static void test_determinism(void)
                              &st);
                     check(memcmp(c0, c1, m * ldc * sizeof(float)) == 0,
                           "determinism %s: two identical calls differ", desc);
+                    /* and the other way, with a workspace or without (a documented promise) */
+                    {
+                        size_t osz = wsmode ? 0
+                                            : attn_matmul_workspace_size((attn_trans)ta,
+                                                                         (attn_trans)tb, m, n, k);
+                        void *ows = wsmode ? NULL : malloc(osz ? osz : 1);
+                        if (!wsmode && !ows) exit(2);
+                        memcpy(c1, cinit, m * ldc * sizeof(float));
+                        mm_block(ta, tb, 0, m, 0, n, k, alpha, a, lda, b, ldb, beta, c1, ldc,
+                                 ows, osz, &st);
+                        check(memcmp(c0, c1, m * ldc * sizeof(float)) == 0,
+                              "determinism %s: results with and without a workspace differ",
+                              desc);
+                        free(ows);
+                    }
                     free(a);
                     free(b);
                     free(c0);
