@@ -791,8 +791,9 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 static size_t attn__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__min(size_t a, size_t b) { return a < b ? a : b; }
 
-#ifndef ATTN__MM_PREFETCH_C
-#define ATTN__MM_PREFETCH_C 1 /* request a tile's C lines before computing it */
+/* Floats of A or C past which software prefetching pays (twice the L2 of common cores) */
+#ifndef ATTN__MM_FAR
+#define ATTN__MM_FAR (512 * 1024)
 #endif
 /* Floats of packed op(B) small enough to pack whole (for NN products with n <= DIRECT_N):
  * the panel stays in L2 and each A sliver streams through all of k */
@@ -970,18 +971,19 @@ static void attn__mm_pack_b(int tb, const float *b, size_t ldb, size_t p0, size_
 }
 
 /* One MR x NR tile of C (mr x nr valid) through the microkernel: whole tiles straight into
- * C, edge tiles into a buffer first. a / b are packed slivers when ars == 0. */
+ * C, edge tiles into a buffer first. a / b are packed slivers when ars == 0. pfc: request
+ * the tile's lines of C first (when C is far out of cache). */
 static void attn__mm_tile(size_t mr, size_t nr, size_t kc, const float *a, size_t ars,
                           size_t acs, const float *b, size_t ldb, float *c, size_t ldc,
-                          float alpha, float beta, int mode)
+                          float alpha, float beta, int mode, int pfc)
 {
-#if ATTN__MM_PREFETCH_C
-    size_t i;
-    for (i = 0; i < mr; i++) { /* C's lines arrive while the tile computes */
-        ATTN__PREFETCH(c + i * ldc);
-        ATTN__PREFETCH(c + i * ldc + nr - 1);
+    if (pfc) { /* C far out of cache: its lines arrive while the tile computes */
+        size_t i;
+        for (i = 0; i < mr; i++) {
+            ATTN__PREFETCH(c + i * ldc);
+            ATTN__PREFETCH(c + i * ldc + nr - 1);
+        }
     }
-#endif
     if (mr == ATTN__MR && nr == ATTN__NR) {
         if (ars == 0) attn__mm_ukr_packed(kc, a, b, c, ldc, alpha, beta, mode);
         else attn__mm_ukr_strided(kc, a, ars, acs, b, ldb, c, ldc, alpha, beta, mode);
@@ -1026,36 +1028,40 @@ static void attn__mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float 
  * kcb from p0 to p1 (p1 - p0 <= kcb, or all of k), A (not transposed) read in place one
  * MR-row sliver at a time, each through all chunks; chunk q of op(B) is packed at
  * pb + q * kcb * np. The B panels stay in L2 while A streams by; an edge sliver is packed
- * into pa. With a single chunk, the next sliver's lines are requested while one runs, a
- * share before each tile (the streams are short; through all of k, the hardware's
- * prefetcher does better alone). */
+ * into pa. With pfa, the next sliver's lines are requested while one runs, a share before
+ * each tile (for short streams of an A far out of cache; through all of k, the hardware's
+ * prefetcher does better alone). pfc: see attn__mm_tile. */
 static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t kcb,
                               const float *a, size_t lda, const float *pb, size_t np, float *pa,
-                              float *c, size_t ldc, float alpha, float beta)
+                              float *c, size_t ldc, float alpha, float beta, int pfa, int pfc)
 {
     const size_t tiles = (nc + ATTN__NR - 1) / ATTN__NR;
-    const int single = p1 - p0 <= kcb;
     size_t ir, jr, pc;
     for (ir = 0; ir < m; ir += ATTN__MR) {
         const size_t mr = attn__min(ATTN__MR, m - ir);
-        const size_t next = ir + ATTN__MR < m ? attn__min(ATTN__MR, m - ir - ATTN__MR) : 0;
+        const size_t next = pfa && ir + ATTN__MR < m ? attn__min(ATTN__MR, m - ir - ATTN__MR) : 0;
         for (pc = p0; pc < p1; pc += kcb) {
             const size_t kc = attn__min(kcb, p1 - pc), lines = (kc + 15) / 16;
-            const size_t per = single ? (next * lines + tiles - 1) / tiles : 0;
+            const size_t per = (next * lines + tiles - 1) / tiles;
             const float *ap = a + ir * lda + pc, *bp = pb + (pc - p0) * np;
             const int mode = pc == 0 ? 1 : 2;
-            size_t ars = lda, q = 0;
+            size_t ars = lda, r = 0, l = 0;
             if (mr < ATTN__MR) { /* rows past m do not exist: pack the edge */
                 attn__mm_pack_a(0, a, lda, m, ir, mr, pc, kc, pa);
                 ap = pa;
                 ars = 0;
             }
             for (jr = 0; jr < nc; jr += ATTN__NR) {
-                const size_t e = attn__min(q + per, next * lines);
-                for (; q < e; q++)
-                    ATTN__PREFETCH(a + (ir + ATTN__MR + q / lines) * lda + pc + q % lines * 16);
+                size_t q;
+                for (q = 0; q < per && r < next; q++) { /* line l of row r of the next sliver */
+                    ATTN__PREFETCH(a + (ir + ATTN__MR + r) * lda + pc + l * 16);
+                    if (++l == lines) {
+                        l = 0;
+                        r++;
+                    }
+                }
                 attn__mm_tile(mr, attn__min(ATTN__NR, nc - jr), kc, ap, ars, 1, bp + jr * kc,
-                              ATTN__NR, c + ir * ldc + jr, ldc, alpha, beta, mode);
+                              ATTN__NR, c + ir * ldc + jr, ldc, alpha, beta, mode, pfc);
             }
         }
     }
@@ -1095,7 +1101,7 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
     attn_status st;
     size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
     float *pa, *pb;
-    int packa;
+    int packa, pfc;
     if (!a || !b || !c) return ATTN_ERR_NULL;
     if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
         return ATTN_ERR_ARG;
@@ -1121,12 +1127,13 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
     pa = attn__align(workspace);
     pb = pa + fa;
     packa = ta || n > ATTN__MM_DIRECT_N;
+    pfc = m * ldc > ATTN__MM_FAR;
     if (!packa && attn__round_up(n, ATTN__NR) * k <= ATTN__MM_WHOLE_B) {
         /* all of op(B) packed at once: each A sliver then streams through all of k */
         const size_t np = attn__round_up(n, ATTN__NR);
         for (pc = 0; pc < k; pc += kcb)
             attn__mm_pack_b(tb, b, ldb, pc, attn__min(kcb, k - pc), 0, n, pb + pc * np);
-        attn__mm_direct_a(m, n, 0, k, kcb, a, lda, pb, np, pa, c, ldc, alpha, beta);
+        attn__mm_direct_a(m, n, 0, k, kcb, a, lda, pb, np, pa, c, ldc, alpha, beta, 0, pfc);
         return ATTN_OK;
     }
     for (jc = 0; jc < n; jc += ATTN__MM_NC) {
@@ -1144,11 +1151,11 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
                             attn__mm_tile(attn__min(ATTN__MR, mc - ir),
                                           attn__min(ATTN__NR, nc - jr), kc, pa + ir * kc, 0, 0,
                                           pb + jr * kc, 0, c + (ic + ir) * ldc + jc + jr, ldc,
-                                          alpha, beta, mode);
+                                          alpha, beta, mode, pfc);
                 }
             } else {
                 attn__mm_direct_a(m, nc, pc, pc + kc, kcb, a, lda, pb, 0, pa, c + jc, ldc, alpha,
-                                  beta);
+                                  beta, m * lda > ATTN__MM_FAR, pfc);
             }
         }
     }
