@@ -1071,7 +1071,9 @@ static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t 
 static void attn__mm_ws_floats(size_t m, size_t n, size_t k, size_t *fa, size_t *fb)
 {
     const size_t kc = attn__mm_kc(k);
-    *fa = attn__round_up(attn__min(m, ATTN__MM_MC), ATTN__MR) * kc + ATTN__VW; /* + slack */
+    /* + slack for whole-vector stores, rounded so that B starts on a cache line too */
+    *fa = attn__round_up(attn__round_up(attn__min(m, ATTN__MM_MC), ATTN__MR) * kc + ATTN__VW,
+                         ATTN__ALIGN / sizeof(float));
     *fb = attn__round_up(attn__min(n, ATTN__MM_NC), ATTN__NR) * kc;
     /* room for all of op(B) when it is small (see attn__mm_whole_b); monotone in n and k */
     if (*fb < ATTN__MM_WHOLE_B) *fb = attn__min(ATTN__MM_WHOLE_B, attn__round_up(n, ATTN__NR) * k);
