@@ -1075,7 +1075,7 @@ static void attn__mm_ws_floats(size_t m, size_t n, size_t k, size_t *fa, size_t 
     *fa = attn__round_up(attn__round_up(attn__min(m, ATTN__MM_MC), ATTN__MR) * kc + ATTN__VW,
                          ATTN__ALIGN / sizeof(float));
     *fb = attn__round_up(attn__min(n, ATTN__MM_NC), ATTN__NR) * kc;
-    /* room for all of op(B) when it is small (see attn__mm_whole_b); monotone in n and k */
+    /* room for all of op(B) when small (ATTN__MM_WHOLE_B); monotone in n and k */
     if (*fb < ATTN__MM_WHOLE_B) *fb = attn__min(ATTN__MM_WHOLE_B, attn__round_up(n, ATTN__NR) * k);
 }
 
