@@ -971,12 +971,14 @@ static void attn__mm_pack_b(int tb, const float *b, size_t ldb, size_t p0, size_
 }
 
 /* One MR x NR tile of C (mr x nr valid) through the microkernel: whole tiles straight into
- * C, edge tiles into a buffer first. a / b are packed slivers when ars == 0. pfc: request
- * the tile's lines of C first (when C is far out of cache). */
+ * C, edge tiles into a buffer first. A(i, p) = a[i * ars + p * acs] (all MR rows readable),
+ * B(p, j) = b[p * ldb + j] (all NR columns readable); packed slivers have ars = 1,
+ * acs = MR, ldb = NR. pfc: request the tile's lines of C first (C far out of cache). */
 static void attn__mm_tile(size_t mr, size_t nr, size_t kc, const float *a, size_t ars,
                           size_t acs, const float *b, size_t ldb, float *c, size_t ldc,
                           float alpha, float beta, int mode, int pfc)
 {
+    const int packed = ars == 1 && acs == ATTN__MR && ldb == ATTN__NR;
     if (pfc) { /* C far out of cache: its lines arrive while the tile computes */
         size_t i;
         for (i = 0; i < mr; i++) {
@@ -985,11 +987,11 @@ static void attn__mm_tile(size_t mr, size_t nr, size_t kc, const float *a, size_
         }
     }
     if (mr == ATTN__MR && nr == ATTN__NR) {
-        if (ars == 0) attn__mm_ukr_packed(kc, a, b, c, ldc, alpha, beta, mode);
+        if (packed) attn__mm_ukr_packed(kc, a, b, c, ldc, alpha, beta, mode);
         else attn__mm_ukr_strided(kc, a, ars, acs, b, ldb, c, ldc, alpha, beta, mode);
     } else {
         float t[ATTN__MR * ATTN__NR];
-        if (ars == 0) attn__mm_ukr_packed_edge(mr, kc, a, b, t);
+        if (packed) attn__mm_ukr_packed_edge(mr, kc, a, b, t);
         else attn__mm_ukr_strided(kc, a, ars, acs, b, ldb, t, ATTN__NR, 0.0f, 0.0f, 0);
         attn__mm_merge(c, ldc, t, mr, nr, alpha, beta, mode);
     }
@@ -1045,11 +1047,12 @@ static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t 
             const size_t per = (next * lines + tiles - 1) / tiles;
             const float *ap = a + ir * lda + pc, *bp = pb + (pc - p0) * np;
             const int mode = pc == 0 ? 1 : 2;
-            size_t ars = lda, r = 0, l = 0;
+            size_t ars = lda, acs = 1, r = 0, l = 0;
             if (mr < ATTN__MR) { /* rows past m do not exist: pack the edge */
                 attn__mm_pack_a(0, a, lda, m, ir, mr, pc, kc, pa);
                 ap = pa;
-                ars = 0;
+                ars = 1;
+                acs = ATTN__MR;
             }
             for (jr = 0; jr < nc; jr += ATTN__NR) {
                 size_t q;
@@ -1060,7 +1063,7 @@ static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t 
                         r++;
                     }
                 }
-                attn__mm_tile(mr, attn__min(ATTN__NR, nc - jr), kc, ap, ars, 1, bp + jr * kc,
+                attn__mm_tile(mr, attn__min(ATTN__NR, nc - jr), kc, ap, ars, acs, bp + jr * kc,
                               ATTN__NR, c + ir * ldc + jr, ldc, alpha, beta, mode, pfc);
             }
         }
@@ -1151,9 +1154,10 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
                     for (jr = 0; jr < nc; jr += ATTN__NR)
                         for (ir = 0; ir < mc; ir += ATTN__MR)
                             attn__mm_tile(attn__min(ATTN__MR, mc - ir),
-                                          attn__min(ATTN__NR, nc - jr), kc, pa + ir * kc, 0, 0,
-                                          pb + jr * kc, 0, c + (ic + ir) * ldc + jc + jr, ldc,
-                                          alpha, beta, mode, pfc);
+                                          attn__min(ATTN__NR, nc - jr), kc, pa + ir * kc, 1,
+                                          ATTN__MR, pb + jr * kc, ATTN__NR,
+                                          c + (ic + ir) * ldc + jc + jr, ldc, alpha, beta, mode,
+                                          pfc);
                 }
             } else {
                 attn__mm_direct_a(m, nc, pc, pc + kc, kcb, a, lda, pb, 0, pa, c + jc, ldc, alpha,
