@@ -892,80 +892,101 @@ static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, s
         for (v = 0; v < ATTN__NR / ATTN__VW; v++) attn__vstore(t + i * ATTN__NR + v * ATTN__VW, acc[i][v]);
 }
 
+/* Requests rows r0 .. r1 (stride ld) of kc floats each: the next sliver while one packs
+ * (short row pieces the hardware prefetcher does not pick up in time). */
+static void attn__mm_prefetch_rows(const float *x, size_t ld, size_t rows, size_t kc)
+{
+    size_t r, l;
+    for (r = 0; r < rows; r++)
+        for (l = 0; l < kc; l += 16) ATTN__PREFETCH(x + r * ld + l);
+}
+
 /* Packs op(A)[i0 .. i0+mc, p0 .. p0+kc) into MR-row slivers: sliver s holds element
  * (s*MR + i, p) at pa[s * MR * kc + p * MR + i]; rows past mc hold zeros or other rows of
  * op(A) (m rows in all), and feed only results that are never stored. Stores whole vectors
  * where MR is not a multiple of ATTN__VW: up to ATTN__VW floats past a sliver's last row are
- * written and later overwritten, or land in the ATTN__VW floats of slack after the A area. */
+ * written and later overwritten (or, from the transposes, land in the ATTN__VW floats of
+ * slack after the A area).
+ * A is read row after row of its storage (in order for A^T; for A, sliver after sliver). */
 static void attn__mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t i0,
                             size_t mc, size_t p0, size_t kc, float *pa)
 {
     size_t s, i, p, g;
-    for (s = 0; s < mc; s += ATTN__MR, pa += ATTN__MR * kc) {
-        const size_t mr = attn__min(ATTN__MR, mc - s);
-        if (ta) { /* A stored k x m: each p holds the sliver's rows contiguously */
-            const float *src = a + p0 * lda + i0 + s;
-            for (g = 0; g < ATTN__MR; g += ATTN__VW) {
-                const float *sg = src + g;
-                if (i0 + s + g + ATTN__VW <= m) { /* readable (lanes past mr: unused rows) */
-                    for (p = 0; p < kc; p++) attn__vstore(pa + p * ATTN__MR + g, attn__vload(sg + p * lda));
-                } else if (g < mr) {
-                    for (p = 0; p < kc; p++)
-                        attn__vstore(pa + p * ATTN__MR + g, attn__vload_part(sg + p * lda, mr - g, 0.0f));
-                } else {
-                    for (p = 0; p < kc; p++) attn__vstore(pa + p * ATTN__MR + g, attn__vzero());
+    if (ta) { /* A stored k x m: row p of the storage holds op(A)'s column p */
+        for (p = 0; p < kc; p++) {
+            const float *src = a + (p0 + p) * lda + i0;
+            float *dst = pa + p * ATTN__MR;
+            for (s = 0; s < mc; s += ATTN__MR, dst += ATTN__MR * kc) {
+                const size_t mr = attn__min(ATTN__MR, mc - s);
+                for (g = 0; g < ATTN__MR; g += ATTN__VW) {
+                    attn__v x = attn__vzero();
+                    if (i0 + s + g + ATTN__VW <= m) x = attn__vload(src + s + g); /* lanes past mr: unused rows */
+                    else if (g < mr) x = attn__vload_part(src + s + g, mr - g, 0.0f);
+                    if (g + ATTN__VW > ATTN__MR && p + 1 == kc) /* not into the next sliver */
+                        attn__vstore_part(dst + g, x, ATTN__MR - g);
+                    else
+                        attn__vstore(dst + g, x);
                 }
             }
-        } else { /* A stored m x k: transpose ATTN__VW x ATTN__VW blocks */
-            const float *src = a + (i0 + s) * lda + p0;
-            for (g = 0; g < ATTN__MR; g += ATTN__VW) {
-                p = 0;
-                for (; p + ATTN__VW <= kc; p += ATTN__VW)
-                    attn__vtranspose_copy(src + g * lda + p, lda, mr > g ? mr - g : 0,
-                                          pa + p * ATTN__MR + g, ATTN__MR);
-                for (; p < kc; p++)
-                    for (i = 0; i < ATTN__VW && g + i < ATTN__MR; i++)
-                        pa[p * ATTN__MR + g + i] = g + i < mr ? src[(g + i) * lda + p] : 0.0f;
-            }
+        }
+        return;
+    }
+    for (s = 0; s < mc; s += ATTN__MR, pa += ATTN__MR * kc) { /* A stored m x k: transposes */
+        const size_t mr = attn__min(ATTN__MR, mc - s);
+        const float *src = a + (i0 + s) * lda + p0;
+        if (s + ATTN__MR < mc)
+            attn__mm_prefetch_rows(src + ATTN__MR * lda, lda, attn__min(ATTN__MR, mc - s - ATTN__MR), kc);
+        for (g = 0; g < ATTN__MR; g += ATTN__VW) {
+            p = 0;
+            for (; p + ATTN__VW <= kc; p += ATTN__VW)
+                attn__vtranspose_copy(src + g * lda + p, lda, mr > g ? mr - g : 0,
+                                      pa + p * ATTN__MR + g, ATTN__MR);
+            for (; p < kc; p++)
+                for (i = 0; i < ATTN__VW && g + i < ATTN__MR; i++)
+                    pa[p * ATTN__MR + g + i] = g + i < mr ? src[(g + i) * lda + p] : 0.0f;
         }
     }
 }
 
 /* Packs op(B)[p0 .. p0+kc, j0 .. j0+nc) into NR-column slivers: sliver s holds element
- * (p, s*NR + j) at pb[s * NR * kc + p * NR + j]; columns past nc are zero. */
+ * (p, s*NR + j) at pb[s * NR * kc + p * NR + j]; columns past nc are zero. B is read row
+ * after row of its storage (in order for B; for B^T, sliver after sliver). */
 static void attn__mm_pack_b(int tb, const float *b, size_t ldb, size_t p0, size_t kc,
                             size_t j0, size_t nc, float *pb)
 {
     size_t s, j, p, v;
-    for (s = 0; s < nc; s += ATTN__NR, pb += ATTN__NR * kc) {
+    if (!tb) { /* B stored k x n: row p of the storage holds op(B)'s row p */
+        for (p = 0; p < kc; p++) {
+            const float *src = b + (p0 + p) * ldb + j0;
+            float *dst = pb + p * ATTN__NR;
+            for (s = 0; s + ATTN__NR <= nc; s += ATTN__NR, dst += ATTN__NR * kc)
+                for (v = 0; v < ATTN__NR; v += ATTN__VW) attn__vstore(dst + v, attn__vload(src + s + v));
+            if (s < nc) {
+                const size_t nr = nc - s;
+                for (v = 0; v < ATTN__NR; v += ATTN__VW) {
+                    attn__v x = attn__vzero();
+                    if (v + ATTN__VW <= nr) x = attn__vload(src + s + v);
+                    else if (v < nr) x = attn__vload_part(src + s + v, nr - v, 0.0f);
+                    attn__vstore(dst + v, x);
+                }
+            }
+        }
+        return;
+    }
+    for (s = 0; s < nc; s += ATTN__NR, pb += ATTN__NR * kc) { /* B stored n x k: transposes */
         const size_t nr = attn__min(ATTN__NR, nc - s);
-        if (!tb) { /* B stored k x n: rows of the sliver are contiguous */
-            const float *src = b + p0 * ldb + j0 + s;
-            if (nr == ATTN__NR) {
-                for (p = 0; p < kc; p++, src += ldb)
-                    for (v = 0; v < ATTN__NR; v += ATTN__VW)
-                        attn__vstore(pb + p * ATTN__NR + v, attn__vload(src + v));
-            } else {
-                for (p = 0; p < kc; p++, src += ldb)
-                    for (v = 0; v < ATTN__NR; v += ATTN__VW) {
-                        attn__v x = attn__vzero();
-                        if (v + ATTN__VW <= nr) x = attn__vload(src + v);
-                        else if (v < nr) x = attn__vload_part(src + v, nr - v, 0.0f);
-                        attn__vstore(pb + p * ATTN__NR + v, x);
-                    }
-            }
-        } else { /* B stored n x k: transpose ATTN__VW x ATTN__VW blocks */
-            const float *src = b + (j0 + s) * ldb + p0;
-            for (v = 0; v < ATTN__NR; v += ATTN__VW) {
-                const float *sv = src + v * ldb;
-                p = 0;
-                if (v < nr)
-                    for (; p + ATTN__VW <= kc; p += ATTN__VW)
-                        attn__vtranspose_copy(sv + p, ldb, nr - v, pb + p * ATTN__NR + v, ATTN__NR);
-                for (; p < kc; p++)
-                    for (j = 0; j < ATTN__VW; j++)
-                        pb[p * ATTN__NR + v + j] = v + j < nr ? sv[j * ldb + p] : 0.0f;
-            }
+        const float *src = b + (j0 + s) * ldb + p0;
+        if (s + ATTN__NR < nc)
+            attn__mm_prefetch_rows(src + ATTN__NR * ldb, ldb, attn__min(ATTN__NR, nc - s - ATTN__NR), kc);
+        for (v = 0; v < ATTN__NR; v += ATTN__VW) {
+            const float *sv = src + v * ldb;
+            p = 0;
+            if (v < nr)
+                for (; p + ATTN__VW <= kc; p += ATTN__VW)
+                    attn__vtranspose_copy(sv + p, ldb, nr - v, pb + p * ATTN__NR + v, ATTN__NR);
+            for (; p < kc; p++)
+                for (j = 0; j < ATTN__VW; j++)
+                    pb[p * ATTN__NR + v + j] = v + j < nr ? sv[j * ldb + p] : 0.0f;
         }
     }
 }
