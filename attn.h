@@ -868,25 +868,47 @@ static void attn__mm_merge(float *c, size_t ldc, const float *t, size_t mr, size
         }
 }
 
-/* The slow general tile (no workspace; edges of A or B read in place): raw accumulators of
+/* The general tile (no workspace: B^T, and edge tiles, read in place): raw accumulators of
  * an mr x nr tile into t (ATTN__MR x ATTN__NR, row length ATTN__NR), in the microkernel's
  * order. A(i, p) = a[i * ars + p * acs]; B(p, j) = b[p * ldb + j], or b[j * ldb + p] when
- * tb. Never reads outside the mr x kc and kc x nr operands. */
+ * tb (transposed ATTN__VW steps at a time through a small buffer). Never reads outside the
+ * mr x kc and kc x nr operands (rows past mr repeat the last one and are never stored). */
 static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, size_t ars,
                               size_t acs, const float *b, size_t ldb, int tb, float *t)
 {
     attn__v acc[ATTN__MR][ATTN__NR / ATTN__VW];
-    size_t i, p, j, v;
-    for (i = 0; i < ATTN__MR; i++)
+    const float *ar[ATTN__MR];
+    float blk[ATTN__VW * ATTN__NR];
+    size_t i, p, q, j, v;
+    for (i = 0; i < ATTN__MR; i++) {
+        ar[i] = a + (i < mr ? i : mr - 1) * ars;
         for (v = 0; v < ATTN__NR / ATTN__VW; v++) acc[i][v] = attn__vzero();
-    for (p = 0; p < kc; p++) {
-        float row[ATTN__NR];
-        for (j = 0; j < ATTN__NR; j++) row[j] = j < nr ? (tb ? b[j * ldb + p] : b[p * ldb + j]) : 0.0f;
-        for (i = 0; i < mr; i++) {
-            const attn__v av = attn__vset1(a[i * ars + p * acs]);
-            for (v = 0; v < ATTN__NR / ATTN__VW; v++)
-                acc[i][v] = attn__vfma(av, attn__vload(row + v * ATTN__VW), acc[i][v]);
+    }
+    for (p = 0; p < kc;) {
+        const float *bp = blk; /* steps p .. p + steps of op(B), rows bs apart */
+        size_t steps = 1, bs = ATTN__NR;
+        if (tb) {
+            steps = attn__min(ATTN__VW, kc - p);
+            if (steps == ATTN__VW) {
+                for (v = 0; v < ATTN__NR; v += ATTN__VW)
+                    attn__vtranspose_copy(b + v * ldb + p, ldb, nr > v ? nr - v : 0, blk + v, ATTN__NR);
+            } else {
+                for (q = 0; q < steps; q++)
+                    for (j = 0; j < ATTN__NR; j++) blk[q * ATTN__NR + j] = j < nr ? b[j * ldb + p + q] : 0.0f;
+            }
+        } else if (nr == ATTN__NR) {
+            bp = b + p * ldb;
+            bs = ldb;
+            steps = kc - p;
+        } else {
+            for (j = 0; j < ATTN__NR; j++) blk[j] = j < nr ? b[p * ldb + j] : 0.0f;
         }
+        for (q = 0; q < steps; q++, p++, bp += bs)
+            for (i = 0; i < ATTN__MR; i++) {
+                const attn__v av = attn__vset1(ar[i][p * acs]);
+                for (v = 0; v < ATTN__NR / ATTN__VW; v++)
+                    acc[i][v] = attn__vfma(av, attn__vload(bp + v * ATTN__VW), acc[i][v]);
+            }
     }
     for (i = 0; i < ATTN__MR; i++)
         for (v = 0; v < ATTN__NR / ATTN__VW; v++) attn__vstore(t + i * ATTN__NR + v * ATTN__VW, acc[i][v]);
