@@ -821,26 +821,35 @@ static void attn__mm_ukr_strided(size_t kc, const float *a, size_t ars, size_t a
 {
     attn__mm_ukr_body(ATTN__MR, kc, a, ars, acs, b, ldb, c, ldc, alpha, beta, mode);
 }
-/* Raw accumulators of the first mr rows of packed slivers into t (row length ATTN__NR):
- * where the ISA's kernel honours its rows argument, short edge tiles run a shorter kernel
- * (same fma chains, fewer of them). */
-static void attn__mm_ukr_packed_edge(size_t mr, size_t kc, const float *a, const float *b,
+/* Raw accumulators of the first mr rows of a tile into t (row length ATTN__NR): where the
+ * ISA's kernel honours its rows argument, a kernel of exactly mr rows (same fma chains,
+ * fewer of them; A's rows past mr are never read); otherwise all ATTN__MR rows. */
+#ifdef ATTN__MM_ROW_VARIANTS
+#define ATTN__MM_ROWS_CASES(ARS, ACS, LDB)                                                  \
+    switch (mr) {                                                                           \
+    case 1: attn__mm_ukr_body(1, kc, a, ARS, ACS, b, LDB, t, ATTN__NR, 0.0f, 0.0f, 0); break; \
+    case 2: attn__mm_ukr_body(2, kc, a, ARS, ACS, b, LDB, t, ATTN__NR, 0.0f, 0.0f, 0); break; \
+    case 3: attn__mm_ukr_body(3, kc, a, ARS, ACS, b, LDB, t, ATTN__NR, 0.0f, 0.0f, 0); break; \
+    case 4: attn__mm_ukr_body(4, kc, a, ARS, ACS, b, LDB, t, ATTN__NR, 0.0f, 0.0f, 0); break; \
+    case 5: attn__mm_ukr_body(5, kc, a, ARS, ACS, b, LDB, t, ATTN__NR, 0.0f, 0.0f, 0); break; \
+    default: attn__mm_ukr_body(ATTN__MR, kc, a, ARS, ACS, b, LDB, t, ATTN__NR, 0.0f, 0.0f, 0); \
+    }
+#else
+#define ATTN__MM_ROWS_CASES(ARS, ACS, LDB)                                                  \
+    attn__mm_ukr_body(ATTN__MR, kc, a, ARS, ACS, b, LDB, t, ATTN__NR, 0.0f, 0.0f, 0);       \
+    (void)mr;
+#endif
+static void attn__mm_ukr_packed_rows(size_t mr, size_t kc, const float *a, const float *b,
                                      float *t)
 {
-#ifdef ATTN__MM_ROW_VARIANTS
-    if (mr <= ATTN__MR / 3) {
-        attn__mm_ukr_body(ATTN__MR / 3, kc, a, 1, ATTN__MR, b, ATTN__NR, t, ATTN__NR, 0.0f, 0.0f, 0);
-        return;
-    }
-    if (mr <= 2 * ATTN__MR / 3) {
-        attn__mm_ukr_body(2 * ATTN__MR / 3, kc, a, 1, ATTN__MR, b, ATTN__NR, t, ATTN__NR, 0.0f,
-                          0.0f, 0);
-        return;
-    }
-#endif
-    (void)mr;
-    attn__mm_ukr_body(ATTN__MR, kc, a, 1, ATTN__MR, b, ATTN__NR, t, ATTN__NR, 0.0f, 0.0f, 0);
+    ATTN__MM_ROWS_CASES(1, ATTN__MR, ATTN__NR)
 }
+static void attn__mm_ukr_strided_rows(size_t mr, size_t kc, const float *a, size_t ars,
+                                      size_t acs, const float *b, size_t ldb, float *t)
+{
+    ATTN__MM_ROWS_CASES(ars, acs, ldb)
+}
+#undef ATTN__MM_ROWS_CASES
 
 /* Merges the mr x nr corner of a raw accumulator tile t (row length ATTN__NR) into C by the
  * microkernel's rule for mode 1 or 2: the same operations, lane for lane. */
@@ -1014,7 +1023,8 @@ static void attn__mm_pack_b(int tb, const float *b, size_t ldb, size_t p0, size_
 }
 
 /* One MR x NR tile of C (mr x nr valid) through the microkernel: whole tiles straight into
- * C, edge tiles into a buffer first. A(i, p) = a[i * ars + p * acs] (all MR rows readable),
+ * C, edge tiles into a buffer first. A(i, p) = a[i * ars + p * acs] (all MR rows readable
+ * unless ATTN__MM_ROW_VARIANTS),
  * B(p, j) = b[p * ldb + j] (all NR columns readable); packed slivers have ars = 1,
  * acs = MR, ldb = NR. pfc: request the tile's lines of C first (C far out of cache). */
 static void attn__mm_tile(size_t mr, size_t nr, size_t kc, const float *a, size_t ars,
@@ -1034,8 +1044,8 @@ static void attn__mm_tile(size_t mr, size_t nr, size_t kc, const float *a, size_
         else attn__mm_ukr_strided(kc, a, ars, acs, b, ldb, c, ldc, alpha, beta, mode);
     } else {
         float t[ATTN__MR * ATTN__NR];
-        if (packed) attn__mm_ukr_packed_edge(mr, kc, a, b, t);
-        else attn__mm_ukr_strided(kc, a, ars, acs, b, ldb, t, ATTN__NR, 0.0f, 0.0f, 0);
+        if (packed) attn__mm_ukr_packed_rows(mr, kc, a, b, t);
+        else attn__mm_ukr_strided_rows(mr, kc, a, ars, acs, b, ldb, t);
         attn__mm_merge(c, ldc, t, mr, nr, alpha, beta, mode);
     }
 }
@@ -1072,35 +1082,43 @@ static void attn__mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float 
 /* C[0..m, 0..nc) (+)= alpha * A[0..m, p0..p1) * op(B)[p0..p1, 0..nc) for the chunks of depth
  * kcb from p0 to p1 (p1 - p0 <= kcb, or all of k), A (not transposed) read in place one
  * MR-row sliver at a time, each through all chunks; chunk q of op(B) is packed at
- * pb + q * kcb * np. The B panels stay in L2 while A streams by; an edge sliver is packed
- * into pa. With pfa, the next sliver's lines are requested while one runs, a share before
- * each tile (for short streams of an A far out of cache; through all of k, the hardware's
- * prefetcher does better alone). pfc: see attn__mm_tile. */
+ * pb + q * kcb * np. The B panels stay in L2 while A streams by. Edge rows: with the ISA's
+ * exact-row kernels (ATTN__MM_ROW_VARIANTS), read in place, the last MR + r rows split into
+ * two near-equal tiles; otherwise the edge sliver is packed into pa. With pfa, the next
+ * sliver's lines are requested while one runs, a share before each tile (for short streams
+ * of an A far out of cache; through all of k, the hardware's prefetcher does better
+ * alone). pfc: see attn__mm_tile. */
 static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t kcb,
                               const float *a, size_t lda, const float *pb, size_t np, float *pa,
                               float *c, size_t ldc, float alpha, float beta, int pfa, int pfc)
 {
     const size_t tiles = (nc + ATTN__NR - 1) / ATTN__NR;
-    size_t ir, jr, pc;
-    for (ir = 0; ir < m; ir += ATTN__MR) {
-        const size_t mr = attn__min(ATTN__MR, m - ir);
-        const size_t next = pfa && ir + ATTN__MR < m ? attn__min(ATTN__MR, m - ir - ATTN__MR) : 0;
+    size_t ir, jr, pc, mr, next;
+    for (ir = 0; ir < m; ir += mr) {
+        mr = attn__min(ATTN__MR, m - ir);
+#ifdef ATTN__MM_ROW_VARIANTS
+        /* MR < rows left < 2 MR: two near-equal short tiles rather than MR + a few rows */
+        if (m - ir > ATTN__MR && m - ir < 2 * ATTN__MR) mr = (m - ir + 1) / 2;
+#endif
+        next = pfa ? attn__min(ATTN__MR, m - ir - mr) : 0; /* rows to request ahead */
         for (pc = p0; pc < p1; pc += kcb) {
             const size_t kc = attn__min(kcb, p1 - pc), lines = (kc + 15) / 16;
             const size_t per = (next * lines + tiles - 1) / tiles;
             const float *ap = a + ir * lda + pc, *bp = pb + (pc - p0) * np;
             const int mode = pc == 0 ? 1 : 2;
             size_t ars = lda, acs = 1, r = 0, l = 0;
+#ifndef ATTN__MM_ROW_VARIANTS
             if (mr < ATTN__MR) { /* rows past m do not exist: pack the edge */
                 attn__mm_pack_a(0, a, lda, m, ir, mr, pc, kc, pa);
                 ap = pa;
                 ars = 1;
                 acs = ATTN__MR;
             }
+#endif
             for (jr = 0; jr < nc; jr += ATTN__NR) {
                 size_t q;
-                for (q = 0; q < per && r < next; q++) { /* line l of row r of the next sliver */
-                    ATTN__PREFETCH(a + (ir + ATTN__MR + r) * lda + pc + l * 16);
+                for (q = 0; q < per && r < next; q++) { /* line l of row r of the next tile */
+                    ATTN__PREFETCH(a + (ir + mr + r) * lda + pc + l * 16);
                     if (++l == lines) {
                         l = 0;
                         r++;
@@ -1111,6 +1129,7 @@ static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t 
             }
         }
     }
+    (void)pa;
 }
 
 /* The packed A and B areas of a workspace for this product, in floats. */
