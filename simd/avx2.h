@@ -133,9 +133,13 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 #undef ATTN__UKR_STEP
 #undef ATTN__UKR_ROW
     {
+        /* alpha = 1: 1 * acc is acc and fma(1, acc, c) is acc + c, bit for bit; the plain
+         * store and the add leave the FMA pipes to the next tile */
+        const int one = alpha == 1.0f;
         const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
 #define ATTN__UKR_OUT1(cp, x)                                                               \
-    if (mode == 0) _mm256_storeu_ps(cp, x);                                                 \
+    if (mode == 0 || (mode == 1 && one && beta == 0.0f)) _mm256_storeu_ps(cp, x);          \
+    else if (mode == 2 && one) _mm256_storeu_ps(cp, _mm256_add_ps(x, _mm256_loadu_ps(cp))); \
     else if (mode == 2) _mm256_storeu_ps(cp, _mm256_fmadd_ps(va, x, _mm256_loadu_ps(cp)));  \
     else if (beta != 0.0f)                                                                  \
         _mm256_storeu_ps(cp, _mm256_fmadd_ps(vb, _mm256_loadu_ps(cp), _mm256_mul_ps(va, x))); \
