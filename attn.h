@@ -1027,9 +1027,10 @@ static void attn__mm_pack_b(int tb, const float *b, size_t ldb, size_t p0, size_
  * unless ATTN__MM_ROW_VARIANTS),
  * B(p, j) = b[p * ldb + j] (all NR columns readable); packed slivers have ars = 1,
  * acs = MR, ldb = NR. pfc: request the tile's lines of C first (C far out of cache). */
-static void attn__mm_tile(size_t mr, size_t nr, size_t kc, const float *a, size_t ars,
-                          size_t acs, const float *b, size_t ldb, float *c, size_t ldc,
-                          float alpha, float beta, int mode, int pfc)
+static ATTN__FORCE_INLINE void attn__mm_tile(size_t mr, size_t nr, size_t kc, const float *a,
+                                             size_t ars, size_t acs, const float *b, size_t ldb,
+                                             float *c, size_t ldc, float alpha, float beta,
+                                             int mode, int pfc)
 {
     const int packed = ars == 1 && acs == ATTN__MR && ldb == ATTN__NR;
     if (pfc) { /* C far out of cache: its lines arrive while the tile computes */
