@@ -965,7 +965,7 @@ static void attn__mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t
     for (s = 0; s < mc; s += ATTN__MR, pa += ATTN__MR * kc) { /* A stored m x k: transposes */
         const size_t mr = attn__min(ATTN__MR, mc - s);
         const float *src = a + (i0 + s) * lda + p0;
-        if (s + ATTN__MR < mc)
+        if (s + ATTN__MR < mc && m * lda > ATTN__MM_FAR) /* A far out of cache */
             attn__mm_prefetch_rows(src + ATTN__MR * lda, lda, attn__min(ATTN__MR, mc - s - ATTN__MR), kc);
         for (g = 0; g < ATTN__MR; g += ATTN__VW) {
             p = 0;
@@ -1007,7 +1007,7 @@ static void attn__mm_pack_b(int tb, const float *b, size_t ldb, size_t p0, size_
     for (s = 0; s < nc; s += ATTN__NR, pb += ATTN__NR * kc) { /* B stored n x k: transposes */
         const size_t nr = attn__min(ATTN__NR, nc - s);
         const float *src = b + (j0 + s) * ldb + p0;
-        if (s + ATTN__NR < nc)
+        if (s + ATTN__NR < nc && nc * ldb > ATTN__MM_FAR) /* B far out of cache */
             attn__mm_prefetch_rows(src + ATTN__NR * ldb, ldb, attn__min(ATTN__NR, nc - s - ATTN__NR), kc);
         for (v = 0; v < ATTN__NR; v += ATTN__VW) {
             const float *sv = src + v * ldb;
