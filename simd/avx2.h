@@ -67,22 +67,43 @@ static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t ld
                                                      size_t rows, float *dst, size_t ldd)
 {
     const __m256 z = _mm256_setzero_ps();
-    const __m256 r0 = rows > 0 ? _mm256_loadu_ps(src) : z;
-    const __m256 r1 = rows > 1 ? _mm256_loadu_ps(src + lds) : z;
-    const __m256 r2 = rows > 2 ? _mm256_loadu_ps(src + 2 * lds) : z;
-    const __m256 r3 = rows > 3 ? _mm256_loadu_ps(src + 3 * lds) : z;
-    const __m256 r4 = rows > 4 ? _mm256_loadu_ps(src + 4 * lds) : z;
-    const __m256 r5 = rows > 5 ? _mm256_loadu_ps(src + 5 * lds) : z;
-    const __m256 r6 = rows > 6 ? _mm256_loadu_ps(src + 6 * lds) : z;
-    const __m256 r7 = rows > 7 ? _mm256_loadu_ps(src + 7 * lds) : z;
-    const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
-    const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
-    const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
-    const __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    __m256 r0, r1, r2, r3, r4, r5, r6, r7, t0, t1, t2, t3, t4, t5, t6, t7;
+    __m256 u0, u1, u2, u3, u4, u5, u6, u7;
+    if (rows >= 8) { /* the common case: no test per row */
+        r0 = _mm256_loadu_ps(src);
+        r1 = _mm256_loadu_ps(src + lds);
+        r2 = _mm256_loadu_ps(src + 2 * lds);
+        r3 = _mm256_loadu_ps(src + 3 * lds);
+        r4 = _mm256_loadu_ps(src + 4 * lds);
+        r5 = _mm256_loadu_ps(src + 5 * lds);
+        r6 = _mm256_loadu_ps(src + 6 * lds);
+        r7 = _mm256_loadu_ps(src + 7 * lds);
+    } else {
+        r0 = rows > 0 ? _mm256_loadu_ps(src) : z;
+        r1 = rows > 1 ? _mm256_loadu_ps(src + lds) : z;
+        r2 = rows > 2 ? _mm256_loadu_ps(src + 2 * lds) : z;
+        r3 = rows > 3 ? _mm256_loadu_ps(src + 3 * lds) : z;
+        r4 = rows > 4 ? _mm256_loadu_ps(src + 4 * lds) : z;
+        r5 = rows > 5 ? _mm256_loadu_ps(src + 5 * lds) : z;
+        r6 = rows > 6 ? _mm256_loadu_ps(src + 6 * lds) : z;
+        r7 = z;
+    }
+    t0 = _mm256_unpacklo_ps(r0, r1);
+    t1 = _mm256_unpackhi_ps(r0, r1);
+    t2 = _mm256_unpacklo_ps(r2, r3);
+    t3 = _mm256_unpackhi_ps(r2, r3);
+    t4 = _mm256_unpacklo_ps(r4, r5);
+    t5 = _mm256_unpackhi_ps(r4, r5);
+    t6 = _mm256_unpacklo_ps(r6, r7);
+    t7 = _mm256_unpackhi_ps(r6, r7);
+    u0 = _mm256_shuffle_ps(t0, t2, 0x44);
+    u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    u2 = _mm256_shuffle_ps(t1, t3, 0x44);
+    u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    u4 = _mm256_shuffle_ps(t4, t6, 0x44);
+    u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    u6 = _mm256_shuffle_ps(t5, t7, 0x44);
+    u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
     _mm256_storeu_ps(dst, _mm256_permute2f128_ps(u0, u4, 0x20));
     _mm256_storeu_ps(dst + ldd, _mm256_permute2f128_ps(u1, u5, 0x20));
     _mm256_storeu_ps(dst + 2 * ldd, _mm256_permute2f128_ps(u2, u6, 0x20));
