@@ -143,7 +143,8 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
  * small products) and grows with m, n and k, so a workspace sized for a product serves
  * every sub-block of it. With a workspace, attn_matmul is a packed, register-blocked sgemm
  * (close to the FMA peak on large products). Without one it still works, on A and B in
- * place, but several times slower, mostly so for op(B) = B^T and for large products.
+ * place, tile by tile: somewhat slower for B not transposed (10-30% on large products),
+ * several times slower for op(B) = B^T.
  * A non-NULL workspace smaller than the query is ATTN_ERR_WORKSPACE.
  *
  * Determinism: each element of C is summed in an order that depends on k alone (one fma
