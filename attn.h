@@ -136,10 +136,22 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
  * Matrix product: C = alpha * op(A) * op(B) + beta * C, C is m x n, op(A) is m x k,
  * op(B) is k x n. op(X) = X for ATTN_NO_TRANS, X^T for ATTN_TRANS (A stored k x m).
  * k = 0 gives C = beta * C. beta = 0 never reads C (NaN in C does not leak).
- * workspace: optional (NULL with size 0 is fine); with at least
- * attn_matmul_workspace_size() bytes, large products run faster through packing.
- * Each element of C is summed in the same order whatever the other sizes, so splitting
- * C into row or column blocks across threads gives bit-identical results.
+ *
+ * workspace: scratch for packed copies of A and B, at least attn_matmul_workspace_size()
+ * bytes at any alignment, or NULL (then workspace_size is ignored). The size is bounded
+ * whatever the problem (a few MiB at most: one block of A plus one panel of B; less for
+ * small products) and grows with m, n and k, so a workspace sized for a product serves
+ * every sub-block of it. With a workspace, attn_matmul is a packed, register-blocked sgemm
+ * (close to the FMA peak on large products). Without one it still works, on A and B in
+ * place, tile by tile: somewhat slower for B not transposed (10-30% on large products),
+ * several times slower for op(B) = B^T.
+ * A non-NULL workspace smaller than the query is ATTN_ERR_WORKSPACE.
+ *
+ * Determinism: each element of C is summed in an order that depends on k alone (one fma
+ * chain over each chunk of k, chunks merged into C in order), never on m, n, the element's
+ * position, the instruction-set tile shape's edges or the workspace. So splitting C into
+ * row or column blocks across threads, and running with or without a workspace, gives
+ * bit-identical results (for one build).
  */
 typedef enum attn_trans { ATTN_NO_TRANS = 0, ATTN_TRANS = 1 } attn_trans;
 
@@ -425,6 +437,15 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 #include <float.h>
 #include <math.h>
 #include <string.h>
+
+/* for the matmul microkernel's body, inlined into its packed and strided callers */
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTN__FORCE_INLINE inline __attribute__((always_inline))
+#define ATTN__PREFETCH(p) __builtin_prefetch(p)
+#else
+#define ATTN__PREFETCH(p) ((void)(p))
+#define ATTN__FORCE_INLINE inline
+#endif
 
 #if !defined(ATTN_NO_SIMD) && defined(__AVX2__) && defined(__FMA__)
 #include "simd/avx2.h"
@@ -910,76 +931,440 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
 }
 
 /* ---- matmul -------------------------------------------------------------------------- */
-
+/*
+ * BLIS's structure: loops jc (NC columns of C) / pc (KC-deep slices of k) / ic (MC rows)
+ * around a register-blocked microkernel attn__mm_ukr_body (MR x NR, in the ISA file; the
+ * generic one below serves the scalar path). op(B)'s KC x NC panel is packed into NR-column
+ * slivers and op(A)'s MC x KC block into MR-row slivers, zero padded, so the microkernel
+ * streams contiguous memory whatever the transposes; edge tiles are computed whole into a
+ * register-sized buffer and only their valid part is merged into C.
+ *
+ * Summation order: k is cut into chunks of attn__mm_kc(k) (a function of k alone); in each
+ * chunk every C element is one fma chain over p in order, starting from 0, and the chunks
+ * are merged in order: C = alpha * acc0 (+ beta * C), then C = fma(alpha, acc_q, C). Every
+ * path below (packed, A read in place, no workspace, edge tiles) follows exactly that
+ * order, so C's bits do not depend on m, n, the tile position, the workspace or on how C
+ * is split into blocks.
+ */
+#ifndef ATTN__MR
+/* the generic microkernel over the vector layer: a 4 x (4 * ATTN__VW) tile */
 #define ATTN__MR 4
-#define ATTN__NR (2 * ATTN__VW)
-
-/* One register tile: C[0..mr, 0..nr) = alpha * sum_p a(i,p) b(p,j) + beta * C, with
- * a(i,p) = a[i*ars + p*acs]. B row p: contiguous along j at b + p*ldb, or (gather != 0)
- * b(p,j) = b[j*ldb + p]. Each C element is one fma chain over p = 0..k-1, whatever
- * the tile, so results do not depend on how C is split. */
-static void attn__mm_tile(size_t mr, size_t nr, size_t k, const float *a, size_t ars,
-                          size_t acs, const float *b, size_t ldb, int gather, float alpha,
-                          float beta, float *c, size_t ldc)
+#define ATTN__NR (4 * ATTN__VW)
+static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
 {
-    attn__v acc[ATTN__MR][2];
-    const float *ar[ATTN__MR];
-    size_t i, p, j;
-    for (i = 0; i < ATTN__MR; i++) {
-        acc[i][0] = acc[i][1] = attn__vzero();
-        ar[i] = a + (i < mr ? i : mr - 1) * ars; /* rows past mr compute garbage, never stored */
-    }
-    for (p = 0; p < k; p++) {
-        attn__v b0, b1;
-        if (gather) {
-            float t[ATTN__NR] = {0};
-            for (j = 0; j < nr; j++) t[j] = b[j * ldb + p];
-            b0 = attn__vload(t);
-            b1 = attn__vload(t + ATTN__VW);
-        } else {
-            const float *bp = b + p * ldb;
-            if (nr == ATTN__NR) {
-                b0 = attn__vload(bp);
-                b1 = attn__vload(bp + ATTN__VW);
-            } else if (nr >= ATTN__VW) {
-                b0 = attn__vload(bp);
-                b1 = nr > ATTN__VW ? attn__vload_part(bp + ATTN__VW, nr - ATTN__VW, 0.0f) : attn__vzero();
-            } else {
-                b0 = attn__vload_part(bp, nr, 0.0f);
-                b1 = attn__vzero();
-            }
-        }
+    attn__v acc[ATTN__MR][4];
+    const attn__v va = attn__vset1(alpha), vb = attn__vset1(beta);
+    size_t i, v, p;
+    (void)rows; /* all ATTN__MR rows are computed and written */
+    for (i = 0; i < ATTN__MR; i++)
+        for (v = 0; v < 4; v++) acc[i][v] = attn__vzero();
+    for (p = 0; p < kc; p++, a += acs, b += ldb) {
+        const attn__v b0 = attn__vload(b), b1 = attn__vload(b + ATTN__VW);
+        const attn__v b2 = attn__vload(b + 2 * ATTN__VW), b3 = attn__vload(b + 3 * ATTN__VW);
         for (i = 0; i < ATTN__MR; i++) {
-            attn__v av = attn__vset1(ar[i][p * acs]);
-            acc[i][0] = attn__vfma(av, b0, acc[i][0]);
-            acc[i][1] = attn__vfma(av, b1, acc[i][1]);
+            const attn__v t = attn__vset1(a[i * ars]);
+            acc[i][0] = attn__vfma(t, b0, acc[i][0]);
+            acc[i][1] = attn__vfma(t, b1, acc[i][1]);
+            acc[i][2] = attn__vfma(t, b2, acc[i][2]);
+            acc[i][3] = attn__vfma(t, b3, acc[i][3]);
         }
     }
-    for (i = 0; i < mr; i++) {
-        float *cr = c + i * ldc;
-        size_t v;
-        for (v = 0; v < 2; v++) {
-            size_t j0 = v * ATTN__VW, w;
-            attn__v t;
-            if (j0 >= nr) break;
-            w = nr - j0 < ATTN__VW ? nr - j0 : ATTN__VW;
-            t = attn__vmul(attn__vset1(alpha), acc[i][v]);
-            if (beta != 0.0f) {
-                attn__v cv = w == ATTN__VW ? attn__vload(cr + j0) : attn__vload_part(cr + j0, w, 0.0f);
-                t = attn__vfma(attn__vset1(beta), cv, t);
+    for (i = 0; i < ATTN__MR; i++)
+        for (v = 0; v < 4; v++) {
+            float *cp = c + i * ldc + v * ATTN__VW;
+            if (mode == 0) attn__vstore(cp, acc[i][v]);
+            else if (mode == 2) attn__vstore(cp, attn__vfma(va, acc[i][v], attn__vload(cp)));
+            else if (beta != 0.0f)
+                attn__vstore(cp, attn__vfma(vb, attn__vload(cp), attn__vmul(va, acc[i][v])));
+            else attn__vstore(cp, attn__vmul(va, acc[i][v]));
+        }
+}
+#endif
+
+#ifndef ATTN__MM_MC
+#define ATTN__MM_MC (24 * ATTN__MR) /* rows of op(A) per packed block (L2) */
+#endif
+#ifndef ATTN__MM_KC
+#define ATTN__MM_KC 256 /* depth of a chunk: an NR-column B sliver is KC * NR floats (L1) */
+#endif
+#ifndef ATTN__MM_NC
+#define ATTN__MM_NC (255 * ATTN__NR) /* columns of op(B) per packed panel (L3) */
+#endif
+/* NN products with n at most this read A in place, one MR-row sliver at a time against the
+ * whole packed B panel (KC x n, kept in L2): no copy of A, whose elements are used only
+ * n / NR times each */
+#ifndef ATTN__MM_DIRECT_N
+#define ATTN__MM_DIRECT_N (32 * ATTN__NR)
+#endif
+
+static size_t attn__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+static size_t attn__min(size_t a, size_t b) { return a < b ? a : b; }
+
+/* Floats of A or C past which software prefetching pays (twice the L2 of common cores) */
+#ifndef ATTN__MM_FAR
+#define ATTN__MM_FAR (512 * 1024)
+#endif
+/* Floats of packed op(B) small enough to pack whole (for NN products with n <= DIRECT_N):
+ * the panel stays in L2 and each A sliver streams through all of k */
+#ifndef ATTN__MM_WHOLE_B
+#define ATTN__MM_WHOLE_B (128 * 1024)
+#endif
+
+/* The chunk depth for a given k: k split into ceil(k / KC) near-equal chunks. Depends on
+ * k alone (never on m or n): it fixes every C element's summation order. */
+static size_t attn__mm_kc(size_t k)
+{
+    size_t chunks = (k + ATTN__MM_KC - 1) / ATTN__MM_KC;
+    return chunks ? (k + chunks - 1) / chunks : 0;
+}
+
+/* Microkernel over packed slivers (compile-time strides) and over matrices in place. */
+static void attn__mm_ukr_packed(size_t kc, const float *a, const float *b, float *c,
+                                size_t ldc, float alpha, float beta, int mode)
+{
+    attn__mm_ukr_body(ATTN__MR, kc, a, 1, ATTN__MR, b, ATTN__NR, c, ldc, alpha, beta, mode);
+}
+static void attn__mm_ukr_strided(size_t kc, const float *a, size_t ars, size_t acs,
+                                 const float *b, size_t ldb, float *c, size_t ldc, float alpha,
+                                 float beta, int mode)
+{
+    attn__mm_ukr_body(ATTN__MR, kc, a, ars, acs, b, ldb, c, ldc, alpha, beta, mode);
+}
+/* Raw accumulators of the first mr rows of a tile into t (row length ATTN__NR): where the
+ * ISA's kernel honours its rows argument, a kernel of exactly mr rows (same fma chains,
+ * fewer of them; A's rows past mr are never read); otherwise all ATTN__MR rows. */
+#ifdef ATTN__MM_ROW_VARIANTS
+#define ATTN__MM_ROWS_CASES(ARS, ACS, LDB)                                                  \
+    switch (mr) {                                                                           \
+    case 1: attn__mm_ukr_body(1, kc, a, ARS, ACS, b, LDB, t, ATTN__NR, 0.0f, 0.0f, 0); break; \
+    case 2: attn__mm_ukr_body(2, kc, a, ARS, ACS, b, LDB, t, ATTN__NR, 0.0f, 0.0f, 0); break; \
+    case 3: attn__mm_ukr_body(3, kc, a, ARS, ACS, b, LDB, t, ATTN__NR, 0.0f, 0.0f, 0); break; \
+    case 4: attn__mm_ukr_body(4, kc, a, ARS, ACS, b, LDB, t, ATTN__NR, 0.0f, 0.0f, 0); break; \
+    case 5: attn__mm_ukr_body(5, kc, a, ARS, ACS, b, LDB, t, ATTN__NR, 0.0f, 0.0f, 0); break; \
+    default: attn__mm_ukr_body(ATTN__MR, kc, a, ARS, ACS, b, LDB, t, ATTN__NR, 0.0f, 0.0f, 0); \
+    }
+#else
+#define ATTN__MM_ROWS_CASES(ARS, ACS, LDB)                                                  \
+    attn__mm_ukr_body(ATTN__MR, kc, a, ARS, ACS, b, LDB, t, ATTN__NR, 0.0f, 0.0f, 0);       \
+    (void)mr;
+#endif
+static void attn__mm_ukr_packed_rows(size_t mr, size_t kc, const float *a, const float *b,
+                                     float *t)
+{
+    ATTN__MM_ROWS_CASES(1, ATTN__MR, ATTN__NR)
+}
+static void attn__mm_ukr_strided_rows(size_t mr, size_t kc, const float *a, size_t ars,
+                                      size_t acs, const float *b, size_t ldb, float *t)
+{
+    ATTN__MM_ROWS_CASES(ars, acs, ldb)
+}
+#undef ATTN__MM_ROWS_CASES
+
+/* Merges the mr x nr corner of a raw accumulator tile t (row length ATTN__NR) into C by the
+ * microkernel's rule for mode 1 or 2: the same operations, lane for lane. */
+static void attn__mm_merge(float *c, size_t ldc, const float *t, size_t mr, size_t nr,
+                           float alpha, float beta, int mode)
+{
+    const attn__v va = attn__vset1(alpha), vb = attn__vset1(beta);
+    size_t i, j;
+    for (i = 0; i < mr; i++, c += ldc, t += ATTN__NR)
+        for (j = 0; j < nr; j += ATTN__VW) {
+            const size_t w = attn__min(ATTN__VW, nr - j);
+            const attn__v acc = attn__vload(t + j);
+            attn__v r;
+            if (mode == 2) {
+                r = attn__vfma(va, acc, w == ATTN__VW ? attn__vload(c + j)
+                                                      : attn__vload_part(c + j, w, 0.0f));
+            } else {
+                r = attn__vmul(va, acc);
+                if (beta != 0.0f)
+                    r = attn__vfma(vb, w == ATTN__VW ? attn__vload(c + j)
+                                                     : attn__vload_part(c + j, w, 0.0f), r);
             }
-            if (w == ATTN__VW) attn__vstore(cr + j0, t);
-            else attn__vstore_part(cr + j0, t, w);
+            if (w == ATTN__VW) attn__vstore(c + j, r);
+            else attn__vstore_part(c + j, r, w);
+        }
+}
+
+/* The general tile (no workspace: B^T, and edge tiles, read in place): raw accumulators of
+ * an mr x nr tile into t (ATTN__MR x ATTN__NR, row length ATTN__NR), in the microkernel's
+ * order. A(i, p) = a[i * ars + p * acs]; B(p, j) = b[p * ldb + j], or b[j * ldb + p] when
+ * tb (transposed ATTN__VW steps at a time through a small buffer). Never reads outside the
+ * mr x kc and kc x nr operands (rows past mr repeat the last one and are never stored). */
+static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, size_t ars,
+                              size_t acs, const float *b, size_t ldb, int tb, float *t)
+{
+    attn__v acc[ATTN__MR][ATTN__NR / ATTN__VW];
+    const float *ar[ATTN__MR];
+    float blk[ATTN__VW * ATTN__NR];
+    size_t i, p, q, j, v;
+    for (i = 0; i < ATTN__MR; i++) {
+        ar[i] = a + (i < mr ? i : mr - 1) * ars;
+        for (v = 0; v < ATTN__NR / ATTN__VW; v++) acc[i][v] = attn__vzero();
+    }
+    for (p = 0; p < kc;) {
+        const float *bp = blk; /* steps p .. p + steps of op(B), rows bs apart */
+        size_t steps = 1, bs = ATTN__NR;
+        if (tb) {
+            steps = attn__min(ATTN__VW, kc - p);
+            if (steps == ATTN__VW) {
+                for (v = 0; v < ATTN__NR; v += ATTN__VW)
+                    attn__vtranspose_copy(b + v * ldb + p, ldb, nr > v ? nr - v : 0, blk + v, ATTN__NR);
+            } else {
+                for (q = 0; q < steps; q++)
+                    for (j = 0; j < ATTN__NR; j++) blk[q * ATTN__NR + j] = j < nr ? b[j * ldb + p + q] : 0.0f;
+            }
+        } else if (nr == ATTN__NR) {
+            bp = b + p * ldb;
+            bs = ldb;
+            steps = kc - p;
+        } else {
+            for (j = 0; j < ATTN__NR; j++) blk[j] = j < nr ? b[p * ldb + j] : 0.0f;
+        }
+        for (q = 0; q < steps; q++, p++, bp += bs)
+            for (i = 0; i < ATTN__MR; i++) {
+                const attn__v av = attn__vset1(ar[i][p * acs]);
+                for (v = 0; v < ATTN__NR / ATTN__VW; v++)
+                    acc[i][v] = attn__vfma(av, attn__vload(bp + v * ATTN__VW), acc[i][v]);
+            }
+    }
+    for (i = 0; i < ATTN__MR; i++)
+        for (v = 0; v < ATTN__NR / ATTN__VW; v++) attn__vstore(t + i * ATTN__NR + v * ATTN__VW, acc[i][v]);
+}
+
+/* Requests rows r0 .. r1 (stride ld) of kc floats each: the next sliver while one packs
+ * (short row pieces the hardware prefetcher does not pick up in time). */
+static void attn__mm_prefetch_rows(const float *x, size_t ld, size_t rows, size_t kc)
+{
+    size_t r, l;
+    for (r = 0; r < rows; r++)
+        for (l = 0; l < kc; l += 16) ATTN__PREFETCH(x + r * ld + l);
+}
+
+/* Packs op(A)[i0 .. i0+mc, p0 .. p0+kc) into MR-row slivers: sliver s holds element
+ * (s*MR + i, p) at pa[s * MR * kc + p * MR + i]; rows past mc hold zeros or other rows of
+ * op(A) (m rows in all), and feed only results that are never stored. Stores whole vectors
+ * where MR is not a multiple of ATTN__VW: up to ATTN__VW floats past a sliver's last row are
+ * written and later overwritten (or, from the transposes, land in the ATTN__VW floats of
+ * slack after the A area).
+ * A is read row after row of its storage (in order for A^T; for A, sliver after sliver). */
+static void attn__mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t i0,
+                            size_t mc, size_t p0, size_t kc, float *pa)
+{
+    size_t s, i, p, g;
+    if (ta) { /* A stored k x m: row p of the storage holds op(A)'s column p */
+        for (p = 0; p < kc; p++) {
+            const float *src = a + (p0 + p) * lda + i0;
+            float *dst = pa + p * ATTN__MR;
+            for (s = 0; s < mc; s += ATTN__MR, dst += ATTN__MR * kc) {
+                const size_t mr = attn__min(ATTN__MR, mc - s);
+                for (g = 0; g < ATTN__MR; g += ATTN__VW) {
+                    attn__v x = attn__vzero();
+                    if (i0 + s + g + ATTN__VW <= m) x = attn__vload(src + s + g); /* lanes past mr: unused rows */
+                    else if (g < mr) x = attn__vload_part(src + s + g, mr - g, 0.0f);
+                    if (g + ATTN__VW > ATTN__MR && p + 1 == kc) /* not into the next sliver */
+                        attn__vstore_part(dst + g, x, ATTN__MR - g);
+                    else
+                        attn__vstore(dst + g, x);
+                }
+            }
+        }
+        return;
+    }
+    for (s = 0; s < mc; s += ATTN__MR, pa += ATTN__MR * kc) { /* A stored m x k: transposes */
+        const size_t mr = attn__min(ATTN__MR, mc - s);
+        const float *src = a + (i0 + s) * lda + p0;
+        if (s + ATTN__MR < mc && m * lda > ATTN__MM_FAR) /* A far out of cache */
+            attn__mm_prefetch_rows(src + ATTN__MR * lda, lda, attn__min(ATTN__MR, mc - s - ATTN__MR), kc);
+        for (g = 0; g < ATTN__MR; g += ATTN__VW) {
+            p = 0;
+            for (; p + ATTN__VW <= kc; p += ATTN__VW)
+                attn__vtranspose_copy(src + g * lda + p, lda, mr > g ? mr - g : 0,
+                                      pa + p * ATTN__MR + g, ATTN__MR);
+            for (; p < kc; p++)
+                for (i = 0; i < ATTN__VW && g + i < ATTN__MR; i++)
+                    pa[p * ATTN__MR + g + i] = g + i < mr ? src[(g + i) * lda + p] : 0.0f;
         }
     }
+}
+
+/* Packs op(B)[p0 .. p0+kc, j0 .. j0+nc) into NR-column slivers: sliver s holds element
+ * (p, s*NR + j) at pb[s * NR * kc + p * NR + j]; columns past nc are zero. B is read row
+ * after row of its storage (in order for B; for B^T, sliver after sliver). */
+static void attn__mm_pack_b(int tb, const float *b, size_t ldb, size_t p0, size_t kc,
+                            size_t j0, size_t nc, float *pb)
+{
+    size_t s, j, p, v;
+    if (!tb) { /* B stored k x n: row p of the storage holds op(B)'s row p */
+        for (p = 0; p < kc; p++) {
+            const float *src = b + (p0 + p) * ldb + j0;
+            float *dst = pb + p * ATTN__NR;
+            for (s = 0; s + ATTN__NR <= nc; s += ATTN__NR, dst += ATTN__NR * kc)
+                for (v = 0; v < ATTN__NR; v += ATTN__VW) attn__vstore(dst + v, attn__vload(src + s + v));
+            if (s < nc) {
+                const size_t nr = nc - s;
+                for (v = 0; v < ATTN__NR; v += ATTN__VW) {
+                    attn__v x = attn__vzero();
+                    if (v + ATTN__VW <= nr) x = attn__vload(src + s + v);
+                    else if (v < nr) x = attn__vload_part(src + s + v, nr - v, 0.0f);
+                    attn__vstore(dst + v, x);
+                }
+            }
+        }
+        return;
+    }
+    for (s = 0; s < nc; s += ATTN__NR, pb += ATTN__NR * kc) { /* B stored n x k: transposes */
+        const size_t nr = attn__min(ATTN__NR, nc - s);
+        const float *src = b + (j0 + s) * ldb + p0;
+        if (s + ATTN__NR < nc && nc * ldb > ATTN__MM_FAR) /* B far out of cache */
+            attn__mm_prefetch_rows(src + ATTN__NR * ldb, ldb, attn__min(ATTN__NR, nc - s - ATTN__NR), kc);
+        for (v = 0; v < ATTN__NR; v += ATTN__VW) {
+            const float *sv = src + v * ldb;
+            p = 0;
+            if (v < nr)
+                for (; p + ATTN__VW <= kc; p += ATTN__VW)
+                    attn__vtranspose_copy(sv + p, ldb, nr - v, pb + p * ATTN__NR + v, ATTN__NR);
+            for (; p < kc; p++)
+                for (j = 0; j < ATTN__VW; j++)
+                    pb[p * ATTN__NR + v + j] = v + j < nr ? sv[j * ldb + p] : 0.0f;
+        }
+    }
+}
+
+/* One MR x NR tile of C (mr x nr valid) through the microkernel: whole tiles straight into
+ * C, edge tiles into a buffer first. A(i, p) = a[i * ars + p * acs] (all MR rows readable
+ * unless ATTN__MM_ROW_VARIANTS),
+ * B(p, j) = b[p * ldb + j] (all NR columns readable); packed slivers have ars = 1,
+ * acs = MR, ldb = NR. pfc: request the tile's lines of C first (C far out of cache). */
+static ATTN__FORCE_INLINE void attn__mm_tile(size_t mr, size_t nr, size_t kc, const float *a,
+                                             size_t ars, size_t acs, const float *b, size_t ldb,
+                                             float *c, size_t ldc, float alpha, float beta,
+                                             int mode, int pfc)
+{
+    const int packed = ars == 1 && acs == ATTN__MR && ldb == ATTN__NR;
+    if (pfc) { /* C far out of cache: its lines arrive while the tile computes */
+        size_t i;
+        for (i = 0; i < mr; i++) {
+            ATTN__PREFETCH(c + i * ldc);
+            ATTN__PREFETCH(c + i * ldc + nr - 1);
+        }
+    }
+    if (mr == ATTN__MR && nr == ATTN__NR) {
+        if (packed) attn__mm_ukr_packed(kc, a, b, c, ldc, alpha, beta, mode);
+        else attn__mm_ukr_strided(kc, a, ars, acs, b, ldb, c, ldc, alpha, beta, mode);
+    } else {
+        float t[ATTN__MR * ATTN__NR];
+        if (packed) attn__mm_ukr_packed_rows(mr, kc, a, b, t);
+        else attn__mm_ukr_strided_rows(mr, kc, a, ars, acs, b, ldb, t);
+        attn__mm_merge(c, ldc, t, mr, nr, alpha, beta, mode);
+    }
+}
+
+/* Without a workspace: A and B read in place, tile by tile. */
+static void attn__mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float alpha,
+                            const float *a, size_t lda, const float *b, size_t ldb, float beta,
+                            float *c, size_t ldc)
+{
+    const size_t kcb = attn__mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
+    size_t i, j, pc;
+    for (j = 0; j < n; j += ATTN__NR) {
+        const size_t nr = attn__min(ATTN__NR, n - j);
+        for (i = 0; i < m; i += ATTN__MR) {
+            const size_t mr = attn__min(ATTN__MR, m - i);
+            for (pc = 0; pc < k; pc += kcb) {
+                const size_t kc = attn__min(kcb, k - pc);
+                const float *ap = a + i * ars + pc * acs;
+                const float *bp = tb ? b + j * ldb + pc : b + pc * ldb + j;
+                float *cp = c + i * ldc + j;
+                const int mode = pc == 0 ? 1 : 2;
+                if (mr == ATTN__MR && nr == ATTN__NR && !tb) {
+                    attn__mm_ukr_strided(kc, ap, ars, acs, bp, ldb, cp, ldc, alpha, beta, mode);
+                } else {
+                    float t[ATTN__MR * ATTN__NR];
+                    attn__mm_tile_any(mr, nr, kc, ap, ars, acs, bp, ldb, tb, t);
+                    attn__mm_merge(cp, ldc, t, mr, nr, alpha, beta, mode);
+                }
+            }
+        }
+    }
+}
+
+/* C[0..m, 0..nc) (+)= alpha * A[0..m, p0..p1) * op(B)[p0..p1, 0..nc) for the chunks of depth
+ * kcb from p0 to p1 (p1 - p0 <= kcb, or all of k), A (not transposed) read in place one
+ * MR-row sliver at a time, each through all chunks; chunk q of op(B) is packed at
+ * pb + q * kcb * np. The B panels stay in L2 while A streams by. Edge rows: with the ISA's
+ * exact-row kernels (ATTN__MM_ROW_VARIANTS), read in place, the last MR + r rows split into
+ * two near-equal tiles; otherwise the edge sliver is packed into pa. With pfa, the next
+ * sliver's lines are requested while one runs, a share before each tile (for short streams
+ * of an A far out of cache; through all of k, the hardware's prefetcher does better
+ * alone). pfc: see attn__mm_tile. */
+static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t kcb,
+                              const float *a, size_t lda, const float *pb, size_t np, float *pa,
+                              float *c, size_t ldc, float alpha, float beta, int pfa, int pfc)
+{
+    const size_t tiles = (nc + ATTN__NR - 1) / ATTN__NR;
+    size_t ir, jr, pc, mr, next;
+    for (ir = 0; ir < m; ir += mr) {
+        mr = attn__min(ATTN__MR, m - ir);
+#ifdef ATTN__MM_ROW_VARIANTS
+        /* MR < rows left < 2 MR: two near-equal short tiles rather than MR + a few rows */
+        if (m - ir > ATTN__MR && m - ir < 2 * ATTN__MR) mr = (m - ir + 1) / 2;
+#endif
+        next = pfa ? attn__min(ATTN__MR, m - ir - mr) : 0; /* rows to request ahead */
+        for (pc = p0; pc < p1; pc += kcb) {
+            const size_t kc = attn__min(kcb, p1 - pc), lines = (kc + 15) / 16;
+            const size_t per = (next * lines + tiles - 1) / tiles;
+            const float *ap = a + ir * lda + pc, *bp = pb + (pc - p0) * np;
+            const int mode = pc == 0 ? 1 : 2;
+            size_t ars = lda, acs = 1, r = 0, l = 0;
+#ifndef ATTN__MM_ROW_VARIANTS
+            if (mr < ATTN__MR) { /* rows past m do not exist: pack the edge */
+                attn__mm_pack_a(0, a, lda, m, ir, mr, pc, kc, pa);
+                ap = pa;
+                ars = 1;
+                acs = ATTN__MR;
+            }
+#endif
+            for (jr = 0; jr < nc; jr += ATTN__NR) {
+                size_t q;
+                for (q = 0; q < per && r < next; q++) { /* line l of row r of the next tile */
+                    ATTN__PREFETCH(a + (ir + mr + r) * lda + pc + l * 16);
+                    if (++l == lines) {
+                        l = 0;
+                        r++;
+                    }
+                }
+                attn__mm_tile(mr, attn__min(ATTN__NR, nc - jr), kc, ap, ars, acs, bp + jr * kc,
+                              ATTN__NR, c + ir * ldc + jr, ldc, alpha, beta, mode, pfc);
+            }
+        }
+    }
+    (void)pa;
+}
+
+/* The packed A and B areas of a workspace for this product, in floats. */
+static void attn__mm_ws_floats(size_t m, size_t n, size_t k, size_t *fa, size_t *fb)
+{
+    const size_t kc = attn__mm_kc(k);
+    /* + slack for whole-vector stores, rounded so that B starts on a cache line too */
+    *fa = attn__round_up(attn__round_up(attn__min(m, ATTN__MM_MC), ATTN__MR) * kc + ATTN__VW,
+                         ATTN__ALIGN / sizeof(float));
+    *fb = attn__round_up(attn__min(n, ATTN__MM_NC), ATTN__NR) * kc;
+    /* room for all of op(B) when small (ATTN__MM_WHOLE_B); monotone in n and k */
+    if (*fb < ATTN__MM_WHOLE_B) *fb = attn__min(ATTN__MM_WHOLE_B, attn__round_up(n, ATTN__NR) * k);
 }
 
 ATTN_API size_t attn_matmul_workspace_size(attn_trans ta, attn_trans tb, size_t m, size_t n,
                                            size_t k)
 {
-    (void)ta; (void)m; (void)n;
-    if (tb != ATTN_TRANS || k == 0 || k > ATTN__MAX_ELEMS / ATTN__NR) return 0;
-    return k * ATTN__NR * sizeof(float) + ATTN__ALIGN;
+    size_t fa, fb;
+    (void)ta; (void)tb;
+    if (m == 0 || n == 0 || k == 0) return 0;
+    attn__mm_ws_floats(m, n, k, &fa, &fb);
+    return (fa + fb) * sizeof(float) + ATTN__ALIGN;
 }
 
 static float *attn__align(void *p)
@@ -994,8 +1379,9 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
                                  size_t workspace_size)
 {
     attn_status st;
-    size_t i, j, need;
-    float *pack = NULL;
+    size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
+    float *pa, *pb;
+    int packa, pfc;
     if (!a || !b || !c) return ATTN_ERR_NULL;
     if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
         return ATTN_ERR_ARG;
@@ -1006,32 +1392,52 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
     }
     if ((st = attn__check_mat(m, n, ldc)) != ATTN_OK) return st;
     need = attn_matmul_workspace_size(ta, tb, m, n, k);
-    if (workspace) {
-        if (workspace_size < need) return ATTN_ERR_WORKSPACE;
-        if (need) pack = attn__align(workspace);
-    }
+    if (workspace && workspace_size < need) return ATTN_ERR_WORKSPACE;
     if (k == 0) {
         for (i = 0; i < m; i++)
             for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
         return ATTN_OK;
     }
-    for (j = 0; j < n; j += ATTN__NR) {
-        size_t nr = n - j < ATTN__NR ? n - j : ATTN__NR, p, jj;
-        const float *bp = tb ? b + j * ldb : b + j;
-        size_t ldbp = ldb;
-        int gather = tb == ATTN_TRANS;
-        if (gather && pack) { /* pack the k x nr panel of op(B) once for all row tiles */
-            for (p = 0; p < k; p++)
-                for (jj = 0; jj < ATTN__NR; jj++) pack[p * ATTN__NR + jj] = jj < nr ? bp[jj * ldb + p] : 0.0f;
-            bp = pack;
-            ldbp = ATTN__NR;
-            gather = 0;
-        }
-        for (i = 0; i < m; i += ATTN__MR) {
-            size_t mr = m - i < ATTN__MR ? m - i : ATTN__MR;
-            const float *ap = ta ? a + i : a + i * lda;
-            attn__mm_tile(mr, nr, k, ap, ta ? 1 : lda, ta ? lda : 1, bp, ldbp, gather, alpha,
-                          beta, c + i * ldc + j, ldc);
+    if (!workspace) {
+        attn__mm_nopack(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        return ATTN_OK;
+    }
+    kcb = attn__mm_kc(k);
+    attn__mm_ws_floats(m, n, k, &fa, &fb);
+    pa = attn__align(workspace);
+    pb = pa + fa;
+    packa = ta || n > ATTN__MM_DIRECT_N;
+    pfc = m * ldc > ATTN__MM_FAR;
+    if (!packa && attn__round_up(n, ATTN__NR) * k <= ATTN__MM_WHOLE_B) {
+        /* all of op(B) packed at once: each A sliver then streams through all of k */
+        const size_t np = attn__round_up(n, ATTN__NR);
+        for (pc = 0; pc < k; pc += kcb)
+            attn__mm_pack_b(tb, b, ldb, pc, attn__min(kcb, k - pc), 0, n, pb + pc * np);
+        attn__mm_direct_a(m, n, 0, k, kcb, a, lda, pb, np, pa, c, ldc, alpha, beta, 0, pfc);
+        return ATTN_OK;
+    }
+    for (jc = 0; jc < n; jc += ATTN__MM_NC) {
+        const size_t nc = attn__min(ATTN__MM_NC, n - jc);
+        for (pc = 0; pc < k; pc += kcb) {
+            const size_t kc = attn__min(kcb, k - pc);
+            const int mode = pc == 0 ? 1 : 2;
+            attn__mm_pack_b(tb, b, ldb, pc, kc, jc, nc, pb);
+            if (packa) {
+                for (ic = 0; ic < m; ic += ATTN__MM_MC) {
+                    const size_t mc = attn__min(ATTN__MM_MC, m - ic);
+                    attn__mm_pack_a(ta, a, lda, m, ic, mc, pc, kc, pa);
+                    for (jr = 0; jr < nc; jr += ATTN__NR)
+                        for (ir = 0; ir < mc; ir += ATTN__MR)
+                            attn__mm_tile(attn__min(ATTN__MR, mc - ir),
+                                          attn__min(ATTN__NR, nc - jr), kc, pa + ir * kc, 1,
+                                          ATTN__MR, pb + jr * kc, ATTN__NR,
+                                          c + (ic + ir) * ldc + jc + jr, ldc, alpha, beta, mode,
+                                          pfc);
+                }
+            } else {
+                attn__mm_direct_a(m, nc, pc, pc + kc, kcb, a, lda, pb, 0, pa, c + jc, ldc, alpha,
+                                  beta, m * lda > ATTN__MM_FAR, pfc);
+            }
         }
     }
     return ATTN_OK;
@@ -1041,8 +1447,6 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
 
 #define ATTN__TQ 16 /* query rows per tile */
 #define ATTN__TK 64 /* keys per tile */
-
-static size_t attn__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 
 static float attn__dot(const float *a, const float *b, size_t n)
 {

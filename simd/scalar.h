@@ -61,4 +61,12 @@ static inline attn__v attn__vldexp(attn__v p, attn__v n)
     memcpy(&p, &bits, 4);
     return p;
 }
+/* Transposes an ATTN__VW x ATTN__VW block from src (row i at src + i * lds; rows >= `rows`
+ * are zero and never read) to dst (row q at dst + q * ldd); one lane: a copy. */
+static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t lds,
+                                                     size_t rows, float *dst, size_t ldd)
+{
+    (void)lds; (void)ldd;
+    *dst = rows > 0 ? *src : 0.0f;
+}
 #endif

@@ -7,9 +7,11 @@
  * used, the padding of C guard values that must stay untouched), pointers offset by one
  * float, alpha in {1, -0.5, 0, 2.5} x beta in {0 (C full of NaN that must not leak), 1, -2},
  * with no workspace, the queried workspace, and the queried workspace at an address offset
- * by one float; a too-small workspace; bit-identical results when C is computed in row,
- * column and 2-D blocks (the documented threading contract); and every error path, with
- * the output untouched.
+ * by one float; sizes crossing every block boundary of the packed implementation (k, m and
+ * n past its chunk depth, A block and B panel, with ragged edges); a too-small workspace;
+ * bit-identical results when C is computed in row, column and 2-D blocks (the documented
+ * threading contract) and with or without a workspace; and every error path, with the
+ * output untouched.
  *
  * Tolerance, per element, computed in double:
  *   |C - Cref| <= (k + 2) * 2^-23 * (|alpha| * sum_p |a_ip b_pj| + |beta c_ij|) + 1e-30.
@@ -288,6 +290,52 @@ static void test_large(void)
             }
 }
 
+/* Sizes that cross every block boundary of the packed implementation (the private block
+ * sizes of this build, read from the implementation): k over one and two chunk depths
+ * (ATTN__MM_KC), m over the A block height (ATTN__MM_MC), n over the B panel width
+ * (ATTN__MM_NC), each with a ragged edge tile (not a multiple of ATTN__MR / ATTN__NR), n
+ * on both sides of the limit under which A is read in place (ATTN__MM_DIRECT_N), and op(B)
+ * below and above the size packed whole (ATTN__MM_WHOLE_B floats). Every transpose
+ * combination, with every workspace mode or (the costlier shapes, to stay quick under
+ * emulation) one mode per combination, cycling. */
+static void test_blocks(void)
+{
+    /* shape, and whether to run every workspace mode (else one per transpose combination,
+     * cycling: the exact boundaries are costly under emulation) */
+    const size_t shapes[][4] = {
+        {ATTN__MM_MC + ATTN__MR + 1, ATTN__MM_DIRECT_N + 5, 2 * ATTN__MM_KC + 5, 0},
+        {ATTN__MM_MC + ATTN__MR + 1, ATTN__MM_DIRECT_N + 5, ATTN__MM_KC + 5, 0},
+        {2 * ATTN__MM_MC + 7, 2 * ATTN__NR + 5, ATTN__MM_KC + 3, 1},
+        {2 * ATTN__MR + 1, ATTN__MM_NC + ATTN__NR + 3, 33, 1},
+        {ATTN__MR + 3, ATTN__MM_NC + 2 * ATTN__NR, ATTN__MM_KC + 7, 0},
+        {ATTN__MM_MC - 1, ATTN__MM_DIRECT_N, ATTN__MM_KC, 0},
+        {ATTN__MM_MC, ATTN__MM_DIRECT_N + 1, ATTN__MM_KC + 1, 0},
+        {2 * ATTN__MR + 5, ATTN__MM_DIRECT_N - 3, ATTN__MM_WHOLE_B / ATTN__MM_DIRECT_N + 7, 1}};
+    size_t s;
+    int ta, tb, ws;
+    long idx = 0;
+    for (s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (ta = 0; ta < 2; ta++)
+            for (tb = 0; tb < 2; tb++)
+                for (ws = 0; ws < 3; ws++, idx++) {
+                    if (!shapes[s][3] && ws != (int)(idx / 3 % 3)) continue;
+                    mm_case t;
+                    t.ta = ta;
+                    t.tb = tb;
+                    t.m = shapes[s][0];
+                    t.n = shapes[s][1];
+                    t.k = shapes[s][2];
+                    t.alpha = alphas[idx % 4];
+                    t.beta = betas[idx % 3];
+                    t.pa = idx % 2 ? 3 : 0;
+                    t.pb = idx % 5 ? 0 : 1;
+                    t.pc = idx % 4 == 1 ? 5 : 0;
+                    t.off = (int)(idx % 2);
+                    t.ws = ws;
+                    run_mm(&t);
+                }
+}
+
 /* Splitting C into blocks (sub-matrices by pointer offsets and leading dimensions) must give
  * bit-identical results: how a job system spreads one product over threads. */
 static void mm_block(int ta, int tb, size_t r0, size_t r1, size_t c0, size_t c1, size_t k,
@@ -303,9 +351,14 @@ static void mm_block(int ta, int tb, size_t r0, size_t r1, size_t c0, size_t c1,
 
 static void test_determinism(void)
 {
-    static const size_t shapes[][3] = {{67, 45, 300}, {33, 70, 1000}, {130, 20, 64}};
-    static const size_t rcuts[] = {0, 1, 4, 12, 29, 30, 64, 200}; /* clipped to m */
-    static const size_t ccuts[] = {0, 1, 3, 10, 16, 19, 40, 200}; /* clipped to n */
+    /* 40 x 300 x 700: op(B) too big to pack whole, its column blocks small enough; the last
+     * crosses the m and n block boundaries (see test_blocks; k's chunks are the same for
+     * every block, and k = 1000 above already spans several) */
+    const size_t shapes[][3] = {{67, 45, 300}, {33, 70, 1000}, {130, 20, 64}, {40, 300, 700},
+                                {ATTN__MM_MC + ATTN__MR + 1, ATTN__MM_NC + ATTN__NR + 1, 33}};
+    /* clipped to m / n; the last block runs to the end */
+    static const size_t rcuts[] = {0, 1, 4, 12, 29, 30, 64, 200, (size_t)-1};
+    static const size_t ccuts[] = {0, 1, 3, 10, 16, 19, 40, 200, (size_t)-1};
     const size_t ncut = sizeof rcuts / sizeof rcuts[0];
     size_t s;
     int ta, tb, wsmode;
@@ -382,6 +435,21 @@ static void test_determinism(void)
                              &st);
                     check(memcmp(c0, c1, m * ldc * sizeof(float)) == 0,
                           "determinism %s: two identical calls differ", desc);
+                    /* and the other way, with a workspace or without (a documented promise) */
+                    {
+                        size_t osz = wsmode ? 0
+                                            : attn_matmul_workspace_size((attn_trans)ta,
+                                                                         (attn_trans)tb, m, n, k);
+                        void *ows = wsmode ? NULL : malloc(osz ? osz : 1);
+                        if (!wsmode && !ows) exit(2);
+                        memcpy(c1, cinit, m * ldc * sizeof(float));
+                        mm_block(ta, tb, 0, m, 0, n, k, alpha, a, lda, b, ldb, beta, c1, ldc,
+                                 ows, osz, &st);
+                        check(memcmp(c0, c1, m * ldc * sizeof(float)) == 0,
+                              "determinism %s: results with and without a workspace differ",
+                              desc);
+                        free(ows);
+                    }
                     free(a);
                     free(b);
                     free(c0);
@@ -571,6 +639,7 @@ int main(void)
     test_small_all();
     test_knobs();
     test_large();
+    test_blocks();
     test_determinism();
     test_workspace();
     test_errors();
