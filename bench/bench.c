@@ -1768,7 +1768,10 @@ static void bench_attention(struct op *op)
             c.ws = xalloc(c.ws_size);
             c.scores = falloc(L * L);
             memset(c.scores, 0, L * L * sizeof(float));
+            /* S = Q K^T and O = P V (and their 128-row blocks, which need no more) */
             c.mm_ws_size = attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_TRANS, L, L, d);
+            if (attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_NO_TRANS, L, d, L) > c.mm_ws_size)
+                c.mm_ws_size = attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_NO_TRANS, L, d, L);
             c.mm_ws = xalloc(c.mm_ws_size);
             lim.name = "fma_peak";
             lim.value = g_lim.fma;
