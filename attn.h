@@ -1144,6 +1144,30 @@ static void attn__mm_prefetch_rows(const float *x, size_t ld, size_t rows, size_
         for (l = 0; l < kc; l += 16) ATTN__PREFETCH(x + r * ld + l);
 }
 
+/* Packs `rows` rows of a row-major matrix (stride ld, kc floats each) transposed into
+ * slivers of w rows: sliver s holds element (s*w + i, p) at dst[s * w * kc + p * w + i];
+ * rows past `rows` are zero. With far (the matrix far out of cache), the next sliver's rows
+ * are prefetched while one packs. Where w is not a multiple of ATTN__VW, the transposing
+ * copy writes up to ATTN__VW floats past a sliver's last row (see attn__mm_pack_a). */
+static void attn__mm_pack_t(const float *src, size_t ld, size_t rows, size_t kc, size_t w,
+                            int far, float *dst)
+{
+    size_t s, g, p, i;
+    for (s = 0; s < rows; s += w, dst += w * kc) {
+        const size_t r = attn__min(w, rows - s);
+        const float *sp = src + s * ld;
+        if (far && s + w < rows) attn__mm_prefetch_rows(sp + w * ld, ld, attn__min(w, rows - s - w), kc);
+        for (g = 0; g < w; g += ATTN__VW) {
+            const float *sg = r > g ? sp + g * ld : sp; /* no rows left: zeros, nothing read */
+            for (p = 0; p + ATTN__VW <= kc; p += ATTN__VW)
+                attn__vtranspose_copy(sg + p, ld, r > g ? r - g : 0, dst + p * w + g, w);
+            for (; p < kc; p++)
+                for (i = 0; i < ATTN__VW && g + i < w; i++)
+                    dst[p * w + g + i] = g + i < r ? sg[i * ld + p] : 0.0f;
+        }
+    }
+}
+
 /* Packs op(A)[i0 .. i0+mc, p0 .. p0+kc) into MR-row slivers: sliver s holds element
  * (s*MR + i, p) at pa[s * MR * kc + p * MR + i]; rows past mc hold zeros or other rows of
  * op(A) (m rows in all), and feed only results that are never stored. Stores whole vectors
@@ -1154,7 +1178,7 @@ static void attn__mm_prefetch_rows(const float *x, size_t ld, size_t rows, size_
 static void attn__mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t i0,
                             size_t mc, size_t p0, size_t kc, float *pa)
 {
-    size_t s, i, p, g;
+    size_t s, p, g;
     if (ta) { /* A stored k x m: row p of the storage holds op(A)'s column p */
         for (p = 0; p < kc; p++) {
             const float *src = a + (p0 + p) * lda + i0;
@@ -1174,21 +1198,8 @@ static void attn__mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t
         }
         return;
     }
-    for (s = 0; s < mc; s += ATTN__MR, pa += ATTN__MR * kc) { /* A stored m x k: transposes */
-        const size_t mr = attn__min(ATTN__MR, mc - s);
-        const float *src = a + (i0 + s) * lda + p0;
-        if (s + ATTN__MR < mc && m * lda > ATTN__MM_FAR) /* A far out of cache */
-            attn__mm_prefetch_rows(src + ATTN__MR * lda, lda, attn__min(ATTN__MR, mc - s - ATTN__MR), kc);
-        for (g = 0; g < ATTN__MR; g += ATTN__VW) {
-            p = 0;
-            for (; p + ATTN__VW <= kc; p += ATTN__VW)
-                attn__vtranspose_copy(src + g * lda + p, lda, mr > g ? mr - g : 0,
-                                      pa + p * ATTN__MR + g, ATTN__MR);
-            for (; p < kc; p++)
-                for (i = 0; i < ATTN__VW && g + i < ATTN__MR; i++)
-                    pa[p * ATTN__MR + g + i] = g + i < mr ? src[(g + i) * lda + p] : 0.0f;
-        }
-    }
+    /* A stored m x k: transposes */
+    attn__mm_pack_t(a + i0 * lda + p0, lda, mc, kc, ATTN__MR, m * lda > ATTN__MM_FAR, pa);
 }
 
 /* Packs op(B)[p0 .. p0+kc, j0 .. j0+nc) into NR-column slivers: sliver s holds element
@@ -1197,7 +1208,7 @@ static void attn__mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t
 static void attn__mm_pack_b(int tb, const float *b, size_t ldb, size_t p0, size_t kc,
                             size_t j0, size_t nc, float *pb)
 {
-    size_t s, j, p, v;
+    size_t s, p, v;
     if (!tb) { /* B stored k x n: row p of the storage holds op(B)'s row p */
         for (p = 0; p < kc; p++) {
             const float *src = b + (p0 + p) * ldb + j0;
@@ -1216,22 +1227,8 @@ static void attn__mm_pack_b(int tb, const float *b, size_t ldb, size_t p0, size_
         }
         return;
     }
-    for (s = 0; s < nc; s += ATTN__NR, pb += ATTN__NR * kc) { /* B stored n x k: transposes */
-        const size_t nr = attn__min(ATTN__NR, nc - s);
-        const float *src = b + (j0 + s) * ldb + p0;
-        if (s + ATTN__NR < nc && nc * ldb > ATTN__MM_FAR) /* B far out of cache */
-            attn__mm_prefetch_rows(src + ATTN__NR * ldb, ldb, attn__min(ATTN__NR, nc - s - ATTN__NR), kc);
-        for (v = 0; v < ATTN__NR; v += ATTN__VW) {
-            const float *sv = src + v * ldb;
-            p = 0;
-            if (v < nr)
-                for (; p + ATTN__VW <= kc; p += ATTN__VW)
-                    attn__vtranspose_copy(sv + p, ldb, nr - v, pb + p * ATTN__NR + v, ATTN__NR);
-            for (; p < kc; p++)
-                for (j = 0; j < ATTN__VW; j++)
-                    pb[p * ATTN__NR + v + j] = v + j < nr ? sv[j * ldb + p] : 0.0f;
-        }
-    }
+    /* B stored n x k: transposes */
+    attn__mm_pack_t(b + j0 * ldb + p0, ldb, nc, kc, ATTN__NR, nc * ldb > ATTN__MM_FAR, pb);
 }
 
 /* One MR x NR tile of C (mr x nr valid) through the microkernel: whole tiles straight into

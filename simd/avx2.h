@@ -54,7 +54,6 @@ static inline float attn__vhmax(attn__v a)
 }
 static inline attn__vm attn__vlt(attn__v a, attn__v b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
 static inline attn__vm attn__vgt(attn__v a, attn__v b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
-static inline attn__vm attn__visnan(attn__v a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
 static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b) { return _mm256_blendv_ps(b, a, m); }
 static inline attn__v attn__vldexp(attn__v p, attn__v n)
 {

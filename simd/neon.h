@@ -39,7 +39,6 @@ static inline float attn__vhsum(attn__v a) { return vaddvq_f32(a); }
 static inline float attn__vhmax(attn__v a) { return vmaxvq_f32(a); }
 static inline attn__vm attn__vlt(attn__v a, attn__v b) { return vcltq_f32(a, b); }
 static inline attn__vm attn__vgt(attn__v a, attn__v b) { return vcgtq_f32(a, b); }
-static inline attn__vm attn__visnan(attn__v a) { return vmvnq_u32(vceqq_f32(a, a)); }
 static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b) { return vbslq_f32(m, a, b); }
 static inline attn__v attn__vldexp(attn__v p, attn__v n)
 {

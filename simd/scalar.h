@@ -46,7 +46,6 @@ static inline float attn__vhsum(attn__v a) { return a; }
 static inline float attn__vhmax(attn__v a) { return a; }
 static inline attn__vm attn__vlt(attn__v a, attn__v b) { return a < b; }
 static inline attn__vm attn__vgt(attn__v a, attn__v b) { return a > b; }
-static inline attn__vm attn__visnan(attn__v a) { return a != a; }
 /* m ? a : b, lane by lane */
 static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b) { return m ? a : b; }
 /* p * 2^n for n an integer-valued float such that the result's exponent field stays in
