@@ -186,6 +186,32 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  * A query row with every key masked gives zeros. A NaN elsewhere stays in its row.
  * softcap > 0 applies softcap * tanh(s / softcap) after scaling and before the masks.
  * scale = 0 means 1/sqrt(head_dim).
+ *
+ * Kernel: queries in tiles of attn_attention_query_tile() rows (96 on AVX2, 128 on NEON,
+ * 64 scalar), keys in tiles of 64 (72 on NEON); Q K^T and P V of a tile by the matmul
+ * microkernel, the online softmax on the tile in L1; causal tiles past the diagonal are
+ * skipped. Query tiles of 1..3 rows (decode) stream K and V once, row by row. Workspace:
+ * attn_attention_workspace_size(), a function of head_dim and v_head_dim only (never of
+ * the lengths, batch or heads): 58 KiB for d = dv = 64 and 114 KiB for d = dv = 128 on AVX2.
+ *
+ * Determinism and threads: the output is identical run to run, and each output row is
+ * computed the same way whatever else is in the call. To spread one call over a job
+ * system, run its attn_attention_tasks(p) work items (one (batch, head, query tile) each)
+ * with attn_attention_task(), in any order, on any threads, each thread with its own
+ * workspace: the output is bit-identical to attn_attention(). Slicing batches or heads by
+ * hand (pointers moved to one (b, h), batch = heads = kv_heads = 1) gives the same bits
+ * too; slicing queries by hand does only at multiples of the query tile (with the causal
+ * offset carried over as ATTN_CAUSAL_OFFSET).
+ *
+ * Scores (optional, for inspection and for ONNX's qk_matmul_output): with scores set, the
+ * kernel also writes, for every query and every key j < kv_len, at
+ * scores[b*scores_sb + h*scores_sh + i*scores_sq + j]:
+ *   ATTN_SCORES_LOGITS  scale * q.k, softcapped (before any mask);
+ *   ATTN_SCORES_MASKED  the same after the masks: the softmax's input (-inf where masked);
+ *   ATTN_SCORES_PROBS   the attention weights softmax(...) (rows sum to 1; 0 where masked;
+ *                       a fully masked row all 0).
+ * This materializes Lq x Lk floats per head and takes the reference-order rows path (slower;
+ * O's last bits may differ from a call without scores).
  */
 typedef enum attn_causal {
     ATTN_CAUSAL_NONE = 0,
@@ -197,6 +223,12 @@ typedef enum attn_layout {
     ATTN_LAYOUT_BHLD = 0, /* [batch, heads, len, dim]: each head a contiguous matrix */
     ATTN_LAYOUT_BLHD = 1  /* [batch, len, heads * dim]: heads interleaved in each row */
 } attn_layout;
+
+typedef enum attn_scores {
+    ATTN_SCORES_LOGITS = 0,
+    ATTN_SCORES_MASKED = 1,
+    ATTN_SCORES_PROBS = 2
+} attn_scores;
 
 typedef struct attn_attention_params {
     size_t batch, heads, kv_heads; /* kv_heads divides heads (GQA / MQA) */
@@ -219,6 +251,9 @@ typedef struct attn_attention_params {
     const uint8_t *bool_mask;
     size_t bmask_sb, bmask_sh, bmask_sq;
     const int64_t *key_lengths; /* [batch] or NULL */
+    float *scores;              /* optional output, see above; NULL = none */
+    size_t scores_sb, scores_sh, scores_sq;
+    attn_scores scores_mode;
 } attn_attention_params;
 
 /* Fills sizes, pointers and strides for tensors in `layout` (all four the same layout,
@@ -230,12 +265,58 @@ ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, s
                                                    const float *v, float *o,
                                                    attn_layout layout);
 
-/* Bytes of workspace attn_attention needs (any alignment); depends on v_head_dim only,
- * never on the lengths. Returns 0 for NULL, head_dim 0 or v_head_dim 0. */
+/* Bytes of workspace attn_attention needs (any alignment); depends on head_dim and
+ * v_head_dim only, never on the lengths. Returns 0 for NULL, head_dim 0 or v_head_dim 0
+ * (or sizes whose workspace would not fit in memory). */
 ATTN_API size_t attn_attention_workspace_size(const attn_attention_params *p);
 
 ATTN_API attn_status attn_attention(const attn_attention_params *p, void *workspace,
                                     size_t workspace_size);
+
+/* Rows of a query tile (a compile-time constant of the build's ISA path). */
+ATTN_API size_t attn_attention_query_tile(void);
+
+/* Work items of a call: batch * heads * ceil(q_len / query tile) (0 for NULL or a 0 size).
+ * Item t is batch t / (heads * tiles), head t / tiles % heads, query tile t % tiles. */
+ATTN_API size_t attn_attention_tasks(const attn_attention_params *p);
+
+/* Computes work item `task` of the call p (validated like attn_attention; ATTN_ERR_ARG when
+ * task >= attn_attention_tasks(p)). Items write disjoint rows of O (and of scores). */
+ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t task,
+                                         void *workspace, size_t workspace_size);
+
+/* ---------------------------------------------------------------------------------------
+ * KV cache: caller-owned key and value buffers that new positions are appended to, as an
+ * autoregressive decoder needs (ONNX Attention's past/present: present = concat(past, new)).
+ *   k: [batch, kv_heads, capacity, head_dim], v: [batch, kv_heads, capacity, v_head_dim],
+ *   dense; positions 0 .. len-1 are filled. attn_kv_cache_init sets len = 0.
+ * attn_kv_cache_append copies n new positions (k_new, v_new dense in `layout`:
+ * [batch, kv_heads, n, dim] or [batch, n, kv_heads * dim]) after the filled ones:
+ * ATTN_ERR_SIZE (nothing copied) when len + n > capacity. To start from an existing past,
+ * append it first. attn_attention_init_kv() sets up attention of q_len queries against the
+ * filled positions: kv_len = len, K/V strides of the cache; with ATTN_CAUSAL_BOTTOM_RIGHT the
+ * queries are the last q_len positions (offset len - q_len = the past length when the
+ * queries' own keys were just appended), which is what decoding needs. Any field can be
+ * changed afterwards (e.g. ATTN_CAUSAL_OFFSET with causal_offset = past length, ONNX's rule
+ * when q_len differs from the number appended).
+ * The cache struct holds no hidden state: len can be reset or set by the caller (rewind a
+ * speculative decode) as long as len <= capacity. */
+typedef struct attn_kv_cache {
+    float *k, *v;
+    size_t batch, kv_heads, capacity, head_dim, v_head_dim;
+    size_t len;
+} attn_kv_cache;
+
+ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
+                                        size_t kv_heads, size_t capacity, size_t head_dim,
+                                        size_t v_head_dim);
+ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
+                                          const float *v_new, attn_layout layout);
+/* q and o in `layout` (dense, heads query heads; heads a multiple of the cache's kv_heads).
+ * An invalid cache gives all-zero params (attn_attention then reports ATTN_ERR_NULL). */
+ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, size_t heads,
+                                                      size_t q_len, const float *q, float *o,
+                                                      attn_layout layout, attn_causal causal);
 
 /* ---------------------------------------------------------------------------------------
  * Transformer blocks: activations, linear layers, feed-forward network, multi-head
@@ -1441,9 +1522,28 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
 }
 
 /* ---- attention ----------------------------------------------------------------------- */
-
-#define ATTN__TQ 16 /* query rows per tile */
-#define ATTN__TK 64 /* keys per tile */
+/*
+ * One (batch, head) at a time, its queries in tiles of ATTN__TQ rows that start at
+ * multiples of ATTN__TQ, its keys in tiles of ATTN__TK that start at multiples of ATTN__TK.
+ * A query tile takes one of two paths, chosen by its row count alone:
+ *  - fused (at least ATTN__FUSED_MIN rows): the tile's queries are packed once into MR-row
+ *    slivers; per key tile, K^T is packed into NR-column slivers and V into NR-column
+ *    slivers; per query sliver, S = Q K^T by the matmul microkernel into an MR x TK buffer
+ *    (L1), the online softmax on it, and acc += P V by the microkernel (P read in place).
+ *    Causal: key tiles past a sliver's last visible key are skipped, and the partial tile on
+ *    the diagonal is cut at the sliver's last visible key.
+ *  - rows (fewer rows: decode): per row, the dot products against the key tile, the online
+ *    softmax, and acc += p V row by row; K and V stream through once, the tile's other rows
+ *    find the key tile in L1.
+ * Online softmax per row: running max m, running sum l, acc scaled by exp(m_old - m_new) when
+ * the max grows; O = acc / l at the end (0 when every key was masked).
+ * Each row's arithmetic depends only on its own scores and on the tiles it belongs to, so
+ * a call's output is the same bits however the caller splits batches, heads and query tiles
+ * (attn_attention_task), and from run to run.
+ */
+#define ATTN__TQ (16 * ATTN__MR)                                  /* query rows per tile */
+#define ATTN__TK (((64 + ATTN__NR - 1) / ATTN__NR) * ATTN__NR)   /* keys per tile */
+#define ATTN__FUSED_MIN 4 /* query tiles with fewer rows take the rows path */
 
 static float attn__dot(const float *a, const float *b, size_t n)
 {
@@ -1461,7 +1561,7 @@ static float attn__dot(const float *a, const float *b, size_t n)
     return attn__vhsum(attn__vadd(s0, s1));
 }
 
-/* y[0..n) = y * s + a * x  (s = 1: axpy; a = 0 with s: scaling) */
+/* y[0..n) = y * s + a * x  (s = 1: axpy; x NULL: scaling by s) */
 static void attn__axpby(float *y, float s, float a, const float *x, size_t n)
 {
     const attn__v vs = attn__vset1(s), va = attn__vset1(a);
@@ -1478,48 +1578,349 @@ static void attn__axpby(float *y, float s, float a, const float *x, size_t n)
     }
 }
 
-/* y[i] = exp(x[i] - m) in place over n floats; returns the sum */
-static float attn__exp_shift(float *x, size_t n, float m)
+/* The largest of x[0..n), NaNs ignored (-inf when n = 0 or all are NaN or -inf) */
+static float attn__max_nonan(const float *x, size_t n)
 {
-    const attn__v vm = attn__vset1(m);
-    attn__v s = attn__vzero();
+    attn__v m0 = attn__vset1(-INFINITY), m1 = m0;
     size_t i = 0;
-    for (; i + ATTN__VW <= n; i += ATTN__VW) {
-        attn__v e = attn__vexp(attn__vsub(attn__vload(x + i), vm));
-        attn__vstore(x + i, e);
-        s = attn__vadd(s, e);
+    for (; i + 2 * ATTN__VW <= n; i += 2 * ATTN__VW) { /* vmax(x, m): m where x is NaN */
+        m0 = attn__vmax(attn__vload(x + i), m0);
+        m1 = attn__vmax(attn__vload(x + i + ATTN__VW), m1);
     }
-    if (i < n) {
-        attn__v e = attn__vexp(attn__vsub(attn__vload_part(x + i, n - i, -INFINITY), vm));
-        attn__vstore_part(x + i, e, n - i);
-        s = attn__vadd(s, e);
-    }
-    return attn__vhsum(s);
+    for (; i + ATTN__VW <= n; i += ATTN__VW) m0 = attn__vmax(attn__vload(x + i), m0);
+    if (i < n) m1 = attn__vmax(attn__vload_part(x + i, n - i, -INFINITY), m1);
+    return attn__vhmax(attn__vmax(m0, m1));
 }
 
+/* x[i] = exp(x[i] * s - m) in place over n floats (one rounding: fma), or exp(x[i] - m)
+ * when s is 0; returns the sum */
+static float attn__exp_rows(float *x, size_t n, float s, float m)
+{
+    const attn__v vm = attn__vset1(-m), vs = attn__vset1(s);
+    attn__v s0 = attn__vzero(), s1 = attn__vzero();
+    size_t i = 0;
+#define ATTN__EXPARG(v) (s != 0.0f ? attn__vfma(v, vs, vm) : attn__vadd(v, vm))
+    for (; i + 2 * ATTN__VW <= n; i += 2 * ATTN__VW) {
+        const attn__v e0 = attn__vexp(ATTN__EXPARG(attn__vload(x + i)));
+        const attn__v e1 = attn__vexp(ATTN__EXPARG(attn__vload(x + i + ATTN__VW)));
+        attn__vstore(x + i, e0);
+        attn__vstore(x + i + ATTN__VW, e1);
+        s0 = attn__vadd(s0, e0);
+        s1 = attn__vadd(s1, e1);
+    }
+    for (; i < n; i += ATTN__VW) {
+        const size_t k = attn__min(ATTN__VW, n - i);
+        const attn__v e = attn__vexp(ATTN__EXPARG(attn__vload_part(x + i, k, -INFINITY)));
+        attn__vstore_part(x + i, e, k);
+        s0 = attn__vadd(s0, e);
+    }
+#undef ATTN__EXPARG
+    return attn__vhsum(attn__vadd(s0, s1));
+}
+
+/* One (batch, head), resolved from the parameters. */
+typedef struct attn__hd {
+    const float *q, *k, *v, *mask;
+    const uint8_t *bmask;
+    float *o;
+    size_t q_sl, k_sl, v_sl, o_sl, mask_sq, bmask_sq;
+    size_t d, dv, klen;
+    float scale, softcap;
+    int causal, general; /* general: masks, softcap or scale <= 0 (the per-score transform) */
+    ptrdiff_t off;       /* causal: query i sees key j iff j <= i + off */
+    float *scores;       /* the optional scores output, and its mode */
+    size_t scores_sq;
+    int scores_mode;
+} attn__hd;
+
+static attn__hd attn__head(const attn_attention_params *p, size_t b, size_t h)
+{
+    attn__hd hd;
+    const size_t g = h / (p->heads / p->kv_heads);
+    hd.q = p->q + b * p->q_sb + h * p->q_sh;
+    hd.k = p->k + b * p->k_sb + g * p->k_sh;
+    hd.v = p->v + b * p->v_sb + g * p->v_sh;
+    hd.o = p->o + b * p->o_sb + h * p->o_sh;
+    hd.mask = p->mask ? p->mask + b * p->mask_sb + h * p->mask_sh : NULL;
+    hd.bmask = p->bool_mask ? p->bool_mask + b * p->bmask_sb + h * p->bmask_sh : NULL;
+    hd.q_sl = p->q_sl, hd.k_sl = p->k_sl, hd.v_sl = p->v_sl, hd.o_sl = p->o_sl;
+    hd.mask_sq = p->mask_sq, hd.bmask_sq = p->bmask_sq;
+    hd.d = p->head_dim, hd.dv = p->v_head_dim;
+    hd.klen = p->key_lengths ? (size_t)p->key_lengths[b] : p->kv_len;
+    hd.scale = p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)p->head_dim);
+    hd.softcap = p->softcap;
+    hd.causal = p->causal != ATTN_CAUSAL_NONE;
+    hd.off = p->causal == ATTN_CAUSAL_OFFSET ? p->causal_offset
+                                              : (ptrdiff_t)hd.klen - (ptrdiff_t)p->q_len;
+    hd.scores = p->scores ? p->scores + b * p->scores_sb + h * p->scores_sh : NULL;
+    hd.scores_sq = p->scores_sq;
+    hd.scores_mode = (int)p->scores_mode;
+    hd.general = hd.mask || hd.bmask || hd.softcap > 0 || !(hd.scale > 0) || hd.scores;
+    return hd;
+}
+
+/* Keys of row qi at or past k0 that causal masking leaves visible, at most n */
+static size_t attn__visible(const attn__hd *hd, size_t qi, size_t k0, size_t n)
+{
+    ptrdiff_t lim;
+    if (!hd->causal) return n;
+    lim = (ptrdiff_t)qi + hd->off + 1 - (ptrdiff_t)k0;
+    return lim <= 0 ? 0 : (size_t)lim < n ? (size_t)lim : n;
+}
+
+/* Online softmax step of row qi over keys k0 .. k0+n: s holds the raw dot products (q . k),
+ * n of them visible (causal) out of nz; on return s[0..nz) holds the unnormalized
+ * probabilities exp(score - m) (0 for masked keys), *m and *l are updated and the row's
+ * accumulator acc[0..na) is rescaled. Scores: scaled, softcapped, then masked (a masked
+ * key is -inf whatever its K row holds; a NaN score makes the row NaN). */
+static void attn__online_row(const attn__hd *hd, size_t qi, size_t k0, size_t n, size_t nz,
+                             float *s, float *m, float *l, float *acc, size_t na)
+{
+    float mx = -INFINITY, mnew, alpha, sum, es = 0.0f;
+    size_t j;
+    if (!hd->general && n) { /* plain scores, scale > 0: max(scale * s) = scale * max(s) */
+        mx = attn__max_nonan(s, n);
+        if (mx > -INFINITY && mx < INFINITY) {
+            mx *= hd->scale;
+            es = hd->scale;
+        } else {
+            mx = -INFINITY;
+        }
+    }
+    if (es == 0.0f && n) { /* the per-score transform */
+        const float *mrow = hd->mask ? hd->mask + qi * hd->mask_sq + k0 : NULL;
+        const uint8_t *brow = hd->bmask ? hd->bmask + qi * hd->bmask_sq + k0 : NULL;
+        float *sc = hd->scores ? hd->scores + qi * hd->scores_sq + k0 : NULL;
+        int nan = 0;
+        for (j = 0; j < n; j++) {
+            float x = s[j] * hd->scale;
+            if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
+            if (sc && hd->scores_mode == ATTN_SCORES_LOGITS) sc[j] = x;
+            if (mrow) x = mrow[j] == -INFINITY ? -INFINITY : x + mrow[j];
+            if (brow && !brow[j]) x = -INFINITY;
+            if (sc && hd->scores_mode != ATTN_SCORES_LOGITS) sc[j] = x;
+            if (x != x) nan = 1;
+            else if (x > mx) mx = x;
+            s[j] = x;
+        }
+        if (nan) mx = NAN;
+    }
+    mnew = mx != mx ? mx : mx > *m ? mx : *m; /* a NaN row stays NaN */
+    if (mnew == -INFINITY) { /* every key so far masked: nothing to add */
+        memset(s, 0, nz * sizeof(float));
+        return;
+    }
+    alpha = attn__expf(*m - mnew);
+    sum = attn__exp_rows(s, n, es, mnew);
+    if (n < nz) memset(s + n, 0, (nz - n) * sizeof(float));
+    *l = *l * alpha + sum;
+    if (alpha != 1.0f) attn__axpby(acc, alpha, 0.0f, NULL, na);
+    *m = mnew;
+}
+
+/* Packs V rows [0, tk) (stride ld, dv floats) into NR-column slivers of depth tk (sliver c
+ * at dst + c * NR * tk), columns past dv zero. Returns nonzero when a value is inf or NaN. */
+static int attn__pack_v(const float *v, size_t ld, size_t tk, size_t dv, float *dst)
+{
+    attn__v bad = attn__vzero();
+    const attn__v z = attn__vzero();
+    size_t p, c, u;
+    float t;
+    for (p = 0; p < tk; p++, v += ld)
+        for (c = 0; c < dv; c += ATTN__NR) {
+            float *dp = dst + c * tk + p * ATTN__NR;
+            for (u = 0; u < ATTN__NR; u += ATTN__VW) {
+                attn__v x = z;
+                if (c + u + ATTN__VW <= dv) x = attn__vload(v + c + u);
+                else if (c + u < dv) x = attn__vload_part(v + c + u, dv - c - u, 0.0f);
+                bad = attn__vadd(bad, attn__vmul(x, z)); /* 0 * (inf or NaN) = NaN */
+                attn__vstore(dp + u, x);
+            }
+        }
+    t = attn__vhsum(bad);
+    return t != t;
+}
+
+/* The workspace: carved into 64-byte aligned segments (the same arithmetic sizes it). */
 typedef struct attn__ws {
-    float *s, *m, *l, *acc;
-    size_t acc_ld;
+    float *qp;   /* ATTN__TQ x d: the query tile in MR-row slivers (+ ATTN__VW slack) */
+    float *kp;   /* ATTN__TK x d: the key tile, K^T in NR-column slivers */
+    float *vp;   /* ATTN__TK x dvp: the value tile in NR-column slivers */
+    float *s;    /* ATTN__MR x ATTN__TK: one sliver's scores, then probabilities */
+    float *m, *l; /* ATTN__TQ each: running max and sum */
+    float *acc;  /* ATTN__TQ x dvp */
+    size_t dvp;  /* dv rounded up to NR */
 } attn__ws;
 
-static attn__ws attn__ws_layout(void *base, size_t dv)
+/* Lays the segments out from base (NULL: only sizes); returns the bytes, 0 on overflow */
+static size_t attn__ws_layout(void *base, size_t d, size_t dv, attn__ws *w)
 {
-    attn__ws w;
-    w.s = attn__align(base);
-    w.m = w.s + ATTN__TQ * ATTN__TK;
-    w.l = w.m + ATTN__TQ;
-    w.acc = w.l + ATTN__TQ;
-    w.acc_ld = attn__round_up(dv, 16);
-    return w;
+    const size_t lim = ATTN__MAX_ELEMS / (4 * (ATTN__TQ + ATTN__TK));
+    const size_t fa = ATTN__ALIGN / sizeof(float);
+    size_t dvp, n[7], off = 0, i;
+    float *f = base ? attn__align(base) : NULL;
+    float *seg[7];
+    if (d == 0 || dv == 0 || d > lim || dv > lim) return 0;
+    dvp = attn__round_up(dv, ATTN__NR);
+    n[0] = ATTN__TQ * d + ATTN__VW;
+    n[1] = ATTN__TK * d + ATTN__VW;
+    n[2] = ATTN__TK * dvp;
+    n[3] = ATTN__MR * ATTN__TK;
+    n[4] = ATTN__TQ;
+    n[5] = ATTN__TQ;
+    n[6] = ATTN__TQ * dvp;
+    for (i = 0; i < 7; i++) {
+        seg[i] = f ? f + off : NULL;
+        off += attn__round_up(n[i], fa);
+    }
+    if (w) {
+        w->qp = seg[0], w->kp = seg[1], w->vp = seg[2], w->s = seg[3];
+        w->m = seg[4], w->l = seg[5], w->acc = seg[6], w->dvp = dvp;
+    }
+    return off * sizeof(float) + ATTN__ALIGN;
+}
+
+/* Key tiles a query tile of rows q0 .. q0+tq visits: [0, kend) */
+static size_t attn__kend(const attn__hd *hd, size_t q0, size_t tq)
+{
+    return attn__visible(hd, q0 + tq - 1, 0, hd->klen);
+}
+
+/* O rows of a tile: acc / l, zeros where no key was visible */
+static void attn__tile_out(const attn__hd *hd, size_t q0, size_t tq, const attn__ws *w)
+{
+    size_t i;
+    for (i = 0; i < tq; i++) {
+        float *orow = hd->o + (q0 + i) * hd->o_sl;
+        const float l = w->l[i];
+        if (l == 0.0f) memset(orow, 0, hd->dv * sizeof(float)); /* fully masked row */
+        else {
+            memcpy(orow, w->acc + i * w->dvp, hd->dv * sizeof(float));
+            attn__axpby(orow, 1.0f / l, 0.0f, NULL, hd->dv);
+        }
+    }
+}
+
+static void attn__tile_init(size_t tq, size_t rows, const attn__ws *w)
+{
+    size_t i;
+    for (i = 0; i < tq; i++) {
+        w->m[i] = -INFINITY;
+        w->l[i] = 0.0f;
+    }
+    memset(w->acc, 0, rows * w->dvp * sizeof(float));
+}
+
+/* The fused path for query rows q0 .. q0+tq (see above) */
+static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const attn__ws *w)
+{
+    const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, nsl = (tq + ATTN__MR - 1) / ATTN__MR;
+    const size_t kend = attn__kend(hd, q0, tq);
+    size_t k0, sl, i, j;
+    attn__tile_init(tq, nsl * ATTN__MR, w);
+    attn__mm_pack_t(hd->q + q0 * hd->q_sl, hd->q_sl, tq, d, ATTN__MR, 0, w->qp);
+    for (k0 = 0; k0 < kend; k0 += ATTN__TK) {
+        const size_t tk = attn__min(ATTN__TK, kend - k0);
+        const int vbad = attn__pack_v(hd->v + k0 * hd->v_sl, hd->v_sl, tk, dv, w->vp);
+        attn__mm_pack_t(hd->k + k0 * hd->k_sl, hd->k_sl, tk, d, ATTN__NR, 0, w->kp);
+        for (sl = 0; sl < nsl; sl++) {
+            const size_t r0 = sl * ATTN__MR, mr = attn__min(ATTN__MR, tq - r0);
+            const size_t ts = attn__visible(hd, q0 + r0 + mr - 1, k0, tk);
+            float *acc = w->acc + r0 * dvp;
+            if (ts == 0) continue; /* the sliver sees no key of this tile or later */
+            for (j = 0; j < ts; j += ATTN__NR)
+                attn__mm_ukr_packed(d, w->qp + r0 * d, w->kp + j * d, w->s + j, ATTN__TK, 1.0f,
+                                    0.0f, 0);
+            for (i = 0; i < mr; i++)
+                attn__online_row(hd, q0 + r0 + i, k0, attn__visible(hd, q0 + r0 + i, k0, ts),
+                                 ts, w->s + i * ATTN__TK, &w->m[r0 + i], &w->l[r0 + i],
+                                 acc + i * dvp, dvp);
+            if (!vbad) {
+                for (j = 0; j < dvp; j += ATTN__NR)
+                    attn__mm_ukr_strided(ts, w->s, ATTN__TK, 1, w->vp + j * tk, ATTN__NR,
+                                         acc + j, dvp, 1.0f, 0.0f, 2);
+            } else { /* inf or NaN in V: keys with p = 0 must not contribute 0 * inf */
+                for (i = 0; i < mr; i++) {
+                    const float *prow = w->s + i * ATTN__TK;
+                    for (j = 0; j < ts; j++)
+                        if (prow[j] != 0.0f)
+                            attn__axpby(acc + i * dvp, 1.0f, prow[j], hd->v + (k0 + j) * hd->v_sl, dv);
+                }
+            }
+        }
+    }
+    attn__tile_out(hd, q0, tq, w);
+}
+
+/* The rows path for query rows q0 .. q0+tq: all keys when scores are written (the logits
+ * of masked keys included), else those the tile can see */
+static void attn__tile_rows(const attn__hd *hd, size_t q0, size_t tq, const attn__ws *w)
+{
+    const size_t d = hd->d, dv = hd->dv, dvp = w->dvp;
+    const size_t kend = attn__kend(hd, q0, tq);
+    size_t k0, i, j;
+    attn__tile_init(tq, tq, w);
+    for (k0 = 0; k0 < kend; k0 += ATTN__TK) {
+        const size_t tk = attn__min(ATTN__TK, kend - k0);
+        for (i = 0; i < tq; i++) {
+            const size_t qi = q0 + i, n = attn__visible(hd, qi, k0, tk);
+            const float *qrow = hd->q + qi * hd->q_sl;
+            float *acc = w->acc + i * dvp;
+            if (n == 0) continue;
+            for (j = 0; j < n; j++) w->s[j] = attn__dot(qrow, hd->k + (k0 + j) * hd->k_sl, d);
+            attn__online_row(hd, qi, k0, n, n, w->s, &w->m[i], &w->l[i], acc, dv);
+            for (j = 0; j < n; j++)
+                if (w->s[j] != 0.0f) attn__axpby(acc, 1.0f, w->s[j], hd->v + (k0 + j) * hd->v_sl, dv);
+        }
+    }
+    attn__tile_out(hd, q0, tq, w);
+}
+
+/* The scores output of rows q0 .. q0+tq, after their tile: every key j < kv_len gets the
+ * mode's value; keys the kernel never scored are masked (-inf; probability 0). LOGITS of
+ * masked keys are computed here (the kernel skips them). */
+static void attn__tile_scores(const attn_attention_params *p, const attn__hd *hd, size_t q0,
+                              size_t tq, const attn__ws *w)
+{
+    size_t i, j;
+    for (i = 0; i < tq; i++) {
+        const size_t qi = q0 + i, n = attn__visible(hd, qi, 0, hd->klen);
+        float *sc = hd->scores + qi * hd->scores_sq;
+        const float m = w->m[i], l = w->l[i];
+        if (hd->scores_mode == ATTN_SCORES_LOGITS) {
+            const float *qrow = hd->q + qi * hd->q_sl;
+            for (j = n; j < p->kv_len; j++) {
+                float x = attn__dot(qrow, hd->k + j * hd->k_sl, hd->d) * hd->scale;
+                if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
+                sc[j] = x;
+            }
+            continue;
+        }
+        for (j = n; j < p->kv_len; j++) sc[j] = -INFINITY;
+        if (hd->scores_mode != ATTN_SCORES_PROBS) continue;
+        for (j = 0; j < p->kv_len; j++) /* MASKED values -> exp(s - m) / l */
+            sc[j] = l == 0.0f ? 0.0f : attn__expf(sc[j] - m) / l;
+    }
+}
+
+static void attn__head_tile(const attn_attention_params *p, const attn__hd *hd, size_t q0,
+                            const attn__ws *w)
+{
+    const size_t tq = attn__min(ATTN__TQ, p->q_len - q0);
+    if (hd->scores) { /* the reference-order rows path, then the keys it skipped */
+        attn__tile_rows(hd, q0, tq, w);
+        attn__tile_scores(p, hd, q0, tq, w);
+    } else if (tq >= ATTN__FUSED_MIN) {
+        attn__tile_fused(hd, q0, tq, w);
+    } else {
+        attn__tile_rows(hd, q0, tq, w);
+    }
 }
 
 ATTN_API size_t attn_attention_workspace_size(const attn_attention_params *p)
 {
-    size_t dvp;
-    if (!p || p->head_dim == 0 || p->v_head_dim == 0 || p->v_head_dim > ATTN__MAX_ELEMS / (4 * ATTN__TQ))
-        return 0;
-    dvp = attn__round_up(p->v_head_dim, 16);
-    return (ATTN__TQ * ATTN__TK + 2 * ATTN__TQ + ATTN__TQ * dvp) * sizeof(float) + ATTN__ALIGN;
+    if (!p) return 0;
+    return attn__ws_layout(NULL, p->head_dim, p->v_head_dim, NULL);
 }
 
 ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, size_t kv_heads,
@@ -1603,82 +2004,23 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
         for (b = 0; b < p->batch; b++)
             if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)
                 return ATTN_ERR_ARG;
+    if (p->scores) {
+        if (p->scores_mode != ATTN_SCORES_LOGITS && p->scores_mode != ATTN_SCORES_MASKED &&
+            p->scores_mode != ATTN_SCORES_PROBS)
+            return ATTN_ERR_ARG;
+        if ((st = attn__check_tensor(p->batch, p->scores_sb, p->heads, p->scores_sh, p->q_len,
+                                     p->scores_sq, p->kv_len, 0)))
+            return st;
+    }
+    if (attn_attention_workspace_size(p) == 0) return ATTN_ERR_OVERFLOW;
     if (ws_size < attn_attention_workspace_size(p)) return ATTN_ERR_WORKSPACE;
     return ATTN_OK;
 }
 
-/* One (batch, head): query tiles of ATTN__TQ rows, key tiles of ATTN__TK keys, online
- * softmax per row (running max m, running sum l, unnormalized accumulator). */
-static void attn__attention_head(const attn_attention_params *p, size_t b, size_t h, attn__ws w)
+
+static size_t attn__qtiles(const attn_attention_params *p)
 {
-    const size_t g = h / (p->heads / p->kv_heads), d = p->head_dim, dv = p->v_head_dim;
-    const float *q = p->q + b * p->q_sb + h * p->q_sh;
-    const float *k = p->k + b * p->k_sb + g * p->k_sh;
-    const float *v = p->v + b * p->v_sb + g * p->v_sh;
-    float *o = p->o + b * p->o_sb + h * p->o_sh;
-    const float *mask = p->mask ? p->mask + b * p->mask_sb + h * p->mask_sh : NULL;
-    const uint8_t *bmask = p->bool_mask ? p->bool_mask + b * p->bmask_sb + h * p->bmask_sh : NULL;
-    const size_t klen = p->key_lengths ? (size_t)p->key_lengths[b] : p->kv_len;
-    const float scale = p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)d);
-    const int causal = p->causal != ATTN_CAUSAL_NONE;
-    const ptrdiff_t off = p->causal == ATTN_CAUSAL_OFFSET ? p->causal_offset
-                                                         : (ptrdiff_t)klen - (ptrdiff_t)p->q_len;
-    size_t q0, k0, i, j;
-    for (q0 = 0; q0 < p->q_len; q0 += ATTN__TQ) {
-        const size_t tq = p->q_len - q0 < ATTN__TQ ? p->q_len - q0 : ATTN__TQ;
-        size_t kend = klen;
-        if (causal) { /* keys past the tile's last visible one are skipped, not masked */
-            ptrdiff_t lim = (ptrdiff_t)(q0 + tq - 1) + off + 1;
-            if (lim < 0) lim = 0;
-            if ((size_t)lim < kend) kend = (size_t)lim;
-        }
-        for (i = 0; i < tq; i++) {
-            w.m[i] = -INFINITY;
-            w.l[i] = 0.0f;
-            memset(w.acc + i * w.acc_ld, 0, dv * sizeof(float));
-        }
-        for (k0 = 0; k0 < kend; k0 += ATTN__TK) {
-            const size_t tk = kend - k0 < ATTN__TK ? kend - k0 : ATTN__TK;
-            for (i = 0; i < tq; i++) {
-                const size_t qi = q0 + i;
-                const float *qrow = q + qi * p->q_sl;
-                float *srow = w.s + i * ATTN__TK, rowmax = -INFINITY, mnew, alpha, sum;
-                float *acc = w.acc + i * w.acc_ld;
-                int row_nan = 0;
-                for (j = 0; j < tk; j++) {
-                    const size_t kj = k0 + j;
-                    float s = -INFINITY;
-                    int masked = causal && (ptrdiff_t)kj > (ptrdiff_t)qi + off;
-                    if (bmask && !bmask[qi * p->bmask_sq + kj]) masked = 1;
-                    if (mask && mask[qi * p->mask_sq + kj] == -INFINITY) masked = 1;
-                    if (!masked) {
-                        s = attn__dot(qrow, k + kj * p->k_sl, d) * scale;
-                        if (p->softcap > 0) s = p->softcap * tanhf(s / p->softcap);
-                        if (mask) s += mask[qi * p->mask_sq + kj];
-                        if (s != s) row_nan = 1;
-                        if (s > rowmax) rowmax = s;
-                    }
-                    srow[j] = s;
-                }
-                mnew = row_nan ? NAN : rowmax > w.m[i] ? rowmax : w.m[i];
-                if (mnew == -INFINITY) continue; /* every key so far masked */
-                alpha = attn__expf(w.m[i] - mnew);
-                sum = attn__exp_shift(srow, tk, mnew);
-                w.l[i] = w.l[i] * alpha + sum;
-                if (alpha != 1.0f) attn__axpby(acc, alpha, 0.0f, NULL, dv);
-                for (j = 0; j < tk; j++)
-                    if (srow[j] != 0.0f) attn__axpby(acc, 1.0f, srow[j], v + (k0 + j) * p->v_sl, dv);
-                w.m[i] = mnew;
-            }
-        }
-        for (i = 0; i < tq; i++) {
-            float *orow = o + (q0 + i) * p->o_sl;
-            const float l = w.l[i];
-            memcpy(orow, w.acc + i * w.acc_ld, dv * sizeof(float));
-            if (l == 0.0f) memset(orow, 0, dv * sizeof(float)); /* fully masked row */
-            else attn__axpby(orow, 1.0f / l, 0.0f, NULL, dv);
-        }
-    }
+    return (p->q_len + ATTN__TQ - 1) / ATTN__TQ;
 }
 
 ATTN_API attn_status attn_attention(const attn_attention_params *p, void *workspace,
@@ -1686,12 +2028,122 @@ ATTN_API attn_status attn_attention(const attn_attention_params *p, void *worksp
 {
     attn_status st = attn__attention_check(p, workspace, workspace_size);
     attn__ws w;
-    size_t b, h;
+    size_t b, h, q0;
     if (st != ATTN_OK) return st;
-    w = attn__ws_layout(workspace, p->v_head_dim);
+    attn__ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
     for (b = 0; b < p->batch; b++)
-        for (h = 0; h < p->heads; h++) attn__attention_head(p, b, h, w);
+        for (h = 0; h < p->heads; h++) {
+            const attn__hd hd = attn__head(p, b, h);
+            for (q0 = 0; q0 < p->q_len; q0 += ATTN__TQ) attn__head_tile(p, &hd, q0, &w);
+        }
     return ATTN_OK;
+}
+
+ATTN_API size_t attn_attention_query_tile(void) { return ATTN__TQ; }
+
+ATTN_API size_t attn_attention_tasks(const attn_attention_params *p)
+{
+    size_t n;
+    if (!p || !p->batch || !p->heads || !p->q_len) return 0;
+    n = attn__qtiles(p);
+    if (p->heads > ATTN__MAX_ELEMS / n || p->batch > ATTN__MAX_ELEMS / (n * p->heads)) return 0;
+    return p->batch * p->heads * n;
+}
+
+ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t task,
+                                         void *workspace, size_t workspace_size)
+{
+    attn_status st = attn__attention_check(p, workspace, workspace_size);
+    attn__ws w;
+    attn__hd hd;
+    size_t nt;
+    if (st != ATTN_OK) return st;
+    if (task >= attn_attention_tasks(p)) return ATTN_ERR_ARG;
+    nt = attn__qtiles(p);
+    attn__ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
+    hd = attn__head(p, task / (nt * p->heads), task / nt % p->heads);
+    attn__head_tile(p, &hd, task % nt * ATTN__TQ, &w);
+    return ATTN_OK;
+}
+
+/* ---- KV cache ------------------------------------------------------------------------ */
+
+ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
+                                        size_t kv_heads, size_t capacity, size_t head_dim,
+                                        size_t v_head_dim)
+{
+    size_t ek = head_dim, ev = v_head_dim;
+    if (!c || !k || !v) return ATTN_ERR_NULL;
+    if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim) return ATTN_ERR_SIZE;
+    if (head_dim > ATTN__MAX_ELEMS || v_head_dim > ATTN__MAX_ELEMS ||
+        !attn__extent_add(&ek, capacity - 1, head_dim) ||
+        !attn__extent_add(&ek, kv_heads - 1, capacity * head_dim) ||
+        !attn__extent_add(&ek, batch - 1, kv_heads * capacity * head_dim) ||
+        !attn__extent_add(&ev, capacity - 1, v_head_dim) ||
+        !attn__extent_add(&ev, kv_heads - 1, capacity * v_head_dim) ||
+        !attn__extent_add(&ev, batch - 1, kv_heads * capacity * v_head_dim))
+        return ATTN_ERR_OVERFLOW;
+    c->k = k;
+    c->v = v;
+    c->batch = batch;
+    c->kv_heads = kv_heads;
+    c->capacity = capacity;
+    c->head_dim = head_dim;
+    c->v_head_dim = v_head_dim;
+    c->len = 0;
+    return ATTN_OK;
+}
+
+static int attn__kv_valid(const attn_kv_cache *c)
+{
+    attn_kv_cache t;
+    return c && c->k && c->v && c->len <= c->capacity &&
+           attn_kv_cache_init(&t, c->k, c->v, c->batch, c->kv_heads, c->capacity, c->head_dim,
+                              c->v_head_dim) == ATTN_OK;
+}
+
+ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
+                                          const float *v_new, attn_layout layout)
+{
+    size_t b, g, t, kd, vd;
+    if (!c || !k_new || !v_new) return ATTN_ERR_NULL;
+    if (!attn__kv_valid(c)) return ATTN_ERR_ARG;
+    if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
+    if (n > c->capacity - c->len) return ATTN_ERR_SIZE;
+    kd = c->head_dim, vd = c->v_head_dim;
+    for (b = 0; b < c->batch; b++)
+        for (g = 0; g < c->kv_heads; g++) {
+            float *kc = c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd;
+            float *vc = c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd;
+            if (layout == ATTN_LAYOUT_BHLD) {
+                memmove(kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd * sizeof(float));
+                memmove(vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd * sizeof(float));
+            } else {
+                for (t = 0; t < n; t++) {
+                    memmove(kc + t * kd, k_new + ((b * n + t) * c->kv_heads + g) * kd, kd * sizeof(float));
+                    memmove(vc + t * vd, v_new + ((b * n + t) * c->kv_heads + g) * vd, vd * sizeof(float));
+                }
+            }
+        }
+    c->len += n;
+    return ATTN_OK;
+}
+
+ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, size_t heads,
+                                                      size_t q_len, const float *q, float *o,
+                                                      attn_layout layout, attn_causal causal)
+{
+    attn_attention_params p;
+    if (!attn__kv_valid(c)) {
+        memset(&p, 0, sizeof p);
+        return p;
+    }
+    p = attn_attention_init(c->batch, heads, c->kv_heads, q_len, c->len, c->head_dim,
+                            c->v_head_dim, q, c->k, c->v, o, layout);
+    p.k_sl = c->head_dim, p.k_sh = c->capacity * c->head_dim, p.k_sb = c->kv_heads * p.k_sh;
+    p.v_sl = c->v_head_dim, p.v_sh = c->capacity * c->v_head_dim, p.v_sb = c->kv_heads * p.v_sh;
+    p.causal = causal;
+    return p;
 }
 
 /* ---- transformer blocks ---------------------------------------------------------------

@@ -294,6 +294,27 @@ static void c_attention(void)
     ERR(attn_attention(NULL, bws, need));
 }
 
+/* the job-system split and the KV cache: a cache in bm/bz, appended from bx/bw */
+static void c_attention_tasks_kv(void)
+{
+    const size_t L = CUR->T, dh = CUR->d / CUR->heads, cap = L + 3;
+    attn_attention_params p = attn_attention_init(2, CUR->heads, 1, L, L + 3, dh, dh, bx, bw, bm, by,
+                                                  ATTN_LAYOUT_BHLD);
+    size_t need = attn_attention_workspace_size(&p), t, nt = attn_attention_tasks(&p);
+    attn_kv_cache c;
+    if (attn_attention_query_tile() == 0 || nt == 0) bad_status++;
+    p.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+    for (t = 0; t < nt; t++) OK(attn_attention_task(&p, t, bws, need));
+    ERR(attn_attention_task(&p, nt, bws, need));
+    OK(attn_kv_cache_init(&c, bm, bz, 2, 1, cap, dh, dh));
+    OK(attn_kv_cache_append(&c, L, bx, bw, ATTN_LAYOUT_BHLD));
+    OK(attn_kv_cache_append(&c, 1, bx, bw, ATTN_LAYOUT_BLHD));
+    ERR(attn_kv_cache_append(&c, 3, bx, bw, ATTN_LAYOUT_BHLD));
+    p = attn_attention_init_kv(&c, CUR->heads, 1, bx, by, ATTN_LAYOUT_BHLD, ATTN_CAUSAL_BOTTOM_RIGHT);
+    OK(attn_attention(&p, bws, attn_attention_workspace_size(&p)));
+    ERR(attn_kv_cache_init(&c, NULL, bz, 2, 1, cap, dh, dh));
+}
+
 static void c_activation(void)
 {
     int a;
@@ -391,6 +412,8 @@ static const rt_call calls[] = {
     {"add, PE", "attn_add attn_positional_encoding", c_add_pe},
     {"matmul", "attn_matmul attn_matmul_workspace_size", c_matmul},
     {"attention", "attn_attention attn_attention_init attn_attention_workspace_size", c_attention},
+    {"tasks, KV cache", "attn_attention_query_tile attn_attention_tasks attn_attention_task "
+     "attn_kv_cache_init attn_kv_cache_append attn_attention_init_kv", c_attention_tasks_kv},
     {"activation", "attn_activation", c_activation},
     {"linear", "attn_linear attn_linear_workspace_size", c_linear},
     {"ffn", "attn_ffn attn_ffn_workspace_size", c_ffn},
@@ -419,7 +442,7 @@ static void setup(void)
         if (attn_mha_workspace_size(&L->enc_pre.attn, L->T, L->M) > q) q = attn_mha_workspace_size(&L->enc_pre.attn, L->T, L->M);
         if (q > need) need = q;
     }
-    bws_size = need + (1u << 16); /* room for the matmul and attention workspaces too */
+    bws_size = need + (1u << 20); /* room for the matmul and attention workspaces too */
     bws = (unsigned char *)xmalloc(bws_size);
     memset(bws, 0, bws_size);
 }
@@ -580,7 +603,7 @@ static int run_denormal_producers(void)
 {
     enum { R = 4, N = 24 };
     float x[R * N], y[R * N], g[N], v[R * N], o[R * N], a[R * N];
-    unsigned char ws[8192];
+    static unsigned char ws[1u << 18];
     int n = 0;
     attn_attention_params p;
     check_seed(99);
