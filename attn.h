@@ -190,7 +190,8 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  * Kernel: queries in tiles of attn_attention_query_tile() rows (96 on AVX2, 128 on NEON,
  * 64 scalar), keys in tiles of 64 (72 on NEON); Q K^T and P V of a tile by the matmul
  * microkernel, the online softmax on the tile in L1; causal tiles past the diagonal are
- * skipped. Query tiles of 1..3 rows (decode) stream K and V once, row by row. Workspace:
+ * skipped. Query tiles of 1..7 rows (decode) stream K and V once, row by row (for up
+ * to 8 grouped-query heads at once when they share K and V). Workspace:
  * attn_attention_workspace_size(), a function of head_dim and v_head_dim only (never of
  * the lengths, batch or heads): 58 KiB for d = dv = 64 and 114 KiB for d = dv = 128 on AVX2.
  *
@@ -1543,7 +1544,7 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  */
 #define ATTN__TQ (16 * ATTN__MR)                                  /* query rows per tile */
 #define ATTN__TK (((64 + ATTN__NR - 1) / ATTN__NR) * ATTN__NR)   /* keys per tile */
-#define ATTN__FUSED_MIN 4 /* query tiles with fewer rows take the rows path */
+#define ATTN__FUSED_MIN 8 /* query tiles with fewer rows take the rows path */
 
 static float attn__dot(const float *a, const float *b, size_t n)
 {
@@ -1608,11 +1609,15 @@ static float attn__exp_rows(float *x, size_t n, float s, float m)
         s0 = attn__vadd(s0, e0);
         s1 = attn__vadd(s1, e1);
     }
-    for (; i < n; i += ATTN__VW) {
-        const size_t k = attn__min(ATTN__VW, n - i);
-        const attn__v e = attn__vexp(ATTN__EXPARG(attn__vload_part(x + i, k, -INFINITY)));
-        attn__vstore_part(x + i, e, k);
+    for (; i + ATTN__VW <= n; i += ATTN__VW) {
+        const attn__v e = attn__vexp(ATTN__EXPARG(attn__vload(x + i)));
+        attn__vstore(x + i, e);
         s0 = attn__vadd(s0, e);
+    }
+    if (i < n) {
+        const attn__v e = attn__vexp(ATTN__EXPARG(attn__vload_part(x + i, n - i, -INFINITY)));
+        attn__vstore_part(x + i, e, n - i);
+        s1 = attn__vadd(s1, e);
     }
 #undef ATTN__EXPARG
     return attn__vhsum(attn__vadd(s0, s1));
@@ -1786,16 +1791,17 @@ static size_t attn__kend(const attn__hd *hd, size_t q0, size_t tq)
     return attn__visible(hd, q0 + tq - 1, 0, hd->klen);
 }
 
-/* O rows of a tile: acc / l, zeros where no key was visible */
-static void attn__tile_out(const attn__hd *hd, size_t q0, size_t tq, const attn__ws *w)
+/* O rows of a tile: acc / l, zeros where no key was visible (row r of the workspace) */
+static void attn__tile_out(const attn__hd *hd, size_t q0, size_t tq, const attn__ws *w,
+                           size_t r)
 {
     size_t i;
-    for (i = 0; i < tq; i++) {
+    for (i = 0; i < tq; i++, r++) {
         float *orow = hd->o + (q0 + i) * hd->o_sl;
-        const float l = w->l[i];
+        const float l = w->l[r];
         if (l == 0.0f) memset(orow, 0, hd->dv * sizeof(float)); /* fully masked row */
         else {
-            memcpy(orow, w->acc + i * w->dvp, hd->dv * sizeof(float));
+            memcpy(orow, w->acc + r * w->dvp, hd->dv * sizeof(float));
             attn__axpby(orow, 1.0f / l, 0.0f, NULL, hd->dv);
         }
     }
@@ -1849,31 +1855,36 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
             }
         }
     }
-    attn__tile_out(hd, q0, tq, w);
+    attn__tile_out(hd, q0, tq, w, 0);
 }
 
-/* The rows path for query rows q0 .. q0+tq: all keys when scores are written (the logits
- * of masked keys included), else those the tile can see */
-static void attn__tile_rows(const attn__hd *hd, size_t q0, size_t tq, const attn__ws *w)
+/* The rows path for query rows q0 .. q0+tq of nh heads that share their K and V (a GQA
+ * group; nh * tq <= ATTN__TQ): each key tile is read once for all of them. Rows whose
+ * scores are written see every key the causal mask allows (the masked ones scored too). */
+static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq,
+                            const attn__ws *w)
 {
+    const attn__hd *hd = hds;
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp;
-    const size_t kend = attn__kend(hd, q0, tq);
-    size_t k0, i, j;
-    attn__tile_init(tq, tq, w);
+    const size_t kend = attn__kend(hd, q0, tq); /* the same for every head of the group */
+    size_t k0, i, j, hh;
+    attn__tile_init(nh * tq, nh * tq, w);
     for (k0 = 0; k0 < kend; k0 += ATTN__TK) {
         const size_t tk = attn__min(ATTN__TK, kend - k0);
-        for (i = 0; i < tq; i++) {
-            const size_t qi = q0 + i, n = attn__visible(hd, qi, k0, tk);
-            const float *qrow = hd->q + qi * hd->q_sl;
-            float *acc = w->acc + i * dvp;
-            if (n == 0) continue;
-            for (j = 0; j < n; j++) w->s[j] = attn__dot(qrow, hd->k + (k0 + j) * hd->k_sl, d);
-            attn__online_row(hd, qi, k0, n, n, w->s, &w->m[i], &w->l[i], acc, dv);
-            for (j = 0; j < n; j++)
-                if (w->s[j] != 0.0f) attn__axpby(acc, 1.0f, w->s[j], hd->v + (k0 + j) * hd->v_sl, dv);
-        }
+        for (hh = 0; hh < nh; hh++)
+            for (i = 0; i < tq; i++) {
+                const size_t qi = q0 + i, n = attn__visible(hd, qi, k0, tk), r = hh * tq + i;
+                const float *qrow = hds[hh].q + qi * hd->q_sl;
+                float *acc = w->acc + r * dvp;
+                if (n == 0) continue;
+                for (j = 0; j < n; j++) w->s[j] = attn__dot(qrow, hd->k + (k0 + j) * hd->k_sl, d);
+                attn__online_row(&hds[hh], qi, k0, n, n, w->s, &w->m[r], &w->l[r], acc, dv);
+                for (j = 0; j < n; j++)
+                    if (w->s[j] != 0.0f)
+                        attn__axpby(acc, 1.0f, w->s[j], hd->v + (k0 + j) * hd->v_sl, dv);
+            }
     }
-    attn__tile_out(hd, q0, tq, w);
+    for (hh = 0; hh < nh; hh++) attn__tile_out(&hds[hh], q0, tq, w, hh * tq);
 }
 
 /* The scores output of rows q0 .. q0+tq, after their tile: every key j < kv_len gets the
@@ -1908,12 +1919,12 @@ static void attn__head_tile(const attn_attention_params *p, const attn__hd *hd, 
 {
     const size_t tq = attn__min(ATTN__TQ, p->q_len - q0);
     if (hd->scores) { /* the reference-order rows path, then the keys it skipped */
-        attn__tile_rows(hd, q0, tq, w);
+        attn__tile_rows(hd, 1, q0, tq, w);
         attn__tile_scores(p, hd, q0, tq, w);
     } else if (tq >= ATTN__FUSED_MIN) {
         attn__tile_fused(hd, q0, tq, w);
     } else {
-        attn__tile_rows(hd, q0, tq, w);
+        attn__tile_rows(hd, 1, q0, tq, w);
     }
 }
 
@@ -2031,6 +2042,20 @@ ATTN_API attn_status attn_attention(const attn_attention_params *p, void *worksp
     size_t b, h, q0;
     if (st != ATTN_OK) return st;
     attn__ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
+    if (p->q_len < ATTN__FUSED_MIN && !p->scores && p->heads > p->kv_heads) {
+        /* decode with grouped-query heads: the heads of a group share each K/V tile read
+         * (the same rows path, row by row, as one head alone: the same bits) */
+        const size_t group = p->heads / p->kv_heads, per = attn__min(8, ATTN__TQ / p->q_len);
+        attn__hd hds[8];
+        size_t n, i;
+        for (b = 0; b < p->batch; b++)
+            for (h = 0; h < p->heads; h += n) {
+                n = attn__min(per, group - h % group);
+                for (i = 0; i < n; i++) hds[i] = attn__head(p, b, h + i);
+                attn__tile_rows(hds, n, 0, p->q_len, &w);
+            }
+        return ATTN_OK;
+    }
     for (b = 0; b < p->batch; b++)
         for (h = 0; h < p->heads; h++) {
             const attn__hd hd = attn__head(p, b, h);

@@ -250,7 +250,7 @@ static const char *const g_peer_env_vars[] = {
 
 static const struct peer g_peers[] = {
     {"openblas-avx2", "openblas", " matmul ", {"OPENBLAS_CORETYPE=Haswell", NULL, NULL}, 1, 1},
-    {"openblas", "openblas", " matmul attention ", {NULL, NULL, NULL}, 1, 1},
+    {"openblas", "openblas", " matmul attention decode ", {NULL, NULL, NULL}, 1, 1},
     {"openblas-avx2-2t", "openblas", " matmul-2t ", {"OPENBLAS_CORETYPE=Haswell", NULL, NULL}, 2,
      1},
     {"openblas-2t", "openblas", " matmul-2t ", {NULL, NULL, NULL}, 2, 1},
@@ -1552,19 +1552,20 @@ static NAIVE_FN void naive_attention(void *ctx, void *data)
 {
     const struct attcase *c = (const struct attcase *)data;
     const attn_attention_params *p = &c->p;
-    size_t L = p->q_len, d = p->head_dim, b, h, i, j, t;
+    size_t L = p->q_len, Lk = p->kv_len, d = p->head_dim, b, h, i, j, t;
     float scale = 1.0f / sqrtf((float)d);
     int causal = p->causal != ATTN_CAUSAL_NONE;
     (void)ctx;
     for (b = 0; b < p->batch; b++)
         for (h = 0; h < p->heads; h++) {
             const float *q = p->q + b * p->q_sb + h * p->q_sh;
-            const float *k = p->k + b * p->k_sb + h * p->k_sh;
-            const float *v = p->v + b * p->v_sb + h * p->v_sh;
+            const size_t g = h / (p->heads / p->kv_heads);
+            const float *k = p->k + b * p->k_sb + g * p->k_sh;
+            const float *v = p->v + b * p->v_sb + g * p->v_sh;
             float *o = p->o + b * p->o_sb + h * p->o_sh;
             for (i = 0; i < L; i++) {
-                size_t nk = causal ? i + 1 : L;
-                float *s = c->scores + i * L, mx = -INFINITY, sum = 0.0f, inv;
+                size_t nk = causal ? i + 1 : Lk;
+                float *s = c->scores + i * Lk, mx = -INFINITY, sum = 0.0f, inv;
                 for (j = 0; j < nk; j++) {
                     float acc = 0.0f;
                     NOVEC for (t = 0; t < d; t++) acc += q[i * p->q_sl + t] * k[j * p->k_sl + t];
@@ -1624,19 +1625,20 @@ static void gemm_openblas(const struct attcase *c, int tb, size_t m, size_t n, s
 static void unfused_attention(const struct attcase *c, gemm_fn gemm, size_t block)
 {
     const attn_attention_params *p = &c->p;
-    const size_t L = p->q_len, d = p->head_dim, dv = p->v_head_dim;
+    const size_t L = p->q_len, Lk = p->kv_len, d = p->head_dim, dv = p->v_head_dim;
     const float scale = 1.0f / sqrtf((float)d);
     const int causal = p->causal != ATTN_CAUSAL_NONE;
     size_t b, h, r0, i;
     for (b = 0; b < p->batch; b++)
         for (h = 0; h < p->heads; h++) {
             const float *q = p->q + b * p->q_sb + h * p->q_sh;
-            const float *k = p->k + b * p->k_sb + h * p->k_sh;
-            const float *v = p->v + b * p->v_sb + h * p->v_sh;
+            const size_t g = h / (p->heads / p->kv_heads);
+            const float *k = p->k + b * p->k_sb + g * p->k_sh;
+            const float *v = p->v + b * p->v_sb + g * p->v_sh;
             float *o = p->o + b * p->o_sb + h * p->o_sh;
             for (r0 = 0; r0 < L; r0 += block ? block : L) {
                 size_t rb = block && L - r0 > block ? block : L - r0;
-                size_t kend = block && causal ? r0 + rb : L;
+                size_t kend = block && causal ? r0 + rb : Lk;
                 float *s = c->scores;
                 gemm(c, 1, rb, kend, d, scale, q + r0 * p->q_sl, p->q_sl, k, p->k_sl, s, kend);
                 if (!causal)
@@ -1790,6 +1792,63 @@ static void bench_attention(struct op *op)
     g_predict.factor = 0.0;
 }
 
+/* Decode: a few queries per head against a long KV cache; value = bytes of K and V read
+ * per call / time (GB/s), share of the measured read bandwidth. */
+static const struct impl decode_impls[] = {
+    {"naive", naive_attention, NULL, NULL, NULL, NULL, naive_att_extra, 0},
+    {"attn", attn_attention_run, NULL, NULL, NULL, NULL, fused_att_extra, 0},
+    {"attn-unfused", attn_unfused_run, NULL, NULL, NULL, NULL, attn_unfused_extra, 0},
+#ifdef HAVE_OPENBLAS
+    {"-unfused", openblas_unfused_run, NULL, "openblas", NULL, NULL, unfused_att_extra, 0},
+#endif
+};
+
+static void bench_decode(struct op *op)
+{
+    static const size_t cfg[][4] = {/* q_len, kv_len, heads, kv_heads */
+                                    {1, 4096, 8, 8}, {4, 4096, 8, 8}, {1, 4096, 32, 8},
+                                    {1, 16384, 8, 8}};
+    const size_t d = 128;
+    size_t ci;
+    for (ci = 0; ci < sizeof cfg / sizeof cfg[0]; ci++) {
+        const size_t lq = cfg[ci][0], lk = cfg[ci][1], heads = cfg[ci][2], kvh = cfg[ci][3];
+        const size_t nq = heads * lq * d, nkv = kvh * lk * d;
+        struct attcase c;
+        struct limit lim;
+        char shape[64];
+        float *q, *k, *v, *o;
+        if (g_opt.quick && ci > 0) continue;
+        q = falloc(nq), k = falloc(nkv), v = falloc(nkv), o = falloc(nq);
+        fill_uniform(q, nq, -1.0f, 1.0f);
+        fill_uniform(k, nkv, -1.0f, 1.0f);
+        fill_uniform(v, nkv, -1.0f, 1.0f);
+        memset(o, 0, nq * sizeof(float));
+        c.p = attn_attention_init(1, heads, kvh, lq, lk, d, d, q, k, v, o, ATTN_LAYOUT_BHLD);
+        c.ws_size = attn_attention_workspace_size(&c.p);
+        c.ws = xalloc(c.ws_size);
+        c.scores = falloc(lq * lk);
+        memset(c.scores, 0, lq * lk * sizeof(float));
+        c.mm_ws_size = attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_TRANS, lq, lk, d);
+        if (attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_NO_TRANS, lq, d, lk) > c.mm_ws_size)
+            c.mm_ws_size = attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_NO_TRANS, lq, d, lk);
+        c.mm_ws = xalloc(c.mm_ws_size ? c.mm_ws_size : 1);
+        lim.name = "read_256MiB";
+        lim.value = g_lim.read_mem;
+        lim.factor = 1.0;
+        sprintf(shape, "q%lu:kv%lu:h%lu/%lu:d%lu", (unsigned long)lq, (unsigned long)lk,
+                (unsigned long)heads, (unsigned long)kvh, (unsigned long)d);
+        bench_shape(op, shape, 2.0 * (double)(nkv * sizeof(float)), &c, o,
+                    nq, 1, &lim);
+        free(q);
+        free(k);
+        free(v);
+        free(o);
+        free(c.ws);
+        free(c.scores);
+        free(c.mm_ws);
+    }
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* Driver. */
 
@@ -1831,6 +1890,13 @@ static struct op g_ops[] = {
      "score matrix, *-unfused-128 over 128-row blocks; mem = extra memory",
      attention_impls, NIMPL(attention_impls), bench_attention, "attn", 3, 0.0, "", "", "", 0.0,
      "", "", 0},
+    {"decode", "GB/s",
+     "shape q<queries per head>:kv<cached keys>:h<heads>/<kv heads>:d<head dim>; value = "
+     "bytes of K and V in the cache / time; ratio = value / naive loop; share of the read "
+     "bandwidth measured at 256 MiB (the cache is 16-64 MiB, so part of it may sit in L3); "
+     "*-unfused = sgemm (m = queries) + attn_softmax + sgemm",
+     decode_impls, NIMPL(decode_impls), bench_decode, "attn", 1, 0.0, "", "", "", 0.0, "", "",
+     0},
 };
 
 static void usage(FILE *f)
@@ -1843,7 +1909,7 @@ static void usage(FILE *f)
             "              op limit (the machine's limits), the timed rows, extra_bytes and\n"
             "              bit_identical rows, then ratio_vs_<impl> (attn / impl) and\n"
             "              share_of_<limit> rows; the header and the notes go to stderr\n"
-            "  --op NAME   only softmax, layernorm, rmsnorm, matmul, matmul-2t or attention\n"
+            "  --op NAME   only softmax, layernorm, rmsnorm, matmul, matmul-2t, attention or decode\n"
             "  --help      this text\n"
             "One thread except matmul-2t. Each op is timed for the library (impl attn), a\n"
             "naive scalar loop (impl naive, ratio 1.00) and the peer libraries found at build\n"

@@ -173,6 +173,7 @@ typedef struct at_case {
     int poison;        /* NaN / inf into K and V rows of keys every query of the group masks */
     int nan_q;         /* a NaN in one query row */
     float qk;          /* Q and K uniform in [-qk, qk) */
+    int scores;        /* 1 + attn_scores mode: also check the scores output */
 } at_case;
 
 static at_case at_default(size_t B, size_t H, size_t KVH, size_t Lq, size_t Lk, size_t d,
@@ -244,6 +245,110 @@ static attn_status run_sliced(const attn_attention_params *p, float *o, void *ws
             if (st != ATTN_OK) worst = st;
         }
     return worst;
+}
+
+/* The scores output (mode) against double references, and O with scores requested
+ * against the call without (same tolerance as run_case, read from the caller's O). */
+static long n_scores;
+static double max_scores_ratio;
+
+static void check_scores(const char *desc, const attn_attention_params *p0, int mode,
+                         unsigned char *ws, size_t wsz, const float *obuf, const float *o0,
+                         size_t ototal)
+{
+    const size_t B = p0->batch, H = p0->heads, Lq = p0->q_len, Lk = p0->kv_len;
+    const size_t d = p0->head_dim, G = p0->heads / p0->kv_heads, sq = Lk + 2;
+    const double scale = p0->scale == 0.0f ? 1.0 / sqrt((double)d) : (double)p0->scale;
+    const double cap = (double)p0->softcap, u = 1.0 / 16777216.0;
+    const size_t n = B * H * Lq * sq;
+    float *sc = (float *)xmalloc(n * sizeof(float)), *o = (float *)xmalloc(ototal * sizeof(float));
+    double *lg = (double *)xmalloc(Lk * sizeof(double)), *er = (double *)xmalloc(Lk * sizeof(double));
+    attn_attention_params p = *p0;
+    size_t b, h, i, j, c, bad = 0;
+    double worst = 0.0;
+    attn_status st;
+    for (i = 0; i < n; i++) sc[i] = O_GUARD;
+    for (i = 0; i < ototal; i++) o[i] = O_GUARD;
+    p.scores = sc;
+    p.scores_sq = sq, p.scores_sh = Lq * sq, p.scores_sb = H * Lq * sq;
+    p.scores_mode = (attn_scores)mode;
+    p.o = o + (o0 - obuf);
+    st = attn_attention(&p, ws, wsz);
+    n_calls++;
+    if (!check(st == ATTN_OK, "%s scores mode %d: status %s", desc, mode, attn_status_string(st)))
+        goto out;
+    for (b = 0; b < B; b++)
+        for (h = 0; h < H; h++)
+            for (i = 0; i < Lq; i++) {
+                const float *Q = p.q + b * p.q_sb + h * p.q_sh + i * p.q_sl;
+                const float *K = p.k + b * p.k_sb + (h / G) * p.k_sh;
+                const float *row = sc + ((b * H + h) * Lq + i) * sq;
+                double mx = -HUGE_VAL, sum = 0.0, ds = 0.0;
+                int nan = 0;
+                for (j = 0; j < Lk; j++) {
+                    double dot = 0.0, mag = 0.0, s, e;
+                    for (c = 0; c < d; c++) {
+                        dot += (double)Q[c] * (double)K[j * p.k_sl + c];
+                        mag += fabs((double)Q[c] * (double)K[j * p.k_sl + c]);
+                    }
+                    s = scale * dot;
+                    e = ((double)d + 8.0) * u * fabs(scale) * mag + u * fabs(s);
+                    if (cap > 0.0) {
+                        s = cap * tanh(s / cap);
+                        e += 16.0 * u * cap;
+                    }
+                    if (mode != ATTN_SCORES_LOGITS) {
+                        if (!ref_attn_visible(&p, b, h, i, j)) s = -HUGE_VAL, e = 0.0;
+                        else if (p.mask) {
+                            const double mv = (double)p.mask[b * p.mask_sb + h * p.mask_sh + i * p.mask_sq + j];
+                            s += mv;
+                            e += 2.0 * u * fabs(mv) + u * fabs(s);
+                        }
+                        if (s != s) nan = 1;
+                        if (s > mx) mx = s;
+                        if (s > -HUGE_VAL && e > ds) ds = e;
+                    }
+                    lg[j] = s;
+                    er[j] = e;
+                }
+                if (mode == ATTN_SCORES_PROBS)
+                    for (j = 0; j < Lk; j++) sum += lg[j] > -HUGE_VAL ? exp(lg[j] - mx) : 0.0;
+                for (j = 0; j < Lk; j++) {
+                    double want = lg[j], tol = er[j] + 1e-30, got = (double)row[j];
+                    int ok;
+                    if (mode == ATTN_SCORES_PROBS) {
+                        want = nan ? NAN : mx == -HUGE_VAL ? 0.0 : lg[j] > -HUGE_VAL ? exp(lg[j] - mx) / sum : 0.0;
+                        tol = want * (expm1(2.0 * ds) + 2e-6) + 1e-7;
+                    }
+                    if (want != want) ok = got != got;
+                    else if (want == -HUGE_VAL || want == HUGE_VAL) ok = got == want;
+                    else ok = fabs(got - want) <= tol;
+                    if (ok && want == want && tol > 0 && fabs(got - want) / tol > worst)
+                        worst = fabs(got - want) / tol;
+                    if (!ok && !bad++)
+                        check(0, "%s scores mode %d: [b=%zu h=%zu i=%zu j=%zu] = %.9g, want %.9g (tol %.3g)",
+                              desc, mode, b, h, i, j, got, want, tol);
+                }
+                for (j = Lk; j < sq; j++)
+                    if (!same_bits(row[j], O_GUARD) && !bad++)
+                        check(0, "%s scores mode %d: row padding written", desc, mode);
+            }
+    check(bad == 0, "%s scores mode %d: %zu wrong", desc, mode, bad);
+    /* O with scores: within run_case's tolerance of O without (both were checked against the
+     * reference there; here: finite where O is, close) */
+    for (i = 0; i < ototal; i++) {
+        const double a = (double)obuf[i], g = (double)o[i];
+        if (!(a == g || (a != a && g != g) || fabs(a - g) <= 1e-5 * (1.0 + fabs(a)))) break;
+    }
+    check(i == ototal, "%s scores mode %d: O differs from the call without scores at %zu (%g vs %g)",
+          desc, mode, i, i < ototal ? (double)o[i] : 0.0, i < ototal ? (double)obuf[i] : 0.0);
+    n_scores++;
+    if (worst > max_scores_ratio) max_scores_ratio = worst;
+out:
+    free(sc);
+    free(o);
+    free(lg);
+    free(er);
 }
 
 /* Runs one case: builds the tensors and masks, runs the reference and the kernel, checks
@@ -455,6 +560,25 @@ static int run_case(const char *group, const at_case *t)
     check(st == ATTN_OK && memcmp(o2, O.buf, O.total * sizeof(float)) == 0,
           "%s: (batch, head) slices differ from the whole call (status %s)", desc,
           attn_status_string(st));
+    /* the call as work items, in reverse order: bit-identical */
+    {
+        const size_t nt = attn_attention_tasks(&p);
+        size_t t2;
+        attn_status worst = ATTN_OK;
+        for (i = 0; i < O.total; i++) o2[i] = O_GUARD;
+        p.o = o2 + (O.p - O.buf);
+        check(nt == B * H * ((Lq + attn_attention_query_tile() - 1) / attn_attention_query_tile()),
+              "%s: attn_attention_tasks gave %zu", desc, nt);
+        for (t2 = nt; t2-- > 0;) {
+            st = attn_attention_task(&p, t2, wsbuf, wsz);
+            if (st != ATTN_OK) worst = st;
+        }
+        check(worst == ATTN_OK && memcmp(o2, O.buf, O.total * sizeof(float)) == 0,
+              "%s: work items (attn_attention_task) differ from the whole call (status %s)",
+              desc, attn_status_string(worst));
+        p.o = O.p;
+    }
+    if (t->scores) check_scores(desc, &p, t->scores - 1, wsbuf, wsz, O.buf, O.p, O.total);
     ok_all = ok_vals && ok_guard;
 done:
     free(Q.buf);
@@ -481,7 +605,7 @@ done:
 
 static const size_t LSET[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 65, 70};
 static const size_t HCFG[][2] = {{1, 1}, {2, 2}, {2, 1}, {3, 1}, {3, 3}, {4, 4}, {4, 2}, {4, 1}};
-static const size_t DSET[] = {1, 3, 8, 64, 80, 128};
+static const size_t DSET[] = {1, 3, 8, 64, 80, 128, 256};
 
 /* All q_len x kv_len pairs; the other knobs cycle with the index. Run twice with different
  * phases, so each pair meets two configurations. */
@@ -493,7 +617,7 @@ static void test_lengths(long phase)
     for (qi = 0; qi < nl; qi++)
         for (ki = 0; ki < nl; ki++, idx++) {
             const size_t Lq = LSET[qi], Lk = LSET[ki];
-            at_case t = at_default(2, HCFG[idx % 8][0], HCFG[idx % 8][1], Lq, Lk, DSET[idx % 6],
+            at_case t = at_default(2, HCFG[idx % 8][0], HCFG[idx % 8][1], Lq, Lk, DSET[idx % 7],
                                    DSET[(idx / 6 + idx) % 4]);
             t.lay = (int)(idx % 7);
             t.off = (int)(idx % 2);
@@ -522,6 +646,7 @@ static void test_lengths(long phase)
             }
             if (idx % 4 == 1) t.scale = 0.3f;
             if (idx % 11 == 7) t.scale = -0.5f;
+            if (idx % 17 == 3) t.scores = 1 + (int)(idx / 17 % 3);
             run_case("lengths", &t);
         }
 }
@@ -753,6 +878,155 @@ static void test_values(void)
     }
 }
 
+/* Query counts around the path switch (rows path below 8 rows) and the query tile, every
+ * feature on the fused path: causal on the diagonal tiles, masks, poisoned K/V (inf/NaN in
+ * a V tile takes the tile's p * V row by row), GQA, strides; and the scores modes. */
+static void test_tiles(void)
+{
+    static const size_t lq[] = {7, 8, 9, 13, 95, 96, 97, 130, 200};
+    static const size_t lk[] = {63, 64, 65, 129, 150};
+    size_t a, c;
+    long idx = 0;
+    for (a = 0; a < sizeof lq / sizeof lq[0]; a++)
+        for (c = 0; c < sizeof lk / sizeof lk[0]; c++, idx++) {
+            at_case t = at_default(1 + (size_t)(idx % 2), 2, idx % 3 ? 1 : 2, lq[a], lk[c],
+                                   DSET[idx % 7], DSET[(idx + 3) % 7]);
+            t.lay = (int)(idx % 7);
+            t.off = (int)(idx % 2);
+            t.wsoff = (int)(idx / 2 % 2);
+            switch (idx % 5) {
+            case 0: break;
+            case 1: t.causal = ATTN_CAUSAL_BOTTOM_RIGHT; break;
+            case 2: t.causal = ATTN_CAUSAL_OFFSET; t.coff = 0; break;
+            case 3: t.causal = ATTN_CAUSAL_OFFSET; t.coff = -(ptrdiff_t)(idx % 40); break;
+            default: t.causal = ATTN_CAUSAL_BOTTOM_RIGHT; t.fmask = MK_PER_HEAD; t.finf = 0.1f; break;
+            }
+            if (idx % 4 == 1) t.bmask = MK_FULL, t.bzero = 0.1f;
+            if (idx % 6 == 2) t.klen = KL_RANDOM;
+            if (idx % 9 == 4) t.softcap = 8.0f, t.qk = 2.0f;
+            t.poison = idx % 3 != 1;
+            t.nan_q = idx % 7 == 3;
+            t.kill_rows = idx % 5 == 4;
+            if (idx % 8 == 5) t.scale = -0.3f;
+            if (idx % 5 == 2) t.scores = 1 + (int)(idx % 3);
+            run_case("tiles", &t);
+        }
+}
+
+/* The KV cache: appends in both layouts, contents, capacity errors, and attention through
+ * attn_attention_init_kv against the same keys passed directly (bit-identical). */
+static void test_kv_cache(void)
+{
+    const size_t B = 2, KVH = 2, H = 4, cap = 40, d = 8, dv = 5;
+    float *kc = (float *)xmalloc(B * KVH * cap * d * sizeof(float));
+    float *vc = (float *)xmalloc(B * KVH * cap * dv * sizeof(float));
+    float *kn = (float *)xmalloc(B * KVH * cap * d * sizeof(float));
+    float *vn = (float *)xmalloc(B * KVH * cap * dv * sizeof(float));
+    float *kref = (float *)xmalloc(B * KVH * cap * d * sizeof(float));
+    float *vref = (float *)xmalloc(B * KVH * cap * dv * sizeof(float));
+    static const size_t steps[] = {5, 1, 0, 17, 1, 9};
+    size_t si, len = 0, b, g, t, c, i;
+    attn_kv_cache kv, saved;
+    attn_status st;
+    int ok = 1;
+    for (i = 0; i < B * KVH * cap * d; i++) kc[i] = O_GUARD;
+    for (i = 0; i < B * KVH * cap * dv; i++) vc[i] = O_GUARD;
+    check(attn_kv_cache_init(&kv, kc, vc, B, KVH, cap, d, dv) == ATTN_OK && kv.len == 0,
+          "kv cache: init failed");
+    check(attn_kv_cache_init(NULL, kc, vc, B, KVH, cap, d, dv) == ATTN_ERR_NULL &&
+              attn_kv_cache_init(&saved, NULL, vc, B, KVH, cap, d, dv) == ATTN_ERR_NULL &&
+              attn_kv_cache_init(&saved, kc, vc, B, 0, cap, d, dv) == ATTN_ERR_SIZE &&
+              attn_kv_cache_init(&saved, kc, vc, B, KVH, 0, d, dv) == ATTN_ERR_SIZE &&
+              attn_kv_cache_init(&saved, kc, vc, (size_t)1 << 40, KVH, (size_t)1 << 30, d, dv) ==
+                  ATTN_ERR_OVERFLOW,
+          "kv cache: init error statuses");
+    for (si = 0; si < sizeof steps / sizeof steps[0]; si++) {
+        const size_t n = steps[si];
+        const attn_layout lay = si % 2 ? ATTN_LAYOUT_BLHD : ATTN_LAYOUT_BHLD;
+        for (b = 0; b < B; b++)
+            for (g = 0; g < KVH; g++)
+                for (t = 0; t < n; t++) {
+                    const size_t ko = lay == ATTN_LAYOUT_BHLD ? ((b * KVH + g) * n + t) * d : ((b * n + t) * KVH + g) * d;
+                    const size_t vo = lay == ATTN_LAYOUT_BHLD ? ((b * KVH + g) * n + t) * dv : ((b * n + t) * KVH + g) * dv;
+                    for (c = 0; c < d; c++)
+                        kn[ko + c] = kref[((b * KVH + g) * cap + len + t) * d + c] = check_uniform(-1, 1);
+                    for (c = 0; c < dv; c++)
+                        vn[vo + c] = vref[((b * KVH + g) * cap + len + t) * dv + c] = check_uniform(-1, 1);
+                }
+        st = attn_kv_cache_append(&kv, n, kn, vn, lay);
+        len += n;
+        check(st == ATTN_OK && kv.len == len, "kv cache: append %zu (%s) gave %s, len %zu", n,
+              lay == ATTN_LAYOUT_BHLD ? "BHLD" : "BLHD", attn_status_string(st), kv.len);
+    }
+    for (b = 0; b < B; b++)
+        for (g = 0; g < KVH; g++)
+            for (t = 0; t < cap; t++) {
+                for (c = 0; c < d; c++) {
+                    const float got = kc[((b * KVH + g) * cap + t) * d + c];
+                    if (t < len ? !same_bits(got, kref[((b * KVH + g) * cap + t) * d + c]) : !same_bits(got, O_GUARD)) ok = 0;
+                }
+                for (c = 0; c < dv; c++) {
+                    const float got = vc[((b * KVH + g) * cap + t) * dv + c];
+                    if (t < len ? !same_bits(got, vref[((b * KVH + g) * cap + t) * dv + c]) : !same_bits(got, O_GUARD)) ok = 0;
+                }
+            }
+    check(ok, "kv cache: contents after the appends differ (or positions past len written)");
+    saved = kv;
+    check(attn_kv_cache_append(&kv, cap - len + 1, kn, vn, ATTN_LAYOUT_BHLD) == ATTN_ERR_SIZE &&
+              kv.len == len && memcmp(&saved, &kv, sizeof kv) == 0,
+          "kv cache: overfull append must give ATTN_ERR_SIZE and change nothing");
+    for (i = len * d, ok = 1; i < cap * d; i++)
+        if (!same_bits(kc[i], O_GUARD)) ok = 0;
+    check(ok, "kv cache: an overfull append wrote into the cache");
+    check(attn_kv_cache_append(NULL, 1, kn, vn, ATTN_LAYOUT_BHLD) == ATTN_ERR_NULL &&
+              attn_kv_cache_append(&kv, 1, NULL, vn, ATTN_LAYOUT_BHLD) == ATTN_ERR_NULL &&
+              attn_kv_cache_append(&kv, 1, kn, vn, (attn_layout)7) == ATTN_ERR_ARG,
+          "kv cache: append error statuses");
+    kv.len = cap + 1;
+    check(attn_kv_cache_append(&kv, 0, kn, vn, ATTN_LAYOUT_BHLD) == ATTN_ERR_ARG,
+          "kv cache: len > capacity must be ATTN_ERR_ARG");
+    kv.len = len;
+    /* attention of 3 new queries (causal, bottom-right) through the cache == direct */
+    {
+        const size_t lq = 3;
+        float *q = (float *)xmalloc(B * H * lq * d * sizeof(float));
+        float *o1 = (float *)xmalloc(B * H * lq * dv * sizeof(float));
+        float *o2 = (float *)xmalloc(B * H * lq * dv * sizeof(float));
+        attn_attention_params p, p2;
+        size_t wsz;
+        unsigned char *ws;
+        for (i = 0; i < B * H * lq * d; i++) q[i] = check_uniform(-1, 1);
+        p = attn_attention_init_kv(&kv, H, lq, q, o1, ATTN_LAYOUT_BLHD, ATTN_CAUSAL_BOTTOM_RIGHT);
+        check(p.kv_len == len && p.k == kc && p.v == vc && p.k_sh == cap * d && p.v_sl == dv &&
+                  p.causal == ATTN_CAUSAL_BOTTOM_RIGHT && p.q_sl == H * d,
+              "kv cache: attn_attention_init_kv fields");
+        p2 = attn_attention_init(B, H, KVH, lq, len, d, dv, q, kref, vref, o2, ATTN_LAYOUT_BLHD);
+        p2.k_sh = cap * d, p2.k_sb = KVH * cap * d, p2.k_sl = d;
+        p2.v_sh = cap * dv, p2.v_sb = KVH * cap * dv, p2.v_sl = dv;
+        p2.causal = ATTN_CAUSAL_OFFSET;
+        p2.causal_offset = (ptrdiff_t)(len - lq);
+        wsz = attn_attention_workspace_size(&p);
+        ws = (unsigned char *)xmalloc(wsz);
+        check(attn_attention(&p, ws, wsz) == ATTN_OK && attn_attention(&p2, ws, wsz) == ATTN_OK &&
+                  memcmp(o1, o2, B * H * lq * dv * sizeof(float)) == 0,
+              "kv cache: attention through the cache differs from the direct call");
+        saved.k = NULL;
+        p = attn_attention_init_kv(&saved, H, lq, q, o1, ATTN_LAYOUT_BLHD, ATTN_CAUSAL_NONE);
+        check(attn_attention(&p, ws, wsz) == ATTN_ERR_NULL,
+              "kv cache: init_kv of an invalid cache must give params attn_attention rejects");
+        free(q);
+        free(o1);
+        free(o2);
+        free(ws);
+    }
+    free(kc);
+    free(vc);
+    free(kn);
+    free(vn);
+    free(kref);
+    free(vref);
+}
+
 /* attn_attention_init: sizes, pointers, strides of both layouts, defaults. */
 static void test_init(void)
 {
@@ -963,6 +1237,22 @@ static void test_errors(void)
     expect_at(&e, "causal 100", &p, e.ws, e.wsbig, ATTN_ERR_ARG, ATTN_ERR_ARG);
 #endif
 
+    {
+        float sc[2 * 2 * 5 * 7];
+        p = base; p.scores = sc; p.scores_sq = Lk, p.scores_sh = Lq * Lk, p.scores_sb = H * Lq * Lk;
+        p.scores_mode = (attn_scores)3;
+        expect_at(&e, "scores mode 3", &p, e.ws, e.wsbig, ATTN_ERR_ARG, ATTN_ERR_ARG);
+        p.scores_mode = ATTN_SCORES_PROBS; p.scores_sq = Lk - 1;
+        expect_at(&e, "scores_sq < kv_len", &p, e.ws, e.wsbig, ATTN_ERR_LD, ATTN_ERR_LD);
+    }
+    p = base;
+    st = attn_attention_task(&p, attn_attention_tasks(&p), e.ws, e.wsbig);
+    check(st == ATTN_ERR_ARG, "attention task past the last: got %s", attn_status_string(st));
+    check(memcmp(e.ocopy, e.obuf, e.on * sizeof(float)) == 0, "attention task past the last: O written");
+    check(attn_attention_tasks(NULL) == 0, "attn_attention_tasks(NULL) must be 0");
+    p = base; p.v_head_dim = (size_t)1 << 60;
+    check(attn_attention_workspace_size(&p) == 0, "workspace query: a huge v_head_dim must give 0");
+
     /* the valid call still works with exactly the queried size after all that */
     st = attn_attention(&base, e.ws, e.wsz);
     check(st == ATTN_OK, "attention errors: the base call after the error paths gave %s",
@@ -989,6 +1279,10 @@ int main(void)
     test_causal();
     test_values();
     test_large();
+    test_tiles();
+    test_kv_cache();
+    printf("attention: scores checked in %ld calls, worst %.3f of the tolerance\n", n_scores,
+           max_scores_ratio);
     {
         size_t g;
         for (g = 0; g < sizeof gstats / sizeof gstats[0] && gstats[g].name; g++)

@@ -54,8 +54,9 @@
 #endif
 
 #define STACK_LIMIT (16 * 1024) /* bytes; the largest measured use is printed */
-#define STACK_SLACK 256 /* large problems may take other code paths (packed vs in place) with
-                         * frames up to this much larger; a VLA or alloca sized by the
+#define STACK_SLACK 384 /* large problems may take other code paths (packed vs in place;
+                         * attention's fused tiles vs its decode rows) with frames up to
+                         * this much larger; a VLA or alloca sized by the
                          * problem (rows of 160 floats = 640 bytes and up) still fails */
 
 /* ---- the allocator, counted --------------------------------------------------------------- */
