@@ -1715,7 +1715,7 @@ static void attn__online_row(const attn__hd *hd, size_t qi, size_t k0, size_t n,
         memset(s, 0, nz * sizeof(float));
         return;
     }
-    alpha = attn__expf(*m - mnew);
+    alpha = mnew == *m ? 1.0f : attn__expf(*m - mnew); /* exp(0) = 1 exactly anyway */
     sum = attn__exp_rows(s, n, es, mnew);
     if (n < nz) memset(s + n, 0, (nz - n) * sizeof(float));
     *l = *l * alpha + sum;
