@@ -8,9 +8,12 @@
  * inf must match exactly). ONNX's own runner uses rtol 1e-3, atol 1e-7.
  *
  * Each case file is either passed, failed or skipped with a stated reason; one line per case,
- * then a per-op summary and "onnx: N cases passed, M failed, S skipped (reasons)", then the
- * check_end() line. Every comparison (one per output tensor, plus the status of every library
- * call and the output shapes) goes through check(). An empty directory is a failure.
+ * then a per-op summary, a line counting the Attention cases that passed fully (every output
+ * checked), checked present_key/present_value through the KV-cache API, checked
+ * qk_matmul_output, or were partial, then "onnx: N cases passed, M failed, S skipped
+ * (reasons)", then the check_end() line. Every comparison (one per output tensor, plus the
+ * status of every library call and the output shapes) goes through check(). An empty
+ * directory is a failure.
  *
  * How the ONNX ops map onto the API:
  *   Softmax (opset >= 13): softmax over one axis. For the last axis the tensor is rows x n
@@ -32,10 +35,14 @@
  *     GQA: the API's g = h / (heads/kv_heads) is ONNX's np.repeat grouping.
  *     scale and softcap attributes map directly (absent = 0 = the API's defaults, which
  *     match ONNX: 1/sqrt(D) of Q's head size, no softcap).
- *     past_key / past_value [B,Hkv,P,D(v)]: the library has no KV-cache API, so the test
- *       concatenates past and new keys/values into its own present buffers [B,Hkv,P+S,D(v)]
- *       (BHLD strides, also for 3-D Q/K/V, so that case mixes layouts) and checks
- *       present_key / present_value against the expected outputs.
+ *     past_key / past_value [B,Hkv,P,D(v)] and present_key / present_value: the KV-cache
+ *       API. Whenever a past or a present output is involved, the test inits an attn_kv_cache
+ *       of capacity T = P + S (so its buffers are exactly the present tensors [B,Hkv,T,D(v)]),
+ *       appends the past (n = P, ATTN_LAYOUT_BHLD) when given, then the new K/V (n = S,
+ *       BHLD for 4-D, BLHD for 3-D inputs), compares present_key / present_value with the
+ *       cache's k / v buffers and runs the attention on params from attn_attention_init_kv
+ *       (K/V read from the cache; Q/O in the inputs' layout; masks, scale, softcap and causal
+ *       set as below). Cases without past or present use attn_attention_init directly.
  *     attn_mask (float: additive -> mask; bool: attend -> bool_mask) of shape [Sq,T],
  *       [B,1,Sq,T], [B,Hq,Sq,T] (any right-aligned broadcastable shape of rank 2..4): a size-1
  *       or missing batch/head dim gets stride 0. A mask shorter than T = P + S is padded with
@@ -45,8 +52,22 @@
  *       nonpad_kv_seqlen[b] - Sq when only nonpad_kv_seqlen is given, else 0. Mapped to
  *       ATTN_CAUSAL_OFFSET with causal_offset = P (0 without a past), or, with only
  *       nonpad_kv_seqlen, to ATTN_CAUSAL_BOTTOM_RIGHT (which uses key_lengths[b] as kv_len).
- *     qk_matmul_output (output slot 3) is not expressible (no qk_matmul_output in the API):
- *       such cases check Y and present only and are counted separately.
+ *     qk_matmul_output [B,Hq,Sq,T] (output slot 3) -> the scores output (scores_sb/sh/sq
+ *       dense), in the scores mode that reproduces qk_matmul_output_mode (default 0) as ONNX's
+ *       reference implementation computes it (checked against the expected data, which
+ *       matches the reference with softcap applied before the mask, onnx PR 7867):
+ *         0 -> ATTN_SCORES_LOGITS: scale * Q K^T, softcapped when softcap is set (the
+ *              reference softcaps qk_matmul_output in place, so mode 0 is softcapped too;
+ *              QK^T before a softcap has no scores mode, but the reference never outputs it);
+ *         1 -> ATTN_SCORES_LOGITS: the reference keeps the softcapped QK^T (no mask added;
+ *              without a softcap mode 1 changes nothing, so it is plain scaled QK^T, also
+ *              LOGITS; no case has mode 1 without a softcap);
+ *         2 -> ATTN_SCORES_MASKED: softcapped QK^T + attn_mask, with the causal, boolean and
+ *              nonpad_kv_seqlen masks as -inf;
+ *         3 -> ATTN_SCORES_PROBS: the softmax weights (a fully masked row is all 0, as the
+ *              expected data has it).
+ *       Any other mode value has no scores mode: such a case would check Y and present only,
+ *       print what it checked and be counted as partial.
  *   Gelu (opset 20): elementwise, one call to attn_activation over all the values;
  *     approximate absent -> ATTN_ACT_GELU (erf form), "tanh" -> ATTN_ACT_GELU_TANH.
  */
@@ -100,6 +121,8 @@ enum { R_PASS = 0, R_FAIL = 1, R_SKIP = 2 };
 typedef struct result {
     int status;
     int partial;     /* qk_matmul_output present but not checked */
+    int via_cache;   /* Attention: present K/V built by the KV-cache API */
+    int qk_checked;  /* Attention: qk_matmul_output compared with the scores output */
     char why[512];   /* failure summary or skip reason */
     char notes[256]; /* what was checked (for partial passes) */
 } result;
@@ -604,6 +627,18 @@ static void run_matmul(const onnx_case *c, result *r)
 /* ----------------------------------------------------------------------------------------
  * Attention (opset 23 / 24)
  */
+
+/* The scores mode reproducing ONNX's qk_matmul_output_mode, or -1 if there is none. */
+static int qk_scores_mode(long long mode)
+{
+    switch (mode) {
+    case 0: return ATTN_SCORES_LOGITS;
+    case 1: return ATTN_SCORES_LOGITS;
+    case 2: return ATTN_SCORES_MASKED;
+    case 3: return ATTN_SCORES_PROBS;
+    default: return -1;
+    }
+}
 static void run_attention(const onnx_case *c, result *r)
 {
     static const char *const known[] = {"is_causal", "kv_num_heads", "q_num_heads",
@@ -615,9 +650,12 @@ static void run_attention(const onnx_case *c, result *r)
                *a_kvh = find_attr(c, "kv_num_heads"), *a_scale = find_attr(c, "scale"),
                *a_softcap = find_attr(c, "softcap");
     int rank3, s;
-    size_t B, Hq, Hkv, Sq, S, P, T, D, Dv, bb, h, l;
-    float *pk = NULL, *pv = NULL, *o = NULL, *fmask = NULL;
+    size_t B, Hq, Hkv, Sq, S, P, T, D, Dv, bb;
+    float *pk = NULL, *pv = NULL, *o = NULL, *fmask = NULL, *sc = NULL;
     uint8_t *bmask = NULL;
+    long long qk_onnx_mode = 0;
+    int qk_lib_mode = -1;
+    attn_layout layout;
     int64_t *klen = NULL;
     void *ws = NULL;
     size_t wsz;
@@ -722,44 +760,33 @@ static void run_attention(const onnx_case *c, result *r)
         return;
     }
 
-    /* present K/V = concat(past, new) along the sequence: [B,Hkv,T,D(v)], built here */
-    if (PK->present || c->out[1].present || c->out[2].present) {
-        pk = (float *)xmalloc(B * Hkv * T * D * sizeof(float));
-        pv = (float *)xmalloc(B * Hkv * T * Dv * sizeof(float));
-        for (bb = 0; bb < B; bb++)
-            for (h = 0; h < Hkv; h++)
-                for (l = 0; l < T; l++) {
-                    float *dk = pk + ((bb * Hkv + h) * T + l) * D;
-                    float *dv = pv + ((bb * Hkv + h) * T + l) * Dv;
-                    const float *sk, *sv;
-                    if (l < P) {
-                        sk = PK->f + ((bb * Hkv + h) * P + l) * D;
-                        sv = PV->f + ((bb * Hkv + h) * P + l) * Dv;
-                    } else if (rank3) { /* [B,S,Hkv*D] */
-                        sk = K->f + (bb * S + (l - P)) * Hkv * D + h * D;
-                        sv = V->f + (bb * S + (l - P)) * Hkv * Dv + h * Dv;
-                    } else { /* [B,Hkv,S,D] */
-                        sk = K->f + ((bb * Hkv + h) * S + (l - P)) * D;
-                        sv = V->f + ((bb * Hkv + h) * S + (l - P)) * Dv;
-                    }
-                    memcpy(dk, sk, D * sizeof(float));
-                    memcpy(dv, sv, Dv * sizeof(float));
-                }
-    }
-
     o = nan_buffer(B * Hq * Sq * Dv);
-    p = attn_attention_init(B, Hq, Hkv, Sq, T, D, Dv, Q->f, K->f, V->f, o,
-                            rank3 ? ATTN_LAYOUT_BLHD : ATTN_LAYOUT_BHLD);
-    if (PK->present) {
-        /* keys/values come from the present buffers, always [B,Hkv,T,D(v)] */
-        p.k = pk;
-        p.k_sb = Hkv * T * D;
-        p.k_sh = T * D;
-        p.k_sl = D;
-        p.v = pv;
-        p.v_sb = Hkv * T * Dv;
-        p.v_sh = T * Dv;
-        p.v_sl = Dv;
+    layout = rank3 ? ATTN_LAYOUT_BLHD : ATTN_LAYOUT_BHLD;
+    if (PK->present || c->out[1].present || c->out[2].present) {
+        /* present K/V = concat(past, new) along the sequence, built by the KV-cache API: a
+         * cache of capacity T = P + S, so that its buffers are the present tensors
+         * [B,Hkv,T,D(v)]; the past (BHLD) is appended first, then the new K/V (BHLD for 4-D,
+         * BLHD for 3-D inputs); the attention reads K/V from the cache. */
+        attn_kv_cache kc;
+        pk = nan_buffer(B * Hkv * T * D); /* anything the appends leave unwritten fails */
+        pv = nan_buffer(B * Hkv * T * Dv);
+        st = attn_kv_cache_init(&kc, pk, pv, B, Hkv, T, D, Dv);
+        if (!check_status(r, c, "attn_kv_cache_init", st)) goto cleanup;
+        if (P) {
+            st = attn_kv_cache_append(&kc, P, PK->f, PV->f, ATTN_LAYOUT_BHLD);
+            if (!check_status(r, c, "attn_kv_cache_append (past)", st)) goto cleanup;
+        }
+        st = attn_kv_cache_append(&kc, S, K->f, V->f, layout);
+        if (!check_status(r, c, "attn_kv_cache_append (new)", st)) goto cleanup;
+        if (!check(kc.len == T && kc.k == pk && kc.v == pv, "%s: cache len %lu, want %lu",
+                   c->name, (unsigned long)kc.len, (unsigned long)T)) {
+            add_fail(r, "the KV cache's len is not P + S after the appends");
+            goto cleanup;
+        }
+        r->via_cache = 1;
+        p = attn_attention_init_kv(&kc, Hq, Sq, Q->f, o, layout, ATTN_CAUSAL_NONE);
+    } else {
+        p = attn_attention_init(B, Hq, Hkv, Sq, T, D, Dv, Q->f, K->f, V->f, o, layout);
     }
     if (a_scale) p.scale = a_scale->f;
     if (a_softcap) p.softcap = a_softcap->f;
@@ -824,6 +851,21 @@ static void run_attention(const onnx_case *c, result *r)
         }
     }
 
+    if (c->out[3].present) {
+        /* qk_matmul_output [B,Hq,Sq,T] through the scores output */
+        const attr *a_mode = find_attr(c, "qk_matmul_output_mode");
+        qk_onnx_mode = a_mode ? a_mode->i : 0;
+        qk_lib_mode = qk_scores_mode(qk_onnx_mode);
+        if (qk_lib_mode >= 0) {
+            sc = nan_buffer(B * Hq * Sq * T);
+            p.scores = sc;
+            p.scores_sq = T;
+            p.scores_sh = Sq * T;
+            p.scores_sb = Hq * Sq * T;
+            p.scores_mode = (attn_scores)qk_lib_mode;
+        }
+    }
+
     wsz = attn_attention_workspace_size(&p);
     ws = xmalloc(wsz);
     st = attn_attention(&p, ws, wsz);
@@ -839,8 +881,17 @@ static void run_attention(const onnx_case *c, result *r)
             ydims[3] = (long long)Dv;
         }
         compare_output(r, c, &c->out[0], o, rank3 ? 3 : 4, ydims);
+        if (sc) {
+            long long qdims[4];
+            qdims[0] = (long long)B;
+            qdims[1] = (long long)Hq;
+            qdims[2] = (long long)Sq;
+            qdims[3] = (long long)T;
+            compare_output(r, c, &c->out[3], sc, 4, qdims);
+            r->qk_checked = 1;
+        }
     }
-    /* present_key / present_value: the test's own concatenation (no KV-cache API) */
+    /* present_key / present_value: the KV cache's buffers */
     pdims[0] = (long long)B;
     pdims[1] = (long long)Hkv;
     pdims[2] = (long long)T;
@@ -848,15 +899,16 @@ static void run_attention(const onnx_case *c, result *r)
     if (c->out[1].present) compare_output(r, c, &c->out[1], pk, 4, pdims);
     pdims[3] = (long long)Dv;
     if (c->out[2].present) compare_output(r, c, &c->out[2], pv, 4, pdims);
-    if (c->out[3].present) {
+    if (c->out[3].present && qk_lib_mode < 0) {
         r->partial = 1;
-        snprintf(r->notes, sizeof r->notes, "%s checked; qk_matmul_output: not expressible: no "
-                 "qk_matmul_output in the API",
-                 c->out[1].present ? "Y, present_key, present_value" : "Y");
+        snprintf(r->notes, sizeof r->notes, "%s checked; qk_matmul_output: not expressible: "
+                 "qk_matmul_output_mode %lld has no scores mode",
+                 c->out[1].present ? "Y, present_key, present_value" : "Y", qk_onnx_mode);
     }
 cleanup:
     free(ws);
     free(o);
+    free(sc);
     free(pk);
     free(pv);
     free(fmask);
@@ -990,6 +1042,7 @@ int main(int argc, char **argv)
     char **files;
     size_t nfiles, fi;
     long passed = 0, failed = 0, skipped = 0, partial = 0;
+    long att_full = 0, att_cache = 0, att_qk = 0; /* Attention: full passes, how checked */
     long per_op[NOPS][3];
     char reasons[MAXREASONS][512];
     long reason_count[MAXREASONS];
@@ -1033,8 +1086,7 @@ int main(int argc, char **argv)
         } else if (r.status == R_FAIL) {
             failed++;
             printf("%s: FAIL (%s)%s%s\n", c->name, r.why, r.partial ? "; " : "",
-                   r.partial ? "qk_matmul_output: not expressible: no qk_matmul_output in the API"
-                             : "");
+                   r.partial ? r.notes : "");
         } else {
             skipped++;
             printf("%s: skip: %s\n", c->name, r.why);
@@ -1047,6 +1099,11 @@ int main(int argc, char **argv)
             if (k < MAXREASONS) reason_count[k]++;
         }
         if (r.partial) partial++;
+        if (oi == op_index("Attention") && r.status == R_PASS) {
+            if (!r.partial) att_full++;
+            if (r.via_cache) att_cache++;
+            if (r.qk_checked) att_qk++;
+        }
         free_case(c);
     }
 
@@ -1054,9 +1111,14 @@ int main(int argc, char **argv)
         if (per_op[k][0] + per_op[k][1] + per_op[k][2])
             printf("onnx: %-18s %3ld passed, %ld failed, %ld skipped\n", op_names[k],
                    per_op[k][0], per_op[k][1], per_op[k][2]);
+    if (per_op[op_index("Attention")][R_PASS])
+        printf("onnx: Attention: %ld passed fully (every output checked), %ld of them with "
+               "present_key/present_value built and checked through the KV-cache API, %ld with "
+               "qk_matmul_output checked through the scores output; %ld partial\n",
+               att_full, att_cache, att_qk, partial);
     if (partial)
-        printf("onnx: %ld of these cases have a qk_matmul_output that was not checked (not "
-               "expressible: no qk_matmul_output in the API); their Y/present were checked\n",
+        printf("onnx: %ld of these cases have a qk_matmul_output that was not checked (its "
+               "qk_matmul_output_mode has no scores mode); their Y/present were checked\n",
                partial);
     printf("onnx: the largest error used %.3g of the tolerance (%s)\n", g_worst_ratio,
            g_worst_where[0] ? g_worst_where : "-");
