@@ -193,7 +193,7 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  * skipped. Query tiles of 1..7 rows (decode) stream K and V once, row by row (for up
  * to 8 grouped-query heads at once when they share K and V). Workspace:
  * attn_attention_workspace_size(), a function of head_dim and v_head_dim only (never of
- * the lengths, batch or heads): 58 KiB for d = dv = 64 and 114 KiB for d = dv = 128 on AVX2.
+ * the lengths, batch or heads): 82 KiB for d = dv = 64 and 162 KiB for d = dv = 128 on AVX2.
  *
  * Determinism and threads: the output is identical run to run, and each output row is
  * computed the same way whatever else is in the call. To spread one call over a job
