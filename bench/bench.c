@@ -249,7 +249,7 @@ static const char *const g_peer_env_vars[] = {
     "ONEDNN_VERBOSE", "DNNL_CPU_ISA_HINTS", "ONEDNN_CPU_ISA_HINTS"};
 
 static const struct peer g_peers[] = {
-    {"openblas-avx2", "openblas", " matmul ", {"OPENBLAS_CORETYPE=Haswell", NULL, NULL}, 1, 1},
+    {"openblas-avx2", "openblas", " matmul attention decode ", {"OPENBLAS_CORETYPE=Haswell", NULL, NULL}, 1, 1},
     {"openblas", "openblas", " matmul attention decode ", {NULL, NULL, NULL}, 1, 1},
     {"openblas-avx2-2t", "openblas", " matmul-2t ", {"OPENBLAS_CORETYPE=Haswell", NULL, NULL}, 2,
      1},
