@@ -969,22 +969,59 @@ static void attn__norm_row_double(const float *x, float *y, size_t n, const floa
 }
 
 /* y = ((x - c) - d) * (rstd * g) + b over a row: c + d is the mean, kept as two floats
- * (x - c is exact for x near c); c = d = 0 and b = NULL for rmsnorm */
-static void attn__norm_apply(const float *x, float *y, size_t n, float c, float d, float rstd,
-                             const float *g, const float *b)
+ * (x - c is exact for x near c); c = d = 0 and b = NULL for rmsnorm. One loop per case
+ * (gamma, beta given or not, shifted or not), two vectors a step, the tail apart. */
+static ATTN__FORCE_INLINE void attn__norm_apply_body(const float *x, float *y, size_t n, float c,
+                                                     float d, float rstd, const float *g,
+                                                     const float *b, int shift)
 {
     const attn__v vc = attn__vset1(c), vd = attn__vset1(d), vr = attn__vset1(rstd);
     size_t i = 0;
-    for (; i < n; i += ATTN__VW) {
-        size_t k = n - i;
-        attn__v u = k >= ATTN__VW ? attn__vload(x + i) : attn__vload_part(x + i, k, 0.0f);
-        attn__v scale = vr, bias = attn__vzero();
-        if (g) scale = attn__vmul(vr, k >= ATTN__VW ? attn__vload(g + i) : attn__vload_part(g + i, k, 0.0f));
-        if (b) bias = k >= ATTN__VW ? attn__vload(b + i) : attn__vload_part(b + i, k, 0.0f);
-        if (c != 0.0f || d != 0.0f) u = attn__vsub(attn__vsub(u, vc), vd);
-        u = attn__vfma(u, scale, bias);
-        if (k >= ATTN__VW) attn__vstore(y + i, u);
-        else attn__vstore_part(y + i, u, k);
+#define ATTN__NORM_ONE(u, j)                                                                 \
+    do {                                                                                     \
+        attn__v sc_ = g ? attn__vmul(vr, attn__vload(g + (j))) : vr;                         \
+        if (shift) u = attn__vsub(attn__vsub(u, vc), vd);                                    \
+        u = b ? attn__vfma(u, sc_, attn__vload(b + (j))) : attn__vmul(u, sc_);               \
+    } while (0)
+    for (; i + 2 * ATTN__VW <= n; i += 2 * ATTN__VW) {
+        attn__v u0 = attn__vload(x + i), u1 = attn__vload(x + i + ATTN__VW);
+        ATTN__NORM_ONE(u0, i);
+        ATTN__NORM_ONE(u1, i + ATTN__VW);
+        attn__vstore(y + i, u0);
+        attn__vstore(y + i + ATTN__VW, u1);
+    }
+    for (; i + ATTN__VW <= n; i += ATTN__VW) {
+        attn__v u0 = attn__vload(x + i);
+        ATTN__NORM_ONE(u0, i);
+        attn__vstore(y + i, u0);
+    }
+#undef ATTN__NORM_ONE
+    if (i < n) {
+        const size_t k = n - i;
+        attn__v u = attn__vload_part(x + i, k, 0.0f), sc = vr, bias = attn__vzero();
+        if (g) sc = attn__vmul(vr, attn__vload_part(g + i, k, 0.0f));
+        if (b) bias = attn__vload_part(b + i, k, 0.0f);
+        if (shift) u = attn__vsub(attn__vsub(u, vc), vd);
+        attn__vstore_part(y + i, attn__vfma(u, sc, bias), k);
+    }
+}
+
+static void attn__norm_apply(const float *x, float *y, size_t n, float c, float d, float rstd,
+                             const float *g, const float *b)
+{
+    const int shift = c != 0.0f || d != 0.0f;
+    if (g && b) {
+        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, g, b, 1);
+        else attn__norm_apply_body(x, y, n, c, d, rstd, g, b, 0);
+    } else if (g) {
+        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, g, NULL, 1);
+        else attn__norm_apply_body(x, y, n, c, d, rstd, g, NULL, 0);
+    } else if (b) {
+        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, NULL, b, 1);
+        else attn__norm_apply_body(x, y, n, c, d, rstd, NULL, b, 0);
+    } else {
+        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 1);
+        else attn__norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 0);
     }
 }
 
