@@ -1052,15 +1052,25 @@ ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t
          * whose mean is far larger than their spread lose nothing, in one pass. When c
          * turns out far from the mean (d^2 > var / 3, where s2/n - d^2 starts to cancel),
          * the sums are redone around c + d. */
-        const size_t n0 = n < 32 ? n : 32;
-        float c = attn__row_sums(xr, n0, 0, 0.0f, NULL) / (float)n0, s2, d, var, rstd;
+        float c, s2, d, var, rstd;
+        if (n >= 32) { /* the common case, unrolled: (x0 + x1) + (x2 + x3) in vectors */
+            attn__v p0 = attn__vload(xr), p1 = attn__vload(xr + ATTN__VW);
+            size_t i;
+            for (i = 2 * ATTN__VW; i + 2 * ATTN__VW <= 32; i += 2 * ATTN__VW) {
+                p0 = attn__vadd(p0, attn__vload(xr + i));
+                p1 = attn__vadd(p1, attn__vload(xr + i + ATTN__VW));
+            }
+            c = attn__vhsum(attn__vadd(p0, p1)) * (1.0f / 32.0f);
+        } else {
+            c = attn__row_sums(xr, n, 0, 0.0f, NULL) / (float)n;
+        }
         d = attn__row_sums(xr, n, 1, c, &s2) / (float)n;
         if (d * d > 0.25f * (s2 / (float)n)) {
             c += d;
             d = attn__row_sums(xr, n, 1, c, &s2) / (float)n;
         }
         var = s2 / (float)n - d * d;
-        if (!attn__finite(c) || !attn__finite(s2) || !(s2 > 1e-30f)) {
+        if (!((c - c) + (s2 - s2) == 0.0f && s2 > 1e-30f)) { /* c, s2 not finite, or s2 tiny */
             attn__norm_row_double(xr, yr, n, gamma, beta, eps, 0, mean_out ? mean_out + r : NULL,
                                   rstd_out ? rstd_out + r : NULL);
             continue;
