@@ -524,8 +524,10 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__FORCE_INLINE inline __attribute__((always_inline))
 #define ATTN__PREFETCH(p) __builtin_prefetch(p)
+#define ATTN__PREFETCHW(p) __builtin_prefetch(p, 1)
 #else
 #define ATTN__PREFETCH(p) ((void)(p))
+#define ATTN__PREFETCHW(p) ((void)(p))
 #define ATTN__FORCE_INLINE inline
 #endif
 
@@ -611,33 +613,72 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 
 /* ---- vector helpers written once over the layer ---------------------------------------- */
 
-/* exp(hi + lo) for |lo| tiny relative to 1 (lo carries the rounding error of hi).
- * Range reduction hi = n ln2 + r, |r| <= ln2/2 (Cody-Waite, two constants), e^r =
- * 1 + r + r^2 q(r) with q of degree 4 (minimax for relative error, 3.8e-9 with these float
- * coefficients), scaled by 2^n through the exponent bits. No clamp: out-of-range inputs
- * compute garbage that the two selects on hi replace (hi above the overflow threshold
- * gives +inf, hi below ln(FLT_MIN) gives 0); a NaN flows through to the result. With
- * flush, results below FLT_MIN (the few inputs just above ln(FLT_MIN) whose result rounds
- * under it) are 0; without, the caller must flush them (softmax does, after normalizing). */
-static inline attn__v attn__vexp_lo(attn__v hi, attn__v lo, int flush)
+/* The exp: e^x = 2^(k/8) e^r, k = round(8 x / ln2), r = x - k ln2/8 (Cody-Waite, two
+ * constants, the first of 13 bits: k ln2/8 and r exact even without a fused fma), |r| <= ln2/16. 2^(k/8) =
+ * 2^(j/8) 2^m (k = 8m + j) comes from an 8-entry table by a per-ISA lookup
+ * (attn__vlut8_scale: vpermd, tbl, an index) that also adds m to the exponent bits, and
+ * e^r = 1 + p(r), p(r) = r (c1 + c2 r + c3 r^2) (minimax for the relative error over
+ * |r| <= 0.0434: 2.5e-8), so e^x = fma(s, p, s). The table entries are 2^(j/8) as float
+ * bits minus j << 20, so that adding bits(z) << 20, z = 8x/ln2 + 1.5 * 2^23 (the rounding
+ * shifter, whose low 12 bits are zero), adds m << 23. Max error 1.4 ulp measured over
+ * every float (tests/test_exp.c). No special case costs anything in the common case:
+ * for |x| <= ATTN__EXP_FAST (2^m is normal, the result at least FLT_MIN and finite) the
+ * fast path is exact as written, and a NaN flows through it (r is NaN, so is fma(s, p, s));
+ * a vector with a lane outside takes attn__vexp_slow. */
+static const int32_t attn__exp2_8[8] = {1065353216, 1065063874, 1064843248, 1064697559,
+                                        1064633587, 1064658730, 1064781053, 1065009351};
+#define ATTN__EXP_FAST 87.3f
+
+/* e^(hi + lo), lo tiny relative to 1 (it carries the rounding error of hi; has_lo = 0:
+ * none). half: the scale is 2^(j/8) 2^(m-1) where hi > 0, the result doubled, so that
+ * arguments up to the overflow threshold (m = 128) stay finite (the slow path's). */
+static ATTN__FORCE_INLINE attn__v attn__vexp_core(attn__v hi, attn__v lo, int has_lo, int half)
 {
-    const attn__v max_in = attn__vset1(88.72283172607421875f); /* largest x with e^x < FLT_MAX */
     const attn__v shifter = attn__vset1(12582912.0f); /* 1.5 * 2^23: round to nearest */
-    attn__v n = attn__vsub(attn__vfma(hi, attn__vset1(1.44269504088896341f), shifter), shifter);
-    attn__v r = attn__vfma(n, attn__vset1(-0.693359375f), hi);
-    attn__v q, res;
-    r = attn__vfma(n, attn__vset1(2.12194440e-4f), r);
-    r = attn__vadd(r, lo);
-    q = attn__vset1(1.381461276e-03f);
-    q = attn__vfma(q, r, attn__vset1(8.368710056e-03f));
-    q = attn__vfma(q, r, attn__vset1(4.166838899e-02f));
-    q = attn__vfma(q, r, attn__vset1(1.666652113e-01f));
-    q = attn__vfma(q, r, attn__vset1(4.999999404e-01f));
-    q = attn__vfma(q, attn__vmul(r, r), r);
-    res = attn__vldexp(attn__vadd(q, attn__vset1(1.0f)), n);
+    attn__v z = attn__vfma(hi, attn__vset1(11.54156017303466796875f), shifter); /* 8/ln2 */
+    attn__v k = attn__vsub(z, shifter), r, p, sc, res;
+    r = attn__vfma(k, attn__vset1(-0.086639404296875f), hi); /* 13 bits: exact, fma or not */
+    r = attn__vfma(k, attn__vset1(-3.993272912339307e-06f), r);
+    if (has_lo) r = attn__vadd(r, lo);
+    p = attn__vfma(attn__vset1(1.666429103e-01f), r, attn__vset1(5.000650357e-01f));
+    p = attn__vfma(p, r, attn__vset1(1.000000049e+00f));
+    p = attn__vmul(p, r);
+    if (half) {
+        const attn__vm pos = attn__vgt(hi, attn__vzero());
+        z = attn__vsub(z, attn__vselect(pos, attn__vset1(8.0f), attn__vzero()));
+        sc = attn__vlut8_scale(attn__exp2_8, z);
+        res = attn__vfma(sc, p, sc);
+        return attn__vmul(res, attn__vselect(pos, attn__vset1(2.0f), attn__vset1(1.0f)));
+    }
+    sc = attn__vlut8_scale(attn__exp2_8, z);
+    return attn__vfma(sc, p, sc);
+}
+
+/* Any lane of |hi| (NaN aside) beyond the fast path's range? */
+static inline int attn__vexp_out(attn__v hi)
+{
+    return attn__vany_neg(attn__vsub(attn__vset1(ATTN__EXP_FAST), attn__vfabs(hi)));
+}
+
+/* Every lane, out of range included: hi above the overflow threshold gives +inf, below
+ * ln(FLT_MIN) 0, a NaN NaN. With flush, results below FLT_MIN (the few arguments just
+ * above ln(FLT_MIN) whose result rounds under it) are 0; without, the caller flushes. */
+static attn__v attn__vexp_slow(attn__v hi, attn__v lo, int has_lo, int flush)
+{
+    attn__v res = attn__vexp_core(hi, lo, has_lo, 1);
     if (flush) res = attn__vselect(attn__vlt(res, attn__vset1(FLT_MIN)), attn__vzero(), res);
     res = attn__vselect(attn__vlt(hi, attn__vset1(-87.33654475f)), attn__vzero(), res);
-    return attn__vselect(attn__vgt(hi, max_in), attn__vset1(INFINITY), res);
+    /* the largest x with e^x < FLT_MAX */
+    return attn__vselect(attn__vgt(hi, attn__vset1(88.72283172607421875f)), attn__vset1(INFINITY), res);
+}
+
+/* exp(hi + lo) for |lo| tiny relative to 1 (lo carries the rounding error of hi), with
+ * the special cases above; flush as for attn__vexp_slow (the fast path's results are all
+ * at least FLT_MIN). */
+static inline attn__v attn__vexp_lo(attn__v hi, attn__v lo, int flush)
+{
+    if (!attn__vexp_out(hi)) return attn__vexp_core(hi, lo, 1, 0);
+    return attn__vexp_slow(hi, lo, 1, flush);
 }
 
 #ifdef ATTN_USE_SLEEF
@@ -658,7 +699,8 @@ static inline attn__v attn__vexp(attn__v x)
 #ifdef ATTN_USE_SLEEF
     return attn__vexp_sleef(x);
 #else
-    return attn__vexp_lo(x, attn__vzero(), 1);
+    if (!attn__vexp_out(x)) return attn__vexp_core(x, x, 0, 0);
+    return attn__vexp_slow(x, x, 0, 1);
 #endif
 }
 
@@ -686,31 +728,63 @@ static void attn__softmax_special(const float *x, float *y, size_t n, float s)
         y[i] = has_nan ? NAN : (count && isinf(x[i]) && x[i] * s > 0) ? 1.0f / (float)count : 0.0f;
 }
 
-/* exp(s * (x - xm)), xm the row's extreme, with the argument carried as hi + lo so that
- * its rounding error does not reach the result: softmax promises 1e-6 relative error at
- * any input magnitude. x - xm is split exactly (2Sum), then scaled (the product's error
- * by fma). Every product here has a non-additive use as well, so a compiler contracting
- * a*b+c into fma (-ffp-contract=fast) cannot fold it away. */
-static inline attn__v attn__softmax_exp(attn__v x, attn__v s, attn__v xm, int scaled)
+/* The argument of softmax's exp, carried as hi + lo (lo: the rounding error of hi), in
+ * one of two frames; softmax promises 1e-6 relative error at any input magnitude.
+ * Shifted (any row): s (x - xm), xm the row's extreme (max x for s >= 0, min x for s < 0),
+ * hi <= 0 (or NaN); x - xm is split exactly (2Sum), then scaled (the product's error by
+ * fma). Unshifted (rows where sm = s xm is in [0, 80 - ln n]): s x itself, since
+ * e^(s x) / sum e^(s x) is the same softmax; no subtraction, lo only for the product (none
+ * for s = 1); every e^(s x) <= e^sm and their sum stay far from overflow, and an
+ * e^(s x) that underflows (s x < ln FLT_MIN) has e^(s x - sm) < FLT_MIN too, so the
+ * results are those of the shifted frame. Every product here has a non-additive use as
+ * well, so a compiler contracting a*b+c into fma (-ffp-contract=fast) cannot fold it away. */
+static ATTN__FORCE_INLINE void attn__softmax_arg(attn__v x, attn__v s, attn__v xm, int scaled,
+                                                 int shifted, attn__v *hi_out, attn__v *lo_out)
 {
-    attn__v hi = attn__vsub(x, xm);
-    attn__v bb = attn__vsub(hi, x);
-    attn__v lo = attn__vsub(attn__vsub(x, attn__vsub(hi, bb)), attn__vadd(xm, bb));
-    if (scaled) {
-        attn__v h = attn__vmul(hi, s);
-        lo = attn__vfma(lo, s, attn__vfma_exact(hi, s, attn__vsub(attn__vzero(), h)));
-        hi = h;
+    attn__v hi = x, lo = x;
+    if (shifted) {
+        attn__v bb;
+        hi = attn__vsub(x, xm);
+        bb = attn__vsub(hi, x);
+        lo = attn__vsub(attn__vsub(x, attn__vsub(hi, bb)), attn__vadd(xm, bb));
+        if (scaled) {
+            attn__v h = attn__vmul(hi, s);
+            lo = attn__vfma(lo, s, attn__vfma_exact(hi, s, attn__vsub(attn__vzero(), h)));
+            hi = h;
+        }
+    } else if (scaled) {
+        hi = attn__vmul(x, s);
+        lo = attn__vfma_exact(x, s, attn__vsub(attn__vzero(), hi));
     }
+    *hi_out = hi;
+    *lo_out = lo;
+}
+
+/* e^(hi + lo) for softmax, any argument: below FLT_MIN not flushed (softmax flushes after
+ * normalizing). With SLEEF: e^(hi+lo) = e^hi (1 + lo) to far below an ulp, as |lo| <=
+ * ulp(hi) / 2. */
+static ATTN__FORCE_INLINE attn__v attn__softmax_exp_any(attn__v hi, attn__v lo, int has_lo)
+{
 #ifdef ATTN_USE_SLEEF
-    { /* e^(hi+lo) = e^hi (1 + lo) to far below an ulp, as |lo| <= ulp(hi) / 2 */
-        const attn__v tiny = attn__vset1(FLT_MIN);
-        attn__v e0 = attn__vexp_sleef(hi), e = attn__vfma(e0, lo, e0);
-        e = attn__vselect(attn__vlt(e0, tiny), attn__vzero(), e); /* hi = -inf: lo is NaN */
-        return attn__vselect(attn__vlt(e, tiny), attn__vzero(), e);
-    }
+    const attn__v tiny = attn__vset1(FLT_MIN);
+    attn__v e0 = attn__vexp_sleef(hi), e = has_lo ? attn__vfma(e0, lo, e0) : e0;
+    return attn__vselect(attn__vlt(e0, tiny), attn__vzero(), e); /* hi = -inf: lo is NaN */
 #else
-    return attn__vexp_lo(hi, lo, 0); /* below FLT_MIN flushed after normalizing */
+    return attn__vexp_slow(hi, lo, has_lo, 0);
 #endif
+}
+
+/* k vectors of softmax's exps e^(hi + lo) from x into y, every argument allowed: the slow
+ * path, out of line so that the fast loop keeps its registers. */
+static void attn__softmax_slow(const float *x, float *y, size_t k, attn__v vs, attn__v vm,
+                               int scaled, int shifted)
+{
+    size_t j;
+    for (j = 0; j < k; j++) {
+        attn__v hi, lo;
+        attn__softmax_arg(attn__vload(x + j * ATTN__VW), vs, vm, scaled, shifted, &hi, &lo);
+        attn__vstore(y + j * ATTN__VW, attn__softmax_exp_any(hi, lo, scaled || shifted));
+    }
 }
 
 /* max (want_max) or min of x[0..n) */
@@ -737,46 +811,85 @@ static float attn__row_extreme(const float *x, size_t n, int want_max)
 
 #define ATTN__SUM_BLOCK (64 * ATTN__VW) /* blocked summation: error grows with n/block + block */
 
-static void attn__softmax_row(const float *x, float *y, size_t n, float s)
+/* One row of softmax in a frame (see attn__softmax_arg). Exp pass: e into y with a blocked
+ * sum; four vectors at a time take the fast exp (attn__vexp_core, no select) when every hi
+ * is at least thr, the frame's largest argument - 87 + ln n: then every e, divided by the
+ * row sum (at most n times the largest), is at least FLT_MIN and the normalizing pass
+ * flushes nothing; else the slow path (any argument), and the normalizing pass flushes
+ * results below FLT_MIN. A NaN takes either path: both give NaN. */
+static ATTN__FORCE_INLINE void attn__softmax_body(const float *x, float *y, size_t n, float m,
+                                                  attn__v vs, attn__v vm, attn__v thr,
+                                                  int scaled, int shifted, const float *xn,
+                                                  float *yn)
 {
-    const int scaled = s != 1.0f;
-    const attn__v vs = attn__vset1(s);
-    attn__v vm, total = attn__vzero();
+    const int has_lo = scaled || shifted;
+    attn__v total = attn__vzero();
     size_t i, tail;
-    float m, sum;
-    /* the max of s*x is at the max of x for s >= 0, at the min of x for s < 0 */
-    m = attn__row_extreme(x, n, s >= 0);
-    if (!attn__finite(m)) {
-        attn__softmax_special(x, y, n, s);
-        return;
-    }
-    vm = attn__vset1(m);
-    /* exp pass, blocked sum */
+    int flush = 0;
+    float sum;
+#ifdef ATTN_USE_SLEEF
+    flush = 1;
+    (void)thr;
+#endif
     for (i = 0; i < n;) {
         size_t end = n - i > ATTN__SUM_BLOCK ? i + ATTN__SUM_BLOCK : n;
-        attn__v a0 = attn__vzero(), a1 = a0, a2 = a0, a3 = a0;
+        attn__v a0 = attn__vzero(), a1 = a0, a2 = a0, a3 = a0, h0, h1, h2, h3, l0, l1, l2, l3;
         for (; i + 4 * ATTN__VW <= end; i += 4 * ATTN__VW) {
-            attn__v e0 = attn__softmax_exp(attn__vload(x + i), vs, vm, scaled);
-            attn__v e1 = attn__softmax_exp(attn__vload(x + i + ATTN__VW), vs, vm, scaled);
-            attn__v e2 = attn__softmax_exp(attn__vload(x + i + 2 * ATTN__VW), vs, vm, scaled);
-            attn__v e3 = attn__softmax_exp(attn__vload(x + i + 3 * ATTN__VW), vs, vm, scaled);
-            attn__vstore(y + i, e0);
-            attn__vstore(y + i + ATTN__VW, e1);
-            attn__vstore(y + i + 2 * ATTN__VW, e2);
-            attn__vstore(y + i + 3 * ATTN__VW, e3);
-            a0 = attn__vadd(a0, e0);
-            a1 = attn__vadd(a1, e1);
-            a2 = attn__vadd(a2, e2);
-            a3 = attn__vadd(a3, e3);
+            if (xn) {
+                ATTN__PREFETCH(xn + i);
+                ATTN__PREFETCH(xn + i + 4 * ATTN__VW - 1);
+                ATTN__PREFETCHW(yn + i);
+                ATTN__PREFETCHW(yn + i + 4 * ATTN__VW - 1);
+            }
+            attn__softmax_arg(attn__vload(x + i), vs, vm, scaled, shifted, &h0, &l0);
+            attn__softmax_arg(attn__vload(x + i + ATTN__VW), vs, vm, scaled, shifted, &h1, &l1);
+            attn__softmax_arg(attn__vload(x + i + 2 * ATTN__VW), vs, vm, scaled, shifted, &h2, &l2);
+            attn__softmax_arg(attn__vload(x + i + 3 * ATTN__VW), vs, vm, scaled, shifted, &h3, &l3);
+#ifndef ATTN_USE_SLEEF
+            if (!attn__vany_neg(attn__vor(attn__vor(attn__vsub(h0, thr), attn__vsub(h1, thr)),
+                                          attn__vor(attn__vsub(h2, thr), attn__vsub(h3, thr))))) {
+                h0 = attn__vexp_core(h0, l0, has_lo, 0);
+                h1 = attn__vexp_core(h1, l1, has_lo, 0);
+                h2 = attn__vexp_core(h2, l2, has_lo, 0);
+                h3 = attn__vexp_core(h3, l3, has_lo, 0);
+                attn__vstore(y + i, h0);
+                attn__vstore(y + i + ATTN__VW, h1);
+                attn__vstore(y + i + 2 * ATTN__VW, h2);
+                attn__vstore(y + i + 3 * ATTN__VW, h3);
+            } else
+#endif
+            {
+                attn__softmax_slow(x + i, y + i, 4, vs, vm, scaled, shifted);
+                flush = 1;
+                h0 = attn__vload(y + i);
+                h1 = attn__vload(y + i + ATTN__VW);
+                h2 = attn__vload(y + i + 2 * ATTN__VW);
+                h3 = attn__vload(y + i + 3 * ATTN__VW);
+            }
+            a0 = attn__vadd(a0, h0);
+            a1 = attn__vadd(a1, h1);
+            a2 = attn__vadd(a2, h2);
+            a3 = attn__vadd(a3, h3);
         }
         for (; i + ATTN__VW <= end; i += ATTN__VW) {
-            attn__v e = attn__softmax_exp(attn__vload(x + i), vs, vm, scaled);
-            attn__vstore(y + i, e);
-            a0 = attn__vadd(a0, e);
+            attn__softmax_arg(attn__vload(x + i), vs, vm, scaled, shifted, &h0, &l0);
+#ifndef ATTN_USE_SLEEF
+            if (!attn__vany_neg(attn__vsub(h0, thr))) {
+                h0 = attn__vexp_core(h0, l0, has_lo, 0);
+            } else
+#endif
+            {
+                h0 = attn__softmax_exp_any(h0, l0, has_lo);
+                flush = 1;
+            }
+            attn__vstore(y + i, h0);
+            a0 = attn__vadd(a0, h0);
         }
-        if (i < end) { /* only at the row's end: end == n */
+        if (i < end) { /* only at the row's end: end == n; the padding lanes are x = m */
             tail = end - i;
-            attn__vstore_part(y + i, attn__softmax_exp(attn__vload_part(x + i, tail, 0.0f), vs, vm, scaled), tail);
+            attn__softmax_arg(attn__vload_part(x + i, tail, m), vs, vm, scaled, shifted, &h0, &l0);
+            attn__vstore_part(y + i, attn__softmax_exp_any(h0, l0, has_lo), tail);
+            flush = 1;
             a1 = attn__vadd(a1, attn__vload_part(y + i, tail, 0.0f));
             i = end;
         }
@@ -785,9 +898,14 @@ static void attn__softmax_row(const float *x, float *y, size_t n, float s)
     sum = attn__vhsum(total);
     {
         const attn__v inv = attn__vset1(1.0f / sum), tiny = attn__vset1(FLT_MIN), zero = attn__vzero();
-        for (i = 0; i + ATTN__VW <= n; i += ATTN__VW) {
-            attn__v v = attn__vmul(attn__vload(y + i), inv);
-            attn__vstore(y + i, attn__vselect(attn__vlt(v, tiny), zero, v));
+        if (!flush) {
+            for (i = 0; i + ATTN__VW <= n; i += ATTN__VW)
+                attn__vstore(y + i, attn__vmul(attn__vload(y + i), inv));
+        } else {
+            for (i = 0; i + ATTN__VW <= n; i += ATTN__VW) {
+                attn__v v = attn__vmul(attn__vload(y + i), inv);
+                attn__vstore(y + i, attn__vselect(attn__vlt(v, tiny), zero, v));
+            }
         }
         if (i < n) {
             attn__v v = attn__vmul(attn__vload_part(y + i, n - i, 0.0f), inv);
@@ -796,16 +914,65 @@ static void attn__softmax_row(const float *x, float *y, size_t n, float s)
     }
 }
 
+/* lnn: ln n (computed once per call) */
+static ATTN__FORCE_INLINE void attn__softmax_row(const float *x, float *y, size_t n, float s, float lnn, const float *xn, float *yn)
+{
+    const attn__v vs = attn__vset1(s);
+    float m, sm;
+    /* the max of s*x is at the max of x for s >= 0, at the min of x for s < 0 */
+    m = attn__row_extreme(x, n, s >= 0);
+    if (!attn__finite(m)) {
+        attn__softmax_special(x, y, n, s);
+        return;
+    }
+    sm = s * m;
+    if (sm >= 0.0f && sm <= 80.0f - lnn && n > 1) { /* unshifted (n = 1 gives exactly 1) */
+        const attn__v thr = attn__vset1(sm - 87.0f + lnn);
+        if (s == 1.0f) attn__softmax_body(x, y, n, m, vs, vs, thr, 0, 0, xn, yn);
+        else attn__softmax_body(x, y, n, m, vs, vs, thr, 1, 0, xn, yn);
+    } else {
+        const attn__v thr = attn__vset1(-87.0f + lnn), vm = attn__vset1(m);
+        if (s == 1.0f) attn__softmax_body(x, y, n, m, vs, vm, thr, 0, 1, xn, yn);
+        else attn__softmax_body(x, y, n, m, vs, vm, thr, 1, 1, xn, yn);
+    }
+}
+
+#ifndef ATTN__SM_FAR
+#define ATTN__SM_FAR ((size_t)32 << 20) /* bytes of input beyond which the next row is prefetched */
+#endif
+#ifndef ATTN__SM_FAR_N
+#define ATTN__SM_FAR_N 2048 /* shorter rows overlap without help */
+#endif
+
+/* Long rows far out of the caches: the next row of x (for reading) and of y (for writing)
+ * are prefetched while this one is computed; else a long row's max pass waits on memory
+ * with nothing to overlap it, and its exp pass's stores on their lines (measured 1.2x at
+ * n = 4096 on Zen 4; shorter rows lost a little). */
+static void attn__softmax_rows_far(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+                                   size_t n, float s, float lnn)
+{
+    size_t r;
+    for (r = 0; r < rows; r++) {
+        const size_t rn = r + 1 < rows ? r + 1 : r;
+        attn__softmax_row(x + r * ldx, y + r * ldy, n, s, lnn, x + rn * ldx, y + rn * ldy);
+    }
+}
+
 ATTN_API attn_status attn_softmax(const float *x, size_t ldx, float *y, size_t ldy,
                                   size_t rows, size_t n, float scale)
 {
     attn_status st;
+    float lnn;
     size_t r;
     if (!x || !y) return ATTN_ERR_NULL;
     if ((st = attn__check_mat(rows, n, ldx)) != ATTN_OK) return st;
     if ((st = attn__check_mat(rows, n, ldy)) != ATTN_OK) return st;
     if (!attn__finite(scale)) return ATTN_ERR_ARG;
-    for (r = 0; r < rows; r++) attn__softmax_row(x + r * ldx, y + r * ldy, n, scale);
+    lnn = 1.0001f * logf((float)n); /* rounded up */
+    if (n >= ATTN__SM_FAR_N && rows * n + 1 > ATTN__SM_FAR / sizeof(float))
+        attn__softmax_rows_far(x, ldx, y, ldy, rows, n, scale, lnn);
+    else
+        for (r = 0; r < rows; r++) attn__softmax_row(x + r * ldx, y + r * ldy, n, scale, lnn, NULL, NULL);
     return ATTN_OK;
 }
 
@@ -884,22 +1051,59 @@ static void attn__norm_row_double(const float *x, float *y, size_t n, const floa
 }
 
 /* y = ((x - c) - d) * (rstd * g) + b over a row: c + d is the mean, kept as two floats
- * (x - c is exact for x near c); c = d = 0 and b = NULL for rmsnorm */
-static void attn__norm_apply(const float *x, float *y, size_t n, float c, float d, float rstd,
-                             const float *g, const float *b)
+ * (x - c is exact for x near c); c = d = 0 and b = NULL for rmsnorm. One loop per case
+ * (gamma, beta given or not, shifted or not), two vectors a step, the tail apart. */
+static ATTN__FORCE_INLINE void attn__norm_apply_body(const float *x, float *y, size_t n, float c,
+                                                     float d, float rstd, const float *g,
+                                                     const float *b, int shift)
 {
     const attn__v vc = attn__vset1(c), vd = attn__vset1(d), vr = attn__vset1(rstd);
     size_t i = 0;
-    for (; i < n; i += ATTN__VW) {
-        size_t k = n - i;
-        attn__v u = k >= ATTN__VW ? attn__vload(x + i) : attn__vload_part(x + i, k, 0.0f);
-        attn__v scale = vr, bias = attn__vzero();
-        if (g) scale = attn__vmul(vr, k >= ATTN__VW ? attn__vload(g + i) : attn__vload_part(g + i, k, 0.0f));
-        if (b) bias = k >= ATTN__VW ? attn__vload(b + i) : attn__vload_part(b + i, k, 0.0f);
-        if (c != 0.0f || d != 0.0f) u = attn__vsub(attn__vsub(u, vc), vd);
-        u = attn__vfma(u, scale, bias);
-        if (k >= ATTN__VW) attn__vstore(y + i, u);
-        else attn__vstore_part(y + i, u, k);
+#define ATTN__NORM_ONE(u, j)                                                                 \
+    do {                                                                                     \
+        attn__v sc_ = g ? attn__vmul(vr, attn__vload(g + (j))) : vr;                         \
+        if (shift) u = attn__vsub(attn__vsub(u, vc), vd);                                    \
+        u = b ? attn__vfma(u, sc_, attn__vload(b + (j))) : attn__vmul(u, sc_);               \
+    } while (0)
+    for (; i + 2 * ATTN__VW <= n; i += 2 * ATTN__VW) {
+        attn__v u0 = attn__vload(x + i), u1 = attn__vload(x + i + ATTN__VW);
+        ATTN__NORM_ONE(u0, i);
+        ATTN__NORM_ONE(u1, i + ATTN__VW);
+        attn__vstore(y + i, u0);
+        attn__vstore(y + i + ATTN__VW, u1);
+    }
+    for (; i + ATTN__VW <= n; i += ATTN__VW) {
+        attn__v u0 = attn__vload(x + i);
+        ATTN__NORM_ONE(u0, i);
+        attn__vstore(y + i, u0);
+    }
+#undef ATTN__NORM_ONE
+    if (i < n) {
+        const size_t k = n - i;
+        attn__v u = attn__vload_part(x + i, k, 0.0f), sc = vr, bias = attn__vzero();
+        if (g) sc = attn__vmul(vr, attn__vload_part(g + i, k, 0.0f));
+        if (b) bias = attn__vload_part(b + i, k, 0.0f);
+        if (shift) u = attn__vsub(attn__vsub(u, vc), vd);
+        attn__vstore_part(y + i, attn__vfma(u, sc, bias), k);
+    }
+}
+
+static void attn__norm_apply(const float *x, float *y, size_t n, float c, float d, float rstd,
+                             const float *g, const float *b)
+{
+    const int shift = c != 0.0f || d != 0.0f;
+    if (g && b) {
+        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, g, b, 1);
+        else attn__norm_apply_body(x, y, n, c, d, rstd, g, b, 0);
+    } else if (g) {
+        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, g, NULL, 1);
+        else attn__norm_apply_body(x, y, n, c, d, rstd, g, NULL, 0);
+    } else if (b) {
+        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, NULL, b, 1);
+        else attn__norm_apply_body(x, y, n, c, d, rstd, NULL, b, 0);
+    } else {
+        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 1);
+        else attn__norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 0);
     }
 }
 
@@ -930,15 +1134,25 @@ ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t
          * whose mean is far larger than their spread lose nothing, in one pass. When c
          * turns out far from the mean (d^2 > var / 3, where s2/n - d^2 starts to cancel),
          * the sums are redone around c + d. */
-        const size_t n0 = n < 32 ? n : 32;
-        float c = attn__row_sums(xr, n0, 0, 0.0f, NULL) / (float)n0, s2, d, var, rstd;
+        float c, s2, d, var, rstd;
+        if (n >= 32) { /* the common case, unrolled: (x0 + x1) + (x2 + x3) in vectors */
+            attn__v p0 = attn__vload(xr), p1 = attn__vload(xr + ATTN__VW);
+            size_t i;
+            for (i = 2 * ATTN__VW; i + 2 * ATTN__VW <= 32; i += 2 * ATTN__VW) {
+                p0 = attn__vadd(p0, attn__vload(xr + i));
+                p1 = attn__vadd(p1, attn__vload(xr + i + ATTN__VW));
+            }
+            c = attn__vhsum(attn__vadd(p0, p1)) * (1.0f / 32.0f);
+        } else {
+            c = attn__row_sums(xr, n, 0, 0.0f, NULL) / (float)n;
+        }
         d = attn__row_sums(xr, n, 1, c, &s2) / (float)n;
         if (d * d > 0.25f * (s2 / (float)n)) {
             c += d;
             d = attn__row_sums(xr, n, 1, c, &s2) / (float)n;
         }
         var = s2 / (float)n - d * d;
-        if (!attn__finite(c) || !attn__finite(s2) || !(s2 > 1e-30f)) {
+        if (!((c - c) + (s2 - s2) == 0.0f && s2 > 1e-30f)) { /* c, s2 not finite, or s2 tiny */
             attn__norm_row_double(xr, yr, n, gamma, beta, eps, 0, mean_out ? mean_out + r : NULL,
                                   rstd_out ? rstd_out + r : NULL);
             continue;

@@ -45,6 +45,25 @@ static inline attn__v attn__vldexp(attn__v p, attn__v n)
     int32x4_t e = vshlq_n_s32(vcvtnq_s32_f32(n), 23);
     return vreinterpretq_f32_s32(vaddq_s32(vreinterpretq_s32_f32(p), e));
 }
+/* the lookup by tbl: lane index j = bits & 7 becomes the byte indices 4j .. 4j + 3 */
+static inline attn__v attn__vlut8_scale(const int32_t *tab, attn__v k)
+{
+    const uint32x4_t b = vreinterpretq_u32_f32(k);
+    const uint32x4_t idx = vmlaq_n_u32(vdupq_n_u32(0x03020100u), vandq_u32(b, vdupq_n_u32(7u)), 0x04040404u);
+    uint8x16x2_t t;
+    t.val[0] = vld1q_u8((const uint8_t *)(const void *)tab);
+    t.val[1] = vld1q_u8((const uint8_t *)(const void *)tab + 16);
+    return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_u8(vqtbl2q_u8(t, vreinterpretq_u8_u32(idx))),
+                                           vshlq_n_u32(b, 20)));
+}
+static inline attn__v attn__vfabs(attn__v a) { return vabsq_f32(a); }
+static inline attn__v attn__vor(attn__v a, attn__v b)
+{
+    return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)));
+}
+static inline int attn__vany_neg(attn__v a) { return vmaxvq_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 31)) != 0; }
+static inline void attn__vstream(float *p, attn__v v) { vst1q_f32(p, v); }
+static inline void attn__vstream_fence(void) {}
 /* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
  * are stored in order q = 0..3, so with ldd < 4 the later rows win the overlap. */

@@ -60,6 +60,36 @@ static inline attn__v attn__vldexp(attn__v p, attn__v n)
     memcpy(&p, &bits, 4);
     return p;
 }
+/* The float whose bits are tab[bits(k) & 7] + (bits(k) << 20), lane by lane (wrapping):
+ * with bits(k) = c + 8m + j, c a multiple of 2^12 (the exp's rounding shifter 1.5 * 2^23)
+ * and tab[j] = bits(2^(j/8)) - (j << 20), this is 2^(j/8) * 2^m when that is normal.
+ * AVX2: vpermd; NEON: tbl; here an array index. */
+static inline attn__v attn__vlut8_scale(const int32_t *tab, attn__v k)
+{
+    uint32_t b;
+    memcpy(&b, &k, 4);
+    b = (uint32_t)tab[b & 7u] + (b << 20);
+    memcpy(&k, &b, 4);
+    return k;
+}
+/* |a| (clears the sign bit) */
+static inline attn__v attn__vfabs(attn__v a) { return fabsf(a); }
+/* bitwise or of the lanes' bits */
+static inline attn__v attn__vor(attn__v a, attn__v b)
+{
+    uint32_t u, v;
+    memcpy(&u, &a, 4);
+    memcpy(&v, &b, 4);
+    u |= v;
+    memcpy(&a, &u, 4);
+    return a;
+}
+/* nonzero when some lane has its sign bit set (-0 and negative NaNs included) */
+static inline int attn__vany_neg(attn__v a) { return signbit(a) != 0; }
+/* a store for data far larger than the caches: non-temporal where the ISA has it (AVX2,
+ * p aligned to ATTN__VW floats; attn__vstream_fence() before returning), else plain */
+static inline void attn__vstream(float *p, attn__v v) { *p = v; }
+static inline void attn__vstream_fence(void) {}
 /* Transposes an ATTN__VW x ATTN__VW block from src (row i at src + i * lds; rows >= `rows`
  * are zero and never read) to dst (row q at dst + q * ldd); one lane: a copy. */
 static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t lds,
