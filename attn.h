@@ -187,13 +187,13 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  * softcap > 0 applies softcap * tanh(s / softcap) after scaling and before the masks.
  * scale = 0 means 1/sqrt(head_dim).
  *
- * Kernel: queries in tiles of attn_attention_query_tile() rows (96 on AVX2, 128 on NEON,
- * 64 scalar), keys in tiles of 64 (72 on NEON); Q K^T and P V of a tile by the matmul
+ * Kernel: queries in tiles of attn_attention_query_tile() rows (192), keys in tiles of
+ * 128 (132 on NEON); Q K^T and P V of a tile by the matmul
  * microkernel, the online softmax on the tile in L1; causal tiles past the diagonal are
  * skipped. Query tiles of 1..7 rows (decode) stream K and V once, row by row (for up
  * to 8 grouped-query heads at once when they share K and V). Workspace:
  * attn_attention_workspace_size(), a function of head_dim and v_head_dim only (never of
- * the lengths, batch or heads): 82 KiB for d = dv = 64 and 162 KiB for d = dv = 128 on AVX2.
+ * the lengths, batch or heads): 165 KiB for d = dv = 64, 325 KiB for 128 on AVX2.
  *
  * Determinism and threads: the output is identical run to run, and each output row is
  * computed the same way whatever else is in the call. To spread one call over a job
@@ -1756,8 +1756,12 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  * a call's output is the same bits however the caller splits batches, heads and query tiles
  * (attn_attention_task), and from run to run.
  */
-#define ATTN__TQ (16 * ATTN__MR)                                  /* query rows per tile */
-#define ATTN__TK (((64 + ATTN__NR - 1) / ATTN__NR) * ATTN__NR)   /* keys per tile */
+#ifndef ATTN__TQ
+#define ATTN__TQ (((192 + ATTN__MR - 1) / ATTN__MR) * ATTN__MR)  /* query rows per tile */
+#endif
+#ifndef ATTN__TK
+#define ATTN__TK (((128 + ATTN__NR - 1) / ATTN__NR) * ATTN__NR)  /* keys per tile */
+#endif
 #define ATTN__FUSED_MIN 8 /* query tiles with fewer rows take the rows path */
 
 static float attn__dot(const float *a, const float *b, size_t n)

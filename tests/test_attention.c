@@ -883,8 +883,9 @@ static void test_values(void)
  * a V tile takes the tile's p * V row by row), GQA, strides; and the scores modes. */
 static void test_tiles(void)
 {
-    static const size_t lq[] = {7, 8, 9, 13, 95, 96, 97, 130, 200};
-    static const size_t lk[] = {63, 64, 65, 129, 150};
+    const size_t tq = attn_attention_query_tile(), tk = ATTN__TK;
+    const size_t lq[] = {7, 8, 9, 13, tq - 1, tq, tq + 1, tq + 34, 2 * tq + 5};
+    const size_t lk[] = {tk / 2 + 1, tk - 1, tk, tk + 1, 2 * tk + 1, 2 * tk + 22};
     size_t a, c;
     long idx = 0;
     for (a = 0; a < sizeof lq / sizeof lq[0]; a++)
