@@ -44,6 +44,9 @@
 #define _POSIX_C_SOURCE 200112L
 #define ATTN_IMPLEMENTATION
 #include "attn.h"
+#ifdef HAVE_EXP_ALT
+#include "exp_alt.h"
+#endif
 
 #include <math.h>
 #include <pthread.h>
@@ -288,6 +291,7 @@ static struct {
     double read_mem, read_l2;   /* GB/s */
     double copy_mem, copy_cache; /* GB/s, read + written bytes */
     double exp_l1;               /* elements/ns */
+    double exp_alt_l1;           /* elements/ns, the other exp (bench/exp_alt.c), 0 if none */
     const char *fma_what;
 } g_lim;
 
@@ -977,6 +981,16 @@ static void exp_run(void *ctx, void *data)
         }
 }
 
+#ifdef HAVE_EXP_ALT
+/* The other vector exp (SLEEF's or the library's own, whichever this build does not use) */
+static void exp_alt_run(void *ctx, void *data)
+{
+    const struct limcase *c = (const struct limcase *)data;
+    (void)ctx;
+    bench_exp_alt(c->x, c->y, c->n, c->passes);
+}
+#endif
+
 /* Work per call / median time (per ns); *best from the fastest sample. */
 static double measure(impl_fn fn, struct limcase *c, double work, double *best)
 {
@@ -1047,6 +1061,9 @@ static void measure_limits(void)
     c.n = expn;
     c.passes = 64;
     g_lim.exp_l1 = measure(exp_run, &c, 64.0 * (double)expn, NULL);
+#ifdef HAVE_EXP_ALT
+    g_lim.exp_alt_l1 = measure(exp_alt_run, &c, 64.0 * (double)expn, NULL);
+#endif
     free(x);
     free(y);
 }
@@ -1060,8 +1077,13 @@ static void print_limits(void)
     fprintf(g_info, "\n          read %.1f GB/s (256 MiB), %.1f GB/s (512 KiB, L2); memcpy "
                     "(read + write bytes) %.1f GB/s (256 MiB), %.1f GB/s (4 MiB)\n",
             g_lim.read_mem, g_lim.read_l2, g_lim.copy_mem, g_lim.copy_cache);
-    fprintf(g_info, "          exp: attn__vexp (%s) %.2f elem/ns (2048 floats in L1)\n",
-            attn_exp_impl(), g_lim.exp_l1);
+    fprintf(g_info, "          exp: attn__vexp (%s) %.2f elem/ns (2048 floats in L1)", attn_exp_impl(),
+            g_lim.exp_l1);
+#ifdef HAVE_EXP_ALT
+    fprintf(g_info, "; the other exp, not used by this build (%s): %.2f elem/ns",
+            bench_exp_alt_name(), g_lim.exp_alt_l1);
+#endif
+    fprintf(g_info, "\n");
     if (g_opt.csv) {
         printf("limit,fma_peak,machine,GFLOP/s,%.6g,\n", g_lim.fma);
         if (g_lim.fma512 > 0.0)
@@ -1071,6 +1093,9 @@ static void print_limits(void)
         printf("limit,copy_256MiB,machine,GB/s,%.6g,\n", g_lim.copy_mem);
         printf("limit,copy_4MiB,machine,GB/s,%.6g,\n", g_lim.copy_cache);
         printf("limit,exp_L1,machine,elem/ns,%.6g,\n", g_lim.exp_l1);
+#ifdef HAVE_EXP_ALT
+        printf("limit,exp_%s_L1,machine,elem/ns,%.6g,\n", bench_exp_alt_name(), g_lim.exp_alt_l1);
+#endif
     }
 }
 
