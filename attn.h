@@ -190,8 +190,8 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  * Kernel: queries in tiles of attn_attention_query_tile() rows (192), keys in tiles of
  * 128 (132 on NEON); Q K^T and P V of a tile by the matmul
  * microkernel, the online softmax on the tile in L1; causal tiles past the diagonal are
- * skipped. Query tiles of 1..7 rows (decode) stream K and V once, row by row (for up
- * to 8 grouped-query heads at once when they share K and V). Workspace:
+ * skipped. Query tiles of 1..11 rows (decode) stream K and V once per 6 rows, with dot
+ * products and row updates (for up to 8 grouped-query heads at once when they share K and V). Workspace:
  * attn_attention_workspace_size(), a function of head_dim and v_head_dim only (never of
  * the lengths, batch or heads): 165 KiB for d = dv = 64, 325 KiB for 128 on AVX2.
  *
@@ -1747,9 +1747,10 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  *    (L1), the online softmax on it, and acc += P V by the microkernel (P read in place).
  *    Causal: key tiles past a sliver's last visible key are skipped, and the partial tile on
  *    the diagonal is cut at the sliver's last visible key.
- *  - rows (fewer rows: decode): per row, the dot products against the key tile, the online
- *    softmax, and acc += p V row by row; K and V stream through once, the tile's other rows
- *    find the key tile in L1.
+ *  - rows (fewer rows: decode): in groups of MR rows, the dot products of every row of the
+ *    group with a K row while it is in L1 (four rows share its loads), the online softmax
+ *    per row, and acc += p V with a V row once for the group; K and V stream through once
+ *    per group.
  * Online softmax per row: running max m, running sum l, acc scaled by exp(m_old - m_new) when
  * the max grows; O = acc / l at the end (0 when every key was masked).
  * Each row's arithmetic depends only on its own scores and on the tiles it belongs to, so
@@ -1762,7 +1763,9 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
 #ifndef ATTN__TK
 #define ATTN__TK (((128 + ATTN__NR - 1) / ATTN__NR) * ATTN__NR)  /* keys per tile */
 #endif
-#define ATTN__FUSED_MIN 8 /* query tiles with fewer rows take the rows path */
+#ifndef ATTN__FUSED_MIN
+#define ATTN__FUSED_MIN 12 /* query tiles with fewer rows take the rows path */
+#endif
 
 static float attn__dot(const float *a, const float *b, size_t n)
 {
@@ -1778,6 +1781,78 @@ static float attn__dot(const float *a, const float *b, size_t n)
         else s1 = attn__vfma(attn__vload_part(a + i, k, 0.0f), attn__vload_part(b + i, k, 0.0f), s1);
     }
     return attn__vhsum(attn__vadd(s0, s1));
+}
+
+/* out[r] = attn__dot(q[r], k, d) for nr (a constant) rows against one key: k's loads
+ * shared, each row's operations those of attn__dot (the same bits) */
+static ATTN__FORCE_INLINE void attn__dot_body(const float *const *q, size_t nr, const float *k,
+                                              size_t d, float *out)
+{
+    attn__v s0[4], s1[4];
+    size_t i = 0, r;
+    for (r = 0; r < nr; r++) s0[r] = attn__vzero(), s1[r] = attn__vzero();
+    for (; i + 2 * ATTN__VW <= d; i += 2 * ATTN__VW) {
+        const attn__v k0 = attn__vload(k + i), k1 = attn__vload(k + i + ATTN__VW);
+        for (r = 0; r < nr; r++) {
+            s0[r] = attn__vfma(attn__vload(q[r] + i), k0, s0[r]);
+            s1[r] = attn__vfma(attn__vload(q[r] + i + ATTN__VW), k1, s1[r]);
+        }
+    }
+    for (; i < d; i += ATTN__VW) {
+        const size_t t = d - i;
+        if (t >= ATTN__VW) {
+            const attn__v k0 = attn__vload(k + i);
+            for (r = 0; r < nr; r++) s0[r] = attn__vfma(attn__vload(q[r] + i), k0, s0[r]);
+        } else {
+            const attn__v k1 = attn__vload_part(k + i, t, 0.0f);
+            for (r = 0; r < nr; r++)
+                s1[r] = attn__vfma(attn__vload_part(q[r] + i, t, 0.0f), k1, s1[r]);
+        }
+    }
+    for (r = 0; r < nr; r++) out[r] = attn__vhsum(attn__vadd(s0[r], s1[r]));
+}
+
+/* attn__dot_body for nr = 1 .. 4 rows */
+static void attn__dot_rows(const float *const *q, size_t nr, const float *k, size_t d,
+                           float *out)
+{
+    switch (nr) {
+    case 1: attn__dot_body(q, 1, k, d, out); break;
+    case 2: attn__dot_body(q, 2, k, d, out); break;
+    case 3: attn__dot_body(q, 3, k, d, out); break;
+    default: attn__dot_body(q, 4, k, d, out); break;
+    }
+}
+
+/* y[r][0..n) += a[r] * x[0..n) for nr (a constant) rows: x's loads shared, each row one fma
+ * an element, as attn__axpby(y[r], 1, a[r], x, n) (the same bits) */
+static ATTN__FORCE_INLINE void attn__axpy_body(float *const *y, const float *a, size_t nr,
+                                               const float *x, size_t n)
+{
+    attn__v va[4];
+    size_t i = 0, r;
+    for (r = 0; r < nr; r++) va[r] = attn__vset1(a[r]);
+    for (; i + ATTN__VW <= n; i += ATTN__VW) {
+        const attn__v xv = attn__vload(x + i);
+        for (r = 0; r < nr; r++) attn__vstore(y[r] + i, attn__vfma(va[r], xv, attn__vload(y[r] + i)));
+    }
+    if (i < n) {
+        const attn__v xv = attn__vload_part(x + i, n - i, 0.0f);
+        for (r = 0; r < nr; r++)
+            attn__vstore_part(y[r] + i, attn__vfma(va[r], xv, attn__vload_part(y[r] + i, n - i, 0.0f)),
+                              n - i);
+    }
+}
+
+/* attn__axpy_body for nr = 1 .. 4 rows */
+static void attn__axpy_rows(float *const *y, const float *a, size_t nr, const float *x, size_t n)
+{
+    switch (nr) {
+    case 1: attn__axpy_body(y, a, 1, x, n); break;
+    case 2: attn__axpy_body(y, a, 2, x, n); break;
+    case 3: attn__axpy_body(y, a, 3, x, n); break;
+    default: attn__axpy_body(y, a, 4, x, n); break;
+    }
 }
 
 /* y[0..n) = y * s + a * x  (s = 1: axpy; x NULL: scaling by s) */
@@ -2083,26 +2158,59 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
                             const attn__ws *w)
 {
     const attn__hd *hd = hds;
-    const size_t d = hd->d, dv = hd->dv, dvp = w->dvp;
+    const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
     const size_t kend = attn__kend(hd, q0, tq); /* the same for every head of the group */
-    size_t k0, i, j, hh;
-    attn__tile_init(nh * tq, nh * tq, w);
+    size_t k0, g, r, j;
+    attn__tile_init(rows, rows, w);
     for (k0 = 0; k0 < kend; k0 += ATTN__TK) {
         const size_t tk = attn__min(ATTN__TK, kend - k0);
-        for (hh = 0; hh < nh; hh++)
-            for (i = 0; i < tq; i++) {
-                const size_t qi = q0 + i, n = attn__visible(hd, qi, k0, tk), r = hh * tq + i;
-                const float *qrow = hds[hh].q + qi * hd->q_sl;
-                float *acc = w->acc + r * dvp;
-                if (n == 0) continue;
-                for (j = 0; j < n; j++) w->s[j] = attn__dot(qrow, hd->k + (k0 + j) * hd->k_sl, d);
-                attn__online_row(&hds[hh], qi, k0, n, n, w->s, &w->m[r], &w->l[r], acc, dv);
-                for (j = 0; j < n; j++)
-                    if (w->s[j] != 0.0f)
-                        attn__axpby(acc, 1.0f, w->s[j], hd->v + (k0 + j) * hd->v_sl, dv);
+        const float *kt = hd->k + k0 * hd->k_sl, *vt = hd->v + k0 * hd->v_sl;
+        for (g = 0; g < rows; g += ATTN__MR) { /* MR rows at a time (w->s: MR x TK) */
+            const size_t gr = attn__min(ATTN__MR, rows - g);
+            const float *qr[ATTN__MR];
+            size_t n[ATTN__MR], nmax = 0;
+            for (r = 0; r < gr; r++) { /* row g + r: head (g + r) / tq, query (g + r) % tq */
+                const size_t qi = q0 + (g + r) % tq;
+                n[r] = attn__visible(hd, qi, k0, tk);
+                qr[r] = hds[(g + r) / tq].q + qi * hd->q_sl;
+                nmax = n[r] > nmax ? n[r] : nmax;
             }
+            if (gr == 1) /* one row (decoding): K and V stream through in order */
+                for (j = 0; j < nmax; j++) w->s[j] = attn__dot(qr[0], kt + j * hd->k_sl, d);
+            else
+                for (j = 0; j < nmax; j++) /* a K row once for all the rows */
+                    for (r = 0; r < gr; r += 4) {
+                        const size_t nr = attn__min(4, gr - r);
+                        size_t u;
+                        float t[4];
+                        attn__dot_rows(qr + r, nr, kt + j * hd->k_sl, d, t);
+                        for (u = 0; u < nr; u++)
+                            if (j < n[r + u]) w->s[(r + u) * ATTN__TK + j] = t[u];
+                    }
+            for (r = 0; r < gr; r++)
+                if (n[r])
+                    attn__online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], n[r],
+                                     w->s + r * ATTN__TK, &w->m[g + r], &w->l[g + r],
+                                     w->acc + (g + r) * dvp, dv);
+            if (gr == 1)
+                for (j = 0; j < nmax; j++) {
+                    if (w->s[j] != 0.0f)
+                        attn__axpby(w->acc + g * dvp, 1.0f, w->s[j], vt + j * hd->v_sl, dv);
+                }
+            else
+                for (j = 0; j < nmax; j++) { /* a V row likewise, for the rows it weighs in */
+                    float *y[4], a[4];
+                    size_t c = 0;
+                    for (r = 0; r < gr; r++)
+                        if (j < n[r] && w->s[r * ATTN__TK + j] != 0.0f) {
+                            y[c] = w->acc + (g + r) * dvp, a[c] = w->s[r * ATTN__TK + j];
+                            if (++c == 4) attn__axpy_rows(y, a, 4, vt + j * hd->v_sl, dv), c = 0;
+                        }
+                    if (c) attn__axpy_rows(y, a, c, vt + j * hd->v_sl, dv);
+                }
+        }
     }
-    for (hh = 0; hh < nh; hh++) attn__tile_out(&hds[hh], q0, tq, w, hh * tq);
+    for (r = 0; r < nh; r++) attn__tile_out(&hds[r], q0, tq, w, r * tq);
 }
 
 /* The scores output of rows q0 .. q0+tq, after their tile: every key j < kv_len gets the

@@ -878,13 +878,13 @@ static void test_values(void)
     }
 }
 
-/* Query counts around the path switch (rows path below 8 rows) and the query tile, every
+/* Query counts around the path switch (rows path below 12 rows) and the query tile, every
  * feature on the fused path: causal on the diagonal tiles, masks, poisoned K/V (inf/NaN in
  * a V tile takes the tile's p * V row by row), GQA, strides; and the scores modes. */
 static void test_tiles(void)
 {
     const size_t tq = attn_attention_query_tile(), tk = ATTN__TK;
-    const size_t lq[] = {7, 8, 9, 13, tq - 1, tq, tq + 1, tq + 34, 2 * tq + 5};
+    const size_t lq[] = {7, 8, 11, 12, 13, tq - 1, tq, tq + 1, tq + 34, 2 * tq + 5};
     const size_t lk[] = {tk / 2 + 1, tk - 1, tk, tk + 1, 2 * tk + 1, 2 * tk + 22};
     size_t a, c;
     long idx = 0;
