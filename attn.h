@@ -1118,23 +1118,133 @@ static attn_status attn__norm_check(const float *x, size_t ldx, float *y, size_t
     return ATTN_OK;
 }
 
+/* Short rows (32 <= n <= ATTN__NORM_SHORT: one block of attn__row_sums), K = 1 or 2 rows
+ * at once: the sums of layernorm (mode 1: the prefix mean c, then sum (x-c), sum (x-c)^2)
+ * or rmsnorm (mode 2: sum x^2), each row by exactly the operations of attn__row_sums in
+ * its order, so a row's bits do not depend on its partner; two rows interleaved overlap
+ * the reductions' latencies (short rows are bound by them, not by the data). */
+/* longer rows overlap without help, and two rows' accumulators would not fit the registers
+ * (measured: 256 lost 6-15% out of cache on Zen 4) */
+#define ATTN__NORM_SHORT (ATTN__SUM_BLOCK < 128 ? ATTN__SUM_BLOCK : 128)
+static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const float *x1, int K,
+                                                     size_t n, int mode, float *c, float *t,
+                                                     float *s2)
+{
+    const float *xs[2];
+    attn__v vc[2], a0[2], a1[2], a2[2], a3[2], b0[2], b1[2], b2[2], b3[2];
+    size_t i;
+    int k;
+    xs[0] = x0;
+    xs[1] = x1;
+    for (k = 0; k < K; k++) {
+        if (mode == 1) { /* the prefix mean, as attn_layernorm's n >= 32 case */
+            attn__v p0 = attn__vload(xs[k]), p1 = attn__vload(xs[k] + ATTN__VW);
+            for (i = 2 * ATTN__VW; i + 2 * ATTN__VW <= 32; i += 2 * ATTN__VW) {
+                p0 = attn__vadd(p0, attn__vload(xs[k] + i));
+                p1 = attn__vadd(p1, attn__vload(xs[k] + i + ATTN__VW));
+            }
+            c[k] = attn__vhsum(attn__vadd(p0, p1)) * (1.0f / 32.0f);
+        } else {
+            c[k] = 0.0f;
+        }
+        vc[k] = attn__vset1(c[k]);
+        a0[k] = a1[k] = a2[k] = a3[k] = b0[k] = b1[k] = b2[k] = b3[k] = attn__vzero();
+    }
+    for (i = 0; i + 4 * ATTN__VW <= n; i += 4 * ATTN__VW)
+        for (k = 0; k < K; k++) {
+            attn__v u0 = attn__vload(xs[k] + i), u1 = attn__vload(xs[k] + i + ATTN__VW);
+            attn__v u2 = attn__vload(xs[k] + i + 2 * ATTN__VW), u3 = attn__vload(xs[k] + i + 3 * ATTN__VW);
+            if (mode == 1) {
+                u0 = attn__vsub(u0, vc[k]);
+                u1 = attn__vsub(u1, vc[k]);
+                u2 = attn__vsub(u2, vc[k]);
+                u3 = attn__vsub(u3, vc[k]);
+                a0[k] = attn__vadd(a0[k], u0);
+                a1[k] = attn__vadd(a1[k], u1);
+                a2[k] = attn__vadd(a2[k], u2);
+                a3[k] = attn__vadd(a3[k], u3);
+            }
+            b0[k] = attn__vfma(u0, u0, b0[k]);
+            b1[k] = attn__vfma(u1, u1, b1[k]);
+            b2[k] = attn__vfma(u2, u2, b2[k]);
+            b3[k] = attn__vfma(u3, u3, b3[k]);
+        }
+    for (; i < n; i += ATTN__VW)
+        for (k = 0; k < K; k++) {
+            const size_t m = n - i;
+            attn__v u0 = m >= ATTN__VW ? attn__vload(xs[k] + i)
+                                       : attn__vload_part(xs[k] + i, m, mode == 1 ? c[k] : 0.0f);
+            if (mode == 1) {
+                u0 = attn__vsub(u0, vc[k]);
+                a0[k] = attn__vadd(a0[k], u0);
+            }
+            b0[k] = attn__vfma(u0, u0, b0[k]);
+        }
+    for (k = 0; k < K; k++) {
+        const attn__v z = attn__vzero();
+        if (mode == 1)
+            t[k] = attn__vhsum(attn__vadd(z, attn__vadd(attn__vadd(a0[k], a1[k]), attn__vadd(a2[k], a3[k]))));
+        s2[k] = attn__vhsum(attn__vadd(z, attn__vadd(attn__vadd(b0[k], b1[k]), attn__vadd(b2[k], b3[k]))));
+    }
+}
+
+/* The rest of one layernorm row from its sums around c: d = t / n the mean of x - c,
+ * s2 the sum of squares of x - c. */
+static void attn__layernorm_finish(const float *xr, float *yr, size_t n, float c, float t,
+                                   float s2, const float *gamma, const float *beta, float eps,
+                                   float *mean_out, float *rstd_out)
+{
+    float d = t / (float)n, var, rstd;
+    if (d * d > 0.25f * (s2 / (float)n)) {
+        c += d;
+        d = attn__row_sums(xr, n, 1, c, &s2) / (float)n;
+    }
+    var = s2 / (float)n - d * d;
+    if (!((c - c) + (s2 - s2) == 0.0f && s2 > 1e-30f)) { /* c, s2 not finite, or s2 tiny */
+        attn__norm_row_double(xr, yr, n, gamma, beta, eps, 0, mean_out, rstd_out);
+        return;
+    }
+    if (var < 0) var = 0;
+    rstd = 1.0f / sqrtf(var + eps);
+    if (mean_out) *mean_out = c + d;
+    if (rstd_out) *rstd_out = rstd;
+    attn__norm_apply(xr, yr, n, c, d, rstd, gamma, beta);
+}
+
 ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t ldy,
                                     size_t rows, size_t n, const float *gamma,
                                     const float *beta, float eps, float *mean_out,
                                     float *rstd_out)
 {
     attn_status st = attn__norm_check(x, ldx, y, ldy, rows, n, eps);
-    size_t r;
+    size_t r = 0;
     if (st != ATTN_OK) return st;
-    for (r = 0; r < rows; r++) {
+    /* Shifted sums: the mean d and the sum of squares s2 of x - c, with c the mean of the
+     * first (up to) 32 elements. x - c is exact or nearly so for x near c, so rows whose
+     * mean is far larger than their spread lose nothing, in one pass. When c turns out
+     * far from the mean (d^2 > var / 4, where s2/n - d^2 starts to cancel), the sums are
+     * redone around c + d. */
+    if (n >= 32 && n <= ATTN__NORM_SHORT) {
+        for (; r + 2 <= rows; r += 2) {
+            float c[2], t[2], s2[2];
+            attn__norm_sums_short(x + r * ldx, x + (r + 1) * ldx, 2, n, 1, c, t, s2);
+            attn__layernorm_finish(x + r * ldx, y + r * ldy, n, c[0], t[0], s2[0], gamma, beta,
+                                   eps, mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
+            attn__layernorm_finish(x + (r + 1) * ldx, y + (r + 1) * ldy, n, c[1], t[1], s2[1],
+                                   gamma, beta, eps, mean_out ? mean_out + r + 1 : NULL,
+                                   rstd_out ? rstd_out + r + 1 : NULL);
+        }
+        if (r < rows) {
+            float c[2], t[2], s2[2];
+            attn__norm_sums_short(x + r * ldx, NULL, 1, n, 1, c, t, s2);
+            attn__layernorm_finish(x + r * ldx, y + r * ldy, n, c[0], t[0], s2[0], gamma, beta,
+                                   eps, mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
+        }
+        return ATTN_OK;
+    }
+    for (; r < rows; r++) {
         const float *xr = x + r * ldx;
-        float *yr = y + r * ldy;
-        /* Shifted sums: the mean d and the sum of squares s2 of x - c, with c the mean of
-         * the first (up to) 32 elements. x - c is exact or nearly so for x near c, so rows
-         * whose mean is far larger than their spread lose nothing, in one pass. When c
-         * turns out far from the mean (d^2 > var / 3, where s2/n - d^2 starts to cancel),
-         * the sums are redone around c + d. */
-        float c, s2, d, var, rstd;
+        float c, s2, t;
         if (n >= 32) { /* the common case, unrolled: (x0 + x1) + (x2 + x3) in vectors */
             attn__v p0 = attn__vload(xr), p1 = attn__vload(xr + ATTN__VW);
             size_t i;
@@ -1146,41 +1256,47 @@ ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t
         } else {
             c = attn__row_sums(xr, n, 0, 0.0f, NULL) / (float)n;
         }
-        d = attn__row_sums(xr, n, 1, c, &s2) / (float)n;
-        if (d * d > 0.25f * (s2 / (float)n)) {
-            c += d;
-            d = attn__row_sums(xr, n, 1, c, &s2) / (float)n;
-        }
-        var = s2 / (float)n - d * d;
-        if (!((c - c) + (s2 - s2) == 0.0f && s2 > 1e-30f)) { /* c, s2 not finite, or s2 tiny */
-            attn__norm_row_double(xr, yr, n, gamma, beta, eps, 0, mean_out ? mean_out + r : NULL,
-                                  rstd_out ? rstd_out + r : NULL);
-            continue;
-        }
-        if (var < 0) var = 0;
-        rstd = 1.0f / sqrtf(var + eps);
-        if (mean_out) mean_out[r] = c + d;
-        if (rstd_out) rstd_out[r] = rstd;
-        attn__norm_apply(xr, yr, n, c, d, rstd, gamma, beta);
+        t = attn__row_sums(xr, n, 1, c, &s2);
+        attn__layernorm_finish(xr, y + r * ldy, n, c, t, s2, gamma, beta, eps,
+                               mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
     }
     return ATTN_OK;
+}
+
+static void attn__rmsnorm_finish(const float *xr, float *yr, size_t n, float s2,
+                                 const float *gamma, float eps)
+{
+    if (!attn__finite(s2) || !(s2 > 1e-30f)) {
+        attn__norm_row_double(xr, yr, n, gamma, NULL, eps, 1, NULL, NULL);
+        return;
+    }
+    attn__norm_apply(xr, yr, n, 0.0f, 0.0f, 1.0f / sqrtf(s2 / (float)n + eps), gamma, NULL);
 }
 
 ATTN_API attn_status attn_rmsnorm(const float *x, size_t ldx, float *y, size_t ldy,
                                   size_t rows, size_t n, const float *gamma, float eps)
 {
     attn_status st = attn__norm_check(x, ldx, y, ldy, rows, n, eps);
-    size_t r;
+    size_t r = 0;
     if (st != ATTN_OK) return st;
-    for (r = 0; r < rows; r++) {
-        const float *xr = x + r * ldx;
-        float *yr = y + r * ldy, s2;
-        attn__row_sums(xr, n, 2, 0.0f, &s2);
-        if (!attn__finite(s2) || !(s2 > 1e-30f)) {
-            attn__norm_row_double(xr, yr, n, gamma, NULL, eps, 1, NULL, NULL);
-            continue;
+    if (n >= 32 && n <= ATTN__NORM_SHORT) { /* short rows two at a time, as layernorm */
+        float c[2], t[2], s2[2];
+        for (; r + 2 <= rows; r += 2) {
+            attn__norm_sums_short(x + r * ldx, x + (r + 1) * ldx, 2, n, 2, c, t, s2);
+            attn__rmsnorm_finish(x + r * ldx, y + r * ldy, n, s2[0], gamma, eps);
+            attn__rmsnorm_finish(x + (r + 1) * ldx, y + (r + 1) * ldy, n, s2[1], gamma, eps);
         }
-        attn__norm_apply(xr, yr, n, 0.0f, 0.0f, 1.0f / sqrtf(s2 / (float)n + eps), gamma, NULL);
+        if (r < rows) {
+            attn__norm_sums_short(x + r * ldx, NULL, 1, n, 2, c, t, s2);
+            attn__rmsnorm_finish(x + r * ldx, y + r * ldy, n, s2[0], gamma, eps);
+        }
+        return ATTN_OK;
+    }
+    for (; r < rows; r++) {
+        const float *xr = x + r * ldx;
+        float s2;
+        attn__row_sums(xr, n, 2, 0.0f, &s2);
+        attn__rmsnorm_finish(xr, y + r * ldy, n, s2, gamma, eps);
     }
     return ATTN_OK;
 }
