@@ -833,7 +833,7 @@ static ATTN__FORCE_INLINE void attn__softmax_body(const float *x, float *y, size
 #endif
     for (i = 0; i < n;) {
         size_t end = n - i > ATTN__SUM_BLOCK ? i + ATTN__SUM_BLOCK : n;
-        attn__v a0 = attn__vzero(), a1 = a0, a2 = a0, a3 = a0, h0, h1, h2, h3, l0, l1, l2, l3;
+        attn__v a0 = attn__vzero(), a1 = a0, h0, h1, h2, h3, l0, l1, l2, l3;
         for (; i + 4 * ATTN__VW <= end; i += 4 * ATTN__VW) {
             if (xn) {
                 ATTN__PREFETCH(xn + i);
@@ -866,10 +866,9 @@ static ATTN__FORCE_INLINE void attn__softmax_body(const float *x, float *y, size
                 h2 = attn__vload(y + i + 2 * ATTN__VW);
                 h3 = attn__vload(y + i + 3 * ATTN__VW);
             }
-            a0 = attn__vadd(a0, h0);
-            a1 = attn__vadd(a1, h1);
-            a2 = attn__vadd(a2, h2);
-            a3 = attn__vadd(a3, h3);
+            /* two accumulators, not four: with the exp's nine constants, four spilled */
+            a0 = attn__vadd(a0, attn__vadd(h0, h1));
+            a1 = attn__vadd(a1, attn__vadd(h2, h3));
         }
         for (; i + ATTN__VW <= end; i += ATTN__VW) {
             attn__softmax_arg(attn__vload(x + i), vs, vm, scaled, shifted, &h0, &l0);
@@ -893,13 +892,23 @@ static ATTN__FORCE_INLINE void attn__softmax_body(const float *x, float *y, size
             a1 = attn__vadd(a1, attn__vload_part(y + i, tail, 0.0f));
             i = end;
         }
-        total = attn__vadd(total, attn__vadd(attn__vadd(a0, a1), attn__vadd(a2, a3)));
+        total = attn__vadd(total, attn__vadd(a0, a1));
     }
     sum = attn__vhsum(total);
     {
         const attn__v inv = attn__vset1(1.0f / sum), tiny = attn__vset1(FLT_MIN), zero = attn__vzero();
         if (!flush) {
-            for (i = 0; i + ATTN__VW <= n; i += ATTN__VW)
+            for (i = 0; i + 4 * ATTN__VW <= n; i += 4 * ATTN__VW) {
+                const attn__v v0 = attn__vmul(attn__vload(y + i), inv);
+                const attn__v v1 = attn__vmul(attn__vload(y + i + ATTN__VW), inv);
+                const attn__v v2 = attn__vmul(attn__vload(y + i + 2 * ATTN__VW), inv);
+                const attn__v v3 = attn__vmul(attn__vload(y + i + 3 * ATTN__VW), inv);
+                attn__vstore(y + i, v0);
+                attn__vstore(y + i + ATTN__VW, v1);
+                attn__vstore(y + i + 2 * ATTN__VW, v2);
+                attn__vstore(y + i + 3 * ATTN__VW, v3);
+            }
+            for (; i + ATTN__VW <= n; i += ATTN__VW)
                 attn__vstore(y + i, attn__vmul(attn__vload(y + i), inv));
         } else {
             for (i = 0; i + ATTN__VW <= n; i += ATTN__VW) {
