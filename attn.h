@@ -1127,7 +1127,19 @@ static attn_status attn__norm_check(const float *x, size_t ldx, float *y, size_t
     return ATTN_OK;
 }
 
-/* Short rows (32 <= n <= ATTN__NORM_SHORT: one block of attn__row_sums), K = 1 or 2 rows
+/* The mean of x[0..32), unrolled: (x0 + x1) + (x2 + x3) in vectors */
+static float attn__norm_prefix_mean(const float *x)
+{
+    attn__v p0 = attn__vload(x), p1 = attn__vload(x + ATTN__VW);
+    size_t i;
+    for (i = 2 * ATTN__VW; i + 2 * ATTN__VW <= 32; i += 2 * ATTN__VW) {
+        p0 = attn__vadd(p0, attn__vload(x + i));
+        p1 = attn__vadd(p1, attn__vload(x + i + ATTN__VW));
+    }
+    return attn__vhsum(attn__vadd(p0, p1)) * (1.0f / 32.0f);
+}
+
+/* Short rows (n <= ATTN__NORM_SHORT: one block of attn__row_sums), K = 1 or 2 rows
  * at once: the sums of layernorm (mode 1: the prefix mean c, then sum (x-c), sum (x-c)^2)
  * or rmsnorm (mode 2: sum x^2), each row by exactly the operations of attn__row_sums in
  * its order, so a row's bits do not depend on its partner; two rows interleaved overlap
@@ -1146,13 +1158,8 @@ static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const floa
     xs[0] = x0;
     xs[1] = x1;
     for (k = 0; k < K; k++) {
-        if (mode == 1) { /* the prefix mean, as attn_layernorm's n >= 32 case */
-            attn__v p0 = attn__vload(xs[k]), p1 = attn__vload(xs[k] + ATTN__VW);
-            for (i = 2 * ATTN__VW; i + 2 * ATTN__VW <= 32; i += 2 * ATTN__VW) {
-                p0 = attn__vadd(p0, attn__vload(xs[k] + i));
-                p1 = attn__vadd(p1, attn__vload(xs[k] + i + ATTN__VW));
-            }
-            c[k] = attn__vhsum(attn__vadd(p0, p1)) * (1.0f / 32.0f);
+        if (mode == 1) { /* the prefix mean, as attn_layernorm's general loop */
+            c[k] = n >= 32 ? attn__norm_prefix_mean(xs[k]) : attn__row_sums(xs[k], n, 0, 0.0f, NULL) / (float)n;
         } else {
             c[k] = 0.0f;
         }
@@ -1220,6 +1227,97 @@ static void attn__layernorm_finish(const float *xr, float *yr, size_t n, float c
     attn__norm_apply(xr, yr, n, c, d, rstd, gamma, beta);
 }
 
+/* Layernorm of rows up to ATTN__NORM_BATCHED in batches of ATTN__NORM_BATCH:
+ * first every row's sums (attn__norm_sums_short, two rows interleaved) and scale, then
+ * every row's output pass: the reductions' latencies (horizontal sums, the square root,
+ * the division), which bind short rows, overlap the other rows' work instead of stalling
+ * the output pass. Each row's operations are those of attn__layernorm_finish (the shift
+ * always applied: x - 0 - 0 is x), so its bits do not depend on the other rows. Rows
+ * needing the second pass or the double path go through attn__layernorm_finish. */
+#define ATTN__NORM_BATCH 8
+#define ATTN__NORM_BATCHED 512 /* longer rows: each row's output pass right after its sums */
+static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t ldx, float *y,
+                                                          size_t ldy, size_t rows, size_t n,
+                                                          const float *g, const float *b,
+                                                          float eps, float *mean_out,
+                                                          float *rstd_out)
+{
+    size_t r0;
+    for (r0 = 0; r0 < rows; r0 += ATTN__NORM_BATCH) {
+        const size_t nb = rows - r0 < ATTN__NORM_BATCH ? rows - r0 : ATTN__NORM_BATCH;
+        float c[ATTN__NORM_BATCH], t[ATTN__NORM_BATCH], s2[ATTN__NORM_BATCH], d[ATTN__NORM_BATCH];
+        float rs[ATTN__NORM_BATCH];
+        size_t k;
+        if (n <= ATTN__NORM_SHORT) {
+            for (k = 0; k + 2 <= nb; k += 2)
+                attn__norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 1, c + k,
+                                      t + k, s2 + k);
+            if (k < nb) attn__norm_sums_short(x + (r0 + k) * ldx, NULL, 1, n, 1, c + k, t + k, s2 + k);
+        } else {
+            for (k = 0; k < nb; k++) {
+                c[k] = attn__norm_prefix_mean(x + (r0 + k) * ldx);
+                t[k] = attn__row_sums(x + (r0 + k) * ldx, n, 1, c[k], s2 + k);
+            }
+        }
+        for (k = 0; k < nb; k++) {
+            const float dk = t[k] / (float)n;
+            float var;
+            if (d[k] = dk, !(dk * dk > 0.25f * (s2[k] / (float)n)) &&
+                (c[k] - c[k]) + (s2[k] - s2[k]) == 0.0f && s2[k] > 1e-30f) {
+                var = s2[k] / (float)n - dk * dk;
+                if (var < 0) var = 0;
+                rs[k] = 1.0f / sqrtf(var + eps);
+            } else {
+                rs[k] = -1.0f; /* the general path */
+            }
+        }
+        for (k = 0; k < nb; k++) {
+            const size_t r = r0 + k;
+            const float *xr = x + r * ldx;
+            float *yr = y + r * ldy;
+            attn__v vc, vd, vr;
+            size_t i;
+            if (rs[k] < 0) {
+                attn__layernorm_finish(xr, yr, n, c[k], t[k], s2[k], g, b, eps,
+                                       mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
+                continue;
+            }
+            if (mean_out) mean_out[r] = c[k] + d[k];
+            if (rstd_out) rstd_out[r] = rs[k];
+            if (n > ATTN__NORM_SHORT) {
+                attn__norm_apply(xr, yr, n, c[k], d[k], rs[k], g, b);
+                continue;
+            }
+            vc = attn__vset1(c[k]);
+            vd = attn__vset1(d[k]);
+            vr = attn__vset1(rs[k]);
+            for (i = 0; i + ATTN__VW <= n; i += ATTN__VW) {
+                const attn__v sc = g ? attn__vmul(vr, attn__vload(g + i)) : vr;
+                attn__v u = attn__vsub(attn__vsub(attn__vload(xr + i), vc), vd);
+                u = b ? attn__vfma(u, sc, attn__vload(b + i)) : attn__vmul(u, sc);
+                attn__vstore(yr + i, u);
+            }
+            if (i < n) {
+                const size_t m = n - i;
+                const attn__v sc = g ? attn__vmul(vr, attn__vload_part(g + i, m, 0.0f)) : vr;
+                const attn__v bv = b ? attn__vload_part(b + i, m, 0.0f) : attn__vzero();
+                attn__v u = attn__vsub(attn__vsub(attn__vload_part(xr + i, m, 0.0f), vc), vd);
+                attn__vstore_part(yr + i, attn__vfma(u, sc, bv), m);
+            }
+        }
+    }
+}
+
+static void attn__layernorm_short(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+                                  size_t n, const float *g, const float *b, float eps,
+                                  float *mean_out, float *rstd_out)
+{
+    if (g && b) attn__layernorm_short_body(x, ldx, y, ldy, rows, n, g, b, eps, mean_out, rstd_out);
+    else if (g) attn__layernorm_short_body(x, ldx, y, ldy, rows, n, g, NULL, eps, mean_out, rstd_out);
+    else if (b) attn__layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, b, eps, mean_out, rstd_out);
+    else attn__layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, NULL, eps, mean_out, rstd_out);
+}
+
 ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t ldy,
                                     size_t rows, size_t n, const float *gamma,
                                     const float *beta, float eps, float *mean_out,
@@ -1233,38 +1331,14 @@ ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t
      * mean is far larger than their spread lose nothing, in one pass. When c turns out
      * far from the mean (d^2 > var / 4, where s2/n - d^2 starts to cancel), the sums are
      * redone around c + d. */
-    if (n >= 32 && n <= ATTN__NORM_SHORT) {
-        for (; r + 2 <= rows; r += 2) {
-            float c[2], t[2], s2[2];
-            attn__norm_sums_short(x + r * ldx, x + (r + 1) * ldx, 2, n, 1, c, t, s2);
-            attn__layernorm_finish(x + r * ldx, y + r * ldy, n, c[0], t[0], s2[0], gamma, beta,
-                                   eps, mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
-            attn__layernorm_finish(x + (r + 1) * ldx, y + (r + 1) * ldy, n, c[1], t[1], s2[1],
-                                   gamma, beta, eps, mean_out ? mean_out + r + 1 : NULL,
-                                   rstd_out ? rstd_out + r + 1 : NULL);
-        }
-        if (r < rows) {
-            float c[2], t[2], s2[2];
-            attn__norm_sums_short(x + r * ldx, NULL, 1, n, 1, c, t, s2);
-            attn__layernorm_finish(x + r * ldx, y + r * ldy, n, c[0], t[0], s2[0], gamma, beta,
-                                   eps, mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
-        }
+    if (n <= ATTN__NORM_BATCHED) {
+        attn__layernorm_short(x, ldx, y, ldy, rows, n, gamma, beta, eps, mean_out, rstd_out);
         return ATTN_OK;
     }
     for (; r < rows; r++) {
         const float *xr = x + r * ldx;
         float c, s2, t;
-        if (n >= 32) { /* the common case, unrolled: (x0 + x1) + (x2 + x3) in vectors */
-            attn__v p0 = attn__vload(xr), p1 = attn__vload(xr + ATTN__VW);
-            size_t i;
-            for (i = 2 * ATTN__VW; i + 2 * ATTN__VW <= 32; i += 2 * ATTN__VW) {
-                p0 = attn__vadd(p0, attn__vload(xr + i));
-                p1 = attn__vadd(p1, attn__vload(xr + i + ATTN__VW));
-            }
-            c = attn__vhsum(attn__vadd(p0, p1)) * (1.0f / 32.0f);
-        } else {
-            c = attn__row_sums(xr, n, 0, 0.0f, NULL) / (float)n;
-        }
+        c = attn__norm_prefix_mean(xr); /* n > ATTN__NORM_BATCHED >= 32 here */
         t = attn__row_sums(xr, n, 1, c, &s2);
         attn__layernorm_finish(xr, y + r * ldy, n, c, t, s2, gamma, beta, eps,
                                mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
