@@ -1356,23 +1356,65 @@ static void attn__rmsnorm_finish(const float *xr, float *yr, size_t n, float s2,
     attn__norm_apply(xr, yr, n, 0.0f, 0.0f, 1.0f / sqrtf(s2 / (float)n + eps), gamma, NULL);
 }
 
+/* Rmsnorm of rows up to ATTN__NORM_BATCHED, batched as layernorm (attn__layernorm_short_body):
+ * every row's sum of squares and scale, then every row's output pass; each row's
+ * operations those of attn__rmsnorm_finish. */
+static ATTN__FORCE_INLINE void attn__rmsnorm_short_body(const float *x, size_t ldx, float *y,
+                                                        size_t ldy, size_t rows, size_t n,
+                                                        const float *g, float eps)
+{
+    size_t r0;
+    for (r0 = 0; r0 < rows; r0 += ATTN__NORM_BATCH) {
+        const size_t nb = rows - r0 < ATTN__NORM_BATCH ? rows - r0 : ATTN__NORM_BATCH;
+        float c[ATTN__NORM_BATCH], t[ATTN__NORM_BATCH], s2[ATTN__NORM_BATCH], rs[ATTN__NORM_BATCH];
+        size_t k;
+        if (n <= ATTN__NORM_SHORT) {
+            for (k = 0; k + 2 <= nb; k += 2)
+                attn__norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k,
+                                      t + k, s2 + k);
+            if (k < nb) attn__norm_sums_short(x + (r0 + k) * ldx, NULL, 1, n, 2, c + k, t + k, s2 + k);
+        } else {
+            for (k = 0; k < nb; k++) attn__row_sums(x + (r0 + k) * ldx, n, 2, 0.0f, s2 + k);
+        }
+        for (k = 0; k < nb; k++)
+            rs[k] = attn__finite(s2[k]) && s2[k] > 1e-30f ? 1.0f / sqrtf(s2[k] / (float)n + eps)
+                                                          : -1.0f; /* the double path */
+        for (k = 0; k < nb; k++) {
+            const float *xr = x + (r0 + k) * ldx;
+            float *yr = y + (r0 + k) * ldy;
+            attn__v vr;
+            size_t i;
+            if (rs[k] < 0 || n > ATTN__NORM_SHORT) {
+                attn__rmsnorm_finish(xr, yr, n, s2[k], g, eps);
+                continue;
+            }
+            vr = attn__vset1(rs[k]);
+            for (i = 0; i + ATTN__VW <= n; i += ATTN__VW)
+                attn__vstore(yr + i, attn__vmul(attn__vload(xr + i), g ? attn__vmul(vr, attn__vload(g + i)) : vr));
+            if (i < n) {
+                const size_t m = n - i;
+                const attn__v sc = g ? attn__vmul(vr, attn__vload_part(g + i, m, 0.0f)) : vr;
+                attn__vstore_part(yr + i, attn__vfma(attn__vload_part(xr + i, m, 0.0f), sc, attn__vzero()), m);
+            }
+        }
+    }
+}
+
+static void attn__rmsnorm_short(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+                                size_t n, const float *g, float eps)
+{
+    if (g) attn__rmsnorm_short_body(x, ldx, y, ldy, rows, n, g, eps);
+    else attn__rmsnorm_short_body(x, ldx, y, ldy, rows, n, NULL, eps);
+}
+
 ATTN_API attn_status attn_rmsnorm(const float *x, size_t ldx, float *y, size_t ldy,
                                   size_t rows, size_t n, const float *gamma, float eps)
 {
     attn_status st = attn__norm_check(x, ldx, y, ldy, rows, n, eps);
     size_t r = 0;
     if (st != ATTN_OK) return st;
-    if (n >= 32 && n <= ATTN__NORM_SHORT) { /* short rows two at a time, as layernorm */
-        float c[2], t[2], s2[2];
-        for (; r + 2 <= rows; r += 2) {
-            attn__norm_sums_short(x + r * ldx, x + (r + 1) * ldx, 2, n, 2, c, t, s2);
-            attn__rmsnorm_finish(x + r * ldx, y + r * ldy, n, s2[0], gamma, eps);
-            attn__rmsnorm_finish(x + (r + 1) * ldx, y + (r + 1) * ldy, n, s2[1], gamma, eps);
-        }
-        if (r < rows) {
-            attn__norm_sums_short(x + r * ldx, NULL, 1, n, 2, c, t, s2);
-            attn__rmsnorm_finish(x + r * ldx, y + r * ldy, n, s2[0], gamma, eps);
-        }
+    if (n <= ATTN__NORM_BATCHED) {
+        attn__rmsnorm_short(x, ldx, y, ldy, rows, n, gamma, eps);
         return ATTN_OK;
     }
     for (; r < rows; r++) {
