@@ -820,13 +820,12 @@ static float attn__row_extreme(const float *x, size_t n, int want_max)
 static ATTN__FORCE_INLINE void attn__softmax_body(const float *x, float *y, size_t n, float m,
                                                   attn__v vs, attn__v vm, attn__v thr,
                                                   int scaled, int shifted, const float *xn,
-                                                  float *yn)
+                                                  float *yn, float *sum_out, int *flush_out)
 {
     const int has_lo = scaled || shifted;
     attn__v total = attn__vzero();
     size_t i, tail;
     int flush = 0;
-    float sum;
 #ifdef ATTN_USE_SLEEF
     flush = 1;
     (void)thr;
@@ -894,7 +893,14 @@ static ATTN__FORCE_INLINE void attn__softmax_body(const float *x, float *y, size
         }
         total = attn__vadd(total, attn__vadd(a0, a1));
     }
-    sum = attn__vhsum(total);
+    *sum_out = attn__vhsum(total);
+    *flush_out = flush;
+}
+
+/* Softmax's normalizing pass: y *= 1 / sum, flushing results below FLT_MIN when flush */
+static ATTN__FORCE_INLINE void attn__softmax_normalize(float *y, size_t n, float sum, int flush)
+{
+    size_t i;
     {
         const attn__v inv = attn__vset1(1.0f / sum), tiny = attn__vset1(FLT_MIN), zero = attn__vzero();
         if (!flush) {
@@ -923,31 +929,71 @@ static ATTN__FORCE_INLINE void attn__softmax_body(const float *x, float *y, size
     }
 }
 
-/* lnn: ln n (computed once per call) */
-static ATTN__FORCE_INLINE void attn__softmax_row(const float *x, float *y, size_t n, float s, float lnn, const float *xn, float *yn)
+/* One row's extreme m (see attn__row_extreme) to its exps in y: *sum and *flush for
+ * attn__softmax_normalize; 0 when the row was special (y done). lnn: ln n (computed once
+ * per call). */
+static ATTN__FORCE_INLINE int attn__softmax_row_exps(const float *x, float *y, size_t n, float s,
+                                                     float lnn, float m, const float *xn,
+                                                     float *yn, float *sum, int *flush)
 {
     const attn__v vs = attn__vset1(s);
-    float m, sm;
-    /* the max of s*x is at the max of x for s >= 0, at the min of x for s < 0 */
-    m = attn__row_extreme(x, n, s >= 0);
+    float sm;
     if (!attn__finite(m)) {
         attn__softmax_special(x, y, n, s);
-        return;
+        return 0;
     }
     sm = s * m;
     if (sm >= 0.0f && sm <= 80.0f - lnn && n > 1) { /* unshifted (n = 1 gives exactly 1) */
         const attn__v thr = attn__vset1(sm - 87.0f + lnn);
-        if (s == 1.0f) attn__softmax_body(x, y, n, m, vs, vs, thr, 0, 0, xn, yn);
-        else attn__softmax_body(x, y, n, m, vs, vs, thr, 1, 0, xn, yn);
+        if (s == 1.0f) attn__softmax_body(x, y, n, m, vs, vs, thr, 0, 0, xn, yn, sum, flush);
+        else attn__softmax_body(x, y, n, m, vs, vs, thr, 1, 0, xn, yn, sum, flush);
     } else {
         const attn__v thr = attn__vset1(-87.0f + lnn), vm = attn__vset1(m);
-        if (s == 1.0f) attn__softmax_body(x, y, n, m, vs, vm, thr, 0, 1, xn, yn);
-        else attn__softmax_body(x, y, n, m, vs, vm, thr, 1, 1, xn, yn);
+        if (s == 1.0f) attn__softmax_body(x, y, n, m, vs, vm, thr, 0, 1, xn, yn, sum, flush);
+        else attn__softmax_body(x, y, n, m, vs, vm, thr, 1, 1, xn, yn, sum, flush);
+    }
+    return 1;
+}
+
+static ATTN__FORCE_INLINE void attn__softmax_row(const float *x, float *y, size_t n, float s, float lnn, const float *xn, float *yn)
+{
+    /* the max of s*x is at the max of x for s >= 0, at the min of x for s < 0 */
+    float sum;
+    int flush;
+    if (attn__softmax_row_exps(x, y, n, s, lnn, attn__row_extreme(x, n, s >= 0), xn, yn, &sum, &flush))
+        attn__softmax_normalize(y, n, sum, flush);
+}
+
+/* rows up to ATTN__SM_BATCHED long are batched, up to ATTN__SM_BATCHED_FAR when the call is
+ * far out of the caches (measured on Zen 4: n = 256 batched 1.1x in cache, 0.7x far) */
+#define ATTN__SM_BATCHED 512
+#define ATTN__SM_BATCHED_FAR 128
+#define ATTN__SM_BATCH 8
+
+/* Short rows in batches of ATTN__SM_BATCH: every row's extreme, then every row's exps and
+ * sum, then every row's normalizing pass, so that the reductions' latencies (horizontal
+ * max and sum, the division), which bind short rows, overlap other rows' work. Each row's
+ * operations are those of attn__softmax_row: its bits do not depend on the other rows. */
+static void attn__softmax_rows_batched(const float *x, size_t ldx, float *y, size_t ldy,
+                                       size_t rows, size_t n, float s, float lnn)
+{
+    size_t r0;
+    for (r0 = 0; r0 < rows; r0 += ATTN__SM_BATCH) {
+        const size_t nb = rows - r0 < ATTN__SM_BATCH ? rows - r0 : ATTN__SM_BATCH;
+        float m[ATTN__SM_BATCH], sum[ATTN__SM_BATCH];
+        int flush[ATTN__SM_BATCH], live[ATTN__SM_BATCH];
+        size_t k;
+        for (k = 0; k < nb; k++) m[k] = attn__row_extreme(x + (r0 + k) * ldx, n, s >= 0);
+        for (k = 0; k < nb; k++)
+            live[k] = attn__softmax_row_exps(x + (r0 + k) * ldx, y + (r0 + k) * ldy, n, s, lnn,
+                                             m[k], NULL, NULL, sum + k, flush + k);
+        for (k = 0; k < nb; k++)
+            if (live[k]) attn__softmax_normalize(y + (r0 + k) * ldy, n, sum[k], flush[k]);
     }
 }
 
 #ifndef ATTN__SM_FAR
-#define ATTN__SM_FAR ((size_t)32 << 20) /* bytes of input beyond which the next row is prefetched */
+#define ATTN__SM_FAR ((size_t)32 << 20) /* bytes of input beyond which the call is far out of the caches */
 #endif
 #ifndef ATTN__SM_FAR_N
 #define ATTN__SM_FAR_N 2048 /* shorter rows overlap without help */
@@ -973,12 +1019,16 @@ ATTN_API attn_status attn_softmax(const float *x, size_t ldx, float *y, size_t l
     attn_status st;
     float lnn;
     size_t r;
+    int far;
     if (!x || !y) return ATTN_ERR_NULL;
     if ((st = attn__check_mat(rows, n, ldx)) != ATTN_OK) return st;
     if ((st = attn__check_mat(rows, n, ldy)) != ATTN_OK) return st;
     if (!attn__finite(scale)) return ATTN_ERR_ARG;
     lnn = 1.0001f * logf((float)n); /* rounded up */
-    if (n >= ATTN__SM_FAR_N && rows * n + 1 > ATTN__SM_FAR / sizeof(float))
+    far = rows * n + 1 > ATTN__SM_FAR / sizeof(float);
+    if (n <= (far ? ATTN__SM_BATCHED_FAR : ATTN__SM_BATCHED))
+        attn__softmax_rows_batched(x, ldx, y, ldy, rows, n, scale, lnn);
+    else if (n >= ATTN__SM_FAR_N && far)
         attn__softmax_rows_far(x, ldx, y, ldy, rows, n, scale, lnn);
     else
         for (r = 0; r < rows; r++) attn__softmax_row(x + r * ldx, y + r * ldy, n, scale, lnn, NULL, NULL);
