@@ -811,8 +811,8 @@ static float attn__row_extreme(const float *x, size_t n, int want_max)
 
 #define ATTN__SUM_BLOCK (64 * ATTN__VW) /* blocked summation: error grows with n/block + block */
 
-/* One row of softmax in a frame (see attn__softmax_arg). Exp pass: e into y with a blocked
- * sum; four vectors at a time take the fast exp (attn__vexp_core, no select) when every hi
+/* The exp pass of one row of softmax in a frame (see attn__softmax_arg): e into y with a
+ * blocked sum (*sum_out; *flush_out for attn__softmax_normalize); four vectors at a time take the fast exp (attn__vexp_core, no select) when every hi
  * is at least thr, the frame's largest argument - 87 + ln n: then every e, divided by the
  * row sum (at most n times the largest), is at least FLT_MIN and the normalizing pass
  * flushes nothing; else the slow path (any argument), and the normalizing pass flushes
@@ -1190,12 +1190,12 @@ static float attn__norm_prefix_mean(const float *x)
 }
 
 /* Short rows (n <= ATTN__NORM_SHORT: one block of attn__row_sums), K = 1 or 2 rows
- * at once: the sums of layernorm (mode 1: the prefix mean c, then sum (x-c), sum (x-c)^2)
- * or rmsnorm (mode 2: sum x^2), each row by exactly the operations of attn__row_sums in
- * its order, so a row's bits do not depend on its partner; two rows interleaved overlap
- * the reductions' latencies (short rows are bound by them, not by the data). */
-/* longer rows overlap without help, and two rows' accumulators would not fit the registers
- * (measured: 256 lost 6-15% out of cache on Zen 4) */
+ * at once: the sums of layernorm (mode 1: the mean c of the first 32 elements, or of the
+ * row when shorter, then sum (x-c) into *t and sum (x-c)^2 into *s2) or rmsnorm (mode 2:
+ * sum x^2 into *s2), each row by exactly the operations of attn__row_sums in its order, so
+ * a row's bits do not depend on its partner; two rows interleaved overlap the reductions'
+ * latencies (short rows are bound by them, not by the data). Longer rows: two rows'
+ * accumulators would not fit the registers (n = 256 lost 6-15% out of cache on Zen 4). */
 #define ATTN__NORM_SHORT (ATTN__SUM_BLOCK < 128 ? ATTN__SUM_BLOCK : 128)
 static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const float *x1, int K,
                                                      size_t n, int mode, float *c, float *t,
