@@ -1312,7 +1312,8 @@ static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t
         for (k = 0; k < nb; k++) {
             const float dk = t[k] / (float)n;
             float var;
-            if (d[k] = dk, !(dk * dk > 0.25f * (s2[k] / (float)n)) &&
+            d[k] = dk;
+            if (!(dk * dk > 0.25f * (s2[k] / (float)n)) &&
                 (c[k] - c[k]) + (s2[k] - s2[k]) == 0.0f && s2[k] > 1e-30f) {
                 var = s2[k] / (float)n - dk * dk;
                 if (var < 0) var = 0;
