@@ -1278,9 +1278,13 @@ static ATTN__FORCE_INLINE void attn__norm_batch_sums(const float *x, size_t ldx,
     size_t k;
     for (k = 0; k < ATTN__NORM_BATCH; k++) tv[k] = sv[k] = attn__vzero();
     for (k = nb; k < ATTN__NORM_BATCH; k++) c[k] = 0.0f;
-    for (k = 0; k + 2 <= nb; k += 2)
-        attn__norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k, sv + k);
-    if (k < nb) attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+    if (n <= ATTN__NORM_SHORT) { /* two rows interleaved */
+        for (k = 0; k + 2 <= nb; k += 2)
+            attn__norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k, sv + k);
+        if (k < nb) attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+    } else { /* up to one block of attn__row_sums: one row at a time */
+        for (k = 0; k < nb; k++) attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+    }
     attn__vhsum8(tv, t);
     attn__vhsum8(sv, s2);
 }
@@ -1327,7 +1331,7 @@ static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t
         float c[ATTN__NORM_BATCH], t[ATTN__NORM_BATCH], s2[ATTN__NORM_BATCH], d[ATTN__NORM_BATCH];
         float rs[ATTN__NORM_BATCH];
         size_t k;
-        if (n <= ATTN__NORM_SHORT) {
+        if (n <= ATTN__SUM_BLOCK) {
             attn__norm_batch_sums(x + r0 * ldx, ldx, nb, n, c, t, s2);
         } else {
             for (k = 0; k < ATTN__NORM_BATCH; k++) c[k] = t[k] = s2[k] = 0.0f;
@@ -1365,10 +1369,6 @@ static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t
             }
             if (mean_out) mean_out[r] = c[k] + d[k];
             if (rstd_out) rstd_out[r] = rs[k];
-            if (n > ATTN__NORM_SHORT) {
-                attn__norm_apply(xr, yr, n, c[k], d[k], rs[k], g, b);
-                continue;
-            }
             vc = attn__vset1(c[k]);
             vd = attn__vset1(d[k]);
             vr = attn__vset1(rs[k]);
