@@ -1214,7 +1214,7 @@ static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const floa
                                                      attn__v *tv, attn__v *sv)
 {
     const float *xs[2];
-    attn__v vc[2], a0[2], a1[2], b0[2], b1[2], b2[2], b3[2];
+    attn__v vc[2], a0[2], a1[2], a2[2], a3[2], b0[2], b1[2], b2[2], b3[2];
     size_t i;
     int k;
     xs[0] = x0;
@@ -1228,7 +1228,7 @@ static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const floa
             c[k] = 0.0f;
         }
         vc[k] = attn__vset1(c[k]);
-        a0[k] = a1[k] = b0[k] = b1[k] = b2[k] = b3[k] = attn__vzero();
+        a0[k] = a1[k] = a2[k] = a3[k] = b0[k] = b1[k] = b2[k] = b3[k] = attn__vzero();
     }
     for (i = 0; i + 4 * ATTN__VW <= n; i += 4 * ATTN__VW)
         for (k = 0; k < K; k++) {
@@ -1239,18 +1239,15 @@ static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const floa
                 u1 = attn__vsub(u1, vc[k]);
                 u2 = attn__vsub(u2, vc[k]);
                 u3 = attn__vsub(u3, vc[k]);
-                /* two chains of each sum a row (four cost more in the final adds
-                 * than the latency they hide at n = 64) */
-                a0[k] = attn__vadd(a0[k], attn__vadd(u0, u1));
-                a1[k] = attn__vadd(a1[k], attn__vadd(u2, u3));
-                b0[k] = attn__vfma(u0, u0, attn__vfma(u1, u1, b0[k]));
-                b1[k] = attn__vfma(u2, u2, attn__vfma(u3, u3, b1[k]));
-            } else {
-                b0[k] = attn__vfma(u0, u0, b0[k]);
-                b1[k] = attn__vfma(u1, u1, b1[k]);
-                b2[k] = attn__vfma(u2, u2, b2[k]);
-                b3[k] = attn__vfma(u3, u3, b3[k]);
+                a0[k] = attn__vadd(a0[k], u0);
+                a1[k] = attn__vadd(a1[k], u1);
+                a2[k] = attn__vadd(a2[k], u2);
+                a3[k] = attn__vadd(a3[k], u3);
             }
+            b0[k] = attn__vfma(u0, u0, b0[k]);
+            b1[k] = attn__vfma(u1, u1, b1[k]);
+            b2[k] = attn__vfma(u2, u2, b2[k]);
+            b3[k] = attn__vfma(u3, u3, b3[k]);
         }
     for (; i < n; i += ATTN__VW)
         for (k = 0; k < K; k++) {
@@ -1264,12 +1261,8 @@ static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const floa
             b0[k] = attn__vfma(u0, u0, b0[k]);
         }
     for (k = 0; k < K; k++) {
-        if (mode == 1) {
-            tv[k] = attn__vadd(a0[k], a1[k]);
-            sv[k] = attn__vadd(b0[k], b1[k]);
-        } else {
-            sv[k] = attn__vadd(attn__vadd(b0[k], b1[k]), attn__vadd(b2[k], b3[k]));
-        }
+        if (mode == 1) tv[k] = attn__vadd(attn__vadd(a0[k], a1[k]), attn__vadd(a2[k], a3[k]));
+        sv[k] = attn__vadd(attn__vadd(b0[k], b1[k]), attn__vadd(b2[k], b3[k]));
     }
 }
 
