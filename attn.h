@@ -1313,12 +1313,14 @@ static void attn__layernorm_finish(const float *xr, float *yr, size_t n, float c
 }
 
 /* Layernorm of rows up to ATTN__NORM_BATCHED in batches of ATTN__NORM_BATCH:
- * first every row's sums (attn__norm_sums_short, two rows interleaved) and scale, then
- * every row's output pass: the reductions' latencies (horizontal sums, the square root,
- * the division), which bind short rows, overlap the other rows' work instead of stalling
- * the output pass. Each row's operations are those of attn__layernorm_finish (the shift
- * always applied: x - 0 - 0 is x), so its bits do not depend on the other rows. Rows
- * needing the second pass or the double path go through attn__layernorm_finish. */
+ * first every row's sums (up to one summation block: attn__norm_batch_sums, the 8 rows'
+ * horizontal sums in one tree; longer: attn__row_sums), then every row's scale in one
+ * vector pass (lanes are rows: one square root and division for the batch), then every
+ * row's output pass: the reductions' latencies, which bind short rows, overlap the other
+ * rows' work instead of stalling the output pass. Each lane's arithmetic is that of one
+ * row alone (a partial batch's missing rows are zeros), so a row's bits do not depend on
+ * the other rows. Rows needing the second pass (d^2 > var / 4) or the double path go
+ * through attn__layernorm_finish. */
 static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t ldx, float *y,
                                                           size_t ldy, size_t rows, size_t n,
                                                           const float *g, const float *b,
