@@ -539,6 +539,15 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 #include "simd/scalar.h"
 #endif
 
+#ifndef ATTN__HAVE_VHSUM8
+/* out[k] = the sum of v[k]'s lanes, k < 8 (ISAs without a batched tree: one by one) */
+static inline void attn__vhsum8(const attn__v *v, float *out)
+{
+    int k;
+    for (k = 0; k < 8; k++) out[k] = attn__vhsum(v[k]);
+}
+#endif
+
 #ifdef ATTN_USE_SLEEF
 #if ATTN__VW == 1
 #undef ATTN_USE_SLEEF /* the scalar path keeps the library's exp */
@@ -1189,17 +1198,20 @@ static float attn__norm_prefix_mean(const float *x)
     return attn__vhsum(attn__vadd(p0, p1)) * (1.0f / 32.0f);
 }
 
+#define ATTN__NORM_BATCH 8 /* attn__vhsum8 reduces 8 rows */
+#define ATTN__NORM_BATCHED 512 /* longer rows: each row's output pass right after its sums */
+
 /* Short rows (n <= ATTN__NORM_SHORT: one block of attn__row_sums), K = 1 or 2 rows
- * at once: the sums of layernorm (mode 1: the mean c of the first 32 elements, or of the
- * row when shorter, then sum (x-c) into *t and sum (x-c)^2 into *s2) or rmsnorm (mode 2:
- * sum x^2 into *s2), each row by exactly the operations of attn__row_sums in its order, so
- * a row's bits do not depend on its partner; two rows interleaved overlap the reductions'
- * latencies (short rows are bound by them, not by the data). Longer rows: two rows'
- * accumulators would not fit the registers (n = 256 lost 6-15% out of cache on Zen 4). */
+ * at once: the sums of layernorm (mode 1: c the mean of the first 32 elements, or of the
+ * row when shorter, then sum (x-c) into tv, sum (x-c)^2 into sv) or rmsnorm (mode 2: sum x^2 into sv), left as vectors for attn__vhsum8 to
+ * reduce a batch's rows together; each row by the same operations in the same order, so a
+ * row's bits do not depend on its partner; two rows interleaved overlap the latencies.
+ * Longer rows: two rows' accumulators would not fit the registers (n = 256 lost 6-15% out
+ * of cache on Zen 4). */
 #define ATTN__NORM_SHORT (ATTN__SUM_BLOCK < 128 ? ATTN__SUM_BLOCK : 128)
 static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const float *x1, int K,
-                                                     size_t n, int mode, float *c, float *t,
-                                                     float *s2)
+                                                     size_t n, int mode, float *c,
+                                                     attn__v *tv, attn__v *sv)
 {
     const float *xs[2];
     attn__v vc[2], a0[2], a1[2], a2[2], a3[2], b0[2], b1[2], b2[2], b3[2];
@@ -1208,7 +1220,9 @@ static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const floa
     xs[0] = x0;
     xs[1] = x1;
     for (k = 0; k < K; k++) {
-        if (mode == 1) { /* the prefix mean, as attn_layernorm's general loop */
+        if (mode == 1) { /* the prefix mean, as attn_layernorm's general loop (each row's
+                          * own loads first: out of cache, reading 8 rows' prefixes ahead
+                          * of their sums halved the speed at n = 64) */
             c[k] = n >= 32 ? attn__norm_prefix_mean(xs[k]) : attn__row_sums(xs[k], n, 0, 0.0f, NULL) / (float)n;
         } else {
             c[k] = 0.0f;
@@ -1247,11 +1261,32 @@ static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const floa
             b0[k] = attn__vfma(u0, u0, b0[k]);
         }
     for (k = 0; k < K; k++) {
-        const attn__v z = attn__vzero();
-        if (mode == 1)
-            t[k] = attn__vhsum(attn__vadd(z, attn__vadd(attn__vadd(a0[k], a1[k]), attn__vadd(a2[k], a3[k]))));
-        s2[k] = attn__vhsum(attn__vadd(z, attn__vadd(attn__vadd(b0[k], b1[k]), attn__vadd(b2[k], b3[k]))));
+        if (mode == 1) tv[k] = attn__vadd(attn__vadd(a0[k], a1[k]), attn__vadd(a2[k], a3[k]));
+        sv[k] = attn__vadd(attn__vadd(b0[k], b1[k]), attn__vadd(b2[k], b3[k]));
     }
+}
+
+/* A batch's short layernorm rows (x, x + ldx, ... nb <= 8 of them), their sums reduced
+ * together: c[k] the prefix mean (of the first 32 elements, or of the row when shorter),
+ * t[k] = sum (x-c), s2[k] = sum (x-c)^2; lanes k >= nb: 0. (Rmsnorm keeps one horizontal
+ * sum a row: the tree measured 3-10% slower there at n = 64.) */
+static ATTN__FORCE_INLINE void attn__norm_batch_sums(const float *x, size_t ldx, size_t nb,
+                                                     size_t n, float *c, float *t, float *s2)
+{
+    const int mode = 1;
+    attn__v tv[ATTN__NORM_BATCH], sv[ATTN__NORM_BATCH];
+    size_t k;
+    for (k = 0; k < ATTN__NORM_BATCH; k++) tv[k] = sv[k] = attn__vzero();
+    for (k = nb; k < ATTN__NORM_BATCH; k++) c[k] = 0.0f;
+    if (n <= ATTN__NORM_SHORT) { /* two rows interleaved */
+        for (k = 0; k + 2 <= nb; k += 2)
+            attn__norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k, sv + k);
+        if (k < nb) attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+    } else { /* up to one block of attn__row_sums: one row at a time */
+        for (k = 0; k < nb; k++) attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+    }
+    attn__vhsum8(tv, t);
+    attn__vhsum8(sv, s2);
 }
 
 /* The rest of one layernorm row from its sums around c: d = t / n the mean of x - c,
@@ -1278,14 +1313,14 @@ static void attn__layernorm_finish(const float *xr, float *yr, size_t n, float c
 }
 
 /* Layernorm of rows up to ATTN__NORM_BATCHED in batches of ATTN__NORM_BATCH:
- * first every row's sums (attn__norm_sums_short, two rows interleaved) and scale, then
- * every row's output pass: the reductions' latencies (horizontal sums, the square root,
- * the division), which bind short rows, overlap the other rows' work instead of stalling
- * the output pass. Each row's operations are those of attn__layernorm_finish (the shift
- * always applied: x - 0 - 0 is x), so its bits do not depend on the other rows. Rows
- * needing the second pass or the double path go through attn__layernorm_finish. */
-#define ATTN__NORM_BATCH 8
-#define ATTN__NORM_BATCHED 512 /* longer rows: each row's output pass right after its sums */
+ * first every row's sums (up to one summation block: attn__norm_batch_sums, the 8 rows'
+ * horizontal sums in one tree; longer: attn__row_sums), then every row's scale in one
+ * vector pass (lanes are rows: one square root and division for the batch), then every
+ * row's output pass: the reductions' latencies, which bind short rows, overlap the other
+ * rows' work instead of stalling the output pass. Each lane's arithmetic is that of one
+ * row alone (a partial batch's missing rows are zeros), so a row's bits do not depend on
+ * the other rows. Rows needing the second pass (d^2 > var / 4) or the double path go
+ * through attn__layernorm_finish. */
 static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t ldx, float *y,
                                                           size_t ldy, size_t rows, size_t n,
                                                           const float *g, const float *b,
@@ -1298,29 +1333,30 @@ static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t
         float c[ATTN__NORM_BATCH], t[ATTN__NORM_BATCH], s2[ATTN__NORM_BATCH], d[ATTN__NORM_BATCH];
         float rs[ATTN__NORM_BATCH];
         size_t k;
-        if (n <= ATTN__NORM_SHORT) {
-            for (k = 0; k + 2 <= nb; k += 2)
-                attn__norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 1, c + k,
-                                      t + k, s2 + k);
-            if (k < nb) attn__norm_sums_short(x + (r0 + k) * ldx, NULL, 1, n, 1, c + k, t + k, s2 + k);
+        if (n <= ATTN__SUM_BLOCK) {
+            attn__norm_batch_sums(x + r0 * ldx, ldx, nb, n, c, t, s2);
         } else {
+            for (k = 0; k < ATTN__NORM_BATCH; k++) c[k] = t[k] = s2[k] = 0.0f;
             for (k = 0; k < nb; k++) {
                 c[k] = attn__norm_prefix_mean(x + (r0 + k) * ldx);
                 t[k] = attn__row_sums(x + (r0 + k) * ldx, n, 1, c[k], s2 + k);
             }
         }
-        for (k = 0; k < nb; k++) {
-            const float dk = t[k] / (float)n;
-            float var;
-            d[k] = dk;
-            if (!(dk * dk > 0.25f * (s2[k] / (float)n)) &&
-                (c[k] - c[k]) + (s2[k] - s2[k]) == 0.0f && s2[k] > 1e-30f) {
-                var = s2[k] / (float)n - dk * dk;
-                if (var < 0) var = 0;
-                rs[k] = 1.0f / sqrtf(var + eps);
-            } else {
-                rs[k] = -1.0f; /* the general path */
-            }
+        for (k = 0; k < ATTN__NORM_BATCH; k += ATTN__VW) { /* every row's scale at once */
+            const attn__v vn = attn__vset1((float)n), m1 = attn__vset1(-1.0f);
+            const attn__v inf = attn__vset1(INFINITY), vs = attn__vload(s2 + k);
+            const attn__v vdk = attn__vdiv(attn__vload(t + k), vn), sn = attn__vdiv(vs, vn);
+            const attn__v dd = attn__vmul(vdk, vdk);
+            const attn__v var = attn__vmax(attn__vsub(sn, dd), attn__vzero());
+            attn__v r = attn__vdiv(attn__vset1(1.0f), attn__vsqrt(attn__vadd(var, attn__vset1(eps))));
+            /* the general path (rs = -1): c far from the mean (d^2 > var / 4), c or s2 not
+             * finite, s2 tiny */
+            r = attn__vselect(attn__vgt(dd, attn__vmul(attn__vset1(0.25f), sn)), m1, r);
+            r = attn__vselect(attn__vgt(vs, attn__vset1(1e-30f)), r, m1);
+            r = attn__vselect(attn__vlt(vs, inf), r, m1);
+            r = attn__vselect(attn__vlt(attn__vfabs(attn__vload(c + k)), inf), r, m1);
+            attn__vstore(d + k, vdk);
+            attn__vstore(rs + k, r);
         }
         for (k = 0; k < nb; k++) {
             const size_t r = r0 + k;
@@ -1335,10 +1371,6 @@ static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t
             }
             if (mean_out) mean_out[r] = c[k] + d[k];
             if (rstd_out) rstd_out[r] = rs[k];
-            if (n > ATTN__NORM_SHORT) {
-                attn__norm_apply(xr, yr, n, c[k], d[k], rs[k], g, b);
-                continue;
-            }
             vc = attn__vset1(c[k]);
             vd = attn__vset1(d[k]);
             vr = attn__vset1(rs[k]);
@@ -1417,13 +1449,19 @@ static ATTN__FORCE_INLINE void attn__rmsnorm_short_body(const float *x, size_t l
     size_t r0;
     for (r0 = 0; r0 < rows; r0 += ATTN__NORM_BATCH) {
         const size_t nb = rows - r0 < ATTN__NORM_BATCH ? rows - r0 : ATTN__NORM_BATCH;
-        float c[ATTN__NORM_BATCH], t[ATTN__NORM_BATCH], s2[ATTN__NORM_BATCH], rs[ATTN__NORM_BATCH];
+        float c[ATTN__NORM_BATCH], s2[ATTN__NORM_BATCH], rs[ATTN__NORM_BATCH];
         size_t k;
         if (n <= ATTN__NORM_SHORT) {
-            for (k = 0; k + 2 <= nb; k += 2)
-                attn__norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k,
-                                      t + k, s2 + k);
-            if (k < nb) attn__norm_sums_short(x + (r0 + k) * ldx, NULL, 1, n, 2, c + k, t + k, s2 + k);
+            attn__v tv[2], sv[2];
+            for (k = 0; k + 2 <= nb; k += 2) {
+                attn__norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k, tv, sv);
+                s2[k] = attn__vhsum(sv[0]);
+                s2[k + 1] = attn__vhsum(sv[1]);
+            }
+            if (k < nb) {
+                attn__norm_sums_short(x + (r0 + k) * ldx, NULL, 1, n, 2, c + k, tv, sv);
+                s2[k] = attn__vhsum(sv[0]);
+            }
         } else {
             for (k = 0; k < nb; k++) attn__row_sums(x + (r0 + k) * ldx, n, 2, 0.0f, s2 + k);
         }

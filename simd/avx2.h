@@ -34,6 +34,7 @@ static inline attn__v attn__vadd(attn__v a, attn__v b) { return _mm256_add_ps(a,
 static inline attn__v attn__vsub(attn__v a, attn__v b) { return _mm256_sub_ps(a, b); }
 static inline attn__v attn__vmul(attn__v a, attn__v b) { return _mm256_mul_ps(a, b); }
 static inline attn__v attn__vdiv(attn__v a, attn__v b) { return _mm256_div_ps(a, b); }
+static inline attn__v attn__vsqrt(attn__v a) { return _mm256_sqrt_ps(a); }
 static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c) { return _mm256_fmadd_ps(a, b, c); }
 static inline attn__v attn__vfma_exact(attn__v a, attn__v b, attn__v c) { return _mm256_fmadd_ps(a, b, c); }
 static inline attn__v attn__vmax(attn__v a, attn__v b) { return _mm256_max_ps(a, b); }
@@ -44,6 +45,19 @@ static inline float attn__vhsum(attn__v a)
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
+}
+/* out[k] = the sum of v[k]'s lanes, k < 8: a shuffle-and-add tree over the 8 vectors at
+ * once (each sum's order fixed: (l0+l2)+(l1+l3) ... whatever the other vectors hold). */
+#define ATTN__HAVE_VHSUM8 1
+static inline void attn__vhsum8(const attn__v *v, float *out)
+{
+    __m256 s01 = _mm256_add_ps(_mm256_unpacklo_ps(v[0], v[1]), _mm256_unpackhi_ps(v[0], v[1]));
+    __m256 s23 = _mm256_add_ps(_mm256_unpacklo_ps(v[2], v[3]), _mm256_unpackhi_ps(v[2], v[3]));
+    __m256 s45 = _mm256_add_ps(_mm256_unpacklo_ps(v[4], v[5]), _mm256_unpackhi_ps(v[4], v[5]));
+    __m256 s67 = _mm256_add_ps(_mm256_unpacklo_ps(v[6], v[7]), _mm256_unpackhi_ps(v[6], v[7]));
+    __m256 a = _mm256_add_ps(_mm256_shuffle_ps(s01, s23, 0x44), _mm256_shuffle_ps(s01, s23, 0xEE));
+    __m256 b = _mm256_add_ps(_mm256_shuffle_ps(s45, s67, 0x44), _mm256_shuffle_ps(s45, s67, 0xEE));
+    _mm256_storeu_ps(out, _mm256_add_ps(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31)));
 }
 static inline float attn__vhmax(attn__v a)
 {

@@ -31,6 +31,7 @@ static inline attn__v attn__vadd(attn__v a, attn__v b) { return vaddq_f32(a, b);
 static inline attn__v attn__vsub(attn__v a, attn__v b) { return vsubq_f32(a, b); }
 static inline attn__v attn__vmul(attn__v a, attn__v b) { return vmulq_f32(a, b); }
 static inline attn__v attn__vdiv(attn__v a, attn__v b) { return vdivq_f32(a, b); }
+static inline attn__v attn__vsqrt(attn__v a) { return vsqrtq_f32(a); }
 static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c) { return vfmaq_f32(c, a, b); }
 static inline attn__v attn__vfma_exact(attn__v a, attn__v b, attn__v c) { return vfmaq_f32(c, a, b); }
 static inline attn__v attn__vmax(attn__v a, attn__v b) { return vmaxq_f32(a, b); }

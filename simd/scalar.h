@@ -31,6 +31,7 @@ static inline attn__v attn__vadd(attn__v a, attn__v b) { return a + b; }
 static inline attn__v attn__vsub(attn__v a, attn__v b) { return a - b; }
 static inline attn__v attn__vmul(attn__v a, attn__v b) { return a * b; }
 static inline attn__v attn__vdiv(attn__v a, attn__v b) { return a / b; }
+static inline attn__v attn__vsqrt(attn__v a) { return sqrtf(a); }
 /* a * b + c: fused where the target has a fast fma (FP_FAST_FMAF), else two roundings
  * (a libm fmaf call per element would make the scalar path slower than a naive loop) */
 #ifdef FP_FAST_FMAF

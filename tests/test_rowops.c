@@ -1150,16 +1150,17 @@ static void test_status_strings(void)
 /* Results are identical run to run, and a row's result does not depend on the other rows
  * of the call nor on where the row sits in memory (a job system may split the rows). Short
  * rows are processed in pairs and batches of 8: R = 11 rows give a full batch, a partial
- * one, pairs and an odd row out. */
+ * one, pairs and an odd row out; the lengths cover every path (pairs, one row at a time
+ * within one summation block, longer rows) at VW = 1, 4 and 8. */
 static void test_determinism(void)
 {
     enum { R = 11, N = 1000, LD = 1003 };
     static float x[R * LD + 8], y1[R * LD], y2[R * LD], y3[N + 8];
-    static const size_t lens[6] = {7, 40, 64, 100, 333, 1000};
+    static const size_t lens[8] = {7, 40, 64, 100, 200, 256, 333, 1000};
     size_t t, r, i, op;
     for (i = 0; i < sizeof x / sizeof x[0]; i++) x[i] = check_uniform(-20.0f, 20.0f);
     for (op = 0; op < 3; op++)
-        for (t = 0; t < 6; t++) {
+        for (t = 0; t < 8; t++) {
             const size_t n = lens[t];
             for (r = 0; r < 2; r++) {
                 float *y = r ? y2 : y1;
