@@ -1571,6 +1571,32 @@ struct attcase {
     size_t mm_ws_size;
 };
 
+/* The buffers of a case whose parameters c->p are set: the attention workspace, the
+ * lq x lk scores and the matmul workspace of the unfused compositions (S = Q K^T, O = P V;
+ * their 128-row blocks need no more). */
+static void attcase_alloc(struct attcase *c, size_t lq, size_t lk, size_t d)
+{
+    size_t pv;
+    c->ws_size = attn_attention_workspace_size(&c->p);
+    if (c->ws_size == 0)
+        die("attn_attention_workspace_size", "returned 0 for valid parameters");
+    c->ws = xalloc(c->ws_size);
+    c->scores = falloc(lq * lk);
+    memset(c->scores, 0, lq * lk * sizeof(float));
+    c->mm_ws_size = attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_TRANS, lq, lk, d);
+    pv = attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_NO_TRANS, lq, d, lk);
+    if (pv > c->mm_ws_size)
+        c->mm_ws_size = pv;
+    c->mm_ws = xalloc(c->mm_ws_size ? c->mm_ws_size : 1);
+}
+
+static void attcase_free(struct attcase *c)
+{
+    free(c->ws);
+    free(c->scores);
+    free(c->mm_ws);
+}
+
 /* Materializes each head's score matrix S = scale Q K^T (only the unmasked part when
  * causal), a 3-pass softmax over each row, then O = P V. */
 static NAIVE_FN void naive_attention(void *ctx, void *data)
@@ -1789,17 +1815,7 @@ static void bench_attention(struct op *op)
                 c.p.causal_offset = 0;
                 flop *= 0.5;
             }
-            c.ws_size = attn_attention_workspace_size(&c.p);
-            if (c.ws_size == 0)
-                die("attn_attention_workspace_size", "returned 0 for valid parameters");
-            c.ws = xalloc(c.ws_size);
-            c.scores = falloc(L * L);
-            memset(c.scores, 0, L * L * sizeof(float));
-            /* S = Q K^T and O = P V (and their 128-row blocks, which need no more) */
-            c.mm_ws_size = attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_TRANS, L, L, d);
-            if (attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_NO_TRANS, L, d, L) > c.mm_ws_size)
-                c.mm_ws_size = attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_NO_TRANS, L, d, L);
-            c.mm_ws = xalloc(c.mm_ws_size);
+            attcase_alloc(&c, L, L, d);
             lim.name = "fma_peak";
             lim.value = g_lim.fma;
             lim.factor = 1.0;
@@ -1810,9 +1826,7 @@ static void bench_attention(struct op *op)
             free(k);
             free(v);
             free(o);
-            free(c.ws);
-            free(c.scores);
-            free(c.mm_ws);
+            attcase_free(&c);
         }
     g_predict.factor = 0.0;
 }
@@ -1849,14 +1863,7 @@ static void bench_decode(struct op *op)
         fill_uniform(v, nkv, -1.0f, 1.0f);
         memset(o, 0, nq * sizeof(float));
         c.p = attn_attention_init(1, heads, kvh, lq, lk, d, d, q, k, v, o, ATTN_LAYOUT_BHLD);
-        c.ws_size = attn_attention_workspace_size(&c.p);
-        c.ws = xalloc(c.ws_size);
-        c.scores = falloc(lq * lk);
-        memset(c.scores, 0, lq * lk * sizeof(float));
-        c.mm_ws_size = attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_TRANS, lq, lk, d);
-        if (attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_NO_TRANS, lq, d, lk) > c.mm_ws_size)
-            c.mm_ws_size = attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_NO_TRANS, lq, d, lk);
-        c.mm_ws = xalloc(c.mm_ws_size ? c.mm_ws_size : 1);
+        attcase_alloc(&c, lq, lk, d);
         lim.name = "read_256MiB";
         lim.value = g_lim.read_mem;
         lim.factor = 1.0;
@@ -1868,9 +1875,7 @@ static void bench_decode(struct op *op)
         free(k);
         free(v);
         free(o);
-        free(c.ws);
-        free(c.scores);
-        free(c.mm_ws);
+        attcase_free(&c);
     }
 }
 
