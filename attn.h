@@ -1362,8 +1362,6 @@ static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t
             const size_t r = r0 + k;
             const float *xr = x + r * ldx;
             float *yr = y + r * ldy;
-            attn__v vc, vd, vr;
-            size_t i;
             if (rs[k] < 0) {
                 attn__layernorm_finish(xr, yr, n, c[k], t[k], s2[k], g, b, eps,
                                        mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
@@ -1371,22 +1369,7 @@ static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t
             }
             if (mean_out) mean_out[r] = c[k] + d[k];
             if (rstd_out) rstd_out[r] = rs[k];
-            vc = attn__vset1(c[k]);
-            vd = attn__vset1(d[k]);
-            vr = attn__vset1(rs[k]);
-            for (i = 0; i + ATTN__VW <= n; i += ATTN__VW) {
-                const attn__v sc = g ? attn__vmul(vr, attn__vload(g + i)) : vr;
-                attn__v u = attn__vsub(attn__vsub(attn__vload(xr + i), vc), vd);
-                u = b ? attn__vfma(u, sc, attn__vload(b + i)) : attn__vmul(u, sc);
-                attn__vstore(yr + i, u);
-            }
-            if (i < n) {
-                const size_t m = n - i;
-                const attn__v sc = g ? attn__vmul(vr, attn__vload_part(g + i, m, 0.0f)) : vr;
-                const attn__v bv = b ? attn__vload_part(b + i, m, 0.0f) : attn__vzero();
-                attn__v u = attn__vsub(attn__vsub(attn__vload_part(xr + i, m, 0.0f), vc), vd);
-                attn__vstore_part(yr + i, attn__vfma(u, sc, bv), m);
-            }
+            attn__norm_apply_body(xr, yr, n, c[k], d[k], rs[k], g, b, 1);
         }
     }
 }
@@ -1471,20 +1454,11 @@ static ATTN__FORCE_INLINE void attn__rmsnorm_short_body(const float *x, size_t l
         for (k = 0; k < nb; k++) {
             const float *xr = x + (r0 + k) * ldx;
             float *yr = y + (r0 + k) * ldy;
-            attn__v vr;
-            size_t i;
             if (rs[k] < 0 || n > ATTN__NORM_SHORT) {
                 attn__rmsnorm_finish(xr, yr, n, s2[k], g, eps);
                 continue;
             }
-            vr = attn__vset1(rs[k]);
-            for (i = 0; i + ATTN__VW <= n; i += ATTN__VW)
-                attn__vstore(yr + i, attn__vmul(attn__vload(xr + i), g ? attn__vmul(vr, attn__vload(g + i)) : vr));
-            if (i < n) {
-                const size_t m = n - i;
-                const attn__v sc = g ? attn__vmul(vr, attn__vload_part(g + i, m, 0.0f)) : vr;
-                attn__vstore_part(yr + i, attn__vfma(attn__vload_part(xr + i, m, 0.0f), sc, attn__vzero()), m);
-            }
+            attn__norm_apply_body(xr, yr, n, 0.0f, 0.0f, rs[k], g, NULL, 0);
         }
     }
 }
@@ -2097,21 +2071,6 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
 #define ATTN__FUSED_MIN 12 /* query tiles with fewer rows take the rows path */
 #endif
 
-static float attn__dot(const float *a, const float *b, size_t n)
-{
-    attn__v s0 = attn__vzero(), s1 = attn__vzero();
-    size_t i = 0;
-    for (; i + 2 * ATTN__VW <= n; i += 2 * ATTN__VW) {
-        s0 = attn__vfma(attn__vload(a + i), attn__vload(b + i), s0);
-        s1 = attn__vfma(attn__vload(a + i + ATTN__VW), attn__vload(b + i + ATTN__VW), s1);
-    }
-    for (; i < n; i += ATTN__VW) {
-        size_t k = n - i;
-        if (k >= ATTN__VW) s0 = attn__vfma(attn__vload(a + i), attn__vload(b + i), s0);
-        else s1 = attn__vfma(attn__vload_part(a + i, k, 0.0f), attn__vload_part(b + i, k, 0.0f), s1);
-    }
-    return attn__vhsum(attn__vadd(s0, s1));
-}
 
 /* out[r] = attn__dot(q[r], k, d) for nr (a constant) rows against one key: k's loads
  * shared, each row's operations those of attn__dot (the same bits) */
@@ -2140,6 +2099,14 @@ static ATTN__FORCE_INLINE void attn__dot_body(const float *const *q, size_t nr, 
         }
     }
     for (r = 0; r < nr; r++) out[r] = attn__vhsum(attn__vadd(s0[r], s1[r]));
+}
+
+/* q . k over n floats (two chains) */
+static float attn__dot(const float *q, const float *k, size_t n)
+{
+    float out;
+    attn__dot_body(&q, 1, k, n, &out);
+    return out;
 }
 
 /* attn__dot_body for nr = 1 .. 4 rows */

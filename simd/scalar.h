@@ -87,10 +87,6 @@ static inline attn__v attn__vor(attn__v a, attn__v b)
 }
 /* nonzero when some lane has its sign bit set (-0 and negative NaNs included) */
 static inline int attn__vany_neg(attn__v a) { return signbit(a) != 0; }
-/* a store for data far larger than the caches: non-temporal where the ISA has it (AVX2,
- * p aligned to ATTN__VW floats; attn__vstream_fence() before returning), else plain */
-static inline void attn__vstream(float *p, attn__v v) { *p = v; }
-static inline void attn__vstream_fence(void) {}
 /* Transposes an ATTN__VW x ATTN__VW block from src (row i at src + i * lds; rows >= `rows`
  * are zero and never read) to dst (row q at dst + q * ldd); one lane: a copy. */
 static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t lds,
