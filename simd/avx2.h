@@ -83,6 +83,11 @@ static inline attn__v attn__vlut8_scale(const int32_t *tab, attn__v k)
 static inline attn__v attn__vfabs(attn__v a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 static inline attn__v attn__vor(attn__v a, attn__v b) { return _mm256_or_ps(a, b); }
 static inline int attn__vany_neg(attn__v a) { return _mm256_movemask_ps(a); }
+/* non-temporal store (p aligned to 32 bytes): writes a line without reading it first;
+ * attn__vstream_fence() before the function returns */
+#define ATTN__HAVE_VSTREAM 1
+static inline void attn__vstream(float *p, attn__v v) { _mm256_stream_ps(p, v); }
+static inline void attn__vstream_fence(void) { _mm_sfence(); }
 /* Transposes an 8 x 8 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
  * are stored in order q = 0..7, so with ldd < 8 the later rows win the overlap. */
