@@ -1118,7 +1118,7 @@ ATTN_API attn_status attn_softmax(const float *x, size_t ldx, float *y, size_t l
     if (!attn__finite(scale)) return ATTN_ERR_ARG;
     lnn = 1.0001f * logf((float)n); /* rounded up */
     far = rows * n + 1 > ATTN__SM_FAR / sizeof(float);
-    if (far && ATTN__HAVE_VSTREAM && n <= ATTN__SM_SCRATCH)
+    if (far && ATTN__HAVE_VSTREAM && n <= ATTN__SM_SCRATCH && x != y) /* in place: y's lines are read already */
         attn__softmax_rows_stream(x, ldx, y, ldy, rows, n, scale, lnn);
     else if (n <= (far ? ATTN__SM_BATCHED_FAR : ATTN__SM_BATCHED))
         attn__softmax_rows_batched(x, ldx, y, ldy, rows, n, scale, lnn);
