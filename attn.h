@@ -1025,26 +1025,42 @@ static ATTN__FORCE_INLINE void attn__softmax_row(const float *x, float *y, size_
 #define ATTN__SM_BATCHED_FAR 128
 #define ATTN__SM_BATCH 8
 
-/* Short rows in batches of ATTN__SM_BATCH: every row's extreme, then every row's exps and
- * sum, then every row's normalizing pass, so that the reductions' latencies (horizontal
- * max and sum, the division), which bind short rows, overlap other rows' work. Each row's
- * operations are those of attn__softmax_row: its bits do not depend on the other rows. */
-static void attn__softmax_rows_batched(const float *x, size_t ldx, float *y, size_t ldy,
-                                       size_t rows, size_t n, float s, float lnn)
+/* Rows in batches of `per` (<= ATTN__SM_BATCH): every row's extreme, then every row's exps
+ * and sum, then every row's normalizing pass, so that the reductions' latencies (horizontal
+ * max and sum, the division), which bind short rows, overlap other rows' work. buf NULL:
+ * the exps wait in y; else in buf (row k at buf + k * np), the next batch's x is prefetched
+ * during this batch's exps, and y is written by non-temporal stores. Each row's operations
+ * are those of attn__softmax_row: its bits do not depend on the other rows or the path. */
+static ATTN__FORCE_INLINE void attn__softmax_batches(const float *x, size_t ldx, float *y,
+                                                     size_t ldy, size_t rows, size_t n, float s,
+                                                     float lnn, size_t per, float *buf, size_t np)
 {
     size_t r0;
-    for (r0 = 0; r0 < rows; r0 += ATTN__SM_BATCH) {
-        const size_t nb = rows - r0 < ATTN__SM_BATCH ? rows - r0 : ATTN__SM_BATCH;
+    for (r0 = 0; r0 < rows; r0 += per) {
+        const size_t nb = rows - r0 < per ? rows - r0 : per;
         float m[ATTN__SM_BATCH], sum[ATTN__SM_BATCH];
         int flush[ATTN__SM_BATCH], live[ATTN__SM_BATCH];
         size_t k;
         for (k = 0; k < nb; k++) m[k] = attn__row_extreme(x + (r0 + k) * ldx, n, s >= 0);
         for (k = 0; k < nb; k++)
-            live[k] = attn__softmax_row_exps(x + (r0 + k) * ldx, y + (r0 + k) * ldy, y + (r0 + k) * ldy, n, s, lnn,
-                                             m[k], NULL, NULL, sum + k, flush + k);
-        for (k = 0; k < nb; k++)
-            if (live[k]) attn__softmax_normalize(y + (r0 + k) * ldy, n, sum[k], flush[k]);
+            live[k] = attn__softmax_row_exps(x + (r0 + k) * ldx, y + (r0 + k) * ldy,
+                                             buf ? buf + k * np : y + (r0 + k) * ldy, n, s, lnn,
+                                             m[k], buf && r0 + nb + k < rows ? x + (r0 + nb + k) * ldx : NULL,
+                                             NULL, sum + k, flush + k);
+        for (k = 0; k < nb; k++) /* a special row (!live) has its results in y already */
+            if (live[k])
+                attn__softmax_normalize_to(buf ? buf + k * np : y + (r0 + k) * ldy, y + (r0 + k) * ldy,
+                                           n, sum[k], flush[k], buf != NULL);
     }
+}
+
+/* out of line: inlined into attn_softmax, it slowed the in-cache softmax 1.2-1.8x at
+ * n = 64..4096 (gcc 12, Zen 4) */
+static ATTN__NOINLINE void attn__softmax_rows_batched(const float *x, size_t ldx, float *y,
+                                                      size_t ldy, size_t rows, size_t n, float s,
+                                                      float lnn)
+{
+    attn__softmax_batches(x, ldx, y, ldy, rows, n, s, lnn, ATTN__SM_BATCH, NULL, 0);
 }
 
 #ifndef ATTN__SM_FAR
@@ -1076,9 +1092,8 @@ static void attn__softmax_rows_far(const float *x, size_t ldx, float *y, size_t 
  * a batch of rows' exps go to a scratch on the stack (in L1), then the normalizing pass
  * reads them there and streams y, so that y's lines are written without being read first:
  * 8 bytes of memory traffic per element instead of 12 (measured on Zen 4 with the memory
- * shared with a copy on the other core: 1.2-1.4x). The next batch's x is prefetched during
- * this batch's exps. Each row's operations are those of attn__softmax_row; only where its
- * exps wait differs. Out of line, so that only these calls have the scratch on their stack. */
+ * shared with a copy on the other core: 1.2-1.4x); see attn__softmax_batches. Out of line,
+ * so that only these calls have the scratch on their stack. */
 static ATTN__NOINLINE void attn__softmax_rows_stream(const float *x, size_t ldx, float *y,
                                                      size_t ldy, size_t rows, size_t n,
                                                      float s, float lnn)
@@ -1087,21 +1102,7 @@ static ATTN__NOINLINE void attn__softmax_rows_stream(const float *x, size_t ldx,
     float *const buf = raw + (ATTN__VW - ((uintptr_t)raw / sizeof(float)) % ATTN__VW) % ATTN__VW;
     const size_t np = (n + ATTN__VW - 1) / ATTN__VW * ATTN__VW;
     const size_t per = ATTN__SM_SCRATCH / np < ATTN__SM_BATCH ? ATTN__SM_SCRATCH / np : ATTN__SM_BATCH;
-    size_t r0;
-    for (r0 = 0; r0 < rows; r0 += per) {
-        const size_t nb = rows - r0 < per ? rows - r0 : per;
-        float m[ATTN__SM_BATCH], sum[ATTN__SM_BATCH];
-        int flush[ATTN__SM_BATCH], live[ATTN__SM_BATCH];
-        size_t k;
-        for (k = 0; k < nb; k++) m[k] = attn__row_extreme(x + (r0 + k) * ldx, n, s >= 0);
-        for (k = 0; k < nb; k++)
-            live[k] = attn__softmax_row_exps(x + (r0 + k) * ldx, y + (r0 + k) * ldy, buf + k * np,
-                                             n, s, lnn, m[k],
-                                             r0 + nb + k < rows ? x + (r0 + nb + k) * ldx : NULL,
-                                             NULL, sum + k, flush + k);
-        for (k = 0; k < nb; k++) /* a special row (!live) has its results in y already */
-            if (live[k]) attn__softmax_normalize_to(buf + k * np, y + (r0 + k) * ldy, n, sum[k], flush[k], 1);
-    }
+    attn__softmax_batches(x, ldx, y, ldy, rows, n, s, lnn, per, buf, np);
     attn__vstream_fence();
 }
 
