@@ -526,7 +526,9 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 #define ATTN__NOINLINE __attribute__((noinline))
 #define ATTN__PREFETCH(p) __builtin_prefetch(p)
 #define ATTN__PREFETCHW(p) __builtin_prefetch(p, 1)
+#define ATTN__UNROLL _Pragma("GCC unroll 8") /* the next loop, in full (short softmax rows) */
 #else
+#define ATTN__UNROLL
 #define ATTN__PREFETCH(p) ((void)(p))
 #define ATTN__PREFETCHW(p) ((void)(p))
 #define ATTN__FORCE_INLINE inline
@@ -983,6 +985,20 @@ static ATTN__FORCE_INLINE void attn__softmax_normalize(float *y, size_t n, float
     attn__softmax_normalize_to(y, y, n, sum, flush, 0);
 }
 
+/* The frame of a row whose extreme m (see attn__row_extreme) is finite: 1 shifted, 0
+ * unshifted (see attn__softmax_arg; n = 1 is shifted, which gives exactly 1); *thr: the
+ * least argument the fast exp takes (see attn__softmax_body). */
+static ATTN__FORCE_INLINE int attn__softmax_frame(float m, float s, float lnn, size_t n, float *thr)
+{
+    const float sm = s * m;
+    if (sm >= 0.0f && sm <= 80.0f - lnn && n > 1) {
+        *thr = sm - 87.0f + lnn;
+        return 0;
+    }
+    *thr = -87.0f + lnn;
+    return 1;
+}
+
 /* One row's extreme m (see attn__row_extreme) to its exps in e (y, or a scratch): *sum and
  * *flush for attn__softmax_normalize_to; 0 when the row was special (its results written to
  * y). lnn: ln n (computed once per call); xn, yn: what to prefetch (or NULL). */
@@ -992,18 +1008,17 @@ static ATTN__FORCE_INLINE int attn__softmax_row_exps(const float *x, float *y, f
                                                      float *yn, float *sum, int *flush)
 {
     const attn__v vs = attn__vset1(s);
-    float sm;
+    float t;
     if (!attn__finite(m)) {
         attn__softmax_special(x, y, n, s);
         return 0;
     }
-    sm = s * m;
-    if (sm >= 0.0f && sm <= 80.0f - lnn && n > 1) { /* unshifted (n = 1 gives exactly 1) */
-        const attn__v thr = attn__vset1(sm - 87.0f + lnn);
+    if (!attn__softmax_frame(m, s, lnn, n, &t)) {
+        const attn__v thr = attn__vset1(t);
         if (s == 1.0f) attn__softmax_body(x, e, n, m, vs, vs, thr, 0, 0, xn, yn, sum, flush);
         else attn__softmax_body(x, e, n, m, vs, vs, thr, 1, 0, xn, yn, sum, flush);
     } else {
-        const attn__v thr = attn__vset1(-87.0f + lnn), vm = attn__vset1(m);
+        const attn__v thr = attn__vset1(t), vm = attn__vset1(m);
         if (s == 1.0f) attn__softmax_body(x, e, n, m, vs, vm, thr, 0, 1, xn, yn, sum, flush);
         else attn__softmax_body(x, e, n, m, vs, vm, thr, 1, 1, xn, yn, sum, flush);
     }
@@ -1106,6 +1121,216 @@ static ATTN__NOINLINE void attn__softmax_rows_stream(const float *x, size_t ldx,
     attn__vstream_fence();
 }
 
+#ifndef ATTN__SM_SHORT
+#define ATTN__SM_SHORT 8 /* vectors: rows up to this long take attn__softmax_short */
+#endif
+#if ATTN__SM_SHORT < 1 || ATTN__SM_SHORT > 8
+#error "ATTN__SM_SHORT: 1 to 8 vectors (attn__softmax_rows_short has a case for each)"
+#endif
+#ifndef ATTN__SM_SHORT_N
+#define ATTN__SM_SHORT_N (ATTN__SM_SHORT * ATTN__VW) /* 0 turns it off (tests/test_paths.c) */
+#endif
+#define ATTN__SM_SHORT_BATCH 8
+
+/* One row by the general path (the short kernel's fallback), out of line */
+static ATTN__NOINLINE void attn__softmax_row_general(const float *x, float *y, size_t n, float s, float lnn)
+{
+    attn__softmax_row(x, y, n, s, lnn, NULL, NULL);
+}
+
+/* The sum of a row's exps ev[0..nv) in attn__softmax_body's order, f of them whole
+ * vectors (nv or nv - 1, a constant after inlining; else ev[nv - 1] is the partial one,
+ * its padding lanes 0): blocks of four in pairs into a0 and a1, the rest one by one into
+ * a0, the partial one into a1 (the body's adds to 0 left out: no bit changes, as no
+ * exp is negative). */
+static ATTN__FORCE_INLINE float attn__softmax_short_sum(const attn__v *ev, size_t nv, size_t f)
+{
+    attn__v a0 = ev[0], a1 = a0;
+    size_t j;
+    int has0 = 0, has1 = 0;
+    ATTN__UNROLL
+    for (j = 0; j + 4 <= f; j += 4) {
+        a0 = has0 ? attn__vadd(a0, attn__vadd(ev[j], ev[j + 1])) : attn__vadd(ev[j], ev[j + 1]);
+        a1 = has1 ? attn__vadd(a1, attn__vadd(ev[j + 2], ev[j + 3])) : attn__vadd(ev[j + 2], ev[j + 3]);
+        has0 = has1 = 1;
+    }
+    ATTN__UNROLL
+    for (; j < f; j++) {
+        a0 = has0 ? attn__vadd(a0, ev[j]) : ev[j];
+        has0 = 1;
+    }
+    if (f < nv) {
+        a1 = has1 ? attn__vadd(a1, ev[nv - 1]) : ev[nv - 1];
+        has1 = 1;
+    }
+    return attn__vhsum(has0 && has1 ? attn__vadd(a0, a1) : has0 ? a0 : a1);
+}
+
+/* attn__softmax_short's exps of one row, x to e: nv vectors (a constant after inlining), the
+ * last one of t lanes (1..ATTN__VW; its padding lanes x = m), in the frame given; returns
+ * their sum (attn__softmax_short_sum). keep: 1 in the last vector's lanes, 0 past them. */
+static ATTN__FORCE_INLINE float attn__softmax_short_exps(const float *x, float *e, float m,
+                                                         attn__v vs, attn__v vm, int scaled,
+                                                         int shifted, size_t nv, size_t t,
+                                                         attn__v keep)
+{
+    attn__v ev[ATTN__SM_SHORT], h, l;
+    size_t j;
+    ATTN__UNROLL
+    for (j = 0; j < nv; j++) {
+        const attn__v v = j + 1 < nv || t == ATTN__VW ? attn__vload(x + j * ATTN__VW)
+                                                      : attn__vload_part(x + j * ATTN__VW, t, m);
+        attn__softmax_arg(v, vs, vm, scaled, shifted, &h, &l);
+#ifdef ATTN_USE_SLEEF
+        ev[j] = attn__softmax_exp_any(h, l, scaled || shifted);
+#else
+        ev[j] = attn__vexp_core(h, l, scaled || shifted, 0);
+#endif
+        attn__vstore(e + j * ATTN__VW, ev[j]);
+    }
+    if (t == ATTN__VW) return attn__softmax_short_sum(ev, nv, nv);
+    ev[nv - 1] = attn__vmul(ev[nv - 1], keep);
+    return attn__softmax_short_sum(ev, nv, nv - 1);
+}
+
+/* Short rows, held in registers: rows of nv vectors (nv <= ATTN__SM_SHORT, a constant after
+ * inlining; the last one of t lanes), in batches of ATTN__SM_SHORT_BATCH rows: every row's
+ * max and min in one pass (a tree over its vectors), then every row's exps (kept in a
+ * stack array) and sum, then the normalizing pass, each unrolled. One test per row (every
+ * lane of its other extreme, in the row's frame, at least the frame's threshold) takes the
+ * fast exp for the whole row, where the general path tests every four vectors. A batch
+ * with a row that fails it (a non-finite extreme, an argument out of the fast range) or
+ * whose sum is a NaN (one the max and min trees passed over) goes to the general path.
+ * Every other row's operations are those of attn__softmax_row (frame, exps, summation
+ * order, 1/sum), so its bits are too (tests/test_paths.c holds every length to it); the
+ * general path's flush changes nothing here, as every result of a row that passed the test
+ * is at least FLT_MIN. Rows in the shifted frame run its code with the scale (s = 1 scales
+ * by 1, which changes no bit); so do the unshifted rows of a batch that has both, about 0
+ * (x - 0 splits with a zero low part, which changes no bit either). stream: y by
+ * non-temporal stores (calls far out of the caches; y and ldy aligned), the next batch of
+ * x prefetched (without it: 0.65 of memcpy at n = 64 on Zen 4, with it 0.85-0.95). */
+static ATTN__FORCE_INLINE void attn__softmax_short(const float *x, size_t ldx, float *y,
+                                                   size_t ldy, size_t rows, size_t n, float s,
+                                                   float lnn, int stream, size_t nv)
+{
+    const size_t B = ATTN__SM_SHORT_BATCH, t = n - (nv - 1) * ATTN__VW, last = (nv - 1) * ATTN__VW;
+    const attn__v vs = attn__vset1(s);
+    float e[ATTN__SM_SHORT_BATCH][ATTN__SM_SHORT * ATTN__VW], one[ATTN__VW];
+    attn__v keep;
+    size_t r0, k, j;
+    for (j = 0; j < ATTN__VW; j++) one[j] = 1.0f;
+    keep = attn__vload_part(one, t, 0.0f); /* 1 in the last vector's lanes of the row, else 0 */
+    for (r0 = 0; r0 < rows; r0 += B) {
+        const size_t nb = rows - r0 < B ? rows - r0 : B;
+        const float *const xb = x + r0 * ldx;
+        float *const yb = y + r0 * ldy;
+        float m[ATTN__SM_SHORT_BATCH], sum[ATTN__SM_SHORT_BATCH], all;
+        int nsh = 0, bad = 0;
+        for (k = 0; k < nb; k++) { /* extremes, frames, tests */
+            const float *xr = xb + k * ldx;
+            attn__v mx[ATTN__SM_SHORT], mn[ATTN__SM_SHORT], least;
+            size_t w;
+            float thr, mk;
+            int sh;
+            if (stream && r0 + k + B < rows) { /* the next batch's row */
+                for (j = 0; j < n; j += 64 / sizeof(float)) ATTN__PREFETCH(xr + B * ldx + j);
+                ATTN__PREFETCH(xr + B * ldx + n - 1);
+            }
+            ATTN__UNROLL
+            for (j = 0; j < nv; j++) /* a partial vector's padding: x[0], changing neither */
+                mx[j] = mn[j] = j + 1 < nv || t == ATTN__VW ? attn__vload(xr + j * ATTN__VW)
+                                                            : attn__vload_part(xr + j * ATTN__VW, t, xr[0]);
+            ATTN__UNROLL
+            for (w = 1; w < nv; w *= 2)
+                ATTN__UNROLL
+                for (j = 0; j + w < nv; j += 2 * w) {
+                    mx[j] = attn__vmax(mx[j], mx[j + w]);
+                    mn[j] = attn__vmin(mn[j], mn[j + w]);
+                }
+            mk = s >= 0 ? attn__vhmax(mx[0]) : -attn__vhmax(attn__vsub(attn__vzero(), mn[0]));
+            sh = attn__softmax_frame(mk, s, lnn, n, &thr);
+            m[k] = sh ? mk : 0.0f;
+            /* every lane's least argument, at the other extreme (rounding is monotonic), at
+             * least thr; a non-finite m fails, or its NaNs do below */
+            least = attn__vsub(s >= 0 ? mn[0] : mx[0], attn__vset1(m[k]));
+            if (s != 1.0f) least = attn__vmul(least, vs);
+            bad |= attn__vany_neg(attn__vsub(least, attn__vset1(thr)));
+            nsh += sh;
+        }
+        if (!bad) { /* exps and sums: one loop per frame, no branch inside; the shifted
+                     * frame's code with s = 1 scales by 1, which changes no bit */
+            if (nsh)
+                for (k = 0; k < nb; k++) sum[k] = attn__softmax_short_exps(xb + k * ldx, e[k], m[k], vs, attn__vset1(m[k]), 1, 1, nv, t, keep);
+            else if (s == 1.0f)
+                for (k = 0; k < nb; k++) sum[k] = attn__softmax_short_exps(xb + k * ldx, e[k], 0.0f, vs, vs, 0, 0, nv, t, keep);
+            else
+                for (k = 0; k < nb; k++) sum[k] = attn__softmax_short_exps(xb + k * ldx, e[k], 0.0f, vs, vs, 1, 0, nv, t, keep);
+            all = sum[0];
+            for (k = 1; k < nb; k++) all += sum[k];
+            bad = all != all; /* a NaN the max and min passed over */
+        }
+        if (bad) {
+            for (k = 0; k < nb; k++) attn__softmax_row_general(xb + k * ldx, yb + k * ldy, n, s, lnn);
+        } else if (stream) { /* y = e / sum */
+            for (k = 0; k < nb; k++) {
+                const attn__v inv = attn__vset1(1.0f / sum[k]);
+                float *yr = yb + k * ldy;
+                ATTN__UNROLL
+                for (j = 0; j + 1 < nv; j++)
+                    attn__vstream(yr + j * ATTN__VW, attn__vmul(attn__vload(e[k] + j * ATTN__VW), inv));
+                if (t == ATTN__VW) attn__vstream(yr + last, attn__vmul(attn__vload(e[k] + last), inv));
+                else attn__vstore_part(yr + last, attn__vmul(attn__vload(e[k] + last), inv), t);
+            }
+        } else {
+            for (k = 0; k < nb; k++) {
+                const attn__v inv = attn__vset1(1.0f / sum[k]);
+                float *yr = yb + k * ldy;
+                ATTN__UNROLL
+                for (j = 0; j + 1 < nv; j++)
+                    attn__vstore(yr + j * ATTN__VW, attn__vmul(attn__vload(e[k] + j * ATTN__VW), inv));
+                if (t == ATTN__VW) attn__vstore(yr + last, attn__vmul(attn__vload(e[k] + last), inv));
+                else attn__vstore_part(yr + last, attn__vmul(attn__vload(e[k] + last), inv), t);
+            }
+        }
+    }
+}
+
+/* attn__softmax_short, one copy for each vector count */
+static ATTN__NOINLINE void attn__softmax_rows_short(const float *x, size_t ldx, float *y,
+                                                    size_t ldy, size_t rows, size_t n, float s,
+                                                    float lnn, int stream)
+{
+    switch ((n + ATTN__VW - 1) / ATTN__VW) {
+#define ATTN__SM_SHORT_CASE(v)                                                              \
+    case v: attn__softmax_short(x, ldx, y, ldy, rows, n, s, lnn, stream, v); break;
+    ATTN__SM_SHORT_CASE(1)
+#if ATTN__SM_SHORT >= 2
+    ATTN__SM_SHORT_CASE(2)
+#endif
+#if ATTN__SM_SHORT >= 3
+    ATTN__SM_SHORT_CASE(3)
+#endif
+#if ATTN__SM_SHORT >= 4
+    ATTN__SM_SHORT_CASE(4)
+#endif
+#if ATTN__SM_SHORT >= 5
+    ATTN__SM_SHORT_CASE(5)
+#endif
+#if ATTN__SM_SHORT >= 6
+    ATTN__SM_SHORT_CASE(6)
+#endif
+#if ATTN__SM_SHORT >= 7
+    ATTN__SM_SHORT_CASE(7)
+#endif
+#if ATTN__SM_SHORT >= 8
+    ATTN__SM_SHORT_CASE(8)
+#endif
+#undef ATTN__SM_SHORT_CASE
+    default: break;
+    }
+    if (stream) attn__vstream_fence();
+}
+
 ATTN_API attn_status attn_softmax(const float *x, size_t ldx, float *y, size_t ldy,
                                   size_t rows, size_t n, float scale)
 {
@@ -1119,7 +1344,12 @@ ATTN_API attn_status attn_softmax(const float *x, size_t ldx, float *y, size_t l
     if (!attn__finite(scale)) return ATTN_ERR_ARG;
     lnn = 1.0001f * logf((float)n); /* rounded up */
     far = rows * n + 1 > ATTN__SM_FAR / sizeof(float);
-    if (far && ATTN__HAVE_VSTREAM && n <= ATTN__SM_SCRATCH && x != y) /* in place: y's lines are read already */
+    if (n <= ATTN__SM_SHORT_N)
+        attn__softmax_rows_short(x, ldx, y, ldy, rows, n, scale, lnn,
+                                 far && ATTN__HAVE_VSTREAM && x != y &&
+                                     (uintptr_t)y % (ATTN__VW * sizeof(float)) == 0 &&
+                                     ldy % ATTN__VW == 0);
+    else if (far && ATTN__HAVE_VSTREAM && n <= ATTN__SM_SCRATCH && x != y) /* in place: y's lines are read already */
         attn__softmax_rows_stream(x, ldx, y, ldy, rows, n, scale, lnn);
     else if (n <= (far ? ATTN__SM_BATCHED_FAR : ATTN__SM_BATCHED))
         attn__softmax_rows_batched(x, ldx, y, ldy, rows, n, scale, lnn);

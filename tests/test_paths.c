@@ -1,0 +1,105 @@
+/* Softmax's short-row kernel (rows of up to ATTN__SM_SHORT vectors, register-resident,
+ * one range test per row) against the general path, bit for bit: the general path is the
+ * same implementation compiled in test_paths_general.c with the short kernel off. Every
+ * row length 1..72 (each vector count, whole and partial, and past the kernel's reach),
+ * scales 1, 0.7, -0.5, 0 and 3, rows of 19 (two whole batches of 8 and a partial one),
+ * strides, an unaligned x, in place, and rows made to take every branch: the unshifted
+ * frame, the shifted one (a negative max, a max past 80 - ln n), batches mixing the two,
+ * rows whose range fails the test (the general path for the batch), a NaN the max and min
+ * trees can pass over, +-inf, all -inf, denormal and huge inputs. Built again as
+ * paths_far with every call on the path for calls far out of the caches (y by
+ * non-temporal stores where aligned). */
+#define ATTN_IMPLEMENTATION
+#include "attn.h"
+#include "check.h"
+
+int paths_general_softmax(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+                          size_t n, float scale);
+
+enum { ROWS = 19, NMAX = 72, LD = NMAX + 3, KINDS = 11 };
+
+/* a NaN with a sign and a payload, which a NaN the library makes up would not have */
+static float odd_nan(void)
+{
+    const unsigned bits = 0xFFC01234u;
+    float v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+static float row_value(int kind, size_t r, size_t i, size_t n)
+{
+    switch (kind) {
+    case 0: return check_uniform(-4.0f, 4.0f);             /* max >= 0: unshifted */
+    case 1: return check_uniform(-20.0f, -10.0f);          /* max < 0: shifted */
+    case 2: return check_uniform(100.0f, 200.0f);          /* max past 80 - ln n: shifted */
+    case 3: return r % 3 == 0 ? check_uniform(-30.0f, -1.0f) : check_uniform(-2.0f, 6.0f); /* mixed batches */
+    case 4: return i == n / 2 ? 0.0f : check_uniform(-120.0f, 0.0f); /* wide: fails the range test */
+    case 5: return r == 5 ? check_uniform(-1.0f, 1.0f) : check_uniform(-80.0f, 0.5f); /* near the threshold */
+    case 6: return i == (r * 7) % n && r % 2 ? odd_nan() : check_uniform(-3.0f, 3.0f); /* a NaN somewhere */
+    case 7: return i == (r * 5) % n && r % 3 == 1 ? (r % 2 ? INFINITY : -INFINITY) : check_uniform(-3.0f, 3.0f);
+    case 8: return r % 4 == 2 ? -INFINITY : check_uniform(-3.0f, 3.0f); /* all -inf rows */
+    case 9: return check_uniform(-1.0f, 1.0f) * 1e-39f;    /* denormal inputs */
+    default: return check_uniform(-1.0f, 1.0f) * 3e38f;   /* huge inputs */
+    }
+}
+
+int main(void)
+{
+    static const float scales[5] = {1.0f, 0.7f, -0.5f, 0.0f, 3.0f};
+    static float xbuf[ROWS * LD + 8], ya[ROWS * LD + 8], yb[ROWS * LD + 8];
+    size_t n, r, i, t;
+    int kind;
+    long calls = 0;
+    check_begin("paths");
+    check_seed(20261123);
+    for (kind = 0; kind < KINDS; kind++)
+        for (n = 1; n <= NMAX; n++)
+            for (t = 0; t < 5; t++) {
+                const float s = scales[t];
+                /* layouts: x unaligned with a stride, y aligned with ldy a multiple of 8
+                 * (streams when far), packed rows, and in place */
+                int layout;
+                for (r = 0; r < ROWS; r++)
+                    for (i = 0; i < n; i++) xbuf[1 + r * LD + i] = row_value(kind, r, i, n);
+                for (layout = 0; layout < 3; layout++) {
+                    const float *x = xbuf + 1;
+                    size_t ldx = LD, ldy = layout == 0 ? (n + 7) / 8 * 8 : n;
+                    float *y1 = ya, *y2 = yb;
+                    int st1, st2;
+                    memset(ya, 0xA5, sizeof ya);
+                    memset(yb, 0xA5, sizeof yb);
+                    if (layout == 2) { /* in place: each path on its own copy */
+                        for (r = 0; r < ROWS; r++) {
+                            memcpy(ya + 3 + r * n, x + r * LD, n * sizeof(float));
+                            memcpy(yb + 3 + r * n, x + r * LD, n * sizeof(float));
+                        }
+                        y1 = ya + 3;
+                        y2 = yb + 3;
+                        ldx = n;
+                        st1 = (int)attn_softmax(y1, n, y1, n, ROWS, n, s);
+                        st2 = paths_general_softmax(y2, n, y2, n, ROWS, n, s);
+                    } else {
+                        st1 = (int)attn_softmax(x, ldx, y1, ldy, ROWS, n, s);
+                        st2 = paths_general_softmax(x, ldx, y2, ldy, ROWS, n, s);
+                    }
+                    calls++;
+                    check(st1 == 0 && st2 == 0, "kind %d n %zu scale %g layout %d: status %d / %d",
+                          kind, n, s, layout, st1, st2);
+                    for (r = 0; r < ROWS; r++)
+                        check(memcmp(y1 + r * ldy, y2 + r * ldy, n * sizeof(float)) == 0,
+                              "kind %d n %zu scale %g layout %d row %zu: the short kernel's bits differ from the general path's (first %.9g vs %.9g)",
+                              kind, n, s, layout, r, y1[r * ldy], y2[r * ldy]);
+                    /* nothing written between the rows or past the last */
+                    if (layout == 0)
+                        for (r = 0; r < ROWS; r++)
+                            for (i = n; i < (r + 1 < ROWS ? ldy : ldy + 8); i++) {
+                                unsigned u;
+                                memcpy(&u, y1 + r * ldy + i, sizeof u);
+                                check(u == 0xA5A5A5A5u, "kind %d n %zu row %zu: wrote y[%zu] past the row", kind, n, r, i);
+                            }
+                }
+            }
+    printf("%ld calls, each on both paths\n", calls);
+    return check_end("paths");
+}
