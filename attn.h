@@ -1193,6 +1193,27 @@ static ATTN__FORCE_INLINE float attn__softmax_short_exps(const float *x, float *
     return attn__softmax_short_sum(ev, nv, nv - 1);
 }
 
+/* attn__softmax_short's normalizing pass of one row: y = e / sum, nv vectors, the last of t
+ * lanes; stream (a constant): by non-temporal stores, y aligned */
+static ATTN__FORCE_INLINE void attn__softmax_short_out(const float *e, float *y, float sum,
+                                                       size_t nv, size_t t, int stream)
+{
+    const attn__v inv = attn__vset1(1.0f / sum);
+    const size_t last = (nv - 1) * ATTN__VW;
+    attn__v v;
+    size_t j;
+    ATTN__UNROLL
+    for (j = 0; j < last; j += ATTN__VW) {
+        v = attn__vmul(attn__vload(e + j), inv);
+        if (stream) attn__vstream(y + j, v);
+        else attn__vstore(y + j, v);
+    }
+    v = attn__vmul(attn__vload(e + last), inv);
+    if (t < ATTN__VW) attn__vstore_part(y + last, v, t);
+    else if (stream) attn__vstream(y + last, v);
+    else attn__vstore(y + last, v);
+}
+
 /* Short rows, held in registers: rows of nv vectors (nv <= ATTN__SM_SHORT, a constant after
  * inlining; the last one of t lanes), in batches of ATTN__SM_SHORT_BATCH rows: every row's
  * max and min in one pass (a tree over its vectors), then every row's exps (kept in a
@@ -1213,7 +1234,7 @@ static ATTN__FORCE_INLINE void attn__softmax_short(const float *x, size_t ldx, f
                                                    size_t ldy, size_t rows, size_t n, float s,
                                                    float lnn, int stream, size_t nv)
 {
-    const size_t B = ATTN__SM_SHORT_BATCH, t = n - (nv - 1) * ATTN__VW, last = (nv - 1) * ATTN__VW;
+    const size_t B = ATTN__SM_SHORT_BATCH, t = n - (nv - 1) * ATTN__VW;
     const attn__v vs = attn__vset1(s);
     float e[ATTN__SM_SHORT_BATCH][ATTN__SM_SHORT * ATTN__VW], one[ATTN__VW];
     attn__v keep;
@@ -1272,25 +1293,9 @@ static ATTN__FORCE_INLINE void attn__softmax_short(const float *x, size_t ldx, f
         if (bad) {
             for (k = 0; k < nb; k++) attn__softmax_row_general(xb + k * ldx, yb + k * ldy, n, s, lnn);
         } else if (stream) { /* y = e / sum */
-            for (k = 0; k < nb; k++) {
-                const attn__v inv = attn__vset1(1.0f / sum[k]);
-                float *yr = yb + k * ldy;
-                ATTN__UNROLL
-                for (j = 0; j + 1 < nv; j++)
-                    attn__vstream(yr + j * ATTN__VW, attn__vmul(attn__vload(e[k] + j * ATTN__VW), inv));
-                if (t == ATTN__VW) attn__vstream(yr + last, attn__vmul(attn__vload(e[k] + last), inv));
-                else attn__vstore_part(yr + last, attn__vmul(attn__vload(e[k] + last), inv), t);
-            }
+            for (k = 0; k < nb; k++) attn__softmax_short_out(e[k], yb + k * ldy, sum[k], nv, t, 1);
         } else {
-            for (k = 0; k < nb; k++) {
-                const attn__v inv = attn__vset1(1.0f / sum[k]);
-                float *yr = yb + k * ldy;
-                ATTN__UNROLL
-                for (j = 0; j + 1 < nv; j++)
-                    attn__vstore(yr + j * ATTN__VW, attn__vmul(attn__vload(e[k] + j * ATTN__VW), inv));
-                if (t == ATTN__VW) attn__vstore(yr + last, attn__vmul(attn__vload(e[k] + last), inv));
-                else attn__vstore_part(yr + last, attn__vmul(attn__vload(e[k] + last), inv), t);
-            }
+            for (k = 0; k < nb; k++) attn__softmax_short_out(e[k], yb + k * ldy, sum[k], nv, t, 0);
         }
     }
 }
