@@ -807,6 +807,9 @@ static void attn__softmax_slow(const float *x, float *y, size_t k, attn__v vs, a
     }
 }
 
+/* the least lane of a */
+static inline float attn__vhmin(attn__v a) { return -attn__vhmax(attn__vsub(attn__vzero(), a)); }
+
 /* max (want_max) or min of x[0..n) */
 static float attn__row_extreme(const float *x, size_t n, int want_max)
 {
@@ -826,7 +829,7 @@ static float attn__row_extreme(const float *x, size_t n, int want_max)
     }
     for (; i + ATTN__VW <= n; i += ATTN__VW) m0 = attn__vmin(m0, attn__vload(x + i));
     if (i < n) m0 = attn__vmin(m0, attn__vload_part(x + i, n - i, fill));
-    return -attn__vhmax(attn__vsub(attn__vzero(), m0));
+    return attn__vhmin(m0);
 }
 
 #define ATTN__SUM_BLOCK (64 * ATTN__VW) /* blocked summation: error grows with n/block + block */
@@ -1130,7 +1133,6 @@ static ATTN__NOINLINE void attn__softmax_rows_stream(const float *x, size_t ldx,
 #ifndef ATTN__SM_SHORT_N
 #define ATTN__SM_SHORT_N (ATTN__SM_SHORT * ATTN__VW) /* 0 turns it off (tests/test_paths.c) */
 #endif
-#define ATTN__SM_SHORT_BATCH 8
 
 /* One row by the general path (the short kernel's fallback), out of line */
 static ATTN__NOINLINE void attn__softmax_row_general(const float *x, float *y, size_t n, float s, float lnn)
@@ -1215,7 +1217,8 @@ static ATTN__FORCE_INLINE void attn__softmax_short_out(const float *e, float *y,
 }
 
 /* Short rows, held in registers: rows of nv vectors (nv <= ATTN__SM_SHORT, a constant after
- * inlining; the last one of t lanes), in batches of ATTN__SM_SHORT_BATCH rows: every row's
+ * inlining; the last one of t lanes), in batches of ATTN__SM_BATCH rows (as the general
+ * batched path): every row's
  * max and min in one pass (a tree over its vectors), then every row's exps (kept in a
  * stack array) and sum, then the normalizing pass, each unrolled. One test per row (every
  * lane of its other extreme, in the row's frame, at least the frame's threshold) takes the
@@ -1234,9 +1237,9 @@ static ATTN__FORCE_INLINE void attn__softmax_short(const float *x, size_t ldx, f
                                                    size_t ldy, size_t rows, size_t n, float s,
                                                    float lnn, int stream, size_t nv)
 {
-    const size_t B = ATTN__SM_SHORT_BATCH, t = n - (nv - 1) * ATTN__VW;
+    const size_t B = ATTN__SM_BATCH, t = n - (nv - 1) * ATTN__VW;
     const attn__v vs = attn__vset1(s);
-    float e[ATTN__SM_SHORT_BATCH][ATTN__SM_SHORT * ATTN__VW], one[ATTN__VW];
+    float e[ATTN__SM_BATCH][ATTN__SM_SHORT * ATTN__VW], one[ATTN__VW];
     attn__v keep;
     size_t r0, k, j;
     for (j = 0; j < ATTN__VW; j++) one[j] = 1.0f;
@@ -1245,7 +1248,7 @@ static ATTN__FORCE_INLINE void attn__softmax_short(const float *x, size_t ldx, f
         const size_t nb = rows - r0 < B ? rows - r0 : B;
         const float *const xb = x + r0 * ldx;
         float *const yb = y + r0 * ldy;
-        float m[ATTN__SM_SHORT_BATCH], sum[ATTN__SM_SHORT_BATCH], all;
+        float m[ATTN__SM_BATCH], sum[ATTN__SM_BATCH], all;
         int nsh = 0, bad = 0;
         for (k = 0; k < nb; k++) { /* extremes, frames, tests */
             const float *xr = xb + k * ldx;
@@ -1268,7 +1271,7 @@ static ATTN__FORCE_INLINE void attn__softmax_short(const float *x, size_t ldx, f
                     mx[j] = attn__vmax(mx[j], mx[j + w]);
                     mn[j] = attn__vmin(mn[j], mn[j + w]);
                 }
-            mk = s >= 0 ? attn__vhmax(mx[0]) : -attn__vhmax(attn__vsub(attn__vzero(), mn[0]));
+            mk = s >= 0 ? attn__vhmax(mx[0]) : attn__vhmin(mn[0]);
             sh = attn__softmax_frame(mk, s, lnn, n, &thr);
             m[k] = sh ? mk : 0.0f;
             /* every lane's least argument, at the other extreme (rounding is monotonic), at
