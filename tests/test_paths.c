@@ -8,7 +8,15 @@
  * rows whose range fails the test (the general path for the batch), a NaN the max and min
  * trees can pass over, +-inf, all -inf, denormal and huge inputs. Built again as
  * paths_far with every call on the path for calls far out of the caches (y by
- * non-temporal stores where aligned). */
+ * non-temporal stores where aligned).
+ *
+ * Built a third time as paths_stream (PATHS_LONG, the short kernel off, every call far)
+ * against test_paths_general.c built apart, in cache: the paths for calls far out of the
+ * caches (on AVX2 the pipelined streaming path, whose steps normalize the previous row
+ * from the scratch the current row's exps overwrite; in place, the batched and far paths)
+ * against the in-cache paths, bit for bit, at lengths 1..72 and long ones up to
+ * ATTN__SM_SCRATCH + 1 (tails of every kind, past the scratch), y aligned or not, with
+ * strides that give every row another misalignment. */
 #define ATTN_IMPLEMENTATION
 #include "attn.h"
 #include "check.h"
@@ -16,7 +24,15 @@
 int paths_general_softmax(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
                           size_t n, float scale);
 
+#ifdef PATHS_LONG
+enum { ROWS = 19, NMAX = 4097, LD = NMAX + 3, KINDS = 11 };
+static const size_t long_n[] = {95, 96, 97, 127, 128, 129, 200, 255, 256, 257, 511, 512, 513, 520,
+                                1000, 1024, 1031, 2047, 2048, 2049, 4095, 4096, 4097};
+#else
 enum { ROWS = 19, NMAX = 72, LD = NMAX + 3, KINDS = 11 };
+static const size_t long_n[] = {0};
+#endif
+#define NLEN (72 + sizeof long_n / sizeof long_n[0] - (long_n[0] == 0))
 
 /* a NaN with a sign and a payload, which a NaN the library makes up would not have */
 static float odd_nan(void)
@@ -47,28 +63,33 @@ static float row_value(int kind, size_t r, size_t i, size_t n)
 int main(void)
 {
     static const float scales[5] = {1.0f, 0.7f, -0.5f, 0.0f, 3.0f};
-    static float xbuf[ROWS * LD + 8], ya[ROWS * LD + 8], yb[ROWS * LD + 8];
-    size_t n, r, i, t;
+    static float xbuf[ROWS * LD + 8], yabuf[ROWS * (LD + 5) + 32], ybbuf[ROWS * (LD + 5) + 32];
+    /* 32-byte aligned, and room for an offset of 5 and a guard vector after the last row */
+    float *const ya = yabuf + (8 - (uintptr_t)yabuf / sizeof(float) % 8) % 8;
+    float *const yb = ybbuf + (8 - (uintptr_t)ybbuf / sizeof(float) % 8) % 8;
+    size_t n, r, i, t, li;
     int kind;
     long calls = 0;
     check_begin("paths");
     check_seed(20261123);
     for (kind = 0; kind < KINDS; kind++)
-        for (n = 1; n <= NMAX; n++)
+        for (li = 0; li < NLEN; li++)
             for (t = 0; t < 5; t++) {
                 const float s = scales[t];
                 /* layouts: x unaligned with a stride, y aligned with ldy a multiple of 8
-                 * (streams when far), packed rows, and in place */
+                 * (streams when far), packed rows, in place, and y unaligned with a stride
+                 * that moves each row's alignment */
                 int layout;
+                n = li < 72 ? li + 1 : long_n[li - 72];
                 for (r = 0; r < ROWS; r++)
                     for (i = 0; i < n; i++) xbuf[1 + r * LD + i] = row_value(kind, r, i, n);
-                for (layout = 0; layout < 3; layout++) {
+                for (layout = 0; layout < 4; layout++) {
                     const float *x = xbuf + 1;
-                    size_t ldx = LD, ldy = layout == 0 ? (n + 7) / 8 * 8 : n;
-                    float *y1 = ya, *y2 = yb;
+                    size_t ldx = LD, ldy = layout == 0 ? (n + 7) / 8 * 8 : layout == 3 ? n + 5 : n;
+                    float *y1 = layout == 3 ? ya + 5 : ya, *y2 = layout == 3 ? yb + 5 : yb;
                     int st1, st2;
-                    memset(ya, 0xA5, sizeof ya);
-                    memset(yb, 0xA5, sizeof yb);
+                    memset(yabuf, 0xA5, sizeof yabuf);
+                    memset(ybbuf, 0xA5, sizeof ybbuf);
                     if (layout == 2) { /* in place: each path on its own copy */
                         for (r = 0; r < ROWS; r++) {
                             memcpy(ya + 3 + r * n, x + r * LD, n * sizeof(float));
@@ -91,7 +112,7 @@ int main(void)
                               "kind %d n %zu scale %g layout %d row %zu: the short kernel's bits differ from the general path's (first %.9g vs %.9g)",
                               kind, n, s, layout, r, y1[r * ldy], y2[r * ldy]);
                     /* nothing written between the rows or past the last */
-                    if (layout == 0)
+                    if (layout == 0 || layout == 3)
                         for (r = 0; r < ROWS; r++)
                             for (i = n; i < (r + 1 < ROWS ? ldy : ldy + 8); i++) {
                                 unsigned u;
