@@ -1144,9 +1144,9 @@ static void attn__softmax_rows_far(const float *x, size_t ldx, float *y, size_t 
  * prefetches the next row's x. y's lines are written without being read first (8 bytes of
  * memory traffic per element instead of 12), and every step mixes the reads of memory,
  * its writes and the exps' arithmetic, so that they overlap: measured on Zen 4 against a
- * batch of rows' exp passes, then their normalizing passes, 1.1-1.2x at n = 128..4096
- * (0.96-1.08 of memcpy's speed instead of 0.86-0.9). Out of line, so that only these calls
- * have the scratch on their stack. Each row's bits are attn__softmax_row's. */
+ * batch of rows' exp passes, then their normalizing passes, 1.03x at n = 256, 1.1x at
+ * n = 1024 and 4096 (0.90-1.0 of memcpy's speed instead of 0.77-0.97). Out of line, so that
+ * only these calls have the scratch on their stack. Each row's bits are attn__softmax_row's. */
 static ATTN__NOINLINE void attn__softmax_rows_stream(const float *x, size_t ldx, float *y,
                                                      size_t ldy, size_t rows, size_t n,
                                                      float s, float lnn)
@@ -1169,8 +1169,7 @@ static ATTN__NOINLINE void attn__softmax_rows_stream(const float *x, size_t ldx,
         if (attn__softmax_row_exps(xr, y + r * ldy, buf, n, s, lnn, m,
                                    r + 1 < rows ? xr + ldx : NULL, NULL, &p, &sum, &flush)) {
             p.inv = attn__vset1(1.0f / sum);
-            p.y = y + r * ldy;
-            p.j = 0;
+            p.y = y + r * ldy; /* j: set by attn__softmax_prev_begin */
             p.n = n;
             p.flush = flush;
         } else {

@@ -24,15 +24,17 @@
 int paths_general_softmax(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
                           size_t n, float scale);
 
+/* lengths: 1..72, then (PATHS_LONG) long_n */
 #ifdef PATHS_LONG
-enum { ROWS = 19, NMAX = 4097, LD = NMAX + 3, KINDS = 11 };
-static const size_t long_n[] = {95, 96, 97, 127, 128, 129, 200, 255, 256, 257, 511, 512, 513, 520,
-                                1000, 1024, 1031, 2047, 2048, 2049, 4095, 4096, 4097};
+#define PATHS_NAME "paths_stream"
+enum { ROWS = 19, NMAX = 4097, LD = NMAX + 3, KINDS = 11, NLONG = 23 };
+static const size_t long_n[NLONG] = {95, 96, 97, 127, 128, 129, 200, 255, 256, 257, 511, 512,
+                                     513, 520, 1000, 1024, 1031, 2047, 2048, 2049, 4095, 4096, 4097};
 #else
-enum { ROWS = 19, NMAX = 72, LD = NMAX + 3, KINDS = 11 };
-static const size_t long_n[] = {0};
+#define PATHS_NAME "paths"
+enum { ROWS = 19, NMAX = 72, LD = NMAX + 3, KINDS = 11, NLONG = 0 };
+static const size_t long_n[1] = {0};
 #endif
-#define NLEN (72 + sizeof long_n / sizeof long_n[0] - (long_n[0] == 0))
 
 /* a NaN with a sign and a payload, which a NaN the library makes up would not have */
 static float odd_nan(void)
@@ -70,10 +72,10 @@ int main(void)
     size_t n, r, i, t, li;
     int kind;
     long calls = 0;
-    check_begin("paths");
+    check_begin(PATHS_NAME);
     check_seed(20261123);
     for (kind = 0; kind < KINDS; kind++)
-        for (li = 0; li < NLEN; li++)
+        for (li = 0; li < 72 + (size_t)NLONG; li++)
             for (t = 0; t < 5; t++) {
                 const float s = scales[t];
                 /* layouts: x unaligned with a stride, y aligned with ldy a multiple of 8
@@ -109,7 +111,7 @@ int main(void)
                           kind, n, s, layout, st1, st2);
                     for (r = 0; r < ROWS; r++)
                         check(memcmp(y1 + r * ldy, y2 + r * ldy, n * sizeof(float)) == 0,
-                              "kind %d n %zu scale %g layout %d row %zu: the short kernel's bits differ from the general path's (first %.9g vs %.9g)",
+                              "kind %d n %zu scale %g layout %d row %zu: the two paths' bits differ (first %.9g vs %.9g)",
                               kind, n, s, layout, r, y1[r * ldy], y2[r * ldy]);
                     /* nothing written between the rows or past the last */
                     if (layout == 0 || layout == 3)
@@ -122,5 +124,5 @@ int main(void)
                 }
             }
     printf("%ld calls, each on both paths\n", calls);
-    return check_end("paths");
+    return check_end(PATHS_NAME);
 }
