@@ -543,12 +543,17 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 #include "simd/scalar.h"
 #endif
 
-#ifndef ATTN__HAVE_VHSUM8
-/* out[k] = the sum of v[k]'s lanes, k < 8 (ISAs without a batched tree: one by one) */
-static inline void attn__vhsum8(const attn__v *v, float *out)
+/* the least lane of a */
+static inline float attn__vhmin(attn__v a) { return -attn__vhmax(attn__vsub(attn__vzero(), a)); }
+
+#ifndef ATTN__HAVE_VHRED8
+/* out[k] = the sum (op 0), max (1) or min (2) of v[k]'s lanes, k < 8 (ISAs without a
+ * batched tree: one by one) */
+static ATTN__FORCE_INLINE void attn__vhred8(const attn__v *v, float *out, int op)
 {
     int k;
-    for (k = 0; k < 8; k++) out[k] = attn__vhsum(v[k]);
+    for (k = 0; k < 8; k++)
+        out[k] = op == 0 ? attn__vhsum(v[k]) : op == 1 ? attn__vhmax(v[k]) : attn__vhmin(v[k]);
 }
 #endif
 
@@ -806,9 +811,6 @@ static void attn__softmax_slow(const float *x, float *y, size_t k, attn__v vs, a
         attn__vstore(y + j * ATTN__VW, attn__softmax_exp_any(hi, lo, scaled || shifted));
     }
 }
-
-/* the least lane of a */
-static inline float attn__vhmin(attn__v a) { return -attn__vhmax(attn__vsub(attn__vzero(), a)); }
 
 /* max (want_max) or min of x[0..n) */
 static float attn__row_extreme(const float *x, size_t n, int want_max)
@@ -1084,7 +1086,7 @@ static ATTN__FORCE_INLINE void attn__softmax_row(const float *x, float *y, size_
  * far out of the caches (measured on Zen 4: n = 256 batched 1.1x in cache, 0.7x far) */
 #define ATTN__SM_BATCHED 512
 #define ATTN__SM_BATCHED_FAR 128
-#define ATTN__SM_BATCH 8
+#define ATTN__SM_BATCH 8 /* attn__softmax_short reduces a batch by attn__vhred8: 8 */
 
 /* Rows in batches of ATTN__SM_BATCH: every row's extreme, then every row's exps and sum
  * (in y), then every row's normalizing pass, so that the reductions' latencies (horizontal
@@ -1181,6 +1183,9 @@ static ATTN__NOINLINE void attn__softmax_rows_stream(const float *x, size_t ldx,
     attn__vstream_fence();
 }
 
+#ifndef ATTN__SM_WAIT
+#define ATTN__SM_WAIT 8 /* attn__softmax_short: batches without guessing after a wrong guess */
+#endif
 #ifndef ATTN__SM_SHORT
 #define ATTN__SM_SHORT 8 /* vectors: rows up to this long take attn__softmax_short */
 #endif
@@ -1197,12 +1202,13 @@ static ATTN__NOINLINE void attn__softmax_row_general(const float *x, float *y, s
     attn__softmax_row(x, y, n, s, lnn, NULL, NULL);
 }
 
-/* The sum of a row's exps ev[0..nv) in attn__softmax_body's order, f of them whole
+/* The sum of a row's exps ev[0..nv) in attn__softmax_body's order up to its horizontal
+ * sum (left to attn__vhred8, in attn__vhsum's order), f of them whole
  * vectors (nv or nv - 1, a constant after inlining; else ev[nv - 1] is the partial one,
  * its padding lanes 0): blocks of four in pairs into a0 and a1, the rest one by one into
  * a0, the partial one into a1 (the body's adds to 0 left out: no bit changes, as no
  * exp is negative). */
-static ATTN__FORCE_INLINE float attn__softmax_short_sum(const attn__v *ev, size_t nv, size_t f)
+static ATTN__FORCE_INLINE attn__v attn__softmax_short_sum(const attn__v *ev, size_t nv, size_t f)
 {
     attn__v a0 = ev[0], a1 = a0;
     size_t j;
@@ -1222,16 +1228,17 @@ static ATTN__FORCE_INLINE float attn__softmax_short_sum(const attn__v *ev, size_
         a1 = has1 ? attn__vadd(a1, ev[nv - 1]) : ev[nv - 1];
         has1 = 1;
     }
-    return attn__vhsum(has0 && has1 ? attn__vadd(a0, a1) : has0 ? a0 : a1);
+    return has0 && has1 ? attn__vadd(a0, a1) : has0 ? a0 : a1;
 }
 
 /* attn__softmax_short's exps of one row, x to e: nv vectors (a constant after inlining), the
  * last one of t lanes (1..ATTN__VW; its padding lanes x = m), in the frame given; returns
- * their sum (attn__softmax_short_sum). keep: 1 in the last vector's lanes, 0 past them. */
-static ATTN__FORCE_INLINE float attn__softmax_short_exps(const float *x, float *e, float m,
+ * their sum but for its horizontal sum (attn__softmax_short_sum). keep: 1 in the last
+ * vector's lanes, 0 past them. */
+static ATTN__FORCE_INLINE attn__v attn__softmax_short_exps(const float *x, float *e, float m,
                                                          attn__v vs, attn__v vm, int scaled,
                                                          int shifted, size_t nv, size_t t,
-                                                         attn__v keep)
+                                                         attn__v keep, attn__v *hx, attn__v *hn)
 {
     attn__v ev[ATTN__SM_SHORT], h, l;
     size_t j;
@@ -1239,6 +1246,11 @@ static ATTN__FORCE_INLINE float attn__softmax_short_exps(const float *x, float *
     for (j = 0; j < nv; j++) {
         const attn__v v = j + 1 < nv || t == ATTN__VW ? attn__vload(x + j * ATTN__VW)
                                                       : attn__vload_part(x + j * ATTN__VW, t, m);
+        if (hx) { /* the row's extremes on the way (a partial vector's padding: x[0]) */
+            const attn__v w = j + 1 < nv || t == ATTN__VW ? v : attn__vload_part(x + j * ATTN__VW, t, x[0]);
+            *hx = j ? attn__vmax(*hx, w) : w;
+            *hn = j ? attn__vmin(*hn, w) : w;
+        }
         attn__softmax_arg(v, vs, vm, scaled, shifted, &h, &l);
 #ifdef ATTN_USE_SLEEF
         ev[j] = attn__softmax_exp_any(h, l, scaled || shifted);
@@ -1252,12 +1264,12 @@ static ATTN__FORCE_INLINE float attn__softmax_short_exps(const float *x, float *
     return attn__softmax_short_sum(ev, nv, nv - 1);
 }
 
-/* attn__softmax_short's normalizing pass of one row: y = e / sum, nv vectors, the last of t
- * lanes; stream (a constant): by non-temporal stores, y aligned */
-static ATTN__FORCE_INLINE void attn__softmax_short_out(const float *e, float *y, float sum,
+/* attn__softmax_short's normalizing pass of one row: y = e * (1 / sum), nv vectors, the
+ * last of t lanes; stream (a constant): by non-temporal stores, y aligned */
+static ATTN__FORCE_INLINE void attn__softmax_short_out(const float *e, float *y, float inv1,
                                                        size_t nv, size_t t, int stream)
 {
-    const attn__v inv = attn__vset1(1.0f / sum);
+    const attn__v inv = attn__vset1(inv1);
     const size_t last = (nv - 1) * ATTN__VW;
     attn__v v;
     size_t j;
@@ -1275,88 +1287,155 @@ static ATTN__FORCE_INLINE void attn__softmax_short_out(const float *e, float *y,
 
 /* Short rows, held in registers: rows of nv vectors (nv <= ATTN__SM_SHORT, a constant after
  * inlining; the last one of t lanes), in batches of ATTN__SM_BATCH rows (as the general
- * batched path): every row's
- * max and min in one pass (a tree over its vectors), then every row's exps (kept in a
- * stack array) and sum, then the normalizing pass, each unrolled. One test per row (every
- * lane of its other extreme, in the row's frame, at least the frame's threshold) takes the
- * fast exp for the whole row, where the general path tests every four vectors. A batch
- * with a row that fails it (a non-finite extreme, an argument out of the fast range) or
- * whose sum is a NaN (one the max and min trees passed over) goes to the general path.
- * Every other row's operations are those of attn__softmax_row (frame, exps, summation
- * order, 1/sum), so its bits are too (tests/test_paths.c holds every length to it); the
- * general path's flush changes nothing here, as every result of a row that passed the test
- * is at least FLT_MIN. Rows in the shifted frame run its code with the scale (s = 1 scales
- * by 1, which changes no bit); so do the unshifted rows of a batch that has both, about 0
- * (x - 0 splits with a zero low part, which changes no bit either). stream: y by
- * non-temporal stores (calls far out of the caches; y and ldy aligned), the next batch of
- * x prefetched (without it: 0.65 of memcpy at n = 64 on Zen 4, with it 0.85-0.95). */
+ * batched path). Each row needs its max and min (a tree over its vectors), the batch's
+ * horizontal maxima and minima come at once (attn__vhred8), its frames and tests a vector
+ * of rows at a time; then every row's exps (into a stack array) and sum, the batch's
+ * horizontal sums and 1/sum at once.
+ * The frame is guessed: while the batch before was all in the unshifted frame, a batch's
+ * exps come first, in that frame (which needs no max), with each row's max and min taken
+ * on the way from the same loads; when its frames and tests then show a shifted row, the
+ * batch's exps run again in its frames, and the kernel stops guessing for ATTN__SM_WAIT
+ * batches and while batches keep shifted rows (extremes first, as the general path). Rows
+ * of unshifted frames (positive logits) thus read x once; rows of mixed or negative maxima
+ * pay the max pass as before, plus one exp pass per wrong guess.
+ * The normalizing pass of a batch waits for the next: after each row's exps, the same row
+ * of the batch before goes out (y = e * 1/sum, from the other half of a double scratch),
+ * so that its loads, multiplies and stores fill the exp pass's idle ports and stores reach
+ * memory all along; the last batch goes out at the end. (On Zen 4 at n = 64, against
+ * separate passes with the max first: 1.2x in cache, and far out of the caches 4.6-4.9
+ * elements/ns instead of 4.2-4.5, 0.93-1.0 of memcpy.)
+ * One test per row (every lane of its other extreme, in the row's frame, at least the
+ * frame's threshold) takes the fast exp for the whole row, where the general path tests
+ * every four vectors. A batch with a row that fails it (a non-finite extreme, an argument
+ * out of the fast range) or whose sum is not finite (a NaN the max and min trees passed
+ * over) goes to the general path, the pending batch first. Every other row's operations
+ * are those of attn__softmax_row (frame, exps, summation order, 1/sum), so its bits are
+ * too (tests/test_paths.c holds every length to it); the general path's flush changes
+ * nothing here, as every result of a row that passed the test is at least FLT_MIN. Rows in
+ * the shifted frame run its code with the scale (s = 1 scales by 1, which changes no bit);
+ * so do the unshifted rows of a batch that has both, about 0 (x - 0 splits with a zero low
+ * part, which changes no bit either). A short last batch repeats its last row (its
+ * results unused), so that every batch is whole. In place, a batch's rows go out while the
+ * next batch is read, after their own reads. stream: y by non-temporal stores (calls far
+ * out of the caches; y and ldy aligned); x is left to the hardware prefetcher (prefetching
+ * the next batch measured 5% slower on Zen 4 in this structure). */
 static ATTN__FORCE_INLINE void attn__softmax_short(const float *x, size_t ldx, float *y,
                                                    size_t ldy, size_t rows, size_t n, float s,
                                                    float lnn, int stream, size_t nv)
 {
     const size_t B = ATTN__SM_BATCH, t = n - (nv - 1) * ATTN__VW;
-    const attn__v vs = attn__vset1(s);
-    float e[ATTN__SM_BATCH][ATTN__SM_SHORT * ATTN__VW], one[ATTN__VW];
+    const attn__v vs = attn__vset1(s), zero = attn__vzero(), one = attn__vset1(1.0f);
+    const attn__v half = attn__vset1(0.5f), lim = attn__vset1(80.0f - lnn);
+    const attn__v c87 = attn__vset1(87.0f), vlnn = attn__vset1(lnn), thr_sh = attn__vset1(-87.0f + lnn);
+    float e[2][ATTN__SM_BATCH][ATTN__SM_SHORT * ATTN__VW], ones[ATTN__VW], inv[2][ATTN__SM_BATCH];
+    float *yp = y; /* the pending batch's y: its exps in e[1 - cur], 1/sum in inv[1 - cur] */
+    size_t np = 0; /* its rows (0: none) */
+    int cur = 0, guess = 1; /* the batch's exps first, in the unshifted frame */
+    size_t wait = 0; /* batches left before guessing again, after a wrong guess */
     attn__v keep;
     size_t r0, k, j;
-    for (j = 0; j < ATTN__VW; j++) one[j] = 1.0f;
-    keep = attn__vload_part(one, t, 0.0f); /* 1 in the last vector's lanes of the row, else 0 */
+    for (j = 0; j < ATTN__VW; j++) ones[j] = 1.0f;
+    keep = attn__vload_part(ones, t, 0.0f); /* 1 in the last vector's lanes of the row, else 0 */
     for (r0 = 0; r0 < rows; r0 += B) {
         const size_t nb = rows - r0 < B ? rows - r0 : B;
         const float *const xb = x + r0 * ldx;
         float *const yb = y + r0 * ldy;
-        float m[ATTN__SM_BATCH], sum[ATTN__SM_BATCH], all;
-        int nsh = 0, bad = 0;
-        for (k = 0; k < nb; k++) { /* extremes, frames, tests */
-            const float *xr = xb + k * ldx;
-            attn__v mx[ATTN__SM_SHORT], mn[ATTN__SM_SHORT], least;
-            size_t w;
-            float thr, mk;
-            int sh;
-            if (stream && r0 + k + B < rows) { /* the next batch's row */
-                for (j = 0; j < n; j += 64 / sizeof(float)) ATTN__PREFETCH(xr + B * ldx + j);
-                ATTN__PREFETCH(xr + B * ldx + n - 1);
-            }
-            ATTN__UNROLL
-            for (j = 0; j < nv; j++) /* a partial vector's padding: x[0], changing neither */
-                mx[j] = mn[j] = j + 1 < nv || t == ATTN__VW ? attn__vload(xr + j * ATTN__VW)
-                                                            : attn__vload_part(xr + j * ATTN__VW, t, xr[0]);
-            ATTN__UNROLL
-            for (w = 1; w < nv; w *= 2)
-                ATTN__UNROLL
-                for (j = 0; j + w < nv; j += 2 * w) {
-                    mx[j] = attn__vmax(mx[j], mx[j + w]);
-                    mn[j] = attn__vmin(mn[j], mn[j + w]);
-                }
-            mk = s >= 0 ? attn__vhmax(mx[0]) : attn__vhmin(mn[0]);
-            sh = attn__softmax_frame(mk, s, lnn, n, &thr);
-            m[k] = sh ? mk : 0.0f;
-            /* every lane's least argument, at the other extreme (rounding is monotonic), at
-             * least thr; a non-finite m fails, or its NaNs do below */
-            least = attn__vsub(s >= 0 ? mn[0] : mx[0], attn__vset1(m[k]));
-            if (s != 1.0f) least = attn__vmul(least, vs);
-            bad |= attn__vany_neg(attn__vsub(least, attn__vset1(thr)));
-            nsh += sh;
-        }
-        if (!bad) { /* exps and sums: one loop per frame, no branch inside; the shifted
-                     * frame's code with s = 1 scales by 1, which changes no bit */
-            if (nsh)
-                for (k = 0; k < nb; k++) sum[k] = attn__softmax_short_exps(xb + k * ldx, e[k], m[k], vs, attn__vset1(m[k]), 1, 1, nv, t, keep);
-            else if (s == 1.0f)
-                for (k = 0; k < nb; k++) sum[k] = attn__softmax_short_exps(xb + k * ldx, e[k], 0.0f, vs, vs, 0, 0, nv, t, keep);
+        const float *xr[ATTN__SM_BATCH];
+        float ext[2][ATTN__SM_BATCH], m[ATTN__SM_BATCH];
+        attn__v hx[ATTN__SM_BATCH], hn[ATTN__SM_BATCH], acc[ATTN__SM_BATCH], bad = zero, sh = zero;
+        float (*const ec)[ATTN__SM_SHORT * ATTN__VW] = e[cur], (*const ep)[ATTN__SM_SHORT * ATTN__VW] = e[1 - cur];
+        const float *const ip = inv[1 - cur];
+        int pend = np > 0, done;
+/* the pending batch's row k out, after the current batch's row k's exps */
+#define ATTN__SM_PEND(k)                                                                      \
+    if ((k) < np) {                                                                           \
+        if (stream) attn__softmax_short_out(ep[k], yp + (k) * ldy, ip[k], nv, t, 1);          \
+        else attn__softmax_short_out(ep[k], yp + (k) * ldy, ip[k], nv, t, 0);                 \
+    }
+        for (k = 0; k < B; k++) xr[k] = xb + (k < nb ? k : nb - 1) * ldx;
+        if (guess) { /* exps in the unshifted frame, extremes on the way */
+            if (s == 1.0f)
+                for (k = 0; k < B; k++) { acc[k] = attn__softmax_short_exps(xr[k], ec[k], 0.0f, vs, vs, 0, 0, nv, t, keep, hx + k, hn + k); ATTN__SM_PEND(k) }
             else
-                for (k = 0; k < nb; k++) sum[k] = attn__softmax_short_exps(xb + k * ldx, e[k], 0.0f, vs, vs, 1, 0, nv, t, keep);
-            all = sum[0];
-            for (k = 1; k < nb; k++) all += sum[k];
-            bad = all != all; /* a NaN the max and min passed over */
-        }
-        if (bad) {
-            for (k = 0; k < nb; k++) attn__softmax_row_general(xb + k * ldx, yb + k * ldy, n, s, lnn);
-        } else if (stream) { /* y = e / sum */
-            for (k = 0; k < nb; k++) attn__softmax_short_out(e[k], yb + k * ldy, sum[k], nv, t, 1);
+                for (k = 0; k < B; k++) { acc[k] = attn__softmax_short_exps(xr[k], ec[k], 0.0f, vs, vs, 1, 0, nv, t, keep, hx + k, hn + k); ATTN__SM_PEND(k) }
+            pend = 0;
         } else {
-            for (k = 0; k < nb; k++) attn__softmax_short_out(e[k], yb + k * ldy, sum[k], nv, t, 0);
+            for (k = 0; k < B; k++) { /* extremes as vectors */
+                attn__v mx[ATTN__SM_SHORT], mn[ATTN__SM_SHORT];
+                size_t w;
+                ATTN__UNROLL
+                for (j = 0; j < nv; j++) /* a partial vector's padding: x[0], changing neither */
+                    mx[j] = mn[j] = j + 1 < nv || t == ATTN__VW ? attn__vload(xr[k] + j * ATTN__VW)
+                                                                : attn__vload_part(xr[k] + j * ATTN__VW, t, xr[k][0]);
+                ATTN__UNROLL
+                for (w = 1; w < nv; w *= 2)
+                    ATTN__UNROLL
+                    for (j = 0; j + w < nv; j += 2 * w) {
+                        mx[j] = attn__vmax(mx[j], mx[j + w]);
+                        mn[j] = attn__vmin(mn[j], mn[j + w]);
+                    }
+                hx[k] = mx[0];
+                hn[k] = mn[0];
+            }
         }
+        attn__vhred8(hx, ext[0], 1);
+        attn__vhred8(hn, ext[1], 2);
+        for (k = 0; k < B; k += ATTN__VW) { /* frames and tests (attn__softmax_frame's) */
+            const attn__v mk = attn__vload(ext[s >= 0 ? 0 : 1] + k); /* the row's extreme */
+            const attn__v sm = attn__vmul(vs, mk);
+            /* u: 0 for the unshifted frame (0 <= sm <= 80 - ln n), 1 or NaN for the shifted */
+            const attn__v u = n == 1 ? one : attn__vadd(attn__vselect(attn__vlt(sm, zero), one, attn__vselect(attn__vgt(sm, lim), one, zero)), attn__vsub(sm, sm));
+            const attn__vm uns = attn__vlt(u, half);
+            const attn__v mv = attn__vselect(uns, zero, mk);
+            const attn__v thr = attn__vselect(uns, attn__vadd(attn__vsub(sm, c87), vlnn), thr_sh);
+            /* every lane's least argument, at the other extreme (rounding is monotonic), at
+             * least thr; a non-finite extreme fails, or its NaNs do below */
+            attn__v least = attn__vsub(attn__vload(ext[s >= 0 ? 1 : 0] + k), mv);
+            if (s != 1.0f) least = attn__vmul(least, vs);
+            bad = attn__vor(bad, attn__vsub(least, thr));
+            sh = attn__vor(sh, attn__vsub(half, u));
+            attn__vstore(m + k, mv);
+        }
+        done = guess && !attn__vany_neg(sh);
+        if (guess && (attn__vany_neg(bad) || attn__vany_neg(sh))) wait = ATTN__SM_WAIT;
+        else if (wait) wait--;
+        guess = wait == 0 && !attn__vany_neg(bad) && !attn__vany_neg(sh);
+        if (!attn__vany_neg(bad) && !done) { /* exps and sums in the batch's frames: one loop
+                                               * per frame, no branch inside but the pending
+                                               * row's; the shifted frame's code with s = 1
+                                               * scales by 1, which changes no bit */
+            if (attn__vany_neg(sh))
+                for (k = 0; k < B; k++) { acc[k] = attn__softmax_short_exps(xr[k], ec[k], m[k], vs, attn__vset1(m[k]), 1, 1, nv, t, keep, NULL, NULL); if (pend) { ATTN__SM_PEND(k) } }
+            else if (s == 1.0f)
+                for (k = 0; k < B; k++) { acc[k] = attn__softmax_short_exps(xr[k], ec[k], 0.0f, vs, vs, 0, 0, nv, t, keep, NULL, NULL); if (pend) { ATTN__SM_PEND(k) } }
+            else
+                for (k = 0; k < B; k++) { acc[k] = attn__softmax_short_exps(xr[k], ec[k], 0.0f, vs, vs, 1, 0, nv, t, keep, NULL, NULL); if (pend) { ATTN__SM_PEND(k) } }
+            pend = 0;
+        }
+        if (!attn__vany_neg(bad)) {
+            attn__vhred8(acc, inv[cur], 0);
+            for (k = 0; k < B; k += ATTN__VW) { /* 1 / sum; a sum that is not finite fails */
+                const attn__v sv = attn__vload(inv[cur] + k);
+                bad = attn__vor(bad, attn__vselect(attn__vlt(sv, attn__vset1(INFINITY)), zero, attn__vset1(-1.0f)));
+                attn__vstore(inv[cur] + k, attn__vdiv(one, sv));
+            }
+        }
+        if (attn__vany_neg(bad)) {
+            if (pend) /* the pending batch out before the general path */
+                for (k = 0; k < B; k++) { ATTN__SM_PEND(k) }
+            for (k = 0; k < nb; k++) attn__softmax_row_general(xb + k * ldx, yb + k * ldy, n, s, lnn);
+            np = 0;
+            guess = 0;
+        } else {
+            yp = yb;
+            np = nb;
+            cur = 1 - cur;
+        }
+    }
+#undef ATTN__SM_PEND
+    for (k = 0; k < np; k++) {
+        if (stream) attn__softmax_short_out(e[1 - cur][k], yp + k * ldy, inv[1 - cur][k], nv, t, 1);
+        else attn__softmax_short_out(e[1 - cur][k], yp + k * ldy, inv[1 - cur][k], nv, t, 0);
     }
 }
 
@@ -1579,12 +1658,12 @@ static float attn__norm_prefix_mean(const float *x)
     return attn__vhsum(attn__vadd(p0, p1)) * (1.0f / 32.0f);
 }
 
-#define ATTN__NORM_BATCH 8 /* attn__vhsum8 reduces 8 rows */
+#define ATTN__NORM_BATCH 8 /* attn__vhred8 reduces 8 rows */
 #define ATTN__NORM_BATCHED 512 /* longer rows: each row's output pass right after its sums */
 
 /* Short rows (n <= ATTN__NORM_SHORT: one block of attn__row_sums), K = 1 or 2 rows
  * at once: the sums of layernorm (mode 1: c the mean of the first 32 elements, or of the
- * row when shorter, then sum (x-c) into tv, sum (x-c)^2 into sv) or rmsnorm (mode 2: sum x^2 into sv), left as vectors for attn__vhsum8 to
+ * row when shorter, then sum (x-c) into tv, sum (x-c)^2 into sv) or rmsnorm (mode 2: sum x^2 into sv), left as vectors for attn__vhred8 to
  * reduce a batch's rows together; each row by the same operations in the same order, so a
  * row's bits do not depend on its partner; two rows interleaved overlap the latencies.
  * Longer rows: two rows' accumulators would not fit the registers (n = 256 lost 6-15% out
@@ -1666,8 +1745,8 @@ static ATTN__FORCE_INLINE void attn__norm_batch_sums(const float *x, size_t ldx,
     } else { /* up to one block of attn__row_sums: one row at a time */
         for (k = 0; k < nb; k++) attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     }
-    attn__vhsum8(tv, t);
-    attn__vhsum8(sv, s2);
+    attn__vhred8(tv, t, 0);
+    attn__vhred8(sv, s2, 0);
 }
 
 /* The rest of one layernorm row from its sums around c: d = t / n the mean of x - c,

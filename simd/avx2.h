@@ -46,18 +46,26 @@ static inline float attn__vhsum(attn__v a)
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
 }
-/* out[k] = the sum of v[k]'s lanes, k < 8: a shuffle-and-add tree over the 8 vectors at
- * once (each sum's order fixed: (l0+l2)+(l1+l3) ... whatever the other vectors hold). */
-#define ATTN__HAVE_VHSUM8 1
-static inline void attn__vhsum8(const attn__v *v, float *out)
+/* out[k] = the sum (op 0), max (1) or min (2) of v[k]'s lanes, k < 8, for the eight vectors
+ * at once (21 shuffles and ops instead of 48): the halves, then pairs, then neighbours, so
+ * that each sum's order is attn__vhsum's ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) and
+ * out[k] == attn__vhsum(v[k]) bit for bit. op: a constant after inlining. */
+#define ATTN__HAVE_VHRED8 1
+static ATTN__FORCE_INLINE __m256 attn__vred_op(__m256 a, __m256 b, int op)
 {
-    __m256 s01 = _mm256_add_ps(_mm256_unpacklo_ps(v[0], v[1]), _mm256_unpackhi_ps(v[0], v[1]));
-    __m256 s23 = _mm256_add_ps(_mm256_unpacklo_ps(v[2], v[3]), _mm256_unpackhi_ps(v[2], v[3]));
-    __m256 s45 = _mm256_add_ps(_mm256_unpacklo_ps(v[4], v[5]), _mm256_unpackhi_ps(v[4], v[5]));
-    __m256 s67 = _mm256_add_ps(_mm256_unpacklo_ps(v[6], v[7]), _mm256_unpackhi_ps(v[6], v[7]));
-    __m256 a = _mm256_add_ps(_mm256_shuffle_ps(s01, s23, 0x44), _mm256_shuffle_ps(s01, s23, 0xEE));
-    __m256 b = _mm256_add_ps(_mm256_shuffle_ps(s45, s67, 0x44), _mm256_shuffle_ps(s45, s67, 0xEE));
-    _mm256_storeu_ps(out, _mm256_add_ps(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31)));
+    return op == 0 ? _mm256_add_ps(a, b) : op == 1 ? _mm256_max_ps(a, b) : _mm256_min_ps(a, b);
+}
+static ATTN__FORCE_INLINE __m256 attn__vred_halves(__m256 a, __m256 b, int op)
+{
+    return attn__vred_op(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31), op);
+}
+static ATTN__FORCE_INLINE void attn__vhred8(const attn__v *v, float *out, int op)
+{
+    const __m256 t0 = attn__vred_halves(v[0], v[4], op), t1 = attn__vred_halves(v[1], v[5], op);
+    const __m256 t2 = attn__vred_halves(v[2], v[6], op), t3 = attn__vred_halves(v[3], v[7], op);
+    const __m256 u0 = attn__vred_op(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), op);
+    const __m256 u1 = attn__vred_op(_mm256_shuffle_ps(t2, t3, 0x44), _mm256_shuffle_ps(t2, t3, 0xEE), op);
+    _mm256_storeu_ps(out, attn__vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op));
 }
 static inline float attn__vhmax(attn__v a)
 {

@@ -1,14 +1,17 @@
-/* Softmax's short-row kernel (rows of up to ATTN__SM_SHORT vectors, register-resident,
- * one range test per row) against the general path, bit for bit: the general path is the
- * same implementation compiled in test_paths_general.c with the short kernel off. Every
- * row length 1..72 (each vector count, whole and partial, and past the kernel's reach),
- * scales 1, 0.7, -0.5, 0 and 3, rows of 19 (two whole batches of 8 and a partial one),
- * strides, an unaligned x, in place, and rows made to take every branch: the unshifted
- * frame, the shifted one (a negative max, a max past 80 - ln n), batches mixing the two,
- * rows whose range fails the test (the general path for the batch), a NaN the max and min
- * trees can pass over, +-inf, all -inf, denormal and huge inputs. Built again as
- * paths_far with every call on the path for calls far out of the caches (y by
- * non-temporal stores where aligned).
+/* Softmax's short-row kernel (rows of up to ATTN__SM_SHORT vectors, register-resident, one
+ * range test per row, exps first where the frame is guessed) against the general path, bit
+ * for bit: the general path is the same implementation compiled in test_paths_general.c
+ * with the short kernel off. Every row length 1..72 (each vector count, whole and partial,
+ * and past the kernel's reach), scales 1, 0.7, -0.5, 0 and 3, rows of 19 (two whole
+ * batches of 8 and a partial one), strides, an unaligned x, in place, and rows made to
+ * take every branch: the unshifted frame, the shifted one (a negative max, a max past 80 -
+ * ln n), batches mixing the two, rows whose range fails the test (the general path for the
+ * batch), a failing batch between two that pass (the short kernel holds a batch back until
+ * the next), a wrong guess of the frame and the guesses after it, a NaN the max and min
+ * trees can pass over, entries at the range test's margin, +-inf, all -inf, denormal and
+ * huge inputs. Built again as paths_far with every call on the path for calls far out of
+ * the caches (y by non-temporal stores where aligned) and the kernel guessing again a
+ * batch after a wrong guess (ATTN__SM_WAIT = 1).
  *
  * Built a third time as paths_stream (PATHS_LONG, the short kernel off, every call far)
  * against test_paths_general.c built apart, in cache: the paths for calls far out of the
@@ -27,12 +30,12 @@ int paths_general_softmax(const float *x, size_t ldx, float *y, size_t ldy, size
 /* lengths: 1..72, then (PATHS_LONG) long_n */
 #ifdef PATHS_LONG
 #define PATHS_NAME "paths_stream"
-enum { ROWS = 19, NMAX = 4097, LD = NMAX + 3, KINDS = 11, NLONG = 23 };
+enum { ROWS = 19, NMAX = 4097, LD = NMAX + 3, KINDS = 14, NLONG = 23 };
 static const size_t long_n[NLONG] = {95, 96, 97, 127, 128, 129, 200, 255, 256, 257, 511, 512,
                                      513, 520, 1000, 1024, 1031, 2047, 2048, 2049, 4095, 4096, 4097};
 #else
 #define PATHS_NAME "paths"
-enum { ROWS = 19, NMAX = 72, LD = NMAX + 3, KINDS = 11, NLONG = 0 };
+enum { ROWS = 19, NMAX = 72, LD = NMAX + 3, KINDS = 14, NLONG = 0 };
 static const size_t long_n[1] = {0};
 #endif
 
@@ -58,6 +61,19 @@ static float row_value(int kind, size_t r, size_t i, size_t n)
     case 7: return i == (r * 5) % n && r % 3 == 1 ? (r % 2 ? INFINITY : -INFINITY) : check_uniform(-3.0f, 3.0f);
     case 8: return r % 4 == 2 ? -INFINITY : check_uniform(-3.0f, 3.0f); /* all -inf rows */
     case 9: return check_uniform(-1.0f, 1.0f) * 1e-39f;    /* denormal inputs */
+    case 10: /* the middle batch of 8 fails the range test (row 11's -inf), the others pass:
+              * the pending batch goes out before the general path, the next one after */
+        return r == 11 && i == n / 2 ? -INFINITY : check_uniform(-3.0f, 3.0f);
+    case 11: { /* inside the range test's margin: in each row one entry at c - 87 + f ln n,
+                * f = 0.5 to 0.85 (c: the rows' max, 5 in the unshifted frame for rows 0-7 and
+                * 16-18, -10 in the shifted one for rows 8-15), which fails the test; the
+                * general path flushes the results under FLT_MIN */
+        const float c = r % 16 < 8 ? 5.0f : -10.0f;
+        return i == (r * 3) % n ? c - 87.0f + (0.5f + 0.05f * (float)(r % 8)) * logf((float)n) : c - check_uniform(0.0f, 1.0f);
+    }
+    case 12: /* one shifted row (max < 0) in the first batch, none after: the short kernel's
+              * guess (exps first, in the unshifted frame) fails, then holds again */
+        return r == 2 ? check_uniform(-9.0f, -1.0f) : check_uniform(-3.0f, 3.0f);
     default: return check_uniform(-1.0f, 1.0f) * 3e38f;   /* huge inputs */
     }
 }
