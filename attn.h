@@ -903,6 +903,15 @@ static ATTN__FORCE_INLINE void attn__softmax_prev_step(attn__softmax_prev *p, si
 
 #define ATTN__SUM_BLOCK (64 * ATTN__VW) /* blocked summation: error grows with n/block + block */
 
+/* *hx, *hn: their max and min with the four vectors at x */
+static ATTN__FORCE_INLINE void attn__extremes4(const float *x, attn__v *hx, attn__v *hn)
+{
+    const attn__v a = attn__vload(x), b = attn__vload(x + ATTN__VW);
+    const attn__v c = attn__vload(x + 2 * ATTN__VW), d = attn__vload(x + 3 * ATTN__VW);
+    *hx = attn__vmax(*hx, attn__vmax(attn__vmax(a, b), attn__vmax(c, d)));
+    *hn = attn__vmin(*hn, attn__vmin(attn__vmin(a, b), attn__vmin(c, d)));
+}
+
 /* The exp pass of one row of softmax in a frame (see attn__softmax_arg): e into y with a
  * blocked sum (*sum_out; *flush_out for attn__softmax_normalize); four vectors at a time take the fast exp (attn__vexp_core, no select) when every hi
  * is at least thr, the frame's largest argument - 87 + ln n: then every e, divided by the
@@ -915,7 +924,8 @@ static ATTN__FORCE_INLINE void attn__softmax_body(const float *x, float *y, size
                                                   attn__v vs, attn__v vm, attn__v thr,
                                                   int scaled, int shifted, const float *xn,
                                                   float *yn, attn__softmax_prev *pv,
-                                                  float *sum_out, int *flush_out)
+                                                  float *sum_out, int *flush_out, attn__v *hx,
+                                                  attn__v *hn)
 {
     const int has_lo = scaled || shifted;
     attn__v total = attn__vzero();
@@ -942,6 +952,7 @@ static ATTN__FORCE_INLINE void attn__softmax_body(const float *x, float *y, size
             attn__softmax_arg(attn__vload(x + i + ATTN__VW), vs, vm, scaled, shifted, &h1, &l1);
             attn__softmax_arg(attn__vload(x + i + 2 * ATTN__VW), vs, vm, scaled, shifted, &h2, &l2);
             attn__softmax_arg(attn__vload(x + i + 3 * ATTN__VW), vs, vm, scaled, shifted, &h3, &l3);
+            if (hx) attn__extremes4(x + i, hx, hn);
 #ifndef ATTN_USE_SLEEF
             if (!attn__vany_neg(attn__vor(attn__vor(attn__vsub(h0, thr), attn__vsub(h1, thr)),
                                           attn__vor(attn__vsub(h2, thr), attn__vsub(h3, thr))))) {
@@ -970,6 +981,10 @@ static ATTN__FORCE_INLINE void attn__softmax_body(const float *x, float *y, size
         for (; i + ATTN__VW <= end; i += ATTN__VW) {
             if (pv) attn__softmax_prev_step(pv, 1);
             attn__softmax_arg(attn__vload(x + i), vs, vm, scaled, shifted, &h0, &l0);
+            if (hx) {
+                *hx = attn__vmax(*hx, attn__vload(x + i));
+                *hn = attn__vmin(*hn, attn__vload(x + i));
+            }
 #ifndef ATTN_USE_SLEEF
             if (!attn__vany_neg(attn__vsub(h0, thr))) {
                 h0 = attn__vexp_core(h0, l0, has_lo, 0);
@@ -986,6 +1001,10 @@ static ATTN__FORCE_INLINE void attn__softmax_body(const float *x, float *y, size
             tail = end - i;
             if (pv) attn__softmax_prev_finish(pv);
             attn__softmax_arg(attn__vload_part(x + i, tail, m), vs, vm, scaled, shifted, &h0, &l0);
+            if (hx) { /* padding: x[i], changing neither */
+                *hx = attn__vmax(*hx, attn__vload_part(x + i, tail, x[i]));
+                *hn = attn__vmin(*hn, attn__vload_part(x + i, tail, x[i]));
+            }
             attn__vstore_part(y + i, attn__softmax_exp_any(h0, l0, has_lo), tail);
             flush = 1;
             a1 = attn__vadd(a1, attn__vload_part(y + i, tail, 0.0f));
@@ -1062,12 +1081,12 @@ static ATTN__FORCE_INLINE int attn__softmax_row_exps(const float *x, float *y, f
     }
     if (!attn__softmax_frame(m, s, lnn, n, &t)) {
         const attn__v thr = attn__vset1(t);
-        if (s == 1.0f) attn__softmax_body(x, e, n, m, vs, vs, thr, 0, 0, xn, yn, pv, sum, flush);
-        else attn__softmax_body(x, e, n, m, vs, vs, thr, 1, 0, xn, yn, pv, sum, flush);
+        if (s == 1.0f) attn__softmax_body(x, e, n, m, vs, vs, thr, 0, 0, xn, yn, pv, sum, flush, NULL, NULL);
+        else attn__softmax_body(x, e, n, m, vs, vs, thr, 1, 0, xn, yn, pv, sum, flush, NULL, NULL);
     } else {
         const attn__v thr = attn__vset1(t), vm = attn__vset1(m);
-        if (s == 1.0f) attn__softmax_body(x, e, n, m, vs, vm, thr, 0, 1, xn, yn, pv, sum, flush);
-        else attn__softmax_body(x, e, n, m, vs, vm, thr, 1, 1, xn, yn, pv, sum, flush);
+        if (s == 1.0f) attn__softmax_body(x, e, n, m, vs, vm, thr, 0, 1, xn, yn, pv, sum, flush, NULL, NULL);
+        else attn__softmax_body(x, e, n, m, vs, vm, thr, 1, 1, xn, yn, pv, sum, flush, NULL, NULL);
     }
     return 1;
 }
@@ -1139,6 +1158,11 @@ static void attn__softmax_rows_far(const float *x, size_t ldx, float *y, size_t 
 #define ATTN__SM_SCRATCH 4096 /* floats of stack for the streaming path's exps (16 KiB) */
 #endif
 
+#ifndef ATTN__SM_WAIT
+#define ATTN__SM_WAIT 8 /* batches (attn__softmax_short) or rows (attn__softmax_rows_stream)
+                         * without guessing the frame after a wrong guess */
+#endif
+
 /* Rows of up to ATTN__SM_SCRATCH far out of the caches, on ISAs with a non-temporal store,
  * pipelined: each row's extreme (its x prefetched during the row before), then its exp
  * pass into a scratch on the stack (in L1), which in the same steps normalizes the previous
@@ -1155,37 +1179,57 @@ static ATTN__NOINLINE void attn__softmax_rows_stream(const float *x, size_t ldx,
 {
     float raw[ATTN__SM_SCRATCH + ATTN__VW];
     float *const buf = raw + (ATTN__VW - ((uintptr_t)raw / sizeof(float)) % ATTN__VW) % ATTN__VW;
+    const attn__v vs = attn__vset1(s), thr_g = attn__vset1(-87.0f + lnn);
     attn__softmax_prev p;
-    size_t r;
+    size_t r, wait = 0;
+    int guess = 1; /* the row's exps first, in the unshifted frame (see attn__softmax_short) */
     p.inv = attn__vzero();
     p.e = buf;
     p.y = y;
     p.j = p.n = 0;
     p.flush = 0;
     for (r = 0; r < rows; r++) {
-        const float *const xr = x + r * ldx;
-        const float m = attn__row_extreme(xr, n, s >= 0);
-        float sum;
-        int flush;
+        const float *const xr = x + r * ldx, *const xn = r + 1 < rows ? xr + ldx : NULL;
+        float sum, m, t;
+        int flush, ok = 0;
         attn__softmax_prev_begin(&p);
-        if (attn__softmax_row_exps(xr, y + r * ldy, buf, n, s, lnn, m,
-                                   r + 1 < rows ? xr + ldx : NULL, NULL, &p, &sum, &flush)) {
-            p.inv = attn__vset1(1.0f / sum);
-            p.y = y + r * ldy; /* j: set by attn__softmax_prev_begin */
-            p.n = n;
-            p.flush = flush;
-        } else {
-            p.n = 0;
+        if (guess) { /* the extremes on the way; then the row's frame must be unshifted (its
+                      * exps those of attn__softmax_row_exps: the fast exp's results are the
+                      * slow one's where both apply, and thr_g, the threshold for an
+                      * extreme of 0, is at most the row's), its sum finite (no NaN, which
+                      * the extremes may pass over), and the normalizing pass flushes
+                      * where the row's threshold would have sent a block to the slow path */
+            attn__v hx = attn__vset1(-INFINITY), hn = attn__vset1(INFINITY);
+            float mo;
+            if (s == 1.0f) attn__softmax_body(xr, buf, n, 0.0f, vs, vs, thr_g, 0, 0, xn, NULL, &p, &sum, &flush, &hx, &hn);
+            else attn__softmax_body(xr, buf, n, 0.0f, vs, vs, thr_g, 1, 0, xn, NULL, &p, &sum, &flush, &hx, &hn);
+            m = s >= 0 ? attn__vhmax(hx) : attn__vhmin(hn);
+            mo = s >= 0 ? attn__vhmin(hn) : attn__vhmax(hx); /* the other extreme */
+            ok = attn__finite(m) && !attn__softmax_frame(m, s, lnn, n, &t) && attn__finite(sum);
+            if (ok && s * mo < t) flush = 1;
+            if (!ok) wait = ATTN__SM_WAIT;
         }
+        if (!ok) { /* extremes first; the previous row is out already if it was guessed */
+            m = attn__row_extreme(xr, n, s >= 0);
+            if (!attn__softmax_row_exps(xr, y + r * ldy, buf, n, s, lnn, m, xn, NULL, &p, &sum,
+                                        &flush)) {
+                p.n = 0;
+                guess = 0;
+                continue;
+            }
+        }
+        if (wait) wait--;
+        guess = wait == 0 && !attn__softmax_frame(m, s, lnn, n, &t);
+        p.inv = attn__vset1(1.0f / sum);
+        p.y = y + r * ldy; /* j: set by attn__softmax_prev_begin */
+        p.n = n;
+        p.flush = flush;
     }
     attn__softmax_prev_begin(&p);
     attn__softmax_prev_finish(&p);
     attn__vstream_fence();
 }
 
-#ifndef ATTN__SM_WAIT
-#define ATTN__SM_WAIT 8 /* attn__softmax_short: batches without guessing after a wrong guess */
-#endif
 #ifndef ATTN__SM_SHORT
 #define ATTN__SM_SHORT 8 /* vectors: rows up to this long take attn__softmax_short */
 #endif
@@ -1307,8 +1351,8 @@ static ATTN__FORCE_INLINE void attn__softmax_short_out(const float *e, float *y,
  * One test per row (every lane of its other extreme, in the row's frame, at least the
  * frame's threshold) takes the fast exp for the whole row, where the general path tests
  * every four vectors. A batch with a row that fails it (a non-finite extreme, an argument
- * out of the fast range) or whose sum is not finite (a NaN the max and min trees passed
- * over) goes to the general path, the pending batch first. Every other row's operations
+ * out of the fast range) or whose sum is not finite and positive (a NaN the max and min
+ * trees passed over) goes to the general path, the pending batch first. Every other row's operations
  * are those of attn__softmax_row (frame, exps, summation order, 1/sum), so its bits are
  * too (tests/test_paths.c holds every length to it); the general path's flush changes
  * nothing here, as every result of a row that passed the test is at least FLT_MIN. Rows in
@@ -1327,6 +1371,7 @@ static ATTN__FORCE_INLINE void attn__softmax_short(const float *x, size_t ldx, f
     const attn__v vs = attn__vset1(s), zero = attn__vzero(), one = attn__vset1(1.0f);
     const attn__v half = attn__vset1(0.5f), lim = attn__vset1(80.0f - lnn);
     const attn__v c87 = attn__vset1(87.0f), vlnn = attn__vset1(lnn), thr_sh = attn__vset1(-87.0f + lnn);
+    const attn__v inf = attn__vset1(INFINITY), mone = attn__vset1(-1.0f);
     float e[2][ATTN__SM_BATCH][ATTN__SM_SHORT * ATTN__VW], ones[ATTN__VW], inv[2][ATTN__SM_BATCH];
     float *yp = y; /* the pending batch's y: its exps in e[1 - cur], 1/sum in inv[1 - cur] */
     size_t np = 0; /* its rows (0: none) */
@@ -1389,11 +1434,14 @@ static ATTN__FORCE_INLINE void attn__softmax_short(const float *x, size_t ldx, f
             const attn__v mv = attn__vselect(uns, zero, mk);
             const attn__v thr = attn__vselect(uns, attn__vadd(attn__vsub(sm, c87), vlnn), thr_sh);
             /* every lane's least argument, at the other extreme (rounding is monotonic), at
-             * least thr; a non-finite extreme fails, or its NaNs do below */
-            attn__v least = attn__vsub(attn__vload(ext[s >= 0 ? 1 : 0] + k), mv);
+             * least thr: d >= 0 and not NaN (a non-finite extreme gives a NaN or an
+             * infinite d; masks, not NaNs' signs, which differ between ISAs); bad and sh:
+             * -1 in a failing or shifted row's lane */
+            attn__v least = attn__vsub(attn__vload(ext[s >= 0 ? 1 : 0] + k), mv), d;
             if (s != 1.0f) least = attn__vmul(least, vs);
-            bad = attn__vor(bad, attn__vsub(least, thr));
-            sh = attn__vor(sh, attn__vsub(half, u));
+            d = attn__vsub(least, thr);
+            bad = attn__vor(bad, attn__vselect(attn__vlt(d, inf), attn__vselect(attn__vlt(d, zero), mone, zero), mone));
+            sh = attn__vor(sh, attn__vselect(uns, zero, mone));
             attn__vstore(m + k, mv);
         }
         done = guess && !attn__vany_neg(sh);
@@ -1414,9 +1462,9 @@ static ATTN__FORCE_INLINE void attn__softmax_short(const float *x, size_t ldx, f
         }
         if (!attn__vany_neg(bad)) {
             attn__vhred8(acc, inv[cur], 0);
-            for (k = 0; k < B; k += ATTN__VW) { /* 1 / sum; a sum that is not finite fails */
+            for (k = 0; k < B; k += ATTN__VW) { /* 1 / sum; a sum not finite and positive fails */
                 const attn__v sv = attn__vload(inv[cur] + k);
-                bad = attn__vor(bad, attn__vselect(attn__vlt(sv, attn__vset1(INFINITY)), zero, attn__vset1(-1.0f)));
+                bad = attn__vor(bad, attn__vselect(attn__vlt(sv, inf), attn__vselect(attn__vgt(sv, zero), zero, mone), mone));
                 attn__vstore(inv[cur] + k, attn__vdiv(one, sv));
             }
         }
