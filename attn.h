@@ -1002,8 +1002,9 @@ static ATTN__FORCE_INLINE void attn__softmax_body(const float *x, float *y, size
             if (pv) attn__softmax_prev_finish(pv);
             attn__softmax_arg(attn__vload_part(x + i, tail, m), vs, vm, scaled, shifted, &h0, &l0);
             if (hx) { /* padding: x[i], changing neither */
-                *hx = attn__vmax(*hx, attn__vload_part(x + i, tail, x[i]));
-                *hn = attn__vmin(*hn, attn__vload_part(x + i, tail, x[i]));
+                const attn__v w = attn__vload_part(x + i, tail, x[i]);
+                *hx = attn__vmax(*hx, w);
+                *hn = attn__vmin(*hn, w);
             }
             attn__vstore_part(y + i, attn__softmax_exp_any(h0, l0, has_lo), tail);
             flush = 1;
@@ -1213,10 +1214,10 @@ static ATTN__NOINLINE void attn__softmax_rows_stream(const float *x, size_t ldx,
             if (ok && s * mo < t) flush = 1;
             if (!ok) wait = ATTN__SM_WAIT;
         }
-        if (!ok) { /* extremes first; the previous row is out already if it was guessed */
+        if (!ok) { /* extremes first; the previous row is out already if this one was guessed */
             m = attn__row_extreme(xr, n, s >= 0);
-            if (!attn__softmax_row_exps(xr, y + r * ldy, buf, n, s, lnn, m, xn, NULL, &p, &sum,
-                                        &flush)) {
+            if (!attn__softmax_row_exps(xr, y + r * ldy, buf, n, s, lnn, m, xn, NULL,
+                                        guess ? NULL : &p, &sum, &flush)) {
                 p.n = 0;
                 guess = 0;
                 continue;
@@ -1333,6 +1334,14 @@ static ATTN__FORCE_INLINE void attn__softmax_short_out(const float *e, float *y,
     else attn__vstore(y + last, v);
 }
 
+/* attn__softmax_short_out with stream (a run-time flag) as a constant in each copy */
+static ATTN__FORCE_INLINE void attn__softmax_short_put(const float *e, float *y, float inv1,
+                                                       size_t nv, size_t t, int stream)
+{
+    if (stream) attn__softmax_short_out(e, y, inv1, nv, t, 1);
+    else attn__softmax_short_out(e, y, inv1, nv, t, 0);
+}
+
 /* Short rows, held in registers: rows of nv vectors (nv <= ATTN__SM_SHORT, a constant after
  * inlining; the last one of t lanes), in batches of ATTN__SM_BATCH rows (as the general
  * batched path). Each row needs its max and min (a tree over its vectors), the batch's
@@ -1396,11 +1405,8 @@ static ATTN__FORCE_INLINE void attn__softmax_short(const float *x, size_t ldx, f
         const float *const ip = inv[1 - cur];
         int pend = np > 0, done;
 /* the pending batch's row k out, after the current batch's row k's exps */
-#define ATTN__SM_PEND(k)                                                                      \
-    if ((k) < np) {                                                                           \
-        if (stream) attn__softmax_short_out(ep[k], yp + (k) * ldy, ip[k], nv, t, 1);          \
-        else attn__softmax_short_out(ep[k], yp + (k) * ldy, ip[k], nv, t, 0);                 \
-    }
+#define ATTN__SM_PEND(k) \
+    if ((k) < np) attn__softmax_short_put(ep[k], yp + (k) * ldy, ip[k], nv, t, stream);
         for (k = 0; k < B; k++) xr[k] = xb + (k < nb ? k : nb - 1) * ldx;
         if (guess) { /* exps in the unshifted frame, extremes on the way */
             if (s == 1.0f)
@@ -1485,10 +1491,7 @@ static ATTN__FORCE_INLINE void attn__softmax_short(const float *x, size_t ldx, f
         }
     }
 #undef ATTN__SM_PEND
-    for (k = 0; k < np; k++) {
-        if (stream) attn__softmax_short_out(e[1 - cur][k], yp + k * ldy, inv[1 - cur][k], nv, t, 1);
-        else attn__softmax_short_out(e[1 - cur][k], yp + k * ldy, inv[1 - cur][k], nv, t, 0);
-    }
+    for (k = 0; k < np; k++) attn__softmax_short_put(e[1 - cur][k], yp + k * ldy, inv[1 - cur][k], nv, t, stream);
 }
 
 /* attn__softmax_short, one copy for each vector count */
