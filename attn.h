@@ -835,16 +835,21 @@ static float attn__row_extreme(const float *x, size_t n, int want_max)
 }
 
 /* The streaming path's previous row (attn__softmax_rows_stream): its exps wait in the
- * scratch e, which the current row's exp pass overwrites; each step of that pass first
- * normalizes the previous row's next entries (from j, a step ahead of the stores) into y by
- * non-temporal stores, with attn__softmax_normalize's operations. y's entries before
- * the first aligned one (the head) go first (attn__softmax_prev_begin), the rest of the row
- * once a step would pass its end (attn__softmax_prev_finish). n = 0: no previous row. */
+ * scratch e; each step of the current row's exp pass, from its entry lag on, first
+ * normalizes the previous row's next entries (from j) into y by non-temporal stores, with
+ * attn__softmax_normalize's operations. lag = 0 when the current row's exps overwrite e
+ * (j is then a step ahead of their stores); with the rows' exps in two halves of the
+ * scratch, taken in turn, lag gives the previous row's 1 / sum the time of a few steps
+ * (the division waits on the row's last exps; the next row's steps waited on it). y's
+ * entries before the first aligned one (the head) go first (attn__softmax_prev_begin),
+ * the rest of the row once a step would pass its end or at the current row's end
+ * (attn__softmax_prev_finish). n = 0: no previous row. */
 typedef struct {
     attn__v inv; /* 1 / sum */
     const float *e;
     float *y;
     size_t j, n;
+    size_t lag; /* entries of the current row's pass before the previous row's steps */
     int flush;
 } attn__softmax_prev;
 
@@ -903,13 +908,10 @@ static ATTN__FORCE_INLINE void attn__softmax_prev_step(attn__softmax_prev *p, si
 
 #define ATTN__SUM_BLOCK (64 * ATTN__VW) /* blocked summation: error grows with n/block + block */
 
-/* *hx, *hn: their max and min with the four vectors at x */
-static ATTN__FORCE_INLINE void attn__extremes4(const float *x, attn__v *hx, attn__v *hn)
+/* the lanes' minimum of four vectors */
+static ATTN__FORCE_INLINE attn__v attn__vmin4(attn__v a, attn__v b, attn__v c, attn__v d)
 {
-    const attn__v a = attn__vload(x), b = attn__vload(x + ATTN__VW);
-    const attn__v c = attn__vload(x + 2 * ATTN__VW), d = attn__vload(x + 3 * ATTN__VW);
-    *hx = attn__vmax(*hx, attn__vmax(attn__vmax(a, b), attn__vmax(c, d)));
-    *hn = attn__vmin(*hn, attn__vmin(attn__vmin(a, b), attn__vmin(c, d)));
+    return attn__vmin(attn__vmin(a, b), attn__vmin(c, d));
 }
 
 /* The exp pass of one row of softmax in a frame (see attn__softmax_arg): e into y with a
@@ -939,6 +941,9 @@ static ATTN__FORCE_INLINE void attn__softmax_body(const float *x, float *y, size
         size_t end = n - i > ATTN__SUM_BLOCK ? i + ATTN__SUM_BLOCK : n;
         attn__v a0 = attn__vzero(), a1 = a0, h0, h1, h2, h3, l0, l1, l2, l3;
         for (; i + 4 * ATTN__VW <= end; i += 4 * ATTN__VW) {
+            /* x before the previous row's part (pv): far out of the caches, 1.03-1.05x */
+            const attn__v x0 = attn__vload(x + i), x1 = attn__vload(x + i + ATTN__VW);
+            const attn__v x2 = attn__vload(x + i + 2 * ATTN__VW), x3 = attn__vload(x + i + 3 * ATTN__VW);
             if (xn) {
                 ATTN__PREFETCH(xn + i);
                 ATTN__PREFETCH(xn + i + 4 * ATTN__VW - 1);
@@ -947,15 +952,19 @@ static ATTN__FORCE_INLINE void attn__softmax_body(const float *x, float *y, size
                 ATTN__PREFETCHW(yn + i);
                 ATTN__PREFETCHW(yn + i + 4 * ATTN__VW - 1);
             }
-            if (pv) attn__softmax_prev_step(pv, 4);
-            attn__softmax_arg(attn__vload(x + i), vs, vm, scaled, shifted, &h0, &l0);
-            attn__softmax_arg(attn__vload(x + i + ATTN__VW), vs, vm, scaled, shifted, &h1, &l1);
-            attn__softmax_arg(attn__vload(x + i + 2 * ATTN__VW), vs, vm, scaled, shifted, &h2, &l2);
-            attn__softmax_arg(attn__vload(x + i + 3 * ATTN__VW), vs, vm, scaled, shifted, &h3, &l3);
-            if (hx) attn__extremes4(x + i, hx, hn);
+            if (pv && i >= pv->lag) attn__softmax_prev_step(pv, 4);
+            attn__softmax_arg(x0, vs, vm, scaled, shifted, &h0, &l0);
+            attn__softmax_arg(x1, vs, vm, scaled, shifted, &h1, &l1);
+            attn__softmax_arg(x2, vs, vm, scaled, shifted, &h2, &l2);
+            attn__softmax_arg(x3, vs, vm, scaled, shifted, &h3, &l3);
+            if (hx) { /* unscaled, the min is the test's below */
+                *hx = attn__vmax(*hx, attn__vmax(attn__vmax(x0, x1), attn__vmax(x2, x3)));
+                *hn = attn__vmin(*hn, attn__vmin4(x0, x1, x2, x3));
+            }
 #ifndef ATTN_USE_SLEEF
-            if (!attn__vany_neg(attn__vor(attn__vor(attn__vsub(h0, thr), attn__vsub(h1, thr)),
-                                          attn__vor(attn__vsub(h2, thr), attn__vsub(h3, thr))))) {
+            /* every h at least thr: their minimum is (a NaN, which the minimum may pass
+             * over, gives NaN on either path) */
+            if (!attn__vany_neg(attn__vsub(attn__vmin4(h0, h1, h2, h3), thr))) {
                 h0 = attn__vexp_core(h0, l0, has_lo, 0);
                 h1 = attn__vexp_core(h1, l1, has_lo, 0);
                 h2 = attn__vexp_core(h2, l2, has_lo, 0);
@@ -979,7 +988,7 @@ static ATTN__FORCE_INLINE void attn__softmax_body(const float *x, float *y, size
             a1 = attn__vadd(a1, attn__vadd(h2, h3));
         }
         for (; i + ATTN__VW <= end; i += ATTN__VW) {
-            if (pv) attn__softmax_prev_step(pv, 1);
+            if (pv && i >= pv->lag) attn__softmax_prev_step(pv, 1);
             attn__softmax_arg(attn__vload(x + i), vs, vm, scaled, shifted, &h0, &l0);
             if (hx) {
                 *hx = attn__vmax(*hx, attn__vload(x + i));
@@ -1159,15 +1168,20 @@ static void attn__softmax_rows_far(const float *x, size_t ldx, float *y, size_t 
 #define ATTN__SM_SCRATCH 4096 /* floats of stack for the streaming path's exps (16 KiB) */
 #endif
 
+#ifndef ATTN__SM_LAG
+#define ATTN__SM_LAG (8 * ATTN__VW) /* see attn__softmax_prev: two steps of four vectors */
+#endif
+
 #ifndef ATTN__SM_WAIT
 #define ATTN__SM_WAIT 8 /* batches (attn__softmax_short) or rows (attn__softmax_rows_stream)
                          * without guessing the frame after a wrong guess */
 #endif
 
 /* Rows of up to ATTN__SM_SCRATCH far out of the caches, on ISAs with a non-temporal store,
- * pipelined: each row's exp pass into a scratch on the stack (in L1), which in the same
- * steps normalizes the previous row's exps from that scratch into y by non-temporal stores
- * (attn__softmax_prev) and prefetches the next row's x. The row's frame is guessed as in
+ * pipelined: each row's exp pass into a scratch on the stack (in L1; rows of up to half of
+ * it take its halves in turn), which in the same steps normalizes the previous row's exps
+ * from the scratch into y by non-temporal stores (attn__softmax_prev) and prefetches the
+ * next row's x. The row's frame is guessed as in
  * attn__softmax_short: while rows keep unshifted frames, the exp pass comes first and
  * takes the row's extremes on the way (x read once; n = 1024 and 4096 1.05x on Zen 4, n =
  * 256 unchanged); else, and for ATTN__SM_WAIT rows after a wrong guess, the row's extreme
@@ -1176,7 +1190,10 @@ static void attn__softmax_rows_far(const float *x, size_t ldx, float *y, size_t 
  * and every step mixes the reads of memory,
  * its writes and the exps' arithmetic, so that they overlap: measured on Zen 4 against a
  * batch of rows' exp passes, then their normalizing passes, 1.03x at n = 256, 1.1x at
- * n = 1024 and 4096 (0.90-1.0 of memcpy's speed instead of 0.77-0.97). Out of line, so that
+ * n = 1024 and 4096 (0.90-1.0 of memcpy's speed instead of 0.77-0.97); with a step's x
+ * loaded before the previous row's part and the fast exp's test by a minimum, 0.93-0.95
+ * at n = 256, 1.04-1.13 at 1024 and 4096; with the halves and ATTN__SM_LAG, n = 128
+ * 0.68 -> 0.80-0.84, n = 256 0.90 -> 0.92 (same run). Out of line, so that
  * only these calls have the scratch on their stack. Each row's bits are attn__softmax_row's. */
 static ATTN__NOINLINE void attn__softmax_rows_stream(const float *x, size_t ldx, float *y,
                                                      size_t ldy, size_t rows, size_t n,
@@ -1184,6 +1201,8 @@ static ATTN__NOINLINE void attn__softmax_rows_stream(const float *x, size_t ldx,
 {
     float raw[ATTN__SM_SCRATCH + ATTN__VW];
     float *const buf = raw + (ATTN__VW - ((uintptr_t)raw / sizeof(float)) % ATTN__VW) % ATTN__VW;
+    const size_t half = (n + ATTN__VW - 1) / ATTN__VW * ATTN__VW;
+    const int dbl = 2 * half <= ATTN__SM_SCRATCH;
     const attn__v vs = attn__vset1(s), thr_g = attn__vset1(-87.0f + lnn);
     attn__softmax_prev p;
     size_t r, wait = 0;
@@ -1192,8 +1211,10 @@ static ATTN__NOINLINE void attn__softmax_rows_stream(const float *x, size_t ldx,
     p.e = buf;
     p.y = y;
     p.j = p.n = 0;
+    p.lag = dbl ? ATTN__SM_LAG : 0;
     p.flush = 0;
     for (r = 0; r < rows; r++) {
+        float *const e = dbl && r % 2 ? buf + half : buf;
         const float *const xr = x + r * ldx, *const xn = r + 1 < rows ? xr + ldx : NULL;
         float sum, m, t;
         int flush, ok = 0;
@@ -1206,8 +1227,8 @@ static ATTN__NOINLINE void attn__softmax_rows_stream(const float *x, size_t ldx,
                       * where the row's threshold would have sent a block to the slow path */
             attn__v hx = attn__vset1(-INFINITY), hn = attn__vset1(INFINITY);
             float mo;
-            if (s == 1.0f) attn__softmax_body(xr, buf, n, 0.0f, vs, vs, thr_g, 0, 0, xn, NULL, &p, &sum, &flush, &hx, &hn);
-            else attn__softmax_body(xr, buf, n, 0.0f, vs, vs, thr_g, 1, 0, xn, NULL, &p, &sum, &flush, &hx, &hn);
+            if (s == 1.0f) attn__softmax_body(xr, e, n, 0.0f, vs, vs, thr_g, 0, 0, xn, NULL, &p, &sum, &flush, &hx, &hn);
+            else attn__softmax_body(xr, e, n, 0.0f, vs, vs, thr_g, 1, 0, xn, NULL, &p, &sum, &flush, &hx, &hn);
             m = s >= 0 ? attn__vhmax(hx) : attn__vhmin(hn);
             mo = s >= 0 ? attn__vhmin(hn) : attn__vhmax(hx); /* the other extreme */
             ok = attn__finite(m) && !attn__softmax_frame(m, s, lnn, n, &t) && attn__finite(sum);
@@ -1216,7 +1237,7 @@ static ATTN__NOINLINE void attn__softmax_rows_stream(const float *x, size_t ldx,
         }
         if (!ok) { /* extremes first; the previous row is out already if this one was guessed */
             m = attn__row_extreme(xr, n, s >= 0);
-            if (!attn__softmax_row_exps(xr, y + r * ldy, buf, n, s, lnn, m, xn, NULL,
+            if (!attn__softmax_row_exps(xr, y + r * ldy, e, n, s, lnn, m, xn, NULL,
                                         guess ? NULL : &p, &sum, &flush)) {
                 p.n = 0;
                 guess = 0;
@@ -1226,6 +1247,7 @@ static ATTN__NOINLINE void attn__softmax_rows_stream(const float *x, size_t ldx,
         if (wait) wait--;
         guess = wait == 0 && !attn__softmax_frame(m, s, lnn, n, &t);
         p.inv = attn__vset1(1.0f / sum);
+        p.e = e;
         p.y = y + r * ldy; /* j: set by attn__softmax_prev_begin */
         p.n = n;
         p.flush = flush;

@@ -8,8 +8,8 @@
  * ln n), batches mixing the two, rows whose range fails the test (the general path for the
  * batch), a failing batch between two that pass (the short kernel holds a batch back until
  * the next), a wrong guess of the frame and the guesses after it, a NaN the max and min
- * trees can pass over, entries at the range test's margin, +-inf, all -inf, denormal and
- * huge inputs. Built again as paths_far with every call on the path for calls far out of
+ * trees can pass over, entries at the range test's margin (beside the rest or a lone max),
+ * +-inf, all -inf, denormal and huge inputs. Built again as paths_far with every call on the path for calls far out of
  * the caches (y by non-temporal stores where aligned) and the kernel guessing again a
  * batch after a wrong guess (ATTN__SM_WAIT = 1).
  *
@@ -30,12 +30,12 @@ int paths_general_softmax(const float *x, size_t ldx, float *y, size_t ldy, size
 /* lengths: 1..72, then (PATHS_LONG) long_n */
 #ifdef PATHS_LONG
 #define PATHS_NAME "paths_stream"
-enum { ROWS = 19, NMAX = 4097, LD = NMAX + 3, KINDS = 14, NLONG = 23 };
+enum { ROWS = 19, NMAX = 4097, LD = NMAX + 3, KINDS = 15, NLONG = 23 };
 static const size_t long_n[NLONG] = {95, 96, 97, 127, 128, 129, 200, 255, 256, 257, 511, 512,
                                      513, 520, 1000, 1024, 1031, 2047, 2048, 2049, 4095, 4096, 4097};
 #else
 #define PATHS_NAME "paths"
-enum { ROWS = 19, NMAX = 72, LD = NMAX + 3, KINDS = 14, NLONG = 0 };
+enum { ROWS = 19, NMAX = 72, LD = NMAX + 3, KINDS = 15, NLONG = 0 };
 static const size_t long_n[1] = {0};
 #endif
 
@@ -74,6 +74,16 @@ static float row_value(int kind, size_t r, size_t i, size_t n)
     case 12: /* one shifted row (max < 0) in the first batch, none after: the short kernel's
               * guess (exps first, in the unshifted frame) fails, then holds again */
         return r == 2 ? check_uniform(-9.0f, -1.0f) : check_uniform(-3.0f, 3.0f);
+    case 13: { /* one max, c = 25 (rows 0-7, 16-18: unshifted) or -10 (8-15), the rest 20
+                * to 21 below it but one entry at c - 87.4 - 0.05 k, whose result is under
+                * FLT_MIN (the sum is about e^c): the flush turns on both extremes, each at
+                * every position of a step of four vectors across the rows (the streaming
+                * path's guess takes them from trees of the four) */
+        const float c = r % 16 < 8 ? 25.0f : -10.0f;
+        if (i == (r * 13) % n) return c;
+        if (i == (r * 13 + 17) % n) return c - 87.4f - 0.05f * (float)(r % 8);
+        return c - 20.0f - check_uniform(0.0f, 1.0f);
+    }
     default: return check_uniform(-1.0f, 1.0f) * 3e38f;   /* huge inputs */
     }
 }
