@@ -941,7 +941,7 @@ static ATTN__FORCE_INLINE void attn__softmax_body(const float *x, float *y, size
         size_t end = n - i > ATTN__SUM_BLOCK ? i + ATTN__SUM_BLOCK : n;
         attn__v a0 = attn__vzero(), a1 = a0, h0, h1, h2, h3, l0, l1, l2, l3;
         for (; i + 4 * ATTN__VW <= end; i += 4 * ATTN__VW) {
-            /* x before the previous row's part (pv): far out of the caches, 1.03-1.05x */
+            /* x before the previous row's part (pv): far out of the caches, 1.05-1.06x */
             const attn__v x0 = attn__vload(x + i), x1 = attn__vload(x + i + ATTN__VW);
             const attn__v x2 = attn__vload(x + i + 2 * ATTN__VW), x3 = attn__vload(x + i + 3 * ATTN__VW);
             if (xn) {
@@ -1181,20 +1181,20 @@ static void attn__softmax_rows_far(const float *x, size_t ldx, float *y, size_t 
  * pipelined: each row's exp pass into a scratch on the stack (in L1; rows of up to half of
  * it take its halves in turn), which in the same steps normalizes the previous row's exps
  * from the scratch into y by non-temporal stores (attn__softmax_prev) and prefetches x of
- * a later row (the next, or for short rows the one about 4 KiB ahead). The row's frame is guessed as in
- * attn__softmax_short: while rows keep unshifted frames, the exp pass comes first and
- * takes the row's extremes on the way (x read once; n = 1024 and 4096 1.05x on Zen 4, n =
- * 256 unchanged); else, and for ATTN__SM_WAIT rows after a wrong guess, the row's extreme
- * first (its x prefetched during the row before), as the general path. y's lines are
+ * a later row (the next, or for short rows the one about 4 KiB ahead). The row's frame is
+ * guessed as in attn__softmax_short: while rows keep unshifted frames, the exp pass comes
+ * first and takes the row's extremes on the way (x read once; n = 1024 and 4096 1.05x on
+ * Zen 4, n = 256 unchanged); else, and for ATTN__SM_WAIT rows after a wrong guess, the
+ * row's extreme first (its x prefetched rows before), as the general path. y's lines are
  * written without being read first (8 bytes of memory traffic per element instead of 12),
- * and every step mixes the reads of memory,
- * its writes and the exps' arithmetic, so that they overlap: measured on Zen 4 against a
- * batch of rows' exp passes, then their normalizing passes, 1.03x at n = 256, 1.1x at
- * n = 1024 and 4096 (0.90-1.0 of memcpy's speed instead of 0.77-0.97); with a step's x
- * loaded before the previous row's part and the fast exp's test by a minimum, 0.93-0.95
- * at n = 256, 1.04-1.13 at 1024 and 4096; with the halves and ATTN__SM_LAG, n = 128
- * 0.68 -> 0.80-0.84, n = 256 0.90 -> 0.92 (same run). Out of line, so that
- * only these calls have the scratch on their stack. Each row's bits are attn__softmax_row's. */
+ * and every step mixes the reads of memory, its writes and the exps' arithmetic, so that
+ * they overlap: measured on Zen 4 against a batch of rows' exp passes, then their
+ * normalizing passes, 1.03x at n = 256, 1.1x at n = 1024 and 4096 (0.90-1.0 of memcpy's
+ * speed instead of 0.77-0.97); with a step's x loaded before the previous row's part and
+ * the fast exp's test by a minimum, 0.93-0.95 at n = 256, 1.04-1.13 at 1024 and 4096; with
+ * the halves and ATTN__SM_LAG, n = 128 0.68 -> 0.80-0.84, n = 256 0.90 -> 0.92 (same run).
+ * Out of line, so that only these calls have the scratch on their stack. Each row's bits
+ * are attn__softmax_row's. */
 static ATTN__NOINLINE void attn__softmax_rows_stream(const float *x, size_t ldx, float *y,
                                                      size_t ldy, size_t rows, size_t n,
                                                      float s, float lnn)
