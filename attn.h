@@ -812,6 +812,16 @@ static void attn__softmax_slow(const float *x, float *y, size_t k, attn__v vs, a
     }
 }
 
+/* the lanes' maximum / minimum of four vectors */
+static ATTN__FORCE_INLINE attn__v attn__vmax4(attn__v a, attn__v b, attn__v c, attn__v d)
+{
+    return attn__vmax(attn__vmax(a, b), attn__vmax(c, d));
+}
+static ATTN__FORCE_INLINE attn__v attn__vmin4(attn__v a, attn__v b, attn__v c, attn__v d)
+{
+    return attn__vmin(attn__vmin(a, b), attn__vmin(c, d));
+}
+
 /* max (want_max) or min of x[0..n) */
 static float attn__row_extreme(const float *x, size_t n, int want_max)
 {
@@ -827,7 +837,7 @@ static float attn__row_extreme(const float *x, size_t n, int want_max)
         }
         for (; i + ATTN__VW <= n; i += ATTN__VW) m0 = attn__vmax(m0, attn__vload(x + i));
         if (i < n) m1 = attn__vmax(m1, attn__vload_part(x + i, n - i, fill));
-        return attn__vhmax(attn__vmax(attn__vmax(m0, m1), attn__vmax(m2, m3)));
+        return attn__vhmax(attn__vmax4(m0, m1, m2, m3));
     }
     for (; i + ATTN__VW <= n; i += ATTN__VW) m0 = attn__vmin(m0, attn__vload(x + i));
     if (i < n) m0 = attn__vmin(m0, attn__vload_part(x + i, n - i, fill));
@@ -908,12 +918,6 @@ static ATTN__FORCE_INLINE void attn__softmax_prev_step(attn__softmax_prev *p, si
 
 #define ATTN__SUM_BLOCK (64 * ATTN__VW) /* blocked summation: error grows with n/block + block */
 
-/* the lanes' minimum of four vectors */
-static ATTN__FORCE_INLINE attn__v attn__vmin4(attn__v a, attn__v b, attn__v c, attn__v d)
-{
-    return attn__vmin(attn__vmin(a, b), attn__vmin(c, d));
-}
-
 /* The exp pass of one row of softmax in a frame (see attn__softmax_arg): e into y with a
  * blocked sum (*sum_out; *flush_out for attn__softmax_normalize); four vectors at a time take the fast exp (attn__vexp_core, no select) when every hi
  * is at least thr, the frame's largest argument - 87 + ln n: then every e, divided by the
@@ -958,7 +962,7 @@ static ATTN__FORCE_INLINE void attn__softmax_body(const float *x, float *y, size
             attn__softmax_arg(x2, vs, vm, scaled, shifted, &h2, &l2);
             attn__softmax_arg(x3, vs, vm, scaled, shifted, &h3, &l3);
             if (hx) { /* unscaled, the min is the test's below */
-                *hx = attn__vmax(*hx, attn__vmax(attn__vmax(x0, x1), attn__vmax(x2, x3)));
+                *hx = attn__vmax(*hx, attn__vmax4(x0, x1, x2, x3));
                 *hn = attn__vmin(*hn, attn__vmin4(x0, x1, x2, x3));
             }
 #ifndef ATTN_USE_SLEEF
@@ -988,11 +992,12 @@ static ATTN__FORCE_INLINE void attn__softmax_body(const float *x, float *y, size
             a1 = attn__vadd(a1, attn__vadd(h2, h3));
         }
         for (; i + ATTN__VW <= end; i += ATTN__VW) {
+            const attn__v x0 = attn__vload(x + i);
             if (pv && i >= pv->lag) attn__softmax_prev_step(pv, 1);
-            attn__softmax_arg(attn__vload(x + i), vs, vm, scaled, shifted, &h0, &l0);
+            attn__softmax_arg(x0, vs, vm, scaled, shifted, &h0, &l0);
             if (hx) {
-                *hx = attn__vmax(*hx, attn__vload(x + i));
-                *hn = attn__vmin(*hn, attn__vload(x + i));
+                *hx = attn__vmax(*hx, x0);
+                *hn = attn__vmin(*hn, x0);
             }
 #ifndef ATTN_USE_SLEEF
             if (!attn__vany_neg(attn__vsub(h0, thr))) {
@@ -1172,6 +1177,11 @@ static void attn__softmax_rows_far(const float *x, size_t ldx, float *y, size_t 
 #define ATTN__SM_LAG (8 * ATTN__VW) /* see attn__softmax_prev: two steps of four vectors */
 #endif
 
+#ifndef ATTN__SM_AHEAD
+#define ATTN__SM_AHEAD 1024 /* floats: the streaming path prefetches x a row or more ahead,
+                             * at least this far (n = 256: 1.02-1.04x against a row) */
+#endif
+
 #ifndef ATTN__SM_WAIT
 #define ATTN__SM_WAIT 8 /* batches (attn__softmax_short) or rows (attn__softmax_rows_stream)
                          * without guessing the frame after a wrong guess */
@@ -1203,8 +1213,7 @@ static ATTN__NOINLINE void attn__softmax_rows_stream(const float *x, size_t ldx,
     float *const buf = raw + (ATTN__VW - ((uintptr_t)raw / sizeof(float)) % ATTN__VW) % ATTN__VW;
     const size_t half = (n + ATTN__VW - 1) / ATTN__VW * ATTN__VW;
     const int dbl = 2 * half <= ATTN__SM_SCRATCH;
-    /* x prefetched a row ahead, or a few short rows, about 4 KiB (n = 256 1.02-1.04x) */
-    const size_t ahead = (1024 + n - 1) / n;
+    const size_t ahead = (ATTN__SM_AHEAD + n - 1) / n; /* rows */
     const attn__v vs = attn__vset1(s), thr_g = attn__vset1(-87.0f + lnn);
     attn__softmax_prev p;
     size_t r, wait = 0;

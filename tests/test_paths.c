@@ -9,9 +9,9 @@
  * batch), a failing batch between two that pass (the short kernel holds a batch back until
  * the next), a wrong guess of the frame and the guesses after it, a NaN the max and min
  * trees can pass over, entries at the range test's margin (beside the rest or a lone max),
- * +-inf, all -inf, denormal and huge inputs. Built again as paths_far with every call on the path for calls far out of
- * the caches (y by non-temporal stores where aligned) and the kernel guessing again a
- * batch after a wrong guess (ATTN__SM_WAIT = 1).
+ * +-inf, all -inf, denormal and huge inputs. Built again as paths_far with every call on
+ * the path for calls far out of the caches (y by non-temporal stores where aligned) and
+ * the kernel guessing again a batch after a wrong guess (ATTN__SM_WAIT = 1).
  *
  * Built a third time as paths_stream (PATHS_LONG, the short kernel off, every call far)
  * against test_paths_general.c built apart, in cache: the paths for calls far out of the
