@@ -1,12 +1,11 @@
-/* simd/scalar.h - the portable one-lane vector layer of attn.h.
- * Included by attn.h inside its implementation section; not a public header.
- * Every ISA file defines the same names: the vector type attn__v (ATTN__VW floats),
- * its mask type attn__vm, and the primitives below. Kernels are written once over them.
+/* simd/scalar.h - the portable one-lane vector layer of attn.h: primitives only.
+ * Every ISA file defines the same names: the vector type attn__v (ATTN__VW floats), its
+ * mask type attn__vm, and the primitives below; simd/generic.h derives the rest once.
  * Contract every ISA keeps: attn__vmax(a, b) and attn__vmin(a, b) return b when b is NaN
- * (x86's maxps/minps rule; NEON propagates any NaN); attn__vldexp(p, n) with a NaN p
- * returns a NaN, and with any n never traps or invokes undefined behaviour. */
+ * (x86's maxps/minps rule; NEON propagates any NaN). Compiles on its own. */
 #ifndef ATTN_SIMD_SCALAR_H
 #define ATTN_SIMD_SCALAR_H
+#include "common.h"
 #include <math.h>
 #include <string.h>
 
@@ -49,18 +48,6 @@ static inline attn__vm attn__vlt(attn__v a, attn__v b) { return a < b; }
 static inline attn__vm attn__vgt(attn__v a, attn__v b) { return a > b; }
 /* m ? a : b, lane by lane */
 static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b) { return m ? a : b; }
-/* p * 2^n for n an integer-valued float such that the result's exponent field stays in
- * [0, 255]: adds n to the exponent bits. Outside that (or NaN n) the result is
- * meaningless but defined: the caller selects over it. */
-static inline attn__v attn__vldexp(attn__v p, attn__v n)
-{
-    int32_t bits;
-    if (!(n > -256.0f && n < 256.0f)) return p; /* NaN or out of range: garbage the caller replaces */
-    memcpy(&bits, &p, 4);
-    bits += (int32_t)n * (1 << 23);
-    memcpy(&p, &bits, 4);
-    return p;
-}
 /* The float whose bits are tab[bits(k) & 7] + (bits(k) << 20), lane by lane (wrapping):
  * with bits(k) = c + 8m + j, c a multiple of 2^12 (the exp's rounding shifter 1.5 * 2^23)
  * and tab[j] = bits(2^(j/8)) - (j << 20), this is 2^(j/8) * 2^m when that is normal.

@@ -1,43 +1,29 @@
-/* Softmax's short-row kernel (rows of up to ATTN__SM_SHORT vectors, register-resident, one
- * range test per row, exps first where the frame is guessed) against the general path, bit
- * for bit: the general path is the same implementation compiled in test_paths_general.c
- * with the short kernel off. Every row length 1..72 (each vector count, whole and partial,
- * and past the kernel's reach), scales 1, 0.7, -0.5, 0 and 3, rows of 19 (two whole
- * batches of 8 and a partial one), strides, an unaligned x, in place, and rows made to
- * take every branch: the unshifted frame, the shifted one (a negative max, a max past 80 -
- * ln n), batches mixing the two, rows whose range fails the test (the general path for the
- * batch), a failing batch between two that pass (the short kernel holds a batch back until
- * the next), a wrong guess of the frame and the guesses after it, a NaN the max and min
- * trees can pass over, entries at the range test's margin (beside the rest or a lone max),
- * +-inf, all -inf, denormal and huge inputs. Built again as paths_far with every call on
- * the path for calls far out of the caches (y by non-temporal stores where aligned) and
- * the kernel guessing again a batch after a wrong guess (ATTN__SM_WAIT = 1).
+/* test_paths.c - softmax's paths against each other, bit for bit, through the test hook
+ * attn__softmax_path: every path must give a row the same bits (the same operations in the
+ * same order), whatever its length, the other rows, the layout or the alignment.
  *
- * Built a third time as paths_stream (PATHS_LONG, the short kernel off, every call far)
- * against test_paths_general.c built apart, in cache: the paths for calls far out of the
- * caches (on AVX2 the pipelined streaming path, whose steps normalize the previous row
- * from the scratch the current row's exps overwrite; in place, the batched and far paths)
- * against the in-cache paths, bit for bit, at lengths 1..72 and long ones up to
- * ATTN__SM_SCRATCH + 1 (tails of every kind, past the scratch), y aligned or not, with
- * strides that give every row another misalignment. */
+ * Mode (argv[1]):
+ *   (none)  paths: the short-row kernel (rows of up to ATTN__SM_SHORT vectors in registers,
+ *           one range test per row, the long rows' path for rows outside its frame) against
+ *           the long rows' path in cache;
+ *   far     paths_far: the paths for calls far out of the caches (short rows streamed where
+ *           y is aligned) against the long rows' path in cache;
+ *   stream  paths_stream: the long rows' path far out of the caches (exps in a stack
+ *           scratch, y by non-temporal stores from its first aligned entry; in place, normal
+ *           stores) against the same in cache, also at long lengths up to ATTN__SM_SCRATCH + 1
+ *           (tails of every kind, past the scratch).
+ * Every row length 1..72, scales 1, 0.7, -0.5, 0 and 3, rows of 19, strides, an unaligned
+ * x, in place, y unaligned with a stride that moves each row's alignment, and rows made to
+ * take every branch: either frame, rows whose range fails the test, a NaN the max and min
+ * trees can pass over, entries at the range test's margin (beside the rest or a lone max),
+ * +-inf, all -inf, denormal and huge inputs. */
 #define ATTN_IMPLEMENTATION
 #include "attn.h"
 #include "check.h"
 
-int paths_general_softmax(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
-                          size_t n, float scale);
-
-/* lengths: 1..72, then (PATHS_LONG) long_n */
-#ifdef PATHS_LONG
-#define PATHS_NAME "paths_stream"
 enum { ROWS = 19, NMAX = 4097, LD = NMAX + 3, KINDS = 15, NLONG = 23 };
 static const size_t long_n[NLONG] = {95, 96, 97, 127, 128, 129, 200, 255, 256, 257, 511, 512,
                                      513, 520, 1000, 1024, 1031, 2047, 2048, 2049, 4095, 4096, 4097};
-#else
-#define PATHS_NAME "paths"
-enum { ROWS = 19, NMAX = 72, LD = NMAX + 3, KINDS = 15, NLONG = 0 };
-static const size_t long_n[1] = {0};
-#endif
 
 /* a NaN with a sign and a payload, which a NaN the library makes up would not have */
 static float odd_nan(void)
@@ -88,8 +74,15 @@ static float row_value(int kind, size_t r, size_t i, size_t n)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    const char *mode = argc > 1 ? argv[1] : "";
+    const int far = strcmp(mode, "far") == 0, stream = strcmp(mode, "stream") == 0;
+    const char *name = far ? "paths_far" : stream ? "paths_stream" : "paths";
+    /* path 1 under test, path 2 the long rows' path in cache */
+    const int p1 = far ? ATTN__SM_FAR_PATH : stream ? ATTN__SM_FAR_PATH | ATTN__SM_LONG_PATH : 0;
+    const int p2 = ATTN__SM_LONG_PATH;
+    const size_t nlong = stream ? NLONG : 0;
     static const float scales[5] = {1.0f, 0.7f, -0.5f, 0.0f, 3.0f};
     static float xbuf[ROWS * LD + 8], yabuf[ROWS * (LD + 5) + 32], ybbuf[ROWS * (LD + 5) + 32];
     /* 32-byte aligned, and room for an offset of 5 and a guard vector after the last row */
@@ -98,10 +91,10 @@ int main(void)
     size_t n, r, i, t, li;
     int kind;
     long calls = 0;
-    check_begin(PATHS_NAME);
+    check_begin(name);
     check_seed(20261123);
     for (kind = 0; kind < KINDS; kind++)
-        for (li = 0; li < 72 + (size_t)NLONG; li++)
+        for (li = 0; li < 72 + nlong; li++)
             for (t = 0; t < 5; t++) {
                 const float s = scales[t];
                 /* layouts: x unaligned with a stride, y aligned with ldy a multiple of 8
@@ -126,11 +119,11 @@ int main(void)
                         y1 = ya + 3;
                         y2 = yb + 3;
                         ldx = n;
-                        st1 = (int)attn_softmax(y1, n, y1, n, ROWS, n, s);
-                        st2 = paths_general_softmax(y2, n, y2, n, ROWS, n, s);
+                        st1 = (int)attn__softmax_path(y1, n, y1, n, ROWS, n, s, p1);
+                        st2 = (int)attn__softmax_path(y2, n, y2, n, ROWS, n, s, p2);
                     } else {
-                        st1 = (int)attn_softmax(x, ldx, y1, ldy, ROWS, n, s);
-                        st2 = paths_general_softmax(x, ldx, y2, ldy, ROWS, n, s);
+                        st1 = (int)attn__softmax_path(x, ldx, y1, ldy, ROWS, n, s, p1);
+                        st2 = (int)attn__softmax_path(x, ldx, y2, ldy, ROWS, n, s, p2);
                     }
                     calls++;
                     check(st1 == 0 && st2 == 0, "kind %d n %zu scale %g layout %d: status %d / %d",
@@ -150,5 +143,5 @@ int main(void)
                 }
             }
     printf("%ld calls, each on both paths\n", calls);
-    return check_end(PATHS_NAME);
+    return check_end(name);
 }

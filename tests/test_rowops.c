@@ -15,12 +15,20 @@
  *   rmsnorm    |error| <= 2e-6 (1 + |y|).
  *   add        exact (one float addition).
  *   PE         |error| <= 6e-8 max(1, |pe|) (computed in double, rounded once).
+ *
+ * With --far (the rowops_far test) every softmax call takes the paths for calls far out of
+ * the caches (attn__softmax_path's test hook): y by non-temporal stores where the ISA has
+ * them, unaligned heads and tails included, the next rows prefetched.
  */
 #define ATTN_IMPLEMENTATION
 #include "attn.h"
 
 #include "check.h"
 #include "ref_rows.h"
+
+/* the softmax path under test: attn_softmax's own, or (--far) the far ones */
+static int sm_path = ATTN__SM_AUTO;
+#define attn_softmax(x, ldx, y, ldy, rows, n, s) attn__softmax_path(x, ldx, y, ldy, rows, n, s, sm_path)
 
 #include <float.h>
 #include <stdint.h>
@@ -1180,8 +1188,9 @@ static void test_determinism(void)
         }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--far") == 0) sm_path = ATTN__SM_FAR_PATH;
     check_begin("rowops");
     check_seed(20240601);
     test_status_strings();

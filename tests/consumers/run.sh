@@ -4,7 +4,7 @@
 # checks the result against a double-precision reference and that the build got the path
 # it asked for (attn_isa(), and attn_exp_impl() where the build says).
 #
-#   plain copy   attn.h and simd/ copied beside main.c: cc -O2 -mavx2 -mfma, plain cc -O2
+#   plain copy   attn.h alone copied beside main.c: cc -O2 -mavx2 -mfma, plain cc -O2
 #   C++17        the copy under third_party/attn, c++ -std=c++17 -Wall -Wextra -Werror
 #   meson        the repository as subprojects/attn, dependency('attn'), simd/sleef options
 #   pkg-config   meson install into a temporary prefix, pkg-config --cflags --libs attn
@@ -73,10 +73,9 @@ need_avx2() {
   return 1
 }
 
-# The header folder as a user copies it: attn.h and simd/, nothing else.
-mkdir -p "$tmp/attn/simd"
+# The header folder as a user copies it: the single attn.h, nothing else.
+mkdir -p "$tmp/attn"
 cp "$src/attn.h" "$tmp/attn/"
-cp "$src"/simd/*.h "$tmp/attn/simd/"
 
 # 1. Plain copy: the folder's files beside main.c, one #include, no -I.
 plain_copy() { # flags...
@@ -149,9 +148,9 @@ if [ "$auto" != scalar ]; then
   fi
 fi
 
-# The installed header folder must be the copied one: attn.h and every simd/*.h.
+# The installed header folder must be the copied one: attn.h alone.
 same_headers() { # prefix
-  diff -r "$tmp/attn" "$1/include/attn" && echo "installed headers match attn.h + simd/"
+  diff -r "$tmp/attn" "$1/include/attn" && echo "installed header matches attn.h"
 }
 
 # 4. meson install into a prefix (default options: the tests and benchmark configured but

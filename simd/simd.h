@@ -1,0 +1,29 @@
+/* simd/simd.h - picks attn.h's vector layer and matmul microkernel for the target:
+ * AVX2+FMA, AArch64 NEON, or the portable scalar layer (also with ATTN_NO_SIMD). */
+#ifndef ATTN_SIMD_SIMD_H
+#define ATTN_SIMD_SIMD_H
+#include "common.h"
+#if !defined(ATTN_NO_SIMD) && defined(__AVX2__) && defined(__FMA__)
+#define ATTN__ISA_AVX2 1
+#include "avx2.h"
+#elif !defined(ATTN_NO_SIMD) && defined(__aarch64__) && defined(__ARM_NEON)
+#define ATTN__ISA_NEON 1
+#include "neon.h"
+#else
+#define ATTN__ISA_SCALAR 1
+#include "scalar.h"
+#ifdef ATTN_USE_SLEEF
+#undef ATTN_USE_SLEEF /* the scalar path keeps the library's exp */
+#endif
+#endif
+
+#include "generic.h"
+
+#if defined(ATTN__ISA_AVX2)
+#include "mm_6x16_avx2.h"
+#elif defined(ATTN__ISA_NEON)
+#include "mm_8x12_neon.h"
+#else
+#include "mm_4xnr.h"
+#endif
+#endif

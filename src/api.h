@@ -1,0 +1,511 @@
+/* attn.h - header-only SIMD transformer kernels for float32 (C99 / C++).
+ *
+ * Softmax, LayerNorm, RMSNorm, matmul, fused scaled-dot-product attention and
+ * the small helpers around them, vectorized for AVX2+FMA (x86-64) and NEON
+ * (AArch64) with a scalar fallback. The instruction set is chosen at compile
+ * time. Kernels never allocate, lock, start threads or keep mutable global
+ * state; scratch memory comes from the caller, sized by a *_workspace_size()
+ * query. Every function validates its arguments and returns an attn_status;
+ * on any error no output is written.
+ *
+ * Minimal use (exactly one C or C++ file defines ATTN_IMPLEMENTATION):
+ *
+ *     #define ATTN_IMPLEMENTATION
+ *     #include "attn.h"
+ *
+ *     float x[2][4] = {{1, 2, 3, 4}, {4, 3, 2, 1}};
+ *     attn_status st = attn_softmax(&x[0][0], 4, &x[0][0], 4, 2, 4, 1.0f);
+ *     if (st != ATTN_OK) fprintf(stderr, "%s\n", attn_status_string(st));
+ *
+ * Configuration macros (define before including):
+ *   ATTN_IMPLEMENTATION  emit the definitions in this translation unit (one per program,
+ *                        or one per translation unit together with ATTN_STATIC).
+ *   ATTN_STATIC          make every public function static (private to the translation unit).
+ *   ATTN_API             storage/visibility prefix of public functions (default: extern, or
+ *                        static when ATTN_STATIC); e.g. __declspec(dllexport) or
+ *                        __attribute__((visibility("default"))).
+ *   ATTN_NO_SIMD         force the portable scalar path even when AVX2 or NEON is available.
+ *   ATTN_USE_SLEEF       take the vector exp from SLEEF (link with -lsleef); otherwise the
+ *                        library's own exp is used.
+ *
+ * Instruction-set selection (see attn_isa()):
+ *   "avx2"    when __AVX2__ and __FMA__ are defined (e.g. -mavx2 -mfma or -march=haswell);
+ *   "neon"    on AArch64 (__aarch64__ with __ARM_NEON);
+ *   "scalar"  otherwise, or when ATTN_NO_SIMD is defined.
+ *
+ * Conventions: float32, row-major. A matrix argument is (pointer, leading dimension):
+ * element (r, c) of x is x[r * ldx + c], and ldx must be >= the row length. Sizes are
+ * size_t; zero sizes are errors except where stated (matmul k = 0). Outputs may alias
+ * inputs only where a function says "in place allowed", and then only exactly
+ * (same pointer and same leading dimension).
+ *
+ * Numerics: the AVX2 and NEON paths use fused multiply-add throughout; the scalar path
+ * fuses where the target has a fast fma (FP_FAST_FMAF, e.g. AArch64 or -mfma) and
+ * otherwise rounds the product and the sum separately, except for the softmax's
+ * error term, which always uses fmaf(). For one build, results are identical run to run. No function
+ * returns a denormal from the exp it uses: exp results below FLT_MIN are flushed to 0,
+ * and softmax outputs below FLT_MIN are 0.
+ */
+#ifndef ATTN_H
+#define ATTN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ATTN_VERSION_MAJOR 0
+#define ATTN_VERSION_MINOR 1
+#define ATTN_VERSION_PATCH 0
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTN__MAYBE_UNUSED __attribute__((unused))
+#else
+#define ATTN__MAYBE_UNUSED
+#endif
+
+#ifndef ATTN_API
+#ifdef ATTN_STATIC
+#define ATTN_API static ATTN__MAYBE_UNUSED
+#else
+#define ATTN_API extern
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------
+ * Status codes. ATTN_OK is 0; every error is negative.
+ */
+typedef enum attn_status {
+    ATTN_OK = 0,
+    ATTN_ERR_NULL = -1,       /* a required pointer is NULL */
+    ATTN_ERR_SIZE = -2,       /* a size is zero or sizes are inconsistent with each other */
+    ATTN_ERR_LD = -3,         /* a leading dimension or stride is smaller than its row */
+    ATTN_ERR_WORKSPACE = -4,  /* the workspace is missing or smaller than the query says */
+    ATTN_ERR_OVERFLOW = -5,   /* sizes whose products overflow size_t / the address space */
+    ATTN_ERR_ARG = -6         /* an invalid value: NaN or negative eps, bad enum, ... */
+} attn_status;
+
+/* A short English description of a status, e.g. "ok", "null pointer". Never NULL. */
+ATTN_API const char *attn_status_string(attn_status status);
+
+/* The instruction set this build was compiled for: "avx2", "neon" or "scalar". */
+ATTN_API const char *attn_isa(void);
+
+/* The exp behind every kernel: "attn" (the library's own) or "sleef". */
+ATTN_API const char *attn_exp_impl(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Row operations. Each processes `rows` rows of `n` elements; x has leading dimension
+ * ldx, y has ldy (both >= n). In place allowed (y == x with ldy == ldx).
+ */
+
+/* y[r,:] = softmax(scale * x[r,:]). The row maximum is subtracted first, so any finite
+ * input is safe. A row whose entries are all -inf gives all zeros. A row holding +inf
+ * gives 1/count at the +inf entries and 0 elsewhere (the limit). A NaN makes its own
+ * row all NaN and no other. Outputs below FLT_MIN are 0 (never denormal).
+ * scale must be finite (1.0f for a plain softmax). */
+ATTN_API attn_status attn_softmax(const float *x, size_t ldx, float *y, size_t ldy,
+                                  size_t rows, size_t n, float scale);
+
+/* y[r,:] = (x[r,:] - mean) / sqrt(var + eps) * gamma + beta, var the biased variance.
+ * gamma and beta may be NULL (1 and 0). eps >= 0 and finite. mean_out and rstd_out,
+ * when not NULL, receive each row's mean and 1/sqrt(var + eps) (`rows` floats each). */
+ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t ldy,
+                                    size_t rows, size_t n, const float *gamma,
+                                    const float *beta, float eps, float *mean_out,
+                                    float *rstd_out);
+
+/* y[r,:] = x[r,:] / sqrt(mean(x[r,:]^2) + eps) * gamma. gamma may be NULL (1). */
+ATTN_API attn_status attn_rmsnorm(const float *x, size_t ldx, float *y, size_t ldy,
+                                  size_t rows, size_t n, const float *gamma, float eps);
+
+/* y[r,:] += x[r,:] (the residual connection). In place allowed (x == y doubles y). */
+ATTN_API attn_status attn_add(float *y, size_t ldy, const float *x, size_t ldx,
+                              size_t rows, size_t n);
+
+/* Sinusoidal positional encoding of positions pos0 .. pos0 + rows - 1, d columns:
+ * pe[r, 2i] = sin(p / 10000^(2i/d)), pe[r, 2i+1] = cos(p / 10000^(2i/d)), p = pos0 + r.
+ * Computed in double and rounded once. add != 0 adds it to pe instead of storing it
+ * (embeddings + PE in one call). */
+ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t rows, size_t d,
+                                              size_t pos0, int add);
+
+/* ---------------------------------------------------------------------------------------
+ * Matrix product: C = alpha * op(A) * op(B) + beta * C, C is m x n, op(A) is m x k,
+ * op(B) is k x n. op(X) = X for ATTN_NO_TRANS, X^T for ATTN_TRANS (A stored k x m).
+ * k = 0 gives C = beta * C. beta = 0 never reads C (NaN in C does not leak).
+ *
+ * workspace: scratch for packed copies of A and B, at least attn_matmul_workspace_size()
+ * bytes at any alignment, or NULL (then workspace_size is ignored). The size is bounded
+ * whatever the problem (a few MiB at most: one block of A plus one panel of B; less for
+ * small products) and grows with m, n and k, so a workspace sized for a product serves
+ * every sub-block of it. With a workspace, attn_matmul is a packed, register-blocked sgemm
+ * (close to the FMA peak on large products). Without one it still works, on A and B in
+ * place, tile by tile: somewhat slower for B not transposed (10-30% on large products),
+ * several times slower for op(B) = B^T.
+ * A non-NULL workspace smaller than the query is ATTN_ERR_WORKSPACE.
+ *
+ * Determinism: each element of C is summed in an order that depends on k alone (one fma
+ * chain over each chunk of k, chunks merged into C in order), never on m, n, the element's
+ * position, the instruction-set tile shape's edges or the workspace. So splitting C into
+ * row or column blocks across threads, and running with or without a workspace, gives
+ * bit-identical results (for one build).
+ */
+typedef enum attn_trans { ATTN_NO_TRANS = 0, ATTN_TRANS = 1 } attn_trans;
+
+ATTN_API size_t attn_matmul_workspace_size(attn_trans ta, attn_trans tb, size_t m, size_t n,
+                                           size_t k);
+ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
+                                 float alpha, const float *a, size_t lda, const float *b,
+                                 size_t ldb, float beta, float *c, size_t ldc, void *workspace,
+                                 size_t workspace_size);
+
+/* ---------------------------------------------------------------------------------------
+ * Scaled dot-product attention, fused (the Lq x Lk score matrix never exists):
+ *   O[b,h] = softmax(mask(softcap(scale * Q[b,h] K[b,g]^T))) V[b,g],  g = h / (heads/kv_heads)
+ *
+ * Tensors are addressed by strides in floats: element (b, h, i, c) of Q is
+ * q[b*q_sb + h*q_sh + i*q_sl + c]; likewise K, V (with the kv head g) and O. The last
+ * dimension is contiguous. attn_attention_init() fills the strides for the two common
+ * layouts; change any field afterwards.
+ *
+ * Masks (all optional, combined):
+ *   causal:     ATTN_CAUSAL_NONE; ATTN_CAUSAL_BOTTOM_RIGHT: query i sees key j iff
+ *               j <= i + (kv_len - q_len) (the queries are the last q_len positions, as a
+ *               KV cache needs; with key_lengths, kv_len is that batch's length);
+ *               ATTN_CAUSAL_OFFSET: j <= i + causal_offset (0 = PyTorch's is_causal,
+ *               past length = ONNX Attention with a past; may be negative).
+ *   mask:       additive float mask, mask[b*mask_sb + h*mask_sh + i*mask_sq + j]; a stride of
+ *               0 broadcasts. -inf masks the key.
+ *   bool_mask:  uint8, nonzero = attend, same addressing with bmask_* strides.
+ *   key_lengths: per batch, keys j >= key_lengths[b] are masked (padding); NULL = kv_len;
+ *               a value outside [0, kv_len] is ATTN_ERR_ARG.
+ * A masked key never influences the output, even if its K or V rows hold NaN or inf.
+ * A query row with every key masked gives zeros. A NaN elsewhere stays in its row.
+ * softcap > 0 applies softcap * tanh(s / softcap) after scaling and before the masks.
+ * scale = 0 means 1/sqrt(head_dim).
+ *
+ * Kernel: queries in tiles of attn_attention_query_tile() rows (192), keys in tiles of
+ * 128 (132 on NEON); Q K^T and P V of a tile by the matmul
+ * microkernel, the online softmax on the tile in L1; causal tiles past the diagonal are
+ * skipped. Query tiles of 1..11 rows (decode) stream K and V once per 6 rows, with dot
+ * products and row updates (for up to 8 grouped-query heads at once when they share K and V). Workspace:
+ * attn_attention_workspace_size(), a function of head_dim and v_head_dim only (never of
+ * the lengths, batch or heads): 165 KiB for d = dv = 64, 325 KiB for 128 on AVX2.
+ *
+ * Determinism and threads: the output is identical run to run, and each output row is
+ * computed the same way whatever else is in the call. To spread one call over a job
+ * system, run its attn_attention_tasks(p) work items (one (batch, head, query tile) each)
+ * with attn_attention_task(), in any order, on any threads, each thread with its own
+ * workspace: the output is bit-identical to attn_attention(). Slicing batches or heads by
+ * hand (pointers moved to one (b, h), batch = heads = kv_heads = 1) gives the same bits
+ * too; slicing queries by hand does only at multiples of the query tile (with the causal
+ * offset carried over as ATTN_CAUSAL_OFFSET).
+ *
+ * Scores (optional, for inspection and for ONNX's qk_matmul_output): with scores set, the
+ * kernel also writes, for every query and every key j < kv_len, at
+ * scores[b*scores_sb + h*scores_sh + i*scores_sq + j]:
+ *   ATTN_SCORES_LOGITS  scale * q.k, softcapped (before any mask);
+ *   ATTN_SCORES_MASKED  the same after the masks: the softmax's input (-inf where masked);
+ *   ATTN_SCORES_PROBS   the attention weights softmax(...) (rows sum to 1; 0 where masked;
+ *                       a fully masked row all 0).
+ * This materializes Lq x Lk floats per head and takes the reference-order rows path (slower;
+ * O's last bits may differ from a call without scores).
+ */
+typedef enum attn_causal {
+    ATTN_CAUSAL_NONE = 0,
+    ATTN_CAUSAL_BOTTOM_RIGHT = 1,
+    ATTN_CAUSAL_OFFSET = 2
+} attn_causal;
+
+typedef enum attn_layout {
+    ATTN_LAYOUT_BHLD = 0, /* [batch, heads, len, dim]: each head a contiguous matrix */
+    ATTN_LAYOUT_BLHD = 1  /* [batch, len, heads * dim]: heads interleaved in each row */
+} attn_layout;
+
+typedef enum attn_scores {
+    ATTN_SCORES_LOGITS = 0,
+    ATTN_SCORES_MASKED = 1,
+    ATTN_SCORES_PROBS = 2
+} attn_scores;
+
+typedef struct attn_attention_params {
+    size_t batch, heads, kv_heads; /* kv_heads divides heads (GQA / MQA) */
+    size_t q_len, kv_len;          /* Lq, Lk */
+    size_t head_dim, v_head_dim;   /* d (Q and K), dv (V and O) */
+    const float *q;
+    size_t q_sb, q_sh, q_sl;
+    const float *k;
+    size_t k_sb, k_sh, k_sl;
+    const float *v;
+    size_t v_sb, v_sh, v_sl;
+    float *o;
+    size_t o_sb, o_sh, o_sl;
+    float scale;   /* 0 = 1/sqrt(head_dim) */
+    float softcap; /* 0 = none */
+    attn_causal causal;
+    ptrdiff_t causal_offset; /* for ATTN_CAUSAL_OFFSET */
+    const float *mask;
+    size_t mask_sb, mask_sh, mask_sq;
+    const uint8_t *bool_mask;
+    size_t bmask_sb, bmask_sh, bmask_sq;
+    const int64_t *key_lengths; /* [batch] or NULL */
+    float *scores;              /* optional output, see above; NULL = none */
+    size_t scores_sb, scores_sh, scores_sq;
+    attn_scores scores_mode;
+} attn_attention_params;
+
+/* Fills sizes, pointers and strides for tensors in `layout` (all four the same layout,
+ * densely packed), scale 0 (default), no softcap, no masks. */
+ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, size_t kv_heads,
+                                                   size_t q_len, size_t kv_len,
+                                                   size_t head_dim, size_t v_head_dim,
+                                                   const float *q, const float *k,
+                                                   const float *v, float *o,
+                                                   attn_layout layout);
+
+/* Bytes of workspace attn_attention needs (any alignment); depends on head_dim and
+ * v_head_dim only, never on the lengths. Returns 0 for NULL, head_dim 0 or v_head_dim 0
+ * (or sizes whose workspace would not fit in memory). */
+ATTN_API size_t attn_attention_workspace_size(const attn_attention_params *p);
+
+ATTN_API attn_status attn_attention(const attn_attention_params *p, void *workspace,
+                                    size_t workspace_size);
+
+/* Rows of a query tile (a compile-time constant of the build's ISA path). */
+ATTN_API size_t attn_attention_query_tile(void);
+
+/* Work items of a call: batch * heads * ceil(q_len / query tile) (0 for NULL or a 0 size).
+ * Item t is batch t / (heads * tiles), head t / tiles % heads, query tile t % tiles. */
+ATTN_API size_t attn_attention_tasks(const attn_attention_params *p);
+
+/* Computes work item `task` of the call p (validated like attn_attention; ATTN_ERR_ARG when
+ * task >= attn_attention_tasks(p)). Items write disjoint rows of O (and of scores). */
+ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t task,
+                                         void *workspace, size_t workspace_size);
+
+/* ---------------------------------------------------------------------------------------
+ * KV cache: caller-owned key and value buffers that new positions are appended to, as an
+ * autoregressive decoder needs (ONNX Attention's past/present: present = concat(past, new)).
+ *   k: [batch, kv_heads, capacity, head_dim], v: [batch, kv_heads, capacity, v_head_dim],
+ *   dense; positions 0 .. len-1 are filled. attn_kv_cache_init sets len = 0.
+ * attn_kv_cache_append copies n new positions (k_new, v_new dense in `layout`:
+ * [batch, kv_heads, n, dim] or [batch, n, kv_heads * dim]) after the filled ones:
+ * ATTN_ERR_SIZE (nothing copied) when len + n > capacity. To start from an existing past,
+ * append it first. attn_attention_init_kv() sets up attention of q_len queries against the
+ * filled positions: kv_len = len, K/V strides of the cache; with ATTN_CAUSAL_BOTTOM_RIGHT the
+ * queries are the last q_len positions (offset len - q_len = the past length when the
+ * queries' own keys were just appended), which is what decoding needs. Any field can be
+ * changed afterwards (e.g. ATTN_CAUSAL_OFFSET with causal_offset = past length, ONNX's rule
+ * when q_len differs from the number appended).
+ * The cache struct holds no hidden state: len can be reset or set by the caller (rewind a
+ * speculative decode) as long as len <= capacity. */
+typedef struct attn_kv_cache {
+    float *k, *v;
+    size_t batch, kv_heads, capacity, head_dim, v_head_dim;
+    size_t len;
+} attn_kv_cache;
+
+ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
+                                        size_t kv_heads, size_t capacity, size_t head_dim,
+                                        size_t v_head_dim);
+ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
+                                          const float *v_new, attn_layout layout);
+/* q and o in `layout` (dense, heads query heads; heads a multiple of the cache's kv_heads).
+ * An invalid cache gives all-zero params (attn_attention then reports ATTN_ERR_NULL). */
+ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, size_t heads,
+                                                      size_t q_len, const float *q, float *o,
+                                                      attn_layout layout, attn_causal causal);
+
+/* ---------------------------------------------------------------------------------------
+ * Transformer blocks: activations, linear layers, feed-forward network, multi-head
+ * attention, encoder and decoder blocks, parameter counts; and the floating-point
+ * environment helpers for real-time use.
+ *
+ * Weights are caller-owned float32 arrays, row-major and dense, never copied. A linear
+ * weight W of a block is d_in x d_out (y = x W + b; nn.Linear's [out, in] weight is its
+ * transpose, which attn_linear also accepts). One sequence per call: x is tokens x
+ * d_model with leading dimension ldx; batch by looping. Scratch memory comes from the
+ * caller: *_workspace_size() gives the bytes for a given token count (it grows with the
+ * tokens, as the activations do); any alignment; nothing is ever allocated.
+ *
+ * Denormals: attn_activation, attn_linear, attn_ffn, attn_mha, attn_encoder and
+ * attn_decoder never return a denormal (a result below FLT_MIN in magnitude is 0), and
+ * neither do attn_softmax or the exp inside every kernel. The older kernels can return
+ * one when their inputs are tiny: attn_layernorm / attn_rmsnorm (tiny gamma or beta, or
+ * an eps far larger than the row's variance), attn_matmul (products of tiny values),
+ * attn_attention (tiny V), attn_add (two nearly cancelling values) and
+ * attn_positional_encoding with add (a tiny input). Intermediate values inside a block can
+ * be denormal too. To keep the hardware from ever computing with denormals (their slow
+ * paths cost 10-100x on many x86 cores), wrap the real-time section in
+ * attn_denormals_flush_begin() / attn_denormals_flush_end(). */
+
+/* Activation functions. */
+typedef enum attn_act {
+    ATTN_ACT_NONE = 0,      /* identity */
+    ATTN_ACT_RELU = 1,      /* max(x, 0) */
+    ATTN_ACT_GELU = 2,      /* x * Phi(x) = x/2 (1 + erf(x / sqrt 2)) (ONNX Gelu, PyTorch's default) */
+    ATTN_ACT_GELU_TANH = 3  /* x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (approximate='tanh') */
+} attn_act;
+
+/* y[r,:] = act(x[r,:]). In place allowed. Outputs below FLT_MIN in magnitude are 0 (a
+ * denormal input gives 0). NaN gives NaN; GELU(+inf) = +inf, GELU(-inf) = 0.
+ * Accuracy against the exact functions (double erf / tanh), for every float x whose
+ * result is at least FLT_MIN in magnitude:
+ *   ATTN_ACT_GELU       relative error <= 1e-6 (measured 4.9e-7): erfc from Numerical
+ *                       Recipes' Chebyshev fit (fractional error 1.2e-7) times
+ *                       exp(-x^2/2 + P) with the square carried exactly; x > 0 uses
+ *                       x (1 - erfc/2), so nothing cancels;
+ *   ATTN_ACT_GELU_TANH  relative error <= 1e-6 (1 + |a|), a = 2 sqrt(2/pi) (x + 0.044715 x^3)
+ *                       the exponent of e^-|a| (the rounding of a in float, amplified by
+ *                       the exp; |a| < 100 wherever the result is not 0; measured: 1.9e-7
+ *                       (1 + |a|), at most 1.5e-5 relative, in the far negative tail);
+ *   ATTN_ACT_RELU, ATTN_ACT_NONE exact. */
+ATTN_API attn_status attn_activation(attn_act act, const float *x, size_t ldx, float *y,
+                                     size_t ldy, size_t rows, size_t n);
+
+/* Linear layer: y = act(x op(W) + bias), x tokens x d_in, y tokens x d_out.
+ * tw = ATTN_NO_TRANS: W is d_in x d_out (ldw >= d_out);
+ * tw = ATTN_TRANS:    W is d_out x d_in (ldw >= d_in), PyTorch's nn.Linear weight.
+ * bias: d_out floats or NULL. y must not overlap x or W. The product is attn_matmul's;
+ * workspace is optional exactly as there (NULL with size 0, or at least
+ * attn_linear_workspace_size() bytes). Outputs are never denormal. */
+ATTN_API size_t attn_linear_workspace_size(attn_trans tw, size_t tokens, size_t d_in,
+                                           size_t d_out);
+ATTN_API attn_status attn_linear(const float *x, size_t ldx, size_t tokens, size_t d_in,
+                                 attn_trans tw, const float *w, size_t ldw, const float *bias,
+                                 size_t d_out, attn_act act, float *y, size_t ldy,
+                                 void *workspace, size_t workspace_size);
+
+/* Feed-forward network: y = act(x W1 + b1) W2 + b2 (d_model -> d_ff -> d_model). */
+typedef struct attn_ffn_weights {
+    size_t d_model, d_ff;
+    attn_act act;        /* usually ATTN_ACT_GELU or ATTN_ACT_RELU */
+    const float *w1;     /* d_model x d_ff */
+    const float *b1;     /* d_ff floats or NULL */
+    const float *w2;     /* d_ff x d_model */
+    const float *b2;     /* d_model floats or NULL */
+} attn_ffn_weights;
+
+/* Bytes of workspace attn_ffn needs for `tokens` rows (the d_ff hidden activations plus
+ * the matmul's). Returns 0 for NULL or invalid weights, tokens 0, or on overflow. */
+ATTN_API size_t attn_ffn_workspace_size(const attn_ffn_weights *w, size_t tokens);
+
+/* x, y: tokens x d_model. In place allowed. Workspace required. */
+ATTN_API attn_status attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
+                              size_t ldy, size_t tokens, void *workspace,
+                              size_t workspace_size);
+
+/* Multi-head attention layer:
+ *   Q = xq Wq + bq, K = xkv Wk + bk, V = xkv Wv + bv   (projections, d_model x d_model)
+ *   O = attention over `heads` heads of head_dim = d_model / heads (scale 1/sqrt(head_dim);
+ *       head h is columns [h head_dim, (h+1) head_dim) of Q, K, V and O)
+ *   y = O Wo + bo. */
+typedef struct attn_mha_weights {
+    size_t d_model, heads;           /* heads divides d_model */
+    const float *wq, *wk, *wv, *wo;  /* d_model x d_model each */
+    const float *bq, *bk, *bv, *bo;  /* d_model floats each, or NULL (no bias) */
+} attn_mha_weights;
+
+/* Bytes of workspace attn_mha needs (Q, K, V, O, the attention's and the matmul's).
+ * Returns 0 for NULL or invalid weights, a zero token count, or on overflow. */
+ATTN_API size_t attn_mha_workspace_size(const attn_mha_weights *w, size_t q_tokens,
+                                        size_t kv_tokens);
+
+/* xq: q_tokens x d_model (the queries' input), xkv: kv_tokens x d_model (keys' and values'
+ * input): self-attention passes the same matrix twice, cross-attention the encoder output
+ * as xkv. causal: 0 none, 1 query i sees key j iff j <= i + kv_tokens - q_tokens (with
+ * equal lengths, the usual j <= i); other values are ATTN_ERR_ARG. y: q_tokens x d_model;
+ * y may be xq or xkv (in place, same leading dimension). Workspace required. */
+ATTN_API attn_status attn_mha(const attn_mha_weights *w, const float *xq, size_t ldxq,
+                              size_t q_tokens, const float *xkv, size_t ldxkv, size_t kv_tokens,
+                              int causal, float *y, size_t ldy, void *workspace,
+                              size_t workspace_size);
+
+/* Where the layer norms sit in a block. */
+typedef enum attn_norm_order {
+    ATTN_PRE_LN = 0, /* x1 = x + MHA(LN1(x));  x2 = x1 + FFN(LN2(x1))  (GPT-2, most modern models) */
+    ATTN_POST_LN = 1 /* x1 = LN1(x + MHA(x));  x2 = LN2(x1 + FFN(x1))  (original Transformer, BERT) */
+} attn_norm_order;
+
+/* Encoder block: self-attention and FFN with residuals and layer norms (ln*_gamma/beta:
+ * d_model floats each, NULL = 1 / 0; eps >= 0 and finite, e.g. 1e-5 or BERT's 1e-12).
+ * attn.d_model must equal ffn.d_model. */
+typedef struct attn_encoder_weights {
+    attn_mha_weights attn;
+    attn_ffn_weights ffn;
+    const float *ln1_gamma, *ln1_beta, *ln2_gamma, *ln2_beta;
+    float eps;
+    attn_norm_order norm;
+} attn_encoder_weights;
+
+/* Bytes of workspace attn_encoder needs for `tokens` rows; 0 for invalid weights. */
+ATTN_API size_t attn_encoder_workspace_size(const attn_encoder_weights *w, size_t tokens);
+
+/* x, y: tokens x d_model; in place allowed. causal != 0 makes the self-attention causal
+ * (a decoder-only, GPT-style block); 0 is the bidirectional (BERT) encoder; values other
+ * than 0 and 1 are ATTN_ERR_ARG. */
+ATTN_API attn_status attn_encoder(const attn_encoder_weights *w, const float *x, size_t ldx,
+                                  float *y, size_t ldy, size_t tokens, int causal,
+                                  void *workspace, size_t workspace_size);
+
+/* Decoder block: causal self-attention, cross-attention over an encoder output `mem`, FFN.
+ *   pre-LN:  x1 = x + Self(LN1(x)); x2 = x1 + Cross(LN2(x1), mem); x3 = x2 + FFN(LN3(x2))
+ *   post-LN: x1 = LN1(x + Self(x)); x2 = LN2(x1 + Cross(x1, mem)); x3 = LN3(x2 + FFN(x2))
+ * self_attn, cross_attn and ffn have the same d_model. */
+typedef struct attn_decoder_weights {
+    attn_mha_weights self_attn, cross_attn;
+    attn_ffn_weights ffn;
+    const float *ln1_gamma, *ln1_beta, *ln2_gamma, *ln2_beta, *ln3_gamma, *ln3_beta;
+    float eps;
+    attn_norm_order norm;
+} attn_decoder_weights;
+
+ATTN_API size_t attn_decoder_workspace_size(const attn_decoder_weights *w, size_t tokens,
+                                            size_t mem_tokens);
+
+/* x, y: tokens x d_model (in place allowed); mem: mem_tokens x d_model, must not overlap y. */
+ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x, size_t ldx,
+                                  float *y, size_t ldy, size_t tokens, const float *mem,
+                                  size_t ldmem, size_t mem_tokens, void *workspace,
+                                  size_t workspace_size);
+
+/* Parameter counts of one block with every bias present (what the weight structs above
+ * point to). For BERT-base (d_model 768, 12 heads, d_ff 3072) the encoder gives
+ * attention_weights 2,359,296, attention_biases 3,072, ffn_weights + ffn_biases 4,722,432,
+ * layernorm 3,072, total 7,087,872. */
+typedef struct attn_param_count {
+    size_t attention_weights; /* W_Q, W_K, W_V, W_O: 4 d_model^2 per attention */
+    size_t attention_biases;  /* 4 d_model per attention */
+    size_t ffn_weights;       /* W1, W2: 2 d_model d_ff */
+    size_t ffn_biases;        /* d_ff + d_model */
+    size_t layernorm;         /* gamma and beta: 2 d_model per layer norm */
+    size_t total;
+} attn_param_count;
+
+/* heads must divide d_model. ATTN_ERR_OVERFLOW when a count does not fit size_t. */
+ATTN_API attn_status attn_encoder_param_count(size_t d_model, size_t heads, size_t d_ff,
+                                              attn_param_count *count);
+ATTN_API attn_status attn_decoder_param_count(size_t d_model, size_t heads, size_t d_ff,
+                                              attn_param_count *count);
+
+/* Flush-to-zero for the calling thread: after begin, the hardware turns denormal results
+ * and inputs of float (and double) arithmetic into 0 (x86: MXCSR FTZ, bit 15, and DAZ,
+ * bit 6; AArch64: FPCR.FZ, bit 24); end restores the state begin saved. Elsewhere both
+ * are no-ops and attn_denormals_flush_supported() is 0. The state is per thread (set it in
+ * the audio / game thread), and code run in between, including libm, sees it. */
+typedef struct attn_fp_state {
+    uint64_t saved; /* the previous control register */
+    int active;     /* 1 when begin changed anything that end must restore */
+} attn_fp_state;
+
+ATTN_API int attn_denormals_flush_supported(void);
+ATTN_API attn_status attn_denormals_flush_begin(attn_fp_state *state);
+ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ATTN_H */

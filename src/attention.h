@@ -1,0 +1,663 @@
+/* src/attention.h - fused attention (attn_attention and its work items).
+ *
+ * One (batch, head) at a time, its queries in tiles of ATTN__TQ rows that start at
+ * multiples of ATTN__TQ, its keys in tiles of ATTN__TK that start at multiples of ATTN__TK.
+ * A query tile takes one of two paths, chosen by its row count alone:
+ *  - fused (at least ATTN__FUSED_MIN rows): the tile's queries are packed once into MR-row
+ *    slivers; per key tile, K^T is packed into NR-column slivers and V into NR-column
+ *    slivers; per query sliver, S = Q K^T by the matmul microkernel into an MR x TK buffer
+ *    (L1), the online softmax on it, and acc += P V by the microkernel (P read in place).
+ *    Causal: key tiles past a sliver's last visible key are skipped, and the partial tile on
+ *    the diagonal is cut at the sliver's last visible key.
+ *  - rows (fewer rows: decode): in groups of MR rows, the dot products of every row of the
+ *    group with a K row while it is in L1 (four rows share its loads), the online softmax
+ *    per row, and acc += p V with a V row once for the group; K and V stream through once
+ *    per group.
+ * Online softmax per row: running max m, running sum l, acc scaled by exp(m_old - m_new) when
+ * the max grows; O = acc / l at the end (0 when every key was masked).
+ * Each row's arithmetic depends only on its own scores and on the tiles it belongs to, so
+ * a call's output is the same bits however the caller splits batches, heads and query tiles
+ * (attn_attention_task), and from run to run.
+ */
+
+/* out[r] = attn__dot(q[r], k, d) for nr (a constant) rows against one key: k's loads
+ * shared, each row's operations those of attn__dot (the same bits) */
+static ATTN__FORCE_INLINE void attn__dot_body(const float *const *q, size_t nr, const float *k,
+                                              size_t d, float *out)
+{
+    attn__v s0[4], s1[4];
+    size_t i = 0, r;
+    for (r = 0; r < nr; r++) s0[r] = attn__vzero(), s1[r] = attn__vzero();
+    for (; i + 2 * ATTN__VW <= d; i += 2 * ATTN__VW) {
+        const attn__v k0 = attn__vload(k + i), k1 = attn__vload(k + i + ATTN__VW);
+        for (r = 0; r < nr; r++) {
+            s0[r] = attn__vfma(attn__vload(q[r] + i), k0, s0[r]);
+            s1[r] = attn__vfma(attn__vload(q[r] + i + ATTN__VW), k1, s1[r]);
+        }
+    }
+    for (; i < d; i += ATTN__VW) {
+        const size_t t = d - i;
+        if (t >= ATTN__VW) {
+            const attn__v k0 = attn__vload(k + i);
+            for (r = 0; r < nr; r++) s0[r] = attn__vfma(attn__vload(q[r] + i), k0, s0[r]);
+        } else {
+            const attn__v k1 = attn__vload_part(k + i, t, 0.0f);
+            for (r = 0; r < nr; r++)
+                s1[r] = attn__vfma(attn__vload_part(q[r] + i, t, 0.0f), k1, s1[r]);
+        }
+    }
+    for (r = 0; r < nr; r++) out[r] = attn__vhsum(attn__vadd(s0[r], s1[r]));
+}
+
+/* q . k over n floats (two chains) */
+static float attn__dot(const float *q, const float *k, size_t n)
+{
+    float out;
+    attn__dot_body(&q, 1, k, n, &out);
+    return out;
+}
+
+/* attn__dot_body for nr = 1 .. 4 rows */
+static void attn__dot_rows(const float *const *q, size_t nr, const float *k, size_t d,
+                           float *out)
+{
+    switch (nr) {
+    case 1: attn__dot_body(q, 1, k, d, out); break;
+    case 2: attn__dot_body(q, 2, k, d, out); break;
+    case 3: attn__dot_body(q, 3, k, d, out); break;
+    default: attn__dot_body(q, 4, k, d, out); break;
+    }
+}
+
+/* y[r][0..n) += a[r] * x[0..n) for nr (a constant) rows: x's loads shared, each row one fma
+ * an element, as attn__axpby(y[r], 1, a[r], x, n) (the same bits) */
+static ATTN__FORCE_INLINE void attn__axpy_body(float *const *y, const float *a, size_t nr,
+                                               const float *x, size_t n)
+{
+    attn__v va[4];
+    size_t i = 0, r;
+    for (r = 0; r < nr; r++) va[r] = attn__vset1(a[r]);
+    for (; i + ATTN__VW <= n; i += ATTN__VW) {
+        const attn__v xv = attn__vload(x + i);
+        for (r = 0; r < nr; r++) attn__vstore(y[r] + i, attn__vfma(va[r], xv, attn__vload(y[r] + i)));
+    }
+    if (i < n) {
+        const attn__v xv = attn__vload_part(x + i, n - i, 0.0f);
+        for (r = 0; r < nr; r++)
+            attn__vstore_part(y[r] + i, attn__vfma(va[r], xv, attn__vload_part(y[r] + i, n - i, 0.0f)),
+                              n - i);
+    }
+}
+
+/* attn__axpy_body for nr = 1 .. 4 rows */
+static void attn__axpy_rows(float *const *y, const float *a, size_t nr, const float *x, size_t n)
+{
+    switch (nr) {
+    case 1: attn__axpy_body(y, a, 1, x, n); break;
+    case 2: attn__axpy_body(y, a, 2, x, n); break;
+    case 3: attn__axpy_body(y, a, 3, x, n); break;
+    default: attn__axpy_body(y, a, 4, x, n); break;
+    }
+}
+
+/* y[0..n) = y * s + a * x  (s = 1: axpy; x NULL: scaling by s) */
+static void attn__axpby(float *y, float s, float a, const float *x, size_t n)
+{
+    const attn__v vs = attn__vset1(s), va = attn__vset1(a);
+    size_t i = 0;
+    for (; i + ATTN__VW <= n; i += ATTN__VW) {
+        attn__v t = attn__vmul(attn__vload(y + i), vs);
+        if (x) t = attn__vfma(va, attn__vload(x + i), t);
+        attn__vstore(y + i, t);
+    }
+    if (i < n) {
+        attn__v t = attn__vmul(attn__vload_part(y + i, n - i, 0.0f), vs);
+        if (x) t = attn__vfma(va, attn__vload_part(x + i, n - i, 0.0f), t);
+        attn__vstore_part(y + i, t, n - i);
+    }
+}
+
+/* The largest of x[0..n), NaNs ignored (-inf when n = 0 or all are NaN or -inf) */
+static float attn__max_nonan(const float *x, size_t n)
+{
+    attn__v m0 = attn__vset1(-INFINITY), m1 = m0;
+    size_t i = 0;
+    for (; i + 2 * ATTN__VW <= n; i += 2 * ATTN__VW) { /* vmax(x, m): m where x is NaN */
+        m0 = attn__vmax(attn__vload(x + i), m0);
+        m1 = attn__vmax(attn__vload(x + i + ATTN__VW), m1);
+    }
+    for (; i + ATTN__VW <= n; i += ATTN__VW) m0 = attn__vmax(attn__vload(x + i), m0);
+    if (i < n) m1 = attn__vmax(attn__vload_part(x + i, n - i, -INFINITY), m1);
+    return attn__vhmax(attn__vmax(m0, m1));
+}
+
+/* x[i] = exp(x[i] * s - m) in place over n floats (one rounding: fma), or exp(x[i] - m)
+ * when s is 0; returns the sum */
+static float attn__exp_rows(float *x, size_t n, float s, float m)
+{
+    const attn__v vm = attn__vset1(-m), vs = attn__vset1(s);
+    attn__v s0 = attn__vzero(), s1 = attn__vzero();
+    size_t i = 0;
+#define ATTN__EXPARG(v) (s != 0.0f ? attn__vfma(v, vs, vm) : attn__vadd(v, vm))
+    for (; i + 2 * ATTN__VW <= n; i += 2 * ATTN__VW) {
+        const attn__v e0 = attn__vexp(ATTN__EXPARG(attn__vload(x + i)));
+        const attn__v e1 = attn__vexp(ATTN__EXPARG(attn__vload(x + i + ATTN__VW)));
+        attn__vstore(x + i, e0);
+        attn__vstore(x + i + ATTN__VW, e1);
+        s0 = attn__vadd(s0, e0);
+        s1 = attn__vadd(s1, e1);
+    }
+    for (; i + ATTN__VW <= n; i += ATTN__VW) {
+        const attn__v e = attn__vexp(ATTN__EXPARG(attn__vload(x + i)));
+        attn__vstore(x + i, e);
+        s0 = attn__vadd(s0, e);
+    }
+    if (i < n) {
+        const attn__v e = attn__vexp(ATTN__EXPARG(attn__vload_part(x + i, n - i, -INFINITY)));
+        attn__vstore_part(x + i, e, n - i);
+        s1 = attn__vadd(s1, e);
+    }
+#undef ATTN__EXPARG
+    return attn__vhsum(attn__vadd(s0, s1));
+}
+
+/* One (batch, head), resolved from the parameters. */
+typedef struct attn__hd {
+    const float *q, *k, *v, *mask;
+    const uint8_t *bmask;
+    float *o;
+    size_t q_sl, k_sl, v_sl, o_sl, mask_sq, bmask_sq;
+    size_t d, dv, klen;
+    float scale, softcap;
+    int causal, general; /* general: masks, softcap or scale <= 0 (the per-score transform) */
+    ptrdiff_t off;       /* causal: query i sees key j iff j <= i + off */
+    float *scores;       /* the optional scores output, and its mode */
+    size_t scores_sq;
+    int scores_mode;
+} attn__hd;
+
+static attn__hd attn__head(const attn_attention_params *p, size_t b, size_t h)
+{
+    attn__hd hd;
+    const size_t g = h / (p->heads / p->kv_heads);
+    hd.q = p->q + b * p->q_sb + h * p->q_sh;
+    hd.k = p->k + b * p->k_sb + g * p->k_sh;
+    hd.v = p->v + b * p->v_sb + g * p->v_sh;
+    hd.o = p->o + b * p->o_sb + h * p->o_sh;
+    hd.mask = p->mask ? p->mask + b * p->mask_sb + h * p->mask_sh : NULL;
+    hd.bmask = p->bool_mask ? p->bool_mask + b * p->bmask_sb + h * p->bmask_sh : NULL;
+    hd.q_sl = p->q_sl, hd.k_sl = p->k_sl, hd.v_sl = p->v_sl, hd.o_sl = p->o_sl;
+    hd.mask_sq = p->mask_sq, hd.bmask_sq = p->bmask_sq;
+    hd.d = p->head_dim, hd.dv = p->v_head_dim;
+    hd.klen = p->key_lengths ? (size_t)p->key_lengths[b] : p->kv_len;
+    hd.scale = p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)p->head_dim);
+    hd.softcap = p->softcap;
+    hd.causal = p->causal != ATTN_CAUSAL_NONE;
+    hd.off = p->causal == ATTN_CAUSAL_OFFSET ? p->causal_offset
+                                              : (ptrdiff_t)hd.klen - (ptrdiff_t)p->q_len;
+    hd.scores = p->scores ? p->scores + b * p->scores_sb + h * p->scores_sh : NULL;
+    hd.scores_sq = p->scores_sq;
+    hd.scores_mode = (int)p->scores_mode;
+    hd.general = hd.mask || hd.bmask || hd.softcap > 0 || !(hd.scale > 0) || hd.scores;
+    return hd;
+}
+
+/* Keys of row qi at or past k0 that causal masking leaves visible, at most n */
+static size_t attn__visible(const attn__hd *hd, size_t qi, size_t k0, size_t n)
+{
+    ptrdiff_t lim;
+    if (!hd->causal) return n;
+    lim = (ptrdiff_t)qi + hd->off + 1 - (ptrdiff_t)k0;
+    return lim <= 0 ? 0 : (size_t)lim < n ? (size_t)lim : n;
+}
+
+/* Online softmax step of row qi over keys k0 .. k0+n: s holds the raw dot products (q . k),
+ * n of them visible (causal) out of nz; on return s[0..nz) holds the unnormalized
+ * probabilities exp(score - m) (0 for masked keys), *m and *l are updated and the row's
+ * accumulator acc[0..na) is rescaled. Scores: scaled, softcapped, then masked (a masked
+ * key is -inf whatever its K row holds; a NaN score makes the row NaN). */
+static void attn__online_row(const attn__hd *hd, size_t qi, size_t k0, size_t n, size_t nz,
+                             float *s, float *m, float *l, float *acc, size_t na)
+{
+    float mx = -INFINITY, mnew, alpha, sum, es = 0.0f;
+    size_t j;
+    if (!hd->general && n) { /* plain scores, scale > 0: max(scale * s) = scale * max(s) */
+        mx = attn__max_nonan(s, n);
+        if (mx > -INFINITY && mx < INFINITY) {
+            mx *= hd->scale;
+            es = hd->scale;
+        } else {
+            mx = -INFINITY;
+        }
+    }
+    if (es == 0.0f && n) { /* the per-score transform */
+        const float *mrow = hd->mask ? hd->mask + qi * hd->mask_sq + k0 : NULL;
+        const uint8_t *brow = hd->bmask ? hd->bmask + qi * hd->bmask_sq + k0 : NULL;
+        float *sc = hd->scores ? hd->scores + qi * hd->scores_sq + k0 : NULL;
+        int nan = 0;
+        for (j = 0; j < n; j++) {
+            float x = s[j] * hd->scale;
+            if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
+            if (sc && hd->scores_mode == ATTN_SCORES_LOGITS) sc[j] = x;
+            if (mrow) x = mrow[j] == -INFINITY ? -INFINITY : x + mrow[j];
+            if (brow && !brow[j]) x = -INFINITY;
+            if (sc && hd->scores_mode != ATTN_SCORES_LOGITS) sc[j] = x;
+            if (x != x) nan = 1;
+            else if (x > mx) mx = x;
+            s[j] = x;
+        }
+        if (nan) mx = NAN;
+    }
+    mnew = mx != mx ? mx : mx > *m ? mx : *m; /* a NaN row stays NaN */
+    if (mnew == -INFINITY) { /* every key so far masked: nothing to add */
+        memset(s, 0, nz * sizeof(float));
+        return;
+    }
+    alpha = mnew == *m ? 1.0f : attn__expf(*m - mnew); /* exp(0) = 1 exactly anyway */
+    sum = attn__exp_rows(s, n, es, mnew);
+    if (n < nz) memset(s + n, 0, (nz - n) * sizeof(float));
+    *l = *l * alpha + sum;
+    if (alpha != 1.0f) attn__axpby(acc, alpha, 0.0f, NULL, na);
+    *m = mnew;
+}
+
+/* Packs V rows [0, tk) (stride ld, dv floats) into NR-column slivers of depth tk (sliver c
+ * at dst + c * NR * tk), columns past dv zero. Returns nonzero when a value is inf or NaN. */
+static int attn__pack_v(const float *v, size_t ld, size_t tk, size_t dv, float *dst)
+{
+    attn__v bad = attn__vzero();
+    const attn__v z = attn__vzero();
+    size_t p, c, u;
+    float t;
+    for (p = 0; p < tk; p++, v += ld)
+        for (c = 0; c < dv; c += ATTN__NR) {
+            float *dp = dst + c * tk + p * ATTN__NR;
+            for (u = 0; u < ATTN__NR; u += ATTN__VW) {
+                attn__v x = z;
+                if (c + u + ATTN__VW <= dv) x = attn__vload(v + c + u);
+                else if (c + u < dv) x = attn__vload_part(v + c + u, dv - c - u, 0.0f);
+                bad = attn__vadd(bad, attn__vmul(x, z)); /* 0 * (inf or NaN) = NaN */
+                attn__vstore(dp + u, x);
+            }
+        }
+    t = attn__vhsum(bad);
+    return t != t;
+}
+
+/* The workspace: carved into 64-byte aligned segments (the same arithmetic sizes it). */
+typedef struct attn__ws {
+    float *qp;   /* ATTN__TQ x d: the query tile in MR-row slivers (+ ATTN__VW slack) */
+    float *kp;   /* ATTN__TK x d: the key tile, K^T in NR-column slivers */
+    float *vp;   /* ATTN__TK x dvp: the value tile in NR-column slivers */
+    float *s;    /* ATTN__MR x ATTN__TK: one sliver's scores, then probabilities */
+    float *m, *l; /* ATTN__TQ each: running max and sum */
+    float *acc;  /* ATTN__TQ x dvp */
+    size_t dvp;  /* dv rounded up to NR */
+} attn__ws;
+
+/* Lays the segments out from base (NULL: only sizes); returns the bytes, 0 on overflow */
+static size_t attn__ws_layout(void *base, size_t d, size_t dv, attn__ws *w)
+{
+    const size_t lim = ATTN__MAX_ELEMS / (4 * (ATTN__TQ + ATTN__TK));
+    const size_t fa = ATTN__ALIGN / sizeof(float);
+    size_t dvp, n[7], off = 0, i;
+    float *f = base ? attn__align(base) : NULL;
+    float *seg[7];
+    if (d == 0 || dv == 0 || d > lim || dv > lim) return 0;
+    dvp = attn__round_up(dv, ATTN__NR);
+    n[0] = ATTN__TQ * d + ATTN__VW;
+    n[1] = ATTN__TK * d + ATTN__VW;
+    n[2] = ATTN__TK * dvp;
+    n[3] = ATTN__MR * ATTN__TK;
+    n[4] = ATTN__TQ;
+    n[5] = ATTN__TQ;
+    n[6] = ATTN__TQ * dvp;
+    for (i = 0; i < 7; i++) {
+        seg[i] = f ? f + off : NULL;
+        off += attn__round_up(n[i], fa);
+    }
+    if (w) {
+        w->qp = seg[0], w->kp = seg[1], w->vp = seg[2], w->s = seg[3];
+        w->m = seg[4], w->l = seg[5], w->acc = seg[6], w->dvp = dvp;
+    }
+    return off * sizeof(float) + ATTN__ALIGN;
+}
+
+/* Key tiles a query tile of rows q0 .. q0+tq visits: [0, kend) */
+static size_t attn__kend(const attn__hd *hd, size_t q0, size_t tq)
+{
+    return attn__visible(hd, q0 + tq - 1, 0, hd->klen);
+}
+
+/* O rows of a tile: acc / l, zeros where no key was visible (row r of the workspace) */
+static void attn__tile_out(const attn__hd *hd, size_t q0, size_t tq, const attn__ws *w,
+                           size_t r)
+{
+    size_t i;
+    for (i = 0; i < tq; i++, r++) {
+        float *orow = hd->o + (q0 + i) * hd->o_sl;
+        const float l = w->l[r];
+        if (l == 0.0f) memset(orow, 0, hd->dv * sizeof(float)); /* fully masked row */
+        else {
+            memcpy(orow, w->acc + r * w->dvp, hd->dv * sizeof(float));
+            attn__axpby(orow, 1.0f / l, 0.0f, NULL, hd->dv);
+        }
+    }
+}
+
+static void attn__tile_init(size_t tq, size_t rows, const attn__ws *w)
+{
+    size_t i;
+    for (i = 0; i < tq; i++) {
+        w->m[i] = -INFINITY;
+        w->l[i] = 0.0f;
+    }
+    memset(w->acc, 0, rows * w->dvp * sizeof(float));
+}
+
+/* The fused path for query rows q0 .. q0+tq (see above) */
+static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const attn__ws *w)
+{
+    const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, nsl = (tq + ATTN__MR - 1) / ATTN__MR;
+    const size_t kend = attn__kend(hd, q0, tq);
+    size_t k0, sl, i, j;
+    attn__tile_init(tq, nsl * ATTN__MR, w);
+    attn__mm_pack_t(hd->q + q0 * hd->q_sl, hd->q_sl, tq, d, ATTN__MR, 0, w->qp);
+    for (k0 = 0; k0 < kend; k0 += ATTN__TK) {
+        const size_t tk = attn__min(ATTN__TK, kend - k0);
+        const int vbad = attn__pack_v(hd->v + k0 * hd->v_sl, hd->v_sl, tk, dv, w->vp);
+        attn__mm_pack_t(hd->k + k0 * hd->k_sl, hd->k_sl, tk, d, ATTN__NR, 0, w->kp);
+        for (sl = 0; sl < nsl; sl++) {
+            const size_t r0 = sl * ATTN__MR, mr = attn__min(ATTN__MR, tq - r0);
+            const size_t ts = attn__visible(hd, q0 + r0 + mr - 1, k0, tk);
+            float *acc = w->acc + r0 * dvp;
+            if (ts == 0) continue; /* the sliver sees no key of this tile or later */
+            for (j = 0; j < ts; j += ATTN__NR)
+                attn__mm_ukr_packed(d, w->qp + r0 * d, w->kp + j * d, w->s + j, ATTN__TK, 1.0f,
+                                    0.0f, 0);
+            for (i = 0; i < mr; i++)
+                attn__online_row(hd, q0 + r0 + i, k0, attn__visible(hd, q0 + r0 + i, k0, ts),
+                                 ts, w->s + i * ATTN__TK, &w->m[r0 + i], &w->l[r0 + i],
+                                 acc + i * dvp, dvp);
+            if (!vbad) {
+                for (j = 0; j < dvp; j += ATTN__NR)
+                    attn__mm_ukr_strided(ts, w->s, ATTN__TK, 1, w->vp + j * tk, ATTN__NR,
+                                         acc + j, dvp, 1.0f, 0.0f, 2);
+            } else { /* inf or NaN in V: keys with p = 0 must not contribute 0 * inf */
+                for (i = 0; i < mr; i++) {
+                    const float *prow = w->s + i * ATTN__TK;
+                    for (j = 0; j < ts; j++)
+                        if (prow[j] != 0.0f)
+                            attn__axpby(acc + i * dvp, 1.0f, prow[j], hd->v + (k0 + j) * hd->v_sl, dv);
+                }
+            }
+        }
+    }
+    attn__tile_out(hd, q0, tq, w, 0);
+}
+
+/* The rows path for query rows q0 .. q0+tq of nh heads that share their K and V (a GQA
+ * group; nh * tq <= ATTN__TQ): each key tile is read once for all of them. Rows whose
+ * scores are written see every key the causal mask allows (the masked ones scored too). */
+static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq,
+                            const attn__ws *w)
+{
+    const attn__hd *hd = hds;
+    const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
+    const size_t kend = attn__kend(hd, q0, tq); /* the same for every head of the group */
+    size_t k0, g, r, j;
+    attn__tile_init(rows, rows, w);
+    for (k0 = 0; k0 < kend; k0 += ATTN__TK) {
+        const size_t tk = attn__min(ATTN__TK, kend - k0);
+        const float *kt = hd->k + k0 * hd->k_sl, *vt = hd->v + k0 * hd->v_sl;
+        for (g = 0; g < rows; g += ATTN__MR) { /* MR rows at a time (w->s: MR x TK) */
+            const size_t gr = attn__min(ATTN__MR, rows - g);
+            const float *qr[ATTN__MR];
+            size_t n[ATTN__MR], nmax = 0;
+            for (r = 0; r < gr; r++) { /* row g + r: head (g + r) / tq, query (g + r) % tq */
+                const size_t qi = q0 + (g + r) % tq;
+                n[r] = attn__visible(hd, qi, k0, tk);
+                qr[r] = hds[(g + r) / tq].q + qi * hd->q_sl;
+                nmax = n[r] > nmax ? n[r] : nmax;
+            }
+            if (gr == 1) /* one row (decoding): K and V stream through in order */
+                for (j = 0; j < nmax; j++) w->s[j] = attn__dot(qr[0], kt + j * hd->k_sl, d);
+            else
+                for (j = 0; j < nmax; j++) /* a K row once for all the rows */
+                    for (r = 0; r < gr; r += 4) {
+                        const size_t nr = attn__min(4, gr - r);
+                        size_t u;
+                        float t[4];
+                        attn__dot_rows(qr + r, nr, kt + j * hd->k_sl, d, t);
+                        for (u = 0; u < nr; u++)
+                            if (j < n[r + u]) w->s[(r + u) * ATTN__TK + j] = t[u];
+                    }
+            for (r = 0; r < gr; r++)
+                if (n[r])
+                    attn__online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], n[r],
+                                     w->s + r * ATTN__TK, &w->m[g + r], &w->l[g + r],
+                                     w->acc + (g + r) * dvp, dv);
+            if (gr == 1)
+                for (j = 0; j < nmax; j++) {
+                    if (w->s[j] != 0.0f)
+                        attn__axpby(w->acc + g * dvp, 1.0f, w->s[j], vt + j * hd->v_sl, dv);
+                }
+            else
+                for (j = 0; j < nmax; j++) { /* a V row likewise, for the rows it weighs in */
+                    float *y[4], a[4];
+                    size_t c = 0;
+                    for (r = 0; r < gr; r++)
+                        if (j < n[r] && w->s[r * ATTN__TK + j] != 0.0f) {
+                            y[c] = w->acc + (g + r) * dvp, a[c] = w->s[r * ATTN__TK + j];
+                            if (++c == 4) attn__axpy_rows(y, a, 4, vt + j * hd->v_sl, dv), c = 0;
+                        }
+                    if (c) attn__axpy_rows(y, a, c, vt + j * hd->v_sl, dv);
+                }
+        }
+    }
+    for (r = 0; r < nh; r++) attn__tile_out(&hds[r], q0, tq, w, r * tq);
+}
+
+/* The scores output of rows q0 .. q0+tq, after their tile: every key j < kv_len gets the
+ * mode's value; keys the kernel never scored are masked (-inf; probability 0). LOGITS of
+ * masked keys are computed here (the kernel skips them). */
+static void attn__tile_scores(const attn_attention_params *p, const attn__hd *hd, size_t q0,
+                              size_t tq, const attn__ws *w)
+{
+    size_t i, j;
+    for (i = 0; i < tq; i++) {
+        const size_t qi = q0 + i, n = attn__visible(hd, qi, 0, hd->klen);
+        float *sc = hd->scores + qi * hd->scores_sq;
+        const float m = w->m[i], l = w->l[i];
+        if (hd->scores_mode == ATTN_SCORES_LOGITS) {
+            const float *qrow = hd->q + qi * hd->q_sl;
+            for (j = n; j < p->kv_len; j++) {
+                float x = attn__dot(qrow, hd->k + j * hd->k_sl, hd->d) * hd->scale;
+                if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
+                sc[j] = x;
+            }
+            continue;
+        }
+        for (j = n; j < p->kv_len; j++) sc[j] = -INFINITY;
+        if (hd->scores_mode != ATTN_SCORES_PROBS) continue;
+        for (j = 0; j < p->kv_len; j++) /* MASKED values -> exp(s - m) / l */
+            sc[j] = l == 0.0f ? 0.0f : attn__expf(sc[j] - m) / l;
+    }
+}
+
+static void attn__head_tile(const attn_attention_params *p, const attn__hd *hd, size_t q0,
+                            const attn__ws *w)
+{
+    const size_t tq = attn__min(ATTN__TQ, p->q_len - q0);
+    if (hd->scores) { /* the reference-order rows path, then the keys it skipped */
+        attn__tile_rows(hd, 1, q0, tq, w);
+        attn__tile_scores(p, hd, q0, tq, w);
+    } else if (tq >= ATTN__FUSED_MIN) {
+        attn__tile_fused(hd, q0, tq, w);
+    } else {
+        attn__tile_rows(hd, 1, q0, tq, w);
+    }
+}
+
+ATTN_API size_t attn_attention_workspace_size(const attn_attention_params *p)
+{
+    if (!p) return 0;
+    return attn__ws_layout(NULL, p->head_dim, p->v_head_dim, NULL);
+}
+
+ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, size_t kv_heads,
+                                                   size_t q_len, size_t kv_len,
+                                                   size_t head_dim, size_t v_head_dim,
+                                                   const float *q, const float *k,
+                                                   const float *v, float *o,
+                                                   attn_layout layout)
+{
+    attn_attention_params p;
+    memset(&p, 0, sizeof p);
+    p.batch = batch;
+    p.heads = heads;
+    p.kv_heads = kv_heads;
+    p.q_len = q_len;
+    p.kv_len = kv_len;
+    p.head_dim = head_dim;
+    p.v_head_dim = v_head_dim;
+    p.q = q;
+    p.k = k;
+    p.v = v;
+    p.o = o;
+    if (layout == ATTN_LAYOUT_BLHD) { /* [B, L, H*D] */
+        p.q_sb = q_len * heads * head_dim, p.q_sh = head_dim, p.q_sl = heads * head_dim;
+        p.k_sb = kv_len * kv_heads * head_dim, p.k_sh = head_dim, p.k_sl = kv_heads * head_dim;
+        p.v_sb = kv_len * kv_heads * v_head_dim, p.v_sh = v_head_dim, p.v_sl = kv_heads * v_head_dim;
+        p.o_sb = q_len * heads * v_head_dim, p.o_sh = v_head_dim, p.o_sl = heads * v_head_dim;
+    } else { /* [B, H, L, D] */
+        p.q_sb = heads * q_len * head_dim, p.q_sh = q_len * head_dim, p.q_sl = head_dim;
+        p.k_sb = kv_heads * kv_len * head_dim, p.k_sh = kv_len * head_dim, p.k_sl = head_dim;
+        p.v_sb = kv_heads * kv_len * v_head_dim, p.v_sh = kv_len * v_head_dim, p.v_sl = v_head_dim;
+        p.o_sb = heads * q_len * v_head_dim, p.o_sh = q_len * v_head_dim, p.o_sl = v_head_dim;
+    }
+    p.causal = ATTN_CAUSAL_NONE;
+    return p;
+}
+
+/* A [n0, n1, n2, row] tensor with strides s0, s1, s2: rows may not overlap within a dim
+ * of size > 1 (stride >= row) unless `broadcast` allows stride 0; the extent must fit. */
+static attn_status attn__check_tensor(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2,
+                                      size_t s2, size_t row, int broadcast)
+{
+    size_t ext = row;
+    if ((n0 > 1 && s0 < row && !(broadcast && s0 == 0)) ||
+        (n1 > 1 && s1 < row && !(broadcast && s1 == 0)) ||
+        (n2 > 1 && s2 < row && !(broadcast && s2 == 0)))
+        return ATTN_ERR_LD;
+    if (row > ATTN__MAX_ELEMS || !attn__extent_add(&ext, n0 - 1, s0) ||
+        !attn__extent_add(&ext, n1 - 1, s1) || !attn__extent_add(&ext, n2 - 1, s2))
+        return ATTN_ERR_OVERFLOW;
+    return ATTN_OK;
+}
+
+static attn_status attn__attention_check(const attn_attention_params *p, const void *ws,
+                                         size_t ws_size)
+{
+    attn_status st;
+    size_t b;
+    if (!p) return ATTN_ERR_NULL;
+    if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
+    if (!ws) return ATTN_ERR_WORKSPACE;
+    if (!p->batch || !p->heads || !p->kv_heads || !p->q_len || !p->kv_len || !p->head_dim ||
+        !p->v_head_dim || p->heads % p->kv_heads)
+        return ATTN_ERR_SIZE;
+    if ((st = attn__check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl, p->head_dim, 0)) ||
+        (st = attn__check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl, p->head_dim, 0)) ||
+        (st = attn__check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl, p->v_head_dim, 0)) ||
+        (st = attn__check_tensor(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim, 0)))
+        return st;
+    if (p->mask && (st = attn__check_tensor(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
+                                             p->mask_sq, p->kv_len, 1)))
+        return st;
+    if (p->bool_mask && (st = attn__check_tensor(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
+                                                  p->q_len, p->bmask_sq, p->kv_len, 1)))
+        return st;
+    if (!attn__finite(p->scale) || !attn__finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
+    if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
+        p->causal != ATTN_CAUSAL_OFFSET)
+        return ATTN_ERR_ARG;
+    if (p->key_lengths)
+        for (b = 0; b < p->batch; b++)
+            if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)
+                return ATTN_ERR_ARG;
+    if (p->scores) {
+        if (p->scores_mode != ATTN_SCORES_LOGITS && p->scores_mode != ATTN_SCORES_MASKED &&
+            p->scores_mode != ATTN_SCORES_PROBS)
+            return ATTN_ERR_ARG;
+        if ((st = attn__check_tensor(p->batch, p->scores_sb, p->heads, p->scores_sh, p->q_len,
+                                     p->scores_sq, p->kv_len, 0)))
+            return st;
+    }
+    if (attn_attention_workspace_size(p) == 0) return ATTN_ERR_OVERFLOW;
+    if (ws_size < attn_attention_workspace_size(p)) return ATTN_ERR_WORKSPACE;
+    return ATTN_OK;
+}
+
+
+static size_t attn__qtiles(const attn_attention_params *p)
+{
+    return (p->q_len + ATTN__TQ - 1) / ATTN__TQ;
+}
+
+ATTN_API attn_status attn_attention(const attn_attention_params *p, void *workspace,
+                                    size_t workspace_size)
+{
+    attn_status st = attn__attention_check(p, workspace, workspace_size);
+    attn__ws w;
+    size_t b, h, q0;
+    if (st != ATTN_OK) return st;
+    attn__ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
+    if (p->q_len < ATTN__FUSED_MIN && !p->scores && p->heads > p->kv_heads) {
+        /* decode with grouped-query heads: the heads of a group share each K/V tile read
+         * (the same rows path, row by row, as one head alone: the same bits) */
+        const size_t group = p->heads / p->kv_heads, per = attn__min(8, ATTN__TQ / p->q_len);
+        attn__hd hds[8];
+        size_t n, i;
+        for (b = 0; b < p->batch; b++)
+            for (h = 0; h < p->heads; h += n) {
+                n = attn__min(per, group - h % group);
+                for (i = 0; i < n; i++) hds[i] = attn__head(p, b, h + i);
+                attn__tile_rows(hds, n, 0, p->q_len, &w);
+            }
+        return ATTN_OK;
+    }
+    for (b = 0; b < p->batch; b++)
+        for (h = 0; h < p->heads; h++) {
+            const attn__hd hd = attn__head(p, b, h);
+            for (q0 = 0; q0 < p->q_len; q0 += ATTN__TQ) attn__head_tile(p, &hd, q0, &w);
+        }
+    return ATTN_OK;
+}
+
+ATTN_API size_t attn_attention_query_tile(void) { return ATTN__TQ; }
+
+ATTN_API size_t attn_attention_tasks(const attn_attention_params *p)
+{
+    size_t n;
+    if (!p || !p->batch || !p->heads || !p->q_len) return 0;
+    n = attn__qtiles(p);
+    if (p->heads > ATTN__MAX_ELEMS / n || p->batch > ATTN__MAX_ELEMS / (n * p->heads)) return 0;
+    return p->batch * p->heads * n;
+}
+
+ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t task,
+                                         void *workspace, size_t workspace_size)
+{
+    attn_status st = attn__attention_check(p, workspace, workspace_size);
+    attn__ws w;
+    attn__hd hd;
+    size_t nt;
+    if (st != ATTN_OK) return st;
+    if (task >= attn_attention_tasks(p)) return ATTN_ERR_ARG;
+    nt = attn__qtiles(p);
+    attn__ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
+    hd = attn__head(p, task / (nt * p->heads), task / nt % p->heads);
+    attn__head_tile(p, &hd, task % nt * ATTN__TQ, &w);
+    return ATTN_OK;
+}

@@ -1,0 +1,71 @@
+/* src/base.h - the implementation's base: the vector layer, status strings, argument
+ * checks. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "../simd/simd.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ATTN__MAX_ELEMS ((size_t)PTRDIFF_MAX / sizeof(float))
+#define ATTN__ALIGN 64
+
+/* ---- status, identification ---------------------------------------------------------- */
+
+ATTN_API const char *attn_status_string(attn_status status)
+{
+    switch (status) {
+    case ATTN_OK: return "ok";
+    case ATTN_ERR_NULL: return "null pointer";
+    case ATTN_ERR_SIZE: return "zero or inconsistent size";
+    case ATTN_ERR_LD: return "leading dimension or stride smaller than its row";
+    case ATTN_ERR_WORKSPACE: return "workspace missing or too small";
+    case ATTN_ERR_OVERFLOW: return "sizes overflow the address space";
+    case ATTN_ERR_ARG: return "invalid argument value";
+    }
+    return "unknown status";
+}
+
+ATTN_API const char *attn_isa(void) { return ATTN__ISA_NAME; }
+
+ATTN_API const char *attn_exp_impl(void)
+{
+#ifdef ATTN_USE_SLEEF
+    return "sleef";
+#else
+    return "attn";
+#endif
+}
+
+/* ---- argument checks ----------------------------------------------------------------- */
+
+/* a * b, or SIZE_MAX when it exceeds `limit` */
+static size_t attn__mul_lim(size_t a, size_t b, size_t limit)
+{
+    if (a != 0 && b > limit / a) return (size_t)-1;
+    return a * b;
+}
+
+/* Adds a * b to *acc; returns 0 when the result would exceed ATTN__MAX_ELEMS. */
+static int attn__extent_add(size_t *acc, size_t a, size_t b)
+{
+    size_t t = attn__mul_lim(a, b, ATTN__MAX_ELEMS);
+    if (t > ATTN__MAX_ELEMS || *acc > ATTN__MAX_ELEMS - t) return 0;
+    *acc += t;
+    return 1;
+}
+
+/* rows x n matrix with leading dimension ld */
+static attn_status attn__check_mat(size_t rows, size_t n, size_t ld)
+{
+    size_t ext = n;
+    if (rows == 0 || n == 0) return ATTN_ERR_SIZE;
+    if (ld < n) return ATTN_ERR_LD;
+    if (n > ATTN__MAX_ELEMS || !attn__extent_add(&ext, rows - 1, ld)) return ATTN_ERR_OVERFLOW;
+    return ATTN_OK;
+}
+
+static int attn__finite(float v) { return v == v && v - v == 0.0f; }

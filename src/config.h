@@ -1,0 +1,54 @@
+/* src/config.h - every tunable of the implementation, one block per instruction set.
+ * Sizes are in floats unless stated. The microkernels' shapes (ATTN__MR x ATTN__NR) are
+ * not tunables: they come with the microkernel (simd/mm_*.h). */
+
+/* ---- shared by every ISA ---- */
+/* Sums over rows are blocked so that rounding grows with n / block + block, not n. */
+#define ATTN__SUM_BLOCK (64 * ATTN__VW)
+/* Row operations (norms) reduce a batch of rows at once (attn__vhred8 takes 8). */
+#define ATTN__NORM_BATCH 8
+/* Norm rows up to this long take their output pass per batch; longer, right after each
+ * row's sums. */
+#define ATTN__NORM_BATCHED 512
+/* Matmul: NN products with n at most this read A in place, one MR-row sliver at a time
+ * against the whole packed B panel (no copy of A, whose elements are used n / NR times). */
+#define ATTN__MM_DIRECT_N (32 * ATTN__NR)
+/* Matmul: floats of A or C past which software prefetching pays (twice a common L2). */
+#define ATTN__MM_FAR (512 * 1024)
+/* Matmul: packed op(B) up to this size is packed whole (NN, n <= DIRECT_N): the panel
+ * stays in L2 and each A sliver streams through all of k. */
+#define ATTN__MM_WHOLE_B (128 * 1024)
+/* Attention: query tiles with fewer rows take the rows (decode) path. */
+#define ATTN__FUSED_MIN 12
+/* Softmax: bytes of input past which a call is far out of the caches: y is then written
+ * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
+#define ATTN__SM_FAR ((size_t)32 << 20)
+/* Softmax: floats of that stack scratch (16 KiB); longer rows keep normal stores. */
+#define ATTN__SM_SCRATCH 4096
+
+#if ATTN__VW == 8 /* ---- AVX2 ---- */
+#define ATTN__MM_KC 256            /* depth of a chunk: a KC x NR B sliver stays in L1 */
+#define ATTN__MM_MC (24 * ATTN__MR) /* rows of op(A) per packed block (L2) */
+#define ATTN__MM_NC (255 * ATTN__NR) /* columns of op(B) per packed panel (L3) */
+#define ATTN__TQ 192               /* attention: query rows per tile (a multiple of MR) */
+#define ATTN__TK 128               /* attention: keys per tile (a multiple of NR) */
+#define ATTN__SM_SHORT 8           /* softmax: rows of up to this many vectors in registers */
+#elif ATTN__VW == 4 /* ---- NEON ---- */
+#define ATTN__MM_KC 256
+#define ATTN__MM_MC (24 * ATTN__MR)
+#define ATTN__MM_NC (255 * ATTN__NR)
+#define ATTN__TQ 192
+#define ATTN__TK 132
+#define ATTN__SM_SHORT 8
+#else /* ---- scalar ---- */
+#define ATTN__MM_KC 256
+#define ATTN__MM_MC (24 * ATTN__MR)
+#define ATTN__MM_NC (255 * ATTN__NR)
+#define ATTN__TQ 192
+#define ATTN__TK 128
+#define ATTN__SM_SHORT 8
+#endif
+
+#if ATTN__TQ % ATTN__MR != 0 || ATTN__TK % ATTN__NR != 0
+#error "ATTN__TQ and ATTN__TK must be multiples of the microkernel's ATTN__MR and ATTN__NR"
+#endif

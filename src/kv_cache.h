@@ -1,0 +1,79 @@
+/* ---- KV cache ------------------------------------------------------------------------ */
+
+ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
+                                        size_t kv_heads, size_t capacity, size_t head_dim,
+                                        size_t v_head_dim)
+{
+    size_t ek = head_dim, ev = v_head_dim;
+    if (!c || !k || !v) return ATTN_ERR_NULL;
+    if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim) return ATTN_ERR_SIZE;
+    if (head_dim > ATTN__MAX_ELEMS || v_head_dim > ATTN__MAX_ELEMS ||
+        !attn__extent_add(&ek, capacity - 1, head_dim) ||
+        !attn__extent_add(&ek, kv_heads - 1, capacity * head_dim) ||
+        !attn__extent_add(&ek, batch - 1, kv_heads * capacity * head_dim) ||
+        !attn__extent_add(&ev, capacity - 1, v_head_dim) ||
+        !attn__extent_add(&ev, kv_heads - 1, capacity * v_head_dim) ||
+        !attn__extent_add(&ev, batch - 1, kv_heads * capacity * v_head_dim))
+        return ATTN_ERR_OVERFLOW;
+    c->k = k;
+    c->v = v;
+    c->batch = batch;
+    c->kv_heads = kv_heads;
+    c->capacity = capacity;
+    c->head_dim = head_dim;
+    c->v_head_dim = v_head_dim;
+    c->len = 0;
+    return ATTN_OK;
+}
+
+static int attn__kv_valid(const attn_kv_cache *c)
+{
+    attn_kv_cache t;
+    return c && c->k && c->v && c->len <= c->capacity &&
+           attn_kv_cache_init(&t, c->k, c->v, c->batch, c->kv_heads, c->capacity, c->head_dim,
+                              c->v_head_dim) == ATTN_OK;
+}
+
+ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
+                                          const float *v_new, attn_layout layout)
+{
+    size_t b, g, t, kd, vd;
+    if (!c || !k_new || !v_new) return ATTN_ERR_NULL;
+    if (!attn__kv_valid(c)) return ATTN_ERR_ARG;
+    if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
+    if (n > c->capacity - c->len) return ATTN_ERR_SIZE;
+    kd = c->head_dim, vd = c->v_head_dim;
+    for (b = 0; b < c->batch; b++)
+        for (g = 0; g < c->kv_heads; g++) {
+            float *kc = c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd;
+            float *vc = c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd;
+            if (layout == ATTN_LAYOUT_BHLD) {
+                memmove(kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd * sizeof(float));
+                memmove(vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd * sizeof(float));
+            } else {
+                for (t = 0; t < n; t++) {
+                    memmove(kc + t * kd, k_new + ((b * n + t) * c->kv_heads + g) * kd, kd * sizeof(float));
+                    memmove(vc + t * vd, v_new + ((b * n + t) * c->kv_heads + g) * vd, vd * sizeof(float));
+                }
+            }
+        }
+    c->len += n;
+    return ATTN_OK;
+}
+
+ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, size_t heads,
+                                                      size_t q_len, const float *q, float *o,
+                                                      attn_layout layout, attn_causal causal)
+{
+    attn_attention_params p;
+    if (!attn__kv_valid(c)) {
+        memset(&p, 0, sizeof p);
+        return p;
+    }
+    p = attn_attention_init(c->batch, heads, c->kv_heads, q_len, c->len, c->head_dim,
+                            c->v_head_dim, q, c->k, c->v, o, layout);
+    p.k_sl = c->head_dim, p.k_sh = c->capacity * c->head_dim, p.k_sb = c->kv_heads * p.k_sh;
+    p.v_sl = c->v_head_dim, p.v_sh = c->capacity * c->v_head_dim, p.v_sb = c->kv_heads * p.v_sh;
+    p.causal = causal;
+    return p;
+}
