@@ -78,8 +78,9 @@ static void cell(float w, int color)
         int g = 232 + (int)(w * 23.0f + 0.5f);
         printf("\x1b[48;5;%dm\x1b[38;5;%dm %4.2f \x1b[0m", g, w > 0.5f ? 16 : 250, (double)w);
     } else {
-        static const char *const shade[5] = {"  ", "\xe2\x96\x91\xe2\x96\x91", "\xe2\x96\x92\xe2\x96\x92",
-                                             "\xe2\x96\x93\xe2\x96\x93", "\xe2\x96\x88\xe2\x96\x88"};
+        static const char *const shade[5] = {
+            "  ", "\xe2\x96\x91\xe2\x96\x91", "\xe2\x96\x92\xe2\x96\x92",
+            "\xe2\x96\x93\xe2\x96\x93", "\xe2\x96\x88\xe2\x96\x88"};
         int s = w < 0.05f ? 0 : w < 0.15f ? 1 : w < 0.35f ? 2 : w < 0.6f ? 3 : 4;
         printf("%s%4.2f ", shade[s], (double)w);
     }
@@ -141,7 +142,8 @@ int main(int argc, char **argv)
         rng = hsh | 1;
         for (j = 0; j < D; j++) x[i * D + j] = uniform(-1.0f, 1.0f);
     }
-    if ((st = attn_positional_encoding(x, D, T, D, 0, 1)) != ATTN_OK) die("positional encoding", st);
+    if ((st = attn_positional_encoding(x, D, T, D, 0, 1)) != ATTN_OK)
+        die("positional encoding", st);
 
     /* the block */
     need = attn_encoder_workspace_size(&w, T);
@@ -149,16 +151,21 @@ int main(int argc, char **argv)
     if ((st = attn_encoder(&w, x, D, y, D, T, 0, ws, need)) != ATTN_OK) die("attn_encoder", st);
 
     /* the attention weights inside it: softmax(Q_h K_h^T / sqrt(dh)) of LN1(x) */
-    if ((st = attn_layernorm(x, D, ln, D, T, D, w.ln1_gamma, w.ln1_beta, w.eps, NULL, NULL)) != ATTN_OK ||
-        (st = attn_linear(ln, D, T, D, ATTN_NO_TRANS, w.attn.wq, D, w.attn.bq, D, ATTN_ACT_NONE, q, D, NULL, 0)) != ATTN_OK ||
-        (st = attn_linear(ln, D, T, D, ATTN_NO_TRANS, w.attn.wk, D, w.attn.bk, D, ATTN_ACT_NONE, k, D, NULL, 0)) != ATTN_OK)
+    if ((st = attn_layernorm(x, D, ln, D, T, D, w.ln1_gamma, w.ln1_beta, w.eps, NULL,
+                             NULL)) != ATTN_OK ||
+        (st = attn_linear(ln, D, T, D, ATTN_NO_TRANS, w.attn.wq, D, w.attn.bq, D, ATTN_ACT_NONE,
+                          q, D, NULL, 0)) != ATTN_OK ||
+        (st = attn_linear(ln, D, T, D, ATTN_NO_TRANS, w.attn.wk, D, w.attn.bk, D, ATTN_ACT_NONE,
+                          k, D, NULL, 0)) != ATTN_OK)
         die("projections", st);
 
-    printf("attn.h demo [%s]: \"The cat sat on the mat\" through one pre-LN encoder block\n", attn_isa());
-    printf("d_model %d, %d heads of %d, d_ff %d, GELU; deterministic weights (seed 42)\n\n", D, H, DH, DFF);
+    printf("attn.h demo [%s]: \"The cat sat on the mat\" through one pre-LN encoder block\n",
+           attn_isa());
+    printf("d_model %d, %d heads of %d, d_ff %d, GELU; deterministic weights (seed 42)\n\n", D, H,
+           DH, DFF);
     for (h = 0; h < H; h++) {
-        if ((st = attn_matmul(ATTN_NO_TRANS, ATTN_TRANS, T, T, DH, 1.0f / sqrtf((float)DH), q + h * DH, D,
-                              k + h * DH, D, 0.0f, s, T, NULL, 0)) != ATTN_OK ||
+        if ((st = attn_matmul(ATTN_NO_TRANS, ATTN_TRANS, T, T, DH, 1.0f / sqrtf((float)DH),
+                              q + h * DH, D, k + h * DH, D, 0.0f, s, T, NULL, 0)) != ATTN_OK ||
             (st = attn_softmax(s, T, s, T, T, T, 1.0f)) != ATTN_OK)
             die("attention weights", st);
         printf("head %lu (rows: queries, columns: keys)\n      ", (unsigned long)h);
@@ -177,8 +184,8 @@ int main(int argc, char **argv)
     t0 = now_s();
     for (a = 0; a < iters; a++) attn_encoder(&w, x, D, y, D, T, 0, ws, need);
     t1 = now_s();
-    printf("output: %d x %d (tokens x d_model); y[0][0..3] = %.4f %.4f %.4f %.4f\n", T, D, (double)y[0],
-           (double)y[1], (double)y[2], (double)y[3]);
+    printf("output: %d x %d (tokens x d_model); y[0][0..3] = %.4f %.4f %.4f %.4f\n", T, D,
+           (double)y[0], (double)y[1], (double)y[2], (double)y[3]);
     printf("time: %.2f us per block call, %.2f us per token (%d calls)\n", 1e6 * (t1 - t0) / iters,
            1e6 * (t1 - t0) / iters / T, iters);
     return 0;

@@ -67,7 +67,8 @@ int main(int argc, char **argv)
     double *t, sum = 0, flops;
     attn_status st;
     for (a = 1; a < argc; a++) {
-        if (a + 1 < argc && strcmp(argv[a], "--calls") == 0) calls = (size_t)strtoul(argv[++a], NULL, 10);
+        if (a + 1 < argc && strcmp(argv[a], "--calls") == 0)
+            calls = (size_t)strtoul(argv[++a], NULL, 10);
         else if (a + 1 < argc && strcmp(argv[a], "--budget") == 0) budget = atof(argv[++a]);
         else {
             fprintf(stderr, "usage: %s [--calls N] [--budget SECONDS]\n", argv[0]);
@@ -78,7 +79,8 @@ int main(int argc, char **argv)
     w.attn.d_model = D, w.attn.heads = H;
     w.attn.wq = rnd(D * D, 1.7f / 16, 0), w.attn.wk = rnd(D * D, 1.7f / 16, 0);
     w.attn.wv = rnd(D * D, 1.7f / 16, 0), w.attn.wo = rnd(D * D, 1.7f / 16, 0);
-    w.attn.bq = rnd(D, 0.1f, 0), w.attn.bk = rnd(D, 0.1f, 0), w.attn.bv = rnd(D, 0.1f, 0), w.attn.bo = rnd(D, 0.1f, 0);
+    w.attn.bq = rnd(D, 0.1f, 0), w.attn.bk = rnd(D, 0.1f, 0);
+    w.attn.bv = rnd(D, 0.1f, 0), w.attn.bo = rnd(D, 0.1f, 0);
     w.ffn.d_model = D, w.ffn.d_ff = DFF, w.ffn.act = ATTN_ACT_GELU;
     w.ffn.w1 = rnd(D * DFF, 1.7f / 16, 0), w.ffn.b1 = rnd(DFF, 0.1f, 0);
     w.ffn.w2 = rnd(DFF * D, 1.7f / 32, 0), w.ffn.b2 = rnd(D, 0.1f, 0);
@@ -113,19 +115,23 @@ int main(int argc, char **argv)
     attn_denormals_flush_end(&fp);
     qsort(t, calls, sizeof(double), cmp_double);
     flops = 2.0 * T * D * D * 4 + 2.0 * T * D * DFF * 2 + 2.0 * T * T * D * 2;
-    printf("attn_latency [%s]: encoder block (pre-LN, d_model %d, %d heads, d_ff %d, GELU), %d tokens, "
-           "workspace %lu bytes\n", attn_isa(), D, H, DFF, T, (unsigned long)need);
+    printf("attn_latency [%s]: encoder block (pre-LN, d_model %d, %d heads, d_ff %d, GELU), "
+           "%d tokens, workspace %lu bytes\n", attn_isa(), D, H, DFF, T, (unsigned long)need);
     printf("%lu calls: median %.1f us, p99 %.1f us, min %.1f us, mean %.1f us, max %.1f us "
            "(%.2f GFLOP/s at the median, %.2f us per token)\n",
-           (unsigned long)calls, 1e6 * t[calls / 2], 1e6 * t[(size_t)(0.99 * (double)(calls - 1))], 1e6 * t[0],
-           1e6 * sum / (double)calls, 1e6 * t[calls - 1], flops / t[calls / 2] * 1e-9, 1e6 * t[calls / 2] / T);
+           (unsigned long)calls, 1e6 * t[calls / 2],
+           1e6 * t[(size_t)(0.99 * (double)(calls - 1))], 1e6 * t[0], 1e6 * sum / (double)calls,
+           1e6 * t[calls - 1], flops / t[calls / 2] * 1e-9, 1e6 * t[calls / 2] / T);
     free(ws);
     free(t);
     free(x);
     free(y);
-    free((void *)w.attn.wq), free((void *)w.attn.wk), free((void *)w.attn.wv), free((void *)w.attn.wo);
-    free((void *)w.attn.bq), free((void *)w.attn.bk), free((void *)w.attn.bv), free((void *)w.attn.bo);
+    free((void *)w.attn.wq), free((void *)w.attn.wk);
+    free((void *)w.attn.wv), free((void *)w.attn.wo);
+    free((void *)w.attn.bq), free((void *)w.attn.bk);
+    free((void *)w.attn.bv), free((void *)w.attn.bo);
     free((void *)w.ffn.w1), free((void *)w.ffn.b1), free((void *)w.ffn.w2), free((void *)w.ffn.b2);
-    free((void *)w.ln1_gamma), free((void *)w.ln1_beta), free((void *)w.ln2_gamma), free((void *)w.ln2_beta);
+    free((void *)w.ln1_gamma), free((void *)w.ln1_beta);
+    free((void *)w.ln2_gamma), free((void *)w.ln2_beta);
     return 0;
 }

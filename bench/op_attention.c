@@ -1,0 +1,312 @@
+/* op_attention.c - attention (BHLD layout, kv_heads = heads, Lq = Lk = L, scale 1/sqrt(d)),
+ * fused and as the unfused composition sgemm + softmax + sgemm; and decode (a few queries
+ * per head against a long KV cache). Peer: OpenBLAS as the unfused composition's sgemm
+ * (peers.c). */
+#include "bench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The buffers of a case whose parameters c->p are set: the attention workspace, the
+ * lq x lk scores and the matmul workspace of the unfused compositions (S = Q K^T, O = P V;
+ * their 128-row blocks need no more). */
+static void attcase_alloc(struct attcase *c, size_t lq, size_t lk, size_t d)
+{
+    size_t pv;
+    c->ws_size = attn_attention_workspace_size(&c->p);
+    if (c->ws_size == 0)
+        die("attn_attention_workspace_size", "returned 0 for valid parameters");
+    c->ws = xalloc(c->ws_size);
+    c->scores = falloc(lq * lk);
+    memset(c->scores, 0, lq * lk * sizeof(float));
+    c->mm_ws_size = attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_TRANS, lq, lk, d);
+    pv = attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_NO_TRANS, lq, d, lk);
+    if (pv > c->mm_ws_size)
+        c->mm_ws_size = pv;
+    c->mm_ws = xalloc(c->mm_ws_size ? c->mm_ws_size : 1);
+}
+
+static void attcase_free(struct attcase *c)
+{
+    free(c->ws);
+    free(c->scores);
+    free(c->mm_ws);
+}
+
+/* Materializes each head's score matrix S = scale Q K^T (only the unmasked part when
+ * causal), a 3-pass softmax over each row, then O = P V. */
+static NAIVE_FN void naive_attention(void *ctx, void *data)
+{
+    const struct attcase *c = (const struct attcase *)data;
+    const attn_attention_params *p = &c->p;
+    size_t L = p->q_len, Lk = p->kv_len, d = p->head_dim, b, h, i, j, t;
+    float scale = 1.0f / sqrtf((float)d);
+    int causal = p->causal != ATTN_CAUSAL_NONE;
+    (void)ctx;
+    for (b = 0; b < p->batch; b++)
+        for (h = 0; h < p->heads; h++) {
+            const float *q = p->q + b * p->q_sb + h * p->q_sh;
+            const size_t g = h / (p->heads / p->kv_heads);
+            const float *k = p->k + b * p->k_sb + g * p->k_sh;
+            const float *v = p->v + b * p->v_sb + g * p->v_sh;
+            float *o = p->o + b * p->o_sb + h * p->o_sh;
+            for (i = 0; i < L; i++) {
+                size_t nk = causal ? i + 1 : Lk;
+                float *s = c->scores + i * Lk, mx = -INFINITY, sum = 0.0f, inv;
+                for (j = 0; j < nk; j++) {
+                    float acc = 0.0f;
+                    NOVEC for (t = 0; t < d; t++)
+                        acc += q[i * p->q_sl + t] * k[j * p->k_sl + t];
+                    s[j] = acc * scale;
+                }
+                NOVEC for (j = 0; j < nk; j++) mx = s[j] > mx ? s[j] : mx;
+                NOVEC for (j = 0; j < nk; j++) {
+                    s[j] = expf(s[j] - mx);
+                    sum += s[j];
+                }
+                inv = 1.0f / sum;
+                NOVEC for (j = 0; j < nk; j++) s[j] *= inv;
+                NOVEC for (t = 0; t < d; t++) o[i * p->o_sl + t] = 0.0f;
+                for (j = 0; j < nk; j++)
+                    NOVEC for (t = 0; t < d; t++)
+                        o[i * p->o_sl + t] += s[j] * v[j * p->v_sl + t];
+            }
+        }
+}
+
+static void attn_attention_run(void *ctx, void *data)
+{
+    const struct attcase *c = (const struct attcase *)data;
+    (void)ctx;
+    check(attn_attention(&c->p, c->ws, c->ws_size), "attn_attention");
+}
+
+static void gemm_attn(const struct attcase *c, int tb, size_t m, size_t n, size_t k, float alpha,
+                      const float *a, size_t lda, const float *b, size_t ldb, float *out,
+                      size_t ldc)
+{
+    check(attn_matmul(ATTN_NO_TRANS, tb ? ATTN_TRANS : ATTN_NO_TRANS, m, n, k, alpha, a, lda, b,
+                      ldb, 0.0f, out, ldc, c->mm_ws, c->mm_ws_size),
+          "attn_matmul");
+}
+
+/* Per head: S = scale Q K^T, softmax over each row (attn_softmax), O = P V. block = 0: the
+ * whole L x L score matrix at once (causal: the masked part is computed, then zeroed after
+ * the softmax); block > 0: `block` query rows at a time, and when causal only the keys up
+ * to the block's last row. */
+void unfused_attention(const struct attcase *c, gemm_fn gemm, size_t block)
+{
+    const attn_attention_params *p = &c->p;
+    const size_t L = p->q_len, Lk = p->kv_len, d = p->head_dim, dv = p->v_head_dim;
+    const float scale = 1.0f / sqrtf((float)d);
+    const int causal = p->causal != ATTN_CAUSAL_NONE;
+    size_t b, h, r0, i;
+    for (b = 0; b < p->batch; b++)
+        for (h = 0; h < p->heads; h++) {
+            const float *q = p->q + b * p->q_sb + h * p->q_sh;
+            const size_t g = h / (p->heads / p->kv_heads);
+            const float *k = p->k + b * p->k_sb + g * p->k_sh;
+            const float *v = p->v + b * p->v_sb + g * p->v_sh;
+            float *o = p->o + b * p->o_sb + h * p->o_sh;
+            for (r0 = 0; r0 < L; r0 += block ? block : L) {
+                size_t rb = block && L - r0 > block ? block : L - r0;
+                size_t kend = block && causal ? r0 + rb : Lk;
+                float *s = c->scores;
+                gemm(c, 1, rb, kend, d, scale, q + r0 * p->q_sl, p->q_sl, k, p->k_sl, s, kend);
+                if (!causal)
+                    check(attn_softmax(s, kend, s, kend, rb, kend, 1.0f), "attn_softmax");
+                else
+                    for (i = 0; i < rb; i++) {
+                        size_t vis = r0 + i + 1;
+                        float *row = s + i * kend;
+                        check(attn_softmax(row, kend, row, kend, 1, vis, 1.0f), "attn_softmax");
+                        if (vis < kend)
+                            memset(row + vis, 0, (kend - vis) * sizeof(float));
+                    }
+                gemm(c, 0, rb, dv, kend, 1.0f, s, kend, v, p->v_sl, o + r0 * p->o_sl, p->o_sl);
+            }
+        }
+}
+
+static void attn_unfused_run(void *ctx, void *data)
+{
+    (void)ctx;
+    unfused_attention((const struct attcase *)data, gemm_attn, 0);
+}
+
+static void attn_unfused128_run(void *ctx, void *data)
+{
+    (void)ctx;
+    unfused_attention((const struct attcase *)data, gemm_attn, 128);
+}
+
+/* Extra memory (bytes): buffers beyond Q, K, V and O. */
+static double naive_att_extra(const void *data)
+{
+    const struct attcase *c = (const struct attcase *)data;
+    return (double)(c->p.q_len * c->p.kv_len * sizeof(float));
+}
+static double fused_att_extra(const void *data)
+{
+    return (double)((const struct attcase *)data)->ws_size;
+}
+double unfused_att_extra(const void *data)
+{
+    const struct attcase *c = (const struct attcase *)data;
+    return (double)(c->p.q_len * c->p.kv_len * sizeof(float));
+}
+double unfused128_att_extra(const void *data)
+{
+    const struct attcase *c = (const struct attcase *)data;
+    size_t rows = c->p.q_len < 128 ? c->p.q_len : 128;
+    return (double)(rows * c->p.kv_len * sizeof(float));
+}
+static double attn_unfused_extra(const void *data)
+{
+    return unfused_att_extra(data) + (double)((const struct attcase *)data)->mm_ws_size;
+}
+static double attn_unfused128_extra(const void *data)
+{
+    return unfused128_att_extra(data) + (double)((const struct attcase *)data)->mm_ws_size;
+}
+
+static void bench_attention(struct op *op)
+{
+    static const size_t lens[] = {128, 512, 2048, 8192};
+    const size_t batch = 1, heads = 8, d = 64;
+    size_t li;
+    int causal;
+    for (li = 0; li < sizeof lens / sizeof lens[0]; li++)
+        for (causal = 0; causal <= 1; causal++) {
+            size_t L = lens[li], count = batch * heads * L * d;
+            struct attcase c;
+            struct limit lim;
+            char shape[64];
+            float *q, *k, *v, *o;
+            double flop = 4.0 * (double)L * (double)L * (double)d * (double)(batch * heads);
+            if (L == 8192 && g_opt.quick)
+                continue;
+            q = falloc(count);
+            k = falloc(count);
+            v = falloc(count);
+            o = falloc(count);
+            /* L = 8192: each implementation only if its L = 2048 time x 16 is <= 20 s;
+             * --quick, L = 2048: only if its L = 512 time x 16 is <= 1 s (scalar builds) */
+            g_predict.variant = causal;
+            g_predict.factor = L == 8192 || (L == 2048 && g_opt.quick) ? 16.0 : 0.0;
+            g_predict.max_ns = L == 8192 ? 20e9 : 1e9;
+            g_predict.what = L == 8192 ? "16 x its L = 2048 time, over 20 s"
+                                       : "16 x its L = 512 time, over 1 s with --quick";
+            fill_uniform(q, count, -1.0f, 1.0f);
+            fill_uniform(k, count, -1.0f, 1.0f);
+            fill_uniform(v, count, -1.0f, 1.0f);
+            memset(o, 0, count * sizeof(float));
+            c.p = attn_attention_init(batch, heads, heads, L, L, d, d, q, k, v, o,
+                                      ATTN_LAYOUT_BHLD);
+            if (causal) {
+                c.p.causal = ATTN_CAUSAL_OFFSET;
+                c.p.causal_offset = 0;
+                flop *= 0.5;
+            }
+            attcase_alloc(&c, L, L, d);
+            lim.name = "fma_peak";
+            lim.value = g_lim.fma;
+            lim.factor = 1.0;
+            sprintf(shape, "%lux%lux%lux%lu:%s", (unsigned long)batch, (unsigned long)heads,
+                    (unsigned long)L, (unsigned long)d, causal ? "causal" : "full");
+            bench_shape(op, shape, flop, &c, o, count, L <= 512, &lim);
+            free(q);
+            free(k);
+            free(v);
+            free(o);
+            attcase_free(&c);
+        }
+    g_predict.factor = 0.0;
+}
+
+/* Decode: value = bytes of K and V read per call / time (GB/s), share of the measured read
+ * bandwidth. */
+static void bench_decode(struct op *op)
+{
+    static const size_t cfg[][4] = {/* q_len, kv_len, heads, kv_heads */
+                                    {1, 4096, 8, 8}, {4, 4096, 8, 8}, {1, 4096, 32, 8},
+                                    {1, 16384, 8, 8}};
+    const size_t d = 128;
+    size_t ci;
+    for (ci = 0; ci < sizeof cfg / sizeof cfg[0]; ci++) {
+        const size_t lq = cfg[ci][0], lk = cfg[ci][1], heads = cfg[ci][2], kvh = cfg[ci][3];
+        const size_t nq = heads * lq * d, nkv = kvh * lk * d;
+        struct attcase c;
+        struct limit lim;
+        char shape[64];
+        float *q, *k, *v, *o;
+        if (g_opt.quick && ci > 0)
+            continue;
+        q = falloc(nq);
+        k = falloc(nkv);
+        v = falloc(nkv);
+        o = falloc(nq);
+        fill_uniform(q, nq, -1.0f, 1.0f);
+        fill_uniform(k, nkv, -1.0f, 1.0f);
+        fill_uniform(v, nkv, -1.0f, 1.0f);
+        memset(o, 0, nq * sizeof(float));
+        c.p = attn_attention_init(1, heads, kvh, lq, lk, d, d, q, k, v, o, ATTN_LAYOUT_BHLD);
+        attcase_alloc(&c, lq, lk, d);
+        lim.name = "read_256MiB";
+        lim.value = g_lim.read_mem;
+        lim.factor = 1.0;
+        sprintf(shape, "q%lu:kv%lu:h%lu/%lu:d%lu", (unsigned long)lq, (unsigned long)lk,
+                (unsigned long)heads, (unsigned long)kvh, (unsigned long)d);
+        bench_shape(op, shape, 2.0 * (double)(nkv * sizeof(float)), &c, o, nq, 1, &lim);
+        free(q);
+        free(k);
+        free(v);
+        free(o);
+        attcase_free(&c);
+    }
+}
+
+static const struct impl attention_impls[] = {
+    {"naive", naive_attention, NULL, NULL, NULL, NULL, naive_att_extra, 0},
+    {"attn", attn_attention_run, NULL, NULL, NULL, NULL, fused_att_extra, 0},
+    {"attn-unfused", attn_unfused_run, NULL, NULL, NULL, NULL, attn_unfused_extra, 0},
+    {"attn-unfused-128", attn_unfused128_run, NULL, NULL, NULL, NULL, attn_unfused128_extra, 0},
+};
+
+static const struct impl decode_impls[] = {
+    {"naive", naive_attention, NULL, NULL, NULL, NULL, naive_att_extra, 0},
+    {"attn", attn_attention_run, NULL, NULL, NULL, NULL, fused_att_extra, 0},
+    {"attn-unfused", attn_unfused_run, NULL, NULL, NULL, NULL, attn_unfused_extra, 0},
+};
+
+/* Peer children compare with attn-unfused-128, the composition they are built like. */
+struct op bench_op_attention = {
+    .name = "attention",
+    .metric = "GFLOP/s",
+    .note =
+        "shape batch x heads x L x d, Lq = Lk = L; value = 4*L*L*d per head (half when "
+        "causal) / time; ratio = value / naive attention with the full score matrix (L <= "
+        "512); attn = fused attn_attention; *-unfused = sgemm + attn_softmax + sgemm over the "
+        "full score matrix, *-unfused-128 over 128-row blocks; mem = extra memory",
+    .own = attention_impls,
+    .nown = NIMPL(attention_impls),
+    .bench = bench_attention,
+    .primary = "attn",
+    .child_ref = 3,
+};
+
+struct op bench_op_decode = {
+    .name = "decode",
+    .metric = "GB/s",
+    .note =
+        "shape q<queries per head>:kv<cached keys>:h<heads>/<kv heads>:d<head dim>; value = "
+        "bytes of K and V in the cache / time; ratio = value / naive loop; share of the read "
+        "bandwidth measured at 256 MiB (the cache is 16-64 MiB, so part of it may sit in L3); "
+        "*-unfused = sgemm (m = queries) + attn_softmax + sgemm",
+    .own = decode_impls,
+    .nown = NIMPL(decode_impls),
+    .bench = bench_decode,
+    .primary = "attn",
+    .child_ref = 1,
+};
