@@ -141,8 +141,9 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
  * workspace: scratch for packed copies of A and B, at least attn_matmul_workspace_size()
  * bytes at any alignment, or NULL (then workspace_size is ignored). The size is bounded
  * whatever the problem (a few MiB at most: one block of A plus one panel of B; less for
- * small products) and grows with m, n and k, so a workspace sized for a product serves
- * every sub-block of it. With a workspace, attn_matmul is a packed, register-blocked sgemm
+ * small products) and never decreases as m, n or k grow, so a workspace sized for a product
+ * serves every sub-block of it, and attn_matmul_workspace_size(ta, tb, SIZE_MAX, SIZE_MAX,
+ * SIZE_MAX) serves every product (a static buffer for real-time use). With a workspace, attn_matmul is a packed, register-blocked sgemm
  * (close to the FMA peak on large products). Without one it still works, on A and B in
  * place, tile by tile: somewhat slower for B not transposed (10-30% on large products),
  * several times slower for op(B) = B^T.
@@ -185,6 +186,10 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  *               a value outside [0, kv_len] is ATTN_ERR_ARG.
  * A masked key never influences the output, even if its K or V rows hold NaN or inf.
  * A query row with every key masked gives zeros. A NaN elsewhere stays in its row.
+ * Any finite scaled score is safe (the row maximum is subtracted as in attn_softmax). A
+ * score that is not finite (scale q.k overflowing float, or inf or NaN in Q or in a visible
+ * K row) either is -inf, and its key counts as masked, or makes the row NaN.
+ * causal_offset may be any ptrdiff_t (PTRDIFF_MAX: every key visible; PTRDIFF_MIN: none).
  * softcap > 0 applies softcap * tanh(s / softcap) after scaling and before the masks.
  * scale = 0 means 1/sqrt(head_dim).
  *
@@ -278,7 +283,8 @@ ATTN_API attn_status attn_attention(const attn_attention_params *p, void *worksp
 /* Rows of a query tile (a compile-time constant of the build's ISA path). */
 ATTN_API size_t attn_attention_query_tile(void);
 
-/* Work items of a call: batch * heads * ceil(q_len / query tile) (0 for NULL or a 0 size).
+/* Work items of a call: batch * heads * ceil(q_len / query tile) (0 for NULL, a 0 size, or
+ * sizes whose count does not fit, such as a q_len no call accepts).
  * Item t is batch t / (heads * tiles), head t / tiles % heads, query tile t % tiles. */
 ATTN_API size_t attn_attention_tasks(const attn_attention_params *p);
 
@@ -1582,15 +1588,11 @@ static void attn__softmax_out(const float *e, float *y, size_t n, float sum, int
         for (; i + ATTN__VW <= n; i += ATTN__VW)
             attn__vstream(y + i, attn__softmax_scale(attn__vload(e + i), inv, flush));
     } else if (!flush) {
-        for (; i + 2 * ATTN__VW <= n; i += 2 * ATTN__VW) {
-            const attn__v v0 = attn__vmul(attn__vload(e + i), inv);
-            const attn__v v1 = attn__vmul(attn__vload(e + i + ATTN__VW), inv);
-            attn__vstore(y + i, v0);
-            attn__vstore(y + i + ATTN__VW, v1);
-        }
+        for (; i + ATTN__VW <= n; i += ATTN__VW)
+            attn__vstore(y + i, attn__vmul(attn__vload(e + i), inv));
     }
     for (; i + ATTN__VW <= n; i += ATTN__VW)
-        attn__vstore(y + i, attn__softmax_scale(attn__vload(e + i), inv, flush));
+        attn__vstore(y + i, attn__softmax_scale(attn__vload(e + i), inv, 1));
     if (i < n)
         attn__vstore_part(y + i, attn__softmax_scale(attn__vload_part(e + i, n - i, 0.0f), inv, 1),
                           n - i);
@@ -1640,18 +1642,19 @@ static ATTN__NOINLINE void attn__softmax_rows_stream(const float *x, size_t ldx,
  * lanes 0): 0 when some argument is under f->thr (the row then takes the long rows' path),
  * else 1 with the results of attn__softmax_body (fast exps, nothing to flush). */
 static ATTN__FORCE_INLINE int attn__softmax_short_exps(const attn__v *xv, attn__v *ev, size_t nf,
-                                                       size_t t, const attn__sm_frame *f)
+                                                       size_t t, const attn__sm_frame *f,
+                                                       int mode)
 {
     static const float ones[8] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
     attn__v hv[ATTN__SM_SHORT + 1], lv[ATTN__SM_SHORT + 1], lo = attn__vset1(INFINITY);
     size_t j;
     ATTN__UNROLL
     for (j = 0; j < nf; j++) {
-        attn__softmax_arg(xv[j], f->vs, f->vm, ATTN__SM_UNSHIFTED, hv + j, lv + j);
+        attn__softmax_arg(xv[j], f->vs, f->vm, mode, hv + j, lv + j);
         lo = attn__vmin(lo, hv[j]);
     }
     if (t) {
-        attn__softmax_arg(xv[nf], f->vs, f->vm, ATTN__SM_UNSHIFTED, hv + nf, lv + nf);
+        attn__softmax_arg(xv[nf], f->vs, f->vm, mode, hv + nf, lv + nf);
         lo = attn__vmin(lo, hv[nf]);
     }
 #ifdef ATTN_USE_SLEEF
@@ -1659,19 +1662,10 @@ static ATTN__FORCE_INLINE int attn__softmax_short_exps(const attn__v *xv, attn__
 #endif
     if (attn__vany_neg(attn__vsub(lo, f->thr))) return 0;
     ATTN__UNROLL
-    for (j = 0; j < nf; j++) ev[j] = attn__vexp_core(hv[j], lv[j], 1, 0);
-    if (t) ev[nf] = attn__vmul(attn__vexp_core(hv[nf], lv[nf], 1, 0),
+    for (j = 0; j < nf; j++) ev[j] = attn__vexp_core(hv[j], lv[j], mode != ATTN__SM_UNIT, 0);
+    if (t) ev[nf] = attn__vmul(attn__vexp_core(hv[nf], lv[nf], mode != ATTN__SM_UNIT, 0),
                                attn__vload_part(ones, t, 0.0f)); /* padding: 0 */
     return 1;
-}
-
-/* One row by the long rows' path, in cache */
-static void attn__softmax_row_long(const float *x, float *y, size_t n, float s, float lnn)
-{
-    float sum = 0.0f;
-    const int flush = attn__softmax_exps(x, y, n, s, lnn, NULL, &sum);
-    if (flush < 0) attn__softmax_special(x, y, n, s);
-    else attn__softmax_out(y, y, n, sum, flush, 0);
 }
 
 /* One short row of nf whole vectors (a constant after inlining) and a partial one when n
@@ -1714,10 +1708,12 @@ static ATTN__FORCE_INLINE void attn__softmax_short_row(const float *x, float *y,
         return;
     }
     if (t) xv[nf] = attn__vload_part(x + nf * ATTN__VW, t, m);
-    ev[0] = a0; /* n > 0: set below; for the compiler's flow analysis */
+    ATTN__UNROLL
+    for (j = 0; j <= nf; j++) ev[j] = a0; /* set below; for the compiler's flow analysis */
     f = attn__softmax_frame(m, s, lnn, n);
-    if (!f.unshifted || !attn__softmax_short_exps(xv, ev, nf, t, &f)) {
-        attn__softmax_row_long(x, y, n, s, lnn);
+    if (!f.unshifted || !(s == 1.0f ? attn__softmax_short_exps(xv, ev, nf, t, &f, ATTN__SM_UNIT)
+                                    : attn__softmax_short_exps(xv, ev, nf, t, &f, ATTN__SM_UNSHIFTED))) {
+        attn__softmax_rows_long(x, 0, y, 0, 1, n, s, lnn, 0);
         return;
     }
     ATTN__UNROLL
@@ -1750,7 +1746,7 @@ static ATTN__NOINLINE void attn__softmax_rows_short(const float *x, size_t ldx, 
         for (r = 0; r < rows; r++)                                                          \
             attn__softmax_short_row(x + r * ldx, y + r * ldy, n, k, s, lnn, stream);        \
         break;
-        ATTN__SM_CASE(0) ATTN__SM_CASE(1) ATTN__SM_CASE(2) ATTN__SM_CASE(3) ATTN__SM_CASE(4)
+        ATTN__SM_CASE(1) ATTN__SM_CASE(2) ATTN__SM_CASE(3) ATTN__SM_CASE(4)
         ATTN__SM_CASE(5) ATTN__SM_CASE(6) ATTN__SM_CASE(7) ATTN__SM_CASE(8)
 #undef ATTN__SM_CASE
     default: break;
@@ -1779,7 +1775,7 @@ static attn_status attn__softmax_path(const float *x, size_t ldx, float *y, size
                                 : (path & ATTN__SM_FAR_PATH) != 0;
     /* in place, y's lines are read already: normal stores */
     stream = far && ATTN__HAVE_VSTREAM && x != y;
-    if (n <= ATTN__SM_SHORT * ATTN__VW && (path < 0 || !(path & ATTN__SM_LONG_PATH)))
+    if (n >= ATTN__VW && n <= ATTN__SM_SHORT * ATTN__VW && (path < 0 || !(path & ATTN__SM_LONG_PATH)))
         attn__softmax_rows_short(x, ldx, y, ldy, rows, n, scale, lnn,
                                  stream && (uintptr_t)y % (ATTN__VW * sizeof(float)) == 0 &&
                                      ldy % ATTN__VW == 0);
@@ -2357,23 +2353,26 @@ static void attn__mm_merge(float *c, size_t ldc, const float *t, size_t mr, size
 {
     const attn__v va = attn__vset1(alpha), vb = attn__vset1(beta);
     size_t i, j;
-    for (i = 0; i < mr; i++, c += ldc, t += ATTN__NR)
+    for (i = 0; i < mr; i++) { /* row i at c + i * ldc: never a pointer past the last row */
+        float *cr = c + i * ldc;
+        const float *tr = t + i * ATTN__NR;
         for (j = 0; j < nr; j += ATTN__VW) {
             const size_t w = attn__min(ATTN__VW, nr - j);
-            const attn__v acc = attn__vload(t + j);
+            const attn__v acc = attn__vload(tr + j);
             attn__v r;
             if (mode == 2) {
-                r = attn__vfma(va, acc, w == ATTN__VW ? attn__vload(c + j)
-                                                      : attn__vload_part(c + j, w, 0.0f));
+                r = attn__vfma(va, acc, w == ATTN__VW ? attn__vload(cr + j)
+                                                      : attn__vload_part(cr + j, w, 0.0f));
             } else {
                 r = attn__vmul(va, acc);
                 if (beta != 0.0f)
-                    r = attn__vfma(vb, w == ATTN__VW ? attn__vload(c + j)
-                                                     : attn__vload_part(c + j, w, 0.0f), r);
+                    r = attn__vfma(vb, w == ATTN__VW ? attn__vload(cr + j)
+                                                     : attn__vload_part(cr + j, w, 0.0f), r);
             }
-            if (w == ATTN__VW) attn__vstore(c + j, r);
-            else attn__vstore_part(c + j, r, w);
+            if (w == ATTN__VW) attn__vstore(cr + j, r);
+            else attn__vstore_part(cr + j, r, w);
         }
+    }
 }
 
 /* The general tile (no workspace: B^T, and edge tiles, read in place): raw accumulators of
@@ -2399,7 +2398,8 @@ static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, s
             steps = attn__min(ATTN__VW, kc - p);
             if (steps == ATTN__VW) {
                 for (v = 0; v < ATTN__NR; v += ATTN__VW)
-                    attn__vtranspose_copy(b + v * ldb + p, ldb, nr > v ? nr - v : 0, blk + v, ATTN__NR);
+                    attn__vtranspose_copy(b + (nr > v ? v : 0) * ldb + p, ldb, nr > v ? nr - v : 0,
+                                          blk + v, ATTN__NR); /* no pointer past the last row */
             } else {
                 for (q = 0; q < steps; q++)
                     for (j = 0; j < ATTN__NR; j++) blk[q * ATTN__NR + j] = j < nr ? b[j * ldb + p + q] : 0.0f;
@@ -2411,11 +2411,12 @@ static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, s
         } else {
             for (j = 0; j < ATTN__NR; j++) blk[j] = j < nr ? b[p * ldb + j] : 0.0f;
         }
-        for (q = 0; q < steps; q++, p++, bp += bs)
+        for (q = 0; q < steps; q++, p++)
             for (i = 0; i < ATTN__MR; i++) {
                 const attn__v av = attn__vset1(ar[i][p * acs]);
+                const float *bq = bp + q * bs; /* never a pointer past the last row */
                 for (v = 0; v < ATTN__NR / ATTN__VW; v++)
-                    acc[i][v] = attn__vfma(av, attn__vload(bp + v * ATTN__VW), acc[i][v]);
+                    acc[i][v] = attn__vfma(av, attn__vload(bq + v * ATTN__VW), acc[i][v]);
             }
     }
     for (i = 0; i < ATTN__MR; i++)
@@ -2629,16 +2630,27 @@ static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t 
     (void)pa;
 }
 
-/* The packed A and B areas of a workspace for this product, in floats. */
+/* The packed A and B areas of a workspace for this product, in floats. Monotone in m, n and
+ * k (a chunk is attn__mm_kc(k) <= min(k, KC) deep, and min(k, KC) is what is counted), and
+ * bounded by the sizes for m >= MC, n >= NC, k >= KC: attn_matmul_workspace_max(). */
 static void attn__mm_ws_floats(size_t m, size_t n, size_t k, size_t *fa, size_t *fb)
 {
-    const size_t kc = attn__mm_kc(k);
+    const size_t kc = attn__min(k, ATTN__MM_KC);
+    const size_t np = attn__round_up(attn__min(n, ATTN__MM_WHOLE_B), ATTN__NR);
     /* + slack for whole-vector stores, rounded so that B starts on a cache line too */
     *fa = attn__round_up(attn__round_up(attn__min(m, ATTN__MM_MC), ATTN__MR) * kc + ATTN__VW,
                          ATTN__ALIGN / sizeof(float));
     *fb = attn__round_up(attn__min(n, ATTN__MM_NC), ATTN__NR) * kc;
-    /* room for all of op(B) when small (ATTN__MM_WHOLE_B); monotone in n and k */
-    if (*fb < ATTN__MM_WHOLE_B) *fb = attn__min(ATTN__MM_WHOLE_B, attn__round_up(n, ATTN__NR) * k);
+    /* room for all of op(B) when small (ATTN__MM_WHOLE_B); np * k saturates there */
+    if (*fb < ATTN__MM_WHOLE_B)
+        *fb = k > ATTN__MM_WHOLE_B / np ? ATTN__MM_WHOLE_B : attn__min(ATTN__MM_WHOLE_B, np * k);
+}
+
+/* Whether all of op(B) (n x k, NR-column slivers) fits the whole-panel area. */
+static int attn__mm_whole_b(size_t n, size_t k)
+{
+    const size_t np = attn__round_up(attn__min(n, ATTN__MM_WHOLE_B), ATTN__NR);
+    return n <= ATTN__MM_WHOLE_B && k <= ATTN__MM_WHOLE_B / np;
 }
 
 ATTN_API size_t attn_matmul_workspace_size(attn_trans ta, attn_trans tb, size_t m, size_t n,
@@ -2675,6 +2687,12 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
         if ((st = tb ? attn__check_mat(n, k, ldb) : attn__check_mat(k, n, ldb)) != ATTN_OK) return st;
     }
     if ((st = attn__check_mat(m, n, ldc)) != ATTN_OK) return st;
+    /* A matrix of one stored row accepts any leading dimension; it never addresses a second
+     * row, so it becomes the row length: no pointer (e.g. a microkernel's step past its
+     * last row) is ever formed that far out. The arithmetic does not depend on it. */
+    if (m == 1) ldc = n;
+    if (ta ? k == 1 : m == 1) lda = ta ? m : k;
+    if (tb ? n == 1 : k == 1) ldb = tb ? k : n;
     need = attn_matmul_workspace_size(ta, tb, m, n, k);
     if (workspace && workspace_size < need) return ATTN_ERR_WORKSPACE;
     if (k == 0) {
@@ -2692,7 +2710,7 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
     pb = pa + fa;
     packa = ta || n > ATTN__MM_DIRECT_N;
     pfc = m * ldc > ATTN__MM_FAR;
-    if (!packa && attn__round_up(n, ATTN__NR) * k <= ATTN__MM_WHOLE_B) {
+    if (!packa && attn__mm_whole_b(n, k)) {
         /* all of op(B) packed at once: each A sliver then streams through all of k */
         const size_t np = attn__round_up(n, ATTN__NR);
         for (pc = 0; pc < k; pc += kcb)
@@ -2931,13 +2949,20 @@ static attn__hd attn__head(const attn_attention_params *p, size_t b, size_t h)
     return hd;
 }
 
-/* Keys of row qi at or past k0 that causal masking leaves visible, at most n */
+/* Keys of row qi at or past k0 that causal masking leaves visible, at most n. Row qi sees
+ * keys [0, qi + off + 1); computed in size_t without overflow for any off (qi + 1 is at most
+ * ATTN__MAX_ELEMS, so qi + 1 + off fits for off <= PTRDIFF_MAX). */
 static size_t attn__visible(const attn__hd *hd, size_t qi, size_t k0, size_t n)
 {
-    ptrdiff_t lim;
+    size_t end;
     if (!hd->causal) return n;
-    lim = (ptrdiff_t)qi + hd->off + 1 - (ptrdiff_t)k0;
-    return lim <= 0 ? 0 : (size_t)lim < n ? (size_t)lim : n;
+    if (hd->off >= 0) {
+        end = qi + 1 + (size_t)hd->off;
+    } else {
+        const size_t neg = (size_t)(-(hd->off + 1)) + 1; /* -off, also for PTRDIFF_MIN */
+        end = qi + 1 > neg ? qi + 1 - neg : 0;
+    }
+    return end <= k0 ? 0 : end - k0 < n ? end - k0 : n;
 }
 
 /* Online softmax step of row qi over keys k0 .. k0+n: s holds the raw dot products (q . k),
@@ -2951,13 +2976,14 @@ static void attn__online_row(const attn__hd *hd, size_t qi, size_t k0, size_t n,
     float mx = -INFINITY, mnew, alpha, sum, es = 0.0f;
     size_t j;
     if (!hd->general && n) { /* plain scores, scale > 0: max(scale * s) = scale * max(s) */
-        mx = attn__max_nonan(s, n);
-        if (mx > -INFINITY && mx < INFINITY) {
-            mx *= hd->scale;
-            es = hd->scale;
-        } else {
-            mx = -INFINITY;
-        }
+        mx = attn__max_nonan(s, n) * hd->scale;
+        /* exp(fma(s, scale, -m)): the largest key's argument is the rounding error of m,
+         * at most half an ulp of m, which stays within 0.5 while |m| < 2^24. Larger (or
+         * non-finite) maxima take the per-score transform, which rounds every scaled score
+         * first and subtracts in the scaled domain: the largest argument is exactly 0, so
+         * the sum neither overflows nor underflows. */
+        if (fabsf(mx) < 16777216.0f) es = hd->scale;
+        else mx = -INFINITY;
     }
     if (es == 0.0f && n) { /* the per-score transform */
         const float *mrow = hd->mask ? hd->mask + qi * hd->mask_sq + k0 : NULL;
@@ -2998,13 +3024,14 @@ static int attn__pack_v(const float *v, size_t ld, size_t tk, size_t dv, float *
     const attn__v z = attn__vzero();
     size_t p, c, u;
     float t;
-    for (p = 0; p < tk; p++, v += ld)
+    for (p = 0; p < tk; p++)
         for (c = 0; c < dv; c += ATTN__NR) {
+            const float *vr = v + p * ld; /* never a pointer past the last row */
             float *dp = dst + c * tk + p * ATTN__NR;
             for (u = 0; u < ATTN__NR; u += ATTN__VW) {
                 attn__v x = z;
-                if (c + u + ATTN__VW <= dv) x = attn__vload(v + c + u);
-                else if (c + u < dv) x = attn__vload_part(v + c + u, dv - c - u, 0.0f);
+                if (c + u + ATTN__VW <= dv) x = attn__vload(vr + c + u);
+                else if (c + u < dv) x = attn__vload_part(vr + c + u, dv - c - u, 0.0f);
                 bad = attn__vadd(bad, attn__vmul(x, z)); /* 0 * (inf or NaN) = NaN */
                 attn__vstore(dp + u, x);
             }
@@ -3369,7 +3396,8 @@ ATTN_API size_t attn_attention_query_tile(void) { return ATTN__TQ; }
 ATTN_API size_t attn_attention_tasks(const attn_attention_params *p)
 {
     size_t n;
-    if (!p || !p->batch || !p->heads || !p->q_len) return 0;
+    /* a q_len past ATTN__MAX_ELEMS never passes the checks (and would wrap q_len + TQ - 1) */
+    if (!p || !p->batch || !p->heads || !p->q_len || p->q_len > ATTN__MAX_ELEMS) return 0;
     n = attn__qtiles(p);
     if (p->heads > ATTN__MAX_ELEMS / n || p->batch > ATTN__MAX_ELEMS / (n * p->heads)) return 0;
     return p->batch * p->heads * n;

@@ -140,8 +140,9 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
  * workspace: scratch for packed copies of A and B, at least attn_matmul_workspace_size()
  * bytes at any alignment, or NULL (then workspace_size is ignored). The size is bounded
  * whatever the problem (a few MiB at most: one block of A plus one panel of B; less for
- * small products) and grows with m, n and k, so a workspace sized for a product serves
- * every sub-block of it. With a workspace, attn_matmul is a packed, register-blocked sgemm
+ * small products) and never decreases as m, n or k grow, so a workspace sized for a product
+ * serves every sub-block of it, and attn_matmul_workspace_size(ta, tb, SIZE_MAX, SIZE_MAX,
+ * SIZE_MAX) serves every product (a static buffer for real-time use). With a workspace, attn_matmul is a packed, register-blocked sgemm
  * (close to the FMA peak on large products). Without one it still works, on A and B in
  * place, tile by tile: somewhat slower for B not transposed (10-30% on large products),
  * several times slower for op(B) = B^T.
@@ -184,6 +185,10 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  *               a value outside [0, kv_len] is ATTN_ERR_ARG.
  * A masked key never influences the output, even if its K or V rows hold NaN or inf.
  * A query row with every key masked gives zeros. A NaN elsewhere stays in its row.
+ * Any finite scaled score is safe (the row maximum is subtracted as in attn_softmax). A
+ * score that is not finite (scale q.k overflowing float, or inf or NaN in Q or in a visible
+ * K row) either is -inf, and its key counts as masked, or makes the row NaN.
+ * causal_offset may be any ptrdiff_t (PTRDIFF_MAX: every key visible; PTRDIFF_MIN: none).
  * softcap > 0 applies softcap * tanh(s / softcap) after scaling and before the masks.
  * scale = 0 means 1/sqrt(head_dim).
  *
@@ -277,7 +282,8 @@ ATTN_API attn_status attn_attention(const attn_attention_params *p, void *worksp
 /* Rows of a query tile (a compile-time constant of the build's ISA path). */
 ATTN_API size_t attn_attention_query_tile(void);
 
-/* Work items of a call: batch * heads * ceil(q_len / query tile) (0 for NULL or a 0 size).
+/* Work items of a call: batch * heads * ceil(q_len / query tile) (0 for NULL, a 0 size, or
+ * sizes whose count does not fit, such as a q_len no call accepts).
  * Item t is batch t / (heads * tiles), head t / tiles % heads, query tile t % tiles. */
 ATTN_API size_t attn_attention_tasks(const attn_attention_params *p);
 

@@ -202,13 +202,20 @@ static attn__hd attn__head(const attn_attention_params *p, size_t b, size_t h)
     return hd;
 }
 
-/* Keys of row qi at or past k0 that causal masking leaves visible, at most n */
+/* Keys of row qi at or past k0 that causal masking leaves visible, at most n. Row qi sees
+ * keys [0, qi + off + 1); computed in size_t without overflow for any off (qi + 1 is at most
+ * ATTN__MAX_ELEMS, so qi + 1 + off fits for off <= PTRDIFF_MAX). */
 static size_t attn__visible(const attn__hd *hd, size_t qi, size_t k0, size_t n)
 {
-    ptrdiff_t lim;
+    size_t end;
     if (!hd->causal) return n;
-    lim = (ptrdiff_t)qi + hd->off + 1 - (ptrdiff_t)k0;
-    return lim <= 0 ? 0 : (size_t)lim < n ? (size_t)lim : n;
+    if (hd->off >= 0) {
+        end = qi + 1 + (size_t)hd->off;
+    } else {
+        const size_t neg = (size_t)(-(hd->off + 1)) + 1; /* -off, also for PTRDIFF_MIN */
+        end = qi + 1 > neg ? qi + 1 - neg : 0;
+    }
+    return end <= k0 ? 0 : end - k0 < n ? end - k0 : n;
 }
 
 /* Online softmax step of row qi over keys k0 .. k0+n: s holds the raw dot products (q . k),
@@ -222,13 +229,14 @@ static void attn__online_row(const attn__hd *hd, size_t qi, size_t k0, size_t n,
     float mx = -INFINITY, mnew, alpha, sum, es = 0.0f;
     size_t j;
     if (!hd->general && n) { /* plain scores, scale > 0: max(scale * s) = scale * max(s) */
-        mx = attn__max_nonan(s, n);
-        if (mx > -INFINITY && mx < INFINITY) {
-            mx *= hd->scale;
-            es = hd->scale;
-        } else {
-            mx = -INFINITY;
-        }
+        mx = attn__max_nonan(s, n) * hd->scale;
+        /* exp(fma(s, scale, -m)): the largest key's argument is the rounding error of m,
+         * at most half an ulp of m, which stays within 0.5 while |m| < 2^24. Larger (or
+         * non-finite) maxima take the per-score transform, which rounds every scaled score
+         * first and subtracts in the scaled domain: the largest argument is exactly 0, so
+         * the sum neither overflows nor underflows. */
+        if (fabsf(mx) < 16777216.0f) es = hd->scale;
+        else mx = -INFINITY;
     }
     if (es == 0.0f && n) { /* the per-score transform */
         const float *mrow = hd->mask ? hd->mask + qi * hd->mask_sq + k0 : NULL;
@@ -269,13 +277,14 @@ static int attn__pack_v(const float *v, size_t ld, size_t tk, size_t dv, float *
     const attn__v z = attn__vzero();
     size_t p, c, u;
     float t;
-    for (p = 0; p < tk; p++, v += ld)
+    for (p = 0; p < tk; p++)
         for (c = 0; c < dv; c += ATTN__NR) {
+            const float *vr = v + p * ld; /* never a pointer past the last row */
             float *dp = dst + c * tk + p * ATTN__NR;
             for (u = 0; u < ATTN__NR; u += ATTN__VW) {
                 attn__v x = z;
-                if (c + u + ATTN__VW <= dv) x = attn__vload(v + c + u);
-                else if (c + u < dv) x = attn__vload_part(v + c + u, dv - c - u, 0.0f);
+                if (c + u + ATTN__VW <= dv) x = attn__vload(vr + c + u);
+                else if (c + u < dv) x = attn__vload_part(vr + c + u, dv - c - u, 0.0f);
                 bad = attn__vadd(bad, attn__vmul(x, z)); /* 0 * (inf or NaN) = NaN */
                 attn__vstore(dp + u, x);
             }
@@ -640,7 +649,8 @@ ATTN_API size_t attn_attention_query_tile(void) { return ATTN__TQ; }
 ATTN_API size_t attn_attention_tasks(const attn_attention_params *p)
 {
     size_t n;
-    if (!p || !p->batch || !p->heads || !p->q_len) return 0;
+    /* a q_len past ATTN__MAX_ELEMS never passes the checks (and would wrap q_len + TQ - 1) */
+    if (!p || !p->batch || !p->heads || !p->q_len || p->q_len > ATTN__MAX_ELEMS) return 0;
     n = attn__qtiles(p);
     if (p->heads > ATTN__MAX_ELEMS / n || p->batch > ATTN__MAX_ELEMS / (n * p->heads)) return 0;
     return p->batch * p->heads * n;

@@ -75,23 +75,26 @@ static void attn__mm_merge(float *c, size_t ldc, const float *t, size_t mr, size
 {
     const attn__v va = attn__vset1(alpha), vb = attn__vset1(beta);
     size_t i, j;
-    for (i = 0; i < mr; i++, c += ldc, t += ATTN__NR)
+    for (i = 0; i < mr; i++) { /* row i at c + i * ldc: never a pointer past the last row */
+        float *cr = c + i * ldc;
+        const float *tr = t + i * ATTN__NR;
         for (j = 0; j < nr; j += ATTN__VW) {
             const size_t w = attn__min(ATTN__VW, nr - j);
-            const attn__v acc = attn__vload(t + j);
+            const attn__v acc = attn__vload(tr + j);
             attn__v r;
             if (mode == 2) {
-                r = attn__vfma(va, acc, w == ATTN__VW ? attn__vload(c + j)
-                                                      : attn__vload_part(c + j, w, 0.0f));
+                r = attn__vfma(va, acc, w == ATTN__VW ? attn__vload(cr + j)
+                                                      : attn__vload_part(cr + j, w, 0.0f));
             } else {
                 r = attn__vmul(va, acc);
                 if (beta != 0.0f)
-                    r = attn__vfma(vb, w == ATTN__VW ? attn__vload(c + j)
-                                                     : attn__vload_part(c + j, w, 0.0f), r);
+                    r = attn__vfma(vb, w == ATTN__VW ? attn__vload(cr + j)
+                                                     : attn__vload_part(cr + j, w, 0.0f), r);
             }
-            if (w == ATTN__VW) attn__vstore(c + j, r);
-            else attn__vstore_part(c + j, r, w);
+            if (w == ATTN__VW) attn__vstore(cr + j, r);
+            else attn__vstore_part(cr + j, r, w);
         }
+    }
 }
 
 /* The general tile (no workspace: B^T, and edge tiles, read in place): raw accumulators of
@@ -117,7 +120,8 @@ static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, s
             steps = attn__min(ATTN__VW, kc - p);
             if (steps == ATTN__VW) {
                 for (v = 0; v < ATTN__NR; v += ATTN__VW)
-                    attn__vtranspose_copy(b + v * ldb + p, ldb, nr > v ? nr - v : 0, blk + v, ATTN__NR);
+                    attn__vtranspose_copy(b + (nr > v ? v : 0) * ldb + p, ldb, nr > v ? nr - v : 0,
+                                          blk + v, ATTN__NR); /* no pointer past the last row */
             } else {
                 for (q = 0; q < steps; q++)
                     for (j = 0; j < ATTN__NR; j++) blk[q * ATTN__NR + j] = j < nr ? b[j * ldb + p + q] : 0.0f;
@@ -129,11 +133,12 @@ static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, s
         } else {
             for (j = 0; j < ATTN__NR; j++) blk[j] = j < nr ? b[p * ldb + j] : 0.0f;
         }
-        for (q = 0; q < steps; q++, p++, bp += bs)
+        for (q = 0; q < steps; q++, p++)
             for (i = 0; i < ATTN__MR; i++) {
                 const attn__v av = attn__vset1(ar[i][p * acs]);
+                const float *bq = bp + q * bs; /* never a pointer past the last row */
                 for (v = 0; v < ATTN__NR / ATTN__VW; v++)
-                    acc[i][v] = attn__vfma(av, attn__vload(bp + v * ATTN__VW), acc[i][v]);
+                    acc[i][v] = attn__vfma(av, attn__vload(bq + v * ATTN__VW), acc[i][v]);
             }
     }
     for (i = 0; i < ATTN__MR; i++)
@@ -347,16 +352,27 @@ static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t 
     (void)pa;
 }
 
-/* The packed A and B areas of a workspace for this product, in floats. */
+/* The packed A and B areas of a workspace for this product, in floats. Monotone in m, n and
+ * k (a chunk is attn__mm_kc(k) <= min(k, KC) deep, and min(k, KC) is what is counted), and
+ * bounded by the sizes for m >= MC, n >= NC, k >= KC: attn_matmul_workspace_max(). */
 static void attn__mm_ws_floats(size_t m, size_t n, size_t k, size_t *fa, size_t *fb)
 {
-    const size_t kc = attn__mm_kc(k);
+    const size_t kc = attn__min(k, ATTN__MM_KC);
+    const size_t np = attn__round_up(attn__min(n, ATTN__MM_WHOLE_B), ATTN__NR);
     /* + slack for whole-vector stores, rounded so that B starts on a cache line too */
     *fa = attn__round_up(attn__round_up(attn__min(m, ATTN__MM_MC), ATTN__MR) * kc + ATTN__VW,
                          ATTN__ALIGN / sizeof(float));
     *fb = attn__round_up(attn__min(n, ATTN__MM_NC), ATTN__NR) * kc;
-    /* room for all of op(B) when small (ATTN__MM_WHOLE_B); monotone in n and k */
-    if (*fb < ATTN__MM_WHOLE_B) *fb = attn__min(ATTN__MM_WHOLE_B, attn__round_up(n, ATTN__NR) * k);
+    /* room for all of op(B) when small (ATTN__MM_WHOLE_B); np * k saturates there */
+    if (*fb < ATTN__MM_WHOLE_B)
+        *fb = k > ATTN__MM_WHOLE_B / np ? ATTN__MM_WHOLE_B : attn__min(ATTN__MM_WHOLE_B, np * k);
+}
+
+/* Whether all of op(B) (n x k, NR-column slivers) fits the whole-panel area. */
+static int attn__mm_whole_b(size_t n, size_t k)
+{
+    const size_t np = attn__round_up(attn__min(n, ATTN__MM_WHOLE_B), ATTN__NR);
+    return n <= ATTN__MM_WHOLE_B && k <= ATTN__MM_WHOLE_B / np;
 }
 
 ATTN_API size_t attn_matmul_workspace_size(attn_trans ta, attn_trans tb, size_t m, size_t n,
@@ -393,6 +409,12 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
         if ((st = tb ? attn__check_mat(n, k, ldb) : attn__check_mat(k, n, ldb)) != ATTN_OK) return st;
     }
     if ((st = attn__check_mat(m, n, ldc)) != ATTN_OK) return st;
+    /* A matrix of one stored row accepts any leading dimension; it never addresses a second
+     * row, so it becomes the row length: no pointer (e.g. a microkernel's step past its
+     * last row) is ever formed that far out. The arithmetic does not depend on it. */
+    if (m == 1) ldc = n;
+    if (ta ? k == 1 : m == 1) lda = ta ? m : k;
+    if (tb ? n == 1 : k == 1) ldb = tb ? k : n;
     need = attn_matmul_workspace_size(ta, tb, m, n, k);
     if (workspace && workspace_size < need) return ATTN_ERR_WORKSPACE;
     if (k == 0) {
@@ -410,7 +432,7 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
     pb = pa + fa;
     packa = ta || n > ATTN__MM_DIRECT_N;
     pfc = m * ldc > ATTN__MM_FAR;
-    if (!packa && attn__round_up(n, ATTN__NR) * k <= ATTN__MM_WHOLE_B) {
+    if (!packa && attn__mm_whole_b(n, k)) {
         /* all of op(B) packed at once: each A sliver then streams through all of k */
         const size_t np = attn__round_up(n, ATTN__NR);
         for (pc = 0; pc < k; pc += kcb)

@@ -1,0 +1,328 @@
+/* test_regress.c - regression tests for defects found by fuzzing and review (issue 23),
+ * one named group per defect; each failed before its fix (the pointer ones under UBSan,
+ * -fsanitize=undefined, which the fuzz builds use).
+ *   attention_huge_scores   plain path, scaled scores of 2^24 and more: finite, exact winner
+ *   tasks_huge_qlen         attn_attention_tasks for q_len near SIZE_MAX: 0, no division by 0
+ *   causal_offset_extremes  ATTN_CAUSAL_OFFSET near PTRDIFF_MAX / PTRDIFF_MIN: no overflow
+ *   one_row_huge_ld         one-row matrices with leading dimensions up to SIZE_MAX
+ *   workspace_monotone      matmul / linear workspace monotone in m, n, k, bounded, no wrap
+ */
+#define ATTN_IMPLEMENTATION
+#include "attn.h"
+
+#include "check.h"
+
+#include <float.h>
+#include <stdint.h>
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n, size);
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
+static int same_bits(const float *a, const float *b, size_t n)
+{
+    return memcmp(a, b, n * sizeof(float)) == 0;
+}
+
+/* ---- attention_huge_scores ------------------------------------------------------------ */
+
+/* q_len queries, kv_len keys, d = 4: q = (a, 0, 0, 0) for every query, k_j = (b_j, 0, 0, 0)
+ * with b_j = bw for the winner (key `win`; also key `tie` when tie < kv_len) and at most
+ * bw * (1 - 1/64) elsewhere (for a bw > 0; else bw (1 + 1/64)). The scaled scores are
+ * ~2^e; the gap to the losers is ~2^(e-6), far past exp's range, so O is the winner's V
+ * row (the mean of the two tied rows) up to rounding. */
+static void huge_case(size_t q_len, size_t kv_len, size_t win, size_t tie, float a, float bw,
+                      float scale)
+{
+    const size_t d = 4, dv = 3;
+    float *q = (float *)xcalloc(q_len * d, sizeof(float));
+    float *k = (float *)xcalloc(kv_len * d, sizeof(float));
+    float *v = (float *)xcalloc(kv_len * dv, sizeof(float));
+    float *o = (float *)xcalloc(q_len * dv, sizeof(float));
+    attn_attention_params p = attn_attention_init(1, 1, 1, q_len, kv_len, d, dv, q, k, v, o,
+                                                  ATTN_LAYOUT_BHLD);
+    size_t wsz = attn_attention_workspace_size(&p), i, j, c;
+    void *ws = xcalloc(wsz, 1);
+    attn_status st;
+    int ok = 1;
+    for (i = 0; i < q_len; i++) q[i * d] = a;
+    for (j = 0; j < kv_len; j++) {
+        const float f = 1.0f - (1.0f + (float)(j % 7)) / 64.0f; /* the losers' fractions */
+        k[j * d] = j == win || j == tie ? bw : bw * ((a > 0) == (bw > 0) ? f : 2.0f - f);
+        for (c = 0; c < dv; c++) v[j * dv + c] = (float)(j + 1) + 0.25f * (float)c;
+    }
+    p.scale = scale;
+    st = attn_attention(&p, ws, wsz);
+    for (i = 0; i < q_len && ok; i++)
+        for (c = 0; c < dv; c++) {
+            double want = v[win * dv + c];
+            if (tie < kv_len) want = 0.5 * (want + v[tie * dv + c]);
+            if (!isfinite(o[i * dv + c]) || fabs(o[i * dv + c] - want) > 1e-5 * fabs(want)) {
+                ok = 0;
+                check(0, "attention_huge_scores: q_len %zu kv_len %zu win %zu tie %zu a %g "
+                      "bw %g scale %g: O[%zu][%zu] = %g, want %g", q_len, kv_len, win, tie,
+                      (double)a, (double)bw, (double)scale, i, c, (double)o[i * dv + c], want);
+                break;
+            }
+        }
+    check(st == ATTN_OK && ok, "attention_huge_scores: status %d", (int)st);
+    free(q), free(k), free(v), free(o), free(ws);
+}
+
+static void test_attention_huge_scores(void)
+{
+    static const size_t QL[] = {1, 3, 16, 200};
+    static const size_t KL[] = {2, 9, 130, 300};
+    int e, t;
+    size_t qi, ki;
+    check_seed(23);
+    for (e = 20; e <= 60; e += 4)
+        for (qi = 0; qi < sizeof QL / sizeof QL[0]; qi++)
+            for (ki = 0; ki < sizeof KL / sizeof KL[0]; ki++)
+                for (t = 0; t < 6; t++) {
+                    const size_t kv = KL[ki], win = (size_t)(check_uniform(0, 1) * (float)kv) % kv;
+                    const size_t tie = t % 3 == 0 ? (win + kv / 2) % kv : kv;
+                    const float scale = check_uniform(0.05f, 0.95f);
+                    const float a = ldexpf(check_uniform(1, 2), e / 2) * (t & 1 ? -1.0f : 1.0f);
+                    const float bw = ldexpf(check_uniform(1, 2), e - e / 2) *
+                                     (t & 2 ? -1.0f : 1.0f);
+                    if (tie == win) continue;
+                    huge_case(QL[qi], kv, win, tie, a, bw, scale);
+                }
+}
+
+/* ---- tasks_huge_qlen -------------------------------------------------------------------- */
+
+static void test_tasks_huge_qlen(void)
+{
+    static const size_t QL[] = {(size_t)-1, (size_t)-2, (size_t)-1 - 190, (size_t)-1 - 191,
+                                (size_t)-1 - 192, (size_t)PTRDIFF_MAX, (size_t)PTRDIFF_MAX / 4 + 1};
+    float buf[64] = {0};
+    size_t i;
+    for (i = 0; i < sizeof QL / sizeof QL[0]; i++) {
+        attn_attention_params p = attn_attention_init(1, 1, 1, QL[i], 1, 4, 4, buf, buf, buf,
+                                                      buf + 32, ATTN_LAYOUT_BHLD);
+        char ws[16];
+        check(attn_attention_tasks(&p) == 0, "tasks_huge_qlen: q_len %zu gives %zu tasks", QL[i],
+              attn_attention_tasks(&p));
+        check(attn_attention_task(&p, 0, ws, sizeof ws) != ATTN_OK,
+              "tasks_huge_qlen: q_len %zu task 0 accepted", QL[i]);
+    }
+}
+
+/* ---- causal_offset_extremes ------------------------------------------------------------- */
+
+static void causal_case(size_t q_len, size_t kv_len, ptrdiff_t off, int all_visible)
+{
+    const size_t d = 5, dv = 3;
+    float *q = (float *)xcalloc(q_len * d, sizeof(float));
+    float *k = (float *)xcalloc(kv_len * d, sizeof(float));
+    float *v = (float *)xcalloc(kv_len * dv, sizeof(float));
+    float *o = (float *)xcalloc(q_len * dv, sizeof(float));
+    float *want = (float *)xcalloc(q_len * dv, sizeof(float));
+    attn_attention_params p = attn_attention_init(1, 1, 1, q_len, kv_len, d, dv, q, k, v, o,
+                                                  ATTN_LAYOUT_BHLD);
+    size_t wsz = attn_attention_workspace_size(&p), i;
+    void *ws = xcalloc(wsz, 1);
+    attn_status st;
+    for (i = 0; i < q_len * d; i++) q[i] = check_uniform(-1, 1);
+    for (i = 0; i < kv_len * d; i++) k[i] = check_uniform(-1, 1);
+    for (i = 0; i < kv_len * dv; i++) v[i] = check_uniform(-1, 1);
+    if (all_visible) { /* the same call without a causal mask */
+        p.o = want;
+        attn_attention(&p, ws, wsz);
+        p.o = o;
+    }
+    p.causal = ATTN_CAUSAL_OFFSET;
+    p.causal_offset = off;
+    st = attn_attention(&p, ws, wsz);
+    check(st == ATTN_OK && same_bits(o, want, q_len * dv),
+          "causal_offset_extremes: q_len %zu kv_len %zu offset %td: status %d, O differs from %s",
+          q_len, kv_len, off, (int)st, all_visible ? "no mask" : "zeros");
+    free(q), free(k), free(v), free(o), free(want), free(ws);
+}
+
+static void test_causal_offset_extremes(void)
+{
+    static const size_t QL[] = {1, 5, 16, 200}, KL[] = {1, 7, 300};
+    size_t qi, ki;
+    for (qi = 0; qi < sizeof QL / sizeof QL[0]; qi++)
+        for (ki = 0; ki < sizeof KL / sizeof KL[0]; ki++) {
+            causal_case(QL[qi], KL[ki], PTRDIFF_MAX, 1);
+            causal_case(QL[qi], KL[ki], PTRDIFF_MAX - 1, 1);
+            causal_case(QL[qi], KL[ki], PTRDIFF_MAX - (ptrdiff_t)QL[qi], 1);
+            causal_case(QL[qi], KL[ki], (ptrdiff_t)KL[ki], 1);
+            causal_case(QL[qi], KL[ki], PTRDIFF_MIN, 0);
+            causal_case(QL[qi], KL[ki], PTRDIFF_MIN + 1, 0);
+            causal_case(QL[qi], KL[ki], -(ptrdiff_t)QL[qi], 0);
+        }
+}
+
+/* ---- one_row_huge_ld -------------------------------------------------------------------- */
+
+/* One-row operands accept any leading dimension: the results must be those of the dense
+ * call, and (under UBSan) no pointer past the last row may be formed. */
+static void test_one_row_huge_ld(void)
+{
+    static const size_t NS[] = {1, 3, 8, 17, 40}, KS[] = {1, 2, 9, 300};
+    static const size_t BIG[] = {(size_t)-1, (size_t)PTRDIFF_MAX, (size_t)PTRDIFF_MAX / 4 + 1};
+    size_t ni, ki, bi, i;
+    int ta, tb, wsm;
+    for (ni = 0; ni < sizeof NS / sizeof NS[0]; ni++)
+        for (ki = 0; ki < sizeof KS / sizeof KS[0]; ki++)
+            for (bi = 0; bi < sizeof BIG / sizeof BIG[0]; bi++)
+                for (ta = 0; ta < 2; ta++)
+                    for (tb = 0; tb < 2; tb++)
+                        for (wsm = 0; wsm < 2; wsm++) {
+                            /* m = 1: C one row; A one row when not transposed; B one row when
+                             * k = 1 (not transposed) or n = 1 (transposed) */
+                            const size_t n = NS[ni], k = KS[ki], big = BIG[bi];
+                            const size_t lda = ta ? 1 : k, ldb = tb ? k : n;
+                            float *a = (float *)xcalloc(k, sizeof(float));
+                            float *b = (float *)xcalloc(k * n, sizeof(float));
+                            float *c0 = (float *)xcalloc(n, sizeof(float));
+                            float *c1 = (float *)xcalloc(n, sizeof(float));
+                            const size_t wsz = attn_matmul_workspace_size((attn_trans)ta,
+                                                                          (attn_trans)tb, 1, n, k);
+                            void *ws = wsm ? xcalloc(wsz, 1) : NULL;
+                            const int b1 = tb ? n == 1 : k == 1;
+                            attn_status s0, s1;
+                            for (i = 0; i < k; i++) a[i] = check_uniform(-1, 1);
+                            for (i = 0; i < k * n; i++) b[i] = check_uniform(-1, 1);
+                            s0 = attn_matmul((attn_trans)ta, (attn_trans)tb, 1, n, k, 1.0f, a, lda,
+                                             b, ldb, 0.0f, c0, n, ws, wsm ? wsz : 0);
+                            s1 = attn_matmul((attn_trans)ta, (attn_trans)tb, 1, n, k, 1.0f, a,
+                                             ta && k > 1 ? lda : big, b, b1 ? big : ldb, 0.0f, c1,
+                                             big, ws, wsm ? wsz : 0);
+                            check(s0 == ATTN_OK && s1 == ATTN_OK && same_bits(c0, c1, n),
+                                  "one_row_huge_ld: matmul ta %d tb %d n %zu k %zu ld %zu ws %d: "
+                                  "status %d %d or bits differ", ta, tb, n, k, big, wsm, (int)s0,
+                                  (int)s1);
+                            if (!ta) { /* the linear layer with one token */
+                                s1 = attn_linear(a, big, 1, k, (attn_trans)tb, b, b1 ? big : ldb,
+                                                 NULL, n, ATTN_ACT_NONE, c1, big, ws,
+                                                 wsm ? wsz : 0);
+                                check(s1 == ATTN_OK && same_bits(c0, c1, n),
+                                      "one_row_huge_ld: linear tw %d n %zu k %zu ld %zu: status %d"
+                                      " or bits differ", tb, n, k, big, (int)s1);
+                            }
+                            free(a), free(b), free(c0), free(c1), free(ws);
+                        }
+    /* attn_mha with one query token and one key token, huge leading dimensions */
+    for (bi = 0; bi < sizeof BIG / sizeof BIG[0]; bi++) {
+        const size_t d = 8, big = BIG[bi];
+        float *wt = (float *)xcalloc(4 * d * d, sizeof(float));
+        float xq[8], xkv[8], y0[8], y1[8];
+        attn_mha_weights w;
+        size_t wsz;
+        void *ws;
+        attn_status s0, s1;
+        for (i = 0; i < 4 * d * d; i++) wt[i] = check_uniform(-0.5f, 0.5f);
+        for (i = 0; i < d; i++) xq[i] = check_uniform(-1, 1), xkv[i] = check_uniform(-1, 1);
+        memset(&w, 0, sizeof w);
+        w.d_model = d, w.heads = 2;
+        w.wq = wt, w.wk = wt + d * d, w.wv = wt + 2 * d * d, w.wo = wt + 3 * d * d;
+        wsz = attn_mha_workspace_size(&w, 1, 1);
+        ws = xcalloc(wsz, 1);
+        s0 = attn_mha(&w, xq, d, 1, xkv, d, 1, 0, y0, d, ws, wsz);
+        s1 = attn_mha(&w, xq, big, 1, xkv, big, 1, 0, y1, big, ws, wsz);
+        check(s0 == ATTN_OK && s1 == ATTN_OK && same_bits(y0, y1, d),
+              "one_row_huge_ld: mha one token ld %zu: status %d %d or bits differ", big, (int)s0,
+              (int)s1);
+        free(wt), free(ws);
+    }
+    /* attention with one key: K and V row strides are free */
+    for (bi = 0; bi < sizeof BIG / sizeof BIG[0]; bi++) {
+        const size_t ql = 16, d = 4;
+        float q[64], k[4], v[4], o0[64], o1[64];
+        attn_attention_params p = attn_attention_init(1, 1, 1, ql, 1, d, d, q, k, v, o0,
+                                                      ATTN_LAYOUT_BHLD);
+        const size_t wsz = attn_attention_workspace_size(&p);
+        void *ws = xcalloc(wsz, 1);
+        attn_status s0, s1;
+        for (i = 0; i < 64; i++) q[i] = check_uniform(-1, 1);
+        for (i = 0; i < 4; i++) k[i] = check_uniform(-1, 1), v[i] = check_uniform(-1, 1);
+        s0 = attn_attention(&p, ws, wsz);
+        p.o = o1, p.k_sl = p.v_sl = BIG[bi];
+        s1 = attn_attention(&p, ws, wsz);
+        check(s0 == ATTN_OK && s1 == ATTN_OK && same_bits(o0, o1, ql * d),
+              "one_row_huge_ld: attention one key, k_sl = v_sl = %zu: status %d %d or bits differ",
+              BIG[bi], (int)s0, (int)s1);
+        free(ws);
+    }
+}
+
+/* ---- workspace_monotone ----------------------------------------------------------------- */
+
+static void test_workspace_monotone(void)
+{
+    static const size_t V[] = {1, 2, 5, 6, 16, 17, 100, 144, 255, 256, 257, 300, 511, 512, 513,
+                               4080, 4096, 8192, 131072, 131073, 1000000, (size_t)1 << 31,
+                               (size_t)PTRDIFF_MAX / 4, (size_t)PTRDIFF_MAX, (size_t)-1 - 191,
+                               (size_t)-1 - 15, (size_t)-1};
+    const size_t nv = sizeof V / sizeof V[0];
+    size_t i, j, l, k, ta, tb, bad = 0;
+    size_t top[2][2];
+    for (ta = 0; ta < 2; ta++)
+        for (tb = 0; tb < 2; tb++)
+            top[ta][tb] = attn_matmul_workspace_size((attn_trans)ta, (attn_trans)tb, (size_t)-1,
+                                                     (size_t)-1, (size_t)-1);
+    for (ta = 0; ta < 2; ta++)
+        for (tb = 0; tb < 2; tb++) {
+            const attn_trans A = (attn_trans)ta, B = (attn_trans)tb;
+            check(top[ta][tb] > 0 && top[ta][tb] < ((size_t)64 << 20),
+                  "workspace_monotone: bound %zu", top[ta][tb]);
+            for (i = 0; i < nv; i++)
+                for (j = 0; j < nv; j++)
+                    for (l = 0; l < nv; l++) {
+                        const size_t w = attn_matmul_workspace_size(A, B, V[i], V[j], V[l]);
+                        int ok = w > 0 && w <= top[ta][tb];
+                        if (i + 1 < nv) ok &= w <= attn_matmul_workspace_size(A, B, V[i + 1], V[j], V[l]);
+                        if (j + 1 < nv) ok &= w <= attn_matmul_workspace_size(A, B, V[i], V[j + 1], V[l]);
+                        if (l + 1 < nv) ok &= w <= attn_matmul_workspace_size(A, B, V[i], V[j], V[l + 1]);
+                        if (!ok && bad++ < 5)
+                            check(0, "workspace_monotone: ta %zu tb %zu m %zu n %zu k %zu: %zu",
+                                  ta, tb, V[i], V[j], V[l], w);
+                    }
+            /* every k from 1 to 1100, a few n */
+            for (j = 0; j < nv; j++)
+                for (k = 1; k < 1100; k++)
+                    if (attn_matmul_workspace_size(A, B, 7, V[j], k) >
+                            attn_matmul_workspace_size(A, B, 7, V[j], k + 1) && bad++ < 5)
+                        check(0, "workspace_monotone: n %zu: k %zu needs more than k + 1", V[j], k);
+        }
+    check(bad == 0, "workspace_monotone: %zu non-monotone sizes", bad);
+    for (i = 0; i + 1 < nv; i++)
+        check(attn_linear_workspace_size(ATTN_TRANS, V[i], V[i], V[i]) <=
+                      attn_linear_workspace_size(ATTN_TRANS, V[i + 1], V[i + 1], V[i + 1]),
+              "workspace_monotone: linear size %zu", V[i]);
+}
+
+/* Every group, or only those named on the command line. */
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        void (*fn)(void);
+    } groups[] = {{"attention_huge_scores", test_attention_huge_scores},
+                  {"tasks_huge_qlen", test_tasks_huge_qlen},
+                  {"causal_offset_extremes", test_causal_offset_extremes},
+                  {"one_row_huge_ld", test_one_row_huge_ld},
+                  {"workspace_monotone", test_workspace_monotone}};
+    size_t g;
+    int i;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    check_begin("regress");
+    for (g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+        int run = argc < 2;
+        for (i = 1; i < argc; i++) run |= strcmp(argv[i], groups[g].name) == 0;
+        if (run) groups[g].fn();
+    }
+    return check_end("regress");
+}
