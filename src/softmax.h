@@ -251,15 +251,11 @@ static void attn__softmax_out(const float *e, float *y, size_t n, float sum, int
         for (; i + ATTN__VW <= n; i += ATTN__VW)
             attn__vstream(y + i, attn__softmax_scale(attn__vload(e + i), inv, flush));
     } else if (!flush) {
-        for (; i + 2 * ATTN__VW <= n; i += 2 * ATTN__VW) {
-            const attn__v v0 = attn__vmul(attn__vload(e + i), inv);
-            const attn__v v1 = attn__vmul(attn__vload(e + i + ATTN__VW), inv);
-            attn__vstore(y + i, v0);
-            attn__vstore(y + i + ATTN__VW, v1);
-        }
+        for (; i + ATTN__VW <= n; i += ATTN__VW)
+            attn__vstore(y + i, attn__vmul(attn__vload(e + i), inv));
     }
     for (; i + ATTN__VW <= n; i += ATTN__VW)
-        attn__vstore(y + i, attn__softmax_scale(attn__vload(e + i), inv, flush));
+        attn__vstore(y + i, attn__softmax_scale(attn__vload(e + i), inv, 1));
     if (i < n)
         attn__vstore_part(y + i, attn__softmax_scale(attn__vload_part(e + i, n - i, 0.0f), inv, 1),
                           n - i);
@@ -309,18 +305,19 @@ static ATTN__NOINLINE void attn__softmax_rows_stream(const float *x, size_t ldx,
  * lanes 0): 0 when some argument is under f->thr (the row then takes the long rows' path),
  * else 1 with the results of attn__softmax_body (fast exps, nothing to flush). */
 static ATTN__FORCE_INLINE int attn__softmax_short_exps(const attn__v *xv, attn__v *ev, size_t nf,
-                                                       size_t t, const attn__sm_frame *f)
+                                                       size_t t, const attn__sm_frame *f,
+                                                       int mode)
 {
     static const float ones[8] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
     attn__v hv[ATTN__SM_SHORT + 1], lv[ATTN__SM_SHORT + 1], lo = attn__vset1(INFINITY);
     size_t j;
     ATTN__UNROLL
     for (j = 0; j < nf; j++) {
-        attn__softmax_arg(xv[j], f->vs, f->vm, ATTN__SM_UNSHIFTED, hv + j, lv + j);
+        attn__softmax_arg(xv[j], f->vs, f->vm, mode, hv + j, lv + j);
         lo = attn__vmin(lo, hv[j]);
     }
     if (t) {
-        attn__softmax_arg(xv[nf], f->vs, f->vm, ATTN__SM_UNSHIFTED, hv + nf, lv + nf);
+        attn__softmax_arg(xv[nf], f->vs, f->vm, mode, hv + nf, lv + nf);
         lo = attn__vmin(lo, hv[nf]);
     }
 #ifdef ATTN_USE_SLEEF
@@ -328,19 +325,10 @@ static ATTN__FORCE_INLINE int attn__softmax_short_exps(const attn__v *xv, attn__
 #endif
     if (attn__vany_neg(attn__vsub(lo, f->thr))) return 0;
     ATTN__UNROLL
-    for (j = 0; j < nf; j++) ev[j] = attn__vexp_core(hv[j], lv[j], 1, 0);
-    if (t) ev[nf] = attn__vmul(attn__vexp_core(hv[nf], lv[nf], 1, 0),
+    for (j = 0; j < nf; j++) ev[j] = attn__vexp_core(hv[j], lv[j], mode != ATTN__SM_UNIT, 0);
+    if (t) ev[nf] = attn__vmul(attn__vexp_core(hv[nf], lv[nf], mode != ATTN__SM_UNIT, 0),
                                attn__vload_part(ones, t, 0.0f)); /* padding: 0 */
     return 1;
-}
-
-/* One row by the long rows' path, in cache */
-static void attn__softmax_row_long(const float *x, float *y, size_t n, float s, float lnn)
-{
-    float sum = 0.0f;
-    const int flush = attn__softmax_exps(x, y, n, s, lnn, NULL, &sum);
-    if (flush < 0) attn__softmax_special(x, y, n, s);
-    else attn__softmax_out(y, y, n, sum, flush, 0);
 }
 
 /* One short row of nf whole vectors (a constant after inlining) and a partial one when n
@@ -383,10 +371,12 @@ static ATTN__FORCE_INLINE void attn__softmax_short_row(const float *x, float *y,
         return;
     }
     if (t) xv[nf] = attn__vload_part(x + nf * ATTN__VW, t, m);
-    ev[0] = a0; /* n > 0: set below; for the compiler's flow analysis */
+    ATTN__UNROLL
+    for (j = 0; j <= nf; j++) ev[j] = a0; /* set below; for the compiler's flow analysis */
     f = attn__softmax_frame(m, s, lnn, n);
-    if (!f.unshifted || !attn__softmax_short_exps(xv, ev, nf, t, &f)) {
-        attn__softmax_row_long(x, y, n, s, lnn);
+    if (!f.unshifted || !(s == 1.0f ? attn__softmax_short_exps(xv, ev, nf, t, &f, ATTN__SM_UNIT)
+                                    : attn__softmax_short_exps(xv, ev, nf, t, &f, ATTN__SM_UNSHIFTED))) {
+        attn__softmax_rows_long(x, 0, y, 0, 1, n, s, lnn, 0);
         return;
     }
     ATTN__UNROLL
@@ -419,7 +409,7 @@ static ATTN__NOINLINE void attn__softmax_rows_short(const float *x, size_t ldx, 
         for (r = 0; r < rows; r++)                                                          \
             attn__softmax_short_row(x + r * ldx, y + r * ldy, n, k, s, lnn, stream);        \
         break;
-        ATTN__SM_CASE(0) ATTN__SM_CASE(1) ATTN__SM_CASE(2) ATTN__SM_CASE(3) ATTN__SM_CASE(4)
+        ATTN__SM_CASE(1) ATTN__SM_CASE(2) ATTN__SM_CASE(3) ATTN__SM_CASE(4)
         ATTN__SM_CASE(5) ATTN__SM_CASE(6) ATTN__SM_CASE(7) ATTN__SM_CASE(8)
 #undef ATTN__SM_CASE
     default: break;
@@ -448,7 +438,7 @@ static attn_status attn__softmax_path(const float *x, size_t ldx, float *y, size
                                 : (path & ATTN__SM_FAR_PATH) != 0;
     /* in place, y's lines are read already: normal stores */
     stream = far && ATTN__HAVE_VSTREAM && x != y;
-    if (n <= ATTN__SM_SHORT * ATTN__VW && (path < 0 || !(path & ATTN__SM_LONG_PATH)))
+    if (n >= ATTN__VW && n <= ATTN__SM_SHORT * ATTN__VW && (path < 0 || !(path & ATTN__SM_LONG_PATH)))
         attn__softmax_rows_short(x, ldx, y, ldy, rows, n, scale, lnn,
                                  stream && (uintptr_t)y % (ATTN__VW * sizeof(float)) == 0 &&
                                      ldy % ATTN__VW == 0);
