@@ -1,9 +1,13 @@
 /* simd/simd.h - picks attn.h's vector layer and matmul microkernel for the target:
- * AVX2+FMA, AArch64 NEON, or the portable scalar layer (also with ATTN_NO_SIMD). */
+ * AVX-512 (unless ATTN_NO_AVX512, which keeps AVX2 on such a build), AVX2+FMA, AArch64 NEON,
+ * or the portable scalar layer (also with ATTN_NO_SIMD). */
 #ifndef ATTN_SIMD_SIMD_H
 #define ATTN_SIMD_SIMD_H
 #include "common.h"
-#if !defined(ATTN_NO_SIMD) && defined(__AVX2__) && defined(__FMA__)
+#if !defined(ATTN_NO_SIMD) && !defined(ATTN_NO_AVX512) && defined(__AVX512F__)
+#define ATTN__ISA_AVX512 1
+#include "avx512.h"
+#elif !defined(ATTN_NO_SIMD) && defined(__AVX2__) && defined(__FMA__)
 #define ATTN__ISA_AVX2 1
 #include "avx2.h"
 #elif !defined(ATTN_NO_SIMD) && defined(__aarch64__) && defined(__ARM_NEON)
@@ -19,7 +23,9 @@
 
 #include "generic.h"
 
-#if defined(ATTN__ISA_AVX2)
+#if defined(ATTN__ISA_AVX512)
+#include "mm_12x32_avx512.h"
+#elif defined(ATTN__ISA_AVX2)
 #include "mm_6x16_avx2.h"
 #elif defined(ATTN__ISA_NEON)
 #include "mm_8x12_neon.h"

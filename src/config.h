@@ -26,7 +26,14 @@
 /* Softmax: floats of that stack scratch (16 KiB); longer rows keep normal stores. */
 #define ATTN__SM_SCRATCH 4096
 
-#if ATTN__VW == 8 /* ---- AVX2 ---- */
+#if ATTN__VW == 16 /* ---- AVX-512 ---- */
+#define ATTN__MM_KC 256
+#define ATTN__MM_MC (16 * ATTN__MR)
+#define ATTN__MM_NC (128 * ATTN__NR)
+#define ATTN__TQ 192
+#define ATTN__TK 128
+#define ATTN__SM_SHORT 4
+#elif ATTN__VW == 8 /* ---- AVX2 ---- */
 #define ATTN__MM_KC 256            /* depth of a chunk: a KC x NR B sliver stays in L1 */
 #define ATTN__MM_MC (24 * ATTN__MR) /* rows of op(A) per packed block (L2) */
 #define ATTN__MM_NC (255 * ATTN__NR) /* columns of op(B) per packed panel (L3) */

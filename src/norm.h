@@ -273,6 +273,8 @@ static void attn__layernorm_finish(const float *xr, float *yr, size_t n, float c
  * row alone (a partial batch's missing rows are zeros), so a row's bits do not depend on
  * the other rows. Rows needing the second pass (d^2 > var / 4) or the double path go
  * through attn__layernorm_finish. */
+#define ATTN__NORM_LANES (ATTN__NORM_BATCH > ATTN__VW ? ATTN__NORM_BATCH : ATTN__VW)
+
 static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t ldx, float *y,
                                                           size_t ldy, size_t rows, size_t n,
                                                           const float *g, const float *b,
@@ -282,9 +284,11 @@ static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t
     size_t r0;
     for (r0 = 0; r0 < rows; r0 += ATTN__NORM_BATCH) {
         const size_t nb = rows - r0 < ATTN__NORM_BATCH ? rows - r0 : ATTN__NORM_BATCH;
-        float c[ATTN__NORM_BATCH], t[ATTN__NORM_BATCH], s2[ATTN__NORM_BATCH], d[ATTN__NORM_BATCH];
-        float rs[ATTN__NORM_BATCH];
+        /* a vector of rows at a time below: lanes past the batch padded with zeros */
+        float c[ATTN__NORM_LANES], t[ATTN__NORM_LANES], s2[ATTN__NORM_LANES];
+        float d[ATTN__NORM_LANES], rs[ATTN__NORM_LANES];
         size_t k;
+        for (k = ATTN__NORM_BATCH; k < ATTN__NORM_LANES; k++) c[k] = t[k] = s2[k] = 0.0f;
         if (n <= ATTN__SUM_BLOCK) {
             attn__norm_batch_sums(x + r0 * ldx, ldx, nb, n, c, t, s2);
         } else {

@@ -308,7 +308,8 @@ static ATTN__FORCE_INLINE int attn__softmax_short_exps(const attn__v *xv, attn__
                                                        size_t t, const attn__sm_frame *f,
                                                        int mode)
 {
-    static const float ones[8] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
+    static const float ones[16] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f,
+                                   1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
     attn__v hv[ATTN__SM_SHORT + 1], lv[ATTN__SM_SHORT + 1], lo = attn__vset1(INFINITY);
     size_t j;
     ATTN__UNROLL
@@ -406,7 +407,7 @@ static ATTN__NOINLINE void attn__softmax_rows_short(const float *x, size_t ldx, 
     switch (n / ATTN__VW) {
 #define ATTN__SM_CASE(k)                                                                    \
     case k:                                                                                 \
-        for (r = 0; r < rows; r++)                                                          \
+        for (r = 0; r < rows && (k) <= ATTN__SM_SHORT; r++)                                 \
             attn__softmax_short_row(x + r * ldx, y + r * ldy, n, k, s, lnn, stream);        \
         break;
         ATTN__SM_CASE(1) ATTN__SM_CASE(2) ATTN__SM_CASE(3) ATTN__SM_CASE(4)

@@ -64,10 +64,11 @@ static int sm_path = ATTN__SM_AUTO;
 /* bytes; the largest measured use is printed. --far: 20 KiB (softmax's scratch) */
 #define STACK_LIMIT (sm_path == ATTN__SM_FAR_PATH ? 20 * 1024 : 16 * 1024)
 #endif
-#define STACK_SLACK 384 /* large problems may take other code paths (packed vs in place;
-                         * attention's fused tiles vs its decode rows) with frames up to
-                         * this much larger; a VLA or alloca sized by the
-                         * problem (rows of 160 floats = 640 bytes and up) still fails */
+/* large problems may take other code paths (packed vs in place; attention's fused tiles
+ * vs its decode rows) with frames up to this much larger (AVX-512's 64-byte spills: more);
+ * a VLA or alloca sized by the problem (rows of 160 floats = 640 bytes and up) still fails
+ * on the narrower paths */
+#define STACK_SLACK (ATTN__VW > 8 ? 1280 : 384)
 
 /* ---- the allocator, counted --------------------------------------------------------------- */
 

@@ -1143,6 +1143,8 @@ static void test_status_strings(void)
     {
 #if defined(ATTN_NO_SIMD)
         const char *isa = "scalar";
+#elif defined(__AVX512F__) && !defined(ATTN_NO_AVX512)
+        const char *isa = "avx512";
 #elif defined(__AVX2__) && defined(__FMA__)
         const char *isa = "avx2";
 #elif defined(__aarch64__) && defined(__ARM_NEON)

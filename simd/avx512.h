@@ -1,0 +1,156 @@
+/* simd/avx512.h - the AVX-512 vector layer of attn.h (16 lanes, AVX512F only): primitives
+ * only, the same names and contract as simd/scalar.h. Tails by mask registers. Compiles
+ * on its own (-mavx512f). */
+#ifndef ATTN_SIMD_AVX512_H
+#define ATTN_SIMD_AVX512_H
+#include "common.h"
+/* g++ 12 reports the intrinsics' own _mm512_undefined_* as uninitialized once inlined */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+#define ATTN__ISA_NAME "avx512"
+#define ATTN__VW 16
+
+#ifdef ATTN_USE_SLEEF
+#include <sleef.h>
+/* SLEEF's 1-ulp exp for this width */
+#define attn__vsleef_exp(x) Sleef_expf16_u10avx512f(x)
+#endif
+
+typedef __m512 attn__v;
+typedef __mmask16 attn__vm;
+
+/* the first n lanes (n <= 16) */
+static inline __mmask16 attn__vmask_first(size_t n) { return (__mmask16)((1u << n) - 1u); }
+static inline attn__v attn__vzero(void) { return _mm512_setzero_ps(); }
+static inline attn__v attn__vset1(float a) { return _mm512_set1_ps(a); }
+static inline attn__v attn__vload(const float *p) { return _mm512_loadu_ps(p); }
+static inline void attn__vstore(float *p, attn__v v) { _mm512_storeu_ps(p, v); }
+static inline attn__v attn__vload_part(const float *p, size_t n, float fill)
+{
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), attn__vmask_first(n), p);
+}
+static inline void attn__vstore_part(float *p, attn__v v, size_t n)
+{
+    _mm512_mask_storeu_ps(p, attn__vmask_first(n), v);
+}
+static inline attn__v attn__vadd(attn__v a, attn__v b) { return _mm512_add_ps(a, b); }
+static inline attn__v attn__vsub(attn__v a, attn__v b) { return _mm512_sub_ps(a, b); }
+static inline attn__v attn__vmul(attn__v a, attn__v b) { return _mm512_mul_ps(a, b); }
+static inline attn__v attn__vdiv(attn__v a, attn__v b) { return _mm512_div_ps(a, b); }
+static inline attn__v attn__vsqrt(attn__v a) { return _mm512_sqrt_ps(a); }
+static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c) { return _mm512_fmadd_ps(a, b, c); }
+static inline attn__v attn__vfma_exact(attn__v a, attn__v b, attn__v c)
+{
+    return _mm512_fmadd_ps(a, b, c);
+}
+static inline attn__v attn__vmax(attn__v a, attn__v b) { return _mm512_max_ps(a, b); }
+static inline attn__v attn__vmin(attn__v a, attn__v b) { return _mm512_min_ps(a, b); }
+/* horizontal sum: the halves, then as simd/avx2.h's on the 8-lane sum */
+static inline float attn__vhsum(attn__v a)
+{
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a),
+                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline float attn__vhmax(attn__v a)
+{
+    const __m256 h = _mm256_max_ps(_mm512_castps512_ps256(a),
+                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline attn__vm attn__vlt(attn__v a, attn__v b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+static inline attn__vm attn__vgt(attn__v a, attn__v b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b)
+{
+    return _mm512_mask_blend_ps(m, b, a);
+}
+/* tab[bits(k) & 7] + (bits(k) << 20), lane by lane: the 8 entries twice, vpermd */
+static inline attn__v attn__vlut8_scale(const int32_t *tab, attn__v k)
+{
+    const __m512i b = _mm512_castps_si512(k);
+    const __m512i t8 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)tab));
+    const __m512i t = _mm512_permutexvar_epi32(b, _mm512_shuffle_i64x2(t8, t8, 0x44));
+    return _mm512_castsi512_ps(_mm512_add_epi32(t, _mm512_slli_epi32(b, 20)));
+}
+static inline attn__v attn__vfabs(attn__v a)
+{
+    return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a),
+                                                _mm512_set1_epi32(0x7FFFFFFF)));
+}
+static inline attn__v attn__vor(attn__v a, attn__v b)
+{
+    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+}
+static inline int attn__vany_neg(attn__v a)
+{
+    return _mm512_cmplt_epi32_mask(_mm512_castps_si512(a), _mm512_setzero_si512()) != 0;
+}
+/* non-temporal store (p aligned to 64 bytes); attn__vstream_fence() before returning */
+#define ATTN__HAVE_VSTREAM 1
+static inline void attn__vstream(float *p, attn__v v) { _mm512_stream_ps(p, v); }
+static inline void attn__vstream_fence(void) { _mm_sfence(); }
+
+/* 8 x 8 transpose of ymm rows r[0..7] in place */
+static ATTN__FORCE_INLINE void attn__t8x8(__m256 *r)
+{
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* Transposes a 16 x 16 block: row q of dst (at dst + q * ldd) receives column q of the
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
+ * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As four
+ * 8 x 8 transposes of ymm halves. */
+static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t lds,
+                                                     size_t rows, float *dst, size_t ldd)
+{
+    __m256 lo[2][8], hi[2][8]; /* [rows 0-7 / 8-15][row]: columns 0-7 and 8-15 */
+    size_t i, h;
+    for (h = 0; h < 2; h++)
+        for (i = 0; i < 8; i++) {
+            const size_t r = h * 8 + i;
+            lo[h][i] = r < rows ? _mm256_loadu_ps(src + r * lds) : _mm256_setzero_ps();
+            hi[h][i] = r < rows ? _mm256_loadu_ps(src + r * lds + 8) : _mm256_setzero_ps();
+        }
+    attn__t8x8(lo[0]);
+    attn__t8x8(lo[1]);
+    attn__t8x8(hi[0]);
+    attn__t8x8(hi[1]);
+    for (i = 0; i < 8; i++) { /* dst row i: columns i of rows 0-7, then of rows 8-15 */
+        _mm256_storeu_ps(dst + i * ldd, lo[0][i]);
+        _mm256_storeu_ps(dst + i * ldd + 8, lo[1][i]);
+    }
+    for (i = 0; i < 8; i++) {
+        _mm256_storeu_ps(dst + (i + 8) * ldd, hi[0][i]);
+        _mm256_storeu_ps(dst + (i + 8) * ldd + 8, hi[1][i]);
+    }
+}
+#endif
