@@ -30,15 +30,22 @@
  *                        library's own exp is used.
  *
  * Instruction-set selection (see attn_isa()):
+ *   x86-64 with gcc or clang and no instruction-set flags (or with ATTN_DISPATCH): every
+ *             path below is compiled, and each call runs the best one this CPU has
+ *             ("avx512", "avx2" or "scalar", checked once; attn_use_isa() pins one);
+ *   "avx512"  when __AVX512F__ is defined (e.g. -mavx512f or -march=x86-64-v4), unless
+ *             ATTN_NO_AVX512 keeps AVX2 on such a build;
  *   "avx2"    when __AVX2__ and __FMA__ are defined (e.g. -mavx2 -mfma or -march=haswell);
  *   "neon"    on AArch64 (__aarch64__ with __ARM_NEON);
  *   "scalar"  otherwise, or when ATTN_NO_SIMD is defined.
+ *   ATTN_NO_DISPATCH keeps a flag-less x86-64 build on the scalar path alone.
  *
  * Conventions: float32, row-major. A matrix argument is (pointer, leading dimension):
  * element (r, c) of x is x[r * ldx + c], and ldx must be >= the row length. Sizes are
  * size_t; zero sizes are errors except where stated (matmul k = 0). Outputs may alias
  * inputs only where a function says "in place allowed", and then only exactly
  * (same pointer and same leading dimension).
+ * Storage types: attn_dtype (f32, f16 = IEEE binary16, bf16 = bfloat16), see attn_convert.
  *
  * Numerics: the AVX2 and NEON paths use fused multiply-add throughout; the scalar path
  * fuses where the target has a fast fma (FP_FAST_FMAF, e.g. AArch64 or -mfma) and
@@ -91,11 +98,52 @@ typedef enum attn_status {
 /* A short English description of a status, e.g. "ok", "null pointer". Never NULL. */
 ATTN_API const char *attn_status_string(attn_status status);
 
-/* The instruction set this build was compiled for: "avx2", "neon" or "scalar". */
+/* The instruction set the calls run on: "avx512", "avx2", "neon" or "scalar" (in a build
+ * that dispatches at run time, the one chosen for this CPU or pinned). */
 ATTN_API const char *attn_isa(void);
+
+/* Pins the instruction set of a build that dispatches at run time: "avx512", "avx2",
+ * "scalar", or "auto" / NULL for the best one this CPU runs. ATTN_ERR_ARG when the name is
+ * unknown, not compiled in, or not runnable here (nothing changes then). In a single-target
+ * build only that target's name (or "auto" / NULL) is accepted. The one piece of state the
+ * library keeps: set it at start-up, before other threads call in. */
+ATTN_API attn_status attn_use_isa(const char *name);
 
 /* The exp behind every kernel: "attn" (the library's own) or "sleef". */
 ATTN_API const char *attn_exp_impl(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Storage types. Every kernel computes in float32; arrays may be stored in 16 bits:
+ *   ATTN_F32   IEEE binary32 (float), 4 bytes.
+ *   ATTN_F16   IEEE binary16 (half): 1 sign, 5 exponent, 10 fraction bits, 2 bytes; largest
+ *              finite 65504, smallest normal 2^-14, smallest subnormal 2^-24.
+ *   ATTN_BF16  bfloat16: the top 16 bits of an IEEE binary32 (1 sign, 8 exponent, 7 fraction
+ *              bits), 2 bytes; float32's range with 8 significant bits.
+ * 16-bit elements are uint16_t bit patterns in the machine's byte order.
+ */
+typedef enum attn_dtype { ATTN_F32 = 0, ATTN_F16 = 1, ATTN_BF16 = 2 } attn_dtype;
+
+/* Bytes per element of a storage type: 4, 2, 2; 0 for a value that is not an attn_dtype. */
+ATTN_API size_t attn_dtype_size(attn_dtype type);
+
+/* Converts n contiguous elements of src (stored as src_type) to dst (stored as dst_type),
+ * any pair of types, vectorized (F16C on x86, the AArch64 conversions on NEON, shifts for
+ * bf16; the scalar path gives the same bits).
+ *   16 -> 32 bits: exact, subnormals included; a NaN stays a NaN with its payload (an f16
+ *     signaling NaN comes out quiet, as the hardware converts it; bf16 bits are shifted
+ *     unchanged).
+ *   32 -> 16 bits: round to nearest, ties to even; what rounds beyond the largest finite
+ *     value is inf; subnormal results are kept (for bf16 also from float32 subnormals);
+ *     a NaN stays a NaN (quiet, sign and the top of its payload kept), never inf.
+ *   f16 <-> bf16: through float32, so rounded once as above. Same type: a copy.
+ * Flush-to-zero (attn_denormals_flush_begin) changes no result; the rounding mode must be
+ * the default (to nearest). n = 0 converts nothing and returns ATTN_OK. In place allowed
+ * (dst == src) when both types have the same size; any other overlap of dst's and src's
+ * bytes is ATTN_ERR_ARG. Errors: ATTN_ERR_NULL (dst or src NULL, also for n = 0),
+ * ATTN_ERR_ARG (a type that is not an attn_dtype, overlap), ATTN_ERR_OVERFLOW (n elements
+ * of either type exceed PTRDIFF_MAX bytes). */
+ATTN_API attn_status attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type,
+                                  const void *src, size_t n);
 
 /* ---------------------------------------------------------------------------------------
  * Row operations. Each processes `rows` rows of `n` elements; x has leading dimension
@@ -143,10 +191,10 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
  * whatever the problem (a few MiB at most: one block of A plus one panel of B; less for
  * small products) and never decreases as m, n or k grow, so a workspace sized for a product
  * serves every sub-block of it, and attn_matmul_workspace_size(ta, tb, SIZE_MAX, SIZE_MAX,
- * SIZE_MAX) serves every product (a static buffer for real-time use). With a workspace, attn_matmul is a packed, register-blocked sgemm
- * (close to the FMA peak on large products). Without one it still works, on A and B in
- * place, tile by tile: somewhat slower for B not transposed (10-30% on large products),
- * several times slower for op(B) = B^T.
+ * SIZE_MAX) serves every product (a static buffer for real-time use). With a workspace,
+ * attn_matmul is a packed, register-blocked sgemm (close to the FMA peak on large products).
+ * Without one it still works, on A and B in place, tile by tile: somewhat slower for B not
+ * transposed (10-30% on large products), several times slower for op(B) = B^T.
  * A non-NULL workspace smaller than the query is ATTN_ERR_WORKSPACE.
  *
  * Determinism: each element of C is summed in an order that depends on k alone (one fma
@@ -520,6 +568,20 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 
 #if defined(ATTN_IMPLEMENTATION) && !defined(ATTN_IMPLEMENTATION_DONE)
 #define ATTN_IMPLEMENTATION_DONE
+/* x86-64 without instruction-set flags: every x86 path, chosen per call at run time */
+#if !defined(ATTN_DISPATCH) && !defined(ATTN_NO_DISPATCH) && !defined(ATTN_NO_SIMD) && \
+    (defined(__x86_64__) || defined(_M_X64)) && (defined(__GNUC__) || defined(__clang__)) && \
+    !defined(__AVX2__)
+#define ATTN_DISPATCH 1
+#endif
+#if defined(ATTN_DISPATCH) && !((defined(__x86_64__) || defined(_M_X64)) && \
+                                (defined(__GNUC__) || defined(__clang__)))
+#error "attn.h: ATTN_DISPATCH needs x86-64 and gcc or clang"
+#endif
+#ifdef ATTN_DISPATCH
+/* ---- the scalar copy ---- */
+#pragma push_macro("ATTN_USE_SLEEF")
+#define ATTN__SCALAR_FORCE_ISA 1
 /* src/base.h - the implementation's base: the vector layer, status strings, argument
  * checks. */
 #include <float.h>
@@ -527,7 +589,12862 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 #include <string.h>
 
 /* simd/simd.h - picks attn.h's vector layer and matmul microkernel for the target:
- * AVX2+FMA, AArch64 NEON, or the portable scalar layer (also with ATTN_NO_SIMD). */
+ * AVX-512 (unless ATTN_NO_AVX512, which keeps AVX2 on such a build), AVX2+FMA, AArch64 NEON,
+ * or the portable scalar layer (also with ATTN_NO_SIMD). */
+#ifndef ATTN_SIMD_SCALAR_SIMD_H
+#define ATTN_SIMD_SCALAR_SIMD_H
+/* simd/common.h - compiler macros shared by attn.h's vector layer and kernels. */
+#ifndef ATTN_SIMD_SCALAR_COMMON_H
+#define ATTN_SIMD_SCALAR_COMMON_H
+#include <stddef.h>
+#include <stdint.h>
+#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64)
+/* all x86 intrinsics, first, where g++ 12 would report the AVX-512 ones' own
+ * _mm512_undefined_* as uninitialized once inlined */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTN__SCALAR_FORCE_INLINE inline __attribute__((always_inline))
+#define ATTN__SCALAR_UNROLL _Pragma("GCC unroll 8") /* the next loop, in full */
+#define ATTN__SCALAR_NOINLINE __attribute__((noinline))
+#define ATTN__SCALAR_PREFETCH(p) __builtin_prefetch(p)
+#define ATTN__SCALAR_PREFETCHW(p) __builtin_prefetch(p, 1)
+#else
+#define ATTN__SCALAR_FORCE_INLINE inline
+#define ATTN__SCALAR_NOINLINE
+#define ATTN__SCALAR_UNROLL
+#define ATTN__SCALAR_PREFETCH(p) ((void)(p))
+#define ATTN__SCALAR_PREFETCHW(p) ((void)(p))
+#endif
+#endif
+/* end of simd/common.h */
+/* ATTN__SCALAR_FORCE_ISA with ATTN__SCALAR_FORCE_AVX512 / _AVX2 / neither (scalar): one copy of the
+ * implementation in a build that dispatches at run time (its target set by pragmas) */
+#if defined(ATTN__SCALAR_FORCE_AVX512) || (!defined(ATTN__SCALAR_FORCE_ISA) && !defined(ATTN_NO_SIMD) && \
+                                    !defined(ATTN_NO_AVX512) && defined(__AVX512F__))
+#define ATTN__SCALAR_ISA_AVX512 1
+/* simd/avx512.h - the AVX-512 vector layer of attn.h (16 lanes, AVX512F only): primitives
+ * only, the same names and contract as simd/scalar.h. Tails by mask registers. Compiles
+ * on its own (-mavx512f). */
+#ifndef ATTN_SIMD_SCALAR_AVX512_H
+#define ATTN_SIMD_SCALAR_AVX512_H
+
+#define ATTN__SCALAR_ISA_NAME "avx512"
+#define ATTN__SCALAR_VW 16
+
+#ifdef ATTN_USE_SLEEF
+#include <sleef.h>
+/* SLEEF's 1-ulp exp for this width, declared here too: sleef.h declares it only where the
+ * compiler's flags enable the ISA, not in a copy compiled for it by a target pragma */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-qualifiers" /* sleef.h's const return type */
+#ifdef __cplusplus
+extern "C"
+#endif
+const __m512 Sleef_expf16_u10avx512f(__m512);
+#pragma GCC diagnostic pop
+#endif
+#define attn__scalar_vsleef_exp(x) Sleef_expf16_u10avx512f(x)
+#endif
+
+typedef __m512 attn__scalar_v;
+typedef __mmask16 attn__scalar_vm;
+
+/* the first n lanes (n <= 16) */
+static inline __mmask16 attn__scalar_vmask_first(size_t n) { return (__mmask16)((1u << n) - 1u); }
+static inline attn__scalar_v attn__scalar_vzero(void) { return _mm512_setzero_ps(); }
+static inline attn__scalar_v attn__scalar_vset1(float a) { return _mm512_set1_ps(a); }
+static inline attn__scalar_v attn__scalar_vload(const float *p) { return _mm512_loadu_ps(p); }
+static inline void attn__scalar_vstore(float *p, attn__scalar_v v) { _mm512_storeu_ps(p, v); }
+static inline attn__scalar_v attn__scalar_vload_part(const float *p, size_t n, float fill)
+{
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), attn__scalar_vmask_first(n), p);
+}
+static inline void attn__scalar_vstore_part(float *p, attn__scalar_v v, size_t n)
+{
+    _mm512_mask_storeu_ps(p, attn__scalar_vmask_first(n), v);
+}
+static inline attn__scalar_v attn__scalar_vadd(attn__scalar_v a, attn__scalar_v b) { return _mm512_add_ps(a, b); }
+static inline attn__scalar_v attn__scalar_vsub(attn__scalar_v a, attn__scalar_v b) { return _mm512_sub_ps(a, b); }
+static inline attn__scalar_v attn__scalar_vmul(attn__scalar_v a, attn__scalar_v b) { return _mm512_mul_ps(a, b); }
+static inline attn__scalar_v attn__scalar_vdiv(attn__scalar_v a, attn__scalar_v b) { return _mm512_div_ps(a, b); }
+static inline attn__scalar_v attn__scalar_vsqrt(attn__scalar_v a) { return _mm512_sqrt_ps(a); }
+static inline attn__scalar_v attn__scalar_vfma(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c) { return _mm512_fmadd_ps(a, b, c); }
+static inline attn__scalar_v attn__scalar_vfma_exact(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c)
+{
+    return _mm512_fmadd_ps(a, b, c);
+}
+static inline attn__scalar_v attn__scalar_vmax(attn__scalar_v a, attn__scalar_v b) { return _mm512_max_ps(a, b); }
+static inline attn__scalar_v attn__scalar_vmin(attn__scalar_v a, attn__scalar_v b) { return _mm512_min_ps(a, b); }
+/* horizontal sum: the halves, then as simd/avx2.h's on the 8-lane sum */
+static inline float attn__scalar_vhsum(attn__scalar_v a)
+{
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a),
+                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline float attn__scalar_vhmax(attn__scalar_v a)
+{
+    const __m256 h = _mm256_max_ps(_mm512_castps512_ps256(a),
+                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline attn__scalar_vm attn__scalar_vlt(attn__scalar_v a, attn__scalar_v b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+static inline attn__scalar_vm attn__scalar_vgt(attn__scalar_v a, attn__scalar_v b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+static inline attn__scalar_v attn__scalar_vselect(attn__scalar_vm m, attn__scalar_v a, attn__scalar_v b)
+{
+    return _mm512_mask_blend_ps(m, b, a);
+}
+/* tab[bits(k) & 7] + (bits(k) << 20), lane by lane: the 8 entries twice, vpermd */
+static inline attn__scalar_v attn__scalar_vlut8_scale(const int32_t *tab, attn__scalar_v k)
+{
+    const __m512i b = _mm512_castps_si512(k);
+    const __m512i t8 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)tab));
+    const __m512i t = _mm512_permutexvar_epi32(b, _mm512_shuffle_i64x2(t8, t8, 0x44));
+    return _mm512_castsi512_ps(_mm512_add_epi32(t, _mm512_slli_epi32(b, 20)));
+}
+static inline attn__scalar_v attn__scalar_vfabs(attn__scalar_v a)
+{
+    return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a),
+                                                _mm512_set1_epi32(0x7FFFFFFF)));
+}
+static inline attn__scalar_v attn__scalar_vor(attn__scalar_v a, attn__scalar_v b)
+{
+    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+}
+static inline int attn__scalar_vany_neg(attn__scalar_v a)
+{
+    return _mm512_cmplt_epi32_mask(_mm512_castps_si512(a), _mm512_setzero_si512()) != 0;
+}
+/* non-temporal store (p aligned to 64 bytes); attn__scalar_vstream_fence() before returning */
+#define ATTN__SCALAR_HAVE_VSTREAM 1
+static inline void attn__scalar_vstream(float *p, attn__scalar_v v) { _mm512_stream_ps(p, v); }
+static inline void attn__scalar_vstream_fence(void) { _mm_sfence(); }
+
+/* 8 x 8 transpose of ymm rows r[0..7] in place */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_t8x8(__m256 *r)
+{
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* Transposes a 16 x 16 block: row q of dst (at dst + q * ldd) receives column q of the
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
+ * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As four
+ * 8 x 8 transposes of ymm halves. */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vtranspose_copy(const float *src, size_t lds,
+                                                     size_t rows, float *dst, size_t ldd)
+{
+    __m256 lo[2][8], hi[2][8]; /* [rows 0-7 / 8-15][row]: columns 0-7 and 8-15 */
+    size_t i, h;
+    for (h = 0; h < 2; h++)
+        for (i = 0; i < 8; i++) {
+            const size_t r = h * 8 + i;
+            lo[h][i] = r < rows ? _mm256_loadu_ps(src + r * lds) : _mm256_setzero_ps();
+            hi[h][i] = r < rows ? _mm256_loadu_ps(src + r * lds + 8) : _mm256_setzero_ps();
+        }
+    attn__scalar_t8x8(lo[0]);
+    attn__scalar_t8x8(lo[1]);
+    attn__scalar_t8x8(hi[0]);
+    attn__scalar_t8x8(hi[1]);
+    for (i = 0; i < 8; i++) { /* dst row i: columns i of rows 0-7, then of rows 8-15 */
+        _mm256_storeu_ps(dst + i * ldd, lo[0][i]);
+        _mm256_storeu_ps(dst + i * ldd + 8, lo[1][i]);
+    }
+    for (i = 0; i < 8; i++) {
+        _mm256_storeu_ps(dst + (i + 8) * ldd, hi[0][i]);
+        _mm256_storeu_ps(dst + (i + 8) * ldd + 8, hi[1][i]);
+    }
+}
+#endif
+/* end of simd/avx512.h */
+#elif defined(ATTN__SCALAR_FORCE_AVX2) || (!defined(ATTN__SCALAR_FORCE_ISA) && !defined(ATTN_NO_SIMD) && \
+                                    defined(__AVX2__) && defined(__FMA__))
+#define ATTN__SCALAR_ISA_AVX2 1
+/* simd/avx2.h - the AVX2+FMA vector layer of attn.h (8 lanes): primitives only, the same
+ * names and contract as simd/scalar.h. Compiles on its own. */
+#ifndef ATTN_SIMD_SCALAR_AVX2_H
+#define ATTN_SIMD_SCALAR_AVX2_H
+#include <immintrin.h>
+
+#define ATTN__SCALAR_ISA_NAME "avx2"
+#define ATTN__SCALAR_VW 8
+
+#ifdef ATTN_USE_SLEEF
+#include <sleef.h>
+/* SLEEF's 1-ulp exp for this width, declared here too: sleef.h declares it only where the
+ * compiler's flags enable the ISA, not in a copy compiled for it by a target pragma */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-qualifiers" /* sleef.h's const return type */
+#ifdef __cplusplus
+extern "C"
+#endif
+const __m256 Sleef_expf8_u10avx2(__m256);
+#pragma GCC diagnostic pop
+#endif
+#define attn__scalar_vsleef_exp(x) Sleef_expf8_u10avx2(x)
+#endif
+
+typedef __m256 attn__scalar_v;
+typedef __m256 attn__scalar_vm;
+
+static inline attn__scalar_v attn__scalar_vzero(void) { return _mm256_setzero_ps(); }
+static inline attn__scalar_v attn__scalar_vset1(float a) { return _mm256_set1_ps(a); }
+static inline attn__scalar_v attn__scalar_vload(const float *p) { return _mm256_loadu_ps(p); }
+static inline void attn__scalar_vstore(float *p, attn__scalar_v v) { _mm256_storeu_ps(p, v); }
+static inline __m256i attn__scalar_vmask_first(size_t n)
+{
+    static const int32_t ones_then_zeros[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
+                                                0,  0,  0,  0,  0,  0,  0,  0};
+    return _mm256_loadu_si256((const __m256i *)(const void *)(ones_then_zeros + 8 - n));
+}
+static inline attn__scalar_v attn__scalar_vload_part(const float *p, size_t n, float fill)
+{
+    __m256i m = attn__scalar_vmask_first(n);
+    return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m),
+                            _mm256_castsi256_ps(m));
+}
+static inline void attn__scalar_vstore_part(float *p, attn__scalar_v v, size_t n)
+{
+    _mm256_maskstore_ps(p, attn__scalar_vmask_first(n), v);
+}
+static inline attn__scalar_v attn__scalar_vadd(attn__scalar_v a, attn__scalar_v b) { return _mm256_add_ps(a, b); }
+static inline attn__scalar_v attn__scalar_vsub(attn__scalar_v a, attn__scalar_v b) { return _mm256_sub_ps(a, b); }
+static inline attn__scalar_v attn__scalar_vmul(attn__scalar_v a, attn__scalar_v b) { return _mm256_mul_ps(a, b); }
+static inline attn__scalar_v attn__scalar_vdiv(attn__scalar_v a, attn__scalar_v b) { return _mm256_div_ps(a, b); }
+static inline attn__scalar_v attn__scalar_vsqrt(attn__scalar_v a) { return _mm256_sqrt_ps(a); }
+static inline attn__scalar_v attn__scalar_vfma(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c) { return _mm256_fmadd_ps(a, b, c); }
+static inline attn__scalar_v attn__scalar_vfma_exact(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c) { return _mm256_fmadd_ps(a, b, c); }
+static inline attn__scalar_v attn__scalar_vmax(attn__scalar_v a, attn__scalar_v b) { return _mm256_max_ps(a, b); }
+static inline attn__scalar_v attn__scalar_vmin(attn__scalar_v a, attn__scalar_v b) { return _mm256_min_ps(a, b); }
+static inline float attn__scalar_vhsum(attn__scalar_v a)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+/* out[k] = the sum (op 0), max (1) or min (2) of v[k]'s lanes, k < 8, for the eight vectors
+ * at once (21 shuffles and ops instead of 48): the halves, then pairs, then neighbours, so
+ * that each sum's order is attn__scalar_vhsum's ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) and
+ * out[k] == attn__scalar_vhsum(v[k]) bit for bit. op: a constant after inlining. */
+#define ATTN__SCALAR_HAVE_VHRED8 1
+static ATTN__SCALAR_FORCE_INLINE __m256 attn__scalar_vred_op(__m256 a, __m256 b, int op)
+{
+    return op == 0 ? _mm256_add_ps(a, b) : op == 1 ? _mm256_max_ps(a, b) : _mm256_min_ps(a, b);
+}
+static ATTN__SCALAR_FORCE_INLINE __m256 attn__scalar_vred_halves(__m256 a, __m256 b, int op)
+{
+    return attn__scalar_vred_op(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31), op);
+}
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vhred8(const attn__scalar_v *v, float *out, int op)
+{
+    const __m256 t0 = attn__scalar_vred_halves(v[0], v[4], op), t1 = attn__scalar_vred_halves(v[1], v[5], op);
+    const __m256 t2 = attn__scalar_vred_halves(v[2], v[6], op), t3 = attn__scalar_vred_halves(v[3], v[7], op);
+    const __m256 u0 = attn__scalar_vred_op(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), op);
+    const __m256 u1 = attn__scalar_vred_op(_mm256_shuffle_ps(t2, t3, 0x44), _mm256_shuffle_ps(t2, t3, 0xEE), op);
+    _mm256_storeu_ps(out, attn__scalar_vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op));
+}
+static inline float attn__scalar_vhmax(attn__scalar_v a)
+{
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline attn__scalar_vm attn__scalar_vlt(attn__scalar_v a, attn__scalar_v b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+static inline attn__scalar_vm attn__scalar_vgt(attn__scalar_v a, attn__scalar_v b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+static inline attn__scalar_v attn__scalar_vselect(attn__scalar_vm m, attn__scalar_v a, attn__scalar_v b) { return _mm256_blendv_ps(b, a, m); }
+static inline attn__scalar_v attn__scalar_vlut8_scale(const int32_t *tab, attn__scalar_v k)
+{
+    const __m256i b = _mm256_castps_si256(k);
+    const __m256i t = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(const void *)tab), b);
+    return _mm256_castsi256_ps(_mm256_add_epi32(t, _mm256_slli_epi32(b, 20)));
+}
+static inline attn__scalar_v attn__scalar_vfabs(attn__scalar_v a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+static inline attn__scalar_v attn__scalar_vor(attn__scalar_v a, attn__scalar_v b) { return _mm256_or_ps(a, b); }
+static inline int attn__scalar_vany_neg(attn__scalar_v a) { return _mm256_movemask_ps(a); }
+/* 16-bit storage, 8 elements widened on load and narrowed on store. f16 by F16C (rounding
+ * to nearest even from the immediate, whatever MXCSR says; half subnormals kept under
+ * FTZ/DAZ), when the compiler has it (-mf16c; every AVX2 CPU does): else generic.h's exact
+ * element code. bf16 by shifts: rounding adds 0x7FFF plus the kept part's lowest bit (a
+ * carry into the exponent gives the next binade or inf), a NaN gets its quiet bit. */
+#ifdef __F16C__
+#define ATTN__SCALAR_HAVE_VF16 1
+static inline attn__scalar_v attn__scalar_vload_f16(const uint16_t *p)
+{
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p));
+}
+static inline void attn__scalar_vstore_f16(uint16_t *p, attn__scalar_v v)
+{
+    _mm_storeu_si128((__m128i *)(void *)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+#endif
+#define ATTN__SCALAR_HAVE_VBF16 1
+static inline attn__scalar_v attn__scalar_vload_bf16(const uint16_t *p)
+{
+    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+static inline void attn__scalar_vstore_bf16(uint16_t *p, attn__scalar_v v)
+{
+    const __m256i x = _mm256_castps_si256(v);
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
+    const __m256 rne = _mm256_castsi256_ps(
+        _mm256_add_epi32(x, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7FFF))));
+    const __m256 quiet = _mm256_castsi256_ps(_mm256_or_si256(x, _mm256_set1_epi32(0x400000)));
+    const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+    __m256i r = _mm256_srli_epi32(_mm256_castps_si256(_mm256_blendv_ps(rne, quiet, nan)), 16);
+    r = _mm256_packus_epi32(r, r); /* each 128-bit lane: its 4 halves twice */
+    r = _mm256_permute4x64_epi64(r, 0x08); /* quadwords 0 and 2: the 8 halves in order */
+    _mm_storeu_si128((__m128i *)(void *)p, _mm256_castsi256_si128(r));
+}
+/* non-temporal store (p aligned to 32 bytes): writes a line without reading it first;
+ * attn__scalar_vstream_fence() before the function returns */
+#define ATTN__SCALAR_HAVE_VSTREAM 1
+static inline void attn__scalar_vstream(float *p, attn__scalar_v v) { _mm256_stream_ps(p, v); }
+static inline void attn__scalar_vstream_fence(void) { _mm_sfence(); }
+/* Transposes an 8 x 8 block: row q of dst (at dst + q * ldd) receives column q of the
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
+ * are stored in order q = 0..7, so with ldd < 8 the later rows win the overlap. */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vtranspose_copy(const float *src, size_t lds,
+                                                     size_t rows, float *dst, size_t ldd)
+{
+    const __m256 z = _mm256_setzero_ps();
+    __m256 r0, r1, r2, r3, r4, r5, r6, r7, t0, t1, t2, t3, t4, t5, t6, t7;
+    __m256 u0, u1, u2, u3, u4, u5, u6, u7;
+    if (rows >= 8) { /* the common case: no test per row */
+        r0 = _mm256_loadu_ps(src);
+        r1 = _mm256_loadu_ps(src + lds);
+        r2 = _mm256_loadu_ps(src + 2 * lds);
+        r3 = _mm256_loadu_ps(src + 3 * lds);
+        r4 = _mm256_loadu_ps(src + 4 * lds);
+        r5 = _mm256_loadu_ps(src + 5 * lds);
+        r6 = _mm256_loadu_ps(src + 6 * lds);
+        r7 = _mm256_loadu_ps(src + 7 * lds);
+    } else {
+        r0 = rows > 0 ? _mm256_loadu_ps(src) : z;
+        r1 = rows > 1 ? _mm256_loadu_ps(src + lds) : z;
+        r2 = rows > 2 ? _mm256_loadu_ps(src + 2 * lds) : z;
+        r3 = rows > 3 ? _mm256_loadu_ps(src + 3 * lds) : z;
+        r4 = rows > 4 ? _mm256_loadu_ps(src + 4 * lds) : z;
+        r5 = rows > 5 ? _mm256_loadu_ps(src + 5 * lds) : z;
+        r6 = rows > 6 ? _mm256_loadu_ps(src + 6 * lds) : z;
+        r7 = z;
+    }
+    t0 = _mm256_unpacklo_ps(r0, r1);
+    t1 = _mm256_unpackhi_ps(r0, r1);
+    t2 = _mm256_unpacklo_ps(r2, r3);
+    t3 = _mm256_unpackhi_ps(r2, r3);
+    t4 = _mm256_unpacklo_ps(r4, r5);
+    t5 = _mm256_unpackhi_ps(r4, r5);
+    t6 = _mm256_unpacklo_ps(r6, r7);
+    t7 = _mm256_unpackhi_ps(r6, r7);
+    u0 = _mm256_shuffle_ps(t0, t2, 0x44);
+    u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    u2 = _mm256_shuffle_ps(t1, t3, 0x44);
+    u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    u4 = _mm256_shuffle_ps(t4, t6, 0x44);
+    u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    u6 = _mm256_shuffle_ps(t5, t7, 0x44);
+    u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(dst, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(dst + ldd, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(dst + 2 * ldd, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(dst + 3 * ldd, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(dst + 4 * ldd, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(dst + 5 * ldd, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(dst + 6 * ldd, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(dst + 7 * ldd, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+#endif
+/* end of simd/avx2.h */
+#elif !defined(ATTN__SCALAR_FORCE_ISA) && !defined(ATTN_NO_SIMD) && defined(__aarch64__) && \
+    defined(__ARM_NEON)
+#define ATTN__SCALAR_ISA_NEON 1
+/* simd/neon.h - the AArch64 NEON vector layer of attn.h (4 lanes): primitives only, the
+ * same names and contract as simd/scalar.h. Compiles on its own. */
+#ifndef ATTN_SIMD_SCALAR_NEON_H
+#define ATTN_SIMD_SCALAR_NEON_H
+#include <arm_neon.h>
+#include <string.h>
+
+#define ATTN__SCALAR_ISA_NAME "neon"
+#define ATTN__SCALAR_VW 4
+
+#ifdef ATTN_USE_SLEEF
+#include <sleef.h>
+/* SLEEF's 1-ulp exp for this width */
+#define attn__scalar_vsleef_exp(x) Sleef_expf4_u10advsimd(x)
+#endif
+
+typedef float32x4_t attn__scalar_v;
+typedef uint32x4_t attn__scalar_vm;
+
+static inline attn__scalar_v attn__scalar_vzero(void) { return vdupq_n_f32(0.0f); }
+static inline attn__scalar_v attn__scalar_vset1(float a) { return vdupq_n_f32(a); }
+static inline attn__scalar_v attn__scalar_vload(const float *p) { return vld1q_f32(p); }
+static inline void attn__scalar_vstore(float *p, attn__scalar_v v) { vst1q_f32(p, v); }
+static inline attn__scalar_v attn__scalar_vload_part(const float *p, size_t n, float fill)
+{
+    float t[4] = {fill, fill, fill, fill};
+    memcpy(t, p, n * sizeof(float));
+    return vld1q_f32(t);
+}
+static inline void attn__scalar_vstore_part(float *p, attn__scalar_v v, size_t n)
+{
+    float t[4];
+    vst1q_f32(t, v);
+    memcpy(p, t, n * sizeof(float));
+}
+static inline attn__scalar_v attn__scalar_vadd(attn__scalar_v a, attn__scalar_v b) { return vaddq_f32(a, b); }
+static inline attn__scalar_v attn__scalar_vsub(attn__scalar_v a, attn__scalar_v b) { return vsubq_f32(a, b); }
+static inline attn__scalar_v attn__scalar_vmul(attn__scalar_v a, attn__scalar_v b) { return vmulq_f32(a, b); }
+static inline attn__scalar_v attn__scalar_vdiv(attn__scalar_v a, attn__scalar_v b) { return vdivq_f32(a, b); }
+static inline attn__scalar_v attn__scalar_vsqrt(attn__scalar_v a) { return vsqrtq_f32(a); }
+static inline attn__scalar_v attn__scalar_vfma(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c) { return vfmaq_f32(c, a, b); }
+static inline attn__scalar_v attn__scalar_vfma_exact(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c) { return vfmaq_f32(c, a, b); }
+static inline attn__scalar_v attn__scalar_vmax(attn__scalar_v a, attn__scalar_v b) { return vmaxq_f32(a, b); }
+static inline attn__scalar_v attn__scalar_vmin(attn__scalar_v a, attn__scalar_v b) { return vminq_f32(a, b); }
+static inline float attn__scalar_vhsum(attn__scalar_v a) { return vaddvq_f32(a); }
+static inline float attn__scalar_vhmax(attn__scalar_v a) { return vmaxvq_f32(a); }
+static inline attn__scalar_vm attn__scalar_vlt(attn__scalar_v a, attn__scalar_v b) { return vcltq_f32(a, b); }
+static inline attn__scalar_vm attn__scalar_vgt(attn__scalar_v a, attn__scalar_v b) { return vcgtq_f32(a, b); }
+static inline attn__scalar_v attn__scalar_vselect(attn__scalar_vm m, attn__scalar_v a, attn__scalar_v b) { return vbslq_f32(m, a, b); }
+/* the lookup by tbl: lane index j = bits & 7 becomes the byte indices 4j .. 4j + 3 */
+static inline attn__scalar_v attn__scalar_vlut8_scale(const int32_t *tab, attn__scalar_v k)
+{
+    const uint32x4_t b = vreinterpretq_u32_f32(k);
+    const uint32x4_t idx = vmlaq_n_u32(vdupq_n_u32(0x03020100u), vandq_u32(b, vdupq_n_u32(7u)), 0x04040404u);
+    uint8x16x2_t t;
+    t.val[0] = vld1q_u8((const uint8_t *)(const void *)tab);
+    t.val[1] = vld1q_u8((const uint8_t *)(const void *)tab + 16);
+    return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_u8(vqtbl2q_u8(t, vreinterpretq_u8_u32(idx))),
+                                           vshlq_n_u32(b, 20)));
+}
+static inline attn__scalar_v attn__scalar_vfabs(attn__scalar_v a) { return vabsq_f32(a); }
+static inline attn__scalar_v attn__scalar_vor(attn__scalar_v a, attn__scalar_v b)
+{
+    return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)));
+}
+static inline int attn__scalar_vany_neg(attn__scalar_v a) { return vmaxvq_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 31)) != 0; }
+/* 16-bit storage, 4 elements widened on load and narrowed on store. f16 by the AArch64
+ * conversions (fcvtl, fcvtn: half subnormals kept whatever FPCR.FZ says; rounding by
+ * FPCR, to nearest even by default). bf16 by shifts: rounding adds 0x7FFF plus the kept
+ * part's lowest bit (a carry into the exponent gives the next binade or inf), a NaN gets
+ * its quiet bit. */
+#define ATTN__SCALAR_HAVE_VF16 1
+static inline attn__scalar_v attn__scalar_vload_f16(const uint16_t *p)
+{
+    return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)));
+}
+static inline void attn__scalar_vstore_f16(uint16_t *p, attn__scalar_v v)
+{
+    vst1_u16(p, vreinterpret_u16_f16(vcvt_f16_f32(v)));
+}
+#define ATTN__SCALAR_HAVE_VBF16 1
+static inline attn__scalar_v attn__scalar_vload_bf16(const uint16_t *p)
+{
+    return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16));
+}
+static inline void attn__scalar_vstore_bf16(uint16_t *p, attn__scalar_v v)
+{
+    const uint32x4_t x = vreinterpretq_u32_f32(v);
+    const uint32x4_t lsb = vandq_u32(vshrq_n_u32(x, 16), vdupq_n_u32(1));
+    const uint32x4_t rne = vaddq_u32(x, vaddq_u32(lsb, vdupq_n_u32(0x7FFF)));
+    const uint32x4_t quiet = vorrq_u32(x, vdupq_n_u32(0x400000));
+    vst1_u16(p, vshrn_n_u32(vbslq_u32(vceqq_f32(v, v), rne, quiet), 16));
+}
+/* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
+ * are stored in order q = 0..3, so with ldd < 4 the later rows win the overlap. */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vtranspose_copy(const float *src, size_t lds,
+                                                     size_t rows, float *dst, size_t ldd)
+{
+    const float32x4_t z = vdupq_n_f32(0.0f);
+    const float32x4_t r0 = rows > 0 ? vld1q_f32(src) : z;
+    const float32x4_t r1 = rows > 1 ? vld1q_f32(src + lds) : z;
+    const float32x4_t r2 = rows > 2 ? vld1q_f32(src + 2 * lds) : z;
+    const float32x4_t r3 = rows > 3 ? vld1q_f32(src + 3 * lds) : z;
+    const float32x4_t t0 = vtrn1q_f32(r0, r1), t1 = vtrn2q_f32(r0, r1);
+    const float32x4_t t2 = vtrn1q_f32(r2, r3), t3 = vtrn2q_f32(r2, r3);
+    vst1q_f32(dst, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
+    vst1q_f32(dst + ldd, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+    vst1q_f32(dst + 2 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
+    vst1q_f32(dst + 3 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+}
+#endif
+/* end of simd/neon.h */
+#else
+#define ATTN__SCALAR_ISA_SCALAR 1
+/* simd/scalar.h - the portable one-lane vector layer of attn.h: primitives only.
+ * Every ISA file defines the same names: the vector type attn__scalar_v (ATTN__SCALAR_VW floats), its
+ * mask type attn__scalar_vm, and the primitives below; simd/generic.h derives the rest once.
+ * Contract every ISA keeps: attn__scalar_vmax(a, b) and attn__scalar_vmin(a, b) return b when b is NaN
+ * (x86's maxps/minps rule; NEON propagates any NaN). Compiles on its own. */
+#ifndef ATTN_SIMD_SCALAR_SCALAR_H
+#define ATTN_SIMD_SCALAR_SCALAR_H
+#include <math.h>
+#include <string.h>
+
+#define ATTN__SCALAR_ISA_NAME "scalar"
+#define ATTN__SCALAR_VW 1
+
+typedef float attn__scalar_v;
+typedef int attn__scalar_vm;
+
+static inline attn__scalar_v attn__scalar_vzero(void) { return 0.0f; }
+static inline attn__scalar_v attn__scalar_vset1(float a) { return a; }
+static inline attn__scalar_v attn__scalar_vload(const float *p) { return *p; }
+static inline void attn__scalar_vstore(float *p, attn__scalar_v v) { *p = v; }
+/* n < ATTN__SCALAR_VW lanes from p, the rest `fill`; never touches memory past p + n. */
+static inline attn__scalar_v attn__scalar_vload_part(const float *p, size_t n, float fill)
+{
+    (void)p; (void)n;
+    return fill; /* n is always 0 here: one lane has no partial vectors */
+}
+static inline void attn__scalar_vstore_part(float *p, attn__scalar_v v, size_t n) { (void)p; (void)v; (void)n; }
+static inline attn__scalar_v attn__scalar_vadd(attn__scalar_v a, attn__scalar_v b) { return a + b; }
+static inline attn__scalar_v attn__scalar_vsub(attn__scalar_v a, attn__scalar_v b) { return a - b; }
+static inline attn__scalar_v attn__scalar_vmul(attn__scalar_v a, attn__scalar_v b) { return a * b; }
+static inline attn__scalar_v attn__scalar_vdiv(attn__scalar_v a, attn__scalar_v b) { return a / b; }
+static inline attn__scalar_v attn__scalar_vsqrt(attn__scalar_v a) { return sqrtf(a); }
+/* a * b + c: fused where the target has a fast fma (FP_FAST_FMAF), else two roundings
+ * (a libm fmaf call per element would make the scalar path slower than a naive loop) */
+#ifdef FP_FAST_FMAF
+static inline attn__scalar_v attn__scalar_vfma(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c) { return fmaf(a, b, c); }
+#else
+static inline attn__scalar_v attn__scalar_vfma(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c) { return a * b + c; }
+#endif
+/* a * b + c with one rounding, always (error terms need it) */
+static inline attn__scalar_v attn__scalar_vfma_exact(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c) { return fmaf(a, b, c); }
+static inline attn__scalar_v attn__scalar_vmax(attn__scalar_v a, attn__scalar_v b) { return a > b ? a : b; }
+static inline attn__scalar_v attn__scalar_vmin(attn__scalar_v a, attn__scalar_v b) { return a < b ? a : b; }
+static inline float attn__scalar_vhsum(attn__scalar_v a) { return a; }
+static inline float attn__scalar_vhmax(attn__scalar_v a) { return a; }
+static inline attn__scalar_vm attn__scalar_vlt(attn__scalar_v a, attn__scalar_v b) { return a < b; }
+static inline attn__scalar_vm attn__scalar_vgt(attn__scalar_v a, attn__scalar_v b) { return a > b; }
+/* m ? a : b, lane by lane */
+static inline attn__scalar_v attn__scalar_vselect(attn__scalar_vm m, attn__scalar_v a, attn__scalar_v b) { return m ? a : b; }
+/* The float whose bits are tab[bits(k) & 7] + (bits(k) << 20), lane by lane (wrapping):
+ * with bits(k) = c + 8m + j, c a multiple of 2^12 (the exp's rounding shifter 1.5 * 2^23)
+ * and tab[j] = bits(2^(j/8)) - (j << 20), this is 2^(j/8) * 2^m when that is normal.
+ * AVX2: vpermd; NEON: tbl; here an array index. */
+static inline attn__scalar_v attn__scalar_vlut8_scale(const int32_t *tab, attn__scalar_v k)
+{
+    uint32_t b;
+    memcpy(&b, &k, 4);
+    b = (uint32_t)tab[b & 7u] + (b << 20);
+    memcpy(&k, &b, 4);
+    return k;
+}
+/* |a| (clears the sign bit) */
+static inline attn__scalar_v attn__scalar_vfabs(attn__scalar_v a) { return fabsf(a); }
+/* bitwise or of the lanes' bits */
+static inline attn__scalar_v attn__scalar_vor(attn__scalar_v a, attn__scalar_v b)
+{
+    uint32_t u, v;
+    memcpy(&u, &a, 4);
+    memcpy(&v, &b, 4);
+    u |= v;
+    memcpy(&a, &u, 4);
+    return a;
+}
+/* nonzero when some lane has its sign bit set (-0 and negative NaNs included) */
+static inline int attn__scalar_vany_neg(attn__scalar_v a) { return signbit(a) != 0; }
+/* Transposes an ATTN__SCALAR_VW x ATTN__SCALAR_VW block from src (row i at src + i * lds; rows >= `rows`
+ * are zero and never read) to dst (row q at dst + q * ldd); one lane: a copy. */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vtranspose_copy(const float *src, size_t lds,
+                                                     size_t rows, float *dst, size_t ldd)
+{
+    (void)lds; (void)ldd;
+    *dst = rows > 0 ? *src : 0.0f;
+}
+#endif
+/* end of simd/scalar.h */
+#ifdef ATTN_USE_SLEEF
+#undef ATTN_USE_SLEEF /* the scalar path keeps the library's exp */
+#endif
+#endif
+
+/* simd/generic.h - vector operations derived once from an ISA file's primitives, each
+ * behind the ISA's "has it natively" flag where one exists. Compiles on its own (with the
+ * scalar layer unless an ISA file was included first). */
+#ifndef ATTN_SIMD_SCALAR_GENERIC_H
+#define ATTN_SIMD_SCALAR_GENERIC_H
+#ifndef ATTN__SCALAR_VW
+#endif
+#include <string.h>
+
+/* the least lane of a */
+static inline float attn__scalar_vhmin(attn__scalar_v a) { return -attn__scalar_vhmax(attn__scalar_vsub(attn__scalar_vzero(), a)); }
+
+#ifndef ATTN__SCALAR_HAVE_VHRED8
+/* out[k] = the sum (op 0), max (1) or min (2) of v[k]'s lanes, k < 8 (ISAs without a
+ * batched tree: one by one) */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vhred8(const attn__scalar_v *v, float *out, int op)
+{
+    int k;
+    for (k = 0; k < 8; k++)
+        out[k] = op == 0 ? attn__scalar_vhsum(v[k]) : op == 1 ? attn__scalar_vhmax(v[k]) : attn__scalar_vhmin(v[k]);
+}
+#endif
+
+#ifndef ATTN__SCALAR_HAVE_VSTREAM
+/* ISAs without a non-temporal store (or whose cores stream full-line writes themselves) */
+#define ATTN__SCALAR_HAVE_VSTREAM 0
+static inline void attn__scalar_vstream(float *p, attn__scalar_v v) { attn__scalar_vstore(p, v); }
+static inline void attn__scalar_vstream_fence(void) {}
+#endif
+
+
+/* the lanes' maximum / minimum of four vectors */
+static ATTN__SCALAR_FORCE_INLINE attn__scalar_v attn__scalar_vmax4(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c, attn__scalar_v d)
+{
+    return attn__scalar_vmax(attn__scalar_vmax(a, b), attn__scalar_vmax(c, d));
+}
+static ATTN__SCALAR_FORCE_INLINE attn__scalar_v attn__scalar_vmin4(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c, attn__scalar_v d)
+{
+    return attn__scalar_vmin(attn__scalar_vmin(a, b), attn__scalar_vmin(c, d));
+}
+
+/* ---- 16-bit storage: f16 (IEEE binary16) and bf16 (the top half of a float) ------------ */
+
+/* One element each way, exact, by bit manipulation: the scalar path's conversions and the
+ * fallback of an ISA without a vector one. Bit for bit what F16C and AArch64 give: f16 ->
+ * f32 exact, a signaling NaN quieted; f32 -> f16 rounded to nearest even, inf from 65520
+ * up, subnormals kept, a NaN quiet with the top 10 bits of its payload. */
+static inline float attn__scalar_f16_to_f32(uint16_t h)
+{
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, m = h & 0x3FFu;
+    uint32_t e = (uint32_t)(h >> 10) & 0x1Fu, x, sub = m;
+    float f;
+    if (e == 0x1Fu) { /* inf, NaN (quieted) */
+        x = sign | 0x7F800000u | m << 13 | (m ? 0x400000u : 0u);
+    } else if (e != 0) { /* normal: rebias 15 -> 127 */
+        x = sign | (e + 112u) << 23 | m << 13;
+    } else if (m == 0) {
+        x = sign;
+    } else { /* subnormal m 2^-24: normalized, a normal float */
+        for (e = 113; !(sub & 0x400u); e--) sub <<= 1;
+        x = sign | e << 23 | (sub & 0x3FFu) << 13;
+    }
+    memcpy(&f, &x, 4);
+    return f;
+}
+static inline uint16_t attn__scalar_f32_to_f16(float f)
+{
+    uint32_t x, a, e, m, s, r, rem, half, sign;
+    memcpy(&x, &f, 4);
+    sign = x >> 16 & 0x8000u;
+    a = x & 0x7FFFFFFFu;
+    if (a > 0x7F800000u) return (uint16_t)(sign | 0x7E00u | (a >> 13 & 0x3FFu)); /* NaN */
+    if (a >= 0x477FF000u) return (uint16_t)(sign | 0x7C00u); /* 65520 and up: inf */
+    if (a >= 0x38800000u) { /* normal half: rebias 127 -> 15, drop 13 bits to nearest even */
+        a -= 0x38000000u;
+        return (uint16_t)(sign | (a + 0xFFFu + (a >> 13 & 1u)) >> 13);
+    }
+    if (a <= 0x33000000u) return (uint16_t)sign; /* up to 2^-25, half the least subnormal */
+    e = a >> 23; /* 102 .. 112: subnormal half, (1.m 2^(e-127)) / 2^-24 rounded */
+    m = (a & 0x7FFFFFu) | 0x800000u;
+    s = 126u - e; /* 14 .. 24 */
+    r = m >> s;
+    rem = m & ((1u << s) - 1u);
+    half = 1u << (s - 1u);
+    r += rem > half || (rem == half && (r & 1u));
+    return (uint16_t)(sign | r);
+}
+/* bf16: the top half of a float; rounding adds 0x7FFF plus the kept part's lowest bit (a
+ * carry into the exponent gives the next binade or inf); a NaN gets its quiet bit. */
+static inline float attn__scalar_bf16_to_f32(uint16_t h)
+{
+    const uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+static inline uint16_t attn__scalar_f32_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)(x >> 16 | 0x40u);
+    return (uint16_t)((x + 0x7FFFu + (x >> 16 & 1u)) >> 16);
+}
+
+/* ATTN__SCALAR_VW elements from 16 bits to a vector and back (ISAs without them natively: one by
+ * one through the element conversions above). */
+#ifndef ATTN__SCALAR_HAVE_VF16
+static inline attn__scalar_v attn__scalar_vload_f16(const uint16_t *p)
+{
+    float t[ATTN__SCALAR_VW];
+    size_t k;
+    for (k = 0; k < ATTN__SCALAR_VW; k++) t[k] = attn__scalar_f16_to_f32(p[k]);
+    return attn__scalar_vload(t);
+}
+static inline void attn__scalar_vstore_f16(uint16_t *p, attn__scalar_v v)
+{
+    float t[ATTN__SCALAR_VW];
+    size_t k;
+    attn__scalar_vstore(t, v);
+    for (k = 0; k < ATTN__SCALAR_VW; k++) p[k] = attn__scalar_f32_to_f16(t[k]);
+}
+#endif
+#ifndef ATTN__SCALAR_HAVE_VBF16
+static inline attn__scalar_v attn__scalar_vload_bf16(const uint16_t *p)
+{
+    float t[ATTN__SCALAR_VW];
+    size_t k;
+    for (k = 0; k < ATTN__SCALAR_VW; k++) t[k] = attn__scalar_bf16_to_f32(p[k]);
+    return attn__scalar_vload(t);
+}
+static inline void attn__scalar_vstore_bf16(uint16_t *p, attn__scalar_v v)
+{
+    float t[ATTN__SCALAR_VW];
+    size_t k;
+    attn__scalar_vstore(t, v);
+    for (k = 0; k < ATTN__SCALAR_VW; k++) p[k] = attn__scalar_f32_to_bf16(t[k]);
+}
+#endif
+/* n < ATTN__SCALAR_VW elements (the other lanes 0 on load; nothing past p + n touched) */
+static inline attn__scalar_v attn__scalar_vload_f16_part(const uint16_t *p, size_t n)
+{
+    uint16_t t[ATTN__SCALAR_VW] = {0};
+    memcpy(t, p, n * sizeof *t);
+    return attn__scalar_vload_f16(t);
+}
+static inline void attn__scalar_vstore_f16_part(uint16_t *p, attn__scalar_v v, size_t n)
+{
+    uint16_t t[ATTN__SCALAR_VW];
+    attn__scalar_vstore_f16(t, v);
+    memcpy(p, t, n * sizeof *t);
+}
+static inline attn__scalar_v attn__scalar_vload_bf16_part(const uint16_t *p, size_t n)
+{
+    uint16_t t[ATTN__SCALAR_VW] = {0};
+    memcpy(t, p, n * sizeof *t);
+    return attn__scalar_vload_bf16(t);
+}
+static inline void attn__scalar_vstore_bf16_part(uint16_t *p, attn__scalar_v v, size_t n)
+{
+    uint16_t t[ATTN__SCALAR_VW];
+    attn__scalar_vstore_bf16(t, v);
+    memcpy(p, t, n * sizeof *t);
+}
+
+#endif
+/* end of simd/generic.h */
+
+#if defined(ATTN__SCALAR_ISA_AVX512)
+/* simd/mm_12x32_avx512.h - attn.h's AVX-512 matmul microkernel: a 12 x 32 tile.
+ * Compiles on its own (with simd/avx512.h). */
+#ifndef ATTN_SIMD_SCALAR_MM_12X32_AVX512_H
+#define ATTN_SIMD_SCALAR_MM_12X32_AVX512_H
+
+/* The matmul microkernel (see attn.h's matmul section): a 12 x 32 register tile, 24 zmm
+ * accumulators, two B vectors and one broadcast A value per row and step (27 of the 32 zmm
+ * registers). acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain in p
+ * order, A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (32 readable floats per
+ * row). All 12 rows are computed and written. Then by mode: 0 c = acc; 1 c = alpha * acc,
+ * then + beta * c by one fma when beta != 0 (beta = 0 never reads c); 2 c =
+ * fma(alpha, acc, c). */
+#define ATTN__SCALAR_MR 12
+#define ATTN__SCALAR_NR 32
+#define ATTN__SCALAR_UKR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+#define ATTN__SCALAR_UKR_DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = c##i##0;
+    ATTN__SCALAR_UKR_ROWS(ATTN__SCALAR_UKR_DECL)
+#undef ATTN__SCALAR_UKR_DECL
+    __m512 b0, b1, t;
+    size_t p;
+    (void)rows;
+    for (p = kc; p > 0; p--) {
+        b0 = _mm512_loadu_ps(b);
+        b1 = _mm512_loadu_ps(b + 16);
+#define ATTN__SCALAR_UKR_ROW(i)                                                                    \
+        t = _mm512_set1_ps(a[(i) * ars]);                                                   \
+        c##i##0 = _mm512_fmadd_ps(t, b0, c##i##0);                                          \
+        c##i##1 = _mm512_fmadd_ps(t, b1, c##i##1);
+        ATTN__SCALAR_UKR_ROWS(ATTN__SCALAR_UKR_ROW)
+#undef ATTN__SCALAR_UKR_ROW
+        a += acs;
+        b += ldb;
+    }
+    {
+        /* alpha = 1: 1 * acc is acc and fma(1, acc, c) is acc + c, bit for bit */
+        const int one = alpha == 1.0f;
+        const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#define ATTN__SCALAR_UKR_OUT1(cp, x)                                                               \
+    if (mode == 0 || (mode == 1 && one && beta == 0.0f)) _mm512_storeu_ps(cp, x);          \
+    else if (mode == 2 && one) _mm512_storeu_ps(cp, _mm512_add_ps(x, _mm512_loadu_ps(cp))); \
+    else if (mode == 2) _mm512_storeu_ps(cp, _mm512_fmadd_ps(va, x, _mm512_loadu_ps(cp)));  \
+    else if (beta != 0.0f)                                                                  \
+        _mm512_storeu_ps(cp, _mm512_fmadd_ps(vb, _mm512_loadu_ps(cp), _mm512_mul_ps(va, x))); \
+    else _mm512_storeu_ps(cp, _mm512_mul_ps(va, x));
+#define ATTN__SCALAR_UKR_OUT(i)                                                                    \
+    {                                                                                       \
+        float *cr = c + (i) * ldc;                                                          \
+        ATTN__SCALAR_UKR_OUT1(cr, c##i##0)                                                         \
+        ATTN__SCALAR_UKR_OUT1(cr + 16, c##i##1)                                                    \
+    }
+        ATTN__SCALAR_UKR_ROWS(ATTN__SCALAR_UKR_OUT)
+#undef ATTN__SCALAR_UKR_OUT
+#undef ATTN__SCALAR_UKR_OUT1
+    }
+}
+#undef ATTN__SCALAR_UKR_ROWS
+#endif
+/* end of simd/mm_12x32_avx512.h */
+#elif defined(ATTN__SCALAR_ISA_AVX2)
+/* simd/mm_6x16_avx2.h - attn.h's AVX2+FMA matmul microkernel: a 6 x 16 tile.
+ * Compiles on its own (with simd/avx2.h). */
+#ifndef ATTN_SIMD_SCALAR_MM_6X16_AVX2_H
+#define ATTN_SIMD_SCALAR_MM_6X16_AVX2_H
+
+/* The matmul microkernel (the one per-ISA kernel, see attn.h's matmul section): a 6 x 16
+ * register tile, 12 ymm accumulators, two B vectors and one broadcast A value per step
+ * (15 of the 16 ymm registers). acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one
+ * fma chain in p order, A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (16
+ * readable floats per row). Only the first `rows` rows (a constant once inlined: 2, 4 or
+ * 6) are computed and written. Then by mode: 0 c = acc; 1 c = alpha * acc, then + beta * c
+ * by one fma when beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
+#define ATTN__SCALAR_MR 6
+#define ATTN__SCALAR_NR 16
+#define ATTN__SCALAR_MM_UKR_ROWS 1 /* the rows argument is honoured: edge kernels pay less */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    __m256 b0, b1, t;
+    size_t p = kc;
+#define ATTN__SCALAR_UKR_ROW(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        t = _mm256_broadcast_ss(a + (i) * ars);                                             \
+        c##i##0 = _mm256_fmadd_ps(t, b0, c##i##0);                                          \
+        c##i##1 = _mm256_fmadd_ps(t, b1, c##i##1);                                          \
+    }
+#define ATTN__SCALAR_UKR_STEP()                                                                    \
+    b0 = _mm256_loadu_ps(b);                                                                \
+    b1 = _mm256_loadu_ps(b + 8);                                                            \
+    ATTN__SCALAR_UKR_ROW(0) ATTN__SCALAR_UKR_ROW(1) ATTN__SCALAR_UKR_ROW(2)                                      \
+    ATTN__SCALAR_UKR_ROW(3) ATTN__SCALAR_UKR_ROW(4) ATTN__SCALAR_UKR_ROW(5)                                      \
+    a += acs;                                                                               \
+    b += ldb
+    /* not unrolled: gcc then allocates registers cleanly (no copies); unrolled by 4 it
+     * measured 8% slower on Zen 4, and the loop overhead hides behind the FMAs anyway */
+    for (; p > 0; p--) {
+        ATTN__SCALAR_UKR_STEP();
+    }
+#undef ATTN__SCALAR_UKR_STEP
+#undef ATTN__SCALAR_UKR_ROW
+    {
+        /* alpha = 1: 1 * acc is acc and fma(1, acc, c) is acc + c, bit for bit; the plain
+         * store and the add leave the FMA pipes to the next tile */
+        const int one = alpha == 1.0f;
+        const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+#define ATTN__SCALAR_UKR_OUT1(cp, x)                                                               \
+    if (mode == 0 || (mode == 1 && one && beta == 0.0f)) _mm256_storeu_ps(cp, x);          \
+    else if (mode == 2 && one) _mm256_storeu_ps(cp, _mm256_add_ps(x, _mm256_loadu_ps(cp))); \
+    else if (mode == 2) _mm256_storeu_ps(cp, _mm256_fmadd_ps(va, x, _mm256_loadu_ps(cp)));  \
+    else if (beta != 0.0f)                                                                  \
+        _mm256_storeu_ps(cp, _mm256_fmadd_ps(vb, _mm256_loadu_ps(cp), _mm256_mul_ps(va, x))); \
+    else _mm256_storeu_ps(cp, _mm256_mul_ps(va, x));
+#define ATTN__SCALAR_UKR_OUT(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        float *cr = c + (i) * ldc;                                                          \
+        ATTN__SCALAR_UKR_OUT1(cr, c##i##0)                                                         \
+        ATTN__SCALAR_UKR_OUT1(cr + 8, c##i##1)                                                     \
+    }
+        ATTN__SCALAR_UKR_OUT(0) ATTN__SCALAR_UKR_OUT(1) ATTN__SCALAR_UKR_OUT(2)
+        ATTN__SCALAR_UKR_OUT(3) ATTN__SCALAR_UKR_OUT(4) ATTN__SCALAR_UKR_OUT(5)
+#undef ATTN__SCALAR_UKR_OUT
+#undef ATTN__SCALAR_UKR_OUT1
+    }
+}
+#endif
+/* end of simd/mm_6x16_avx2.h */
+#elif defined(ATTN__SCALAR_ISA_NEON)
+/* simd/mm_8x12_neon.h - attn.h's AArch64 NEON matmul microkernel: an 8 x 12 tile.
+ * Compiles on its own (with simd/neon.h). */
+#ifndef ATTN_SIMD_SCALAR_MM_8X12_NEON_H
+#define ATTN_SIMD_SCALAR_MM_8X12_NEON_H
+
+/* The matmul microkernel (the one per-ISA kernel, see attn.h's matmul section): an 8 x 12
+ * register tile, 24 q accumulators, three B vectors and eight A values (two q registers,
+ * used by lane) per step. acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain
+ * in p order, A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (12 readable floats
+ * per row). All 8 rows are computed and written whatever `rows`. Then by mode: 0 c = acc; 1 c = alpha * acc, then + beta * c by one fma when
+ * beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
+#define ATTN__SCALAR_MR 8
+#define ATTN__SCALAR_NR 12
+#define ATTN__SCALAR_UKR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+#define ATTN__SCALAR_UKR_DECL(i) float32x4_t c##i##0 = vdupq_n_f32(0.0f), c##i##1 = c##i##0, c##i##2 = c##i##0;
+    ATTN__SCALAR_UKR_ROWS(ATTN__SCALAR_UKR_DECL)
+#undef ATTN__SCALAR_UKR_DECL
+    size_t p;
+    (void)rows;
+    if (ars == 1) { /* the sliver's A values are contiguous: two vector loads, fma by lane */
+        for (p = 0; p < kc; p++, a += acs, b += ldb) {
+            const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8);
+            const float32x4_t a0 = vld1q_f32(a), a1 = vld1q_f32(a + 4);
+#define ATTN__SCALAR_UKR_LANE(i, av, l)                                                            \
+    c##i##0 = vfmaq_laneq_f32(c##i##0, b0, av, l);                                           \
+    c##i##1 = vfmaq_laneq_f32(c##i##1, b1, av, l);                                           \
+    c##i##2 = vfmaq_laneq_f32(c##i##2, b2, av, l);
+            ATTN__SCALAR_UKR_LANE(0, a0, 0) ATTN__SCALAR_UKR_LANE(1, a0, 1) ATTN__SCALAR_UKR_LANE(2, a0, 2)
+            ATTN__SCALAR_UKR_LANE(3, a0, 3) ATTN__SCALAR_UKR_LANE(4, a1, 0) ATTN__SCALAR_UKR_LANE(5, a1, 1)
+            ATTN__SCALAR_UKR_LANE(6, a1, 2) ATTN__SCALAR_UKR_LANE(7, a1, 3)
+#undef ATTN__SCALAR_UKR_LANE
+        }
+    } else {
+        for (p = 0; p < kc; p++, a += acs, b += ldb) {
+            const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8);
+#define ATTN__SCALAR_UKR_N(i)                                                                      \
+    {                                                                                       \
+        const float x = a[(i) * ars];                                                       \
+        c##i##0 = vfmaq_n_f32(c##i##0, b0, x);                                               \
+        c##i##1 = vfmaq_n_f32(c##i##1, b1, x);                                               \
+        c##i##2 = vfmaq_n_f32(c##i##2, b2, x);                                               \
+    }
+            ATTN__SCALAR_UKR_ROWS(ATTN__SCALAR_UKR_N)
+#undef ATTN__SCALAR_UKR_N
+        }
+    }
+    {
+        const float32x4_t va = vdupq_n_f32(alpha), vb = vdupq_n_f32(beta);
+#define ATTN__SCALAR_UKR_OUT1(cp, x)                                                               \
+    if (mode == 0) vst1q_f32(cp, x);                                                        \
+    else if (mode == 2) vst1q_f32(cp, vfmaq_f32(vld1q_f32(cp), va, x));                     \
+    else if (beta != 0.0f) vst1q_f32(cp, vfmaq_f32(vmulq_f32(va, x), vb, vld1q_f32(cp)));   \
+    else vst1q_f32(cp, vmulq_f32(va, x));
+#define ATTN__SCALAR_UKR_OUT(i)                                                                    \
+    {                                                                                       \
+        float *cr = c + (i) * ldc;                                                          \
+        ATTN__SCALAR_UKR_OUT1(cr, c##i##0) ATTN__SCALAR_UKR_OUT1(cr + 4, c##i##1) ATTN__SCALAR_UKR_OUT1(cr + 8, c##i##2) \
+    }
+        ATTN__SCALAR_UKR_ROWS(ATTN__SCALAR_UKR_OUT)
+#undef ATTN__SCALAR_UKR_OUT
+#undef ATTN__SCALAR_UKR_OUT1
+    }
+}
+#undef ATTN__SCALAR_UKR_ROWS
+#endif
+/* end of simd/mm_8x12_neon.h */
+#else
+/* simd/mm_4xnr.h - attn.h's generic matmul microkernel over the vector layer: a
+ * 4 x (4 * ATTN__SCALAR_VW) tile (the scalar path's). Compiles on its own. */
+#ifndef ATTN_SIMD_SCALAR_MM_4XNR_H
+#define ATTN_SIMD_SCALAR_MM_4XNR_H
+
+/* the generic microkernel over the vector layer: a 4 x (4 * ATTN__SCALAR_VW) tile */
+#define ATTN__SCALAR_MR 4
+#define ATTN__SCALAR_NR (4 * ATTN__SCALAR_VW)
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+    attn__scalar_v acc[ATTN__SCALAR_MR][4];
+    const attn__scalar_v va = attn__scalar_vset1(alpha), vb = attn__scalar_vset1(beta);
+    size_t i, v, p;
+    (void)rows; /* all ATTN__SCALAR_MR rows are computed and written */
+    for (i = 0; i < ATTN__SCALAR_MR; i++)
+        for (v = 0; v < 4; v++) acc[i][v] = attn__scalar_vzero();
+    for (p = 0; p < kc; p++, a += acs, b += ldb) {
+        const attn__scalar_v b0 = attn__scalar_vload(b), b1 = attn__scalar_vload(b + ATTN__SCALAR_VW);
+        const attn__scalar_v b2 = attn__scalar_vload(b + 2 * ATTN__SCALAR_VW), b3 = attn__scalar_vload(b + 3 * ATTN__SCALAR_VW);
+        for (i = 0; i < ATTN__SCALAR_MR; i++) {
+            const attn__scalar_v t = attn__scalar_vset1(a[i * ars]);
+            acc[i][0] = attn__scalar_vfma(t, b0, acc[i][0]);
+            acc[i][1] = attn__scalar_vfma(t, b1, acc[i][1]);
+            acc[i][2] = attn__scalar_vfma(t, b2, acc[i][2]);
+            acc[i][3] = attn__scalar_vfma(t, b3, acc[i][3]);
+        }
+    }
+    for (i = 0; i < ATTN__SCALAR_MR; i++)
+        for (v = 0; v < 4; v++) {
+            float *cp = c + i * ldc + v * ATTN__SCALAR_VW;
+            if (mode == 0) attn__scalar_vstore(cp, acc[i][v]);
+            else if (mode == 2) attn__scalar_vstore(cp, attn__scalar_vfma(va, acc[i][v], attn__scalar_vload(cp)));
+            else if (beta != 0.0f)
+                attn__scalar_vstore(cp, attn__scalar_vfma(vb, attn__scalar_vload(cp), attn__scalar_vmul(va, acc[i][v])));
+            else attn__scalar_vstore(cp, attn__scalar_vmul(va, acc[i][v]));
+        }
+}
+#endif
+/* end of simd/mm_4xnr.h */
+#endif
+#endif
+/* end of simd/simd.h */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ATTN__SCALAR_MAX_ELEMS ((size_t)PTRDIFF_MAX / sizeof(float))
+#define ATTN__SCALAR_ALIGN 64
+
+/* ---- status, identification ---------------------------------------------------------- */
+
+static ATTN__MAYBE_UNUSED const char *attn__scalar_attn_status_string(attn_status status)
+{
+    switch (status) {
+    case ATTN_OK: return "ok";
+    case ATTN_ERR_NULL: return "null pointer";
+    case ATTN_ERR_SIZE: return "zero or inconsistent size";
+    case ATTN_ERR_LD: return "leading dimension or stride smaller than its row";
+    case ATTN_ERR_WORKSPACE: return "workspace missing or too small";
+    case ATTN_ERR_OVERFLOW: return "sizes overflow the address space";
+    case ATTN_ERR_ARG: return "invalid argument value";
+    }
+    return "unknown status";
+}
+
+static ATTN__MAYBE_UNUSED const char *attn__scalar_attn_isa(void) { return ATTN__SCALAR_ISA_NAME; }
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_use_isa(const char *name)
+{
+    return !name || strcmp(name, "auto") == 0 || strcmp(name, ATTN__SCALAR_ISA_NAME) == 0
+               ? ATTN_OK
+               : ATTN_ERR_ARG;
+}
+
+static ATTN__MAYBE_UNUSED const char *attn__scalar_attn_exp_impl(void)
+{
+#ifdef ATTN_USE_SLEEF
+    return "sleef";
+#else
+    return "attn";
+#endif
+}
+
+/* ---- argument checks ----------------------------------------------------------------- */
+
+/* a * b, or SIZE_MAX when it exceeds `limit` */
+static size_t attn__scalar_mul_lim(size_t a, size_t b, size_t limit)
+{
+    if (a != 0 && b > limit / a) return (size_t)-1;
+    return a * b;
+}
+
+/* Adds a * b to *acc; returns 0 when the result would exceed ATTN__SCALAR_MAX_ELEMS. */
+static int attn__scalar_extent_add(size_t *acc, size_t a, size_t b)
+{
+    size_t t = attn__scalar_mul_lim(a, b, ATTN__SCALAR_MAX_ELEMS);
+    if (t > ATTN__SCALAR_MAX_ELEMS || *acc > ATTN__SCALAR_MAX_ELEMS - t) return 0;
+    *acc += t;
+    return 1;
+}
+
+/* rows x n matrix with leading dimension ld */
+static attn_status attn__scalar_check_mat(size_t rows, size_t n, size_t ld)
+{
+    size_t ext = n;
+    if (rows == 0 || n == 0) return ATTN_ERR_SIZE;
+    if (ld < n) return ATTN_ERR_LD;
+    if (n > ATTN__SCALAR_MAX_ELEMS || !attn__scalar_extent_add(&ext, rows - 1, ld)) return ATTN_ERR_OVERFLOW;
+    return ATTN_OK;
+}
+
+static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
+/* end of src/base.h */
+/* src/config.h - every tunable of the implementation, one block per instruction set.
+ * Sizes are in floats unless stated. The microkernels' shapes (ATTN__SCALAR_MR x ATTN__SCALAR_NR) are
+ * not tunables: they come with the microkernel (simd/mm_*.h). */
+
+/* ---- shared by every ISA ---- */
+/* Sums over rows are blocked so that rounding grows with n / block + block, not n. */
+#define ATTN__SCALAR_SUM_BLOCK (64 * ATTN__SCALAR_VW)
+/* Row operations (norms) reduce a batch of rows at once (attn__scalar_vhred8 takes 8). */
+#define ATTN__SCALAR_NORM_BATCH 8
+/* Norm rows up to this long take their output pass per batch; longer, right after each
+ * row's sums. */
+#define ATTN__SCALAR_NORM_BATCHED 512
+/* Matmul: NN products with n at most this read A in place, one MR-row sliver at a time
+ * against the whole packed B panel (no copy of A, whose elements are used n / NR times). */
+#define ATTN__SCALAR_MM_DIRECT_N (32 * ATTN__SCALAR_NR)
+/* Matmul: floats of A or C past which software prefetching pays (twice a common L2). */
+#define ATTN__SCALAR_MM_FAR (512 * 1024)
+/* Matmul: packed op(B) up to this size is packed whole (NN, n <= DIRECT_N): the panel
+ * stays in L2 and each A sliver streams through all of k. */
+#define ATTN__SCALAR_MM_WHOLE_B (128 * 1024)
+/* Attention: query tiles with fewer rows take the rows (decode) path. */
+#define ATTN__SCALAR_FUSED_MIN 12
+/* Softmax: bytes of input past which a call is far out of the caches: y is then written
+ * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
+#define ATTN__SCALAR_SM_FAR ((size_t)32 << 20)
+/* Softmax: floats of that stack scratch (16 KiB); longer rows keep normal stores. */
+#define ATTN__SCALAR_SM_SCRATCH 4096
+
+#if ATTN__SCALAR_VW == 16 /* ---- AVX-512 ---- */
+#define ATTN__SCALAR_MM_KC 256
+#define ATTN__SCALAR_MM_MC (16 * ATTN__SCALAR_MR)
+#define ATTN__SCALAR_MM_NC (128 * ATTN__SCALAR_NR)
+#define ATTN__SCALAR_TQ 192
+#define ATTN__SCALAR_TK 128
+#define ATTN__SCALAR_SM_SHORT 4
+#elif ATTN__SCALAR_VW == 8 /* ---- AVX2 ---- */
+#define ATTN__SCALAR_MM_KC 256            /* depth of a chunk: a KC x NR B sliver stays in L1 */
+#define ATTN__SCALAR_MM_MC (24 * ATTN__SCALAR_MR) /* rows of op(A) per packed block (L2) */
+#define ATTN__SCALAR_MM_NC (255 * ATTN__SCALAR_NR) /* columns of op(B) per packed panel (L3) */
+#define ATTN__SCALAR_TQ 192               /* attention: query rows per tile (a multiple of MR) */
+#define ATTN__SCALAR_TK 128               /* attention: keys per tile (a multiple of NR) */
+#define ATTN__SCALAR_SM_SHORT 8           /* softmax: rows of up to this many vectors in registers */
+#elif ATTN__SCALAR_VW == 4 /* ---- NEON ---- */
+#define ATTN__SCALAR_MM_KC 256
+#define ATTN__SCALAR_MM_MC (24 * ATTN__SCALAR_MR)
+#define ATTN__SCALAR_MM_NC (255 * ATTN__SCALAR_NR)
+#define ATTN__SCALAR_TQ 192
+#define ATTN__SCALAR_TK 132
+#define ATTN__SCALAR_SM_SHORT 8
+#else /* ---- scalar ---- */
+#define ATTN__SCALAR_MM_KC 256
+#define ATTN__SCALAR_MM_MC (24 * ATTN__SCALAR_MR)
+#define ATTN__SCALAR_MM_NC (255 * ATTN__SCALAR_NR)
+#define ATTN__SCALAR_TQ 192
+#define ATTN__SCALAR_TK 128
+#define ATTN__SCALAR_SM_SHORT 8
+#endif
+
+#if ATTN__SCALAR_TQ % ATTN__SCALAR_MR != 0 || ATTN__SCALAR_TK % ATTN__SCALAR_NR != 0
+#error "ATTN__SCALAR_TQ and ATTN__SCALAR_TK must be multiples of the microkernel's ATTN__SCALAR_MR and ATTN__SCALAR_NR"
+#endif
+/* end of src/config.h */
+/* src/exp.h - the vector exp behind softmax, attention and the activations. */
+
+/* The exp: e^x = 2^(k/8) e^r, k = round(8 x / ln2), r = x - k ln2/8 (Cody-Waite, two
+ * constants, the first of 13 bits: k ln2/8 and r exact even without a fused fma), |r| <= ln2/16. 2^(k/8) =
+ * 2^(j/8) 2^m (k = 8m + j) comes from an 8-entry table by a per-ISA lookup
+ * (attn__scalar_vlut8_scale: vpermd, tbl, an index) that also adds m to the exponent bits, and
+ * e^r = 1 + p(r), p(r) = r (c1 + c2 r + c3 r^2) (minimax for the relative error over
+ * |r| <= 0.0434: 2.5e-8), so e^x = fma(s, p, s). The table entries are 2^(j/8) as float
+ * bits minus j << 20, so that adding bits(z) << 20, z = 8x/ln2 + 1.5 * 2^23 (the rounding
+ * shifter, whose low 12 bits are zero), adds m << 23. Max error 1.4 ulp measured over
+ * every float (tests/test_exp.c). No special case costs anything in the common case:
+ * for |x| <= ATTN__SCALAR_EXP_FAST (2^m is normal, the result at least FLT_MIN and finite) the
+ * fast path is exact as written, and a NaN flows through it (r is NaN, so is fma(s, p, s));
+ * a vector with a lane outside takes attn__scalar_vexp_slow. */
+static const int32_t attn__scalar_exp2_8[8] = {1065353216, 1065063874, 1064843248, 1064697559,
+                                        1064633587, 1064658730, 1064781053, 1065009351};
+#define ATTN__SCALAR_EXP_FAST 87.3f
+
+/* e^(hi + lo), lo tiny relative to 1 (it carries the rounding error of hi; has_lo = 0:
+ * none). half: the scale is 2^(j/8) 2^(m-1) where hi > 0, the result doubled, so that
+ * arguments up to the overflow threshold (m = 128) stay finite (the slow path's). */
+static ATTN__SCALAR_FORCE_INLINE attn__scalar_v attn__scalar_vexp_core(attn__scalar_v hi, attn__scalar_v lo, int has_lo, int half)
+{
+    const attn__scalar_v shifter = attn__scalar_vset1(12582912.0f); /* 1.5 * 2^23: round to nearest */
+    attn__scalar_v z = attn__scalar_vfma(hi, attn__scalar_vset1(11.54156017303466796875f), shifter); /* 8/ln2 */
+    attn__scalar_v k = attn__scalar_vsub(z, shifter), r, p, sc, res;
+    r = attn__scalar_vfma(k, attn__scalar_vset1(-0.086639404296875f), hi); /* 13 bits: exact, fma or not */
+    r = attn__scalar_vfma(k, attn__scalar_vset1(-3.993272912339307e-06f), r);
+    if (has_lo) r = attn__scalar_vadd(r, lo);
+    p = attn__scalar_vfma(attn__scalar_vset1(1.666429103e-01f), r, attn__scalar_vset1(5.000650357e-01f));
+    p = attn__scalar_vfma(p, r, attn__scalar_vset1(1.000000049e+00f));
+    p = attn__scalar_vmul(p, r);
+    if (half) {
+        const attn__scalar_vm pos = attn__scalar_vgt(hi, attn__scalar_vzero());
+        z = attn__scalar_vsub(z, attn__scalar_vselect(pos, attn__scalar_vset1(8.0f), attn__scalar_vzero()));
+        sc = attn__scalar_vlut8_scale(attn__scalar_exp2_8, z);
+        res = attn__scalar_vfma(sc, p, sc);
+        return attn__scalar_vmul(res, attn__scalar_vselect(pos, attn__scalar_vset1(2.0f), attn__scalar_vset1(1.0f)));
+    }
+    sc = attn__scalar_vlut8_scale(attn__scalar_exp2_8, z);
+    return attn__scalar_vfma(sc, p, sc);
+}
+
+/* Any lane of |hi| (NaN aside) beyond the fast path's range? */
+static inline int attn__scalar_vexp_out(attn__scalar_v hi)
+{
+    return attn__scalar_vany_neg(attn__scalar_vsub(attn__scalar_vset1(ATTN__SCALAR_EXP_FAST), attn__scalar_vfabs(hi)));
+}
+
+/* Every lane, out of range included: hi above the overflow threshold gives +inf, below
+ * ln(FLT_MIN) 0, a NaN NaN. With flush, results below FLT_MIN (the few arguments just
+ * above ln(FLT_MIN) whose result rounds under it) are 0; without, the caller flushes. */
+static attn__scalar_v attn__scalar_vexp_slow(attn__scalar_v hi, attn__scalar_v lo, int has_lo, int flush)
+{
+    attn__scalar_v res = attn__scalar_vexp_core(hi, lo, has_lo, 1);
+    if (flush) res = attn__scalar_vselect(attn__scalar_vlt(res, attn__scalar_vset1(FLT_MIN)), attn__scalar_vzero(), res);
+    res = attn__scalar_vselect(attn__scalar_vlt(hi, attn__scalar_vset1(-87.33654475f)), attn__scalar_vzero(), res);
+    /* the largest x with e^x < FLT_MAX */
+    return attn__scalar_vselect(attn__scalar_vgt(hi, attn__scalar_vset1(88.72283172607421875f)), attn__scalar_vset1(INFINITY), res);
+}
+
+/* exp(hi + lo) for |lo| tiny relative to 1 (lo carries the rounding error of hi), with
+ * the special cases above; flush as for attn__scalar_vexp_slow (the fast path's results are all
+ * at least FLT_MIN). */
+static inline attn__scalar_v attn__scalar_vexp_lo(attn__scalar_v hi, attn__scalar_v lo, int flush)
+{
+    if (!attn__scalar_vexp_out(hi)) return attn__scalar_vexp_core(hi, lo, 1, 0);
+    return attn__scalar_vexp_slow(hi, lo, 1, flush);
+}
+
+#ifdef ATTN_USE_SLEEF
+/* SLEEF's 1-ulp exp for the ISA, then the library's guarantee: below FLT_MIN is 0 */
+static inline attn__scalar_v attn__scalar_vexp_sleef(attn__scalar_v x)
+{
+    attn__scalar_v r = attn__scalar_vsleef_exp(x);
+    return attn__scalar_vselect(attn__scalar_vlt(r, attn__scalar_vset1(FLT_MIN)), attn__scalar_vzero(), r);
+}
+#endif
+
+static inline attn__scalar_v attn__scalar_vexp(attn__scalar_v x)
+{
+#ifdef ATTN_USE_SLEEF
+    return attn__scalar_vexp_sleef(x);
+#else
+    if (!attn__scalar_vexp_out(x)) return attn__scalar_vexp_core(x, x, 0, 0);
+    return attn__scalar_vexp_slow(x, x, 0, 1);
+#endif
+}
+
+static float attn__scalar_expf(float x)
+{
+    float t[ATTN__SCALAR_VW];
+    attn__scalar_vstore(t, attn__scalar_vexp(attn__scalar_vset1(x)));
+    return t[0];
+}
+/* end of src/exp.h */
+/* ---- storage types: f32, f16, bf16 arrays converted ---------------------------------- */
+
+static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_dtype_size(attn_dtype type)
+{
+    switch (type) {
+    case ATTN_F32: return 4;
+    case ATTN_F16: return 2;
+    case ATTN_BF16: return 2;
+    }
+    return 0;
+}
+
+/* ATTN__SCALAR_VW elements of type t at element i of p, widened to floats (t: a constant after
+ * inlining, so each conversion loop below is specialized) */
+static ATTN__SCALAR_FORCE_INLINE attn__scalar_v attn__scalar_vload_dt(attn_dtype t, const void *p, size_t i)
+{
+    if (t == ATTN_F16) return attn__scalar_vload_f16((const uint16_t *)p + i);
+    if (t == ATTN_BF16) return attn__scalar_vload_bf16((const uint16_t *)p + i);
+    return attn__scalar_vload((const float *)p + i);
+}
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vstore_dt(attn_dtype t, void *p, size_t i, attn__scalar_v v)
+{
+    if (t == ATTN_F16) attn__scalar_vstore_f16((uint16_t *)p + i, v);
+    else if (t == ATTN_BF16) attn__scalar_vstore_bf16((uint16_t *)p + i, v);
+    else attn__scalar_vstore((float *)p + i, v);
+}
+/* the same for n < ATTN__SCALAR_VW elements (nothing past element i + n touched) */
+static ATTN__SCALAR_FORCE_INLINE attn__scalar_v attn__scalar_vload_dt_part(attn_dtype t, const void *p, size_t i,
+                                                      size_t n)
+{
+    if (t == ATTN_F16) return attn__scalar_vload_f16_part((const uint16_t *)p + i, n);
+    if (t == ATTN_BF16) return attn__scalar_vload_bf16_part((const uint16_t *)p + i, n);
+    return attn__scalar_vload_part((const float *)p + i, n, 0.0f);
+}
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vstore_dt_part(attn_dtype t, void *p, size_t i, attn__scalar_v v,
+                                                    size_t n)
+{
+    if (t == ATTN_F16) attn__scalar_vstore_f16_part((uint16_t *)p + i, v, n);
+    else if (t == ATTN_BF16) attn__scalar_vstore_bf16_part((uint16_t *)p + i, v, n);
+    else attn__scalar_vstore_part((float *)p + i, v, n);
+}
+
+/* n elements from src (type st) to dst (type dt), a vector at a time: each vector is read
+ * before it is written, so dst == src with types of one size is safe. */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_convert_run(attn_dtype dt, void *dst, attn_dtype st,
+                                                 const void *src, size_t n)
+{
+    size_t i;
+    for (i = 0; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW)
+        attn__scalar_vstore_dt(dt, dst, i, attn__scalar_vload_dt(st, src, i));
+    if (i < n) attn__scalar_vstore_dt_part(dt, dst, i, attn__scalar_vload_dt_part(st, src, i, n - i), n - i);
+}
+
+/* Do the byte ranges [a, a + na) and [b, b + nb), both non-empty, share a byte? */
+static int attn__scalar_bytes_overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return x < y ? y - x < na : x - y < nb;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type,
+                                  const void *src, size_t n)
+{
+    const size_t ds = attn__scalar_attn_dtype_size(dst_type), ss = attn__scalar_attn_dtype_size(src_type);
+    if (!dst || !src) return ATTN_ERR_NULL;
+    if (!ds || !ss) return ATTN_ERR_ARG;
+    if (n == 0) return ATTN_OK;
+    if (n > (size_t)PTRDIFF_MAX / (ds > ss ? ds : ss)) return ATTN_ERR_OVERFLOW;
+    if (!(dst == src && ds == ss) && attn__scalar_bytes_overlap(dst, n * ds, src, n * ss))
+        return ATTN_ERR_ARG;
+    if (dst_type == src_type) {
+        if (dst != src) memcpy(dst, src, n * ds);
+    } else if (src_type == ATTN_F32) {
+        if (dst_type == ATTN_F16) attn__scalar_convert_run(ATTN_F16, dst, ATTN_F32, src, n);
+        else attn__scalar_convert_run(ATTN_BF16, dst, ATTN_F32, src, n);
+    } else if (dst_type == ATTN_F32) {
+        if (src_type == ATTN_F16) attn__scalar_convert_run(ATTN_F32, dst, ATTN_F16, src, n);
+        else attn__scalar_convert_run(ATTN_F32, dst, ATTN_BF16, src, n);
+    } else if (src_type == ATTN_F16) {
+        attn__scalar_convert_run(ATTN_BF16, dst, ATTN_F16, src, n);
+    } else {
+        attn__scalar_convert_run(ATTN_F16, dst, ATTN_BF16, src, n);
+    }
+    return ATTN_OK;
+}
+/* end of src/convert.h */
+/* src/softmax.h - attn__scalar_attn_softmax.
+ *
+ * Every row: its extreme (attn__scalar_row_extreme), then its frame (attn__scalar_softmax_frame), the
+ * exps with their sum, and the normalizing pass. Two strategies compute exactly that, with
+ * the same operations in the same order, so a row's bits never depend on the path:
+ *  - short rows (up to ATTN__SCALAR_SM_SHORT vectors) stay in registers: x read once after the
+ *    extreme, the exps and their sum unrolled, one range test for the whole row, y
+ *    written once (attn__scalar_softmax_short);
+ *  - longer rows: the exp pass writes the exps and sums them (attn__scalar_softmax_body), then the
+ *    normalizing pass (attn__scalar_softmax_out). Calls far out of the caches keep a row's exps in
+ *    a stack scratch and write y by non-temporal stores (8 bytes of memory traffic per
+ *    element instead of 12), prefetching the rows ahead.
+ */
+
+/* Rows whose extreme (max x for s >= 0, min x for s < 0) is not finite: all -inf after
+ * scaling -> zeros; entries that are +inf after scaling share 1; any NaN -> NaN. Rare,
+ * so scalar. */
+static void attn__scalar_softmax_special(const float *x, float *y, size_t n, float s)
+{
+    size_t i, count = 0;
+    int has_nan = 0;
+    for (i = 0; i < n; i++) {
+        if (x[i] != x[i] || (s == 0 && isinf(x[i]))) has_nan = 1; /* 0 * inf */
+        if (isinf(x[i]) && x[i] * s > 0) count++;
+    }
+    for (i = 0; i < n; i++)
+        y[i] = has_nan ? NAN : (count && isinf(x[i]) && x[i] * s > 0) ? 1.0f / (float)count : 0.0f;
+}
+
+/* The argument of softmax's exp, carried as hi + lo (lo: the rounding error of hi), in
+ * one of two frames; softmax promises 1e-6 relative error at any input magnitude.
+ * Shifted (any row): s (x - xm), xm the row's extreme (max x for s >= 0, min x for s < 0),
+ * hi <= 0 (or NaN); x - xm is split exactly (2Sum), then scaled (the product's error by
+ * fma). Unshifted (rows where sm = s xm is in [0, 80 - ln n]): s x itself, since
+ * e^(s x) / sum e^(s x) is the same softmax; every e^(s x) <= e^sm and their sum stay far
+ * from overflow, and an e^(s x) that underflows has e^(s x - sm) < FLT_MIN too, so the
+ * results are those of the shifted frame. mode: ATTN__SCALAR_SM_ANY computes either frame (the
+ * unshifted one with xm = 0, where the 2Sum is exact and lo is the product's error alone);
+ * ATTN__SCALAR_SM_UNSHIFTED and ATTN__SCALAR_SM_UNIT (s = 1: hi = x, no lo) compute the unshifted frame
+ * with fewer operations and the same results. Every product here has a non-additive use as
+ * well, so a compiler contracting a*b+c into fma (-ffp-contract=fast) cannot fold it. */
+#define ATTN__SCALAR_SM_ANY 0
+#define ATTN__SCALAR_SM_UNSHIFTED 1
+#define ATTN__SCALAR_SM_UNIT 2
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_softmax_arg(attn__scalar_v x, attn__scalar_v s, attn__scalar_v xm, int mode,
+                                                 attn__scalar_v *hi_out, attn__scalar_v *lo_out)
+{
+    attn__scalar_v hi = x, lo = x, bb, h;
+    if (mode == ATTN__SCALAR_SM_ANY) {
+        hi = attn__scalar_vsub(x, xm);
+        bb = attn__scalar_vsub(hi, x);
+        lo = attn__scalar_vsub(attn__scalar_vsub(x, attn__scalar_vsub(hi, bb)), attn__scalar_vadd(xm, bb));
+        h = attn__scalar_vmul(hi, s);
+        lo = attn__scalar_vfma(lo, s, attn__scalar_vfma_exact(hi, s, attn__scalar_vsub(attn__scalar_vzero(), h)));
+        hi = h;
+    } else if (mode == ATTN__SCALAR_SM_UNSHIFTED) {
+        hi = attn__scalar_vmul(x, s);
+        lo = attn__scalar_vfma_exact(x, s, attn__scalar_vsub(attn__scalar_vzero(), hi));
+    }
+    *hi_out = hi;
+    *lo_out = lo;
+}
+
+/* e^(hi + lo) for softmax, any argument: below FLT_MIN not flushed (softmax flushes after
+ * normalizing). With SLEEF: e^(hi+lo) = e^hi (1 + lo) to far below an ulp, as |lo| <=
+ * ulp(hi) / 2. */
+static ATTN__SCALAR_FORCE_INLINE attn__scalar_v attn__scalar_softmax_exp_any(attn__scalar_v hi, attn__scalar_v lo, int has_lo)
+{
+#ifdef ATTN_USE_SLEEF
+    const attn__scalar_v tiny = attn__scalar_vset1(FLT_MIN);
+    attn__scalar_v e0 = attn__scalar_vexp_sleef(hi), e = has_lo ? attn__scalar_vfma(e0, lo, e0) : e0;
+    return attn__scalar_vselect(attn__scalar_vlt(e0, tiny), attn__scalar_vzero(), e); /* hi = -inf: lo is NaN */
+#else
+    return attn__scalar_vexp_slow(hi, lo, has_lo, 0);
+#endif
+}
+
+/* k vectors of softmax's exps e^(hi + lo) from x into y, every argument allowed: the slow
+ * path, out of line so that the fast loop keeps its registers. */
+static void attn__scalar_softmax_slow(const float *x, float *y, size_t k, attn__scalar_v vs, attn__scalar_v vm,
+                               int mode)
+{
+    size_t j;
+    for (j = 0; j < k; j++) {
+        attn__scalar_v hi, lo;
+        attn__scalar_softmax_arg(attn__scalar_vload(x + j * ATTN__SCALAR_VW), vs, vm, mode, &hi, &lo);
+        attn__scalar_vstore(y + j * ATTN__SCALAR_VW, attn__scalar_softmax_exp_any(hi, lo, mode != ATTN__SCALAR_SM_UNIT));
+    }
+}
+
+/* max (want_max) or min of x[0..n) */
+static float attn__scalar_row_extreme(const float *x, size_t n, int want_max)
+{
+    const float fill = want_max ? -INFINITY : INFINITY;
+    attn__scalar_v m0 = attn__scalar_vset1(fill), m1 = m0, m2 = m0, m3 = m0;
+    size_t i = 0;
+    if (want_max) {
+        for (; i + 4 * ATTN__SCALAR_VW <= n; i += 4 * ATTN__SCALAR_VW) {
+            m0 = attn__scalar_vmax(m0, attn__scalar_vload(x + i));
+            m1 = attn__scalar_vmax(m1, attn__scalar_vload(x + i + ATTN__SCALAR_VW));
+            m2 = attn__scalar_vmax(m2, attn__scalar_vload(x + i + 2 * ATTN__SCALAR_VW));
+            m3 = attn__scalar_vmax(m3, attn__scalar_vload(x + i + 3 * ATTN__SCALAR_VW));
+        }
+        for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW) m0 = attn__scalar_vmax(m0, attn__scalar_vload(x + i));
+        if (i < n) m1 = attn__scalar_vmax(m1, attn__scalar_vload_part(x + i, n - i, fill));
+        return attn__scalar_vhmax(attn__scalar_vmax4(m0, m1, m2, m3));
+    }
+    for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW) m0 = attn__scalar_vmin(m0, attn__scalar_vload(x + i));
+    if (i < n) m0 = attn__scalar_vmin(m0, attn__scalar_vload_part(x + i, n - i, fill));
+    return attn__scalar_vhmin(m0);
+}
+
+
+/* A row's frame (see attn__scalar_softmax_arg) and the fast exp's least argument thr: when every
+ * argument is at least thr (the frame's largest argument - 87 + ln n), every exp divided by
+ * the row's sum (at most n times the largest) is at least FLT_MIN, so nothing needs
+ * flushing. */
+typedef struct {
+    attn__scalar_v vs, vm, thr; /* the scale, the extreme subtracted (0 unshifted), thr */
+    int unshifted;
+} attn__scalar_sm_frame;
+
+/* The frame of a row whose extreme m is finite; n = 1 is shifted, which gives exactly 1. */
+static ATTN__SCALAR_FORCE_INLINE attn__scalar_sm_frame attn__scalar_softmax_frame(float m, float s, float lnn,
+                                                             size_t n)
+{
+    const float sm = s * m;
+    const int unshifted = sm >= 0.0f && sm <= 80.0f - lnn && n > 1;
+    attn__scalar_sm_frame f;
+    f.vs = attn__scalar_vset1(s);
+    f.vm = attn__scalar_vset1(unshifted ? 0.0f : m);
+    f.thr = attn__scalar_vset1((unshifted ? sm : 0.0f) - 87.0f + lnn);
+    f.unshifted = unshifted;
+    return f;
+}
+
+/* The exp pass of one row in frame f (mode: see attn__scalar_softmax_arg, a constant): the exps
+ * into e, returns their sum, blocked (ATTN__SCALAR_SUM_BLOCK) with two accumulators in a fixed
+ * order. Four vectors at a time take the fast exp when their least argument is at least
+ * f->thr (a NaN, which the minimum may pass over, gives NaN on either path), else the slow
+ * one, and *flush is set (results under FLT_MIN are then flushed after normalizing); the
+ * partial vector at the row's end, padded with the extreme, always the slow one. xn (or
+ * NULL): a later row of x to prefetch. */
+static ATTN__SCALAR_FORCE_INLINE float attn__scalar_softmax_body(const float *x, float *e, size_t n,
+                                                   const attn__scalar_sm_frame *f, int mode,
+                                                   float m, const float *xn, int *flush)
+{
+    attn__scalar_v total = attn__scalar_vzero(), h0, h1, h2, h3, l0, l1, l2, l3;
+    size_t i;
+    for (i = 0; i < n;) {
+        const size_t end = n - i > ATTN__SCALAR_SUM_BLOCK ? i + ATTN__SCALAR_SUM_BLOCK : n;
+        attn__scalar_v a0 = attn__scalar_vzero(), a1 = a0;
+        for (; i + 4 * ATTN__SCALAR_VW <= end; i += 4 * ATTN__SCALAR_VW) {
+            if (xn) {
+                ATTN__SCALAR_PREFETCH(xn + i);
+                ATTN__SCALAR_PREFETCH(xn + i + 4 * ATTN__SCALAR_VW - 1);
+            }
+            attn__scalar_softmax_arg(attn__scalar_vload(x + i), f->vs, f->vm, mode, &h0, &l0);
+            attn__scalar_softmax_arg(attn__scalar_vload(x + i + ATTN__SCALAR_VW), f->vs, f->vm, mode, &h1, &l1);
+            attn__scalar_softmax_arg(attn__scalar_vload(x + i + 2 * ATTN__SCALAR_VW), f->vs, f->vm, mode, &h2, &l2);
+            attn__scalar_softmax_arg(attn__scalar_vload(x + i + 3 * ATTN__SCALAR_VW), f->vs, f->vm, mode, &h3, &l3);
+#ifndef ATTN_USE_SLEEF
+            if (!attn__scalar_vany_neg(attn__scalar_vsub(attn__scalar_vmin4(h0, h1, h2, h3), f->thr))) {
+                h0 = attn__scalar_vexp_core(h0, l0, mode != ATTN__SCALAR_SM_UNIT, 0);
+                h1 = attn__scalar_vexp_core(h1, l1, mode != ATTN__SCALAR_SM_UNIT, 0);
+                h2 = attn__scalar_vexp_core(h2, l2, mode != ATTN__SCALAR_SM_UNIT, 0);
+                h3 = attn__scalar_vexp_core(h3, l3, mode != ATTN__SCALAR_SM_UNIT, 0);
+                attn__scalar_vstore(e + i, h0);
+                attn__scalar_vstore(e + i + ATTN__SCALAR_VW, h1);
+                attn__scalar_vstore(e + i + 2 * ATTN__SCALAR_VW, h2);
+                attn__scalar_vstore(e + i + 3 * ATTN__SCALAR_VW, h3);
+            } else
+#endif
+            {
+                attn__scalar_softmax_slow(x + i, e + i, 4, f->vs, f->vm, mode);
+                *flush = 1;
+                h0 = attn__scalar_vload(e + i);
+                h1 = attn__scalar_vload(e + i + ATTN__SCALAR_VW);
+                h2 = attn__scalar_vload(e + i + 2 * ATTN__SCALAR_VW);
+                h3 = attn__scalar_vload(e + i + 3 * ATTN__SCALAR_VW);
+            }
+            /* two accumulators, not four: with the exp's constants, four spill */
+            a0 = attn__scalar_vadd(a0, attn__scalar_vadd(h0, h1));
+            a1 = attn__scalar_vadd(a1, attn__scalar_vadd(h2, h3));
+        }
+        for (; i + ATTN__SCALAR_VW <= end; i += ATTN__SCALAR_VW) {
+            attn__scalar_softmax_arg(attn__scalar_vload(x + i), f->vs, f->vm, mode, &h0, &l0);
+#ifndef ATTN_USE_SLEEF
+            if (!attn__scalar_vany_neg(attn__scalar_vsub(h0, f->thr))) {
+                h0 = attn__scalar_vexp_core(h0, l0, mode != ATTN__SCALAR_SM_UNIT, 0);
+            } else
+#endif
+            {
+                h0 = attn__scalar_softmax_exp_any(h0, l0, mode != ATTN__SCALAR_SM_UNIT);
+                *flush = 1;
+            }
+            attn__scalar_vstore(e + i, h0);
+            a0 = attn__scalar_vadd(a0, h0);
+        }
+        if (i < end) { /* only at the row's end */
+            const size_t t = end - i;
+            attn__scalar_softmax_arg(attn__scalar_vload_part(x + i, t, m), f->vs, f->vm, mode, &h0, &l0);
+            attn__scalar_vstore_part(e + i, attn__scalar_softmax_exp_any(h0, l0, mode != ATTN__SCALAR_SM_UNIT), t);
+            *flush = 1;
+            a1 = attn__scalar_vadd(a1, attn__scalar_vload_part(e + i, t, 0.0f));
+            i = end;
+        }
+        total = attn__scalar_vadd(total, attn__scalar_vadd(a0, a1));
+    }
+    return attn__scalar_vhsum(total);
+}
+
+/* One row's exps into e (y, or a scratch) and their sum: returns the flush flag for
+ * attn__scalar_softmax_out, or -1 when the row's extreme is not finite (its results are then
+ * attn__scalar_softmax_special's). lnn: ln n, rounded up; xn: see attn__scalar_softmax_body. */
+static ATTN__SCALAR_NOINLINE int attn__scalar_softmax_exps(const float *x, float *e, size_t n, float s,
+                                             float lnn, const float *xn, float *sum)
+{
+    const float m = attn__scalar_row_extreme(x, n, s >= 0); /* where s x is largest */
+    attn__scalar_sm_frame f;
+    int flush = 0;
+#ifdef ATTN_USE_SLEEF
+    flush = 1;
+#endif
+    if (!attn__scalar_finite(m)) return -1;
+    f = attn__scalar_softmax_frame(m, s, lnn, n);
+    if (f.unshifted && s == 1.0f) *sum = attn__scalar_softmax_body(x, e, n, &f, ATTN__SCALAR_SM_UNIT, m, xn, &flush);
+    else *sum = attn__scalar_softmax_body(x, e, n, &f, ATTN__SCALAR_SM_ANY, m, xn, &flush);
+    return flush;
+}
+
+/* v / sum for the normalizing pass, under FLT_MIN flushed to 0 when flush */
+static ATTN__SCALAR_FORCE_INLINE attn__scalar_v attn__scalar_softmax_scale(attn__scalar_v v, attn__scalar_v inv, int flush)
+{
+    v = attn__scalar_vmul(v, inv);
+    return flush ? attn__scalar_vselect(attn__scalar_vlt(v, attn__scalar_vset1(FLT_MIN)), attn__scalar_vzero(), v) : v;
+}
+
+/* The normalizing pass: y = e / sum (e may be y). stream: y by non-temporal stores from its
+ * first aligned entry (the entries before it and the partial vector at the end by normal
+ * ones); the caller fences. */
+static void attn__scalar_softmax_out(const float *e, float *y, size_t n, float sum, int flush,
+                              int stream)
+{
+    const attn__scalar_v inv = attn__scalar_vset1(1.0f / sum);
+    size_t i = 0;
+    if (stream) {
+        i = (ATTN__SCALAR_VW - ((uintptr_t)y / sizeof(float)) % ATTN__SCALAR_VW) % ATTN__SCALAR_VW;
+        if (i > n) i = n;
+        if (i) attn__scalar_vstore_part(y, attn__scalar_softmax_scale(attn__scalar_vload_part(e, i, 0.0f), inv, 1), i);
+        for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW)
+            attn__scalar_vstream(y + i, attn__scalar_softmax_scale(attn__scalar_vload(e + i), inv, flush));
+    } else if (!flush) {
+        for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW)
+            attn__scalar_vstore(y + i, attn__scalar_vmul(attn__scalar_vload(e + i), inv));
+    }
+    for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW)
+        attn__scalar_vstore(y + i, attn__scalar_softmax_scale(attn__scalar_vload(e + i), inv, 1));
+    if (i < n)
+        attn__scalar_vstore_part(y + i, attn__scalar_softmax_scale(attn__scalar_vload_part(e + i, n - i, 0.0f), inv, 1),
+                          n - i);
+}
+
+/* Rows longer than the short kernel's. far: the call is far out of the caches; the next
+ * row of x is prefetched while this one is computed (without it, a long row's max pass
+ * waits on memory with nothing to overlap it). */
+static ATTN__SCALAR_NOINLINE void attn__scalar_softmax_rows_long(const float *x, size_t ldx, float *y,
+                                                   size_t ldy, size_t rows, size_t n, float s,
+                                                   float lnn, int far)
+{
+    size_t r;
+    for (r = 0; r < rows; r++) {
+        const float *const xr = x + r * ldx, *const xn = far && r + 1 < rows ? xr + ldx : NULL;
+        float *const yr = y + r * ldy;
+        float sum = 0.0f;
+        const int flush = attn__scalar_softmax_exps(xr, yr, n, s, lnn, xn, &sum);
+        if (flush < 0) attn__scalar_softmax_special(xr, yr, n, s);
+        else attn__scalar_softmax_out(yr, yr, n, sum, flush, 0);
+    }
+}
+
+/* Long rows of up to ATTN__SCALAR_SM_SCRATCH far out of the caches, not in place: each row's exps
+ * into a scratch on the stack (in L1), then y from it by non-temporal stores, which write
+ * y's lines without reading them first. Out of line, so that only these calls have the
+ * scratch on their stack. */
+static ATTN__SCALAR_NOINLINE void attn__scalar_softmax_rows_stream(const float *x, size_t ldx, float *y,
+                                                     size_t ldy, size_t rows, size_t n,
+                                                     float s, float lnn)
+{
+    float raw[ATTN__SCALAR_SM_SCRATCH + ATTN__SCALAR_VW];
+    float *const e = raw + (ATTN__SCALAR_VW - ((uintptr_t)raw / sizeof(float)) % ATTN__SCALAR_VW) % ATTN__SCALAR_VW;
+    size_t r;
+    for (r = 0; r < rows; r++) {
+        const float *const xr = x + r * ldx, *const xn = r + 1 < rows ? xr + ldx : NULL;
+        float sum = 0.0f;
+        const int flush = attn__scalar_softmax_exps(xr, e, n, s, lnn, xn, &sum);
+        if (flush < 0) attn__scalar_softmax_special(xr, y + r * ldy, n, s);
+        else attn__scalar_softmax_out(e, y + r * ldy, n, sum, flush, 1);
+    }
+    attn__scalar_vstream_fence();
+}
+
+/* A short row's exps in registers, in the unshifted frame, from its nf whole vectors xv
+ * and, when t > 0, a partial one of t entries padded with the extreme (ev[nf], its padding
+ * lanes 0): 0 when some argument is under f->thr (the row then takes the long rows' path),
+ * else 1 with the results of attn__scalar_softmax_body (fast exps, nothing to flush). */
+static ATTN__SCALAR_FORCE_INLINE int attn__scalar_softmax_short_exps(const attn__scalar_v *xv, attn__scalar_v *ev, size_t nf,
+                                                       size_t t, const attn__scalar_sm_frame *f,
+                                                       int mode)
+{
+    static const float ones[16] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f,
+                                   1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
+    attn__scalar_v hv[ATTN__SCALAR_SM_SHORT + 1], lv[ATTN__SCALAR_SM_SHORT + 1], lo = attn__scalar_vset1(INFINITY);
+    size_t j;
+    ATTN__SCALAR_UNROLL
+    for (j = 0; j < nf; j++) {
+        attn__scalar_softmax_arg(xv[j], f->vs, f->vm, mode, hv + j, lv + j);
+        lo = attn__scalar_vmin(lo, hv[j]);
+    }
+    if (t) {
+        attn__scalar_softmax_arg(xv[nf], f->vs, f->vm, mode, hv + nf, lv + nf);
+        lo = attn__scalar_vmin(lo, hv[nf]);
+    }
+#ifdef ATTN_USE_SLEEF
+    return 0;
+#endif
+    if (attn__scalar_vany_neg(attn__scalar_vsub(lo, f->thr))) return 0;
+    ATTN__SCALAR_UNROLL
+    for (j = 0; j < nf; j++) ev[j] = attn__scalar_vexp_core(hv[j], lv[j], mode != ATTN__SCALAR_SM_UNIT, 0);
+    if (t) ev[nf] = attn__scalar_vmul(attn__scalar_vexp_core(hv[nf], lv[nf], mode != ATTN__SCALAR_SM_UNIT, 0),
+                               attn__scalar_vload_part(ones, t, 0.0f)); /* padding: 0 */
+    return 1;
+}
+
+/* One short row of nf whole vectors (a constant after inlining) and a partial one when n
+ * is not a multiple of ATTN__SCALAR_VW; the sum in attn__scalar_softmax_body's order. stream: y aligned,
+ * its whole vectors by non-temporal stores. */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_softmax_short_row(const float *x, float *y, size_t n,
+                                                       size_t nf, float s, float lnn,
+                                                       int stream)
+{
+    const size_t t = n - nf * ATTN__SCALAR_VW;
+    attn__scalar_v xv[ATTN__SCALAR_SM_SHORT + 1], ev[ATTN__SCALAR_SM_SHORT + 1], a0 = attn__scalar_vzero(), a1 = a0, inv;
+    attn__scalar_sm_frame f;
+    size_t j;
+    float m;
+    ATTN__SCALAR_UNROLL
+    for (j = 0; j < nf; j++) xv[j] = attn__scalar_vload(x + j * ATTN__SCALAR_VW);
+    /* the extreme by attn__scalar_row_extreme's tree, to its bits (a NaN included) */
+    if (s >= 0) {
+        attn__scalar_v m0 = attn__scalar_vset1(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
+        ATTN__SCALAR_UNROLL
+        for (j = 0; j + 4 <= nf; j += 4) {
+            m0 = attn__scalar_vmax(m0, xv[j]);
+            m1 = attn__scalar_vmax(m1, xv[j + 1]);
+            m2 = attn__scalar_vmax(m2, xv[j + 2]);
+            m3 = attn__scalar_vmax(m3, xv[j + 3]);
+        }
+        ATTN__SCALAR_UNROLL
+        for (; j < nf; j++) m0 = attn__scalar_vmax(m0, xv[j]);
+        if (t) m1 = attn__scalar_vmax(m1, attn__scalar_vload_part(x + nf * ATTN__SCALAR_VW, t, -INFINITY));
+        m = attn__scalar_vhmax(attn__scalar_vmax4(m0, m1, m2, m3));
+    } else {
+        attn__scalar_v m0 = attn__scalar_vset1(INFINITY);
+        ATTN__SCALAR_UNROLL
+        for (j = 0; j < nf; j++) m0 = attn__scalar_vmin(m0, xv[j]);
+        if (t) m0 = attn__scalar_vmin(m0, attn__scalar_vload_part(x + nf * ATTN__SCALAR_VW, t, INFINITY));
+        m = attn__scalar_vhmin(m0);
+    }
+    if (!attn__scalar_finite(m)) {
+        attn__scalar_softmax_special(x, y, n, s);
+        return;
+    }
+    if (t) xv[nf] = attn__scalar_vload_part(x + nf * ATTN__SCALAR_VW, t, m);
+    ATTN__SCALAR_UNROLL
+    for (j = 0; j <= nf; j++) ev[j] = a0; /* set below; for the compiler's flow analysis */
+    f = attn__scalar_softmax_frame(m, s, lnn, n);
+    if (!f.unshifted || !(s == 1.0f ? attn__scalar_softmax_short_exps(xv, ev, nf, t, &f, ATTN__SCALAR_SM_UNIT)
+                                    : attn__scalar_softmax_short_exps(xv, ev, nf, t, &f, ATTN__SCALAR_SM_UNSHIFTED))) {
+        attn__scalar_softmax_rows_long(x, 0, y, 0, 1, n, s, lnn, 0);
+        return;
+    }
+    ATTN__SCALAR_UNROLL
+    for (j = 0; j + 4 <= nf; j += 4) {
+        a0 = attn__scalar_vadd(a0, attn__scalar_vadd(ev[j], ev[j + 1]));
+        a1 = attn__scalar_vadd(a1, attn__scalar_vadd(ev[j + 2], ev[j + 3]));
+    }
+    ATTN__SCALAR_UNROLL
+    for (; j < nf; j++) a0 = attn__scalar_vadd(a0, ev[j]);
+    if (t) a1 = attn__scalar_vadd(a1, ev[nf]);
+    inv = attn__scalar_vset1(1.0f / attn__scalar_vhsum(attn__scalar_vadd(attn__scalar_vzero(), attn__scalar_vadd(a0, a1))));
+    ATTN__SCALAR_UNROLL
+    for (j = 0; j < nf; j++) {
+        const attn__scalar_v v = attn__scalar_vmul(ev[j], inv);
+        if (stream) attn__scalar_vstream(y + j * ATTN__SCALAR_VW, v);
+        else attn__scalar_vstore(y + j * ATTN__SCALAR_VW, v);
+    }
+    if (t) attn__scalar_vstore_part(y + nf * ATTN__SCALAR_VW, attn__scalar_vmul(ev[nf], inv), t);
+}
+
+/* Rows of up to ATTN__SCALAR_SM_SHORT vectors: one unrolled case per count of whole vectors */
+static ATTN__SCALAR_NOINLINE void attn__scalar_softmax_rows_short(const float *x, size_t ldx, float *y,
+                                                    size_t ldy, size_t rows, size_t n,
+                                                    float s, float lnn, int stream)
+{
+    size_t r;
+    switch (n / ATTN__SCALAR_VW) {
+#define ATTN__SCALAR_SM_CASE(k)                                                                    \
+    case k:                                                                                 \
+        for (r = 0; r < rows && (k) <= ATTN__SCALAR_SM_SHORT; r++)                                 \
+            attn__scalar_softmax_short_row(x + r * ldx, y + r * ldy, n, k, s, lnn, stream);        \
+        break;
+        ATTN__SCALAR_SM_CASE(1) ATTN__SCALAR_SM_CASE(2) ATTN__SCALAR_SM_CASE(3) ATTN__SCALAR_SM_CASE(4)
+        ATTN__SCALAR_SM_CASE(5) ATTN__SCALAR_SM_CASE(6) ATTN__SCALAR_SM_CASE(7) ATTN__SCALAR_SM_CASE(8)
+#undef ATTN__SCALAR_SM_CASE
+    default: break;
+    }
+    if (stream) attn__scalar_vstream_fence();
+}
+
+/* The paths of a softmax call, for tests (attn__scalar_softmax_path): ATTN__SCALAR_SM_AUTO chooses by
+ * size as attn__scalar_attn_softmax does; otherwise a set of these flags. */
+#define ATTN__SCALAR_SM_AUTO (-1)
+#define ATTN__SCALAR_SM_FAR_PATH 1 /* the paths for calls far out of the caches */
+#define ATTN__SCALAR_SM_LONG_PATH 2 /* the long rows' path even for short rows */
+
+static attn_status attn__scalar_softmax_path(const float *x, size_t ldx, float *y, size_t ldy,
+                                      size_t rows, size_t n, float scale, int path)
+{
+    attn_status st;
+    float lnn;
+    int far, stream;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__scalar_check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__scalar_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if (!attn__scalar_finite(scale)) return ATTN_ERR_ARG;
+    lnn = 1.0001f * logf((float)n); /* rounded up */
+    far = path == ATTN__SCALAR_SM_AUTO ? rows * n + 1 > ATTN__SCALAR_SM_FAR / sizeof(float)
+                                : (path & ATTN__SCALAR_SM_FAR_PATH) != 0;
+    /* in place, y's lines are read already: normal stores */
+    stream = far && ATTN__SCALAR_HAVE_VSTREAM && x != y;
+    if (n >= ATTN__SCALAR_VW && n <= ATTN__SCALAR_SM_SHORT * ATTN__SCALAR_VW && (path < 0 || !(path & ATTN__SCALAR_SM_LONG_PATH)))
+        attn__scalar_softmax_rows_short(x, ldx, y, ldy, rows, n, scale, lnn,
+                                 stream && (uintptr_t)y % (ATTN__SCALAR_VW * sizeof(float)) == 0 &&
+                                     ldy % ATTN__SCALAR_VW == 0);
+    else if (stream && n <= ATTN__SCALAR_SM_SCRATCH)
+        attn__scalar_softmax_rows_stream(x, ldx, y, ldy, rows, n, scale, lnn);
+    else
+        attn__scalar_softmax_rows_long(x, ldx, y, ldy, rows, n, scale, lnn, far);
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_softmax(const float *x, size_t ldx, float *y, size_t ldy,
+                                  size_t rows, size_t n, float scale)
+{
+    return attn__scalar_softmax_path(x, ldx, y, ldy, rows, n, scale, ATTN__SCALAR_SM_AUTO);
+}
+/* end of src/softmax.h */
+/* ---- layernorm, rmsnorm -------------------------------------------------------------- */
+
+/* Sums of a row, vectorized with four accumulators and blocked so that the rounding
+ * error grows with block + n/block terms, not n. mode 0: sum x; mode 1: sum (x-c) and
+ * sum (x-c)^2 (into *s2); mode 2: sum x^2. */
+static float attn__scalar_row_sums(const float *x, size_t n, int mode, float c, float *s2)
+{
+    const attn__scalar_v vc = attn__scalar_vset1(c);
+    attn__scalar_v t1 = attn__scalar_vzero(), t2 = attn__scalar_vzero();
+    size_t i = 0;
+    while (i < n) {
+        size_t end = n - i > ATTN__SCALAR_SUM_BLOCK ? i + ATTN__SCALAR_SUM_BLOCK : n;
+        attn__scalar_v a0 = attn__scalar_vzero(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        for (; i + 4 * ATTN__SCALAR_VW <= end; i += 4 * ATTN__SCALAR_VW) { /* four chains hide the add latency */
+            attn__scalar_v u0 = attn__scalar_vload(x + i), u1 = attn__scalar_vload(x + i + ATTN__SCALAR_VW);
+            attn__scalar_v u2 = attn__scalar_vload(x + i + 2 * ATTN__SCALAR_VW), u3 = attn__scalar_vload(x + i + 3 * ATTN__SCALAR_VW);
+            if (mode == 1) {
+                u0 = attn__scalar_vsub(u0, vc);
+                u1 = attn__scalar_vsub(u1, vc);
+                u2 = attn__scalar_vsub(u2, vc);
+                u3 = attn__scalar_vsub(u3, vc);
+            }
+            if (mode != 2) {
+                a0 = attn__scalar_vadd(a0, u0);
+                a1 = attn__scalar_vadd(a1, u1);
+                a2 = attn__scalar_vadd(a2, u2);
+                a3 = attn__scalar_vadd(a3, u3);
+            }
+            if (mode != 0) {
+                b0 = attn__scalar_vfma(u0, u0, b0);
+                b1 = attn__scalar_vfma(u1, u1, b1);
+                b2 = attn__scalar_vfma(u2, u2, b2);
+                b3 = attn__scalar_vfma(u3, u3, b3);
+            }
+        }
+        for (; i < end; i += ATTN__SCALAR_VW) {
+            size_t k = end - i;
+            attn__scalar_v u0 = k >= ATTN__SCALAR_VW ? attn__scalar_vload(x + i) : attn__scalar_vload_part(x + i, k, mode == 1 ? c : 0.0f);
+            if (mode == 1) u0 = attn__scalar_vsub(u0, vc);
+            if (mode != 2) a0 = attn__scalar_vadd(a0, u0);
+            if (mode != 0) b0 = attn__scalar_vfma(u0, u0, b0);
+        }
+        i = end;
+        t1 = attn__scalar_vadd(t1, attn__scalar_vadd(attn__scalar_vadd(a0, a1), attn__scalar_vadd(a2, a3)));
+        t2 = attn__scalar_vadd(t2, attn__scalar_vadd(attn__scalar_vadd(b0, b1), attn__scalar_vadd(b2, b3)));
+    }
+    if (s2) *s2 = attn__scalar_vhsum(t2);
+    return attn__scalar_vhsum(t1);
+}
+
+/* The rare rows where float sums overflow, underflow or meet inf/NaN: in double. */
+static void attn__scalar_norm_row_double(const float *x, float *y, size_t n, const float *g,
+                                  const float *b, float eps, int rms, float *mean_out,
+                                  float *rstd_out)
+{
+    double mean = 0, var = 0, rstd, f;
+    size_t i;
+    if (!rms) {
+        for (i = 0; i < n; i++) mean += x[i];
+        mean /= (double)n;
+    }
+    for (i = 0; i < n; i++) var += ((double)x[i] - mean) * ((double)x[i] - mean);
+    var /= (double)n;
+    rstd = 1.0 / sqrt(var + eps);
+    /* var + eps = 0 (eps = 0 and a constant row, or an all-zero row for rmsnorm): every
+     * x - mean is exactly 0 here (the sums of n equal floats are exact in double), so the
+     * row normalizes to 0 (y = beta) rather than 0 * inf = NaN; rstd_out is +inf */
+    f = rstd == HUGE_VAL ? 0.0 : rstd;
+    for (i = 0; i < n; i++) {
+        double v = ((double)x[i] - mean) * f;
+        if (g) v *= g[i];
+        if (b) v += b[i];
+        y[i] = (float)v;
+    }
+    if (mean_out) *mean_out = (float)mean;
+    if (rstd_out) *rstd_out = (float)rstd;
+}
+
+/* y = ((x - c) - d) * (rstd * g) + b over a row: c + d is the mean, kept as two floats
+ * (x - c is exact for x near c); c = d = 0 and b = NULL for rmsnorm. One loop per case
+ * (gamma, beta given or not, shifted or not), two vectors a step, the tail apart. */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_norm_apply_body(const float *x, float *y, size_t n, float c,
+                                                     float d, float rstd, const float *g,
+                                                     const float *b, int shift)
+{
+    const attn__scalar_v vc = attn__scalar_vset1(c), vd = attn__scalar_vset1(d), vr = attn__scalar_vset1(rstd);
+    size_t i = 0;
+#define ATTN__SCALAR_NORM_ONE(u, j)                                                                 \
+    do {                                                                                     \
+        attn__scalar_v sc_ = g ? attn__scalar_vmul(vr, attn__scalar_vload(g + (j))) : vr;                         \
+        if (shift) u = attn__scalar_vsub(attn__scalar_vsub(u, vc), vd);                                    \
+        u = b ? attn__scalar_vfma(u, sc_, attn__scalar_vload(b + (j))) : attn__scalar_vmul(u, sc_);               \
+    } while (0)
+    for (; i + 2 * ATTN__SCALAR_VW <= n; i += 2 * ATTN__SCALAR_VW) {
+        attn__scalar_v u0 = attn__scalar_vload(x + i), u1 = attn__scalar_vload(x + i + ATTN__SCALAR_VW);
+        ATTN__SCALAR_NORM_ONE(u0, i);
+        ATTN__SCALAR_NORM_ONE(u1, i + ATTN__SCALAR_VW);
+        attn__scalar_vstore(y + i, u0);
+        attn__scalar_vstore(y + i + ATTN__SCALAR_VW, u1);
+    }
+    for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW) {
+        attn__scalar_v u0 = attn__scalar_vload(x + i);
+        ATTN__SCALAR_NORM_ONE(u0, i);
+        attn__scalar_vstore(y + i, u0);
+    }
+#undef ATTN__SCALAR_NORM_ONE
+    if (i < n) {
+        const size_t k = n - i;
+        attn__scalar_v u = attn__scalar_vload_part(x + i, k, 0.0f), sc = vr, bias = attn__scalar_vzero();
+        if (g) sc = attn__scalar_vmul(vr, attn__scalar_vload_part(g + i, k, 0.0f));
+        if (b) bias = attn__scalar_vload_part(b + i, k, 0.0f);
+        if (shift) u = attn__scalar_vsub(attn__scalar_vsub(u, vc), vd);
+        attn__scalar_vstore_part(y + i, attn__scalar_vfma(u, sc, bias), k);
+    }
+}
+
+static void attn__scalar_norm_apply(const float *x, float *y, size_t n, float c, float d, float rstd,
+                             const float *g, const float *b)
+{
+    const int shift = c != 0.0f || d != 0.0f;
+    if (g && b) {
+        if (shift) attn__scalar_norm_apply_body(x, y, n, c, d, rstd, g, b, 1);
+        else attn__scalar_norm_apply_body(x, y, n, c, d, rstd, g, b, 0);
+    } else if (g) {
+        if (shift) attn__scalar_norm_apply_body(x, y, n, c, d, rstd, g, NULL, 1);
+        else attn__scalar_norm_apply_body(x, y, n, c, d, rstd, g, NULL, 0);
+    } else if (b) {
+        if (shift) attn__scalar_norm_apply_body(x, y, n, c, d, rstd, NULL, b, 1);
+        else attn__scalar_norm_apply_body(x, y, n, c, d, rstd, NULL, b, 0);
+    } else {
+        if (shift) attn__scalar_norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 1);
+        else attn__scalar_norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 0);
+    }
+}
+
+static attn_status attn__scalar_norm_check(const float *x, size_t ldx, float *y, size_t ldy,
+                                    size_t rows, size_t n, float eps)
+{
+    attn_status st;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__scalar_check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__scalar_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if (!attn__scalar_finite(eps) || eps < 0) return ATTN_ERR_ARG;
+    return ATTN_OK;
+}
+
+/* The mean of x[0..32), unrolled: (x0 + x1) + (x2 + x3) in vectors */
+static float attn__scalar_norm_prefix_mean(const float *x)
+{
+    attn__scalar_v p0 = attn__scalar_vload(x), p1 = attn__scalar_vload(x + ATTN__SCALAR_VW);
+    size_t i;
+    for (i = 2 * ATTN__SCALAR_VW; i + 2 * ATTN__SCALAR_VW <= 32; i += 2 * ATTN__SCALAR_VW) {
+        p0 = attn__scalar_vadd(p0, attn__scalar_vload(x + i));
+        p1 = attn__scalar_vadd(p1, attn__scalar_vload(x + i + ATTN__SCALAR_VW));
+    }
+    return attn__scalar_vhsum(attn__scalar_vadd(p0, p1)) * (1.0f / 32.0f);
+}
+
+
+/* Short rows (n <= ATTN__SCALAR_NORM_SHORT: one block of attn__scalar_row_sums), K = 1 or 2 rows
+ * at once: the sums of layernorm (mode 1: c the mean of the first 32 elements, or of the
+ * row when shorter, then sum (x-c) into tv, sum (x-c)^2 into sv) or rmsnorm (mode 2: sum x^2 into sv), left as vectors for attn__scalar_vhred8 to
+ * reduce a batch's rows together; each row by the same operations in the same order, so a
+ * row's bits do not depend on its partner; two rows interleaved overlap the latencies.
+ * Longer rows: two rows' accumulators would not fit the registers (n = 256 lost 6-15% out
+ * of cache on Zen 4). */
+#define ATTN__SCALAR_NORM_SHORT (ATTN__SCALAR_SUM_BLOCK < 128 ? ATTN__SCALAR_SUM_BLOCK : 128)
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_norm_sums_short(const float *x0, const float *x1, int K,
+                                                     size_t n, int mode, float *c,
+                                                     attn__scalar_v *tv, attn__scalar_v *sv)
+{
+    const float *xs[2];
+    attn__scalar_v vc[2], a0[2], a1[2], a2[2], a3[2], b0[2], b1[2], b2[2], b3[2];
+    size_t i;
+    int k;
+    xs[0] = x0;
+    xs[1] = x1;
+    for (k = 0; k < K; k++) {
+        if (mode == 1) { /* the prefix mean, as attn__scalar_attn_layernorm's general loop (each row's
+                          * own loads first: out of cache, reading 8 rows' prefixes ahead
+                          * of their sums halved the speed at n = 64) */
+            c[k] = n >= 32 ? attn__scalar_norm_prefix_mean(xs[k]) : attn__scalar_row_sums(xs[k], n, 0, 0.0f, NULL) / (float)n;
+        } else {
+            c[k] = 0.0f;
+        }
+        vc[k] = attn__scalar_vset1(c[k]);
+        a0[k] = a1[k] = a2[k] = a3[k] = b0[k] = b1[k] = b2[k] = b3[k] = attn__scalar_vzero();
+    }
+    for (i = 0; i + 4 * ATTN__SCALAR_VW <= n; i += 4 * ATTN__SCALAR_VW)
+        for (k = 0; k < K; k++) {
+            attn__scalar_v u0 = attn__scalar_vload(xs[k] + i), u1 = attn__scalar_vload(xs[k] + i + ATTN__SCALAR_VW);
+            attn__scalar_v u2 = attn__scalar_vload(xs[k] + i + 2 * ATTN__SCALAR_VW), u3 = attn__scalar_vload(xs[k] + i + 3 * ATTN__SCALAR_VW);
+            if (mode == 1) {
+                u0 = attn__scalar_vsub(u0, vc[k]);
+                u1 = attn__scalar_vsub(u1, vc[k]);
+                u2 = attn__scalar_vsub(u2, vc[k]);
+                u3 = attn__scalar_vsub(u3, vc[k]);
+                a0[k] = attn__scalar_vadd(a0[k], u0);
+                a1[k] = attn__scalar_vadd(a1[k], u1);
+                a2[k] = attn__scalar_vadd(a2[k], u2);
+                a3[k] = attn__scalar_vadd(a3[k], u3);
+            }
+            b0[k] = attn__scalar_vfma(u0, u0, b0[k]);
+            b1[k] = attn__scalar_vfma(u1, u1, b1[k]);
+            b2[k] = attn__scalar_vfma(u2, u2, b2[k]);
+            b3[k] = attn__scalar_vfma(u3, u3, b3[k]);
+        }
+    for (; i < n; i += ATTN__SCALAR_VW)
+        for (k = 0; k < K; k++) {
+            const size_t m = n - i;
+            attn__scalar_v u0 = m >= ATTN__SCALAR_VW ? attn__scalar_vload(xs[k] + i)
+                                       : attn__scalar_vload_part(xs[k] + i, m, mode == 1 ? c[k] : 0.0f);
+            if (mode == 1) {
+                u0 = attn__scalar_vsub(u0, vc[k]);
+                a0[k] = attn__scalar_vadd(a0[k], u0);
+            }
+            b0[k] = attn__scalar_vfma(u0, u0, b0[k]);
+        }
+    for (k = 0; k < K; k++) {
+        if (mode == 1) tv[k] = attn__scalar_vadd(attn__scalar_vadd(a0[k], a1[k]), attn__scalar_vadd(a2[k], a3[k]));
+        sv[k] = attn__scalar_vadd(attn__scalar_vadd(b0[k], b1[k]), attn__scalar_vadd(b2[k], b3[k]));
+    }
+}
+
+/* A batch's short layernorm rows (x, x + ldx, ... nb <= 8 of them), their sums reduced
+ * together: c[k] the prefix mean (of the first 32 elements, or of the row when shorter),
+ * t[k] = sum (x-c), s2[k] = sum (x-c)^2; lanes k >= nb: 0. (Rmsnorm keeps one horizontal
+ * sum a row: the tree measured 3-10% slower there at n = 64.) */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_norm_batch_sums(const float *x, size_t ldx, size_t nb,
+                                                     size_t n, float *c, float *t, float *s2)
+{
+    const int mode = 1;
+    attn__scalar_v tv[ATTN__SCALAR_NORM_BATCH], sv[ATTN__SCALAR_NORM_BATCH];
+    size_t k;
+    for (k = 0; k < ATTN__SCALAR_NORM_BATCH; k++) tv[k] = sv[k] = attn__scalar_vzero();
+    for (k = nb; k < ATTN__SCALAR_NORM_BATCH; k++) c[k] = 0.0f;
+    if (n <= ATTN__SCALAR_NORM_SHORT) { /* two rows interleaved */
+        for (k = 0; k + 2 <= nb; k += 2)
+            attn__scalar_norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k, sv + k);
+        if (k < nb) attn__scalar_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+    } else { /* up to one block of attn__scalar_row_sums: one row at a time */
+        for (k = 0; k < nb; k++) attn__scalar_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+    }
+    attn__scalar_vhred8(tv, t, 0);
+    attn__scalar_vhred8(sv, s2, 0);
+}
+
+/* The rest of one layernorm row from its sums around c: d = t / n the mean of x - c,
+ * s2 the sum of squares of x - c. */
+static void attn__scalar_layernorm_finish(const float *xr, float *yr, size_t n, float c, float t,
+                                   float s2, const float *gamma, const float *beta, float eps,
+                                   float *mean_out, float *rstd_out)
+{
+    float d = t / (float)n, var, rstd;
+    if (d * d > 0.25f * (s2 / (float)n)) {
+        c += d;
+        d = attn__scalar_row_sums(xr, n, 1, c, &s2) / (float)n;
+    }
+    var = s2 / (float)n - d * d;
+    if (!((c - c) + (s2 - s2) == 0.0f && s2 > 1e-30f)) { /* c, s2 not finite, or s2 tiny */
+        attn__scalar_norm_row_double(xr, yr, n, gamma, beta, eps, 0, mean_out, rstd_out);
+        return;
+    }
+    if (var < 0) var = 0;
+    rstd = 1.0f / sqrtf(var + eps);
+    if (mean_out) *mean_out = c + d;
+    if (rstd_out) *rstd_out = rstd;
+    attn__scalar_norm_apply(xr, yr, n, c, d, rstd, gamma, beta);
+}
+
+/* Layernorm of rows up to ATTN__SCALAR_NORM_BATCHED in batches of ATTN__SCALAR_NORM_BATCH:
+ * first every row's sums (up to one summation block: attn__scalar_norm_batch_sums, the 8 rows'
+ * horizontal sums in one tree; longer: attn__scalar_row_sums), then every row's scale in one
+ * vector pass (lanes are rows: one square root and division for the batch), then every
+ * row's output pass: the reductions' latencies, which bind short rows, overlap the other
+ * rows' work instead of stalling the output pass. Each lane's arithmetic is that of one
+ * row alone (a partial batch's missing rows are zeros), so a row's bits do not depend on
+ * the other rows. Rows needing the second pass (d^2 > var / 4) or the double path go
+ * through attn__scalar_layernorm_finish. */
+#define ATTN__SCALAR_NORM_LANES (ATTN__SCALAR_NORM_BATCH > ATTN__SCALAR_VW ? ATTN__SCALAR_NORM_BATCH : ATTN__SCALAR_VW)
+
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_layernorm_short_body(const float *x, size_t ldx, float *y,
+                                                          size_t ldy, size_t rows, size_t n,
+                                                          const float *g, const float *b,
+                                                          float eps, float *mean_out,
+                                                          float *rstd_out)
+{
+    size_t r0;
+    for (r0 = 0; r0 < rows; r0 += ATTN__SCALAR_NORM_BATCH) {
+        const size_t nb = rows - r0 < ATTN__SCALAR_NORM_BATCH ? rows - r0 : ATTN__SCALAR_NORM_BATCH;
+        /* a vector of rows at a time below: lanes past the batch padded with zeros */
+        float c[ATTN__SCALAR_NORM_LANES], t[ATTN__SCALAR_NORM_LANES], s2[ATTN__SCALAR_NORM_LANES];
+        float d[ATTN__SCALAR_NORM_LANES], rs[ATTN__SCALAR_NORM_LANES];
+        size_t k;
+        for (k = ATTN__SCALAR_NORM_BATCH; k < ATTN__SCALAR_NORM_LANES; k++) c[k] = t[k] = s2[k] = 0.0f;
+        if (n <= ATTN__SCALAR_SUM_BLOCK) {
+            attn__scalar_norm_batch_sums(x + r0 * ldx, ldx, nb, n, c, t, s2);
+        } else {
+            for (k = 0; k < ATTN__SCALAR_NORM_BATCH; k++) c[k] = t[k] = s2[k] = 0.0f;
+            for (k = 0; k < nb; k++) {
+                c[k] = attn__scalar_norm_prefix_mean(x + (r0 + k) * ldx);
+                t[k] = attn__scalar_row_sums(x + (r0 + k) * ldx, n, 1, c[k], s2 + k);
+            }
+        }
+        for (k = 0; k < ATTN__SCALAR_NORM_BATCH; k += ATTN__SCALAR_VW) { /* every row's scale at once */
+            const attn__scalar_v vn = attn__scalar_vset1((float)n), m1 = attn__scalar_vset1(-1.0f);
+            const attn__scalar_v inf = attn__scalar_vset1(INFINITY), vs = attn__scalar_vload(s2 + k);
+            const attn__scalar_v vdk = attn__scalar_vdiv(attn__scalar_vload(t + k), vn), sn = attn__scalar_vdiv(vs, vn);
+            const attn__scalar_v dd = attn__scalar_vmul(vdk, vdk);
+            const attn__scalar_v var = attn__scalar_vmax(attn__scalar_vsub(sn, dd), attn__scalar_vzero());
+            attn__scalar_v r = attn__scalar_vdiv(attn__scalar_vset1(1.0f), attn__scalar_vsqrt(attn__scalar_vadd(var, attn__scalar_vset1(eps))));
+            /* the general path (rs = -1): c far from the mean (d^2 > var / 4), c or s2 not
+             * finite, s2 tiny */
+            r = attn__scalar_vselect(attn__scalar_vgt(dd, attn__scalar_vmul(attn__scalar_vset1(0.25f), sn)), m1, r);
+            r = attn__scalar_vselect(attn__scalar_vgt(vs, attn__scalar_vset1(1e-30f)), r, m1);
+            r = attn__scalar_vselect(attn__scalar_vlt(vs, inf), r, m1);
+            r = attn__scalar_vselect(attn__scalar_vlt(attn__scalar_vfabs(attn__scalar_vload(c + k)), inf), r, m1);
+            attn__scalar_vstore(d + k, vdk);
+            attn__scalar_vstore(rs + k, r);
+        }
+        for (k = 0; k < nb; k++) {
+            const size_t r = r0 + k;
+            const float *xr = x + r * ldx;
+            float *yr = y + r * ldy;
+            if (rs[k] < 0) {
+                attn__scalar_layernorm_finish(xr, yr, n, c[k], t[k], s2[k], g, b, eps,
+                                       mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
+                continue;
+            }
+            if (mean_out) mean_out[r] = c[k] + d[k];
+            if (rstd_out) rstd_out[r] = rs[k];
+            attn__scalar_norm_apply_body(xr, yr, n, c[k], d[k], rs[k], g, b, 1);
+        }
+    }
+}
+
+static void attn__scalar_layernorm_short(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+                                  size_t n, const float *g, const float *b, float eps,
+                                  float *mean_out, float *rstd_out)
+{
+    if (g && b) attn__scalar_layernorm_short_body(x, ldx, y, ldy, rows, n, g, b, eps, mean_out, rstd_out);
+    else if (g) attn__scalar_layernorm_short_body(x, ldx, y, ldy, rows, n, g, NULL, eps, mean_out, rstd_out);
+    else if (b) attn__scalar_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, b, eps, mean_out, rstd_out);
+    else attn__scalar_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, NULL, eps, mean_out, rstd_out);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_layernorm(const float *x, size_t ldx, float *y, size_t ldy,
+                                    size_t rows, size_t n, const float *gamma,
+                                    const float *beta, float eps, float *mean_out,
+                                    float *rstd_out)
+{
+    attn_status st = attn__scalar_norm_check(x, ldx, y, ldy, rows, n, eps);
+    size_t r = 0;
+    if (st != ATTN_OK) return st;
+    /* Shifted sums: the mean d and the sum of squares s2 of x - c, with c the mean of the
+     * first (up to) 32 elements. x - c is exact or nearly so for x near c, so rows whose
+     * mean is far larger than their spread lose nothing, in one pass. When c turns out
+     * far from the mean (d^2 > var / 4, where s2/n - d^2 starts to cancel), the sums are
+     * redone around c + d. */
+    if (n <= ATTN__SCALAR_NORM_BATCHED) {
+        attn__scalar_layernorm_short(x, ldx, y, ldy, rows, n, gamma, beta, eps, mean_out, rstd_out);
+        return ATTN_OK;
+    }
+    for (; r < rows; r++) {
+        const float *xr = x + r * ldx;
+        float c, s2, t;
+        c = attn__scalar_norm_prefix_mean(xr); /* n > ATTN__SCALAR_NORM_BATCHED >= 32 here */
+        t = attn__scalar_row_sums(xr, n, 1, c, &s2);
+        attn__scalar_layernorm_finish(xr, y + r * ldy, n, c, t, s2, gamma, beta, eps,
+                               mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
+    }
+    return ATTN_OK;
+}
+
+static void attn__scalar_rmsnorm_finish(const float *xr, float *yr, size_t n, float s2,
+                                 const float *gamma, float eps)
+{
+    if (!attn__scalar_finite(s2) || !(s2 > 1e-30f)) {
+        attn__scalar_norm_row_double(xr, yr, n, gamma, NULL, eps, 1, NULL, NULL);
+        return;
+    }
+    attn__scalar_norm_apply(xr, yr, n, 0.0f, 0.0f, 1.0f / sqrtf(s2 / (float)n + eps), gamma, NULL);
+}
+
+/* Rmsnorm of rows up to ATTN__SCALAR_NORM_BATCHED, batched as layernorm (attn__scalar_layernorm_short_body):
+ * every row's sum of squares and scale, then every row's output pass; each row's
+ * operations those of attn__scalar_rmsnorm_finish. */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_rmsnorm_short_body(const float *x, size_t ldx, float *y,
+                                                        size_t ldy, size_t rows, size_t n,
+                                                        const float *g, float eps)
+{
+    size_t r0;
+    for (r0 = 0; r0 < rows; r0 += ATTN__SCALAR_NORM_BATCH) {
+        const size_t nb = rows - r0 < ATTN__SCALAR_NORM_BATCH ? rows - r0 : ATTN__SCALAR_NORM_BATCH;
+        float c[ATTN__SCALAR_NORM_BATCH], s2[ATTN__SCALAR_NORM_BATCH], rs[ATTN__SCALAR_NORM_BATCH];
+        size_t k;
+        if (n <= ATTN__SCALAR_NORM_SHORT) {
+            attn__scalar_v tv[2], sv[2];
+            for (k = 0; k + 2 <= nb; k += 2) {
+                attn__scalar_norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k, tv, sv);
+                s2[k] = attn__scalar_vhsum(sv[0]);
+                s2[k + 1] = attn__scalar_vhsum(sv[1]);
+            }
+            if (k < nb) {
+                attn__scalar_norm_sums_short(x + (r0 + k) * ldx, NULL, 1, n, 2, c + k, tv, sv);
+                s2[k] = attn__scalar_vhsum(sv[0]);
+            }
+        } else {
+            for (k = 0; k < nb; k++) attn__scalar_row_sums(x + (r0 + k) * ldx, n, 2, 0.0f, s2 + k);
+        }
+        for (k = 0; k < nb; k++)
+            rs[k] = attn__scalar_finite(s2[k]) && s2[k] > 1e-30f ? 1.0f / sqrtf(s2[k] / (float)n + eps)
+                                                          : -1.0f; /* the double path */
+        for (k = 0; k < nb; k++) {
+            const float *xr = x + (r0 + k) * ldx;
+            float *yr = y + (r0 + k) * ldy;
+            if (rs[k] < 0 || n > ATTN__SCALAR_NORM_SHORT) {
+                attn__scalar_rmsnorm_finish(xr, yr, n, s2[k], g, eps);
+                continue;
+            }
+            attn__scalar_norm_apply_body(xr, yr, n, 0.0f, 0.0f, rs[k], g, NULL, 0);
+        }
+    }
+}
+
+static void attn__scalar_rmsnorm_short(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+                                size_t n, const float *g, float eps)
+{
+    if (g) attn__scalar_rmsnorm_short_body(x, ldx, y, ldy, rows, n, g, eps);
+    else attn__scalar_rmsnorm_short_body(x, ldx, y, ldy, rows, n, NULL, eps);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_rmsnorm(const float *x, size_t ldx, float *y, size_t ldy,
+                                  size_t rows, size_t n, const float *gamma, float eps)
+{
+    attn_status st = attn__scalar_norm_check(x, ldx, y, ldy, rows, n, eps);
+    size_t r = 0;
+    if (st != ATTN_OK) return st;
+    if (n <= ATTN__SCALAR_NORM_BATCHED) {
+        attn__scalar_rmsnorm_short(x, ldx, y, ldy, rows, n, gamma, eps);
+        return ATTN_OK;
+    }
+    for (; r < rows; r++) {
+        const float *xr = x + r * ldx;
+        float s2;
+        attn__scalar_row_sums(xr, n, 2, 0.0f, &s2);
+        attn__scalar_rmsnorm_finish(xr, y + r * ldy, n, s2, gamma, eps);
+    }
+    return ATTN_OK;
+}
+/* end of src/norm.h */
+/* ---- residual add, positional encoding ----------------------------------------------- */
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_add(float *y, size_t ldy, const float *x, size_t ldx,
+                              size_t rows, size_t n)
+{
+    attn_status st;
+    size_t r, i;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__scalar_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if ((st = attn__scalar_check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    for (r = 0; r < rows; r++) {
+        float *yr = y + r * ldy;
+        const float *xr = x + r * ldx;
+        for (i = 0; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW)
+            attn__scalar_vstore(yr + i, attn__scalar_vadd(attn__scalar_vload(yr + i), attn__scalar_vload(xr + i)));
+        if (i < n)
+            attn__scalar_vstore_part(yr + i, attn__scalar_vadd(attn__scalar_vload_part(yr + i, n - i, 0.0f),
+                                                 attn__scalar_vload_part(xr + i, n - i, 0.0f)), n - i);
+    }
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_positional_encoding(float *pe, size_t ldpe, size_t rows, size_t d,
+                                              size_t pos0, int add)
+{
+    attn_status st;
+    size_t r, i;
+    if (!pe) return ATTN_ERR_NULL;
+    if ((st = attn__scalar_check_mat(rows, d, ldpe)) != ATTN_OK) return st;
+    for (r = 0; r < rows; r++) {
+        double pos = (double)pos0 + (double)r;
+        float *row = pe + r * ldpe;
+        for (i = 0; i < d; i++) {
+            double a = pos / pow(10000.0, (double)(i & ~(size_t)1) / (double)d);
+            double v = (i & 1) ? cos(a) : sin(a);
+            row[i] = add ? (float)((double)row[i] + v) : (float)v;
+        }
+    }
+    return ATTN_OK;
+}
+/* end of src/elementwise.h */
+/* src/matmul.h - attn__scalar_attn_matmul, the packed sgemm.
+ *
+ * BLIS's structure: loops jc (NC columns of C) / pc (KC-deep slices of k) / ic (MC rows)
+ * around a register-blocked microkernel attn__scalar_mm_ukr_body (MR x NR, simd/mm_*.h, named by
+ * shape; the generic one over the vector layer serves the scalar path). op(B)'s KC x NC panel is packed into NR-column
+ * slivers and op(A)'s MC x KC block into MR-row slivers, zero padded, so the microkernel
+ * streams contiguous memory whatever the transposes; edge tiles are computed whole into a
+ * register-sized buffer and only their valid part is merged into C.
+ *
+ * Summation order: k is cut into chunks of attn__scalar_mm_kc(k) (a function of k alone); in each
+ * chunk every C element is one fma chain over p in order, starting from 0, and the chunks
+ * are merged in order: C = alpha * acc0 (+ beta * C), then C = fma(alpha, acc_q, C). Every
+ * path below (packed, A read in place, no workspace, edge tiles) follows exactly that
+ * order, so C's bits do not depend on m, n, the tile position, the workspace or on how C
+ * is split into blocks.
+ */
+
+static size_t attn__scalar_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+static size_t attn__scalar_min(size_t a, size_t b) { return a < b ? a : b; }
+
+/* The chunk depth for a given k: k split into ceil(k / KC) near-equal chunks. Depends on
+ * k alone (never on m or n): it fixes every C element's summation order. */
+static size_t attn__scalar_mm_kc(size_t k)
+{
+    size_t chunks = (k + ATTN__SCALAR_MM_KC - 1) / ATTN__SCALAR_MM_KC;
+    return chunks ? (k + chunks - 1) / chunks : 0;
+}
+
+/* Microkernel over packed slivers (compile-time strides) and over matrices in place. */
+static void attn__scalar_mm_ukr_packed(size_t kc, const float *a, const float *b, float *c,
+                                size_t ldc, float alpha, float beta, int mode)
+{
+    attn__scalar_mm_ukr_body(ATTN__SCALAR_MR, kc, a, 1, ATTN__SCALAR_MR, b, ATTN__SCALAR_NR, c, ldc, alpha, beta, mode);
+}
+static void attn__scalar_mm_ukr_strided(size_t kc, const float *a, size_t ars, size_t acs,
+                                 const float *b, size_t ldb, float *c, size_t ldc, float alpha,
+                                 float beta, int mode)
+{
+    attn__scalar_mm_ukr_body(ATTN__SCALAR_MR, kc, a, ars, acs, b, ldb, c, ldc, alpha, beta, mode);
+}
+/* Raw accumulators of the first mr rows of a tile into t (row length ATTN__SCALAR_NR): where the
+ * ISA's kernel honours its rows argument, a kernel of exactly mr rows (same fma chains,
+ * fewer of them; A's rows past mr are never read); otherwise all ATTN__SCALAR_MR rows. */
+#ifdef ATTN__SCALAR_MM_UKR_ROWS
+#define ATTN__SCALAR_MM_ROWS_CASES(ARS, ACS, LDB)                                                  \
+    switch (mr) {                                                                           \
+    case 1: attn__scalar_mm_ukr_body(1, kc, a, ARS, ACS, b, LDB, t, ATTN__SCALAR_NR, 0.0f, 0.0f, 0); break; \
+    case 2: attn__scalar_mm_ukr_body(2, kc, a, ARS, ACS, b, LDB, t, ATTN__SCALAR_NR, 0.0f, 0.0f, 0); break; \
+    case 3: attn__scalar_mm_ukr_body(3, kc, a, ARS, ACS, b, LDB, t, ATTN__SCALAR_NR, 0.0f, 0.0f, 0); break; \
+    case 4: attn__scalar_mm_ukr_body(4, kc, a, ARS, ACS, b, LDB, t, ATTN__SCALAR_NR, 0.0f, 0.0f, 0); break; \
+    case 5: attn__scalar_mm_ukr_body(5, kc, a, ARS, ACS, b, LDB, t, ATTN__SCALAR_NR, 0.0f, 0.0f, 0); break; \
+    default: attn__scalar_mm_ukr_body(ATTN__SCALAR_MR, kc, a, ARS, ACS, b, LDB, t, ATTN__SCALAR_NR, 0.0f, 0.0f, 0); \
+    }
+#else
+#define ATTN__SCALAR_MM_ROWS_CASES(ARS, ACS, LDB)                                                  \
+    attn__scalar_mm_ukr_body(ATTN__SCALAR_MR, kc, a, ARS, ACS, b, LDB, t, ATTN__SCALAR_NR, 0.0f, 0.0f, 0);       \
+    (void)mr;
+#endif
+static void attn__scalar_mm_ukr_packed_rows(size_t mr, size_t kc, const float *a, const float *b,
+                                     float *t)
+{
+    ATTN__SCALAR_MM_ROWS_CASES(1, ATTN__SCALAR_MR, ATTN__SCALAR_NR)
+}
+static void attn__scalar_mm_ukr_strided_rows(size_t mr, size_t kc, const float *a, size_t ars,
+                                      size_t acs, const float *b, size_t ldb, float *t)
+{
+    ATTN__SCALAR_MM_ROWS_CASES(ars, acs, ldb)
+}
+#undef ATTN__SCALAR_MM_ROWS_CASES
+
+/* Merges the mr x nr corner of a raw accumulator tile t (row length ATTN__SCALAR_NR) into C by the
+ * microkernel's rule for mode 1 or 2: the same operations, lane for lane. */
+static void attn__scalar_mm_merge(float *c, size_t ldc, const float *t, size_t mr, size_t nr,
+                           float alpha, float beta, int mode)
+{
+    const attn__scalar_v va = attn__scalar_vset1(alpha), vb = attn__scalar_vset1(beta);
+    size_t i, j;
+    for (i = 0; i < mr; i++) { /* row i at c + i * ldc: never a pointer past the last row */
+        float *cr = c + i * ldc;
+        const float *tr = t + i * ATTN__SCALAR_NR;
+        for (j = 0; j < nr; j += ATTN__SCALAR_VW) {
+            const size_t w = attn__scalar_min(ATTN__SCALAR_VW, nr - j);
+            const attn__scalar_v acc = attn__scalar_vload(tr + j);
+            attn__scalar_v r;
+            if (mode == 2) {
+                r = attn__scalar_vfma(va, acc, w == ATTN__SCALAR_VW ? attn__scalar_vload(cr + j)
+                                                      : attn__scalar_vload_part(cr + j, w, 0.0f));
+            } else {
+                r = attn__scalar_vmul(va, acc);
+                if (beta != 0.0f)
+                    r = attn__scalar_vfma(vb, w == ATTN__SCALAR_VW ? attn__scalar_vload(cr + j)
+                                                     : attn__scalar_vload_part(cr + j, w, 0.0f), r);
+            }
+            if (w == ATTN__SCALAR_VW) attn__scalar_vstore(cr + j, r);
+            else attn__scalar_vstore_part(cr + j, r, w);
+        }
+    }
+}
+
+/* The general tile (no workspace: B^T, and edge tiles, read in place): raw accumulators of
+ * an mr x nr tile into t (ATTN__SCALAR_MR x ATTN__SCALAR_NR, row length ATTN__SCALAR_NR), in the microkernel's
+ * order. A(i, p) = a[i * ars + p * acs]; B(p, j) = b[p * ldb + j], or b[j * ldb + p] when
+ * tb (transposed ATTN__SCALAR_VW steps at a time through a small buffer). Never reads outside the
+ * mr x kc and kc x nr operands (rows past mr repeat the last one and are never stored). */
+static void attn__scalar_mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, size_t ars,
+                              size_t acs, const float *b, size_t ldb, int tb, float *t)
+{
+    attn__scalar_v acc[ATTN__SCALAR_MR][ATTN__SCALAR_NR / ATTN__SCALAR_VW];
+    const float *ar[ATTN__SCALAR_MR];
+    float blk[ATTN__SCALAR_VW * ATTN__SCALAR_NR];
+    size_t i, p, q, j, v;
+    for (i = 0; i < ATTN__SCALAR_MR; i++) {
+        ar[i] = a + (i < mr ? i : mr - 1) * ars;
+        for (v = 0; v < ATTN__SCALAR_NR / ATTN__SCALAR_VW; v++) acc[i][v] = attn__scalar_vzero();
+    }
+    for (p = 0; p < kc;) {
+        const float *bp = blk; /* steps p .. p + steps of op(B), rows bs apart */
+        size_t steps = 1, bs = ATTN__SCALAR_NR;
+        if (tb) {
+            steps = attn__scalar_min(ATTN__SCALAR_VW, kc - p);
+            if (steps == ATTN__SCALAR_VW) {
+                for (v = 0; v < ATTN__SCALAR_NR; v += ATTN__SCALAR_VW)
+                    attn__scalar_vtranspose_copy(b + (nr > v ? v : 0) * ldb + p, ldb, nr > v ? nr - v : 0,
+                                          blk + v, ATTN__SCALAR_NR); /* no pointer past the last row */
+            } else {
+                for (q = 0; q < steps; q++)
+                    for (j = 0; j < ATTN__SCALAR_NR; j++) blk[q * ATTN__SCALAR_NR + j] = j < nr ? b[j * ldb + p + q] : 0.0f;
+            }
+        } else if (nr == ATTN__SCALAR_NR) {
+            bp = b + p * ldb;
+            bs = ldb;
+            steps = kc - p;
+        } else {
+            for (j = 0; j < ATTN__SCALAR_NR; j++) blk[j] = j < nr ? b[p * ldb + j] : 0.0f;
+        }
+        for (q = 0; q < steps; q++, p++)
+            for (i = 0; i < ATTN__SCALAR_MR; i++) {
+                const attn__scalar_v av = attn__scalar_vset1(ar[i][p * acs]);
+                const float *bq = bp + q * bs; /* never a pointer past the last row */
+                for (v = 0; v < ATTN__SCALAR_NR / ATTN__SCALAR_VW; v++)
+                    acc[i][v] = attn__scalar_vfma(av, attn__scalar_vload(bq + v * ATTN__SCALAR_VW), acc[i][v]);
+            }
+    }
+    for (i = 0; i < ATTN__SCALAR_MR; i++)
+        for (v = 0; v < ATTN__SCALAR_NR / ATTN__SCALAR_VW; v++) attn__scalar_vstore(t + i * ATTN__SCALAR_NR + v * ATTN__SCALAR_VW, acc[i][v]);
+}
+
+/* Requests rows r0 .. r1 (stride ld) of kc floats each: the next sliver while one packs
+ * (short row pieces the hardware prefetcher does not pick up in time). */
+static void attn__scalar_mm_prefetch_rows(const float *x, size_t ld, size_t rows, size_t kc)
+{
+    size_t r, l;
+    for (r = 0; r < rows; r++)
+        for (l = 0; l < kc; l += 16) ATTN__SCALAR_PREFETCH(x + r * ld + l);
+}
+
+/* Packs `rows` rows of a row-major matrix (stride ld, kc floats each) transposed into
+ * slivers of w rows: sliver s holds element (s*w + i, p) at dst[s * w * kc + p * w + i];
+ * rows past `rows` are zero. With far (the matrix far out of cache), the next sliver's rows
+ * are prefetched while one packs. Where w is not a multiple of ATTN__SCALAR_VW, the transposing
+ * copy writes up to ATTN__SCALAR_VW floats past a sliver's last row (see attn__scalar_mm_pack_a). */
+static void attn__scalar_mm_pack_t(const float *src, size_t ld, size_t rows, size_t kc, size_t w,
+                            int far, float *dst)
+{
+    size_t s, g, p, i;
+    for (s = 0; s < rows; s += w, dst += w * kc) {
+        const size_t r = attn__scalar_min(w, rows - s);
+        const float *sp = src + s * ld;
+        if (far && s + w < rows) attn__scalar_mm_prefetch_rows(sp + w * ld, ld, attn__scalar_min(w, rows - s - w), kc);
+        for (g = 0; g < w; g += ATTN__SCALAR_VW) {
+            const float *sg = r > g ? sp + g * ld : sp; /* no rows left: zeros, nothing read */
+            for (p = 0; p + ATTN__SCALAR_VW <= kc; p += ATTN__SCALAR_VW)
+                attn__scalar_vtranspose_copy(sg + p, ld, r > g ? r - g : 0, dst + p * w + g, w);
+            for (; p < kc; p++)
+                for (i = 0; i < ATTN__SCALAR_VW && g + i < w; i++)
+                    dst[p * w + g + i] = g + i < r ? sg[i * ld + p] : 0.0f;
+        }
+    }
+}
+
+/* Packs op(A)[i0 .. i0+mc, p0 .. p0+kc) into MR-row slivers: sliver s holds element
+ * (s*MR + i, p) at pa[s * MR * kc + p * MR + i]; rows past mc hold zeros or other rows of
+ * op(A) (m rows in all), and feed only results that are never stored. Stores whole vectors
+ * where MR is not a multiple of ATTN__SCALAR_VW: up to ATTN__SCALAR_VW floats past a sliver's last row are
+ * written and later overwritten (or, from the transposes, land in the ATTN__SCALAR_VW floats of
+ * slack after the A area).
+ * A is read row after row of its storage (in order for A^T; for A, sliver after sliver). */
+static void attn__scalar_mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t i0,
+                            size_t mc, size_t p0, size_t kc, float *pa)
+{
+    size_t s, p, g;
+    if (ta) { /* A stored k x m: row p of the storage holds op(A)'s column p */
+        for (p = 0; p < kc; p++) {
+            const float *src = a + (p0 + p) * lda + i0;
+            float *dst = pa + p * ATTN__SCALAR_MR;
+            for (s = 0; s < mc; s += ATTN__SCALAR_MR, dst += ATTN__SCALAR_MR * kc) {
+                const size_t mr = attn__scalar_min(ATTN__SCALAR_MR, mc - s);
+                for (g = 0; g < ATTN__SCALAR_MR; g += ATTN__SCALAR_VW) {
+                    attn__scalar_v x = attn__scalar_vzero();
+                    if (i0 + s + g + ATTN__SCALAR_VW <= m) x = attn__scalar_vload(src + s + g); /* lanes past mr: unused rows */
+                    else if (g < mr) x = attn__scalar_vload_part(src + s + g, mr - g, 0.0f);
+                    if (g + ATTN__SCALAR_VW > ATTN__SCALAR_MR && p + 1 == kc) /* not into the next sliver */
+                        attn__scalar_vstore_part(dst + g, x, ATTN__SCALAR_MR - g);
+                    else
+                        attn__scalar_vstore(dst + g, x);
+                }
+            }
+        }
+        return;
+    }
+    /* A stored m x k: transposes */
+    attn__scalar_mm_pack_t(a + i0 * lda + p0, lda, mc, kc, ATTN__SCALAR_MR, m * lda > ATTN__SCALAR_MM_FAR, pa);
+}
+
+/* Packs op(B)[p0 .. p0+kc, j0 .. j0+nc) into NR-column slivers: sliver s holds element
+ * (p, s*NR + j) at pb[s * NR * kc + p * NR + j]; columns past nc are zero. B is read row
+ * after row of its storage (in order for B; for B^T, sliver after sliver). */
+static void attn__scalar_mm_pack_b(int tb, const float *b, size_t ldb, size_t p0, size_t kc,
+                            size_t j0, size_t nc, float *pb)
+{
+    size_t s, p, v;
+    if (!tb) { /* B stored k x n: row p of the storage holds op(B)'s row p */
+        for (p = 0; p < kc; p++) {
+            const float *src = b + (p0 + p) * ldb + j0;
+            float *dst = pb + p * ATTN__SCALAR_NR;
+            for (s = 0; s + ATTN__SCALAR_NR <= nc; s += ATTN__SCALAR_NR, dst += ATTN__SCALAR_NR * kc)
+                for (v = 0; v < ATTN__SCALAR_NR; v += ATTN__SCALAR_VW) attn__scalar_vstore(dst + v, attn__scalar_vload(src + s + v));
+            if (s < nc) {
+                const size_t nr = nc - s;
+                for (v = 0; v < ATTN__SCALAR_NR; v += ATTN__SCALAR_VW) {
+                    attn__scalar_v x = attn__scalar_vzero();
+                    if (v + ATTN__SCALAR_VW <= nr) x = attn__scalar_vload(src + s + v);
+                    else if (v < nr) x = attn__scalar_vload_part(src + s + v, nr - v, 0.0f);
+                    attn__scalar_vstore(dst + v, x);
+                }
+            }
+        }
+        return;
+    }
+    /* B stored n x k: transposes */
+    attn__scalar_mm_pack_t(b + j0 * ldb + p0, ldb, nc, kc, ATTN__SCALAR_NR, nc * ldb > ATTN__SCALAR_MM_FAR, pb);
+}
+
+/* One MR x NR tile of C (mr x nr valid) through the microkernel: whole tiles straight into
+ * C, edge tiles into a buffer first. A(i, p) = a[i * ars + p * acs] (all MR rows readable
+ * unless ATTN__SCALAR_MM_UKR_ROWS),
+ * B(p, j) = b[p * ldb + j] (all NR columns readable); packed slivers have ars = 1,
+ * acs = MR, ldb = NR. pfc: request the tile's lines of C first (C far out of cache). */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_tile(size_t mr, size_t nr, size_t kc, const float *a,
+                                             size_t ars, size_t acs, const float *b, size_t ldb,
+                                             float *c, size_t ldc, float alpha, float beta,
+                                             int mode, int pfc)
+{
+    const int packed = ars == 1 && acs == ATTN__SCALAR_MR && ldb == ATTN__SCALAR_NR;
+    if (pfc) { /* C far out of cache: its lines arrive while the tile computes */
+        size_t i;
+        for (i = 0; i < mr; i++) {
+            ATTN__SCALAR_PREFETCH(c + i * ldc);
+            ATTN__SCALAR_PREFETCH(c + i * ldc + nr - 1);
+        }
+    }
+    if (mr == ATTN__SCALAR_MR && nr == ATTN__SCALAR_NR) {
+        if (packed) attn__scalar_mm_ukr_packed(kc, a, b, c, ldc, alpha, beta, mode);
+        else attn__scalar_mm_ukr_strided(kc, a, ars, acs, b, ldb, c, ldc, alpha, beta, mode);
+    } else {
+        float t[ATTN__SCALAR_MR * ATTN__SCALAR_NR];
+        if (packed) attn__scalar_mm_ukr_packed_rows(mr, kc, a, b, t);
+        else attn__scalar_mm_ukr_strided_rows(mr, kc, a, ars, acs, b, ldb, t);
+        attn__scalar_mm_merge(c, ldc, t, mr, nr, alpha, beta, mode);
+    }
+}
+
+/* Without a workspace: A and B read in place, tile by tile. */
+static void attn__scalar_mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float alpha,
+                            const float *a, size_t lda, const float *b, size_t ldb, float beta,
+                            float *c, size_t ldc)
+{
+    const size_t kcb = attn__scalar_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
+    size_t i, j, pc;
+    for (j = 0; j < n; j += ATTN__SCALAR_NR) {
+        const size_t nr = attn__scalar_min(ATTN__SCALAR_NR, n - j);
+        for (i = 0; i < m; i += ATTN__SCALAR_MR) {
+            const size_t mr = attn__scalar_min(ATTN__SCALAR_MR, m - i);
+            for (pc = 0; pc < k; pc += kcb) {
+                const size_t kc = attn__scalar_min(kcb, k - pc);
+                const float *ap = a + i * ars + pc * acs;
+                const float *bp = tb ? b + j * ldb + pc : b + pc * ldb + j;
+                float *cp = c + i * ldc + j;
+                const int mode = pc == 0 ? 1 : 2;
+                if (mr == ATTN__SCALAR_MR && nr == ATTN__SCALAR_NR && !tb) {
+                    attn__scalar_mm_ukr_strided(kc, ap, ars, acs, bp, ldb, cp, ldc, alpha, beta, mode);
+                } else {
+                    float t[ATTN__SCALAR_MR * ATTN__SCALAR_NR];
+                    attn__scalar_mm_tile_any(mr, nr, kc, ap, ars, acs, bp, ldb, tb, t);
+                    attn__scalar_mm_merge(cp, ldc, t, mr, nr, alpha, beta, mode);
+                }
+            }
+        }
+    }
+}
+
+/* C[0..m, 0..nc) (+)= alpha * A[0..m, p0..p1) * op(B)[p0..p1, 0..nc) for the chunks of depth
+ * kcb from p0 to p1 (p1 - p0 <= kcb, or all of k), A (not transposed) read in place one
+ * MR-row sliver at a time, each through all chunks; chunk q of op(B) is packed at
+ * pb + q * kcb * np. The B panels stay in L2 while A streams by. Edge rows: with the ISA's
+ * exact-row kernels (ATTN__SCALAR_MM_UKR_ROWS), read in place, the last MR + r rows split into
+ * two near-equal tiles; otherwise the edge sliver is packed into pa. With pfa, the next
+ * sliver's lines are requested while one runs, a share before each tile (for short streams
+ * of an A far out of cache; through all of k, the hardware's prefetcher does better
+ * alone). pfc: see attn__scalar_mm_tile. */
+static void attn__scalar_mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t kcb,
+                              const float *a, size_t lda, const float *pb, size_t np, float *pa,
+                              float *c, size_t ldc, float alpha, float beta, int pfa, int pfc)
+{
+    const size_t tiles = (nc + ATTN__SCALAR_NR - 1) / ATTN__SCALAR_NR;
+    size_t ir, jr, pc, mr, next;
+    for (ir = 0; ir < m; ir += mr) {
+        mr = attn__scalar_min(ATTN__SCALAR_MR, m - ir);
+#ifdef ATTN__SCALAR_MM_UKR_ROWS
+        /* MR < rows left < 2 MR: two near-equal short tiles rather than MR + a few rows */
+        if (m - ir > ATTN__SCALAR_MR && m - ir < 2 * ATTN__SCALAR_MR) mr = (m - ir + 1) / 2;
+#endif
+        next = pfa ? attn__scalar_min(ATTN__SCALAR_MR, m - ir - mr) : 0; /* rows to request ahead */
+        for (pc = p0; pc < p1; pc += kcb) {
+            const size_t kc = attn__scalar_min(kcb, p1 - pc), lines = (kc + 15) / 16;
+            const size_t per = (next * lines + tiles - 1) / tiles;
+            const float *ap = a + ir * lda + pc, *bp = pb + (pc - p0) * np;
+            const int mode = pc == 0 ? 1 : 2;
+            size_t ars = lda, acs = 1, r = 0, l = 0;
+#ifndef ATTN__SCALAR_MM_UKR_ROWS
+            if (mr < ATTN__SCALAR_MR) { /* rows past m do not exist: pack the edge */
+                attn__scalar_mm_pack_a(0, a, lda, m, ir, mr, pc, kc, pa);
+                ap = pa;
+                ars = 1;
+                acs = ATTN__SCALAR_MR;
+            }
+#endif
+            for (jr = 0; jr < nc; jr += ATTN__SCALAR_NR) {
+                size_t q;
+                for (q = 0; q < per && r < next; q++) { /* line l of row r of the next tile */
+                    ATTN__SCALAR_PREFETCH(a + (ir + mr + r) * lda + pc + l * 16);
+                    if (++l == lines) {
+                        l = 0;
+                        r++;
+                    }
+                }
+                attn__scalar_mm_tile(mr, attn__scalar_min(ATTN__SCALAR_NR, nc - jr), kc, ap, ars, acs, bp + jr * kc,
+                              ATTN__SCALAR_NR, c + ir * ldc + jr, ldc, alpha, beta, mode, pfc);
+            }
+        }
+    }
+    (void)pa;
+}
+
+/* The packed A and B areas of a workspace for this product, in floats. Monotone in m, n and
+ * k (a chunk is attn__scalar_mm_kc(k) <= min(k, KC) deep, and min(k, KC) is what is counted), and
+ * bounded by the sizes for m >= MC, n >= NC, k >= KC: attn_matmul_workspace_max(). */
+static void attn__scalar_mm_ws_floats(size_t m, size_t n, size_t k, size_t *fa, size_t *fb)
+{
+    const size_t kc = attn__scalar_min(k, ATTN__SCALAR_MM_KC);
+    const size_t np = attn__scalar_round_up(attn__scalar_min(n, ATTN__SCALAR_MM_WHOLE_B), ATTN__SCALAR_NR);
+    /* + slack for whole-vector stores, rounded so that B starts on a cache line too */
+    *fa = attn__scalar_round_up(attn__scalar_round_up(attn__scalar_min(m, ATTN__SCALAR_MM_MC), ATTN__SCALAR_MR) * kc + ATTN__SCALAR_VW,
+                         ATTN__SCALAR_ALIGN / sizeof(float));
+    *fb = attn__scalar_round_up(attn__scalar_min(n, ATTN__SCALAR_MM_NC), ATTN__SCALAR_NR) * kc;
+    /* room for all of op(B) when small (ATTN__SCALAR_MM_WHOLE_B); np * k saturates there */
+    if (*fb < ATTN__SCALAR_MM_WHOLE_B)
+        *fb = k > ATTN__SCALAR_MM_WHOLE_B / np ? ATTN__SCALAR_MM_WHOLE_B : attn__scalar_min(ATTN__SCALAR_MM_WHOLE_B, np * k);
+}
+
+/* Whether all of op(B) (n x k, NR-column slivers) fits the whole-panel area. */
+static int attn__scalar_mm_whole_b(size_t n, size_t k)
+{
+    const size_t np = attn__scalar_round_up(attn__scalar_min(n, ATTN__SCALAR_MM_WHOLE_B), ATTN__SCALAR_NR);
+    return n <= ATTN__SCALAR_MM_WHOLE_B && k <= ATTN__SCALAR_MM_WHOLE_B / np;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_matmul_workspace_size(attn_trans ta, attn_trans tb, size_t m, size_t n,
+                                           size_t k)
+{
+    size_t fa, fb;
+    (void)ta; (void)tb;
+    if (m == 0 || n == 0 || k == 0) return 0;
+    attn__scalar_mm_ws_floats(m, n, k, &fa, &fb);
+    return (fa + fb) * sizeof(float) + ATTN__SCALAR_ALIGN;
+}
+
+static float *attn__scalar_align(void *p)
+{
+    uintptr_t u = (uintptr_t)p;
+    return (float *)(void *)((u + ATTN__SCALAR_ALIGN - 1) & ~(uintptr_t)(ATTN__SCALAR_ALIGN - 1));
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
+                                 float alpha, const float *a, size_t lda, const float *b,
+                                 size_t ldb, float beta, float *c, size_t ldc, void *workspace,
+                                 size_t workspace_size)
+{
+    attn_status st;
+    size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
+    float *pa, *pb;
+    int packa, pfc;
+    if (!a || !b || !c) return ATTN_ERR_NULL;
+    if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
+        return ATTN_ERR_ARG;
+    if (m == 0 || n == 0) return ATTN_ERR_SIZE;
+    if (k > 0) {
+        if ((st = ta ? attn__scalar_check_mat(k, m, lda) : attn__scalar_check_mat(m, k, lda)) != ATTN_OK) return st;
+        if ((st = tb ? attn__scalar_check_mat(n, k, ldb) : attn__scalar_check_mat(k, n, ldb)) != ATTN_OK) return st;
+    }
+    if ((st = attn__scalar_check_mat(m, n, ldc)) != ATTN_OK) return st;
+    /* A matrix of one stored row accepts any leading dimension; it never addresses a second
+     * row, so it becomes the row length: no pointer (e.g. a microkernel's step past its
+     * last row) is ever formed that far out. The arithmetic does not depend on it. */
+    if (m == 1) ldc = n;
+    if (ta ? k == 1 : m == 1) lda = ta ? m : k;
+    if (tb ? n == 1 : k == 1) ldb = tb ? k : n;
+    need = attn__scalar_attn_matmul_workspace_size(ta, tb, m, n, k);
+    if (workspace && workspace_size < need) return ATTN_ERR_WORKSPACE;
+    if (k == 0) {
+        for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+        return ATTN_OK;
+    }
+    if (!workspace) {
+        attn__scalar_mm_nopack(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        return ATTN_OK;
+    }
+    kcb = attn__scalar_mm_kc(k);
+    attn__scalar_mm_ws_floats(m, n, k, &fa, &fb);
+    pa = attn__scalar_align(workspace);
+    pb = pa + fa;
+    packa = ta || n > ATTN__SCALAR_MM_DIRECT_N;
+    pfc = m * ldc > ATTN__SCALAR_MM_FAR;
+    if (!packa && attn__scalar_mm_whole_b(n, k)) {
+        /* all of op(B) packed at once: each A sliver then streams through all of k */
+        const size_t np = attn__scalar_round_up(n, ATTN__SCALAR_NR);
+        for (pc = 0; pc < k; pc += kcb)
+            attn__scalar_mm_pack_b(tb, b, ldb, pc, attn__scalar_min(kcb, k - pc), 0, n, pb + pc * np);
+        attn__scalar_mm_direct_a(m, n, 0, k, kcb, a, lda, pb, np, pa, c, ldc, alpha, beta, 0, pfc);
+        return ATTN_OK;
+    }
+    for (jc = 0; jc < n; jc += ATTN__SCALAR_MM_NC) {
+        const size_t nc = attn__scalar_min(ATTN__SCALAR_MM_NC, n - jc);
+        for (pc = 0; pc < k; pc += kcb) {
+            const size_t kc = attn__scalar_min(kcb, k - pc);
+            const int mode = pc == 0 ? 1 : 2;
+            attn__scalar_mm_pack_b(tb, b, ldb, pc, kc, jc, nc, pb);
+            if (packa) {
+                for (ic = 0; ic < m; ic += ATTN__SCALAR_MM_MC) {
+                    const size_t mc = attn__scalar_min(ATTN__SCALAR_MM_MC, m - ic);
+                    attn__scalar_mm_pack_a(ta, a, lda, m, ic, mc, pc, kc, pa);
+                    for (jr = 0; jr < nc; jr += ATTN__SCALAR_NR)
+                        for (ir = 0; ir < mc; ir += ATTN__SCALAR_MR)
+                            attn__scalar_mm_tile(attn__scalar_min(ATTN__SCALAR_MR, mc - ir),
+                                          attn__scalar_min(ATTN__SCALAR_NR, nc - jr), kc, pa + ir * kc, 1,
+                                          ATTN__SCALAR_MR, pb + jr * kc, ATTN__SCALAR_NR,
+                                          c + (ic + ir) * ldc + jc + jr, ldc, alpha, beta, mode,
+                                          pfc);
+                }
+            } else {
+                attn__scalar_mm_direct_a(m, nc, pc, pc + kc, kcb, a, lda, pb, 0, pa, c + jc, ldc, alpha,
+                                  beta, m * lda > ATTN__SCALAR_MM_FAR, pfc);
+            }
+        }
+    }
+    return ATTN_OK;
+}
+/* end of src/matmul.h */
+/* src/attention.h - fused attention (attn__scalar_attn_attention and its work items).
+ *
+ * One (batch, head) at a time, its queries in tiles of ATTN__SCALAR_TQ rows that start at
+ * multiples of ATTN__SCALAR_TQ, its keys in tiles of ATTN__SCALAR_TK that start at multiples of ATTN__SCALAR_TK.
+ * A query tile takes one of two paths, chosen by its row count alone:
+ *  - fused (at least ATTN__SCALAR_FUSED_MIN rows): the tile's queries are packed once into MR-row
+ *    slivers; per key tile, K^T is packed into NR-column slivers and V into NR-column
+ *    slivers; per query sliver, S = Q K^T by the matmul microkernel into an MR x TK buffer
+ *    (L1), the online softmax on it, and acc += P V by the microkernel (P read in place).
+ *    Causal: key tiles past a sliver's last visible key are skipped, and the partial tile on
+ *    the diagonal is cut at the sliver's last visible key.
+ *  - rows (fewer rows: decode): in groups of MR rows, the dot products of every row of the
+ *    group with a K row while it is in L1 (four rows share its loads), the online softmax
+ *    per row, and acc += p V with a V row once for the group; K and V stream through once
+ *    per group.
+ * Online softmax per row: running max m, running sum l, acc scaled by exp(m_old - m_new) when
+ * the max grows; O = acc / l at the end (0 when every key was masked).
+ * Each row's arithmetic depends only on its own scores and on the tiles it belongs to, so
+ * a call's output is the same bits however the caller splits batches, heads and query tiles
+ * (attn__scalar_attn_attention_task), and from run to run.
+ */
+
+/* out[r] = attn__scalar_dot(q[r], k, d) for nr (a constant) rows against one key: k's loads
+ * shared, each row's operations those of attn__scalar_dot (the same bits) */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_dot_body(const float *const *q, size_t nr, const float *k,
+                                              size_t d, float *out)
+{
+    attn__scalar_v s0[4], s1[4];
+    size_t i = 0, r;
+    for (r = 0; r < nr; r++) s0[r] = attn__scalar_vzero(), s1[r] = attn__scalar_vzero();
+    for (; i + 2 * ATTN__SCALAR_VW <= d; i += 2 * ATTN__SCALAR_VW) {
+        const attn__scalar_v k0 = attn__scalar_vload(k + i), k1 = attn__scalar_vload(k + i + ATTN__SCALAR_VW);
+        for (r = 0; r < nr; r++) {
+            s0[r] = attn__scalar_vfma(attn__scalar_vload(q[r] + i), k0, s0[r]);
+            s1[r] = attn__scalar_vfma(attn__scalar_vload(q[r] + i + ATTN__SCALAR_VW), k1, s1[r]);
+        }
+    }
+    for (; i < d; i += ATTN__SCALAR_VW) {
+        const size_t t = d - i;
+        if (t >= ATTN__SCALAR_VW) {
+            const attn__scalar_v k0 = attn__scalar_vload(k + i);
+            for (r = 0; r < nr; r++) s0[r] = attn__scalar_vfma(attn__scalar_vload(q[r] + i), k0, s0[r]);
+        } else {
+            const attn__scalar_v k1 = attn__scalar_vload_part(k + i, t, 0.0f);
+            for (r = 0; r < nr; r++)
+                s1[r] = attn__scalar_vfma(attn__scalar_vload_part(q[r] + i, t, 0.0f), k1, s1[r]);
+        }
+    }
+    for (r = 0; r < nr; r++) out[r] = attn__scalar_vhsum(attn__scalar_vadd(s0[r], s1[r]));
+}
+
+/* q . k over n floats (two chains) */
+static float attn__scalar_dot(const float *q, const float *k, size_t n)
+{
+    float out;
+    attn__scalar_dot_body(&q, 1, k, n, &out);
+    return out;
+}
+
+/* attn__scalar_dot_body for nr = 1 .. 4 rows */
+static void attn__scalar_dot_rows(const float *const *q, size_t nr, const float *k, size_t d,
+                           float *out)
+{
+    switch (nr) {
+    case 1: attn__scalar_dot_body(q, 1, k, d, out); break;
+    case 2: attn__scalar_dot_body(q, 2, k, d, out); break;
+    case 3: attn__scalar_dot_body(q, 3, k, d, out); break;
+    default: attn__scalar_dot_body(q, 4, k, d, out); break;
+    }
+}
+
+/* y[r][0..n) += a[r] * x[0..n) for nr (a constant) rows: x's loads shared, each row one fma
+ * an element, as attn__scalar_axpby(y[r], 1, a[r], x, n) (the same bits) */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_axpy_body(float *const *y, const float *a, size_t nr,
+                                               const float *x, size_t n)
+{
+    attn__scalar_v va[4];
+    size_t i = 0, r;
+    for (r = 0; r < nr; r++) va[r] = attn__scalar_vset1(a[r]);
+    for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW) {
+        const attn__scalar_v xv = attn__scalar_vload(x + i);
+        for (r = 0; r < nr; r++) attn__scalar_vstore(y[r] + i, attn__scalar_vfma(va[r], xv, attn__scalar_vload(y[r] + i)));
+    }
+    if (i < n) {
+        const attn__scalar_v xv = attn__scalar_vload_part(x + i, n - i, 0.0f);
+        for (r = 0; r < nr; r++)
+            attn__scalar_vstore_part(y[r] + i, attn__scalar_vfma(va[r], xv, attn__scalar_vload_part(y[r] + i, n - i, 0.0f)),
+                              n - i);
+    }
+}
+
+/* attn__scalar_axpy_body for nr = 1 .. 4 rows */
+static void attn__scalar_axpy_rows(float *const *y, const float *a, size_t nr, const float *x, size_t n)
+{
+    switch (nr) {
+    case 1: attn__scalar_axpy_body(y, a, 1, x, n); break;
+    case 2: attn__scalar_axpy_body(y, a, 2, x, n); break;
+    case 3: attn__scalar_axpy_body(y, a, 3, x, n); break;
+    default: attn__scalar_axpy_body(y, a, 4, x, n); break;
+    }
+}
+
+/* y[0..n) = y * s + a * x  (s = 1: axpy; x NULL: scaling by s) */
+static void attn__scalar_axpby(float *y, float s, float a, const float *x, size_t n)
+{
+    const attn__scalar_v vs = attn__scalar_vset1(s), va = attn__scalar_vset1(a);
+    size_t i = 0;
+    for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW) {
+        attn__scalar_v t = attn__scalar_vmul(attn__scalar_vload(y + i), vs);
+        if (x) t = attn__scalar_vfma(va, attn__scalar_vload(x + i), t);
+        attn__scalar_vstore(y + i, t);
+    }
+    if (i < n) {
+        attn__scalar_v t = attn__scalar_vmul(attn__scalar_vload_part(y + i, n - i, 0.0f), vs);
+        if (x) t = attn__scalar_vfma(va, attn__scalar_vload_part(x + i, n - i, 0.0f), t);
+        attn__scalar_vstore_part(y + i, t, n - i);
+    }
+}
+
+/* The largest of x[0..n), NaNs ignored (-inf when n = 0 or all are NaN or -inf) */
+static float attn__scalar_max_nonan(const float *x, size_t n)
+{
+    attn__scalar_v m0 = attn__scalar_vset1(-INFINITY), m1 = m0;
+    size_t i = 0;
+    for (; i + 2 * ATTN__SCALAR_VW <= n; i += 2 * ATTN__SCALAR_VW) { /* vmax(x, m): m where x is NaN */
+        m0 = attn__scalar_vmax(attn__scalar_vload(x + i), m0);
+        m1 = attn__scalar_vmax(attn__scalar_vload(x + i + ATTN__SCALAR_VW), m1);
+    }
+    for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW) m0 = attn__scalar_vmax(attn__scalar_vload(x + i), m0);
+    if (i < n) m1 = attn__scalar_vmax(attn__scalar_vload_part(x + i, n - i, -INFINITY), m1);
+    return attn__scalar_vhmax(attn__scalar_vmax(m0, m1));
+}
+
+/* x[i] = exp(x[i] * s - m) in place over n floats (one rounding: fma), or exp(x[i] - m)
+ * when s is 0; returns the sum */
+static float attn__scalar_exp_rows(float *x, size_t n, float s, float m)
+{
+    const attn__scalar_v vm = attn__scalar_vset1(-m), vs = attn__scalar_vset1(s);
+    attn__scalar_v s0 = attn__scalar_vzero(), s1 = attn__scalar_vzero();
+    size_t i = 0;
+#define ATTN__SCALAR_EXPARG(v) (s != 0.0f ? attn__scalar_vfma(v, vs, vm) : attn__scalar_vadd(v, vm))
+    for (; i + 2 * ATTN__SCALAR_VW <= n; i += 2 * ATTN__SCALAR_VW) {
+        const attn__scalar_v e0 = attn__scalar_vexp(ATTN__SCALAR_EXPARG(attn__scalar_vload(x + i)));
+        const attn__scalar_v e1 = attn__scalar_vexp(ATTN__SCALAR_EXPARG(attn__scalar_vload(x + i + ATTN__SCALAR_VW)));
+        attn__scalar_vstore(x + i, e0);
+        attn__scalar_vstore(x + i + ATTN__SCALAR_VW, e1);
+        s0 = attn__scalar_vadd(s0, e0);
+        s1 = attn__scalar_vadd(s1, e1);
+    }
+    for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW) {
+        const attn__scalar_v e = attn__scalar_vexp(ATTN__SCALAR_EXPARG(attn__scalar_vload(x + i)));
+        attn__scalar_vstore(x + i, e);
+        s0 = attn__scalar_vadd(s0, e);
+    }
+    if (i < n) {
+        const attn__scalar_v e = attn__scalar_vexp(ATTN__SCALAR_EXPARG(attn__scalar_vload_part(x + i, n - i, -INFINITY)));
+        attn__scalar_vstore_part(x + i, e, n - i);
+        s1 = attn__scalar_vadd(s1, e);
+    }
+#undef ATTN__SCALAR_EXPARG
+    return attn__scalar_vhsum(attn__scalar_vadd(s0, s1));
+}
+
+/* One (batch, head), resolved from the parameters. */
+typedef struct attn__scalar_hd {
+    const float *q, *k, *v, *mask;
+    const uint8_t *bmask;
+    float *o;
+    size_t q_sl, k_sl, v_sl, o_sl, mask_sq, bmask_sq;
+    size_t d, dv, klen;
+    float scale, softcap;
+    int causal, general; /* general: masks, softcap or scale <= 0 (the per-score transform) */
+    ptrdiff_t off;       /* causal: query i sees key j iff j <= i + off */
+    float *scores;       /* the optional scores output, and its mode */
+    size_t scores_sq;
+    int scores_mode;
+} attn__scalar_hd;
+
+static attn__scalar_hd attn__scalar_head(const attn_attention_params *p, size_t b, size_t h)
+{
+    attn__scalar_hd hd;
+    const size_t g = h / (p->heads / p->kv_heads);
+    hd.q = p->q + b * p->q_sb + h * p->q_sh;
+    hd.k = p->k + b * p->k_sb + g * p->k_sh;
+    hd.v = p->v + b * p->v_sb + g * p->v_sh;
+    hd.o = p->o + b * p->o_sb + h * p->o_sh;
+    hd.mask = p->mask ? p->mask + b * p->mask_sb + h * p->mask_sh : NULL;
+    hd.bmask = p->bool_mask ? p->bool_mask + b * p->bmask_sb + h * p->bmask_sh : NULL;
+    hd.q_sl = p->q_sl, hd.k_sl = p->k_sl, hd.v_sl = p->v_sl, hd.o_sl = p->o_sl;
+    hd.mask_sq = p->mask_sq, hd.bmask_sq = p->bmask_sq;
+    hd.d = p->head_dim, hd.dv = p->v_head_dim;
+    hd.klen = p->key_lengths ? (size_t)p->key_lengths[b] : p->kv_len;
+    hd.scale = p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)p->head_dim);
+    hd.softcap = p->softcap;
+    hd.causal = p->causal != ATTN_CAUSAL_NONE;
+    hd.off = p->causal == ATTN_CAUSAL_OFFSET ? p->causal_offset
+                                              : (ptrdiff_t)hd.klen - (ptrdiff_t)p->q_len;
+    hd.scores = p->scores ? p->scores + b * p->scores_sb + h * p->scores_sh : NULL;
+    hd.scores_sq = p->scores_sq;
+    hd.scores_mode = (int)p->scores_mode;
+    hd.general = hd.mask || hd.bmask || hd.softcap > 0 || !(hd.scale > 0) || hd.scores;
+    return hd;
+}
+
+/* Keys of row qi at or past k0 that causal masking leaves visible, at most n. Row qi sees
+ * keys [0, qi + off + 1); computed in size_t without overflow for any off (qi + 1 is at most
+ * ATTN__SCALAR_MAX_ELEMS, so qi + 1 + off fits for off <= PTRDIFF_MAX). */
+static size_t attn__scalar_visible(const attn__scalar_hd *hd, size_t qi, size_t k0, size_t n)
+{
+    size_t end;
+    if (!hd->causal) return n;
+    if (hd->off >= 0) {
+        end = qi + 1 + (size_t)hd->off;
+    } else {
+        const size_t neg = (size_t)(-(hd->off + 1)) + 1; /* -off, also for PTRDIFF_MIN */
+        end = qi + 1 > neg ? qi + 1 - neg : 0;
+    }
+    return end <= k0 ? 0 : end - k0 < n ? end - k0 : n;
+}
+
+/* Online softmax step of row qi over keys k0 .. k0+n: s holds the raw dot products (q . k),
+ * n of them visible (causal) out of nz; on return s[0..nz) holds the unnormalized
+ * probabilities exp(score - m) (0 for masked keys), *m and *l are updated and the row's
+ * accumulator acc[0..na) is rescaled. Scores: scaled, softcapped, then masked (a masked
+ * key is -inf whatever its K row holds; a NaN score makes the row NaN). */
+static void attn__scalar_online_row(const attn__scalar_hd *hd, size_t qi, size_t k0, size_t n, size_t nz,
+                             float *s, float *m, float *l, float *acc, size_t na)
+{
+    float mx = -INFINITY, mnew, alpha, sum, es = 0.0f;
+    size_t j;
+    if (!hd->general && n) { /* plain scores, scale > 0: max(scale * s) = scale * max(s) */
+        mx = attn__scalar_max_nonan(s, n) * hd->scale;
+        /* exp(fma(s, scale, -m)): the largest key's argument is the rounding error of m,
+         * at most half an ulp of m, which stays within 0.5 while |m| < 2^24. Larger (or
+         * non-finite) maxima take the per-score transform, which rounds every scaled score
+         * first and subtracts in the scaled domain: the largest argument is exactly 0, so
+         * the sum neither overflows nor underflows. */
+        if (fabsf(mx) < 16777216.0f) es = hd->scale;
+        else mx = -INFINITY;
+    }
+    if (es == 0.0f && n) { /* the per-score transform */
+        const float *mrow = hd->mask ? hd->mask + qi * hd->mask_sq + k0 : NULL;
+        const uint8_t *brow = hd->bmask ? hd->bmask + qi * hd->bmask_sq + k0 : NULL;
+        float *sc = hd->scores ? hd->scores + qi * hd->scores_sq + k0 : NULL;
+        int nan = 0;
+        for (j = 0; j < n; j++) {
+            float x = s[j] * hd->scale;
+            if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
+            if (sc && hd->scores_mode == ATTN_SCORES_LOGITS) sc[j] = x;
+            if (mrow) x = mrow[j] == -INFINITY ? -INFINITY : x + mrow[j];
+            if (brow && !brow[j]) x = -INFINITY;
+            if (sc && hd->scores_mode != ATTN_SCORES_LOGITS) sc[j] = x;
+            if (x != x) nan = 1;
+            else if (x > mx) mx = x;
+            s[j] = x;
+        }
+        if (nan) mx = NAN;
+    }
+    mnew = mx != mx ? mx : mx > *m ? mx : *m; /* a NaN row stays NaN */
+    if (mnew == -INFINITY) { /* every key so far masked: nothing to add */
+        memset(s, 0, nz * sizeof(float));
+        return;
+    }
+    alpha = mnew == *m ? 1.0f : attn__scalar_expf(*m - mnew); /* exp(0) = 1 exactly anyway */
+    sum = attn__scalar_exp_rows(s, n, es, mnew);
+    if (n < nz) memset(s + n, 0, (nz - n) * sizeof(float));
+    *l = *l * alpha + sum;
+    if (alpha != 1.0f) attn__scalar_axpby(acc, alpha, 0.0f, NULL, na);
+    *m = mnew;
+}
+
+/* Packs V rows [0, tk) (stride ld, dv floats) into NR-column slivers of depth tk (sliver c
+ * at dst + c * NR * tk), columns past dv zero. Returns nonzero when a value is inf or NaN. */
+static int attn__scalar_pack_v(const float *v, size_t ld, size_t tk, size_t dv, float *dst)
+{
+    attn__scalar_v bad = attn__scalar_vzero();
+    const attn__scalar_v z = attn__scalar_vzero();
+    size_t p, c, u;
+    float t;
+    for (p = 0; p < tk; p++)
+        for (c = 0; c < dv; c += ATTN__SCALAR_NR) {
+            const float *vr = v + p * ld; /* never a pointer past the last row */
+            float *dp = dst + c * tk + p * ATTN__SCALAR_NR;
+            for (u = 0; u < ATTN__SCALAR_NR; u += ATTN__SCALAR_VW) {
+                attn__scalar_v x = z;
+                if (c + u + ATTN__SCALAR_VW <= dv) x = attn__scalar_vload(vr + c + u);
+                else if (c + u < dv) x = attn__scalar_vload_part(vr + c + u, dv - c - u, 0.0f);
+                bad = attn__scalar_vadd(bad, attn__scalar_vmul(x, z)); /* 0 * (inf or NaN) = NaN */
+                attn__scalar_vstore(dp + u, x);
+            }
+        }
+    t = attn__scalar_vhsum(bad);
+    return t != t;
+}
+
+/* The workspace: carved into 64-byte aligned segments (the same arithmetic sizes it). */
+typedef struct attn__scalar_ws {
+    float *qp;   /* ATTN__SCALAR_TQ x d: the query tile in MR-row slivers (+ ATTN__SCALAR_VW slack) */
+    float *kp;   /* ATTN__SCALAR_TK x d: the key tile, K^T in NR-column slivers */
+    float *vp;   /* ATTN__SCALAR_TK x dvp: the value tile in NR-column slivers */
+    float *s;    /* ATTN__SCALAR_MR x ATTN__SCALAR_TK: one sliver's scores, then probabilities */
+    float *m, *l; /* ATTN__SCALAR_TQ each: running max and sum */
+    float *acc;  /* ATTN__SCALAR_TQ x dvp */
+    size_t dvp;  /* dv rounded up to NR */
+} attn__scalar_ws;
+
+/* Lays the segments out from base (NULL: only sizes); returns the bytes, 0 on overflow */
+static size_t attn__scalar_ws_layout(void *base, size_t d, size_t dv, attn__scalar_ws *w)
+{
+    const size_t lim = ATTN__SCALAR_MAX_ELEMS / (4 * (ATTN__SCALAR_TQ + ATTN__SCALAR_TK));
+    const size_t fa = ATTN__SCALAR_ALIGN / sizeof(float);
+    size_t dvp, n[7], off = 0, i;
+    float *f = base ? attn__scalar_align(base) : NULL;
+    float *seg[7];
+    if (d == 0 || dv == 0 || d > lim || dv > lim) return 0;
+    dvp = attn__scalar_round_up(dv, ATTN__SCALAR_NR);
+    n[0] = ATTN__SCALAR_TQ * d + ATTN__SCALAR_VW;
+    n[1] = ATTN__SCALAR_TK * d + ATTN__SCALAR_VW;
+    n[2] = ATTN__SCALAR_TK * dvp;
+    n[3] = ATTN__SCALAR_MR * ATTN__SCALAR_TK;
+    n[4] = ATTN__SCALAR_TQ;
+    n[5] = ATTN__SCALAR_TQ;
+    n[6] = ATTN__SCALAR_TQ * dvp;
+    for (i = 0; i < 7; i++) {
+        seg[i] = f ? f + off : NULL;
+        off += attn__scalar_round_up(n[i], fa);
+    }
+    if (w) {
+        w->qp = seg[0], w->kp = seg[1], w->vp = seg[2], w->s = seg[3];
+        w->m = seg[4], w->l = seg[5], w->acc = seg[6], w->dvp = dvp;
+    }
+    return off * sizeof(float) + ATTN__SCALAR_ALIGN;
+}
+
+/* Key tiles a query tile of rows q0 .. q0+tq visits: [0, kend) */
+static size_t attn__scalar_kend(const attn__scalar_hd *hd, size_t q0, size_t tq)
+{
+    return attn__scalar_visible(hd, q0 + tq - 1, 0, hd->klen);
+}
+
+/* O rows of a tile: acc / l, zeros where no key was visible (row r of the workspace) */
+static void attn__scalar_tile_out(const attn__scalar_hd *hd, size_t q0, size_t tq, const attn__scalar_ws *w,
+                           size_t r)
+{
+    size_t i;
+    for (i = 0; i < tq; i++, r++) {
+        float *orow = hd->o + (q0 + i) * hd->o_sl;
+        const float l = w->l[r];
+        if (l == 0.0f) memset(orow, 0, hd->dv * sizeof(float)); /* fully masked row */
+        else {
+            memcpy(orow, w->acc + r * w->dvp, hd->dv * sizeof(float));
+            attn__scalar_axpby(orow, 1.0f / l, 0.0f, NULL, hd->dv);
+        }
+    }
+}
+
+static void attn__scalar_tile_init(size_t tq, size_t rows, const attn__scalar_ws *w)
+{
+    size_t i;
+    for (i = 0; i < tq; i++) {
+        w->m[i] = -INFINITY;
+        w->l[i] = 0.0f;
+    }
+    memset(w->acc, 0, rows * w->dvp * sizeof(float));
+}
+
+/* The fused path for query rows q0 .. q0+tq (see above) */
+static void attn__scalar_tile_fused(const attn__scalar_hd *hd, size_t q0, size_t tq, const attn__scalar_ws *w)
+{
+    const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, nsl = (tq + ATTN__SCALAR_MR - 1) / ATTN__SCALAR_MR;
+    const size_t kend = attn__scalar_kend(hd, q0, tq);
+    size_t k0, sl, i, j;
+    attn__scalar_tile_init(tq, nsl * ATTN__SCALAR_MR, w);
+    attn__scalar_mm_pack_t(hd->q + q0 * hd->q_sl, hd->q_sl, tq, d, ATTN__SCALAR_MR, 0, w->qp);
+    for (k0 = 0; k0 < kend; k0 += ATTN__SCALAR_TK) {
+        const size_t tk = attn__scalar_min(ATTN__SCALAR_TK, kend - k0);
+        const int vbad = attn__scalar_pack_v(hd->v + k0 * hd->v_sl, hd->v_sl, tk, dv, w->vp);
+        attn__scalar_mm_pack_t(hd->k + k0 * hd->k_sl, hd->k_sl, tk, d, ATTN__SCALAR_NR, 0, w->kp);
+        for (sl = 0; sl < nsl; sl++) {
+            const size_t r0 = sl * ATTN__SCALAR_MR, mr = attn__scalar_min(ATTN__SCALAR_MR, tq - r0);
+            const size_t ts = attn__scalar_visible(hd, q0 + r0 + mr - 1, k0, tk);
+            float *acc = w->acc + r0 * dvp;
+            if (ts == 0) continue; /* the sliver sees no key of this tile or later */
+            for (j = 0; j < ts; j += ATTN__SCALAR_NR)
+                attn__scalar_mm_ukr_packed(d, w->qp + r0 * d, w->kp + j * d, w->s + j, ATTN__SCALAR_TK, 1.0f,
+                                    0.0f, 0);
+            for (i = 0; i < mr; i++)
+                attn__scalar_online_row(hd, q0 + r0 + i, k0, attn__scalar_visible(hd, q0 + r0 + i, k0, ts),
+                                 ts, w->s + i * ATTN__SCALAR_TK, &w->m[r0 + i], &w->l[r0 + i],
+                                 acc + i * dvp, dvp);
+            if (!vbad) {
+                for (j = 0; j < dvp; j += ATTN__SCALAR_NR)
+                    attn__scalar_mm_ukr_strided(ts, w->s, ATTN__SCALAR_TK, 1, w->vp + j * tk, ATTN__SCALAR_NR,
+                                         acc + j, dvp, 1.0f, 0.0f, 2);
+            } else { /* inf or NaN in V: keys with p = 0 must not contribute 0 * inf */
+                for (i = 0; i < mr; i++) {
+                    const float *prow = w->s + i * ATTN__SCALAR_TK;
+                    for (j = 0; j < ts; j++)
+                        if (prow[j] != 0.0f)
+                            attn__scalar_axpby(acc + i * dvp, 1.0f, prow[j], hd->v + (k0 + j) * hd->v_sl, dv);
+                }
+            }
+        }
+    }
+    attn__scalar_tile_out(hd, q0, tq, w, 0);
+}
+
+/* The rows path for query rows q0 .. q0+tq of nh heads that share their K and V (a GQA
+ * group; nh * tq <= ATTN__SCALAR_TQ): each key tile is read once for all of them. Rows whose
+ * scores are written see every key the causal mask allows (the masked ones scored too). */
+static void attn__scalar_tile_rows(const attn__scalar_hd *hds, size_t nh, size_t q0, size_t tq,
+                            const attn__scalar_ws *w)
+{
+    const attn__scalar_hd *hd = hds;
+    const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
+    const size_t kend = attn__scalar_kend(hd, q0, tq); /* the same for every head of the group */
+    size_t k0, g, r, j;
+    attn__scalar_tile_init(rows, rows, w);
+    for (k0 = 0; k0 < kend; k0 += ATTN__SCALAR_TK) {
+        const size_t tk = attn__scalar_min(ATTN__SCALAR_TK, kend - k0);
+        const float *kt = hd->k + k0 * hd->k_sl, *vt = hd->v + k0 * hd->v_sl;
+        for (g = 0; g < rows; g += ATTN__SCALAR_MR) { /* MR rows at a time (w->s: MR x TK) */
+            const size_t gr = attn__scalar_min(ATTN__SCALAR_MR, rows - g);
+            const float *qr[ATTN__SCALAR_MR];
+            size_t n[ATTN__SCALAR_MR], nmax = 0;
+            for (r = 0; r < gr; r++) { /* row g + r: head (g + r) / tq, query (g + r) % tq */
+                const size_t qi = q0 + (g + r) % tq;
+                n[r] = attn__scalar_visible(hd, qi, k0, tk);
+                qr[r] = hds[(g + r) / tq].q + qi * hd->q_sl;
+                nmax = n[r] > nmax ? n[r] : nmax;
+            }
+            if (gr == 1) /* one row (decoding): K and V stream through in order */
+                for (j = 0; j < nmax; j++) w->s[j] = attn__scalar_dot(qr[0], kt + j * hd->k_sl, d);
+            else
+                for (j = 0; j < nmax; j++) /* a K row once for all the rows */
+                    for (r = 0; r < gr; r += 4) {
+                        const size_t nr = attn__scalar_min(4, gr - r);
+                        size_t u;
+                        float t[4];
+                        attn__scalar_dot_rows(qr + r, nr, kt + j * hd->k_sl, d, t);
+                        for (u = 0; u < nr; u++)
+                            if (j < n[r + u]) w->s[(r + u) * ATTN__SCALAR_TK + j] = t[u];
+                    }
+            for (r = 0; r < gr; r++)
+                if (n[r])
+                    attn__scalar_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], n[r],
+                                     w->s + r * ATTN__SCALAR_TK, &w->m[g + r], &w->l[g + r],
+                                     w->acc + (g + r) * dvp, dv);
+            if (gr == 1)
+                for (j = 0; j < nmax; j++) {
+                    if (w->s[j] != 0.0f)
+                        attn__scalar_axpby(w->acc + g * dvp, 1.0f, w->s[j], vt + j * hd->v_sl, dv);
+                }
+            else
+                for (j = 0; j < nmax; j++) { /* a V row likewise, for the rows it weighs in */
+                    float *y[4], a[4];
+                    size_t c = 0;
+                    for (r = 0; r < gr; r++)
+                        if (j < n[r] && w->s[r * ATTN__SCALAR_TK + j] != 0.0f) {
+                            y[c] = w->acc + (g + r) * dvp, a[c] = w->s[r * ATTN__SCALAR_TK + j];
+                            if (++c == 4) attn__scalar_axpy_rows(y, a, 4, vt + j * hd->v_sl, dv), c = 0;
+                        }
+                    if (c) attn__scalar_axpy_rows(y, a, c, vt + j * hd->v_sl, dv);
+                }
+        }
+    }
+    for (r = 0; r < nh; r++) attn__scalar_tile_out(&hds[r], q0, tq, w, r * tq);
+}
+
+/* The scores output of rows q0 .. q0+tq, after their tile: every key j < kv_len gets the
+ * mode's value; keys the kernel never scored are masked (-inf; probability 0). LOGITS of
+ * masked keys are computed here (the kernel skips them). */
+static void attn__scalar_tile_scores(const attn_attention_params *p, const attn__scalar_hd *hd, size_t q0,
+                              size_t tq, const attn__scalar_ws *w)
+{
+    size_t i, j;
+    for (i = 0; i < tq; i++) {
+        const size_t qi = q0 + i, n = attn__scalar_visible(hd, qi, 0, hd->klen);
+        float *sc = hd->scores + qi * hd->scores_sq;
+        const float m = w->m[i], l = w->l[i];
+        if (hd->scores_mode == ATTN_SCORES_LOGITS) {
+            const float *qrow = hd->q + qi * hd->q_sl;
+            for (j = n; j < p->kv_len; j++) {
+                float x = attn__scalar_dot(qrow, hd->k + j * hd->k_sl, hd->d) * hd->scale;
+                if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
+                sc[j] = x;
+            }
+            continue;
+        }
+        for (j = n; j < p->kv_len; j++) sc[j] = -INFINITY;
+        if (hd->scores_mode != ATTN_SCORES_PROBS) continue;
+        for (j = 0; j < p->kv_len; j++) /* MASKED values -> exp(s - m) / l */
+            sc[j] = l == 0.0f ? 0.0f : attn__scalar_expf(sc[j] - m) / l;
+    }
+}
+
+static void attn__scalar_head_tile(const attn_attention_params *p, const attn__scalar_hd *hd, size_t q0,
+                            const attn__scalar_ws *w)
+{
+    const size_t tq = attn__scalar_min(ATTN__SCALAR_TQ, p->q_len - q0);
+    if (hd->scores) { /* the reference-order rows path, then the keys it skipped */
+        attn__scalar_tile_rows(hd, 1, q0, tq, w);
+        attn__scalar_tile_scores(p, hd, q0, tq, w);
+    } else if (tq >= ATTN__SCALAR_FUSED_MIN) {
+        attn__scalar_tile_fused(hd, q0, tq, w);
+    } else {
+        attn__scalar_tile_rows(hd, 1, q0, tq, w);
+    }
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_attention_workspace_size(const attn_attention_params *p)
+{
+    if (!p) return 0;
+    return attn__scalar_ws_layout(NULL, p->head_dim, p->v_head_dim, NULL);
+}
+
+static ATTN__MAYBE_UNUSED attn_attention_params attn__scalar_attn_attention_init(size_t batch, size_t heads, size_t kv_heads,
+                                                   size_t q_len, size_t kv_len,
+                                                   size_t head_dim, size_t v_head_dim,
+                                                   const float *q, const float *k,
+                                                   const float *v, float *o,
+                                                   attn_layout layout)
+{
+    attn_attention_params p;
+    memset(&p, 0, sizeof p);
+    p.batch = batch;
+    p.heads = heads;
+    p.kv_heads = kv_heads;
+    p.q_len = q_len;
+    p.kv_len = kv_len;
+    p.head_dim = head_dim;
+    p.v_head_dim = v_head_dim;
+    p.q = q;
+    p.k = k;
+    p.v = v;
+    p.o = o;
+    if (layout == ATTN_LAYOUT_BLHD) { /* [B, L, H*D] */
+        p.q_sb = q_len * heads * head_dim, p.q_sh = head_dim, p.q_sl = heads * head_dim;
+        p.k_sb = kv_len * kv_heads * head_dim, p.k_sh = head_dim, p.k_sl = kv_heads * head_dim;
+        p.v_sb = kv_len * kv_heads * v_head_dim, p.v_sh = v_head_dim, p.v_sl = kv_heads * v_head_dim;
+        p.o_sb = q_len * heads * v_head_dim, p.o_sh = v_head_dim, p.o_sl = heads * v_head_dim;
+    } else { /* [B, H, L, D] */
+        p.q_sb = heads * q_len * head_dim, p.q_sh = q_len * head_dim, p.q_sl = head_dim;
+        p.k_sb = kv_heads * kv_len * head_dim, p.k_sh = kv_len * head_dim, p.k_sl = head_dim;
+        p.v_sb = kv_heads * kv_len * v_head_dim, p.v_sh = kv_len * v_head_dim, p.v_sl = v_head_dim;
+        p.o_sb = heads * q_len * v_head_dim, p.o_sh = q_len * v_head_dim, p.o_sl = v_head_dim;
+    }
+    p.causal = ATTN_CAUSAL_NONE;
+    return p;
+}
+
+/* A [n0, n1, n2, row] tensor with strides s0, s1, s2: rows may not overlap within a dim
+ * of size > 1 (stride >= row) unless `broadcast` allows stride 0; the extent must fit. */
+static attn_status attn__scalar_check_tensor(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2,
+                                      size_t s2, size_t row, int broadcast)
+{
+    size_t ext = row;
+    if ((n0 > 1 && s0 < row && !(broadcast && s0 == 0)) ||
+        (n1 > 1 && s1 < row && !(broadcast && s1 == 0)) ||
+        (n2 > 1 && s2 < row && !(broadcast && s2 == 0)))
+        return ATTN_ERR_LD;
+    if (row > ATTN__SCALAR_MAX_ELEMS || !attn__scalar_extent_add(&ext, n0 - 1, s0) ||
+        !attn__scalar_extent_add(&ext, n1 - 1, s1) || !attn__scalar_extent_add(&ext, n2 - 1, s2))
+        return ATTN_ERR_OVERFLOW;
+    return ATTN_OK;
+}
+
+static attn_status attn__scalar_attention_check(const attn_attention_params *p, const void *ws,
+                                         size_t ws_size)
+{
+    attn_status st;
+    size_t b;
+    if (!p) return ATTN_ERR_NULL;
+    if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
+    if (!ws) return ATTN_ERR_WORKSPACE;
+    if (!p->batch || !p->heads || !p->kv_heads || !p->q_len || !p->kv_len || !p->head_dim ||
+        !p->v_head_dim || p->heads % p->kv_heads)
+        return ATTN_ERR_SIZE;
+    if ((st = attn__scalar_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl, p->head_dim, 0)) ||
+        (st = attn__scalar_check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl, p->head_dim, 0)) ||
+        (st = attn__scalar_check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl, p->v_head_dim, 0)) ||
+        (st = attn__scalar_check_tensor(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim, 0)))
+        return st;
+    if (p->mask && (st = attn__scalar_check_tensor(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
+                                             p->mask_sq, p->kv_len, 1)))
+        return st;
+    if (p->bool_mask && (st = attn__scalar_check_tensor(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
+                                                  p->q_len, p->bmask_sq, p->kv_len, 1)))
+        return st;
+    if (!attn__scalar_finite(p->scale) || !attn__scalar_finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
+    if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
+        p->causal != ATTN_CAUSAL_OFFSET)
+        return ATTN_ERR_ARG;
+    if (p->key_lengths)
+        for (b = 0; b < p->batch; b++)
+            if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)
+                return ATTN_ERR_ARG;
+    if (p->scores) {
+        if (p->scores_mode != ATTN_SCORES_LOGITS && p->scores_mode != ATTN_SCORES_MASKED &&
+            p->scores_mode != ATTN_SCORES_PROBS)
+            return ATTN_ERR_ARG;
+        if ((st = attn__scalar_check_tensor(p->batch, p->scores_sb, p->heads, p->scores_sh, p->q_len,
+                                     p->scores_sq, p->kv_len, 0)))
+            return st;
+    }
+    if (attn__scalar_attn_attention_workspace_size(p) == 0) return ATTN_ERR_OVERFLOW;
+    if (ws_size < attn__scalar_attn_attention_workspace_size(p)) return ATTN_ERR_WORKSPACE;
+    return ATTN_OK;
+}
+
+
+static size_t attn__scalar_qtiles(const attn_attention_params *p)
+{
+    return (p->q_len + ATTN__SCALAR_TQ - 1) / ATTN__SCALAR_TQ;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_attention(const attn_attention_params *p, void *workspace,
+                                    size_t workspace_size)
+{
+    attn_status st = attn__scalar_attention_check(p, workspace, workspace_size);
+    attn__scalar_ws w;
+    size_t b, h, q0;
+    if (st != ATTN_OK) return st;
+    attn__scalar_ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
+    if (p->q_len < ATTN__SCALAR_FUSED_MIN && !p->scores && p->heads > p->kv_heads) {
+        /* decode with grouped-query heads: the heads of a group share each K/V tile read
+         * (the same rows path, row by row, as one head alone: the same bits) */
+        const size_t group = p->heads / p->kv_heads, per = attn__scalar_min(8, ATTN__SCALAR_TQ / p->q_len);
+        attn__scalar_hd hds[8];
+        size_t n, i;
+        for (b = 0; b < p->batch; b++)
+            for (h = 0; h < p->heads; h += n) {
+                n = attn__scalar_min(per, group - h % group);
+                for (i = 0; i < n; i++) hds[i] = attn__scalar_head(p, b, h + i);
+                attn__scalar_tile_rows(hds, n, 0, p->q_len, &w);
+            }
+        return ATTN_OK;
+    }
+    for (b = 0; b < p->batch; b++)
+        for (h = 0; h < p->heads; h++) {
+            const attn__scalar_hd hd = attn__scalar_head(p, b, h);
+            for (q0 = 0; q0 < p->q_len; q0 += ATTN__SCALAR_TQ) attn__scalar_head_tile(p, &hd, q0, &w);
+        }
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_attention_query_tile(void) { return ATTN__SCALAR_TQ; }
+
+static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_attention_tasks(const attn_attention_params *p)
+{
+    size_t n;
+    /* a q_len past ATTN__SCALAR_MAX_ELEMS never passes the checks (and would wrap q_len + TQ - 1) */
+    if (!p || !p->batch || !p->heads || !p->q_len || p->q_len > ATTN__SCALAR_MAX_ELEMS) return 0;
+    n = attn__scalar_qtiles(p);
+    if (p->heads > ATTN__SCALAR_MAX_ELEMS / n || p->batch > ATTN__SCALAR_MAX_ELEMS / (n * p->heads)) return 0;
+    return p->batch * p->heads * n;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_attention_task(const attn_attention_params *p, size_t task,
+                                         void *workspace, size_t workspace_size)
+{
+    attn_status st = attn__scalar_attention_check(p, workspace, workspace_size);
+    attn__scalar_ws w;
+    attn__scalar_hd hd;
+    size_t nt;
+    if (st != ATTN_OK) return st;
+    if (task >= attn__scalar_attn_attention_tasks(p)) return ATTN_ERR_ARG;
+    nt = attn__scalar_qtiles(p);
+    attn__scalar_ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
+    hd = attn__scalar_head(p, task / (nt * p->heads), task / nt % p->heads);
+    attn__scalar_head_tile(p, &hd, task % nt * ATTN__SCALAR_TQ, &w);
+    return ATTN_OK;
+}
+/* end of src/attention.h */
+/* ---- KV cache ------------------------------------------------------------------------ */
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
+                                        size_t kv_heads, size_t capacity, size_t head_dim,
+                                        size_t v_head_dim)
+{
+    size_t ek = head_dim, ev = v_head_dim;
+    if (!c || !k || !v) return ATTN_ERR_NULL;
+    if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim) return ATTN_ERR_SIZE;
+    if (head_dim > ATTN__SCALAR_MAX_ELEMS || v_head_dim > ATTN__SCALAR_MAX_ELEMS ||
+        !attn__scalar_extent_add(&ek, capacity - 1, head_dim) ||
+        !attn__scalar_extent_add(&ek, kv_heads - 1, capacity * head_dim) ||
+        !attn__scalar_extent_add(&ek, batch - 1, kv_heads * capacity * head_dim) ||
+        !attn__scalar_extent_add(&ev, capacity - 1, v_head_dim) ||
+        !attn__scalar_extent_add(&ev, kv_heads - 1, capacity * v_head_dim) ||
+        !attn__scalar_extent_add(&ev, batch - 1, kv_heads * capacity * v_head_dim))
+        return ATTN_ERR_OVERFLOW;
+    c->k = k;
+    c->v = v;
+    c->batch = batch;
+    c->kv_heads = kv_heads;
+    c->capacity = capacity;
+    c->head_dim = head_dim;
+    c->v_head_dim = v_head_dim;
+    c->len = 0;
+    return ATTN_OK;
+}
+
+static int attn__scalar_kv_valid(const attn_kv_cache *c)
+{
+    attn_kv_cache t;
+    return c && c->k && c->v && c->len <= c->capacity &&
+           attn__scalar_attn_kv_cache_init(&t, c->k, c->v, c->batch, c->kv_heads, c->capacity, c->head_dim,
+                              c->v_head_dim) == ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
+                                          const float *v_new, attn_layout layout)
+{
+    size_t b, g, t, kd, vd;
+    if (!c || !k_new || !v_new) return ATTN_ERR_NULL;
+    if (!attn__scalar_kv_valid(c)) return ATTN_ERR_ARG;
+    if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
+    if (n > c->capacity - c->len) return ATTN_ERR_SIZE;
+    kd = c->head_dim, vd = c->v_head_dim;
+    for (b = 0; b < c->batch; b++)
+        for (g = 0; g < c->kv_heads; g++) {
+            float *kc = c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd;
+            float *vc = c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd;
+            if (layout == ATTN_LAYOUT_BHLD) {
+                memmove(kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd * sizeof(float));
+                memmove(vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd * sizeof(float));
+            } else {
+                for (t = 0; t < n; t++) {
+                    memmove(kc + t * kd, k_new + ((b * n + t) * c->kv_heads + g) * kd, kd * sizeof(float));
+                    memmove(vc + t * vd, v_new + ((b * n + t) * c->kv_heads + g) * vd, vd * sizeof(float));
+                }
+            }
+        }
+    c->len += n;
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_attention_params attn__scalar_attn_attention_init_kv(const attn_kv_cache *c, size_t heads,
+                                                      size_t q_len, const float *q, float *o,
+                                                      attn_layout layout, attn_causal causal)
+{
+    attn_attention_params p;
+    if (!attn__scalar_kv_valid(c)) {
+        memset(&p, 0, sizeof p);
+        return p;
+    }
+    p = attn__scalar_attn_attention_init(c->batch, heads, c->kv_heads, q_len, c->len, c->head_dim,
+                            c->v_head_dim, q, c->k, c->v, o, layout);
+    p.k_sl = c->head_dim, p.k_sh = c->capacity * c->head_dim, p.k_sb = c->kv_heads * p.k_sh;
+    p.v_sl = c->v_head_dim, p.v_sh = c->capacity * c->v_head_dim, p.v_sb = c->kv_heads * p.v_sh;
+    p.causal = causal;
+    return p;
+}
+/* end of src/kv_cache.h */
+/* ---- transformer blocks ---------------------------------------------------------------
+ * Activations over the vector layer, linear layers around attn__scalar_attn_matmul, and the blocks
+ * composed from the public kernels. Nothing here allocates: every buffer is a slice of the
+ * caller's workspace, carved in 64-byte aligned segments. */
+
+static inline attn__scalar_v attn__scalar_vabs(attn__scalar_v v) { return attn__scalar_vmax(v, attn__scalar_vsub(attn__scalar_vzero(), v)); }
+
+/* |v| < FLT_MIN -> 0 (NaN stays) */
+static inline attn__scalar_v attn__scalar_vflush(attn__scalar_v v)
+{
+    return attn__scalar_vselect(attn__scalar_vlt(attn__scalar_vabs(v), attn__scalar_vset1(FLT_MIN)), attn__scalar_vzero(), v);
+}
+
+/* GELU, erf form: x Phi(x), Phi(x) = 1 - E for x > 0 and E for x <= 0, E = erfc(z) / 2,
+ * z = |x| / sqrt 2. erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 + z/2), P Numerical Recipes'
+ * Chebyshev fit (fractional error < 1.2e-7 for every z >= 0). z^2 = x^2 / 2 is carried
+ * as hi + lo (exact), and -z^2 + P as a 2Sum, so the exp's argument has no rounding error
+ * worth an ulp of the result even where it reaches -87. */
+static inline attn__scalar_v attn__scalar_vgelu_erf(attn__scalar_v x)
+{
+    const attn__scalar_v half = attn__scalar_vset1(0.5f), one = attn__scalar_vset1(1.0f), zero = attn__scalar_vzero();
+    attn__scalar_v ax = attn__scalar_vabs(x), z, t, p, hi, lo, a, s, bb, err, e, big_e, y;
+    z = attn__scalar_vmul(ax, attn__scalar_vset1(0.707106781186547524f));
+    t = attn__scalar_vdiv(one, attn__scalar_vfma(z, half, one));
+    p = attn__scalar_vset1(0.17087277f);
+    p = attn__scalar_vfma(p, t, attn__scalar_vset1(-0.82215223f));
+    p = attn__scalar_vfma(p, t, attn__scalar_vset1(1.48851587f));
+    p = attn__scalar_vfma(p, t, attn__scalar_vset1(-1.13520398f));
+    p = attn__scalar_vfma(p, t, attn__scalar_vset1(0.27886807f));
+    p = attn__scalar_vfma(p, t, attn__scalar_vset1(-0.18628806f));
+    p = attn__scalar_vfma(p, t, attn__scalar_vset1(0.09678418f));
+    p = attn__scalar_vfma(p, t, attn__scalar_vset1(0.37409196f));
+    p = attn__scalar_vfma(p, t, attn__scalar_vset1(1.00002368f));
+    p = attn__scalar_vfma(p, t, attn__scalar_vset1(-1.26551223f));
+    hi = attn__scalar_vmul(x, x);
+    lo = attn__scalar_vfma_exact(x, x, attn__scalar_vsub(zero, hi)); /* x^2 = hi + lo exactly */
+    a = attn__scalar_vmul(hi, attn__scalar_vset1(-0.5f));             /* exact */
+    s = attn__scalar_vadd(p, a);                               /* 2Sum: s + err = p + a */
+    bb = attn__scalar_vsub(s, p);
+    err = attn__scalar_vadd(attn__scalar_vsub(p, attn__scalar_vsub(s, bb)), attn__scalar_vsub(a, bb));
+    /* e = exp(s + err - lo/2) as h^2, h = exp of half the argument (halving is exact), so
+     * that an exp below FLT_MIN (argument below -87) still gives a normal x E */
+    e = attn__scalar_vexp_lo(attn__scalar_vmul(s, half), attn__scalar_vmul(attn__scalar_vfma(lo, attn__scalar_vset1(-0.5f), err), half), 1);
+    big_e = attn__scalar_vmul(attn__scalar_vmul(attn__scalar_vmul(t, e), half), e); /* E = erfc(z) / 2 */
+    /* x > 0: x (1 - E); x <= 0: x E (0 below -20, where -inf * 0 would be NaN) */
+    y = attn__scalar_vselect(attn__scalar_vgt(x, zero), attn__scalar_vmul(x, attn__scalar_vsub(one, big_e)),
+                      attn__scalar_vmul(attn__scalar_vmul(attn__scalar_vmul(x, half), attn__scalar_vmul(t, e)), e));
+    y = attn__scalar_vselect(attn__scalar_vlt(x, attn__scalar_vset1(-20.0f)), zero, y);
+    return attn__scalar_vflush(y);
+}
+
+/* GELU, tanh form: x/2 (1 + tanh(u)) = x sigmoid(2u) = x * (u >= 0 ? 1 : w) / (1 + w),
+ * w = exp(-|2u|) in (0, 1]: no overflow, no cancellation. */
+static inline attn__scalar_v attn__scalar_vgelu_tanh(attn__scalar_v x)
+{
+    const attn__scalar_v one = attn__scalar_vset1(1.0f), zero = attn__scalar_vzero();
+    attn__scalar_v x3 = attn__scalar_vmul(attn__scalar_vmul(x, x), x);
+    attn__scalar_v u2 = attn__scalar_vmul(attn__scalar_vfma(x3, attn__scalar_vset1(0.044715f), x),
+                            attn__scalar_vset1(1.59576912160573071f)); /* 2u */
+    /* w = h^2, h = exp(-|u|), so that x w stays normal where w alone would underflow */
+    attn__scalar_v h = attn__scalar_vexp(attn__scalar_vmul(attn__scalar_vabs(u2), attn__scalar_vset1(-0.5f)));
+    attn__scalar_v num = attn__scalar_vselect(attn__scalar_vlt(u2, zero), attn__scalar_vmul(attn__scalar_vmul(x, h), h), x);
+    attn__scalar_v y = attn__scalar_vdiv(num, attn__scalar_vfma(h, h, one));
+    y = attn__scalar_vselect(attn__scalar_vlt(x, attn__scalar_vset1(-20.0f)), zero, y);
+    return attn__scalar_vflush(y);
+}
+
+static inline attn__scalar_v attn__scalar_vact(attn_act act, attn__scalar_v v)
+{
+    switch (act) {
+    case ATTN_ACT_RELU: return attn__scalar_vflush(attn__scalar_vmax(attn__scalar_vzero(), v)); /* NaN stays NaN */
+    case ATTN_ACT_GELU: return attn__scalar_vgelu_erf(v);
+    case ATTN_ACT_GELU_TANH: return attn__scalar_vgelu_tanh(v);
+    default: return attn__scalar_vflush(v);
+    }
+}
+
+/* y[0..n) = act(x + bias) (bias may be NULL) */
+static void attn__scalar_act_row(attn_act act, const float *x, const float *bias, float *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW) {
+        attn__scalar_v v = attn__scalar_vload(x + i);
+        if (bias) v = attn__scalar_vadd(v, attn__scalar_vload(bias + i));
+        attn__scalar_vstore(y + i, attn__scalar_vact(act, v));
+    }
+    if (i < n) {
+        attn__scalar_v v = attn__scalar_vload_part(x + i, n - i, 0.0f);
+        if (bias) v = attn__scalar_vadd(v, attn__scalar_vload_part(bias + i, n - i, 0.0f));
+        attn__scalar_vstore_part(y + i, attn__scalar_vact(act, v), n - i);
+    }
+}
+
+static int attn__scalar_act_valid(attn_act act)
+{
+    return act == ATTN_ACT_NONE || act == ATTN_ACT_RELU || act == ATTN_ACT_GELU ||
+           act == ATTN_ACT_GELU_TANH;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_activation(attn_act act, const float *x, size_t ldx, float *y,
+                                     size_t ldy, size_t rows, size_t n)
+{
+    attn_status st;
+    size_t r;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__scalar_check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__scalar_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if (!attn__scalar_act_valid(act)) return ATTN_ERR_ARG;
+    for (r = 0; r < rows; r++) attn__scalar_act_row(act, x + r * ldx, NULL, y + r * ldy, n);
+    return ATTN_OK;
+}
+
+/* rows x n of y: values below FLT_MIN in magnitude -> 0 */
+static void attn__scalar_flush_rows(float *y, size_t ldy, size_t rows, size_t n)
+{
+    size_t r;
+    for (r = 0; r < rows; r++) attn__scalar_act_row(ATTN_ACT_NONE, y + r * ldy, NULL, y + r * ldy, n);
+}
+/* end of src/activation.h */
+/* ---- workspace carving ---------------------------------------------------------------- */
+
+/* Adds a segment of `bytes` (rounded up to ATTN__SCALAR_ALIGN) to *total; 0 on overflow. */
+static int attn__scalar_seg(size_t *total, size_t bytes)
+{
+    const size_t lim = (size_t)PTRDIFF_MAX;
+    if (bytes > lim - ATTN__SCALAR_ALIGN) return 0;
+    bytes = attn__scalar_round_up(bytes, ATTN__SCALAR_ALIGN);
+    if (*total > lim - bytes) return 0;
+    *total += bytes;
+    return 1;
+}
+
+/* A segment of rows x cols floats. */
+static int attn__scalar_seg_f(size_t *total, size_t rows, size_t cols)
+{
+    size_t n = attn__scalar_mul_lim(rows, cols, ATTN__SCALAR_MAX_ELEMS);
+    return n <= ATTN__SCALAR_MAX_ELEMS && attn__scalar_seg(total, n * sizeof(float));
+}
+
+/* The next segment of `bytes` from *cur (aligned base, segments as attn__scalar_seg counts them). */
+static void *attn__scalar_take(unsigned char **cur, size_t bytes)
+{
+    void *p = *cur;
+    *cur += attn__scalar_round_up(bytes, ATTN__SCALAR_ALIGN);
+    return p;
+}
+
+static size_t attn__scalar_max3(size_t a, size_t b, size_t c)
+{
+    size_t m = a > b ? a : b;
+    return m > c ? m : c;
+}
+
+/* ---- linear ----------------------------------------------------------------------------- */
+
+static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_linear_workspace_size(attn_trans tw, size_t tokens, size_t d_in,
+                                           size_t d_out)
+{
+    return attn__scalar_attn_matmul_workspace_size(ATTN_NO_TRANS, tw, tokens, d_out, d_in);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_linear(const float *x, size_t ldx, size_t tokens, size_t d_in,
+                                 attn_trans tw, const float *w, size_t ldw, const float *bias,
+                                 size_t d_out, attn_act act, float *y, size_t ldy,
+                                 void *workspace, size_t workspace_size)
+{
+    attn_status st;
+    size_t r;
+    if (!x || !w || !y) return ATTN_ERR_NULL;
+    if (tw != ATTN_NO_TRANS && tw != ATTN_TRANS) return ATTN_ERR_ARG;
+    if ((st = attn__scalar_check_mat(tokens, d_in, ldx)) != ATTN_OK) return st;
+    if ((st = tw ? attn__scalar_check_mat(d_out, d_in, ldw) : attn__scalar_check_mat(d_in, d_out, ldw)) != ATTN_OK)
+        return st;
+    if ((st = attn__scalar_check_mat(tokens, d_out, ldy)) != ATTN_OK) return st;
+    if (!attn__scalar_act_valid(act)) return ATTN_ERR_ARG;
+    if (workspace && workspace_size < attn__scalar_attn_linear_workspace_size(tw, tokens, d_in, d_out))
+        return ATTN_ERR_WORKSPACE;
+    st = attn__scalar_attn_matmul(ATTN_NO_TRANS, tw, tokens, d_out, d_in, 1.0f, x, ldx, w, ldw, 0.0f, y, ldy,
+                     workspace, workspace ? workspace_size : 0);
+    if (st != ATTN_OK) return st;
+    for (r = 0; r < tokens; r++) attn__scalar_act_row(act, y + r * ldy, bias, y + r * ldy, d_out);
+    return ATTN_OK;
+}
+
+/* ---- feed-forward ----------------------------------------------------------------------- */
+
+static attn_status attn__scalar_ffn_check(const attn_ffn_weights *w)
+{
+    attn_status st;
+    if (!w) return ATTN_ERR_NULL;
+    if (!w->w1 || !w->w2) return ATTN_ERR_NULL;
+    if ((st = attn__scalar_check_mat(w->d_model, w->d_ff, w->d_ff)) != ATTN_OK) return st;
+    if (!attn__scalar_act_valid(w->act)) return ATTN_ERR_ARG;
+    return ATTN_OK;
+}
+
+/* bytes of attn__scalar_attn_ffn's workspace (valid weights), 0 on overflow or tokens 0 */
+/* bytes of the matmul workspace of the FFN's two products */
+static size_t attn__scalar_ffn_mm(const attn_ffn_weights *w, size_t tokens)
+{
+    size_t a = attn__scalar_attn_linear_workspace_size(ATTN_NO_TRANS, tokens, w->d_model, w->d_ff);
+    size_t b = attn__scalar_attn_linear_workspace_size(ATTN_NO_TRANS, tokens, w->d_ff, w->d_model);
+    return a > b ? a : b;
+}
+
+static size_t attn__scalar_ffn_ws(const attn_ffn_weights *w, size_t tokens)
+{
+    size_t total = ATTN__SCALAR_ALIGN;
+    if (tokens == 0) return 0;
+    if (!attn__scalar_seg_f(&total, tokens, w->d_ff) || !attn__scalar_seg(&total, attn__scalar_ffn_mm(w, tokens)))
+        return 0;
+    return total;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_ffn_workspace_size(const attn_ffn_weights *w, size_t tokens)
+{
+    if (attn__scalar_ffn_check(w) != ATTN_OK) return 0;
+    return attn__scalar_ffn_ws(w, tokens);
+}
+
+/* the work of attn__scalar_attn_ffn on validated arguments and a big enough aligned workspace */
+static void attn__scalar_ffn_run(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
+                          size_t ldy, size_t tokens, unsigned char *cur)
+{
+    const size_t mm = attn__scalar_ffn_mm(w, tokens);
+    float *h = (float *)attn__scalar_take(&cur, tokens * w->d_ff * sizeof(float));
+    void *mws = mm ? attn__scalar_take(&cur, mm) : NULL;
+    attn__scalar_attn_linear(x, ldx, tokens, w->d_model, ATTN_NO_TRANS, w->w1, w->d_ff, w->b1, w->d_ff,
+                w->act, h, w->d_ff, mws, mm);
+    attn__scalar_attn_linear(h, w->d_ff, tokens, w->d_ff, ATTN_NO_TRANS, w->w2, w->d_model, w->b2,
+                w->d_model, ATTN_ACT_NONE, y, ldy, mws, mm);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
+                              size_t ldy, size_t tokens, void *workspace,
+                              size_t workspace_size)
+{
+    attn_status st = attn__scalar_ffn_check(w);
+    size_t need;
+    if (st != ATTN_OK) return st;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__scalar_check_mat(tokens, w->d_model, ldx)) != ATTN_OK) return st;
+    if ((st = attn__scalar_check_mat(tokens, w->d_model, ldy)) != ATTN_OK) return st;
+    if ((need = attn__scalar_ffn_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    attn__scalar_ffn_run(w, x, ldx, y, ldy, tokens, (unsigned char *)attn__scalar_align(workspace));
+    return ATTN_OK;
+}
+
+/* ---- multi-head attention ---------------------------------------------------------------- */
+
+static attn_status attn__scalar_mha_check(const attn_mha_weights *w)
+{
+    attn_status st;
+    if (!w) return ATTN_ERR_NULL;
+    if (!w->wq || !w->wk || !w->wv || !w->wo) return ATTN_ERR_NULL;
+    if (!w->heads || !w->d_model || w->d_model % w->heads) return ATTN_ERR_SIZE;
+    if ((st = attn__scalar_check_mat(w->d_model, w->d_model, w->d_model)) != ATTN_OK) return st;
+    return ATTN_OK;
+}
+
+static attn_attention_params attn__scalar_mha_params(const attn_mha_weights *w, size_t lq, size_t lk,
+                                              const float *q, const float *k, const float *v,
+                                              float *o, int causal)
+{
+    const size_t dh = w->d_model / w->heads;
+    attn_attention_params p = attn__scalar_attn_attention_init(1, w->heads, w->heads, lq, lk, dh, dh, q, k,
+                                                  v, o, ATTN_LAYOUT_BLHD);
+    p.causal = causal ? ATTN_CAUSAL_BOTTOM_RIGHT : ATTN_CAUSAL_NONE;
+    return p;
+}
+
+/* bytes of the matmul workspace the projections need (the largest of the four products) */
+static size_t attn__scalar_mha_mm(const attn_mha_weights *w, size_t lq, size_t lk)
+{
+    const size_t d = w->d_model;
+    size_t a = attn__scalar_attn_linear_workspace_size(ATTN_NO_TRANS, lq, d, d);
+    size_t b = attn__scalar_attn_linear_workspace_size(ATTN_NO_TRANS, lk, d, d);
+    return a > b ? a : b;
+}
+
+/* bytes of attn__scalar_attn_mha's workspace (valid weights) without the base alignment; 0 on overflow */
+static size_t attn__scalar_mha_ws(const attn_mha_weights *w, size_t lq, size_t lk)
+{
+    attn_attention_params p;
+    size_t total = 0;
+    if (lq == 0 || lk == 0) return 0;
+    p = attn__scalar_mha_params(w, lq, lk, NULL, NULL, NULL, NULL, 0);
+    if (!attn__scalar_seg_f(&total, lq, w->d_model) || !attn__scalar_seg_f(&total, lk, w->d_model) ||
+        !attn__scalar_seg_f(&total, lk, w->d_model) || !attn__scalar_seg_f(&total, lq, w->d_model) ||
+        !attn__scalar_seg(&total, attn__scalar_attn_attention_workspace_size(&p)) ||
+        !attn__scalar_seg(&total, attn__scalar_mha_mm(w, lq, lk)))
+        return 0;
+    return total;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_mha_workspace_size(const attn_mha_weights *w, size_t q_tokens,
+                                        size_t kv_tokens)
+{
+    size_t t;
+    if (attn__scalar_mha_check(w) != ATTN_OK) return 0;
+    t = attn__scalar_mha_ws(w, q_tokens, kv_tokens);
+    return t && attn__scalar_seg(&t, ATTN__SCALAR_ALIGN) ? t : 0;
+}
+
+static void attn__scalar_mha_run(const attn_mha_weights *w, const float *xq, size_t ldxq, size_t lq,
+                          const float *xkv, size_t ldxkv, size_t lk, int causal, float *y,
+                          size_t ldy, unsigned char *cur)
+{
+    const size_t d = w->d_model, mm = attn__scalar_mha_mm(w, lq, lk);
+    float *q = (float *)attn__scalar_take(&cur, lq * d * sizeof(float));
+    float *k = (float *)attn__scalar_take(&cur, lk * d * sizeof(float));
+    float *v = (float *)attn__scalar_take(&cur, lk * d * sizeof(float));
+    float *o = (float *)attn__scalar_take(&cur, lq * d * sizeof(float));
+    attn_attention_params p = attn__scalar_mha_params(w, lq, lk, q, k, v, o, causal);
+    const size_t aws = attn__scalar_attn_attention_workspace_size(&p);
+    void *att_ws = attn__scalar_take(&cur, aws);
+    void *mws = mm ? attn__scalar_take(&cur, mm) : NULL;
+    attn__scalar_attn_linear(xq, ldxq, lq, d, ATTN_NO_TRANS, w->wq, d, w->bq, d, ATTN_ACT_NONE, q, d, mws, mm);
+    attn__scalar_attn_linear(xkv, ldxkv, lk, d, ATTN_NO_TRANS, w->wk, d, w->bk, d, ATTN_ACT_NONE, k, d, mws, mm);
+    attn__scalar_attn_linear(xkv, ldxkv, lk, d, ATTN_NO_TRANS, w->wv, d, w->bv, d, ATTN_ACT_NONE, v, d, mws, mm);
+    attn__scalar_attn_attention(&p, att_ws, aws);
+    /* the output of attention is a convex combination of V rows: it may be denormal only
+     * where V is; attn__scalar_attn_linear flushes y */
+    attn__scalar_attn_linear(o, d, lq, d, ATTN_NO_TRANS, w->wo, d, w->bo, d, ATTN_ACT_NONE, y, ldy, mws, mm);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_mha(const attn_mha_weights *w, const float *xq, size_t ldxq,
+                              size_t q_tokens, const float *xkv, size_t ldxkv, size_t kv_tokens,
+                              int causal, float *y, size_t ldy, void *workspace,
+                              size_t workspace_size)
+{
+    attn_status st = attn__scalar_mha_check(w);
+    size_t need;
+    if (st != ATTN_OK) return st;
+    if (!xq || !xkv || !y) return ATTN_ERR_NULL;
+    if ((st = attn__scalar_check_mat(q_tokens, w->d_model, ldxq)) != ATTN_OK) return st;
+    if ((st = attn__scalar_check_mat(kv_tokens, w->d_model, ldxkv)) != ATTN_OK) return st;
+    if ((st = attn__scalar_check_mat(q_tokens, w->d_model, ldy)) != ATTN_OK) return st;
+    if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if ((need = attn__scalar_attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    attn__scalar_mha_run(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, y, ldy,
+                  (unsigned char *)attn__scalar_align(workspace));
+    return ATTN_OK;
+}
+
+/* ---- encoder and decoder blocks ------------------------------------------------------------ */
+
+static attn_status attn__scalar_block_common(float eps, attn_norm_order norm)
+{
+    if (!attn__scalar_finite(eps) || eps < 0) return ATTN_ERR_ARG;
+    if (norm != ATTN_PRE_LN && norm != ATTN_POST_LN) return ATTN_ERR_ARG;
+    return ATTN_OK;
+}
+
+static attn_status attn__scalar_encoder_check(const attn_encoder_weights *w)
+{
+    attn_status st;
+    if (!w) return ATTN_ERR_NULL;
+    if ((st = attn__scalar_mha_check(&w->attn)) != ATTN_OK) return st;
+    if ((st = attn__scalar_ffn_check(&w->ffn)) != ATTN_OK) return st;
+    if (w->attn.d_model != w->ffn.d_model) return ATTN_ERR_SIZE;
+    return attn__scalar_block_common(w->eps, w->norm);
+}
+
+/* t (tokens x d) plus the largest of the sublayers' workspaces; 0 on overflow */
+static size_t attn__scalar_encoder_ws(const attn_encoder_weights *w, size_t tokens)
+{
+    size_t total = ATTN__SCALAR_ALIGN, m = attn__scalar_mha_ws(&w->attn, tokens, tokens);
+    size_t f = attn__scalar_ffn_ws(&w->ffn, tokens);
+    if (!m || !f || !attn__scalar_seg_f(&total, tokens, w->attn.d_model) ||
+        !attn__scalar_seg(&total, m > f - ATTN__SCALAR_ALIGN ? m : f - ATTN__SCALAR_ALIGN))
+        return 0;
+    return total;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_encoder_workspace_size(const attn_encoder_weights *w, size_t tokens)
+{
+    if (attn__scalar_encoder_check(w) != ATTN_OK || tokens == 0) return 0;
+    return attn__scalar_encoder_ws(w, tokens);
+}
+
+/* rows x n: y = x (row by row; nothing when y is x) */
+static void attn__scalar_copy_rows(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+                            size_t n)
+{
+    size_t r;
+    if (x == y) return;
+    for (r = 0; r < rows; r++) memcpy(y + r * ldy, x + r * ldx, n * sizeof(float));
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_encoder(const attn_encoder_weights *w, const float *x, size_t ldx,
+                                  float *y, size_t ldy, size_t tokens, int causal,
+                                  void *workspace, size_t workspace_size)
+{
+    attn_status st = attn__scalar_encoder_check(w);
+    size_t need, d;
+    unsigned char *cur, *sub;
+    float *t;
+    if (st != ATTN_OK) return st;
+    d = w->attn.d_model;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__scalar_check_mat(tokens, d, ldx)) != ATTN_OK) return st;
+    if ((st = attn__scalar_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
+    if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if ((need = attn__scalar_encoder_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    cur = (unsigned char *)attn__scalar_align(workspace);
+    t = (float *)attn__scalar_take(&cur, tokens * d * sizeof(float));
+    sub = cur; /* the sublayers' workspace, aligned */
+    if (w->norm == ATTN_PRE_LN) {
+        attn__scalar_copy_rows(x, ldx, y, ldy, tokens, d);
+        attn__scalar_attn_layernorm(y, ldy, t, d, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
+        attn__scalar_mha_run(&w->attn, t, d, tokens, t, d, tokens, causal, t, d, sub);
+        attn__scalar_attn_add(y, ldy, t, d, tokens, d);
+        attn__scalar_attn_layernorm(y, ldy, t, d, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
+        attn__scalar_ffn_run(&w->ffn, t, d, t, d, tokens, sub);
+        attn__scalar_attn_add(y, ldy, t, d, tokens, d);
+    } else {
+        attn__scalar_mha_run(&w->attn, x, ldx, tokens, x, ldx, tokens, causal, t, d, sub);
+        attn__scalar_attn_add(t, d, x, ldx, tokens, d);
+        attn__scalar_attn_layernorm(t, d, y, ldy, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
+        attn__scalar_ffn_run(&w->ffn, y, ldy, t, d, tokens, sub);
+        attn__scalar_attn_add(t, d, y, ldy, tokens, d);
+        attn__scalar_attn_layernorm(t, d, y, ldy, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
+    }
+    attn__scalar_flush_rows(y, ldy, tokens, d);
+    return ATTN_OK;
+}
+
+static attn_status attn__scalar_decoder_check(const attn_decoder_weights *w)
+{
+    attn_status st;
+    if (!w) return ATTN_ERR_NULL;
+    if ((st = attn__scalar_mha_check(&w->self_attn)) != ATTN_OK) return st;
+    if ((st = attn__scalar_mha_check(&w->cross_attn)) != ATTN_OK) return st;
+    if ((st = attn__scalar_ffn_check(&w->ffn)) != ATTN_OK) return st;
+    if (w->self_attn.d_model != w->ffn.d_model || w->cross_attn.d_model != w->ffn.d_model)
+        return ATTN_ERR_SIZE;
+    return attn__scalar_block_common(w->eps, w->norm);
+}
+
+static size_t attn__scalar_decoder_ws(const attn_decoder_weights *w, size_t tokens, size_t mem_tokens)
+{
+    size_t total = ATTN__SCALAR_ALIGN, s = attn__scalar_mha_ws(&w->self_attn, tokens, tokens);
+    size_t c = attn__scalar_mha_ws(&w->cross_attn, tokens, mem_tokens), f = attn__scalar_ffn_ws(&w->ffn, tokens);
+    if (!s || !c || !f || !attn__scalar_seg_f(&total, tokens, w->ffn.d_model) ||
+        !attn__scalar_seg(&total, attn__scalar_max3(s, c, f - ATTN__SCALAR_ALIGN)))
+        return 0;
+    return total;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_decoder_workspace_size(const attn_decoder_weights *w, size_t tokens,
+                                            size_t mem_tokens)
+{
+    if (attn__scalar_decoder_check(w) != ATTN_OK || tokens == 0 || mem_tokens == 0) return 0;
+    return attn__scalar_decoder_ws(w, tokens, mem_tokens);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder(const attn_decoder_weights *w, const float *x, size_t ldx,
+                                  float *y, size_t ldy, size_t tokens, const float *mem,
+                                  size_t ldmem, size_t mem_tokens, void *workspace,
+                                  size_t workspace_size)
+{
+    attn_status st = attn__scalar_decoder_check(w);
+    size_t need, d;
+    unsigned char *cur, *sub;
+    float *t;
+    if (st != ATTN_OK) return st;
+    d = w->ffn.d_model;
+    if (!x || !y || !mem) return ATTN_ERR_NULL;
+    if ((st = attn__scalar_check_mat(tokens, d, ldx)) != ATTN_OK) return st;
+    if ((st = attn__scalar_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
+    if ((st = attn__scalar_check_mat(mem_tokens, d, ldmem)) != ATTN_OK) return st;
+    if ((need = attn__scalar_decoder_ws(w, tokens, mem_tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    cur = (unsigned char *)attn__scalar_align(workspace);
+    t = (float *)attn__scalar_take(&cur, tokens * d * sizeof(float));
+    sub = cur;
+    if (w->norm == ATTN_PRE_LN) {
+        attn__scalar_copy_rows(x, ldx, y, ldy, tokens, d);
+        attn__scalar_attn_layernorm(y, ldy, t, d, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
+        attn__scalar_mha_run(&w->self_attn, t, d, tokens, t, d, tokens, 1, t, d, sub);
+        attn__scalar_attn_add(y, ldy, t, d, tokens, d);
+        attn__scalar_attn_layernorm(y, ldy, t, d, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
+        attn__scalar_mha_run(&w->cross_attn, t, d, tokens, mem, ldmem, mem_tokens, 0, t, d, sub);
+        attn__scalar_attn_add(y, ldy, t, d, tokens, d);
+        attn__scalar_attn_layernorm(y, ldy, t, d, tokens, d, w->ln3_gamma, w->ln3_beta, w->eps, NULL, NULL);
+        attn__scalar_ffn_run(&w->ffn, t, d, t, d, tokens, sub);
+        attn__scalar_attn_add(y, ldy, t, d, tokens, d);
+    } else {
+        attn__scalar_mha_run(&w->self_attn, x, ldx, tokens, x, ldx, tokens, 1, t, d, sub);
+        attn__scalar_attn_add(t, d, x, ldx, tokens, d);
+        attn__scalar_attn_layernorm(t, d, y, ldy, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
+        attn__scalar_mha_run(&w->cross_attn, y, ldy, tokens, mem, ldmem, mem_tokens, 0, t, d, sub);
+        attn__scalar_attn_add(t, d, y, ldy, tokens, d);
+        attn__scalar_attn_layernorm(t, d, y, ldy, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
+        attn__scalar_ffn_run(&w->ffn, y, ldy, t, d, tokens, sub);
+        attn__scalar_attn_add(t, d, y, ldy, tokens, d);
+        attn__scalar_attn_layernorm(t, d, y, ldy, tokens, d, w->ln3_gamma, w->ln3_beta, w->eps, NULL, NULL);
+    }
+    attn__scalar_flush_rows(y, ldy, tokens, d);
+    return ATTN_OK;
+}
+
+/* ---- parameter counts ------------------------------------------------------------------- */
+
+/* *acc += a * b (SIZE_MAX limit); 0 on overflow */
+static int attn__scalar_count_add(size_t *acc, size_t a, size_t b)
+{
+    size_t t = attn__scalar_mul_lim(a, b, (size_t)-1 - 1);
+    if (t == (size_t)-1 || *acc > (size_t)-1 - 1 - t) return 0;
+    *acc += t;
+    return 1;
+}
+
+static attn_status attn__scalar_param_count(size_t d, size_t heads, size_t dff, size_t n_attn,
+                                     size_t n_ln, attn_param_count *c)
+{
+    attn_param_count r;
+    size_t dd;
+    if (!c) return ATTN_ERR_NULL;
+    if (!d || !heads || !dff || d % heads) return ATTN_ERR_SIZE;
+    memset(&r, 0, sizeof r);
+    dd = attn__scalar_mul_lim(d, d, (size_t)-1 - 1);
+    if (dd == (size_t)-1 || !attn__scalar_count_add(&r.attention_weights, 4 * n_attn, dd) ||
+        !attn__scalar_count_add(&r.attention_biases, 4 * n_attn, d) ||
+        !attn__scalar_count_add(&r.ffn_weights, 2 * d, dff) || !attn__scalar_count_add(&r.ffn_biases, 1, dff) ||
+        !attn__scalar_count_add(&r.ffn_biases, 1, d) || !attn__scalar_count_add(&r.layernorm, 2 * n_ln, d) ||
+        !attn__scalar_count_add(&r.total, 1, r.attention_weights) ||
+        !attn__scalar_count_add(&r.total, 1, r.attention_biases) ||
+        !attn__scalar_count_add(&r.total, 1, r.ffn_weights) ||
+        !attn__scalar_count_add(&r.total, 1, r.ffn_biases) || !attn__scalar_count_add(&r.total, 1, r.layernorm))
+        return ATTN_ERR_OVERFLOW;
+    *c = r;
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_encoder_param_count(size_t d_model, size_t heads, size_t d_ff,
+                                              attn_param_count *count)
+{
+    return attn__scalar_param_count(d_model, heads, d_ff, 1, 2, count);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder_param_count(size_t d_model, size_t heads, size_t d_ff,
+                                              attn_param_count *count)
+{
+    return attn__scalar_param_count(d_model, heads, d_ff, 2, 3, count);
+}
+/* end of src/blocks.h */
+/* src/fpenv.h - the floating-point environment: flush denormals to zero. The control
+ * registers differ per ISA (MXCSR, FPCR); the kernels never depend on them. */
+#ifdef __cplusplus
+}
+#endif
+#if defined(__SSE__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 1)
+#include <xmmintrin.h>
+#define ATTN__SCALAR_FTZ_X86 1
+#elif defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+#define ATTN__SCALAR_FTZ_A64 1
+#endif
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+static ATTN__MAYBE_UNUSED int attn__scalar_attn_denormals_flush_supported(void)
+{
+#if defined(ATTN__SCALAR_FTZ_X86) || defined(ATTN__SCALAR_FTZ_A64)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_denormals_flush_begin(attn_fp_state *state)
+{
+    if (!state) return ATTN_ERR_NULL;
+#if defined(ATTN__SCALAR_FTZ_X86)
+    {
+        const unsigned int csr = _mm_getcsr();
+        state->saved = csr;
+        state->active = 1;
+        _mm_setcsr(csr | (1u << 15) | (1u << 6)); /* FTZ, DAZ */
+    }
+#elif defined(ATTN__SCALAR_FTZ_A64)
+    {
+        uint64_t fpcr;
+        __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr) : : "memory");
+        state->saved = fpcr;
+        state->active = 1;
+        fpcr |= (uint64_t)1 << 24; /* FZ */
+        __asm__ __volatile__("msr fpcr, %0" : : "r"(fpcr) : "memory");
+    }
+#else
+    state->saved = 0;
+    state->active = 0;
+#endif
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_denormals_flush_end(const attn_fp_state *state)
+{
+    if (!state) return ATTN_ERR_NULL;
+    if (!state->active) return ATTN_OK;
+#if defined(ATTN__SCALAR_FTZ_X86)
+    _mm_setcsr((unsigned int)state->saved);
+#elif defined(ATTN__SCALAR_FTZ_A64)
+    {
+        const uint64_t fpcr = state->saved;
+        __asm__ __volatile__("msr fpcr, %0" : : "r"(fpcr) : "memory");
+    }
+#endif
+    return ATTN_OK;
+}
+
+#ifdef __cplusplus
+}
+#endif
+/* end of src/fpenv.h */
+#pragma pop_macro("ATTN_USE_SLEEF")
+/* ---- the avx2 copy ---- */
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+#endif
+#define ATTN__AVX2_FORCE_ISA 1
+#define ATTN__AVX2_FORCE_AVX2 1
+/* src/base.h - the implementation's base: the vector layer, status strings, argument
+ * checks. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+/* simd/simd.h - picks attn.h's vector layer and matmul microkernel for the target:
+ * AVX-512 (unless ATTN_NO_AVX512, which keeps AVX2 on such a build), AVX2+FMA, AArch64 NEON,
+ * or the portable scalar layer (also with ATTN_NO_SIMD). */
+#ifndef ATTN_SIMD_AVX2_SIMD_H
+#define ATTN_SIMD_AVX2_SIMD_H
+/* simd/common.h - compiler macros shared by attn.h's vector layer and kernels. */
+#ifndef ATTN_SIMD_AVX2_COMMON_H
+#define ATTN_SIMD_AVX2_COMMON_H
+#include <stddef.h>
+#include <stdint.h>
+#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64)
+/* all x86 intrinsics, first, where g++ 12 would report the AVX-512 ones' own
+ * _mm512_undefined_* as uninitialized once inlined */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTN__AVX2_FORCE_INLINE inline __attribute__((always_inline))
+#define ATTN__AVX2_UNROLL _Pragma("GCC unroll 8") /* the next loop, in full */
+#define ATTN__AVX2_NOINLINE __attribute__((noinline))
+#define ATTN__AVX2_PREFETCH(p) __builtin_prefetch(p)
+#define ATTN__AVX2_PREFETCHW(p) __builtin_prefetch(p, 1)
+#else
+#define ATTN__AVX2_FORCE_INLINE inline
+#define ATTN__AVX2_NOINLINE
+#define ATTN__AVX2_UNROLL
+#define ATTN__AVX2_PREFETCH(p) ((void)(p))
+#define ATTN__AVX2_PREFETCHW(p) ((void)(p))
+#endif
+#endif
+/* end of simd/common.h */
+/* ATTN__AVX2_FORCE_ISA with ATTN__AVX2_FORCE_AVX512 / _AVX2 / neither (scalar): one copy of the
+ * implementation in a build that dispatches at run time (its target set by pragmas) */
+#if defined(ATTN__AVX2_FORCE_AVX512) || (!defined(ATTN__AVX2_FORCE_ISA) && !defined(ATTN_NO_SIMD) && \
+                                    !defined(ATTN_NO_AVX512) && defined(__AVX512F__))
+#define ATTN__AVX2_ISA_AVX512 1
+/* simd/avx512.h - the AVX-512 vector layer of attn.h (16 lanes, AVX512F only): primitives
+ * only, the same names and contract as simd/scalar.h. Tails by mask registers. Compiles
+ * on its own (-mavx512f). */
+#ifndef ATTN_SIMD_AVX2_AVX512_H
+#define ATTN_SIMD_AVX2_AVX512_H
+
+#define ATTN__AVX2_ISA_NAME "avx512"
+#define ATTN__AVX2_VW 16
+
+#ifdef ATTN_USE_SLEEF
+#include <sleef.h>
+/* SLEEF's 1-ulp exp for this width, declared here too: sleef.h declares it only where the
+ * compiler's flags enable the ISA, not in a copy compiled for it by a target pragma */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-qualifiers" /* sleef.h's const return type */
+#ifdef __cplusplus
+extern "C"
+#endif
+const __m512 Sleef_expf16_u10avx512f(__m512);
+#pragma GCC diagnostic pop
+#endif
+#define attn__avx2_vsleef_exp(x) Sleef_expf16_u10avx512f(x)
+#endif
+
+typedef __m512 attn__avx2_v;
+typedef __mmask16 attn__avx2_vm;
+
+/* the first n lanes (n <= 16) */
+static inline __mmask16 attn__avx2_vmask_first(size_t n) { return (__mmask16)((1u << n) - 1u); }
+static inline attn__avx2_v attn__avx2_vzero(void) { return _mm512_setzero_ps(); }
+static inline attn__avx2_v attn__avx2_vset1(float a) { return _mm512_set1_ps(a); }
+static inline attn__avx2_v attn__avx2_vload(const float *p) { return _mm512_loadu_ps(p); }
+static inline void attn__avx2_vstore(float *p, attn__avx2_v v) { _mm512_storeu_ps(p, v); }
+static inline attn__avx2_v attn__avx2_vload_part(const float *p, size_t n, float fill)
+{
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), attn__avx2_vmask_first(n), p);
+}
+static inline void attn__avx2_vstore_part(float *p, attn__avx2_v v, size_t n)
+{
+    _mm512_mask_storeu_ps(p, attn__avx2_vmask_first(n), v);
+}
+static inline attn__avx2_v attn__avx2_vadd(attn__avx2_v a, attn__avx2_v b) { return _mm512_add_ps(a, b); }
+static inline attn__avx2_v attn__avx2_vsub(attn__avx2_v a, attn__avx2_v b) { return _mm512_sub_ps(a, b); }
+static inline attn__avx2_v attn__avx2_vmul(attn__avx2_v a, attn__avx2_v b) { return _mm512_mul_ps(a, b); }
+static inline attn__avx2_v attn__avx2_vdiv(attn__avx2_v a, attn__avx2_v b) { return _mm512_div_ps(a, b); }
+static inline attn__avx2_v attn__avx2_vsqrt(attn__avx2_v a) { return _mm512_sqrt_ps(a); }
+static inline attn__avx2_v attn__avx2_vfma(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c) { return _mm512_fmadd_ps(a, b, c); }
+static inline attn__avx2_v attn__avx2_vfma_exact(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c)
+{
+    return _mm512_fmadd_ps(a, b, c);
+}
+static inline attn__avx2_v attn__avx2_vmax(attn__avx2_v a, attn__avx2_v b) { return _mm512_max_ps(a, b); }
+static inline attn__avx2_v attn__avx2_vmin(attn__avx2_v a, attn__avx2_v b) { return _mm512_min_ps(a, b); }
+/* horizontal sum: the halves, then as simd/avx2.h's on the 8-lane sum */
+static inline float attn__avx2_vhsum(attn__avx2_v a)
+{
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a),
+                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline float attn__avx2_vhmax(attn__avx2_v a)
+{
+    const __m256 h = _mm256_max_ps(_mm512_castps512_ps256(a),
+                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline attn__avx2_vm attn__avx2_vlt(attn__avx2_v a, attn__avx2_v b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+static inline attn__avx2_vm attn__avx2_vgt(attn__avx2_v a, attn__avx2_v b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+static inline attn__avx2_v attn__avx2_vselect(attn__avx2_vm m, attn__avx2_v a, attn__avx2_v b)
+{
+    return _mm512_mask_blend_ps(m, b, a);
+}
+/* tab[bits(k) & 7] + (bits(k) << 20), lane by lane: the 8 entries twice, vpermd */
+static inline attn__avx2_v attn__avx2_vlut8_scale(const int32_t *tab, attn__avx2_v k)
+{
+    const __m512i b = _mm512_castps_si512(k);
+    const __m512i t8 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)tab));
+    const __m512i t = _mm512_permutexvar_epi32(b, _mm512_shuffle_i64x2(t8, t8, 0x44));
+    return _mm512_castsi512_ps(_mm512_add_epi32(t, _mm512_slli_epi32(b, 20)));
+}
+static inline attn__avx2_v attn__avx2_vfabs(attn__avx2_v a)
+{
+    return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a),
+                                                _mm512_set1_epi32(0x7FFFFFFF)));
+}
+static inline attn__avx2_v attn__avx2_vor(attn__avx2_v a, attn__avx2_v b)
+{
+    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+}
+static inline int attn__avx2_vany_neg(attn__avx2_v a)
+{
+    return _mm512_cmplt_epi32_mask(_mm512_castps_si512(a), _mm512_setzero_si512()) != 0;
+}
+/* non-temporal store (p aligned to 64 bytes); attn__avx2_vstream_fence() before returning */
+#define ATTN__AVX2_HAVE_VSTREAM 1
+static inline void attn__avx2_vstream(float *p, attn__avx2_v v) { _mm512_stream_ps(p, v); }
+static inline void attn__avx2_vstream_fence(void) { _mm_sfence(); }
+
+/* 8 x 8 transpose of ymm rows r[0..7] in place */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_t8x8(__m256 *r)
+{
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* Transposes a 16 x 16 block: row q of dst (at dst + q * ldd) receives column q of the
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
+ * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As four
+ * 8 x 8 transposes of ymm halves. */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_vtranspose_copy(const float *src, size_t lds,
+                                                     size_t rows, float *dst, size_t ldd)
+{
+    __m256 lo[2][8], hi[2][8]; /* [rows 0-7 / 8-15][row]: columns 0-7 and 8-15 */
+    size_t i, h;
+    for (h = 0; h < 2; h++)
+        for (i = 0; i < 8; i++) {
+            const size_t r = h * 8 + i;
+            lo[h][i] = r < rows ? _mm256_loadu_ps(src + r * lds) : _mm256_setzero_ps();
+            hi[h][i] = r < rows ? _mm256_loadu_ps(src + r * lds + 8) : _mm256_setzero_ps();
+        }
+    attn__avx2_t8x8(lo[0]);
+    attn__avx2_t8x8(lo[1]);
+    attn__avx2_t8x8(hi[0]);
+    attn__avx2_t8x8(hi[1]);
+    for (i = 0; i < 8; i++) { /* dst row i: columns i of rows 0-7, then of rows 8-15 */
+        _mm256_storeu_ps(dst + i * ldd, lo[0][i]);
+        _mm256_storeu_ps(dst + i * ldd + 8, lo[1][i]);
+    }
+    for (i = 0; i < 8; i++) {
+        _mm256_storeu_ps(dst + (i + 8) * ldd, hi[0][i]);
+        _mm256_storeu_ps(dst + (i + 8) * ldd + 8, hi[1][i]);
+    }
+}
+#endif
+/* end of simd/avx512.h */
+#elif defined(ATTN__AVX2_FORCE_AVX2) || (!defined(ATTN__AVX2_FORCE_ISA) && !defined(ATTN_NO_SIMD) && \
+                                    defined(__AVX2__) && defined(__FMA__))
+#define ATTN__AVX2_ISA_AVX2 1
+/* simd/avx2.h - the AVX2+FMA vector layer of attn.h (8 lanes): primitives only, the same
+ * names and contract as simd/scalar.h. Compiles on its own. */
+#ifndef ATTN_SIMD_AVX2_AVX2_H
+#define ATTN_SIMD_AVX2_AVX2_H
+#include <immintrin.h>
+
+#define ATTN__AVX2_ISA_NAME "avx2"
+#define ATTN__AVX2_VW 8
+
+#ifdef ATTN_USE_SLEEF
+#include <sleef.h>
+/* SLEEF's 1-ulp exp for this width, declared here too: sleef.h declares it only where the
+ * compiler's flags enable the ISA, not in a copy compiled for it by a target pragma */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-qualifiers" /* sleef.h's const return type */
+#ifdef __cplusplus
+extern "C"
+#endif
+const __m256 Sleef_expf8_u10avx2(__m256);
+#pragma GCC diagnostic pop
+#endif
+#define attn__avx2_vsleef_exp(x) Sleef_expf8_u10avx2(x)
+#endif
+
+typedef __m256 attn__avx2_v;
+typedef __m256 attn__avx2_vm;
+
+static inline attn__avx2_v attn__avx2_vzero(void) { return _mm256_setzero_ps(); }
+static inline attn__avx2_v attn__avx2_vset1(float a) { return _mm256_set1_ps(a); }
+static inline attn__avx2_v attn__avx2_vload(const float *p) { return _mm256_loadu_ps(p); }
+static inline void attn__avx2_vstore(float *p, attn__avx2_v v) { _mm256_storeu_ps(p, v); }
+static inline __m256i attn__avx2_vmask_first(size_t n)
+{
+    static const int32_t ones_then_zeros[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
+                                                0,  0,  0,  0,  0,  0,  0,  0};
+    return _mm256_loadu_si256((const __m256i *)(const void *)(ones_then_zeros + 8 - n));
+}
+static inline attn__avx2_v attn__avx2_vload_part(const float *p, size_t n, float fill)
+{
+    __m256i m = attn__avx2_vmask_first(n);
+    return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m),
+                            _mm256_castsi256_ps(m));
+}
+static inline void attn__avx2_vstore_part(float *p, attn__avx2_v v, size_t n)
+{
+    _mm256_maskstore_ps(p, attn__avx2_vmask_first(n), v);
+}
+static inline attn__avx2_v attn__avx2_vadd(attn__avx2_v a, attn__avx2_v b) { return _mm256_add_ps(a, b); }
+static inline attn__avx2_v attn__avx2_vsub(attn__avx2_v a, attn__avx2_v b) { return _mm256_sub_ps(a, b); }
+static inline attn__avx2_v attn__avx2_vmul(attn__avx2_v a, attn__avx2_v b) { return _mm256_mul_ps(a, b); }
+static inline attn__avx2_v attn__avx2_vdiv(attn__avx2_v a, attn__avx2_v b) { return _mm256_div_ps(a, b); }
+static inline attn__avx2_v attn__avx2_vsqrt(attn__avx2_v a) { return _mm256_sqrt_ps(a); }
+static inline attn__avx2_v attn__avx2_vfma(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c) { return _mm256_fmadd_ps(a, b, c); }
+static inline attn__avx2_v attn__avx2_vfma_exact(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c) { return _mm256_fmadd_ps(a, b, c); }
+static inline attn__avx2_v attn__avx2_vmax(attn__avx2_v a, attn__avx2_v b) { return _mm256_max_ps(a, b); }
+static inline attn__avx2_v attn__avx2_vmin(attn__avx2_v a, attn__avx2_v b) { return _mm256_min_ps(a, b); }
+static inline float attn__avx2_vhsum(attn__avx2_v a)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+/* out[k] = the sum (op 0), max (1) or min (2) of v[k]'s lanes, k < 8, for the eight vectors
+ * at once (21 shuffles and ops instead of 48): the halves, then pairs, then neighbours, so
+ * that each sum's order is attn__avx2_vhsum's ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) and
+ * out[k] == attn__avx2_vhsum(v[k]) bit for bit. op: a constant after inlining. */
+#define ATTN__AVX2_HAVE_VHRED8 1
+static ATTN__AVX2_FORCE_INLINE __m256 attn__avx2_vred_op(__m256 a, __m256 b, int op)
+{
+    return op == 0 ? _mm256_add_ps(a, b) : op == 1 ? _mm256_max_ps(a, b) : _mm256_min_ps(a, b);
+}
+static ATTN__AVX2_FORCE_INLINE __m256 attn__avx2_vred_halves(__m256 a, __m256 b, int op)
+{
+    return attn__avx2_vred_op(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31), op);
+}
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_vhred8(const attn__avx2_v *v, float *out, int op)
+{
+    const __m256 t0 = attn__avx2_vred_halves(v[0], v[4], op), t1 = attn__avx2_vred_halves(v[1], v[5], op);
+    const __m256 t2 = attn__avx2_vred_halves(v[2], v[6], op), t3 = attn__avx2_vred_halves(v[3], v[7], op);
+    const __m256 u0 = attn__avx2_vred_op(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), op);
+    const __m256 u1 = attn__avx2_vred_op(_mm256_shuffle_ps(t2, t3, 0x44), _mm256_shuffle_ps(t2, t3, 0xEE), op);
+    _mm256_storeu_ps(out, attn__avx2_vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op));
+}
+static inline float attn__avx2_vhmax(attn__avx2_v a)
+{
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline attn__avx2_vm attn__avx2_vlt(attn__avx2_v a, attn__avx2_v b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+static inline attn__avx2_vm attn__avx2_vgt(attn__avx2_v a, attn__avx2_v b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+static inline attn__avx2_v attn__avx2_vselect(attn__avx2_vm m, attn__avx2_v a, attn__avx2_v b) { return _mm256_blendv_ps(b, a, m); }
+static inline attn__avx2_v attn__avx2_vlut8_scale(const int32_t *tab, attn__avx2_v k)
+{
+    const __m256i b = _mm256_castps_si256(k);
+    const __m256i t = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(const void *)tab), b);
+    return _mm256_castsi256_ps(_mm256_add_epi32(t, _mm256_slli_epi32(b, 20)));
+}
+static inline attn__avx2_v attn__avx2_vfabs(attn__avx2_v a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+static inline attn__avx2_v attn__avx2_vor(attn__avx2_v a, attn__avx2_v b) { return _mm256_or_ps(a, b); }
+static inline int attn__avx2_vany_neg(attn__avx2_v a) { return _mm256_movemask_ps(a); }
+/* 16-bit storage, 8 elements widened on load and narrowed on store. f16 by F16C (rounding
+ * to nearest even from the immediate, whatever MXCSR says; half subnormals kept under
+ * FTZ/DAZ), when the compiler has it (-mf16c; every AVX2 CPU does): else generic.h's exact
+ * element code. bf16 by shifts: rounding adds 0x7FFF plus the kept part's lowest bit (a
+ * carry into the exponent gives the next binade or inf), a NaN gets its quiet bit. */
+#ifdef __F16C__
+#define ATTN__AVX2_HAVE_VF16 1
+static inline attn__avx2_v attn__avx2_vload_f16(const uint16_t *p)
+{
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p));
+}
+static inline void attn__avx2_vstore_f16(uint16_t *p, attn__avx2_v v)
+{
+    _mm_storeu_si128((__m128i *)(void *)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+#endif
+#define ATTN__AVX2_HAVE_VBF16 1
+static inline attn__avx2_v attn__avx2_vload_bf16(const uint16_t *p)
+{
+    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+static inline void attn__avx2_vstore_bf16(uint16_t *p, attn__avx2_v v)
+{
+    const __m256i x = _mm256_castps_si256(v);
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
+    const __m256 rne = _mm256_castsi256_ps(
+        _mm256_add_epi32(x, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7FFF))));
+    const __m256 quiet = _mm256_castsi256_ps(_mm256_or_si256(x, _mm256_set1_epi32(0x400000)));
+    const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+    __m256i r = _mm256_srli_epi32(_mm256_castps_si256(_mm256_blendv_ps(rne, quiet, nan)), 16);
+    r = _mm256_packus_epi32(r, r); /* each 128-bit lane: its 4 halves twice */
+    r = _mm256_permute4x64_epi64(r, 0x08); /* quadwords 0 and 2: the 8 halves in order */
+    _mm_storeu_si128((__m128i *)(void *)p, _mm256_castsi256_si128(r));
+}
+/* non-temporal store (p aligned to 32 bytes): writes a line without reading it first;
+ * attn__avx2_vstream_fence() before the function returns */
+#define ATTN__AVX2_HAVE_VSTREAM 1
+static inline void attn__avx2_vstream(float *p, attn__avx2_v v) { _mm256_stream_ps(p, v); }
+static inline void attn__avx2_vstream_fence(void) { _mm_sfence(); }
+/* Transposes an 8 x 8 block: row q of dst (at dst + q * ldd) receives column q of the
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
+ * are stored in order q = 0..7, so with ldd < 8 the later rows win the overlap. */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_vtranspose_copy(const float *src, size_t lds,
+                                                     size_t rows, float *dst, size_t ldd)
+{
+    const __m256 z = _mm256_setzero_ps();
+    __m256 r0, r1, r2, r3, r4, r5, r6, r7, t0, t1, t2, t3, t4, t5, t6, t7;
+    __m256 u0, u1, u2, u3, u4, u5, u6, u7;
+    if (rows >= 8) { /* the common case: no test per row */
+        r0 = _mm256_loadu_ps(src);
+        r1 = _mm256_loadu_ps(src + lds);
+        r2 = _mm256_loadu_ps(src + 2 * lds);
+        r3 = _mm256_loadu_ps(src + 3 * lds);
+        r4 = _mm256_loadu_ps(src + 4 * lds);
+        r5 = _mm256_loadu_ps(src + 5 * lds);
+        r6 = _mm256_loadu_ps(src + 6 * lds);
+        r7 = _mm256_loadu_ps(src + 7 * lds);
+    } else {
+        r0 = rows > 0 ? _mm256_loadu_ps(src) : z;
+        r1 = rows > 1 ? _mm256_loadu_ps(src + lds) : z;
+        r2 = rows > 2 ? _mm256_loadu_ps(src + 2 * lds) : z;
+        r3 = rows > 3 ? _mm256_loadu_ps(src + 3 * lds) : z;
+        r4 = rows > 4 ? _mm256_loadu_ps(src + 4 * lds) : z;
+        r5 = rows > 5 ? _mm256_loadu_ps(src + 5 * lds) : z;
+        r6 = rows > 6 ? _mm256_loadu_ps(src + 6 * lds) : z;
+        r7 = z;
+    }
+    t0 = _mm256_unpacklo_ps(r0, r1);
+    t1 = _mm256_unpackhi_ps(r0, r1);
+    t2 = _mm256_unpacklo_ps(r2, r3);
+    t3 = _mm256_unpackhi_ps(r2, r3);
+    t4 = _mm256_unpacklo_ps(r4, r5);
+    t5 = _mm256_unpackhi_ps(r4, r5);
+    t6 = _mm256_unpacklo_ps(r6, r7);
+    t7 = _mm256_unpackhi_ps(r6, r7);
+    u0 = _mm256_shuffle_ps(t0, t2, 0x44);
+    u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    u2 = _mm256_shuffle_ps(t1, t3, 0x44);
+    u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    u4 = _mm256_shuffle_ps(t4, t6, 0x44);
+    u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    u6 = _mm256_shuffle_ps(t5, t7, 0x44);
+    u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(dst, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(dst + ldd, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(dst + 2 * ldd, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(dst + 3 * ldd, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(dst + 4 * ldd, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(dst + 5 * ldd, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(dst + 6 * ldd, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(dst + 7 * ldd, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+#endif
+/* end of simd/avx2.h */
+#elif !defined(ATTN__AVX2_FORCE_ISA) && !defined(ATTN_NO_SIMD) && defined(__aarch64__) && \
+    defined(__ARM_NEON)
+#define ATTN__AVX2_ISA_NEON 1
+/* simd/neon.h - the AArch64 NEON vector layer of attn.h (4 lanes): primitives only, the
+ * same names and contract as simd/scalar.h. Compiles on its own. */
+#ifndef ATTN_SIMD_AVX2_NEON_H
+#define ATTN_SIMD_AVX2_NEON_H
+#include <arm_neon.h>
+#include <string.h>
+
+#define ATTN__AVX2_ISA_NAME "neon"
+#define ATTN__AVX2_VW 4
+
+#ifdef ATTN_USE_SLEEF
+#include <sleef.h>
+/* SLEEF's 1-ulp exp for this width */
+#define attn__avx2_vsleef_exp(x) Sleef_expf4_u10advsimd(x)
+#endif
+
+typedef float32x4_t attn__avx2_v;
+typedef uint32x4_t attn__avx2_vm;
+
+static inline attn__avx2_v attn__avx2_vzero(void) { return vdupq_n_f32(0.0f); }
+static inline attn__avx2_v attn__avx2_vset1(float a) { return vdupq_n_f32(a); }
+static inline attn__avx2_v attn__avx2_vload(const float *p) { return vld1q_f32(p); }
+static inline void attn__avx2_vstore(float *p, attn__avx2_v v) { vst1q_f32(p, v); }
+static inline attn__avx2_v attn__avx2_vload_part(const float *p, size_t n, float fill)
+{
+    float t[4] = {fill, fill, fill, fill};
+    memcpy(t, p, n * sizeof(float));
+    return vld1q_f32(t);
+}
+static inline void attn__avx2_vstore_part(float *p, attn__avx2_v v, size_t n)
+{
+    float t[4];
+    vst1q_f32(t, v);
+    memcpy(p, t, n * sizeof(float));
+}
+static inline attn__avx2_v attn__avx2_vadd(attn__avx2_v a, attn__avx2_v b) { return vaddq_f32(a, b); }
+static inline attn__avx2_v attn__avx2_vsub(attn__avx2_v a, attn__avx2_v b) { return vsubq_f32(a, b); }
+static inline attn__avx2_v attn__avx2_vmul(attn__avx2_v a, attn__avx2_v b) { return vmulq_f32(a, b); }
+static inline attn__avx2_v attn__avx2_vdiv(attn__avx2_v a, attn__avx2_v b) { return vdivq_f32(a, b); }
+static inline attn__avx2_v attn__avx2_vsqrt(attn__avx2_v a) { return vsqrtq_f32(a); }
+static inline attn__avx2_v attn__avx2_vfma(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c) { return vfmaq_f32(c, a, b); }
+static inline attn__avx2_v attn__avx2_vfma_exact(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c) { return vfmaq_f32(c, a, b); }
+static inline attn__avx2_v attn__avx2_vmax(attn__avx2_v a, attn__avx2_v b) { return vmaxq_f32(a, b); }
+static inline attn__avx2_v attn__avx2_vmin(attn__avx2_v a, attn__avx2_v b) { return vminq_f32(a, b); }
+static inline float attn__avx2_vhsum(attn__avx2_v a) { return vaddvq_f32(a); }
+static inline float attn__avx2_vhmax(attn__avx2_v a) { return vmaxvq_f32(a); }
+static inline attn__avx2_vm attn__avx2_vlt(attn__avx2_v a, attn__avx2_v b) { return vcltq_f32(a, b); }
+static inline attn__avx2_vm attn__avx2_vgt(attn__avx2_v a, attn__avx2_v b) { return vcgtq_f32(a, b); }
+static inline attn__avx2_v attn__avx2_vselect(attn__avx2_vm m, attn__avx2_v a, attn__avx2_v b) { return vbslq_f32(m, a, b); }
+/* the lookup by tbl: lane index j = bits & 7 becomes the byte indices 4j .. 4j + 3 */
+static inline attn__avx2_v attn__avx2_vlut8_scale(const int32_t *tab, attn__avx2_v k)
+{
+    const uint32x4_t b = vreinterpretq_u32_f32(k);
+    const uint32x4_t idx = vmlaq_n_u32(vdupq_n_u32(0x03020100u), vandq_u32(b, vdupq_n_u32(7u)), 0x04040404u);
+    uint8x16x2_t t;
+    t.val[0] = vld1q_u8((const uint8_t *)(const void *)tab);
+    t.val[1] = vld1q_u8((const uint8_t *)(const void *)tab + 16);
+    return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_u8(vqtbl2q_u8(t, vreinterpretq_u8_u32(idx))),
+                                           vshlq_n_u32(b, 20)));
+}
+static inline attn__avx2_v attn__avx2_vfabs(attn__avx2_v a) { return vabsq_f32(a); }
+static inline attn__avx2_v attn__avx2_vor(attn__avx2_v a, attn__avx2_v b)
+{
+    return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)));
+}
+static inline int attn__avx2_vany_neg(attn__avx2_v a) { return vmaxvq_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 31)) != 0; }
+/* 16-bit storage, 4 elements widened on load and narrowed on store. f16 by the AArch64
+ * conversions (fcvtl, fcvtn: half subnormals kept whatever FPCR.FZ says; rounding by
+ * FPCR, to nearest even by default). bf16 by shifts: rounding adds 0x7FFF plus the kept
+ * part's lowest bit (a carry into the exponent gives the next binade or inf), a NaN gets
+ * its quiet bit. */
+#define ATTN__AVX2_HAVE_VF16 1
+static inline attn__avx2_v attn__avx2_vload_f16(const uint16_t *p)
+{
+    return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)));
+}
+static inline void attn__avx2_vstore_f16(uint16_t *p, attn__avx2_v v)
+{
+    vst1_u16(p, vreinterpret_u16_f16(vcvt_f16_f32(v)));
+}
+#define ATTN__AVX2_HAVE_VBF16 1
+static inline attn__avx2_v attn__avx2_vload_bf16(const uint16_t *p)
+{
+    return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16));
+}
+static inline void attn__avx2_vstore_bf16(uint16_t *p, attn__avx2_v v)
+{
+    const uint32x4_t x = vreinterpretq_u32_f32(v);
+    const uint32x4_t lsb = vandq_u32(vshrq_n_u32(x, 16), vdupq_n_u32(1));
+    const uint32x4_t rne = vaddq_u32(x, vaddq_u32(lsb, vdupq_n_u32(0x7FFF)));
+    const uint32x4_t quiet = vorrq_u32(x, vdupq_n_u32(0x400000));
+    vst1_u16(p, vshrn_n_u32(vbslq_u32(vceqq_f32(v, v), rne, quiet), 16));
+}
+/* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
+ * are stored in order q = 0..3, so with ldd < 4 the later rows win the overlap. */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_vtranspose_copy(const float *src, size_t lds,
+                                                     size_t rows, float *dst, size_t ldd)
+{
+    const float32x4_t z = vdupq_n_f32(0.0f);
+    const float32x4_t r0 = rows > 0 ? vld1q_f32(src) : z;
+    const float32x4_t r1 = rows > 1 ? vld1q_f32(src + lds) : z;
+    const float32x4_t r2 = rows > 2 ? vld1q_f32(src + 2 * lds) : z;
+    const float32x4_t r3 = rows > 3 ? vld1q_f32(src + 3 * lds) : z;
+    const float32x4_t t0 = vtrn1q_f32(r0, r1), t1 = vtrn2q_f32(r0, r1);
+    const float32x4_t t2 = vtrn1q_f32(r2, r3), t3 = vtrn2q_f32(r2, r3);
+    vst1q_f32(dst, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
+    vst1q_f32(dst + ldd, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+    vst1q_f32(dst + 2 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
+    vst1q_f32(dst + 3 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+}
+#endif
+/* end of simd/neon.h */
+#else
+#define ATTN__AVX2_ISA_SCALAR 1
+/* simd/scalar.h - the portable one-lane vector layer of attn.h: primitives only.
+ * Every ISA file defines the same names: the vector type attn__avx2_v (ATTN__AVX2_VW floats), its
+ * mask type attn__avx2_vm, and the primitives below; simd/generic.h derives the rest once.
+ * Contract every ISA keeps: attn__avx2_vmax(a, b) and attn__avx2_vmin(a, b) return b when b is NaN
+ * (x86's maxps/minps rule; NEON propagates any NaN). Compiles on its own. */
+#ifndef ATTN_SIMD_AVX2_SCALAR_H
+#define ATTN_SIMD_AVX2_SCALAR_H
+#include <math.h>
+#include <string.h>
+
+#define ATTN__AVX2_ISA_NAME "scalar"
+#define ATTN__AVX2_VW 1
+
+typedef float attn__avx2_v;
+typedef int attn__avx2_vm;
+
+static inline attn__avx2_v attn__avx2_vzero(void) { return 0.0f; }
+static inline attn__avx2_v attn__avx2_vset1(float a) { return a; }
+static inline attn__avx2_v attn__avx2_vload(const float *p) { return *p; }
+static inline void attn__avx2_vstore(float *p, attn__avx2_v v) { *p = v; }
+/* n < ATTN__AVX2_VW lanes from p, the rest `fill`; never touches memory past p + n. */
+static inline attn__avx2_v attn__avx2_vload_part(const float *p, size_t n, float fill)
+{
+    (void)p; (void)n;
+    return fill; /* n is always 0 here: one lane has no partial vectors */
+}
+static inline void attn__avx2_vstore_part(float *p, attn__avx2_v v, size_t n) { (void)p; (void)v; (void)n; }
+static inline attn__avx2_v attn__avx2_vadd(attn__avx2_v a, attn__avx2_v b) { return a + b; }
+static inline attn__avx2_v attn__avx2_vsub(attn__avx2_v a, attn__avx2_v b) { return a - b; }
+static inline attn__avx2_v attn__avx2_vmul(attn__avx2_v a, attn__avx2_v b) { return a * b; }
+static inline attn__avx2_v attn__avx2_vdiv(attn__avx2_v a, attn__avx2_v b) { return a / b; }
+static inline attn__avx2_v attn__avx2_vsqrt(attn__avx2_v a) { return sqrtf(a); }
+/* a * b + c: fused where the target has a fast fma (FP_FAST_FMAF), else two roundings
+ * (a libm fmaf call per element would make the scalar path slower than a naive loop) */
+#ifdef FP_FAST_FMAF
+static inline attn__avx2_v attn__avx2_vfma(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c) { return fmaf(a, b, c); }
+#else
+static inline attn__avx2_v attn__avx2_vfma(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c) { return a * b + c; }
+#endif
+/* a * b + c with one rounding, always (error terms need it) */
+static inline attn__avx2_v attn__avx2_vfma_exact(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c) { return fmaf(a, b, c); }
+static inline attn__avx2_v attn__avx2_vmax(attn__avx2_v a, attn__avx2_v b) { return a > b ? a : b; }
+static inline attn__avx2_v attn__avx2_vmin(attn__avx2_v a, attn__avx2_v b) { return a < b ? a : b; }
+static inline float attn__avx2_vhsum(attn__avx2_v a) { return a; }
+static inline float attn__avx2_vhmax(attn__avx2_v a) { return a; }
+static inline attn__avx2_vm attn__avx2_vlt(attn__avx2_v a, attn__avx2_v b) { return a < b; }
+static inline attn__avx2_vm attn__avx2_vgt(attn__avx2_v a, attn__avx2_v b) { return a > b; }
+/* m ? a : b, lane by lane */
+static inline attn__avx2_v attn__avx2_vselect(attn__avx2_vm m, attn__avx2_v a, attn__avx2_v b) { return m ? a : b; }
+/* The float whose bits are tab[bits(k) & 7] + (bits(k) << 20), lane by lane (wrapping):
+ * with bits(k) = c + 8m + j, c a multiple of 2^12 (the exp's rounding shifter 1.5 * 2^23)
+ * and tab[j] = bits(2^(j/8)) - (j << 20), this is 2^(j/8) * 2^m when that is normal.
+ * AVX2: vpermd; NEON: tbl; here an array index. */
+static inline attn__avx2_v attn__avx2_vlut8_scale(const int32_t *tab, attn__avx2_v k)
+{
+    uint32_t b;
+    memcpy(&b, &k, 4);
+    b = (uint32_t)tab[b & 7u] + (b << 20);
+    memcpy(&k, &b, 4);
+    return k;
+}
+/* |a| (clears the sign bit) */
+static inline attn__avx2_v attn__avx2_vfabs(attn__avx2_v a) { return fabsf(a); }
+/* bitwise or of the lanes' bits */
+static inline attn__avx2_v attn__avx2_vor(attn__avx2_v a, attn__avx2_v b)
+{
+    uint32_t u, v;
+    memcpy(&u, &a, 4);
+    memcpy(&v, &b, 4);
+    u |= v;
+    memcpy(&a, &u, 4);
+    return a;
+}
+/* nonzero when some lane has its sign bit set (-0 and negative NaNs included) */
+static inline int attn__avx2_vany_neg(attn__avx2_v a) { return signbit(a) != 0; }
+/* Transposes an ATTN__AVX2_VW x ATTN__AVX2_VW block from src (row i at src + i * lds; rows >= `rows`
+ * are zero and never read) to dst (row q at dst + q * ldd); one lane: a copy. */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_vtranspose_copy(const float *src, size_t lds,
+                                                     size_t rows, float *dst, size_t ldd)
+{
+    (void)lds; (void)ldd;
+    *dst = rows > 0 ? *src : 0.0f;
+}
+#endif
+/* end of simd/scalar.h */
+#ifdef ATTN_USE_SLEEF
+#undef ATTN_USE_SLEEF /* the scalar path keeps the library's exp */
+#endif
+#endif
+
+/* simd/generic.h - vector operations derived once from an ISA file's primitives, each
+ * behind the ISA's "has it natively" flag where one exists. Compiles on its own (with the
+ * scalar layer unless an ISA file was included first). */
+#ifndef ATTN_SIMD_AVX2_GENERIC_H
+#define ATTN_SIMD_AVX2_GENERIC_H
+#ifndef ATTN__AVX2_VW
+#endif
+#include <string.h>
+
+/* the least lane of a */
+static inline float attn__avx2_vhmin(attn__avx2_v a) { return -attn__avx2_vhmax(attn__avx2_vsub(attn__avx2_vzero(), a)); }
+
+#ifndef ATTN__AVX2_HAVE_VHRED8
+/* out[k] = the sum (op 0), max (1) or min (2) of v[k]'s lanes, k < 8 (ISAs without a
+ * batched tree: one by one) */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_vhred8(const attn__avx2_v *v, float *out, int op)
+{
+    int k;
+    for (k = 0; k < 8; k++)
+        out[k] = op == 0 ? attn__avx2_vhsum(v[k]) : op == 1 ? attn__avx2_vhmax(v[k]) : attn__avx2_vhmin(v[k]);
+}
+#endif
+
+#ifndef ATTN__AVX2_HAVE_VSTREAM
+/* ISAs without a non-temporal store (or whose cores stream full-line writes themselves) */
+#define ATTN__AVX2_HAVE_VSTREAM 0
+static inline void attn__avx2_vstream(float *p, attn__avx2_v v) { attn__avx2_vstore(p, v); }
+static inline void attn__avx2_vstream_fence(void) {}
+#endif
+
+
+/* the lanes' maximum / minimum of four vectors */
+static ATTN__AVX2_FORCE_INLINE attn__avx2_v attn__avx2_vmax4(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c, attn__avx2_v d)
+{
+    return attn__avx2_vmax(attn__avx2_vmax(a, b), attn__avx2_vmax(c, d));
+}
+static ATTN__AVX2_FORCE_INLINE attn__avx2_v attn__avx2_vmin4(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c, attn__avx2_v d)
+{
+    return attn__avx2_vmin(attn__avx2_vmin(a, b), attn__avx2_vmin(c, d));
+}
+
+/* ---- 16-bit storage: f16 (IEEE binary16) and bf16 (the top half of a float) ------------ */
+
+/* One element each way, exact, by bit manipulation: the scalar path's conversions and the
+ * fallback of an ISA without a vector one. Bit for bit what F16C and AArch64 give: f16 ->
+ * f32 exact, a signaling NaN quieted; f32 -> f16 rounded to nearest even, inf from 65520
+ * up, subnormals kept, a NaN quiet with the top 10 bits of its payload. */
+static inline float attn__avx2_f16_to_f32(uint16_t h)
+{
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, m = h & 0x3FFu;
+    uint32_t e = (uint32_t)(h >> 10) & 0x1Fu, x, sub = m;
+    float f;
+    if (e == 0x1Fu) { /* inf, NaN (quieted) */
+        x = sign | 0x7F800000u | m << 13 | (m ? 0x400000u : 0u);
+    } else if (e != 0) { /* normal: rebias 15 -> 127 */
+        x = sign | (e + 112u) << 23 | m << 13;
+    } else if (m == 0) {
+        x = sign;
+    } else { /* subnormal m 2^-24: normalized, a normal float */
+        for (e = 113; !(sub & 0x400u); e--) sub <<= 1;
+        x = sign | e << 23 | (sub & 0x3FFu) << 13;
+    }
+    memcpy(&f, &x, 4);
+    return f;
+}
+static inline uint16_t attn__avx2_f32_to_f16(float f)
+{
+    uint32_t x, a, e, m, s, r, rem, half, sign;
+    memcpy(&x, &f, 4);
+    sign = x >> 16 & 0x8000u;
+    a = x & 0x7FFFFFFFu;
+    if (a > 0x7F800000u) return (uint16_t)(sign | 0x7E00u | (a >> 13 & 0x3FFu)); /* NaN */
+    if (a >= 0x477FF000u) return (uint16_t)(sign | 0x7C00u); /* 65520 and up: inf */
+    if (a >= 0x38800000u) { /* normal half: rebias 127 -> 15, drop 13 bits to nearest even */
+        a -= 0x38000000u;
+        return (uint16_t)(sign | (a + 0xFFFu + (a >> 13 & 1u)) >> 13);
+    }
+    if (a <= 0x33000000u) return (uint16_t)sign; /* up to 2^-25, half the least subnormal */
+    e = a >> 23; /* 102 .. 112: subnormal half, (1.m 2^(e-127)) / 2^-24 rounded */
+    m = (a & 0x7FFFFFu) | 0x800000u;
+    s = 126u - e; /* 14 .. 24 */
+    r = m >> s;
+    rem = m & ((1u << s) - 1u);
+    half = 1u << (s - 1u);
+    r += rem > half || (rem == half && (r & 1u));
+    return (uint16_t)(sign | r);
+}
+/* bf16: the top half of a float; rounding adds 0x7FFF plus the kept part's lowest bit (a
+ * carry into the exponent gives the next binade or inf); a NaN gets its quiet bit. */
+static inline float attn__avx2_bf16_to_f32(uint16_t h)
+{
+    const uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+static inline uint16_t attn__avx2_f32_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)(x >> 16 | 0x40u);
+    return (uint16_t)((x + 0x7FFFu + (x >> 16 & 1u)) >> 16);
+}
+
+/* ATTN__AVX2_VW elements from 16 bits to a vector and back (ISAs without them natively: one by
+ * one through the element conversions above). */
+#ifndef ATTN__AVX2_HAVE_VF16
+static inline attn__avx2_v attn__avx2_vload_f16(const uint16_t *p)
+{
+    float t[ATTN__AVX2_VW];
+    size_t k;
+    for (k = 0; k < ATTN__AVX2_VW; k++) t[k] = attn__avx2_f16_to_f32(p[k]);
+    return attn__avx2_vload(t);
+}
+static inline void attn__avx2_vstore_f16(uint16_t *p, attn__avx2_v v)
+{
+    float t[ATTN__AVX2_VW];
+    size_t k;
+    attn__avx2_vstore(t, v);
+    for (k = 0; k < ATTN__AVX2_VW; k++) p[k] = attn__avx2_f32_to_f16(t[k]);
+}
+#endif
+#ifndef ATTN__AVX2_HAVE_VBF16
+static inline attn__avx2_v attn__avx2_vload_bf16(const uint16_t *p)
+{
+    float t[ATTN__AVX2_VW];
+    size_t k;
+    for (k = 0; k < ATTN__AVX2_VW; k++) t[k] = attn__avx2_bf16_to_f32(p[k]);
+    return attn__avx2_vload(t);
+}
+static inline void attn__avx2_vstore_bf16(uint16_t *p, attn__avx2_v v)
+{
+    float t[ATTN__AVX2_VW];
+    size_t k;
+    attn__avx2_vstore(t, v);
+    for (k = 0; k < ATTN__AVX2_VW; k++) p[k] = attn__avx2_f32_to_bf16(t[k]);
+}
+#endif
+/* n < ATTN__AVX2_VW elements (the other lanes 0 on load; nothing past p + n touched) */
+static inline attn__avx2_v attn__avx2_vload_f16_part(const uint16_t *p, size_t n)
+{
+    uint16_t t[ATTN__AVX2_VW] = {0};
+    memcpy(t, p, n * sizeof *t);
+    return attn__avx2_vload_f16(t);
+}
+static inline void attn__avx2_vstore_f16_part(uint16_t *p, attn__avx2_v v, size_t n)
+{
+    uint16_t t[ATTN__AVX2_VW];
+    attn__avx2_vstore_f16(t, v);
+    memcpy(p, t, n * sizeof *t);
+}
+static inline attn__avx2_v attn__avx2_vload_bf16_part(const uint16_t *p, size_t n)
+{
+    uint16_t t[ATTN__AVX2_VW] = {0};
+    memcpy(t, p, n * sizeof *t);
+    return attn__avx2_vload_bf16(t);
+}
+static inline void attn__avx2_vstore_bf16_part(uint16_t *p, attn__avx2_v v, size_t n)
+{
+    uint16_t t[ATTN__AVX2_VW];
+    attn__avx2_vstore_bf16(t, v);
+    memcpy(p, t, n * sizeof *t);
+}
+
+#endif
+/* end of simd/generic.h */
+
+#if defined(ATTN__AVX2_ISA_AVX512)
+/* simd/mm_12x32_avx512.h - attn.h's AVX-512 matmul microkernel: a 12 x 32 tile.
+ * Compiles on its own (with simd/avx512.h). */
+#ifndef ATTN_SIMD_AVX2_MM_12X32_AVX512_H
+#define ATTN_SIMD_AVX2_MM_12X32_AVX512_H
+
+/* The matmul microkernel (see attn.h's matmul section): a 12 x 32 register tile, 24 zmm
+ * accumulators, two B vectors and one broadcast A value per row and step (27 of the 32 zmm
+ * registers). acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain in p
+ * order, A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (32 readable floats per
+ * row). All 12 rows are computed and written. Then by mode: 0 c = acc; 1 c = alpha * acc,
+ * then + beta * c by one fma when beta != 0 (beta = 0 never reads c); 2 c =
+ * fma(alpha, acc, c). */
+#define ATTN__AVX2_MR 12
+#define ATTN__AVX2_NR 32
+#define ATTN__AVX2_UKR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+#define ATTN__AVX2_UKR_DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = c##i##0;
+    ATTN__AVX2_UKR_ROWS(ATTN__AVX2_UKR_DECL)
+#undef ATTN__AVX2_UKR_DECL
+    __m512 b0, b1, t;
+    size_t p;
+    (void)rows;
+    for (p = kc; p > 0; p--) {
+        b0 = _mm512_loadu_ps(b);
+        b1 = _mm512_loadu_ps(b + 16);
+#define ATTN__AVX2_UKR_ROW(i)                                                                    \
+        t = _mm512_set1_ps(a[(i) * ars]);                                                   \
+        c##i##0 = _mm512_fmadd_ps(t, b0, c##i##0);                                          \
+        c##i##1 = _mm512_fmadd_ps(t, b1, c##i##1);
+        ATTN__AVX2_UKR_ROWS(ATTN__AVX2_UKR_ROW)
+#undef ATTN__AVX2_UKR_ROW
+        a += acs;
+        b += ldb;
+    }
+    {
+        /* alpha = 1: 1 * acc is acc and fma(1, acc, c) is acc + c, bit for bit */
+        const int one = alpha == 1.0f;
+        const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#define ATTN__AVX2_UKR_OUT1(cp, x)                                                               \
+    if (mode == 0 || (mode == 1 && one && beta == 0.0f)) _mm512_storeu_ps(cp, x);          \
+    else if (mode == 2 && one) _mm512_storeu_ps(cp, _mm512_add_ps(x, _mm512_loadu_ps(cp))); \
+    else if (mode == 2) _mm512_storeu_ps(cp, _mm512_fmadd_ps(va, x, _mm512_loadu_ps(cp)));  \
+    else if (beta != 0.0f)                                                                  \
+        _mm512_storeu_ps(cp, _mm512_fmadd_ps(vb, _mm512_loadu_ps(cp), _mm512_mul_ps(va, x))); \
+    else _mm512_storeu_ps(cp, _mm512_mul_ps(va, x));
+#define ATTN__AVX2_UKR_OUT(i)                                                                    \
+    {                                                                                       \
+        float *cr = c + (i) * ldc;                                                          \
+        ATTN__AVX2_UKR_OUT1(cr, c##i##0)                                                         \
+        ATTN__AVX2_UKR_OUT1(cr + 16, c##i##1)                                                    \
+    }
+        ATTN__AVX2_UKR_ROWS(ATTN__AVX2_UKR_OUT)
+#undef ATTN__AVX2_UKR_OUT
+#undef ATTN__AVX2_UKR_OUT1
+    }
+}
+#undef ATTN__AVX2_UKR_ROWS
+#endif
+/* end of simd/mm_12x32_avx512.h */
+#elif defined(ATTN__AVX2_ISA_AVX2)
+/* simd/mm_6x16_avx2.h - attn.h's AVX2+FMA matmul microkernel: a 6 x 16 tile.
+ * Compiles on its own (with simd/avx2.h). */
+#ifndef ATTN_SIMD_AVX2_MM_6X16_AVX2_H
+#define ATTN_SIMD_AVX2_MM_6X16_AVX2_H
+
+/* The matmul microkernel (the one per-ISA kernel, see attn.h's matmul section): a 6 x 16
+ * register tile, 12 ymm accumulators, two B vectors and one broadcast A value per step
+ * (15 of the 16 ymm registers). acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one
+ * fma chain in p order, A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (16
+ * readable floats per row). Only the first `rows` rows (a constant once inlined: 2, 4 or
+ * 6) are computed and written. Then by mode: 0 c = acc; 1 c = alpha * acc, then + beta * c
+ * by one fma when beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
+#define ATTN__AVX2_MR 6
+#define ATTN__AVX2_NR 16
+#define ATTN__AVX2_MM_UKR_ROWS 1 /* the rows argument is honoured: edge kernels pay less */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    __m256 b0, b1, t;
+    size_t p = kc;
+#define ATTN__AVX2_UKR_ROW(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        t = _mm256_broadcast_ss(a + (i) * ars);                                             \
+        c##i##0 = _mm256_fmadd_ps(t, b0, c##i##0);                                          \
+        c##i##1 = _mm256_fmadd_ps(t, b1, c##i##1);                                          \
+    }
+#define ATTN__AVX2_UKR_STEP()                                                                    \
+    b0 = _mm256_loadu_ps(b);                                                                \
+    b1 = _mm256_loadu_ps(b + 8);                                                            \
+    ATTN__AVX2_UKR_ROW(0) ATTN__AVX2_UKR_ROW(1) ATTN__AVX2_UKR_ROW(2)                                      \
+    ATTN__AVX2_UKR_ROW(3) ATTN__AVX2_UKR_ROW(4) ATTN__AVX2_UKR_ROW(5)                                      \
+    a += acs;                                                                               \
+    b += ldb
+    /* not unrolled: gcc then allocates registers cleanly (no copies); unrolled by 4 it
+     * measured 8% slower on Zen 4, and the loop overhead hides behind the FMAs anyway */
+    for (; p > 0; p--) {
+        ATTN__AVX2_UKR_STEP();
+    }
+#undef ATTN__AVX2_UKR_STEP
+#undef ATTN__AVX2_UKR_ROW
+    {
+        /* alpha = 1: 1 * acc is acc and fma(1, acc, c) is acc + c, bit for bit; the plain
+         * store and the add leave the FMA pipes to the next tile */
+        const int one = alpha == 1.0f;
+        const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+#define ATTN__AVX2_UKR_OUT1(cp, x)                                                               \
+    if (mode == 0 || (mode == 1 && one && beta == 0.0f)) _mm256_storeu_ps(cp, x);          \
+    else if (mode == 2 && one) _mm256_storeu_ps(cp, _mm256_add_ps(x, _mm256_loadu_ps(cp))); \
+    else if (mode == 2) _mm256_storeu_ps(cp, _mm256_fmadd_ps(va, x, _mm256_loadu_ps(cp)));  \
+    else if (beta != 0.0f)                                                                  \
+        _mm256_storeu_ps(cp, _mm256_fmadd_ps(vb, _mm256_loadu_ps(cp), _mm256_mul_ps(va, x))); \
+    else _mm256_storeu_ps(cp, _mm256_mul_ps(va, x));
+#define ATTN__AVX2_UKR_OUT(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        float *cr = c + (i) * ldc;                                                          \
+        ATTN__AVX2_UKR_OUT1(cr, c##i##0)                                                         \
+        ATTN__AVX2_UKR_OUT1(cr + 8, c##i##1)                                                     \
+    }
+        ATTN__AVX2_UKR_OUT(0) ATTN__AVX2_UKR_OUT(1) ATTN__AVX2_UKR_OUT(2)
+        ATTN__AVX2_UKR_OUT(3) ATTN__AVX2_UKR_OUT(4) ATTN__AVX2_UKR_OUT(5)
+#undef ATTN__AVX2_UKR_OUT
+#undef ATTN__AVX2_UKR_OUT1
+    }
+}
+#endif
+/* end of simd/mm_6x16_avx2.h */
+#elif defined(ATTN__AVX2_ISA_NEON)
+/* simd/mm_8x12_neon.h - attn.h's AArch64 NEON matmul microkernel: an 8 x 12 tile.
+ * Compiles on its own (with simd/neon.h). */
+#ifndef ATTN_SIMD_AVX2_MM_8X12_NEON_H
+#define ATTN_SIMD_AVX2_MM_8X12_NEON_H
+
+/* The matmul microkernel (the one per-ISA kernel, see attn.h's matmul section): an 8 x 12
+ * register tile, 24 q accumulators, three B vectors and eight A values (two q registers,
+ * used by lane) per step. acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain
+ * in p order, A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (12 readable floats
+ * per row). All 8 rows are computed and written whatever `rows`. Then by mode: 0 c = acc; 1 c = alpha * acc, then + beta * c by one fma when
+ * beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
+#define ATTN__AVX2_MR 8
+#define ATTN__AVX2_NR 12
+#define ATTN__AVX2_UKR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+#define ATTN__AVX2_UKR_DECL(i) float32x4_t c##i##0 = vdupq_n_f32(0.0f), c##i##1 = c##i##0, c##i##2 = c##i##0;
+    ATTN__AVX2_UKR_ROWS(ATTN__AVX2_UKR_DECL)
+#undef ATTN__AVX2_UKR_DECL
+    size_t p;
+    (void)rows;
+    if (ars == 1) { /* the sliver's A values are contiguous: two vector loads, fma by lane */
+        for (p = 0; p < kc; p++, a += acs, b += ldb) {
+            const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8);
+            const float32x4_t a0 = vld1q_f32(a), a1 = vld1q_f32(a + 4);
+#define ATTN__AVX2_UKR_LANE(i, av, l)                                                            \
+    c##i##0 = vfmaq_laneq_f32(c##i##0, b0, av, l);                                           \
+    c##i##1 = vfmaq_laneq_f32(c##i##1, b1, av, l);                                           \
+    c##i##2 = vfmaq_laneq_f32(c##i##2, b2, av, l);
+            ATTN__AVX2_UKR_LANE(0, a0, 0) ATTN__AVX2_UKR_LANE(1, a0, 1) ATTN__AVX2_UKR_LANE(2, a0, 2)
+            ATTN__AVX2_UKR_LANE(3, a0, 3) ATTN__AVX2_UKR_LANE(4, a1, 0) ATTN__AVX2_UKR_LANE(5, a1, 1)
+            ATTN__AVX2_UKR_LANE(6, a1, 2) ATTN__AVX2_UKR_LANE(7, a1, 3)
+#undef ATTN__AVX2_UKR_LANE
+        }
+    } else {
+        for (p = 0; p < kc; p++, a += acs, b += ldb) {
+            const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8);
+#define ATTN__AVX2_UKR_N(i)                                                                      \
+    {                                                                                       \
+        const float x = a[(i) * ars];                                                       \
+        c##i##0 = vfmaq_n_f32(c##i##0, b0, x);                                               \
+        c##i##1 = vfmaq_n_f32(c##i##1, b1, x);                                               \
+        c##i##2 = vfmaq_n_f32(c##i##2, b2, x);                                               \
+    }
+            ATTN__AVX2_UKR_ROWS(ATTN__AVX2_UKR_N)
+#undef ATTN__AVX2_UKR_N
+        }
+    }
+    {
+        const float32x4_t va = vdupq_n_f32(alpha), vb = vdupq_n_f32(beta);
+#define ATTN__AVX2_UKR_OUT1(cp, x)                                                               \
+    if (mode == 0) vst1q_f32(cp, x);                                                        \
+    else if (mode == 2) vst1q_f32(cp, vfmaq_f32(vld1q_f32(cp), va, x));                     \
+    else if (beta != 0.0f) vst1q_f32(cp, vfmaq_f32(vmulq_f32(va, x), vb, vld1q_f32(cp)));   \
+    else vst1q_f32(cp, vmulq_f32(va, x));
+#define ATTN__AVX2_UKR_OUT(i)                                                                    \
+    {                                                                                       \
+        float *cr = c + (i) * ldc;                                                          \
+        ATTN__AVX2_UKR_OUT1(cr, c##i##0) ATTN__AVX2_UKR_OUT1(cr + 4, c##i##1) ATTN__AVX2_UKR_OUT1(cr + 8, c##i##2) \
+    }
+        ATTN__AVX2_UKR_ROWS(ATTN__AVX2_UKR_OUT)
+#undef ATTN__AVX2_UKR_OUT
+#undef ATTN__AVX2_UKR_OUT1
+    }
+}
+#undef ATTN__AVX2_UKR_ROWS
+#endif
+/* end of simd/mm_8x12_neon.h */
+#else
+/* simd/mm_4xnr.h - attn.h's generic matmul microkernel over the vector layer: a
+ * 4 x (4 * ATTN__AVX2_VW) tile (the scalar path's). Compiles on its own. */
+#ifndef ATTN_SIMD_AVX2_MM_4XNR_H
+#define ATTN_SIMD_AVX2_MM_4XNR_H
+
+/* the generic microkernel over the vector layer: a 4 x (4 * ATTN__AVX2_VW) tile */
+#define ATTN__AVX2_MR 4
+#define ATTN__AVX2_NR (4 * ATTN__AVX2_VW)
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+    attn__avx2_v acc[ATTN__AVX2_MR][4];
+    const attn__avx2_v va = attn__avx2_vset1(alpha), vb = attn__avx2_vset1(beta);
+    size_t i, v, p;
+    (void)rows; /* all ATTN__AVX2_MR rows are computed and written */
+    for (i = 0; i < ATTN__AVX2_MR; i++)
+        for (v = 0; v < 4; v++) acc[i][v] = attn__avx2_vzero();
+    for (p = 0; p < kc; p++, a += acs, b += ldb) {
+        const attn__avx2_v b0 = attn__avx2_vload(b), b1 = attn__avx2_vload(b + ATTN__AVX2_VW);
+        const attn__avx2_v b2 = attn__avx2_vload(b + 2 * ATTN__AVX2_VW), b3 = attn__avx2_vload(b + 3 * ATTN__AVX2_VW);
+        for (i = 0; i < ATTN__AVX2_MR; i++) {
+            const attn__avx2_v t = attn__avx2_vset1(a[i * ars]);
+            acc[i][0] = attn__avx2_vfma(t, b0, acc[i][0]);
+            acc[i][1] = attn__avx2_vfma(t, b1, acc[i][1]);
+            acc[i][2] = attn__avx2_vfma(t, b2, acc[i][2]);
+            acc[i][3] = attn__avx2_vfma(t, b3, acc[i][3]);
+        }
+    }
+    for (i = 0; i < ATTN__AVX2_MR; i++)
+        for (v = 0; v < 4; v++) {
+            float *cp = c + i * ldc + v * ATTN__AVX2_VW;
+            if (mode == 0) attn__avx2_vstore(cp, acc[i][v]);
+            else if (mode == 2) attn__avx2_vstore(cp, attn__avx2_vfma(va, acc[i][v], attn__avx2_vload(cp)));
+            else if (beta != 0.0f)
+                attn__avx2_vstore(cp, attn__avx2_vfma(vb, attn__avx2_vload(cp), attn__avx2_vmul(va, acc[i][v])));
+            else attn__avx2_vstore(cp, attn__avx2_vmul(va, acc[i][v]));
+        }
+}
+#endif
+/* end of simd/mm_4xnr.h */
+#endif
+#endif
+/* end of simd/simd.h */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ATTN__AVX2_MAX_ELEMS ((size_t)PTRDIFF_MAX / sizeof(float))
+#define ATTN__AVX2_ALIGN 64
+
+/* ---- status, identification ---------------------------------------------------------- */
+
+static ATTN__MAYBE_UNUSED const char *attn__avx2_attn_status_string(attn_status status)
+{
+    switch (status) {
+    case ATTN_OK: return "ok";
+    case ATTN_ERR_NULL: return "null pointer";
+    case ATTN_ERR_SIZE: return "zero or inconsistent size";
+    case ATTN_ERR_LD: return "leading dimension or stride smaller than its row";
+    case ATTN_ERR_WORKSPACE: return "workspace missing or too small";
+    case ATTN_ERR_OVERFLOW: return "sizes overflow the address space";
+    case ATTN_ERR_ARG: return "invalid argument value";
+    }
+    return "unknown status";
+}
+
+static ATTN__MAYBE_UNUSED const char *attn__avx2_attn_isa(void) { return ATTN__AVX2_ISA_NAME; }
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_use_isa(const char *name)
+{
+    return !name || strcmp(name, "auto") == 0 || strcmp(name, ATTN__AVX2_ISA_NAME) == 0
+               ? ATTN_OK
+               : ATTN_ERR_ARG;
+}
+
+static ATTN__MAYBE_UNUSED const char *attn__avx2_attn_exp_impl(void)
+{
+#ifdef ATTN_USE_SLEEF
+    return "sleef";
+#else
+    return "attn";
+#endif
+}
+
+/* ---- argument checks ----------------------------------------------------------------- */
+
+/* a * b, or SIZE_MAX when it exceeds `limit` */
+static size_t attn__avx2_mul_lim(size_t a, size_t b, size_t limit)
+{
+    if (a != 0 && b > limit / a) return (size_t)-1;
+    return a * b;
+}
+
+/* Adds a * b to *acc; returns 0 when the result would exceed ATTN__AVX2_MAX_ELEMS. */
+static int attn__avx2_extent_add(size_t *acc, size_t a, size_t b)
+{
+    size_t t = attn__avx2_mul_lim(a, b, ATTN__AVX2_MAX_ELEMS);
+    if (t > ATTN__AVX2_MAX_ELEMS || *acc > ATTN__AVX2_MAX_ELEMS - t) return 0;
+    *acc += t;
+    return 1;
+}
+
+/* rows x n matrix with leading dimension ld */
+static attn_status attn__avx2_check_mat(size_t rows, size_t n, size_t ld)
+{
+    size_t ext = n;
+    if (rows == 0 || n == 0) return ATTN_ERR_SIZE;
+    if (ld < n) return ATTN_ERR_LD;
+    if (n > ATTN__AVX2_MAX_ELEMS || !attn__avx2_extent_add(&ext, rows - 1, ld)) return ATTN_ERR_OVERFLOW;
+    return ATTN_OK;
+}
+
+static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
+/* end of src/base.h */
+/* src/config.h - every tunable of the implementation, one block per instruction set.
+ * Sizes are in floats unless stated. The microkernels' shapes (ATTN__AVX2_MR x ATTN__AVX2_NR) are
+ * not tunables: they come with the microkernel (simd/mm_*.h). */
+
+/* ---- shared by every ISA ---- */
+/* Sums over rows are blocked so that rounding grows with n / block + block, not n. */
+#define ATTN__AVX2_SUM_BLOCK (64 * ATTN__AVX2_VW)
+/* Row operations (norms) reduce a batch of rows at once (attn__avx2_vhred8 takes 8). */
+#define ATTN__AVX2_NORM_BATCH 8
+/* Norm rows up to this long take their output pass per batch; longer, right after each
+ * row's sums. */
+#define ATTN__AVX2_NORM_BATCHED 512
+/* Matmul: NN products with n at most this read A in place, one MR-row sliver at a time
+ * against the whole packed B panel (no copy of A, whose elements are used n / NR times). */
+#define ATTN__AVX2_MM_DIRECT_N (32 * ATTN__AVX2_NR)
+/* Matmul: floats of A or C past which software prefetching pays (twice a common L2). */
+#define ATTN__AVX2_MM_FAR (512 * 1024)
+/* Matmul: packed op(B) up to this size is packed whole (NN, n <= DIRECT_N): the panel
+ * stays in L2 and each A sliver streams through all of k. */
+#define ATTN__AVX2_MM_WHOLE_B (128 * 1024)
+/* Attention: query tiles with fewer rows take the rows (decode) path. */
+#define ATTN__AVX2_FUSED_MIN 12
+/* Softmax: bytes of input past which a call is far out of the caches: y is then written
+ * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
+#define ATTN__AVX2_SM_FAR ((size_t)32 << 20)
+/* Softmax: floats of that stack scratch (16 KiB); longer rows keep normal stores. */
+#define ATTN__AVX2_SM_SCRATCH 4096
+
+#if ATTN__AVX2_VW == 16 /* ---- AVX-512 ---- */
+#define ATTN__AVX2_MM_KC 256
+#define ATTN__AVX2_MM_MC (16 * ATTN__AVX2_MR)
+#define ATTN__AVX2_MM_NC (128 * ATTN__AVX2_NR)
+#define ATTN__AVX2_TQ 192
+#define ATTN__AVX2_TK 128
+#define ATTN__AVX2_SM_SHORT 4
+#elif ATTN__AVX2_VW == 8 /* ---- AVX2 ---- */
+#define ATTN__AVX2_MM_KC 256            /* depth of a chunk: a KC x NR B sliver stays in L1 */
+#define ATTN__AVX2_MM_MC (24 * ATTN__AVX2_MR) /* rows of op(A) per packed block (L2) */
+#define ATTN__AVX2_MM_NC (255 * ATTN__AVX2_NR) /* columns of op(B) per packed panel (L3) */
+#define ATTN__AVX2_TQ 192               /* attention: query rows per tile (a multiple of MR) */
+#define ATTN__AVX2_TK 128               /* attention: keys per tile (a multiple of NR) */
+#define ATTN__AVX2_SM_SHORT 8           /* softmax: rows of up to this many vectors in registers */
+#elif ATTN__AVX2_VW == 4 /* ---- NEON ---- */
+#define ATTN__AVX2_MM_KC 256
+#define ATTN__AVX2_MM_MC (24 * ATTN__AVX2_MR)
+#define ATTN__AVX2_MM_NC (255 * ATTN__AVX2_NR)
+#define ATTN__AVX2_TQ 192
+#define ATTN__AVX2_TK 132
+#define ATTN__AVX2_SM_SHORT 8
+#else /* ---- scalar ---- */
+#define ATTN__AVX2_MM_KC 256
+#define ATTN__AVX2_MM_MC (24 * ATTN__AVX2_MR)
+#define ATTN__AVX2_MM_NC (255 * ATTN__AVX2_NR)
+#define ATTN__AVX2_TQ 192
+#define ATTN__AVX2_TK 128
+#define ATTN__AVX2_SM_SHORT 8
+#endif
+
+#if ATTN__AVX2_TQ % ATTN__AVX2_MR != 0 || ATTN__AVX2_TK % ATTN__AVX2_NR != 0
+#error "ATTN__AVX2_TQ and ATTN__AVX2_TK must be multiples of the microkernel's ATTN__AVX2_MR and ATTN__AVX2_NR"
+#endif
+/* end of src/config.h */
+/* src/exp.h - the vector exp behind softmax, attention and the activations. */
+
+/* The exp: e^x = 2^(k/8) e^r, k = round(8 x / ln2), r = x - k ln2/8 (Cody-Waite, two
+ * constants, the first of 13 bits: k ln2/8 and r exact even without a fused fma), |r| <= ln2/16. 2^(k/8) =
+ * 2^(j/8) 2^m (k = 8m + j) comes from an 8-entry table by a per-ISA lookup
+ * (attn__avx2_vlut8_scale: vpermd, tbl, an index) that also adds m to the exponent bits, and
+ * e^r = 1 + p(r), p(r) = r (c1 + c2 r + c3 r^2) (minimax for the relative error over
+ * |r| <= 0.0434: 2.5e-8), so e^x = fma(s, p, s). The table entries are 2^(j/8) as float
+ * bits minus j << 20, so that adding bits(z) << 20, z = 8x/ln2 + 1.5 * 2^23 (the rounding
+ * shifter, whose low 12 bits are zero), adds m << 23. Max error 1.4 ulp measured over
+ * every float (tests/test_exp.c). No special case costs anything in the common case:
+ * for |x| <= ATTN__AVX2_EXP_FAST (2^m is normal, the result at least FLT_MIN and finite) the
+ * fast path is exact as written, and a NaN flows through it (r is NaN, so is fma(s, p, s));
+ * a vector with a lane outside takes attn__avx2_vexp_slow. */
+static const int32_t attn__avx2_exp2_8[8] = {1065353216, 1065063874, 1064843248, 1064697559,
+                                        1064633587, 1064658730, 1064781053, 1065009351};
+#define ATTN__AVX2_EXP_FAST 87.3f
+
+/* e^(hi + lo), lo tiny relative to 1 (it carries the rounding error of hi; has_lo = 0:
+ * none). half: the scale is 2^(j/8) 2^(m-1) where hi > 0, the result doubled, so that
+ * arguments up to the overflow threshold (m = 128) stay finite (the slow path's). */
+static ATTN__AVX2_FORCE_INLINE attn__avx2_v attn__avx2_vexp_core(attn__avx2_v hi, attn__avx2_v lo, int has_lo, int half)
+{
+    const attn__avx2_v shifter = attn__avx2_vset1(12582912.0f); /* 1.5 * 2^23: round to nearest */
+    attn__avx2_v z = attn__avx2_vfma(hi, attn__avx2_vset1(11.54156017303466796875f), shifter); /* 8/ln2 */
+    attn__avx2_v k = attn__avx2_vsub(z, shifter), r, p, sc, res;
+    r = attn__avx2_vfma(k, attn__avx2_vset1(-0.086639404296875f), hi); /* 13 bits: exact, fma or not */
+    r = attn__avx2_vfma(k, attn__avx2_vset1(-3.993272912339307e-06f), r);
+    if (has_lo) r = attn__avx2_vadd(r, lo);
+    p = attn__avx2_vfma(attn__avx2_vset1(1.666429103e-01f), r, attn__avx2_vset1(5.000650357e-01f));
+    p = attn__avx2_vfma(p, r, attn__avx2_vset1(1.000000049e+00f));
+    p = attn__avx2_vmul(p, r);
+    if (half) {
+        const attn__avx2_vm pos = attn__avx2_vgt(hi, attn__avx2_vzero());
+        z = attn__avx2_vsub(z, attn__avx2_vselect(pos, attn__avx2_vset1(8.0f), attn__avx2_vzero()));
+        sc = attn__avx2_vlut8_scale(attn__avx2_exp2_8, z);
+        res = attn__avx2_vfma(sc, p, sc);
+        return attn__avx2_vmul(res, attn__avx2_vselect(pos, attn__avx2_vset1(2.0f), attn__avx2_vset1(1.0f)));
+    }
+    sc = attn__avx2_vlut8_scale(attn__avx2_exp2_8, z);
+    return attn__avx2_vfma(sc, p, sc);
+}
+
+/* Any lane of |hi| (NaN aside) beyond the fast path's range? */
+static inline int attn__avx2_vexp_out(attn__avx2_v hi)
+{
+    return attn__avx2_vany_neg(attn__avx2_vsub(attn__avx2_vset1(ATTN__AVX2_EXP_FAST), attn__avx2_vfabs(hi)));
+}
+
+/* Every lane, out of range included: hi above the overflow threshold gives +inf, below
+ * ln(FLT_MIN) 0, a NaN NaN. With flush, results below FLT_MIN (the few arguments just
+ * above ln(FLT_MIN) whose result rounds under it) are 0; without, the caller flushes. */
+static attn__avx2_v attn__avx2_vexp_slow(attn__avx2_v hi, attn__avx2_v lo, int has_lo, int flush)
+{
+    attn__avx2_v res = attn__avx2_vexp_core(hi, lo, has_lo, 1);
+    if (flush) res = attn__avx2_vselect(attn__avx2_vlt(res, attn__avx2_vset1(FLT_MIN)), attn__avx2_vzero(), res);
+    res = attn__avx2_vselect(attn__avx2_vlt(hi, attn__avx2_vset1(-87.33654475f)), attn__avx2_vzero(), res);
+    /* the largest x with e^x < FLT_MAX */
+    return attn__avx2_vselect(attn__avx2_vgt(hi, attn__avx2_vset1(88.72283172607421875f)), attn__avx2_vset1(INFINITY), res);
+}
+
+/* exp(hi + lo) for |lo| tiny relative to 1 (lo carries the rounding error of hi), with
+ * the special cases above; flush as for attn__avx2_vexp_slow (the fast path's results are all
+ * at least FLT_MIN). */
+static inline attn__avx2_v attn__avx2_vexp_lo(attn__avx2_v hi, attn__avx2_v lo, int flush)
+{
+    if (!attn__avx2_vexp_out(hi)) return attn__avx2_vexp_core(hi, lo, 1, 0);
+    return attn__avx2_vexp_slow(hi, lo, 1, flush);
+}
+
+#ifdef ATTN_USE_SLEEF
+/* SLEEF's 1-ulp exp for the ISA, then the library's guarantee: below FLT_MIN is 0 */
+static inline attn__avx2_v attn__avx2_vexp_sleef(attn__avx2_v x)
+{
+    attn__avx2_v r = attn__avx2_vsleef_exp(x);
+    return attn__avx2_vselect(attn__avx2_vlt(r, attn__avx2_vset1(FLT_MIN)), attn__avx2_vzero(), r);
+}
+#endif
+
+static inline attn__avx2_v attn__avx2_vexp(attn__avx2_v x)
+{
+#ifdef ATTN_USE_SLEEF
+    return attn__avx2_vexp_sleef(x);
+#else
+    if (!attn__avx2_vexp_out(x)) return attn__avx2_vexp_core(x, x, 0, 0);
+    return attn__avx2_vexp_slow(x, x, 0, 1);
+#endif
+}
+
+static float attn__avx2_expf(float x)
+{
+    float t[ATTN__AVX2_VW];
+    attn__avx2_vstore(t, attn__avx2_vexp(attn__avx2_vset1(x)));
+    return t[0];
+}
+/* end of src/exp.h */
+/* ---- storage types: f32, f16, bf16 arrays converted ---------------------------------- */
+
+static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_dtype_size(attn_dtype type)
+{
+    switch (type) {
+    case ATTN_F32: return 4;
+    case ATTN_F16: return 2;
+    case ATTN_BF16: return 2;
+    }
+    return 0;
+}
+
+/* ATTN__AVX2_VW elements of type t at element i of p, widened to floats (t: a constant after
+ * inlining, so each conversion loop below is specialized) */
+static ATTN__AVX2_FORCE_INLINE attn__avx2_v attn__avx2_vload_dt(attn_dtype t, const void *p, size_t i)
+{
+    if (t == ATTN_F16) return attn__avx2_vload_f16((const uint16_t *)p + i);
+    if (t == ATTN_BF16) return attn__avx2_vload_bf16((const uint16_t *)p + i);
+    return attn__avx2_vload((const float *)p + i);
+}
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_vstore_dt(attn_dtype t, void *p, size_t i, attn__avx2_v v)
+{
+    if (t == ATTN_F16) attn__avx2_vstore_f16((uint16_t *)p + i, v);
+    else if (t == ATTN_BF16) attn__avx2_vstore_bf16((uint16_t *)p + i, v);
+    else attn__avx2_vstore((float *)p + i, v);
+}
+/* the same for n < ATTN__AVX2_VW elements (nothing past element i + n touched) */
+static ATTN__AVX2_FORCE_INLINE attn__avx2_v attn__avx2_vload_dt_part(attn_dtype t, const void *p, size_t i,
+                                                      size_t n)
+{
+    if (t == ATTN_F16) return attn__avx2_vload_f16_part((const uint16_t *)p + i, n);
+    if (t == ATTN_BF16) return attn__avx2_vload_bf16_part((const uint16_t *)p + i, n);
+    return attn__avx2_vload_part((const float *)p + i, n, 0.0f);
+}
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_vstore_dt_part(attn_dtype t, void *p, size_t i, attn__avx2_v v,
+                                                    size_t n)
+{
+    if (t == ATTN_F16) attn__avx2_vstore_f16_part((uint16_t *)p + i, v, n);
+    else if (t == ATTN_BF16) attn__avx2_vstore_bf16_part((uint16_t *)p + i, v, n);
+    else attn__avx2_vstore_part((float *)p + i, v, n);
+}
+
+/* n elements from src (type st) to dst (type dt), a vector at a time: each vector is read
+ * before it is written, so dst == src with types of one size is safe. */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_convert_run(attn_dtype dt, void *dst, attn_dtype st,
+                                                 const void *src, size_t n)
+{
+    size_t i;
+    for (i = 0; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW)
+        attn__avx2_vstore_dt(dt, dst, i, attn__avx2_vload_dt(st, src, i));
+    if (i < n) attn__avx2_vstore_dt_part(dt, dst, i, attn__avx2_vload_dt_part(st, src, i, n - i), n - i);
+}
+
+/* Do the byte ranges [a, a + na) and [b, b + nb), both non-empty, share a byte? */
+static int attn__avx2_bytes_overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return x < y ? y - x < na : x - y < nb;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type,
+                                  const void *src, size_t n)
+{
+    const size_t ds = attn__avx2_attn_dtype_size(dst_type), ss = attn__avx2_attn_dtype_size(src_type);
+    if (!dst || !src) return ATTN_ERR_NULL;
+    if (!ds || !ss) return ATTN_ERR_ARG;
+    if (n == 0) return ATTN_OK;
+    if (n > (size_t)PTRDIFF_MAX / (ds > ss ? ds : ss)) return ATTN_ERR_OVERFLOW;
+    if (!(dst == src && ds == ss) && attn__avx2_bytes_overlap(dst, n * ds, src, n * ss))
+        return ATTN_ERR_ARG;
+    if (dst_type == src_type) {
+        if (dst != src) memcpy(dst, src, n * ds);
+    } else if (src_type == ATTN_F32) {
+        if (dst_type == ATTN_F16) attn__avx2_convert_run(ATTN_F16, dst, ATTN_F32, src, n);
+        else attn__avx2_convert_run(ATTN_BF16, dst, ATTN_F32, src, n);
+    } else if (dst_type == ATTN_F32) {
+        if (src_type == ATTN_F16) attn__avx2_convert_run(ATTN_F32, dst, ATTN_F16, src, n);
+        else attn__avx2_convert_run(ATTN_F32, dst, ATTN_BF16, src, n);
+    } else if (src_type == ATTN_F16) {
+        attn__avx2_convert_run(ATTN_BF16, dst, ATTN_F16, src, n);
+    } else {
+        attn__avx2_convert_run(ATTN_F16, dst, ATTN_BF16, src, n);
+    }
+    return ATTN_OK;
+}
+/* end of src/convert.h */
+/* src/softmax.h - attn__avx2_attn_softmax.
+ *
+ * Every row: its extreme (attn__avx2_row_extreme), then its frame (attn__avx2_softmax_frame), the
+ * exps with their sum, and the normalizing pass. Two strategies compute exactly that, with
+ * the same operations in the same order, so a row's bits never depend on the path:
+ *  - short rows (up to ATTN__AVX2_SM_SHORT vectors) stay in registers: x read once after the
+ *    extreme, the exps and their sum unrolled, one range test for the whole row, y
+ *    written once (attn__avx2_softmax_short);
+ *  - longer rows: the exp pass writes the exps and sums them (attn__avx2_softmax_body), then the
+ *    normalizing pass (attn__avx2_softmax_out). Calls far out of the caches keep a row's exps in
+ *    a stack scratch and write y by non-temporal stores (8 bytes of memory traffic per
+ *    element instead of 12), prefetching the rows ahead.
+ */
+
+/* Rows whose extreme (max x for s >= 0, min x for s < 0) is not finite: all -inf after
+ * scaling -> zeros; entries that are +inf after scaling share 1; any NaN -> NaN. Rare,
+ * so scalar. */
+static void attn__avx2_softmax_special(const float *x, float *y, size_t n, float s)
+{
+    size_t i, count = 0;
+    int has_nan = 0;
+    for (i = 0; i < n; i++) {
+        if (x[i] != x[i] || (s == 0 && isinf(x[i]))) has_nan = 1; /* 0 * inf */
+        if (isinf(x[i]) && x[i] * s > 0) count++;
+    }
+    for (i = 0; i < n; i++)
+        y[i] = has_nan ? NAN : (count && isinf(x[i]) && x[i] * s > 0) ? 1.0f / (float)count : 0.0f;
+}
+
+/* The argument of softmax's exp, carried as hi + lo (lo: the rounding error of hi), in
+ * one of two frames; softmax promises 1e-6 relative error at any input magnitude.
+ * Shifted (any row): s (x - xm), xm the row's extreme (max x for s >= 0, min x for s < 0),
+ * hi <= 0 (or NaN); x - xm is split exactly (2Sum), then scaled (the product's error by
+ * fma). Unshifted (rows where sm = s xm is in [0, 80 - ln n]): s x itself, since
+ * e^(s x) / sum e^(s x) is the same softmax; every e^(s x) <= e^sm and their sum stay far
+ * from overflow, and an e^(s x) that underflows has e^(s x - sm) < FLT_MIN too, so the
+ * results are those of the shifted frame. mode: ATTN__AVX2_SM_ANY computes either frame (the
+ * unshifted one with xm = 0, where the 2Sum is exact and lo is the product's error alone);
+ * ATTN__AVX2_SM_UNSHIFTED and ATTN__AVX2_SM_UNIT (s = 1: hi = x, no lo) compute the unshifted frame
+ * with fewer operations and the same results. Every product here has a non-additive use as
+ * well, so a compiler contracting a*b+c into fma (-ffp-contract=fast) cannot fold it. */
+#define ATTN__AVX2_SM_ANY 0
+#define ATTN__AVX2_SM_UNSHIFTED 1
+#define ATTN__AVX2_SM_UNIT 2
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_softmax_arg(attn__avx2_v x, attn__avx2_v s, attn__avx2_v xm, int mode,
+                                                 attn__avx2_v *hi_out, attn__avx2_v *lo_out)
+{
+    attn__avx2_v hi = x, lo = x, bb, h;
+    if (mode == ATTN__AVX2_SM_ANY) {
+        hi = attn__avx2_vsub(x, xm);
+        bb = attn__avx2_vsub(hi, x);
+        lo = attn__avx2_vsub(attn__avx2_vsub(x, attn__avx2_vsub(hi, bb)), attn__avx2_vadd(xm, bb));
+        h = attn__avx2_vmul(hi, s);
+        lo = attn__avx2_vfma(lo, s, attn__avx2_vfma_exact(hi, s, attn__avx2_vsub(attn__avx2_vzero(), h)));
+        hi = h;
+    } else if (mode == ATTN__AVX2_SM_UNSHIFTED) {
+        hi = attn__avx2_vmul(x, s);
+        lo = attn__avx2_vfma_exact(x, s, attn__avx2_vsub(attn__avx2_vzero(), hi));
+    }
+    *hi_out = hi;
+    *lo_out = lo;
+}
+
+/* e^(hi + lo) for softmax, any argument: below FLT_MIN not flushed (softmax flushes after
+ * normalizing). With SLEEF: e^(hi+lo) = e^hi (1 + lo) to far below an ulp, as |lo| <=
+ * ulp(hi) / 2. */
+static ATTN__AVX2_FORCE_INLINE attn__avx2_v attn__avx2_softmax_exp_any(attn__avx2_v hi, attn__avx2_v lo, int has_lo)
+{
+#ifdef ATTN_USE_SLEEF
+    const attn__avx2_v tiny = attn__avx2_vset1(FLT_MIN);
+    attn__avx2_v e0 = attn__avx2_vexp_sleef(hi), e = has_lo ? attn__avx2_vfma(e0, lo, e0) : e0;
+    return attn__avx2_vselect(attn__avx2_vlt(e0, tiny), attn__avx2_vzero(), e); /* hi = -inf: lo is NaN */
+#else
+    return attn__avx2_vexp_slow(hi, lo, has_lo, 0);
+#endif
+}
+
+/* k vectors of softmax's exps e^(hi + lo) from x into y, every argument allowed: the slow
+ * path, out of line so that the fast loop keeps its registers. */
+static void attn__avx2_softmax_slow(const float *x, float *y, size_t k, attn__avx2_v vs, attn__avx2_v vm,
+                               int mode)
+{
+    size_t j;
+    for (j = 0; j < k; j++) {
+        attn__avx2_v hi, lo;
+        attn__avx2_softmax_arg(attn__avx2_vload(x + j * ATTN__AVX2_VW), vs, vm, mode, &hi, &lo);
+        attn__avx2_vstore(y + j * ATTN__AVX2_VW, attn__avx2_softmax_exp_any(hi, lo, mode != ATTN__AVX2_SM_UNIT));
+    }
+}
+
+/* max (want_max) or min of x[0..n) */
+static float attn__avx2_row_extreme(const float *x, size_t n, int want_max)
+{
+    const float fill = want_max ? -INFINITY : INFINITY;
+    attn__avx2_v m0 = attn__avx2_vset1(fill), m1 = m0, m2 = m0, m3 = m0;
+    size_t i = 0;
+    if (want_max) {
+        for (; i + 4 * ATTN__AVX2_VW <= n; i += 4 * ATTN__AVX2_VW) {
+            m0 = attn__avx2_vmax(m0, attn__avx2_vload(x + i));
+            m1 = attn__avx2_vmax(m1, attn__avx2_vload(x + i + ATTN__AVX2_VW));
+            m2 = attn__avx2_vmax(m2, attn__avx2_vload(x + i + 2 * ATTN__AVX2_VW));
+            m3 = attn__avx2_vmax(m3, attn__avx2_vload(x + i + 3 * ATTN__AVX2_VW));
+        }
+        for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW) m0 = attn__avx2_vmax(m0, attn__avx2_vload(x + i));
+        if (i < n) m1 = attn__avx2_vmax(m1, attn__avx2_vload_part(x + i, n - i, fill));
+        return attn__avx2_vhmax(attn__avx2_vmax4(m0, m1, m2, m3));
+    }
+    for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW) m0 = attn__avx2_vmin(m0, attn__avx2_vload(x + i));
+    if (i < n) m0 = attn__avx2_vmin(m0, attn__avx2_vload_part(x + i, n - i, fill));
+    return attn__avx2_vhmin(m0);
+}
+
+
+/* A row's frame (see attn__avx2_softmax_arg) and the fast exp's least argument thr: when every
+ * argument is at least thr (the frame's largest argument - 87 + ln n), every exp divided by
+ * the row's sum (at most n times the largest) is at least FLT_MIN, so nothing needs
+ * flushing. */
+typedef struct {
+    attn__avx2_v vs, vm, thr; /* the scale, the extreme subtracted (0 unshifted), thr */
+    int unshifted;
+} attn__avx2_sm_frame;
+
+/* The frame of a row whose extreme m is finite; n = 1 is shifted, which gives exactly 1. */
+static ATTN__AVX2_FORCE_INLINE attn__avx2_sm_frame attn__avx2_softmax_frame(float m, float s, float lnn,
+                                                             size_t n)
+{
+    const float sm = s * m;
+    const int unshifted = sm >= 0.0f && sm <= 80.0f - lnn && n > 1;
+    attn__avx2_sm_frame f;
+    f.vs = attn__avx2_vset1(s);
+    f.vm = attn__avx2_vset1(unshifted ? 0.0f : m);
+    f.thr = attn__avx2_vset1((unshifted ? sm : 0.0f) - 87.0f + lnn);
+    f.unshifted = unshifted;
+    return f;
+}
+
+/* The exp pass of one row in frame f (mode: see attn__avx2_softmax_arg, a constant): the exps
+ * into e, returns their sum, blocked (ATTN__AVX2_SUM_BLOCK) with two accumulators in a fixed
+ * order. Four vectors at a time take the fast exp when their least argument is at least
+ * f->thr (a NaN, which the minimum may pass over, gives NaN on either path), else the slow
+ * one, and *flush is set (results under FLT_MIN are then flushed after normalizing); the
+ * partial vector at the row's end, padded with the extreme, always the slow one. xn (or
+ * NULL): a later row of x to prefetch. */
+static ATTN__AVX2_FORCE_INLINE float attn__avx2_softmax_body(const float *x, float *e, size_t n,
+                                                   const attn__avx2_sm_frame *f, int mode,
+                                                   float m, const float *xn, int *flush)
+{
+    attn__avx2_v total = attn__avx2_vzero(), h0, h1, h2, h3, l0, l1, l2, l3;
+    size_t i;
+    for (i = 0; i < n;) {
+        const size_t end = n - i > ATTN__AVX2_SUM_BLOCK ? i + ATTN__AVX2_SUM_BLOCK : n;
+        attn__avx2_v a0 = attn__avx2_vzero(), a1 = a0;
+        for (; i + 4 * ATTN__AVX2_VW <= end; i += 4 * ATTN__AVX2_VW) {
+            if (xn) {
+                ATTN__AVX2_PREFETCH(xn + i);
+                ATTN__AVX2_PREFETCH(xn + i + 4 * ATTN__AVX2_VW - 1);
+            }
+            attn__avx2_softmax_arg(attn__avx2_vload(x + i), f->vs, f->vm, mode, &h0, &l0);
+            attn__avx2_softmax_arg(attn__avx2_vload(x + i + ATTN__AVX2_VW), f->vs, f->vm, mode, &h1, &l1);
+            attn__avx2_softmax_arg(attn__avx2_vload(x + i + 2 * ATTN__AVX2_VW), f->vs, f->vm, mode, &h2, &l2);
+            attn__avx2_softmax_arg(attn__avx2_vload(x + i + 3 * ATTN__AVX2_VW), f->vs, f->vm, mode, &h3, &l3);
+#ifndef ATTN_USE_SLEEF
+            if (!attn__avx2_vany_neg(attn__avx2_vsub(attn__avx2_vmin4(h0, h1, h2, h3), f->thr))) {
+                h0 = attn__avx2_vexp_core(h0, l0, mode != ATTN__AVX2_SM_UNIT, 0);
+                h1 = attn__avx2_vexp_core(h1, l1, mode != ATTN__AVX2_SM_UNIT, 0);
+                h2 = attn__avx2_vexp_core(h2, l2, mode != ATTN__AVX2_SM_UNIT, 0);
+                h3 = attn__avx2_vexp_core(h3, l3, mode != ATTN__AVX2_SM_UNIT, 0);
+                attn__avx2_vstore(e + i, h0);
+                attn__avx2_vstore(e + i + ATTN__AVX2_VW, h1);
+                attn__avx2_vstore(e + i + 2 * ATTN__AVX2_VW, h2);
+                attn__avx2_vstore(e + i + 3 * ATTN__AVX2_VW, h3);
+            } else
+#endif
+            {
+                attn__avx2_softmax_slow(x + i, e + i, 4, f->vs, f->vm, mode);
+                *flush = 1;
+                h0 = attn__avx2_vload(e + i);
+                h1 = attn__avx2_vload(e + i + ATTN__AVX2_VW);
+                h2 = attn__avx2_vload(e + i + 2 * ATTN__AVX2_VW);
+                h3 = attn__avx2_vload(e + i + 3 * ATTN__AVX2_VW);
+            }
+            /* two accumulators, not four: with the exp's constants, four spill */
+            a0 = attn__avx2_vadd(a0, attn__avx2_vadd(h0, h1));
+            a1 = attn__avx2_vadd(a1, attn__avx2_vadd(h2, h3));
+        }
+        for (; i + ATTN__AVX2_VW <= end; i += ATTN__AVX2_VW) {
+            attn__avx2_softmax_arg(attn__avx2_vload(x + i), f->vs, f->vm, mode, &h0, &l0);
+#ifndef ATTN_USE_SLEEF
+            if (!attn__avx2_vany_neg(attn__avx2_vsub(h0, f->thr))) {
+                h0 = attn__avx2_vexp_core(h0, l0, mode != ATTN__AVX2_SM_UNIT, 0);
+            } else
+#endif
+            {
+                h0 = attn__avx2_softmax_exp_any(h0, l0, mode != ATTN__AVX2_SM_UNIT);
+                *flush = 1;
+            }
+            attn__avx2_vstore(e + i, h0);
+            a0 = attn__avx2_vadd(a0, h0);
+        }
+        if (i < end) { /* only at the row's end */
+            const size_t t = end - i;
+            attn__avx2_softmax_arg(attn__avx2_vload_part(x + i, t, m), f->vs, f->vm, mode, &h0, &l0);
+            attn__avx2_vstore_part(e + i, attn__avx2_softmax_exp_any(h0, l0, mode != ATTN__AVX2_SM_UNIT), t);
+            *flush = 1;
+            a1 = attn__avx2_vadd(a1, attn__avx2_vload_part(e + i, t, 0.0f));
+            i = end;
+        }
+        total = attn__avx2_vadd(total, attn__avx2_vadd(a0, a1));
+    }
+    return attn__avx2_vhsum(total);
+}
+
+/* One row's exps into e (y, or a scratch) and their sum: returns the flush flag for
+ * attn__avx2_softmax_out, or -1 when the row's extreme is not finite (its results are then
+ * attn__avx2_softmax_special's). lnn: ln n, rounded up; xn: see attn__avx2_softmax_body. */
+static ATTN__AVX2_NOINLINE int attn__avx2_softmax_exps(const float *x, float *e, size_t n, float s,
+                                             float lnn, const float *xn, float *sum)
+{
+    const float m = attn__avx2_row_extreme(x, n, s >= 0); /* where s x is largest */
+    attn__avx2_sm_frame f;
+    int flush = 0;
+#ifdef ATTN_USE_SLEEF
+    flush = 1;
+#endif
+    if (!attn__avx2_finite(m)) return -1;
+    f = attn__avx2_softmax_frame(m, s, lnn, n);
+    if (f.unshifted && s == 1.0f) *sum = attn__avx2_softmax_body(x, e, n, &f, ATTN__AVX2_SM_UNIT, m, xn, &flush);
+    else *sum = attn__avx2_softmax_body(x, e, n, &f, ATTN__AVX2_SM_ANY, m, xn, &flush);
+    return flush;
+}
+
+/* v / sum for the normalizing pass, under FLT_MIN flushed to 0 when flush */
+static ATTN__AVX2_FORCE_INLINE attn__avx2_v attn__avx2_softmax_scale(attn__avx2_v v, attn__avx2_v inv, int flush)
+{
+    v = attn__avx2_vmul(v, inv);
+    return flush ? attn__avx2_vselect(attn__avx2_vlt(v, attn__avx2_vset1(FLT_MIN)), attn__avx2_vzero(), v) : v;
+}
+
+/* The normalizing pass: y = e / sum (e may be y). stream: y by non-temporal stores from its
+ * first aligned entry (the entries before it and the partial vector at the end by normal
+ * ones); the caller fences. */
+static void attn__avx2_softmax_out(const float *e, float *y, size_t n, float sum, int flush,
+                              int stream)
+{
+    const attn__avx2_v inv = attn__avx2_vset1(1.0f / sum);
+    size_t i = 0;
+    if (stream) {
+        i = (ATTN__AVX2_VW - ((uintptr_t)y / sizeof(float)) % ATTN__AVX2_VW) % ATTN__AVX2_VW;
+        if (i > n) i = n;
+        if (i) attn__avx2_vstore_part(y, attn__avx2_softmax_scale(attn__avx2_vload_part(e, i, 0.0f), inv, 1), i);
+        for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW)
+            attn__avx2_vstream(y + i, attn__avx2_softmax_scale(attn__avx2_vload(e + i), inv, flush));
+    } else if (!flush) {
+        for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW)
+            attn__avx2_vstore(y + i, attn__avx2_vmul(attn__avx2_vload(e + i), inv));
+    }
+    for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW)
+        attn__avx2_vstore(y + i, attn__avx2_softmax_scale(attn__avx2_vload(e + i), inv, 1));
+    if (i < n)
+        attn__avx2_vstore_part(y + i, attn__avx2_softmax_scale(attn__avx2_vload_part(e + i, n - i, 0.0f), inv, 1),
+                          n - i);
+}
+
+/* Rows longer than the short kernel's. far: the call is far out of the caches; the next
+ * row of x is prefetched while this one is computed (without it, a long row's max pass
+ * waits on memory with nothing to overlap it). */
+static ATTN__AVX2_NOINLINE void attn__avx2_softmax_rows_long(const float *x, size_t ldx, float *y,
+                                                   size_t ldy, size_t rows, size_t n, float s,
+                                                   float lnn, int far)
+{
+    size_t r;
+    for (r = 0; r < rows; r++) {
+        const float *const xr = x + r * ldx, *const xn = far && r + 1 < rows ? xr + ldx : NULL;
+        float *const yr = y + r * ldy;
+        float sum = 0.0f;
+        const int flush = attn__avx2_softmax_exps(xr, yr, n, s, lnn, xn, &sum);
+        if (flush < 0) attn__avx2_softmax_special(xr, yr, n, s);
+        else attn__avx2_softmax_out(yr, yr, n, sum, flush, 0);
+    }
+}
+
+/* Long rows of up to ATTN__AVX2_SM_SCRATCH far out of the caches, not in place: each row's exps
+ * into a scratch on the stack (in L1), then y from it by non-temporal stores, which write
+ * y's lines without reading them first. Out of line, so that only these calls have the
+ * scratch on their stack. */
+static ATTN__AVX2_NOINLINE void attn__avx2_softmax_rows_stream(const float *x, size_t ldx, float *y,
+                                                     size_t ldy, size_t rows, size_t n,
+                                                     float s, float lnn)
+{
+    float raw[ATTN__AVX2_SM_SCRATCH + ATTN__AVX2_VW];
+    float *const e = raw + (ATTN__AVX2_VW - ((uintptr_t)raw / sizeof(float)) % ATTN__AVX2_VW) % ATTN__AVX2_VW;
+    size_t r;
+    for (r = 0; r < rows; r++) {
+        const float *const xr = x + r * ldx, *const xn = r + 1 < rows ? xr + ldx : NULL;
+        float sum = 0.0f;
+        const int flush = attn__avx2_softmax_exps(xr, e, n, s, lnn, xn, &sum);
+        if (flush < 0) attn__avx2_softmax_special(xr, y + r * ldy, n, s);
+        else attn__avx2_softmax_out(e, y + r * ldy, n, sum, flush, 1);
+    }
+    attn__avx2_vstream_fence();
+}
+
+/* A short row's exps in registers, in the unshifted frame, from its nf whole vectors xv
+ * and, when t > 0, a partial one of t entries padded with the extreme (ev[nf], its padding
+ * lanes 0): 0 when some argument is under f->thr (the row then takes the long rows' path),
+ * else 1 with the results of attn__avx2_softmax_body (fast exps, nothing to flush). */
+static ATTN__AVX2_FORCE_INLINE int attn__avx2_softmax_short_exps(const attn__avx2_v *xv, attn__avx2_v *ev, size_t nf,
+                                                       size_t t, const attn__avx2_sm_frame *f,
+                                                       int mode)
+{
+    static const float ones[16] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f,
+                                   1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
+    attn__avx2_v hv[ATTN__AVX2_SM_SHORT + 1], lv[ATTN__AVX2_SM_SHORT + 1], lo = attn__avx2_vset1(INFINITY);
+    size_t j;
+    ATTN__AVX2_UNROLL
+    for (j = 0; j < nf; j++) {
+        attn__avx2_softmax_arg(xv[j], f->vs, f->vm, mode, hv + j, lv + j);
+        lo = attn__avx2_vmin(lo, hv[j]);
+    }
+    if (t) {
+        attn__avx2_softmax_arg(xv[nf], f->vs, f->vm, mode, hv + nf, lv + nf);
+        lo = attn__avx2_vmin(lo, hv[nf]);
+    }
+#ifdef ATTN_USE_SLEEF
+    return 0;
+#endif
+    if (attn__avx2_vany_neg(attn__avx2_vsub(lo, f->thr))) return 0;
+    ATTN__AVX2_UNROLL
+    for (j = 0; j < nf; j++) ev[j] = attn__avx2_vexp_core(hv[j], lv[j], mode != ATTN__AVX2_SM_UNIT, 0);
+    if (t) ev[nf] = attn__avx2_vmul(attn__avx2_vexp_core(hv[nf], lv[nf], mode != ATTN__AVX2_SM_UNIT, 0),
+                               attn__avx2_vload_part(ones, t, 0.0f)); /* padding: 0 */
+    return 1;
+}
+
+/* One short row of nf whole vectors (a constant after inlining) and a partial one when n
+ * is not a multiple of ATTN__AVX2_VW; the sum in attn__avx2_softmax_body's order. stream: y aligned,
+ * its whole vectors by non-temporal stores. */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_softmax_short_row(const float *x, float *y, size_t n,
+                                                       size_t nf, float s, float lnn,
+                                                       int stream)
+{
+    const size_t t = n - nf * ATTN__AVX2_VW;
+    attn__avx2_v xv[ATTN__AVX2_SM_SHORT + 1], ev[ATTN__AVX2_SM_SHORT + 1], a0 = attn__avx2_vzero(), a1 = a0, inv;
+    attn__avx2_sm_frame f;
+    size_t j;
+    float m;
+    ATTN__AVX2_UNROLL
+    for (j = 0; j < nf; j++) xv[j] = attn__avx2_vload(x + j * ATTN__AVX2_VW);
+    /* the extreme by attn__avx2_row_extreme's tree, to its bits (a NaN included) */
+    if (s >= 0) {
+        attn__avx2_v m0 = attn__avx2_vset1(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
+        ATTN__AVX2_UNROLL
+        for (j = 0; j + 4 <= nf; j += 4) {
+            m0 = attn__avx2_vmax(m0, xv[j]);
+            m1 = attn__avx2_vmax(m1, xv[j + 1]);
+            m2 = attn__avx2_vmax(m2, xv[j + 2]);
+            m3 = attn__avx2_vmax(m3, xv[j + 3]);
+        }
+        ATTN__AVX2_UNROLL
+        for (; j < nf; j++) m0 = attn__avx2_vmax(m0, xv[j]);
+        if (t) m1 = attn__avx2_vmax(m1, attn__avx2_vload_part(x + nf * ATTN__AVX2_VW, t, -INFINITY));
+        m = attn__avx2_vhmax(attn__avx2_vmax4(m0, m1, m2, m3));
+    } else {
+        attn__avx2_v m0 = attn__avx2_vset1(INFINITY);
+        ATTN__AVX2_UNROLL
+        for (j = 0; j < nf; j++) m0 = attn__avx2_vmin(m0, xv[j]);
+        if (t) m0 = attn__avx2_vmin(m0, attn__avx2_vload_part(x + nf * ATTN__AVX2_VW, t, INFINITY));
+        m = attn__avx2_vhmin(m0);
+    }
+    if (!attn__avx2_finite(m)) {
+        attn__avx2_softmax_special(x, y, n, s);
+        return;
+    }
+    if (t) xv[nf] = attn__avx2_vload_part(x + nf * ATTN__AVX2_VW, t, m);
+    ATTN__AVX2_UNROLL
+    for (j = 0; j <= nf; j++) ev[j] = a0; /* set below; for the compiler's flow analysis */
+    f = attn__avx2_softmax_frame(m, s, lnn, n);
+    if (!f.unshifted || !(s == 1.0f ? attn__avx2_softmax_short_exps(xv, ev, nf, t, &f, ATTN__AVX2_SM_UNIT)
+                                    : attn__avx2_softmax_short_exps(xv, ev, nf, t, &f, ATTN__AVX2_SM_UNSHIFTED))) {
+        attn__avx2_softmax_rows_long(x, 0, y, 0, 1, n, s, lnn, 0);
+        return;
+    }
+    ATTN__AVX2_UNROLL
+    for (j = 0; j + 4 <= nf; j += 4) {
+        a0 = attn__avx2_vadd(a0, attn__avx2_vadd(ev[j], ev[j + 1]));
+        a1 = attn__avx2_vadd(a1, attn__avx2_vadd(ev[j + 2], ev[j + 3]));
+    }
+    ATTN__AVX2_UNROLL
+    for (; j < nf; j++) a0 = attn__avx2_vadd(a0, ev[j]);
+    if (t) a1 = attn__avx2_vadd(a1, ev[nf]);
+    inv = attn__avx2_vset1(1.0f / attn__avx2_vhsum(attn__avx2_vadd(attn__avx2_vzero(), attn__avx2_vadd(a0, a1))));
+    ATTN__AVX2_UNROLL
+    for (j = 0; j < nf; j++) {
+        const attn__avx2_v v = attn__avx2_vmul(ev[j], inv);
+        if (stream) attn__avx2_vstream(y + j * ATTN__AVX2_VW, v);
+        else attn__avx2_vstore(y + j * ATTN__AVX2_VW, v);
+    }
+    if (t) attn__avx2_vstore_part(y + nf * ATTN__AVX2_VW, attn__avx2_vmul(ev[nf], inv), t);
+}
+
+/* Rows of up to ATTN__AVX2_SM_SHORT vectors: one unrolled case per count of whole vectors */
+static ATTN__AVX2_NOINLINE void attn__avx2_softmax_rows_short(const float *x, size_t ldx, float *y,
+                                                    size_t ldy, size_t rows, size_t n,
+                                                    float s, float lnn, int stream)
+{
+    size_t r;
+    switch (n / ATTN__AVX2_VW) {
+#define ATTN__AVX2_SM_CASE(k)                                                                    \
+    case k:                                                                                 \
+        for (r = 0; r < rows && (k) <= ATTN__AVX2_SM_SHORT; r++)                                 \
+            attn__avx2_softmax_short_row(x + r * ldx, y + r * ldy, n, k, s, lnn, stream);        \
+        break;
+        ATTN__AVX2_SM_CASE(1) ATTN__AVX2_SM_CASE(2) ATTN__AVX2_SM_CASE(3) ATTN__AVX2_SM_CASE(4)
+        ATTN__AVX2_SM_CASE(5) ATTN__AVX2_SM_CASE(6) ATTN__AVX2_SM_CASE(7) ATTN__AVX2_SM_CASE(8)
+#undef ATTN__AVX2_SM_CASE
+    default: break;
+    }
+    if (stream) attn__avx2_vstream_fence();
+}
+
+/* The paths of a softmax call, for tests (attn__avx2_softmax_path): ATTN__AVX2_SM_AUTO chooses by
+ * size as attn__avx2_attn_softmax does; otherwise a set of these flags. */
+#define ATTN__AVX2_SM_AUTO (-1)
+#define ATTN__AVX2_SM_FAR_PATH 1 /* the paths for calls far out of the caches */
+#define ATTN__AVX2_SM_LONG_PATH 2 /* the long rows' path even for short rows */
+
+static attn_status attn__avx2_softmax_path(const float *x, size_t ldx, float *y, size_t ldy,
+                                      size_t rows, size_t n, float scale, int path)
+{
+    attn_status st;
+    float lnn;
+    int far, stream;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__avx2_check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__avx2_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if (!attn__avx2_finite(scale)) return ATTN_ERR_ARG;
+    lnn = 1.0001f * logf((float)n); /* rounded up */
+    far = path == ATTN__AVX2_SM_AUTO ? rows * n + 1 > ATTN__AVX2_SM_FAR / sizeof(float)
+                                : (path & ATTN__AVX2_SM_FAR_PATH) != 0;
+    /* in place, y's lines are read already: normal stores */
+    stream = far && ATTN__AVX2_HAVE_VSTREAM && x != y;
+    if (n >= ATTN__AVX2_VW && n <= ATTN__AVX2_SM_SHORT * ATTN__AVX2_VW && (path < 0 || !(path & ATTN__AVX2_SM_LONG_PATH)))
+        attn__avx2_softmax_rows_short(x, ldx, y, ldy, rows, n, scale, lnn,
+                                 stream && (uintptr_t)y % (ATTN__AVX2_VW * sizeof(float)) == 0 &&
+                                     ldy % ATTN__AVX2_VW == 0);
+    else if (stream && n <= ATTN__AVX2_SM_SCRATCH)
+        attn__avx2_softmax_rows_stream(x, ldx, y, ldy, rows, n, scale, lnn);
+    else
+        attn__avx2_softmax_rows_long(x, ldx, y, ldy, rows, n, scale, lnn, far);
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_softmax(const float *x, size_t ldx, float *y, size_t ldy,
+                                  size_t rows, size_t n, float scale)
+{
+    return attn__avx2_softmax_path(x, ldx, y, ldy, rows, n, scale, ATTN__AVX2_SM_AUTO);
+}
+/* end of src/softmax.h */
+/* ---- layernorm, rmsnorm -------------------------------------------------------------- */
+
+/* Sums of a row, vectorized with four accumulators and blocked so that the rounding
+ * error grows with block + n/block terms, not n. mode 0: sum x; mode 1: sum (x-c) and
+ * sum (x-c)^2 (into *s2); mode 2: sum x^2. */
+static float attn__avx2_row_sums(const float *x, size_t n, int mode, float c, float *s2)
+{
+    const attn__avx2_v vc = attn__avx2_vset1(c);
+    attn__avx2_v t1 = attn__avx2_vzero(), t2 = attn__avx2_vzero();
+    size_t i = 0;
+    while (i < n) {
+        size_t end = n - i > ATTN__AVX2_SUM_BLOCK ? i + ATTN__AVX2_SUM_BLOCK : n;
+        attn__avx2_v a0 = attn__avx2_vzero(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        for (; i + 4 * ATTN__AVX2_VW <= end; i += 4 * ATTN__AVX2_VW) { /* four chains hide the add latency */
+            attn__avx2_v u0 = attn__avx2_vload(x + i), u1 = attn__avx2_vload(x + i + ATTN__AVX2_VW);
+            attn__avx2_v u2 = attn__avx2_vload(x + i + 2 * ATTN__AVX2_VW), u3 = attn__avx2_vload(x + i + 3 * ATTN__AVX2_VW);
+            if (mode == 1) {
+                u0 = attn__avx2_vsub(u0, vc);
+                u1 = attn__avx2_vsub(u1, vc);
+                u2 = attn__avx2_vsub(u2, vc);
+                u3 = attn__avx2_vsub(u3, vc);
+            }
+            if (mode != 2) {
+                a0 = attn__avx2_vadd(a0, u0);
+                a1 = attn__avx2_vadd(a1, u1);
+                a2 = attn__avx2_vadd(a2, u2);
+                a3 = attn__avx2_vadd(a3, u3);
+            }
+            if (mode != 0) {
+                b0 = attn__avx2_vfma(u0, u0, b0);
+                b1 = attn__avx2_vfma(u1, u1, b1);
+                b2 = attn__avx2_vfma(u2, u2, b2);
+                b3 = attn__avx2_vfma(u3, u3, b3);
+            }
+        }
+        for (; i < end; i += ATTN__AVX2_VW) {
+            size_t k = end - i;
+            attn__avx2_v u0 = k >= ATTN__AVX2_VW ? attn__avx2_vload(x + i) : attn__avx2_vload_part(x + i, k, mode == 1 ? c : 0.0f);
+            if (mode == 1) u0 = attn__avx2_vsub(u0, vc);
+            if (mode != 2) a0 = attn__avx2_vadd(a0, u0);
+            if (mode != 0) b0 = attn__avx2_vfma(u0, u0, b0);
+        }
+        i = end;
+        t1 = attn__avx2_vadd(t1, attn__avx2_vadd(attn__avx2_vadd(a0, a1), attn__avx2_vadd(a2, a3)));
+        t2 = attn__avx2_vadd(t2, attn__avx2_vadd(attn__avx2_vadd(b0, b1), attn__avx2_vadd(b2, b3)));
+    }
+    if (s2) *s2 = attn__avx2_vhsum(t2);
+    return attn__avx2_vhsum(t1);
+}
+
+/* The rare rows where float sums overflow, underflow or meet inf/NaN: in double. */
+static void attn__avx2_norm_row_double(const float *x, float *y, size_t n, const float *g,
+                                  const float *b, float eps, int rms, float *mean_out,
+                                  float *rstd_out)
+{
+    double mean = 0, var = 0, rstd, f;
+    size_t i;
+    if (!rms) {
+        for (i = 0; i < n; i++) mean += x[i];
+        mean /= (double)n;
+    }
+    for (i = 0; i < n; i++) var += ((double)x[i] - mean) * ((double)x[i] - mean);
+    var /= (double)n;
+    rstd = 1.0 / sqrt(var + eps);
+    /* var + eps = 0 (eps = 0 and a constant row, or an all-zero row for rmsnorm): every
+     * x - mean is exactly 0 here (the sums of n equal floats are exact in double), so the
+     * row normalizes to 0 (y = beta) rather than 0 * inf = NaN; rstd_out is +inf */
+    f = rstd == HUGE_VAL ? 0.0 : rstd;
+    for (i = 0; i < n; i++) {
+        double v = ((double)x[i] - mean) * f;
+        if (g) v *= g[i];
+        if (b) v += b[i];
+        y[i] = (float)v;
+    }
+    if (mean_out) *mean_out = (float)mean;
+    if (rstd_out) *rstd_out = (float)rstd;
+}
+
+/* y = ((x - c) - d) * (rstd * g) + b over a row: c + d is the mean, kept as two floats
+ * (x - c is exact for x near c); c = d = 0 and b = NULL for rmsnorm. One loop per case
+ * (gamma, beta given or not, shifted or not), two vectors a step, the tail apart. */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_norm_apply_body(const float *x, float *y, size_t n, float c,
+                                                     float d, float rstd, const float *g,
+                                                     const float *b, int shift)
+{
+    const attn__avx2_v vc = attn__avx2_vset1(c), vd = attn__avx2_vset1(d), vr = attn__avx2_vset1(rstd);
+    size_t i = 0;
+#define ATTN__AVX2_NORM_ONE(u, j)                                                                 \
+    do {                                                                                     \
+        attn__avx2_v sc_ = g ? attn__avx2_vmul(vr, attn__avx2_vload(g + (j))) : vr;                         \
+        if (shift) u = attn__avx2_vsub(attn__avx2_vsub(u, vc), vd);                                    \
+        u = b ? attn__avx2_vfma(u, sc_, attn__avx2_vload(b + (j))) : attn__avx2_vmul(u, sc_);               \
+    } while (0)
+    for (; i + 2 * ATTN__AVX2_VW <= n; i += 2 * ATTN__AVX2_VW) {
+        attn__avx2_v u0 = attn__avx2_vload(x + i), u1 = attn__avx2_vload(x + i + ATTN__AVX2_VW);
+        ATTN__AVX2_NORM_ONE(u0, i);
+        ATTN__AVX2_NORM_ONE(u1, i + ATTN__AVX2_VW);
+        attn__avx2_vstore(y + i, u0);
+        attn__avx2_vstore(y + i + ATTN__AVX2_VW, u1);
+    }
+    for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW) {
+        attn__avx2_v u0 = attn__avx2_vload(x + i);
+        ATTN__AVX2_NORM_ONE(u0, i);
+        attn__avx2_vstore(y + i, u0);
+    }
+#undef ATTN__AVX2_NORM_ONE
+    if (i < n) {
+        const size_t k = n - i;
+        attn__avx2_v u = attn__avx2_vload_part(x + i, k, 0.0f), sc = vr, bias = attn__avx2_vzero();
+        if (g) sc = attn__avx2_vmul(vr, attn__avx2_vload_part(g + i, k, 0.0f));
+        if (b) bias = attn__avx2_vload_part(b + i, k, 0.0f);
+        if (shift) u = attn__avx2_vsub(attn__avx2_vsub(u, vc), vd);
+        attn__avx2_vstore_part(y + i, attn__avx2_vfma(u, sc, bias), k);
+    }
+}
+
+static void attn__avx2_norm_apply(const float *x, float *y, size_t n, float c, float d, float rstd,
+                             const float *g, const float *b)
+{
+    const int shift = c != 0.0f || d != 0.0f;
+    if (g && b) {
+        if (shift) attn__avx2_norm_apply_body(x, y, n, c, d, rstd, g, b, 1);
+        else attn__avx2_norm_apply_body(x, y, n, c, d, rstd, g, b, 0);
+    } else if (g) {
+        if (shift) attn__avx2_norm_apply_body(x, y, n, c, d, rstd, g, NULL, 1);
+        else attn__avx2_norm_apply_body(x, y, n, c, d, rstd, g, NULL, 0);
+    } else if (b) {
+        if (shift) attn__avx2_norm_apply_body(x, y, n, c, d, rstd, NULL, b, 1);
+        else attn__avx2_norm_apply_body(x, y, n, c, d, rstd, NULL, b, 0);
+    } else {
+        if (shift) attn__avx2_norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 1);
+        else attn__avx2_norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 0);
+    }
+}
+
+static attn_status attn__avx2_norm_check(const float *x, size_t ldx, float *y, size_t ldy,
+                                    size_t rows, size_t n, float eps)
+{
+    attn_status st;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__avx2_check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__avx2_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if (!attn__avx2_finite(eps) || eps < 0) return ATTN_ERR_ARG;
+    return ATTN_OK;
+}
+
+/* The mean of x[0..32), unrolled: (x0 + x1) + (x2 + x3) in vectors */
+static float attn__avx2_norm_prefix_mean(const float *x)
+{
+    attn__avx2_v p0 = attn__avx2_vload(x), p1 = attn__avx2_vload(x + ATTN__AVX2_VW);
+    size_t i;
+    for (i = 2 * ATTN__AVX2_VW; i + 2 * ATTN__AVX2_VW <= 32; i += 2 * ATTN__AVX2_VW) {
+        p0 = attn__avx2_vadd(p0, attn__avx2_vload(x + i));
+        p1 = attn__avx2_vadd(p1, attn__avx2_vload(x + i + ATTN__AVX2_VW));
+    }
+    return attn__avx2_vhsum(attn__avx2_vadd(p0, p1)) * (1.0f / 32.0f);
+}
+
+
+/* Short rows (n <= ATTN__AVX2_NORM_SHORT: one block of attn__avx2_row_sums), K = 1 or 2 rows
+ * at once: the sums of layernorm (mode 1: c the mean of the first 32 elements, or of the
+ * row when shorter, then sum (x-c) into tv, sum (x-c)^2 into sv) or rmsnorm (mode 2: sum x^2 into sv), left as vectors for attn__avx2_vhred8 to
+ * reduce a batch's rows together; each row by the same operations in the same order, so a
+ * row's bits do not depend on its partner; two rows interleaved overlap the latencies.
+ * Longer rows: two rows' accumulators would not fit the registers (n = 256 lost 6-15% out
+ * of cache on Zen 4). */
+#define ATTN__AVX2_NORM_SHORT (ATTN__AVX2_SUM_BLOCK < 128 ? ATTN__AVX2_SUM_BLOCK : 128)
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_norm_sums_short(const float *x0, const float *x1, int K,
+                                                     size_t n, int mode, float *c,
+                                                     attn__avx2_v *tv, attn__avx2_v *sv)
+{
+    const float *xs[2];
+    attn__avx2_v vc[2], a0[2], a1[2], a2[2], a3[2], b0[2], b1[2], b2[2], b3[2];
+    size_t i;
+    int k;
+    xs[0] = x0;
+    xs[1] = x1;
+    for (k = 0; k < K; k++) {
+        if (mode == 1) { /* the prefix mean, as attn__avx2_attn_layernorm's general loop (each row's
+                          * own loads first: out of cache, reading 8 rows' prefixes ahead
+                          * of their sums halved the speed at n = 64) */
+            c[k] = n >= 32 ? attn__avx2_norm_prefix_mean(xs[k]) : attn__avx2_row_sums(xs[k], n, 0, 0.0f, NULL) / (float)n;
+        } else {
+            c[k] = 0.0f;
+        }
+        vc[k] = attn__avx2_vset1(c[k]);
+        a0[k] = a1[k] = a2[k] = a3[k] = b0[k] = b1[k] = b2[k] = b3[k] = attn__avx2_vzero();
+    }
+    for (i = 0; i + 4 * ATTN__AVX2_VW <= n; i += 4 * ATTN__AVX2_VW)
+        for (k = 0; k < K; k++) {
+            attn__avx2_v u0 = attn__avx2_vload(xs[k] + i), u1 = attn__avx2_vload(xs[k] + i + ATTN__AVX2_VW);
+            attn__avx2_v u2 = attn__avx2_vload(xs[k] + i + 2 * ATTN__AVX2_VW), u3 = attn__avx2_vload(xs[k] + i + 3 * ATTN__AVX2_VW);
+            if (mode == 1) {
+                u0 = attn__avx2_vsub(u0, vc[k]);
+                u1 = attn__avx2_vsub(u1, vc[k]);
+                u2 = attn__avx2_vsub(u2, vc[k]);
+                u3 = attn__avx2_vsub(u3, vc[k]);
+                a0[k] = attn__avx2_vadd(a0[k], u0);
+                a1[k] = attn__avx2_vadd(a1[k], u1);
+                a2[k] = attn__avx2_vadd(a2[k], u2);
+                a3[k] = attn__avx2_vadd(a3[k], u3);
+            }
+            b0[k] = attn__avx2_vfma(u0, u0, b0[k]);
+            b1[k] = attn__avx2_vfma(u1, u1, b1[k]);
+            b2[k] = attn__avx2_vfma(u2, u2, b2[k]);
+            b3[k] = attn__avx2_vfma(u3, u3, b3[k]);
+        }
+    for (; i < n; i += ATTN__AVX2_VW)
+        for (k = 0; k < K; k++) {
+            const size_t m = n - i;
+            attn__avx2_v u0 = m >= ATTN__AVX2_VW ? attn__avx2_vload(xs[k] + i)
+                                       : attn__avx2_vload_part(xs[k] + i, m, mode == 1 ? c[k] : 0.0f);
+            if (mode == 1) {
+                u0 = attn__avx2_vsub(u0, vc[k]);
+                a0[k] = attn__avx2_vadd(a0[k], u0);
+            }
+            b0[k] = attn__avx2_vfma(u0, u0, b0[k]);
+        }
+    for (k = 0; k < K; k++) {
+        if (mode == 1) tv[k] = attn__avx2_vadd(attn__avx2_vadd(a0[k], a1[k]), attn__avx2_vadd(a2[k], a3[k]));
+        sv[k] = attn__avx2_vadd(attn__avx2_vadd(b0[k], b1[k]), attn__avx2_vadd(b2[k], b3[k]));
+    }
+}
+
+/* A batch's short layernorm rows (x, x + ldx, ... nb <= 8 of them), their sums reduced
+ * together: c[k] the prefix mean (of the first 32 elements, or of the row when shorter),
+ * t[k] = sum (x-c), s2[k] = sum (x-c)^2; lanes k >= nb: 0. (Rmsnorm keeps one horizontal
+ * sum a row: the tree measured 3-10% slower there at n = 64.) */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_norm_batch_sums(const float *x, size_t ldx, size_t nb,
+                                                     size_t n, float *c, float *t, float *s2)
+{
+    const int mode = 1;
+    attn__avx2_v tv[ATTN__AVX2_NORM_BATCH], sv[ATTN__AVX2_NORM_BATCH];
+    size_t k;
+    for (k = 0; k < ATTN__AVX2_NORM_BATCH; k++) tv[k] = sv[k] = attn__avx2_vzero();
+    for (k = nb; k < ATTN__AVX2_NORM_BATCH; k++) c[k] = 0.0f;
+    if (n <= ATTN__AVX2_NORM_SHORT) { /* two rows interleaved */
+        for (k = 0; k + 2 <= nb; k += 2)
+            attn__avx2_norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k, sv + k);
+        if (k < nb) attn__avx2_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+    } else { /* up to one block of attn__avx2_row_sums: one row at a time */
+        for (k = 0; k < nb; k++) attn__avx2_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+    }
+    attn__avx2_vhred8(tv, t, 0);
+    attn__avx2_vhred8(sv, s2, 0);
+}
+
+/* The rest of one layernorm row from its sums around c: d = t / n the mean of x - c,
+ * s2 the sum of squares of x - c. */
+static void attn__avx2_layernorm_finish(const float *xr, float *yr, size_t n, float c, float t,
+                                   float s2, const float *gamma, const float *beta, float eps,
+                                   float *mean_out, float *rstd_out)
+{
+    float d = t / (float)n, var, rstd;
+    if (d * d > 0.25f * (s2 / (float)n)) {
+        c += d;
+        d = attn__avx2_row_sums(xr, n, 1, c, &s2) / (float)n;
+    }
+    var = s2 / (float)n - d * d;
+    if (!((c - c) + (s2 - s2) == 0.0f && s2 > 1e-30f)) { /* c, s2 not finite, or s2 tiny */
+        attn__avx2_norm_row_double(xr, yr, n, gamma, beta, eps, 0, mean_out, rstd_out);
+        return;
+    }
+    if (var < 0) var = 0;
+    rstd = 1.0f / sqrtf(var + eps);
+    if (mean_out) *mean_out = c + d;
+    if (rstd_out) *rstd_out = rstd;
+    attn__avx2_norm_apply(xr, yr, n, c, d, rstd, gamma, beta);
+}
+
+/* Layernorm of rows up to ATTN__AVX2_NORM_BATCHED in batches of ATTN__AVX2_NORM_BATCH:
+ * first every row's sums (up to one summation block: attn__avx2_norm_batch_sums, the 8 rows'
+ * horizontal sums in one tree; longer: attn__avx2_row_sums), then every row's scale in one
+ * vector pass (lanes are rows: one square root and division for the batch), then every
+ * row's output pass: the reductions' latencies, which bind short rows, overlap the other
+ * rows' work instead of stalling the output pass. Each lane's arithmetic is that of one
+ * row alone (a partial batch's missing rows are zeros), so a row's bits do not depend on
+ * the other rows. Rows needing the second pass (d^2 > var / 4) or the double path go
+ * through attn__avx2_layernorm_finish. */
+#define ATTN__AVX2_NORM_LANES (ATTN__AVX2_NORM_BATCH > ATTN__AVX2_VW ? ATTN__AVX2_NORM_BATCH : ATTN__AVX2_VW)
+
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_layernorm_short_body(const float *x, size_t ldx, float *y,
+                                                          size_t ldy, size_t rows, size_t n,
+                                                          const float *g, const float *b,
+                                                          float eps, float *mean_out,
+                                                          float *rstd_out)
+{
+    size_t r0;
+    for (r0 = 0; r0 < rows; r0 += ATTN__AVX2_NORM_BATCH) {
+        const size_t nb = rows - r0 < ATTN__AVX2_NORM_BATCH ? rows - r0 : ATTN__AVX2_NORM_BATCH;
+        /* a vector of rows at a time below: lanes past the batch padded with zeros */
+        float c[ATTN__AVX2_NORM_LANES], t[ATTN__AVX2_NORM_LANES], s2[ATTN__AVX2_NORM_LANES];
+        float d[ATTN__AVX2_NORM_LANES], rs[ATTN__AVX2_NORM_LANES];
+        size_t k;
+        for (k = ATTN__AVX2_NORM_BATCH; k < ATTN__AVX2_NORM_LANES; k++) c[k] = t[k] = s2[k] = 0.0f;
+        if (n <= ATTN__AVX2_SUM_BLOCK) {
+            attn__avx2_norm_batch_sums(x + r0 * ldx, ldx, nb, n, c, t, s2);
+        } else {
+            for (k = 0; k < ATTN__AVX2_NORM_BATCH; k++) c[k] = t[k] = s2[k] = 0.0f;
+            for (k = 0; k < nb; k++) {
+                c[k] = attn__avx2_norm_prefix_mean(x + (r0 + k) * ldx);
+                t[k] = attn__avx2_row_sums(x + (r0 + k) * ldx, n, 1, c[k], s2 + k);
+            }
+        }
+        for (k = 0; k < ATTN__AVX2_NORM_BATCH; k += ATTN__AVX2_VW) { /* every row's scale at once */
+            const attn__avx2_v vn = attn__avx2_vset1((float)n), m1 = attn__avx2_vset1(-1.0f);
+            const attn__avx2_v inf = attn__avx2_vset1(INFINITY), vs = attn__avx2_vload(s2 + k);
+            const attn__avx2_v vdk = attn__avx2_vdiv(attn__avx2_vload(t + k), vn), sn = attn__avx2_vdiv(vs, vn);
+            const attn__avx2_v dd = attn__avx2_vmul(vdk, vdk);
+            const attn__avx2_v var = attn__avx2_vmax(attn__avx2_vsub(sn, dd), attn__avx2_vzero());
+            attn__avx2_v r = attn__avx2_vdiv(attn__avx2_vset1(1.0f), attn__avx2_vsqrt(attn__avx2_vadd(var, attn__avx2_vset1(eps))));
+            /* the general path (rs = -1): c far from the mean (d^2 > var / 4), c or s2 not
+             * finite, s2 tiny */
+            r = attn__avx2_vselect(attn__avx2_vgt(dd, attn__avx2_vmul(attn__avx2_vset1(0.25f), sn)), m1, r);
+            r = attn__avx2_vselect(attn__avx2_vgt(vs, attn__avx2_vset1(1e-30f)), r, m1);
+            r = attn__avx2_vselect(attn__avx2_vlt(vs, inf), r, m1);
+            r = attn__avx2_vselect(attn__avx2_vlt(attn__avx2_vfabs(attn__avx2_vload(c + k)), inf), r, m1);
+            attn__avx2_vstore(d + k, vdk);
+            attn__avx2_vstore(rs + k, r);
+        }
+        for (k = 0; k < nb; k++) {
+            const size_t r = r0 + k;
+            const float *xr = x + r * ldx;
+            float *yr = y + r * ldy;
+            if (rs[k] < 0) {
+                attn__avx2_layernorm_finish(xr, yr, n, c[k], t[k], s2[k], g, b, eps,
+                                       mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
+                continue;
+            }
+            if (mean_out) mean_out[r] = c[k] + d[k];
+            if (rstd_out) rstd_out[r] = rs[k];
+            attn__avx2_norm_apply_body(xr, yr, n, c[k], d[k], rs[k], g, b, 1);
+        }
+    }
+}
+
+static void attn__avx2_layernorm_short(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+                                  size_t n, const float *g, const float *b, float eps,
+                                  float *mean_out, float *rstd_out)
+{
+    if (g && b) attn__avx2_layernorm_short_body(x, ldx, y, ldy, rows, n, g, b, eps, mean_out, rstd_out);
+    else if (g) attn__avx2_layernorm_short_body(x, ldx, y, ldy, rows, n, g, NULL, eps, mean_out, rstd_out);
+    else if (b) attn__avx2_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, b, eps, mean_out, rstd_out);
+    else attn__avx2_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, NULL, eps, mean_out, rstd_out);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_layernorm(const float *x, size_t ldx, float *y, size_t ldy,
+                                    size_t rows, size_t n, const float *gamma,
+                                    const float *beta, float eps, float *mean_out,
+                                    float *rstd_out)
+{
+    attn_status st = attn__avx2_norm_check(x, ldx, y, ldy, rows, n, eps);
+    size_t r = 0;
+    if (st != ATTN_OK) return st;
+    /* Shifted sums: the mean d and the sum of squares s2 of x - c, with c the mean of the
+     * first (up to) 32 elements. x - c is exact or nearly so for x near c, so rows whose
+     * mean is far larger than their spread lose nothing, in one pass. When c turns out
+     * far from the mean (d^2 > var / 4, where s2/n - d^2 starts to cancel), the sums are
+     * redone around c + d. */
+    if (n <= ATTN__AVX2_NORM_BATCHED) {
+        attn__avx2_layernorm_short(x, ldx, y, ldy, rows, n, gamma, beta, eps, mean_out, rstd_out);
+        return ATTN_OK;
+    }
+    for (; r < rows; r++) {
+        const float *xr = x + r * ldx;
+        float c, s2, t;
+        c = attn__avx2_norm_prefix_mean(xr); /* n > ATTN__AVX2_NORM_BATCHED >= 32 here */
+        t = attn__avx2_row_sums(xr, n, 1, c, &s2);
+        attn__avx2_layernorm_finish(xr, y + r * ldy, n, c, t, s2, gamma, beta, eps,
+                               mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
+    }
+    return ATTN_OK;
+}
+
+static void attn__avx2_rmsnorm_finish(const float *xr, float *yr, size_t n, float s2,
+                                 const float *gamma, float eps)
+{
+    if (!attn__avx2_finite(s2) || !(s2 > 1e-30f)) {
+        attn__avx2_norm_row_double(xr, yr, n, gamma, NULL, eps, 1, NULL, NULL);
+        return;
+    }
+    attn__avx2_norm_apply(xr, yr, n, 0.0f, 0.0f, 1.0f / sqrtf(s2 / (float)n + eps), gamma, NULL);
+}
+
+/* Rmsnorm of rows up to ATTN__AVX2_NORM_BATCHED, batched as layernorm (attn__avx2_layernorm_short_body):
+ * every row's sum of squares and scale, then every row's output pass; each row's
+ * operations those of attn__avx2_rmsnorm_finish. */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_rmsnorm_short_body(const float *x, size_t ldx, float *y,
+                                                        size_t ldy, size_t rows, size_t n,
+                                                        const float *g, float eps)
+{
+    size_t r0;
+    for (r0 = 0; r0 < rows; r0 += ATTN__AVX2_NORM_BATCH) {
+        const size_t nb = rows - r0 < ATTN__AVX2_NORM_BATCH ? rows - r0 : ATTN__AVX2_NORM_BATCH;
+        float c[ATTN__AVX2_NORM_BATCH], s2[ATTN__AVX2_NORM_BATCH], rs[ATTN__AVX2_NORM_BATCH];
+        size_t k;
+        if (n <= ATTN__AVX2_NORM_SHORT) {
+            attn__avx2_v tv[2], sv[2];
+            for (k = 0; k + 2 <= nb; k += 2) {
+                attn__avx2_norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k, tv, sv);
+                s2[k] = attn__avx2_vhsum(sv[0]);
+                s2[k + 1] = attn__avx2_vhsum(sv[1]);
+            }
+            if (k < nb) {
+                attn__avx2_norm_sums_short(x + (r0 + k) * ldx, NULL, 1, n, 2, c + k, tv, sv);
+                s2[k] = attn__avx2_vhsum(sv[0]);
+            }
+        } else {
+            for (k = 0; k < nb; k++) attn__avx2_row_sums(x + (r0 + k) * ldx, n, 2, 0.0f, s2 + k);
+        }
+        for (k = 0; k < nb; k++)
+            rs[k] = attn__avx2_finite(s2[k]) && s2[k] > 1e-30f ? 1.0f / sqrtf(s2[k] / (float)n + eps)
+                                                          : -1.0f; /* the double path */
+        for (k = 0; k < nb; k++) {
+            const float *xr = x + (r0 + k) * ldx;
+            float *yr = y + (r0 + k) * ldy;
+            if (rs[k] < 0 || n > ATTN__AVX2_NORM_SHORT) {
+                attn__avx2_rmsnorm_finish(xr, yr, n, s2[k], g, eps);
+                continue;
+            }
+            attn__avx2_norm_apply_body(xr, yr, n, 0.0f, 0.0f, rs[k], g, NULL, 0);
+        }
+    }
+}
+
+static void attn__avx2_rmsnorm_short(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+                                size_t n, const float *g, float eps)
+{
+    if (g) attn__avx2_rmsnorm_short_body(x, ldx, y, ldy, rows, n, g, eps);
+    else attn__avx2_rmsnorm_short_body(x, ldx, y, ldy, rows, n, NULL, eps);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_rmsnorm(const float *x, size_t ldx, float *y, size_t ldy,
+                                  size_t rows, size_t n, const float *gamma, float eps)
+{
+    attn_status st = attn__avx2_norm_check(x, ldx, y, ldy, rows, n, eps);
+    size_t r = 0;
+    if (st != ATTN_OK) return st;
+    if (n <= ATTN__AVX2_NORM_BATCHED) {
+        attn__avx2_rmsnorm_short(x, ldx, y, ldy, rows, n, gamma, eps);
+        return ATTN_OK;
+    }
+    for (; r < rows; r++) {
+        const float *xr = x + r * ldx;
+        float s2;
+        attn__avx2_row_sums(xr, n, 2, 0.0f, &s2);
+        attn__avx2_rmsnorm_finish(xr, y + r * ldy, n, s2, gamma, eps);
+    }
+    return ATTN_OK;
+}
+/* end of src/norm.h */
+/* ---- residual add, positional encoding ----------------------------------------------- */
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_add(float *y, size_t ldy, const float *x, size_t ldx,
+                              size_t rows, size_t n)
+{
+    attn_status st;
+    size_t r, i;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__avx2_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if ((st = attn__avx2_check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    for (r = 0; r < rows; r++) {
+        float *yr = y + r * ldy;
+        const float *xr = x + r * ldx;
+        for (i = 0; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW)
+            attn__avx2_vstore(yr + i, attn__avx2_vadd(attn__avx2_vload(yr + i), attn__avx2_vload(xr + i)));
+        if (i < n)
+            attn__avx2_vstore_part(yr + i, attn__avx2_vadd(attn__avx2_vload_part(yr + i, n - i, 0.0f),
+                                                 attn__avx2_vload_part(xr + i, n - i, 0.0f)), n - i);
+    }
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_positional_encoding(float *pe, size_t ldpe, size_t rows, size_t d,
+                                              size_t pos0, int add)
+{
+    attn_status st;
+    size_t r, i;
+    if (!pe) return ATTN_ERR_NULL;
+    if ((st = attn__avx2_check_mat(rows, d, ldpe)) != ATTN_OK) return st;
+    for (r = 0; r < rows; r++) {
+        double pos = (double)pos0 + (double)r;
+        float *row = pe + r * ldpe;
+        for (i = 0; i < d; i++) {
+            double a = pos / pow(10000.0, (double)(i & ~(size_t)1) / (double)d);
+            double v = (i & 1) ? cos(a) : sin(a);
+            row[i] = add ? (float)((double)row[i] + v) : (float)v;
+        }
+    }
+    return ATTN_OK;
+}
+/* end of src/elementwise.h */
+/* src/matmul.h - attn__avx2_attn_matmul, the packed sgemm.
+ *
+ * BLIS's structure: loops jc (NC columns of C) / pc (KC-deep slices of k) / ic (MC rows)
+ * around a register-blocked microkernel attn__avx2_mm_ukr_body (MR x NR, simd/mm_*.h, named by
+ * shape; the generic one over the vector layer serves the scalar path). op(B)'s KC x NC panel is packed into NR-column
+ * slivers and op(A)'s MC x KC block into MR-row slivers, zero padded, so the microkernel
+ * streams contiguous memory whatever the transposes; edge tiles are computed whole into a
+ * register-sized buffer and only their valid part is merged into C.
+ *
+ * Summation order: k is cut into chunks of attn__avx2_mm_kc(k) (a function of k alone); in each
+ * chunk every C element is one fma chain over p in order, starting from 0, and the chunks
+ * are merged in order: C = alpha * acc0 (+ beta * C), then C = fma(alpha, acc_q, C). Every
+ * path below (packed, A read in place, no workspace, edge tiles) follows exactly that
+ * order, so C's bits do not depend on m, n, the tile position, the workspace or on how C
+ * is split into blocks.
+ */
+
+static size_t attn__avx2_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+static size_t attn__avx2_min(size_t a, size_t b) { return a < b ? a : b; }
+
+/* The chunk depth for a given k: k split into ceil(k / KC) near-equal chunks. Depends on
+ * k alone (never on m or n): it fixes every C element's summation order. */
+static size_t attn__avx2_mm_kc(size_t k)
+{
+    size_t chunks = (k + ATTN__AVX2_MM_KC - 1) / ATTN__AVX2_MM_KC;
+    return chunks ? (k + chunks - 1) / chunks : 0;
+}
+
+/* Microkernel over packed slivers (compile-time strides) and over matrices in place. */
+static void attn__avx2_mm_ukr_packed(size_t kc, const float *a, const float *b, float *c,
+                                size_t ldc, float alpha, float beta, int mode)
+{
+    attn__avx2_mm_ukr_body(ATTN__AVX2_MR, kc, a, 1, ATTN__AVX2_MR, b, ATTN__AVX2_NR, c, ldc, alpha, beta, mode);
+}
+static void attn__avx2_mm_ukr_strided(size_t kc, const float *a, size_t ars, size_t acs,
+                                 const float *b, size_t ldb, float *c, size_t ldc, float alpha,
+                                 float beta, int mode)
+{
+    attn__avx2_mm_ukr_body(ATTN__AVX2_MR, kc, a, ars, acs, b, ldb, c, ldc, alpha, beta, mode);
+}
+/* Raw accumulators of the first mr rows of a tile into t (row length ATTN__AVX2_NR): where the
+ * ISA's kernel honours its rows argument, a kernel of exactly mr rows (same fma chains,
+ * fewer of them; A's rows past mr are never read); otherwise all ATTN__AVX2_MR rows. */
+#ifdef ATTN__AVX2_MM_UKR_ROWS
+#define ATTN__AVX2_MM_ROWS_CASES(ARS, ACS, LDB)                                                  \
+    switch (mr) {                                                                           \
+    case 1: attn__avx2_mm_ukr_body(1, kc, a, ARS, ACS, b, LDB, t, ATTN__AVX2_NR, 0.0f, 0.0f, 0); break; \
+    case 2: attn__avx2_mm_ukr_body(2, kc, a, ARS, ACS, b, LDB, t, ATTN__AVX2_NR, 0.0f, 0.0f, 0); break; \
+    case 3: attn__avx2_mm_ukr_body(3, kc, a, ARS, ACS, b, LDB, t, ATTN__AVX2_NR, 0.0f, 0.0f, 0); break; \
+    case 4: attn__avx2_mm_ukr_body(4, kc, a, ARS, ACS, b, LDB, t, ATTN__AVX2_NR, 0.0f, 0.0f, 0); break; \
+    case 5: attn__avx2_mm_ukr_body(5, kc, a, ARS, ACS, b, LDB, t, ATTN__AVX2_NR, 0.0f, 0.0f, 0); break; \
+    default: attn__avx2_mm_ukr_body(ATTN__AVX2_MR, kc, a, ARS, ACS, b, LDB, t, ATTN__AVX2_NR, 0.0f, 0.0f, 0); \
+    }
+#else
+#define ATTN__AVX2_MM_ROWS_CASES(ARS, ACS, LDB)                                                  \
+    attn__avx2_mm_ukr_body(ATTN__AVX2_MR, kc, a, ARS, ACS, b, LDB, t, ATTN__AVX2_NR, 0.0f, 0.0f, 0);       \
+    (void)mr;
+#endif
+static void attn__avx2_mm_ukr_packed_rows(size_t mr, size_t kc, const float *a, const float *b,
+                                     float *t)
+{
+    ATTN__AVX2_MM_ROWS_CASES(1, ATTN__AVX2_MR, ATTN__AVX2_NR)
+}
+static void attn__avx2_mm_ukr_strided_rows(size_t mr, size_t kc, const float *a, size_t ars,
+                                      size_t acs, const float *b, size_t ldb, float *t)
+{
+    ATTN__AVX2_MM_ROWS_CASES(ars, acs, ldb)
+}
+#undef ATTN__AVX2_MM_ROWS_CASES
+
+/* Merges the mr x nr corner of a raw accumulator tile t (row length ATTN__AVX2_NR) into C by the
+ * microkernel's rule for mode 1 or 2: the same operations, lane for lane. */
+static void attn__avx2_mm_merge(float *c, size_t ldc, const float *t, size_t mr, size_t nr,
+                           float alpha, float beta, int mode)
+{
+    const attn__avx2_v va = attn__avx2_vset1(alpha), vb = attn__avx2_vset1(beta);
+    size_t i, j;
+    for (i = 0; i < mr; i++) { /* row i at c + i * ldc: never a pointer past the last row */
+        float *cr = c + i * ldc;
+        const float *tr = t + i * ATTN__AVX2_NR;
+        for (j = 0; j < nr; j += ATTN__AVX2_VW) {
+            const size_t w = attn__avx2_min(ATTN__AVX2_VW, nr - j);
+            const attn__avx2_v acc = attn__avx2_vload(tr + j);
+            attn__avx2_v r;
+            if (mode == 2) {
+                r = attn__avx2_vfma(va, acc, w == ATTN__AVX2_VW ? attn__avx2_vload(cr + j)
+                                                      : attn__avx2_vload_part(cr + j, w, 0.0f));
+            } else {
+                r = attn__avx2_vmul(va, acc);
+                if (beta != 0.0f)
+                    r = attn__avx2_vfma(vb, w == ATTN__AVX2_VW ? attn__avx2_vload(cr + j)
+                                                     : attn__avx2_vload_part(cr + j, w, 0.0f), r);
+            }
+            if (w == ATTN__AVX2_VW) attn__avx2_vstore(cr + j, r);
+            else attn__avx2_vstore_part(cr + j, r, w);
+        }
+    }
+}
+
+/* The general tile (no workspace: B^T, and edge tiles, read in place): raw accumulators of
+ * an mr x nr tile into t (ATTN__AVX2_MR x ATTN__AVX2_NR, row length ATTN__AVX2_NR), in the microkernel's
+ * order. A(i, p) = a[i * ars + p * acs]; B(p, j) = b[p * ldb + j], or b[j * ldb + p] when
+ * tb (transposed ATTN__AVX2_VW steps at a time through a small buffer). Never reads outside the
+ * mr x kc and kc x nr operands (rows past mr repeat the last one and are never stored). */
+static void attn__avx2_mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, size_t ars,
+                              size_t acs, const float *b, size_t ldb, int tb, float *t)
+{
+    attn__avx2_v acc[ATTN__AVX2_MR][ATTN__AVX2_NR / ATTN__AVX2_VW];
+    const float *ar[ATTN__AVX2_MR];
+    float blk[ATTN__AVX2_VW * ATTN__AVX2_NR];
+    size_t i, p, q, j, v;
+    for (i = 0; i < ATTN__AVX2_MR; i++) {
+        ar[i] = a + (i < mr ? i : mr - 1) * ars;
+        for (v = 0; v < ATTN__AVX2_NR / ATTN__AVX2_VW; v++) acc[i][v] = attn__avx2_vzero();
+    }
+    for (p = 0; p < kc;) {
+        const float *bp = blk; /* steps p .. p + steps of op(B), rows bs apart */
+        size_t steps = 1, bs = ATTN__AVX2_NR;
+        if (tb) {
+            steps = attn__avx2_min(ATTN__AVX2_VW, kc - p);
+            if (steps == ATTN__AVX2_VW) {
+                for (v = 0; v < ATTN__AVX2_NR; v += ATTN__AVX2_VW)
+                    attn__avx2_vtranspose_copy(b + (nr > v ? v : 0) * ldb + p, ldb, nr > v ? nr - v : 0,
+                                          blk + v, ATTN__AVX2_NR); /* no pointer past the last row */
+            } else {
+                for (q = 0; q < steps; q++)
+                    for (j = 0; j < ATTN__AVX2_NR; j++) blk[q * ATTN__AVX2_NR + j] = j < nr ? b[j * ldb + p + q] : 0.0f;
+            }
+        } else if (nr == ATTN__AVX2_NR) {
+            bp = b + p * ldb;
+            bs = ldb;
+            steps = kc - p;
+        } else {
+            for (j = 0; j < ATTN__AVX2_NR; j++) blk[j] = j < nr ? b[p * ldb + j] : 0.0f;
+        }
+        for (q = 0; q < steps; q++, p++)
+            for (i = 0; i < ATTN__AVX2_MR; i++) {
+                const attn__avx2_v av = attn__avx2_vset1(ar[i][p * acs]);
+                const float *bq = bp + q * bs; /* never a pointer past the last row */
+                for (v = 0; v < ATTN__AVX2_NR / ATTN__AVX2_VW; v++)
+                    acc[i][v] = attn__avx2_vfma(av, attn__avx2_vload(bq + v * ATTN__AVX2_VW), acc[i][v]);
+            }
+    }
+    for (i = 0; i < ATTN__AVX2_MR; i++)
+        for (v = 0; v < ATTN__AVX2_NR / ATTN__AVX2_VW; v++) attn__avx2_vstore(t + i * ATTN__AVX2_NR + v * ATTN__AVX2_VW, acc[i][v]);
+}
+
+/* Requests rows r0 .. r1 (stride ld) of kc floats each: the next sliver while one packs
+ * (short row pieces the hardware prefetcher does not pick up in time). */
+static void attn__avx2_mm_prefetch_rows(const float *x, size_t ld, size_t rows, size_t kc)
+{
+    size_t r, l;
+    for (r = 0; r < rows; r++)
+        for (l = 0; l < kc; l += 16) ATTN__AVX2_PREFETCH(x + r * ld + l);
+}
+
+/* Packs `rows` rows of a row-major matrix (stride ld, kc floats each) transposed into
+ * slivers of w rows: sliver s holds element (s*w + i, p) at dst[s * w * kc + p * w + i];
+ * rows past `rows` are zero. With far (the matrix far out of cache), the next sliver's rows
+ * are prefetched while one packs. Where w is not a multiple of ATTN__AVX2_VW, the transposing
+ * copy writes up to ATTN__AVX2_VW floats past a sliver's last row (see attn__avx2_mm_pack_a). */
+static void attn__avx2_mm_pack_t(const float *src, size_t ld, size_t rows, size_t kc, size_t w,
+                            int far, float *dst)
+{
+    size_t s, g, p, i;
+    for (s = 0; s < rows; s += w, dst += w * kc) {
+        const size_t r = attn__avx2_min(w, rows - s);
+        const float *sp = src + s * ld;
+        if (far && s + w < rows) attn__avx2_mm_prefetch_rows(sp + w * ld, ld, attn__avx2_min(w, rows - s - w), kc);
+        for (g = 0; g < w; g += ATTN__AVX2_VW) {
+            const float *sg = r > g ? sp + g * ld : sp; /* no rows left: zeros, nothing read */
+            for (p = 0; p + ATTN__AVX2_VW <= kc; p += ATTN__AVX2_VW)
+                attn__avx2_vtranspose_copy(sg + p, ld, r > g ? r - g : 0, dst + p * w + g, w);
+            for (; p < kc; p++)
+                for (i = 0; i < ATTN__AVX2_VW && g + i < w; i++)
+                    dst[p * w + g + i] = g + i < r ? sg[i * ld + p] : 0.0f;
+        }
+    }
+}
+
+/* Packs op(A)[i0 .. i0+mc, p0 .. p0+kc) into MR-row slivers: sliver s holds element
+ * (s*MR + i, p) at pa[s * MR * kc + p * MR + i]; rows past mc hold zeros or other rows of
+ * op(A) (m rows in all), and feed only results that are never stored. Stores whole vectors
+ * where MR is not a multiple of ATTN__AVX2_VW: up to ATTN__AVX2_VW floats past a sliver's last row are
+ * written and later overwritten (or, from the transposes, land in the ATTN__AVX2_VW floats of
+ * slack after the A area).
+ * A is read row after row of its storage (in order for A^T; for A, sliver after sliver). */
+static void attn__avx2_mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t i0,
+                            size_t mc, size_t p0, size_t kc, float *pa)
+{
+    size_t s, p, g;
+    if (ta) { /* A stored k x m: row p of the storage holds op(A)'s column p */
+        for (p = 0; p < kc; p++) {
+            const float *src = a + (p0 + p) * lda + i0;
+            float *dst = pa + p * ATTN__AVX2_MR;
+            for (s = 0; s < mc; s += ATTN__AVX2_MR, dst += ATTN__AVX2_MR * kc) {
+                const size_t mr = attn__avx2_min(ATTN__AVX2_MR, mc - s);
+                for (g = 0; g < ATTN__AVX2_MR; g += ATTN__AVX2_VW) {
+                    attn__avx2_v x = attn__avx2_vzero();
+                    if (i0 + s + g + ATTN__AVX2_VW <= m) x = attn__avx2_vload(src + s + g); /* lanes past mr: unused rows */
+                    else if (g < mr) x = attn__avx2_vload_part(src + s + g, mr - g, 0.0f);
+                    if (g + ATTN__AVX2_VW > ATTN__AVX2_MR && p + 1 == kc) /* not into the next sliver */
+                        attn__avx2_vstore_part(dst + g, x, ATTN__AVX2_MR - g);
+                    else
+                        attn__avx2_vstore(dst + g, x);
+                }
+            }
+        }
+        return;
+    }
+    /* A stored m x k: transposes */
+    attn__avx2_mm_pack_t(a + i0 * lda + p0, lda, mc, kc, ATTN__AVX2_MR, m * lda > ATTN__AVX2_MM_FAR, pa);
+}
+
+/* Packs op(B)[p0 .. p0+kc, j0 .. j0+nc) into NR-column slivers: sliver s holds element
+ * (p, s*NR + j) at pb[s * NR * kc + p * NR + j]; columns past nc are zero. B is read row
+ * after row of its storage (in order for B; for B^T, sliver after sliver). */
+static void attn__avx2_mm_pack_b(int tb, const float *b, size_t ldb, size_t p0, size_t kc,
+                            size_t j0, size_t nc, float *pb)
+{
+    size_t s, p, v;
+    if (!tb) { /* B stored k x n: row p of the storage holds op(B)'s row p */
+        for (p = 0; p < kc; p++) {
+            const float *src = b + (p0 + p) * ldb + j0;
+            float *dst = pb + p * ATTN__AVX2_NR;
+            for (s = 0; s + ATTN__AVX2_NR <= nc; s += ATTN__AVX2_NR, dst += ATTN__AVX2_NR * kc)
+                for (v = 0; v < ATTN__AVX2_NR; v += ATTN__AVX2_VW) attn__avx2_vstore(dst + v, attn__avx2_vload(src + s + v));
+            if (s < nc) {
+                const size_t nr = nc - s;
+                for (v = 0; v < ATTN__AVX2_NR; v += ATTN__AVX2_VW) {
+                    attn__avx2_v x = attn__avx2_vzero();
+                    if (v + ATTN__AVX2_VW <= nr) x = attn__avx2_vload(src + s + v);
+                    else if (v < nr) x = attn__avx2_vload_part(src + s + v, nr - v, 0.0f);
+                    attn__avx2_vstore(dst + v, x);
+                }
+            }
+        }
+        return;
+    }
+    /* B stored n x k: transposes */
+    attn__avx2_mm_pack_t(b + j0 * ldb + p0, ldb, nc, kc, ATTN__AVX2_NR, nc * ldb > ATTN__AVX2_MM_FAR, pb);
+}
+
+/* One MR x NR tile of C (mr x nr valid) through the microkernel: whole tiles straight into
+ * C, edge tiles into a buffer first. A(i, p) = a[i * ars + p * acs] (all MR rows readable
+ * unless ATTN__AVX2_MM_UKR_ROWS),
+ * B(p, j) = b[p * ldb + j] (all NR columns readable); packed slivers have ars = 1,
+ * acs = MR, ldb = NR. pfc: request the tile's lines of C first (C far out of cache). */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_tile(size_t mr, size_t nr, size_t kc, const float *a,
+                                             size_t ars, size_t acs, const float *b, size_t ldb,
+                                             float *c, size_t ldc, float alpha, float beta,
+                                             int mode, int pfc)
+{
+    const int packed = ars == 1 && acs == ATTN__AVX2_MR && ldb == ATTN__AVX2_NR;
+    if (pfc) { /* C far out of cache: its lines arrive while the tile computes */
+        size_t i;
+        for (i = 0; i < mr; i++) {
+            ATTN__AVX2_PREFETCH(c + i * ldc);
+            ATTN__AVX2_PREFETCH(c + i * ldc + nr - 1);
+        }
+    }
+    if (mr == ATTN__AVX2_MR && nr == ATTN__AVX2_NR) {
+        if (packed) attn__avx2_mm_ukr_packed(kc, a, b, c, ldc, alpha, beta, mode);
+        else attn__avx2_mm_ukr_strided(kc, a, ars, acs, b, ldb, c, ldc, alpha, beta, mode);
+    } else {
+        float t[ATTN__AVX2_MR * ATTN__AVX2_NR];
+        if (packed) attn__avx2_mm_ukr_packed_rows(mr, kc, a, b, t);
+        else attn__avx2_mm_ukr_strided_rows(mr, kc, a, ars, acs, b, ldb, t);
+        attn__avx2_mm_merge(c, ldc, t, mr, nr, alpha, beta, mode);
+    }
+}
+
+/* Without a workspace: A and B read in place, tile by tile. */
+static void attn__avx2_mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float alpha,
+                            const float *a, size_t lda, const float *b, size_t ldb, float beta,
+                            float *c, size_t ldc)
+{
+    const size_t kcb = attn__avx2_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
+    size_t i, j, pc;
+    for (j = 0; j < n; j += ATTN__AVX2_NR) {
+        const size_t nr = attn__avx2_min(ATTN__AVX2_NR, n - j);
+        for (i = 0; i < m; i += ATTN__AVX2_MR) {
+            const size_t mr = attn__avx2_min(ATTN__AVX2_MR, m - i);
+            for (pc = 0; pc < k; pc += kcb) {
+                const size_t kc = attn__avx2_min(kcb, k - pc);
+                const float *ap = a + i * ars + pc * acs;
+                const float *bp = tb ? b + j * ldb + pc : b + pc * ldb + j;
+                float *cp = c + i * ldc + j;
+                const int mode = pc == 0 ? 1 : 2;
+                if (mr == ATTN__AVX2_MR && nr == ATTN__AVX2_NR && !tb) {
+                    attn__avx2_mm_ukr_strided(kc, ap, ars, acs, bp, ldb, cp, ldc, alpha, beta, mode);
+                } else {
+                    float t[ATTN__AVX2_MR * ATTN__AVX2_NR];
+                    attn__avx2_mm_tile_any(mr, nr, kc, ap, ars, acs, bp, ldb, tb, t);
+                    attn__avx2_mm_merge(cp, ldc, t, mr, nr, alpha, beta, mode);
+                }
+            }
+        }
+    }
+}
+
+/* C[0..m, 0..nc) (+)= alpha * A[0..m, p0..p1) * op(B)[p0..p1, 0..nc) for the chunks of depth
+ * kcb from p0 to p1 (p1 - p0 <= kcb, or all of k), A (not transposed) read in place one
+ * MR-row sliver at a time, each through all chunks; chunk q of op(B) is packed at
+ * pb + q * kcb * np. The B panels stay in L2 while A streams by. Edge rows: with the ISA's
+ * exact-row kernels (ATTN__AVX2_MM_UKR_ROWS), read in place, the last MR + r rows split into
+ * two near-equal tiles; otherwise the edge sliver is packed into pa. With pfa, the next
+ * sliver's lines are requested while one runs, a share before each tile (for short streams
+ * of an A far out of cache; through all of k, the hardware's prefetcher does better
+ * alone). pfc: see attn__avx2_mm_tile. */
+static void attn__avx2_mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t kcb,
+                              const float *a, size_t lda, const float *pb, size_t np, float *pa,
+                              float *c, size_t ldc, float alpha, float beta, int pfa, int pfc)
+{
+    const size_t tiles = (nc + ATTN__AVX2_NR - 1) / ATTN__AVX2_NR;
+    size_t ir, jr, pc, mr, next;
+    for (ir = 0; ir < m; ir += mr) {
+        mr = attn__avx2_min(ATTN__AVX2_MR, m - ir);
+#ifdef ATTN__AVX2_MM_UKR_ROWS
+        /* MR < rows left < 2 MR: two near-equal short tiles rather than MR + a few rows */
+        if (m - ir > ATTN__AVX2_MR && m - ir < 2 * ATTN__AVX2_MR) mr = (m - ir + 1) / 2;
+#endif
+        next = pfa ? attn__avx2_min(ATTN__AVX2_MR, m - ir - mr) : 0; /* rows to request ahead */
+        for (pc = p0; pc < p1; pc += kcb) {
+            const size_t kc = attn__avx2_min(kcb, p1 - pc), lines = (kc + 15) / 16;
+            const size_t per = (next * lines + tiles - 1) / tiles;
+            const float *ap = a + ir * lda + pc, *bp = pb + (pc - p0) * np;
+            const int mode = pc == 0 ? 1 : 2;
+            size_t ars = lda, acs = 1, r = 0, l = 0;
+#ifndef ATTN__AVX2_MM_UKR_ROWS
+            if (mr < ATTN__AVX2_MR) { /* rows past m do not exist: pack the edge */
+                attn__avx2_mm_pack_a(0, a, lda, m, ir, mr, pc, kc, pa);
+                ap = pa;
+                ars = 1;
+                acs = ATTN__AVX2_MR;
+            }
+#endif
+            for (jr = 0; jr < nc; jr += ATTN__AVX2_NR) {
+                size_t q;
+                for (q = 0; q < per && r < next; q++) { /* line l of row r of the next tile */
+                    ATTN__AVX2_PREFETCH(a + (ir + mr + r) * lda + pc + l * 16);
+                    if (++l == lines) {
+                        l = 0;
+                        r++;
+                    }
+                }
+                attn__avx2_mm_tile(mr, attn__avx2_min(ATTN__AVX2_NR, nc - jr), kc, ap, ars, acs, bp + jr * kc,
+                              ATTN__AVX2_NR, c + ir * ldc + jr, ldc, alpha, beta, mode, pfc);
+            }
+        }
+    }
+    (void)pa;
+}
+
+/* The packed A and B areas of a workspace for this product, in floats. Monotone in m, n and
+ * k (a chunk is attn__avx2_mm_kc(k) <= min(k, KC) deep, and min(k, KC) is what is counted), and
+ * bounded by the sizes for m >= MC, n >= NC, k >= KC: attn_matmul_workspace_max(). */
+static void attn__avx2_mm_ws_floats(size_t m, size_t n, size_t k, size_t *fa, size_t *fb)
+{
+    const size_t kc = attn__avx2_min(k, ATTN__AVX2_MM_KC);
+    const size_t np = attn__avx2_round_up(attn__avx2_min(n, ATTN__AVX2_MM_WHOLE_B), ATTN__AVX2_NR);
+    /* + slack for whole-vector stores, rounded so that B starts on a cache line too */
+    *fa = attn__avx2_round_up(attn__avx2_round_up(attn__avx2_min(m, ATTN__AVX2_MM_MC), ATTN__AVX2_MR) * kc + ATTN__AVX2_VW,
+                         ATTN__AVX2_ALIGN / sizeof(float));
+    *fb = attn__avx2_round_up(attn__avx2_min(n, ATTN__AVX2_MM_NC), ATTN__AVX2_NR) * kc;
+    /* room for all of op(B) when small (ATTN__AVX2_MM_WHOLE_B); np * k saturates there */
+    if (*fb < ATTN__AVX2_MM_WHOLE_B)
+        *fb = k > ATTN__AVX2_MM_WHOLE_B / np ? ATTN__AVX2_MM_WHOLE_B : attn__avx2_min(ATTN__AVX2_MM_WHOLE_B, np * k);
+}
+
+/* Whether all of op(B) (n x k, NR-column slivers) fits the whole-panel area. */
+static int attn__avx2_mm_whole_b(size_t n, size_t k)
+{
+    const size_t np = attn__avx2_round_up(attn__avx2_min(n, ATTN__AVX2_MM_WHOLE_B), ATTN__AVX2_NR);
+    return n <= ATTN__AVX2_MM_WHOLE_B && k <= ATTN__AVX2_MM_WHOLE_B / np;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_matmul_workspace_size(attn_trans ta, attn_trans tb, size_t m, size_t n,
+                                           size_t k)
+{
+    size_t fa, fb;
+    (void)ta; (void)tb;
+    if (m == 0 || n == 0 || k == 0) return 0;
+    attn__avx2_mm_ws_floats(m, n, k, &fa, &fb);
+    return (fa + fb) * sizeof(float) + ATTN__AVX2_ALIGN;
+}
+
+static float *attn__avx2_align(void *p)
+{
+    uintptr_t u = (uintptr_t)p;
+    return (float *)(void *)((u + ATTN__AVX2_ALIGN - 1) & ~(uintptr_t)(ATTN__AVX2_ALIGN - 1));
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
+                                 float alpha, const float *a, size_t lda, const float *b,
+                                 size_t ldb, float beta, float *c, size_t ldc, void *workspace,
+                                 size_t workspace_size)
+{
+    attn_status st;
+    size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
+    float *pa, *pb;
+    int packa, pfc;
+    if (!a || !b || !c) return ATTN_ERR_NULL;
+    if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
+        return ATTN_ERR_ARG;
+    if (m == 0 || n == 0) return ATTN_ERR_SIZE;
+    if (k > 0) {
+        if ((st = ta ? attn__avx2_check_mat(k, m, lda) : attn__avx2_check_mat(m, k, lda)) != ATTN_OK) return st;
+        if ((st = tb ? attn__avx2_check_mat(n, k, ldb) : attn__avx2_check_mat(k, n, ldb)) != ATTN_OK) return st;
+    }
+    if ((st = attn__avx2_check_mat(m, n, ldc)) != ATTN_OK) return st;
+    /* A matrix of one stored row accepts any leading dimension; it never addresses a second
+     * row, so it becomes the row length: no pointer (e.g. a microkernel's step past its
+     * last row) is ever formed that far out. The arithmetic does not depend on it. */
+    if (m == 1) ldc = n;
+    if (ta ? k == 1 : m == 1) lda = ta ? m : k;
+    if (tb ? n == 1 : k == 1) ldb = tb ? k : n;
+    need = attn__avx2_attn_matmul_workspace_size(ta, tb, m, n, k);
+    if (workspace && workspace_size < need) return ATTN_ERR_WORKSPACE;
+    if (k == 0) {
+        for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+        return ATTN_OK;
+    }
+    if (!workspace) {
+        attn__avx2_mm_nopack(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        return ATTN_OK;
+    }
+    kcb = attn__avx2_mm_kc(k);
+    attn__avx2_mm_ws_floats(m, n, k, &fa, &fb);
+    pa = attn__avx2_align(workspace);
+    pb = pa + fa;
+    packa = ta || n > ATTN__AVX2_MM_DIRECT_N;
+    pfc = m * ldc > ATTN__AVX2_MM_FAR;
+    if (!packa && attn__avx2_mm_whole_b(n, k)) {
+        /* all of op(B) packed at once: each A sliver then streams through all of k */
+        const size_t np = attn__avx2_round_up(n, ATTN__AVX2_NR);
+        for (pc = 0; pc < k; pc += kcb)
+            attn__avx2_mm_pack_b(tb, b, ldb, pc, attn__avx2_min(kcb, k - pc), 0, n, pb + pc * np);
+        attn__avx2_mm_direct_a(m, n, 0, k, kcb, a, lda, pb, np, pa, c, ldc, alpha, beta, 0, pfc);
+        return ATTN_OK;
+    }
+    for (jc = 0; jc < n; jc += ATTN__AVX2_MM_NC) {
+        const size_t nc = attn__avx2_min(ATTN__AVX2_MM_NC, n - jc);
+        for (pc = 0; pc < k; pc += kcb) {
+            const size_t kc = attn__avx2_min(kcb, k - pc);
+            const int mode = pc == 0 ? 1 : 2;
+            attn__avx2_mm_pack_b(tb, b, ldb, pc, kc, jc, nc, pb);
+            if (packa) {
+                for (ic = 0; ic < m; ic += ATTN__AVX2_MM_MC) {
+                    const size_t mc = attn__avx2_min(ATTN__AVX2_MM_MC, m - ic);
+                    attn__avx2_mm_pack_a(ta, a, lda, m, ic, mc, pc, kc, pa);
+                    for (jr = 0; jr < nc; jr += ATTN__AVX2_NR)
+                        for (ir = 0; ir < mc; ir += ATTN__AVX2_MR)
+                            attn__avx2_mm_tile(attn__avx2_min(ATTN__AVX2_MR, mc - ir),
+                                          attn__avx2_min(ATTN__AVX2_NR, nc - jr), kc, pa + ir * kc, 1,
+                                          ATTN__AVX2_MR, pb + jr * kc, ATTN__AVX2_NR,
+                                          c + (ic + ir) * ldc + jc + jr, ldc, alpha, beta, mode,
+                                          pfc);
+                }
+            } else {
+                attn__avx2_mm_direct_a(m, nc, pc, pc + kc, kcb, a, lda, pb, 0, pa, c + jc, ldc, alpha,
+                                  beta, m * lda > ATTN__AVX2_MM_FAR, pfc);
+            }
+        }
+    }
+    return ATTN_OK;
+}
+/* end of src/matmul.h */
+/* src/attention.h - fused attention (attn__avx2_attn_attention and its work items).
+ *
+ * One (batch, head) at a time, its queries in tiles of ATTN__AVX2_TQ rows that start at
+ * multiples of ATTN__AVX2_TQ, its keys in tiles of ATTN__AVX2_TK that start at multiples of ATTN__AVX2_TK.
+ * A query tile takes one of two paths, chosen by its row count alone:
+ *  - fused (at least ATTN__AVX2_FUSED_MIN rows): the tile's queries are packed once into MR-row
+ *    slivers; per key tile, K^T is packed into NR-column slivers and V into NR-column
+ *    slivers; per query sliver, S = Q K^T by the matmul microkernel into an MR x TK buffer
+ *    (L1), the online softmax on it, and acc += P V by the microkernel (P read in place).
+ *    Causal: key tiles past a sliver's last visible key are skipped, and the partial tile on
+ *    the diagonal is cut at the sliver's last visible key.
+ *  - rows (fewer rows: decode): in groups of MR rows, the dot products of every row of the
+ *    group with a K row while it is in L1 (four rows share its loads), the online softmax
+ *    per row, and acc += p V with a V row once for the group; K and V stream through once
+ *    per group.
+ * Online softmax per row: running max m, running sum l, acc scaled by exp(m_old - m_new) when
+ * the max grows; O = acc / l at the end (0 when every key was masked).
+ * Each row's arithmetic depends only on its own scores and on the tiles it belongs to, so
+ * a call's output is the same bits however the caller splits batches, heads and query tiles
+ * (attn__avx2_attn_attention_task), and from run to run.
+ */
+
+/* out[r] = attn__avx2_dot(q[r], k, d) for nr (a constant) rows against one key: k's loads
+ * shared, each row's operations those of attn__avx2_dot (the same bits) */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_dot_body(const float *const *q, size_t nr, const float *k,
+                                              size_t d, float *out)
+{
+    attn__avx2_v s0[4], s1[4];
+    size_t i = 0, r;
+    for (r = 0; r < nr; r++) s0[r] = attn__avx2_vzero(), s1[r] = attn__avx2_vzero();
+    for (; i + 2 * ATTN__AVX2_VW <= d; i += 2 * ATTN__AVX2_VW) {
+        const attn__avx2_v k0 = attn__avx2_vload(k + i), k1 = attn__avx2_vload(k + i + ATTN__AVX2_VW);
+        for (r = 0; r < nr; r++) {
+            s0[r] = attn__avx2_vfma(attn__avx2_vload(q[r] + i), k0, s0[r]);
+            s1[r] = attn__avx2_vfma(attn__avx2_vload(q[r] + i + ATTN__AVX2_VW), k1, s1[r]);
+        }
+    }
+    for (; i < d; i += ATTN__AVX2_VW) {
+        const size_t t = d - i;
+        if (t >= ATTN__AVX2_VW) {
+            const attn__avx2_v k0 = attn__avx2_vload(k + i);
+            for (r = 0; r < nr; r++) s0[r] = attn__avx2_vfma(attn__avx2_vload(q[r] + i), k0, s0[r]);
+        } else {
+            const attn__avx2_v k1 = attn__avx2_vload_part(k + i, t, 0.0f);
+            for (r = 0; r < nr; r++)
+                s1[r] = attn__avx2_vfma(attn__avx2_vload_part(q[r] + i, t, 0.0f), k1, s1[r]);
+        }
+    }
+    for (r = 0; r < nr; r++) out[r] = attn__avx2_vhsum(attn__avx2_vadd(s0[r], s1[r]));
+}
+
+/* q . k over n floats (two chains) */
+static float attn__avx2_dot(const float *q, const float *k, size_t n)
+{
+    float out;
+    attn__avx2_dot_body(&q, 1, k, n, &out);
+    return out;
+}
+
+/* attn__avx2_dot_body for nr = 1 .. 4 rows */
+static void attn__avx2_dot_rows(const float *const *q, size_t nr, const float *k, size_t d,
+                           float *out)
+{
+    switch (nr) {
+    case 1: attn__avx2_dot_body(q, 1, k, d, out); break;
+    case 2: attn__avx2_dot_body(q, 2, k, d, out); break;
+    case 3: attn__avx2_dot_body(q, 3, k, d, out); break;
+    default: attn__avx2_dot_body(q, 4, k, d, out); break;
+    }
+}
+
+/* y[r][0..n) += a[r] * x[0..n) for nr (a constant) rows: x's loads shared, each row one fma
+ * an element, as attn__avx2_axpby(y[r], 1, a[r], x, n) (the same bits) */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_axpy_body(float *const *y, const float *a, size_t nr,
+                                               const float *x, size_t n)
+{
+    attn__avx2_v va[4];
+    size_t i = 0, r;
+    for (r = 0; r < nr; r++) va[r] = attn__avx2_vset1(a[r]);
+    for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW) {
+        const attn__avx2_v xv = attn__avx2_vload(x + i);
+        for (r = 0; r < nr; r++) attn__avx2_vstore(y[r] + i, attn__avx2_vfma(va[r], xv, attn__avx2_vload(y[r] + i)));
+    }
+    if (i < n) {
+        const attn__avx2_v xv = attn__avx2_vload_part(x + i, n - i, 0.0f);
+        for (r = 0; r < nr; r++)
+            attn__avx2_vstore_part(y[r] + i, attn__avx2_vfma(va[r], xv, attn__avx2_vload_part(y[r] + i, n - i, 0.0f)),
+                              n - i);
+    }
+}
+
+/* attn__avx2_axpy_body for nr = 1 .. 4 rows */
+static void attn__avx2_axpy_rows(float *const *y, const float *a, size_t nr, const float *x, size_t n)
+{
+    switch (nr) {
+    case 1: attn__avx2_axpy_body(y, a, 1, x, n); break;
+    case 2: attn__avx2_axpy_body(y, a, 2, x, n); break;
+    case 3: attn__avx2_axpy_body(y, a, 3, x, n); break;
+    default: attn__avx2_axpy_body(y, a, 4, x, n); break;
+    }
+}
+
+/* y[0..n) = y * s + a * x  (s = 1: axpy; x NULL: scaling by s) */
+static void attn__avx2_axpby(float *y, float s, float a, const float *x, size_t n)
+{
+    const attn__avx2_v vs = attn__avx2_vset1(s), va = attn__avx2_vset1(a);
+    size_t i = 0;
+    for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW) {
+        attn__avx2_v t = attn__avx2_vmul(attn__avx2_vload(y + i), vs);
+        if (x) t = attn__avx2_vfma(va, attn__avx2_vload(x + i), t);
+        attn__avx2_vstore(y + i, t);
+    }
+    if (i < n) {
+        attn__avx2_v t = attn__avx2_vmul(attn__avx2_vload_part(y + i, n - i, 0.0f), vs);
+        if (x) t = attn__avx2_vfma(va, attn__avx2_vload_part(x + i, n - i, 0.0f), t);
+        attn__avx2_vstore_part(y + i, t, n - i);
+    }
+}
+
+/* The largest of x[0..n), NaNs ignored (-inf when n = 0 or all are NaN or -inf) */
+static float attn__avx2_max_nonan(const float *x, size_t n)
+{
+    attn__avx2_v m0 = attn__avx2_vset1(-INFINITY), m1 = m0;
+    size_t i = 0;
+    for (; i + 2 * ATTN__AVX2_VW <= n; i += 2 * ATTN__AVX2_VW) { /* vmax(x, m): m where x is NaN */
+        m0 = attn__avx2_vmax(attn__avx2_vload(x + i), m0);
+        m1 = attn__avx2_vmax(attn__avx2_vload(x + i + ATTN__AVX2_VW), m1);
+    }
+    for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW) m0 = attn__avx2_vmax(attn__avx2_vload(x + i), m0);
+    if (i < n) m1 = attn__avx2_vmax(attn__avx2_vload_part(x + i, n - i, -INFINITY), m1);
+    return attn__avx2_vhmax(attn__avx2_vmax(m0, m1));
+}
+
+/* x[i] = exp(x[i] * s - m) in place over n floats (one rounding: fma), or exp(x[i] - m)
+ * when s is 0; returns the sum */
+static float attn__avx2_exp_rows(float *x, size_t n, float s, float m)
+{
+    const attn__avx2_v vm = attn__avx2_vset1(-m), vs = attn__avx2_vset1(s);
+    attn__avx2_v s0 = attn__avx2_vzero(), s1 = attn__avx2_vzero();
+    size_t i = 0;
+#define ATTN__AVX2_EXPARG(v) (s != 0.0f ? attn__avx2_vfma(v, vs, vm) : attn__avx2_vadd(v, vm))
+    for (; i + 2 * ATTN__AVX2_VW <= n; i += 2 * ATTN__AVX2_VW) {
+        const attn__avx2_v e0 = attn__avx2_vexp(ATTN__AVX2_EXPARG(attn__avx2_vload(x + i)));
+        const attn__avx2_v e1 = attn__avx2_vexp(ATTN__AVX2_EXPARG(attn__avx2_vload(x + i + ATTN__AVX2_VW)));
+        attn__avx2_vstore(x + i, e0);
+        attn__avx2_vstore(x + i + ATTN__AVX2_VW, e1);
+        s0 = attn__avx2_vadd(s0, e0);
+        s1 = attn__avx2_vadd(s1, e1);
+    }
+    for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW) {
+        const attn__avx2_v e = attn__avx2_vexp(ATTN__AVX2_EXPARG(attn__avx2_vload(x + i)));
+        attn__avx2_vstore(x + i, e);
+        s0 = attn__avx2_vadd(s0, e);
+    }
+    if (i < n) {
+        const attn__avx2_v e = attn__avx2_vexp(ATTN__AVX2_EXPARG(attn__avx2_vload_part(x + i, n - i, -INFINITY)));
+        attn__avx2_vstore_part(x + i, e, n - i);
+        s1 = attn__avx2_vadd(s1, e);
+    }
+#undef ATTN__AVX2_EXPARG
+    return attn__avx2_vhsum(attn__avx2_vadd(s0, s1));
+}
+
+/* One (batch, head), resolved from the parameters. */
+typedef struct attn__avx2_hd {
+    const float *q, *k, *v, *mask;
+    const uint8_t *bmask;
+    float *o;
+    size_t q_sl, k_sl, v_sl, o_sl, mask_sq, bmask_sq;
+    size_t d, dv, klen;
+    float scale, softcap;
+    int causal, general; /* general: masks, softcap or scale <= 0 (the per-score transform) */
+    ptrdiff_t off;       /* causal: query i sees key j iff j <= i + off */
+    float *scores;       /* the optional scores output, and its mode */
+    size_t scores_sq;
+    int scores_mode;
+} attn__avx2_hd;
+
+static attn__avx2_hd attn__avx2_head(const attn_attention_params *p, size_t b, size_t h)
+{
+    attn__avx2_hd hd;
+    const size_t g = h / (p->heads / p->kv_heads);
+    hd.q = p->q + b * p->q_sb + h * p->q_sh;
+    hd.k = p->k + b * p->k_sb + g * p->k_sh;
+    hd.v = p->v + b * p->v_sb + g * p->v_sh;
+    hd.o = p->o + b * p->o_sb + h * p->o_sh;
+    hd.mask = p->mask ? p->mask + b * p->mask_sb + h * p->mask_sh : NULL;
+    hd.bmask = p->bool_mask ? p->bool_mask + b * p->bmask_sb + h * p->bmask_sh : NULL;
+    hd.q_sl = p->q_sl, hd.k_sl = p->k_sl, hd.v_sl = p->v_sl, hd.o_sl = p->o_sl;
+    hd.mask_sq = p->mask_sq, hd.bmask_sq = p->bmask_sq;
+    hd.d = p->head_dim, hd.dv = p->v_head_dim;
+    hd.klen = p->key_lengths ? (size_t)p->key_lengths[b] : p->kv_len;
+    hd.scale = p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)p->head_dim);
+    hd.softcap = p->softcap;
+    hd.causal = p->causal != ATTN_CAUSAL_NONE;
+    hd.off = p->causal == ATTN_CAUSAL_OFFSET ? p->causal_offset
+                                              : (ptrdiff_t)hd.klen - (ptrdiff_t)p->q_len;
+    hd.scores = p->scores ? p->scores + b * p->scores_sb + h * p->scores_sh : NULL;
+    hd.scores_sq = p->scores_sq;
+    hd.scores_mode = (int)p->scores_mode;
+    hd.general = hd.mask || hd.bmask || hd.softcap > 0 || !(hd.scale > 0) || hd.scores;
+    return hd;
+}
+
+/* Keys of row qi at or past k0 that causal masking leaves visible, at most n. Row qi sees
+ * keys [0, qi + off + 1); computed in size_t without overflow for any off (qi + 1 is at most
+ * ATTN__AVX2_MAX_ELEMS, so qi + 1 + off fits for off <= PTRDIFF_MAX). */
+static size_t attn__avx2_visible(const attn__avx2_hd *hd, size_t qi, size_t k0, size_t n)
+{
+    size_t end;
+    if (!hd->causal) return n;
+    if (hd->off >= 0) {
+        end = qi + 1 + (size_t)hd->off;
+    } else {
+        const size_t neg = (size_t)(-(hd->off + 1)) + 1; /* -off, also for PTRDIFF_MIN */
+        end = qi + 1 > neg ? qi + 1 - neg : 0;
+    }
+    return end <= k0 ? 0 : end - k0 < n ? end - k0 : n;
+}
+
+/* Online softmax step of row qi over keys k0 .. k0+n: s holds the raw dot products (q . k),
+ * n of them visible (causal) out of nz; on return s[0..nz) holds the unnormalized
+ * probabilities exp(score - m) (0 for masked keys), *m and *l are updated and the row's
+ * accumulator acc[0..na) is rescaled. Scores: scaled, softcapped, then masked (a masked
+ * key is -inf whatever its K row holds; a NaN score makes the row NaN). */
+static void attn__avx2_online_row(const attn__avx2_hd *hd, size_t qi, size_t k0, size_t n, size_t nz,
+                             float *s, float *m, float *l, float *acc, size_t na)
+{
+    float mx = -INFINITY, mnew, alpha, sum, es = 0.0f;
+    size_t j;
+    if (!hd->general && n) { /* plain scores, scale > 0: max(scale * s) = scale * max(s) */
+        mx = attn__avx2_max_nonan(s, n) * hd->scale;
+        /* exp(fma(s, scale, -m)): the largest key's argument is the rounding error of m,
+         * at most half an ulp of m, which stays within 0.5 while |m| < 2^24. Larger (or
+         * non-finite) maxima take the per-score transform, which rounds every scaled score
+         * first and subtracts in the scaled domain: the largest argument is exactly 0, so
+         * the sum neither overflows nor underflows. */
+        if (fabsf(mx) < 16777216.0f) es = hd->scale;
+        else mx = -INFINITY;
+    }
+    if (es == 0.0f && n) { /* the per-score transform */
+        const float *mrow = hd->mask ? hd->mask + qi * hd->mask_sq + k0 : NULL;
+        const uint8_t *brow = hd->bmask ? hd->bmask + qi * hd->bmask_sq + k0 : NULL;
+        float *sc = hd->scores ? hd->scores + qi * hd->scores_sq + k0 : NULL;
+        int nan = 0;
+        for (j = 0; j < n; j++) {
+            float x = s[j] * hd->scale;
+            if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
+            if (sc && hd->scores_mode == ATTN_SCORES_LOGITS) sc[j] = x;
+            if (mrow) x = mrow[j] == -INFINITY ? -INFINITY : x + mrow[j];
+            if (brow && !brow[j]) x = -INFINITY;
+            if (sc && hd->scores_mode != ATTN_SCORES_LOGITS) sc[j] = x;
+            if (x != x) nan = 1;
+            else if (x > mx) mx = x;
+            s[j] = x;
+        }
+        if (nan) mx = NAN;
+    }
+    mnew = mx != mx ? mx : mx > *m ? mx : *m; /* a NaN row stays NaN */
+    if (mnew == -INFINITY) { /* every key so far masked: nothing to add */
+        memset(s, 0, nz * sizeof(float));
+        return;
+    }
+    alpha = mnew == *m ? 1.0f : attn__avx2_expf(*m - mnew); /* exp(0) = 1 exactly anyway */
+    sum = attn__avx2_exp_rows(s, n, es, mnew);
+    if (n < nz) memset(s + n, 0, (nz - n) * sizeof(float));
+    *l = *l * alpha + sum;
+    if (alpha != 1.0f) attn__avx2_axpby(acc, alpha, 0.0f, NULL, na);
+    *m = mnew;
+}
+
+/* Packs V rows [0, tk) (stride ld, dv floats) into NR-column slivers of depth tk (sliver c
+ * at dst + c * NR * tk), columns past dv zero. Returns nonzero when a value is inf or NaN. */
+static int attn__avx2_pack_v(const float *v, size_t ld, size_t tk, size_t dv, float *dst)
+{
+    attn__avx2_v bad = attn__avx2_vzero();
+    const attn__avx2_v z = attn__avx2_vzero();
+    size_t p, c, u;
+    float t;
+    for (p = 0; p < tk; p++)
+        for (c = 0; c < dv; c += ATTN__AVX2_NR) {
+            const float *vr = v + p * ld; /* never a pointer past the last row */
+            float *dp = dst + c * tk + p * ATTN__AVX2_NR;
+            for (u = 0; u < ATTN__AVX2_NR; u += ATTN__AVX2_VW) {
+                attn__avx2_v x = z;
+                if (c + u + ATTN__AVX2_VW <= dv) x = attn__avx2_vload(vr + c + u);
+                else if (c + u < dv) x = attn__avx2_vload_part(vr + c + u, dv - c - u, 0.0f);
+                bad = attn__avx2_vadd(bad, attn__avx2_vmul(x, z)); /* 0 * (inf or NaN) = NaN */
+                attn__avx2_vstore(dp + u, x);
+            }
+        }
+    t = attn__avx2_vhsum(bad);
+    return t != t;
+}
+
+/* The workspace: carved into 64-byte aligned segments (the same arithmetic sizes it). */
+typedef struct attn__avx2_ws {
+    float *qp;   /* ATTN__AVX2_TQ x d: the query tile in MR-row slivers (+ ATTN__AVX2_VW slack) */
+    float *kp;   /* ATTN__AVX2_TK x d: the key tile, K^T in NR-column slivers */
+    float *vp;   /* ATTN__AVX2_TK x dvp: the value tile in NR-column slivers */
+    float *s;    /* ATTN__AVX2_MR x ATTN__AVX2_TK: one sliver's scores, then probabilities */
+    float *m, *l; /* ATTN__AVX2_TQ each: running max and sum */
+    float *acc;  /* ATTN__AVX2_TQ x dvp */
+    size_t dvp;  /* dv rounded up to NR */
+} attn__avx2_ws;
+
+/* Lays the segments out from base (NULL: only sizes); returns the bytes, 0 on overflow */
+static size_t attn__avx2_ws_layout(void *base, size_t d, size_t dv, attn__avx2_ws *w)
+{
+    const size_t lim = ATTN__AVX2_MAX_ELEMS / (4 * (ATTN__AVX2_TQ + ATTN__AVX2_TK));
+    const size_t fa = ATTN__AVX2_ALIGN / sizeof(float);
+    size_t dvp, n[7], off = 0, i;
+    float *f = base ? attn__avx2_align(base) : NULL;
+    float *seg[7];
+    if (d == 0 || dv == 0 || d > lim || dv > lim) return 0;
+    dvp = attn__avx2_round_up(dv, ATTN__AVX2_NR);
+    n[0] = ATTN__AVX2_TQ * d + ATTN__AVX2_VW;
+    n[1] = ATTN__AVX2_TK * d + ATTN__AVX2_VW;
+    n[2] = ATTN__AVX2_TK * dvp;
+    n[3] = ATTN__AVX2_MR * ATTN__AVX2_TK;
+    n[4] = ATTN__AVX2_TQ;
+    n[5] = ATTN__AVX2_TQ;
+    n[6] = ATTN__AVX2_TQ * dvp;
+    for (i = 0; i < 7; i++) {
+        seg[i] = f ? f + off : NULL;
+        off += attn__avx2_round_up(n[i], fa);
+    }
+    if (w) {
+        w->qp = seg[0], w->kp = seg[1], w->vp = seg[2], w->s = seg[3];
+        w->m = seg[4], w->l = seg[5], w->acc = seg[6], w->dvp = dvp;
+    }
+    return off * sizeof(float) + ATTN__AVX2_ALIGN;
+}
+
+/* Key tiles a query tile of rows q0 .. q0+tq visits: [0, kend) */
+static size_t attn__avx2_kend(const attn__avx2_hd *hd, size_t q0, size_t tq)
+{
+    return attn__avx2_visible(hd, q0 + tq - 1, 0, hd->klen);
+}
+
+/* O rows of a tile: acc / l, zeros where no key was visible (row r of the workspace) */
+static void attn__avx2_tile_out(const attn__avx2_hd *hd, size_t q0, size_t tq, const attn__avx2_ws *w,
+                           size_t r)
+{
+    size_t i;
+    for (i = 0; i < tq; i++, r++) {
+        float *orow = hd->o + (q0 + i) * hd->o_sl;
+        const float l = w->l[r];
+        if (l == 0.0f) memset(orow, 0, hd->dv * sizeof(float)); /* fully masked row */
+        else {
+            memcpy(orow, w->acc + r * w->dvp, hd->dv * sizeof(float));
+            attn__avx2_axpby(orow, 1.0f / l, 0.0f, NULL, hd->dv);
+        }
+    }
+}
+
+static void attn__avx2_tile_init(size_t tq, size_t rows, const attn__avx2_ws *w)
+{
+    size_t i;
+    for (i = 0; i < tq; i++) {
+        w->m[i] = -INFINITY;
+        w->l[i] = 0.0f;
+    }
+    memset(w->acc, 0, rows * w->dvp * sizeof(float));
+}
+
+/* The fused path for query rows q0 .. q0+tq (see above) */
+static void attn__avx2_tile_fused(const attn__avx2_hd *hd, size_t q0, size_t tq, const attn__avx2_ws *w)
+{
+    const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, nsl = (tq + ATTN__AVX2_MR - 1) / ATTN__AVX2_MR;
+    const size_t kend = attn__avx2_kend(hd, q0, tq);
+    size_t k0, sl, i, j;
+    attn__avx2_tile_init(tq, nsl * ATTN__AVX2_MR, w);
+    attn__avx2_mm_pack_t(hd->q + q0 * hd->q_sl, hd->q_sl, tq, d, ATTN__AVX2_MR, 0, w->qp);
+    for (k0 = 0; k0 < kend; k0 += ATTN__AVX2_TK) {
+        const size_t tk = attn__avx2_min(ATTN__AVX2_TK, kend - k0);
+        const int vbad = attn__avx2_pack_v(hd->v + k0 * hd->v_sl, hd->v_sl, tk, dv, w->vp);
+        attn__avx2_mm_pack_t(hd->k + k0 * hd->k_sl, hd->k_sl, tk, d, ATTN__AVX2_NR, 0, w->kp);
+        for (sl = 0; sl < nsl; sl++) {
+            const size_t r0 = sl * ATTN__AVX2_MR, mr = attn__avx2_min(ATTN__AVX2_MR, tq - r0);
+            const size_t ts = attn__avx2_visible(hd, q0 + r0 + mr - 1, k0, tk);
+            float *acc = w->acc + r0 * dvp;
+            if (ts == 0) continue; /* the sliver sees no key of this tile or later */
+            for (j = 0; j < ts; j += ATTN__AVX2_NR)
+                attn__avx2_mm_ukr_packed(d, w->qp + r0 * d, w->kp + j * d, w->s + j, ATTN__AVX2_TK, 1.0f,
+                                    0.0f, 0);
+            for (i = 0; i < mr; i++)
+                attn__avx2_online_row(hd, q0 + r0 + i, k0, attn__avx2_visible(hd, q0 + r0 + i, k0, ts),
+                                 ts, w->s + i * ATTN__AVX2_TK, &w->m[r0 + i], &w->l[r0 + i],
+                                 acc + i * dvp, dvp);
+            if (!vbad) {
+                for (j = 0; j < dvp; j += ATTN__AVX2_NR)
+                    attn__avx2_mm_ukr_strided(ts, w->s, ATTN__AVX2_TK, 1, w->vp + j * tk, ATTN__AVX2_NR,
+                                         acc + j, dvp, 1.0f, 0.0f, 2);
+            } else { /* inf or NaN in V: keys with p = 0 must not contribute 0 * inf */
+                for (i = 0; i < mr; i++) {
+                    const float *prow = w->s + i * ATTN__AVX2_TK;
+                    for (j = 0; j < ts; j++)
+                        if (prow[j] != 0.0f)
+                            attn__avx2_axpby(acc + i * dvp, 1.0f, prow[j], hd->v + (k0 + j) * hd->v_sl, dv);
+                }
+            }
+        }
+    }
+    attn__avx2_tile_out(hd, q0, tq, w, 0);
+}
+
+/* The rows path for query rows q0 .. q0+tq of nh heads that share their K and V (a GQA
+ * group; nh * tq <= ATTN__AVX2_TQ): each key tile is read once for all of them. Rows whose
+ * scores are written see every key the causal mask allows (the masked ones scored too). */
+static void attn__avx2_tile_rows(const attn__avx2_hd *hds, size_t nh, size_t q0, size_t tq,
+                            const attn__avx2_ws *w)
+{
+    const attn__avx2_hd *hd = hds;
+    const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
+    const size_t kend = attn__avx2_kend(hd, q0, tq); /* the same for every head of the group */
+    size_t k0, g, r, j;
+    attn__avx2_tile_init(rows, rows, w);
+    for (k0 = 0; k0 < kend; k0 += ATTN__AVX2_TK) {
+        const size_t tk = attn__avx2_min(ATTN__AVX2_TK, kend - k0);
+        const float *kt = hd->k + k0 * hd->k_sl, *vt = hd->v + k0 * hd->v_sl;
+        for (g = 0; g < rows; g += ATTN__AVX2_MR) { /* MR rows at a time (w->s: MR x TK) */
+            const size_t gr = attn__avx2_min(ATTN__AVX2_MR, rows - g);
+            const float *qr[ATTN__AVX2_MR];
+            size_t n[ATTN__AVX2_MR], nmax = 0;
+            for (r = 0; r < gr; r++) { /* row g + r: head (g + r) / tq, query (g + r) % tq */
+                const size_t qi = q0 + (g + r) % tq;
+                n[r] = attn__avx2_visible(hd, qi, k0, tk);
+                qr[r] = hds[(g + r) / tq].q + qi * hd->q_sl;
+                nmax = n[r] > nmax ? n[r] : nmax;
+            }
+            if (gr == 1) /* one row (decoding): K and V stream through in order */
+                for (j = 0; j < nmax; j++) w->s[j] = attn__avx2_dot(qr[0], kt + j * hd->k_sl, d);
+            else
+                for (j = 0; j < nmax; j++) /* a K row once for all the rows */
+                    for (r = 0; r < gr; r += 4) {
+                        const size_t nr = attn__avx2_min(4, gr - r);
+                        size_t u;
+                        float t[4];
+                        attn__avx2_dot_rows(qr + r, nr, kt + j * hd->k_sl, d, t);
+                        for (u = 0; u < nr; u++)
+                            if (j < n[r + u]) w->s[(r + u) * ATTN__AVX2_TK + j] = t[u];
+                    }
+            for (r = 0; r < gr; r++)
+                if (n[r])
+                    attn__avx2_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], n[r],
+                                     w->s + r * ATTN__AVX2_TK, &w->m[g + r], &w->l[g + r],
+                                     w->acc + (g + r) * dvp, dv);
+            if (gr == 1)
+                for (j = 0; j < nmax; j++) {
+                    if (w->s[j] != 0.0f)
+                        attn__avx2_axpby(w->acc + g * dvp, 1.0f, w->s[j], vt + j * hd->v_sl, dv);
+                }
+            else
+                for (j = 0; j < nmax; j++) { /* a V row likewise, for the rows it weighs in */
+                    float *y[4], a[4];
+                    size_t c = 0;
+                    for (r = 0; r < gr; r++)
+                        if (j < n[r] && w->s[r * ATTN__AVX2_TK + j] != 0.0f) {
+                            y[c] = w->acc + (g + r) * dvp, a[c] = w->s[r * ATTN__AVX2_TK + j];
+                            if (++c == 4) attn__avx2_axpy_rows(y, a, 4, vt + j * hd->v_sl, dv), c = 0;
+                        }
+                    if (c) attn__avx2_axpy_rows(y, a, c, vt + j * hd->v_sl, dv);
+                }
+        }
+    }
+    for (r = 0; r < nh; r++) attn__avx2_tile_out(&hds[r], q0, tq, w, r * tq);
+}
+
+/* The scores output of rows q0 .. q0+tq, after their tile: every key j < kv_len gets the
+ * mode's value; keys the kernel never scored are masked (-inf; probability 0). LOGITS of
+ * masked keys are computed here (the kernel skips them). */
+static void attn__avx2_tile_scores(const attn_attention_params *p, const attn__avx2_hd *hd, size_t q0,
+                              size_t tq, const attn__avx2_ws *w)
+{
+    size_t i, j;
+    for (i = 0; i < tq; i++) {
+        const size_t qi = q0 + i, n = attn__avx2_visible(hd, qi, 0, hd->klen);
+        float *sc = hd->scores + qi * hd->scores_sq;
+        const float m = w->m[i], l = w->l[i];
+        if (hd->scores_mode == ATTN_SCORES_LOGITS) {
+            const float *qrow = hd->q + qi * hd->q_sl;
+            for (j = n; j < p->kv_len; j++) {
+                float x = attn__avx2_dot(qrow, hd->k + j * hd->k_sl, hd->d) * hd->scale;
+                if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
+                sc[j] = x;
+            }
+            continue;
+        }
+        for (j = n; j < p->kv_len; j++) sc[j] = -INFINITY;
+        if (hd->scores_mode != ATTN_SCORES_PROBS) continue;
+        for (j = 0; j < p->kv_len; j++) /* MASKED values -> exp(s - m) / l */
+            sc[j] = l == 0.0f ? 0.0f : attn__avx2_expf(sc[j] - m) / l;
+    }
+}
+
+static void attn__avx2_head_tile(const attn_attention_params *p, const attn__avx2_hd *hd, size_t q0,
+                            const attn__avx2_ws *w)
+{
+    const size_t tq = attn__avx2_min(ATTN__AVX2_TQ, p->q_len - q0);
+    if (hd->scores) { /* the reference-order rows path, then the keys it skipped */
+        attn__avx2_tile_rows(hd, 1, q0, tq, w);
+        attn__avx2_tile_scores(p, hd, q0, tq, w);
+    } else if (tq >= ATTN__AVX2_FUSED_MIN) {
+        attn__avx2_tile_fused(hd, q0, tq, w);
+    } else {
+        attn__avx2_tile_rows(hd, 1, q0, tq, w);
+    }
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_attention_workspace_size(const attn_attention_params *p)
+{
+    if (!p) return 0;
+    return attn__avx2_ws_layout(NULL, p->head_dim, p->v_head_dim, NULL);
+}
+
+static ATTN__MAYBE_UNUSED attn_attention_params attn__avx2_attn_attention_init(size_t batch, size_t heads, size_t kv_heads,
+                                                   size_t q_len, size_t kv_len,
+                                                   size_t head_dim, size_t v_head_dim,
+                                                   const float *q, const float *k,
+                                                   const float *v, float *o,
+                                                   attn_layout layout)
+{
+    attn_attention_params p;
+    memset(&p, 0, sizeof p);
+    p.batch = batch;
+    p.heads = heads;
+    p.kv_heads = kv_heads;
+    p.q_len = q_len;
+    p.kv_len = kv_len;
+    p.head_dim = head_dim;
+    p.v_head_dim = v_head_dim;
+    p.q = q;
+    p.k = k;
+    p.v = v;
+    p.o = o;
+    if (layout == ATTN_LAYOUT_BLHD) { /* [B, L, H*D] */
+        p.q_sb = q_len * heads * head_dim, p.q_sh = head_dim, p.q_sl = heads * head_dim;
+        p.k_sb = kv_len * kv_heads * head_dim, p.k_sh = head_dim, p.k_sl = kv_heads * head_dim;
+        p.v_sb = kv_len * kv_heads * v_head_dim, p.v_sh = v_head_dim, p.v_sl = kv_heads * v_head_dim;
+        p.o_sb = q_len * heads * v_head_dim, p.o_sh = v_head_dim, p.o_sl = heads * v_head_dim;
+    } else { /* [B, H, L, D] */
+        p.q_sb = heads * q_len * head_dim, p.q_sh = q_len * head_dim, p.q_sl = head_dim;
+        p.k_sb = kv_heads * kv_len * head_dim, p.k_sh = kv_len * head_dim, p.k_sl = head_dim;
+        p.v_sb = kv_heads * kv_len * v_head_dim, p.v_sh = kv_len * v_head_dim, p.v_sl = v_head_dim;
+        p.o_sb = heads * q_len * v_head_dim, p.o_sh = q_len * v_head_dim, p.o_sl = v_head_dim;
+    }
+    p.causal = ATTN_CAUSAL_NONE;
+    return p;
+}
+
+/* A [n0, n1, n2, row] tensor with strides s0, s1, s2: rows may not overlap within a dim
+ * of size > 1 (stride >= row) unless `broadcast` allows stride 0; the extent must fit. */
+static attn_status attn__avx2_check_tensor(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2,
+                                      size_t s2, size_t row, int broadcast)
+{
+    size_t ext = row;
+    if ((n0 > 1 && s0 < row && !(broadcast && s0 == 0)) ||
+        (n1 > 1 && s1 < row && !(broadcast && s1 == 0)) ||
+        (n2 > 1 && s2 < row && !(broadcast && s2 == 0)))
+        return ATTN_ERR_LD;
+    if (row > ATTN__AVX2_MAX_ELEMS || !attn__avx2_extent_add(&ext, n0 - 1, s0) ||
+        !attn__avx2_extent_add(&ext, n1 - 1, s1) || !attn__avx2_extent_add(&ext, n2 - 1, s2))
+        return ATTN_ERR_OVERFLOW;
+    return ATTN_OK;
+}
+
+static attn_status attn__avx2_attention_check(const attn_attention_params *p, const void *ws,
+                                         size_t ws_size)
+{
+    attn_status st;
+    size_t b;
+    if (!p) return ATTN_ERR_NULL;
+    if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
+    if (!ws) return ATTN_ERR_WORKSPACE;
+    if (!p->batch || !p->heads || !p->kv_heads || !p->q_len || !p->kv_len || !p->head_dim ||
+        !p->v_head_dim || p->heads % p->kv_heads)
+        return ATTN_ERR_SIZE;
+    if ((st = attn__avx2_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl, p->head_dim, 0)) ||
+        (st = attn__avx2_check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl, p->head_dim, 0)) ||
+        (st = attn__avx2_check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl, p->v_head_dim, 0)) ||
+        (st = attn__avx2_check_tensor(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim, 0)))
+        return st;
+    if (p->mask && (st = attn__avx2_check_tensor(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
+                                             p->mask_sq, p->kv_len, 1)))
+        return st;
+    if (p->bool_mask && (st = attn__avx2_check_tensor(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
+                                                  p->q_len, p->bmask_sq, p->kv_len, 1)))
+        return st;
+    if (!attn__avx2_finite(p->scale) || !attn__avx2_finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
+    if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
+        p->causal != ATTN_CAUSAL_OFFSET)
+        return ATTN_ERR_ARG;
+    if (p->key_lengths)
+        for (b = 0; b < p->batch; b++)
+            if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)
+                return ATTN_ERR_ARG;
+    if (p->scores) {
+        if (p->scores_mode != ATTN_SCORES_LOGITS && p->scores_mode != ATTN_SCORES_MASKED &&
+            p->scores_mode != ATTN_SCORES_PROBS)
+            return ATTN_ERR_ARG;
+        if ((st = attn__avx2_check_tensor(p->batch, p->scores_sb, p->heads, p->scores_sh, p->q_len,
+                                     p->scores_sq, p->kv_len, 0)))
+            return st;
+    }
+    if (attn__avx2_attn_attention_workspace_size(p) == 0) return ATTN_ERR_OVERFLOW;
+    if (ws_size < attn__avx2_attn_attention_workspace_size(p)) return ATTN_ERR_WORKSPACE;
+    return ATTN_OK;
+}
+
+
+static size_t attn__avx2_qtiles(const attn_attention_params *p)
+{
+    return (p->q_len + ATTN__AVX2_TQ - 1) / ATTN__AVX2_TQ;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_attention(const attn_attention_params *p, void *workspace,
+                                    size_t workspace_size)
+{
+    attn_status st = attn__avx2_attention_check(p, workspace, workspace_size);
+    attn__avx2_ws w;
+    size_t b, h, q0;
+    if (st != ATTN_OK) return st;
+    attn__avx2_ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
+    if (p->q_len < ATTN__AVX2_FUSED_MIN && !p->scores && p->heads > p->kv_heads) {
+        /* decode with grouped-query heads: the heads of a group share each K/V tile read
+         * (the same rows path, row by row, as one head alone: the same bits) */
+        const size_t group = p->heads / p->kv_heads, per = attn__avx2_min(8, ATTN__AVX2_TQ / p->q_len);
+        attn__avx2_hd hds[8];
+        size_t n, i;
+        for (b = 0; b < p->batch; b++)
+            for (h = 0; h < p->heads; h += n) {
+                n = attn__avx2_min(per, group - h % group);
+                for (i = 0; i < n; i++) hds[i] = attn__avx2_head(p, b, h + i);
+                attn__avx2_tile_rows(hds, n, 0, p->q_len, &w);
+            }
+        return ATTN_OK;
+    }
+    for (b = 0; b < p->batch; b++)
+        for (h = 0; h < p->heads; h++) {
+            const attn__avx2_hd hd = attn__avx2_head(p, b, h);
+            for (q0 = 0; q0 < p->q_len; q0 += ATTN__AVX2_TQ) attn__avx2_head_tile(p, &hd, q0, &w);
+        }
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_attention_query_tile(void) { return ATTN__AVX2_TQ; }
+
+static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_attention_tasks(const attn_attention_params *p)
+{
+    size_t n;
+    /* a q_len past ATTN__AVX2_MAX_ELEMS never passes the checks (and would wrap q_len + TQ - 1) */
+    if (!p || !p->batch || !p->heads || !p->q_len || p->q_len > ATTN__AVX2_MAX_ELEMS) return 0;
+    n = attn__avx2_qtiles(p);
+    if (p->heads > ATTN__AVX2_MAX_ELEMS / n || p->batch > ATTN__AVX2_MAX_ELEMS / (n * p->heads)) return 0;
+    return p->batch * p->heads * n;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_attention_task(const attn_attention_params *p, size_t task,
+                                         void *workspace, size_t workspace_size)
+{
+    attn_status st = attn__avx2_attention_check(p, workspace, workspace_size);
+    attn__avx2_ws w;
+    attn__avx2_hd hd;
+    size_t nt;
+    if (st != ATTN_OK) return st;
+    if (task >= attn__avx2_attn_attention_tasks(p)) return ATTN_ERR_ARG;
+    nt = attn__avx2_qtiles(p);
+    attn__avx2_ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
+    hd = attn__avx2_head(p, task / (nt * p->heads), task / nt % p->heads);
+    attn__avx2_head_tile(p, &hd, task % nt * ATTN__AVX2_TQ, &w);
+    return ATTN_OK;
+}
+/* end of src/attention.h */
+/* ---- KV cache ------------------------------------------------------------------------ */
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
+                                        size_t kv_heads, size_t capacity, size_t head_dim,
+                                        size_t v_head_dim)
+{
+    size_t ek = head_dim, ev = v_head_dim;
+    if (!c || !k || !v) return ATTN_ERR_NULL;
+    if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim) return ATTN_ERR_SIZE;
+    if (head_dim > ATTN__AVX2_MAX_ELEMS || v_head_dim > ATTN__AVX2_MAX_ELEMS ||
+        !attn__avx2_extent_add(&ek, capacity - 1, head_dim) ||
+        !attn__avx2_extent_add(&ek, kv_heads - 1, capacity * head_dim) ||
+        !attn__avx2_extent_add(&ek, batch - 1, kv_heads * capacity * head_dim) ||
+        !attn__avx2_extent_add(&ev, capacity - 1, v_head_dim) ||
+        !attn__avx2_extent_add(&ev, kv_heads - 1, capacity * v_head_dim) ||
+        !attn__avx2_extent_add(&ev, batch - 1, kv_heads * capacity * v_head_dim))
+        return ATTN_ERR_OVERFLOW;
+    c->k = k;
+    c->v = v;
+    c->batch = batch;
+    c->kv_heads = kv_heads;
+    c->capacity = capacity;
+    c->head_dim = head_dim;
+    c->v_head_dim = v_head_dim;
+    c->len = 0;
+    return ATTN_OK;
+}
+
+static int attn__avx2_kv_valid(const attn_kv_cache *c)
+{
+    attn_kv_cache t;
+    return c && c->k && c->v && c->len <= c->capacity &&
+           attn__avx2_attn_kv_cache_init(&t, c->k, c->v, c->batch, c->kv_heads, c->capacity, c->head_dim,
+                              c->v_head_dim) == ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
+                                          const float *v_new, attn_layout layout)
+{
+    size_t b, g, t, kd, vd;
+    if (!c || !k_new || !v_new) return ATTN_ERR_NULL;
+    if (!attn__avx2_kv_valid(c)) return ATTN_ERR_ARG;
+    if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
+    if (n > c->capacity - c->len) return ATTN_ERR_SIZE;
+    kd = c->head_dim, vd = c->v_head_dim;
+    for (b = 0; b < c->batch; b++)
+        for (g = 0; g < c->kv_heads; g++) {
+            float *kc = c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd;
+            float *vc = c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd;
+            if (layout == ATTN_LAYOUT_BHLD) {
+                memmove(kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd * sizeof(float));
+                memmove(vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd * sizeof(float));
+            } else {
+                for (t = 0; t < n; t++) {
+                    memmove(kc + t * kd, k_new + ((b * n + t) * c->kv_heads + g) * kd, kd * sizeof(float));
+                    memmove(vc + t * vd, v_new + ((b * n + t) * c->kv_heads + g) * vd, vd * sizeof(float));
+                }
+            }
+        }
+    c->len += n;
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_attention_params attn__avx2_attn_attention_init_kv(const attn_kv_cache *c, size_t heads,
+                                                      size_t q_len, const float *q, float *o,
+                                                      attn_layout layout, attn_causal causal)
+{
+    attn_attention_params p;
+    if (!attn__avx2_kv_valid(c)) {
+        memset(&p, 0, sizeof p);
+        return p;
+    }
+    p = attn__avx2_attn_attention_init(c->batch, heads, c->kv_heads, q_len, c->len, c->head_dim,
+                            c->v_head_dim, q, c->k, c->v, o, layout);
+    p.k_sl = c->head_dim, p.k_sh = c->capacity * c->head_dim, p.k_sb = c->kv_heads * p.k_sh;
+    p.v_sl = c->v_head_dim, p.v_sh = c->capacity * c->v_head_dim, p.v_sb = c->kv_heads * p.v_sh;
+    p.causal = causal;
+    return p;
+}
+/* end of src/kv_cache.h */
+/* ---- transformer blocks ---------------------------------------------------------------
+ * Activations over the vector layer, linear layers around attn__avx2_attn_matmul, and the blocks
+ * composed from the public kernels. Nothing here allocates: every buffer is a slice of the
+ * caller's workspace, carved in 64-byte aligned segments. */
+
+static inline attn__avx2_v attn__avx2_vabs(attn__avx2_v v) { return attn__avx2_vmax(v, attn__avx2_vsub(attn__avx2_vzero(), v)); }
+
+/* |v| < FLT_MIN -> 0 (NaN stays) */
+static inline attn__avx2_v attn__avx2_vflush(attn__avx2_v v)
+{
+    return attn__avx2_vselect(attn__avx2_vlt(attn__avx2_vabs(v), attn__avx2_vset1(FLT_MIN)), attn__avx2_vzero(), v);
+}
+
+/* GELU, erf form: x Phi(x), Phi(x) = 1 - E for x > 0 and E for x <= 0, E = erfc(z) / 2,
+ * z = |x| / sqrt 2. erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 + z/2), P Numerical Recipes'
+ * Chebyshev fit (fractional error < 1.2e-7 for every z >= 0). z^2 = x^2 / 2 is carried
+ * as hi + lo (exact), and -z^2 + P as a 2Sum, so the exp's argument has no rounding error
+ * worth an ulp of the result even where it reaches -87. */
+static inline attn__avx2_v attn__avx2_vgelu_erf(attn__avx2_v x)
+{
+    const attn__avx2_v half = attn__avx2_vset1(0.5f), one = attn__avx2_vset1(1.0f), zero = attn__avx2_vzero();
+    attn__avx2_v ax = attn__avx2_vabs(x), z, t, p, hi, lo, a, s, bb, err, e, big_e, y;
+    z = attn__avx2_vmul(ax, attn__avx2_vset1(0.707106781186547524f));
+    t = attn__avx2_vdiv(one, attn__avx2_vfma(z, half, one));
+    p = attn__avx2_vset1(0.17087277f);
+    p = attn__avx2_vfma(p, t, attn__avx2_vset1(-0.82215223f));
+    p = attn__avx2_vfma(p, t, attn__avx2_vset1(1.48851587f));
+    p = attn__avx2_vfma(p, t, attn__avx2_vset1(-1.13520398f));
+    p = attn__avx2_vfma(p, t, attn__avx2_vset1(0.27886807f));
+    p = attn__avx2_vfma(p, t, attn__avx2_vset1(-0.18628806f));
+    p = attn__avx2_vfma(p, t, attn__avx2_vset1(0.09678418f));
+    p = attn__avx2_vfma(p, t, attn__avx2_vset1(0.37409196f));
+    p = attn__avx2_vfma(p, t, attn__avx2_vset1(1.00002368f));
+    p = attn__avx2_vfma(p, t, attn__avx2_vset1(-1.26551223f));
+    hi = attn__avx2_vmul(x, x);
+    lo = attn__avx2_vfma_exact(x, x, attn__avx2_vsub(zero, hi)); /* x^2 = hi + lo exactly */
+    a = attn__avx2_vmul(hi, attn__avx2_vset1(-0.5f));             /* exact */
+    s = attn__avx2_vadd(p, a);                               /* 2Sum: s + err = p + a */
+    bb = attn__avx2_vsub(s, p);
+    err = attn__avx2_vadd(attn__avx2_vsub(p, attn__avx2_vsub(s, bb)), attn__avx2_vsub(a, bb));
+    /* e = exp(s + err - lo/2) as h^2, h = exp of half the argument (halving is exact), so
+     * that an exp below FLT_MIN (argument below -87) still gives a normal x E */
+    e = attn__avx2_vexp_lo(attn__avx2_vmul(s, half), attn__avx2_vmul(attn__avx2_vfma(lo, attn__avx2_vset1(-0.5f), err), half), 1);
+    big_e = attn__avx2_vmul(attn__avx2_vmul(attn__avx2_vmul(t, e), half), e); /* E = erfc(z) / 2 */
+    /* x > 0: x (1 - E); x <= 0: x E (0 below -20, where -inf * 0 would be NaN) */
+    y = attn__avx2_vselect(attn__avx2_vgt(x, zero), attn__avx2_vmul(x, attn__avx2_vsub(one, big_e)),
+                      attn__avx2_vmul(attn__avx2_vmul(attn__avx2_vmul(x, half), attn__avx2_vmul(t, e)), e));
+    y = attn__avx2_vselect(attn__avx2_vlt(x, attn__avx2_vset1(-20.0f)), zero, y);
+    return attn__avx2_vflush(y);
+}
+
+/* GELU, tanh form: x/2 (1 + tanh(u)) = x sigmoid(2u) = x * (u >= 0 ? 1 : w) / (1 + w),
+ * w = exp(-|2u|) in (0, 1]: no overflow, no cancellation. */
+static inline attn__avx2_v attn__avx2_vgelu_tanh(attn__avx2_v x)
+{
+    const attn__avx2_v one = attn__avx2_vset1(1.0f), zero = attn__avx2_vzero();
+    attn__avx2_v x3 = attn__avx2_vmul(attn__avx2_vmul(x, x), x);
+    attn__avx2_v u2 = attn__avx2_vmul(attn__avx2_vfma(x3, attn__avx2_vset1(0.044715f), x),
+                            attn__avx2_vset1(1.59576912160573071f)); /* 2u */
+    /* w = h^2, h = exp(-|u|), so that x w stays normal where w alone would underflow */
+    attn__avx2_v h = attn__avx2_vexp(attn__avx2_vmul(attn__avx2_vabs(u2), attn__avx2_vset1(-0.5f)));
+    attn__avx2_v num = attn__avx2_vselect(attn__avx2_vlt(u2, zero), attn__avx2_vmul(attn__avx2_vmul(x, h), h), x);
+    attn__avx2_v y = attn__avx2_vdiv(num, attn__avx2_vfma(h, h, one));
+    y = attn__avx2_vselect(attn__avx2_vlt(x, attn__avx2_vset1(-20.0f)), zero, y);
+    return attn__avx2_vflush(y);
+}
+
+static inline attn__avx2_v attn__avx2_vact(attn_act act, attn__avx2_v v)
+{
+    switch (act) {
+    case ATTN_ACT_RELU: return attn__avx2_vflush(attn__avx2_vmax(attn__avx2_vzero(), v)); /* NaN stays NaN */
+    case ATTN_ACT_GELU: return attn__avx2_vgelu_erf(v);
+    case ATTN_ACT_GELU_TANH: return attn__avx2_vgelu_tanh(v);
+    default: return attn__avx2_vflush(v);
+    }
+}
+
+/* y[0..n) = act(x + bias) (bias may be NULL) */
+static void attn__avx2_act_row(attn_act act, const float *x, const float *bias, float *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW) {
+        attn__avx2_v v = attn__avx2_vload(x + i);
+        if (bias) v = attn__avx2_vadd(v, attn__avx2_vload(bias + i));
+        attn__avx2_vstore(y + i, attn__avx2_vact(act, v));
+    }
+    if (i < n) {
+        attn__avx2_v v = attn__avx2_vload_part(x + i, n - i, 0.0f);
+        if (bias) v = attn__avx2_vadd(v, attn__avx2_vload_part(bias + i, n - i, 0.0f));
+        attn__avx2_vstore_part(y + i, attn__avx2_vact(act, v), n - i);
+    }
+}
+
+static int attn__avx2_act_valid(attn_act act)
+{
+    return act == ATTN_ACT_NONE || act == ATTN_ACT_RELU || act == ATTN_ACT_GELU ||
+           act == ATTN_ACT_GELU_TANH;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_activation(attn_act act, const float *x, size_t ldx, float *y,
+                                     size_t ldy, size_t rows, size_t n)
+{
+    attn_status st;
+    size_t r;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__avx2_check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__avx2_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if (!attn__avx2_act_valid(act)) return ATTN_ERR_ARG;
+    for (r = 0; r < rows; r++) attn__avx2_act_row(act, x + r * ldx, NULL, y + r * ldy, n);
+    return ATTN_OK;
+}
+
+/* rows x n of y: values below FLT_MIN in magnitude -> 0 */
+static void attn__avx2_flush_rows(float *y, size_t ldy, size_t rows, size_t n)
+{
+    size_t r;
+    for (r = 0; r < rows; r++) attn__avx2_act_row(ATTN_ACT_NONE, y + r * ldy, NULL, y + r * ldy, n);
+}
+/* end of src/activation.h */
+/* ---- workspace carving ---------------------------------------------------------------- */
+
+/* Adds a segment of `bytes` (rounded up to ATTN__AVX2_ALIGN) to *total; 0 on overflow. */
+static int attn__avx2_seg(size_t *total, size_t bytes)
+{
+    const size_t lim = (size_t)PTRDIFF_MAX;
+    if (bytes > lim - ATTN__AVX2_ALIGN) return 0;
+    bytes = attn__avx2_round_up(bytes, ATTN__AVX2_ALIGN);
+    if (*total > lim - bytes) return 0;
+    *total += bytes;
+    return 1;
+}
+
+/* A segment of rows x cols floats. */
+static int attn__avx2_seg_f(size_t *total, size_t rows, size_t cols)
+{
+    size_t n = attn__avx2_mul_lim(rows, cols, ATTN__AVX2_MAX_ELEMS);
+    return n <= ATTN__AVX2_MAX_ELEMS && attn__avx2_seg(total, n * sizeof(float));
+}
+
+/* The next segment of `bytes` from *cur (aligned base, segments as attn__avx2_seg counts them). */
+static void *attn__avx2_take(unsigned char **cur, size_t bytes)
+{
+    void *p = *cur;
+    *cur += attn__avx2_round_up(bytes, ATTN__AVX2_ALIGN);
+    return p;
+}
+
+static size_t attn__avx2_max3(size_t a, size_t b, size_t c)
+{
+    size_t m = a > b ? a : b;
+    return m > c ? m : c;
+}
+
+/* ---- linear ----------------------------------------------------------------------------- */
+
+static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_linear_workspace_size(attn_trans tw, size_t tokens, size_t d_in,
+                                           size_t d_out)
+{
+    return attn__avx2_attn_matmul_workspace_size(ATTN_NO_TRANS, tw, tokens, d_out, d_in);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_linear(const float *x, size_t ldx, size_t tokens, size_t d_in,
+                                 attn_trans tw, const float *w, size_t ldw, const float *bias,
+                                 size_t d_out, attn_act act, float *y, size_t ldy,
+                                 void *workspace, size_t workspace_size)
+{
+    attn_status st;
+    size_t r;
+    if (!x || !w || !y) return ATTN_ERR_NULL;
+    if (tw != ATTN_NO_TRANS && tw != ATTN_TRANS) return ATTN_ERR_ARG;
+    if ((st = attn__avx2_check_mat(tokens, d_in, ldx)) != ATTN_OK) return st;
+    if ((st = tw ? attn__avx2_check_mat(d_out, d_in, ldw) : attn__avx2_check_mat(d_in, d_out, ldw)) != ATTN_OK)
+        return st;
+    if ((st = attn__avx2_check_mat(tokens, d_out, ldy)) != ATTN_OK) return st;
+    if (!attn__avx2_act_valid(act)) return ATTN_ERR_ARG;
+    if (workspace && workspace_size < attn__avx2_attn_linear_workspace_size(tw, tokens, d_in, d_out))
+        return ATTN_ERR_WORKSPACE;
+    st = attn__avx2_attn_matmul(ATTN_NO_TRANS, tw, tokens, d_out, d_in, 1.0f, x, ldx, w, ldw, 0.0f, y, ldy,
+                     workspace, workspace ? workspace_size : 0);
+    if (st != ATTN_OK) return st;
+    for (r = 0; r < tokens; r++) attn__avx2_act_row(act, y + r * ldy, bias, y + r * ldy, d_out);
+    return ATTN_OK;
+}
+
+/* ---- feed-forward ----------------------------------------------------------------------- */
+
+static attn_status attn__avx2_ffn_check(const attn_ffn_weights *w)
+{
+    attn_status st;
+    if (!w) return ATTN_ERR_NULL;
+    if (!w->w1 || !w->w2) return ATTN_ERR_NULL;
+    if ((st = attn__avx2_check_mat(w->d_model, w->d_ff, w->d_ff)) != ATTN_OK) return st;
+    if (!attn__avx2_act_valid(w->act)) return ATTN_ERR_ARG;
+    return ATTN_OK;
+}
+
+/* bytes of attn__avx2_attn_ffn's workspace (valid weights), 0 on overflow or tokens 0 */
+/* bytes of the matmul workspace of the FFN's two products */
+static size_t attn__avx2_ffn_mm(const attn_ffn_weights *w, size_t tokens)
+{
+    size_t a = attn__avx2_attn_linear_workspace_size(ATTN_NO_TRANS, tokens, w->d_model, w->d_ff);
+    size_t b = attn__avx2_attn_linear_workspace_size(ATTN_NO_TRANS, tokens, w->d_ff, w->d_model);
+    return a > b ? a : b;
+}
+
+static size_t attn__avx2_ffn_ws(const attn_ffn_weights *w, size_t tokens)
+{
+    size_t total = ATTN__AVX2_ALIGN;
+    if (tokens == 0) return 0;
+    if (!attn__avx2_seg_f(&total, tokens, w->d_ff) || !attn__avx2_seg(&total, attn__avx2_ffn_mm(w, tokens)))
+        return 0;
+    return total;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_ffn_workspace_size(const attn_ffn_weights *w, size_t tokens)
+{
+    if (attn__avx2_ffn_check(w) != ATTN_OK) return 0;
+    return attn__avx2_ffn_ws(w, tokens);
+}
+
+/* the work of attn__avx2_attn_ffn on validated arguments and a big enough aligned workspace */
+static void attn__avx2_ffn_run(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
+                          size_t ldy, size_t tokens, unsigned char *cur)
+{
+    const size_t mm = attn__avx2_ffn_mm(w, tokens);
+    float *h = (float *)attn__avx2_take(&cur, tokens * w->d_ff * sizeof(float));
+    void *mws = mm ? attn__avx2_take(&cur, mm) : NULL;
+    attn__avx2_attn_linear(x, ldx, tokens, w->d_model, ATTN_NO_TRANS, w->w1, w->d_ff, w->b1, w->d_ff,
+                w->act, h, w->d_ff, mws, mm);
+    attn__avx2_attn_linear(h, w->d_ff, tokens, w->d_ff, ATTN_NO_TRANS, w->w2, w->d_model, w->b2,
+                w->d_model, ATTN_ACT_NONE, y, ldy, mws, mm);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
+                              size_t ldy, size_t tokens, void *workspace,
+                              size_t workspace_size)
+{
+    attn_status st = attn__avx2_ffn_check(w);
+    size_t need;
+    if (st != ATTN_OK) return st;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__avx2_check_mat(tokens, w->d_model, ldx)) != ATTN_OK) return st;
+    if ((st = attn__avx2_check_mat(tokens, w->d_model, ldy)) != ATTN_OK) return st;
+    if ((need = attn__avx2_ffn_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    attn__avx2_ffn_run(w, x, ldx, y, ldy, tokens, (unsigned char *)attn__avx2_align(workspace));
+    return ATTN_OK;
+}
+
+/* ---- multi-head attention ---------------------------------------------------------------- */
+
+static attn_status attn__avx2_mha_check(const attn_mha_weights *w)
+{
+    attn_status st;
+    if (!w) return ATTN_ERR_NULL;
+    if (!w->wq || !w->wk || !w->wv || !w->wo) return ATTN_ERR_NULL;
+    if (!w->heads || !w->d_model || w->d_model % w->heads) return ATTN_ERR_SIZE;
+    if ((st = attn__avx2_check_mat(w->d_model, w->d_model, w->d_model)) != ATTN_OK) return st;
+    return ATTN_OK;
+}
+
+static attn_attention_params attn__avx2_mha_params(const attn_mha_weights *w, size_t lq, size_t lk,
+                                              const float *q, const float *k, const float *v,
+                                              float *o, int causal)
+{
+    const size_t dh = w->d_model / w->heads;
+    attn_attention_params p = attn__avx2_attn_attention_init(1, w->heads, w->heads, lq, lk, dh, dh, q, k,
+                                                  v, o, ATTN_LAYOUT_BLHD);
+    p.causal = causal ? ATTN_CAUSAL_BOTTOM_RIGHT : ATTN_CAUSAL_NONE;
+    return p;
+}
+
+/* bytes of the matmul workspace the projections need (the largest of the four products) */
+static size_t attn__avx2_mha_mm(const attn_mha_weights *w, size_t lq, size_t lk)
+{
+    const size_t d = w->d_model;
+    size_t a = attn__avx2_attn_linear_workspace_size(ATTN_NO_TRANS, lq, d, d);
+    size_t b = attn__avx2_attn_linear_workspace_size(ATTN_NO_TRANS, lk, d, d);
+    return a > b ? a : b;
+}
+
+/* bytes of attn__avx2_attn_mha's workspace (valid weights) without the base alignment; 0 on overflow */
+static size_t attn__avx2_mha_ws(const attn_mha_weights *w, size_t lq, size_t lk)
+{
+    attn_attention_params p;
+    size_t total = 0;
+    if (lq == 0 || lk == 0) return 0;
+    p = attn__avx2_mha_params(w, lq, lk, NULL, NULL, NULL, NULL, 0);
+    if (!attn__avx2_seg_f(&total, lq, w->d_model) || !attn__avx2_seg_f(&total, lk, w->d_model) ||
+        !attn__avx2_seg_f(&total, lk, w->d_model) || !attn__avx2_seg_f(&total, lq, w->d_model) ||
+        !attn__avx2_seg(&total, attn__avx2_attn_attention_workspace_size(&p)) ||
+        !attn__avx2_seg(&total, attn__avx2_mha_mm(w, lq, lk)))
+        return 0;
+    return total;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_mha_workspace_size(const attn_mha_weights *w, size_t q_tokens,
+                                        size_t kv_tokens)
+{
+    size_t t;
+    if (attn__avx2_mha_check(w) != ATTN_OK) return 0;
+    t = attn__avx2_mha_ws(w, q_tokens, kv_tokens);
+    return t && attn__avx2_seg(&t, ATTN__AVX2_ALIGN) ? t : 0;
+}
+
+static void attn__avx2_mha_run(const attn_mha_weights *w, const float *xq, size_t ldxq, size_t lq,
+                          const float *xkv, size_t ldxkv, size_t lk, int causal, float *y,
+                          size_t ldy, unsigned char *cur)
+{
+    const size_t d = w->d_model, mm = attn__avx2_mha_mm(w, lq, lk);
+    float *q = (float *)attn__avx2_take(&cur, lq * d * sizeof(float));
+    float *k = (float *)attn__avx2_take(&cur, lk * d * sizeof(float));
+    float *v = (float *)attn__avx2_take(&cur, lk * d * sizeof(float));
+    float *o = (float *)attn__avx2_take(&cur, lq * d * sizeof(float));
+    attn_attention_params p = attn__avx2_mha_params(w, lq, lk, q, k, v, o, causal);
+    const size_t aws = attn__avx2_attn_attention_workspace_size(&p);
+    void *att_ws = attn__avx2_take(&cur, aws);
+    void *mws = mm ? attn__avx2_take(&cur, mm) : NULL;
+    attn__avx2_attn_linear(xq, ldxq, lq, d, ATTN_NO_TRANS, w->wq, d, w->bq, d, ATTN_ACT_NONE, q, d, mws, mm);
+    attn__avx2_attn_linear(xkv, ldxkv, lk, d, ATTN_NO_TRANS, w->wk, d, w->bk, d, ATTN_ACT_NONE, k, d, mws, mm);
+    attn__avx2_attn_linear(xkv, ldxkv, lk, d, ATTN_NO_TRANS, w->wv, d, w->bv, d, ATTN_ACT_NONE, v, d, mws, mm);
+    attn__avx2_attn_attention(&p, att_ws, aws);
+    /* the output of attention is a convex combination of V rows: it may be denormal only
+     * where V is; attn__avx2_attn_linear flushes y */
+    attn__avx2_attn_linear(o, d, lq, d, ATTN_NO_TRANS, w->wo, d, w->bo, d, ATTN_ACT_NONE, y, ldy, mws, mm);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_mha(const attn_mha_weights *w, const float *xq, size_t ldxq,
+                              size_t q_tokens, const float *xkv, size_t ldxkv, size_t kv_tokens,
+                              int causal, float *y, size_t ldy, void *workspace,
+                              size_t workspace_size)
+{
+    attn_status st = attn__avx2_mha_check(w);
+    size_t need;
+    if (st != ATTN_OK) return st;
+    if (!xq || !xkv || !y) return ATTN_ERR_NULL;
+    if ((st = attn__avx2_check_mat(q_tokens, w->d_model, ldxq)) != ATTN_OK) return st;
+    if ((st = attn__avx2_check_mat(kv_tokens, w->d_model, ldxkv)) != ATTN_OK) return st;
+    if ((st = attn__avx2_check_mat(q_tokens, w->d_model, ldy)) != ATTN_OK) return st;
+    if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if ((need = attn__avx2_attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    attn__avx2_mha_run(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, y, ldy,
+                  (unsigned char *)attn__avx2_align(workspace));
+    return ATTN_OK;
+}
+
+/* ---- encoder and decoder blocks ------------------------------------------------------------ */
+
+static attn_status attn__avx2_block_common(float eps, attn_norm_order norm)
+{
+    if (!attn__avx2_finite(eps) || eps < 0) return ATTN_ERR_ARG;
+    if (norm != ATTN_PRE_LN && norm != ATTN_POST_LN) return ATTN_ERR_ARG;
+    return ATTN_OK;
+}
+
+static attn_status attn__avx2_encoder_check(const attn_encoder_weights *w)
+{
+    attn_status st;
+    if (!w) return ATTN_ERR_NULL;
+    if ((st = attn__avx2_mha_check(&w->attn)) != ATTN_OK) return st;
+    if ((st = attn__avx2_ffn_check(&w->ffn)) != ATTN_OK) return st;
+    if (w->attn.d_model != w->ffn.d_model) return ATTN_ERR_SIZE;
+    return attn__avx2_block_common(w->eps, w->norm);
+}
+
+/* t (tokens x d) plus the largest of the sublayers' workspaces; 0 on overflow */
+static size_t attn__avx2_encoder_ws(const attn_encoder_weights *w, size_t tokens)
+{
+    size_t total = ATTN__AVX2_ALIGN, m = attn__avx2_mha_ws(&w->attn, tokens, tokens);
+    size_t f = attn__avx2_ffn_ws(&w->ffn, tokens);
+    if (!m || !f || !attn__avx2_seg_f(&total, tokens, w->attn.d_model) ||
+        !attn__avx2_seg(&total, m > f - ATTN__AVX2_ALIGN ? m : f - ATTN__AVX2_ALIGN))
+        return 0;
+    return total;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_encoder_workspace_size(const attn_encoder_weights *w, size_t tokens)
+{
+    if (attn__avx2_encoder_check(w) != ATTN_OK || tokens == 0) return 0;
+    return attn__avx2_encoder_ws(w, tokens);
+}
+
+/* rows x n: y = x (row by row; nothing when y is x) */
+static void attn__avx2_copy_rows(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+                            size_t n)
+{
+    size_t r;
+    if (x == y) return;
+    for (r = 0; r < rows; r++) memcpy(y + r * ldy, x + r * ldx, n * sizeof(float));
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_encoder(const attn_encoder_weights *w, const float *x, size_t ldx,
+                                  float *y, size_t ldy, size_t tokens, int causal,
+                                  void *workspace, size_t workspace_size)
+{
+    attn_status st = attn__avx2_encoder_check(w);
+    size_t need, d;
+    unsigned char *cur, *sub;
+    float *t;
+    if (st != ATTN_OK) return st;
+    d = w->attn.d_model;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__avx2_check_mat(tokens, d, ldx)) != ATTN_OK) return st;
+    if ((st = attn__avx2_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
+    if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if ((need = attn__avx2_encoder_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    cur = (unsigned char *)attn__avx2_align(workspace);
+    t = (float *)attn__avx2_take(&cur, tokens * d * sizeof(float));
+    sub = cur; /* the sublayers' workspace, aligned */
+    if (w->norm == ATTN_PRE_LN) {
+        attn__avx2_copy_rows(x, ldx, y, ldy, tokens, d);
+        attn__avx2_attn_layernorm(y, ldy, t, d, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
+        attn__avx2_mha_run(&w->attn, t, d, tokens, t, d, tokens, causal, t, d, sub);
+        attn__avx2_attn_add(y, ldy, t, d, tokens, d);
+        attn__avx2_attn_layernorm(y, ldy, t, d, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
+        attn__avx2_ffn_run(&w->ffn, t, d, t, d, tokens, sub);
+        attn__avx2_attn_add(y, ldy, t, d, tokens, d);
+    } else {
+        attn__avx2_mha_run(&w->attn, x, ldx, tokens, x, ldx, tokens, causal, t, d, sub);
+        attn__avx2_attn_add(t, d, x, ldx, tokens, d);
+        attn__avx2_attn_layernorm(t, d, y, ldy, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
+        attn__avx2_ffn_run(&w->ffn, y, ldy, t, d, tokens, sub);
+        attn__avx2_attn_add(t, d, y, ldy, tokens, d);
+        attn__avx2_attn_layernorm(t, d, y, ldy, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
+    }
+    attn__avx2_flush_rows(y, ldy, tokens, d);
+    return ATTN_OK;
+}
+
+static attn_status attn__avx2_decoder_check(const attn_decoder_weights *w)
+{
+    attn_status st;
+    if (!w) return ATTN_ERR_NULL;
+    if ((st = attn__avx2_mha_check(&w->self_attn)) != ATTN_OK) return st;
+    if ((st = attn__avx2_mha_check(&w->cross_attn)) != ATTN_OK) return st;
+    if ((st = attn__avx2_ffn_check(&w->ffn)) != ATTN_OK) return st;
+    if (w->self_attn.d_model != w->ffn.d_model || w->cross_attn.d_model != w->ffn.d_model)
+        return ATTN_ERR_SIZE;
+    return attn__avx2_block_common(w->eps, w->norm);
+}
+
+static size_t attn__avx2_decoder_ws(const attn_decoder_weights *w, size_t tokens, size_t mem_tokens)
+{
+    size_t total = ATTN__AVX2_ALIGN, s = attn__avx2_mha_ws(&w->self_attn, tokens, tokens);
+    size_t c = attn__avx2_mha_ws(&w->cross_attn, tokens, mem_tokens), f = attn__avx2_ffn_ws(&w->ffn, tokens);
+    if (!s || !c || !f || !attn__avx2_seg_f(&total, tokens, w->ffn.d_model) ||
+        !attn__avx2_seg(&total, attn__avx2_max3(s, c, f - ATTN__AVX2_ALIGN)))
+        return 0;
+    return total;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_decoder_workspace_size(const attn_decoder_weights *w, size_t tokens,
+                                            size_t mem_tokens)
+{
+    if (attn__avx2_decoder_check(w) != ATTN_OK || tokens == 0 || mem_tokens == 0) return 0;
+    return attn__avx2_decoder_ws(w, tokens, mem_tokens);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder(const attn_decoder_weights *w, const float *x, size_t ldx,
+                                  float *y, size_t ldy, size_t tokens, const float *mem,
+                                  size_t ldmem, size_t mem_tokens, void *workspace,
+                                  size_t workspace_size)
+{
+    attn_status st = attn__avx2_decoder_check(w);
+    size_t need, d;
+    unsigned char *cur, *sub;
+    float *t;
+    if (st != ATTN_OK) return st;
+    d = w->ffn.d_model;
+    if (!x || !y || !mem) return ATTN_ERR_NULL;
+    if ((st = attn__avx2_check_mat(tokens, d, ldx)) != ATTN_OK) return st;
+    if ((st = attn__avx2_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
+    if ((st = attn__avx2_check_mat(mem_tokens, d, ldmem)) != ATTN_OK) return st;
+    if ((need = attn__avx2_decoder_ws(w, tokens, mem_tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    cur = (unsigned char *)attn__avx2_align(workspace);
+    t = (float *)attn__avx2_take(&cur, tokens * d * sizeof(float));
+    sub = cur;
+    if (w->norm == ATTN_PRE_LN) {
+        attn__avx2_copy_rows(x, ldx, y, ldy, tokens, d);
+        attn__avx2_attn_layernorm(y, ldy, t, d, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
+        attn__avx2_mha_run(&w->self_attn, t, d, tokens, t, d, tokens, 1, t, d, sub);
+        attn__avx2_attn_add(y, ldy, t, d, tokens, d);
+        attn__avx2_attn_layernorm(y, ldy, t, d, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
+        attn__avx2_mha_run(&w->cross_attn, t, d, tokens, mem, ldmem, mem_tokens, 0, t, d, sub);
+        attn__avx2_attn_add(y, ldy, t, d, tokens, d);
+        attn__avx2_attn_layernorm(y, ldy, t, d, tokens, d, w->ln3_gamma, w->ln3_beta, w->eps, NULL, NULL);
+        attn__avx2_ffn_run(&w->ffn, t, d, t, d, tokens, sub);
+        attn__avx2_attn_add(y, ldy, t, d, tokens, d);
+    } else {
+        attn__avx2_mha_run(&w->self_attn, x, ldx, tokens, x, ldx, tokens, 1, t, d, sub);
+        attn__avx2_attn_add(t, d, x, ldx, tokens, d);
+        attn__avx2_attn_layernorm(t, d, y, ldy, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
+        attn__avx2_mha_run(&w->cross_attn, y, ldy, tokens, mem, ldmem, mem_tokens, 0, t, d, sub);
+        attn__avx2_attn_add(t, d, y, ldy, tokens, d);
+        attn__avx2_attn_layernorm(t, d, y, ldy, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
+        attn__avx2_ffn_run(&w->ffn, y, ldy, t, d, tokens, sub);
+        attn__avx2_attn_add(t, d, y, ldy, tokens, d);
+        attn__avx2_attn_layernorm(t, d, y, ldy, tokens, d, w->ln3_gamma, w->ln3_beta, w->eps, NULL, NULL);
+    }
+    attn__avx2_flush_rows(y, ldy, tokens, d);
+    return ATTN_OK;
+}
+
+/* ---- parameter counts ------------------------------------------------------------------- */
+
+/* *acc += a * b (SIZE_MAX limit); 0 on overflow */
+static int attn__avx2_count_add(size_t *acc, size_t a, size_t b)
+{
+    size_t t = attn__avx2_mul_lim(a, b, (size_t)-1 - 1);
+    if (t == (size_t)-1 || *acc > (size_t)-1 - 1 - t) return 0;
+    *acc += t;
+    return 1;
+}
+
+static attn_status attn__avx2_param_count(size_t d, size_t heads, size_t dff, size_t n_attn,
+                                     size_t n_ln, attn_param_count *c)
+{
+    attn_param_count r;
+    size_t dd;
+    if (!c) return ATTN_ERR_NULL;
+    if (!d || !heads || !dff || d % heads) return ATTN_ERR_SIZE;
+    memset(&r, 0, sizeof r);
+    dd = attn__avx2_mul_lim(d, d, (size_t)-1 - 1);
+    if (dd == (size_t)-1 || !attn__avx2_count_add(&r.attention_weights, 4 * n_attn, dd) ||
+        !attn__avx2_count_add(&r.attention_biases, 4 * n_attn, d) ||
+        !attn__avx2_count_add(&r.ffn_weights, 2 * d, dff) || !attn__avx2_count_add(&r.ffn_biases, 1, dff) ||
+        !attn__avx2_count_add(&r.ffn_biases, 1, d) || !attn__avx2_count_add(&r.layernorm, 2 * n_ln, d) ||
+        !attn__avx2_count_add(&r.total, 1, r.attention_weights) ||
+        !attn__avx2_count_add(&r.total, 1, r.attention_biases) ||
+        !attn__avx2_count_add(&r.total, 1, r.ffn_weights) ||
+        !attn__avx2_count_add(&r.total, 1, r.ffn_biases) || !attn__avx2_count_add(&r.total, 1, r.layernorm))
+        return ATTN_ERR_OVERFLOW;
+    *c = r;
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_encoder_param_count(size_t d_model, size_t heads, size_t d_ff,
+                                              attn_param_count *count)
+{
+    return attn__avx2_param_count(d_model, heads, d_ff, 1, 2, count);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder_param_count(size_t d_model, size_t heads, size_t d_ff,
+                                              attn_param_count *count)
+{
+    return attn__avx2_param_count(d_model, heads, d_ff, 2, 3, count);
+}
+/* end of src/blocks.h */
+/* src/fpenv.h - the floating-point environment: flush denormals to zero. The control
+ * registers differ per ISA (MXCSR, FPCR); the kernels never depend on them. */
+#ifdef __cplusplus
+}
+#endif
+#if defined(__SSE__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 1)
+#include <xmmintrin.h>
+#define ATTN__AVX2_FTZ_X86 1
+#elif defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+#define ATTN__AVX2_FTZ_A64 1
+#endif
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+static ATTN__MAYBE_UNUSED int attn__avx2_attn_denormals_flush_supported(void)
+{
+#if defined(ATTN__AVX2_FTZ_X86) || defined(ATTN__AVX2_FTZ_A64)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_denormals_flush_begin(attn_fp_state *state)
+{
+    if (!state) return ATTN_ERR_NULL;
+#if defined(ATTN__AVX2_FTZ_X86)
+    {
+        const unsigned int csr = _mm_getcsr();
+        state->saved = csr;
+        state->active = 1;
+        _mm_setcsr(csr | (1u << 15) | (1u << 6)); /* FTZ, DAZ */
+    }
+#elif defined(ATTN__AVX2_FTZ_A64)
+    {
+        uint64_t fpcr;
+        __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr) : : "memory");
+        state->saved = fpcr;
+        state->active = 1;
+        fpcr |= (uint64_t)1 << 24; /* FZ */
+        __asm__ __volatile__("msr fpcr, %0" : : "r"(fpcr) : "memory");
+    }
+#else
+    state->saved = 0;
+    state->active = 0;
+#endif
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_denormals_flush_end(const attn_fp_state *state)
+{
+    if (!state) return ATTN_ERR_NULL;
+    if (!state->active) return ATTN_OK;
+#if defined(ATTN__AVX2_FTZ_X86)
+    _mm_setcsr((unsigned int)state->saved);
+#elif defined(ATTN__AVX2_FTZ_A64)
+    {
+        const uint64_t fpcr = state->saved;
+        __asm__ __volatile__("msr fpcr, %0" : : "r"(fpcr) : "memory");
+    }
+#endif
+    return ATTN_OK;
+}
+
+#ifdef __cplusplus
+}
+#endif
+/* end of src/fpenv.h */
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+/* ---- the avx512 copy ---- */
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx2,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx2,fma,f16c")
+#endif
+#define ATTN__AVX512_FORCE_ISA 1
+#define ATTN__AVX512_FORCE_AVX512 1
+/* src/base.h - the implementation's base: the vector layer, status strings, argument
+ * checks. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+/* simd/simd.h - picks attn.h's vector layer and matmul microkernel for the target:
+ * AVX-512 (unless ATTN_NO_AVX512, which keeps AVX2 on such a build), AVX2+FMA, AArch64 NEON,
+ * or the portable scalar layer (also with ATTN_NO_SIMD). */
+#ifndef ATTN_SIMD_AVX512_SIMD_H
+#define ATTN_SIMD_AVX512_SIMD_H
+/* simd/common.h - compiler macros shared by attn.h's vector layer and kernels. */
+#ifndef ATTN_SIMD_AVX512_COMMON_H
+#define ATTN_SIMD_AVX512_COMMON_H
+#include <stddef.h>
+#include <stdint.h>
+#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64)
+/* all x86 intrinsics, first, where g++ 12 would report the AVX-512 ones' own
+ * _mm512_undefined_* as uninitialized once inlined */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTN__AVX512_FORCE_INLINE inline __attribute__((always_inline))
+#define ATTN__AVX512_UNROLL _Pragma("GCC unroll 8") /* the next loop, in full */
+#define ATTN__AVX512_NOINLINE __attribute__((noinline))
+#define ATTN__AVX512_PREFETCH(p) __builtin_prefetch(p)
+#define ATTN__AVX512_PREFETCHW(p) __builtin_prefetch(p, 1)
+#else
+#define ATTN__AVX512_FORCE_INLINE inline
+#define ATTN__AVX512_NOINLINE
+#define ATTN__AVX512_UNROLL
+#define ATTN__AVX512_PREFETCH(p) ((void)(p))
+#define ATTN__AVX512_PREFETCHW(p) ((void)(p))
+#endif
+#endif
+/* end of simd/common.h */
+/* ATTN__AVX512_FORCE_ISA with ATTN__AVX512_FORCE_AVX512 / _AVX2 / neither (scalar): one copy of the
+ * implementation in a build that dispatches at run time (its target set by pragmas) */
+#if defined(ATTN__AVX512_FORCE_AVX512) || (!defined(ATTN__AVX512_FORCE_ISA) && !defined(ATTN_NO_SIMD) && \
+                                    !defined(ATTN_NO_AVX512) && defined(__AVX512F__))
+#define ATTN__AVX512_ISA_AVX512 1
+/* simd/avx512.h - the AVX-512 vector layer of attn.h (16 lanes, AVX512F only): primitives
+ * only, the same names and contract as simd/scalar.h. Tails by mask registers. Compiles
+ * on its own (-mavx512f). */
+#ifndef ATTN_SIMD_AVX512_AVX512_H
+#define ATTN_SIMD_AVX512_AVX512_H
+
+#define ATTN__AVX512_ISA_NAME "avx512"
+#define ATTN__AVX512_VW 16
+
+#ifdef ATTN_USE_SLEEF
+#include <sleef.h>
+/* SLEEF's 1-ulp exp for this width, declared here too: sleef.h declares it only where the
+ * compiler's flags enable the ISA, not in a copy compiled for it by a target pragma */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-qualifiers" /* sleef.h's const return type */
+#ifdef __cplusplus
+extern "C"
+#endif
+const __m512 Sleef_expf16_u10avx512f(__m512);
+#pragma GCC diagnostic pop
+#endif
+#define attn__avx512_vsleef_exp(x) Sleef_expf16_u10avx512f(x)
+#endif
+
+typedef __m512 attn__avx512_v;
+typedef __mmask16 attn__avx512_vm;
+
+/* the first n lanes (n <= 16) */
+static inline __mmask16 attn__avx512_vmask_first(size_t n) { return (__mmask16)((1u << n) - 1u); }
+static inline attn__avx512_v attn__avx512_vzero(void) { return _mm512_setzero_ps(); }
+static inline attn__avx512_v attn__avx512_vset1(float a) { return _mm512_set1_ps(a); }
+static inline attn__avx512_v attn__avx512_vload(const float *p) { return _mm512_loadu_ps(p); }
+static inline void attn__avx512_vstore(float *p, attn__avx512_v v) { _mm512_storeu_ps(p, v); }
+static inline attn__avx512_v attn__avx512_vload_part(const float *p, size_t n, float fill)
+{
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), attn__avx512_vmask_first(n), p);
+}
+static inline void attn__avx512_vstore_part(float *p, attn__avx512_v v, size_t n)
+{
+    _mm512_mask_storeu_ps(p, attn__avx512_vmask_first(n), v);
+}
+static inline attn__avx512_v attn__avx512_vadd(attn__avx512_v a, attn__avx512_v b) { return _mm512_add_ps(a, b); }
+static inline attn__avx512_v attn__avx512_vsub(attn__avx512_v a, attn__avx512_v b) { return _mm512_sub_ps(a, b); }
+static inline attn__avx512_v attn__avx512_vmul(attn__avx512_v a, attn__avx512_v b) { return _mm512_mul_ps(a, b); }
+static inline attn__avx512_v attn__avx512_vdiv(attn__avx512_v a, attn__avx512_v b) { return _mm512_div_ps(a, b); }
+static inline attn__avx512_v attn__avx512_vsqrt(attn__avx512_v a) { return _mm512_sqrt_ps(a); }
+static inline attn__avx512_v attn__avx512_vfma(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c) { return _mm512_fmadd_ps(a, b, c); }
+static inline attn__avx512_v attn__avx512_vfma_exact(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c)
+{
+    return _mm512_fmadd_ps(a, b, c);
+}
+static inline attn__avx512_v attn__avx512_vmax(attn__avx512_v a, attn__avx512_v b) { return _mm512_max_ps(a, b); }
+static inline attn__avx512_v attn__avx512_vmin(attn__avx512_v a, attn__avx512_v b) { return _mm512_min_ps(a, b); }
+/* horizontal sum: the halves, then as simd/avx2.h's on the 8-lane sum */
+static inline float attn__avx512_vhsum(attn__avx512_v a)
+{
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a),
+                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline float attn__avx512_vhmax(attn__avx512_v a)
+{
+    const __m256 h = _mm256_max_ps(_mm512_castps512_ps256(a),
+                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline attn__avx512_vm attn__avx512_vlt(attn__avx512_v a, attn__avx512_v b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+static inline attn__avx512_vm attn__avx512_vgt(attn__avx512_v a, attn__avx512_v b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+static inline attn__avx512_v attn__avx512_vselect(attn__avx512_vm m, attn__avx512_v a, attn__avx512_v b)
+{
+    return _mm512_mask_blend_ps(m, b, a);
+}
+/* tab[bits(k) & 7] + (bits(k) << 20), lane by lane: the 8 entries twice, vpermd */
+static inline attn__avx512_v attn__avx512_vlut8_scale(const int32_t *tab, attn__avx512_v k)
+{
+    const __m512i b = _mm512_castps_si512(k);
+    const __m512i t8 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)tab));
+    const __m512i t = _mm512_permutexvar_epi32(b, _mm512_shuffle_i64x2(t8, t8, 0x44));
+    return _mm512_castsi512_ps(_mm512_add_epi32(t, _mm512_slli_epi32(b, 20)));
+}
+static inline attn__avx512_v attn__avx512_vfabs(attn__avx512_v a)
+{
+    return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a),
+                                                _mm512_set1_epi32(0x7FFFFFFF)));
+}
+static inline attn__avx512_v attn__avx512_vor(attn__avx512_v a, attn__avx512_v b)
+{
+    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+}
+static inline int attn__avx512_vany_neg(attn__avx512_v a)
+{
+    return _mm512_cmplt_epi32_mask(_mm512_castps_si512(a), _mm512_setzero_si512()) != 0;
+}
+/* non-temporal store (p aligned to 64 bytes); attn__avx512_vstream_fence() before returning */
+#define ATTN__AVX512_HAVE_VSTREAM 1
+static inline void attn__avx512_vstream(float *p, attn__avx512_v v) { _mm512_stream_ps(p, v); }
+static inline void attn__avx512_vstream_fence(void) { _mm_sfence(); }
+
+/* 8 x 8 transpose of ymm rows r[0..7] in place */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_t8x8(__m256 *r)
+{
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* Transposes a 16 x 16 block: row q of dst (at dst + q * ldd) receives column q of the
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
+ * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As four
+ * 8 x 8 transposes of ymm halves. */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_vtranspose_copy(const float *src, size_t lds,
+                                                     size_t rows, float *dst, size_t ldd)
+{
+    __m256 lo[2][8], hi[2][8]; /* [rows 0-7 / 8-15][row]: columns 0-7 and 8-15 */
+    size_t i, h;
+    for (h = 0; h < 2; h++)
+        for (i = 0; i < 8; i++) {
+            const size_t r = h * 8 + i;
+            lo[h][i] = r < rows ? _mm256_loadu_ps(src + r * lds) : _mm256_setzero_ps();
+            hi[h][i] = r < rows ? _mm256_loadu_ps(src + r * lds + 8) : _mm256_setzero_ps();
+        }
+    attn__avx512_t8x8(lo[0]);
+    attn__avx512_t8x8(lo[1]);
+    attn__avx512_t8x8(hi[0]);
+    attn__avx512_t8x8(hi[1]);
+    for (i = 0; i < 8; i++) { /* dst row i: columns i of rows 0-7, then of rows 8-15 */
+        _mm256_storeu_ps(dst + i * ldd, lo[0][i]);
+        _mm256_storeu_ps(dst + i * ldd + 8, lo[1][i]);
+    }
+    for (i = 0; i < 8; i++) {
+        _mm256_storeu_ps(dst + (i + 8) * ldd, hi[0][i]);
+        _mm256_storeu_ps(dst + (i + 8) * ldd + 8, hi[1][i]);
+    }
+}
+#endif
+/* end of simd/avx512.h */
+#elif defined(ATTN__AVX512_FORCE_AVX2) || (!defined(ATTN__AVX512_FORCE_ISA) && !defined(ATTN_NO_SIMD) && \
+                                    defined(__AVX2__) && defined(__FMA__))
+#define ATTN__AVX512_ISA_AVX2 1
+/* simd/avx2.h - the AVX2+FMA vector layer of attn.h (8 lanes): primitives only, the same
+ * names and contract as simd/scalar.h. Compiles on its own. */
+#ifndef ATTN_SIMD_AVX512_AVX2_H
+#define ATTN_SIMD_AVX512_AVX2_H
+#include <immintrin.h>
+
+#define ATTN__AVX512_ISA_NAME "avx2"
+#define ATTN__AVX512_VW 8
+
+#ifdef ATTN_USE_SLEEF
+#include <sleef.h>
+/* SLEEF's 1-ulp exp for this width, declared here too: sleef.h declares it only where the
+ * compiler's flags enable the ISA, not in a copy compiled for it by a target pragma */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-qualifiers" /* sleef.h's const return type */
+#ifdef __cplusplus
+extern "C"
+#endif
+const __m256 Sleef_expf8_u10avx2(__m256);
+#pragma GCC diagnostic pop
+#endif
+#define attn__avx512_vsleef_exp(x) Sleef_expf8_u10avx2(x)
+#endif
+
+typedef __m256 attn__avx512_v;
+typedef __m256 attn__avx512_vm;
+
+static inline attn__avx512_v attn__avx512_vzero(void) { return _mm256_setzero_ps(); }
+static inline attn__avx512_v attn__avx512_vset1(float a) { return _mm256_set1_ps(a); }
+static inline attn__avx512_v attn__avx512_vload(const float *p) { return _mm256_loadu_ps(p); }
+static inline void attn__avx512_vstore(float *p, attn__avx512_v v) { _mm256_storeu_ps(p, v); }
+static inline __m256i attn__avx512_vmask_first(size_t n)
+{
+    static const int32_t ones_then_zeros[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
+                                                0,  0,  0,  0,  0,  0,  0,  0};
+    return _mm256_loadu_si256((const __m256i *)(const void *)(ones_then_zeros + 8 - n));
+}
+static inline attn__avx512_v attn__avx512_vload_part(const float *p, size_t n, float fill)
+{
+    __m256i m = attn__avx512_vmask_first(n);
+    return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m),
+                            _mm256_castsi256_ps(m));
+}
+static inline void attn__avx512_vstore_part(float *p, attn__avx512_v v, size_t n)
+{
+    _mm256_maskstore_ps(p, attn__avx512_vmask_first(n), v);
+}
+static inline attn__avx512_v attn__avx512_vadd(attn__avx512_v a, attn__avx512_v b) { return _mm256_add_ps(a, b); }
+static inline attn__avx512_v attn__avx512_vsub(attn__avx512_v a, attn__avx512_v b) { return _mm256_sub_ps(a, b); }
+static inline attn__avx512_v attn__avx512_vmul(attn__avx512_v a, attn__avx512_v b) { return _mm256_mul_ps(a, b); }
+static inline attn__avx512_v attn__avx512_vdiv(attn__avx512_v a, attn__avx512_v b) { return _mm256_div_ps(a, b); }
+static inline attn__avx512_v attn__avx512_vsqrt(attn__avx512_v a) { return _mm256_sqrt_ps(a); }
+static inline attn__avx512_v attn__avx512_vfma(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c) { return _mm256_fmadd_ps(a, b, c); }
+static inline attn__avx512_v attn__avx512_vfma_exact(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c) { return _mm256_fmadd_ps(a, b, c); }
+static inline attn__avx512_v attn__avx512_vmax(attn__avx512_v a, attn__avx512_v b) { return _mm256_max_ps(a, b); }
+static inline attn__avx512_v attn__avx512_vmin(attn__avx512_v a, attn__avx512_v b) { return _mm256_min_ps(a, b); }
+static inline float attn__avx512_vhsum(attn__avx512_v a)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+/* out[k] = the sum (op 0), max (1) or min (2) of v[k]'s lanes, k < 8, for the eight vectors
+ * at once (21 shuffles and ops instead of 48): the halves, then pairs, then neighbours, so
+ * that each sum's order is attn__avx512_vhsum's ((l0+l4)+(l2+l6)) + ((l1+l5)+(l3+l7)) and
+ * out[k] == attn__avx512_vhsum(v[k]) bit for bit. op: a constant after inlining. */
+#define ATTN__AVX512_HAVE_VHRED8 1
+static ATTN__AVX512_FORCE_INLINE __m256 attn__avx512_vred_op(__m256 a, __m256 b, int op)
+{
+    return op == 0 ? _mm256_add_ps(a, b) : op == 1 ? _mm256_max_ps(a, b) : _mm256_min_ps(a, b);
+}
+static ATTN__AVX512_FORCE_INLINE __m256 attn__avx512_vred_halves(__m256 a, __m256 b, int op)
+{
+    return attn__avx512_vred_op(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31), op);
+}
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_vhred8(const attn__avx512_v *v, float *out, int op)
+{
+    const __m256 t0 = attn__avx512_vred_halves(v[0], v[4], op), t1 = attn__avx512_vred_halves(v[1], v[5], op);
+    const __m256 t2 = attn__avx512_vred_halves(v[2], v[6], op), t3 = attn__avx512_vred_halves(v[3], v[7], op);
+    const __m256 u0 = attn__avx512_vred_op(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), op);
+    const __m256 u1 = attn__avx512_vred_op(_mm256_shuffle_ps(t2, t3, 0x44), _mm256_shuffle_ps(t2, t3, 0xEE), op);
+    _mm256_storeu_ps(out, attn__avx512_vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op));
+}
+static inline float attn__avx512_vhmax(attn__avx512_v a)
+{
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline attn__avx512_vm attn__avx512_vlt(attn__avx512_v a, attn__avx512_v b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+static inline attn__avx512_vm attn__avx512_vgt(attn__avx512_v a, attn__avx512_v b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
+static inline attn__avx512_v attn__avx512_vselect(attn__avx512_vm m, attn__avx512_v a, attn__avx512_v b) { return _mm256_blendv_ps(b, a, m); }
+static inline attn__avx512_v attn__avx512_vlut8_scale(const int32_t *tab, attn__avx512_v k)
+{
+    const __m256i b = _mm256_castps_si256(k);
+    const __m256i t = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(const void *)tab), b);
+    return _mm256_castsi256_ps(_mm256_add_epi32(t, _mm256_slli_epi32(b, 20)));
+}
+static inline attn__avx512_v attn__avx512_vfabs(attn__avx512_v a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+static inline attn__avx512_v attn__avx512_vor(attn__avx512_v a, attn__avx512_v b) { return _mm256_or_ps(a, b); }
+static inline int attn__avx512_vany_neg(attn__avx512_v a) { return _mm256_movemask_ps(a); }
+/* 16-bit storage, 8 elements widened on load and narrowed on store. f16 by F16C (rounding
+ * to nearest even from the immediate, whatever MXCSR says; half subnormals kept under
+ * FTZ/DAZ), when the compiler has it (-mf16c; every AVX2 CPU does): else generic.h's exact
+ * element code. bf16 by shifts: rounding adds 0x7FFF plus the kept part's lowest bit (a
+ * carry into the exponent gives the next binade or inf), a NaN gets its quiet bit. */
+#ifdef __F16C__
+#define ATTN__AVX512_HAVE_VF16 1
+static inline attn__avx512_v attn__avx512_vload_f16(const uint16_t *p)
+{
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p));
+}
+static inline void attn__avx512_vstore_f16(uint16_t *p, attn__avx512_v v)
+{
+    _mm_storeu_si128((__m128i *)(void *)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+#endif
+#define ATTN__AVX512_HAVE_VBF16 1
+static inline attn__avx512_v attn__avx512_vload_bf16(const uint16_t *p)
+{
+    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+static inline void attn__avx512_vstore_bf16(uint16_t *p, attn__avx512_v v)
+{
+    const __m256i x = _mm256_castps_si256(v);
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
+    const __m256 rne = _mm256_castsi256_ps(
+        _mm256_add_epi32(x, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7FFF))));
+    const __m256 quiet = _mm256_castsi256_ps(_mm256_or_si256(x, _mm256_set1_epi32(0x400000)));
+    const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+    __m256i r = _mm256_srli_epi32(_mm256_castps_si256(_mm256_blendv_ps(rne, quiet, nan)), 16);
+    r = _mm256_packus_epi32(r, r); /* each 128-bit lane: its 4 halves twice */
+    r = _mm256_permute4x64_epi64(r, 0x08); /* quadwords 0 and 2: the 8 halves in order */
+    _mm_storeu_si128((__m128i *)(void *)p, _mm256_castsi256_si128(r));
+}
+/* non-temporal store (p aligned to 32 bytes): writes a line without reading it first;
+ * attn__avx512_vstream_fence() before the function returns */
+#define ATTN__AVX512_HAVE_VSTREAM 1
+static inline void attn__avx512_vstream(float *p, attn__avx512_v v) { _mm256_stream_ps(p, v); }
+static inline void attn__avx512_vstream_fence(void) { _mm_sfence(); }
+/* Transposes an 8 x 8 block: row q of dst (at dst + q * ldd) receives column q of the
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
+ * are stored in order q = 0..7, so with ldd < 8 the later rows win the overlap. */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_vtranspose_copy(const float *src, size_t lds,
+                                                     size_t rows, float *dst, size_t ldd)
+{
+    const __m256 z = _mm256_setzero_ps();
+    __m256 r0, r1, r2, r3, r4, r5, r6, r7, t0, t1, t2, t3, t4, t5, t6, t7;
+    __m256 u0, u1, u2, u3, u4, u5, u6, u7;
+    if (rows >= 8) { /* the common case: no test per row */
+        r0 = _mm256_loadu_ps(src);
+        r1 = _mm256_loadu_ps(src + lds);
+        r2 = _mm256_loadu_ps(src + 2 * lds);
+        r3 = _mm256_loadu_ps(src + 3 * lds);
+        r4 = _mm256_loadu_ps(src + 4 * lds);
+        r5 = _mm256_loadu_ps(src + 5 * lds);
+        r6 = _mm256_loadu_ps(src + 6 * lds);
+        r7 = _mm256_loadu_ps(src + 7 * lds);
+    } else {
+        r0 = rows > 0 ? _mm256_loadu_ps(src) : z;
+        r1 = rows > 1 ? _mm256_loadu_ps(src + lds) : z;
+        r2 = rows > 2 ? _mm256_loadu_ps(src + 2 * lds) : z;
+        r3 = rows > 3 ? _mm256_loadu_ps(src + 3 * lds) : z;
+        r4 = rows > 4 ? _mm256_loadu_ps(src + 4 * lds) : z;
+        r5 = rows > 5 ? _mm256_loadu_ps(src + 5 * lds) : z;
+        r6 = rows > 6 ? _mm256_loadu_ps(src + 6 * lds) : z;
+        r7 = z;
+    }
+    t0 = _mm256_unpacklo_ps(r0, r1);
+    t1 = _mm256_unpackhi_ps(r0, r1);
+    t2 = _mm256_unpacklo_ps(r2, r3);
+    t3 = _mm256_unpackhi_ps(r2, r3);
+    t4 = _mm256_unpacklo_ps(r4, r5);
+    t5 = _mm256_unpackhi_ps(r4, r5);
+    t6 = _mm256_unpacklo_ps(r6, r7);
+    t7 = _mm256_unpackhi_ps(r6, r7);
+    u0 = _mm256_shuffle_ps(t0, t2, 0x44);
+    u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    u2 = _mm256_shuffle_ps(t1, t3, 0x44);
+    u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    u4 = _mm256_shuffle_ps(t4, t6, 0x44);
+    u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    u6 = _mm256_shuffle_ps(t5, t7, 0x44);
+    u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    _mm256_storeu_ps(dst, _mm256_permute2f128_ps(u0, u4, 0x20));
+    _mm256_storeu_ps(dst + ldd, _mm256_permute2f128_ps(u1, u5, 0x20));
+    _mm256_storeu_ps(dst + 2 * ldd, _mm256_permute2f128_ps(u2, u6, 0x20));
+    _mm256_storeu_ps(dst + 3 * ldd, _mm256_permute2f128_ps(u3, u7, 0x20));
+    _mm256_storeu_ps(dst + 4 * ldd, _mm256_permute2f128_ps(u0, u4, 0x31));
+    _mm256_storeu_ps(dst + 5 * ldd, _mm256_permute2f128_ps(u1, u5, 0x31));
+    _mm256_storeu_ps(dst + 6 * ldd, _mm256_permute2f128_ps(u2, u6, 0x31));
+    _mm256_storeu_ps(dst + 7 * ldd, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+#endif
+/* end of simd/avx2.h */
+#elif !defined(ATTN__AVX512_FORCE_ISA) && !defined(ATTN_NO_SIMD) && defined(__aarch64__) && \
+    defined(__ARM_NEON)
+#define ATTN__AVX512_ISA_NEON 1
+/* simd/neon.h - the AArch64 NEON vector layer of attn.h (4 lanes): primitives only, the
+ * same names and contract as simd/scalar.h. Compiles on its own. */
+#ifndef ATTN_SIMD_AVX512_NEON_H
+#define ATTN_SIMD_AVX512_NEON_H
+#include <arm_neon.h>
+#include <string.h>
+
+#define ATTN__AVX512_ISA_NAME "neon"
+#define ATTN__AVX512_VW 4
+
+#ifdef ATTN_USE_SLEEF
+#include <sleef.h>
+/* SLEEF's 1-ulp exp for this width */
+#define attn__avx512_vsleef_exp(x) Sleef_expf4_u10advsimd(x)
+#endif
+
+typedef float32x4_t attn__avx512_v;
+typedef uint32x4_t attn__avx512_vm;
+
+static inline attn__avx512_v attn__avx512_vzero(void) { return vdupq_n_f32(0.0f); }
+static inline attn__avx512_v attn__avx512_vset1(float a) { return vdupq_n_f32(a); }
+static inline attn__avx512_v attn__avx512_vload(const float *p) { return vld1q_f32(p); }
+static inline void attn__avx512_vstore(float *p, attn__avx512_v v) { vst1q_f32(p, v); }
+static inline attn__avx512_v attn__avx512_vload_part(const float *p, size_t n, float fill)
+{
+    float t[4] = {fill, fill, fill, fill};
+    memcpy(t, p, n * sizeof(float));
+    return vld1q_f32(t);
+}
+static inline void attn__avx512_vstore_part(float *p, attn__avx512_v v, size_t n)
+{
+    float t[4];
+    vst1q_f32(t, v);
+    memcpy(p, t, n * sizeof(float));
+}
+static inline attn__avx512_v attn__avx512_vadd(attn__avx512_v a, attn__avx512_v b) { return vaddq_f32(a, b); }
+static inline attn__avx512_v attn__avx512_vsub(attn__avx512_v a, attn__avx512_v b) { return vsubq_f32(a, b); }
+static inline attn__avx512_v attn__avx512_vmul(attn__avx512_v a, attn__avx512_v b) { return vmulq_f32(a, b); }
+static inline attn__avx512_v attn__avx512_vdiv(attn__avx512_v a, attn__avx512_v b) { return vdivq_f32(a, b); }
+static inline attn__avx512_v attn__avx512_vsqrt(attn__avx512_v a) { return vsqrtq_f32(a); }
+static inline attn__avx512_v attn__avx512_vfma(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c) { return vfmaq_f32(c, a, b); }
+static inline attn__avx512_v attn__avx512_vfma_exact(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c) { return vfmaq_f32(c, a, b); }
+static inline attn__avx512_v attn__avx512_vmax(attn__avx512_v a, attn__avx512_v b) { return vmaxq_f32(a, b); }
+static inline attn__avx512_v attn__avx512_vmin(attn__avx512_v a, attn__avx512_v b) { return vminq_f32(a, b); }
+static inline float attn__avx512_vhsum(attn__avx512_v a) { return vaddvq_f32(a); }
+static inline float attn__avx512_vhmax(attn__avx512_v a) { return vmaxvq_f32(a); }
+static inline attn__avx512_vm attn__avx512_vlt(attn__avx512_v a, attn__avx512_v b) { return vcltq_f32(a, b); }
+static inline attn__avx512_vm attn__avx512_vgt(attn__avx512_v a, attn__avx512_v b) { return vcgtq_f32(a, b); }
+static inline attn__avx512_v attn__avx512_vselect(attn__avx512_vm m, attn__avx512_v a, attn__avx512_v b) { return vbslq_f32(m, a, b); }
+/* the lookup by tbl: lane index j = bits & 7 becomes the byte indices 4j .. 4j + 3 */
+static inline attn__avx512_v attn__avx512_vlut8_scale(const int32_t *tab, attn__avx512_v k)
+{
+    const uint32x4_t b = vreinterpretq_u32_f32(k);
+    const uint32x4_t idx = vmlaq_n_u32(vdupq_n_u32(0x03020100u), vandq_u32(b, vdupq_n_u32(7u)), 0x04040404u);
+    uint8x16x2_t t;
+    t.val[0] = vld1q_u8((const uint8_t *)(const void *)tab);
+    t.val[1] = vld1q_u8((const uint8_t *)(const void *)tab + 16);
+    return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_u8(vqtbl2q_u8(t, vreinterpretq_u8_u32(idx))),
+                                           vshlq_n_u32(b, 20)));
+}
+static inline attn__avx512_v attn__avx512_vfabs(attn__avx512_v a) { return vabsq_f32(a); }
+static inline attn__avx512_v attn__avx512_vor(attn__avx512_v a, attn__avx512_v b)
+{
+    return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)));
+}
+static inline int attn__avx512_vany_neg(attn__avx512_v a) { return vmaxvq_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 31)) != 0; }
+/* 16-bit storage, 4 elements widened on load and narrowed on store. f16 by the AArch64
+ * conversions (fcvtl, fcvtn: half subnormals kept whatever FPCR.FZ says; rounding by
+ * FPCR, to nearest even by default). bf16 by shifts: rounding adds 0x7FFF plus the kept
+ * part's lowest bit (a carry into the exponent gives the next binade or inf), a NaN gets
+ * its quiet bit. */
+#define ATTN__AVX512_HAVE_VF16 1
+static inline attn__avx512_v attn__avx512_vload_f16(const uint16_t *p)
+{
+    return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)));
+}
+static inline void attn__avx512_vstore_f16(uint16_t *p, attn__avx512_v v)
+{
+    vst1_u16(p, vreinterpret_u16_f16(vcvt_f16_f32(v)));
+}
+#define ATTN__AVX512_HAVE_VBF16 1
+static inline attn__avx512_v attn__avx512_vload_bf16(const uint16_t *p)
+{
+    return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16));
+}
+static inline void attn__avx512_vstore_bf16(uint16_t *p, attn__avx512_v v)
+{
+    const uint32x4_t x = vreinterpretq_u32_f32(v);
+    const uint32x4_t lsb = vandq_u32(vshrq_n_u32(x, 16), vdupq_n_u32(1));
+    const uint32x4_t rne = vaddq_u32(x, vaddq_u32(lsb, vdupq_n_u32(0x7FFF)));
+    const uint32x4_t quiet = vorrq_u32(x, vdupq_n_u32(0x400000));
+    vst1_u16(p, vshrn_n_u32(vbslq_u32(vceqq_f32(v, v), rne, quiet), 16));
+}
+/* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
+ * are stored in order q = 0..3, so with ldd < 4 the later rows win the overlap. */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_vtranspose_copy(const float *src, size_t lds,
+                                                     size_t rows, float *dst, size_t ldd)
+{
+    const float32x4_t z = vdupq_n_f32(0.0f);
+    const float32x4_t r0 = rows > 0 ? vld1q_f32(src) : z;
+    const float32x4_t r1 = rows > 1 ? vld1q_f32(src + lds) : z;
+    const float32x4_t r2 = rows > 2 ? vld1q_f32(src + 2 * lds) : z;
+    const float32x4_t r3 = rows > 3 ? vld1q_f32(src + 3 * lds) : z;
+    const float32x4_t t0 = vtrn1q_f32(r0, r1), t1 = vtrn2q_f32(r0, r1);
+    const float32x4_t t2 = vtrn1q_f32(r2, r3), t3 = vtrn2q_f32(r2, r3);
+    vst1q_f32(dst, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
+    vst1q_f32(dst + ldd, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+    vst1q_f32(dst + 2 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
+    vst1q_f32(dst + 3 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+}
+#endif
+/* end of simd/neon.h */
+#else
+#define ATTN__AVX512_ISA_SCALAR 1
+/* simd/scalar.h - the portable one-lane vector layer of attn.h: primitives only.
+ * Every ISA file defines the same names: the vector type attn__avx512_v (ATTN__AVX512_VW floats), its
+ * mask type attn__avx512_vm, and the primitives below; simd/generic.h derives the rest once.
+ * Contract every ISA keeps: attn__avx512_vmax(a, b) and attn__avx512_vmin(a, b) return b when b is NaN
+ * (x86's maxps/minps rule; NEON propagates any NaN). Compiles on its own. */
+#ifndef ATTN_SIMD_AVX512_SCALAR_H
+#define ATTN_SIMD_AVX512_SCALAR_H
+#include <math.h>
+#include <string.h>
+
+#define ATTN__AVX512_ISA_NAME "scalar"
+#define ATTN__AVX512_VW 1
+
+typedef float attn__avx512_v;
+typedef int attn__avx512_vm;
+
+static inline attn__avx512_v attn__avx512_vzero(void) { return 0.0f; }
+static inline attn__avx512_v attn__avx512_vset1(float a) { return a; }
+static inline attn__avx512_v attn__avx512_vload(const float *p) { return *p; }
+static inline void attn__avx512_vstore(float *p, attn__avx512_v v) { *p = v; }
+/* n < ATTN__AVX512_VW lanes from p, the rest `fill`; never touches memory past p + n. */
+static inline attn__avx512_v attn__avx512_vload_part(const float *p, size_t n, float fill)
+{
+    (void)p; (void)n;
+    return fill; /* n is always 0 here: one lane has no partial vectors */
+}
+static inline void attn__avx512_vstore_part(float *p, attn__avx512_v v, size_t n) { (void)p; (void)v; (void)n; }
+static inline attn__avx512_v attn__avx512_vadd(attn__avx512_v a, attn__avx512_v b) { return a + b; }
+static inline attn__avx512_v attn__avx512_vsub(attn__avx512_v a, attn__avx512_v b) { return a - b; }
+static inline attn__avx512_v attn__avx512_vmul(attn__avx512_v a, attn__avx512_v b) { return a * b; }
+static inline attn__avx512_v attn__avx512_vdiv(attn__avx512_v a, attn__avx512_v b) { return a / b; }
+static inline attn__avx512_v attn__avx512_vsqrt(attn__avx512_v a) { return sqrtf(a); }
+/* a * b + c: fused where the target has a fast fma (FP_FAST_FMAF), else two roundings
+ * (a libm fmaf call per element would make the scalar path slower than a naive loop) */
+#ifdef FP_FAST_FMAF
+static inline attn__avx512_v attn__avx512_vfma(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c) { return fmaf(a, b, c); }
+#else
+static inline attn__avx512_v attn__avx512_vfma(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c) { return a * b + c; }
+#endif
+/* a * b + c with one rounding, always (error terms need it) */
+static inline attn__avx512_v attn__avx512_vfma_exact(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c) { return fmaf(a, b, c); }
+static inline attn__avx512_v attn__avx512_vmax(attn__avx512_v a, attn__avx512_v b) { return a > b ? a : b; }
+static inline attn__avx512_v attn__avx512_vmin(attn__avx512_v a, attn__avx512_v b) { return a < b ? a : b; }
+static inline float attn__avx512_vhsum(attn__avx512_v a) { return a; }
+static inline float attn__avx512_vhmax(attn__avx512_v a) { return a; }
+static inline attn__avx512_vm attn__avx512_vlt(attn__avx512_v a, attn__avx512_v b) { return a < b; }
+static inline attn__avx512_vm attn__avx512_vgt(attn__avx512_v a, attn__avx512_v b) { return a > b; }
+/* m ? a : b, lane by lane */
+static inline attn__avx512_v attn__avx512_vselect(attn__avx512_vm m, attn__avx512_v a, attn__avx512_v b) { return m ? a : b; }
+/* The float whose bits are tab[bits(k) & 7] + (bits(k) << 20), lane by lane (wrapping):
+ * with bits(k) = c + 8m + j, c a multiple of 2^12 (the exp's rounding shifter 1.5 * 2^23)
+ * and tab[j] = bits(2^(j/8)) - (j << 20), this is 2^(j/8) * 2^m when that is normal.
+ * AVX2: vpermd; NEON: tbl; here an array index. */
+static inline attn__avx512_v attn__avx512_vlut8_scale(const int32_t *tab, attn__avx512_v k)
+{
+    uint32_t b;
+    memcpy(&b, &k, 4);
+    b = (uint32_t)tab[b & 7u] + (b << 20);
+    memcpy(&k, &b, 4);
+    return k;
+}
+/* |a| (clears the sign bit) */
+static inline attn__avx512_v attn__avx512_vfabs(attn__avx512_v a) { return fabsf(a); }
+/* bitwise or of the lanes' bits */
+static inline attn__avx512_v attn__avx512_vor(attn__avx512_v a, attn__avx512_v b)
+{
+    uint32_t u, v;
+    memcpy(&u, &a, 4);
+    memcpy(&v, &b, 4);
+    u |= v;
+    memcpy(&a, &u, 4);
+    return a;
+}
+/* nonzero when some lane has its sign bit set (-0 and negative NaNs included) */
+static inline int attn__avx512_vany_neg(attn__avx512_v a) { return signbit(a) != 0; }
+/* Transposes an ATTN__AVX512_VW x ATTN__AVX512_VW block from src (row i at src + i * lds; rows >= `rows`
+ * are zero and never read) to dst (row q at dst + q * ldd); one lane: a copy. */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_vtranspose_copy(const float *src, size_t lds,
+                                                     size_t rows, float *dst, size_t ldd)
+{
+    (void)lds; (void)ldd;
+    *dst = rows > 0 ? *src : 0.0f;
+}
+#endif
+/* end of simd/scalar.h */
+#ifdef ATTN_USE_SLEEF
+#undef ATTN_USE_SLEEF /* the scalar path keeps the library's exp */
+#endif
+#endif
+
+/* simd/generic.h - vector operations derived once from an ISA file's primitives, each
+ * behind the ISA's "has it natively" flag where one exists. Compiles on its own (with the
+ * scalar layer unless an ISA file was included first). */
+#ifndef ATTN_SIMD_AVX512_GENERIC_H
+#define ATTN_SIMD_AVX512_GENERIC_H
+#ifndef ATTN__AVX512_VW
+#endif
+#include <string.h>
+
+/* the least lane of a */
+static inline float attn__avx512_vhmin(attn__avx512_v a) { return -attn__avx512_vhmax(attn__avx512_vsub(attn__avx512_vzero(), a)); }
+
+#ifndef ATTN__AVX512_HAVE_VHRED8
+/* out[k] = the sum (op 0), max (1) or min (2) of v[k]'s lanes, k < 8 (ISAs without a
+ * batched tree: one by one) */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_vhred8(const attn__avx512_v *v, float *out, int op)
+{
+    int k;
+    for (k = 0; k < 8; k++)
+        out[k] = op == 0 ? attn__avx512_vhsum(v[k]) : op == 1 ? attn__avx512_vhmax(v[k]) : attn__avx512_vhmin(v[k]);
+}
+#endif
+
+#ifndef ATTN__AVX512_HAVE_VSTREAM
+/* ISAs without a non-temporal store (or whose cores stream full-line writes themselves) */
+#define ATTN__AVX512_HAVE_VSTREAM 0
+static inline void attn__avx512_vstream(float *p, attn__avx512_v v) { attn__avx512_vstore(p, v); }
+static inline void attn__avx512_vstream_fence(void) {}
+#endif
+
+
+/* the lanes' maximum / minimum of four vectors */
+static ATTN__AVX512_FORCE_INLINE attn__avx512_v attn__avx512_vmax4(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c, attn__avx512_v d)
+{
+    return attn__avx512_vmax(attn__avx512_vmax(a, b), attn__avx512_vmax(c, d));
+}
+static ATTN__AVX512_FORCE_INLINE attn__avx512_v attn__avx512_vmin4(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c, attn__avx512_v d)
+{
+    return attn__avx512_vmin(attn__avx512_vmin(a, b), attn__avx512_vmin(c, d));
+}
+
+/* ---- 16-bit storage: f16 (IEEE binary16) and bf16 (the top half of a float) ------------ */
+
+/* One element each way, exact, by bit manipulation: the scalar path's conversions and the
+ * fallback of an ISA without a vector one. Bit for bit what F16C and AArch64 give: f16 ->
+ * f32 exact, a signaling NaN quieted; f32 -> f16 rounded to nearest even, inf from 65520
+ * up, subnormals kept, a NaN quiet with the top 10 bits of its payload. */
+static inline float attn__avx512_f16_to_f32(uint16_t h)
+{
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, m = h & 0x3FFu;
+    uint32_t e = (uint32_t)(h >> 10) & 0x1Fu, x, sub = m;
+    float f;
+    if (e == 0x1Fu) { /* inf, NaN (quieted) */
+        x = sign | 0x7F800000u | m << 13 | (m ? 0x400000u : 0u);
+    } else if (e != 0) { /* normal: rebias 15 -> 127 */
+        x = sign | (e + 112u) << 23 | m << 13;
+    } else if (m == 0) {
+        x = sign;
+    } else { /* subnormal m 2^-24: normalized, a normal float */
+        for (e = 113; !(sub & 0x400u); e--) sub <<= 1;
+        x = sign | e << 23 | (sub & 0x3FFu) << 13;
+    }
+    memcpy(&f, &x, 4);
+    return f;
+}
+static inline uint16_t attn__avx512_f32_to_f16(float f)
+{
+    uint32_t x, a, e, m, s, r, rem, half, sign;
+    memcpy(&x, &f, 4);
+    sign = x >> 16 & 0x8000u;
+    a = x & 0x7FFFFFFFu;
+    if (a > 0x7F800000u) return (uint16_t)(sign | 0x7E00u | (a >> 13 & 0x3FFu)); /* NaN */
+    if (a >= 0x477FF000u) return (uint16_t)(sign | 0x7C00u); /* 65520 and up: inf */
+    if (a >= 0x38800000u) { /* normal half: rebias 127 -> 15, drop 13 bits to nearest even */
+        a -= 0x38000000u;
+        return (uint16_t)(sign | (a + 0xFFFu + (a >> 13 & 1u)) >> 13);
+    }
+    if (a <= 0x33000000u) return (uint16_t)sign; /* up to 2^-25, half the least subnormal */
+    e = a >> 23; /* 102 .. 112: subnormal half, (1.m 2^(e-127)) / 2^-24 rounded */
+    m = (a & 0x7FFFFFu) | 0x800000u;
+    s = 126u - e; /* 14 .. 24 */
+    r = m >> s;
+    rem = m & ((1u << s) - 1u);
+    half = 1u << (s - 1u);
+    r += rem > half || (rem == half && (r & 1u));
+    return (uint16_t)(sign | r);
+}
+/* bf16: the top half of a float; rounding adds 0x7FFF plus the kept part's lowest bit (a
+ * carry into the exponent gives the next binade or inf); a NaN gets its quiet bit. */
+static inline float attn__avx512_bf16_to_f32(uint16_t h)
+{
+    const uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+static inline uint16_t attn__avx512_f32_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)(x >> 16 | 0x40u);
+    return (uint16_t)((x + 0x7FFFu + (x >> 16 & 1u)) >> 16);
+}
+
+/* ATTN__AVX512_VW elements from 16 bits to a vector and back (ISAs without them natively: one by
+ * one through the element conversions above). */
+#ifndef ATTN__AVX512_HAVE_VF16
+static inline attn__avx512_v attn__avx512_vload_f16(const uint16_t *p)
+{
+    float t[ATTN__AVX512_VW];
+    size_t k;
+    for (k = 0; k < ATTN__AVX512_VW; k++) t[k] = attn__avx512_f16_to_f32(p[k]);
+    return attn__avx512_vload(t);
+}
+static inline void attn__avx512_vstore_f16(uint16_t *p, attn__avx512_v v)
+{
+    float t[ATTN__AVX512_VW];
+    size_t k;
+    attn__avx512_vstore(t, v);
+    for (k = 0; k < ATTN__AVX512_VW; k++) p[k] = attn__avx512_f32_to_f16(t[k]);
+}
+#endif
+#ifndef ATTN__AVX512_HAVE_VBF16
+static inline attn__avx512_v attn__avx512_vload_bf16(const uint16_t *p)
+{
+    float t[ATTN__AVX512_VW];
+    size_t k;
+    for (k = 0; k < ATTN__AVX512_VW; k++) t[k] = attn__avx512_bf16_to_f32(p[k]);
+    return attn__avx512_vload(t);
+}
+static inline void attn__avx512_vstore_bf16(uint16_t *p, attn__avx512_v v)
+{
+    float t[ATTN__AVX512_VW];
+    size_t k;
+    attn__avx512_vstore(t, v);
+    for (k = 0; k < ATTN__AVX512_VW; k++) p[k] = attn__avx512_f32_to_bf16(t[k]);
+}
+#endif
+/* n < ATTN__AVX512_VW elements (the other lanes 0 on load; nothing past p + n touched) */
+static inline attn__avx512_v attn__avx512_vload_f16_part(const uint16_t *p, size_t n)
+{
+    uint16_t t[ATTN__AVX512_VW] = {0};
+    memcpy(t, p, n * sizeof *t);
+    return attn__avx512_vload_f16(t);
+}
+static inline void attn__avx512_vstore_f16_part(uint16_t *p, attn__avx512_v v, size_t n)
+{
+    uint16_t t[ATTN__AVX512_VW];
+    attn__avx512_vstore_f16(t, v);
+    memcpy(p, t, n * sizeof *t);
+}
+static inline attn__avx512_v attn__avx512_vload_bf16_part(const uint16_t *p, size_t n)
+{
+    uint16_t t[ATTN__AVX512_VW] = {0};
+    memcpy(t, p, n * sizeof *t);
+    return attn__avx512_vload_bf16(t);
+}
+static inline void attn__avx512_vstore_bf16_part(uint16_t *p, attn__avx512_v v, size_t n)
+{
+    uint16_t t[ATTN__AVX512_VW];
+    attn__avx512_vstore_bf16(t, v);
+    memcpy(p, t, n * sizeof *t);
+}
+
+#endif
+/* end of simd/generic.h */
+
+#if defined(ATTN__AVX512_ISA_AVX512)
+/* simd/mm_12x32_avx512.h - attn.h's AVX-512 matmul microkernel: a 12 x 32 tile.
+ * Compiles on its own (with simd/avx512.h). */
+#ifndef ATTN_SIMD_AVX512_MM_12X32_AVX512_H
+#define ATTN_SIMD_AVX512_MM_12X32_AVX512_H
+
+/* The matmul microkernel (see attn.h's matmul section): a 12 x 32 register tile, 24 zmm
+ * accumulators, two B vectors and one broadcast A value per row and step (27 of the 32 zmm
+ * registers). acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain in p
+ * order, A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (32 readable floats per
+ * row). All 12 rows are computed and written. Then by mode: 0 c = acc; 1 c = alpha * acc,
+ * then + beta * c by one fma when beta != 0 (beta = 0 never reads c); 2 c =
+ * fma(alpha, acc, c). */
+#define ATTN__AVX512_MR 12
+#define ATTN__AVX512_NR 32
+#define ATTN__AVX512_UKR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+#define ATTN__AVX512_UKR_DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = c##i##0;
+    ATTN__AVX512_UKR_ROWS(ATTN__AVX512_UKR_DECL)
+#undef ATTN__AVX512_UKR_DECL
+    __m512 b0, b1, t;
+    size_t p;
+    (void)rows;
+    for (p = kc; p > 0; p--) {
+        b0 = _mm512_loadu_ps(b);
+        b1 = _mm512_loadu_ps(b + 16);
+#define ATTN__AVX512_UKR_ROW(i)                                                                    \
+        t = _mm512_set1_ps(a[(i) * ars]);                                                   \
+        c##i##0 = _mm512_fmadd_ps(t, b0, c##i##0);                                          \
+        c##i##1 = _mm512_fmadd_ps(t, b1, c##i##1);
+        ATTN__AVX512_UKR_ROWS(ATTN__AVX512_UKR_ROW)
+#undef ATTN__AVX512_UKR_ROW
+        a += acs;
+        b += ldb;
+    }
+    {
+        /* alpha = 1: 1 * acc is acc and fma(1, acc, c) is acc + c, bit for bit */
+        const int one = alpha == 1.0f;
+        const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#define ATTN__AVX512_UKR_OUT1(cp, x)                                                               \
+    if (mode == 0 || (mode == 1 && one && beta == 0.0f)) _mm512_storeu_ps(cp, x);          \
+    else if (mode == 2 && one) _mm512_storeu_ps(cp, _mm512_add_ps(x, _mm512_loadu_ps(cp))); \
+    else if (mode == 2) _mm512_storeu_ps(cp, _mm512_fmadd_ps(va, x, _mm512_loadu_ps(cp)));  \
+    else if (beta != 0.0f)                                                                  \
+        _mm512_storeu_ps(cp, _mm512_fmadd_ps(vb, _mm512_loadu_ps(cp), _mm512_mul_ps(va, x))); \
+    else _mm512_storeu_ps(cp, _mm512_mul_ps(va, x));
+#define ATTN__AVX512_UKR_OUT(i)                                                                    \
+    {                                                                                       \
+        float *cr = c + (i) * ldc;                                                          \
+        ATTN__AVX512_UKR_OUT1(cr, c##i##0)                                                         \
+        ATTN__AVX512_UKR_OUT1(cr + 16, c##i##1)                                                    \
+    }
+        ATTN__AVX512_UKR_ROWS(ATTN__AVX512_UKR_OUT)
+#undef ATTN__AVX512_UKR_OUT
+#undef ATTN__AVX512_UKR_OUT1
+    }
+}
+#undef ATTN__AVX512_UKR_ROWS
+#endif
+/* end of simd/mm_12x32_avx512.h */
+#elif defined(ATTN__AVX512_ISA_AVX2)
+/* simd/mm_6x16_avx2.h - attn.h's AVX2+FMA matmul microkernel: a 6 x 16 tile.
+ * Compiles on its own (with simd/avx2.h). */
+#ifndef ATTN_SIMD_AVX512_MM_6X16_AVX2_H
+#define ATTN_SIMD_AVX512_MM_6X16_AVX2_H
+
+/* The matmul microkernel (the one per-ISA kernel, see attn.h's matmul section): a 6 x 16
+ * register tile, 12 ymm accumulators, two B vectors and one broadcast A value per step
+ * (15 of the 16 ymm registers). acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one
+ * fma chain in p order, A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (16
+ * readable floats per row). Only the first `rows` rows (a constant once inlined: 2, 4 or
+ * 6) are computed and written. Then by mode: 0 c = acc; 1 c = alpha * acc, then + beta * c
+ * by one fma when beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
+#define ATTN__AVX512_MR 6
+#define ATTN__AVX512_NR 16
+#define ATTN__AVX512_MM_UKR_ROWS 1 /* the rows argument is honoured: edge kernels pay less */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    __m256 b0, b1, t;
+    size_t p = kc;
+#define ATTN__AVX512_UKR_ROW(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        t = _mm256_broadcast_ss(a + (i) * ars);                                             \
+        c##i##0 = _mm256_fmadd_ps(t, b0, c##i##0);                                          \
+        c##i##1 = _mm256_fmadd_ps(t, b1, c##i##1);                                          \
+    }
+#define ATTN__AVX512_UKR_STEP()                                                                    \
+    b0 = _mm256_loadu_ps(b);                                                                \
+    b1 = _mm256_loadu_ps(b + 8);                                                            \
+    ATTN__AVX512_UKR_ROW(0) ATTN__AVX512_UKR_ROW(1) ATTN__AVX512_UKR_ROW(2)                                      \
+    ATTN__AVX512_UKR_ROW(3) ATTN__AVX512_UKR_ROW(4) ATTN__AVX512_UKR_ROW(5)                                      \
+    a += acs;                                                                               \
+    b += ldb
+    /* not unrolled: gcc then allocates registers cleanly (no copies); unrolled by 4 it
+     * measured 8% slower on Zen 4, and the loop overhead hides behind the FMAs anyway */
+    for (; p > 0; p--) {
+        ATTN__AVX512_UKR_STEP();
+    }
+#undef ATTN__AVX512_UKR_STEP
+#undef ATTN__AVX512_UKR_ROW
+    {
+        /* alpha = 1: 1 * acc is acc and fma(1, acc, c) is acc + c, bit for bit; the plain
+         * store and the add leave the FMA pipes to the next tile */
+        const int one = alpha == 1.0f;
+        const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+#define ATTN__AVX512_UKR_OUT1(cp, x)                                                               \
+    if (mode == 0 || (mode == 1 && one && beta == 0.0f)) _mm256_storeu_ps(cp, x);          \
+    else if (mode == 2 && one) _mm256_storeu_ps(cp, _mm256_add_ps(x, _mm256_loadu_ps(cp))); \
+    else if (mode == 2) _mm256_storeu_ps(cp, _mm256_fmadd_ps(va, x, _mm256_loadu_ps(cp)));  \
+    else if (beta != 0.0f)                                                                  \
+        _mm256_storeu_ps(cp, _mm256_fmadd_ps(vb, _mm256_loadu_ps(cp), _mm256_mul_ps(va, x))); \
+    else _mm256_storeu_ps(cp, _mm256_mul_ps(va, x));
+#define ATTN__AVX512_UKR_OUT(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        float *cr = c + (i) * ldc;                                                          \
+        ATTN__AVX512_UKR_OUT1(cr, c##i##0)                                                         \
+        ATTN__AVX512_UKR_OUT1(cr + 8, c##i##1)                                                     \
+    }
+        ATTN__AVX512_UKR_OUT(0) ATTN__AVX512_UKR_OUT(1) ATTN__AVX512_UKR_OUT(2)
+        ATTN__AVX512_UKR_OUT(3) ATTN__AVX512_UKR_OUT(4) ATTN__AVX512_UKR_OUT(5)
+#undef ATTN__AVX512_UKR_OUT
+#undef ATTN__AVX512_UKR_OUT1
+    }
+}
+#endif
+/* end of simd/mm_6x16_avx2.h */
+#elif defined(ATTN__AVX512_ISA_NEON)
+/* simd/mm_8x12_neon.h - attn.h's AArch64 NEON matmul microkernel: an 8 x 12 tile.
+ * Compiles on its own (with simd/neon.h). */
+#ifndef ATTN_SIMD_AVX512_MM_8X12_NEON_H
+#define ATTN_SIMD_AVX512_MM_8X12_NEON_H
+
+/* The matmul microkernel (the one per-ISA kernel, see attn.h's matmul section): an 8 x 12
+ * register tile, 24 q accumulators, three B vectors and eight A values (two q registers,
+ * used by lane) per step. acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain
+ * in p order, A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (12 readable floats
+ * per row). All 8 rows are computed and written whatever `rows`. Then by mode: 0 c = acc; 1 c = alpha * acc, then + beta * c by one fma when
+ * beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
+#define ATTN__AVX512_MR 8
+#define ATTN__AVX512_NR 12
+#define ATTN__AVX512_UKR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+#define ATTN__AVX512_UKR_DECL(i) float32x4_t c##i##0 = vdupq_n_f32(0.0f), c##i##1 = c##i##0, c##i##2 = c##i##0;
+    ATTN__AVX512_UKR_ROWS(ATTN__AVX512_UKR_DECL)
+#undef ATTN__AVX512_UKR_DECL
+    size_t p;
+    (void)rows;
+    if (ars == 1) { /* the sliver's A values are contiguous: two vector loads, fma by lane */
+        for (p = 0; p < kc; p++, a += acs, b += ldb) {
+            const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8);
+            const float32x4_t a0 = vld1q_f32(a), a1 = vld1q_f32(a + 4);
+#define ATTN__AVX512_UKR_LANE(i, av, l)                                                            \
+    c##i##0 = vfmaq_laneq_f32(c##i##0, b0, av, l);                                           \
+    c##i##1 = vfmaq_laneq_f32(c##i##1, b1, av, l);                                           \
+    c##i##2 = vfmaq_laneq_f32(c##i##2, b2, av, l);
+            ATTN__AVX512_UKR_LANE(0, a0, 0) ATTN__AVX512_UKR_LANE(1, a0, 1) ATTN__AVX512_UKR_LANE(2, a0, 2)
+            ATTN__AVX512_UKR_LANE(3, a0, 3) ATTN__AVX512_UKR_LANE(4, a1, 0) ATTN__AVX512_UKR_LANE(5, a1, 1)
+            ATTN__AVX512_UKR_LANE(6, a1, 2) ATTN__AVX512_UKR_LANE(7, a1, 3)
+#undef ATTN__AVX512_UKR_LANE
+        }
+    } else {
+        for (p = 0; p < kc; p++, a += acs, b += ldb) {
+            const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4), b2 = vld1q_f32(b + 8);
+#define ATTN__AVX512_UKR_N(i)                                                                      \
+    {                                                                                       \
+        const float x = a[(i) * ars];                                                       \
+        c##i##0 = vfmaq_n_f32(c##i##0, b0, x);                                               \
+        c##i##1 = vfmaq_n_f32(c##i##1, b1, x);                                               \
+        c##i##2 = vfmaq_n_f32(c##i##2, b2, x);                                               \
+    }
+            ATTN__AVX512_UKR_ROWS(ATTN__AVX512_UKR_N)
+#undef ATTN__AVX512_UKR_N
+        }
+    }
+    {
+        const float32x4_t va = vdupq_n_f32(alpha), vb = vdupq_n_f32(beta);
+#define ATTN__AVX512_UKR_OUT1(cp, x)                                                               \
+    if (mode == 0) vst1q_f32(cp, x);                                                        \
+    else if (mode == 2) vst1q_f32(cp, vfmaq_f32(vld1q_f32(cp), va, x));                     \
+    else if (beta != 0.0f) vst1q_f32(cp, vfmaq_f32(vmulq_f32(va, x), vb, vld1q_f32(cp)));   \
+    else vst1q_f32(cp, vmulq_f32(va, x));
+#define ATTN__AVX512_UKR_OUT(i)                                                                    \
+    {                                                                                       \
+        float *cr = c + (i) * ldc;                                                          \
+        ATTN__AVX512_UKR_OUT1(cr, c##i##0) ATTN__AVX512_UKR_OUT1(cr + 4, c##i##1) ATTN__AVX512_UKR_OUT1(cr + 8, c##i##2) \
+    }
+        ATTN__AVX512_UKR_ROWS(ATTN__AVX512_UKR_OUT)
+#undef ATTN__AVX512_UKR_OUT
+#undef ATTN__AVX512_UKR_OUT1
+    }
+}
+#undef ATTN__AVX512_UKR_ROWS
+#endif
+/* end of simd/mm_8x12_neon.h */
+#else
+/* simd/mm_4xnr.h - attn.h's generic matmul microkernel over the vector layer: a
+ * 4 x (4 * ATTN__AVX512_VW) tile (the scalar path's). Compiles on its own. */
+#ifndef ATTN_SIMD_AVX512_MM_4XNR_H
+#define ATTN_SIMD_AVX512_MM_4XNR_H
+
+/* the generic microkernel over the vector layer: a 4 x (4 * ATTN__AVX512_VW) tile */
+#define ATTN__AVX512_MR 4
+#define ATTN__AVX512_NR (4 * ATTN__AVX512_VW)
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+    attn__avx512_v acc[ATTN__AVX512_MR][4];
+    const attn__avx512_v va = attn__avx512_vset1(alpha), vb = attn__avx512_vset1(beta);
+    size_t i, v, p;
+    (void)rows; /* all ATTN__AVX512_MR rows are computed and written */
+    for (i = 0; i < ATTN__AVX512_MR; i++)
+        for (v = 0; v < 4; v++) acc[i][v] = attn__avx512_vzero();
+    for (p = 0; p < kc; p++, a += acs, b += ldb) {
+        const attn__avx512_v b0 = attn__avx512_vload(b), b1 = attn__avx512_vload(b + ATTN__AVX512_VW);
+        const attn__avx512_v b2 = attn__avx512_vload(b + 2 * ATTN__AVX512_VW), b3 = attn__avx512_vload(b + 3 * ATTN__AVX512_VW);
+        for (i = 0; i < ATTN__AVX512_MR; i++) {
+            const attn__avx512_v t = attn__avx512_vset1(a[i * ars]);
+            acc[i][0] = attn__avx512_vfma(t, b0, acc[i][0]);
+            acc[i][1] = attn__avx512_vfma(t, b1, acc[i][1]);
+            acc[i][2] = attn__avx512_vfma(t, b2, acc[i][2]);
+            acc[i][3] = attn__avx512_vfma(t, b3, acc[i][3]);
+        }
+    }
+    for (i = 0; i < ATTN__AVX512_MR; i++)
+        for (v = 0; v < 4; v++) {
+            float *cp = c + i * ldc + v * ATTN__AVX512_VW;
+            if (mode == 0) attn__avx512_vstore(cp, acc[i][v]);
+            else if (mode == 2) attn__avx512_vstore(cp, attn__avx512_vfma(va, acc[i][v], attn__avx512_vload(cp)));
+            else if (beta != 0.0f)
+                attn__avx512_vstore(cp, attn__avx512_vfma(vb, attn__avx512_vload(cp), attn__avx512_vmul(va, acc[i][v])));
+            else attn__avx512_vstore(cp, attn__avx512_vmul(va, acc[i][v]));
+        }
+}
+#endif
+/* end of simd/mm_4xnr.h */
+#endif
+#endif
+/* end of simd/simd.h */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ATTN__AVX512_MAX_ELEMS ((size_t)PTRDIFF_MAX / sizeof(float))
+#define ATTN__AVX512_ALIGN 64
+
+/* ---- status, identification ---------------------------------------------------------- */
+
+static ATTN__MAYBE_UNUSED const char *attn__avx512_attn_status_string(attn_status status)
+{
+    switch (status) {
+    case ATTN_OK: return "ok";
+    case ATTN_ERR_NULL: return "null pointer";
+    case ATTN_ERR_SIZE: return "zero or inconsistent size";
+    case ATTN_ERR_LD: return "leading dimension or stride smaller than its row";
+    case ATTN_ERR_WORKSPACE: return "workspace missing or too small";
+    case ATTN_ERR_OVERFLOW: return "sizes overflow the address space";
+    case ATTN_ERR_ARG: return "invalid argument value";
+    }
+    return "unknown status";
+}
+
+static ATTN__MAYBE_UNUSED const char *attn__avx512_attn_isa(void) { return ATTN__AVX512_ISA_NAME; }
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_use_isa(const char *name)
+{
+    return !name || strcmp(name, "auto") == 0 || strcmp(name, ATTN__AVX512_ISA_NAME) == 0
+               ? ATTN_OK
+               : ATTN_ERR_ARG;
+}
+
+static ATTN__MAYBE_UNUSED const char *attn__avx512_attn_exp_impl(void)
+{
+#ifdef ATTN_USE_SLEEF
+    return "sleef";
+#else
+    return "attn";
+#endif
+}
+
+/* ---- argument checks ----------------------------------------------------------------- */
+
+/* a * b, or SIZE_MAX when it exceeds `limit` */
+static size_t attn__avx512_mul_lim(size_t a, size_t b, size_t limit)
+{
+    if (a != 0 && b > limit / a) return (size_t)-1;
+    return a * b;
+}
+
+/* Adds a * b to *acc; returns 0 when the result would exceed ATTN__AVX512_MAX_ELEMS. */
+static int attn__avx512_extent_add(size_t *acc, size_t a, size_t b)
+{
+    size_t t = attn__avx512_mul_lim(a, b, ATTN__AVX512_MAX_ELEMS);
+    if (t > ATTN__AVX512_MAX_ELEMS || *acc > ATTN__AVX512_MAX_ELEMS - t) return 0;
+    *acc += t;
+    return 1;
+}
+
+/* rows x n matrix with leading dimension ld */
+static attn_status attn__avx512_check_mat(size_t rows, size_t n, size_t ld)
+{
+    size_t ext = n;
+    if (rows == 0 || n == 0) return ATTN_ERR_SIZE;
+    if (ld < n) return ATTN_ERR_LD;
+    if (n > ATTN__AVX512_MAX_ELEMS || !attn__avx512_extent_add(&ext, rows - 1, ld)) return ATTN_ERR_OVERFLOW;
+    return ATTN_OK;
+}
+
+static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
+/* end of src/base.h */
+/* src/config.h - every tunable of the implementation, one block per instruction set.
+ * Sizes are in floats unless stated. The microkernels' shapes (ATTN__AVX512_MR x ATTN__AVX512_NR) are
+ * not tunables: they come with the microkernel (simd/mm_*.h). */
+
+/* ---- shared by every ISA ---- */
+/* Sums over rows are blocked so that rounding grows with n / block + block, not n. */
+#define ATTN__AVX512_SUM_BLOCK (64 * ATTN__AVX512_VW)
+/* Row operations (norms) reduce a batch of rows at once (attn__avx512_vhred8 takes 8). */
+#define ATTN__AVX512_NORM_BATCH 8
+/* Norm rows up to this long take their output pass per batch; longer, right after each
+ * row's sums. */
+#define ATTN__AVX512_NORM_BATCHED 512
+/* Matmul: NN products with n at most this read A in place, one MR-row sliver at a time
+ * against the whole packed B panel (no copy of A, whose elements are used n / NR times). */
+#define ATTN__AVX512_MM_DIRECT_N (32 * ATTN__AVX512_NR)
+/* Matmul: floats of A or C past which software prefetching pays (twice a common L2). */
+#define ATTN__AVX512_MM_FAR (512 * 1024)
+/* Matmul: packed op(B) up to this size is packed whole (NN, n <= DIRECT_N): the panel
+ * stays in L2 and each A sliver streams through all of k. */
+#define ATTN__AVX512_MM_WHOLE_B (128 * 1024)
+/* Attention: query tiles with fewer rows take the rows (decode) path. */
+#define ATTN__AVX512_FUSED_MIN 12
+/* Softmax: bytes of input past which a call is far out of the caches: y is then written
+ * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
+#define ATTN__AVX512_SM_FAR ((size_t)32 << 20)
+/* Softmax: floats of that stack scratch (16 KiB); longer rows keep normal stores. */
+#define ATTN__AVX512_SM_SCRATCH 4096
+
+#if ATTN__AVX512_VW == 16 /* ---- AVX-512 ---- */
+#define ATTN__AVX512_MM_KC 256
+#define ATTN__AVX512_MM_MC (16 * ATTN__AVX512_MR)
+#define ATTN__AVX512_MM_NC (128 * ATTN__AVX512_NR)
+#define ATTN__AVX512_TQ 192
+#define ATTN__AVX512_TK 128
+#define ATTN__AVX512_SM_SHORT 4
+#elif ATTN__AVX512_VW == 8 /* ---- AVX2 ---- */
+#define ATTN__AVX512_MM_KC 256            /* depth of a chunk: a KC x NR B sliver stays in L1 */
+#define ATTN__AVX512_MM_MC (24 * ATTN__AVX512_MR) /* rows of op(A) per packed block (L2) */
+#define ATTN__AVX512_MM_NC (255 * ATTN__AVX512_NR) /* columns of op(B) per packed panel (L3) */
+#define ATTN__AVX512_TQ 192               /* attention: query rows per tile (a multiple of MR) */
+#define ATTN__AVX512_TK 128               /* attention: keys per tile (a multiple of NR) */
+#define ATTN__AVX512_SM_SHORT 8           /* softmax: rows of up to this many vectors in registers */
+#elif ATTN__AVX512_VW == 4 /* ---- NEON ---- */
+#define ATTN__AVX512_MM_KC 256
+#define ATTN__AVX512_MM_MC (24 * ATTN__AVX512_MR)
+#define ATTN__AVX512_MM_NC (255 * ATTN__AVX512_NR)
+#define ATTN__AVX512_TQ 192
+#define ATTN__AVX512_TK 132
+#define ATTN__AVX512_SM_SHORT 8
+#else /* ---- scalar ---- */
+#define ATTN__AVX512_MM_KC 256
+#define ATTN__AVX512_MM_MC (24 * ATTN__AVX512_MR)
+#define ATTN__AVX512_MM_NC (255 * ATTN__AVX512_NR)
+#define ATTN__AVX512_TQ 192
+#define ATTN__AVX512_TK 128
+#define ATTN__AVX512_SM_SHORT 8
+#endif
+
+#if ATTN__AVX512_TQ % ATTN__AVX512_MR != 0 || ATTN__AVX512_TK % ATTN__AVX512_NR != 0
+#error "ATTN__AVX512_TQ and ATTN__AVX512_TK must be multiples of the microkernel's ATTN__AVX512_MR and ATTN__AVX512_NR"
+#endif
+/* end of src/config.h */
+/* src/exp.h - the vector exp behind softmax, attention and the activations. */
+
+/* The exp: e^x = 2^(k/8) e^r, k = round(8 x / ln2), r = x - k ln2/8 (Cody-Waite, two
+ * constants, the first of 13 bits: k ln2/8 and r exact even without a fused fma), |r| <= ln2/16. 2^(k/8) =
+ * 2^(j/8) 2^m (k = 8m + j) comes from an 8-entry table by a per-ISA lookup
+ * (attn__avx512_vlut8_scale: vpermd, tbl, an index) that also adds m to the exponent bits, and
+ * e^r = 1 + p(r), p(r) = r (c1 + c2 r + c3 r^2) (minimax for the relative error over
+ * |r| <= 0.0434: 2.5e-8), so e^x = fma(s, p, s). The table entries are 2^(j/8) as float
+ * bits minus j << 20, so that adding bits(z) << 20, z = 8x/ln2 + 1.5 * 2^23 (the rounding
+ * shifter, whose low 12 bits are zero), adds m << 23. Max error 1.4 ulp measured over
+ * every float (tests/test_exp.c). No special case costs anything in the common case:
+ * for |x| <= ATTN__AVX512_EXP_FAST (2^m is normal, the result at least FLT_MIN and finite) the
+ * fast path is exact as written, and a NaN flows through it (r is NaN, so is fma(s, p, s));
+ * a vector with a lane outside takes attn__avx512_vexp_slow. */
+static const int32_t attn__avx512_exp2_8[8] = {1065353216, 1065063874, 1064843248, 1064697559,
+                                        1064633587, 1064658730, 1064781053, 1065009351};
+#define ATTN__AVX512_EXP_FAST 87.3f
+
+/* e^(hi + lo), lo tiny relative to 1 (it carries the rounding error of hi; has_lo = 0:
+ * none). half: the scale is 2^(j/8) 2^(m-1) where hi > 0, the result doubled, so that
+ * arguments up to the overflow threshold (m = 128) stay finite (the slow path's). */
+static ATTN__AVX512_FORCE_INLINE attn__avx512_v attn__avx512_vexp_core(attn__avx512_v hi, attn__avx512_v lo, int has_lo, int half)
+{
+    const attn__avx512_v shifter = attn__avx512_vset1(12582912.0f); /* 1.5 * 2^23: round to nearest */
+    attn__avx512_v z = attn__avx512_vfma(hi, attn__avx512_vset1(11.54156017303466796875f), shifter); /* 8/ln2 */
+    attn__avx512_v k = attn__avx512_vsub(z, shifter), r, p, sc, res;
+    r = attn__avx512_vfma(k, attn__avx512_vset1(-0.086639404296875f), hi); /* 13 bits: exact, fma or not */
+    r = attn__avx512_vfma(k, attn__avx512_vset1(-3.993272912339307e-06f), r);
+    if (has_lo) r = attn__avx512_vadd(r, lo);
+    p = attn__avx512_vfma(attn__avx512_vset1(1.666429103e-01f), r, attn__avx512_vset1(5.000650357e-01f));
+    p = attn__avx512_vfma(p, r, attn__avx512_vset1(1.000000049e+00f));
+    p = attn__avx512_vmul(p, r);
+    if (half) {
+        const attn__avx512_vm pos = attn__avx512_vgt(hi, attn__avx512_vzero());
+        z = attn__avx512_vsub(z, attn__avx512_vselect(pos, attn__avx512_vset1(8.0f), attn__avx512_vzero()));
+        sc = attn__avx512_vlut8_scale(attn__avx512_exp2_8, z);
+        res = attn__avx512_vfma(sc, p, sc);
+        return attn__avx512_vmul(res, attn__avx512_vselect(pos, attn__avx512_vset1(2.0f), attn__avx512_vset1(1.0f)));
+    }
+    sc = attn__avx512_vlut8_scale(attn__avx512_exp2_8, z);
+    return attn__avx512_vfma(sc, p, sc);
+}
+
+/* Any lane of |hi| (NaN aside) beyond the fast path's range? */
+static inline int attn__avx512_vexp_out(attn__avx512_v hi)
+{
+    return attn__avx512_vany_neg(attn__avx512_vsub(attn__avx512_vset1(ATTN__AVX512_EXP_FAST), attn__avx512_vfabs(hi)));
+}
+
+/* Every lane, out of range included: hi above the overflow threshold gives +inf, below
+ * ln(FLT_MIN) 0, a NaN NaN. With flush, results below FLT_MIN (the few arguments just
+ * above ln(FLT_MIN) whose result rounds under it) are 0; without, the caller flushes. */
+static attn__avx512_v attn__avx512_vexp_slow(attn__avx512_v hi, attn__avx512_v lo, int has_lo, int flush)
+{
+    attn__avx512_v res = attn__avx512_vexp_core(hi, lo, has_lo, 1);
+    if (flush) res = attn__avx512_vselect(attn__avx512_vlt(res, attn__avx512_vset1(FLT_MIN)), attn__avx512_vzero(), res);
+    res = attn__avx512_vselect(attn__avx512_vlt(hi, attn__avx512_vset1(-87.33654475f)), attn__avx512_vzero(), res);
+    /* the largest x with e^x < FLT_MAX */
+    return attn__avx512_vselect(attn__avx512_vgt(hi, attn__avx512_vset1(88.72283172607421875f)), attn__avx512_vset1(INFINITY), res);
+}
+
+/* exp(hi + lo) for |lo| tiny relative to 1 (lo carries the rounding error of hi), with
+ * the special cases above; flush as for attn__avx512_vexp_slow (the fast path's results are all
+ * at least FLT_MIN). */
+static inline attn__avx512_v attn__avx512_vexp_lo(attn__avx512_v hi, attn__avx512_v lo, int flush)
+{
+    if (!attn__avx512_vexp_out(hi)) return attn__avx512_vexp_core(hi, lo, 1, 0);
+    return attn__avx512_vexp_slow(hi, lo, 1, flush);
+}
+
+#ifdef ATTN_USE_SLEEF
+/* SLEEF's 1-ulp exp for the ISA, then the library's guarantee: below FLT_MIN is 0 */
+static inline attn__avx512_v attn__avx512_vexp_sleef(attn__avx512_v x)
+{
+    attn__avx512_v r = attn__avx512_vsleef_exp(x);
+    return attn__avx512_vselect(attn__avx512_vlt(r, attn__avx512_vset1(FLT_MIN)), attn__avx512_vzero(), r);
+}
+#endif
+
+static inline attn__avx512_v attn__avx512_vexp(attn__avx512_v x)
+{
+#ifdef ATTN_USE_SLEEF
+    return attn__avx512_vexp_sleef(x);
+#else
+    if (!attn__avx512_vexp_out(x)) return attn__avx512_vexp_core(x, x, 0, 0);
+    return attn__avx512_vexp_slow(x, x, 0, 1);
+#endif
+}
+
+static float attn__avx512_expf(float x)
+{
+    float t[ATTN__AVX512_VW];
+    attn__avx512_vstore(t, attn__avx512_vexp(attn__avx512_vset1(x)));
+    return t[0];
+}
+/* end of src/exp.h */
+/* ---- storage types: f32, f16, bf16 arrays converted ---------------------------------- */
+
+static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_dtype_size(attn_dtype type)
+{
+    switch (type) {
+    case ATTN_F32: return 4;
+    case ATTN_F16: return 2;
+    case ATTN_BF16: return 2;
+    }
+    return 0;
+}
+
+/* ATTN__AVX512_VW elements of type t at element i of p, widened to floats (t: a constant after
+ * inlining, so each conversion loop below is specialized) */
+static ATTN__AVX512_FORCE_INLINE attn__avx512_v attn__avx512_vload_dt(attn_dtype t, const void *p, size_t i)
+{
+    if (t == ATTN_F16) return attn__avx512_vload_f16((const uint16_t *)p + i);
+    if (t == ATTN_BF16) return attn__avx512_vload_bf16((const uint16_t *)p + i);
+    return attn__avx512_vload((const float *)p + i);
+}
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_vstore_dt(attn_dtype t, void *p, size_t i, attn__avx512_v v)
+{
+    if (t == ATTN_F16) attn__avx512_vstore_f16((uint16_t *)p + i, v);
+    else if (t == ATTN_BF16) attn__avx512_vstore_bf16((uint16_t *)p + i, v);
+    else attn__avx512_vstore((float *)p + i, v);
+}
+/* the same for n < ATTN__AVX512_VW elements (nothing past element i + n touched) */
+static ATTN__AVX512_FORCE_INLINE attn__avx512_v attn__avx512_vload_dt_part(attn_dtype t, const void *p, size_t i,
+                                                      size_t n)
+{
+    if (t == ATTN_F16) return attn__avx512_vload_f16_part((const uint16_t *)p + i, n);
+    if (t == ATTN_BF16) return attn__avx512_vload_bf16_part((const uint16_t *)p + i, n);
+    return attn__avx512_vload_part((const float *)p + i, n, 0.0f);
+}
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_vstore_dt_part(attn_dtype t, void *p, size_t i, attn__avx512_v v,
+                                                    size_t n)
+{
+    if (t == ATTN_F16) attn__avx512_vstore_f16_part((uint16_t *)p + i, v, n);
+    else if (t == ATTN_BF16) attn__avx512_vstore_bf16_part((uint16_t *)p + i, v, n);
+    else attn__avx512_vstore_part((float *)p + i, v, n);
+}
+
+/* n elements from src (type st) to dst (type dt), a vector at a time: each vector is read
+ * before it is written, so dst == src with types of one size is safe. */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_convert_run(attn_dtype dt, void *dst, attn_dtype st,
+                                                 const void *src, size_t n)
+{
+    size_t i;
+    for (i = 0; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW)
+        attn__avx512_vstore_dt(dt, dst, i, attn__avx512_vload_dt(st, src, i));
+    if (i < n) attn__avx512_vstore_dt_part(dt, dst, i, attn__avx512_vload_dt_part(st, src, i, n - i), n - i);
+}
+
+/* Do the byte ranges [a, a + na) and [b, b + nb), both non-empty, share a byte? */
+static int attn__avx512_bytes_overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return x < y ? y - x < na : x - y < nb;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type,
+                                  const void *src, size_t n)
+{
+    const size_t ds = attn__avx512_attn_dtype_size(dst_type), ss = attn__avx512_attn_dtype_size(src_type);
+    if (!dst || !src) return ATTN_ERR_NULL;
+    if (!ds || !ss) return ATTN_ERR_ARG;
+    if (n == 0) return ATTN_OK;
+    if (n > (size_t)PTRDIFF_MAX / (ds > ss ? ds : ss)) return ATTN_ERR_OVERFLOW;
+    if (!(dst == src && ds == ss) && attn__avx512_bytes_overlap(dst, n * ds, src, n * ss))
+        return ATTN_ERR_ARG;
+    if (dst_type == src_type) {
+        if (dst != src) memcpy(dst, src, n * ds);
+    } else if (src_type == ATTN_F32) {
+        if (dst_type == ATTN_F16) attn__avx512_convert_run(ATTN_F16, dst, ATTN_F32, src, n);
+        else attn__avx512_convert_run(ATTN_BF16, dst, ATTN_F32, src, n);
+    } else if (dst_type == ATTN_F32) {
+        if (src_type == ATTN_F16) attn__avx512_convert_run(ATTN_F32, dst, ATTN_F16, src, n);
+        else attn__avx512_convert_run(ATTN_F32, dst, ATTN_BF16, src, n);
+    } else if (src_type == ATTN_F16) {
+        attn__avx512_convert_run(ATTN_BF16, dst, ATTN_F16, src, n);
+    } else {
+        attn__avx512_convert_run(ATTN_F16, dst, ATTN_BF16, src, n);
+    }
+    return ATTN_OK;
+}
+/* end of src/convert.h */
+/* src/softmax.h - attn__avx512_attn_softmax.
+ *
+ * Every row: its extreme (attn__avx512_row_extreme), then its frame (attn__avx512_softmax_frame), the
+ * exps with their sum, and the normalizing pass. Two strategies compute exactly that, with
+ * the same operations in the same order, so a row's bits never depend on the path:
+ *  - short rows (up to ATTN__AVX512_SM_SHORT vectors) stay in registers: x read once after the
+ *    extreme, the exps and their sum unrolled, one range test for the whole row, y
+ *    written once (attn__avx512_softmax_short);
+ *  - longer rows: the exp pass writes the exps and sums them (attn__avx512_softmax_body), then the
+ *    normalizing pass (attn__avx512_softmax_out). Calls far out of the caches keep a row's exps in
+ *    a stack scratch and write y by non-temporal stores (8 bytes of memory traffic per
+ *    element instead of 12), prefetching the rows ahead.
+ */
+
+/* Rows whose extreme (max x for s >= 0, min x for s < 0) is not finite: all -inf after
+ * scaling -> zeros; entries that are +inf after scaling share 1; any NaN -> NaN. Rare,
+ * so scalar. */
+static void attn__avx512_softmax_special(const float *x, float *y, size_t n, float s)
+{
+    size_t i, count = 0;
+    int has_nan = 0;
+    for (i = 0; i < n; i++) {
+        if (x[i] != x[i] || (s == 0 && isinf(x[i]))) has_nan = 1; /* 0 * inf */
+        if (isinf(x[i]) && x[i] * s > 0) count++;
+    }
+    for (i = 0; i < n; i++)
+        y[i] = has_nan ? NAN : (count && isinf(x[i]) && x[i] * s > 0) ? 1.0f / (float)count : 0.0f;
+}
+
+/* The argument of softmax's exp, carried as hi + lo (lo: the rounding error of hi), in
+ * one of two frames; softmax promises 1e-6 relative error at any input magnitude.
+ * Shifted (any row): s (x - xm), xm the row's extreme (max x for s >= 0, min x for s < 0),
+ * hi <= 0 (or NaN); x - xm is split exactly (2Sum), then scaled (the product's error by
+ * fma). Unshifted (rows where sm = s xm is in [0, 80 - ln n]): s x itself, since
+ * e^(s x) / sum e^(s x) is the same softmax; every e^(s x) <= e^sm and their sum stay far
+ * from overflow, and an e^(s x) that underflows has e^(s x - sm) < FLT_MIN too, so the
+ * results are those of the shifted frame. mode: ATTN__AVX512_SM_ANY computes either frame (the
+ * unshifted one with xm = 0, where the 2Sum is exact and lo is the product's error alone);
+ * ATTN__AVX512_SM_UNSHIFTED and ATTN__AVX512_SM_UNIT (s = 1: hi = x, no lo) compute the unshifted frame
+ * with fewer operations and the same results. Every product here has a non-additive use as
+ * well, so a compiler contracting a*b+c into fma (-ffp-contract=fast) cannot fold it. */
+#define ATTN__AVX512_SM_ANY 0
+#define ATTN__AVX512_SM_UNSHIFTED 1
+#define ATTN__AVX512_SM_UNIT 2
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_softmax_arg(attn__avx512_v x, attn__avx512_v s, attn__avx512_v xm, int mode,
+                                                 attn__avx512_v *hi_out, attn__avx512_v *lo_out)
+{
+    attn__avx512_v hi = x, lo = x, bb, h;
+    if (mode == ATTN__AVX512_SM_ANY) {
+        hi = attn__avx512_vsub(x, xm);
+        bb = attn__avx512_vsub(hi, x);
+        lo = attn__avx512_vsub(attn__avx512_vsub(x, attn__avx512_vsub(hi, bb)), attn__avx512_vadd(xm, bb));
+        h = attn__avx512_vmul(hi, s);
+        lo = attn__avx512_vfma(lo, s, attn__avx512_vfma_exact(hi, s, attn__avx512_vsub(attn__avx512_vzero(), h)));
+        hi = h;
+    } else if (mode == ATTN__AVX512_SM_UNSHIFTED) {
+        hi = attn__avx512_vmul(x, s);
+        lo = attn__avx512_vfma_exact(x, s, attn__avx512_vsub(attn__avx512_vzero(), hi));
+    }
+    *hi_out = hi;
+    *lo_out = lo;
+}
+
+/* e^(hi + lo) for softmax, any argument: below FLT_MIN not flushed (softmax flushes after
+ * normalizing). With SLEEF: e^(hi+lo) = e^hi (1 + lo) to far below an ulp, as |lo| <=
+ * ulp(hi) / 2. */
+static ATTN__AVX512_FORCE_INLINE attn__avx512_v attn__avx512_softmax_exp_any(attn__avx512_v hi, attn__avx512_v lo, int has_lo)
+{
+#ifdef ATTN_USE_SLEEF
+    const attn__avx512_v tiny = attn__avx512_vset1(FLT_MIN);
+    attn__avx512_v e0 = attn__avx512_vexp_sleef(hi), e = has_lo ? attn__avx512_vfma(e0, lo, e0) : e0;
+    return attn__avx512_vselect(attn__avx512_vlt(e0, tiny), attn__avx512_vzero(), e); /* hi = -inf: lo is NaN */
+#else
+    return attn__avx512_vexp_slow(hi, lo, has_lo, 0);
+#endif
+}
+
+/* k vectors of softmax's exps e^(hi + lo) from x into y, every argument allowed: the slow
+ * path, out of line so that the fast loop keeps its registers. */
+static void attn__avx512_softmax_slow(const float *x, float *y, size_t k, attn__avx512_v vs, attn__avx512_v vm,
+                               int mode)
+{
+    size_t j;
+    for (j = 0; j < k; j++) {
+        attn__avx512_v hi, lo;
+        attn__avx512_softmax_arg(attn__avx512_vload(x + j * ATTN__AVX512_VW), vs, vm, mode, &hi, &lo);
+        attn__avx512_vstore(y + j * ATTN__AVX512_VW, attn__avx512_softmax_exp_any(hi, lo, mode != ATTN__AVX512_SM_UNIT));
+    }
+}
+
+/* max (want_max) or min of x[0..n) */
+static float attn__avx512_row_extreme(const float *x, size_t n, int want_max)
+{
+    const float fill = want_max ? -INFINITY : INFINITY;
+    attn__avx512_v m0 = attn__avx512_vset1(fill), m1 = m0, m2 = m0, m3 = m0;
+    size_t i = 0;
+    if (want_max) {
+        for (; i + 4 * ATTN__AVX512_VW <= n; i += 4 * ATTN__AVX512_VW) {
+            m0 = attn__avx512_vmax(m0, attn__avx512_vload(x + i));
+            m1 = attn__avx512_vmax(m1, attn__avx512_vload(x + i + ATTN__AVX512_VW));
+            m2 = attn__avx512_vmax(m2, attn__avx512_vload(x + i + 2 * ATTN__AVX512_VW));
+            m3 = attn__avx512_vmax(m3, attn__avx512_vload(x + i + 3 * ATTN__AVX512_VW));
+        }
+        for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW) m0 = attn__avx512_vmax(m0, attn__avx512_vload(x + i));
+        if (i < n) m1 = attn__avx512_vmax(m1, attn__avx512_vload_part(x + i, n - i, fill));
+        return attn__avx512_vhmax(attn__avx512_vmax4(m0, m1, m2, m3));
+    }
+    for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW) m0 = attn__avx512_vmin(m0, attn__avx512_vload(x + i));
+    if (i < n) m0 = attn__avx512_vmin(m0, attn__avx512_vload_part(x + i, n - i, fill));
+    return attn__avx512_vhmin(m0);
+}
+
+
+/* A row's frame (see attn__avx512_softmax_arg) and the fast exp's least argument thr: when every
+ * argument is at least thr (the frame's largest argument - 87 + ln n), every exp divided by
+ * the row's sum (at most n times the largest) is at least FLT_MIN, so nothing needs
+ * flushing. */
+typedef struct {
+    attn__avx512_v vs, vm, thr; /* the scale, the extreme subtracted (0 unshifted), thr */
+    int unshifted;
+} attn__avx512_sm_frame;
+
+/* The frame of a row whose extreme m is finite; n = 1 is shifted, which gives exactly 1. */
+static ATTN__AVX512_FORCE_INLINE attn__avx512_sm_frame attn__avx512_softmax_frame(float m, float s, float lnn,
+                                                             size_t n)
+{
+    const float sm = s * m;
+    const int unshifted = sm >= 0.0f && sm <= 80.0f - lnn && n > 1;
+    attn__avx512_sm_frame f;
+    f.vs = attn__avx512_vset1(s);
+    f.vm = attn__avx512_vset1(unshifted ? 0.0f : m);
+    f.thr = attn__avx512_vset1((unshifted ? sm : 0.0f) - 87.0f + lnn);
+    f.unshifted = unshifted;
+    return f;
+}
+
+/* The exp pass of one row in frame f (mode: see attn__avx512_softmax_arg, a constant): the exps
+ * into e, returns their sum, blocked (ATTN__AVX512_SUM_BLOCK) with two accumulators in a fixed
+ * order. Four vectors at a time take the fast exp when their least argument is at least
+ * f->thr (a NaN, which the minimum may pass over, gives NaN on either path), else the slow
+ * one, and *flush is set (results under FLT_MIN are then flushed after normalizing); the
+ * partial vector at the row's end, padded with the extreme, always the slow one. xn (or
+ * NULL): a later row of x to prefetch. */
+static ATTN__AVX512_FORCE_INLINE float attn__avx512_softmax_body(const float *x, float *e, size_t n,
+                                                   const attn__avx512_sm_frame *f, int mode,
+                                                   float m, const float *xn, int *flush)
+{
+    attn__avx512_v total = attn__avx512_vzero(), h0, h1, h2, h3, l0, l1, l2, l3;
+    size_t i;
+    for (i = 0; i < n;) {
+        const size_t end = n - i > ATTN__AVX512_SUM_BLOCK ? i + ATTN__AVX512_SUM_BLOCK : n;
+        attn__avx512_v a0 = attn__avx512_vzero(), a1 = a0;
+        for (; i + 4 * ATTN__AVX512_VW <= end; i += 4 * ATTN__AVX512_VW) {
+            if (xn) {
+                ATTN__AVX512_PREFETCH(xn + i);
+                ATTN__AVX512_PREFETCH(xn + i + 4 * ATTN__AVX512_VW - 1);
+            }
+            attn__avx512_softmax_arg(attn__avx512_vload(x + i), f->vs, f->vm, mode, &h0, &l0);
+            attn__avx512_softmax_arg(attn__avx512_vload(x + i + ATTN__AVX512_VW), f->vs, f->vm, mode, &h1, &l1);
+            attn__avx512_softmax_arg(attn__avx512_vload(x + i + 2 * ATTN__AVX512_VW), f->vs, f->vm, mode, &h2, &l2);
+            attn__avx512_softmax_arg(attn__avx512_vload(x + i + 3 * ATTN__AVX512_VW), f->vs, f->vm, mode, &h3, &l3);
+#ifndef ATTN_USE_SLEEF
+            if (!attn__avx512_vany_neg(attn__avx512_vsub(attn__avx512_vmin4(h0, h1, h2, h3), f->thr))) {
+                h0 = attn__avx512_vexp_core(h0, l0, mode != ATTN__AVX512_SM_UNIT, 0);
+                h1 = attn__avx512_vexp_core(h1, l1, mode != ATTN__AVX512_SM_UNIT, 0);
+                h2 = attn__avx512_vexp_core(h2, l2, mode != ATTN__AVX512_SM_UNIT, 0);
+                h3 = attn__avx512_vexp_core(h3, l3, mode != ATTN__AVX512_SM_UNIT, 0);
+                attn__avx512_vstore(e + i, h0);
+                attn__avx512_vstore(e + i + ATTN__AVX512_VW, h1);
+                attn__avx512_vstore(e + i + 2 * ATTN__AVX512_VW, h2);
+                attn__avx512_vstore(e + i + 3 * ATTN__AVX512_VW, h3);
+            } else
+#endif
+            {
+                attn__avx512_softmax_slow(x + i, e + i, 4, f->vs, f->vm, mode);
+                *flush = 1;
+                h0 = attn__avx512_vload(e + i);
+                h1 = attn__avx512_vload(e + i + ATTN__AVX512_VW);
+                h2 = attn__avx512_vload(e + i + 2 * ATTN__AVX512_VW);
+                h3 = attn__avx512_vload(e + i + 3 * ATTN__AVX512_VW);
+            }
+            /* two accumulators, not four: with the exp's constants, four spill */
+            a0 = attn__avx512_vadd(a0, attn__avx512_vadd(h0, h1));
+            a1 = attn__avx512_vadd(a1, attn__avx512_vadd(h2, h3));
+        }
+        for (; i + ATTN__AVX512_VW <= end; i += ATTN__AVX512_VW) {
+            attn__avx512_softmax_arg(attn__avx512_vload(x + i), f->vs, f->vm, mode, &h0, &l0);
+#ifndef ATTN_USE_SLEEF
+            if (!attn__avx512_vany_neg(attn__avx512_vsub(h0, f->thr))) {
+                h0 = attn__avx512_vexp_core(h0, l0, mode != ATTN__AVX512_SM_UNIT, 0);
+            } else
+#endif
+            {
+                h0 = attn__avx512_softmax_exp_any(h0, l0, mode != ATTN__AVX512_SM_UNIT);
+                *flush = 1;
+            }
+            attn__avx512_vstore(e + i, h0);
+            a0 = attn__avx512_vadd(a0, h0);
+        }
+        if (i < end) { /* only at the row's end */
+            const size_t t = end - i;
+            attn__avx512_softmax_arg(attn__avx512_vload_part(x + i, t, m), f->vs, f->vm, mode, &h0, &l0);
+            attn__avx512_vstore_part(e + i, attn__avx512_softmax_exp_any(h0, l0, mode != ATTN__AVX512_SM_UNIT), t);
+            *flush = 1;
+            a1 = attn__avx512_vadd(a1, attn__avx512_vload_part(e + i, t, 0.0f));
+            i = end;
+        }
+        total = attn__avx512_vadd(total, attn__avx512_vadd(a0, a1));
+    }
+    return attn__avx512_vhsum(total);
+}
+
+/* One row's exps into e (y, or a scratch) and their sum: returns the flush flag for
+ * attn__avx512_softmax_out, or -1 when the row's extreme is not finite (its results are then
+ * attn__avx512_softmax_special's). lnn: ln n, rounded up; xn: see attn__avx512_softmax_body. */
+static ATTN__AVX512_NOINLINE int attn__avx512_softmax_exps(const float *x, float *e, size_t n, float s,
+                                             float lnn, const float *xn, float *sum)
+{
+    const float m = attn__avx512_row_extreme(x, n, s >= 0); /* where s x is largest */
+    attn__avx512_sm_frame f;
+    int flush = 0;
+#ifdef ATTN_USE_SLEEF
+    flush = 1;
+#endif
+    if (!attn__avx512_finite(m)) return -1;
+    f = attn__avx512_softmax_frame(m, s, lnn, n);
+    if (f.unshifted && s == 1.0f) *sum = attn__avx512_softmax_body(x, e, n, &f, ATTN__AVX512_SM_UNIT, m, xn, &flush);
+    else *sum = attn__avx512_softmax_body(x, e, n, &f, ATTN__AVX512_SM_ANY, m, xn, &flush);
+    return flush;
+}
+
+/* v / sum for the normalizing pass, under FLT_MIN flushed to 0 when flush */
+static ATTN__AVX512_FORCE_INLINE attn__avx512_v attn__avx512_softmax_scale(attn__avx512_v v, attn__avx512_v inv, int flush)
+{
+    v = attn__avx512_vmul(v, inv);
+    return flush ? attn__avx512_vselect(attn__avx512_vlt(v, attn__avx512_vset1(FLT_MIN)), attn__avx512_vzero(), v) : v;
+}
+
+/* The normalizing pass: y = e / sum (e may be y). stream: y by non-temporal stores from its
+ * first aligned entry (the entries before it and the partial vector at the end by normal
+ * ones); the caller fences. */
+static void attn__avx512_softmax_out(const float *e, float *y, size_t n, float sum, int flush,
+                              int stream)
+{
+    const attn__avx512_v inv = attn__avx512_vset1(1.0f / sum);
+    size_t i = 0;
+    if (stream) {
+        i = (ATTN__AVX512_VW - ((uintptr_t)y / sizeof(float)) % ATTN__AVX512_VW) % ATTN__AVX512_VW;
+        if (i > n) i = n;
+        if (i) attn__avx512_vstore_part(y, attn__avx512_softmax_scale(attn__avx512_vload_part(e, i, 0.0f), inv, 1), i);
+        for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW)
+            attn__avx512_vstream(y + i, attn__avx512_softmax_scale(attn__avx512_vload(e + i), inv, flush));
+    } else if (!flush) {
+        for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW)
+            attn__avx512_vstore(y + i, attn__avx512_vmul(attn__avx512_vload(e + i), inv));
+    }
+    for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW)
+        attn__avx512_vstore(y + i, attn__avx512_softmax_scale(attn__avx512_vload(e + i), inv, 1));
+    if (i < n)
+        attn__avx512_vstore_part(y + i, attn__avx512_softmax_scale(attn__avx512_vload_part(e + i, n - i, 0.0f), inv, 1),
+                          n - i);
+}
+
+/* Rows longer than the short kernel's. far: the call is far out of the caches; the next
+ * row of x is prefetched while this one is computed (without it, a long row's max pass
+ * waits on memory with nothing to overlap it). */
+static ATTN__AVX512_NOINLINE void attn__avx512_softmax_rows_long(const float *x, size_t ldx, float *y,
+                                                   size_t ldy, size_t rows, size_t n, float s,
+                                                   float lnn, int far)
+{
+    size_t r;
+    for (r = 0; r < rows; r++) {
+        const float *const xr = x + r * ldx, *const xn = far && r + 1 < rows ? xr + ldx : NULL;
+        float *const yr = y + r * ldy;
+        float sum = 0.0f;
+        const int flush = attn__avx512_softmax_exps(xr, yr, n, s, lnn, xn, &sum);
+        if (flush < 0) attn__avx512_softmax_special(xr, yr, n, s);
+        else attn__avx512_softmax_out(yr, yr, n, sum, flush, 0);
+    }
+}
+
+/* Long rows of up to ATTN__AVX512_SM_SCRATCH far out of the caches, not in place: each row's exps
+ * into a scratch on the stack (in L1), then y from it by non-temporal stores, which write
+ * y's lines without reading them first. Out of line, so that only these calls have the
+ * scratch on their stack. */
+static ATTN__AVX512_NOINLINE void attn__avx512_softmax_rows_stream(const float *x, size_t ldx, float *y,
+                                                     size_t ldy, size_t rows, size_t n,
+                                                     float s, float lnn)
+{
+    float raw[ATTN__AVX512_SM_SCRATCH + ATTN__AVX512_VW];
+    float *const e = raw + (ATTN__AVX512_VW - ((uintptr_t)raw / sizeof(float)) % ATTN__AVX512_VW) % ATTN__AVX512_VW;
+    size_t r;
+    for (r = 0; r < rows; r++) {
+        const float *const xr = x + r * ldx, *const xn = r + 1 < rows ? xr + ldx : NULL;
+        float sum = 0.0f;
+        const int flush = attn__avx512_softmax_exps(xr, e, n, s, lnn, xn, &sum);
+        if (flush < 0) attn__avx512_softmax_special(xr, y + r * ldy, n, s);
+        else attn__avx512_softmax_out(e, y + r * ldy, n, sum, flush, 1);
+    }
+    attn__avx512_vstream_fence();
+}
+
+/* A short row's exps in registers, in the unshifted frame, from its nf whole vectors xv
+ * and, when t > 0, a partial one of t entries padded with the extreme (ev[nf], its padding
+ * lanes 0): 0 when some argument is under f->thr (the row then takes the long rows' path),
+ * else 1 with the results of attn__avx512_softmax_body (fast exps, nothing to flush). */
+static ATTN__AVX512_FORCE_INLINE int attn__avx512_softmax_short_exps(const attn__avx512_v *xv, attn__avx512_v *ev, size_t nf,
+                                                       size_t t, const attn__avx512_sm_frame *f,
+                                                       int mode)
+{
+    static const float ones[16] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f,
+                                   1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
+    attn__avx512_v hv[ATTN__AVX512_SM_SHORT + 1], lv[ATTN__AVX512_SM_SHORT + 1], lo = attn__avx512_vset1(INFINITY);
+    size_t j;
+    ATTN__AVX512_UNROLL
+    for (j = 0; j < nf; j++) {
+        attn__avx512_softmax_arg(xv[j], f->vs, f->vm, mode, hv + j, lv + j);
+        lo = attn__avx512_vmin(lo, hv[j]);
+    }
+    if (t) {
+        attn__avx512_softmax_arg(xv[nf], f->vs, f->vm, mode, hv + nf, lv + nf);
+        lo = attn__avx512_vmin(lo, hv[nf]);
+    }
+#ifdef ATTN_USE_SLEEF
+    return 0;
+#endif
+    if (attn__avx512_vany_neg(attn__avx512_vsub(lo, f->thr))) return 0;
+    ATTN__AVX512_UNROLL
+    for (j = 0; j < nf; j++) ev[j] = attn__avx512_vexp_core(hv[j], lv[j], mode != ATTN__AVX512_SM_UNIT, 0);
+    if (t) ev[nf] = attn__avx512_vmul(attn__avx512_vexp_core(hv[nf], lv[nf], mode != ATTN__AVX512_SM_UNIT, 0),
+                               attn__avx512_vload_part(ones, t, 0.0f)); /* padding: 0 */
+    return 1;
+}
+
+/* One short row of nf whole vectors (a constant after inlining) and a partial one when n
+ * is not a multiple of ATTN__AVX512_VW; the sum in attn__avx512_softmax_body's order. stream: y aligned,
+ * its whole vectors by non-temporal stores. */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_softmax_short_row(const float *x, float *y, size_t n,
+                                                       size_t nf, float s, float lnn,
+                                                       int stream)
+{
+    const size_t t = n - nf * ATTN__AVX512_VW;
+    attn__avx512_v xv[ATTN__AVX512_SM_SHORT + 1], ev[ATTN__AVX512_SM_SHORT + 1], a0 = attn__avx512_vzero(), a1 = a0, inv;
+    attn__avx512_sm_frame f;
+    size_t j;
+    float m;
+    ATTN__AVX512_UNROLL
+    for (j = 0; j < nf; j++) xv[j] = attn__avx512_vload(x + j * ATTN__AVX512_VW);
+    /* the extreme by attn__avx512_row_extreme's tree, to its bits (a NaN included) */
+    if (s >= 0) {
+        attn__avx512_v m0 = attn__avx512_vset1(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
+        ATTN__AVX512_UNROLL
+        for (j = 0; j + 4 <= nf; j += 4) {
+            m0 = attn__avx512_vmax(m0, xv[j]);
+            m1 = attn__avx512_vmax(m1, xv[j + 1]);
+            m2 = attn__avx512_vmax(m2, xv[j + 2]);
+            m3 = attn__avx512_vmax(m3, xv[j + 3]);
+        }
+        ATTN__AVX512_UNROLL
+        for (; j < nf; j++) m0 = attn__avx512_vmax(m0, xv[j]);
+        if (t) m1 = attn__avx512_vmax(m1, attn__avx512_vload_part(x + nf * ATTN__AVX512_VW, t, -INFINITY));
+        m = attn__avx512_vhmax(attn__avx512_vmax4(m0, m1, m2, m3));
+    } else {
+        attn__avx512_v m0 = attn__avx512_vset1(INFINITY);
+        ATTN__AVX512_UNROLL
+        for (j = 0; j < nf; j++) m0 = attn__avx512_vmin(m0, xv[j]);
+        if (t) m0 = attn__avx512_vmin(m0, attn__avx512_vload_part(x + nf * ATTN__AVX512_VW, t, INFINITY));
+        m = attn__avx512_vhmin(m0);
+    }
+    if (!attn__avx512_finite(m)) {
+        attn__avx512_softmax_special(x, y, n, s);
+        return;
+    }
+    if (t) xv[nf] = attn__avx512_vload_part(x + nf * ATTN__AVX512_VW, t, m);
+    ATTN__AVX512_UNROLL
+    for (j = 0; j <= nf; j++) ev[j] = a0; /* set below; for the compiler's flow analysis */
+    f = attn__avx512_softmax_frame(m, s, lnn, n);
+    if (!f.unshifted || !(s == 1.0f ? attn__avx512_softmax_short_exps(xv, ev, nf, t, &f, ATTN__AVX512_SM_UNIT)
+                                    : attn__avx512_softmax_short_exps(xv, ev, nf, t, &f, ATTN__AVX512_SM_UNSHIFTED))) {
+        attn__avx512_softmax_rows_long(x, 0, y, 0, 1, n, s, lnn, 0);
+        return;
+    }
+    ATTN__AVX512_UNROLL
+    for (j = 0; j + 4 <= nf; j += 4) {
+        a0 = attn__avx512_vadd(a0, attn__avx512_vadd(ev[j], ev[j + 1]));
+        a1 = attn__avx512_vadd(a1, attn__avx512_vadd(ev[j + 2], ev[j + 3]));
+    }
+    ATTN__AVX512_UNROLL
+    for (; j < nf; j++) a0 = attn__avx512_vadd(a0, ev[j]);
+    if (t) a1 = attn__avx512_vadd(a1, ev[nf]);
+    inv = attn__avx512_vset1(1.0f / attn__avx512_vhsum(attn__avx512_vadd(attn__avx512_vzero(), attn__avx512_vadd(a0, a1))));
+    ATTN__AVX512_UNROLL
+    for (j = 0; j < nf; j++) {
+        const attn__avx512_v v = attn__avx512_vmul(ev[j], inv);
+        if (stream) attn__avx512_vstream(y + j * ATTN__AVX512_VW, v);
+        else attn__avx512_vstore(y + j * ATTN__AVX512_VW, v);
+    }
+    if (t) attn__avx512_vstore_part(y + nf * ATTN__AVX512_VW, attn__avx512_vmul(ev[nf], inv), t);
+}
+
+/* Rows of up to ATTN__AVX512_SM_SHORT vectors: one unrolled case per count of whole vectors */
+static ATTN__AVX512_NOINLINE void attn__avx512_softmax_rows_short(const float *x, size_t ldx, float *y,
+                                                    size_t ldy, size_t rows, size_t n,
+                                                    float s, float lnn, int stream)
+{
+    size_t r;
+    switch (n / ATTN__AVX512_VW) {
+#define ATTN__AVX512_SM_CASE(k)                                                                    \
+    case k:                                                                                 \
+        for (r = 0; r < rows && (k) <= ATTN__AVX512_SM_SHORT; r++)                                 \
+            attn__avx512_softmax_short_row(x + r * ldx, y + r * ldy, n, k, s, lnn, stream);        \
+        break;
+        ATTN__AVX512_SM_CASE(1) ATTN__AVX512_SM_CASE(2) ATTN__AVX512_SM_CASE(3) ATTN__AVX512_SM_CASE(4)
+        ATTN__AVX512_SM_CASE(5) ATTN__AVX512_SM_CASE(6) ATTN__AVX512_SM_CASE(7) ATTN__AVX512_SM_CASE(8)
+#undef ATTN__AVX512_SM_CASE
+    default: break;
+    }
+    if (stream) attn__avx512_vstream_fence();
+}
+
+/* The paths of a softmax call, for tests (attn__avx512_softmax_path): ATTN__AVX512_SM_AUTO chooses by
+ * size as attn__avx512_attn_softmax does; otherwise a set of these flags. */
+#define ATTN__AVX512_SM_AUTO (-1)
+#define ATTN__AVX512_SM_FAR_PATH 1 /* the paths for calls far out of the caches */
+#define ATTN__AVX512_SM_LONG_PATH 2 /* the long rows' path even for short rows */
+
+static attn_status attn__avx512_softmax_path(const float *x, size_t ldx, float *y, size_t ldy,
+                                      size_t rows, size_t n, float scale, int path)
+{
+    attn_status st;
+    float lnn;
+    int far, stream;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__avx512_check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__avx512_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if (!attn__avx512_finite(scale)) return ATTN_ERR_ARG;
+    lnn = 1.0001f * logf((float)n); /* rounded up */
+    far = path == ATTN__AVX512_SM_AUTO ? rows * n + 1 > ATTN__AVX512_SM_FAR / sizeof(float)
+                                : (path & ATTN__AVX512_SM_FAR_PATH) != 0;
+    /* in place, y's lines are read already: normal stores */
+    stream = far && ATTN__AVX512_HAVE_VSTREAM && x != y;
+    if (n >= ATTN__AVX512_VW && n <= ATTN__AVX512_SM_SHORT * ATTN__AVX512_VW && (path < 0 || !(path & ATTN__AVX512_SM_LONG_PATH)))
+        attn__avx512_softmax_rows_short(x, ldx, y, ldy, rows, n, scale, lnn,
+                                 stream && (uintptr_t)y % (ATTN__AVX512_VW * sizeof(float)) == 0 &&
+                                     ldy % ATTN__AVX512_VW == 0);
+    else if (stream && n <= ATTN__AVX512_SM_SCRATCH)
+        attn__avx512_softmax_rows_stream(x, ldx, y, ldy, rows, n, scale, lnn);
+    else
+        attn__avx512_softmax_rows_long(x, ldx, y, ldy, rows, n, scale, lnn, far);
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_softmax(const float *x, size_t ldx, float *y, size_t ldy,
+                                  size_t rows, size_t n, float scale)
+{
+    return attn__avx512_softmax_path(x, ldx, y, ldy, rows, n, scale, ATTN__AVX512_SM_AUTO);
+}
+/* end of src/softmax.h */
+/* ---- layernorm, rmsnorm -------------------------------------------------------------- */
+
+/* Sums of a row, vectorized with four accumulators and blocked so that the rounding
+ * error grows with block + n/block terms, not n. mode 0: sum x; mode 1: sum (x-c) and
+ * sum (x-c)^2 (into *s2); mode 2: sum x^2. */
+static float attn__avx512_row_sums(const float *x, size_t n, int mode, float c, float *s2)
+{
+    const attn__avx512_v vc = attn__avx512_vset1(c);
+    attn__avx512_v t1 = attn__avx512_vzero(), t2 = attn__avx512_vzero();
+    size_t i = 0;
+    while (i < n) {
+        size_t end = n - i > ATTN__AVX512_SUM_BLOCK ? i + ATTN__AVX512_SUM_BLOCK : n;
+        attn__avx512_v a0 = attn__avx512_vzero(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        for (; i + 4 * ATTN__AVX512_VW <= end; i += 4 * ATTN__AVX512_VW) { /* four chains hide the add latency */
+            attn__avx512_v u0 = attn__avx512_vload(x + i), u1 = attn__avx512_vload(x + i + ATTN__AVX512_VW);
+            attn__avx512_v u2 = attn__avx512_vload(x + i + 2 * ATTN__AVX512_VW), u3 = attn__avx512_vload(x + i + 3 * ATTN__AVX512_VW);
+            if (mode == 1) {
+                u0 = attn__avx512_vsub(u0, vc);
+                u1 = attn__avx512_vsub(u1, vc);
+                u2 = attn__avx512_vsub(u2, vc);
+                u3 = attn__avx512_vsub(u3, vc);
+            }
+            if (mode != 2) {
+                a0 = attn__avx512_vadd(a0, u0);
+                a1 = attn__avx512_vadd(a1, u1);
+                a2 = attn__avx512_vadd(a2, u2);
+                a3 = attn__avx512_vadd(a3, u3);
+            }
+            if (mode != 0) {
+                b0 = attn__avx512_vfma(u0, u0, b0);
+                b1 = attn__avx512_vfma(u1, u1, b1);
+                b2 = attn__avx512_vfma(u2, u2, b2);
+                b3 = attn__avx512_vfma(u3, u3, b3);
+            }
+        }
+        for (; i < end; i += ATTN__AVX512_VW) {
+            size_t k = end - i;
+            attn__avx512_v u0 = k >= ATTN__AVX512_VW ? attn__avx512_vload(x + i) : attn__avx512_vload_part(x + i, k, mode == 1 ? c : 0.0f);
+            if (mode == 1) u0 = attn__avx512_vsub(u0, vc);
+            if (mode != 2) a0 = attn__avx512_vadd(a0, u0);
+            if (mode != 0) b0 = attn__avx512_vfma(u0, u0, b0);
+        }
+        i = end;
+        t1 = attn__avx512_vadd(t1, attn__avx512_vadd(attn__avx512_vadd(a0, a1), attn__avx512_vadd(a2, a3)));
+        t2 = attn__avx512_vadd(t2, attn__avx512_vadd(attn__avx512_vadd(b0, b1), attn__avx512_vadd(b2, b3)));
+    }
+    if (s2) *s2 = attn__avx512_vhsum(t2);
+    return attn__avx512_vhsum(t1);
+}
+
+/* The rare rows where float sums overflow, underflow or meet inf/NaN: in double. */
+static void attn__avx512_norm_row_double(const float *x, float *y, size_t n, const float *g,
+                                  const float *b, float eps, int rms, float *mean_out,
+                                  float *rstd_out)
+{
+    double mean = 0, var = 0, rstd, f;
+    size_t i;
+    if (!rms) {
+        for (i = 0; i < n; i++) mean += x[i];
+        mean /= (double)n;
+    }
+    for (i = 0; i < n; i++) var += ((double)x[i] - mean) * ((double)x[i] - mean);
+    var /= (double)n;
+    rstd = 1.0 / sqrt(var + eps);
+    /* var + eps = 0 (eps = 0 and a constant row, or an all-zero row for rmsnorm): every
+     * x - mean is exactly 0 here (the sums of n equal floats are exact in double), so the
+     * row normalizes to 0 (y = beta) rather than 0 * inf = NaN; rstd_out is +inf */
+    f = rstd == HUGE_VAL ? 0.0 : rstd;
+    for (i = 0; i < n; i++) {
+        double v = ((double)x[i] - mean) * f;
+        if (g) v *= g[i];
+        if (b) v += b[i];
+        y[i] = (float)v;
+    }
+    if (mean_out) *mean_out = (float)mean;
+    if (rstd_out) *rstd_out = (float)rstd;
+}
+
+/* y = ((x - c) - d) * (rstd * g) + b over a row: c + d is the mean, kept as two floats
+ * (x - c is exact for x near c); c = d = 0 and b = NULL for rmsnorm. One loop per case
+ * (gamma, beta given or not, shifted or not), two vectors a step, the tail apart. */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_norm_apply_body(const float *x, float *y, size_t n, float c,
+                                                     float d, float rstd, const float *g,
+                                                     const float *b, int shift)
+{
+    const attn__avx512_v vc = attn__avx512_vset1(c), vd = attn__avx512_vset1(d), vr = attn__avx512_vset1(rstd);
+    size_t i = 0;
+#define ATTN__AVX512_NORM_ONE(u, j)                                                                 \
+    do {                                                                                     \
+        attn__avx512_v sc_ = g ? attn__avx512_vmul(vr, attn__avx512_vload(g + (j))) : vr;                         \
+        if (shift) u = attn__avx512_vsub(attn__avx512_vsub(u, vc), vd);                                    \
+        u = b ? attn__avx512_vfma(u, sc_, attn__avx512_vload(b + (j))) : attn__avx512_vmul(u, sc_);               \
+    } while (0)
+    for (; i + 2 * ATTN__AVX512_VW <= n; i += 2 * ATTN__AVX512_VW) {
+        attn__avx512_v u0 = attn__avx512_vload(x + i), u1 = attn__avx512_vload(x + i + ATTN__AVX512_VW);
+        ATTN__AVX512_NORM_ONE(u0, i);
+        ATTN__AVX512_NORM_ONE(u1, i + ATTN__AVX512_VW);
+        attn__avx512_vstore(y + i, u0);
+        attn__avx512_vstore(y + i + ATTN__AVX512_VW, u1);
+    }
+    for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW) {
+        attn__avx512_v u0 = attn__avx512_vload(x + i);
+        ATTN__AVX512_NORM_ONE(u0, i);
+        attn__avx512_vstore(y + i, u0);
+    }
+#undef ATTN__AVX512_NORM_ONE
+    if (i < n) {
+        const size_t k = n - i;
+        attn__avx512_v u = attn__avx512_vload_part(x + i, k, 0.0f), sc = vr, bias = attn__avx512_vzero();
+        if (g) sc = attn__avx512_vmul(vr, attn__avx512_vload_part(g + i, k, 0.0f));
+        if (b) bias = attn__avx512_vload_part(b + i, k, 0.0f);
+        if (shift) u = attn__avx512_vsub(attn__avx512_vsub(u, vc), vd);
+        attn__avx512_vstore_part(y + i, attn__avx512_vfma(u, sc, bias), k);
+    }
+}
+
+static void attn__avx512_norm_apply(const float *x, float *y, size_t n, float c, float d, float rstd,
+                             const float *g, const float *b)
+{
+    const int shift = c != 0.0f || d != 0.0f;
+    if (g && b) {
+        if (shift) attn__avx512_norm_apply_body(x, y, n, c, d, rstd, g, b, 1);
+        else attn__avx512_norm_apply_body(x, y, n, c, d, rstd, g, b, 0);
+    } else if (g) {
+        if (shift) attn__avx512_norm_apply_body(x, y, n, c, d, rstd, g, NULL, 1);
+        else attn__avx512_norm_apply_body(x, y, n, c, d, rstd, g, NULL, 0);
+    } else if (b) {
+        if (shift) attn__avx512_norm_apply_body(x, y, n, c, d, rstd, NULL, b, 1);
+        else attn__avx512_norm_apply_body(x, y, n, c, d, rstd, NULL, b, 0);
+    } else {
+        if (shift) attn__avx512_norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 1);
+        else attn__avx512_norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 0);
+    }
+}
+
+static attn_status attn__avx512_norm_check(const float *x, size_t ldx, float *y, size_t ldy,
+                                    size_t rows, size_t n, float eps)
+{
+    attn_status st;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__avx512_check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__avx512_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if (!attn__avx512_finite(eps) || eps < 0) return ATTN_ERR_ARG;
+    return ATTN_OK;
+}
+
+/* The mean of x[0..32), unrolled: (x0 + x1) + (x2 + x3) in vectors */
+static float attn__avx512_norm_prefix_mean(const float *x)
+{
+    attn__avx512_v p0 = attn__avx512_vload(x), p1 = attn__avx512_vload(x + ATTN__AVX512_VW);
+    size_t i;
+    for (i = 2 * ATTN__AVX512_VW; i + 2 * ATTN__AVX512_VW <= 32; i += 2 * ATTN__AVX512_VW) {
+        p0 = attn__avx512_vadd(p0, attn__avx512_vload(x + i));
+        p1 = attn__avx512_vadd(p1, attn__avx512_vload(x + i + ATTN__AVX512_VW));
+    }
+    return attn__avx512_vhsum(attn__avx512_vadd(p0, p1)) * (1.0f / 32.0f);
+}
+
+
+/* Short rows (n <= ATTN__AVX512_NORM_SHORT: one block of attn__avx512_row_sums), K = 1 or 2 rows
+ * at once: the sums of layernorm (mode 1: c the mean of the first 32 elements, or of the
+ * row when shorter, then sum (x-c) into tv, sum (x-c)^2 into sv) or rmsnorm (mode 2: sum x^2 into sv), left as vectors for attn__avx512_vhred8 to
+ * reduce a batch's rows together; each row by the same operations in the same order, so a
+ * row's bits do not depend on its partner; two rows interleaved overlap the latencies.
+ * Longer rows: two rows' accumulators would not fit the registers (n = 256 lost 6-15% out
+ * of cache on Zen 4). */
+#define ATTN__AVX512_NORM_SHORT (ATTN__AVX512_SUM_BLOCK < 128 ? ATTN__AVX512_SUM_BLOCK : 128)
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_norm_sums_short(const float *x0, const float *x1, int K,
+                                                     size_t n, int mode, float *c,
+                                                     attn__avx512_v *tv, attn__avx512_v *sv)
+{
+    const float *xs[2];
+    attn__avx512_v vc[2], a0[2], a1[2], a2[2], a3[2], b0[2], b1[2], b2[2], b3[2];
+    size_t i;
+    int k;
+    xs[0] = x0;
+    xs[1] = x1;
+    for (k = 0; k < K; k++) {
+        if (mode == 1) { /* the prefix mean, as attn__avx512_attn_layernorm's general loop (each row's
+                          * own loads first: out of cache, reading 8 rows' prefixes ahead
+                          * of their sums halved the speed at n = 64) */
+            c[k] = n >= 32 ? attn__avx512_norm_prefix_mean(xs[k]) : attn__avx512_row_sums(xs[k], n, 0, 0.0f, NULL) / (float)n;
+        } else {
+            c[k] = 0.0f;
+        }
+        vc[k] = attn__avx512_vset1(c[k]);
+        a0[k] = a1[k] = a2[k] = a3[k] = b0[k] = b1[k] = b2[k] = b3[k] = attn__avx512_vzero();
+    }
+    for (i = 0; i + 4 * ATTN__AVX512_VW <= n; i += 4 * ATTN__AVX512_VW)
+        for (k = 0; k < K; k++) {
+            attn__avx512_v u0 = attn__avx512_vload(xs[k] + i), u1 = attn__avx512_vload(xs[k] + i + ATTN__AVX512_VW);
+            attn__avx512_v u2 = attn__avx512_vload(xs[k] + i + 2 * ATTN__AVX512_VW), u3 = attn__avx512_vload(xs[k] + i + 3 * ATTN__AVX512_VW);
+            if (mode == 1) {
+                u0 = attn__avx512_vsub(u0, vc[k]);
+                u1 = attn__avx512_vsub(u1, vc[k]);
+                u2 = attn__avx512_vsub(u2, vc[k]);
+                u3 = attn__avx512_vsub(u3, vc[k]);
+                a0[k] = attn__avx512_vadd(a0[k], u0);
+                a1[k] = attn__avx512_vadd(a1[k], u1);
+                a2[k] = attn__avx512_vadd(a2[k], u2);
+                a3[k] = attn__avx512_vadd(a3[k], u3);
+            }
+            b0[k] = attn__avx512_vfma(u0, u0, b0[k]);
+            b1[k] = attn__avx512_vfma(u1, u1, b1[k]);
+            b2[k] = attn__avx512_vfma(u2, u2, b2[k]);
+            b3[k] = attn__avx512_vfma(u3, u3, b3[k]);
+        }
+    for (; i < n; i += ATTN__AVX512_VW)
+        for (k = 0; k < K; k++) {
+            const size_t m = n - i;
+            attn__avx512_v u0 = m >= ATTN__AVX512_VW ? attn__avx512_vload(xs[k] + i)
+                                       : attn__avx512_vload_part(xs[k] + i, m, mode == 1 ? c[k] : 0.0f);
+            if (mode == 1) {
+                u0 = attn__avx512_vsub(u0, vc[k]);
+                a0[k] = attn__avx512_vadd(a0[k], u0);
+            }
+            b0[k] = attn__avx512_vfma(u0, u0, b0[k]);
+        }
+    for (k = 0; k < K; k++) {
+        if (mode == 1) tv[k] = attn__avx512_vadd(attn__avx512_vadd(a0[k], a1[k]), attn__avx512_vadd(a2[k], a3[k]));
+        sv[k] = attn__avx512_vadd(attn__avx512_vadd(b0[k], b1[k]), attn__avx512_vadd(b2[k], b3[k]));
+    }
+}
+
+/* A batch's short layernorm rows (x, x + ldx, ... nb <= 8 of them), their sums reduced
+ * together: c[k] the prefix mean (of the first 32 elements, or of the row when shorter),
+ * t[k] = sum (x-c), s2[k] = sum (x-c)^2; lanes k >= nb: 0. (Rmsnorm keeps one horizontal
+ * sum a row: the tree measured 3-10% slower there at n = 64.) */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_norm_batch_sums(const float *x, size_t ldx, size_t nb,
+                                                     size_t n, float *c, float *t, float *s2)
+{
+    const int mode = 1;
+    attn__avx512_v tv[ATTN__AVX512_NORM_BATCH], sv[ATTN__AVX512_NORM_BATCH];
+    size_t k;
+    for (k = 0; k < ATTN__AVX512_NORM_BATCH; k++) tv[k] = sv[k] = attn__avx512_vzero();
+    for (k = nb; k < ATTN__AVX512_NORM_BATCH; k++) c[k] = 0.0f;
+    if (n <= ATTN__AVX512_NORM_SHORT) { /* two rows interleaved */
+        for (k = 0; k + 2 <= nb; k += 2)
+            attn__avx512_norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k, sv + k);
+        if (k < nb) attn__avx512_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+    } else { /* up to one block of attn__avx512_row_sums: one row at a time */
+        for (k = 0; k < nb; k++) attn__avx512_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+    }
+    attn__avx512_vhred8(tv, t, 0);
+    attn__avx512_vhred8(sv, s2, 0);
+}
+
+/* The rest of one layernorm row from its sums around c: d = t / n the mean of x - c,
+ * s2 the sum of squares of x - c. */
+static void attn__avx512_layernorm_finish(const float *xr, float *yr, size_t n, float c, float t,
+                                   float s2, const float *gamma, const float *beta, float eps,
+                                   float *mean_out, float *rstd_out)
+{
+    float d = t / (float)n, var, rstd;
+    if (d * d > 0.25f * (s2 / (float)n)) {
+        c += d;
+        d = attn__avx512_row_sums(xr, n, 1, c, &s2) / (float)n;
+    }
+    var = s2 / (float)n - d * d;
+    if (!((c - c) + (s2 - s2) == 0.0f && s2 > 1e-30f)) { /* c, s2 not finite, or s2 tiny */
+        attn__avx512_norm_row_double(xr, yr, n, gamma, beta, eps, 0, mean_out, rstd_out);
+        return;
+    }
+    if (var < 0) var = 0;
+    rstd = 1.0f / sqrtf(var + eps);
+    if (mean_out) *mean_out = c + d;
+    if (rstd_out) *rstd_out = rstd;
+    attn__avx512_norm_apply(xr, yr, n, c, d, rstd, gamma, beta);
+}
+
+/* Layernorm of rows up to ATTN__AVX512_NORM_BATCHED in batches of ATTN__AVX512_NORM_BATCH:
+ * first every row's sums (up to one summation block: attn__avx512_norm_batch_sums, the 8 rows'
+ * horizontal sums in one tree; longer: attn__avx512_row_sums), then every row's scale in one
+ * vector pass (lanes are rows: one square root and division for the batch), then every
+ * row's output pass: the reductions' latencies, which bind short rows, overlap the other
+ * rows' work instead of stalling the output pass. Each lane's arithmetic is that of one
+ * row alone (a partial batch's missing rows are zeros), so a row's bits do not depend on
+ * the other rows. Rows needing the second pass (d^2 > var / 4) or the double path go
+ * through attn__avx512_layernorm_finish. */
+#define ATTN__AVX512_NORM_LANES (ATTN__AVX512_NORM_BATCH > ATTN__AVX512_VW ? ATTN__AVX512_NORM_BATCH : ATTN__AVX512_VW)
+
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_layernorm_short_body(const float *x, size_t ldx, float *y,
+                                                          size_t ldy, size_t rows, size_t n,
+                                                          const float *g, const float *b,
+                                                          float eps, float *mean_out,
+                                                          float *rstd_out)
+{
+    size_t r0;
+    for (r0 = 0; r0 < rows; r0 += ATTN__AVX512_NORM_BATCH) {
+        const size_t nb = rows - r0 < ATTN__AVX512_NORM_BATCH ? rows - r0 : ATTN__AVX512_NORM_BATCH;
+        /* a vector of rows at a time below: lanes past the batch padded with zeros */
+        float c[ATTN__AVX512_NORM_LANES], t[ATTN__AVX512_NORM_LANES], s2[ATTN__AVX512_NORM_LANES];
+        float d[ATTN__AVX512_NORM_LANES], rs[ATTN__AVX512_NORM_LANES];
+        size_t k;
+        for (k = ATTN__AVX512_NORM_BATCH; k < ATTN__AVX512_NORM_LANES; k++) c[k] = t[k] = s2[k] = 0.0f;
+        if (n <= ATTN__AVX512_SUM_BLOCK) {
+            attn__avx512_norm_batch_sums(x + r0 * ldx, ldx, nb, n, c, t, s2);
+        } else {
+            for (k = 0; k < ATTN__AVX512_NORM_BATCH; k++) c[k] = t[k] = s2[k] = 0.0f;
+            for (k = 0; k < nb; k++) {
+                c[k] = attn__avx512_norm_prefix_mean(x + (r0 + k) * ldx);
+                t[k] = attn__avx512_row_sums(x + (r0 + k) * ldx, n, 1, c[k], s2 + k);
+            }
+        }
+        for (k = 0; k < ATTN__AVX512_NORM_BATCH; k += ATTN__AVX512_VW) { /* every row's scale at once */
+            const attn__avx512_v vn = attn__avx512_vset1((float)n), m1 = attn__avx512_vset1(-1.0f);
+            const attn__avx512_v inf = attn__avx512_vset1(INFINITY), vs = attn__avx512_vload(s2 + k);
+            const attn__avx512_v vdk = attn__avx512_vdiv(attn__avx512_vload(t + k), vn), sn = attn__avx512_vdiv(vs, vn);
+            const attn__avx512_v dd = attn__avx512_vmul(vdk, vdk);
+            const attn__avx512_v var = attn__avx512_vmax(attn__avx512_vsub(sn, dd), attn__avx512_vzero());
+            attn__avx512_v r = attn__avx512_vdiv(attn__avx512_vset1(1.0f), attn__avx512_vsqrt(attn__avx512_vadd(var, attn__avx512_vset1(eps))));
+            /* the general path (rs = -1): c far from the mean (d^2 > var / 4), c or s2 not
+             * finite, s2 tiny */
+            r = attn__avx512_vselect(attn__avx512_vgt(dd, attn__avx512_vmul(attn__avx512_vset1(0.25f), sn)), m1, r);
+            r = attn__avx512_vselect(attn__avx512_vgt(vs, attn__avx512_vset1(1e-30f)), r, m1);
+            r = attn__avx512_vselect(attn__avx512_vlt(vs, inf), r, m1);
+            r = attn__avx512_vselect(attn__avx512_vlt(attn__avx512_vfabs(attn__avx512_vload(c + k)), inf), r, m1);
+            attn__avx512_vstore(d + k, vdk);
+            attn__avx512_vstore(rs + k, r);
+        }
+        for (k = 0; k < nb; k++) {
+            const size_t r = r0 + k;
+            const float *xr = x + r * ldx;
+            float *yr = y + r * ldy;
+            if (rs[k] < 0) {
+                attn__avx512_layernorm_finish(xr, yr, n, c[k], t[k], s2[k], g, b, eps,
+                                       mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
+                continue;
+            }
+            if (mean_out) mean_out[r] = c[k] + d[k];
+            if (rstd_out) rstd_out[r] = rs[k];
+            attn__avx512_norm_apply_body(xr, yr, n, c[k], d[k], rs[k], g, b, 1);
+        }
+    }
+}
+
+static void attn__avx512_layernorm_short(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+                                  size_t n, const float *g, const float *b, float eps,
+                                  float *mean_out, float *rstd_out)
+{
+    if (g && b) attn__avx512_layernorm_short_body(x, ldx, y, ldy, rows, n, g, b, eps, mean_out, rstd_out);
+    else if (g) attn__avx512_layernorm_short_body(x, ldx, y, ldy, rows, n, g, NULL, eps, mean_out, rstd_out);
+    else if (b) attn__avx512_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, b, eps, mean_out, rstd_out);
+    else attn__avx512_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, NULL, eps, mean_out, rstd_out);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_layernorm(const float *x, size_t ldx, float *y, size_t ldy,
+                                    size_t rows, size_t n, const float *gamma,
+                                    const float *beta, float eps, float *mean_out,
+                                    float *rstd_out)
+{
+    attn_status st = attn__avx512_norm_check(x, ldx, y, ldy, rows, n, eps);
+    size_t r = 0;
+    if (st != ATTN_OK) return st;
+    /* Shifted sums: the mean d and the sum of squares s2 of x - c, with c the mean of the
+     * first (up to) 32 elements. x - c is exact or nearly so for x near c, so rows whose
+     * mean is far larger than their spread lose nothing, in one pass. When c turns out
+     * far from the mean (d^2 > var / 4, where s2/n - d^2 starts to cancel), the sums are
+     * redone around c + d. */
+    if (n <= ATTN__AVX512_NORM_BATCHED) {
+        attn__avx512_layernorm_short(x, ldx, y, ldy, rows, n, gamma, beta, eps, mean_out, rstd_out);
+        return ATTN_OK;
+    }
+    for (; r < rows; r++) {
+        const float *xr = x + r * ldx;
+        float c, s2, t;
+        c = attn__avx512_norm_prefix_mean(xr); /* n > ATTN__AVX512_NORM_BATCHED >= 32 here */
+        t = attn__avx512_row_sums(xr, n, 1, c, &s2);
+        attn__avx512_layernorm_finish(xr, y + r * ldy, n, c, t, s2, gamma, beta, eps,
+                               mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
+    }
+    return ATTN_OK;
+}
+
+static void attn__avx512_rmsnorm_finish(const float *xr, float *yr, size_t n, float s2,
+                                 const float *gamma, float eps)
+{
+    if (!attn__avx512_finite(s2) || !(s2 > 1e-30f)) {
+        attn__avx512_norm_row_double(xr, yr, n, gamma, NULL, eps, 1, NULL, NULL);
+        return;
+    }
+    attn__avx512_norm_apply(xr, yr, n, 0.0f, 0.0f, 1.0f / sqrtf(s2 / (float)n + eps), gamma, NULL);
+}
+
+/* Rmsnorm of rows up to ATTN__AVX512_NORM_BATCHED, batched as layernorm (attn__avx512_layernorm_short_body):
+ * every row's sum of squares and scale, then every row's output pass; each row's
+ * operations those of attn__avx512_rmsnorm_finish. */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_rmsnorm_short_body(const float *x, size_t ldx, float *y,
+                                                        size_t ldy, size_t rows, size_t n,
+                                                        const float *g, float eps)
+{
+    size_t r0;
+    for (r0 = 0; r0 < rows; r0 += ATTN__AVX512_NORM_BATCH) {
+        const size_t nb = rows - r0 < ATTN__AVX512_NORM_BATCH ? rows - r0 : ATTN__AVX512_NORM_BATCH;
+        float c[ATTN__AVX512_NORM_BATCH], s2[ATTN__AVX512_NORM_BATCH], rs[ATTN__AVX512_NORM_BATCH];
+        size_t k;
+        if (n <= ATTN__AVX512_NORM_SHORT) {
+            attn__avx512_v tv[2], sv[2];
+            for (k = 0; k + 2 <= nb; k += 2) {
+                attn__avx512_norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k, tv, sv);
+                s2[k] = attn__avx512_vhsum(sv[0]);
+                s2[k + 1] = attn__avx512_vhsum(sv[1]);
+            }
+            if (k < nb) {
+                attn__avx512_norm_sums_short(x + (r0 + k) * ldx, NULL, 1, n, 2, c + k, tv, sv);
+                s2[k] = attn__avx512_vhsum(sv[0]);
+            }
+        } else {
+            for (k = 0; k < nb; k++) attn__avx512_row_sums(x + (r0 + k) * ldx, n, 2, 0.0f, s2 + k);
+        }
+        for (k = 0; k < nb; k++)
+            rs[k] = attn__avx512_finite(s2[k]) && s2[k] > 1e-30f ? 1.0f / sqrtf(s2[k] / (float)n + eps)
+                                                          : -1.0f; /* the double path */
+        for (k = 0; k < nb; k++) {
+            const float *xr = x + (r0 + k) * ldx;
+            float *yr = y + (r0 + k) * ldy;
+            if (rs[k] < 0 || n > ATTN__AVX512_NORM_SHORT) {
+                attn__avx512_rmsnorm_finish(xr, yr, n, s2[k], g, eps);
+                continue;
+            }
+            attn__avx512_norm_apply_body(xr, yr, n, 0.0f, 0.0f, rs[k], g, NULL, 0);
+        }
+    }
+}
+
+static void attn__avx512_rmsnorm_short(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+                                size_t n, const float *g, float eps)
+{
+    if (g) attn__avx512_rmsnorm_short_body(x, ldx, y, ldy, rows, n, g, eps);
+    else attn__avx512_rmsnorm_short_body(x, ldx, y, ldy, rows, n, NULL, eps);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_rmsnorm(const float *x, size_t ldx, float *y, size_t ldy,
+                                  size_t rows, size_t n, const float *gamma, float eps)
+{
+    attn_status st = attn__avx512_norm_check(x, ldx, y, ldy, rows, n, eps);
+    size_t r = 0;
+    if (st != ATTN_OK) return st;
+    if (n <= ATTN__AVX512_NORM_BATCHED) {
+        attn__avx512_rmsnorm_short(x, ldx, y, ldy, rows, n, gamma, eps);
+        return ATTN_OK;
+    }
+    for (; r < rows; r++) {
+        const float *xr = x + r * ldx;
+        float s2;
+        attn__avx512_row_sums(xr, n, 2, 0.0f, &s2);
+        attn__avx512_rmsnorm_finish(xr, y + r * ldy, n, s2, gamma, eps);
+    }
+    return ATTN_OK;
+}
+/* end of src/norm.h */
+/* ---- residual add, positional encoding ----------------------------------------------- */
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_add(float *y, size_t ldy, const float *x, size_t ldx,
+                              size_t rows, size_t n)
+{
+    attn_status st;
+    size_t r, i;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__avx512_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if ((st = attn__avx512_check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    for (r = 0; r < rows; r++) {
+        float *yr = y + r * ldy;
+        const float *xr = x + r * ldx;
+        for (i = 0; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW)
+            attn__avx512_vstore(yr + i, attn__avx512_vadd(attn__avx512_vload(yr + i), attn__avx512_vload(xr + i)));
+        if (i < n)
+            attn__avx512_vstore_part(yr + i, attn__avx512_vadd(attn__avx512_vload_part(yr + i, n - i, 0.0f),
+                                                 attn__avx512_vload_part(xr + i, n - i, 0.0f)), n - i);
+    }
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_positional_encoding(float *pe, size_t ldpe, size_t rows, size_t d,
+                                              size_t pos0, int add)
+{
+    attn_status st;
+    size_t r, i;
+    if (!pe) return ATTN_ERR_NULL;
+    if ((st = attn__avx512_check_mat(rows, d, ldpe)) != ATTN_OK) return st;
+    for (r = 0; r < rows; r++) {
+        double pos = (double)pos0 + (double)r;
+        float *row = pe + r * ldpe;
+        for (i = 0; i < d; i++) {
+            double a = pos / pow(10000.0, (double)(i & ~(size_t)1) / (double)d);
+            double v = (i & 1) ? cos(a) : sin(a);
+            row[i] = add ? (float)((double)row[i] + v) : (float)v;
+        }
+    }
+    return ATTN_OK;
+}
+/* end of src/elementwise.h */
+/* src/matmul.h - attn__avx512_attn_matmul, the packed sgemm.
+ *
+ * BLIS's structure: loops jc (NC columns of C) / pc (KC-deep slices of k) / ic (MC rows)
+ * around a register-blocked microkernel attn__avx512_mm_ukr_body (MR x NR, simd/mm_*.h, named by
+ * shape; the generic one over the vector layer serves the scalar path). op(B)'s KC x NC panel is packed into NR-column
+ * slivers and op(A)'s MC x KC block into MR-row slivers, zero padded, so the microkernel
+ * streams contiguous memory whatever the transposes; edge tiles are computed whole into a
+ * register-sized buffer and only their valid part is merged into C.
+ *
+ * Summation order: k is cut into chunks of attn__avx512_mm_kc(k) (a function of k alone); in each
+ * chunk every C element is one fma chain over p in order, starting from 0, and the chunks
+ * are merged in order: C = alpha * acc0 (+ beta * C), then C = fma(alpha, acc_q, C). Every
+ * path below (packed, A read in place, no workspace, edge tiles) follows exactly that
+ * order, so C's bits do not depend on m, n, the tile position, the workspace or on how C
+ * is split into blocks.
+ */
+
+static size_t attn__avx512_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
+static size_t attn__avx512_min(size_t a, size_t b) { return a < b ? a : b; }
+
+/* The chunk depth for a given k: k split into ceil(k / KC) near-equal chunks. Depends on
+ * k alone (never on m or n): it fixes every C element's summation order. */
+static size_t attn__avx512_mm_kc(size_t k)
+{
+    size_t chunks = (k + ATTN__AVX512_MM_KC - 1) / ATTN__AVX512_MM_KC;
+    return chunks ? (k + chunks - 1) / chunks : 0;
+}
+
+/* Microkernel over packed slivers (compile-time strides) and over matrices in place. */
+static void attn__avx512_mm_ukr_packed(size_t kc, const float *a, const float *b, float *c,
+                                size_t ldc, float alpha, float beta, int mode)
+{
+    attn__avx512_mm_ukr_body(ATTN__AVX512_MR, kc, a, 1, ATTN__AVX512_MR, b, ATTN__AVX512_NR, c, ldc, alpha, beta, mode);
+}
+static void attn__avx512_mm_ukr_strided(size_t kc, const float *a, size_t ars, size_t acs,
+                                 const float *b, size_t ldb, float *c, size_t ldc, float alpha,
+                                 float beta, int mode)
+{
+    attn__avx512_mm_ukr_body(ATTN__AVX512_MR, kc, a, ars, acs, b, ldb, c, ldc, alpha, beta, mode);
+}
+/* Raw accumulators of the first mr rows of a tile into t (row length ATTN__AVX512_NR): where the
+ * ISA's kernel honours its rows argument, a kernel of exactly mr rows (same fma chains,
+ * fewer of them; A's rows past mr are never read); otherwise all ATTN__AVX512_MR rows. */
+#ifdef ATTN__AVX512_MM_UKR_ROWS
+#define ATTN__AVX512_MM_ROWS_CASES(ARS, ACS, LDB)                                                  \
+    switch (mr) {                                                                           \
+    case 1: attn__avx512_mm_ukr_body(1, kc, a, ARS, ACS, b, LDB, t, ATTN__AVX512_NR, 0.0f, 0.0f, 0); break; \
+    case 2: attn__avx512_mm_ukr_body(2, kc, a, ARS, ACS, b, LDB, t, ATTN__AVX512_NR, 0.0f, 0.0f, 0); break; \
+    case 3: attn__avx512_mm_ukr_body(3, kc, a, ARS, ACS, b, LDB, t, ATTN__AVX512_NR, 0.0f, 0.0f, 0); break; \
+    case 4: attn__avx512_mm_ukr_body(4, kc, a, ARS, ACS, b, LDB, t, ATTN__AVX512_NR, 0.0f, 0.0f, 0); break; \
+    case 5: attn__avx512_mm_ukr_body(5, kc, a, ARS, ACS, b, LDB, t, ATTN__AVX512_NR, 0.0f, 0.0f, 0); break; \
+    default: attn__avx512_mm_ukr_body(ATTN__AVX512_MR, kc, a, ARS, ACS, b, LDB, t, ATTN__AVX512_NR, 0.0f, 0.0f, 0); \
+    }
+#else
+#define ATTN__AVX512_MM_ROWS_CASES(ARS, ACS, LDB)                                                  \
+    attn__avx512_mm_ukr_body(ATTN__AVX512_MR, kc, a, ARS, ACS, b, LDB, t, ATTN__AVX512_NR, 0.0f, 0.0f, 0);       \
+    (void)mr;
+#endif
+static void attn__avx512_mm_ukr_packed_rows(size_t mr, size_t kc, const float *a, const float *b,
+                                     float *t)
+{
+    ATTN__AVX512_MM_ROWS_CASES(1, ATTN__AVX512_MR, ATTN__AVX512_NR)
+}
+static void attn__avx512_mm_ukr_strided_rows(size_t mr, size_t kc, const float *a, size_t ars,
+                                      size_t acs, const float *b, size_t ldb, float *t)
+{
+    ATTN__AVX512_MM_ROWS_CASES(ars, acs, ldb)
+}
+#undef ATTN__AVX512_MM_ROWS_CASES
+
+/* Merges the mr x nr corner of a raw accumulator tile t (row length ATTN__AVX512_NR) into C by the
+ * microkernel's rule for mode 1 or 2: the same operations, lane for lane. */
+static void attn__avx512_mm_merge(float *c, size_t ldc, const float *t, size_t mr, size_t nr,
+                           float alpha, float beta, int mode)
+{
+    const attn__avx512_v va = attn__avx512_vset1(alpha), vb = attn__avx512_vset1(beta);
+    size_t i, j;
+    for (i = 0; i < mr; i++) { /* row i at c + i * ldc: never a pointer past the last row */
+        float *cr = c + i * ldc;
+        const float *tr = t + i * ATTN__AVX512_NR;
+        for (j = 0; j < nr; j += ATTN__AVX512_VW) {
+            const size_t w = attn__avx512_min(ATTN__AVX512_VW, nr - j);
+            const attn__avx512_v acc = attn__avx512_vload(tr + j);
+            attn__avx512_v r;
+            if (mode == 2) {
+                r = attn__avx512_vfma(va, acc, w == ATTN__AVX512_VW ? attn__avx512_vload(cr + j)
+                                                      : attn__avx512_vload_part(cr + j, w, 0.0f));
+            } else {
+                r = attn__avx512_vmul(va, acc);
+                if (beta != 0.0f)
+                    r = attn__avx512_vfma(vb, w == ATTN__AVX512_VW ? attn__avx512_vload(cr + j)
+                                                     : attn__avx512_vload_part(cr + j, w, 0.0f), r);
+            }
+            if (w == ATTN__AVX512_VW) attn__avx512_vstore(cr + j, r);
+            else attn__avx512_vstore_part(cr + j, r, w);
+        }
+    }
+}
+
+/* The general tile (no workspace: B^T, and edge tiles, read in place): raw accumulators of
+ * an mr x nr tile into t (ATTN__AVX512_MR x ATTN__AVX512_NR, row length ATTN__AVX512_NR), in the microkernel's
+ * order. A(i, p) = a[i * ars + p * acs]; B(p, j) = b[p * ldb + j], or b[j * ldb + p] when
+ * tb (transposed ATTN__AVX512_VW steps at a time through a small buffer). Never reads outside the
+ * mr x kc and kc x nr operands (rows past mr repeat the last one and are never stored). */
+static void attn__avx512_mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, size_t ars,
+                              size_t acs, const float *b, size_t ldb, int tb, float *t)
+{
+    attn__avx512_v acc[ATTN__AVX512_MR][ATTN__AVX512_NR / ATTN__AVX512_VW];
+    const float *ar[ATTN__AVX512_MR];
+    float blk[ATTN__AVX512_VW * ATTN__AVX512_NR];
+    size_t i, p, q, j, v;
+    for (i = 0; i < ATTN__AVX512_MR; i++) {
+        ar[i] = a + (i < mr ? i : mr - 1) * ars;
+        for (v = 0; v < ATTN__AVX512_NR / ATTN__AVX512_VW; v++) acc[i][v] = attn__avx512_vzero();
+    }
+    for (p = 0; p < kc;) {
+        const float *bp = blk; /* steps p .. p + steps of op(B), rows bs apart */
+        size_t steps = 1, bs = ATTN__AVX512_NR;
+        if (tb) {
+            steps = attn__avx512_min(ATTN__AVX512_VW, kc - p);
+            if (steps == ATTN__AVX512_VW) {
+                for (v = 0; v < ATTN__AVX512_NR; v += ATTN__AVX512_VW)
+                    attn__avx512_vtranspose_copy(b + (nr > v ? v : 0) * ldb + p, ldb, nr > v ? nr - v : 0,
+                                          blk + v, ATTN__AVX512_NR); /* no pointer past the last row */
+            } else {
+                for (q = 0; q < steps; q++)
+                    for (j = 0; j < ATTN__AVX512_NR; j++) blk[q * ATTN__AVX512_NR + j] = j < nr ? b[j * ldb + p + q] : 0.0f;
+            }
+        } else if (nr == ATTN__AVX512_NR) {
+            bp = b + p * ldb;
+            bs = ldb;
+            steps = kc - p;
+        } else {
+            for (j = 0; j < ATTN__AVX512_NR; j++) blk[j] = j < nr ? b[p * ldb + j] : 0.0f;
+        }
+        for (q = 0; q < steps; q++, p++)
+            for (i = 0; i < ATTN__AVX512_MR; i++) {
+                const attn__avx512_v av = attn__avx512_vset1(ar[i][p * acs]);
+                const float *bq = bp + q * bs; /* never a pointer past the last row */
+                for (v = 0; v < ATTN__AVX512_NR / ATTN__AVX512_VW; v++)
+                    acc[i][v] = attn__avx512_vfma(av, attn__avx512_vload(bq + v * ATTN__AVX512_VW), acc[i][v]);
+            }
+    }
+    for (i = 0; i < ATTN__AVX512_MR; i++)
+        for (v = 0; v < ATTN__AVX512_NR / ATTN__AVX512_VW; v++) attn__avx512_vstore(t + i * ATTN__AVX512_NR + v * ATTN__AVX512_VW, acc[i][v]);
+}
+
+/* Requests rows r0 .. r1 (stride ld) of kc floats each: the next sliver while one packs
+ * (short row pieces the hardware prefetcher does not pick up in time). */
+static void attn__avx512_mm_prefetch_rows(const float *x, size_t ld, size_t rows, size_t kc)
+{
+    size_t r, l;
+    for (r = 0; r < rows; r++)
+        for (l = 0; l < kc; l += 16) ATTN__AVX512_PREFETCH(x + r * ld + l);
+}
+
+/* Packs `rows` rows of a row-major matrix (stride ld, kc floats each) transposed into
+ * slivers of w rows: sliver s holds element (s*w + i, p) at dst[s * w * kc + p * w + i];
+ * rows past `rows` are zero. With far (the matrix far out of cache), the next sliver's rows
+ * are prefetched while one packs. Where w is not a multiple of ATTN__AVX512_VW, the transposing
+ * copy writes up to ATTN__AVX512_VW floats past a sliver's last row (see attn__avx512_mm_pack_a). */
+static void attn__avx512_mm_pack_t(const float *src, size_t ld, size_t rows, size_t kc, size_t w,
+                            int far, float *dst)
+{
+    size_t s, g, p, i;
+    for (s = 0; s < rows; s += w, dst += w * kc) {
+        const size_t r = attn__avx512_min(w, rows - s);
+        const float *sp = src + s * ld;
+        if (far && s + w < rows) attn__avx512_mm_prefetch_rows(sp + w * ld, ld, attn__avx512_min(w, rows - s - w), kc);
+        for (g = 0; g < w; g += ATTN__AVX512_VW) {
+            const float *sg = r > g ? sp + g * ld : sp; /* no rows left: zeros, nothing read */
+            for (p = 0; p + ATTN__AVX512_VW <= kc; p += ATTN__AVX512_VW)
+                attn__avx512_vtranspose_copy(sg + p, ld, r > g ? r - g : 0, dst + p * w + g, w);
+            for (; p < kc; p++)
+                for (i = 0; i < ATTN__AVX512_VW && g + i < w; i++)
+                    dst[p * w + g + i] = g + i < r ? sg[i * ld + p] : 0.0f;
+        }
+    }
+}
+
+/* Packs op(A)[i0 .. i0+mc, p0 .. p0+kc) into MR-row slivers: sliver s holds element
+ * (s*MR + i, p) at pa[s * MR * kc + p * MR + i]; rows past mc hold zeros or other rows of
+ * op(A) (m rows in all), and feed only results that are never stored. Stores whole vectors
+ * where MR is not a multiple of ATTN__AVX512_VW: up to ATTN__AVX512_VW floats past a sliver's last row are
+ * written and later overwritten (or, from the transposes, land in the ATTN__AVX512_VW floats of
+ * slack after the A area).
+ * A is read row after row of its storage (in order for A^T; for A, sliver after sliver). */
+static void attn__avx512_mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t i0,
+                            size_t mc, size_t p0, size_t kc, float *pa)
+{
+    size_t s, p, g;
+    if (ta) { /* A stored k x m: row p of the storage holds op(A)'s column p */
+        for (p = 0; p < kc; p++) {
+            const float *src = a + (p0 + p) * lda + i0;
+            float *dst = pa + p * ATTN__AVX512_MR;
+            for (s = 0; s < mc; s += ATTN__AVX512_MR, dst += ATTN__AVX512_MR * kc) {
+                const size_t mr = attn__avx512_min(ATTN__AVX512_MR, mc - s);
+                for (g = 0; g < ATTN__AVX512_MR; g += ATTN__AVX512_VW) {
+                    attn__avx512_v x = attn__avx512_vzero();
+                    if (i0 + s + g + ATTN__AVX512_VW <= m) x = attn__avx512_vload(src + s + g); /* lanes past mr: unused rows */
+                    else if (g < mr) x = attn__avx512_vload_part(src + s + g, mr - g, 0.0f);
+                    if (g + ATTN__AVX512_VW > ATTN__AVX512_MR && p + 1 == kc) /* not into the next sliver */
+                        attn__avx512_vstore_part(dst + g, x, ATTN__AVX512_MR - g);
+                    else
+                        attn__avx512_vstore(dst + g, x);
+                }
+            }
+        }
+        return;
+    }
+    /* A stored m x k: transposes */
+    attn__avx512_mm_pack_t(a + i0 * lda + p0, lda, mc, kc, ATTN__AVX512_MR, m * lda > ATTN__AVX512_MM_FAR, pa);
+}
+
+/* Packs op(B)[p0 .. p0+kc, j0 .. j0+nc) into NR-column slivers: sliver s holds element
+ * (p, s*NR + j) at pb[s * NR * kc + p * NR + j]; columns past nc are zero. B is read row
+ * after row of its storage (in order for B; for B^T, sliver after sliver). */
+static void attn__avx512_mm_pack_b(int tb, const float *b, size_t ldb, size_t p0, size_t kc,
+                            size_t j0, size_t nc, float *pb)
+{
+    size_t s, p, v;
+    if (!tb) { /* B stored k x n: row p of the storage holds op(B)'s row p */
+        for (p = 0; p < kc; p++) {
+            const float *src = b + (p0 + p) * ldb + j0;
+            float *dst = pb + p * ATTN__AVX512_NR;
+            for (s = 0; s + ATTN__AVX512_NR <= nc; s += ATTN__AVX512_NR, dst += ATTN__AVX512_NR * kc)
+                for (v = 0; v < ATTN__AVX512_NR; v += ATTN__AVX512_VW) attn__avx512_vstore(dst + v, attn__avx512_vload(src + s + v));
+            if (s < nc) {
+                const size_t nr = nc - s;
+                for (v = 0; v < ATTN__AVX512_NR; v += ATTN__AVX512_VW) {
+                    attn__avx512_v x = attn__avx512_vzero();
+                    if (v + ATTN__AVX512_VW <= nr) x = attn__avx512_vload(src + s + v);
+                    else if (v < nr) x = attn__avx512_vload_part(src + s + v, nr - v, 0.0f);
+                    attn__avx512_vstore(dst + v, x);
+                }
+            }
+        }
+        return;
+    }
+    /* B stored n x k: transposes */
+    attn__avx512_mm_pack_t(b + j0 * ldb + p0, ldb, nc, kc, ATTN__AVX512_NR, nc * ldb > ATTN__AVX512_MM_FAR, pb);
+}
+
+/* One MR x NR tile of C (mr x nr valid) through the microkernel: whole tiles straight into
+ * C, edge tiles into a buffer first. A(i, p) = a[i * ars + p * acs] (all MR rows readable
+ * unless ATTN__AVX512_MM_UKR_ROWS),
+ * B(p, j) = b[p * ldb + j] (all NR columns readable); packed slivers have ars = 1,
+ * acs = MR, ldb = NR. pfc: request the tile's lines of C first (C far out of cache). */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_tile(size_t mr, size_t nr, size_t kc, const float *a,
+                                             size_t ars, size_t acs, const float *b, size_t ldb,
+                                             float *c, size_t ldc, float alpha, float beta,
+                                             int mode, int pfc)
+{
+    const int packed = ars == 1 && acs == ATTN__AVX512_MR && ldb == ATTN__AVX512_NR;
+    if (pfc) { /* C far out of cache: its lines arrive while the tile computes */
+        size_t i;
+        for (i = 0; i < mr; i++) {
+            ATTN__AVX512_PREFETCH(c + i * ldc);
+            ATTN__AVX512_PREFETCH(c + i * ldc + nr - 1);
+        }
+    }
+    if (mr == ATTN__AVX512_MR && nr == ATTN__AVX512_NR) {
+        if (packed) attn__avx512_mm_ukr_packed(kc, a, b, c, ldc, alpha, beta, mode);
+        else attn__avx512_mm_ukr_strided(kc, a, ars, acs, b, ldb, c, ldc, alpha, beta, mode);
+    } else {
+        float t[ATTN__AVX512_MR * ATTN__AVX512_NR];
+        if (packed) attn__avx512_mm_ukr_packed_rows(mr, kc, a, b, t);
+        else attn__avx512_mm_ukr_strided_rows(mr, kc, a, ars, acs, b, ldb, t);
+        attn__avx512_mm_merge(c, ldc, t, mr, nr, alpha, beta, mode);
+    }
+}
+
+/* Without a workspace: A and B read in place, tile by tile. */
+static void attn__avx512_mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float alpha,
+                            const float *a, size_t lda, const float *b, size_t ldb, float beta,
+                            float *c, size_t ldc)
+{
+    const size_t kcb = attn__avx512_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
+    size_t i, j, pc;
+    for (j = 0; j < n; j += ATTN__AVX512_NR) {
+        const size_t nr = attn__avx512_min(ATTN__AVX512_NR, n - j);
+        for (i = 0; i < m; i += ATTN__AVX512_MR) {
+            const size_t mr = attn__avx512_min(ATTN__AVX512_MR, m - i);
+            for (pc = 0; pc < k; pc += kcb) {
+                const size_t kc = attn__avx512_min(kcb, k - pc);
+                const float *ap = a + i * ars + pc * acs;
+                const float *bp = tb ? b + j * ldb + pc : b + pc * ldb + j;
+                float *cp = c + i * ldc + j;
+                const int mode = pc == 0 ? 1 : 2;
+                if (mr == ATTN__AVX512_MR && nr == ATTN__AVX512_NR && !tb) {
+                    attn__avx512_mm_ukr_strided(kc, ap, ars, acs, bp, ldb, cp, ldc, alpha, beta, mode);
+                } else {
+                    float t[ATTN__AVX512_MR * ATTN__AVX512_NR];
+                    attn__avx512_mm_tile_any(mr, nr, kc, ap, ars, acs, bp, ldb, tb, t);
+                    attn__avx512_mm_merge(cp, ldc, t, mr, nr, alpha, beta, mode);
+                }
+            }
+        }
+    }
+}
+
+/* C[0..m, 0..nc) (+)= alpha * A[0..m, p0..p1) * op(B)[p0..p1, 0..nc) for the chunks of depth
+ * kcb from p0 to p1 (p1 - p0 <= kcb, or all of k), A (not transposed) read in place one
+ * MR-row sliver at a time, each through all chunks; chunk q of op(B) is packed at
+ * pb + q * kcb * np. The B panels stay in L2 while A streams by. Edge rows: with the ISA's
+ * exact-row kernels (ATTN__AVX512_MM_UKR_ROWS), read in place, the last MR + r rows split into
+ * two near-equal tiles; otherwise the edge sliver is packed into pa. With pfa, the next
+ * sliver's lines are requested while one runs, a share before each tile (for short streams
+ * of an A far out of cache; through all of k, the hardware's prefetcher does better
+ * alone). pfc: see attn__avx512_mm_tile. */
+static void attn__avx512_mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t kcb,
+                              const float *a, size_t lda, const float *pb, size_t np, float *pa,
+                              float *c, size_t ldc, float alpha, float beta, int pfa, int pfc)
+{
+    const size_t tiles = (nc + ATTN__AVX512_NR - 1) / ATTN__AVX512_NR;
+    size_t ir, jr, pc, mr, next;
+    for (ir = 0; ir < m; ir += mr) {
+        mr = attn__avx512_min(ATTN__AVX512_MR, m - ir);
+#ifdef ATTN__AVX512_MM_UKR_ROWS
+        /* MR < rows left < 2 MR: two near-equal short tiles rather than MR + a few rows */
+        if (m - ir > ATTN__AVX512_MR && m - ir < 2 * ATTN__AVX512_MR) mr = (m - ir + 1) / 2;
+#endif
+        next = pfa ? attn__avx512_min(ATTN__AVX512_MR, m - ir - mr) : 0; /* rows to request ahead */
+        for (pc = p0; pc < p1; pc += kcb) {
+            const size_t kc = attn__avx512_min(kcb, p1 - pc), lines = (kc + 15) / 16;
+            const size_t per = (next * lines + tiles - 1) / tiles;
+            const float *ap = a + ir * lda + pc, *bp = pb + (pc - p0) * np;
+            const int mode = pc == 0 ? 1 : 2;
+            size_t ars = lda, acs = 1, r = 0, l = 0;
+#ifndef ATTN__AVX512_MM_UKR_ROWS
+            if (mr < ATTN__AVX512_MR) { /* rows past m do not exist: pack the edge */
+                attn__avx512_mm_pack_a(0, a, lda, m, ir, mr, pc, kc, pa);
+                ap = pa;
+                ars = 1;
+                acs = ATTN__AVX512_MR;
+            }
+#endif
+            for (jr = 0; jr < nc; jr += ATTN__AVX512_NR) {
+                size_t q;
+                for (q = 0; q < per && r < next; q++) { /* line l of row r of the next tile */
+                    ATTN__AVX512_PREFETCH(a + (ir + mr + r) * lda + pc + l * 16);
+                    if (++l == lines) {
+                        l = 0;
+                        r++;
+                    }
+                }
+                attn__avx512_mm_tile(mr, attn__avx512_min(ATTN__AVX512_NR, nc - jr), kc, ap, ars, acs, bp + jr * kc,
+                              ATTN__AVX512_NR, c + ir * ldc + jr, ldc, alpha, beta, mode, pfc);
+            }
+        }
+    }
+    (void)pa;
+}
+
+/* The packed A and B areas of a workspace for this product, in floats. Monotone in m, n and
+ * k (a chunk is attn__avx512_mm_kc(k) <= min(k, KC) deep, and min(k, KC) is what is counted), and
+ * bounded by the sizes for m >= MC, n >= NC, k >= KC: attn_matmul_workspace_max(). */
+static void attn__avx512_mm_ws_floats(size_t m, size_t n, size_t k, size_t *fa, size_t *fb)
+{
+    const size_t kc = attn__avx512_min(k, ATTN__AVX512_MM_KC);
+    const size_t np = attn__avx512_round_up(attn__avx512_min(n, ATTN__AVX512_MM_WHOLE_B), ATTN__AVX512_NR);
+    /* + slack for whole-vector stores, rounded so that B starts on a cache line too */
+    *fa = attn__avx512_round_up(attn__avx512_round_up(attn__avx512_min(m, ATTN__AVX512_MM_MC), ATTN__AVX512_MR) * kc + ATTN__AVX512_VW,
+                         ATTN__AVX512_ALIGN / sizeof(float));
+    *fb = attn__avx512_round_up(attn__avx512_min(n, ATTN__AVX512_MM_NC), ATTN__AVX512_NR) * kc;
+    /* room for all of op(B) when small (ATTN__AVX512_MM_WHOLE_B); np * k saturates there */
+    if (*fb < ATTN__AVX512_MM_WHOLE_B)
+        *fb = k > ATTN__AVX512_MM_WHOLE_B / np ? ATTN__AVX512_MM_WHOLE_B : attn__avx512_min(ATTN__AVX512_MM_WHOLE_B, np * k);
+}
+
+/* Whether all of op(B) (n x k, NR-column slivers) fits the whole-panel area. */
+static int attn__avx512_mm_whole_b(size_t n, size_t k)
+{
+    const size_t np = attn__avx512_round_up(attn__avx512_min(n, ATTN__AVX512_MM_WHOLE_B), ATTN__AVX512_NR);
+    return n <= ATTN__AVX512_MM_WHOLE_B && k <= ATTN__AVX512_MM_WHOLE_B / np;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_matmul_workspace_size(attn_trans ta, attn_trans tb, size_t m, size_t n,
+                                           size_t k)
+{
+    size_t fa, fb;
+    (void)ta; (void)tb;
+    if (m == 0 || n == 0 || k == 0) return 0;
+    attn__avx512_mm_ws_floats(m, n, k, &fa, &fb);
+    return (fa + fb) * sizeof(float) + ATTN__AVX512_ALIGN;
+}
+
+static float *attn__avx512_align(void *p)
+{
+    uintptr_t u = (uintptr_t)p;
+    return (float *)(void *)((u + ATTN__AVX512_ALIGN - 1) & ~(uintptr_t)(ATTN__AVX512_ALIGN - 1));
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
+                                 float alpha, const float *a, size_t lda, const float *b,
+                                 size_t ldb, float beta, float *c, size_t ldc, void *workspace,
+                                 size_t workspace_size)
+{
+    attn_status st;
+    size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
+    float *pa, *pb;
+    int packa, pfc;
+    if (!a || !b || !c) return ATTN_ERR_NULL;
+    if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
+        return ATTN_ERR_ARG;
+    if (m == 0 || n == 0) return ATTN_ERR_SIZE;
+    if (k > 0) {
+        if ((st = ta ? attn__avx512_check_mat(k, m, lda) : attn__avx512_check_mat(m, k, lda)) != ATTN_OK) return st;
+        if ((st = tb ? attn__avx512_check_mat(n, k, ldb) : attn__avx512_check_mat(k, n, ldb)) != ATTN_OK) return st;
+    }
+    if ((st = attn__avx512_check_mat(m, n, ldc)) != ATTN_OK) return st;
+    /* A matrix of one stored row accepts any leading dimension; it never addresses a second
+     * row, so it becomes the row length: no pointer (e.g. a microkernel's step past its
+     * last row) is ever formed that far out. The arithmetic does not depend on it. */
+    if (m == 1) ldc = n;
+    if (ta ? k == 1 : m == 1) lda = ta ? m : k;
+    if (tb ? n == 1 : k == 1) ldb = tb ? k : n;
+    need = attn__avx512_attn_matmul_workspace_size(ta, tb, m, n, k);
+    if (workspace && workspace_size < need) return ATTN_ERR_WORKSPACE;
+    if (k == 0) {
+        for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+        return ATTN_OK;
+    }
+    if (!workspace) {
+        attn__avx512_mm_nopack(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        return ATTN_OK;
+    }
+    kcb = attn__avx512_mm_kc(k);
+    attn__avx512_mm_ws_floats(m, n, k, &fa, &fb);
+    pa = attn__avx512_align(workspace);
+    pb = pa + fa;
+    packa = ta || n > ATTN__AVX512_MM_DIRECT_N;
+    pfc = m * ldc > ATTN__AVX512_MM_FAR;
+    if (!packa && attn__avx512_mm_whole_b(n, k)) {
+        /* all of op(B) packed at once: each A sliver then streams through all of k */
+        const size_t np = attn__avx512_round_up(n, ATTN__AVX512_NR);
+        for (pc = 0; pc < k; pc += kcb)
+            attn__avx512_mm_pack_b(tb, b, ldb, pc, attn__avx512_min(kcb, k - pc), 0, n, pb + pc * np);
+        attn__avx512_mm_direct_a(m, n, 0, k, kcb, a, lda, pb, np, pa, c, ldc, alpha, beta, 0, pfc);
+        return ATTN_OK;
+    }
+    for (jc = 0; jc < n; jc += ATTN__AVX512_MM_NC) {
+        const size_t nc = attn__avx512_min(ATTN__AVX512_MM_NC, n - jc);
+        for (pc = 0; pc < k; pc += kcb) {
+            const size_t kc = attn__avx512_min(kcb, k - pc);
+            const int mode = pc == 0 ? 1 : 2;
+            attn__avx512_mm_pack_b(tb, b, ldb, pc, kc, jc, nc, pb);
+            if (packa) {
+                for (ic = 0; ic < m; ic += ATTN__AVX512_MM_MC) {
+                    const size_t mc = attn__avx512_min(ATTN__AVX512_MM_MC, m - ic);
+                    attn__avx512_mm_pack_a(ta, a, lda, m, ic, mc, pc, kc, pa);
+                    for (jr = 0; jr < nc; jr += ATTN__AVX512_NR)
+                        for (ir = 0; ir < mc; ir += ATTN__AVX512_MR)
+                            attn__avx512_mm_tile(attn__avx512_min(ATTN__AVX512_MR, mc - ir),
+                                          attn__avx512_min(ATTN__AVX512_NR, nc - jr), kc, pa + ir * kc, 1,
+                                          ATTN__AVX512_MR, pb + jr * kc, ATTN__AVX512_NR,
+                                          c + (ic + ir) * ldc + jc + jr, ldc, alpha, beta, mode,
+                                          pfc);
+                }
+            } else {
+                attn__avx512_mm_direct_a(m, nc, pc, pc + kc, kcb, a, lda, pb, 0, pa, c + jc, ldc, alpha,
+                                  beta, m * lda > ATTN__AVX512_MM_FAR, pfc);
+            }
+        }
+    }
+    return ATTN_OK;
+}
+/* end of src/matmul.h */
+/* src/attention.h - fused attention (attn__avx512_attn_attention and its work items).
+ *
+ * One (batch, head) at a time, its queries in tiles of ATTN__AVX512_TQ rows that start at
+ * multiples of ATTN__AVX512_TQ, its keys in tiles of ATTN__AVX512_TK that start at multiples of ATTN__AVX512_TK.
+ * A query tile takes one of two paths, chosen by its row count alone:
+ *  - fused (at least ATTN__AVX512_FUSED_MIN rows): the tile's queries are packed once into MR-row
+ *    slivers; per key tile, K^T is packed into NR-column slivers and V into NR-column
+ *    slivers; per query sliver, S = Q K^T by the matmul microkernel into an MR x TK buffer
+ *    (L1), the online softmax on it, and acc += P V by the microkernel (P read in place).
+ *    Causal: key tiles past a sliver's last visible key are skipped, and the partial tile on
+ *    the diagonal is cut at the sliver's last visible key.
+ *  - rows (fewer rows: decode): in groups of MR rows, the dot products of every row of the
+ *    group with a K row while it is in L1 (four rows share its loads), the online softmax
+ *    per row, and acc += p V with a V row once for the group; K and V stream through once
+ *    per group.
+ * Online softmax per row: running max m, running sum l, acc scaled by exp(m_old - m_new) when
+ * the max grows; O = acc / l at the end (0 when every key was masked).
+ * Each row's arithmetic depends only on its own scores and on the tiles it belongs to, so
+ * a call's output is the same bits however the caller splits batches, heads and query tiles
+ * (attn__avx512_attn_attention_task), and from run to run.
+ */
+
+/* out[r] = attn__avx512_dot(q[r], k, d) for nr (a constant) rows against one key: k's loads
+ * shared, each row's operations those of attn__avx512_dot (the same bits) */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_dot_body(const float *const *q, size_t nr, const float *k,
+                                              size_t d, float *out)
+{
+    attn__avx512_v s0[4], s1[4];
+    size_t i = 0, r;
+    for (r = 0; r < nr; r++) s0[r] = attn__avx512_vzero(), s1[r] = attn__avx512_vzero();
+    for (; i + 2 * ATTN__AVX512_VW <= d; i += 2 * ATTN__AVX512_VW) {
+        const attn__avx512_v k0 = attn__avx512_vload(k + i), k1 = attn__avx512_vload(k + i + ATTN__AVX512_VW);
+        for (r = 0; r < nr; r++) {
+            s0[r] = attn__avx512_vfma(attn__avx512_vload(q[r] + i), k0, s0[r]);
+            s1[r] = attn__avx512_vfma(attn__avx512_vload(q[r] + i + ATTN__AVX512_VW), k1, s1[r]);
+        }
+    }
+    for (; i < d; i += ATTN__AVX512_VW) {
+        const size_t t = d - i;
+        if (t >= ATTN__AVX512_VW) {
+            const attn__avx512_v k0 = attn__avx512_vload(k + i);
+            for (r = 0; r < nr; r++) s0[r] = attn__avx512_vfma(attn__avx512_vload(q[r] + i), k0, s0[r]);
+        } else {
+            const attn__avx512_v k1 = attn__avx512_vload_part(k + i, t, 0.0f);
+            for (r = 0; r < nr; r++)
+                s1[r] = attn__avx512_vfma(attn__avx512_vload_part(q[r] + i, t, 0.0f), k1, s1[r]);
+        }
+    }
+    for (r = 0; r < nr; r++) out[r] = attn__avx512_vhsum(attn__avx512_vadd(s0[r], s1[r]));
+}
+
+/* q . k over n floats (two chains) */
+static float attn__avx512_dot(const float *q, const float *k, size_t n)
+{
+    float out;
+    attn__avx512_dot_body(&q, 1, k, n, &out);
+    return out;
+}
+
+/* attn__avx512_dot_body for nr = 1 .. 4 rows */
+static void attn__avx512_dot_rows(const float *const *q, size_t nr, const float *k, size_t d,
+                           float *out)
+{
+    switch (nr) {
+    case 1: attn__avx512_dot_body(q, 1, k, d, out); break;
+    case 2: attn__avx512_dot_body(q, 2, k, d, out); break;
+    case 3: attn__avx512_dot_body(q, 3, k, d, out); break;
+    default: attn__avx512_dot_body(q, 4, k, d, out); break;
+    }
+}
+
+/* y[r][0..n) += a[r] * x[0..n) for nr (a constant) rows: x's loads shared, each row one fma
+ * an element, as attn__avx512_axpby(y[r], 1, a[r], x, n) (the same bits) */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_axpy_body(float *const *y, const float *a, size_t nr,
+                                               const float *x, size_t n)
+{
+    attn__avx512_v va[4];
+    size_t i = 0, r;
+    for (r = 0; r < nr; r++) va[r] = attn__avx512_vset1(a[r]);
+    for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW) {
+        const attn__avx512_v xv = attn__avx512_vload(x + i);
+        for (r = 0; r < nr; r++) attn__avx512_vstore(y[r] + i, attn__avx512_vfma(va[r], xv, attn__avx512_vload(y[r] + i)));
+    }
+    if (i < n) {
+        const attn__avx512_v xv = attn__avx512_vload_part(x + i, n - i, 0.0f);
+        for (r = 0; r < nr; r++)
+            attn__avx512_vstore_part(y[r] + i, attn__avx512_vfma(va[r], xv, attn__avx512_vload_part(y[r] + i, n - i, 0.0f)),
+                              n - i);
+    }
+}
+
+/* attn__avx512_axpy_body for nr = 1 .. 4 rows */
+static void attn__avx512_axpy_rows(float *const *y, const float *a, size_t nr, const float *x, size_t n)
+{
+    switch (nr) {
+    case 1: attn__avx512_axpy_body(y, a, 1, x, n); break;
+    case 2: attn__avx512_axpy_body(y, a, 2, x, n); break;
+    case 3: attn__avx512_axpy_body(y, a, 3, x, n); break;
+    default: attn__avx512_axpy_body(y, a, 4, x, n); break;
+    }
+}
+
+/* y[0..n) = y * s + a * x  (s = 1: axpy; x NULL: scaling by s) */
+static void attn__avx512_axpby(float *y, float s, float a, const float *x, size_t n)
+{
+    const attn__avx512_v vs = attn__avx512_vset1(s), va = attn__avx512_vset1(a);
+    size_t i = 0;
+    for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW) {
+        attn__avx512_v t = attn__avx512_vmul(attn__avx512_vload(y + i), vs);
+        if (x) t = attn__avx512_vfma(va, attn__avx512_vload(x + i), t);
+        attn__avx512_vstore(y + i, t);
+    }
+    if (i < n) {
+        attn__avx512_v t = attn__avx512_vmul(attn__avx512_vload_part(y + i, n - i, 0.0f), vs);
+        if (x) t = attn__avx512_vfma(va, attn__avx512_vload_part(x + i, n - i, 0.0f), t);
+        attn__avx512_vstore_part(y + i, t, n - i);
+    }
+}
+
+/* The largest of x[0..n), NaNs ignored (-inf when n = 0 or all are NaN or -inf) */
+static float attn__avx512_max_nonan(const float *x, size_t n)
+{
+    attn__avx512_v m0 = attn__avx512_vset1(-INFINITY), m1 = m0;
+    size_t i = 0;
+    for (; i + 2 * ATTN__AVX512_VW <= n; i += 2 * ATTN__AVX512_VW) { /* vmax(x, m): m where x is NaN */
+        m0 = attn__avx512_vmax(attn__avx512_vload(x + i), m0);
+        m1 = attn__avx512_vmax(attn__avx512_vload(x + i + ATTN__AVX512_VW), m1);
+    }
+    for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW) m0 = attn__avx512_vmax(attn__avx512_vload(x + i), m0);
+    if (i < n) m1 = attn__avx512_vmax(attn__avx512_vload_part(x + i, n - i, -INFINITY), m1);
+    return attn__avx512_vhmax(attn__avx512_vmax(m0, m1));
+}
+
+/* x[i] = exp(x[i] * s - m) in place over n floats (one rounding: fma), or exp(x[i] - m)
+ * when s is 0; returns the sum */
+static float attn__avx512_exp_rows(float *x, size_t n, float s, float m)
+{
+    const attn__avx512_v vm = attn__avx512_vset1(-m), vs = attn__avx512_vset1(s);
+    attn__avx512_v s0 = attn__avx512_vzero(), s1 = attn__avx512_vzero();
+    size_t i = 0;
+#define ATTN__AVX512_EXPARG(v) (s != 0.0f ? attn__avx512_vfma(v, vs, vm) : attn__avx512_vadd(v, vm))
+    for (; i + 2 * ATTN__AVX512_VW <= n; i += 2 * ATTN__AVX512_VW) {
+        const attn__avx512_v e0 = attn__avx512_vexp(ATTN__AVX512_EXPARG(attn__avx512_vload(x + i)));
+        const attn__avx512_v e1 = attn__avx512_vexp(ATTN__AVX512_EXPARG(attn__avx512_vload(x + i + ATTN__AVX512_VW)));
+        attn__avx512_vstore(x + i, e0);
+        attn__avx512_vstore(x + i + ATTN__AVX512_VW, e1);
+        s0 = attn__avx512_vadd(s0, e0);
+        s1 = attn__avx512_vadd(s1, e1);
+    }
+    for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW) {
+        const attn__avx512_v e = attn__avx512_vexp(ATTN__AVX512_EXPARG(attn__avx512_vload(x + i)));
+        attn__avx512_vstore(x + i, e);
+        s0 = attn__avx512_vadd(s0, e);
+    }
+    if (i < n) {
+        const attn__avx512_v e = attn__avx512_vexp(ATTN__AVX512_EXPARG(attn__avx512_vload_part(x + i, n - i, -INFINITY)));
+        attn__avx512_vstore_part(x + i, e, n - i);
+        s1 = attn__avx512_vadd(s1, e);
+    }
+#undef ATTN__AVX512_EXPARG
+    return attn__avx512_vhsum(attn__avx512_vadd(s0, s1));
+}
+
+/* One (batch, head), resolved from the parameters. */
+typedef struct attn__avx512_hd {
+    const float *q, *k, *v, *mask;
+    const uint8_t *bmask;
+    float *o;
+    size_t q_sl, k_sl, v_sl, o_sl, mask_sq, bmask_sq;
+    size_t d, dv, klen;
+    float scale, softcap;
+    int causal, general; /* general: masks, softcap or scale <= 0 (the per-score transform) */
+    ptrdiff_t off;       /* causal: query i sees key j iff j <= i + off */
+    float *scores;       /* the optional scores output, and its mode */
+    size_t scores_sq;
+    int scores_mode;
+} attn__avx512_hd;
+
+static attn__avx512_hd attn__avx512_head(const attn_attention_params *p, size_t b, size_t h)
+{
+    attn__avx512_hd hd;
+    const size_t g = h / (p->heads / p->kv_heads);
+    hd.q = p->q + b * p->q_sb + h * p->q_sh;
+    hd.k = p->k + b * p->k_sb + g * p->k_sh;
+    hd.v = p->v + b * p->v_sb + g * p->v_sh;
+    hd.o = p->o + b * p->o_sb + h * p->o_sh;
+    hd.mask = p->mask ? p->mask + b * p->mask_sb + h * p->mask_sh : NULL;
+    hd.bmask = p->bool_mask ? p->bool_mask + b * p->bmask_sb + h * p->bmask_sh : NULL;
+    hd.q_sl = p->q_sl, hd.k_sl = p->k_sl, hd.v_sl = p->v_sl, hd.o_sl = p->o_sl;
+    hd.mask_sq = p->mask_sq, hd.bmask_sq = p->bmask_sq;
+    hd.d = p->head_dim, hd.dv = p->v_head_dim;
+    hd.klen = p->key_lengths ? (size_t)p->key_lengths[b] : p->kv_len;
+    hd.scale = p->scale != 0.0f ? p->scale : 1.0f / sqrtf((float)p->head_dim);
+    hd.softcap = p->softcap;
+    hd.causal = p->causal != ATTN_CAUSAL_NONE;
+    hd.off = p->causal == ATTN_CAUSAL_OFFSET ? p->causal_offset
+                                              : (ptrdiff_t)hd.klen - (ptrdiff_t)p->q_len;
+    hd.scores = p->scores ? p->scores + b * p->scores_sb + h * p->scores_sh : NULL;
+    hd.scores_sq = p->scores_sq;
+    hd.scores_mode = (int)p->scores_mode;
+    hd.general = hd.mask || hd.bmask || hd.softcap > 0 || !(hd.scale > 0) || hd.scores;
+    return hd;
+}
+
+/* Keys of row qi at or past k0 that causal masking leaves visible, at most n. Row qi sees
+ * keys [0, qi + off + 1); computed in size_t without overflow for any off (qi + 1 is at most
+ * ATTN__AVX512_MAX_ELEMS, so qi + 1 + off fits for off <= PTRDIFF_MAX). */
+static size_t attn__avx512_visible(const attn__avx512_hd *hd, size_t qi, size_t k0, size_t n)
+{
+    size_t end;
+    if (!hd->causal) return n;
+    if (hd->off >= 0) {
+        end = qi + 1 + (size_t)hd->off;
+    } else {
+        const size_t neg = (size_t)(-(hd->off + 1)) + 1; /* -off, also for PTRDIFF_MIN */
+        end = qi + 1 > neg ? qi + 1 - neg : 0;
+    }
+    return end <= k0 ? 0 : end - k0 < n ? end - k0 : n;
+}
+
+/* Online softmax step of row qi over keys k0 .. k0+n: s holds the raw dot products (q . k),
+ * n of them visible (causal) out of nz; on return s[0..nz) holds the unnormalized
+ * probabilities exp(score - m) (0 for masked keys), *m and *l are updated and the row's
+ * accumulator acc[0..na) is rescaled. Scores: scaled, softcapped, then masked (a masked
+ * key is -inf whatever its K row holds; a NaN score makes the row NaN). */
+static void attn__avx512_online_row(const attn__avx512_hd *hd, size_t qi, size_t k0, size_t n, size_t nz,
+                             float *s, float *m, float *l, float *acc, size_t na)
+{
+    float mx = -INFINITY, mnew, alpha, sum, es = 0.0f;
+    size_t j;
+    if (!hd->general && n) { /* plain scores, scale > 0: max(scale * s) = scale * max(s) */
+        mx = attn__avx512_max_nonan(s, n) * hd->scale;
+        /* exp(fma(s, scale, -m)): the largest key's argument is the rounding error of m,
+         * at most half an ulp of m, which stays within 0.5 while |m| < 2^24. Larger (or
+         * non-finite) maxima take the per-score transform, which rounds every scaled score
+         * first and subtracts in the scaled domain: the largest argument is exactly 0, so
+         * the sum neither overflows nor underflows. */
+        if (fabsf(mx) < 16777216.0f) es = hd->scale;
+        else mx = -INFINITY;
+    }
+    if (es == 0.0f && n) { /* the per-score transform */
+        const float *mrow = hd->mask ? hd->mask + qi * hd->mask_sq + k0 : NULL;
+        const uint8_t *brow = hd->bmask ? hd->bmask + qi * hd->bmask_sq + k0 : NULL;
+        float *sc = hd->scores ? hd->scores + qi * hd->scores_sq + k0 : NULL;
+        int nan = 0;
+        for (j = 0; j < n; j++) {
+            float x = s[j] * hd->scale;
+            if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
+            if (sc && hd->scores_mode == ATTN_SCORES_LOGITS) sc[j] = x;
+            if (mrow) x = mrow[j] == -INFINITY ? -INFINITY : x + mrow[j];
+            if (brow && !brow[j]) x = -INFINITY;
+            if (sc && hd->scores_mode != ATTN_SCORES_LOGITS) sc[j] = x;
+            if (x != x) nan = 1;
+            else if (x > mx) mx = x;
+            s[j] = x;
+        }
+        if (nan) mx = NAN;
+    }
+    mnew = mx != mx ? mx : mx > *m ? mx : *m; /* a NaN row stays NaN */
+    if (mnew == -INFINITY) { /* every key so far masked: nothing to add */
+        memset(s, 0, nz * sizeof(float));
+        return;
+    }
+    alpha = mnew == *m ? 1.0f : attn__avx512_expf(*m - mnew); /* exp(0) = 1 exactly anyway */
+    sum = attn__avx512_exp_rows(s, n, es, mnew);
+    if (n < nz) memset(s + n, 0, (nz - n) * sizeof(float));
+    *l = *l * alpha + sum;
+    if (alpha != 1.0f) attn__avx512_axpby(acc, alpha, 0.0f, NULL, na);
+    *m = mnew;
+}
+
+/* Packs V rows [0, tk) (stride ld, dv floats) into NR-column slivers of depth tk (sliver c
+ * at dst + c * NR * tk), columns past dv zero. Returns nonzero when a value is inf or NaN. */
+static int attn__avx512_pack_v(const float *v, size_t ld, size_t tk, size_t dv, float *dst)
+{
+    attn__avx512_v bad = attn__avx512_vzero();
+    const attn__avx512_v z = attn__avx512_vzero();
+    size_t p, c, u;
+    float t;
+    for (p = 0; p < tk; p++)
+        for (c = 0; c < dv; c += ATTN__AVX512_NR) {
+            const float *vr = v + p * ld; /* never a pointer past the last row */
+            float *dp = dst + c * tk + p * ATTN__AVX512_NR;
+            for (u = 0; u < ATTN__AVX512_NR; u += ATTN__AVX512_VW) {
+                attn__avx512_v x = z;
+                if (c + u + ATTN__AVX512_VW <= dv) x = attn__avx512_vload(vr + c + u);
+                else if (c + u < dv) x = attn__avx512_vload_part(vr + c + u, dv - c - u, 0.0f);
+                bad = attn__avx512_vadd(bad, attn__avx512_vmul(x, z)); /* 0 * (inf or NaN) = NaN */
+                attn__avx512_vstore(dp + u, x);
+            }
+        }
+    t = attn__avx512_vhsum(bad);
+    return t != t;
+}
+
+/* The workspace: carved into 64-byte aligned segments (the same arithmetic sizes it). */
+typedef struct attn__avx512_ws {
+    float *qp;   /* ATTN__AVX512_TQ x d: the query tile in MR-row slivers (+ ATTN__AVX512_VW slack) */
+    float *kp;   /* ATTN__AVX512_TK x d: the key tile, K^T in NR-column slivers */
+    float *vp;   /* ATTN__AVX512_TK x dvp: the value tile in NR-column slivers */
+    float *s;    /* ATTN__AVX512_MR x ATTN__AVX512_TK: one sliver's scores, then probabilities */
+    float *m, *l; /* ATTN__AVX512_TQ each: running max and sum */
+    float *acc;  /* ATTN__AVX512_TQ x dvp */
+    size_t dvp;  /* dv rounded up to NR */
+} attn__avx512_ws;
+
+/* Lays the segments out from base (NULL: only sizes); returns the bytes, 0 on overflow */
+static size_t attn__avx512_ws_layout(void *base, size_t d, size_t dv, attn__avx512_ws *w)
+{
+    const size_t lim = ATTN__AVX512_MAX_ELEMS / (4 * (ATTN__AVX512_TQ + ATTN__AVX512_TK));
+    const size_t fa = ATTN__AVX512_ALIGN / sizeof(float);
+    size_t dvp, n[7], off = 0, i;
+    float *f = base ? attn__avx512_align(base) : NULL;
+    float *seg[7];
+    if (d == 0 || dv == 0 || d > lim || dv > lim) return 0;
+    dvp = attn__avx512_round_up(dv, ATTN__AVX512_NR);
+    n[0] = ATTN__AVX512_TQ * d + ATTN__AVX512_VW;
+    n[1] = ATTN__AVX512_TK * d + ATTN__AVX512_VW;
+    n[2] = ATTN__AVX512_TK * dvp;
+    n[3] = ATTN__AVX512_MR * ATTN__AVX512_TK;
+    n[4] = ATTN__AVX512_TQ;
+    n[5] = ATTN__AVX512_TQ;
+    n[6] = ATTN__AVX512_TQ * dvp;
+    for (i = 0; i < 7; i++) {
+        seg[i] = f ? f + off : NULL;
+        off += attn__avx512_round_up(n[i], fa);
+    }
+    if (w) {
+        w->qp = seg[0], w->kp = seg[1], w->vp = seg[2], w->s = seg[3];
+        w->m = seg[4], w->l = seg[5], w->acc = seg[6], w->dvp = dvp;
+    }
+    return off * sizeof(float) + ATTN__AVX512_ALIGN;
+}
+
+/* Key tiles a query tile of rows q0 .. q0+tq visits: [0, kend) */
+static size_t attn__avx512_kend(const attn__avx512_hd *hd, size_t q0, size_t tq)
+{
+    return attn__avx512_visible(hd, q0 + tq - 1, 0, hd->klen);
+}
+
+/* O rows of a tile: acc / l, zeros where no key was visible (row r of the workspace) */
+static void attn__avx512_tile_out(const attn__avx512_hd *hd, size_t q0, size_t tq, const attn__avx512_ws *w,
+                           size_t r)
+{
+    size_t i;
+    for (i = 0; i < tq; i++, r++) {
+        float *orow = hd->o + (q0 + i) * hd->o_sl;
+        const float l = w->l[r];
+        if (l == 0.0f) memset(orow, 0, hd->dv * sizeof(float)); /* fully masked row */
+        else {
+            memcpy(orow, w->acc + r * w->dvp, hd->dv * sizeof(float));
+            attn__avx512_axpby(orow, 1.0f / l, 0.0f, NULL, hd->dv);
+        }
+    }
+}
+
+static void attn__avx512_tile_init(size_t tq, size_t rows, const attn__avx512_ws *w)
+{
+    size_t i;
+    for (i = 0; i < tq; i++) {
+        w->m[i] = -INFINITY;
+        w->l[i] = 0.0f;
+    }
+    memset(w->acc, 0, rows * w->dvp * sizeof(float));
+}
+
+/* The fused path for query rows q0 .. q0+tq (see above) */
+static void attn__avx512_tile_fused(const attn__avx512_hd *hd, size_t q0, size_t tq, const attn__avx512_ws *w)
+{
+    const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, nsl = (tq + ATTN__AVX512_MR - 1) / ATTN__AVX512_MR;
+    const size_t kend = attn__avx512_kend(hd, q0, tq);
+    size_t k0, sl, i, j;
+    attn__avx512_tile_init(tq, nsl * ATTN__AVX512_MR, w);
+    attn__avx512_mm_pack_t(hd->q + q0 * hd->q_sl, hd->q_sl, tq, d, ATTN__AVX512_MR, 0, w->qp);
+    for (k0 = 0; k0 < kend; k0 += ATTN__AVX512_TK) {
+        const size_t tk = attn__avx512_min(ATTN__AVX512_TK, kend - k0);
+        const int vbad = attn__avx512_pack_v(hd->v + k0 * hd->v_sl, hd->v_sl, tk, dv, w->vp);
+        attn__avx512_mm_pack_t(hd->k + k0 * hd->k_sl, hd->k_sl, tk, d, ATTN__AVX512_NR, 0, w->kp);
+        for (sl = 0; sl < nsl; sl++) {
+            const size_t r0 = sl * ATTN__AVX512_MR, mr = attn__avx512_min(ATTN__AVX512_MR, tq - r0);
+            const size_t ts = attn__avx512_visible(hd, q0 + r0 + mr - 1, k0, tk);
+            float *acc = w->acc + r0 * dvp;
+            if (ts == 0) continue; /* the sliver sees no key of this tile or later */
+            for (j = 0; j < ts; j += ATTN__AVX512_NR)
+                attn__avx512_mm_ukr_packed(d, w->qp + r0 * d, w->kp + j * d, w->s + j, ATTN__AVX512_TK, 1.0f,
+                                    0.0f, 0);
+            for (i = 0; i < mr; i++)
+                attn__avx512_online_row(hd, q0 + r0 + i, k0, attn__avx512_visible(hd, q0 + r0 + i, k0, ts),
+                                 ts, w->s + i * ATTN__AVX512_TK, &w->m[r0 + i], &w->l[r0 + i],
+                                 acc + i * dvp, dvp);
+            if (!vbad) {
+                for (j = 0; j < dvp; j += ATTN__AVX512_NR)
+                    attn__avx512_mm_ukr_strided(ts, w->s, ATTN__AVX512_TK, 1, w->vp + j * tk, ATTN__AVX512_NR,
+                                         acc + j, dvp, 1.0f, 0.0f, 2);
+            } else { /* inf or NaN in V: keys with p = 0 must not contribute 0 * inf */
+                for (i = 0; i < mr; i++) {
+                    const float *prow = w->s + i * ATTN__AVX512_TK;
+                    for (j = 0; j < ts; j++)
+                        if (prow[j] != 0.0f)
+                            attn__avx512_axpby(acc + i * dvp, 1.0f, prow[j], hd->v + (k0 + j) * hd->v_sl, dv);
+                }
+            }
+        }
+    }
+    attn__avx512_tile_out(hd, q0, tq, w, 0);
+}
+
+/* The rows path for query rows q0 .. q0+tq of nh heads that share their K and V (a GQA
+ * group; nh * tq <= ATTN__AVX512_TQ): each key tile is read once for all of them. Rows whose
+ * scores are written see every key the causal mask allows (the masked ones scored too). */
+static void attn__avx512_tile_rows(const attn__avx512_hd *hds, size_t nh, size_t q0, size_t tq,
+                            const attn__avx512_ws *w)
+{
+    const attn__avx512_hd *hd = hds;
+    const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
+    const size_t kend = attn__avx512_kend(hd, q0, tq); /* the same for every head of the group */
+    size_t k0, g, r, j;
+    attn__avx512_tile_init(rows, rows, w);
+    for (k0 = 0; k0 < kend; k0 += ATTN__AVX512_TK) {
+        const size_t tk = attn__avx512_min(ATTN__AVX512_TK, kend - k0);
+        const float *kt = hd->k + k0 * hd->k_sl, *vt = hd->v + k0 * hd->v_sl;
+        for (g = 0; g < rows; g += ATTN__AVX512_MR) { /* MR rows at a time (w->s: MR x TK) */
+            const size_t gr = attn__avx512_min(ATTN__AVX512_MR, rows - g);
+            const float *qr[ATTN__AVX512_MR];
+            size_t n[ATTN__AVX512_MR], nmax = 0;
+            for (r = 0; r < gr; r++) { /* row g + r: head (g + r) / tq, query (g + r) % tq */
+                const size_t qi = q0 + (g + r) % tq;
+                n[r] = attn__avx512_visible(hd, qi, k0, tk);
+                qr[r] = hds[(g + r) / tq].q + qi * hd->q_sl;
+                nmax = n[r] > nmax ? n[r] : nmax;
+            }
+            if (gr == 1) /* one row (decoding): K and V stream through in order */
+                for (j = 0; j < nmax; j++) w->s[j] = attn__avx512_dot(qr[0], kt + j * hd->k_sl, d);
+            else
+                for (j = 0; j < nmax; j++) /* a K row once for all the rows */
+                    for (r = 0; r < gr; r += 4) {
+                        const size_t nr = attn__avx512_min(4, gr - r);
+                        size_t u;
+                        float t[4];
+                        attn__avx512_dot_rows(qr + r, nr, kt + j * hd->k_sl, d, t);
+                        for (u = 0; u < nr; u++)
+                            if (j < n[r + u]) w->s[(r + u) * ATTN__AVX512_TK + j] = t[u];
+                    }
+            for (r = 0; r < gr; r++)
+                if (n[r])
+                    attn__avx512_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], n[r],
+                                     w->s + r * ATTN__AVX512_TK, &w->m[g + r], &w->l[g + r],
+                                     w->acc + (g + r) * dvp, dv);
+            if (gr == 1)
+                for (j = 0; j < nmax; j++) {
+                    if (w->s[j] != 0.0f)
+                        attn__avx512_axpby(w->acc + g * dvp, 1.0f, w->s[j], vt + j * hd->v_sl, dv);
+                }
+            else
+                for (j = 0; j < nmax; j++) { /* a V row likewise, for the rows it weighs in */
+                    float *y[4], a[4];
+                    size_t c = 0;
+                    for (r = 0; r < gr; r++)
+                        if (j < n[r] && w->s[r * ATTN__AVX512_TK + j] != 0.0f) {
+                            y[c] = w->acc + (g + r) * dvp, a[c] = w->s[r * ATTN__AVX512_TK + j];
+                            if (++c == 4) attn__avx512_axpy_rows(y, a, 4, vt + j * hd->v_sl, dv), c = 0;
+                        }
+                    if (c) attn__avx512_axpy_rows(y, a, c, vt + j * hd->v_sl, dv);
+                }
+        }
+    }
+    for (r = 0; r < nh; r++) attn__avx512_tile_out(&hds[r], q0, tq, w, r * tq);
+}
+
+/* The scores output of rows q0 .. q0+tq, after their tile: every key j < kv_len gets the
+ * mode's value; keys the kernel never scored are masked (-inf; probability 0). LOGITS of
+ * masked keys are computed here (the kernel skips them). */
+static void attn__avx512_tile_scores(const attn_attention_params *p, const attn__avx512_hd *hd, size_t q0,
+                              size_t tq, const attn__avx512_ws *w)
+{
+    size_t i, j;
+    for (i = 0; i < tq; i++) {
+        const size_t qi = q0 + i, n = attn__avx512_visible(hd, qi, 0, hd->klen);
+        float *sc = hd->scores + qi * hd->scores_sq;
+        const float m = w->m[i], l = w->l[i];
+        if (hd->scores_mode == ATTN_SCORES_LOGITS) {
+            const float *qrow = hd->q + qi * hd->q_sl;
+            for (j = n; j < p->kv_len; j++) {
+                float x = attn__avx512_dot(qrow, hd->k + j * hd->k_sl, hd->d) * hd->scale;
+                if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
+                sc[j] = x;
+            }
+            continue;
+        }
+        for (j = n; j < p->kv_len; j++) sc[j] = -INFINITY;
+        if (hd->scores_mode != ATTN_SCORES_PROBS) continue;
+        for (j = 0; j < p->kv_len; j++) /* MASKED values -> exp(s - m) / l */
+            sc[j] = l == 0.0f ? 0.0f : attn__avx512_expf(sc[j] - m) / l;
+    }
+}
+
+static void attn__avx512_head_tile(const attn_attention_params *p, const attn__avx512_hd *hd, size_t q0,
+                            const attn__avx512_ws *w)
+{
+    const size_t tq = attn__avx512_min(ATTN__AVX512_TQ, p->q_len - q0);
+    if (hd->scores) { /* the reference-order rows path, then the keys it skipped */
+        attn__avx512_tile_rows(hd, 1, q0, tq, w);
+        attn__avx512_tile_scores(p, hd, q0, tq, w);
+    } else if (tq >= ATTN__AVX512_FUSED_MIN) {
+        attn__avx512_tile_fused(hd, q0, tq, w);
+    } else {
+        attn__avx512_tile_rows(hd, 1, q0, tq, w);
+    }
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_attention_workspace_size(const attn_attention_params *p)
+{
+    if (!p) return 0;
+    return attn__avx512_ws_layout(NULL, p->head_dim, p->v_head_dim, NULL);
+}
+
+static ATTN__MAYBE_UNUSED attn_attention_params attn__avx512_attn_attention_init(size_t batch, size_t heads, size_t kv_heads,
+                                                   size_t q_len, size_t kv_len,
+                                                   size_t head_dim, size_t v_head_dim,
+                                                   const float *q, const float *k,
+                                                   const float *v, float *o,
+                                                   attn_layout layout)
+{
+    attn_attention_params p;
+    memset(&p, 0, sizeof p);
+    p.batch = batch;
+    p.heads = heads;
+    p.kv_heads = kv_heads;
+    p.q_len = q_len;
+    p.kv_len = kv_len;
+    p.head_dim = head_dim;
+    p.v_head_dim = v_head_dim;
+    p.q = q;
+    p.k = k;
+    p.v = v;
+    p.o = o;
+    if (layout == ATTN_LAYOUT_BLHD) { /* [B, L, H*D] */
+        p.q_sb = q_len * heads * head_dim, p.q_sh = head_dim, p.q_sl = heads * head_dim;
+        p.k_sb = kv_len * kv_heads * head_dim, p.k_sh = head_dim, p.k_sl = kv_heads * head_dim;
+        p.v_sb = kv_len * kv_heads * v_head_dim, p.v_sh = v_head_dim, p.v_sl = kv_heads * v_head_dim;
+        p.o_sb = q_len * heads * v_head_dim, p.o_sh = v_head_dim, p.o_sl = heads * v_head_dim;
+    } else { /* [B, H, L, D] */
+        p.q_sb = heads * q_len * head_dim, p.q_sh = q_len * head_dim, p.q_sl = head_dim;
+        p.k_sb = kv_heads * kv_len * head_dim, p.k_sh = kv_len * head_dim, p.k_sl = head_dim;
+        p.v_sb = kv_heads * kv_len * v_head_dim, p.v_sh = kv_len * v_head_dim, p.v_sl = v_head_dim;
+        p.o_sb = heads * q_len * v_head_dim, p.o_sh = q_len * v_head_dim, p.o_sl = v_head_dim;
+    }
+    p.causal = ATTN_CAUSAL_NONE;
+    return p;
+}
+
+/* A [n0, n1, n2, row] tensor with strides s0, s1, s2: rows may not overlap within a dim
+ * of size > 1 (stride >= row) unless `broadcast` allows stride 0; the extent must fit. */
+static attn_status attn__avx512_check_tensor(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2,
+                                      size_t s2, size_t row, int broadcast)
+{
+    size_t ext = row;
+    if ((n0 > 1 && s0 < row && !(broadcast && s0 == 0)) ||
+        (n1 > 1 && s1 < row && !(broadcast && s1 == 0)) ||
+        (n2 > 1 && s2 < row && !(broadcast && s2 == 0)))
+        return ATTN_ERR_LD;
+    if (row > ATTN__AVX512_MAX_ELEMS || !attn__avx512_extent_add(&ext, n0 - 1, s0) ||
+        !attn__avx512_extent_add(&ext, n1 - 1, s1) || !attn__avx512_extent_add(&ext, n2 - 1, s2))
+        return ATTN_ERR_OVERFLOW;
+    return ATTN_OK;
+}
+
+static attn_status attn__avx512_attention_check(const attn_attention_params *p, const void *ws,
+                                         size_t ws_size)
+{
+    attn_status st;
+    size_t b;
+    if (!p) return ATTN_ERR_NULL;
+    if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
+    if (!ws) return ATTN_ERR_WORKSPACE;
+    if (!p->batch || !p->heads || !p->kv_heads || !p->q_len || !p->kv_len || !p->head_dim ||
+        !p->v_head_dim || p->heads % p->kv_heads)
+        return ATTN_ERR_SIZE;
+    if ((st = attn__avx512_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl, p->head_dim, 0)) ||
+        (st = attn__avx512_check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl, p->head_dim, 0)) ||
+        (st = attn__avx512_check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl, p->v_head_dim, 0)) ||
+        (st = attn__avx512_check_tensor(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim, 0)))
+        return st;
+    if (p->mask && (st = attn__avx512_check_tensor(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
+                                             p->mask_sq, p->kv_len, 1)))
+        return st;
+    if (p->bool_mask && (st = attn__avx512_check_tensor(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
+                                                  p->q_len, p->bmask_sq, p->kv_len, 1)))
+        return st;
+    if (!attn__avx512_finite(p->scale) || !attn__avx512_finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
+    if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
+        p->causal != ATTN_CAUSAL_OFFSET)
+        return ATTN_ERR_ARG;
+    if (p->key_lengths)
+        for (b = 0; b < p->batch; b++)
+            if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)
+                return ATTN_ERR_ARG;
+    if (p->scores) {
+        if (p->scores_mode != ATTN_SCORES_LOGITS && p->scores_mode != ATTN_SCORES_MASKED &&
+            p->scores_mode != ATTN_SCORES_PROBS)
+            return ATTN_ERR_ARG;
+        if ((st = attn__avx512_check_tensor(p->batch, p->scores_sb, p->heads, p->scores_sh, p->q_len,
+                                     p->scores_sq, p->kv_len, 0)))
+            return st;
+    }
+    if (attn__avx512_attn_attention_workspace_size(p) == 0) return ATTN_ERR_OVERFLOW;
+    if (ws_size < attn__avx512_attn_attention_workspace_size(p)) return ATTN_ERR_WORKSPACE;
+    return ATTN_OK;
+}
+
+
+static size_t attn__avx512_qtiles(const attn_attention_params *p)
+{
+    return (p->q_len + ATTN__AVX512_TQ - 1) / ATTN__AVX512_TQ;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_attention(const attn_attention_params *p, void *workspace,
+                                    size_t workspace_size)
+{
+    attn_status st = attn__avx512_attention_check(p, workspace, workspace_size);
+    attn__avx512_ws w;
+    size_t b, h, q0;
+    if (st != ATTN_OK) return st;
+    attn__avx512_ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
+    if (p->q_len < ATTN__AVX512_FUSED_MIN && !p->scores && p->heads > p->kv_heads) {
+        /* decode with grouped-query heads: the heads of a group share each K/V tile read
+         * (the same rows path, row by row, as one head alone: the same bits) */
+        const size_t group = p->heads / p->kv_heads, per = attn__avx512_min(8, ATTN__AVX512_TQ / p->q_len);
+        attn__avx512_hd hds[8];
+        size_t n, i;
+        for (b = 0; b < p->batch; b++)
+            for (h = 0; h < p->heads; h += n) {
+                n = attn__avx512_min(per, group - h % group);
+                for (i = 0; i < n; i++) hds[i] = attn__avx512_head(p, b, h + i);
+                attn__avx512_tile_rows(hds, n, 0, p->q_len, &w);
+            }
+        return ATTN_OK;
+    }
+    for (b = 0; b < p->batch; b++)
+        for (h = 0; h < p->heads; h++) {
+            const attn__avx512_hd hd = attn__avx512_head(p, b, h);
+            for (q0 = 0; q0 < p->q_len; q0 += ATTN__AVX512_TQ) attn__avx512_head_tile(p, &hd, q0, &w);
+        }
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_attention_query_tile(void) { return ATTN__AVX512_TQ; }
+
+static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_attention_tasks(const attn_attention_params *p)
+{
+    size_t n;
+    /* a q_len past ATTN__AVX512_MAX_ELEMS never passes the checks (and would wrap q_len + TQ - 1) */
+    if (!p || !p->batch || !p->heads || !p->q_len || p->q_len > ATTN__AVX512_MAX_ELEMS) return 0;
+    n = attn__avx512_qtiles(p);
+    if (p->heads > ATTN__AVX512_MAX_ELEMS / n || p->batch > ATTN__AVX512_MAX_ELEMS / (n * p->heads)) return 0;
+    return p->batch * p->heads * n;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_attention_task(const attn_attention_params *p, size_t task,
+                                         void *workspace, size_t workspace_size)
+{
+    attn_status st = attn__avx512_attention_check(p, workspace, workspace_size);
+    attn__avx512_ws w;
+    attn__avx512_hd hd;
+    size_t nt;
+    if (st != ATTN_OK) return st;
+    if (task >= attn__avx512_attn_attention_tasks(p)) return ATTN_ERR_ARG;
+    nt = attn__avx512_qtiles(p);
+    attn__avx512_ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
+    hd = attn__avx512_head(p, task / (nt * p->heads), task / nt % p->heads);
+    attn__avx512_head_tile(p, &hd, task % nt * ATTN__AVX512_TQ, &w);
+    return ATTN_OK;
+}
+/* end of src/attention.h */
+/* ---- KV cache ------------------------------------------------------------------------ */
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
+                                        size_t kv_heads, size_t capacity, size_t head_dim,
+                                        size_t v_head_dim)
+{
+    size_t ek = head_dim, ev = v_head_dim;
+    if (!c || !k || !v) return ATTN_ERR_NULL;
+    if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim) return ATTN_ERR_SIZE;
+    if (head_dim > ATTN__AVX512_MAX_ELEMS || v_head_dim > ATTN__AVX512_MAX_ELEMS ||
+        !attn__avx512_extent_add(&ek, capacity - 1, head_dim) ||
+        !attn__avx512_extent_add(&ek, kv_heads - 1, capacity * head_dim) ||
+        !attn__avx512_extent_add(&ek, batch - 1, kv_heads * capacity * head_dim) ||
+        !attn__avx512_extent_add(&ev, capacity - 1, v_head_dim) ||
+        !attn__avx512_extent_add(&ev, kv_heads - 1, capacity * v_head_dim) ||
+        !attn__avx512_extent_add(&ev, batch - 1, kv_heads * capacity * v_head_dim))
+        return ATTN_ERR_OVERFLOW;
+    c->k = k;
+    c->v = v;
+    c->batch = batch;
+    c->kv_heads = kv_heads;
+    c->capacity = capacity;
+    c->head_dim = head_dim;
+    c->v_head_dim = v_head_dim;
+    c->len = 0;
+    return ATTN_OK;
+}
+
+static int attn__avx512_kv_valid(const attn_kv_cache *c)
+{
+    attn_kv_cache t;
+    return c && c->k && c->v && c->len <= c->capacity &&
+           attn__avx512_attn_kv_cache_init(&t, c->k, c->v, c->batch, c->kv_heads, c->capacity, c->head_dim,
+                              c->v_head_dim) == ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
+                                          const float *v_new, attn_layout layout)
+{
+    size_t b, g, t, kd, vd;
+    if (!c || !k_new || !v_new) return ATTN_ERR_NULL;
+    if (!attn__avx512_kv_valid(c)) return ATTN_ERR_ARG;
+    if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
+    if (n > c->capacity - c->len) return ATTN_ERR_SIZE;
+    kd = c->head_dim, vd = c->v_head_dim;
+    for (b = 0; b < c->batch; b++)
+        for (g = 0; g < c->kv_heads; g++) {
+            float *kc = c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd;
+            float *vc = c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd;
+            if (layout == ATTN_LAYOUT_BHLD) {
+                memmove(kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd * sizeof(float));
+                memmove(vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd * sizeof(float));
+            } else {
+                for (t = 0; t < n; t++) {
+                    memmove(kc + t * kd, k_new + ((b * n + t) * c->kv_heads + g) * kd, kd * sizeof(float));
+                    memmove(vc + t * vd, v_new + ((b * n + t) * c->kv_heads + g) * vd, vd * sizeof(float));
+                }
+            }
+        }
+    c->len += n;
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_attention_params attn__avx512_attn_attention_init_kv(const attn_kv_cache *c, size_t heads,
+                                                      size_t q_len, const float *q, float *o,
+                                                      attn_layout layout, attn_causal causal)
+{
+    attn_attention_params p;
+    if (!attn__avx512_kv_valid(c)) {
+        memset(&p, 0, sizeof p);
+        return p;
+    }
+    p = attn__avx512_attn_attention_init(c->batch, heads, c->kv_heads, q_len, c->len, c->head_dim,
+                            c->v_head_dim, q, c->k, c->v, o, layout);
+    p.k_sl = c->head_dim, p.k_sh = c->capacity * c->head_dim, p.k_sb = c->kv_heads * p.k_sh;
+    p.v_sl = c->v_head_dim, p.v_sh = c->capacity * c->v_head_dim, p.v_sb = c->kv_heads * p.v_sh;
+    p.causal = causal;
+    return p;
+}
+/* end of src/kv_cache.h */
+/* ---- transformer blocks ---------------------------------------------------------------
+ * Activations over the vector layer, linear layers around attn__avx512_attn_matmul, and the blocks
+ * composed from the public kernels. Nothing here allocates: every buffer is a slice of the
+ * caller's workspace, carved in 64-byte aligned segments. */
+
+static inline attn__avx512_v attn__avx512_vabs(attn__avx512_v v) { return attn__avx512_vmax(v, attn__avx512_vsub(attn__avx512_vzero(), v)); }
+
+/* |v| < FLT_MIN -> 0 (NaN stays) */
+static inline attn__avx512_v attn__avx512_vflush(attn__avx512_v v)
+{
+    return attn__avx512_vselect(attn__avx512_vlt(attn__avx512_vabs(v), attn__avx512_vset1(FLT_MIN)), attn__avx512_vzero(), v);
+}
+
+/* GELU, erf form: x Phi(x), Phi(x) = 1 - E for x > 0 and E for x <= 0, E = erfc(z) / 2,
+ * z = |x| / sqrt 2. erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 + z/2), P Numerical Recipes'
+ * Chebyshev fit (fractional error < 1.2e-7 for every z >= 0). z^2 = x^2 / 2 is carried
+ * as hi + lo (exact), and -z^2 + P as a 2Sum, so the exp's argument has no rounding error
+ * worth an ulp of the result even where it reaches -87. */
+static inline attn__avx512_v attn__avx512_vgelu_erf(attn__avx512_v x)
+{
+    const attn__avx512_v half = attn__avx512_vset1(0.5f), one = attn__avx512_vset1(1.0f), zero = attn__avx512_vzero();
+    attn__avx512_v ax = attn__avx512_vabs(x), z, t, p, hi, lo, a, s, bb, err, e, big_e, y;
+    z = attn__avx512_vmul(ax, attn__avx512_vset1(0.707106781186547524f));
+    t = attn__avx512_vdiv(one, attn__avx512_vfma(z, half, one));
+    p = attn__avx512_vset1(0.17087277f);
+    p = attn__avx512_vfma(p, t, attn__avx512_vset1(-0.82215223f));
+    p = attn__avx512_vfma(p, t, attn__avx512_vset1(1.48851587f));
+    p = attn__avx512_vfma(p, t, attn__avx512_vset1(-1.13520398f));
+    p = attn__avx512_vfma(p, t, attn__avx512_vset1(0.27886807f));
+    p = attn__avx512_vfma(p, t, attn__avx512_vset1(-0.18628806f));
+    p = attn__avx512_vfma(p, t, attn__avx512_vset1(0.09678418f));
+    p = attn__avx512_vfma(p, t, attn__avx512_vset1(0.37409196f));
+    p = attn__avx512_vfma(p, t, attn__avx512_vset1(1.00002368f));
+    p = attn__avx512_vfma(p, t, attn__avx512_vset1(-1.26551223f));
+    hi = attn__avx512_vmul(x, x);
+    lo = attn__avx512_vfma_exact(x, x, attn__avx512_vsub(zero, hi)); /* x^2 = hi + lo exactly */
+    a = attn__avx512_vmul(hi, attn__avx512_vset1(-0.5f));             /* exact */
+    s = attn__avx512_vadd(p, a);                               /* 2Sum: s + err = p + a */
+    bb = attn__avx512_vsub(s, p);
+    err = attn__avx512_vadd(attn__avx512_vsub(p, attn__avx512_vsub(s, bb)), attn__avx512_vsub(a, bb));
+    /* e = exp(s + err - lo/2) as h^2, h = exp of half the argument (halving is exact), so
+     * that an exp below FLT_MIN (argument below -87) still gives a normal x E */
+    e = attn__avx512_vexp_lo(attn__avx512_vmul(s, half), attn__avx512_vmul(attn__avx512_vfma(lo, attn__avx512_vset1(-0.5f), err), half), 1);
+    big_e = attn__avx512_vmul(attn__avx512_vmul(attn__avx512_vmul(t, e), half), e); /* E = erfc(z) / 2 */
+    /* x > 0: x (1 - E); x <= 0: x E (0 below -20, where -inf * 0 would be NaN) */
+    y = attn__avx512_vselect(attn__avx512_vgt(x, zero), attn__avx512_vmul(x, attn__avx512_vsub(one, big_e)),
+                      attn__avx512_vmul(attn__avx512_vmul(attn__avx512_vmul(x, half), attn__avx512_vmul(t, e)), e));
+    y = attn__avx512_vselect(attn__avx512_vlt(x, attn__avx512_vset1(-20.0f)), zero, y);
+    return attn__avx512_vflush(y);
+}
+
+/* GELU, tanh form: x/2 (1 + tanh(u)) = x sigmoid(2u) = x * (u >= 0 ? 1 : w) / (1 + w),
+ * w = exp(-|2u|) in (0, 1]: no overflow, no cancellation. */
+static inline attn__avx512_v attn__avx512_vgelu_tanh(attn__avx512_v x)
+{
+    const attn__avx512_v one = attn__avx512_vset1(1.0f), zero = attn__avx512_vzero();
+    attn__avx512_v x3 = attn__avx512_vmul(attn__avx512_vmul(x, x), x);
+    attn__avx512_v u2 = attn__avx512_vmul(attn__avx512_vfma(x3, attn__avx512_vset1(0.044715f), x),
+                            attn__avx512_vset1(1.59576912160573071f)); /* 2u */
+    /* w = h^2, h = exp(-|u|), so that x w stays normal where w alone would underflow */
+    attn__avx512_v h = attn__avx512_vexp(attn__avx512_vmul(attn__avx512_vabs(u2), attn__avx512_vset1(-0.5f)));
+    attn__avx512_v num = attn__avx512_vselect(attn__avx512_vlt(u2, zero), attn__avx512_vmul(attn__avx512_vmul(x, h), h), x);
+    attn__avx512_v y = attn__avx512_vdiv(num, attn__avx512_vfma(h, h, one));
+    y = attn__avx512_vselect(attn__avx512_vlt(x, attn__avx512_vset1(-20.0f)), zero, y);
+    return attn__avx512_vflush(y);
+}
+
+static inline attn__avx512_v attn__avx512_vact(attn_act act, attn__avx512_v v)
+{
+    switch (act) {
+    case ATTN_ACT_RELU: return attn__avx512_vflush(attn__avx512_vmax(attn__avx512_vzero(), v)); /* NaN stays NaN */
+    case ATTN_ACT_GELU: return attn__avx512_vgelu_erf(v);
+    case ATTN_ACT_GELU_TANH: return attn__avx512_vgelu_tanh(v);
+    default: return attn__avx512_vflush(v);
+    }
+}
+
+/* y[0..n) = act(x + bias) (bias may be NULL) */
+static void attn__avx512_act_row(attn_act act, const float *x, const float *bias, float *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW) {
+        attn__avx512_v v = attn__avx512_vload(x + i);
+        if (bias) v = attn__avx512_vadd(v, attn__avx512_vload(bias + i));
+        attn__avx512_vstore(y + i, attn__avx512_vact(act, v));
+    }
+    if (i < n) {
+        attn__avx512_v v = attn__avx512_vload_part(x + i, n - i, 0.0f);
+        if (bias) v = attn__avx512_vadd(v, attn__avx512_vload_part(bias + i, n - i, 0.0f));
+        attn__avx512_vstore_part(y + i, attn__avx512_vact(act, v), n - i);
+    }
+}
+
+static int attn__avx512_act_valid(attn_act act)
+{
+    return act == ATTN_ACT_NONE || act == ATTN_ACT_RELU || act == ATTN_ACT_GELU ||
+           act == ATTN_ACT_GELU_TANH;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_activation(attn_act act, const float *x, size_t ldx, float *y,
+                                     size_t ldy, size_t rows, size_t n)
+{
+    attn_status st;
+    size_t r;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__avx512_check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__avx512_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if (!attn__avx512_act_valid(act)) return ATTN_ERR_ARG;
+    for (r = 0; r < rows; r++) attn__avx512_act_row(act, x + r * ldx, NULL, y + r * ldy, n);
+    return ATTN_OK;
+}
+
+/* rows x n of y: values below FLT_MIN in magnitude -> 0 */
+static void attn__avx512_flush_rows(float *y, size_t ldy, size_t rows, size_t n)
+{
+    size_t r;
+    for (r = 0; r < rows; r++) attn__avx512_act_row(ATTN_ACT_NONE, y + r * ldy, NULL, y + r * ldy, n);
+}
+/* end of src/activation.h */
+/* ---- workspace carving ---------------------------------------------------------------- */
+
+/* Adds a segment of `bytes` (rounded up to ATTN__AVX512_ALIGN) to *total; 0 on overflow. */
+static int attn__avx512_seg(size_t *total, size_t bytes)
+{
+    const size_t lim = (size_t)PTRDIFF_MAX;
+    if (bytes > lim - ATTN__AVX512_ALIGN) return 0;
+    bytes = attn__avx512_round_up(bytes, ATTN__AVX512_ALIGN);
+    if (*total > lim - bytes) return 0;
+    *total += bytes;
+    return 1;
+}
+
+/* A segment of rows x cols floats. */
+static int attn__avx512_seg_f(size_t *total, size_t rows, size_t cols)
+{
+    size_t n = attn__avx512_mul_lim(rows, cols, ATTN__AVX512_MAX_ELEMS);
+    return n <= ATTN__AVX512_MAX_ELEMS && attn__avx512_seg(total, n * sizeof(float));
+}
+
+/* The next segment of `bytes` from *cur (aligned base, segments as attn__avx512_seg counts them). */
+static void *attn__avx512_take(unsigned char **cur, size_t bytes)
+{
+    void *p = *cur;
+    *cur += attn__avx512_round_up(bytes, ATTN__AVX512_ALIGN);
+    return p;
+}
+
+static size_t attn__avx512_max3(size_t a, size_t b, size_t c)
+{
+    size_t m = a > b ? a : b;
+    return m > c ? m : c;
+}
+
+/* ---- linear ----------------------------------------------------------------------------- */
+
+static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_linear_workspace_size(attn_trans tw, size_t tokens, size_t d_in,
+                                           size_t d_out)
+{
+    return attn__avx512_attn_matmul_workspace_size(ATTN_NO_TRANS, tw, tokens, d_out, d_in);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_linear(const float *x, size_t ldx, size_t tokens, size_t d_in,
+                                 attn_trans tw, const float *w, size_t ldw, const float *bias,
+                                 size_t d_out, attn_act act, float *y, size_t ldy,
+                                 void *workspace, size_t workspace_size)
+{
+    attn_status st;
+    size_t r;
+    if (!x || !w || !y) return ATTN_ERR_NULL;
+    if (tw != ATTN_NO_TRANS && tw != ATTN_TRANS) return ATTN_ERR_ARG;
+    if ((st = attn__avx512_check_mat(tokens, d_in, ldx)) != ATTN_OK) return st;
+    if ((st = tw ? attn__avx512_check_mat(d_out, d_in, ldw) : attn__avx512_check_mat(d_in, d_out, ldw)) != ATTN_OK)
+        return st;
+    if ((st = attn__avx512_check_mat(tokens, d_out, ldy)) != ATTN_OK) return st;
+    if (!attn__avx512_act_valid(act)) return ATTN_ERR_ARG;
+    if (workspace && workspace_size < attn__avx512_attn_linear_workspace_size(tw, tokens, d_in, d_out))
+        return ATTN_ERR_WORKSPACE;
+    st = attn__avx512_attn_matmul(ATTN_NO_TRANS, tw, tokens, d_out, d_in, 1.0f, x, ldx, w, ldw, 0.0f, y, ldy,
+                     workspace, workspace ? workspace_size : 0);
+    if (st != ATTN_OK) return st;
+    for (r = 0; r < tokens; r++) attn__avx512_act_row(act, y + r * ldy, bias, y + r * ldy, d_out);
+    return ATTN_OK;
+}
+
+/* ---- feed-forward ----------------------------------------------------------------------- */
+
+static attn_status attn__avx512_ffn_check(const attn_ffn_weights *w)
+{
+    attn_status st;
+    if (!w) return ATTN_ERR_NULL;
+    if (!w->w1 || !w->w2) return ATTN_ERR_NULL;
+    if ((st = attn__avx512_check_mat(w->d_model, w->d_ff, w->d_ff)) != ATTN_OK) return st;
+    if (!attn__avx512_act_valid(w->act)) return ATTN_ERR_ARG;
+    return ATTN_OK;
+}
+
+/* bytes of attn__avx512_attn_ffn's workspace (valid weights), 0 on overflow or tokens 0 */
+/* bytes of the matmul workspace of the FFN's two products */
+static size_t attn__avx512_ffn_mm(const attn_ffn_weights *w, size_t tokens)
+{
+    size_t a = attn__avx512_attn_linear_workspace_size(ATTN_NO_TRANS, tokens, w->d_model, w->d_ff);
+    size_t b = attn__avx512_attn_linear_workspace_size(ATTN_NO_TRANS, tokens, w->d_ff, w->d_model);
+    return a > b ? a : b;
+}
+
+static size_t attn__avx512_ffn_ws(const attn_ffn_weights *w, size_t tokens)
+{
+    size_t total = ATTN__AVX512_ALIGN;
+    if (tokens == 0) return 0;
+    if (!attn__avx512_seg_f(&total, tokens, w->d_ff) || !attn__avx512_seg(&total, attn__avx512_ffn_mm(w, tokens)))
+        return 0;
+    return total;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_ffn_workspace_size(const attn_ffn_weights *w, size_t tokens)
+{
+    if (attn__avx512_ffn_check(w) != ATTN_OK) return 0;
+    return attn__avx512_ffn_ws(w, tokens);
+}
+
+/* the work of attn__avx512_attn_ffn on validated arguments and a big enough aligned workspace */
+static void attn__avx512_ffn_run(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
+                          size_t ldy, size_t tokens, unsigned char *cur)
+{
+    const size_t mm = attn__avx512_ffn_mm(w, tokens);
+    float *h = (float *)attn__avx512_take(&cur, tokens * w->d_ff * sizeof(float));
+    void *mws = mm ? attn__avx512_take(&cur, mm) : NULL;
+    attn__avx512_attn_linear(x, ldx, tokens, w->d_model, ATTN_NO_TRANS, w->w1, w->d_ff, w->b1, w->d_ff,
+                w->act, h, w->d_ff, mws, mm);
+    attn__avx512_attn_linear(h, w->d_ff, tokens, w->d_ff, ATTN_NO_TRANS, w->w2, w->d_model, w->b2,
+                w->d_model, ATTN_ACT_NONE, y, ldy, mws, mm);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
+                              size_t ldy, size_t tokens, void *workspace,
+                              size_t workspace_size)
+{
+    attn_status st = attn__avx512_ffn_check(w);
+    size_t need;
+    if (st != ATTN_OK) return st;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__avx512_check_mat(tokens, w->d_model, ldx)) != ATTN_OK) return st;
+    if ((st = attn__avx512_check_mat(tokens, w->d_model, ldy)) != ATTN_OK) return st;
+    if ((need = attn__avx512_ffn_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    attn__avx512_ffn_run(w, x, ldx, y, ldy, tokens, (unsigned char *)attn__avx512_align(workspace));
+    return ATTN_OK;
+}
+
+/* ---- multi-head attention ---------------------------------------------------------------- */
+
+static attn_status attn__avx512_mha_check(const attn_mha_weights *w)
+{
+    attn_status st;
+    if (!w) return ATTN_ERR_NULL;
+    if (!w->wq || !w->wk || !w->wv || !w->wo) return ATTN_ERR_NULL;
+    if (!w->heads || !w->d_model || w->d_model % w->heads) return ATTN_ERR_SIZE;
+    if ((st = attn__avx512_check_mat(w->d_model, w->d_model, w->d_model)) != ATTN_OK) return st;
+    return ATTN_OK;
+}
+
+static attn_attention_params attn__avx512_mha_params(const attn_mha_weights *w, size_t lq, size_t lk,
+                                              const float *q, const float *k, const float *v,
+                                              float *o, int causal)
+{
+    const size_t dh = w->d_model / w->heads;
+    attn_attention_params p = attn__avx512_attn_attention_init(1, w->heads, w->heads, lq, lk, dh, dh, q, k,
+                                                  v, o, ATTN_LAYOUT_BLHD);
+    p.causal = causal ? ATTN_CAUSAL_BOTTOM_RIGHT : ATTN_CAUSAL_NONE;
+    return p;
+}
+
+/* bytes of the matmul workspace the projections need (the largest of the four products) */
+static size_t attn__avx512_mha_mm(const attn_mha_weights *w, size_t lq, size_t lk)
+{
+    const size_t d = w->d_model;
+    size_t a = attn__avx512_attn_linear_workspace_size(ATTN_NO_TRANS, lq, d, d);
+    size_t b = attn__avx512_attn_linear_workspace_size(ATTN_NO_TRANS, lk, d, d);
+    return a > b ? a : b;
+}
+
+/* bytes of attn__avx512_attn_mha's workspace (valid weights) without the base alignment; 0 on overflow */
+static size_t attn__avx512_mha_ws(const attn_mha_weights *w, size_t lq, size_t lk)
+{
+    attn_attention_params p;
+    size_t total = 0;
+    if (lq == 0 || lk == 0) return 0;
+    p = attn__avx512_mha_params(w, lq, lk, NULL, NULL, NULL, NULL, 0);
+    if (!attn__avx512_seg_f(&total, lq, w->d_model) || !attn__avx512_seg_f(&total, lk, w->d_model) ||
+        !attn__avx512_seg_f(&total, lk, w->d_model) || !attn__avx512_seg_f(&total, lq, w->d_model) ||
+        !attn__avx512_seg(&total, attn__avx512_attn_attention_workspace_size(&p)) ||
+        !attn__avx512_seg(&total, attn__avx512_mha_mm(w, lq, lk)))
+        return 0;
+    return total;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_mha_workspace_size(const attn_mha_weights *w, size_t q_tokens,
+                                        size_t kv_tokens)
+{
+    size_t t;
+    if (attn__avx512_mha_check(w) != ATTN_OK) return 0;
+    t = attn__avx512_mha_ws(w, q_tokens, kv_tokens);
+    return t && attn__avx512_seg(&t, ATTN__AVX512_ALIGN) ? t : 0;
+}
+
+static void attn__avx512_mha_run(const attn_mha_weights *w, const float *xq, size_t ldxq, size_t lq,
+                          const float *xkv, size_t ldxkv, size_t lk, int causal, float *y,
+                          size_t ldy, unsigned char *cur)
+{
+    const size_t d = w->d_model, mm = attn__avx512_mha_mm(w, lq, lk);
+    float *q = (float *)attn__avx512_take(&cur, lq * d * sizeof(float));
+    float *k = (float *)attn__avx512_take(&cur, lk * d * sizeof(float));
+    float *v = (float *)attn__avx512_take(&cur, lk * d * sizeof(float));
+    float *o = (float *)attn__avx512_take(&cur, lq * d * sizeof(float));
+    attn_attention_params p = attn__avx512_mha_params(w, lq, lk, q, k, v, o, causal);
+    const size_t aws = attn__avx512_attn_attention_workspace_size(&p);
+    void *att_ws = attn__avx512_take(&cur, aws);
+    void *mws = mm ? attn__avx512_take(&cur, mm) : NULL;
+    attn__avx512_attn_linear(xq, ldxq, lq, d, ATTN_NO_TRANS, w->wq, d, w->bq, d, ATTN_ACT_NONE, q, d, mws, mm);
+    attn__avx512_attn_linear(xkv, ldxkv, lk, d, ATTN_NO_TRANS, w->wk, d, w->bk, d, ATTN_ACT_NONE, k, d, mws, mm);
+    attn__avx512_attn_linear(xkv, ldxkv, lk, d, ATTN_NO_TRANS, w->wv, d, w->bv, d, ATTN_ACT_NONE, v, d, mws, mm);
+    attn__avx512_attn_attention(&p, att_ws, aws);
+    /* the output of attention is a convex combination of V rows: it may be denormal only
+     * where V is; attn__avx512_attn_linear flushes y */
+    attn__avx512_attn_linear(o, d, lq, d, ATTN_NO_TRANS, w->wo, d, w->bo, d, ATTN_ACT_NONE, y, ldy, mws, mm);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_mha(const attn_mha_weights *w, const float *xq, size_t ldxq,
+                              size_t q_tokens, const float *xkv, size_t ldxkv, size_t kv_tokens,
+                              int causal, float *y, size_t ldy, void *workspace,
+                              size_t workspace_size)
+{
+    attn_status st = attn__avx512_mha_check(w);
+    size_t need;
+    if (st != ATTN_OK) return st;
+    if (!xq || !xkv || !y) return ATTN_ERR_NULL;
+    if ((st = attn__avx512_check_mat(q_tokens, w->d_model, ldxq)) != ATTN_OK) return st;
+    if ((st = attn__avx512_check_mat(kv_tokens, w->d_model, ldxkv)) != ATTN_OK) return st;
+    if ((st = attn__avx512_check_mat(q_tokens, w->d_model, ldy)) != ATTN_OK) return st;
+    if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if ((need = attn__avx512_attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    attn__avx512_mha_run(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, y, ldy,
+                  (unsigned char *)attn__avx512_align(workspace));
+    return ATTN_OK;
+}
+
+/* ---- encoder and decoder blocks ------------------------------------------------------------ */
+
+static attn_status attn__avx512_block_common(float eps, attn_norm_order norm)
+{
+    if (!attn__avx512_finite(eps) || eps < 0) return ATTN_ERR_ARG;
+    if (norm != ATTN_PRE_LN && norm != ATTN_POST_LN) return ATTN_ERR_ARG;
+    return ATTN_OK;
+}
+
+static attn_status attn__avx512_encoder_check(const attn_encoder_weights *w)
+{
+    attn_status st;
+    if (!w) return ATTN_ERR_NULL;
+    if ((st = attn__avx512_mha_check(&w->attn)) != ATTN_OK) return st;
+    if ((st = attn__avx512_ffn_check(&w->ffn)) != ATTN_OK) return st;
+    if (w->attn.d_model != w->ffn.d_model) return ATTN_ERR_SIZE;
+    return attn__avx512_block_common(w->eps, w->norm);
+}
+
+/* t (tokens x d) plus the largest of the sublayers' workspaces; 0 on overflow */
+static size_t attn__avx512_encoder_ws(const attn_encoder_weights *w, size_t tokens)
+{
+    size_t total = ATTN__AVX512_ALIGN, m = attn__avx512_mha_ws(&w->attn, tokens, tokens);
+    size_t f = attn__avx512_ffn_ws(&w->ffn, tokens);
+    if (!m || !f || !attn__avx512_seg_f(&total, tokens, w->attn.d_model) ||
+        !attn__avx512_seg(&total, m > f - ATTN__AVX512_ALIGN ? m : f - ATTN__AVX512_ALIGN))
+        return 0;
+    return total;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_encoder_workspace_size(const attn_encoder_weights *w, size_t tokens)
+{
+    if (attn__avx512_encoder_check(w) != ATTN_OK || tokens == 0) return 0;
+    return attn__avx512_encoder_ws(w, tokens);
+}
+
+/* rows x n: y = x (row by row; nothing when y is x) */
+static void attn__avx512_copy_rows(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
+                            size_t n)
+{
+    size_t r;
+    if (x == y) return;
+    for (r = 0; r < rows; r++) memcpy(y + r * ldy, x + r * ldx, n * sizeof(float));
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_encoder(const attn_encoder_weights *w, const float *x, size_t ldx,
+                                  float *y, size_t ldy, size_t tokens, int causal,
+                                  void *workspace, size_t workspace_size)
+{
+    attn_status st = attn__avx512_encoder_check(w);
+    size_t need, d;
+    unsigned char *cur, *sub;
+    float *t;
+    if (st != ATTN_OK) return st;
+    d = w->attn.d_model;
+    if (!x || !y) return ATTN_ERR_NULL;
+    if ((st = attn__avx512_check_mat(tokens, d, ldx)) != ATTN_OK) return st;
+    if ((st = attn__avx512_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
+    if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if ((need = attn__avx512_encoder_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    cur = (unsigned char *)attn__avx512_align(workspace);
+    t = (float *)attn__avx512_take(&cur, tokens * d * sizeof(float));
+    sub = cur; /* the sublayers' workspace, aligned */
+    if (w->norm == ATTN_PRE_LN) {
+        attn__avx512_copy_rows(x, ldx, y, ldy, tokens, d);
+        attn__avx512_attn_layernorm(y, ldy, t, d, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
+        attn__avx512_mha_run(&w->attn, t, d, tokens, t, d, tokens, causal, t, d, sub);
+        attn__avx512_attn_add(y, ldy, t, d, tokens, d);
+        attn__avx512_attn_layernorm(y, ldy, t, d, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
+        attn__avx512_ffn_run(&w->ffn, t, d, t, d, tokens, sub);
+        attn__avx512_attn_add(y, ldy, t, d, tokens, d);
+    } else {
+        attn__avx512_mha_run(&w->attn, x, ldx, tokens, x, ldx, tokens, causal, t, d, sub);
+        attn__avx512_attn_add(t, d, x, ldx, tokens, d);
+        attn__avx512_attn_layernorm(t, d, y, ldy, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
+        attn__avx512_ffn_run(&w->ffn, y, ldy, t, d, tokens, sub);
+        attn__avx512_attn_add(t, d, y, ldy, tokens, d);
+        attn__avx512_attn_layernorm(t, d, y, ldy, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
+    }
+    attn__avx512_flush_rows(y, ldy, tokens, d);
+    return ATTN_OK;
+}
+
+static attn_status attn__avx512_decoder_check(const attn_decoder_weights *w)
+{
+    attn_status st;
+    if (!w) return ATTN_ERR_NULL;
+    if ((st = attn__avx512_mha_check(&w->self_attn)) != ATTN_OK) return st;
+    if ((st = attn__avx512_mha_check(&w->cross_attn)) != ATTN_OK) return st;
+    if ((st = attn__avx512_ffn_check(&w->ffn)) != ATTN_OK) return st;
+    if (w->self_attn.d_model != w->ffn.d_model || w->cross_attn.d_model != w->ffn.d_model)
+        return ATTN_ERR_SIZE;
+    return attn__avx512_block_common(w->eps, w->norm);
+}
+
+static size_t attn__avx512_decoder_ws(const attn_decoder_weights *w, size_t tokens, size_t mem_tokens)
+{
+    size_t total = ATTN__AVX512_ALIGN, s = attn__avx512_mha_ws(&w->self_attn, tokens, tokens);
+    size_t c = attn__avx512_mha_ws(&w->cross_attn, tokens, mem_tokens), f = attn__avx512_ffn_ws(&w->ffn, tokens);
+    if (!s || !c || !f || !attn__avx512_seg_f(&total, tokens, w->ffn.d_model) ||
+        !attn__avx512_seg(&total, attn__avx512_max3(s, c, f - ATTN__AVX512_ALIGN)))
+        return 0;
+    return total;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_decoder_workspace_size(const attn_decoder_weights *w, size_t tokens,
+                                            size_t mem_tokens)
+{
+    if (attn__avx512_decoder_check(w) != ATTN_OK || tokens == 0 || mem_tokens == 0) return 0;
+    return attn__avx512_decoder_ws(w, tokens, mem_tokens);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder(const attn_decoder_weights *w, const float *x, size_t ldx,
+                                  float *y, size_t ldy, size_t tokens, const float *mem,
+                                  size_t ldmem, size_t mem_tokens, void *workspace,
+                                  size_t workspace_size)
+{
+    attn_status st = attn__avx512_decoder_check(w);
+    size_t need, d;
+    unsigned char *cur, *sub;
+    float *t;
+    if (st != ATTN_OK) return st;
+    d = w->ffn.d_model;
+    if (!x || !y || !mem) return ATTN_ERR_NULL;
+    if ((st = attn__avx512_check_mat(tokens, d, ldx)) != ATTN_OK) return st;
+    if ((st = attn__avx512_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
+    if ((st = attn__avx512_check_mat(mem_tokens, d, ldmem)) != ATTN_OK) return st;
+    if ((need = attn__avx512_decoder_ws(w, tokens, mem_tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    cur = (unsigned char *)attn__avx512_align(workspace);
+    t = (float *)attn__avx512_take(&cur, tokens * d * sizeof(float));
+    sub = cur;
+    if (w->norm == ATTN_PRE_LN) {
+        attn__avx512_copy_rows(x, ldx, y, ldy, tokens, d);
+        attn__avx512_attn_layernorm(y, ldy, t, d, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
+        attn__avx512_mha_run(&w->self_attn, t, d, tokens, t, d, tokens, 1, t, d, sub);
+        attn__avx512_attn_add(y, ldy, t, d, tokens, d);
+        attn__avx512_attn_layernorm(y, ldy, t, d, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
+        attn__avx512_mha_run(&w->cross_attn, t, d, tokens, mem, ldmem, mem_tokens, 0, t, d, sub);
+        attn__avx512_attn_add(y, ldy, t, d, tokens, d);
+        attn__avx512_attn_layernorm(y, ldy, t, d, tokens, d, w->ln3_gamma, w->ln3_beta, w->eps, NULL, NULL);
+        attn__avx512_ffn_run(&w->ffn, t, d, t, d, tokens, sub);
+        attn__avx512_attn_add(y, ldy, t, d, tokens, d);
+    } else {
+        attn__avx512_mha_run(&w->self_attn, x, ldx, tokens, x, ldx, tokens, 1, t, d, sub);
+        attn__avx512_attn_add(t, d, x, ldx, tokens, d);
+        attn__avx512_attn_layernorm(t, d, y, ldy, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
+        attn__avx512_mha_run(&w->cross_attn, y, ldy, tokens, mem, ldmem, mem_tokens, 0, t, d, sub);
+        attn__avx512_attn_add(t, d, y, ldy, tokens, d);
+        attn__avx512_attn_layernorm(t, d, y, ldy, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
+        attn__avx512_ffn_run(&w->ffn, y, ldy, t, d, tokens, sub);
+        attn__avx512_attn_add(t, d, y, ldy, tokens, d);
+        attn__avx512_attn_layernorm(t, d, y, ldy, tokens, d, w->ln3_gamma, w->ln3_beta, w->eps, NULL, NULL);
+    }
+    attn__avx512_flush_rows(y, ldy, tokens, d);
+    return ATTN_OK;
+}
+
+/* ---- parameter counts ------------------------------------------------------------------- */
+
+/* *acc += a * b (SIZE_MAX limit); 0 on overflow */
+static int attn__avx512_count_add(size_t *acc, size_t a, size_t b)
+{
+    size_t t = attn__avx512_mul_lim(a, b, (size_t)-1 - 1);
+    if (t == (size_t)-1 || *acc > (size_t)-1 - 1 - t) return 0;
+    *acc += t;
+    return 1;
+}
+
+static attn_status attn__avx512_param_count(size_t d, size_t heads, size_t dff, size_t n_attn,
+                                     size_t n_ln, attn_param_count *c)
+{
+    attn_param_count r;
+    size_t dd;
+    if (!c) return ATTN_ERR_NULL;
+    if (!d || !heads || !dff || d % heads) return ATTN_ERR_SIZE;
+    memset(&r, 0, sizeof r);
+    dd = attn__avx512_mul_lim(d, d, (size_t)-1 - 1);
+    if (dd == (size_t)-1 || !attn__avx512_count_add(&r.attention_weights, 4 * n_attn, dd) ||
+        !attn__avx512_count_add(&r.attention_biases, 4 * n_attn, d) ||
+        !attn__avx512_count_add(&r.ffn_weights, 2 * d, dff) || !attn__avx512_count_add(&r.ffn_biases, 1, dff) ||
+        !attn__avx512_count_add(&r.ffn_biases, 1, d) || !attn__avx512_count_add(&r.layernorm, 2 * n_ln, d) ||
+        !attn__avx512_count_add(&r.total, 1, r.attention_weights) ||
+        !attn__avx512_count_add(&r.total, 1, r.attention_biases) ||
+        !attn__avx512_count_add(&r.total, 1, r.ffn_weights) ||
+        !attn__avx512_count_add(&r.total, 1, r.ffn_biases) || !attn__avx512_count_add(&r.total, 1, r.layernorm))
+        return ATTN_ERR_OVERFLOW;
+    *c = r;
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_encoder_param_count(size_t d_model, size_t heads, size_t d_ff,
+                                              attn_param_count *count)
+{
+    return attn__avx512_param_count(d_model, heads, d_ff, 1, 2, count);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder_param_count(size_t d_model, size_t heads, size_t d_ff,
+                                              attn_param_count *count)
+{
+    return attn__avx512_param_count(d_model, heads, d_ff, 2, 3, count);
+}
+/* end of src/blocks.h */
+/* src/fpenv.h - the floating-point environment: flush denormals to zero. The control
+ * registers differ per ISA (MXCSR, FPCR); the kernels never depend on them. */
+#ifdef __cplusplus
+}
+#endif
+#if defined(__SSE__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 1)
+#include <xmmintrin.h>
+#define ATTN__AVX512_FTZ_X86 1
+#elif defined(__aarch64__) && (defined(__GNUC__) || defined(__clang__))
+#define ATTN__AVX512_FTZ_A64 1
+#endif
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+static ATTN__MAYBE_UNUSED int attn__avx512_attn_denormals_flush_supported(void)
+{
+#if defined(ATTN__AVX512_FTZ_X86) || defined(ATTN__AVX512_FTZ_A64)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_denormals_flush_begin(attn_fp_state *state)
+{
+    if (!state) return ATTN_ERR_NULL;
+#if defined(ATTN__AVX512_FTZ_X86)
+    {
+        const unsigned int csr = _mm_getcsr();
+        state->saved = csr;
+        state->active = 1;
+        _mm_setcsr(csr | (1u << 15) | (1u << 6)); /* FTZ, DAZ */
+    }
+#elif defined(ATTN__AVX512_FTZ_A64)
+    {
+        uint64_t fpcr;
+        __asm__ __volatile__("mrs %0, fpcr" : "=r"(fpcr) : : "memory");
+        state->saved = fpcr;
+        state->active = 1;
+        fpcr |= (uint64_t)1 << 24; /* FZ */
+        __asm__ __volatile__("msr fpcr, %0" : : "r"(fpcr) : "memory");
+    }
+#else
+    state->saved = 0;
+    state->active = 0;
+#endif
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_denormals_flush_end(const attn_fp_state *state)
+{
+    if (!state) return ATTN_ERR_NULL;
+    if (!state->active) return ATTN_OK;
+#if defined(ATTN__AVX512_FTZ_X86)
+    _mm_setcsr((unsigned int)state->saved);
+#elif defined(ATTN__AVX512_FTZ_A64)
+    {
+        const uint64_t fpcr = state->saved;
+        __asm__ __volatile__("msr fpcr, %0" : : "r"(fpcr) : "memory");
+    }
+#endif
+    return ATTN_OK;
+}
+
+#ifdef __cplusplus
+}
+#endif
+/* end of src/fpenv.h */
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+/* src/dispatch.h - run-time dispatch for x86-64 builds without instruction-set flags (or
+ * with ATTN_DISPATCH): tools/amalgamate.py writes the implementation three times (scalar,
+ * AVX2+FMA+F16C, AVX-512F; each copy's names prefixed, its target set by pragmas) and the
+ * public functions that route each call to one copy. The CPU and the OS's saved register
+ * state are checked once (cpuid, xgetbv); attn_use_isa() pins a target. */
+#include <cpuid.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { ATTN__T_SCALAR, ATTN__T_AVX2, ATTN__T_AVX512 };
+
+/* The best target this CPU and OS run: AVX2 needs AVX, FMA, F16C, AVX2 and the OS saving
+ * the ymm state; AVX-512 also AVX512F and the opmask and zmm state. */
+static int attn__cpu_best(void)
+{
+    unsigned a, b, c, d, xlo, xhi;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return ATTN__T_SCALAR;
+    /* OSXSAVE (27), AVX (28), FMA (12), F16C (29) */
+    if ((c & 0x38001000u) != 0x38001000u) return ATTN__T_SCALAR;
+    __asm__ __volatile__("xgetbv" : "=a"(xlo), "=d"(xhi) : "c"(0));
+    (void)xhi;
+    if ((xlo & 0x6u) != 0x6u || !__get_cpuid_count(7, 0, &a, &b, &c, &d)) return ATTN__T_SCALAR;
+    if (!(b & (1u << 5))) return ATTN__T_SCALAR;                         /* AVX2 */
+    if ((b & (1u << 16)) && (xlo & 0xE6u) == 0xE6u) return ATTN__T_AVX512; /* AVX512F */
+    return ATTN__T_AVX2;
+}
+
+/* The chosen target (-1 until the first call): one word, written with its final value */
+static int attn__dispatch_target = -1;
+
+static int attn__target(void)
+{
+    int t = __atomic_load_n(&attn__dispatch_target, __ATOMIC_RELAXED);
+    if (t < 0) {
+        t = attn__cpu_best();
+        __atomic_store_n(&attn__dispatch_target, t, __ATOMIC_RELAXED);
+    }
+    return t;
+}
+
+ATTN_API const char *attn_isa(void)
+{
+    static const char *const names[3] = {"scalar", "avx2", "avx512"};
+    return names[attn__target()];
+}
+
+ATTN_API attn_status attn_use_isa(const char *name)
+{
+    int t;
+    if (!name || strcmp(name, "auto") == 0) t = attn__cpu_best();
+    else if (strcmp(name, "scalar") == 0) t = ATTN__T_SCALAR;
+    else if (strcmp(name, "avx2") == 0) t = ATTN__T_AVX2;
+    else if (strcmp(name, "avx512") == 0) t = ATTN__T_AVX512;
+    else return ATTN_ERR_ARG;
+    if (t > attn__cpu_best()) return ATTN_ERR_ARG; /* this CPU cannot run it */
+    __atomic_store_n(&attn__dispatch_target, t, __ATOMIC_RELAXED);
+    return ATTN_OK;
+}
+/* end of src/dispatch.h */
+ATTN_API const char *attn_status_string(attn_status status)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_status_string(status);
+    case ATTN__T_AVX2: return attn__avx2_attn_status_string(status);
+    default: return attn__scalar_attn_status_string(status);
+    }
+}
+
+ATTN_API const char *attn_exp_impl(void)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_exp_impl();
+    case ATTN__T_AVX2: return attn__avx2_attn_exp_impl();
+    default: return attn__scalar_attn_exp_impl();
+    }
+}
+
+ATTN_API size_t attn_dtype_size(attn_dtype type)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_dtype_size(type);
+    case ATTN__T_AVX2: return attn__avx2_attn_dtype_size(type);
+    default: return attn__scalar_attn_dtype_size(type);
+    }
+}
+
+ATTN_API attn_status attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type, const void *src, size_t n)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_convert(dst_type, dst, src_type, src, n);
+    case ATTN__T_AVX2: return attn__avx2_attn_convert(dst_type, dst, src_type, src, n);
+    default: return attn__scalar_attn_convert(dst_type, dst, src_type, src, n);
+    }
+}
+
+ATTN_API attn_status attn_softmax(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t n, float scale)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_softmax(x, ldx, y, ldy, rows, n, scale);
+    case ATTN__T_AVX2: return attn__avx2_attn_softmax(x, ldx, y, ldy, rows, n, scale);
+    default: return attn__scalar_attn_softmax(x, ldx, y, ldy, rows, n, scale);
+    }
+}
+
+ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t n, const float *gamma, const float *beta, float eps, float *mean_out, float *rstd_out)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_layernorm(x, ldx, y, ldy, rows, n, gamma, beta, eps, mean_out, rstd_out);
+    case ATTN__T_AVX2: return attn__avx2_attn_layernorm(x, ldx, y, ldy, rows, n, gamma, beta, eps, mean_out, rstd_out);
+    default: return attn__scalar_attn_layernorm(x, ldx, y, ldy, rows, n, gamma, beta, eps, mean_out, rstd_out);
+    }
+}
+
+ATTN_API attn_status attn_rmsnorm(const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t n, const float *gamma, float eps)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_rmsnorm(x, ldx, y, ldy, rows, n, gamma, eps);
+    case ATTN__T_AVX2: return attn__avx2_attn_rmsnorm(x, ldx, y, ldy, rows, n, gamma, eps);
+    default: return attn__scalar_attn_rmsnorm(x, ldx, y, ldy, rows, n, gamma, eps);
+    }
+}
+
+ATTN_API attn_status attn_add(float *y, size_t ldy, const float *x, size_t ldx, size_t rows, size_t n)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_add(y, ldy, x, ldx, rows, n);
+    case ATTN__T_AVX2: return attn__avx2_attn_add(y, ldy, x, ldx, rows, n);
+    default: return attn__scalar_attn_add(y, ldy, x, ldx, rows, n);
+    }
+}
+
+ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t rows, size_t d, size_t pos0, int add)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_positional_encoding(pe, ldpe, rows, d, pos0, add);
+    case ATTN__T_AVX2: return attn__avx2_attn_positional_encoding(pe, ldpe, rows, d, pos0, add);
+    default: return attn__scalar_attn_positional_encoding(pe, ldpe, rows, d, pos0, add);
+    }
+}
+
+ATTN_API size_t attn_matmul_workspace_size(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_matmul_workspace_size(ta, tb, m, n, k);
+    case ATTN__T_AVX2: return attn__avx2_attn_matmul_workspace_size(ta, tb, m, n, k);
+    default: return attn__scalar_attn_matmul_workspace_size(ta, tb, m, n, k);
+    }
+}
+
+ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda, const float *b, size_t ldb, float beta, float *c, size_t ldc, void *workspace, size_t workspace_size)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_matmul(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, workspace, workspace_size);
+    case ATTN__T_AVX2: return attn__avx2_attn_matmul(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, workspace, workspace_size);
+    default: return attn__scalar_attn_matmul(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, workspace, workspace_size);
+    }
+}
+
+ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, size_t kv_heads, size_t q_len, size_t kv_len, size_t head_dim, size_t v_head_dim, const float *q, const float *k, const float *v, float *o, attn_layout layout)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_attention_init(batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim, q, k, v, o, layout);
+    case ATTN__T_AVX2: return attn__avx2_attn_attention_init(batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim, q, k, v, o, layout);
+    default: return attn__scalar_attn_attention_init(batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim, q, k, v, o, layout);
+    }
+}
+
+ATTN_API size_t attn_attention_workspace_size(const attn_attention_params *p)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_attention_workspace_size(p);
+    case ATTN__T_AVX2: return attn__avx2_attn_attention_workspace_size(p);
+    default: return attn__scalar_attn_attention_workspace_size(p);
+    }
+}
+
+ATTN_API attn_status attn_attention(const attn_attention_params *p, void *workspace, size_t workspace_size)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_attention(p, workspace, workspace_size);
+    case ATTN__T_AVX2: return attn__avx2_attn_attention(p, workspace, workspace_size);
+    default: return attn__scalar_attn_attention(p, workspace, workspace_size);
+    }
+}
+
+ATTN_API size_t attn_attention_query_tile(void)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_attention_query_tile();
+    case ATTN__T_AVX2: return attn__avx2_attn_attention_query_tile();
+    default: return attn__scalar_attn_attention_query_tile();
+    }
+}
+
+ATTN_API size_t attn_attention_tasks(const attn_attention_params *p)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_attention_tasks(p);
+    case ATTN__T_AVX2: return attn__avx2_attn_attention_tasks(p);
+    default: return attn__scalar_attn_attention_tasks(p);
+    }
+}
+
+ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t task, void *workspace, size_t workspace_size)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_attention_task(p, task, workspace, workspace_size);
+    case ATTN__T_AVX2: return attn__avx2_attn_attention_task(p, task, workspace, workspace_size);
+    default: return attn__scalar_attn_attention_task(p, task, workspace, workspace_size);
+    }
+}
+
+ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch, size_t kv_heads, size_t capacity, size_t head_dim, size_t v_head_dim)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_kv_cache_init(c, k, v, batch, kv_heads, capacity, head_dim, v_head_dim);
+    case ATTN__T_AVX2: return attn__avx2_attn_kv_cache_init(c, k, v, batch, kv_heads, capacity, head_dim, v_head_dim);
+    default: return attn__scalar_attn_kv_cache_init(c, k, v, batch, kv_heads, capacity, head_dim, v_head_dim);
+    }
+}
+
+ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new, const float *v_new, attn_layout layout)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_kv_cache_append(c, n, k_new, v_new, layout);
+    case ATTN__T_AVX2: return attn__avx2_attn_kv_cache_append(c, n, k_new, v_new, layout);
+    default: return attn__scalar_attn_kv_cache_append(c, n, k_new, v_new, layout);
+    }
+}
+
+ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, size_t heads, size_t q_len, const float *q, float *o, attn_layout layout, attn_causal causal)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_attention_init_kv(c, heads, q_len, q, o, layout, causal);
+    case ATTN__T_AVX2: return attn__avx2_attn_attention_init_kv(c, heads, q_len, q, o, layout, causal);
+    default: return attn__scalar_attn_attention_init_kv(c, heads, q_len, q, o, layout, causal);
+    }
+}
+
+ATTN_API attn_status attn_activation(attn_act act, const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t n)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_activation(act, x, ldx, y, ldy, rows, n);
+    case ATTN__T_AVX2: return attn__avx2_attn_activation(act, x, ldx, y, ldy, rows, n);
+    default: return attn__scalar_attn_activation(act, x, ldx, y, ldy, rows, n);
+    }
+}
+
+ATTN_API size_t attn_linear_workspace_size(attn_trans tw, size_t tokens, size_t d_in, size_t d_out)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_linear_workspace_size(tw, tokens, d_in, d_out);
+    case ATTN__T_AVX2: return attn__avx2_attn_linear_workspace_size(tw, tokens, d_in, d_out);
+    default: return attn__scalar_attn_linear_workspace_size(tw, tokens, d_in, d_out);
+    }
+}
+
+ATTN_API attn_status attn_linear(const float *x, size_t ldx, size_t tokens, size_t d_in, attn_trans tw, const float *w, size_t ldw, const float *bias, size_t d_out, attn_act act, float *y, size_t ldy, void *workspace, size_t workspace_size)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_linear(x, ldx, tokens, d_in, tw, w, ldw, bias, d_out, act, y, ldy, workspace, workspace_size);
+    case ATTN__T_AVX2: return attn__avx2_attn_linear(x, ldx, tokens, d_in, tw, w, ldw, bias, d_out, act, y, ldy, workspace, workspace_size);
+    default: return attn__scalar_attn_linear(x, ldx, tokens, d_in, tw, w, ldw, bias, d_out, act, y, ldy, workspace, workspace_size);
+    }
+}
+
+ATTN_API size_t attn_ffn_workspace_size(const attn_ffn_weights *w, size_t tokens)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_ffn_workspace_size(w, tokens);
+    case ATTN__T_AVX2: return attn__avx2_attn_ffn_workspace_size(w, tokens);
+    default: return attn__scalar_attn_ffn_workspace_size(w, tokens);
+    }
+}
+
+ATTN_API attn_status attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y, size_t ldy, size_t tokens, void *workspace, size_t workspace_size)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_ffn(w, x, ldx, y, ldy, tokens, workspace, workspace_size);
+    case ATTN__T_AVX2: return attn__avx2_attn_ffn(w, x, ldx, y, ldy, tokens, workspace, workspace_size);
+    default: return attn__scalar_attn_ffn(w, x, ldx, y, ldy, tokens, workspace, workspace_size);
+    }
+}
+
+ATTN_API size_t attn_mha_workspace_size(const attn_mha_weights *w, size_t q_tokens, size_t kv_tokens)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_mha_workspace_size(w, q_tokens, kv_tokens);
+    case ATTN__T_AVX2: return attn__avx2_attn_mha_workspace_size(w, q_tokens, kv_tokens);
+    default: return attn__scalar_attn_mha_workspace_size(w, q_tokens, kv_tokens);
+    }
+}
+
+ATTN_API attn_status attn_mha(const attn_mha_weights *w, const float *xq, size_t ldxq, size_t q_tokens, const float *xkv, size_t ldxkv, size_t kv_tokens, int causal, float *y, size_t ldy, void *workspace, size_t workspace_size)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_mha(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, y, ldy, workspace, workspace_size);
+    case ATTN__T_AVX2: return attn__avx2_attn_mha(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, y, ldy, workspace, workspace_size);
+    default: return attn__scalar_attn_mha(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, y, ldy, workspace, workspace_size);
+    }
+}
+
+ATTN_API size_t attn_encoder_workspace_size(const attn_encoder_weights *w, size_t tokens)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_encoder_workspace_size(w, tokens);
+    case ATTN__T_AVX2: return attn__avx2_attn_encoder_workspace_size(w, tokens);
+    default: return attn__scalar_attn_encoder_workspace_size(w, tokens);
+    }
+}
+
+ATTN_API attn_status attn_encoder(const attn_encoder_weights *w, const float *x, size_t ldx, float *y, size_t ldy, size_t tokens, int causal, void *workspace, size_t workspace_size)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_encoder(w, x, ldx, y, ldy, tokens, causal, workspace, workspace_size);
+    case ATTN__T_AVX2: return attn__avx2_attn_encoder(w, x, ldx, y, ldy, tokens, causal, workspace, workspace_size);
+    default: return attn__scalar_attn_encoder(w, x, ldx, y, ldy, tokens, causal, workspace, workspace_size);
+    }
+}
+
+ATTN_API size_t attn_decoder_workspace_size(const attn_decoder_weights *w, size_t tokens, size_t mem_tokens)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_decoder_workspace_size(w, tokens, mem_tokens);
+    case ATTN__T_AVX2: return attn__avx2_attn_decoder_workspace_size(w, tokens, mem_tokens);
+    default: return attn__scalar_attn_decoder_workspace_size(w, tokens, mem_tokens);
+    }
+}
+
+ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x, size_t ldx, float *y, size_t ldy, size_t tokens, const float *mem, size_t ldmem, size_t mem_tokens, void *workspace, size_t workspace_size)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_decoder(w, x, ldx, y, ldy, tokens, mem, ldmem, mem_tokens, workspace, workspace_size);
+    case ATTN__T_AVX2: return attn__avx2_attn_decoder(w, x, ldx, y, ldy, tokens, mem, ldmem, mem_tokens, workspace, workspace_size);
+    default: return attn__scalar_attn_decoder(w, x, ldx, y, ldy, tokens, mem, ldmem, mem_tokens, workspace, workspace_size);
+    }
+}
+
+ATTN_API attn_status attn_encoder_param_count(size_t d_model, size_t heads, size_t d_ff, attn_param_count *count)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_encoder_param_count(d_model, heads, d_ff, count);
+    case ATTN__T_AVX2: return attn__avx2_attn_encoder_param_count(d_model, heads, d_ff, count);
+    default: return attn__scalar_attn_encoder_param_count(d_model, heads, d_ff, count);
+    }
+}
+
+ATTN_API attn_status attn_decoder_param_count(size_t d_model, size_t heads, size_t d_ff, attn_param_count *count)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_decoder_param_count(d_model, heads, d_ff, count);
+    case ATTN__T_AVX2: return attn__avx2_attn_decoder_param_count(d_model, heads, d_ff, count);
+    default: return attn__scalar_attn_decoder_param_count(d_model, heads, d_ff, count);
+    }
+}
+
+ATTN_API int attn_denormals_flush_supported(void)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_denormals_flush_supported();
+    case ATTN__T_AVX2: return attn__avx2_attn_denormals_flush_supported();
+    default: return attn__scalar_attn_denormals_flush_supported();
+    }
+}
+
+ATTN_API attn_status attn_denormals_flush_begin(attn_fp_state *state)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_denormals_flush_begin(state);
+    case ATTN__T_AVX2: return attn__avx2_attn_denormals_flush_begin(state);
+    default: return attn__scalar_attn_denormals_flush_begin(state);
+    }
+}
+
+ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_denormals_flush_end(state);
+    case ATTN__T_AVX2: return attn__avx2_attn_denormals_flush_end(state);
+    default: return attn__scalar_attn_denormals_flush_end(state);
+    }
+}
+
+#ifdef __cplusplus
+}
+#endif
+#else /* one instruction set, chosen by the compiler's flags */
+/* src/base.h - the implementation's base: the vector layer, status strings, argument
+ * checks. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+/* simd/simd.h - picks attn.h's vector layer and matmul microkernel for the target:
+ * AVX-512 (unless ATTN_NO_AVX512, which keeps AVX2 on such a build), AVX2+FMA, AArch64 NEON,
+ * or the portable scalar layer (also with ATTN_NO_SIMD). */
 #ifndef ATTN_SIMD_SIMD_H
 #define ATTN_SIMD_SIMD_H
 /* simd/common.h - compiler macros shared by attn.h's vector layer and kernels. */
@@ -535,6 +13452,19 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 #define ATTN_SIMD_COMMON_H
 #include <stddef.h>
 #include <stdint.h>
+#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64)
+/* all x86 intrinsics, first, where g++ 12 would report the AVX-512 ones' own
+ * _mm512_undefined_* as uninitialized once inlined */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__FORCE_INLINE inline __attribute__((always_inline))
@@ -551,7 +13481,169 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 #endif
 #endif
 /* end of simd/common.h */
-#if !defined(ATTN_NO_SIMD) && defined(__AVX2__) && defined(__FMA__)
+/* ATTN__FORCE_ISA with ATTN__FORCE_AVX512 / _AVX2 / neither (scalar): one copy of the
+ * implementation in a build that dispatches at run time (its target set by pragmas) */
+#if defined(ATTN__FORCE_AVX512) || (!defined(ATTN__FORCE_ISA) && !defined(ATTN_NO_SIMD) && \
+                                    !defined(ATTN_NO_AVX512) && defined(__AVX512F__))
+#define ATTN__ISA_AVX512 1
+/* simd/avx512.h - the AVX-512 vector layer of attn.h (16 lanes, AVX512F only): primitives
+ * only, the same names and contract as simd/scalar.h. Tails by mask registers. Compiles
+ * on its own (-mavx512f). */
+#ifndef ATTN_SIMD_AVX512_H
+#define ATTN_SIMD_AVX512_H
+
+#define ATTN__ISA_NAME "avx512"
+#define ATTN__VW 16
+
+#ifdef ATTN_USE_SLEEF
+#include <sleef.h>
+/* SLEEF's 1-ulp exp for this width, declared here too: sleef.h declares it only where the
+ * compiler's flags enable the ISA, not in a copy compiled for it by a target pragma */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-qualifiers" /* sleef.h's const return type */
+#ifdef __cplusplus
+extern "C"
+#endif
+const __m512 Sleef_expf16_u10avx512f(__m512);
+#pragma GCC diagnostic pop
+#endif
+#define attn__vsleef_exp(x) Sleef_expf16_u10avx512f(x)
+#endif
+
+typedef __m512 attn__v;
+typedef __mmask16 attn__vm;
+
+/* the first n lanes (n <= 16) */
+static inline __mmask16 attn__vmask_first(size_t n) { return (__mmask16)((1u << n) - 1u); }
+static inline attn__v attn__vzero(void) { return _mm512_setzero_ps(); }
+static inline attn__v attn__vset1(float a) { return _mm512_set1_ps(a); }
+static inline attn__v attn__vload(const float *p) { return _mm512_loadu_ps(p); }
+static inline void attn__vstore(float *p, attn__v v) { _mm512_storeu_ps(p, v); }
+static inline attn__v attn__vload_part(const float *p, size_t n, float fill)
+{
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), attn__vmask_first(n), p);
+}
+static inline void attn__vstore_part(float *p, attn__v v, size_t n)
+{
+    _mm512_mask_storeu_ps(p, attn__vmask_first(n), v);
+}
+static inline attn__v attn__vadd(attn__v a, attn__v b) { return _mm512_add_ps(a, b); }
+static inline attn__v attn__vsub(attn__v a, attn__v b) { return _mm512_sub_ps(a, b); }
+static inline attn__v attn__vmul(attn__v a, attn__v b) { return _mm512_mul_ps(a, b); }
+static inline attn__v attn__vdiv(attn__v a, attn__v b) { return _mm512_div_ps(a, b); }
+static inline attn__v attn__vsqrt(attn__v a) { return _mm512_sqrt_ps(a); }
+static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c) { return _mm512_fmadd_ps(a, b, c); }
+static inline attn__v attn__vfma_exact(attn__v a, attn__v b, attn__v c)
+{
+    return _mm512_fmadd_ps(a, b, c);
+}
+static inline attn__v attn__vmax(attn__v a, attn__v b) { return _mm512_max_ps(a, b); }
+static inline attn__v attn__vmin(attn__v a, attn__v b) { return _mm512_min_ps(a, b); }
+/* horizontal sum: the halves, then as simd/avx2.h's on the 8-lane sum */
+static inline float attn__vhsum(attn__v a)
+{
+    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a),
+                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline float attn__vhmax(attn__v a)
+{
+    const __m256 h = _mm256_max_ps(_mm512_castps512_ps256(a),
+                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    __m128 s = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_max_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+static inline attn__vm attn__vlt(attn__v a, attn__v b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+static inline attn__vm attn__vgt(attn__v a, attn__v b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b)
+{
+    return _mm512_mask_blend_ps(m, b, a);
+}
+/* tab[bits(k) & 7] + (bits(k) << 20), lane by lane: the 8 entries twice, vpermd */
+static inline attn__v attn__vlut8_scale(const int32_t *tab, attn__v k)
+{
+    const __m512i b = _mm512_castps_si512(k);
+    const __m512i t8 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)tab));
+    const __m512i t = _mm512_permutexvar_epi32(b, _mm512_shuffle_i64x2(t8, t8, 0x44));
+    return _mm512_castsi512_ps(_mm512_add_epi32(t, _mm512_slli_epi32(b, 20)));
+}
+static inline attn__v attn__vfabs(attn__v a)
+{
+    return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(a),
+                                                _mm512_set1_epi32(0x7FFFFFFF)));
+}
+static inline attn__v attn__vor(attn__v a, attn__v b)
+{
+    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+}
+static inline int attn__vany_neg(attn__v a)
+{
+    return _mm512_cmplt_epi32_mask(_mm512_castps_si512(a), _mm512_setzero_si512()) != 0;
+}
+/* non-temporal store (p aligned to 64 bytes); attn__vstream_fence() before returning */
+#define ATTN__HAVE_VSTREAM 1
+static inline void attn__vstream(float *p, attn__v v) { _mm512_stream_ps(p, v); }
+static inline void attn__vstream_fence(void) { _mm_sfence(); }
+
+/* 8 x 8 transpose of ymm rows r[0..7] in place */
+static ATTN__FORCE_INLINE void attn__t8x8(__m256 *r)
+{
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* Transposes a 16 x 16 block: row q of dst (at dst + q * ldd) receives column q of the
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
+ * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As four
+ * 8 x 8 transposes of ymm halves. */
+static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t lds,
+                                                     size_t rows, float *dst, size_t ldd)
+{
+    __m256 lo[2][8], hi[2][8]; /* [rows 0-7 / 8-15][row]: columns 0-7 and 8-15 */
+    size_t i, h;
+    for (h = 0; h < 2; h++)
+        for (i = 0; i < 8; i++) {
+            const size_t r = h * 8 + i;
+            lo[h][i] = r < rows ? _mm256_loadu_ps(src + r * lds) : _mm256_setzero_ps();
+            hi[h][i] = r < rows ? _mm256_loadu_ps(src + r * lds + 8) : _mm256_setzero_ps();
+        }
+    attn__t8x8(lo[0]);
+    attn__t8x8(lo[1]);
+    attn__t8x8(hi[0]);
+    attn__t8x8(hi[1]);
+    for (i = 0; i < 8; i++) { /* dst row i: columns i of rows 0-7, then of rows 8-15 */
+        _mm256_storeu_ps(dst + i * ldd, lo[0][i]);
+        _mm256_storeu_ps(dst + i * ldd + 8, lo[1][i]);
+    }
+    for (i = 0; i < 8; i++) {
+        _mm256_storeu_ps(dst + (i + 8) * ldd, hi[0][i]);
+        _mm256_storeu_ps(dst + (i + 8) * ldd + 8, hi[1][i]);
+    }
+}
+#endif
+/* end of simd/avx512.h */
+#elif defined(ATTN__FORCE_AVX2) || (!defined(ATTN__FORCE_ISA) && !defined(ATTN_NO_SIMD) && \
+                                    defined(__AVX2__) && defined(__FMA__))
 #define ATTN__ISA_AVX2 1
 /* simd/avx2.h - the AVX2+FMA vector layer of attn.h (8 lanes): primitives only, the same
  * names and contract as simd/scalar.h. Compiles on its own. */
@@ -564,7 +13656,17 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 
 #ifdef ATTN_USE_SLEEF
 #include <sleef.h>
-/* SLEEF's 1-ulp exp for this width */
+/* SLEEF's 1-ulp exp for this width, declared here too: sleef.h declares it only where the
+ * compiler's flags enable the ISA, not in a copy compiled for it by a target pragma */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-qualifiers" /* sleef.h's const return type */
+#ifdef __cplusplus
+extern "C"
+#endif
+const __m256 Sleef_expf8_u10avx2(__m256);
+#pragma GCC diagnostic pop
+#endif
 #define attn__vsleef_exp(x) Sleef_expf8_u10avx2(x)
 #endif
 
@@ -647,6 +13749,41 @@ static inline attn__v attn__vlut8_scale(const int32_t *tab, attn__v k)
 static inline attn__v attn__vfabs(attn__v a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 static inline attn__v attn__vor(attn__v a, attn__v b) { return _mm256_or_ps(a, b); }
 static inline int attn__vany_neg(attn__v a) { return _mm256_movemask_ps(a); }
+/* 16-bit storage, 8 elements widened on load and narrowed on store. f16 by F16C (rounding
+ * to nearest even from the immediate, whatever MXCSR says; half subnormals kept under
+ * FTZ/DAZ), when the compiler has it (-mf16c; every AVX2 CPU does): else generic.h's exact
+ * element code. bf16 by shifts: rounding adds 0x7FFF plus the kept part's lowest bit (a
+ * carry into the exponent gives the next binade or inf), a NaN gets its quiet bit. */
+#ifdef __F16C__
+#define ATTN__HAVE_VF16 1
+static inline attn__v attn__vload_f16(const uint16_t *p)
+{
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p));
+}
+static inline void attn__vstore_f16(uint16_t *p, attn__v v)
+{
+    _mm_storeu_si128((__m128i *)(void *)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+#endif
+#define ATTN__HAVE_VBF16 1
+static inline attn__v attn__vload_bf16(const uint16_t *p)
+{
+    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
+{
+    const __m256i x = _mm256_castps_si256(v);
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
+    const __m256 rne = _mm256_castsi256_ps(
+        _mm256_add_epi32(x, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7FFF))));
+    const __m256 quiet = _mm256_castsi256_ps(_mm256_or_si256(x, _mm256_set1_epi32(0x400000)));
+    const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+    __m256i r = _mm256_srli_epi32(_mm256_castps_si256(_mm256_blendv_ps(rne, quiet, nan)), 16);
+    r = _mm256_packus_epi32(r, r); /* each 128-bit lane: its 4 halves twice */
+    r = _mm256_permute4x64_epi64(r, 0x08); /* quadwords 0 and 2: the 8 halves in order */
+    _mm_storeu_si128((__m128i *)(void *)p, _mm256_castsi256_si128(r));
+}
 /* non-temporal store (p aligned to 32 bytes): writes a line without reading it first;
  * attn__vstream_fence() before the function returns */
 #define ATTN__HAVE_VSTREAM 1
@@ -707,7 +13844,8 @@ static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t ld
 }
 #endif
 /* end of simd/avx2.h */
-#elif !defined(ATTN_NO_SIMD) && defined(__aarch64__) && defined(__ARM_NEON)
+#elif !defined(ATTN__FORCE_ISA) && !defined(ATTN_NO_SIMD) && defined(__aarch64__) && \
+    defined(__ARM_NEON)
 #define ATTN__ISA_NEON 1
 /* simd/neon.h - the AArch64 NEON vector layer of attn.h (4 lanes): primitives only, the
  * same names and contract as simd/scalar.h. Compiles on its own. */
@@ -775,6 +13913,33 @@ static inline attn__v attn__vor(attn__v a, attn__v b)
     return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)));
 }
 static inline int attn__vany_neg(attn__v a) { return vmaxvq_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 31)) != 0; }
+/* 16-bit storage, 4 elements widened on load and narrowed on store. f16 by the AArch64
+ * conversions (fcvtl, fcvtn: half subnormals kept whatever FPCR.FZ says; rounding by
+ * FPCR, to nearest even by default). bf16 by shifts: rounding adds 0x7FFF plus the kept
+ * part's lowest bit (a carry into the exponent gives the next binade or inf), a NaN gets
+ * its quiet bit. */
+#define ATTN__HAVE_VF16 1
+static inline attn__v attn__vload_f16(const uint16_t *p)
+{
+    return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)));
+}
+static inline void attn__vstore_f16(uint16_t *p, attn__v v)
+{
+    vst1_u16(p, vreinterpret_u16_f16(vcvt_f16_f32(v)));
+}
+#define ATTN__HAVE_VBF16 1
+static inline attn__v attn__vload_bf16(const uint16_t *p)
+{
+    return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16));
+}
+static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
+{
+    const uint32x4_t x = vreinterpretq_u32_f32(v);
+    const uint32x4_t lsb = vandq_u32(vshrq_n_u32(x, 16), vdupq_n_u32(1));
+    const uint32x4_t rne = vaddq_u32(x, vaddq_u32(lsb, vdupq_n_u32(0x7FFF)));
+    const uint32x4_t quiet = vorrq_u32(x, vdupq_n_u32(0x400000));
+    vst1_u16(p, vshrn_n_u32(vbslq_u32(vceqq_f32(v, v), rne, quiet), 16));
+}
 /* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
  * are stored in order q = 0..3, so with ldd < 4 the later rows win the overlap. */
@@ -894,6 +14059,7 @@ static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t ld
 #define ATTN_SIMD_GENERIC_H
 #ifndef ATTN__VW
 #endif
+#include <string.h>
 
 /* the least lane of a */
 static inline float attn__vhmin(attn__v a) { return -attn__vhmax(attn__vsub(attn__vzero(), a)); }
@@ -927,10 +14093,197 @@ static ATTN__FORCE_INLINE attn__v attn__vmin4(attn__v a, attn__v b, attn__v c, a
     return attn__vmin(attn__vmin(a, b), attn__vmin(c, d));
 }
 
+/* ---- 16-bit storage: f16 (IEEE binary16) and bf16 (the top half of a float) ------------ */
+
+/* One element each way, exact, by bit manipulation: the scalar path's conversions and the
+ * fallback of an ISA without a vector one. Bit for bit what F16C and AArch64 give: f16 ->
+ * f32 exact, a signaling NaN quieted; f32 -> f16 rounded to nearest even, inf from 65520
+ * up, subnormals kept, a NaN quiet with the top 10 bits of its payload. */
+static inline float attn__f16_to_f32(uint16_t h)
+{
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, m = h & 0x3FFu;
+    uint32_t e = (uint32_t)(h >> 10) & 0x1Fu, x, sub = m;
+    float f;
+    if (e == 0x1Fu) { /* inf, NaN (quieted) */
+        x = sign | 0x7F800000u | m << 13 | (m ? 0x400000u : 0u);
+    } else if (e != 0) { /* normal: rebias 15 -> 127 */
+        x = sign | (e + 112u) << 23 | m << 13;
+    } else if (m == 0) {
+        x = sign;
+    } else { /* subnormal m 2^-24: normalized, a normal float */
+        for (e = 113; !(sub & 0x400u); e--) sub <<= 1;
+        x = sign | e << 23 | (sub & 0x3FFu) << 13;
+    }
+    memcpy(&f, &x, 4);
+    return f;
+}
+static inline uint16_t attn__f32_to_f16(float f)
+{
+    uint32_t x, a, e, m, s, r, rem, half, sign;
+    memcpy(&x, &f, 4);
+    sign = x >> 16 & 0x8000u;
+    a = x & 0x7FFFFFFFu;
+    if (a > 0x7F800000u) return (uint16_t)(sign | 0x7E00u | (a >> 13 & 0x3FFu)); /* NaN */
+    if (a >= 0x477FF000u) return (uint16_t)(sign | 0x7C00u); /* 65520 and up: inf */
+    if (a >= 0x38800000u) { /* normal half: rebias 127 -> 15, drop 13 bits to nearest even */
+        a -= 0x38000000u;
+        return (uint16_t)(sign | (a + 0xFFFu + (a >> 13 & 1u)) >> 13);
+    }
+    if (a <= 0x33000000u) return (uint16_t)sign; /* up to 2^-25, half the least subnormal */
+    e = a >> 23; /* 102 .. 112: subnormal half, (1.m 2^(e-127)) / 2^-24 rounded */
+    m = (a & 0x7FFFFFu) | 0x800000u;
+    s = 126u - e; /* 14 .. 24 */
+    r = m >> s;
+    rem = m & ((1u << s) - 1u);
+    half = 1u << (s - 1u);
+    r += rem > half || (rem == half && (r & 1u));
+    return (uint16_t)(sign | r);
+}
+/* bf16: the top half of a float; rounding adds 0x7FFF plus the kept part's lowest bit (a
+ * carry into the exponent gives the next binade or inf); a NaN gets its quiet bit. */
+static inline float attn__bf16_to_f32(uint16_t h)
+{
+    const uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+static inline uint16_t attn__f32_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)(x >> 16 | 0x40u);
+    return (uint16_t)((x + 0x7FFFu + (x >> 16 & 1u)) >> 16);
+}
+
+/* ATTN__VW elements from 16 bits to a vector and back (ISAs without them natively: one by
+ * one through the element conversions above). */
+#ifndef ATTN__HAVE_VF16
+static inline attn__v attn__vload_f16(const uint16_t *p)
+{
+    float t[ATTN__VW];
+    size_t k;
+    for (k = 0; k < ATTN__VW; k++) t[k] = attn__f16_to_f32(p[k]);
+    return attn__vload(t);
+}
+static inline void attn__vstore_f16(uint16_t *p, attn__v v)
+{
+    float t[ATTN__VW];
+    size_t k;
+    attn__vstore(t, v);
+    for (k = 0; k < ATTN__VW; k++) p[k] = attn__f32_to_f16(t[k]);
+}
+#endif
+#ifndef ATTN__HAVE_VBF16
+static inline attn__v attn__vload_bf16(const uint16_t *p)
+{
+    float t[ATTN__VW];
+    size_t k;
+    for (k = 0; k < ATTN__VW; k++) t[k] = attn__bf16_to_f32(p[k]);
+    return attn__vload(t);
+}
+static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
+{
+    float t[ATTN__VW];
+    size_t k;
+    attn__vstore(t, v);
+    for (k = 0; k < ATTN__VW; k++) p[k] = attn__f32_to_bf16(t[k]);
+}
+#endif
+/* n < ATTN__VW elements (the other lanes 0 on load; nothing past p + n touched) */
+static inline attn__v attn__vload_f16_part(const uint16_t *p, size_t n)
+{
+    uint16_t t[ATTN__VW] = {0};
+    memcpy(t, p, n * sizeof *t);
+    return attn__vload_f16(t);
+}
+static inline void attn__vstore_f16_part(uint16_t *p, attn__v v, size_t n)
+{
+    uint16_t t[ATTN__VW];
+    attn__vstore_f16(t, v);
+    memcpy(p, t, n * sizeof *t);
+}
+static inline attn__v attn__vload_bf16_part(const uint16_t *p, size_t n)
+{
+    uint16_t t[ATTN__VW] = {0};
+    memcpy(t, p, n * sizeof *t);
+    return attn__vload_bf16(t);
+}
+static inline void attn__vstore_bf16_part(uint16_t *p, attn__v v, size_t n)
+{
+    uint16_t t[ATTN__VW];
+    attn__vstore_bf16(t, v);
+    memcpy(p, t, n * sizeof *t);
+}
+
 #endif
 /* end of simd/generic.h */
 
-#if defined(ATTN__ISA_AVX2)
+#if defined(ATTN__ISA_AVX512)
+/* simd/mm_12x32_avx512.h - attn.h's AVX-512 matmul microkernel: a 12 x 32 tile.
+ * Compiles on its own (with simd/avx512.h). */
+#ifndef ATTN_SIMD_MM_12X32_AVX512_H
+#define ATTN_SIMD_MM_12X32_AVX512_H
+
+/* The matmul microkernel (see attn.h's matmul section): a 12 x 32 register tile, 24 zmm
+ * accumulators, two B vectors and one broadcast A value per row and step (27 of the 32 zmm
+ * registers). acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain in p
+ * order, A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (32 readable floats per
+ * row). All 12 rows are computed and written. Then by mode: 0 c = acc; 1 c = alpha * acc,
+ * then + beta * c by one fma when beta != 0 (beta = 0 never reads c); 2 c =
+ * fma(alpha, acc, c). */
+#define ATTN__MR 12
+#define ATTN__NR 32
+#define ATTN__UKR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+#define ATTN__UKR_DECL(i) __m512 c##i##0 = _mm512_setzero_ps(), c##i##1 = c##i##0;
+    ATTN__UKR_ROWS(ATTN__UKR_DECL)
+#undef ATTN__UKR_DECL
+    __m512 b0, b1, t;
+    size_t p;
+    (void)rows;
+    for (p = kc; p > 0; p--) {
+        b0 = _mm512_loadu_ps(b);
+        b1 = _mm512_loadu_ps(b + 16);
+#define ATTN__UKR_ROW(i)                                                                    \
+        t = _mm512_set1_ps(a[(i) * ars]);                                                   \
+        c##i##0 = _mm512_fmadd_ps(t, b0, c##i##0);                                          \
+        c##i##1 = _mm512_fmadd_ps(t, b1, c##i##1);
+        ATTN__UKR_ROWS(ATTN__UKR_ROW)
+#undef ATTN__UKR_ROW
+        a += acs;
+        b += ldb;
+    }
+    {
+        /* alpha = 1: 1 * acc is acc and fma(1, acc, c) is acc + c, bit for bit */
+        const int one = alpha == 1.0f;
+        const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#define ATTN__UKR_OUT1(cp, x)                                                               \
+    if (mode == 0 || (mode == 1 && one && beta == 0.0f)) _mm512_storeu_ps(cp, x);          \
+    else if (mode == 2 && one) _mm512_storeu_ps(cp, _mm512_add_ps(x, _mm512_loadu_ps(cp))); \
+    else if (mode == 2) _mm512_storeu_ps(cp, _mm512_fmadd_ps(va, x, _mm512_loadu_ps(cp)));  \
+    else if (beta != 0.0f)                                                                  \
+        _mm512_storeu_ps(cp, _mm512_fmadd_ps(vb, _mm512_loadu_ps(cp), _mm512_mul_ps(va, x))); \
+    else _mm512_storeu_ps(cp, _mm512_mul_ps(va, x));
+#define ATTN__UKR_OUT(i)                                                                    \
+    {                                                                                       \
+        float *cr = c + (i) * ldc;                                                          \
+        ATTN__UKR_OUT1(cr, c##i##0)                                                         \
+        ATTN__UKR_OUT1(cr + 16, c##i##1)                                                    \
+    }
+        ATTN__UKR_ROWS(ATTN__UKR_OUT)
+#undef ATTN__UKR_OUT
+#undef ATTN__UKR_OUT1
+    }
+}
+#undef ATTN__UKR_ROWS
+#endif
+/* end of simd/mm_12x32_avx512.h */
+#elif defined(ATTN__ISA_AVX2)
 /* simd/mm_6x16_avx2.h - attn.h's AVX2+FMA matmul microkernel: a 6 x 16 tile.
  * Compiles on its own (with simd/avx2.h). */
 #ifndef ATTN_SIMD_MM_6X16_AVX2_H
@@ -1145,6 +14498,13 @@ ATTN_API const char *attn_status_string(attn_status status)
 
 ATTN_API const char *attn_isa(void) { return ATTN__ISA_NAME; }
 
+ATTN_API attn_status attn_use_isa(const char *name)
+{
+    return !name || strcmp(name, "auto") == 0 || strcmp(name, ATTN__ISA_NAME) == 0
+               ? ATTN_OK
+               : ATTN_ERR_ARG;
+}
+
 ATTN_API const char *attn_exp_impl(void)
 {
 #ifdef ATTN_USE_SLEEF
@@ -1212,7 +14572,14 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 /* Softmax: floats of that stack scratch (16 KiB); longer rows keep normal stores. */
 #define ATTN__SM_SCRATCH 4096
 
-#if ATTN__VW == 8 /* ---- AVX2 ---- */
+#if ATTN__VW == 16 /* ---- AVX-512 ---- */
+#define ATTN__MM_KC 256
+#define ATTN__MM_MC (16 * ATTN__MR)
+#define ATTN__MM_NC (128 * ATTN__NR)
+#define ATTN__TQ 192
+#define ATTN__TK 128
+#define ATTN__SM_SHORT 4
+#elif ATTN__VW == 8 /* ---- AVX2 ---- */
 #define ATTN__MM_KC 256            /* depth of a chunk: a KC x NR B sliver stays in L1 */
 #define ATTN__MM_MC (24 * ATTN__MR) /* rows of op(A) per packed block (L2) */
 #define ATTN__MM_NC (255 * ATTN__NR) /* columns of op(B) per packed panel (L3) */
@@ -1335,6 +14702,92 @@ static float attn__expf(float x)
     return t[0];
 }
 /* end of src/exp.h */
+/* ---- storage types: f32, f16, bf16 arrays converted ---------------------------------- */
+
+ATTN_API size_t attn_dtype_size(attn_dtype type)
+{
+    switch (type) {
+    case ATTN_F32: return 4;
+    case ATTN_F16: return 2;
+    case ATTN_BF16: return 2;
+    }
+    return 0;
+}
+
+/* ATTN__VW elements of type t at element i of p, widened to floats (t: a constant after
+ * inlining, so each conversion loop below is specialized) */
+static ATTN__FORCE_INLINE attn__v attn__vload_dt(attn_dtype t, const void *p, size_t i)
+{
+    if (t == ATTN_F16) return attn__vload_f16((const uint16_t *)p + i);
+    if (t == ATTN_BF16) return attn__vload_bf16((const uint16_t *)p + i);
+    return attn__vload((const float *)p + i);
+}
+static ATTN__FORCE_INLINE void attn__vstore_dt(attn_dtype t, void *p, size_t i, attn__v v)
+{
+    if (t == ATTN_F16) attn__vstore_f16((uint16_t *)p + i, v);
+    else if (t == ATTN_BF16) attn__vstore_bf16((uint16_t *)p + i, v);
+    else attn__vstore((float *)p + i, v);
+}
+/* the same for n < ATTN__VW elements (nothing past element i + n touched) */
+static ATTN__FORCE_INLINE attn__v attn__vload_dt_part(attn_dtype t, const void *p, size_t i,
+                                                      size_t n)
+{
+    if (t == ATTN_F16) return attn__vload_f16_part((const uint16_t *)p + i, n);
+    if (t == ATTN_BF16) return attn__vload_bf16_part((const uint16_t *)p + i, n);
+    return attn__vload_part((const float *)p + i, n, 0.0f);
+}
+static ATTN__FORCE_INLINE void attn__vstore_dt_part(attn_dtype t, void *p, size_t i, attn__v v,
+                                                    size_t n)
+{
+    if (t == ATTN_F16) attn__vstore_f16_part((uint16_t *)p + i, v, n);
+    else if (t == ATTN_BF16) attn__vstore_bf16_part((uint16_t *)p + i, v, n);
+    else attn__vstore_part((float *)p + i, v, n);
+}
+
+/* n elements from src (type st) to dst (type dt), a vector at a time: each vector is read
+ * before it is written, so dst == src with types of one size is safe. */
+static ATTN__FORCE_INLINE void attn__convert_run(attn_dtype dt, void *dst, attn_dtype st,
+                                                 const void *src, size_t n)
+{
+    size_t i;
+    for (i = 0; i + ATTN__VW <= n; i += ATTN__VW)
+        attn__vstore_dt(dt, dst, i, attn__vload_dt(st, src, i));
+    if (i < n) attn__vstore_dt_part(dt, dst, i, attn__vload_dt_part(st, src, i, n - i), n - i);
+}
+
+/* Do the byte ranges [a, a + na) and [b, b + nb), both non-empty, share a byte? */
+static int attn__bytes_overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return x < y ? y - x < na : x - y < nb;
+}
+
+ATTN_API attn_status attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type,
+                                  const void *src, size_t n)
+{
+    const size_t ds = attn_dtype_size(dst_type), ss = attn_dtype_size(src_type);
+    if (!dst || !src) return ATTN_ERR_NULL;
+    if (!ds || !ss) return ATTN_ERR_ARG;
+    if (n == 0) return ATTN_OK;
+    if (n > (size_t)PTRDIFF_MAX / (ds > ss ? ds : ss)) return ATTN_ERR_OVERFLOW;
+    if (!(dst == src && ds == ss) && attn__bytes_overlap(dst, n * ds, src, n * ss))
+        return ATTN_ERR_ARG;
+    if (dst_type == src_type) {
+        if (dst != src) memcpy(dst, src, n * ds);
+    } else if (src_type == ATTN_F32) {
+        if (dst_type == ATTN_F16) attn__convert_run(ATTN_F16, dst, ATTN_F32, src, n);
+        else attn__convert_run(ATTN_BF16, dst, ATTN_F32, src, n);
+    } else if (dst_type == ATTN_F32) {
+        if (src_type == ATTN_F16) attn__convert_run(ATTN_F32, dst, ATTN_F16, src, n);
+        else attn__convert_run(ATTN_F32, dst, ATTN_BF16, src, n);
+    } else if (src_type == ATTN_F16) {
+        attn__convert_run(ATTN_BF16, dst, ATTN_F16, src, n);
+    } else {
+        attn__convert_run(ATTN_F16, dst, ATTN_BF16, src, n);
+    }
+    return ATTN_OK;
+}
+/* end of src/convert.h */
 /* src/softmax.h - attn_softmax.
  *
  * Every row: its extreme (attn__row_extreme), then its frame (attn__softmax_frame), the
@@ -1645,7 +15098,8 @@ static ATTN__FORCE_INLINE int attn__softmax_short_exps(const attn__v *xv, attn__
                                                        size_t t, const attn__sm_frame *f,
                                                        int mode)
 {
-    static const float ones[8] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
+    static const float ones[16] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f,
+                                   1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f};
     attn__v hv[ATTN__SM_SHORT + 1], lv[ATTN__SM_SHORT + 1], lo = attn__vset1(INFINITY);
     size_t j;
     ATTN__UNROLL
@@ -1743,7 +15197,7 @@ static ATTN__NOINLINE void attn__softmax_rows_short(const float *x, size_t ldx, 
     switch (n / ATTN__VW) {
 #define ATTN__SM_CASE(k)                                                                    \
     case k:                                                                                 \
-        for (r = 0; r < rows; r++)                                                          \
+        for (r = 0; r < rows && (k) <= ATTN__SM_SHORT; r++)                                 \
             attn__softmax_short_row(x + r * ldx, y + r * ldy, n, k, s, lnn, stream);        \
         break;
         ATTN__SM_CASE(1) ATTN__SM_CASE(2) ATTN__SM_CASE(3) ATTN__SM_CASE(4)
@@ -1847,7 +15301,7 @@ static void attn__norm_row_double(const float *x, float *y, size_t n, const floa
                                   const float *b, float eps, int rms, float *mean_out,
                                   float *rstd_out)
 {
-    double mean = 0, var = 0, rstd;
+    double mean = 0, var = 0, rstd, f;
     size_t i;
     if (!rms) {
         for (i = 0; i < n; i++) mean += x[i];
@@ -1856,8 +15310,12 @@ static void attn__norm_row_double(const float *x, float *y, size_t n, const floa
     for (i = 0; i < n; i++) var += ((double)x[i] - mean) * ((double)x[i] - mean);
     var /= (double)n;
     rstd = 1.0 / sqrt(var + eps);
+    /* var + eps = 0 (eps = 0 and a constant row, or an all-zero row for rmsnorm): every
+     * x - mean is exactly 0 here (the sums of n equal floats are exact in double), so the
+     * row normalizes to 0 (y = beta) rather than 0 * inf = NaN; rstd_out is +inf */
+    f = rstd == HUGE_VAL ? 0.0 : rstd;
     for (i = 0; i < n; i++) {
-        double v = ((double)x[i] - mean) * rstd;
+        double v = ((double)x[i] - mean) * f;
         if (g) v *= g[i];
         if (b) v += b[i];
         y[i] = (float)v;
@@ -2067,6 +15525,8 @@ static void attn__layernorm_finish(const float *xr, float *yr, size_t n, float c
  * row alone (a partial batch's missing rows are zeros), so a row's bits do not depend on
  * the other rows. Rows needing the second pass (d^2 > var / 4) or the double path go
  * through attn__layernorm_finish. */
+#define ATTN__NORM_LANES (ATTN__NORM_BATCH > ATTN__VW ? ATTN__NORM_BATCH : ATTN__VW)
+
 static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t ldx, float *y,
                                                           size_t ldy, size_t rows, size_t n,
                                                           const float *g, const float *b,
@@ -2076,9 +15536,11 @@ static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t
     size_t r0;
     for (r0 = 0; r0 < rows; r0 += ATTN__NORM_BATCH) {
         const size_t nb = rows - r0 < ATTN__NORM_BATCH ? rows - r0 : ATTN__NORM_BATCH;
-        float c[ATTN__NORM_BATCH], t[ATTN__NORM_BATCH], s2[ATTN__NORM_BATCH], d[ATTN__NORM_BATCH];
-        float rs[ATTN__NORM_BATCH];
+        /* a vector of rows at a time below: lanes past the batch padded with zeros */
+        float c[ATTN__NORM_LANES], t[ATTN__NORM_LANES], s2[ATTN__NORM_LANES];
+        float d[ATTN__NORM_LANES], rs[ATTN__NORM_LANES];
         size_t k;
+        for (k = ATTN__NORM_BATCH; k < ATTN__NORM_LANES; k++) c[k] = t[k] = s2[k] = 0.0f;
         if (n <= ATTN__SUM_BLOCK) {
             attn__norm_batch_sums(x + r0 * ldx, ldx, nb, n, c, t, s2);
         } else {
@@ -4119,4 +17581,5 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state)
 }
 #endif
 /* end of src/fpenv.h */
+#endif /* ATTN_DISPATCH */
 #endif /* ATTN_IMPLEMENTATION */

@@ -10,7 +10,17 @@
 
 #ifdef ATTN_USE_SLEEF
 #include <sleef.h>
-/* SLEEF's 1-ulp exp for this width */
+/* SLEEF's 1-ulp exp for this width, declared here too: sleef.h declares it only where the
+ * compiler's flags enable the ISA, not in a copy compiled for it by a target pragma */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-qualifiers" /* sleef.h's const return type */
+#ifdef __cplusplus
+extern "C"
+#endif
+const __m256 Sleef_expf8_u10avx2(__m256);
+#pragma GCC diagnostic pop
+#endif
 #define attn__vsleef_exp(x) Sleef_expf8_u10avx2(x)
 #endif
 
@@ -93,6 +103,41 @@ static inline attn__v attn__vlut8_scale(const int32_t *tab, attn__v k)
 static inline attn__v attn__vfabs(attn__v a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 static inline attn__v attn__vor(attn__v a, attn__v b) { return _mm256_or_ps(a, b); }
 static inline int attn__vany_neg(attn__v a) { return _mm256_movemask_ps(a); }
+/* 16-bit storage, 8 elements widened on load and narrowed on store. f16 by F16C (rounding
+ * to nearest even from the immediate, whatever MXCSR says; half subnormals kept under
+ * FTZ/DAZ), when the compiler has it (-mf16c; every AVX2 CPU does): else generic.h's exact
+ * element code. bf16 by shifts: rounding adds 0x7FFF plus the kept part's lowest bit (a
+ * carry into the exponent gives the next binade or inf), a NaN gets its quiet bit. */
+#ifdef __F16C__
+#define ATTN__HAVE_VF16 1
+static inline attn__v attn__vload_f16(const uint16_t *p)
+{
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p));
+}
+static inline void attn__vstore_f16(uint16_t *p, attn__v v)
+{
+    _mm_storeu_si128((__m128i *)(void *)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+#endif
+#define ATTN__HAVE_VBF16 1
+static inline attn__v attn__vload_bf16(const uint16_t *p)
+{
+    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
+{
+    const __m256i x = _mm256_castps_si256(v);
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
+    const __m256 rne = _mm256_castsi256_ps(
+        _mm256_add_epi32(x, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7FFF))));
+    const __m256 quiet = _mm256_castsi256_ps(_mm256_or_si256(x, _mm256_set1_epi32(0x400000)));
+    const __m256 nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+    __m256i r = _mm256_srli_epi32(_mm256_castps_si256(_mm256_blendv_ps(rne, quiet, nan)), 16);
+    r = _mm256_packus_epi32(r, r); /* each 128-bit lane: its 4 halves twice */
+    r = _mm256_permute4x64_epi64(r, 0x08); /* quadwords 0 and 2: the 8 halves in order */
+    _mm_storeu_si128((__m128i *)(void *)p, _mm256_castsi256_si128(r));
+}
 /* non-temporal store (p aligned to 32 bytes): writes a line without reading it first;
  * attn__vstream_fence() before the function returns */
 #define ATTN__HAVE_VSTREAM 1

@@ -4,23 +4,23 @@
 #ifndef ATTN_SIMD_AVX512_H
 #define ATTN_SIMD_AVX512_H
 #include "common.h"
-/* g++ 12 reports the intrinsics' own _mm512_undefined_* as uninitialized once inlined */
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 #define ATTN__ISA_NAME "avx512"
 #define ATTN__VW 16
 
 #ifdef ATTN_USE_SLEEF
 #include <sleef.h>
-/* SLEEF's 1-ulp exp for this width */
+/* SLEEF's 1-ulp exp for this width, declared here too: sleef.h declares it only where the
+ * compiler's flags enable the ISA, not in a copy compiled for it by a target pragma */
+#if defined(__GNUC__) || defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wignored-qualifiers" /* sleef.h's const return type */
+#ifdef __cplusplus
+extern "C"
+#endif
+const __m512 Sleef_expf16_u10avx512f(__m512);
+#pragma GCC diagnostic pop
+#endif
 #define attn__vsleef_exp(x) Sleef_expf16_u10avx512f(x)
 #endif
 

@@ -3,6 +3,19 @@
 #define ATTN_SIMD_COMMON_H
 #include <stddef.h>
 #include <stdint.h>
+#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64)
+/* all x86 intrinsics, first, where g++ 12 would report the AVX-512 ones' own
+ * _mm512_undefined_* as uninitialized once inlined */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+#endif
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__FORCE_INLINE inline __attribute__((always_inline))

@@ -6,6 +6,7 @@
 #ifndef ATTN__VW
 #include "scalar.h"
 #endif
+#include <string.h>
 
 /* the least lane of a */
 static inline float attn__vhmin(attn__v a) { return -attn__vhmax(attn__vsub(attn__vzero(), a)); }
@@ -37,6 +38,129 @@ static ATTN__FORCE_INLINE attn__v attn__vmax4(attn__v a, attn__v b, attn__v c, a
 static ATTN__FORCE_INLINE attn__v attn__vmin4(attn__v a, attn__v b, attn__v c, attn__v d)
 {
     return attn__vmin(attn__vmin(a, b), attn__vmin(c, d));
+}
+
+/* ---- 16-bit storage: f16 (IEEE binary16) and bf16 (the top half of a float) ------------ */
+
+/* One element each way, exact, by bit manipulation: the scalar path's conversions and the
+ * fallback of an ISA without a vector one. Bit for bit what F16C and AArch64 give: f16 ->
+ * f32 exact, a signaling NaN quieted; f32 -> f16 rounded to nearest even, inf from 65520
+ * up, subnormals kept, a NaN quiet with the top 10 bits of its payload. */
+static inline float attn__f16_to_f32(uint16_t h)
+{
+    const uint32_t sign = (uint32_t)(h & 0x8000u) << 16, m = h & 0x3FFu;
+    uint32_t e = (uint32_t)(h >> 10) & 0x1Fu, x, sub = m;
+    float f;
+    if (e == 0x1Fu) { /* inf, NaN (quieted) */
+        x = sign | 0x7F800000u | m << 13 | (m ? 0x400000u : 0u);
+    } else if (e != 0) { /* normal: rebias 15 -> 127 */
+        x = sign | (e + 112u) << 23 | m << 13;
+    } else if (m == 0) {
+        x = sign;
+    } else { /* subnormal m 2^-24: normalized, a normal float */
+        for (e = 113; !(sub & 0x400u); e--) sub <<= 1;
+        x = sign | e << 23 | (sub & 0x3FFu) << 13;
+    }
+    memcpy(&f, &x, 4);
+    return f;
+}
+static inline uint16_t attn__f32_to_f16(float f)
+{
+    uint32_t x, a, e, m, s, r, rem, half, sign;
+    memcpy(&x, &f, 4);
+    sign = x >> 16 & 0x8000u;
+    a = x & 0x7FFFFFFFu;
+    if (a > 0x7F800000u) return (uint16_t)(sign | 0x7E00u | (a >> 13 & 0x3FFu)); /* NaN */
+    if (a >= 0x477FF000u) return (uint16_t)(sign | 0x7C00u); /* 65520 and up: inf */
+    if (a >= 0x38800000u) { /* normal half: rebias 127 -> 15, drop 13 bits to nearest even */
+        a -= 0x38000000u;
+        return (uint16_t)(sign | (a + 0xFFFu + (a >> 13 & 1u)) >> 13);
+    }
+    if (a <= 0x33000000u) return (uint16_t)sign; /* up to 2^-25, half the least subnormal */
+    e = a >> 23; /* 102 .. 112: subnormal half, (1.m 2^(e-127)) / 2^-24 rounded */
+    m = (a & 0x7FFFFFu) | 0x800000u;
+    s = 126u - e; /* 14 .. 24 */
+    r = m >> s;
+    rem = m & ((1u << s) - 1u);
+    half = 1u << (s - 1u);
+    r += rem > half || (rem == half && (r & 1u));
+    return (uint16_t)(sign | r);
+}
+/* bf16: the top half of a float; rounding adds 0x7FFF plus the kept part's lowest bit (a
+ * carry into the exponent gives the next binade or inf); a NaN gets its quiet bit. */
+static inline float attn__bf16_to_f32(uint16_t h)
+{
+    const uint32_t x = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+static inline uint16_t attn__f32_to_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)(x >> 16 | 0x40u);
+    return (uint16_t)((x + 0x7FFFu + (x >> 16 & 1u)) >> 16);
+}
+
+/* ATTN__VW elements from 16 bits to a vector and back (ISAs without them natively: one by
+ * one through the element conversions above). */
+#ifndef ATTN__HAVE_VF16
+static inline attn__v attn__vload_f16(const uint16_t *p)
+{
+    float t[ATTN__VW];
+    size_t k;
+    for (k = 0; k < ATTN__VW; k++) t[k] = attn__f16_to_f32(p[k]);
+    return attn__vload(t);
+}
+static inline void attn__vstore_f16(uint16_t *p, attn__v v)
+{
+    float t[ATTN__VW];
+    size_t k;
+    attn__vstore(t, v);
+    for (k = 0; k < ATTN__VW; k++) p[k] = attn__f32_to_f16(t[k]);
+}
+#endif
+#ifndef ATTN__HAVE_VBF16
+static inline attn__v attn__vload_bf16(const uint16_t *p)
+{
+    float t[ATTN__VW];
+    size_t k;
+    for (k = 0; k < ATTN__VW; k++) t[k] = attn__bf16_to_f32(p[k]);
+    return attn__vload(t);
+}
+static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
+{
+    float t[ATTN__VW];
+    size_t k;
+    attn__vstore(t, v);
+    for (k = 0; k < ATTN__VW; k++) p[k] = attn__f32_to_bf16(t[k]);
+}
+#endif
+/* n < ATTN__VW elements (the other lanes 0 on load; nothing past p + n touched) */
+static inline attn__v attn__vload_f16_part(const uint16_t *p, size_t n)
+{
+    uint16_t t[ATTN__VW] = {0};
+    memcpy(t, p, n * sizeof *t);
+    return attn__vload_f16(t);
+}
+static inline void attn__vstore_f16_part(uint16_t *p, attn__v v, size_t n)
+{
+    uint16_t t[ATTN__VW];
+    attn__vstore_f16(t, v);
+    memcpy(p, t, n * sizeof *t);
+}
+static inline attn__v attn__vload_bf16_part(const uint16_t *p, size_t n)
+{
+    uint16_t t[ATTN__VW] = {0};
+    memcpy(t, p, n * sizeof *t);
+    return attn__vload_bf16(t);
+}
+static inline void attn__vstore_bf16_part(uint16_t *p, attn__v v, size_t n)
+{
+    uint16_t t[ATTN__VW];
+    attn__vstore_bf16(t, v);
+    memcpy(p, t, n * sizeof *t);
 }
 
 #endif

@@ -65,6 +65,33 @@ static inline attn__v attn__vor(attn__v a, attn__v b)
     return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)));
 }
 static inline int attn__vany_neg(attn__v a) { return vmaxvq_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 31)) != 0; }
+/* 16-bit storage, 4 elements widened on load and narrowed on store. f16 by the AArch64
+ * conversions (fcvtl, fcvtn: half subnormals kept whatever FPCR.FZ says; rounding by
+ * FPCR, to nearest even by default). bf16 by shifts: rounding adds 0x7FFF plus the kept
+ * part's lowest bit (a carry into the exponent gives the next binade or inf), a NaN gets
+ * its quiet bit. */
+#define ATTN__HAVE_VF16 1
+static inline attn__v attn__vload_f16(const uint16_t *p)
+{
+    return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)));
+}
+static inline void attn__vstore_f16(uint16_t *p, attn__v v)
+{
+    vst1_u16(p, vreinterpret_u16_f16(vcvt_f16_f32(v)));
+}
+#define ATTN__HAVE_VBF16 1
+static inline attn__v attn__vload_bf16(const uint16_t *p)
+{
+    return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16));
+}
+static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
+{
+    const uint32x4_t x = vreinterpretq_u32_f32(v);
+    const uint32x4_t lsb = vandq_u32(vshrq_n_u32(x, 16), vdupq_n_u32(1));
+    const uint32x4_t rne = vaddq_u32(x, vaddq_u32(lsb, vdupq_n_u32(0x7FFF)));
+    const uint32x4_t quiet = vorrq_u32(x, vdupq_n_u32(0x400000));
+    vst1_u16(p, vshrn_n_u32(vbslq_u32(vceqq_f32(v, v), rne, quiet), 16));
+}
 /* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
  * are stored in order q = 0..3, so with ldd < 4 the later rows win the overlap. */

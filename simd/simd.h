@@ -4,13 +4,18 @@
 #ifndef ATTN_SIMD_SIMD_H
 #define ATTN_SIMD_SIMD_H
 #include "common.h"
-#if !defined(ATTN_NO_SIMD) && !defined(ATTN_NO_AVX512) && defined(__AVX512F__)
+/* ATTN__FORCE_ISA with ATTN__FORCE_AVX512 / _AVX2 / neither (scalar): one copy of the
+ * implementation in a build that dispatches at run time (its target set by pragmas) */
+#if defined(ATTN__FORCE_AVX512) || (!defined(ATTN__FORCE_ISA) && !defined(ATTN_NO_SIMD) && \
+                                    !defined(ATTN_NO_AVX512) && defined(__AVX512F__))
 #define ATTN__ISA_AVX512 1
 #include "avx512.h"
-#elif !defined(ATTN_NO_SIMD) && defined(__AVX2__) && defined(__FMA__)
+#elif defined(ATTN__FORCE_AVX2) || (!defined(ATTN__FORCE_ISA) && !defined(ATTN_NO_SIMD) && \
+                                    defined(__AVX2__) && defined(__FMA__))
 #define ATTN__ISA_AVX2 1
 #include "avx2.h"
-#elif !defined(ATTN_NO_SIMD) && defined(__aarch64__) && defined(__ARM_NEON)
+#elif !defined(ATTN__FORCE_ISA) && !defined(ATTN_NO_SIMD) && defined(__aarch64__) && \
+    defined(__ARM_NEON)
 #define ATTN__ISA_NEON 1
 #include "neon.h"
 #else

@@ -29,15 +29,22 @@
  *                        library's own exp is used.
  *
  * Instruction-set selection (see attn_isa()):
+ *   x86-64 with gcc or clang and no instruction-set flags (or with ATTN_DISPATCH): every
+ *             path below is compiled, and each call runs the best one this CPU has
+ *             ("avx512", "avx2" or "scalar", checked once; attn_use_isa() pins one);
+ *   "avx512"  when __AVX512F__ is defined (e.g. -mavx512f or -march=x86-64-v4), unless
+ *             ATTN_NO_AVX512 keeps AVX2 on such a build;
  *   "avx2"    when __AVX2__ and __FMA__ are defined (e.g. -mavx2 -mfma or -march=haswell);
  *   "neon"    on AArch64 (__aarch64__ with __ARM_NEON);
  *   "scalar"  otherwise, or when ATTN_NO_SIMD is defined.
+ *   ATTN_NO_DISPATCH keeps a flag-less x86-64 build on the scalar path alone.
  *
  * Conventions: float32, row-major. A matrix argument is (pointer, leading dimension):
  * element (r, c) of x is x[r * ldx + c], and ldx must be >= the row length. Sizes are
  * size_t; zero sizes are errors except where stated (matmul k = 0). Outputs may alias
  * inputs only where a function says "in place allowed", and then only exactly
  * (same pointer and same leading dimension).
+ * Storage types: attn_dtype (f32, f16 = IEEE binary16, bf16 = bfloat16), see attn_convert.
  *
  * Numerics: the AVX2 and NEON paths use fused multiply-add throughout; the scalar path
  * fuses where the target has a fast fma (FP_FAST_FMAF, e.g. AArch64 or -mfma) and
@@ -90,11 +97,52 @@ typedef enum attn_status {
 /* A short English description of a status, e.g. "ok", "null pointer". Never NULL. */
 ATTN_API const char *attn_status_string(attn_status status);
 
-/* The instruction set this build was compiled for: "avx2", "neon" or "scalar". */
+/* The instruction set the calls run on: "avx512", "avx2", "neon" or "scalar" (in a build
+ * that dispatches at run time, the one chosen for this CPU or pinned). */
 ATTN_API const char *attn_isa(void);
+
+/* Pins the instruction set of a build that dispatches at run time: "avx512", "avx2",
+ * "scalar", or "auto" / NULL for the best one this CPU runs. ATTN_ERR_ARG when the name is
+ * unknown, not compiled in, or not runnable here (nothing changes then). In a single-target
+ * build only that target's name (or "auto" / NULL) is accepted. The one piece of state the
+ * library keeps: set it at start-up, before other threads call in. */
+ATTN_API attn_status attn_use_isa(const char *name);
 
 /* The exp behind every kernel: "attn" (the library's own) or "sleef". */
 ATTN_API const char *attn_exp_impl(void);
+
+/* ---------------------------------------------------------------------------------------
+ * Storage types. Every kernel computes in float32; arrays may be stored in 16 bits:
+ *   ATTN_F32   IEEE binary32 (float), 4 bytes.
+ *   ATTN_F16   IEEE binary16 (half): 1 sign, 5 exponent, 10 fraction bits, 2 bytes; largest
+ *              finite 65504, smallest normal 2^-14, smallest subnormal 2^-24.
+ *   ATTN_BF16  bfloat16: the top 16 bits of an IEEE binary32 (1 sign, 8 exponent, 7 fraction
+ *              bits), 2 bytes; float32's range with 8 significant bits.
+ * 16-bit elements are uint16_t bit patterns in the machine's byte order.
+ */
+typedef enum attn_dtype { ATTN_F32 = 0, ATTN_F16 = 1, ATTN_BF16 = 2 } attn_dtype;
+
+/* Bytes per element of a storage type: 4, 2, 2; 0 for a value that is not an attn_dtype. */
+ATTN_API size_t attn_dtype_size(attn_dtype type);
+
+/* Converts n contiguous elements of src (stored as src_type) to dst (stored as dst_type),
+ * any pair of types, vectorized (F16C on x86, the AArch64 conversions on NEON, shifts for
+ * bf16; the scalar path gives the same bits).
+ *   16 -> 32 bits: exact, subnormals included; a NaN stays a NaN with its payload (an f16
+ *     signaling NaN comes out quiet, as the hardware converts it; bf16 bits are shifted
+ *     unchanged).
+ *   32 -> 16 bits: round to nearest, ties to even; what rounds beyond the largest finite
+ *     value is inf; subnormal results are kept (for bf16 also from float32 subnormals);
+ *     a NaN stays a NaN (quiet, sign and the top of its payload kept), never inf.
+ *   f16 <-> bf16: through float32, so rounded once as above. Same type: a copy.
+ * Flush-to-zero (attn_denormals_flush_begin) changes no result; the rounding mode must be
+ * the default (to nearest). n = 0 converts nothing and returns ATTN_OK. In place allowed
+ * (dst == src) when both types have the same size; any other overlap of dst's and src's
+ * bytes is ATTN_ERR_ARG. Errors: ATTN_ERR_NULL (dst or src NULL, also for n = 0),
+ * ATTN_ERR_ARG (a type that is not an attn_dtype, overlap), ATTN_ERR_OVERFLOW (n elements
+ * of either type exceed PTRDIFF_MAX bytes). */
+ATTN_API attn_status attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type,
+                                  const void *src, size_t n);
 
 /* ---------------------------------------------------------------------------------------
  * Row operations. Each processes `rows` rows of `n` elements; x has leading dimension
@@ -142,10 +190,10 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
  * whatever the problem (a few MiB at most: one block of A plus one panel of B; less for
  * small products) and never decreases as m, n or k grow, so a workspace sized for a product
  * serves every sub-block of it, and attn_matmul_workspace_size(ta, tb, SIZE_MAX, SIZE_MAX,
- * SIZE_MAX) serves every product (a static buffer for real-time use). With a workspace, attn_matmul is a packed, register-blocked sgemm
- * (close to the FMA peak on large products). Without one it still works, on A and B in
- * place, tile by tile: somewhat slower for B not transposed (10-30% on large products),
- * several times slower for op(B) = B^T.
+ * SIZE_MAX) serves every product (a static buffer for real-time use). With a workspace,
+ * attn_matmul is a packed, register-blocked sgemm (close to the FMA peak on large products).
+ * Without one it still works, on A and B in place, tile by tile: somewhat slower for B not
+ * transposed (10-30% on large products), several times slower for op(B) = B^T.
  * A non-NULL workspace smaller than the query is ATTN_ERR_WORKSPACE.
  *
  * Determinism: each element of C is summed in an order that depends on k alone (one fma

@@ -8,6 +8,7 @@
 #include "base.h"
 #include "config.h"
 #include "exp.h"
+#include "convert.h"
 #include "softmax.h"
 #include "norm.h"
 #include "elementwise.h"

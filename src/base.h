@@ -31,6 +31,13 @@ ATTN_API const char *attn_status_string(attn_status status)
 
 ATTN_API const char *attn_isa(void) { return ATTN__ISA_NAME; }
 
+ATTN_API attn_status attn_use_isa(const char *name)
+{
+    return !name || strcmp(name, "auto") == 0 || strcmp(name, ATTN__ISA_NAME) == 0
+               ? ATTN_OK
+               : ATTN_ERR_ARG;
+}
+
 ATTN_API const char *attn_exp_impl(void)
 {
 #ifdef ATTN_USE_SLEEF

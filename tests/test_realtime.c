@@ -37,7 +37,8 @@
 
 /* the softmax path under test: attn_softmax's own, or (--far) the far ones */
 static int sm_path = ATTN__SM_AUTO;
-#define attn_softmax(x, ldx, y, ldy, rows, n, s) attn__softmax_path(x, ldx, y, ldy, rows, n, s, sm_path)
+#define attn_softmax(x, ldx, y, ldy, rows, n, s)                                            \
+    attn__softmax_path(x, ldx, y, ldy, rows, n, s, sm_path)
 
 #include <float.h>
 #include <pthread.h>
@@ -234,6 +235,8 @@ static void c_ident(void)
     for (s = 1; s >= -7; s--)
         if (!attn_status_string((attn_status)s)) bad_status++;
     if (!attn_isa() || !attn_exp_impl()) bad_status++;
+    if (attn_use_isa(attn_isa()) != ATTN_OK || attn_use_isa("nonsense") != ATTN_ERR_ARG)
+        bad_status++;
 }
 
 static void c_softmax(void)
@@ -412,6 +415,18 @@ static void c_fpenv(void)
     ERR(attn_denormals_flush_begin(NULL));
 }
 
+static void c_convert(void)
+{
+    const size_t n = CUR->T * CUR->d; /* f32 -> f16 -> bf16 -> f32, and every error kind */
+    (void)attn_dtype_size(ATTN_BF16);
+    OK(attn_convert(ATTN_F16, by, ATTN_F32, bx, n));
+    OK(attn_convert(ATTN_BF16, bz, ATTN_F16, by, n));
+    OK(attn_convert(ATTN_F32, by, ATTN_BF16, bz, n));
+    ERR(attn_convert(ATTN_F16, NULL, ATTN_F32, bx, n));
+    ERR(attn_convert((attn_dtype)3, by, ATTN_F32, bx, n));
+    ERR(attn_convert(ATTN_F32, bx, ATTN_F16, bx, n));
+}
+
 typedef struct rt_call {
     const char *name;
     const char *covers; /* the public functions it calls, space separated */
@@ -419,7 +434,7 @@ typedef struct rt_call {
 } rt_call;
 
 static const rt_call calls[] = {
-    {"identification", "attn_status_string attn_isa attn_exp_impl", c_ident},
+    {"identification", "attn_status_string attn_isa attn_use_isa attn_exp_impl", c_ident},
     {"softmax", "attn_softmax", c_softmax},
     {"layernorm", "attn_layernorm", c_layernorm},
     {"rmsnorm", "attn_rmsnorm", c_rmsnorm},
@@ -436,6 +451,7 @@ static const rt_call calls[] = {
     {"decoder", "attn_decoder attn_decoder_workspace_size", c_decoder},
     {"param counts", "attn_encoder_param_count attn_decoder_param_count", c_params},
     {"fp env", "attn_denormals_flush_supported attn_denormals_flush_begin attn_denormals_flush_end", c_fpenv},
+    {"convert", "attn_dtype_size attn_convert", c_convert},
 };
 #define NCALLS (sizeof calls / sizeof calls[0])
 

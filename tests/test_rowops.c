@@ -28,7 +28,8 @@
 
 /* the softmax path under test: attn_softmax's own, or (--far) the far ones */
 static int sm_path = ATTN__SM_AUTO;
-#define attn_softmax(x, ldx, y, ldy, rows, n, s) attn__softmax_path(x, ldx, y, ldy, rows, n, s, sm_path)
+#define attn_softmax(x, ldx, y, ldy, rows, n, s)                                            \
+    attn__softmax_path(x, ldx, y, ldy, rows, n, s, sm_path)
 
 #include <float.h>
 #include <stdint.h>

@@ -29,16 +29,23 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/attn-consumers.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 
 # Expected paths: "auto" is what the build systems' simd=auto gives, "plain" what a bare
-# compiler gives (AVX2 if its defaults already enable AVX2 and FMA).
+# compiler gives: on x86-64 both dispatch at run time to the best path this CPU runs (AVX2
+# or AVX-512 instead when the compiler's defaults already enable them).
 version=$(awk '/^#define ATTN_VERSION_(MAJOR|MINOR|PATCH) / { v = v (v == "" ? "" : ".") $3 }
                END { print v }' "$src/attn.h")
 auto=scalar plain=scalar avx2=no
 case $(uname -m) in
 x86_64 | amd64)
-  auto=avx2
-  if grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo; then avx2=yes; fi
-  if echo | "$CC" -dM -E - 2>/dev/null | grep -q '__AVX2__' &&
-    echo | "$CC" -dM -E - 2>/dev/null | grep -q '__FMA__'; then plain=avx2; fi ;;
+  if grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo &&
+    grep -qw f16c /proc/cpuinfo; then
+    avx2=yes auto=avx2
+    if grep -qw avx512f /proc/cpuinfo; then auto=avx512; fi
+  fi
+  plain=$auto
+  defaults=$(echo | "$CC" -dM -E - 2>/dev/null)
+  if grep -q '__AVX512F__' <<<"$defaults"; then plain=avx512
+  elif grep -q '__AVX2__' <<<"$defaults" && grep -q '__FMA__' <<<"$defaults"; then plain=avx2
+  fi ;;
 aarch64 | arm64) auto=neon plain=neon ;;
 esac
 # The scalar consumers compile with the project's own -mavx2 -mfma where AVX2 runs, so
