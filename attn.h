@@ -44,7 +44,13 @@
  * element (r, c) of x is x[r * ldx + c], and ldx must be >= the row length. Sizes are
  * size_t; zero sizes are errors except where stated (matmul k = 0). Outputs may alias
  * inputs only where a function says "in place allowed", and then only exactly
- * (same pointer and same leading dimension).
+ * (same pointer and same leading dimension). Other overlaps of an output with an input or
+ * another output (partial overlap, in place with another leading dimension, mean_out or
+ * rstd_out inside y, a decoder's mem over y, attention O strides that map two rows onto
+ * one float) are not detected: the call stays memory-safe (it reads and writes only the
+ * documented extents) but the values it leaves are unspecified, and attention work items
+ * sharing an output row race. Every function is reentrant and thread-safe given its own
+ * outputs and workspace: the library keeps no mutable state.
  * Storage types: attn_dtype (f32, f16 = IEEE binary16, bf16 = bfloat16), see attn_convert.
  *
  * Numerics: the AVX2 and NEON paths use fused multiply-add throughout; the scalar path
@@ -154,19 +160,24 @@ ATTN_API attn_status attn_convert(attn_dtype dst_type, void *dst, attn_dtype src
  * input is safe. A row whose entries are all -inf gives all zeros. A row holding +inf
  * gives 1/count at the +inf entries and 0 elsewhere (the limit). A NaN makes its own
  * row all NaN and no other. Outputs below FLT_MIN are 0 (never denormal).
- * scale must be finite (1.0f for a plain softmax). */
+ * scale must be finite (1.0f for a plain softmax); scale 0 with an infinite entry gives a
+ * NaN row (0 * inf). */
 ATTN_API attn_status attn_softmax(const float *x, size_t ldx, float *y, size_t ldy,
                                   size_t rows, size_t n, float scale);
 
 /* y[r,:] = (x[r,:] - mean) / sqrt(var + eps) * gamma + beta, var the biased variance.
  * gamma and beta may be NULL (1 and 0). eps >= 0 and finite. mean_out and rstd_out,
- * when not NULL, receive each row's mean and 1/sqrt(var + eps) (`rows` floats each). */
+ * when not NULL, receive each row's mean and 1/sqrt(var + eps) (`rows` floats each).
+ * eps = 0 is allowed: a row of equal values (variance 0) then normalizes to 0 (y = beta,
+ * rstd_out = +inf). A row holding inf or NaN gives a NaN row (mean and rstd NaN too). */
 ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t ldy,
                                     size_t rows, size_t n, const float *gamma,
                                     const float *beta, float eps, float *mean_out,
                                     float *rstd_out);
 
-/* y[r,:] = x[r,:] / sqrt(mean(x[r,:]^2) + eps) * gamma. gamma may be NULL (1). */
+/* y[r,:] = x[r,:] / sqrt(mean(x[r,:]^2) + eps) * gamma. gamma may be NULL (1). eps >= 0 and
+ * finite; with eps = 0 an all-zero row gives zeros. A row holding inf or NaN gives NaN
+ * where x is inf or NaN, and 0 (inf) or NaN (NaN) elsewhere. */
 ATTN_API attn_status attn_rmsnorm(const float *x, size_t ldx, float *y, size_t ldy,
                                   size_t rows, size_t n, const float *gamma, float eps);
 
@@ -375,6 +386,41 @@ ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, si
                                                       attn_layout layout, attn_causal causal);
 
 /* ---------------------------------------------------------------------------------------
+ * Rotary position embedding (RoPE), in place on query or key rows. Pair k of a head's
+ * rotated part (k < r / 2, r = rot_dim) turns by the angle pos * pos_scale * f_k:
+ *   (a, b) -> (a cos - b sin, a sin + b cos),
+ * the pair being elements (2k, 2k + 1) with ATTN_ROPE_ADJACENT, (k, k + r / 2) with
+ * ATTN_ROPE_HALVES; elements r .. head_dim - 1 are left as they are (partial rotary).
+ * f_k = inv_freq[k] when given (any published scaling scheme: NTK, YaRN, Llama 3), else
+ * theta^(-2k / r). Angles, sines and cosines are computed in double and rounded once, so
+ * positions up to 2^53 keep full float accuracy (PyTorch's float32 angles lose it past
+ * about 2^13); the error is stated in the README.
+ */
+typedef enum attn_rope_pairing {
+    ATTN_ROPE_ADJACENT = 0, /* (2k, 2k + 1): GPT-J, the original RoFormer, Meta's Llama code */
+    ATTN_ROPE_HALVES = 1    /* (k, k + r / 2): GPT-NeoX, Hugging Face's Llama code */
+} attn_rope_pairing;
+
+typedef struct attn_rope_params {
+    size_t head_dim;           /* floats per head */
+    size_t rot_dim;            /* r: the rotated leading part of a head, even; 0 = head_dim */
+    attn_rope_pairing pairing;
+    float theta;               /* the frequencies' base; 0 = 10000 */
+    float pos_scale;           /* linear position scaling (positions times this); 0 = 1 */
+    const float *inv_freq;     /* r / 2 frequencies f_k, or NULL for theta^(-2k / r) */
+} attn_rope_params;
+
+/* Rotates x in place: `tokens` rows ldx floats apart, each holding `heads` heads of
+ * head_dim floats side by side ([L, H * D] rows, ldx >= heads * head_dim; for [B, H, L, D]
+ * call once per head with heads = 1 and ldx = head_dim). Row t has the position
+ * positions[t] when positions is not NULL, else pos0 + t (a KV cache appends at its
+ * length). Errors: ATTN_ERR_NULL, ATTN_ERR_SIZE (zero sizes, rot_dim odd or above
+ * head_dim), ATTN_ERR_LD, ATTN_ERR_OVERFLOW, ATTN_ERR_ARG (theta or pos_scale negative or
+ * not finite). */
+ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, size_t tokens,
+                               size_t heads, size_t pos0, const size_t *positions);
+
+/* ---------------------------------------------------------------------------------------
  * Transformer blocks: activations, linear layers, feed-forward network, multi-head
  * attention, encoder and decoder blocks, parameter counts; and the floating-point
  * environment helpers for real-time use.
@@ -384,7 +430,9 @@ ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, si
  * transpose, which attn_linear also accepts). One sequence per call: x is tokens x
  * d_model with leading dimension ldx; batch by looping. Scratch memory comes from the
  * caller: *_workspace_size() gives the bytes for a given token count (it grows with the
- * tokens, as the activations do); any alignment; nothing is ever allocated.
+ * tokens, as the activations do, and never decreases as any size grows, so the size for the
+ * largest sizes a program uses serves every smaller call: one static buffer for real-time
+ * use); any alignment; nothing is ever allocated.
  *
  * Denormals: attn_activation, attn_linear, attn_ffn, attn_mha, attn_encoder and
  * attn_decoder never return a denormal (a result below FLT_MIN in magnitude is 0), and
@@ -732,6 +780,9 @@ static inline int attn__scalar_vany_neg(attn__scalar_v a)
 {
     return _mm512_cmplt_epi32_mask(_mm512_castps_si512(a), _mm512_setzero_si512()) != 0;
 }
+/* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
+#define ATTN__SCALAR_HAVE_VSWAP_PAIRS 1
+static inline attn__scalar_v attn__scalar_vswap_pairs(attn__scalar_v a) { return _mm512_permute_ps(a, 0xB1); }
 /* non-temporal store (p aligned to 64 bytes); attn__scalar_vstream_fence() before returning */
 #define ATTN__SCALAR_HAVE_VSTREAM 1
 static inline void attn__scalar_vstream(float *p, attn__scalar_v v) { _mm512_stream_ps(p, v); }
@@ -895,6 +946,9 @@ static inline attn__scalar_v attn__scalar_vlut8_scale(const int32_t *tab, attn__
 static inline attn__scalar_v attn__scalar_vfabs(attn__scalar_v a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 static inline attn__scalar_v attn__scalar_vor(attn__scalar_v a, attn__scalar_v b) { return _mm256_or_ps(a, b); }
 static inline int attn__scalar_vany_neg(attn__scalar_v a) { return _mm256_movemask_ps(a); }
+/* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
+#define ATTN__SCALAR_HAVE_VSWAP_PAIRS 1
+static inline attn__scalar_v attn__scalar_vswap_pairs(attn__scalar_v a) { return _mm256_permute_ps(a, 0xB1); }
 /* 16-bit storage, 8 elements widened on load and narrowed on store. f16 by F16C (rounding
  * to nearest even from the immediate, whatever MXCSR says; half subnormals kept under
  * FTZ/DAZ), when the compiler has it (-mf16c; every AVX2 CPU does): else generic.h's exact
@@ -1059,6 +1113,9 @@ static inline attn__scalar_v attn__scalar_vor(attn__scalar_v a, attn__scalar_v b
     return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)));
 }
 static inline int attn__scalar_vany_neg(attn__scalar_v a) { return vmaxvq_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 31)) != 0; }
+/* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
+#define ATTN__SCALAR_HAVE_VSWAP_PAIRS 1
+static inline attn__scalar_v attn__scalar_vswap_pairs(attn__scalar_v a) { return vrev64q_f32(a); }
 /* 16-bit storage, 4 elements widened on load and narrowed on store. f16 by the AArch64
  * conversions (fcvtl, fcvtn: half subnormals kept whatever FPCR.FZ says; rounding by
  * FPCR, to nearest even by default). bf16 by shifts: rounding adds 0x7FFF plus the kept
@@ -4107,6 +4164,118 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__scalar_attn_attention_init
     return p;
 }
 /* end of src/kv_cache.h */
+/* src/rope.h - rotary position embedding (attn__scalar_attn_rope).
+ *
+ * Per row, the pairs go in chunks of ATTN__SCALAR_ROPE_CHUNK: the chunk's cosines and sines are
+ * computed once in double (angle pos * pos_scale * f_k, one rounding to float each), laid
+ * out per element in a small stack table, then every head of the row turns by it:
+ * y = x * C + partner(x) * S, the partner being the lane swapped within its pair
+ * (adjacent pairs: attn__scalar_vswap_pairs) or the element half the rotated part away
+ * (halves: a second load). The trigonometry is shared by all heads of a row. */
+
+#define ATTN__SCALAR_ROPE_CHUNK 128 /* pairs per table: 2 x 256 floats of stack */
+
+/* Pairs k0 .. k0 + nk of one head at h (adjacent: elements 2k, 2k + 1) by the table: C and
+ * S per element, S holding -sin at the first element of a pair and sin at the second */
+static void attn__scalar_rope_adjacent(float *h, size_t k0, size_t nk, const float *c, const float *s)
+{
+    float *x = h + 2 * k0;
+    const size_t n = 2 * nk;
+    size_t i = 0;
+#ifdef ATTN__SCALAR_HAVE_VSWAP_PAIRS
+    for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW) {
+        const attn__scalar_v v = attn__scalar_vload(x + i);
+        attn__scalar_vstore(x + i, attn__scalar_vfma(v, attn__scalar_vload(c + i),
+                                       attn__scalar_vmul(attn__scalar_vswap_pairs(v), attn__scalar_vload(s + i))));
+    }
+    if (i < n) {
+        const attn__scalar_v v = attn__scalar_vload_part(x + i, n - i, 0.0f);
+        attn__scalar_vstore_part(x + i, attn__scalar_vfma(v, attn__scalar_vload_part(c + i, n - i, 0.0f),
+                                            attn__scalar_vmul(attn__scalar_vswap_pairs(v),
+                                                       attn__scalar_vload_part(s + i, n - i, 0.0f))),
+                          n - i);
+    }
+#else
+    for (; i < n; i += 2) { /* the same operations, one pair at a time */
+        const float a = x[i], b = x[i + 1];
+        x[i] = attn__scalar_vfma(a, c[i], b * s[i]);
+        x[i + 1] = attn__scalar_vfma(b, c[i + 1], a * s[i + 1]);
+    }
+#endif
+}
+
+/* Pairs k0 .. k0 + nk of one head at h (halves: elements k and k + half) by the table: C
+ * and S per pair */
+static void attn__scalar_rope_halves(float *h, size_t half, size_t k0, size_t nk, const float *c,
+                              const float *s)
+{
+    float *a = h + k0, *b = h + half + k0;
+    size_t i = 0;
+    for (; i + ATTN__SCALAR_VW <= nk; i += ATTN__SCALAR_VW) {
+        const attn__scalar_v va = attn__scalar_vload(a + i), vb = attn__scalar_vload(b + i);
+        const attn__scalar_v vc = attn__scalar_vload(c + i), vs = attn__scalar_vload(s + i);
+        attn__scalar_vstore(a + i, attn__scalar_vfma(va, vc, attn__scalar_vmul(attn__scalar_vsub(attn__scalar_vzero(), vb), vs)));
+        attn__scalar_vstore(b + i, attn__scalar_vfma(vb, vc, attn__scalar_vmul(va, vs)));
+    }
+    if (i < nk) {
+        const size_t t = nk - i;
+        const attn__scalar_v va = attn__scalar_vload_part(a + i, t, 0.0f), vb = attn__scalar_vload_part(b + i, t, 0.0f);
+        const attn__scalar_v vc = attn__scalar_vload_part(c + i, t, 0.0f), vs = attn__scalar_vload_part(s + i, t, 0.0f);
+        attn__scalar_vstore_part(a + i, attn__scalar_vfma(va, vc, attn__scalar_vmul(attn__scalar_vsub(attn__scalar_vzero(), vb), vs)),
+                          t);
+        attn__scalar_vstore_part(b + i, attn__scalar_vfma(vb, vc, attn__scalar_vmul(va, vs)), t);
+    }
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_rope(const attn_rope_params *p, float *x, size_t ldx, size_t tokens,
+                               size_t heads, size_t pos0, const size_t *positions)
+{
+    float c[2 * ATTN__SCALAR_ROPE_CHUNK], s[2 * ATTN__SCALAR_ROPE_CHUNK];
+    attn_status st;
+    size_t r, half, t, k0, k, h, width;
+    double theta, scale;
+    if (!p || !x) return ATTN_ERR_NULL;
+    r = p->rot_dim ? p->rot_dim : p->head_dim;
+    if (p->head_dim == 0 || heads == 0 || r % 2 || r > p->head_dim) return ATTN_ERR_SIZE;
+    if (heads > ATTN__SCALAR_MAX_ELEMS / p->head_dim) return ATTN_ERR_OVERFLOW;
+    width = heads * p->head_dim;
+    if ((st = attn__scalar_check_mat(tokens, width, ldx)) != ATTN_OK) return st;
+    if (!(p->theta >= 0.0f) || !attn__scalar_finite(p->theta) || !(p->pos_scale >= 0.0f) ||
+        !attn__scalar_finite(p->pos_scale) || (p->pairing != ATTN_ROPE_ADJACENT &&
+                                        p->pairing != ATTN_ROPE_HALVES))
+        return ATTN_ERR_ARG;
+    theta = p->theta > 0.0f ? (double)p->theta : 10000.0;
+    scale = p->pos_scale > 0.0f ? (double)p->pos_scale : 1.0;
+    half = r / 2;
+    for (t = 0; t < tokens; t++) {
+        const double pos = (double)(positions ? positions[t] : pos0 + t) * scale;
+        float *row = x + t * ldx;
+        for (k0 = 0; k0 < half; k0 += ATTN__SCALAR_ROPE_CHUNK) {
+            const size_t nk = half - k0 < ATTN__SCALAR_ROPE_CHUNK ? half - k0 : ATTN__SCALAR_ROPE_CHUNK;
+            for (k = 0; k < nk; k++) {
+                const double f = p->inv_freq ? (double)p->inv_freq[k0 + k]
+                                             : pow(theta, -2.0 * (double)(k0 + k) / (double)r);
+                const float cs = (float)cos(pos * f), sn = (float)sin(pos * f);
+                if (p->pairing == ATTN_ROPE_ADJACENT) {
+                    c[2 * k] = c[2 * k + 1] = cs;
+                    s[2 * k] = -sn;
+                    s[2 * k + 1] = sn;
+                } else {
+                    c[k] = cs;
+                    s[k] = sn;
+                }
+            }
+            for (h = 0; h < heads; h++) {
+                if (p->pairing == ATTN_ROPE_ADJACENT)
+                    attn__scalar_rope_adjacent(row + h * p->head_dim, k0, nk, c, s);
+                else
+                    attn__scalar_rope_halves(row + h * p->head_dim, half, k0, nk, c, s);
+            }
+        }
+    }
+    return ATTN_OK;
+}
+/* end of src/rope.h */
 /* ---- transformer blocks ---------------------------------------------------------------
  * Activations over the vector layer, linear layers around attn__scalar_attn_matmul, and the blocks
  * composed from the public kernels. Nothing here allocates: every buffer is a slice of the
@@ -4887,6 +5056,9 @@ static inline int attn__avx2_vany_neg(attn__avx2_v a)
 {
     return _mm512_cmplt_epi32_mask(_mm512_castps_si512(a), _mm512_setzero_si512()) != 0;
 }
+/* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
+#define ATTN__AVX2_HAVE_VSWAP_PAIRS 1
+static inline attn__avx2_v attn__avx2_vswap_pairs(attn__avx2_v a) { return _mm512_permute_ps(a, 0xB1); }
 /* non-temporal store (p aligned to 64 bytes); attn__avx2_vstream_fence() before returning */
 #define ATTN__AVX2_HAVE_VSTREAM 1
 static inline void attn__avx2_vstream(float *p, attn__avx2_v v) { _mm512_stream_ps(p, v); }
@@ -5050,6 +5222,9 @@ static inline attn__avx2_v attn__avx2_vlut8_scale(const int32_t *tab, attn__avx2
 static inline attn__avx2_v attn__avx2_vfabs(attn__avx2_v a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 static inline attn__avx2_v attn__avx2_vor(attn__avx2_v a, attn__avx2_v b) { return _mm256_or_ps(a, b); }
 static inline int attn__avx2_vany_neg(attn__avx2_v a) { return _mm256_movemask_ps(a); }
+/* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
+#define ATTN__AVX2_HAVE_VSWAP_PAIRS 1
+static inline attn__avx2_v attn__avx2_vswap_pairs(attn__avx2_v a) { return _mm256_permute_ps(a, 0xB1); }
 /* 16-bit storage, 8 elements widened on load and narrowed on store. f16 by F16C (rounding
  * to nearest even from the immediate, whatever MXCSR says; half subnormals kept under
  * FTZ/DAZ), when the compiler has it (-mf16c; every AVX2 CPU does): else generic.h's exact
@@ -5214,6 +5389,9 @@ static inline attn__avx2_v attn__avx2_vor(attn__avx2_v a, attn__avx2_v b)
     return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)));
 }
 static inline int attn__avx2_vany_neg(attn__avx2_v a) { return vmaxvq_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 31)) != 0; }
+/* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
+#define ATTN__AVX2_HAVE_VSWAP_PAIRS 1
+static inline attn__avx2_v attn__avx2_vswap_pairs(attn__avx2_v a) { return vrev64q_f32(a); }
 /* 16-bit storage, 4 elements widened on load and narrowed on store. f16 by the AArch64
  * conversions (fcvtl, fcvtn: half subnormals kept whatever FPCR.FZ says; rounding by
  * FPCR, to nearest even by default). bf16 by shifts: rounding adds 0x7FFF plus the kept
@@ -8262,6 +8440,118 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__avx2_attn_attention_init_k
     return p;
 }
 /* end of src/kv_cache.h */
+/* src/rope.h - rotary position embedding (attn__avx2_attn_rope).
+ *
+ * Per row, the pairs go in chunks of ATTN__AVX2_ROPE_CHUNK: the chunk's cosines and sines are
+ * computed once in double (angle pos * pos_scale * f_k, one rounding to float each), laid
+ * out per element in a small stack table, then every head of the row turns by it:
+ * y = x * C + partner(x) * S, the partner being the lane swapped within its pair
+ * (adjacent pairs: attn__avx2_vswap_pairs) or the element half the rotated part away
+ * (halves: a second load). The trigonometry is shared by all heads of a row. */
+
+#define ATTN__AVX2_ROPE_CHUNK 128 /* pairs per table: 2 x 256 floats of stack */
+
+/* Pairs k0 .. k0 + nk of one head at h (adjacent: elements 2k, 2k + 1) by the table: C and
+ * S per element, S holding -sin at the first element of a pair and sin at the second */
+static void attn__avx2_rope_adjacent(float *h, size_t k0, size_t nk, const float *c, const float *s)
+{
+    float *x = h + 2 * k0;
+    const size_t n = 2 * nk;
+    size_t i = 0;
+#ifdef ATTN__AVX2_HAVE_VSWAP_PAIRS
+    for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW) {
+        const attn__avx2_v v = attn__avx2_vload(x + i);
+        attn__avx2_vstore(x + i, attn__avx2_vfma(v, attn__avx2_vload(c + i),
+                                       attn__avx2_vmul(attn__avx2_vswap_pairs(v), attn__avx2_vload(s + i))));
+    }
+    if (i < n) {
+        const attn__avx2_v v = attn__avx2_vload_part(x + i, n - i, 0.0f);
+        attn__avx2_vstore_part(x + i, attn__avx2_vfma(v, attn__avx2_vload_part(c + i, n - i, 0.0f),
+                                            attn__avx2_vmul(attn__avx2_vswap_pairs(v),
+                                                       attn__avx2_vload_part(s + i, n - i, 0.0f))),
+                          n - i);
+    }
+#else
+    for (; i < n; i += 2) { /* the same operations, one pair at a time */
+        const float a = x[i], b = x[i + 1];
+        x[i] = attn__avx2_vfma(a, c[i], b * s[i]);
+        x[i + 1] = attn__avx2_vfma(b, c[i + 1], a * s[i + 1]);
+    }
+#endif
+}
+
+/* Pairs k0 .. k0 + nk of one head at h (halves: elements k and k + half) by the table: C
+ * and S per pair */
+static void attn__avx2_rope_halves(float *h, size_t half, size_t k0, size_t nk, const float *c,
+                              const float *s)
+{
+    float *a = h + k0, *b = h + half + k0;
+    size_t i = 0;
+    for (; i + ATTN__AVX2_VW <= nk; i += ATTN__AVX2_VW) {
+        const attn__avx2_v va = attn__avx2_vload(a + i), vb = attn__avx2_vload(b + i);
+        const attn__avx2_v vc = attn__avx2_vload(c + i), vs = attn__avx2_vload(s + i);
+        attn__avx2_vstore(a + i, attn__avx2_vfma(va, vc, attn__avx2_vmul(attn__avx2_vsub(attn__avx2_vzero(), vb), vs)));
+        attn__avx2_vstore(b + i, attn__avx2_vfma(vb, vc, attn__avx2_vmul(va, vs)));
+    }
+    if (i < nk) {
+        const size_t t = nk - i;
+        const attn__avx2_v va = attn__avx2_vload_part(a + i, t, 0.0f), vb = attn__avx2_vload_part(b + i, t, 0.0f);
+        const attn__avx2_v vc = attn__avx2_vload_part(c + i, t, 0.0f), vs = attn__avx2_vload_part(s + i, t, 0.0f);
+        attn__avx2_vstore_part(a + i, attn__avx2_vfma(va, vc, attn__avx2_vmul(attn__avx2_vsub(attn__avx2_vzero(), vb), vs)),
+                          t);
+        attn__avx2_vstore_part(b + i, attn__avx2_vfma(vb, vc, attn__avx2_vmul(va, vs)), t);
+    }
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_rope(const attn_rope_params *p, float *x, size_t ldx, size_t tokens,
+                               size_t heads, size_t pos0, const size_t *positions)
+{
+    float c[2 * ATTN__AVX2_ROPE_CHUNK], s[2 * ATTN__AVX2_ROPE_CHUNK];
+    attn_status st;
+    size_t r, half, t, k0, k, h, width;
+    double theta, scale;
+    if (!p || !x) return ATTN_ERR_NULL;
+    r = p->rot_dim ? p->rot_dim : p->head_dim;
+    if (p->head_dim == 0 || heads == 0 || r % 2 || r > p->head_dim) return ATTN_ERR_SIZE;
+    if (heads > ATTN__AVX2_MAX_ELEMS / p->head_dim) return ATTN_ERR_OVERFLOW;
+    width = heads * p->head_dim;
+    if ((st = attn__avx2_check_mat(tokens, width, ldx)) != ATTN_OK) return st;
+    if (!(p->theta >= 0.0f) || !attn__avx2_finite(p->theta) || !(p->pos_scale >= 0.0f) ||
+        !attn__avx2_finite(p->pos_scale) || (p->pairing != ATTN_ROPE_ADJACENT &&
+                                        p->pairing != ATTN_ROPE_HALVES))
+        return ATTN_ERR_ARG;
+    theta = p->theta > 0.0f ? (double)p->theta : 10000.0;
+    scale = p->pos_scale > 0.0f ? (double)p->pos_scale : 1.0;
+    half = r / 2;
+    for (t = 0; t < tokens; t++) {
+        const double pos = (double)(positions ? positions[t] : pos0 + t) * scale;
+        float *row = x + t * ldx;
+        for (k0 = 0; k0 < half; k0 += ATTN__AVX2_ROPE_CHUNK) {
+            const size_t nk = half - k0 < ATTN__AVX2_ROPE_CHUNK ? half - k0 : ATTN__AVX2_ROPE_CHUNK;
+            for (k = 0; k < nk; k++) {
+                const double f = p->inv_freq ? (double)p->inv_freq[k0 + k]
+                                             : pow(theta, -2.0 * (double)(k0 + k) / (double)r);
+                const float cs = (float)cos(pos * f), sn = (float)sin(pos * f);
+                if (p->pairing == ATTN_ROPE_ADJACENT) {
+                    c[2 * k] = c[2 * k + 1] = cs;
+                    s[2 * k] = -sn;
+                    s[2 * k + 1] = sn;
+                } else {
+                    c[k] = cs;
+                    s[k] = sn;
+                }
+            }
+            for (h = 0; h < heads; h++) {
+                if (p->pairing == ATTN_ROPE_ADJACENT)
+                    attn__avx2_rope_adjacent(row + h * p->head_dim, k0, nk, c, s);
+                else
+                    attn__avx2_rope_halves(row + h * p->head_dim, half, k0, nk, c, s);
+            }
+        }
+    }
+    return ATTN_OK;
+}
+/* end of src/rope.h */
 /* ---- transformer blocks ---------------------------------------------------------------
  * Activations over the vector layer, linear layers around attn__avx2_attn_matmul, and the blocks
  * composed from the public kernels. Nothing here allocates: every buffer is a slice of the
@@ -9046,6 +9336,9 @@ static inline int attn__avx512_vany_neg(attn__avx512_v a)
 {
     return _mm512_cmplt_epi32_mask(_mm512_castps_si512(a), _mm512_setzero_si512()) != 0;
 }
+/* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
+#define ATTN__AVX512_HAVE_VSWAP_PAIRS 1
+static inline attn__avx512_v attn__avx512_vswap_pairs(attn__avx512_v a) { return _mm512_permute_ps(a, 0xB1); }
 /* non-temporal store (p aligned to 64 bytes); attn__avx512_vstream_fence() before returning */
 #define ATTN__AVX512_HAVE_VSTREAM 1
 static inline void attn__avx512_vstream(float *p, attn__avx512_v v) { _mm512_stream_ps(p, v); }
@@ -9209,6 +9502,9 @@ static inline attn__avx512_v attn__avx512_vlut8_scale(const int32_t *tab, attn__
 static inline attn__avx512_v attn__avx512_vfabs(attn__avx512_v a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 static inline attn__avx512_v attn__avx512_vor(attn__avx512_v a, attn__avx512_v b) { return _mm256_or_ps(a, b); }
 static inline int attn__avx512_vany_neg(attn__avx512_v a) { return _mm256_movemask_ps(a); }
+/* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
+#define ATTN__AVX512_HAVE_VSWAP_PAIRS 1
+static inline attn__avx512_v attn__avx512_vswap_pairs(attn__avx512_v a) { return _mm256_permute_ps(a, 0xB1); }
 /* 16-bit storage, 8 elements widened on load and narrowed on store. f16 by F16C (rounding
  * to nearest even from the immediate, whatever MXCSR says; half subnormals kept under
  * FTZ/DAZ), when the compiler has it (-mf16c; every AVX2 CPU does): else generic.h's exact
@@ -9373,6 +9669,9 @@ static inline attn__avx512_v attn__avx512_vor(attn__avx512_v a, attn__avx512_v b
     return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)));
 }
 static inline int attn__avx512_vany_neg(attn__avx512_v a) { return vmaxvq_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 31)) != 0; }
+/* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
+#define ATTN__AVX512_HAVE_VSWAP_PAIRS 1
+static inline attn__avx512_v attn__avx512_vswap_pairs(attn__avx512_v a) { return vrev64q_f32(a); }
 /* 16-bit storage, 4 elements widened on load and narrowed on store. f16 by the AArch64
  * conversions (fcvtl, fcvtn: half subnormals kept whatever FPCR.FZ says; rounding by
  * FPCR, to nearest even by default). bf16 by shifts: rounding adds 0x7FFF plus the kept
@@ -12421,6 +12720,118 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__avx512_attn_attention_init
     return p;
 }
 /* end of src/kv_cache.h */
+/* src/rope.h - rotary position embedding (attn__avx512_attn_rope).
+ *
+ * Per row, the pairs go in chunks of ATTN__AVX512_ROPE_CHUNK: the chunk's cosines and sines are
+ * computed once in double (angle pos * pos_scale * f_k, one rounding to float each), laid
+ * out per element in a small stack table, then every head of the row turns by it:
+ * y = x * C + partner(x) * S, the partner being the lane swapped within its pair
+ * (adjacent pairs: attn__avx512_vswap_pairs) or the element half the rotated part away
+ * (halves: a second load). The trigonometry is shared by all heads of a row. */
+
+#define ATTN__AVX512_ROPE_CHUNK 128 /* pairs per table: 2 x 256 floats of stack */
+
+/* Pairs k0 .. k0 + nk of one head at h (adjacent: elements 2k, 2k + 1) by the table: C and
+ * S per element, S holding -sin at the first element of a pair and sin at the second */
+static void attn__avx512_rope_adjacent(float *h, size_t k0, size_t nk, const float *c, const float *s)
+{
+    float *x = h + 2 * k0;
+    const size_t n = 2 * nk;
+    size_t i = 0;
+#ifdef ATTN__AVX512_HAVE_VSWAP_PAIRS
+    for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW) {
+        const attn__avx512_v v = attn__avx512_vload(x + i);
+        attn__avx512_vstore(x + i, attn__avx512_vfma(v, attn__avx512_vload(c + i),
+                                       attn__avx512_vmul(attn__avx512_vswap_pairs(v), attn__avx512_vload(s + i))));
+    }
+    if (i < n) {
+        const attn__avx512_v v = attn__avx512_vload_part(x + i, n - i, 0.0f);
+        attn__avx512_vstore_part(x + i, attn__avx512_vfma(v, attn__avx512_vload_part(c + i, n - i, 0.0f),
+                                            attn__avx512_vmul(attn__avx512_vswap_pairs(v),
+                                                       attn__avx512_vload_part(s + i, n - i, 0.0f))),
+                          n - i);
+    }
+#else
+    for (; i < n; i += 2) { /* the same operations, one pair at a time */
+        const float a = x[i], b = x[i + 1];
+        x[i] = attn__avx512_vfma(a, c[i], b * s[i]);
+        x[i + 1] = attn__avx512_vfma(b, c[i + 1], a * s[i + 1]);
+    }
+#endif
+}
+
+/* Pairs k0 .. k0 + nk of one head at h (halves: elements k and k + half) by the table: C
+ * and S per pair */
+static void attn__avx512_rope_halves(float *h, size_t half, size_t k0, size_t nk, const float *c,
+                              const float *s)
+{
+    float *a = h + k0, *b = h + half + k0;
+    size_t i = 0;
+    for (; i + ATTN__AVX512_VW <= nk; i += ATTN__AVX512_VW) {
+        const attn__avx512_v va = attn__avx512_vload(a + i), vb = attn__avx512_vload(b + i);
+        const attn__avx512_v vc = attn__avx512_vload(c + i), vs = attn__avx512_vload(s + i);
+        attn__avx512_vstore(a + i, attn__avx512_vfma(va, vc, attn__avx512_vmul(attn__avx512_vsub(attn__avx512_vzero(), vb), vs)));
+        attn__avx512_vstore(b + i, attn__avx512_vfma(vb, vc, attn__avx512_vmul(va, vs)));
+    }
+    if (i < nk) {
+        const size_t t = nk - i;
+        const attn__avx512_v va = attn__avx512_vload_part(a + i, t, 0.0f), vb = attn__avx512_vload_part(b + i, t, 0.0f);
+        const attn__avx512_v vc = attn__avx512_vload_part(c + i, t, 0.0f), vs = attn__avx512_vload_part(s + i, t, 0.0f);
+        attn__avx512_vstore_part(a + i, attn__avx512_vfma(va, vc, attn__avx512_vmul(attn__avx512_vsub(attn__avx512_vzero(), vb), vs)),
+                          t);
+        attn__avx512_vstore_part(b + i, attn__avx512_vfma(vb, vc, attn__avx512_vmul(va, vs)), t);
+    }
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_rope(const attn_rope_params *p, float *x, size_t ldx, size_t tokens,
+                               size_t heads, size_t pos0, const size_t *positions)
+{
+    float c[2 * ATTN__AVX512_ROPE_CHUNK], s[2 * ATTN__AVX512_ROPE_CHUNK];
+    attn_status st;
+    size_t r, half, t, k0, k, h, width;
+    double theta, scale;
+    if (!p || !x) return ATTN_ERR_NULL;
+    r = p->rot_dim ? p->rot_dim : p->head_dim;
+    if (p->head_dim == 0 || heads == 0 || r % 2 || r > p->head_dim) return ATTN_ERR_SIZE;
+    if (heads > ATTN__AVX512_MAX_ELEMS / p->head_dim) return ATTN_ERR_OVERFLOW;
+    width = heads * p->head_dim;
+    if ((st = attn__avx512_check_mat(tokens, width, ldx)) != ATTN_OK) return st;
+    if (!(p->theta >= 0.0f) || !attn__avx512_finite(p->theta) || !(p->pos_scale >= 0.0f) ||
+        !attn__avx512_finite(p->pos_scale) || (p->pairing != ATTN_ROPE_ADJACENT &&
+                                        p->pairing != ATTN_ROPE_HALVES))
+        return ATTN_ERR_ARG;
+    theta = p->theta > 0.0f ? (double)p->theta : 10000.0;
+    scale = p->pos_scale > 0.0f ? (double)p->pos_scale : 1.0;
+    half = r / 2;
+    for (t = 0; t < tokens; t++) {
+        const double pos = (double)(positions ? positions[t] : pos0 + t) * scale;
+        float *row = x + t * ldx;
+        for (k0 = 0; k0 < half; k0 += ATTN__AVX512_ROPE_CHUNK) {
+            const size_t nk = half - k0 < ATTN__AVX512_ROPE_CHUNK ? half - k0 : ATTN__AVX512_ROPE_CHUNK;
+            for (k = 0; k < nk; k++) {
+                const double f = p->inv_freq ? (double)p->inv_freq[k0 + k]
+                                             : pow(theta, -2.0 * (double)(k0 + k) / (double)r);
+                const float cs = (float)cos(pos * f), sn = (float)sin(pos * f);
+                if (p->pairing == ATTN_ROPE_ADJACENT) {
+                    c[2 * k] = c[2 * k + 1] = cs;
+                    s[2 * k] = -sn;
+                    s[2 * k + 1] = sn;
+                } else {
+                    c[k] = cs;
+                    s[k] = sn;
+                }
+            }
+            for (h = 0; h < heads; h++) {
+                if (p->pairing == ATTN_ROPE_ADJACENT)
+                    attn__avx512_rope_adjacent(row + h * p->head_dim, k0, nk, c, s);
+                else
+                    attn__avx512_rope_halves(row + h * p->head_dim, half, k0, nk, c, s);
+            }
+        }
+    }
+    return ATTN_OK;
+}
+/* end of src/rope.h */
 /* ---- transformer blocks ---------------------------------------------------------------
  * Activations over the vector layer, linear layers around attn__avx512_attn_matmul, and the blocks
  * composed from the public kernels. Nothing here allocates: every buffer is a slice of the
@@ -13288,6 +13699,15 @@ ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, si
     }
 }
 
+ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, size_t tokens, size_t heads, size_t pos0, const size_t *positions)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_rope(p, x, ldx, tokens, heads, pos0, positions);
+    case ATTN__T_AVX2: return attn__avx2_attn_rope(p, x, ldx, tokens, heads, pos0, positions);
+    default: return attn__scalar_attn_rope(p, x, ldx, tokens, heads, pos0, positions);
+    }
+}
+
 ATTN_API attn_status attn_activation(attn_act act, const float *x, size_t ldx, float *y, size_t ldy, size_t rows, size_t n)
 {
     switch (attn__target()) {
@@ -13586,6 +14006,9 @@ static inline int attn__vany_neg(attn__v a)
 {
     return _mm512_cmplt_epi32_mask(_mm512_castps_si512(a), _mm512_setzero_si512()) != 0;
 }
+/* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
+#define ATTN__HAVE_VSWAP_PAIRS 1
+static inline attn__v attn__vswap_pairs(attn__v a) { return _mm512_permute_ps(a, 0xB1); }
 /* non-temporal store (p aligned to 64 bytes); attn__vstream_fence() before returning */
 #define ATTN__HAVE_VSTREAM 1
 static inline void attn__vstream(float *p, attn__v v) { _mm512_stream_ps(p, v); }
@@ -13749,6 +14172,9 @@ static inline attn__v attn__vlut8_scale(const int32_t *tab, attn__v k)
 static inline attn__v attn__vfabs(attn__v a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 static inline attn__v attn__vor(attn__v a, attn__v b) { return _mm256_or_ps(a, b); }
 static inline int attn__vany_neg(attn__v a) { return _mm256_movemask_ps(a); }
+/* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
+#define ATTN__HAVE_VSWAP_PAIRS 1
+static inline attn__v attn__vswap_pairs(attn__v a) { return _mm256_permute_ps(a, 0xB1); }
 /* 16-bit storage, 8 elements widened on load and narrowed on store. f16 by F16C (rounding
  * to nearest even from the immediate, whatever MXCSR says; half subnormals kept under
  * FTZ/DAZ), when the compiler has it (-mf16c; every AVX2 CPU does): else generic.h's exact
@@ -13913,6 +14339,9 @@ static inline attn__v attn__vor(attn__v a, attn__v b)
     return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)));
 }
 static inline int attn__vany_neg(attn__v a) { return vmaxvq_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 31)) != 0; }
+/* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
+#define ATTN__HAVE_VSWAP_PAIRS 1
+static inline attn__v attn__vswap_pairs(attn__v a) { return vrev64q_f32(a); }
 /* 16-bit storage, 4 elements widened on load and narrowed on store. f16 by the AArch64
  * conversions (fcvtl, fcvtn: half subnormals kept whatever FPCR.FZ says; rounding by
  * FPCR, to nearest even by default). bf16 by shifts: rounding adds 0x7FFF plus the kept
@@ -16961,6 +17390,118 @@ ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, si
     return p;
 }
 /* end of src/kv_cache.h */
+/* src/rope.h - rotary position embedding (attn_rope).
+ *
+ * Per row, the pairs go in chunks of ATTN__ROPE_CHUNK: the chunk's cosines and sines are
+ * computed once in double (angle pos * pos_scale * f_k, one rounding to float each), laid
+ * out per element in a small stack table, then every head of the row turns by it:
+ * y = x * C + partner(x) * S, the partner being the lane swapped within its pair
+ * (adjacent pairs: attn__vswap_pairs) or the element half the rotated part away
+ * (halves: a second load). The trigonometry is shared by all heads of a row. */
+
+#define ATTN__ROPE_CHUNK 128 /* pairs per table: 2 x 256 floats of stack */
+
+/* Pairs k0 .. k0 + nk of one head at h (adjacent: elements 2k, 2k + 1) by the table: C and
+ * S per element, S holding -sin at the first element of a pair and sin at the second */
+static void attn__rope_adjacent(float *h, size_t k0, size_t nk, const float *c, const float *s)
+{
+    float *x = h + 2 * k0;
+    const size_t n = 2 * nk;
+    size_t i = 0;
+#ifdef ATTN__HAVE_VSWAP_PAIRS
+    for (; i + ATTN__VW <= n; i += ATTN__VW) {
+        const attn__v v = attn__vload(x + i);
+        attn__vstore(x + i, attn__vfma(v, attn__vload(c + i),
+                                       attn__vmul(attn__vswap_pairs(v), attn__vload(s + i))));
+    }
+    if (i < n) {
+        const attn__v v = attn__vload_part(x + i, n - i, 0.0f);
+        attn__vstore_part(x + i, attn__vfma(v, attn__vload_part(c + i, n - i, 0.0f),
+                                            attn__vmul(attn__vswap_pairs(v),
+                                                       attn__vload_part(s + i, n - i, 0.0f))),
+                          n - i);
+    }
+#else
+    for (; i < n; i += 2) { /* the same operations, one pair at a time */
+        const float a = x[i], b = x[i + 1];
+        x[i] = attn__vfma(a, c[i], b * s[i]);
+        x[i + 1] = attn__vfma(b, c[i + 1], a * s[i + 1]);
+    }
+#endif
+}
+
+/* Pairs k0 .. k0 + nk of one head at h (halves: elements k and k + half) by the table: C
+ * and S per pair */
+static void attn__rope_halves(float *h, size_t half, size_t k0, size_t nk, const float *c,
+                              const float *s)
+{
+    float *a = h + k0, *b = h + half + k0;
+    size_t i = 0;
+    for (; i + ATTN__VW <= nk; i += ATTN__VW) {
+        const attn__v va = attn__vload(a + i), vb = attn__vload(b + i);
+        const attn__v vc = attn__vload(c + i), vs = attn__vload(s + i);
+        attn__vstore(a + i, attn__vfma(va, vc, attn__vmul(attn__vsub(attn__vzero(), vb), vs)));
+        attn__vstore(b + i, attn__vfma(vb, vc, attn__vmul(va, vs)));
+    }
+    if (i < nk) {
+        const size_t t = nk - i;
+        const attn__v va = attn__vload_part(a + i, t, 0.0f), vb = attn__vload_part(b + i, t, 0.0f);
+        const attn__v vc = attn__vload_part(c + i, t, 0.0f), vs = attn__vload_part(s + i, t, 0.0f);
+        attn__vstore_part(a + i, attn__vfma(va, vc, attn__vmul(attn__vsub(attn__vzero(), vb), vs)),
+                          t);
+        attn__vstore_part(b + i, attn__vfma(vb, vc, attn__vmul(va, vs)), t);
+    }
+}
+
+ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, size_t tokens,
+                               size_t heads, size_t pos0, const size_t *positions)
+{
+    float c[2 * ATTN__ROPE_CHUNK], s[2 * ATTN__ROPE_CHUNK];
+    attn_status st;
+    size_t r, half, t, k0, k, h, width;
+    double theta, scale;
+    if (!p || !x) return ATTN_ERR_NULL;
+    r = p->rot_dim ? p->rot_dim : p->head_dim;
+    if (p->head_dim == 0 || heads == 0 || r % 2 || r > p->head_dim) return ATTN_ERR_SIZE;
+    if (heads > ATTN__MAX_ELEMS / p->head_dim) return ATTN_ERR_OVERFLOW;
+    width = heads * p->head_dim;
+    if ((st = attn__check_mat(tokens, width, ldx)) != ATTN_OK) return st;
+    if (!(p->theta >= 0.0f) || !attn__finite(p->theta) || !(p->pos_scale >= 0.0f) ||
+        !attn__finite(p->pos_scale) || (p->pairing != ATTN_ROPE_ADJACENT &&
+                                        p->pairing != ATTN_ROPE_HALVES))
+        return ATTN_ERR_ARG;
+    theta = p->theta > 0.0f ? (double)p->theta : 10000.0;
+    scale = p->pos_scale > 0.0f ? (double)p->pos_scale : 1.0;
+    half = r / 2;
+    for (t = 0; t < tokens; t++) {
+        const double pos = (double)(positions ? positions[t] : pos0 + t) * scale;
+        float *row = x + t * ldx;
+        for (k0 = 0; k0 < half; k0 += ATTN__ROPE_CHUNK) {
+            const size_t nk = half - k0 < ATTN__ROPE_CHUNK ? half - k0 : ATTN__ROPE_CHUNK;
+            for (k = 0; k < nk; k++) {
+                const double f = p->inv_freq ? (double)p->inv_freq[k0 + k]
+                                             : pow(theta, -2.0 * (double)(k0 + k) / (double)r);
+                const float cs = (float)cos(pos * f), sn = (float)sin(pos * f);
+                if (p->pairing == ATTN_ROPE_ADJACENT) {
+                    c[2 * k] = c[2 * k + 1] = cs;
+                    s[2 * k] = -sn;
+                    s[2 * k + 1] = sn;
+                } else {
+                    c[k] = cs;
+                    s[k] = sn;
+                }
+            }
+            for (h = 0; h < heads; h++) {
+                if (p->pairing == ATTN_ROPE_ADJACENT)
+                    attn__rope_adjacent(row + h * p->head_dim, k0, nk, c, s);
+                else
+                    attn__rope_halves(row + h * p->head_dim, half, k0, nk, c, s);
+            }
+        }
+    }
+    return ATTN_OK;
+}
+/* end of src/rope.h */
 /* ---- transformer blocks ---------------------------------------------------------------
  * Activations over the vector layer, linear layers around attn_matmul, and the blocks
  * composed from the public kernels. Nothing here allocates: every buffer is a slice of the

@@ -103,6 +103,9 @@ static inline attn__v attn__vlut8_scale(const int32_t *tab, attn__v k)
 static inline attn__v attn__vfabs(attn__v a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
 static inline attn__v attn__vor(attn__v a, attn__v b) { return _mm256_or_ps(a, b); }
 static inline int attn__vany_neg(attn__v a) { return _mm256_movemask_ps(a); }
+/* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
+#define ATTN__HAVE_VSWAP_PAIRS 1
+static inline attn__v attn__vswap_pairs(attn__v a) { return _mm256_permute_ps(a, 0xB1); }
 /* 16-bit storage, 8 elements widened on load and narrowed on store. f16 by F16C (rounding
  * to nearest even from the immediate, whatever MXCSR says; half subnormals kept under
  * FTZ/DAZ), when the compiler has it (-mf16c; every AVX2 CPU does): else generic.h's exact

@@ -99,6 +99,9 @@ static inline int attn__vany_neg(attn__v a)
 {
     return _mm512_cmplt_epi32_mask(_mm512_castps_si512(a), _mm512_setzero_si512()) != 0;
 }
+/* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
+#define ATTN__HAVE_VSWAP_PAIRS 1
+static inline attn__v attn__vswap_pairs(attn__v a) { return _mm512_permute_ps(a, 0xB1); }
 /* non-temporal store (p aligned to 64 bytes); attn__vstream_fence() before returning */
 #define ATTN__HAVE_VSTREAM 1
 static inline void attn__vstream(float *p, attn__v v) { _mm512_stream_ps(p, v); }

@@ -65,6 +65,9 @@ static inline attn__v attn__vor(attn__v a, attn__v b)
     return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)));
 }
 static inline int attn__vany_neg(attn__v a) { return vmaxvq_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 31)) != 0; }
+/* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
+#define ATTN__HAVE_VSWAP_PAIRS 1
+static inline attn__v attn__vswap_pairs(attn__v a) { return vrev64q_f32(a); }
 /* 16-bit storage, 4 elements widened on load and narrowed on store. f16 by the AArch64
  * conversions (fcvtl, fcvtn: half subnormals kept whatever FPCR.FZ says; rounding by
  * FPCR, to nearest even by default). bf16 by shifts: rounding adds 0x7FFF plus the kept

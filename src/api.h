@@ -43,7 +43,13 @@
  * element (r, c) of x is x[r * ldx + c], and ldx must be >= the row length. Sizes are
  * size_t; zero sizes are errors except where stated (matmul k = 0). Outputs may alias
  * inputs only where a function says "in place allowed", and then only exactly
- * (same pointer and same leading dimension).
+ * (same pointer and same leading dimension). Other overlaps of an output with an input or
+ * another output (partial overlap, in place with another leading dimension, mean_out or
+ * rstd_out inside y, a decoder's mem over y, attention O strides that map two rows onto
+ * one float) are not detected: the call stays memory-safe (it reads and writes only the
+ * documented extents) but the values it leaves are unspecified, and attention work items
+ * sharing an output row race. Every function is reentrant and thread-safe given its own
+ * outputs and workspace: the library keeps no mutable state.
  * Storage types: attn_dtype (f32, f16 = IEEE binary16, bf16 = bfloat16), see attn_convert.
  *
  * Numerics: the AVX2 and NEON paths use fused multiply-add throughout; the scalar path
@@ -153,19 +159,24 @@ ATTN_API attn_status attn_convert(attn_dtype dst_type, void *dst, attn_dtype src
  * input is safe. A row whose entries are all -inf gives all zeros. A row holding +inf
  * gives 1/count at the +inf entries and 0 elsewhere (the limit). A NaN makes its own
  * row all NaN and no other. Outputs below FLT_MIN are 0 (never denormal).
- * scale must be finite (1.0f for a plain softmax). */
+ * scale must be finite (1.0f for a plain softmax); scale 0 with an infinite entry gives a
+ * NaN row (0 * inf). */
 ATTN_API attn_status attn_softmax(const float *x, size_t ldx, float *y, size_t ldy,
                                   size_t rows, size_t n, float scale);
 
 /* y[r,:] = (x[r,:] - mean) / sqrt(var + eps) * gamma + beta, var the biased variance.
  * gamma and beta may be NULL (1 and 0). eps >= 0 and finite. mean_out and rstd_out,
- * when not NULL, receive each row's mean and 1/sqrt(var + eps) (`rows` floats each). */
+ * when not NULL, receive each row's mean and 1/sqrt(var + eps) (`rows` floats each).
+ * eps = 0 is allowed: a row of equal values (variance 0) then normalizes to 0 (y = beta,
+ * rstd_out = +inf). A row holding inf or NaN gives a NaN row (mean and rstd NaN too). */
 ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t ldy,
                                     size_t rows, size_t n, const float *gamma,
                                     const float *beta, float eps, float *mean_out,
                                     float *rstd_out);
 
-/* y[r,:] = x[r,:] / sqrt(mean(x[r,:]^2) + eps) * gamma. gamma may be NULL (1). */
+/* y[r,:] = x[r,:] / sqrt(mean(x[r,:]^2) + eps) * gamma. gamma may be NULL (1). eps >= 0 and
+ * finite; with eps = 0 an all-zero row gives zeros. A row holding inf or NaN gives NaN
+ * where x is inf or NaN, and 0 (inf) or NaN (NaN) elsewhere. */
 ATTN_API attn_status attn_rmsnorm(const float *x, size_t ldx, float *y, size_t ldy,
                                   size_t rows, size_t n, const float *gamma, float eps);
 
@@ -374,6 +385,41 @@ ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, si
                                                       attn_layout layout, attn_causal causal);
 
 /* ---------------------------------------------------------------------------------------
+ * Rotary position embedding (RoPE), in place on query or key rows. Pair k of a head's
+ * rotated part (k < r / 2, r = rot_dim) turns by the angle pos * pos_scale * f_k:
+ *   (a, b) -> (a cos - b sin, a sin + b cos),
+ * the pair being elements (2k, 2k + 1) with ATTN_ROPE_ADJACENT, (k, k + r / 2) with
+ * ATTN_ROPE_HALVES; elements r .. head_dim - 1 are left as they are (partial rotary).
+ * f_k = inv_freq[k] when given (any published scaling scheme: NTK, YaRN, Llama 3), else
+ * theta^(-2k / r). Angles, sines and cosines are computed in double and rounded once, so
+ * positions up to 2^53 keep full float accuracy (PyTorch's float32 angles lose it past
+ * about 2^13); the error is stated in the README.
+ */
+typedef enum attn_rope_pairing {
+    ATTN_ROPE_ADJACENT = 0, /* (2k, 2k + 1): GPT-J, the original RoFormer, Meta's Llama code */
+    ATTN_ROPE_HALVES = 1    /* (k, k + r / 2): GPT-NeoX, Hugging Face's Llama code */
+} attn_rope_pairing;
+
+typedef struct attn_rope_params {
+    size_t head_dim;           /* floats per head */
+    size_t rot_dim;            /* r: the rotated leading part of a head, even; 0 = head_dim */
+    attn_rope_pairing pairing;
+    float theta;               /* the frequencies' base; 0 = 10000 */
+    float pos_scale;           /* linear position scaling (positions times this); 0 = 1 */
+    const float *inv_freq;     /* r / 2 frequencies f_k, or NULL for theta^(-2k / r) */
+} attn_rope_params;
+
+/* Rotates x in place: `tokens` rows ldx floats apart, each holding `heads` heads of
+ * head_dim floats side by side ([L, H * D] rows, ldx >= heads * head_dim; for [B, H, L, D]
+ * call once per head with heads = 1 and ldx = head_dim). Row t has the position
+ * positions[t] when positions is not NULL, else pos0 + t (a KV cache appends at its
+ * length). Errors: ATTN_ERR_NULL, ATTN_ERR_SIZE (zero sizes, rot_dim odd or above
+ * head_dim), ATTN_ERR_LD, ATTN_ERR_OVERFLOW, ATTN_ERR_ARG (theta or pos_scale negative or
+ * not finite). */
+ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, size_t tokens,
+                               size_t heads, size_t pos0, const size_t *positions);
+
+/* ---------------------------------------------------------------------------------------
  * Transformer blocks: activations, linear layers, feed-forward network, multi-head
  * attention, encoder and decoder blocks, parameter counts; and the floating-point
  * environment helpers for real-time use.
@@ -383,7 +429,9 @@ ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, si
  * transpose, which attn_linear also accepts). One sequence per call: x is tokens x
  * d_model with leading dimension ldx; batch by looping. Scratch memory comes from the
  * caller: *_workspace_size() gives the bytes for a given token count (it grows with the
- * tokens, as the activations do); any alignment; nothing is ever allocated.
+ * tokens, as the activations do, and never decreases as any size grows, so the size for the
+ * largest sizes a program uses serves every smaller call: one static buffer for real-time
+ * use); any alignment; nothing is ever allocated.
  *
  * Denormals: attn_activation, attn_linear, attn_ffn, attn_mha, attn_encoder and
  * attn_decoder never return a denormal (a result below FLT_MIN in magnitude is 0), and

@@ -15,6 +15,7 @@
 #include "matmul.h"
 #include "attention.h"
 #include "kv_cache.h"
+#include "rope.h"
 #include "activation.h"
 #include "blocks.h"
 #include "fpenv.h"

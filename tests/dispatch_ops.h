@@ -66,6 +66,28 @@ static size_t dispatch_ops(float *out)
         memcpy(out + o, c, 4 * 32 * sizeof(float));
         o += 4 * 32;
     }
+    {
+        attn_rope_params p; /* adjacent and halves, partial rotary */
+        memset(&p, 0, sizeof p);
+        p.head_dim = 40;
+        memcpy(out + o + 1, a, 7 * 120 * sizeof(float));
+        o = dsp_status(out, o, attn_rope(&p, out + o + 1, 120, 7, 3, 1000, NULL));
+        o += 7 * 120;
+        p.pairing = ATTN_ROPE_HALVES;
+        p.rot_dim = 24;
+        memcpy(out + o + 1, a, 7 * 120 * sizeof(float));
+        o = dsp_status(out, o, attn_rope(&p, out + o + 1, 120, 7, 3, 5, NULL));
+        o += 7 * 120;
+    }
+    { /* f32 -> f16 -> f32, f32 -> bf16 -> f32 */
+        static unsigned short h[1000];
+        o = dsp_status(out, o, attn_convert(ATTN_F16, h, ATTN_F32, a, 1000));
+        o = dsp_status(out, o, attn_convert(ATTN_F32, out + o + 1, ATTN_F16, h, 1000));
+        o += 1000;
+        o = dsp_status(out, o, attn_convert(ATTN_BF16, h, ATTN_F32, b, 1000));
+        o = dsp_status(out, o, attn_convert(ATTN_F32, out + o + 1, ATTN_BF16, h, 1000));
+        o += 1000;
+    }
     o = dsp_status(out, o, attn_activation(ATTN_ACT_GELU, a, 100, out + o + 1, 100, 2, 100));
     o += 200;
     o = dsp_status(out, o, attn_linear(a, 33, 7, 33, ATTN_TRANS, b, 33, b + 2000, 40,

@@ -427,6 +427,18 @@ static void c_convert(void)
     ERR(attn_convert(ATTN_F32, bx, ATTN_F16, bx, n));
 }
 
+static void c_rope(void)
+{
+    attn_rope_params p; /* both pairings, partial rotary, large positions */
+    memset(&p, 0, sizeof p);
+    p.head_dim = CUR->d / CUR->heads;
+    OK(attn_rope(&p, by, CUR->d, CUR->T, CUR->heads, 1000000, NULL));
+    p.pairing = ATTN_ROPE_HALVES;
+    p.rot_dim = p.head_dim / 2 / 2 * 2;
+    OK(attn_rope(&p, by, CUR->d, CUR->T, CUR->heads, 7, NULL));
+    ERR(attn_rope(&p, NULL, CUR->d, CUR->T, CUR->heads, 0, NULL));
+}
+
 typedef struct rt_call {
     const char *name;
     const char *covers; /* the public functions it calls, space separated */
@@ -452,6 +464,7 @@ static const rt_call calls[] = {
     {"param counts", "attn_encoder_param_count attn_decoder_param_count", c_params},
     {"fp env", "attn_denormals_flush_supported attn_denormals_flush_begin attn_denormals_flush_end", c_fpenv},
     {"convert", "attn_dtype_size attn_convert", c_convert},
+    {"rope", "attn_rope", c_rope},
 };
 #define NCALLS (sizeof calls / sizeof calls[0])
 

@@ -2,9 +2,9 @@
 """Prints the compiled text of attn.h per operation family (one source file of src/ each)
 and fails when a family, or the whole, is above its budget in tools/text_budget.txt.
 
-One translation unit (gcc -O2 -mavx2 -mfma, ATTN_IMPLEMENTATION) of src/attn.h compiled
+One translation unit (gcc -O2 -mavx2 -mfma -mf16c, ATTN_IMPLEMENTATION) of src/attn.h compiled
 with debug lines; each function is charged to the file that defines it (inlined helpers
-to their callers). Usage: tools/textsize.py [--cc gcc] [--flags "-O2 -mavx2 -mfma"]"""
+to their callers). Usage: tools/textsize.py [--cc gcc] [--flags "-O2 -mavx2 -mfma -mf16c"]"""
 import argparse
 import os
 import subprocess
@@ -41,7 +41,7 @@ def measure(cc, flags):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--cc', default='gcc')
-    ap.add_argument('--flags', default='-O2 -mavx2 -mfma')
+    ap.add_argument('--flags', default='-O2 -mavx2 -mfma -mf16c')
     ap.add_argument('--budget', default=os.path.join(ROOT, 'tools', 'text_budget.txt'))
     args = ap.parse_args()
     sizes = measure(args.cc, args.flags)
