@@ -783,6 +783,32 @@ static inline int attn__scalar_vany_neg(attn__scalar_v a)
 /* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
 #define ATTN__SCALAR_HAVE_VSWAP_PAIRS 1
 static inline attn__scalar_v attn__scalar_vswap_pairs(attn__scalar_v a) { return _mm512_permute_ps(a, 0xB1); }
+/* 16-bit storage widened in the load, narrowed in the store (simd/generic.h's contract):
+ * f16 by vcvtph2ps / vcvtps2ph, bf16 by shifts with round-to-nearest-even, NaN kept quiet */
+#define ATTN__SCALAR_HAVE_VF16 1
+static inline attn__scalar_v attn__scalar_vload_f16(const uint16_t *p)
+{
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)p));
+}
+static inline void attn__scalar_vstore_f16(uint16_t *p, attn__scalar_v v)
+{
+    _mm256_storeu_si256((__m256i *)(void *)p, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+#define ATTN__SCALAR_HAVE_VBF16 1
+static inline attn__scalar_v attn__scalar_vload_bf16(const uint16_t *p)
+{
+    const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+static inline void attn__scalar_vstore_bf16(uint16_t *p, attn__scalar_v v)
+{
+    const __m512i x = _mm512_castps_si512(v);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+    const __m512i rne = _mm512_add_epi32(x, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7FFF)));
+    const __m512i quiet = _mm512_or_si512(x, _mm512_set1_epi32(0x400000));
+    const __m512i r = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), rne, quiet);
+    _mm256_storeu_si256((__m256i *)(void *)p, _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16)));
+}
 /* non-temporal store (p aligned to 64 bytes); attn__scalar_vstream_fence() before returning */
 #define ATTN__SCALAR_HAVE_VSTREAM 1
 static inline void attn__scalar_vstream(float *p, attn__scalar_v v) { _mm512_stream_ps(p, v); }
@@ -5059,6 +5085,32 @@ static inline int attn__avx2_vany_neg(attn__avx2_v a)
 /* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
 #define ATTN__AVX2_HAVE_VSWAP_PAIRS 1
 static inline attn__avx2_v attn__avx2_vswap_pairs(attn__avx2_v a) { return _mm512_permute_ps(a, 0xB1); }
+/* 16-bit storage widened in the load, narrowed in the store (simd/generic.h's contract):
+ * f16 by vcvtph2ps / vcvtps2ph, bf16 by shifts with round-to-nearest-even, NaN kept quiet */
+#define ATTN__AVX2_HAVE_VF16 1
+static inline attn__avx2_v attn__avx2_vload_f16(const uint16_t *p)
+{
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)p));
+}
+static inline void attn__avx2_vstore_f16(uint16_t *p, attn__avx2_v v)
+{
+    _mm256_storeu_si256((__m256i *)(void *)p, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+#define ATTN__AVX2_HAVE_VBF16 1
+static inline attn__avx2_v attn__avx2_vload_bf16(const uint16_t *p)
+{
+    const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+static inline void attn__avx2_vstore_bf16(uint16_t *p, attn__avx2_v v)
+{
+    const __m512i x = _mm512_castps_si512(v);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+    const __m512i rne = _mm512_add_epi32(x, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7FFF)));
+    const __m512i quiet = _mm512_or_si512(x, _mm512_set1_epi32(0x400000));
+    const __m512i r = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), rne, quiet);
+    _mm256_storeu_si256((__m256i *)(void *)p, _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16)));
+}
 /* non-temporal store (p aligned to 64 bytes); attn__avx2_vstream_fence() before returning */
 #define ATTN__AVX2_HAVE_VSTREAM 1
 static inline void attn__avx2_vstream(float *p, attn__avx2_v v) { _mm512_stream_ps(p, v); }
@@ -9339,6 +9391,32 @@ static inline int attn__avx512_vany_neg(attn__avx512_v a)
 /* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
 #define ATTN__AVX512_HAVE_VSWAP_PAIRS 1
 static inline attn__avx512_v attn__avx512_vswap_pairs(attn__avx512_v a) { return _mm512_permute_ps(a, 0xB1); }
+/* 16-bit storage widened in the load, narrowed in the store (simd/generic.h's contract):
+ * f16 by vcvtph2ps / vcvtps2ph, bf16 by shifts with round-to-nearest-even, NaN kept quiet */
+#define ATTN__AVX512_HAVE_VF16 1
+static inline attn__avx512_v attn__avx512_vload_f16(const uint16_t *p)
+{
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)p));
+}
+static inline void attn__avx512_vstore_f16(uint16_t *p, attn__avx512_v v)
+{
+    _mm256_storeu_si256((__m256i *)(void *)p, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+#define ATTN__AVX512_HAVE_VBF16 1
+static inline attn__avx512_v attn__avx512_vload_bf16(const uint16_t *p)
+{
+    const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+static inline void attn__avx512_vstore_bf16(uint16_t *p, attn__avx512_v v)
+{
+    const __m512i x = _mm512_castps_si512(v);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+    const __m512i rne = _mm512_add_epi32(x, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7FFF)));
+    const __m512i quiet = _mm512_or_si512(x, _mm512_set1_epi32(0x400000));
+    const __m512i r = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), rne, quiet);
+    _mm256_storeu_si256((__m256i *)(void *)p, _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16)));
+}
 /* non-temporal store (p aligned to 64 bytes); attn__avx512_vstream_fence() before returning */
 #define ATTN__AVX512_HAVE_VSTREAM 1
 static inline void attn__avx512_vstream(float *p, attn__avx512_v v) { _mm512_stream_ps(p, v); }
@@ -14009,6 +14087,32 @@ static inline int attn__vany_neg(attn__v a)
 /* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
 #define ATTN__HAVE_VSWAP_PAIRS 1
 static inline attn__v attn__vswap_pairs(attn__v a) { return _mm512_permute_ps(a, 0xB1); }
+/* 16-bit storage widened in the load, narrowed in the store (simd/generic.h's contract):
+ * f16 by vcvtph2ps / vcvtps2ph, bf16 by shifts with round-to-nearest-even, NaN kept quiet */
+#define ATTN__HAVE_VF16 1
+static inline attn__v attn__vload_f16(const uint16_t *p)
+{
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)p));
+}
+static inline void attn__vstore_f16(uint16_t *p, attn__v v)
+{
+    _mm256_storeu_si256((__m256i *)(void *)p, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+#define ATTN__HAVE_VBF16 1
+static inline attn__v attn__vload_bf16(const uint16_t *p)
+{
+    const __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)p));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+}
+static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
+{
+    const __m512i x = _mm512_castps_si512(v);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+    const __m512i rne = _mm512_add_epi32(x, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7FFF)));
+    const __m512i quiet = _mm512_or_si512(x, _mm512_set1_epi32(0x400000));
+    const __m512i r = _mm512_mask_blend_epi32(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), rne, quiet);
+    _mm256_storeu_si256((__m256i *)(void *)p, _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16)));
+}
 /* non-temporal store (p aligned to 64 bytes); attn__vstream_fence() before returning */
 #define ATTN__HAVE_VSTREAM 1
 static inline void attn__vstream(float *p, attn__v v) { _mm512_stream_ps(p, v); }
