@@ -44,13 +44,7 @@
  * element (r, c) of x is x[r * ldx + c], and ldx must be >= the row length. Sizes are
  * size_t; zero sizes are errors except where stated (matmul k = 0). Outputs may alias
  * inputs only where a function says "in place allowed", and then only exactly
- * (same pointer and same leading dimension). Other overlaps of an output with an input or
- * another output (partial overlap, in place with another leading dimension, mean_out or
- * rstd_out inside y, a decoder's mem over y, attention O strides that map two rows onto
- * one float) are not detected: the call stays memory-safe (it reads and writes only the
- * documented extents) but the values it leaves are unspecified, and attention work items
- * sharing an output row race. Every function is reentrant and thread-safe given its own
- * outputs and workspace: the library keeps no mutable state.
+ * (same pointer and same leading dimension); see "Aliasing and threads" below.
  * Storage types: attn_dtype (f32, f16 = IEEE binary16, bf16 = bfloat16), see attn_convert.
  *
  * Numerics: the AVX2 and NEON paths use fused multiply-add throughout; the scalar path
@@ -69,6 +63,14 @@
 #define ATTN_VERSION_MAJOR 0
 #define ATTN_VERSION_MINOR 1
 #define ATTN_VERSION_PATCH 0
+
+/* Aliasing and threads: overlaps of an output with an input or another output other than
+ * the exact in-place cases a function allows (partial overlap, in place with another
+ * leading dimension, mean_out or rstd_out inside y, a decoder's mem over y, attention O
+ * strides that map two rows onto one float) are not detected: the call stays memory-safe
+ * (it reads and writes only the documented extents) but the values it leaves are
+ * unspecified, and attention work items sharing an output row race. Every function is
+ * reentrant and thread-safe given its own outputs and workspace. */
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__MAYBE_UNUSED __attribute__((unused))

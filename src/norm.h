@@ -53,7 +53,7 @@ static void attn__norm_row_double(const float *x, float *y, size_t n, const floa
                                   const float *b, float eps, int rms, float *mean_out,
                                   float *rstd_out)
 {
-    double mean = 0, var = 0, rstd;
+    double mean = 0, var = 0, rstd, f;
     size_t i;
     if (!rms) {
         for (i = 0; i < n; i++) mean += x[i];
@@ -62,8 +62,12 @@ static void attn__norm_row_double(const float *x, float *y, size_t n, const floa
     for (i = 0; i < n; i++) var += ((double)x[i] - mean) * ((double)x[i] - mean);
     var /= (double)n;
     rstd = 1.0 / sqrt(var + eps);
+    /* var + eps = 0 (eps = 0 and a constant row, or an all-zero row for rmsnorm): every
+     * x - mean is exactly 0 here (the sums of n equal floats are exact in double), so the
+     * row normalizes to 0 (y = beta) rather than 0 * inf = NaN; rstd_out is +inf */
+    f = rstd == HUGE_VAL ? 0.0 : rstd;
     for (i = 0; i < n; i++) {
-        double v = ((double)x[i] - mean) * rstd;
+        double v = ((double)x[i] - mean) * f;
         if (g) v *= g[i];
         if (b) v += b[i];
         y[i] = (float)v;

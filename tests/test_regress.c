@@ -6,6 +6,7 @@
  *   causal_offset_extremes  ATTN_CAUSAL_OFFSET near PTRDIFF_MAX / PTRDIFF_MIN: no overflow
  *   one_row_huge_ld         one-row matrices with leading dimensions up to SIZE_MAX
  *   workspace_monotone      matmul / linear workspace monotone in m, n, k, bounded, no wrap
+ *   norm_eps_zero           layernorm / rmsnorm with eps = 0 on zero-variance rows: no NaN
  */
 #define ATTN_IMPLEMENTATION
 #include "attn.h"
@@ -282,10 +283,12 @@ static void test_workspace_monotone(void)
                 for (j = 0; j < nv; j++)
                     for (l = 0; l < nv; l++) {
                         const size_t w = attn_matmul_workspace_size(A, B, V[i], V[j], V[l]);
+                        const size_t i1 = i + 1 < nv ? i + 1 : i, j1 = j + 1 < nv ? j + 1 : j;
+                        const size_t l1 = l + 1 < nv ? l + 1 : l;
                         int ok = w > 0 && w <= top[ta][tb];
-                        if (i + 1 < nv) ok &= w <= attn_matmul_workspace_size(A, B, V[i + 1], V[j], V[l]);
-                        if (j + 1 < nv) ok &= w <= attn_matmul_workspace_size(A, B, V[i], V[j + 1], V[l]);
-                        if (l + 1 < nv) ok &= w <= attn_matmul_workspace_size(A, B, V[i], V[j], V[l + 1]);
+                        ok &= w <= attn_matmul_workspace_size(A, B, V[i1], V[j], V[l]);
+                        ok &= w <= attn_matmul_workspace_size(A, B, V[i], V[j1], V[l]);
+                        ok &= w <= attn_matmul_workspace_size(A, B, V[i], V[j], V[l1]);
                         if (!ok && bad++ < 5)
                             check(0, "workspace_monotone: ta %zu tb %zu m %zu n %zu k %zu: %zu",
                                   ta, tb, V[i], V[j], V[l], w);
@@ -304,6 +307,42 @@ static void test_workspace_monotone(void)
               "workspace_monotone: linear size %zu", V[i]);
 }
 
+/* ---- norm_eps_zero ---------------------------------------------------------------------- */
+
+/* eps = 0 is a valid argument: a row of equal values (layernorm) or of zeros (rmsnorm) has
+ * variance 0 and normalizes to 0 (y = beta; rstd_out +inf), never 0 * inf = NaN. */
+static void test_norm_eps_zero(void)
+{
+    static const size_t NS[] = {1, 2, 7, 8, 33, 300, 600};
+    static const float VS[] = {0.0f, 1.0f, -3.5f, 0.1f, 1e6f, 1e-30f, 3e38f};
+    size_t ni, vi, i;
+    for (ni = 0; ni < sizeof NS / sizeof NS[0]; ni++)
+        for (vi = 0; vi < sizeof VS / sizeof VS[0]; vi++) {
+            const size_t n = NS[ni], rows = 3;
+            float *x = (float *)xcalloc(rows * n, sizeof(float));
+            float *y = (float *)xcalloc(rows * n, sizeof(float));
+            float *beta = (float *)xcalloc(n, sizeof(float));
+            float mean[3], rstd[3];
+            attn_status st;
+            int ok = 1;
+            for (i = 0; i < rows * n; i++) x[i] = VS[vi];
+            for (i = 0; i < n; i++) beta[i] = (float)i - 2.0f;
+            st = attn_layernorm(x, n, y, n, rows, n, NULL, beta, 0.0f, mean, rstd);
+            for (i = 0; i < rows * n; i++) ok &= y[i] == beta[i % n];
+            for (i = 0; i < rows; i++) ok &= mean[i] == VS[vi] && rstd[i] == INFINITY;
+            check(st == ATTN_OK && ok, "norm_eps_zero: layernorm n %zu value %g: status %d, "
+                  "y[0] %g mean %g rstd %g", n, (double)VS[vi], (int)st, (double)y[0],
+                  (double)mean[0], (double)rstd[0]);
+            if (VS[vi] == 0.0f) {
+                st = attn_rmsnorm(x, n, y, n, rows, n, beta, 0.0f);
+                for (i = 0, ok = 1; i < rows * n; i++) ok &= y[i] == 0.0f;
+                check(st == ATTN_OK && ok, "norm_eps_zero: rmsnorm n %zu zero row: status %d, "
+                      "y[0] %g", n, (int)st, (double)y[0]);
+            }
+            free(x), free(y), free(beta);
+        }
+}
+
 /* Every group, or only those named on the command line. */
 int main(int argc, char **argv)
 {
@@ -314,7 +353,8 @@ int main(int argc, char **argv)
                   {"tasks_huge_qlen", test_tasks_huge_qlen},
                   {"causal_offset_extremes", test_causal_offset_extremes},
                   {"one_row_huge_ld", test_one_row_huge_ld},
-                  {"workspace_monotone", test_workspace_monotone}};
+                  {"workspace_monotone", test_workspace_monotone},
+                  {"norm_eps_zero", test_norm_eps_zero}};
     size_t g;
     int i;
     setvbuf(stdout, NULL, _IOLBF, 0);
