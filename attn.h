@@ -325,7 +325,9 @@ typedef struct attn_attention_params {
 } attn_attention_params;
 
 /* Fills sizes, pointers and strides for tensors in `layout` (all four the same layout,
- * densely packed), scale 0 (default), no softcap, no masks. */
+ * densely packed), scale 0 (default), no softcap, no masks. Invalid arguments show in the
+ * call: a stride that does not fit size_t is SIZE_MAX (attn_attention: ATTN_ERR_OVERFLOW
+ * where it is used), an unknown layout leaves causal out of range (ATTN_ERR_ARG). */
 ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, size_t kv_heads,
                                                    size_t q_len, size_t kv_len,
                                                    size_t head_dim, size_t v_head_dim,
@@ -382,7 +384,8 @@ ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, si
 ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout);
 /* q and o in `layout` (dense, heads query heads; heads a multiple of the cache's kv_heads).
- * An invalid cache gives all-zero params (attn_attention then reports ATTN_ERR_NULL). */
+ * An invalid cache gives all-zero params (attn_attention then reports ATTN_ERR_NULL), an
+ * unknown layout causal out of range (ATTN_ERR_ARG), as attn_attention_init. */
 ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, size_t heads,
                                                       size_t q_len, const float *q, float *o,
                                                       attn_layout layout, attn_causal causal);
@@ -3962,6 +3965,7 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__scalar_attn_attention_init
                                                    attn_layout layout)
 {
     attn_attention_params p;
+    const size_t M = (size_t)-1; /* strides saturate at SIZE_MAX instead of wrapping */
     memset(&p, 0, sizeof p);
     p.batch = batch;
     p.heads = heads;
@@ -3974,18 +3978,30 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__scalar_attn_attention_init
     p.k = k;
     p.v = v;
     p.o = o;
+    /* A stride that does not fit size_t saturates: a dimension of size > 1 with it is then
+     * ATTN_ERR_OVERFLOW in attn__scalar_attn_attention (a dimension of size 1 never uses its stride). */
     if (layout == ATTN_LAYOUT_BLHD) { /* [B, L, H*D] */
-        p.q_sb = q_len * heads * head_dim, p.q_sh = head_dim, p.q_sl = heads * head_dim;
-        p.k_sb = kv_len * kv_heads * head_dim, p.k_sh = head_dim, p.k_sl = kv_heads * head_dim;
-        p.v_sb = kv_len * kv_heads * v_head_dim, p.v_sh = v_head_dim, p.v_sl = kv_heads * v_head_dim;
-        p.o_sb = q_len * heads * v_head_dim, p.o_sh = v_head_dim, p.o_sl = heads * v_head_dim;
+        p.q_sh = head_dim, p.q_sl = attn__scalar_mul_lim(heads, head_dim, M);
+        p.q_sb = attn__scalar_mul_lim(q_len, p.q_sl, M);
+        p.k_sh = head_dim, p.k_sl = attn__scalar_mul_lim(kv_heads, head_dim, M);
+        p.k_sb = attn__scalar_mul_lim(kv_len, p.k_sl, M);
+        p.v_sh = v_head_dim, p.v_sl = attn__scalar_mul_lim(kv_heads, v_head_dim, M);
+        p.v_sb = attn__scalar_mul_lim(kv_len, p.v_sl, M);
+        p.o_sh = v_head_dim, p.o_sl = attn__scalar_mul_lim(heads, v_head_dim, M);
+        p.o_sb = attn__scalar_mul_lim(q_len, p.o_sl, M);
     } else { /* [B, H, L, D] */
-        p.q_sb = heads * q_len * head_dim, p.q_sh = q_len * head_dim, p.q_sl = head_dim;
-        p.k_sb = kv_heads * kv_len * head_dim, p.k_sh = kv_len * head_dim, p.k_sl = head_dim;
-        p.v_sb = kv_heads * kv_len * v_head_dim, p.v_sh = kv_len * v_head_dim, p.v_sl = v_head_dim;
-        p.o_sb = heads * q_len * v_head_dim, p.o_sh = q_len * v_head_dim, p.o_sl = v_head_dim;
+        p.q_sl = head_dim, p.q_sh = attn__scalar_mul_lim(q_len, head_dim, M);
+        p.q_sb = attn__scalar_mul_lim(heads, p.q_sh, M);
+        p.k_sl = head_dim, p.k_sh = attn__scalar_mul_lim(kv_len, head_dim, M);
+        p.k_sb = attn__scalar_mul_lim(kv_heads, p.k_sh, M);
+        p.v_sl = v_head_dim, p.v_sh = attn__scalar_mul_lim(kv_len, v_head_dim, M);
+        p.v_sb = attn__scalar_mul_lim(kv_heads, p.v_sh, M);
+        p.o_sl = v_head_dim, p.o_sh = attn__scalar_mul_lim(q_len, v_head_dim, M);
+        p.o_sb = attn__scalar_mul_lim(heads, p.o_sh, M);
     }
-    p.causal = ATTN_CAUSAL_NONE;
+    /* an unknown layout: causal out of range, which attn__scalar_attn_attention reports as ATTN_ERR_ARG */
+    p.causal = layout == ATTN_LAYOUT_BHLD || layout == ATTN_LAYOUT_BLHD ? ATTN_CAUSAL_NONE
+                                                                        : (attn_causal)3;
     return p;
 }
 
@@ -4188,7 +4204,7 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__scalar_attn_attention_init
                             c->v_head_dim, q, c->k, c->v, o, layout);
     p.k_sl = c->head_dim, p.k_sh = c->capacity * c->head_dim, p.k_sb = c->kv_heads * p.k_sh;
     p.v_sl = c->v_head_dim, p.v_sh = c->capacity * c->v_head_dim, p.v_sb = c->kv_heads * p.v_sh;
-    p.causal = causal;
+    if (p.causal == ATTN_CAUSAL_NONE) p.causal = causal; /* else: an unknown layout's mark */
     return p;
 }
 /* end of src/kv_cache.h */
@@ -8264,6 +8280,7 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__avx2_attn_attention_init(s
                                                    attn_layout layout)
 {
     attn_attention_params p;
+    const size_t M = (size_t)-1; /* strides saturate at SIZE_MAX instead of wrapping */
     memset(&p, 0, sizeof p);
     p.batch = batch;
     p.heads = heads;
@@ -8276,18 +8293,30 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__avx2_attn_attention_init(s
     p.k = k;
     p.v = v;
     p.o = o;
+    /* A stride that does not fit size_t saturates: a dimension of size > 1 with it is then
+     * ATTN_ERR_OVERFLOW in attn__avx2_attn_attention (a dimension of size 1 never uses its stride). */
     if (layout == ATTN_LAYOUT_BLHD) { /* [B, L, H*D] */
-        p.q_sb = q_len * heads * head_dim, p.q_sh = head_dim, p.q_sl = heads * head_dim;
-        p.k_sb = kv_len * kv_heads * head_dim, p.k_sh = head_dim, p.k_sl = kv_heads * head_dim;
-        p.v_sb = kv_len * kv_heads * v_head_dim, p.v_sh = v_head_dim, p.v_sl = kv_heads * v_head_dim;
-        p.o_sb = q_len * heads * v_head_dim, p.o_sh = v_head_dim, p.o_sl = heads * v_head_dim;
+        p.q_sh = head_dim, p.q_sl = attn__avx2_mul_lim(heads, head_dim, M);
+        p.q_sb = attn__avx2_mul_lim(q_len, p.q_sl, M);
+        p.k_sh = head_dim, p.k_sl = attn__avx2_mul_lim(kv_heads, head_dim, M);
+        p.k_sb = attn__avx2_mul_lim(kv_len, p.k_sl, M);
+        p.v_sh = v_head_dim, p.v_sl = attn__avx2_mul_lim(kv_heads, v_head_dim, M);
+        p.v_sb = attn__avx2_mul_lim(kv_len, p.v_sl, M);
+        p.o_sh = v_head_dim, p.o_sl = attn__avx2_mul_lim(heads, v_head_dim, M);
+        p.o_sb = attn__avx2_mul_lim(q_len, p.o_sl, M);
     } else { /* [B, H, L, D] */
-        p.q_sb = heads * q_len * head_dim, p.q_sh = q_len * head_dim, p.q_sl = head_dim;
-        p.k_sb = kv_heads * kv_len * head_dim, p.k_sh = kv_len * head_dim, p.k_sl = head_dim;
-        p.v_sb = kv_heads * kv_len * v_head_dim, p.v_sh = kv_len * v_head_dim, p.v_sl = v_head_dim;
-        p.o_sb = heads * q_len * v_head_dim, p.o_sh = q_len * v_head_dim, p.o_sl = v_head_dim;
+        p.q_sl = head_dim, p.q_sh = attn__avx2_mul_lim(q_len, head_dim, M);
+        p.q_sb = attn__avx2_mul_lim(heads, p.q_sh, M);
+        p.k_sl = head_dim, p.k_sh = attn__avx2_mul_lim(kv_len, head_dim, M);
+        p.k_sb = attn__avx2_mul_lim(kv_heads, p.k_sh, M);
+        p.v_sl = v_head_dim, p.v_sh = attn__avx2_mul_lim(kv_len, v_head_dim, M);
+        p.v_sb = attn__avx2_mul_lim(kv_heads, p.v_sh, M);
+        p.o_sl = v_head_dim, p.o_sh = attn__avx2_mul_lim(q_len, v_head_dim, M);
+        p.o_sb = attn__avx2_mul_lim(heads, p.o_sh, M);
     }
-    p.causal = ATTN_CAUSAL_NONE;
+    /* an unknown layout: causal out of range, which attn__avx2_attn_attention reports as ATTN_ERR_ARG */
+    p.causal = layout == ATTN_LAYOUT_BHLD || layout == ATTN_LAYOUT_BLHD ? ATTN_CAUSAL_NONE
+                                                                        : (attn_causal)3;
     return p;
 }
 
@@ -8490,7 +8519,7 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__avx2_attn_attention_init_k
                             c->v_head_dim, q, c->k, c->v, o, layout);
     p.k_sl = c->head_dim, p.k_sh = c->capacity * c->head_dim, p.k_sb = c->kv_heads * p.k_sh;
     p.v_sl = c->v_head_dim, p.v_sh = c->capacity * c->v_head_dim, p.v_sb = c->kv_heads * p.v_sh;
-    p.causal = causal;
+    if (p.causal == ATTN_CAUSAL_NONE) p.causal = causal; /* else: an unknown layout's mark */
     return p;
 }
 /* end of src/kv_cache.h */
@@ -12570,6 +12599,7 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__avx512_attn_attention_init
                                                    attn_layout layout)
 {
     attn_attention_params p;
+    const size_t M = (size_t)-1; /* strides saturate at SIZE_MAX instead of wrapping */
     memset(&p, 0, sizeof p);
     p.batch = batch;
     p.heads = heads;
@@ -12582,18 +12612,30 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__avx512_attn_attention_init
     p.k = k;
     p.v = v;
     p.o = o;
+    /* A stride that does not fit size_t saturates: a dimension of size > 1 with it is then
+     * ATTN_ERR_OVERFLOW in attn__avx512_attn_attention (a dimension of size 1 never uses its stride). */
     if (layout == ATTN_LAYOUT_BLHD) { /* [B, L, H*D] */
-        p.q_sb = q_len * heads * head_dim, p.q_sh = head_dim, p.q_sl = heads * head_dim;
-        p.k_sb = kv_len * kv_heads * head_dim, p.k_sh = head_dim, p.k_sl = kv_heads * head_dim;
-        p.v_sb = kv_len * kv_heads * v_head_dim, p.v_sh = v_head_dim, p.v_sl = kv_heads * v_head_dim;
-        p.o_sb = q_len * heads * v_head_dim, p.o_sh = v_head_dim, p.o_sl = heads * v_head_dim;
+        p.q_sh = head_dim, p.q_sl = attn__avx512_mul_lim(heads, head_dim, M);
+        p.q_sb = attn__avx512_mul_lim(q_len, p.q_sl, M);
+        p.k_sh = head_dim, p.k_sl = attn__avx512_mul_lim(kv_heads, head_dim, M);
+        p.k_sb = attn__avx512_mul_lim(kv_len, p.k_sl, M);
+        p.v_sh = v_head_dim, p.v_sl = attn__avx512_mul_lim(kv_heads, v_head_dim, M);
+        p.v_sb = attn__avx512_mul_lim(kv_len, p.v_sl, M);
+        p.o_sh = v_head_dim, p.o_sl = attn__avx512_mul_lim(heads, v_head_dim, M);
+        p.o_sb = attn__avx512_mul_lim(q_len, p.o_sl, M);
     } else { /* [B, H, L, D] */
-        p.q_sb = heads * q_len * head_dim, p.q_sh = q_len * head_dim, p.q_sl = head_dim;
-        p.k_sb = kv_heads * kv_len * head_dim, p.k_sh = kv_len * head_dim, p.k_sl = head_dim;
-        p.v_sb = kv_heads * kv_len * v_head_dim, p.v_sh = kv_len * v_head_dim, p.v_sl = v_head_dim;
-        p.o_sb = heads * q_len * v_head_dim, p.o_sh = q_len * v_head_dim, p.o_sl = v_head_dim;
+        p.q_sl = head_dim, p.q_sh = attn__avx512_mul_lim(q_len, head_dim, M);
+        p.q_sb = attn__avx512_mul_lim(heads, p.q_sh, M);
+        p.k_sl = head_dim, p.k_sh = attn__avx512_mul_lim(kv_len, head_dim, M);
+        p.k_sb = attn__avx512_mul_lim(kv_heads, p.k_sh, M);
+        p.v_sl = v_head_dim, p.v_sh = attn__avx512_mul_lim(kv_len, v_head_dim, M);
+        p.v_sb = attn__avx512_mul_lim(kv_heads, p.v_sh, M);
+        p.o_sl = v_head_dim, p.o_sh = attn__avx512_mul_lim(q_len, v_head_dim, M);
+        p.o_sb = attn__avx512_mul_lim(heads, p.o_sh, M);
     }
-    p.causal = ATTN_CAUSAL_NONE;
+    /* an unknown layout: causal out of range, which attn__avx512_attn_attention reports as ATTN_ERR_ARG */
+    p.causal = layout == ATTN_LAYOUT_BHLD || layout == ATTN_LAYOUT_BLHD ? ATTN_CAUSAL_NONE
+                                                                        : (attn_causal)3;
     return p;
 }
 
@@ -12796,7 +12838,7 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__avx512_attn_attention_init
                             c->v_head_dim, q, c->k, c->v, o, layout);
     p.k_sl = c->head_dim, p.k_sh = c->capacity * c->head_dim, p.k_sb = c->kv_heads * p.k_sh;
     p.v_sl = c->v_head_dim, p.v_sh = c->capacity * c->v_head_dim, p.v_sb = c->kv_heads * p.v_sh;
-    p.causal = causal;
+    if (p.causal == ATTN_CAUSAL_NONE) p.causal = causal; /* else: an unknown layout's mark */
     return p;
 }
 /* end of src/kv_cache.h */
@@ -17266,6 +17308,7 @@ ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, s
                                                    attn_layout layout)
 {
     attn_attention_params p;
+    const size_t M = (size_t)-1; /* strides saturate at SIZE_MAX instead of wrapping */
     memset(&p, 0, sizeof p);
     p.batch = batch;
     p.heads = heads;
@@ -17278,18 +17321,30 @@ ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, s
     p.k = k;
     p.v = v;
     p.o = o;
+    /* A stride that does not fit size_t saturates: a dimension of size > 1 with it is then
+     * ATTN_ERR_OVERFLOW in attn_attention (a dimension of size 1 never uses its stride). */
     if (layout == ATTN_LAYOUT_BLHD) { /* [B, L, H*D] */
-        p.q_sb = q_len * heads * head_dim, p.q_sh = head_dim, p.q_sl = heads * head_dim;
-        p.k_sb = kv_len * kv_heads * head_dim, p.k_sh = head_dim, p.k_sl = kv_heads * head_dim;
-        p.v_sb = kv_len * kv_heads * v_head_dim, p.v_sh = v_head_dim, p.v_sl = kv_heads * v_head_dim;
-        p.o_sb = q_len * heads * v_head_dim, p.o_sh = v_head_dim, p.o_sl = heads * v_head_dim;
+        p.q_sh = head_dim, p.q_sl = attn__mul_lim(heads, head_dim, M);
+        p.q_sb = attn__mul_lim(q_len, p.q_sl, M);
+        p.k_sh = head_dim, p.k_sl = attn__mul_lim(kv_heads, head_dim, M);
+        p.k_sb = attn__mul_lim(kv_len, p.k_sl, M);
+        p.v_sh = v_head_dim, p.v_sl = attn__mul_lim(kv_heads, v_head_dim, M);
+        p.v_sb = attn__mul_lim(kv_len, p.v_sl, M);
+        p.o_sh = v_head_dim, p.o_sl = attn__mul_lim(heads, v_head_dim, M);
+        p.o_sb = attn__mul_lim(q_len, p.o_sl, M);
     } else { /* [B, H, L, D] */
-        p.q_sb = heads * q_len * head_dim, p.q_sh = q_len * head_dim, p.q_sl = head_dim;
-        p.k_sb = kv_heads * kv_len * head_dim, p.k_sh = kv_len * head_dim, p.k_sl = head_dim;
-        p.v_sb = kv_heads * kv_len * v_head_dim, p.v_sh = kv_len * v_head_dim, p.v_sl = v_head_dim;
-        p.o_sb = heads * q_len * v_head_dim, p.o_sh = q_len * v_head_dim, p.o_sl = v_head_dim;
+        p.q_sl = head_dim, p.q_sh = attn__mul_lim(q_len, head_dim, M);
+        p.q_sb = attn__mul_lim(heads, p.q_sh, M);
+        p.k_sl = head_dim, p.k_sh = attn__mul_lim(kv_len, head_dim, M);
+        p.k_sb = attn__mul_lim(kv_heads, p.k_sh, M);
+        p.v_sl = v_head_dim, p.v_sh = attn__mul_lim(kv_len, v_head_dim, M);
+        p.v_sb = attn__mul_lim(kv_heads, p.v_sh, M);
+        p.o_sl = v_head_dim, p.o_sh = attn__mul_lim(q_len, v_head_dim, M);
+        p.o_sb = attn__mul_lim(heads, p.o_sh, M);
     }
-    p.causal = ATTN_CAUSAL_NONE;
+    /* an unknown layout: causal out of range, which attn_attention reports as ATTN_ERR_ARG */
+    p.causal = layout == ATTN_LAYOUT_BHLD || layout == ATTN_LAYOUT_BLHD ? ATTN_CAUSAL_NONE
+                                                                        : (attn_causal)3;
     return p;
 }
 
@@ -17492,7 +17547,7 @@ ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, si
                             c->v_head_dim, q, c->k, c->v, o, layout);
     p.k_sl = c->head_dim, p.k_sh = c->capacity * c->head_dim, p.k_sb = c->kv_heads * p.k_sh;
     p.v_sl = c->v_head_dim, p.v_sh = c->capacity * c->v_head_dim, p.v_sb = c->kv_heads * p.v_sh;
-    p.causal = causal;
+    if (p.causal == ATTN_CAUSAL_NONE) p.causal = causal; /* else: an unknown layout's mark */
     return p;
 }
 /* end of src/kv_cache.h */

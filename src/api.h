@@ -324,7 +324,9 @@ typedef struct attn_attention_params {
 } attn_attention_params;
 
 /* Fills sizes, pointers and strides for tensors in `layout` (all four the same layout,
- * densely packed), scale 0 (default), no softcap, no masks. */
+ * densely packed), scale 0 (default), no softcap, no masks. Invalid arguments show in the
+ * call: a stride that does not fit size_t is SIZE_MAX (attn_attention: ATTN_ERR_OVERFLOW
+ * where it is used), an unknown layout leaves causal out of range (ATTN_ERR_ARG). */
 ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, size_t kv_heads,
                                                    size_t q_len, size_t kv_len,
                                                    size_t head_dim, size_t v_head_dim,
@@ -381,7 +383,8 @@ ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, si
 ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout);
 /* q and o in `layout` (dense, heads query heads; heads a multiple of the cache's kv_heads).
- * An invalid cache gives all-zero params (attn_attention then reports ATTN_ERR_NULL). */
+ * An invalid cache gives all-zero params (attn_attention then reports ATTN_ERR_NULL), an
+ * unknown layout causal out of range (ATTN_ERR_ARG), as attn_attention_init. */
 ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, size_t heads,
                                                       size_t q_len, const float *q, float *o,
                                                       attn_layout layout, attn_causal causal);

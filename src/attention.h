@@ -522,6 +522,7 @@ ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, s
                                                    attn_layout layout)
 {
     attn_attention_params p;
+    const size_t M = (size_t)-1; /* strides saturate at SIZE_MAX instead of wrapping */
     memset(&p, 0, sizeof p);
     p.batch = batch;
     p.heads = heads;
@@ -534,18 +535,30 @@ ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, s
     p.k = k;
     p.v = v;
     p.o = o;
+    /* A stride that does not fit size_t saturates: a dimension of size > 1 with it is then
+     * ATTN_ERR_OVERFLOW in attn_attention (a dimension of size 1 never uses its stride). */
     if (layout == ATTN_LAYOUT_BLHD) { /* [B, L, H*D] */
-        p.q_sb = q_len * heads * head_dim, p.q_sh = head_dim, p.q_sl = heads * head_dim;
-        p.k_sb = kv_len * kv_heads * head_dim, p.k_sh = head_dim, p.k_sl = kv_heads * head_dim;
-        p.v_sb = kv_len * kv_heads * v_head_dim, p.v_sh = v_head_dim, p.v_sl = kv_heads * v_head_dim;
-        p.o_sb = q_len * heads * v_head_dim, p.o_sh = v_head_dim, p.o_sl = heads * v_head_dim;
+        p.q_sh = head_dim, p.q_sl = attn__mul_lim(heads, head_dim, M);
+        p.q_sb = attn__mul_lim(q_len, p.q_sl, M);
+        p.k_sh = head_dim, p.k_sl = attn__mul_lim(kv_heads, head_dim, M);
+        p.k_sb = attn__mul_lim(kv_len, p.k_sl, M);
+        p.v_sh = v_head_dim, p.v_sl = attn__mul_lim(kv_heads, v_head_dim, M);
+        p.v_sb = attn__mul_lim(kv_len, p.v_sl, M);
+        p.o_sh = v_head_dim, p.o_sl = attn__mul_lim(heads, v_head_dim, M);
+        p.o_sb = attn__mul_lim(q_len, p.o_sl, M);
     } else { /* [B, H, L, D] */
-        p.q_sb = heads * q_len * head_dim, p.q_sh = q_len * head_dim, p.q_sl = head_dim;
-        p.k_sb = kv_heads * kv_len * head_dim, p.k_sh = kv_len * head_dim, p.k_sl = head_dim;
-        p.v_sb = kv_heads * kv_len * v_head_dim, p.v_sh = kv_len * v_head_dim, p.v_sl = v_head_dim;
-        p.o_sb = heads * q_len * v_head_dim, p.o_sh = q_len * v_head_dim, p.o_sl = v_head_dim;
+        p.q_sl = head_dim, p.q_sh = attn__mul_lim(q_len, head_dim, M);
+        p.q_sb = attn__mul_lim(heads, p.q_sh, M);
+        p.k_sl = head_dim, p.k_sh = attn__mul_lim(kv_len, head_dim, M);
+        p.k_sb = attn__mul_lim(kv_heads, p.k_sh, M);
+        p.v_sl = v_head_dim, p.v_sh = attn__mul_lim(kv_len, v_head_dim, M);
+        p.v_sb = attn__mul_lim(kv_heads, p.v_sh, M);
+        p.o_sl = v_head_dim, p.o_sh = attn__mul_lim(q_len, v_head_dim, M);
+        p.o_sb = attn__mul_lim(heads, p.o_sh, M);
     }
-    p.causal = ATTN_CAUSAL_NONE;
+    /* an unknown layout: causal out of range, which attn_attention reports as ATTN_ERR_ARG */
+    p.causal = layout == ATTN_LAYOUT_BHLD || layout == ATTN_LAYOUT_BLHD ? ATTN_CAUSAL_NONE
+                                                                        : (attn_causal)3;
     return p;
 }
 

@@ -74,6 +74,6 @@ ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, si
                             c->v_head_dim, q, c->k, c->v, o, layout);
     p.k_sl = c->head_dim, p.k_sh = c->capacity * c->head_dim, p.k_sb = c->kv_heads * p.k_sh;
     p.v_sl = c->v_head_dim, p.v_sh = c->capacity * c->v_head_dim, p.v_sb = c->kv_heads * p.v_sh;
-    p.causal = causal;
+    if (p.causal == ATTN_CAUSAL_NONE) p.causal = causal; /* else: an unknown layout's mark */
     return p;
 }

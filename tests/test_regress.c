@@ -7,6 +7,7 @@
  *   one_row_huge_ld         one-row matrices with leading dimensions up to SIZE_MAX
  *   workspace_monotone      matmul / linear workspace monotone in m, n, k, bounded, no wrap
  *   norm_eps_zero           layernorm / rmsnorm with eps = 0 on zero-variance rows: no NaN
+ *   init_reports            attention init functions: unknown layout, overflowing strides
  */
 #define ATTN_IMPLEMENTATION
 #include "attn.h"
@@ -343,6 +344,50 @@ static void test_norm_eps_zero(void)
         }
 }
 
+/* ---- init_reports ------------------------------------------------------------------------ */
+
+/* attn_attention_init / attn_attention_init_kv cannot return a status: an unknown layout and
+ * strides that overflow size_t must show up as the call's error, never as a silent result. */
+static void test_init_reports(void)
+{
+    float buf[4096] = {0}, kc[256] = {0}, vc[256] = {0};
+    char ws[1 << 16];
+    const size_t big = (size_t)1 << (sizeof(size_t) * 4 + 1); /* big * big overflows */
+    attn_attention_params p;
+    attn_kv_cache c;
+    attn_status st;
+    int lay;
+    for (lay = 2; lay < 5; lay++) {
+        p = attn_attention_init(1, 1, 1, 2, 2, 4, 4, buf, buf + 64, buf + 128, buf + 256,
+                                (attn_layout)lay);
+        st = attn_attention(&p, ws, sizeof ws);
+        check(st == ATTN_ERR_ARG, "init_reports: layout %d: status %d", lay, (int)st);
+    }
+    for (lay = 0; lay < 2; lay++) { /* q_len * head_dim overflows; the strides must not wrap */
+        p = attn_attention_init(2, 2, 2, big, 2, big, 4, buf, buf + 64, buf + 128, buf + 256,
+                                (attn_layout)lay);
+        st = attn_attention(&p, ws, sizeof ws);
+        check(st == ATTN_ERR_OVERFLOW, "init_reports: overflowing strides, layout %d: status %d",
+              lay, (int)st);
+        p = attn_attention_init(2, big, big, big, 2, 4, 4, buf, buf + 64, buf + 128, buf + 256,
+                                (attn_layout)lay);
+        st = attn_attention(&p, ws, sizeof ws);
+        check(st == ATTN_ERR_OVERFLOW, "init_reports: overflowing heads, layout %d: status %d",
+              lay, (int)st);
+    }
+    st = attn_kv_cache_init(&c, kc, vc, 1, 1, 8, 4, 4);
+    check(st == ATTN_OK && attn_kv_cache_append(&c, 2, buf, buf, ATTN_LAYOUT_BHLD) == ATTN_OK,
+          "init_reports: cache");
+    p = attn_attention_init_kv(&c, 1, 2, buf, buf + 256, (attn_layout)5, ATTN_CAUSAL_BOTTOM_RIGHT);
+    st = attn_attention(&p, ws, sizeof ws);
+    check(st == ATTN_ERR_ARG, "init_reports: init_kv with layout 5: status %d", (int)st);
+    p = attn_attention_init_kv(&c, 1, 2, buf, buf + 256, ATTN_LAYOUT_BLHD,
+                               ATTN_CAUSAL_BOTTOM_RIGHT);
+    st = attn_attention(&p, ws, sizeof ws);
+    check(st == ATTN_OK && p.causal == ATTN_CAUSAL_BOTTOM_RIGHT, "init_reports: init_kv: %d",
+          (int)st);
+}
+
 /* Every group, or only those named on the command line. */
 int main(int argc, char **argv)
 {
@@ -354,7 +399,8 @@ int main(int argc, char **argv)
                   {"causal_offset_extremes", test_causal_offset_extremes},
                   {"one_row_huge_ld", test_one_row_huge_ld},
                   {"workspace_monotone", test_workspace_monotone},
-                  {"norm_eps_zero", test_norm_eps_zero}};
+                  {"norm_eps_zero", test_norm_eps_zero},
+                  {"init_reports", test_init_reports}};
     size_t g;
     int i;
     setvbuf(stdout, NULL, _IOLBF, 0);
