@@ -642,8 +642,8 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 #include <string.h>
 
 /* simd/simd.h - picks attn.h's vector layer and matmul microkernel for the target:
- * AVX-512 (unless ATTN_NO_AVX512, which keeps AVX2 on such a build), AVX2+FMA, AArch64 NEON,
- * or the portable scalar layer (also with ATTN_NO_SIMD). */
+ * AVX-512 (unless ATTN_NO_AVX512, which keeps AVX2 on such a build), AVX2+FMA, NEON
+ * (AArch64, or ARMv7 with VFPv4's fma), or the portable scalar layer (also ATTN_NO_SIMD). */
 #ifndef ATTN_SIMD_SCALAR_SIMD_H
 #define ATTN_SIMD_SCALAR_SIMD_H
 /* simd/common.h - compiler macros shared by attn.h's vector layer and kernels. */
@@ -1075,17 +1075,26 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vtranspose_copy(const float *
 }
 #endif
 /* end of simd/avx2.h */
-#elif !defined(ATTN__SCALAR_FORCE_ISA) && !defined(ATTN_NO_SIMD) && defined(__aarch64__) && \
-    defined(__ARM_NEON)
+#elif !defined(ATTN__SCALAR_FORCE_ISA) && !defined(ATTN_NO_SIMD) && defined(__ARM_NEON) && \
+    (defined(__aarch64__) || defined(__ARM_FEATURE_FMA))
 #define ATTN__SCALAR_ISA_NEON 1
-/* simd/neon.h - the AArch64 NEON vector layer of attn.h (4 lanes): primitives only, the
- * same names and contract as simd/scalar.h. Compiles on its own. */
+/* simd/neon.h - the NEON vector layer of attn.h (4 lanes): AArch64, and ARMv7 (AArch32 with
+ * NEON and VFPv4's fused multiply-add: -mfpu=neon-vfpv4), whose NEON lacks a few AArch64
+ * instructions (division, square root, across-vector reductions, two-register lookups,
+ * 64-bit lane transposes, f16 conversions without -mfp16-format): those are written here
+ * from what it has. AArch32 NEON flushes denormals, inputs and results. Primitives only,
+ * the same names and contract as simd/scalar.h. Compiles on its own. */
 #ifndef ATTN_SIMD_SCALAR_NEON_H
 #define ATTN_SIMD_SCALAR_NEON_H
 #include <arm_neon.h>
+#include <math.h>
 #include <string.h>
 
+#ifdef __aarch64__
 #define ATTN__SCALAR_ISA_NAME "neon"
+#else
+#define ATTN__SCALAR_ISA_NAME "neon32"
+#endif
 #define ATTN__SCALAR_VW 4
 
 #ifdef ATTN_USE_SLEEF
@@ -1116,14 +1125,47 @@ static inline void attn__scalar_vstore_part(float *p, attn__scalar_v v, size_t n
 static inline attn__scalar_v attn__scalar_vadd(attn__scalar_v a, attn__scalar_v b) { return vaddq_f32(a, b); }
 static inline attn__scalar_v attn__scalar_vsub(attn__scalar_v a, attn__scalar_v b) { return vsubq_f32(a, b); }
 static inline attn__scalar_v attn__scalar_vmul(attn__scalar_v a, attn__scalar_v b) { return vmulq_f32(a, b); }
+#ifdef __aarch64__
 static inline attn__scalar_v attn__scalar_vdiv(attn__scalar_v a, attn__scalar_v b) { return vdivq_f32(a, b); }
 static inline attn__scalar_v attn__scalar_vsqrt(attn__scalar_v a) { return vsqrtq_f32(a); }
+#else /* lane by lane: correctly rounded, as on AArch64 */
+static inline attn__scalar_v attn__scalar_vdiv(attn__scalar_v a, attn__scalar_v b)
+{
+    float x[4], y[4];
+    int i;
+    vst1q_f32(x, a);
+    vst1q_f32(y, b);
+    for (i = 0; i < 4; i++) x[i] /= y[i];
+    return vld1q_f32(x);
+}
+static inline attn__scalar_v attn__scalar_vsqrt(attn__scalar_v a)
+{
+    float x[4];
+    int i;
+    vst1q_f32(x, a);
+    for (i = 0; i < 4; i++) x[i] = sqrtf(x[i]);
+    return vld1q_f32(x);
+}
+#endif
 static inline attn__scalar_v attn__scalar_vfma(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c) { return vfmaq_f32(c, a, b); }
 static inline attn__scalar_v attn__scalar_vfma_exact(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c) { return vfmaq_f32(c, a, b); }
 static inline attn__scalar_v attn__scalar_vmax(attn__scalar_v a, attn__scalar_v b) { return vmaxq_f32(a, b); }
 static inline attn__scalar_v attn__scalar_vmin(attn__scalar_v a, attn__scalar_v b) { return vminq_f32(a, b); }
+#ifdef __aarch64__
 static inline float attn__scalar_vhsum(attn__scalar_v a) { return vaddvq_f32(a); }
 static inline float attn__scalar_vhmax(attn__scalar_v a) { return vmaxvq_f32(a); }
+#else /* pairwise: (l0 + l1) + (l2 + l3) */
+static inline float attn__scalar_vhsum(attn__scalar_v a)
+{
+    const float32x2_t s = vpadd_f32(vget_low_f32(a), vget_high_f32(a));
+    return vget_lane_f32(vpadd_f32(s, s), 0);
+}
+static inline float attn__scalar_vhmax(attn__scalar_v a)
+{
+    const float32x2_t m = vpmax_f32(vget_low_f32(a), vget_high_f32(a));
+    return vget_lane_f32(vpmax_f32(m, m), 0);
+}
+#endif
 static inline attn__scalar_vm attn__scalar_vlt(attn__scalar_v a, attn__scalar_v b) { return vcltq_f32(a, b); }
 static inline attn__scalar_vm attn__scalar_vgt(attn__scalar_v a, attn__scalar_v b) { return vcgtq_f32(a, b); }
 static inline attn__scalar_v attn__scalar_vselect(attn__scalar_vm m, attn__scalar_v a, attn__scalar_v b) { return vbslq_f32(m, a, b); }
@@ -1132,18 +1174,40 @@ static inline attn__scalar_v attn__scalar_vlut8_scale(const int32_t *tab, attn__
 {
     const uint32x4_t b = vreinterpretq_u32_f32(k);
     const uint32x4_t idx = vmlaq_n_u32(vdupq_n_u32(0x03020100u), vandq_u32(b, vdupq_n_u32(7u)), 0x04040404u);
+#ifdef __aarch64__
     uint8x16x2_t t;
     t.val[0] = vld1q_u8((const uint8_t *)(const void *)tab);
     t.val[1] = vld1q_u8((const uint8_t *)(const void *)tab + 16);
     return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_u8(vqtbl2q_u8(t, vreinterpretq_u8_u32(idx))),
                                            vshlq_n_u32(b, 20)));
+#else /* the 32-byte table as four d registers, each half of idx looked up */
+    const uint8_t *tb = (const uint8_t *)(const void *)tab;
+    const uint8x16_t ix = vreinterpretq_u8_u32(idx);
+    uint8x8x4_t t;
+    t.val[0] = vld1_u8(tb);
+    t.val[1] = vld1_u8(tb + 8);
+    t.val[2] = vld1_u8(tb + 16);
+    t.val[3] = vld1_u8(tb + 24);
+    return vreinterpretq_f32_u32(vaddq_u32(
+        vreinterpretq_u32_u8(vcombine_u8(vtbl4_u8(t, vget_low_u8(ix)), vtbl4_u8(t, vget_high_u8(ix)))),
+        vshlq_n_u32(b, 20)));
+#endif
 }
 static inline attn__scalar_v attn__scalar_vfabs(attn__scalar_v a) { return vabsq_f32(a); }
 static inline attn__scalar_v attn__scalar_vor(attn__scalar_v a, attn__scalar_v b)
 {
     return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)));
 }
-static inline int attn__scalar_vany_neg(attn__scalar_v a) { return vmaxvq_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 31)) != 0; }
+static inline int attn__scalar_vany_neg(attn__scalar_v a)
+{
+    const uint32x4_t s = vshrq_n_u32(vreinterpretq_u32_f32(a), 31);
+#ifdef __aarch64__
+    return vmaxvq_u32(s) != 0;
+#else
+    const uint32x2_t m = vpmax_u32(vget_low_u32(s), vget_high_u32(s));
+    return vget_lane_u32(vpmax_u32(m, m), 0) != 0;
+#endif
+}
 /* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
 #define ATTN__SCALAR_HAVE_VSWAP_PAIRS 1
 static inline attn__scalar_v attn__scalar_vswap_pairs(attn__scalar_v a) { return vrev64q_f32(a); }
@@ -1152,6 +1216,7 @@ static inline attn__scalar_v attn__scalar_vswap_pairs(attn__scalar_v a) { return
  * FPCR, to nearest even by default). bf16 by shifts: rounding adds 0x7FFF plus the kept
  * part's lowest bit (a carry into the exponent gives the next binade or inf), a NaN gets
  * its quiet bit. */
+#ifdef __aarch64__ /* AArch32: the exact element code of simd/generic.h */
 #define ATTN__SCALAR_HAVE_VF16 1
 static inline attn__scalar_v attn__scalar_vload_f16(const uint16_t *p)
 {
@@ -1161,6 +1226,7 @@ static inline void attn__scalar_vstore_f16(uint16_t *p, attn__scalar_v v)
 {
     vst1_u16(p, vreinterpret_u16_f16(vcvt_f16_f32(v)));
 }
+#endif
 #define ATTN__SCALAR_HAVE_VBF16 1
 static inline attn__scalar_v attn__scalar_vload_bf16(const uint16_t *p)
 {
@@ -1185,15 +1251,26 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vtranspose_copy(const float *
     const float32x4_t r1 = rows > 1 ? vld1q_f32(src + lds) : z;
     const float32x4_t r2 = rows > 2 ? vld1q_f32(src + 2 * lds) : z;
     const float32x4_t r3 = rows > 3 ? vld1q_f32(src + 3 * lds) : z;
+#ifdef __aarch64__
     const float32x4_t t0 = vtrn1q_f32(r0, r1), t1 = vtrn2q_f32(r0, r1);
     const float32x4_t t2 = vtrn1q_f32(r2, r3), t3 = vtrn2q_f32(r2, r3);
     vst1q_f32(dst, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
     vst1q_f32(dst + ldd, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
     vst1q_f32(dst + 2 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
     vst1q_f32(dst + 3 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+#else
+    const float32x4x2_t t01 = vtrnq_f32(r0, r1), t23 = vtrnq_f32(r2, r3);
+    vst1q_f32(dst, vcombine_f32(vget_low_f32(t01.val[0]), vget_low_f32(t23.val[0])));
+    vst1q_f32(dst + ldd, vcombine_f32(vget_low_f32(t01.val[1]), vget_low_f32(t23.val[1])));
+    vst1q_f32(dst + 2 * ldd, vcombine_f32(vget_high_f32(t01.val[0]), vget_high_f32(t23.val[0])));
+    vst1q_f32(dst + 3 * ldd, vcombine_f32(vget_high_f32(t01.val[1]), vget_high_f32(t23.val[1])));
+#endif
 }
 #endif
 /* end of simd/neon.h */
+#if !defined(__aarch64__) && defined(ATTN_USE_SLEEF)
+#undef ATTN_USE_SLEEF /* ARMv7 keeps the library's exp */
+#endif
 #else
 #define ATTN__SCALAR_ISA_SCALAR 1
 /* simd/scalar.h - the portable one-lane vector layer of attn.h: primitives only.
@@ -1588,7 +1665,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
 }
 #endif
 /* end of simd/mm_6x16_avx2.h */
-#elif defined(ATTN__SCALAR_ISA_NEON)
+#elif defined(ATTN__SCALAR_ISA_NEON) && defined(__aarch64__)
 /* simd/mm_8x12_neon.h - attn.h's AArch64 NEON matmul microkernel: an 8 x 12 tile.
  * Compiles on its own (with simd/neon.h). */
 #ifndef ATTN_SIMD_SCALAR_MM_8X12_NEON_H
@@ -1660,6 +1737,62 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
 #undef ATTN__SCALAR_UKR_ROWS
 #endif
 /* end of simd/mm_8x12_neon.h */
+#elif defined(ATTN__SCALAR_ISA_NEON)
+/* simd/mm_4x8_neon32.h - attn.h's ARMv7 NEON matmul microkernel: a 4 x 8 tile (AArch32 has
+ * 16 q registers: 8 accumulators, two B vectors, one broadcast A value; the packing wants
+ * a row count that is a multiple of the vector width). Compiles on its own (with
+ * simd/neon.h). */
+#ifndef ATTN_SIMD_SCALAR_MM_4X8_NEON32_H
+#define ATTN_SIMD_SCALAR_MM_4X8_NEON32_H
+
+/* acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain in p order,
+ * A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (8 readable floats per row). Only
+ * the first `rows` rows (a constant once inlined) are computed and written. Then by mode: 0 c = acc; 1 c = alpha * acc, then
+ * + beta * c by one fma when beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
+#define ATTN__SCALAR_MR 4
+#define ATTN__SCALAR_NR 8
+#define ATTN__SCALAR_MM_UKR_ROWS 1 /* the rows argument is honoured: edge kernels pay less */
+#define ATTN__SCALAR_UKR_ROWS(X) X(0) X(1) X(2) X(3)
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+#define ATTN__SCALAR_UKR_DECL(i) float32x4_t c##i##0 = vdupq_n_f32(0.0f), c##i##1 = c##i##0;
+    ATTN__SCALAR_UKR_ROWS(ATTN__SCALAR_UKR_DECL)
+#undef ATTN__SCALAR_UKR_DECL
+    size_t p;
+    for (p = 0; p < kc; p++, a += acs, b += ldb) {
+        const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4);
+#define ATTN__SCALAR_UKR_ROW(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        const float32x4_t t = vdupq_n_f32(a[(i) * ars]);                                    \
+        c##i##0 = vfmaq_f32(c##i##0, b0, t);                                                \
+        c##i##1 = vfmaq_f32(c##i##1, b1, t);                                                \
+    }
+        ATTN__SCALAR_UKR_ROWS(ATTN__SCALAR_UKR_ROW)
+#undef ATTN__SCALAR_UKR_ROW
+    }
+    {
+        const float32x4_t va = vdupq_n_f32(alpha), vb = vdupq_n_f32(beta);
+#define ATTN__SCALAR_UKR_OUT1(cp, x)                                                               \
+    if (mode == 0) vst1q_f32(cp, x);                                                        \
+    else if (mode == 2) vst1q_f32(cp, vfmaq_f32(vld1q_f32(cp), va, x));                     \
+    else if (beta != 0.0f) vst1q_f32(cp, vfmaq_f32(vmulq_f32(va, x), vb, vld1q_f32(cp)));   \
+    else vst1q_f32(cp, vmulq_f32(va, x));
+#define ATTN__SCALAR_UKR_OUT(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        float *cr = c + (i) * ldc;                                                          \
+        ATTN__SCALAR_UKR_OUT1(cr, c##i##0) ATTN__SCALAR_UKR_OUT1(cr + 4, c##i##1)                         \
+    }
+        ATTN__SCALAR_UKR_ROWS(ATTN__SCALAR_UKR_OUT)
+#undef ATTN__SCALAR_UKR_OUT
+#undef ATTN__SCALAR_UKR_OUT1
+    }
+}
+#undef ATTN__SCALAR_UKR_ROWS
+#endif
+/* end of simd/mm_4x8_neon32.h */
 #else
 /* simd/mm_4xnr.h - attn.h's generic matmul microkernel over the vector layer: a
  * 4 x (4 * ATTN__SCALAR_VW) tile (the scalar path's). Compiles on its own. */
@@ -1820,12 +1953,12 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__SCALAR_TQ 192               /* attention: query rows per tile (a multiple of MR) */
 #define ATTN__SCALAR_TK 128               /* attention: keys per tile (a multiple of NR) */
 #define ATTN__SCALAR_SM_SHORT 8           /* softmax: rows of up to this many vectors in registers */
-#elif ATTN__SCALAR_VW == 4 /* ---- NEON ---- */
+#elif ATTN__SCALAR_VW == 4 /* ---- NEON (AArch64 8 x 12, ARMv7 4 x 8 microkernel) ---- */
 #define ATTN__SCALAR_MM_KC 256
 #define ATTN__SCALAR_MM_MC (24 * ATTN__SCALAR_MR)
 #define ATTN__SCALAR_MM_NC (255 * ATTN__SCALAR_NR)
 #define ATTN__SCALAR_TQ 192
-#define ATTN__SCALAR_TK 132
+#define ATTN__SCALAR_TK ((128 + ATTN__SCALAR_NR - 1) / ATTN__SCALAR_NR * ATTN__SCALAR_NR) /* 132 on AArch64 */
 #define ATTN__SCALAR_SM_SHORT 8
 #else /* ---- scalar ---- */
 #define ATTN__SCALAR_MM_KC 256
@@ -1836,6 +1969,11 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__SCALAR_SM_SHORT 8
 #endif
 
+/* the transposing packs write whole vectors per row: a sliver's rows must fit one vector
+ * or be a multiple of it */
+#if ATTN__SCALAR_MR > ATTN__SCALAR_VW && ATTN__SCALAR_MR % ATTN__SCALAR_VW != 0
+#error "ATTN__SCALAR_MR must be at most ATTN__SCALAR_VW or a multiple of it"
+#endif
 #if ATTN__SCALAR_TQ % ATTN__SCALAR_MR != 0 || ATTN__SCALAR_TK % ATTN__SCALAR_NR != 0
 #error "ATTN__SCALAR_TQ and ATTN__SCALAR_TK must be multiples of the microkernel's ATTN__SCALAR_MR and ATTN__SCALAR_NR"
 #endif
@@ -4957,8 +5095,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_denormals_flush_end(cons
 #include <string.h>
 
 /* simd/simd.h - picks attn.h's vector layer and matmul microkernel for the target:
- * AVX-512 (unless ATTN_NO_AVX512, which keeps AVX2 on such a build), AVX2+FMA, AArch64 NEON,
- * or the portable scalar layer (also with ATTN_NO_SIMD). */
+ * AVX-512 (unless ATTN_NO_AVX512, which keeps AVX2 on such a build), AVX2+FMA, NEON
+ * (AArch64, or ARMv7 with VFPv4's fma), or the portable scalar layer (also ATTN_NO_SIMD). */
 #ifndef ATTN_SIMD_AVX2_SIMD_H
 #define ATTN_SIMD_AVX2_SIMD_H
 /* simd/common.h - compiler macros shared by attn.h's vector layer and kernels. */
@@ -5390,17 +5528,26 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_vtranspose_copy(const float *src,
 }
 #endif
 /* end of simd/avx2.h */
-#elif !defined(ATTN__AVX2_FORCE_ISA) && !defined(ATTN_NO_SIMD) && defined(__aarch64__) && \
-    defined(__ARM_NEON)
+#elif !defined(ATTN__AVX2_FORCE_ISA) && !defined(ATTN_NO_SIMD) && defined(__ARM_NEON) && \
+    (defined(__aarch64__) || defined(__ARM_FEATURE_FMA))
 #define ATTN__AVX2_ISA_NEON 1
-/* simd/neon.h - the AArch64 NEON vector layer of attn.h (4 lanes): primitives only, the
- * same names and contract as simd/scalar.h. Compiles on its own. */
+/* simd/neon.h - the NEON vector layer of attn.h (4 lanes): AArch64, and ARMv7 (AArch32 with
+ * NEON and VFPv4's fused multiply-add: -mfpu=neon-vfpv4), whose NEON lacks a few AArch64
+ * instructions (division, square root, across-vector reductions, two-register lookups,
+ * 64-bit lane transposes, f16 conversions without -mfp16-format): those are written here
+ * from what it has. AArch32 NEON flushes denormals, inputs and results. Primitives only,
+ * the same names and contract as simd/scalar.h. Compiles on its own. */
 #ifndef ATTN_SIMD_AVX2_NEON_H
 #define ATTN_SIMD_AVX2_NEON_H
 #include <arm_neon.h>
+#include <math.h>
 #include <string.h>
 
+#ifdef __aarch64__
 #define ATTN__AVX2_ISA_NAME "neon"
+#else
+#define ATTN__AVX2_ISA_NAME "neon32"
+#endif
 #define ATTN__AVX2_VW 4
 
 #ifdef ATTN_USE_SLEEF
@@ -5431,14 +5578,47 @@ static inline void attn__avx2_vstore_part(float *p, attn__avx2_v v, size_t n)
 static inline attn__avx2_v attn__avx2_vadd(attn__avx2_v a, attn__avx2_v b) { return vaddq_f32(a, b); }
 static inline attn__avx2_v attn__avx2_vsub(attn__avx2_v a, attn__avx2_v b) { return vsubq_f32(a, b); }
 static inline attn__avx2_v attn__avx2_vmul(attn__avx2_v a, attn__avx2_v b) { return vmulq_f32(a, b); }
+#ifdef __aarch64__
 static inline attn__avx2_v attn__avx2_vdiv(attn__avx2_v a, attn__avx2_v b) { return vdivq_f32(a, b); }
 static inline attn__avx2_v attn__avx2_vsqrt(attn__avx2_v a) { return vsqrtq_f32(a); }
+#else /* lane by lane: correctly rounded, as on AArch64 */
+static inline attn__avx2_v attn__avx2_vdiv(attn__avx2_v a, attn__avx2_v b)
+{
+    float x[4], y[4];
+    int i;
+    vst1q_f32(x, a);
+    vst1q_f32(y, b);
+    for (i = 0; i < 4; i++) x[i] /= y[i];
+    return vld1q_f32(x);
+}
+static inline attn__avx2_v attn__avx2_vsqrt(attn__avx2_v a)
+{
+    float x[4];
+    int i;
+    vst1q_f32(x, a);
+    for (i = 0; i < 4; i++) x[i] = sqrtf(x[i]);
+    return vld1q_f32(x);
+}
+#endif
 static inline attn__avx2_v attn__avx2_vfma(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c) { return vfmaq_f32(c, a, b); }
 static inline attn__avx2_v attn__avx2_vfma_exact(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c) { return vfmaq_f32(c, a, b); }
 static inline attn__avx2_v attn__avx2_vmax(attn__avx2_v a, attn__avx2_v b) { return vmaxq_f32(a, b); }
 static inline attn__avx2_v attn__avx2_vmin(attn__avx2_v a, attn__avx2_v b) { return vminq_f32(a, b); }
+#ifdef __aarch64__
 static inline float attn__avx2_vhsum(attn__avx2_v a) { return vaddvq_f32(a); }
 static inline float attn__avx2_vhmax(attn__avx2_v a) { return vmaxvq_f32(a); }
+#else /* pairwise: (l0 + l1) + (l2 + l3) */
+static inline float attn__avx2_vhsum(attn__avx2_v a)
+{
+    const float32x2_t s = vpadd_f32(vget_low_f32(a), vget_high_f32(a));
+    return vget_lane_f32(vpadd_f32(s, s), 0);
+}
+static inline float attn__avx2_vhmax(attn__avx2_v a)
+{
+    const float32x2_t m = vpmax_f32(vget_low_f32(a), vget_high_f32(a));
+    return vget_lane_f32(vpmax_f32(m, m), 0);
+}
+#endif
 static inline attn__avx2_vm attn__avx2_vlt(attn__avx2_v a, attn__avx2_v b) { return vcltq_f32(a, b); }
 static inline attn__avx2_vm attn__avx2_vgt(attn__avx2_v a, attn__avx2_v b) { return vcgtq_f32(a, b); }
 static inline attn__avx2_v attn__avx2_vselect(attn__avx2_vm m, attn__avx2_v a, attn__avx2_v b) { return vbslq_f32(m, a, b); }
@@ -5447,18 +5627,40 @@ static inline attn__avx2_v attn__avx2_vlut8_scale(const int32_t *tab, attn__avx2
 {
     const uint32x4_t b = vreinterpretq_u32_f32(k);
     const uint32x4_t idx = vmlaq_n_u32(vdupq_n_u32(0x03020100u), vandq_u32(b, vdupq_n_u32(7u)), 0x04040404u);
+#ifdef __aarch64__
     uint8x16x2_t t;
     t.val[0] = vld1q_u8((const uint8_t *)(const void *)tab);
     t.val[1] = vld1q_u8((const uint8_t *)(const void *)tab + 16);
     return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_u8(vqtbl2q_u8(t, vreinterpretq_u8_u32(idx))),
                                            vshlq_n_u32(b, 20)));
+#else /* the 32-byte table as four d registers, each half of idx looked up */
+    const uint8_t *tb = (const uint8_t *)(const void *)tab;
+    const uint8x16_t ix = vreinterpretq_u8_u32(idx);
+    uint8x8x4_t t;
+    t.val[0] = vld1_u8(tb);
+    t.val[1] = vld1_u8(tb + 8);
+    t.val[2] = vld1_u8(tb + 16);
+    t.val[3] = vld1_u8(tb + 24);
+    return vreinterpretq_f32_u32(vaddq_u32(
+        vreinterpretq_u32_u8(vcombine_u8(vtbl4_u8(t, vget_low_u8(ix)), vtbl4_u8(t, vget_high_u8(ix)))),
+        vshlq_n_u32(b, 20)));
+#endif
 }
 static inline attn__avx2_v attn__avx2_vfabs(attn__avx2_v a) { return vabsq_f32(a); }
 static inline attn__avx2_v attn__avx2_vor(attn__avx2_v a, attn__avx2_v b)
 {
     return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)));
 }
-static inline int attn__avx2_vany_neg(attn__avx2_v a) { return vmaxvq_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 31)) != 0; }
+static inline int attn__avx2_vany_neg(attn__avx2_v a)
+{
+    const uint32x4_t s = vshrq_n_u32(vreinterpretq_u32_f32(a), 31);
+#ifdef __aarch64__
+    return vmaxvq_u32(s) != 0;
+#else
+    const uint32x2_t m = vpmax_u32(vget_low_u32(s), vget_high_u32(s));
+    return vget_lane_u32(vpmax_u32(m, m), 0) != 0;
+#endif
+}
 /* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
 #define ATTN__AVX2_HAVE_VSWAP_PAIRS 1
 static inline attn__avx2_v attn__avx2_vswap_pairs(attn__avx2_v a) { return vrev64q_f32(a); }
@@ -5467,6 +5669,7 @@ static inline attn__avx2_v attn__avx2_vswap_pairs(attn__avx2_v a) { return vrev6
  * FPCR, to nearest even by default). bf16 by shifts: rounding adds 0x7FFF plus the kept
  * part's lowest bit (a carry into the exponent gives the next binade or inf), a NaN gets
  * its quiet bit. */
+#ifdef __aarch64__ /* AArch32: the exact element code of simd/generic.h */
 #define ATTN__AVX2_HAVE_VF16 1
 static inline attn__avx2_v attn__avx2_vload_f16(const uint16_t *p)
 {
@@ -5476,6 +5679,7 @@ static inline void attn__avx2_vstore_f16(uint16_t *p, attn__avx2_v v)
 {
     vst1_u16(p, vreinterpret_u16_f16(vcvt_f16_f32(v)));
 }
+#endif
 #define ATTN__AVX2_HAVE_VBF16 1
 static inline attn__avx2_v attn__avx2_vload_bf16(const uint16_t *p)
 {
@@ -5500,15 +5704,26 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_vtranspose_copy(const float *src,
     const float32x4_t r1 = rows > 1 ? vld1q_f32(src + lds) : z;
     const float32x4_t r2 = rows > 2 ? vld1q_f32(src + 2 * lds) : z;
     const float32x4_t r3 = rows > 3 ? vld1q_f32(src + 3 * lds) : z;
+#ifdef __aarch64__
     const float32x4_t t0 = vtrn1q_f32(r0, r1), t1 = vtrn2q_f32(r0, r1);
     const float32x4_t t2 = vtrn1q_f32(r2, r3), t3 = vtrn2q_f32(r2, r3);
     vst1q_f32(dst, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
     vst1q_f32(dst + ldd, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
     vst1q_f32(dst + 2 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
     vst1q_f32(dst + 3 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+#else
+    const float32x4x2_t t01 = vtrnq_f32(r0, r1), t23 = vtrnq_f32(r2, r3);
+    vst1q_f32(dst, vcombine_f32(vget_low_f32(t01.val[0]), vget_low_f32(t23.val[0])));
+    vst1q_f32(dst + ldd, vcombine_f32(vget_low_f32(t01.val[1]), vget_low_f32(t23.val[1])));
+    vst1q_f32(dst + 2 * ldd, vcombine_f32(vget_high_f32(t01.val[0]), vget_high_f32(t23.val[0])));
+    vst1q_f32(dst + 3 * ldd, vcombine_f32(vget_high_f32(t01.val[1]), vget_high_f32(t23.val[1])));
+#endif
 }
 #endif
 /* end of simd/neon.h */
+#if !defined(__aarch64__) && defined(ATTN_USE_SLEEF)
+#undef ATTN_USE_SLEEF /* ARMv7 keeps the library's exp */
+#endif
 #else
 #define ATTN__AVX2_ISA_SCALAR 1
 /* simd/scalar.h - the portable one-lane vector layer of attn.h: primitives only.
@@ -5903,7 +6118,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
 }
 #endif
 /* end of simd/mm_6x16_avx2.h */
-#elif defined(ATTN__AVX2_ISA_NEON)
+#elif defined(ATTN__AVX2_ISA_NEON) && defined(__aarch64__)
 /* simd/mm_8x12_neon.h - attn.h's AArch64 NEON matmul microkernel: an 8 x 12 tile.
  * Compiles on its own (with simd/neon.h). */
 #ifndef ATTN_SIMD_AVX2_MM_8X12_NEON_H
@@ -5975,6 +6190,62 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
 #undef ATTN__AVX2_UKR_ROWS
 #endif
 /* end of simd/mm_8x12_neon.h */
+#elif defined(ATTN__AVX2_ISA_NEON)
+/* simd/mm_4x8_neon32.h - attn.h's ARMv7 NEON matmul microkernel: a 4 x 8 tile (AArch32 has
+ * 16 q registers: 8 accumulators, two B vectors, one broadcast A value; the packing wants
+ * a row count that is a multiple of the vector width). Compiles on its own (with
+ * simd/neon.h). */
+#ifndef ATTN_SIMD_AVX2_MM_4X8_NEON32_H
+#define ATTN_SIMD_AVX2_MM_4X8_NEON32_H
+
+/* acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain in p order,
+ * A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (8 readable floats per row). Only
+ * the first `rows` rows (a constant once inlined) are computed and written. Then by mode: 0 c = acc; 1 c = alpha * acc, then
+ * + beta * c by one fma when beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
+#define ATTN__AVX2_MR 4
+#define ATTN__AVX2_NR 8
+#define ATTN__AVX2_MM_UKR_ROWS 1 /* the rows argument is honoured: edge kernels pay less */
+#define ATTN__AVX2_UKR_ROWS(X) X(0) X(1) X(2) X(3)
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+#define ATTN__AVX2_UKR_DECL(i) float32x4_t c##i##0 = vdupq_n_f32(0.0f), c##i##1 = c##i##0;
+    ATTN__AVX2_UKR_ROWS(ATTN__AVX2_UKR_DECL)
+#undef ATTN__AVX2_UKR_DECL
+    size_t p;
+    for (p = 0; p < kc; p++, a += acs, b += ldb) {
+        const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4);
+#define ATTN__AVX2_UKR_ROW(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        const float32x4_t t = vdupq_n_f32(a[(i) * ars]);                                    \
+        c##i##0 = vfmaq_f32(c##i##0, b0, t);                                                \
+        c##i##1 = vfmaq_f32(c##i##1, b1, t);                                                \
+    }
+        ATTN__AVX2_UKR_ROWS(ATTN__AVX2_UKR_ROW)
+#undef ATTN__AVX2_UKR_ROW
+    }
+    {
+        const float32x4_t va = vdupq_n_f32(alpha), vb = vdupq_n_f32(beta);
+#define ATTN__AVX2_UKR_OUT1(cp, x)                                                               \
+    if (mode == 0) vst1q_f32(cp, x);                                                        \
+    else if (mode == 2) vst1q_f32(cp, vfmaq_f32(vld1q_f32(cp), va, x));                     \
+    else if (beta != 0.0f) vst1q_f32(cp, vfmaq_f32(vmulq_f32(va, x), vb, vld1q_f32(cp)));   \
+    else vst1q_f32(cp, vmulq_f32(va, x));
+#define ATTN__AVX2_UKR_OUT(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        float *cr = c + (i) * ldc;                                                          \
+        ATTN__AVX2_UKR_OUT1(cr, c##i##0) ATTN__AVX2_UKR_OUT1(cr + 4, c##i##1)                         \
+    }
+        ATTN__AVX2_UKR_ROWS(ATTN__AVX2_UKR_OUT)
+#undef ATTN__AVX2_UKR_OUT
+#undef ATTN__AVX2_UKR_OUT1
+    }
+}
+#undef ATTN__AVX2_UKR_ROWS
+#endif
+/* end of simd/mm_4x8_neon32.h */
 #else
 /* simd/mm_4xnr.h - attn.h's generic matmul microkernel over the vector layer: a
  * 4 x (4 * ATTN__AVX2_VW) tile (the scalar path's). Compiles on its own. */
@@ -6135,12 +6406,12 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__AVX2_TQ 192               /* attention: query rows per tile (a multiple of MR) */
 #define ATTN__AVX2_TK 128               /* attention: keys per tile (a multiple of NR) */
 #define ATTN__AVX2_SM_SHORT 8           /* softmax: rows of up to this many vectors in registers */
-#elif ATTN__AVX2_VW == 4 /* ---- NEON ---- */
+#elif ATTN__AVX2_VW == 4 /* ---- NEON (AArch64 8 x 12, ARMv7 4 x 8 microkernel) ---- */
 #define ATTN__AVX2_MM_KC 256
 #define ATTN__AVX2_MM_MC (24 * ATTN__AVX2_MR)
 #define ATTN__AVX2_MM_NC (255 * ATTN__AVX2_NR)
 #define ATTN__AVX2_TQ 192
-#define ATTN__AVX2_TK 132
+#define ATTN__AVX2_TK ((128 + ATTN__AVX2_NR - 1) / ATTN__AVX2_NR * ATTN__AVX2_NR) /* 132 on AArch64 */
 #define ATTN__AVX2_SM_SHORT 8
 #else /* ---- scalar ---- */
 #define ATTN__AVX2_MM_KC 256
@@ -6151,6 +6422,11 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__AVX2_SM_SHORT 8
 #endif
 
+/* the transposing packs write whole vectors per row: a sliver's rows must fit one vector
+ * or be a multiple of it */
+#if ATTN__AVX2_MR > ATTN__AVX2_VW && ATTN__AVX2_MR % ATTN__AVX2_VW != 0
+#error "ATTN__AVX2_MR must be at most ATTN__AVX2_VW or a multiple of it"
+#endif
 #if ATTN__AVX2_TQ % ATTN__AVX2_MR != 0 || ATTN__AVX2_TK % ATTN__AVX2_NR != 0
 #error "ATTN__AVX2_TQ and ATTN__AVX2_TK must be multiples of the microkernel's ATTN__AVX2_MR and ATTN__AVX2_NR"
 #endif
@@ -9276,8 +9552,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_denormals_flush_end(const 
 #include <string.h>
 
 /* simd/simd.h - picks attn.h's vector layer and matmul microkernel for the target:
- * AVX-512 (unless ATTN_NO_AVX512, which keeps AVX2 on such a build), AVX2+FMA, AArch64 NEON,
- * or the portable scalar layer (also with ATTN_NO_SIMD). */
+ * AVX-512 (unless ATTN_NO_AVX512, which keeps AVX2 on such a build), AVX2+FMA, NEON
+ * (AArch64, or ARMv7 with VFPv4's fma), or the portable scalar layer (also ATTN_NO_SIMD). */
 #ifndef ATTN_SIMD_AVX512_SIMD_H
 #define ATTN_SIMD_AVX512_SIMD_H
 /* simd/common.h - compiler macros shared by attn.h's vector layer and kernels. */
@@ -9709,17 +9985,26 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_vtranspose_copy(const float *
 }
 #endif
 /* end of simd/avx2.h */
-#elif !defined(ATTN__AVX512_FORCE_ISA) && !defined(ATTN_NO_SIMD) && defined(__aarch64__) && \
-    defined(__ARM_NEON)
+#elif !defined(ATTN__AVX512_FORCE_ISA) && !defined(ATTN_NO_SIMD) && defined(__ARM_NEON) && \
+    (defined(__aarch64__) || defined(__ARM_FEATURE_FMA))
 #define ATTN__AVX512_ISA_NEON 1
-/* simd/neon.h - the AArch64 NEON vector layer of attn.h (4 lanes): primitives only, the
- * same names and contract as simd/scalar.h. Compiles on its own. */
+/* simd/neon.h - the NEON vector layer of attn.h (4 lanes): AArch64, and ARMv7 (AArch32 with
+ * NEON and VFPv4's fused multiply-add: -mfpu=neon-vfpv4), whose NEON lacks a few AArch64
+ * instructions (division, square root, across-vector reductions, two-register lookups,
+ * 64-bit lane transposes, f16 conversions without -mfp16-format): those are written here
+ * from what it has. AArch32 NEON flushes denormals, inputs and results. Primitives only,
+ * the same names and contract as simd/scalar.h. Compiles on its own. */
 #ifndef ATTN_SIMD_AVX512_NEON_H
 #define ATTN_SIMD_AVX512_NEON_H
 #include <arm_neon.h>
+#include <math.h>
 #include <string.h>
 
+#ifdef __aarch64__
 #define ATTN__AVX512_ISA_NAME "neon"
+#else
+#define ATTN__AVX512_ISA_NAME "neon32"
+#endif
 #define ATTN__AVX512_VW 4
 
 #ifdef ATTN_USE_SLEEF
@@ -9750,14 +10035,47 @@ static inline void attn__avx512_vstore_part(float *p, attn__avx512_v v, size_t n
 static inline attn__avx512_v attn__avx512_vadd(attn__avx512_v a, attn__avx512_v b) { return vaddq_f32(a, b); }
 static inline attn__avx512_v attn__avx512_vsub(attn__avx512_v a, attn__avx512_v b) { return vsubq_f32(a, b); }
 static inline attn__avx512_v attn__avx512_vmul(attn__avx512_v a, attn__avx512_v b) { return vmulq_f32(a, b); }
+#ifdef __aarch64__
 static inline attn__avx512_v attn__avx512_vdiv(attn__avx512_v a, attn__avx512_v b) { return vdivq_f32(a, b); }
 static inline attn__avx512_v attn__avx512_vsqrt(attn__avx512_v a) { return vsqrtq_f32(a); }
+#else /* lane by lane: correctly rounded, as on AArch64 */
+static inline attn__avx512_v attn__avx512_vdiv(attn__avx512_v a, attn__avx512_v b)
+{
+    float x[4], y[4];
+    int i;
+    vst1q_f32(x, a);
+    vst1q_f32(y, b);
+    for (i = 0; i < 4; i++) x[i] /= y[i];
+    return vld1q_f32(x);
+}
+static inline attn__avx512_v attn__avx512_vsqrt(attn__avx512_v a)
+{
+    float x[4];
+    int i;
+    vst1q_f32(x, a);
+    for (i = 0; i < 4; i++) x[i] = sqrtf(x[i]);
+    return vld1q_f32(x);
+}
+#endif
 static inline attn__avx512_v attn__avx512_vfma(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c) { return vfmaq_f32(c, a, b); }
 static inline attn__avx512_v attn__avx512_vfma_exact(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c) { return vfmaq_f32(c, a, b); }
 static inline attn__avx512_v attn__avx512_vmax(attn__avx512_v a, attn__avx512_v b) { return vmaxq_f32(a, b); }
 static inline attn__avx512_v attn__avx512_vmin(attn__avx512_v a, attn__avx512_v b) { return vminq_f32(a, b); }
+#ifdef __aarch64__
 static inline float attn__avx512_vhsum(attn__avx512_v a) { return vaddvq_f32(a); }
 static inline float attn__avx512_vhmax(attn__avx512_v a) { return vmaxvq_f32(a); }
+#else /* pairwise: (l0 + l1) + (l2 + l3) */
+static inline float attn__avx512_vhsum(attn__avx512_v a)
+{
+    const float32x2_t s = vpadd_f32(vget_low_f32(a), vget_high_f32(a));
+    return vget_lane_f32(vpadd_f32(s, s), 0);
+}
+static inline float attn__avx512_vhmax(attn__avx512_v a)
+{
+    const float32x2_t m = vpmax_f32(vget_low_f32(a), vget_high_f32(a));
+    return vget_lane_f32(vpmax_f32(m, m), 0);
+}
+#endif
 static inline attn__avx512_vm attn__avx512_vlt(attn__avx512_v a, attn__avx512_v b) { return vcltq_f32(a, b); }
 static inline attn__avx512_vm attn__avx512_vgt(attn__avx512_v a, attn__avx512_v b) { return vcgtq_f32(a, b); }
 static inline attn__avx512_v attn__avx512_vselect(attn__avx512_vm m, attn__avx512_v a, attn__avx512_v b) { return vbslq_f32(m, a, b); }
@@ -9766,18 +10084,40 @@ static inline attn__avx512_v attn__avx512_vlut8_scale(const int32_t *tab, attn__
 {
     const uint32x4_t b = vreinterpretq_u32_f32(k);
     const uint32x4_t idx = vmlaq_n_u32(vdupq_n_u32(0x03020100u), vandq_u32(b, vdupq_n_u32(7u)), 0x04040404u);
+#ifdef __aarch64__
     uint8x16x2_t t;
     t.val[0] = vld1q_u8((const uint8_t *)(const void *)tab);
     t.val[1] = vld1q_u8((const uint8_t *)(const void *)tab + 16);
     return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_u8(vqtbl2q_u8(t, vreinterpretq_u8_u32(idx))),
                                            vshlq_n_u32(b, 20)));
+#else /* the 32-byte table as four d registers, each half of idx looked up */
+    const uint8_t *tb = (const uint8_t *)(const void *)tab;
+    const uint8x16_t ix = vreinterpretq_u8_u32(idx);
+    uint8x8x4_t t;
+    t.val[0] = vld1_u8(tb);
+    t.val[1] = vld1_u8(tb + 8);
+    t.val[2] = vld1_u8(tb + 16);
+    t.val[3] = vld1_u8(tb + 24);
+    return vreinterpretq_f32_u32(vaddq_u32(
+        vreinterpretq_u32_u8(vcombine_u8(vtbl4_u8(t, vget_low_u8(ix)), vtbl4_u8(t, vget_high_u8(ix)))),
+        vshlq_n_u32(b, 20)));
+#endif
 }
 static inline attn__avx512_v attn__avx512_vfabs(attn__avx512_v a) { return vabsq_f32(a); }
 static inline attn__avx512_v attn__avx512_vor(attn__avx512_v a, attn__avx512_v b)
 {
     return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)));
 }
-static inline int attn__avx512_vany_neg(attn__avx512_v a) { return vmaxvq_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 31)) != 0; }
+static inline int attn__avx512_vany_neg(attn__avx512_v a)
+{
+    const uint32x4_t s = vshrq_n_u32(vreinterpretq_u32_f32(a), 31);
+#ifdef __aarch64__
+    return vmaxvq_u32(s) != 0;
+#else
+    const uint32x2_t m = vpmax_u32(vget_low_u32(s), vget_high_u32(s));
+    return vget_lane_u32(vpmax_u32(m, m), 0) != 0;
+#endif
+}
 /* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
 #define ATTN__AVX512_HAVE_VSWAP_PAIRS 1
 static inline attn__avx512_v attn__avx512_vswap_pairs(attn__avx512_v a) { return vrev64q_f32(a); }
@@ -9786,6 +10126,7 @@ static inline attn__avx512_v attn__avx512_vswap_pairs(attn__avx512_v a) { return
  * FPCR, to nearest even by default). bf16 by shifts: rounding adds 0x7FFF plus the kept
  * part's lowest bit (a carry into the exponent gives the next binade or inf), a NaN gets
  * its quiet bit. */
+#ifdef __aarch64__ /* AArch32: the exact element code of simd/generic.h */
 #define ATTN__AVX512_HAVE_VF16 1
 static inline attn__avx512_v attn__avx512_vload_f16(const uint16_t *p)
 {
@@ -9795,6 +10136,7 @@ static inline void attn__avx512_vstore_f16(uint16_t *p, attn__avx512_v v)
 {
     vst1_u16(p, vreinterpret_u16_f16(vcvt_f16_f32(v)));
 }
+#endif
 #define ATTN__AVX512_HAVE_VBF16 1
 static inline attn__avx512_v attn__avx512_vload_bf16(const uint16_t *p)
 {
@@ -9819,15 +10161,26 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_vtranspose_copy(const float *
     const float32x4_t r1 = rows > 1 ? vld1q_f32(src + lds) : z;
     const float32x4_t r2 = rows > 2 ? vld1q_f32(src + 2 * lds) : z;
     const float32x4_t r3 = rows > 3 ? vld1q_f32(src + 3 * lds) : z;
+#ifdef __aarch64__
     const float32x4_t t0 = vtrn1q_f32(r0, r1), t1 = vtrn2q_f32(r0, r1);
     const float32x4_t t2 = vtrn1q_f32(r2, r3), t3 = vtrn2q_f32(r2, r3);
     vst1q_f32(dst, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
     vst1q_f32(dst + ldd, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
     vst1q_f32(dst + 2 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
     vst1q_f32(dst + 3 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+#else
+    const float32x4x2_t t01 = vtrnq_f32(r0, r1), t23 = vtrnq_f32(r2, r3);
+    vst1q_f32(dst, vcombine_f32(vget_low_f32(t01.val[0]), vget_low_f32(t23.val[0])));
+    vst1q_f32(dst + ldd, vcombine_f32(vget_low_f32(t01.val[1]), vget_low_f32(t23.val[1])));
+    vst1q_f32(dst + 2 * ldd, vcombine_f32(vget_high_f32(t01.val[0]), vget_high_f32(t23.val[0])));
+    vst1q_f32(dst + 3 * ldd, vcombine_f32(vget_high_f32(t01.val[1]), vget_high_f32(t23.val[1])));
+#endif
 }
 #endif
 /* end of simd/neon.h */
+#if !defined(__aarch64__) && defined(ATTN_USE_SLEEF)
+#undef ATTN_USE_SLEEF /* ARMv7 keeps the library's exp */
+#endif
 #else
 #define ATTN__AVX512_ISA_SCALAR 1
 /* simd/scalar.h - the portable one-lane vector layer of attn.h: primitives only.
@@ -10222,7 +10575,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
 }
 #endif
 /* end of simd/mm_6x16_avx2.h */
-#elif defined(ATTN__AVX512_ISA_NEON)
+#elif defined(ATTN__AVX512_ISA_NEON) && defined(__aarch64__)
 /* simd/mm_8x12_neon.h - attn.h's AArch64 NEON matmul microkernel: an 8 x 12 tile.
  * Compiles on its own (with simd/neon.h). */
 #ifndef ATTN_SIMD_AVX512_MM_8X12_NEON_H
@@ -10294,6 +10647,62 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
 #undef ATTN__AVX512_UKR_ROWS
 #endif
 /* end of simd/mm_8x12_neon.h */
+#elif defined(ATTN__AVX512_ISA_NEON)
+/* simd/mm_4x8_neon32.h - attn.h's ARMv7 NEON matmul microkernel: a 4 x 8 tile (AArch32 has
+ * 16 q registers: 8 accumulators, two B vectors, one broadcast A value; the packing wants
+ * a row count that is a multiple of the vector width). Compiles on its own (with
+ * simd/neon.h). */
+#ifndef ATTN_SIMD_AVX512_MM_4X8_NEON32_H
+#define ATTN_SIMD_AVX512_MM_4X8_NEON32_H
+
+/* acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain in p order,
+ * A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (8 readable floats per row). Only
+ * the first `rows` rows (a constant once inlined) are computed and written. Then by mode: 0 c = acc; 1 c = alpha * acc, then
+ * + beta * c by one fma when beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
+#define ATTN__AVX512_MR 4
+#define ATTN__AVX512_NR 8
+#define ATTN__AVX512_MM_UKR_ROWS 1 /* the rows argument is honoured: edge kernels pay less */
+#define ATTN__AVX512_UKR_ROWS(X) X(0) X(1) X(2) X(3)
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+#define ATTN__AVX512_UKR_DECL(i) float32x4_t c##i##0 = vdupq_n_f32(0.0f), c##i##1 = c##i##0;
+    ATTN__AVX512_UKR_ROWS(ATTN__AVX512_UKR_DECL)
+#undef ATTN__AVX512_UKR_DECL
+    size_t p;
+    for (p = 0; p < kc; p++, a += acs, b += ldb) {
+        const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4);
+#define ATTN__AVX512_UKR_ROW(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        const float32x4_t t = vdupq_n_f32(a[(i) * ars]);                                    \
+        c##i##0 = vfmaq_f32(c##i##0, b0, t);                                                \
+        c##i##1 = vfmaq_f32(c##i##1, b1, t);                                                \
+    }
+        ATTN__AVX512_UKR_ROWS(ATTN__AVX512_UKR_ROW)
+#undef ATTN__AVX512_UKR_ROW
+    }
+    {
+        const float32x4_t va = vdupq_n_f32(alpha), vb = vdupq_n_f32(beta);
+#define ATTN__AVX512_UKR_OUT1(cp, x)                                                               \
+    if (mode == 0) vst1q_f32(cp, x);                                                        \
+    else if (mode == 2) vst1q_f32(cp, vfmaq_f32(vld1q_f32(cp), va, x));                     \
+    else if (beta != 0.0f) vst1q_f32(cp, vfmaq_f32(vmulq_f32(va, x), vb, vld1q_f32(cp)));   \
+    else vst1q_f32(cp, vmulq_f32(va, x));
+#define ATTN__AVX512_UKR_OUT(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        float *cr = c + (i) * ldc;                                                          \
+        ATTN__AVX512_UKR_OUT1(cr, c##i##0) ATTN__AVX512_UKR_OUT1(cr + 4, c##i##1)                         \
+    }
+        ATTN__AVX512_UKR_ROWS(ATTN__AVX512_UKR_OUT)
+#undef ATTN__AVX512_UKR_OUT
+#undef ATTN__AVX512_UKR_OUT1
+    }
+}
+#undef ATTN__AVX512_UKR_ROWS
+#endif
+/* end of simd/mm_4x8_neon32.h */
 #else
 /* simd/mm_4xnr.h - attn.h's generic matmul microkernel over the vector layer: a
  * 4 x (4 * ATTN__AVX512_VW) tile (the scalar path's). Compiles on its own. */
@@ -10454,12 +10863,12 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__AVX512_TQ 192               /* attention: query rows per tile (a multiple of MR) */
 #define ATTN__AVX512_TK 128               /* attention: keys per tile (a multiple of NR) */
 #define ATTN__AVX512_SM_SHORT 8           /* softmax: rows of up to this many vectors in registers */
-#elif ATTN__AVX512_VW == 4 /* ---- NEON ---- */
+#elif ATTN__AVX512_VW == 4 /* ---- NEON (AArch64 8 x 12, ARMv7 4 x 8 microkernel) ---- */
 #define ATTN__AVX512_MM_KC 256
 #define ATTN__AVX512_MM_MC (24 * ATTN__AVX512_MR)
 #define ATTN__AVX512_MM_NC (255 * ATTN__AVX512_NR)
 #define ATTN__AVX512_TQ 192
-#define ATTN__AVX512_TK 132
+#define ATTN__AVX512_TK ((128 + ATTN__AVX512_NR - 1) / ATTN__AVX512_NR * ATTN__AVX512_NR) /* 132 on AArch64 */
 #define ATTN__AVX512_SM_SHORT 8
 #else /* ---- scalar ---- */
 #define ATTN__AVX512_MM_KC 256
@@ -10470,6 +10879,11 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__AVX512_SM_SHORT 8
 #endif
 
+/* the transposing packs write whole vectors per row: a sliver's rows must fit one vector
+ * or be a multiple of it */
+#if ATTN__AVX512_MR > ATTN__AVX512_VW && ATTN__AVX512_MR % ATTN__AVX512_VW != 0
+#error "ATTN__AVX512_MR must be at most ATTN__AVX512_VW or a multiple of it"
+#endif
 #if ATTN__AVX512_TQ % ATTN__AVX512_MR != 0 || ATTN__AVX512_TK % ATTN__AVX512_NR != 0
 #error "ATTN__AVX512_TQ and ATTN__AVX512_TK must be multiples of the microkernel's ATTN__AVX512_MR and ATTN__AVX512_NR"
 #endif
@@ -13985,8 +14399,8 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state)
 #include <string.h>
 
 /* simd/simd.h - picks attn.h's vector layer and matmul microkernel for the target:
- * AVX-512 (unless ATTN_NO_AVX512, which keeps AVX2 on such a build), AVX2+FMA, AArch64 NEON,
- * or the portable scalar layer (also with ATTN_NO_SIMD). */
+ * AVX-512 (unless ATTN_NO_AVX512, which keeps AVX2 on such a build), AVX2+FMA, NEON
+ * (AArch64, or ARMv7 with VFPv4's fma), or the portable scalar layer (also ATTN_NO_SIMD). */
 #ifndef ATTN_SIMD_SIMD_H
 #define ATTN_SIMD_SIMD_H
 /* simd/common.h - compiler macros shared by attn.h's vector layer and kernels. */
@@ -14418,17 +14832,26 @@ static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t ld
 }
 #endif
 /* end of simd/avx2.h */
-#elif !defined(ATTN__FORCE_ISA) && !defined(ATTN_NO_SIMD) && defined(__aarch64__) && \
-    defined(__ARM_NEON)
+#elif !defined(ATTN__FORCE_ISA) && !defined(ATTN_NO_SIMD) && defined(__ARM_NEON) && \
+    (defined(__aarch64__) || defined(__ARM_FEATURE_FMA))
 #define ATTN__ISA_NEON 1
-/* simd/neon.h - the AArch64 NEON vector layer of attn.h (4 lanes): primitives only, the
- * same names and contract as simd/scalar.h. Compiles on its own. */
+/* simd/neon.h - the NEON vector layer of attn.h (4 lanes): AArch64, and ARMv7 (AArch32 with
+ * NEON and VFPv4's fused multiply-add: -mfpu=neon-vfpv4), whose NEON lacks a few AArch64
+ * instructions (division, square root, across-vector reductions, two-register lookups,
+ * 64-bit lane transposes, f16 conversions without -mfp16-format): those are written here
+ * from what it has. AArch32 NEON flushes denormals, inputs and results. Primitives only,
+ * the same names and contract as simd/scalar.h. Compiles on its own. */
 #ifndef ATTN_SIMD_NEON_H
 #define ATTN_SIMD_NEON_H
 #include <arm_neon.h>
+#include <math.h>
 #include <string.h>
 
+#ifdef __aarch64__
 #define ATTN__ISA_NAME "neon"
+#else
+#define ATTN__ISA_NAME "neon32"
+#endif
 #define ATTN__VW 4
 
 #ifdef ATTN_USE_SLEEF
@@ -14459,14 +14882,47 @@ static inline void attn__vstore_part(float *p, attn__v v, size_t n)
 static inline attn__v attn__vadd(attn__v a, attn__v b) { return vaddq_f32(a, b); }
 static inline attn__v attn__vsub(attn__v a, attn__v b) { return vsubq_f32(a, b); }
 static inline attn__v attn__vmul(attn__v a, attn__v b) { return vmulq_f32(a, b); }
+#ifdef __aarch64__
 static inline attn__v attn__vdiv(attn__v a, attn__v b) { return vdivq_f32(a, b); }
 static inline attn__v attn__vsqrt(attn__v a) { return vsqrtq_f32(a); }
+#else /* lane by lane: correctly rounded, as on AArch64 */
+static inline attn__v attn__vdiv(attn__v a, attn__v b)
+{
+    float x[4], y[4];
+    int i;
+    vst1q_f32(x, a);
+    vst1q_f32(y, b);
+    for (i = 0; i < 4; i++) x[i] /= y[i];
+    return vld1q_f32(x);
+}
+static inline attn__v attn__vsqrt(attn__v a)
+{
+    float x[4];
+    int i;
+    vst1q_f32(x, a);
+    for (i = 0; i < 4; i++) x[i] = sqrtf(x[i]);
+    return vld1q_f32(x);
+}
+#endif
 static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c) { return vfmaq_f32(c, a, b); }
 static inline attn__v attn__vfma_exact(attn__v a, attn__v b, attn__v c) { return vfmaq_f32(c, a, b); }
 static inline attn__v attn__vmax(attn__v a, attn__v b) { return vmaxq_f32(a, b); }
 static inline attn__v attn__vmin(attn__v a, attn__v b) { return vminq_f32(a, b); }
+#ifdef __aarch64__
 static inline float attn__vhsum(attn__v a) { return vaddvq_f32(a); }
 static inline float attn__vhmax(attn__v a) { return vmaxvq_f32(a); }
+#else /* pairwise: (l0 + l1) + (l2 + l3) */
+static inline float attn__vhsum(attn__v a)
+{
+    const float32x2_t s = vpadd_f32(vget_low_f32(a), vget_high_f32(a));
+    return vget_lane_f32(vpadd_f32(s, s), 0);
+}
+static inline float attn__vhmax(attn__v a)
+{
+    const float32x2_t m = vpmax_f32(vget_low_f32(a), vget_high_f32(a));
+    return vget_lane_f32(vpmax_f32(m, m), 0);
+}
+#endif
 static inline attn__vm attn__vlt(attn__v a, attn__v b) { return vcltq_f32(a, b); }
 static inline attn__vm attn__vgt(attn__v a, attn__v b) { return vcgtq_f32(a, b); }
 static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b) { return vbslq_f32(m, a, b); }
@@ -14475,18 +14931,40 @@ static inline attn__v attn__vlut8_scale(const int32_t *tab, attn__v k)
 {
     const uint32x4_t b = vreinterpretq_u32_f32(k);
     const uint32x4_t idx = vmlaq_n_u32(vdupq_n_u32(0x03020100u), vandq_u32(b, vdupq_n_u32(7u)), 0x04040404u);
+#ifdef __aarch64__
     uint8x16x2_t t;
     t.val[0] = vld1q_u8((const uint8_t *)(const void *)tab);
     t.val[1] = vld1q_u8((const uint8_t *)(const void *)tab + 16);
     return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_u8(vqtbl2q_u8(t, vreinterpretq_u8_u32(idx))),
                                            vshlq_n_u32(b, 20)));
+#else /* the 32-byte table as four d registers, each half of idx looked up */
+    const uint8_t *tb = (const uint8_t *)(const void *)tab;
+    const uint8x16_t ix = vreinterpretq_u8_u32(idx);
+    uint8x8x4_t t;
+    t.val[0] = vld1_u8(tb);
+    t.val[1] = vld1_u8(tb + 8);
+    t.val[2] = vld1_u8(tb + 16);
+    t.val[3] = vld1_u8(tb + 24);
+    return vreinterpretq_f32_u32(vaddq_u32(
+        vreinterpretq_u32_u8(vcombine_u8(vtbl4_u8(t, vget_low_u8(ix)), vtbl4_u8(t, vget_high_u8(ix)))),
+        vshlq_n_u32(b, 20)));
+#endif
 }
 static inline attn__v attn__vfabs(attn__v a) { return vabsq_f32(a); }
 static inline attn__v attn__vor(attn__v a, attn__v b)
 {
     return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)));
 }
-static inline int attn__vany_neg(attn__v a) { return vmaxvq_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 31)) != 0; }
+static inline int attn__vany_neg(attn__v a)
+{
+    const uint32x4_t s = vshrq_n_u32(vreinterpretq_u32_f32(a), 31);
+#ifdef __aarch64__
+    return vmaxvq_u32(s) != 0;
+#else
+    const uint32x2_t m = vpmax_u32(vget_low_u32(s), vget_high_u32(s));
+    return vget_lane_u32(vpmax_u32(m, m), 0) != 0;
+#endif
+}
 /* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
 #define ATTN__HAVE_VSWAP_PAIRS 1
 static inline attn__v attn__vswap_pairs(attn__v a) { return vrev64q_f32(a); }
@@ -14495,6 +14973,7 @@ static inline attn__v attn__vswap_pairs(attn__v a) { return vrev64q_f32(a); }
  * FPCR, to nearest even by default). bf16 by shifts: rounding adds 0x7FFF plus the kept
  * part's lowest bit (a carry into the exponent gives the next binade or inf), a NaN gets
  * its quiet bit. */
+#ifdef __aarch64__ /* AArch32: the exact element code of simd/generic.h */
 #define ATTN__HAVE_VF16 1
 static inline attn__v attn__vload_f16(const uint16_t *p)
 {
@@ -14504,6 +14983,7 @@ static inline void attn__vstore_f16(uint16_t *p, attn__v v)
 {
     vst1_u16(p, vreinterpret_u16_f16(vcvt_f16_f32(v)));
 }
+#endif
 #define ATTN__HAVE_VBF16 1
 static inline attn__v attn__vload_bf16(const uint16_t *p)
 {
@@ -14528,15 +15008,26 @@ static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t ld
     const float32x4_t r1 = rows > 1 ? vld1q_f32(src + lds) : z;
     const float32x4_t r2 = rows > 2 ? vld1q_f32(src + 2 * lds) : z;
     const float32x4_t r3 = rows > 3 ? vld1q_f32(src + 3 * lds) : z;
+#ifdef __aarch64__
     const float32x4_t t0 = vtrn1q_f32(r0, r1), t1 = vtrn2q_f32(r0, r1);
     const float32x4_t t2 = vtrn1q_f32(r2, r3), t3 = vtrn2q_f32(r2, r3);
     vst1q_f32(dst, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
     vst1q_f32(dst + ldd, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
     vst1q_f32(dst + 2 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
     vst1q_f32(dst + 3 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+#else
+    const float32x4x2_t t01 = vtrnq_f32(r0, r1), t23 = vtrnq_f32(r2, r3);
+    vst1q_f32(dst, vcombine_f32(vget_low_f32(t01.val[0]), vget_low_f32(t23.val[0])));
+    vst1q_f32(dst + ldd, vcombine_f32(vget_low_f32(t01.val[1]), vget_low_f32(t23.val[1])));
+    vst1q_f32(dst + 2 * ldd, vcombine_f32(vget_high_f32(t01.val[0]), vget_high_f32(t23.val[0])));
+    vst1q_f32(dst + 3 * ldd, vcombine_f32(vget_high_f32(t01.val[1]), vget_high_f32(t23.val[1])));
+#endif
 }
 #endif
 /* end of simd/neon.h */
+#if !defined(__aarch64__) && defined(ATTN_USE_SLEEF)
+#undef ATTN_USE_SLEEF /* ARMv7 keeps the library's exp */
+#endif
 #else
 #define ATTN__ISA_SCALAR 1
 /* simd/scalar.h - the portable one-lane vector layer of attn.h: primitives only.
@@ -14931,7 +15422,7 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 }
 #endif
 /* end of simd/mm_6x16_avx2.h */
-#elif defined(ATTN__ISA_NEON)
+#elif defined(ATTN__ISA_NEON) && defined(__aarch64__)
 /* simd/mm_8x12_neon.h - attn.h's AArch64 NEON matmul microkernel: an 8 x 12 tile.
  * Compiles on its own (with simd/neon.h). */
 #ifndef ATTN_SIMD_MM_8X12_NEON_H
@@ -15003,6 +15494,62 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 #undef ATTN__UKR_ROWS
 #endif
 /* end of simd/mm_8x12_neon.h */
+#elif defined(ATTN__ISA_NEON)
+/* simd/mm_4x8_neon32.h - attn.h's ARMv7 NEON matmul microkernel: a 4 x 8 tile (AArch32 has
+ * 16 q registers: 8 accumulators, two B vectors, one broadcast A value; the packing wants
+ * a row count that is a multiple of the vector width). Compiles on its own (with
+ * simd/neon.h). */
+#ifndef ATTN_SIMD_MM_4X8_NEON32_H
+#define ATTN_SIMD_MM_4X8_NEON32_H
+
+/* acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain in p order,
+ * A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (8 readable floats per row). Only
+ * the first `rows` rows (a constant once inlined) are computed and written. Then by mode: 0 c = acc; 1 c = alpha * acc, then
+ * + beta * c by one fma when beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
+#define ATTN__MR 4
+#define ATTN__NR 8
+#define ATTN__MM_UKR_ROWS 1 /* the rows argument is honoured: edge kernels pay less */
+#define ATTN__UKR_ROWS(X) X(0) X(1) X(2) X(3)
+static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+#define ATTN__UKR_DECL(i) float32x4_t c##i##0 = vdupq_n_f32(0.0f), c##i##1 = c##i##0;
+    ATTN__UKR_ROWS(ATTN__UKR_DECL)
+#undef ATTN__UKR_DECL
+    size_t p;
+    for (p = 0; p < kc; p++, a += acs, b += ldb) {
+        const float32x4_t b0 = vld1q_f32(b), b1 = vld1q_f32(b + 4);
+#define ATTN__UKR_ROW(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        const float32x4_t t = vdupq_n_f32(a[(i) * ars]);                                    \
+        c##i##0 = vfmaq_f32(c##i##0, b0, t);                                                \
+        c##i##1 = vfmaq_f32(c##i##1, b1, t);                                                \
+    }
+        ATTN__UKR_ROWS(ATTN__UKR_ROW)
+#undef ATTN__UKR_ROW
+    }
+    {
+        const float32x4_t va = vdupq_n_f32(alpha), vb = vdupq_n_f32(beta);
+#define ATTN__UKR_OUT1(cp, x)                                                               \
+    if (mode == 0) vst1q_f32(cp, x);                                                        \
+    else if (mode == 2) vst1q_f32(cp, vfmaq_f32(vld1q_f32(cp), va, x));                     \
+    else if (beta != 0.0f) vst1q_f32(cp, vfmaq_f32(vmulq_f32(va, x), vb, vld1q_f32(cp)));   \
+    else vst1q_f32(cp, vmulq_f32(va, x));
+#define ATTN__UKR_OUT(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        float *cr = c + (i) * ldc;                                                          \
+        ATTN__UKR_OUT1(cr, c##i##0) ATTN__UKR_OUT1(cr + 4, c##i##1)                         \
+    }
+        ATTN__UKR_ROWS(ATTN__UKR_OUT)
+#undef ATTN__UKR_OUT
+#undef ATTN__UKR_OUT1
+    }
+}
+#undef ATTN__UKR_ROWS
+#endif
+/* end of simd/mm_4x8_neon32.h */
 #else
 /* simd/mm_4xnr.h - attn.h's generic matmul microkernel over the vector layer: a
  * 4 x (4 * ATTN__VW) tile (the scalar path's). Compiles on its own. */
@@ -15163,12 +15710,12 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__TQ 192               /* attention: query rows per tile (a multiple of MR) */
 #define ATTN__TK 128               /* attention: keys per tile (a multiple of NR) */
 #define ATTN__SM_SHORT 8           /* softmax: rows of up to this many vectors in registers */
-#elif ATTN__VW == 4 /* ---- NEON ---- */
+#elif ATTN__VW == 4 /* ---- NEON (AArch64 8 x 12, ARMv7 4 x 8 microkernel) ---- */
 #define ATTN__MM_KC 256
 #define ATTN__MM_MC (24 * ATTN__MR)
 #define ATTN__MM_NC (255 * ATTN__NR)
 #define ATTN__TQ 192
-#define ATTN__TK 132
+#define ATTN__TK ((128 + ATTN__NR - 1) / ATTN__NR * ATTN__NR) /* 132 on AArch64 */
 #define ATTN__SM_SHORT 8
 #else /* ---- scalar ---- */
 #define ATTN__MM_KC 256
@@ -15179,6 +15726,11 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__SM_SHORT 8
 #endif
 
+/* the transposing packs write whole vectors per row: a sliver's rows must fit one vector
+ * or be a multiple of it */
+#if ATTN__MR > ATTN__VW && ATTN__MR % ATTN__VW != 0
+#error "ATTN__MR must be at most ATTN__VW or a multiple of it"
+#endif
 #if ATTN__TQ % ATTN__MR != 0 || ATTN__TK % ATTN__NR != 0
 #error "ATTN__TQ and ATTN__TK must be multiples of the microkernel's ATTN__MR and ATTN__NR"
 #endif

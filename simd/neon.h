@@ -1,12 +1,21 @@
-/* simd/neon.h - the AArch64 NEON vector layer of attn.h (4 lanes): primitives only, the
- * same names and contract as simd/scalar.h. Compiles on its own. */
+/* simd/neon.h - the NEON vector layer of attn.h (4 lanes): AArch64, and ARMv7 (AArch32 with
+ * NEON and VFPv4's fused multiply-add: -mfpu=neon-vfpv4), whose NEON lacks a few AArch64
+ * instructions (division, square root, across-vector reductions, two-register lookups,
+ * 64-bit lane transposes, f16 conversions without -mfp16-format): those are written here
+ * from what it has. AArch32 NEON flushes denormals, inputs and results. Primitives only,
+ * the same names and contract as simd/scalar.h. Compiles on its own. */
 #ifndef ATTN_SIMD_NEON_H
 #define ATTN_SIMD_NEON_H
 #include "common.h"
 #include <arm_neon.h>
+#include <math.h>
 #include <string.h>
 
+#ifdef __aarch64__
 #define ATTN__ISA_NAME "neon"
+#else
+#define ATTN__ISA_NAME "neon32"
+#endif
 #define ATTN__VW 4
 
 #ifdef ATTN_USE_SLEEF
@@ -37,14 +46,47 @@ static inline void attn__vstore_part(float *p, attn__v v, size_t n)
 static inline attn__v attn__vadd(attn__v a, attn__v b) { return vaddq_f32(a, b); }
 static inline attn__v attn__vsub(attn__v a, attn__v b) { return vsubq_f32(a, b); }
 static inline attn__v attn__vmul(attn__v a, attn__v b) { return vmulq_f32(a, b); }
+#ifdef __aarch64__
 static inline attn__v attn__vdiv(attn__v a, attn__v b) { return vdivq_f32(a, b); }
 static inline attn__v attn__vsqrt(attn__v a) { return vsqrtq_f32(a); }
+#else /* lane by lane: correctly rounded, as on AArch64 */
+static inline attn__v attn__vdiv(attn__v a, attn__v b)
+{
+    float x[4], y[4];
+    int i;
+    vst1q_f32(x, a);
+    vst1q_f32(y, b);
+    for (i = 0; i < 4; i++) x[i] /= y[i];
+    return vld1q_f32(x);
+}
+static inline attn__v attn__vsqrt(attn__v a)
+{
+    float x[4];
+    int i;
+    vst1q_f32(x, a);
+    for (i = 0; i < 4; i++) x[i] = sqrtf(x[i]);
+    return vld1q_f32(x);
+}
+#endif
 static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c) { return vfmaq_f32(c, a, b); }
 static inline attn__v attn__vfma_exact(attn__v a, attn__v b, attn__v c) { return vfmaq_f32(c, a, b); }
 static inline attn__v attn__vmax(attn__v a, attn__v b) { return vmaxq_f32(a, b); }
 static inline attn__v attn__vmin(attn__v a, attn__v b) { return vminq_f32(a, b); }
+#ifdef __aarch64__
 static inline float attn__vhsum(attn__v a) { return vaddvq_f32(a); }
 static inline float attn__vhmax(attn__v a) { return vmaxvq_f32(a); }
+#else /* pairwise: (l0 + l1) + (l2 + l3) */
+static inline float attn__vhsum(attn__v a)
+{
+    const float32x2_t s = vpadd_f32(vget_low_f32(a), vget_high_f32(a));
+    return vget_lane_f32(vpadd_f32(s, s), 0);
+}
+static inline float attn__vhmax(attn__v a)
+{
+    const float32x2_t m = vpmax_f32(vget_low_f32(a), vget_high_f32(a));
+    return vget_lane_f32(vpmax_f32(m, m), 0);
+}
+#endif
 static inline attn__vm attn__vlt(attn__v a, attn__v b) { return vcltq_f32(a, b); }
 static inline attn__vm attn__vgt(attn__v a, attn__v b) { return vcgtq_f32(a, b); }
 static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b) { return vbslq_f32(m, a, b); }
@@ -53,18 +95,40 @@ static inline attn__v attn__vlut8_scale(const int32_t *tab, attn__v k)
 {
     const uint32x4_t b = vreinterpretq_u32_f32(k);
     const uint32x4_t idx = vmlaq_n_u32(vdupq_n_u32(0x03020100u), vandq_u32(b, vdupq_n_u32(7u)), 0x04040404u);
+#ifdef __aarch64__
     uint8x16x2_t t;
     t.val[0] = vld1q_u8((const uint8_t *)(const void *)tab);
     t.val[1] = vld1q_u8((const uint8_t *)(const void *)tab + 16);
     return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_u8(vqtbl2q_u8(t, vreinterpretq_u8_u32(idx))),
                                            vshlq_n_u32(b, 20)));
+#else /* the 32-byte table as four d registers, each half of idx looked up */
+    const uint8_t *tb = (const uint8_t *)(const void *)tab;
+    const uint8x16_t ix = vreinterpretq_u8_u32(idx);
+    uint8x8x4_t t;
+    t.val[0] = vld1_u8(tb);
+    t.val[1] = vld1_u8(tb + 8);
+    t.val[2] = vld1_u8(tb + 16);
+    t.val[3] = vld1_u8(tb + 24);
+    return vreinterpretq_f32_u32(vaddq_u32(
+        vreinterpretq_u32_u8(vcombine_u8(vtbl4_u8(t, vget_low_u8(ix)), vtbl4_u8(t, vget_high_u8(ix)))),
+        vshlq_n_u32(b, 20)));
+#endif
 }
 static inline attn__v attn__vfabs(attn__v a) { return vabsq_f32(a); }
 static inline attn__v attn__vor(attn__v a, attn__v b)
 {
     return vreinterpretq_f32_u32(vorrq_u32(vreinterpretq_u32_f32(a), vreinterpretq_u32_f32(b)));
 }
-static inline int attn__vany_neg(attn__v a) { return vmaxvq_u32(vshrq_n_u32(vreinterpretq_u32_f32(a), 31)) != 0; }
+static inline int attn__vany_neg(attn__v a)
+{
+    const uint32x4_t s = vshrq_n_u32(vreinterpretq_u32_f32(a), 31);
+#ifdef __aarch64__
+    return vmaxvq_u32(s) != 0;
+#else
+    const uint32x2_t m = vpmax_u32(vget_low_u32(s), vget_high_u32(s));
+    return vget_lane_u32(vpmax_u32(m, m), 0) != 0;
+#endif
+}
 /* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
 #define ATTN__HAVE_VSWAP_PAIRS 1
 static inline attn__v attn__vswap_pairs(attn__v a) { return vrev64q_f32(a); }
@@ -73,6 +137,7 @@ static inline attn__v attn__vswap_pairs(attn__v a) { return vrev64q_f32(a); }
  * FPCR, to nearest even by default). bf16 by shifts: rounding adds 0x7FFF plus the kept
  * part's lowest bit (a carry into the exponent gives the next binade or inf), a NaN gets
  * its quiet bit. */
+#ifdef __aarch64__ /* AArch32: the exact element code of simd/generic.h */
 #define ATTN__HAVE_VF16 1
 static inline attn__v attn__vload_f16(const uint16_t *p)
 {
@@ -82,6 +147,7 @@ static inline void attn__vstore_f16(uint16_t *p, attn__v v)
 {
     vst1_u16(p, vreinterpret_u16_f16(vcvt_f16_f32(v)));
 }
+#endif
 #define ATTN__HAVE_VBF16 1
 static inline attn__v attn__vload_bf16(const uint16_t *p)
 {
@@ -106,11 +172,19 @@ static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t ld
     const float32x4_t r1 = rows > 1 ? vld1q_f32(src + lds) : z;
     const float32x4_t r2 = rows > 2 ? vld1q_f32(src + 2 * lds) : z;
     const float32x4_t r3 = rows > 3 ? vld1q_f32(src + 3 * lds) : z;
+#ifdef __aarch64__
     const float32x4_t t0 = vtrn1q_f32(r0, r1), t1 = vtrn2q_f32(r0, r1);
     const float32x4_t t2 = vtrn1q_f32(r2, r3), t3 = vtrn2q_f32(r2, r3);
     vst1q_f32(dst, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
     vst1q_f32(dst + ldd, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
     vst1q_f32(dst + 2 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
     vst1q_f32(dst + 3 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+#else
+    const float32x4x2_t t01 = vtrnq_f32(r0, r1), t23 = vtrnq_f32(r2, r3);
+    vst1q_f32(dst, vcombine_f32(vget_low_f32(t01.val[0]), vget_low_f32(t23.val[0])));
+    vst1q_f32(dst + ldd, vcombine_f32(vget_low_f32(t01.val[1]), vget_low_f32(t23.val[1])));
+    vst1q_f32(dst + 2 * ldd, vcombine_f32(vget_high_f32(t01.val[0]), vget_high_f32(t23.val[0])));
+    vst1q_f32(dst + 3 * ldd, vcombine_f32(vget_high_f32(t01.val[1]), vget_high_f32(t23.val[1])));
+#endif
 }
 #endif

@@ -1,6 +1,6 @@
 /* simd/simd.h - picks attn.h's vector layer and matmul microkernel for the target:
- * AVX-512 (unless ATTN_NO_AVX512, which keeps AVX2 on such a build), AVX2+FMA, AArch64 NEON,
- * or the portable scalar layer (also with ATTN_NO_SIMD). */
+ * AVX-512 (unless ATTN_NO_AVX512, which keeps AVX2 on such a build), AVX2+FMA, NEON
+ * (AArch64, or ARMv7 with VFPv4's fma), or the portable scalar layer (also ATTN_NO_SIMD). */
 #ifndef ATTN_SIMD_SIMD_H
 #define ATTN_SIMD_SIMD_H
 #include "common.h"
@@ -14,10 +14,13 @@
                                     defined(__AVX2__) && defined(__FMA__))
 #define ATTN__ISA_AVX2 1
 #include "avx2.h"
-#elif !defined(ATTN__FORCE_ISA) && !defined(ATTN_NO_SIMD) && defined(__aarch64__) && \
-    defined(__ARM_NEON)
+#elif !defined(ATTN__FORCE_ISA) && !defined(ATTN_NO_SIMD) && defined(__ARM_NEON) && \
+    (defined(__aarch64__) || defined(__ARM_FEATURE_FMA))
 #define ATTN__ISA_NEON 1
 #include "neon.h"
+#if !defined(__aarch64__) && defined(ATTN_USE_SLEEF)
+#undef ATTN_USE_SLEEF /* ARMv7 keeps the library's exp */
+#endif
 #else
 #define ATTN__ISA_SCALAR 1
 #include "scalar.h"
@@ -32,8 +35,10 @@
 #include "mm_12x32_avx512.h"
 #elif defined(ATTN__ISA_AVX2)
 #include "mm_6x16_avx2.h"
-#elif defined(ATTN__ISA_NEON)
+#elif defined(ATTN__ISA_NEON) && defined(__aarch64__)
 #include "mm_8x12_neon.h"
+#elif defined(ATTN__ISA_NEON)
+#include "mm_4x8_neon32.h"
 #else
 #include "mm_4xnr.h"
 #endif

@@ -40,12 +40,12 @@
 #define ATTN__TQ 192               /* attention: query rows per tile (a multiple of MR) */
 #define ATTN__TK 128               /* attention: keys per tile (a multiple of NR) */
 #define ATTN__SM_SHORT 8           /* softmax: rows of up to this many vectors in registers */
-#elif ATTN__VW == 4 /* ---- NEON ---- */
+#elif ATTN__VW == 4 /* ---- NEON (AArch64 8 x 12, ARMv7 4 x 8 microkernel) ---- */
 #define ATTN__MM_KC 256
 #define ATTN__MM_MC (24 * ATTN__MR)
 #define ATTN__MM_NC (255 * ATTN__NR)
 #define ATTN__TQ 192
-#define ATTN__TK 132
+#define ATTN__TK ((128 + ATTN__NR - 1) / ATTN__NR * ATTN__NR) /* 132 on AArch64 */
 #define ATTN__SM_SHORT 8
 #else /* ---- scalar ---- */
 #define ATTN__MM_KC 256
@@ -56,6 +56,11 @@
 #define ATTN__SM_SHORT 8
 #endif
 
+/* the transposing packs write whole vectors per row: a sliver's rows must fit one vector
+ * or be a multiple of it */
+#if ATTN__MR > ATTN__VW && ATTN__MR % ATTN__VW != 0
+#error "ATTN__MR must be at most ATTN__VW or a multiple of it"
+#endif
 #if ATTN__TQ % ATTN__MR != 0 || ATTN__TK % ATTN__NR != 0
 #error "ATTN__TQ and ATTN__TK must be multiples of the microkernel's ATTN__MR and ATTN__NR"
 #endif

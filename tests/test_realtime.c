@@ -35,6 +35,13 @@
 #include "attn.h"
 #include "check.h"
 
+/* ARMv7's NEON flushes every denormal result: no vector kernel on it returns one */
+#if defined(__ARM_NEON) && !defined(__aarch64__) && !defined(ATTN_NO_SIMD)
+#define NEON32_FLUSHES 1
+#else
+#define NEON32_FLUSHES 0
+#endif
+
 /* the softmax path under test: attn_softmax's own, or (--far) the far ones */
 static int sm_path = ATTN__SM_AUTO;
 #define attn_softmax(x, ldx, y, ldy, rows, n, s)                                            \
@@ -764,7 +771,8 @@ static void test_denormal_outputs(void)
         check(!has_denormal(by, T * d), "post-LN decoder: the last layer norm's denormals were returned");
         /* and the same layer norm alone does return them: the blocks' flush is what removes them */
         OK(attn_layernorm(bx, d, by, d, T, d, ghalf, NULL, 1e-5f, NULL, NULL));
-        check(has_denormal(by, T * d), "layernorm with gamma FLT_MIN/2 gave no denormal (test inputs too weak)");
+        check(has_denormal(by, T * d) != NEON32_FLUSHES,
+              "layernorm with gamma FLT_MIN/2: denormals %s", NEON32_FLUSHES ? "returned" : "missing");
         free(zero);
         free(bneg);
         free(ghalf);
@@ -772,7 +780,9 @@ static void test_denormal_outputs(void)
     }
     /* the kernels documented as able to return denormals do so here, and not when flushing */
     produced = run_denormal_producers();
-    check(produced == 6, "%d of the 6 kernels documented to return denormals from tiny inputs did", produced);
+    /* (on ARMv7 only positional encoding's add, done in scalar code, still can) */
+    check(produced == (NEON32_FLUSHES ? 1 : 6),
+          "%d of the 6 kernels documented to return denormals from tiny inputs did", produced);
     OK(attn_denormals_flush_begin(&s));
     produced = run_denormal_producers();
     OK(attn_denormals_flush_end(&s));
