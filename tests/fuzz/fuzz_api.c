@@ -836,6 +836,36 @@ static void fz_misc(rd *r)
     (void)attn_decoder_param_count(d, h, dff, u8(r) & 1 ? &pc : NULL);
     if (attn_denormals_flush_begin(&fs) == ATTN_OK) attn_denormals_flush_end(&fs);
     (void)attn_denormals_flush_supported();
+    /* instruction-set pinning: this build's own name and "auto" / NULL only (no state) */
+    if (attn_use_isa(NULL) != ATTN_OK || attn_use_isa("auto") != ATTN_OK ||
+        attn_use_isa(attn_isa()) != ATTN_OK || attn_use_isa("no-such-isa") != ATTN_ERR_ARG)
+        fail("attn_use_isa");
+    { /* storage conversions: exactly n elements written, nothing on an error */
+        const attn_dtype st = (attn_dtype)(u8(r) % 4), dt = (attn_dtype)(u8(r) % 4);
+        const size_t n = dsize(r, 100), ss = attn_dtype_size(st), ds = attn_dtype_size(dt);
+        const int null_src = u8(r) % 16 == 0;
+        buf *src, *dst;
+        attn_status cs;
+        size_t i2;
+        if (st > ATTN_BF16 ? ss != 0 : ss != (st == ATTN_F32 ? 4u : 2u)) fail("attn_dtype_size");
+        if (n > LIMIT) {
+            dst = balloc(4);
+            output(dst);
+            cs = attn_convert(dt, dst->p, st, dst->p + 2, n);
+            verify(dst, cs, "attn_convert (huge n)");
+            return;
+        }
+        src = balloc(n + 1), dst = balloc(n + 1);
+        for (i2 = 0; i2 < n; i2++) src->p[i2] = dval(r);
+        output(dst);
+        for (i2 = 0; ds && i2 < (n * ds + sizeof(float) - 1) / sizeof(float); i2++)
+            dst->own[GUARD + i2] = 1;
+        cs = attn_convert(dt, dst->p, st, null_src ? NULL : src->p, n);
+        verify(dst, cs, "attn_convert");
+        if (((st > ATTN_BF16 || dt > ATTN_BF16) && n && cs == ATTN_OK) ||
+            (null_src && cs == ATTN_OK))
+            fail("attn_convert accepted an invalid type or NULL");
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
