@@ -66,11 +66,11 @@
 
 /* Aliasing and threads: overlaps of an output with an input or another output other than
  * the exact in-place cases a function allows (partial overlap, in place with another
- * leading dimension, mean_out or rstd_out inside y, a decoder's mem over y, attention O
- * strides that map two rows onto one float) are not detected: the call stays memory-safe
- * (it reads and writes only the documented extents) but the values it leaves are
- * unspecified, and attention work items sharing an output row race. Every function is
- * reentrant and thread-safe given its own outputs and workspace. */
+ * leading dimension, mean_out or rstd_out inside y, a decoder's mem over y) are not
+ * detected: the call stays memory-safe (it reads and writes only the documented extents)
+ * but the values it leaves are unspecified. Attention O (or scores) strides that map two
+ * elements onto one float are ATTN_ERR_LD, so work items always write disjoint rows. Every
+ * function is reentrant and thread-safe given its own outputs and workspace. */
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__MAYBE_UNUSED __attribute__((unused))
@@ -4159,6 +4159,30 @@ static attn_status attn__scalar_check_tensor(size_t n0, size_t s0, size_t n1, si
     return ATTN_OK;
 }
 
+/* Whether a [n0, n1, n2, row] tensor at strides s0, s1, s2 (extent already checked) has
+ * distinct floats for distinct elements, by the layouts' rule: the dimensions of size > 1,
+ * sorted by stride, each step past the whole extent of the smaller ones. Outputs must pass
+ * (work items write disjoint rows); the rare injective layouts this rule misses (strides
+ * interleaving two dimensions) are refused as well. */
+static int attn__scalar_nested(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2, size_t s2,
+                        size_t row)
+{
+    size_t n[3], s[3], i, j, t, ext = row;
+    n[0] = n0, n[1] = n1, n[2] = n2, s[0] = s0, s[1] = s1, s[2] = s2;
+    for (i = 0; i < 3; i++)
+        for (j = i + 1; j < 3; j++)
+            if (s[j] < s[i]) {
+                t = s[i], s[i] = s[j], s[j] = t;
+                t = n[i], n[i] = n[j], n[j] = t;
+            }
+    for (i = 0; i < 3; i++) {
+        if (n[i] <= 1) continue;
+        if (s[i] < ext) return 0;
+        ext += (n[i] - 1) * s[i];
+    }
+    return 1;
+}
+
 static attn_status attn__scalar_attention_check(const attn_attention_params *p, const void *ws,
                                          size_t ws_size)
 {
@@ -4175,6 +4199,8 @@ static attn_status attn__scalar_attention_check(const attn_attention_params *p, 
         (st = attn__scalar_check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl, p->v_head_dim, 0)) ||
         (st = attn__scalar_check_tensor(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim, 0)))
         return st;
+    if (!attn__scalar_nested(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim))
+        return ATTN_ERR_LD; /* two output rows on one float */
     if (p->mask && (st = attn__scalar_check_tensor(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
                                              p->mask_sq, p->kv_len, 1)))
         return st;
@@ -4196,6 +4222,9 @@ static attn_status attn__scalar_attention_check(const attn_attention_params *p, 
         if ((st = attn__scalar_check_tensor(p->batch, p->scores_sb, p->heads, p->scores_sh, p->q_len,
                                      p->scores_sq, p->kv_len, 0)))
             return st;
+        if (!attn__scalar_nested(p->batch, p->scores_sb, p->heads, p->scores_sh, p->q_len,
+                          p->scores_sq, p->kv_len))
+            return ATTN_ERR_LD;
     }
     if (attn__scalar_attn_attention_workspace_size(p) == 0) return ATTN_ERR_OVERFLOW;
     if (ws_size < attn__scalar_attn_attention_workspace_size(p)) return ATTN_ERR_WORKSPACE;
@@ -8612,6 +8641,30 @@ static attn_status attn__avx2_check_tensor(size_t n0, size_t s0, size_t n1, size
     return ATTN_OK;
 }
 
+/* Whether a [n0, n1, n2, row] tensor at strides s0, s1, s2 (extent already checked) has
+ * distinct floats for distinct elements, by the layouts' rule: the dimensions of size > 1,
+ * sorted by stride, each step past the whole extent of the smaller ones. Outputs must pass
+ * (work items write disjoint rows); the rare injective layouts this rule misses (strides
+ * interleaving two dimensions) are refused as well. */
+static int attn__avx2_nested(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2, size_t s2,
+                        size_t row)
+{
+    size_t n[3], s[3], i, j, t, ext = row;
+    n[0] = n0, n[1] = n1, n[2] = n2, s[0] = s0, s[1] = s1, s[2] = s2;
+    for (i = 0; i < 3; i++)
+        for (j = i + 1; j < 3; j++)
+            if (s[j] < s[i]) {
+                t = s[i], s[i] = s[j], s[j] = t;
+                t = n[i], n[i] = n[j], n[j] = t;
+            }
+    for (i = 0; i < 3; i++) {
+        if (n[i] <= 1) continue;
+        if (s[i] < ext) return 0;
+        ext += (n[i] - 1) * s[i];
+    }
+    return 1;
+}
+
 static attn_status attn__avx2_attention_check(const attn_attention_params *p, const void *ws,
                                          size_t ws_size)
 {
@@ -8628,6 +8681,8 @@ static attn_status attn__avx2_attention_check(const attn_attention_params *p, co
         (st = attn__avx2_check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl, p->v_head_dim, 0)) ||
         (st = attn__avx2_check_tensor(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim, 0)))
         return st;
+    if (!attn__avx2_nested(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim))
+        return ATTN_ERR_LD; /* two output rows on one float */
     if (p->mask && (st = attn__avx2_check_tensor(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
                                              p->mask_sq, p->kv_len, 1)))
         return st;
@@ -8649,6 +8704,9 @@ static attn_status attn__avx2_attention_check(const attn_attention_params *p, co
         if ((st = attn__avx2_check_tensor(p->batch, p->scores_sb, p->heads, p->scores_sh, p->q_len,
                                      p->scores_sq, p->kv_len, 0)))
             return st;
+        if (!attn__avx2_nested(p->batch, p->scores_sb, p->heads, p->scores_sh, p->q_len,
+                          p->scores_sq, p->kv_len))
+            return ATTN_ERR_LD;
     }
     if (attn__avx2_attn_attention_workspace_size(p) == 0) return ATTN_ERR_OVERFLOW;
     if (ws_size < attn__avx2_attn_attention_workspace_size(p)) return ATTN_ERR_WORKSPACE;
@@ -13069,6 +13127,30 @@ static attn_status attn__avx512_check_tensor(size_t n0, size_t s0, size_t n1, si
     return ATTN_OK;
 }
 
+/* Whether a [n0, n1, n2, row] tensor at strides s0, s1, s2 (extent already checked) has
+ * distinct floats for distinct elements, by the layouts' rule: the dimensions of size > 1,
+ * sorted by stride, each step past the whole extent of the smaller ones. Outputs must pass
+ * (work items write disjoint rows); the rare injective layouts this rule misses (strides
+ * interleaving two dimensions) are refused as well. */
+static int attn__avx512_nested(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2, size_t s2,
+                        size_t row)
+{
+    size_t n[3], s[3], i, j, t, ext = row;
+    n[0] = n0, n[1] = n1, n[2] = n2, s[0] = s0, s[1] = s1, s[2] = s2;
+    for (i = 0; i < 3; i++)
+        for (j = i + 1; j < 3; j++)
+            if (s[j] < s[i]) {
+                t = s[i], s[i] = s[j], s[j] = t;
+                t = n[i], n[i] = n[j], n[j] = t;
+            }
+    for (i = 0; i < 3; i++) {
+        if (n[i] <= 1) continue;
+        if (s[i] < ext) return 0;
+        ext += (n[i] - 1) * s[i];
+    }
+    return 1;
+}
+
 static attn_status attn__avx512_attention_check(const attn_attention_params *p, const void *ws,
                                          size_t ws_size)
 {
@@ -13085,6 +13167,8 @@ static attn_status attn__avx512_attention_check(const attn_attention_params *p, 
         (st = attn__avx512_check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl, p->v_head_dim, 0)) ||
         (st = attn__avx512_check_tensor(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim, 0)))
         return st;
+    if (!attn__avx512_nested(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim))
+        return ATTN_ERR_LD; /* two output rows on one float */
     if (p->mask && (st = attn__avx512_check_tensor(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
                                              p->mask_sq, p->kv_len, 1)))
         return st;
@@ -13106,6 +13190,9 @@ static attn_status attn__avx512_attention_check(const attn_attention_params *p, 
         if ((st = attn__avx512_check_tensor(p->batch, p->scores_sb, p->heads, p->scores_sh, p->q_len,
                                      p->scores_sq, p->kv_len, 0)))
             return st;
+        if (!attn__avx512_nested(p->batch, p->scores_sb, p->heads, p->scores_sh, p->q_len,
+                          p->scores_sq, p->kv_len))
+            return ATTN_ERR_LD;
     }
     if (attn__avx512_attn_attention_workspace_size(p) == 0) return ATTN_ERR_OVERFLOW;
     if (ws_size < attn__avx512_attn_attention_workspace_size(p)) return ATTN_ERR_WORKSPACE;
@@ -17916,6 +18003,30 @@ static attn_status attn__check_tensor(size_t n0, size_t s0, size_t n1, size_t s1
     return ATTN_OK;
 }
 
+/* Whether a [n0, n1, n2, row] tensor at strides s0, s1, s2 (extent already checked) has
+ * distinct floats for distinct elements, by the layouts' rule: the dimensions of size > 1,
+ * sorted by stride, each step past the whole extent of the smaller ones. Outputs must pass
+ * (work items write disjoint rows); the rare injective layouts this rule misses (strides
+ * interleaving two dimensions) are refused as well. */
+static int attn__nested(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2, size_t s2,
+                        size_t row)
+{
+    size_t n[3], s[3], i, j, t, ext = row;
+    n[0] = n0, n[1] = n1, n[2] = n2, s[0] = s0, s[1] = s1, s[2] = s2;
+    for (i = 0; i < 3; i++)
+        for (j = i + 1; j < 3; j++)
+            if (s[j] < s[i]) {
+                t = s[i], s[i] = s[j], s[j] = t;
+                t = n[i], n[i] = n[j], n[j] = t;
+            }
+    for (i = 0; i < 3; i++) {
+        if (n[i] <= 1) continue;
+        if (s[i] < ext) return 0;
+        ext += (n[i] - 1) * s[i];
+    }
+    return 1;
+}
+
 static attn_status attn__attention_check(const attn_attention_params *p, const void *ws,
                                          size_t ws_size)
 {
@@ -17932,6 +18043,8 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
         (st = attn__check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl, p->v_head_dim, 0)) ||
         (st = attn__check_tensor(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim, 0)))
         return st;
+    if (!attn__nested(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim))
+        return ATTN_ERR_LD; /* two output rows on one float */
     if (p->mask && (st = attn__check_tensor(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
                                              p->mask_sq, p->kv_len, 1)))
         return st;
@@ -17953,6 +18066,9 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
         if ((st = attn__check_tensor(p->batch, p->scores_sb, p->heads, p->scores_sh, p->q_len,
                                      p->scores_sq, p->kv_len, 0)))
             return st;
+        if (!attn__nested(p->batch, p->scores_sb, p->heads, p->scores_sh, p->q_len,
+                          p->scores_sq, p->kv_len))
+            return ATTN_ERR_LD;
     }
     if (attn_attention_workspace_size(p) == 0) return ATTN_ERR_OVERFLOW;
     if (ws_size < attn_attention_workspace_size(p)) return ATTN_ERR_WORKSPACE;

@@ -65,11 +65,11 @@
 
 /* Aliasing and threads: overlaps of an output with an input or another output other than
  * the exact in-place cases a function allows (partial overlap, in place with another
- * leading dimension, mean_out or rstd_out inside y, a decoder's mem over y, attention O
- * strides that map two rows onto one float) are not detected: the call stays memory-safe
- * (it reads and writes only the documented extents) but the values it leaves are
- * unspecified, and attention work items sharing an output row race. Every function is
- * reentrant and thread-safe given its own outputs and workspace. */
+ * leading dimension, mean_out or rstd_out inside y, a decoder's mem over y) are not
+ * detected: the call stays memory-safe (it reads and writes only the documented extents)
+ * but the values it leaves are unspecified. Attention O (or scores) strides that map two
+ * elements onto one float are ATTN_ERR_LD, so work items always write disjoint rows. Every
+ * function is reentrant and thread-safe given its own outputs and workspace. */
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__MAYBE_UNUSED __attribute__((unused))

@@ -578,6 +578,30 @@ static attn_status attn__check_tensor(size_t n0, size_t s0, size_t n1, size_t s1
     return ATTN_OK;
 }
 
+/* Whether a [n0, n1, n2, row] tensor at strides s0, s1, s2 (extent already checked) has
+ * distinct floats for distinct elements, by the layouts' rule: the dimensions of size > 1,
+ * sorted by stride, each step past the whole extent of the smaller ones. Outputs must pass
+ * (work items write disjoint rows); the rare injective layouts this rule misses (strides
+ * interleaving two dimensions) are refused as well. */
+static int attn__nested(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2, size_t s2,
+                        size_t row)
+{
+    size_t n[3], s[3], i, j, t, ext = row;
+    n[0] = n0, n[1] = n1, n[2] = n2, s[0] = s0, s[1] = s1, s[2] = s2;
+    for (i = 0; i < 3; i++)
+        for (j = i + 1; j < 3; j++)
+            if (s[j] < s[i]) {
+                t = s[i], s[i] = s[j], s[j] = t;
+                t = n[i], n[i] = n[j], n[j] = t;
+            }
+    for (i = 0; i < 3; i++) {
+        if (n[i] <= 1) continue;
+        if (s[i] < ext) return 0;
+        ext += (n[i] - 1) * s[i];
+    }
+    return 1;
+}
+
 static attn_status attn__attention_check(const attn_attention_params *p, const void *ws,
                                          size_t ws_size)
 {
@@ -594,6 +618,8 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
         (st = attn__check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl, p->v_head_dim, 0)) ||
         (st = attn__check_tensor(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim, 0)))
         return st;
+    if (!attn__nested(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim))
+        return ATTN_ERR_LD; /* two output rows on one float */
     if (p->mask && (st = attn__check_tensor(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
                                              p->mask_sq, p->kv_len, 1)))
         return st;
@@ -615,6 +641,9 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
         if ((st = attn__check_tensor(p->batch, p->scores_sb, p->heads, p->scores_sh, p->q_len,
                                      p->scores_sq, p->kv_len, 0)))
             return st;
+        if (!attn__nested(p->batch, p->scores_sb, p->heads, p->scores_sh, p->q_len,
+                          p->scores_sq, p->kv_len))
+            return ATTN_ERR_LD;
     }
     if (attn_attention_workspace_size(p) == 0) return ATTN_ERR_OVERFLOW;
     if (ws_size < attn_attention_workspace_size(p)) return ATTN_ERR_WORKSPACE;

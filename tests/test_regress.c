@@ -8,6 +8,7 @@
  *   workspace_monotone      matmul / linear workspace monotone in m, n, k, bounded, no wrap
  *   norm_eps_zero           layernorm / rmsnorm with eps = 0 on zero-variance rows: no NaN
  *   init_reports            attention init functions: unknown layout, overflowing strides
+ *   attention_aliased_output  O / scores strides mapping two rows onto one float: refused
  */
 #define ATTN_IMPLEMENTATION
 #include "attn.h"
@@ -388,6 +389,38 @@ static void test_init_reports(void)
           (int)st);
 }
 
+/* ---- attention_aliased_output ---------------------------------------------------------- */
+
+/* O strides mapping two output rows onto one float (a race between work items, and the
+ * last writer wins in one call) are refused as ATTN_ERR_LD, nothing written; the usual
+ * and padded layouts pass. */
+static void test_attention_aliased_output(void)
+{
+    static float q[4096], k[4096], v[4096], o[4096], sc[4096];
+    static char ws[1 << 18];
+    attn_attention_params p;
+    attn_status st;
+    size_t i;
+    int ok;
+    for (i = 0; i < 4096; i++) q[i] = k[i] = v[i] = 0.5f;
+    p = attn_attention_init(1, 2, 2, 3, 4, 4, 4, q, k, v, o, ATTN_LAYOUT_BHLD);
+    check(attn_attention(&p, ws, sizeof ws) == ATTN_OK, "attention_aliased_output: dense");
+    p.o_sh = 4, p.o_sl = 4; /* head 1 row i = head 0 row i + 1 */
+    for (i = 0; i < 4096; i++) o[i] = -7.0f;
+    st = attn_attention(&p, ws, sizeof ws);
+    for (i = 0, ok = 1; i < 4096; i++) ok &= o[i] == -7.0f;
+    check(st == ATTN_ERR_LD && ok, "attention_aliased_output: heads over rows: status %d", (int)st);
+    p.o_sh = 8, p.o_sl = 4, p.batch = 1; /* rows 0..2 of head 1 over rows 2.. of head 0 */
+    st = attn_attention(&p, ws, sizeof ws);
+    check(st == ATTN_ERR_LD, "attention_aliased_output: partial: status %d", (int)st);
+    p.o_sh = 3 * 4 + 1, p.o_sl = 4; /* padded, distinct */
+    check(attn_attention(&p, ws, sizeof ws) == ATTN_OK, "attention_aliased_output: padded");
+    p = attn_attention_init(1, 2, 2, 3, 4, 4, 4, q, k, v, o, ATTN_LAYOUT_BLHD);
+    p.scores = sc, p.scores_sq = 4, p.scores_sh = 4, p.scores_sb = 0; /* scores aliased */
+    st = attn_attention(&p, ws, sizeof ws);
+    check(st == ATTN_ERR_LD, "attention_aliased_output: scores: status %d", (int)st);
+}
+
 /* Every group, or only those named on the command line. */
 int main(int argc, char **argv)
 {
@@ -400,7 +433,8 @@ int main(int argc, char **argv)
                   {"one_row_huge_ld", test_one_row_huge_ld},
                   {"workspace_monotone", test_workspace_monotone},
                   {"norm_eps_zero", test_norm_eps_zero},
-                  {"init_reports", test_init_reports}};
+                  {"init_reports", test_init_reports},
+                  {"attention_aliased_output", test_attention_aliased_output}};
     size_t g;
     int i;
     setvbuf(stdout, NULL, _IOLBF, 0);

@@ -605,7 +605,7 @@ static void fz_attention(rd *r)
         for (i = 0; i < B; i++) {
             const unsigned c = u8(r);
             kl[i] = c < 250 ? (int64_t)(Lk < 4096 ? c % (Lk + 1) : c)
-                            : c == 250 ? -1 : (int64_t)Lk + 1;
+                            : c == 250 || Lk >= (size_t)INT64_MAX ? -1 : (int64_t)Lk + 1;
         }
         p.key_lengths = kl;
     }
@@ -639,9 +639,10 @@ static void fz_attention(rd *r)
     }
     if (getenv("FUZZ_API_VERBOSE")) dump_params(&p);
     if (!(vflags & 1)) finite_owned(ob, "attn_attention O");
-    if (!(vflags & 1) && !big && !dup_rows(&p)) check_reference(&p);
-    /* rows that alias (strides mapping two rows onto one) make the split's bits moot */
+    if (!(vflags & 1) && !big) check_reference(&p);
+    /* strides mapping two output rows onto one float are refused (ATTN_ERR_LD) */
     dup = dup_rows(&p);
+    if (dup) fail("attn_attention accepted O strides mapping two rows onto one float");
     nt = attn_attention_tasks(&p);
     if (nt != B * H * ((Lq + attn_attention_query_tile() - 1) / attn_attention_query_tile()))
         fail("attn_attention_tasks: wrong count");
