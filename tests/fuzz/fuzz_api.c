@@ -342,6 +342,41 @@ static void fz_rowop(rd *r, unsigned op)
     if (st == ATTN_OK && !(vflags & 1)) finite_owned(yb, name);
 }
 
+/* attn_rope in place on tokens x (heads * head_dim) rows at ldx */
+static void fz_rope(rd *r)
+{
+    attn_rope_params rp;
+    const size_t hd = dsize(r, 40), heads = dsize(r, 4), tokens = dsize(r, 9);
+    const size_t ldx = dld(r, heads * hd), pos0 = dsize(r, 100);
+    int imp = 0;
+    buf *b = for_extent(ext_mat(tokens, msat(heads, hd), ldx), &imp), *fr = NULL;
+    size_t *pos = NULL, i;
+    attn_status st;
+    if (!b) return;
+    memset(&rp, 0, sizeof rp);
+    rp.head_dim = hd;
+    rp.rot_dim = u8(r) & 1 ? 0 : dsize(r, 40);
+    rp.pairing = (attn_rope_pairing)(u8(r) % 3);
+    rp.theta = u8(r) & 1 ? 0.0f : dval(r) * 1000.0f;
+    rp.pos_scale = u8(r) & 1 ? 0.0f : dval(r);
+    if (u8(r) % 4 == 0 && hd <= LIMIT) {
+        fr = balloc(hd / 2 + 1);
+        for (i = 0; i < hd / 2 + 1; i++) fr->p[i] = dval(r) / 4.0f;
+        rp.inv_freq = fr->p;
+    }
+    if (u8(r) % 4 == 0 && tokens <= 64) {
+        pos = (size_t *)balloc(2 * tokens + 2)->p;
+        for (i = 0; i < tokens; i++) pos[i] = dsize(r, 5000);
+    }
+    for (i = 0; i < b->n; i++) b->p[i] = dval(r);
+    output(b);
+    if (b->n) own_mat(b, tokens, msat(heads, hd), ldx);
+    st = attn_rope(u8(r) % 16 ? &rp : NULL, b->p, ldx, tokens, heads, pos0, pos);
+    verify(b, st, "attn_rope");
+    refused(st, imp, "attn_rope");
+    if (st == ATTN_OK && !(vflags & 1) && !fr) finite_owned(b, "attn_rope");
+}
+
 static void fz_posenc(rd *r)
 {
     const size_t rows = dsize(r, 9), d = dsize(r, 40), ld = dld(r, d), pos0 = dsize(r, 200);
@@ -878,7 +913,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     vflags = (int)(u8(&r) % 4 == 0);
     switch (op % 8) {
     case 0: fz_rowop(&r, op / 8); break;
-    case 1: fz_posenc(&r); break;
+    case 1: if (op & 8) fz_rope(&r); else fz_posenc(&r); break;
     case 2: fz_matmul(&r, 0); break;
     case 3: fz_matmul(&r, 1); break;
     case 4: case 5: fz_attention(&r); break;
