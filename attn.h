@@ -100,7 +100,8 @@ typedef enum attn_status {
     ATTN_ERR_LD = -3,         /* a leading dimension or stride is smaller than its row */
     ATTN_ERR_WORKSPACE = -4,  /* the workspace is missing or smaller than the query says */
     ATTN_ERR_OVERFLOW = -5,   /* sizes whose products overflow size_t / the address space */
-    ATTN_ERR_ARG = -6         /* an invalid value: NaN or negative eps, bad enum, ... */
+    ATTN_ERR_ARG = -6,        /* an invalid value: NaN or negative eps, bad enum, ... */
+    ATTN_ERR_CAPACITY = -7    /* a KV cache append past the cache's capacity */
 } attn_status;
 
 /* A short English description of a status, e.g. "ok", "null pointer". Never NULL. */
@@ -363,7 +364,7 @@ ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t 
  *   dense; positions 0 .. len-1 are filled. attn_kv_cache_init sets len = 0.
  * attn_kv_cache_append copies n new positions (k_new, v_new dense in `layout`:
  * [batch, kv_heads, n, dim] or [batch, n, kv_heads * dim]) after the filled ones:
- * ATTN_ERR_SIZE (nothing copied) when len + n > capacity. To start from an existing past,
+ * ATTN_ERR_CAPACITY (nothing copied) when len + n > capacity. To start from an existing past,
  * append it first. attn_attention_init_kv() sets up attention of q_len queries against the
  * filled positions: kv_len = len, K/V strides of the cache; with ATTN_CAUSAL_BOTTOM_RIGHT the
  * queries are the last q_len positions (offset len - q_len = the past length when the
@@ -1859,6 +1860,7 @@ static ATTN__MAYBE_UNUSED const char *attn__scalar_attn_status_string(attn_statu
     case ATTN_ERR_WORKSPACE: return "workspace missing or too small";
     case ATTN_ERR_OVERFLOW: return "sizes overflow the address space";
     case ATTN_ERR_ARG: return "invalid argument value";
+    case ATTN_ERR_CAPACITY: return "append past the KV cache's capacity";
     }
     return "unknown status";
 }
@@ -4338,7 +4340,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_append(attn_kv_
     if (!c || !k_new || !v_new) return ATTN_ERR_NULL;
     if (!attn__scalar_kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
-    if (n > c->capacity - c->len) return ATTN_ERR_SIZE;
+    if (n > c->capacity - c->len) return ATTN_ERR_CAPACITY;
     kd = c->head_dim, vd = c->v_head_dim;
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
@@ -6341,6 +6343,7 @@ static ATTN__MAYBE_UNUSED const char *attn__avx2_attn_status_string(attn_status 
     case ATTN_ERR_WORKSPACE: return "workspace missing or too small";
     case ATTN_ERR_OVERFLOW: return "sizes overflow the address space";
     case ATTN_ERR_ARG: return "invalid argument value";
+    case ATTN_ERR_CAPACITY: return "append past the KV cache's capacity";
     }
     return "unknown status";
 }
@@ -8820,7 +8823,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_append(attn_kv_ca
     if (!c || !k_new || !v_new) return ATTN_ERR_NULL;
     if (!attn__avx2_kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
-    if (n > c->capacity - c->len) return ATTN_ERR_SIZE;
+    if (n > c->capacity - c->len) return ATTN_ERR_CAPACITY;
     kd = c->head_dim, vd = c->v_head_dim;
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
@@ -10827,6 +10830,7 @@ static ATTN__MAYBE_UNUSED const char *attn__avx512_attn_status_string(attn_statu
     case ATTN_ERR_WORKSPACE: return "workspace missing or too small";
     case ATTN_ERR_OVERFLOW: return "sizes overflow the address space";
     case ATTN_ERR_ARG: return "invalid argument value";
+    case ATTN_ERR_CAPACITY: return "append past the KV cache's capacity";
     }
     return "unknown status";
 }
@@ -13306,7 +13310,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_append(attn_kv_
     if (!c || !k_new || !v_new) return ATTN_ERR_NULL;
     if (!attn__avx512_kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
-    if (n > c->capacity - c->len) return ATTN_ERR_SIZE;
+    if (n > c->capacity - c->len) return ATTN_ERR_CAPACITY;
     kd = c->head_dim, vd = c->v_head_dim;
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
@@ -15703,6 +15707,7 @@ ATTN_API const char *attn_status_string(attn_status status)
     case ATTN_ERR_WORKSPACE: return "workspace missing or too small";
     case ATTN_ERR_OVERFLOW: return "sizes overflow the address space";
     case ATTN_ERR_ARG: return "invalid argument value";
+    case ATTN_ERR_CAPACITY: return "append past the KV cache's capacity";
     }
     return "unknown status";
 }
@@ -18182,7 +18187,7 @@ ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const floa
     if (!c || !k_new || !v_new) return ATTN_ERR_NULL;
     if (!attn__kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
-    if (n > c->capacity - c->len) return ATTN_ERR_SIZE;
+    if (n > c->capacity - c->len) return ATTN_ERR_CAPACITY;
     kd = c->head_dim, vd = c->v_head_dim;
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {

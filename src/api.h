@@ -99,7 +99,8 @@ typedef enum attn_status {
     ATTN_ERR_LD = -3,         /* a leading dimension or stride is smaller than its row */
     ATTN_ERR_WORKSPACE = -4,  /* the workspace is missing or smaller than the query says */
     ATTN_ERR_OVERFLOW = -5,   /* sizes whose products overflow size_t / the address space */
-    ATTN_ERR_ARG = -6         /* an invalid value: NaN or negative eps, bad enum, ... */
+    ATTN_ERR_ARG = -6,        /* an invalid value: NaN or negative eps, bad enum, ... */
+    ATTN_ERR_CAPACITY = -7    /* a KV cache append past the cache's capacity */
 } attn_status;
 
 /* A short English description of a status, e.g. "ok", "null pointer". Never NULL. */
@@ -362,7 +363,7 @@ ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t 
  *   dense; positions 0 .. len-1 are filled. attn_kv_cache_init sets len = 0.
  * attn_kv_cache_append copies n new positions (k_new, v_new dense in `layout`:
  * [batch, kv_heads, n, dim] or [batch, n, kv_heads * dim]) after the filled ones:
- * ATTN_ERR_SIZE (nothing copied) when len + n > capacity. To start from an existing past,
+ * ATTN_ERR_CAPACITY (nothing copied) when len + n > capacity. To start from an existing past,
  * append it first. attn_attention_init_kv() sets up attention of q_len queries against the
  * filled positions: kv_len = len, K/V strides of the cache; with ATTN_CAUSAL_BOTTOM_RIGHT the
  * queries are the last q_len positions (offset len - q_len = the past length when the

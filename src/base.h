@@ -25,6 +25,7 @@ ATTN_API const char *attn_status_string(attn_status status)
     case ATTN_ERR_WORKSPACE: return "workspace missing or too small";
     case ATTN_ERR_OVERFLOW: return "sizes overflow the address space";
     case ATTN_ERR_ARG: return "invalid argument value";
+    case ATTN_ERR_CAPACITY: return "append past the KV cache's capacity";
     }
     return "unknown status";
 }

@@ -41,7 +41,7 @@ ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const floa
     if (!c || !k_new || !v_new) return ATTN_ERR_NULL;
     if (!attn__kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
-    if (n > c->capacity - c->len) return ATTN_ERR_SIZE;
+    if (n > c->capacity - c->len) return ATTN_ERR_CAPACITY;
     kd = c->head_dim, vd = c->v_head_dim;
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {

@@ -973,9 +973,9 @@ static void test_kv_cache(void)
             }
     check(ok, "kv cache: contents after the appends differ (or positions past len written)");
     saved = kv;
-    check(attn_kv_cache_append(&kv, cap - len + 1, kn, vn, ATTN_LAYOUT_BHLD) == ATTN_ERR_SIZE &&
+    check(attn_kv_cache_append(&kv, cap - len + 1, kn, vn, ATTN_LAYOUT_BHLD) == ATTN_ERR_CAPACITY &&
               kv.len == len && memcmp(&saved, &kv, sizeof kv) == 0,
-          "kv cache: overfull append must give ATTN_ERR_SIZE and change nothing");
+          "kv cache: overfull append must give ATTN_ERR_CAPACITY and change nothing");
     for (i = len * d, ok = 1; i < cap * d; i++)
         if (!same_bits(kc[i], O_GUARD)) ok = 0;
     check(ok, "kv cache: an overfull append wrote into the cache");

@@ -1122,25 +1122,25 @@ static void test_errors(void)
 
 static void test_status_strings(void)
 {
-    static const attn_status codes[7] = {ATTN_OK,        ATTN_ERR_NULL,      ATTN_ERR_SIZE,
+    static const attn_status codes[8] = {ATTN_OK,        ATTN_ERR_NULL,      ATTN_ERR_SIZE,
                                          ATTN_ERR_LD,    ATTN_ERR_WORKSPACE, ATTN_ERR_OVERFLOW,
-                                         ATTN_ERR_ARG};
-    const char *s[7];
+                                         ATTN_ERR_ARG,   ATTN_ERR_CAPACITY};
+    const char *s[8];
     size_t i, j;
-    for (i = 0; i < 7; i++) {
+    for (i = 0; i < 8; i++) {
         s[i] = attn_status_string(codes[i]);
         check(s[i] != NULL && s[i][0] != '\0', "attn_status_string(%d) is NULL or empty",
               (int)codes[i]);
     }
-    for (i = 0; i < 7; i++)
-        for (j = i + 1; j < 7; j++)
+    for (i = 0; i < 8; i++)
+        for (j = i + 1; j < 8; j++)
             if (s[i] && s[j])
                 check(strcmp(s[i], s[j]) != 0, "attn_status_string(%d) == attn_status_string(%d): \"%s\"",
                       (int)codes[i], (int)codes[j], s[i]);
     {
-        const char *u1 = attn_status_string((attn_status)-7);
+        const char *u1 = attn_status_string((attn_status)-8);
         const char *u2 = attn_status_string((attn_status)7);
-        check(u1 != NULL && u1[0] != '\0', "attn_status_string(-7) is NULL or empty");
+        check(u1 != NULL && u1[0] != '\0', "attn_status_string(-8) is NULL or empty");
         check(u2 != NULL && u2[0] != '\0', "attn_status_string(7) is NULL or empty");
 #ifndef __cplusplus
         {

@@ -60,7 +60,7 @@ static size_t special(unsigned b)
                                (size_t)1 << 31,
                                ((size_t)1 << 31) + 1,
                                (size_t)0xFFFFFFFFu,
-                               ((size_t)1 << 40) + 3};
+                               (SIZE_MAX >> 24) + 3};
     return S[b % (sizeof S / sizeof S[0])];
 }
 
@@ -612,8 +612,8 @@ static void fz_attention(rd *r)
     p.causal = (attn_causal)(u8(r) % 3);
     if (p.causal == ATTN_CAUSAL_OFFSET) {
         const unsigned c = u8(r);
-        p.causal_offset = c < 200 ? (ptrdiff_t)c - 100 : c & 1 ? PTRDIFF_MAX - (c & 7)
-                                                                : PTRDIFF_MIN + (c & 7);
+        p.causal_offset = c < 200 ? (ptrdiff_t)c - 100 : c & 1 ? PTRDIFF_MAX - (ptrdiff_t)(c & 7)
+                                                                : PTRDIFF_MIN + (ptrdiff_t)(c & 7);
     }
     if (flags & 4) { /* an additive mask, strides possibly broadcasting */
         const size_t msq = u8(r) & 1 ? 0 : Lk, msh = u8(r) & 1 ? 0 : msat(Lq, msq),
