@@ -64,13 +64,13 @@
 #define ATTN_VERSION_MINOR 1
 #define ATTN_VERSION_PATCH 0
 
-/* Aliasing and threads: overlaps of an output with an input or another output other than
- * the exact in-place cases a function allows (partial overlap, in place with another
- * leading dimension, mean_out or rstd_out inside y, a decoder's mem over y) are not
- * detected: the call stays memory-safe (it reads and writes only the documented extents)
- * but the values it leaves are unspecified. Attention O (or scores) strides that map two
- * elements onto one float are ATTN_ERR_LD, so work items always write disjoint rows. Every
- * function is reentrant and thread-safe given its own outputs and workspace. */
+/* Aliasing and threads: an output that overlaps an input, another output or the workspace,
+ * other than the exact in-place cases a function allows, is ATTN_ERR_ALIAS (nothing
+ * written). Overlap is judged on extents, from a tensor's first float to its last, so rows
+ * of two matrices interleaved in one buffer count as overlapping. Attention O (or scores)
+ * strides that map two elements onto one float are ATTN_ERR_LD, so work items always write
+ * disjoint rows. Every function is reentrant and thread-safe given its own outputs and
+ * workspace. */
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__MAYBE_UNUSED __attribute__((unused))
@@ -101,7 +101,8 @@ typedef enum attn_status {
     ATTN_ERR_WORKSPACE = -4,  /* the workspace is missing or smaller than the query says */
     ATTN_ERR_OVERFLOW = -5,   /* sizes whose products overflow size_t / the address space */
     ATTN_ERR_ARG = -6,        /* an invalid value: NaN or negative eps, bad enum, ... */
-    ATTN_ERR_CAPACITY = -7    /* a KV cache append past the cache's capacity */
+    ATTN_ERR_CAPACITY = -7,   /* a KV cache append past the cache's capacity */
+    ATTN_ERR_ALIAS = -8       /* an output overlaps an input or another output */
 } attn_status;
 
 /* A short English description of a status, e.g. "ok", "null pointer". Never NULL. */
@@ -146,11 +147,11 @@ ATTN_API size_t attn_dtype_size(attn_dtype type);
  *     a NaN stays a NaN (quiet, sign and the top of its payload kept), never inf.
  *   f16 <-> bf16: through float32, so rounded once as above. Same type: a copy.
  * Flush-to-zero (attn_denormals_flush_begin) changes no result; the rounding mode must be
- * the default (to nearest). n = 0 converts nothing and returns ATTN_OK. In place allowed
- * (dst == src) when both types have the same size; any other overlap of dst's and src's
- * bytes is ATTN_ERR_ARG. Errors: ATTN_ERR_NULL (dst or src NULL, also for n = 0),
- * ATTN_ERR_ARG (a type that is not an attn_dtype, overlap), ATTN_ERR_OVERFLOW (n elements
- * of either type exceed PTRDIFF_MAX bytes). */
+ * the default (to nearest). n = 0 converts nothing and returns ATTN_OK (dst and src may then
+ * be NULL). In place allowed (dst == src) when both types have the same size; any other
+ * overlap of dst's and src's bytes is ATTN_ERR_ALIAS. Errors: ATTN_ERR_NULL (dst or src
+ * NULL), ATTN_ERR_ARG (a type that is not an attn_dtype), ATTN_ERR_OVERFLOW (n elements of
+ * either type exceed PTRDIFF_MAX bytes). */
 ATTN_API attn_status attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type,
                                   const void *src, size_t n);
 
@@ -198,7 +199,9 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
 /* ---------------------------------------------------------------------------------------
  * Matrix product: C = alpha * op(A) * op(B) + beta * C, C is m x n, op(A) is m x k,
  * op(B) is k x n. op(X) = X for ATTN_NO_TRANS, X^T for ATTN_TRANS (A stored k x m).
- * k = 0 gives C = beta * C. beta = 0 never reads C (NaN in C does not leak).
+ * k = 0 gives C = beta * C (A and B unread, may be NULL); m = 0 or n = 0 is an empty
+ * product: ATTN_OK, nothing read or written. beta = 0 never reads C (NaN in C does not leak).
+ * C may not overlap A, B or the workspace, nor the workspace A or B (ATTN_ERR_ALIAS).
  *
  * workspace: scratch for packed copies of A and B, at least attn_matmul_workspace_size()
  * bytes at any alignment, or NULL (then workspace_size is ignored). The size is bounded
@@ -267,7 +270,8 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  * computed the same way whatever else is in the call. To spread one call over a job
  * system, run its attn_attention_tasks(p) work items (one (batch, head, query tile) each)
  * with attn_attention_task(), in any order, on any threads, each thread with its own
- * workspace: the output is bit-identical to attn_attention(). Slicing batches or heads by
+ * workspace: the output is bit-identical to attn_attention() (a NaN output may differ in
+ * its sign or payload, which the compiler's operand order picks). Slicing batches or heads by
  * hand (pointers moved to one (b, h), batch = heads = kv_heads = 1) gives the same bits
  * too; slicing queries by hand does only at multiples of the query tile (with the causal
  * offset carried over as ATTN_CAUSAL_OFFSET).
@@ -341,6 +345,9 @@ ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, s
  * (or sizes whose workspace would not fit in memory). */
 ATTN_API size_t attn_attention_workspace_size(const attn_attention_params *p);
 
+/* batch = 0 or q_len = 0 is an empty call (ATTN_OK; pointers, strides and workspace
+ * unchecked); kv_len = 0 is otherwise ATTN_ERR_SIZE. ATTN_ERR_ALIAS when O, scores or the
+ * workspace overlap each other, Q, K, V, a mask or key_lengths (extents, as above). */
 ATTN_API attn_status attn_attention(const attn_attention_params *p, void *workspace,
                                     size_t workspace_size);
 
@@ -364,7 +371,9 @@ ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t 
  *   dense; positions 0 .. len-1 are filled. attn_kv_cache_init sets len = 0.
  * attn_kv_cache_append copies n new positions (k_new, v_new dense in `layout`:
  * [batch, kv_heads, n, dim] or [batch, n, kv_heads * dim]) after the filled ones:
- * ATTN_ERR_CAPACITY (nothing copied) when len + n > capacity. To start from an existing past,
+ * ATTN_ERR_CAPACITY (nothing copied) when len + n > capacity, ATTN_ERR_ALIAS when k_new or
+ * v_new lies in the cache's k or v (which may not overlap each other either); n = 0 appends
+ * nothing (k_new and v_new may then be NULL). To start from an existing past,
  * append it first. attn_attention_init_kv() sets up attention of q_len queries against the
  * filled positions: kv_len = len, K/V strides of the cache; with ATTN_CAUSAL_BOTTOM_RIGHT the
  * queries are the last q_len positions (offset len - q_len = the past length when the
@@ -385,7 +394,7 @@ ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, si
 ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout);
 /* q and o in `layout` (dense, heads query heads; heads a multiple of the cache's kv_heads).
- * An invalid cache gives all-zero params (attn_attention then reports ATTN_ERR_NULL), an
+ * An invalid cache gives all-zero params (attn_attention then reports ATTN_ERR_SIZE), an
  * unknown layout causal out of range (ATTN_ERR_ARG), as attn_attention_init. */
 ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, size_t heads,
                                                       size_t q_len, const float *q, float *o,
@@ -420,9 +429,9 @@ typedef struct attn_rope_params {
  * head_dim floats side by side ([L, H * D] rows, ldx >= heads * head_dim; for [B, H, L, D]
  * call once per head with heads = 1 and ldx = head_dim). Row t has the position
  * positions[t] when positions is not NULL, else pos0 + t (a KV cache appends at its
- * length). Errors: ATTN_ERR_NULL, ATTN_ERR_SIZE (zero sizes, rot_dim odd or above
+ * length). Errors: ATTN_ERR_NULL, ATTN_ERR_SIZE (head_dim or heads 0, rot_dim odd or above
  * head_dim), ATTN_ERR_LD, ATTN_ERR_OVERFLOW, ATTN_ERR_ARG (theta or pos_scale negative or
- * not finite). */
+ * not finite), ATTN_ERR_ALIAS (inv_freq or positions inside x). tokens = 0: nothing. */
 ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, size_t tokens,
                                size_t heads, size_t pos0, const size_t *positions);
 
@@ -478,7 +487,8 @@ ATTN_API attn_status attn_activation(attn_act act, const float *x, size_t ldx, f
 /* Linear layer: y = act(x op(W) + bias), x tokens x d_in, y tokens x d_out.
  * tw = ATTN_NO_TRANS: W is d_in x d_out (ldw >= d_out);
  * tw = ATTN_TRANS:    W is d_out x d_in (ldw >= d_in), PyTorch's nn.Linear weight.
- * bias: d_out floats or NULL. y must not overlap x or W. The product is attn_matmul's;
+ * bias: d_out floats or NULL. y must not overlap x, W, bias or the workspace
+ * (ATTN_ERR_ALIAS). The product is attn_matmul's;
  * workspace is optional exactly as there (NULL with size 0, or at least
  * attn_linear_workspace_size() bytes). Outputs are never denormal. */
 ATTN_API size_t attn_linear_workspace_size(attn_trans tw, size_t tokens, size_t d_in,
@@ -502,7 +512,11 @@ typedef struct attn_ffn_weights {
  * the matmul's). Returns 0 for NULL or invalid weights, tokens 0, or on overflow. */
 ATTN_API size_t attn_ffn_workspace_size(const attn_ffn_weights *w, size_t tokens);
 
-/* x, y: tokens x d_model. In place allowed. Workspace required. */
+/* x, y: tokens x d_model. In place allowed. Workspace required. Blocks (attn_ffn, attn_mha,
+ * attn_encoder, attn_decoder): tokens = 0 (q_tokens for attn_mha) is an empty call; the
+ * workspace may not overlap x, y or mem, nor y x other than exactly in place
+ * (ATTN_ERR_ALIAS); the weights are read-only inputs whose overlap with y or the workspace
+ * is not checked. */
 ATTN_API attn_status attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
                               size_t ldy, size_t tokens, void *workspace,
                               size_t workspace_size);
@@ -575,7 +589,8 @@ typedef struct attn_decoder_weights {
 ATTN_API size_t attn_decoder_workspace_size(const attn_decoder_weights *w, size_t tokens,
                                             size_t mem_tokens);
 
-/* x, y: tokens x d_model (in place allowed); mem: mem_tokens x d_model, must not overlap y. */
+/* x, y: tokens x d_model (in place allowed); mem: mem_tokens x d_model, must not overlap y
+ * (ATTN_ERR_ALIAS); mem_tokens = 0 with tokens > 0 is ATTN_ERR_SIZE. */
 ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x, size_t ldx,
                                   float *y, size_t ldy, size_t tokens, const float *mem,
                                   size_t ldmem, size_t mem_tokens, void *workspace,
@@ -1861,6 +1876,7 @@ static ATTN__MAYBE_UNUSED const char *attn__scalar_attn_status_string(attn_statu
     case ATTN_ERR_OVERFLOW: return "sizes overflow the address space";
     case ATTN_ERR_ARG: return "invalid argument value";
     case ATTN_ERR_CAPACITY: return "append past the KV cache's capacity";
+    case ATTN_ERR_ALIAS: return "an output overlaps an input or another output";
     }
     return "unknown status";
 }
@@ -1901,13 +1917,51 @@ static int attn__scalar_extent_add(size_t *acc, size_t a, size_t b)
     return 1;
 }
 
-/* rows x n matrix with leading dimension ld */
+/* rows x n matrix with leading dimension ld; rows = 0 is an empty matrix (nothing read or
+ * written), n = 0 an error */
 static attn_status attn__scalar_check_mat(size_t rows, size_t n, size_t ld)
 {
     size_t ext = n;
-    if (rows == 0 || n == 0) return ATTN_ERR_SIZE;
+    if (n == 0) return ATTN_ERR_SIZE;
     if (ld < n) return ATTN_ERR_LD;
-    if (n > ATTN__SCALAR_MAX_ELEMS || !attn__scalar_extent_add(&ext, rows - 1, ld)) return ATTN_ERR_OVERFLOW;
+    if (n > ATTN__SCALAR_MAX_ELEMS || (rows && !attn__scalar_extent_add(&ext, rows - 1, ld)))
+        return ATTN_ERR_OVERFLOW;
+    return ATTN_OK;
+}
+
+/* Do the byte ranges [a, a + na) and [b, b + nb) share a byte? (empty ones never do) */
+static int attn__scalar_bytes_overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return na && nb && (x < y ? y - x < na : x - y < nb);
+}
+
+/* Bytes from the first to the last float of a rows x n matrix at ld (extent checked) */
+static size_t attn__scalar_mat_bytes(size_t rows, size_t n, size_t ld)
+{
+    return rows ? ((rows - 1) * ld + n) * sizeof(float) : 0;
+}
+
+/* Whether rows x n matrices y (ldy, written) and x (ldx, read) overlap, unless they are the
+ * same matrix (x == y, ldx == ldy) and `in_place` allows that. The test is on the extents
+ * (first to last float), so interleaved rows count as overlapping. */
+static int attn__scalar_mat_alias(const float *y, size_t ldy, const float *x, size_t ldx, size_t rows,
+                           size_t n, int in_place)
+{
+    if (in_place && x == y && ldx == ldy) return 0;
+    return attn__scalar_bytes_overlap(y, attn__scalar_mat_bytes(rows, n, ldy), x, attn__scalar_mat_bytes(rows, n, ldx));
+}
+
+/* The checks of a row operation from x (ldx) to y (ldy): pointers (unless rows = 0), sizes,
+ * and overlap (y == x with ldy == ldx allowed when `in_place`). */
+static attn_status attn__scalar_rows_check(const float *x, size_t ldx, const float *y, size_t ldy,
+                                    size_t rows, size_t n, int in_place)
+{
+    attn_status st;
+    if (rows && (!x || !y)) return ATTN_ERR_NULL;
+    if ((st = attn__scalar_check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__scalar_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if (attn__scalar_mat_alias(y, ldy, x, ldx, rows, n, in_place)) return ATTN_ERR_ALIAS;
     return ATTN_OK;
 }
 
@@ -2129,23 +2183,16 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_convert_run(attn_dtype dt, vo
     if (i < n) attn__scalar_vstore_dt_part(dt, dst, i, attn__scalar_vload_dt_part(st, src, i, n - i), n - i);
 }
 
-/* Do the byte ranges [a, a + na) and [b, b + nb), both non-empty, share a byte? */
-static int attn__scalar_bytes_overlap(const void *a, size_t na, const void *b, size_t nb)
-{
-    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    return x < y ? y - x < na : x - y < nb;
-}
-
 static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type,
                                   const void *src, size_t n)
 {
     const size_t ds = attn__scalar_attn_dtype_size(dst_type), ss = attn__scalar_attn_dtype_size(src_type);
-    if (!dst || !src) return ATTN_ERR_NULL;
     if (!ds || !ss) return ATTN_ERR_ARG;
     if (n == 0) return ATTN_OK;
+    if (!dst || !src) return ATTN_ERR_NULL;
     if (n > (size_t)PTRDIFF_MAX / (ds > ss ? ds : ss)) return ATTN_ERR_OVERFLOW;
     if (!(dst == src && ds == ss) && attn__scalar_bytes_overlap(dst, n * ds, src, n * ss))
-        return ATTN_ERR_ARG;
+        return ATTN_ERR_ALIAS;
     if (dst_type == src_type) {
         if (dst != src) memcpy(dst, src, n * ds);
     } else if (src_type == ATTN_F32) {
@@ -2594,10 +2641,9 @@ static attn_status attn__scalar_softmax_path(const float *x, size_t ldx, float *
     attn_status st;
     float lnn;
     int far, stream;
-    if (!x || !y) return ATTN_ERR_NULL;
-    if ((st = attn__scalar_check_mat(rows, n, ldx)) != ATTN_OK) return st;
-    if ((st = attn__scalar_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if ((st = attn__scalar_rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     if (!attn__scalar_finite(scale)) return ATTN_ERR_ARG;
+    if (!rows) return ATTN_OK;
     lnn = 1.0001f * logf((float)n); /* rounded up */
     far = path == ATTN__SCALAR_SM_AUTO ? rows * n + 1 > ATTN__SCALAR_SM_FAR / sizeof(float)
                                 : (path & ATTN__SCALAR_SM_FAR_PATH) != 0;
@@ -2759,9 +2805,7 @@ static attn_status attn__scalar_norm_check(const float *x, size_t ldx, float *y,
                                     size_t rows, size_t n, float eps)
 {
     attn_status st;
-    if (!x || !y) return ATTN_ERR_NULL;
-    if ((st = attn__scalar_check_mat(rows, n, ldx)) != ATTN_OK) return st;
-    if ((st = attn__scalar_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if ((st = attn__scalar_rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     if (!attn__scalar_finite(eps) || eps < 0) return ATTN_ERR_ARG;
     return ATTN_OK;
 }
@@ -2972,8 +3016,24 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_layernorm(const float *x
                                     float *rstd_out)
 {
     attn_status st = attn__scalar_norm_check(x, ldx, y, ldy, rows, n, eps);
+    const size_t yb = attn__scalar_mat_bytes(rows, n, ldy), xb = attn__scalar_mat_bytes(rows, n, ldx);
+    const size_t vb = n * sizeof(float), sb = rows * sizeof(float);
     size_t r = 0;
     if (st != ATTN_OK) return st;
+    if (!rows) return ATTN_OK;
+    /* y over gamma or beta; a statistic over x, y, gamma, beta or the other statistic */
+    if ((gamma && attn__scalar_bytes_overlap(y, yb, gamma, vb)) ||
+        (beta && attn__scalar_bytes_overlap(y, yb, beta, vb)) ||
+        (mean_out && (attn__scalar_bytes_overlap(mean_out, sb, x, xb) ||
+                      attn__scalar_bytes_overlap(mean_out, sb, y, yb) ||
+                      (gamma && attn__scalar_bytes_overlap(mean_out, sb, gamma, vb)) ||
+                      (beta && attn__scalar_bytes_overlap(mean_out, sb, beta, vb)) ||
+                      (rstd_out && attn__scalar_bytes_overlap(mean_out, sb, rstd_out, sb)))) ||
+        (rstd_out && (attn__scalar_bytes_overlap(rstd_out, sb, x, xb) ||
+                      attn__scalar_bytes_overlap(rstd_out, sb, y, yb) ||
+                      (gamma && attn__scalar_bytes_overlap(rstd_out, sb, gamma, vb)) ||
+                      (beta && attn__scalar_bytes_overlap(rstd_out, sb, beta, vb)))))
+        return ATTN_ERR_ALIAS;
     /* Shifted sums: the mean d and the sum of squares s2 of x - c, with c the mean of the
      * first (up to) 32 elements. x - c is exact or nearly so for x near c, so rows whose
      * mean is far larger than their spread lose nothing, in one pass. When c turns out
@@ -3058,6 +3118,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_rmsnorm(const float *x, 
     attn_status st = attn__scalar_norm_check(x, ldx, y, ldy, rows, n, eps);
     size_t r = 0;
     if (st != ATTN_OK) return st;
+    if (!rows) return ATTN_OK;
+    if (gamma && attn__scalar_bytes_overlap(y, attn__scalar_mat_bytes(rows, n, ldy), gamma, n * sizeof(float)))
+        return ATTN_ERR_ALIAS;
     if (n <= ATTN__SCALAR_NORM_BATCHED) {
         attn__scalar_rmsnorm_short(x, ldx, y, ldy, rows, n, gamma, eps);
         return ATTN_OK;
@@ -3078,9 +3141,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_add(float *y, size_t ldy
 {
     attn_status st;
     size_t r, i;
-    if (!x || !y) return ATTN_ERR_NULL;
-    if ((st = attn__scalar_check_mat(rows, n, ldy)) != ATTN_OK) return st;
-    if ((st = attn__scalar_check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__scalar_rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     for (r = 0; r < rows; r++) {
         float *yr = y + r * ldy;
         const float *xr = x + r * ldx;
@@ -3098,7 +3159,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_positional_encoding(floa
 {
     attn_status st;
     size_t r, i;
-    if (!pe) return ATTN_ERR_NULL;
+    if (rows && !pe) return ATTN_ERR_NULL;
     if ((st = attn__scalar_check_mat(rows, d, ldpe)) != ATTN_OK) return st;
     for (r = 0; r < rows; r++) {
         double pos = (double)pos0 + (double)r;
@@ -3514,15 +3575,25 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul(attn_trans ta, at
     size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
     float *pa, *pb;
     int packa, pfc;
-    if (!a || !b || !c) return ATTN_ERR_NULL;
+    size_t ab, bb, cb;
     if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
         return ATTN_ERR_ARG;
-    if (m == 0 || n == 0) return ATTN_ERR_SIZE;
+    if (m == 0 || n == 0) return ATTN_OK; /* an empty C: nothing read or written */
+    if (!c || (k && (!a || !b))) return ATTN_ERR_NULL;
     if (k > 0) {
         if ((st = ta ? attn__scalar_check_mat(k, m, lda) : attn__scalar_check_mat(m, k, lda)) != ATTN_OK) return st;
         if ((st = tb ? attn__scalar_check_mat(n, k, ldb) : attn__scalar_check_mat(k, n, ldb)) != ATTN_OK) return st;
     }
     if ((st = attn__scalar_check_mat(m, n, ldc)) != ATTN_OK) return st;
+    /* C may not overlap A, B or the workspace, nor the workspace A or B */
+    ab = k ? (ta ? attn__scalar_mat_bytes(k, m, lda) : attn__scalar_mat_bytes(m, k, lda)) : 0;
+    bb = k ? (tb ? attn__scalar_mat_bytes(n, k, ldb) : attn__scalar_mat_bytes(k, n, ldb)) : 0;
+    cb = attn__scalar_mat_bytes(m, n, ldc);
+    need = workspace ? attn__scalar_attn_matmul_workspace_size(ta, tb, m, n, k) : 0;
+    if (attn__scalar_bytes_overlap(c, cb, a, ab) || attn__scalar_bytes_overlap(c, cb, b, bb) ||
+        attn__scalar_bytes_overlap(workspace, need, a, ab) || attn__scalar_bytes_overlap(workspace, need, b, bb) ||
+        attn__scalar_bytes_overlap(workspace, need, c, cb))
+        return ATTN_ERR_ALIAS;
     /* A matrix of one stored row accepts any leading dimension; it never addresses a second
      * row, so it becomes the row length: no pointer (e.g. a microkernel's step past its
      * last row) is ever formed that far out. The arithmetic does not depend on it. */
@@ -4185,17 +4256,39 @@ static int attn__scalar_nested(size_t n0, size_t s0, size_t n1, size_t s1, size_
     return 1;
 }
 
+/* Bytes from the first to the last element of a [n0, n1, n2, row] tensor at strides s0, s1,
+ * s2 of `elem`-byte elements (extent already checked; every n > 0) */
+static size_t attn__scalar_tensor_bytes(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2,
+                                 size_t s2, size_t row, size_t elem)
+{
+    return ((n0 - 1) * s0 + (n1 - 1) * s1 + (n2 - 1) * s2 + row) * elem;
+}
+
+/* The checks of attn__scalar_attn_attention; *empty is set when batch or q_len is 0 (nothing to do, the
+ * pointers and strides unchecked) */
 static attn_status attn__scalar_attention_check(const attn_attention_params *p, const void *ws,
-                                         size_t ws_size)
+                                         size_t ws_size, int *empty)
 {
     attn_status st;
-    size_t b;
+    size_t b, i, j, ext[7], need;
+    const void *at[7];
+    *empty = 0;
     if (!p) return ATTN_ERR_NULL;
-    if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
-    if (!ws) return ATTN_ERR_WORKSPACE;
-    if (!p->batch || !p->heads || !p->kv_heads || !p->q_len || !p->kv_len || !p->head_dim ||
-        !p->v_head_dim || p->heads % p->kv_heads)
+    if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads)
         return ATTN_ERR_SIZE;
+    if (!attn__scalar_finite(p->scale) || !attn__scalar_finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
+    if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
+        p->causal != ATTN_CAUSAL_OFFSET)
+        return ATTN_ERR_ARG;
+    if (p->scores && p->scores_mode != ATTN_SCORES_LOGITS &&
+        p->scores_mode != ATTN_SCORES_MASKED && p->scores_mode != ATTN_SCORES_PROBS)
+        return ATTN_ERR_ARG;
+    if (!p->batch || !p->q_len) {
+        *empty = 1;
+        return ATTN_OK;
+    }
+    if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
+    if (!p->kv_len) return ATTN_ERR_SIZE;
     if ((st = attn__scalar_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl, p->head_dim, 0)) ||
         (st = attn__scalar_check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl, p->head_dim, 0)) ||
         (st = attn__scalar_check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl, p->v_head_dim, 0)) ||
@@ -4209,18 +4302,11 @@ static attn_status attn__scalar_attention_check(const attn_attention_params *p, 
     if (p->bool_mask && (st = attn__scalar_check_tensor(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
                                                   p->q_len, p->bmask_sq, p->kv_len, 1)))
         return st;
-    if (!attn__scalar_finite(p->scale) || !attn__scalar_finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
-    if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
-        p->causal != ATTN_CAUSAL_OFFSET)
-        return ATTN_ERR_ARG;
     if (p->key_lengths)
         for (b = 0; b < p->batch; b++)
             if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)
                 return ATTN_ERR_ARG;
     if (p->scores) {
-        if (p->scores_mode != ATTN_SCORES_LOGITS && p->scores_mode != ATTN_SCORES_MASKED &&
-            p->scores_mode != ATTN_SCORES_PROBS)
-            return ATTN_ERR_ARG;
         if ((st = attn__scalar_check_tensor(p->batch, p->scores_sb, p->heads, p->scores_sh, p->q_len,
                                      p->scores_sq, p->kv_len, 0)))
             return st;
@@ -4228,11 +4314,43 @@ static attn_status attn__scalar_attention_check(const attn_attention_params *p, 
                           p->scores_sq, p->kv_len))
             return ATTN_ERR_LD;
     }
-    if (attn__scalar_attn_attention_workspace_size(p) == 0) return ATTN_ERR_OVERFLOW;
-    if (ws_size < attn__scalar_attn_attention_workspace_size(p)) return ATTN_ERR_WORKSPACE;
+    if ((need = attn__scalar_attn_attention_workspace_size(p)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!ws || ws_size < need) return ATTN_ERR_WORKSPACE;
+    /* the outputs (O, scores, the workspace: the first three) may not overlap each other or
+     * an input (Q, K, V, the masks, the key lengths) */
+    at[0] = p->o, ext[0] = attn__scalar_tensor_bytes(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len,
+                                              p->o_sl, p->v_head_dim, sizeof(float));
+    at[1] = p->scores, ext[1] = p->scores ? attn__scalar_tensor_bytes(p->batch, p->scores_sb, p->heads,
+                                                               p->scores_sh, p->q_len,
+                                                               p->scores_sq, p->kv_len,
+                                                               sizeof(float)) : 0;
+    at[2] = ws, ext[2] = need;
+    at[3] = p->q, ext[3] = attn__scalar_tensor_bytes(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len,
+                                              p->q_sl, p->head_dim, sizeof(float));
+    at[4] = p->k, ext[4] = attn__scalar_tensor_bytes(p->batch, p->k_sb, p->kv_heads, p->k_sh,
+                                              p->kv_len, p->k_sl, p->head_dim, sizeof(float));
+    at[5] = p->v, ext[5] = attn__scalar_tensor_bytes(p->batch, p->v_sb, p->kv_heads, p->v_sh,
+                                              p->kv_len, p->v_sl, p->v_head_dim, sizeof(float));
+    at[6] = p->mask ? (const void *)p->mask : (const void *)p->bool_mask;
+    ext[6] = p->mask ? attn__scalar_tensor_bytes(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
+                                          p->mask_sq, p->kv_len, sizeof(float))
+             : p->bool_mask ? attn__scalar_tensor_bytes(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
+                                                 p->q_len, p->bmask_sq, p->kv_len, 1) : 0;
+    for (i = 0; i < 3; i++)
+        for (j = i + 1; j < 7; j++)
+            if (attn__scalar_bytes_overlap(at[i], ext[i], at[j], ext[j])) return ATTN_ERR_ALIAS;
+    if (p->mask && p->bool_mask) /* the second mask, and the key lengths */
+        for (i = 0; i < 3; i++)
+            if (attn__scalar_bytes_overlap(at[i], ext[i], p->bool_mask,
+                                    attn__scalar_tensor_bytes(p->batch, p->bmask_sb, p->heads,
+                                                       p->bmask_sh, p->q_len, p->bmask_sq,
+                                                       p->kv_len, 1)))
+                return ATTN_ERR_ALIAS;
+    for (i = 0; p->key_lengths && i < 3; i++)
+        if (attn__scalar_bytes_overlap(at[i], ext[i], p->key_lengths, p->batch * sizeof(int64_t)))
+            return ATTN_ERR_ALIAS;
     return ATTN_OK;
 }
-
 
 static size_t attn__scalar_qtiles(const attn_attention_params *p)
 {
@@ -4242,10 +4360,11 @@ static size_t attn__scalar_qtiles(const attn_attention_params *p)
 static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_attention(const attn_attention_params *p, void *workspace,
                                     size_t workspace_size)
 {
-    attn_status st = attn__scalar_attention_check(p, workspace, workspace_size);
+    int empty;
+    attn_status st = attn__scalar_attention_check(p, workspace, workspace_size, &empty);
     attn__scalar_ws w;
     size_t b, h, q0;
-    if (st != ATTN_OK) return st;
+    if (st != ATTN_OK || empty) return st;
     attn__scalar_ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
     if (p->q_len < ATTN__SCALAR_FUSED_MIN && !p->scores && p->heads > p->kv_heads) {
         /* decode with grouped-query heads: the heads of a group share each K/V tile read
@@ -4284,11 +4403,13 @@ static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_attention_tasks(const attn_at
 static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_attention_task(const attn_attention_params *p, size_t task,
                                          void *workspace, size_t workspace_size)
 {
-    attn_status st = attn__scalar_attention_check(p, workspace, workspace_size);
+    int empty;
+    attn_status st = attn__scalar_attention_check(p, workspace, workspace_size, &empty);
     attn__scalar_ws w;
     attn__scalar_hd hd;
     size_t nt;
     if (st != ATTN_OK) return st;
+    if (empty) return ATTN_ERR_ARG; /* no work items */
     if (task >= attn__scalar_attn_attention_tasks(p)) return ATTN_ERR_ARG;
     nt = attn__scalar_qtiles(p);
     attn__scalar_ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
@@ -4314,6 +4435,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_init(attn_kv_ca
         !attn__scalar_extent_add(&ev, kv_heads - 1, capacity * v_head_dim) ||
         !attn__scalar_extent_add(&ev, batch - 1, kv_heads * capacity * v_head_dim))
         return ATTN_ERR_OVERFLOW;
+    if (attn__scalar_bytes_overlap(k, ek * sizeof(float), v, ev * sizeof(float))) return ATTN_ERR_ALIAS;
     c->k = k;
     c->v = v;
     c->batch = batch;
@@ -4336,23 +4458,32 @@ static int attn__scalar_kv_valid(const attn_kv_cache *c)
 static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout)
 {
-    size_t b, g, t, kd, vd;
-    if (!c || !k_new || !v_new) return ATTN_ERR_NULL;
+    size_t b, g, t, kd, vd, kb, vb, nk, nv;
+    if (!c || (n && (!k_new || !v_new))) return ATTN_ERR_NULL;
     if (!attn__scalar_kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
     if (n > c->capacity - c->len) return ATTN_ERR_CAPACITY;
+    if (!n) return ATTN_OK;
     kd = c->head_dim, vd = c->v_head_dim;
+    /* the new rows may not lie in the cache (sizes fit: the cache's extents do) */
+    kb = c->batch * c->kv_heads * c->capacity * kd * sizeof(float);
+    vb = c->batch * c->kv_heads * c->capacity * vd * sizeof(float);
+    nk = c->batch * c->kv_heads * n * kd * sizeof(float);
+    nv = c->batch * c->kv_heads * n * vd * sizeof(float);
+    if (attn__scalar_bytes_overlap(k_new, nk, c->k, kb) || attn__scalar_bytes_overlap(k_new, nk, c->v, vb) ||
+        attn__scalar_bytes_overlap(v_new, nv, c->k, kb) || attn__scalar_bytes_overlap(v_new, nv, c->v, vb))
+        return ATTN_ERR_ALIAS;
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
             float *kc = c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd;
             float *vc = c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd;
             if (layout == ATTN_LAYOUT_BHLD) {
-                memmove(kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd * sizeof(float));
-                memmove(vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd * sizeof(float));
+                memcpy(kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd * sizeof(float));
+                memcpy(vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd * sizeof(float));
             } else {
                 for (t = 0; t < n; t++) {
-                    memmove(kc + t * kd, k_new + ((b * n + t) * c->kv_heads + g) * kd, kd * sizeof(float));
-                    memmove(vc + t * vd, v_new + ((b * n + t) * c->kv_heads + g) * vd, vd * sizeof(float));
+                    memcpy(kc + t * kd, k_new + ((b * n + t) * c->kv_heads + g) * kd, kd * sizeof(float));
+                    memcpy(vc + t * vd, v_new + ((b * n + t) * c->kv_heads + g) * vd, vd * sizeof(float));
                 }
             }
         }
@@ -4447,7 +4578,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_rope(const attn_rope_par
     attn_status st;
     size_t r, half, t, k0, k, h, width;
     double theta, scale;
-    if (!p || !x) return ATTN_ERR_NULL;
+    if (!p || (tokens && !x)) return ATTN_ERR_NULL;
     r = p->rot_dim ? p->rot_dim : p->head_dim;
     if (p->head_dim == 0 || heads == 0 || r % 2 || r > p->head_dim) return ATTN_ERR_SIZE;
     if (heads > ATTN__SCALAR_MAX_ELEMS / p->head_dim) return ATTN_ERR_OVERFLOW;
@@ -4457,6 +4588,12 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_rope(const attn_rope_par
         !attn__scalar_finite(p->pos_scale) || (p->pairing != ATTN_ROPE_ADJACENT &&
                                         p->pairing != ATTN_ROPE_HALVES))
         return ATTN_ERR_ARG;
+    if (!tokens) return ATTN_OK;
+    if ((p->inv_freq && attn__scalar_bytes_overlap(x, attn__scalar_mat_bytes(tokens, width, ldx), p->inv_freq,
+                                            r / 2 * sizeof(float))) ||
+        (positions && attn__scalar_bytes_overlap(x, attn__scalar_mat_bytes(tokens, width, ldx), positions,
+                                          tokens * sizeof(size_t))))
+        return ATTN_ERR_ALIAS;
     theta = p->theta > 0.0f ? (double)p->theta : 10000.0;
     scale = p->pos_scale > 0.0f ? (double)p->pos_scale : 1.0;
     half = r / 2;
@@ -4593,9 +4730,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_activation(attn_act act,
 {
     attn_status st;
     size_t r;
-    if (!x || !y) return ATTN_ERR_NULL;
-    if ((st = attn__scalar_check_mat(rows, n, ldx)) != ATTN_OK) return st;
-    if ((st = attn__scalar_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if ((st = attn__scalar_rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     if (!attn__scalar_act_valid(act)) return ATTN_ERR_ARG;
     for (r = 0; r < rows; r++) attn__scalar_act_row(act, x + r * ldx, NULL, y + r * ldy, n);
     return ATTN_OK;
@@ -4657,15 +4792,19 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_linear(const float *x, s
 {
     attn_status st;
     size_t r;
-    if (!x || !w || !y) return ATTN_ERR_NULL;
+    if (tokens && (!x || !w || !y)) return ATTN_ERR_NULL;
     if (tw != ATTN_NO_TRANS && tw != ATTN_TRANS) return ATTN_ERR_ARG;
     if ((st = attn__scalar_check_mat(tokens, d_in, ldx)) != ATTN_OK) return st;
     if ((st = tw ? attn__scalar_check_mat(d_out, d_in, ldw) : attn__scalar_check_mat(d_in, d_out, ldw)) != ATTN_OK)
         return st;
     if ((st = attn__scalar_check_mat(tokens, d_out, ldy)) != ATTN_OK) return st;
     if (!attn__scalar_act_valid(act)) return ATTN_ERR_ARG;
+    if (!tokens) return ATTN_OK;
     if (workspace && workspace_size < attn__scalar_attn_linear_workspace_size(tw, tokens, d_in, d_out))
         return ATTN_ERR_WORKSPACE;
+    if (bias && attn__scalar_bytes_overlap(y, attn__scalar_mat_bytes(tokens, d_out, ldy), bias,
+                                    d_out * sizeof(float)))
+        return ATTN_ERR_ALIAS; /* y over x, W or the workspace: attn__scalar_attn_matmul's check */
     st = attn__scalar_attn_matmul(ATTN_NO_TRANS, tw, tokens, d_out, d_in, 1.0f, x, ldx, w, ldw, 0.0f, y, ldy,
                      workspace, workspace ? workspace_size : 0);
     if (st != ATTN_OK) return st;
@@ -4685,7 +4824,16 @@ static attn_status attn__scalar_ffn_check(const attn_ffn_weights *w)
     return ATTN_OK;
 }
 
-/* bytes of attn__scalar_attn_ffn's workspace (valid weights), 0 on overflow or tokens 0 */
+/* Whether a block's output y (tokens x d at ldy) overlaps its input x (other than exactly,
+ * when `in_place`), or the workspace's first `need` bytes overlap x or y */
+static int attn__scalar_block_alias(const float *x, size_t ldx, const float *y, size_t ldy,
+                             size_t tokens, size_t d, int in_place, const void *ws, size_t need)
+{
+    return attn__scalar_mat_alias(y, ldy, x, ldx, tokens, d, in_place) ||
+           attn__scalar_bytes_overlap(ws, need, x, attn__scalar_mat_bytes(tokens, d, ldx)) ||
+           attn__scalar_bytes_overlap(ws, need, y, attn__scalar_mat_bytes(tokens, d, ldy));
+}
+
 /* bytes of the matmul workspace of the FFN's two products */
 static size_t attn__scalar_ffn_mm(const attn_ffn_weights *w, size_t tokens)
 {
@@ -4729,11 +4877,14 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_ffn(const attn_ffn_weigh
     attn_status st = attn__scalar_ffn_check(w);
     size_t need;
     if (st != ATTN_OK) return st;
-    if (!x || !y) return ATTN_ERR_NULL;
+    if (tokens && (!x || !y)) return ATTN_ERR_NULL;
     if ((st = attn__scalar_check_mat(tokens, w->d_model, ldx)) != ATTN_OK) return st;
     if ((st = attn__scalar_check_mat(tokens, w->d_model, ldy)) != ATTN_OK) return st;
+    if (!tokens) return ATTN_OK;
     if ((need = attn__scalar_ffn_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    if (attn__scalar_block_alias(x, ldx, y, ldy, tokens, w->d_model, 1, workspace, need))
+        return ATTN_ERR_ALIAS;
     attn__scalar_ffn_run(w, x, ldx, y, ldy, tokens, (unsigned char *)attn__scalar_align(workspace));
     return ATTN_OK;
 }
@@ -4822,15 +4973,24 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_mha(const attn_mha_weigh
                               size_t workspace_size)
 {
     attn_status st = attn__scalar_mha_check(w);
-    size_t need;
+    size_t need, kb;
     if (st != ATTN_OK) return st;
-    if (!xq || !xkv || !y) return ATTN_ERR_NULL;
+    if (q_tokens && (!xq || !xkv || !y)) return ATTN_ERR_NULL;
     if ((st = attn__scalar_check_mat(q_tokens, w->d_model, ldxq)) != ATTN_OK) return st;
     if ((st = attn__scalar_check_mat(kv_tokens, w->d_model, ldxkv)) != ATTN_OK) return st;
     if ((st = attn__scalar_check_mat(q_tokens, w->d_model, ldy)) != ATTN_OK) return st;
     if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if (!q_tokens) return ATTN_OK;
+    if (!kv_tokens) return ATTN_ERR_SIZE; /* queries with no keys */
     if ((need = attn__scalar_attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    /* y may be xq or xkv exactly (same pointer, leading dimension and rows) */
+    kb = attn__scalar_mat_bytes(kv_tokens, w->d_model, ldxkv);
+    if (attn__scalar_block_alias(xq, ldxq, y, ldy, q_tokens, w->d_model, 1, workspace, need) ||
+        (!(xkv == y && ldxkv == ldy && kv_tokens == q_tokens) &&
+         attn__scalar_bytes_overlap(y, attn__scalar_mat_bytes(q_tokens, w->d_model, ldy), xkv, kb)) ||
+        attn__scalar_bytes_overlap(workspace, need, xkv, kb))
+        return ATTN_ERR_ALIAS;
     attn__scalar_mha_run(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, y, ldy,
                   (unsigned char *)attn__scalar_align(workspace));
     return ATTN_OK;
@@ -4891,12 +5051,14 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_encoder(const attn_encod
     float *t;
     if (st != ATTN_OK) return st;
     d = w->attn.d_model;
-    if (!x || !y) return ATTN_ERR_NULL;
+    if (tokens && (!x || !y)) return ATTN_ERR_NULL;
     if ((st = attn__scalar_check_mat(tokens, d, ldx)) != ATTN_OK) return st;
     if ((st = attn__scalar_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
     if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if (!tokens) return ATTN_OK;
     if ((need = attn__scalar_encoder_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    if (attn__scalar_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need)) return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__scalar_align(workspace);
     t = (float *)attn__scalar_take(&cur, tokens * d * sizeof(float));
     sub = cur; /* the sublayers' workspace, aligned */
@@ -4960,12 +5122,19 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder(const attn_decod
     float *t;
     if (st != ATTN_OK) return st;
     d = w->ffn.d_model;
-    if (!x || !y || !mem) return ATTN_ERR_NULL;
+    if (tokens && (!x || !y || !mem)) return ATTN_ERR_NULL;
     if ((st = attn__scalar_check_mat(tokens, d, ldx)) != ATTN_OK) return st;
     if ((st = attn__scalar_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
     if ((st = attn__scalar_check_mat(mem_tokens, d, ldmem)) != ATTN_OK) return st;
+    if (!tokens) return ATTN_OK;
+    if (!mem_tokens) return ATTN_ERR_SIZE; /* cross-attention with no keys */
     if ((need = attn__scalar_decoder_ws(w, tokens, mem_tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    if (attn__scalar_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
+        attn__scalar_bytes_overlap(y, attn__scalar_mat_bytes(tokens, d, ldy), mem,
+                            attn__scalar_mat_bytes(mem_tokens, d, ldmem)) ||
+        attn__scalar_bytes_overlap(workspace, need, mem, attn__scalar_mat_bytes(mem_tokens, d, ldmem)))
+        return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__scalar_align(workspace);
     t = (float *)attn__scalar_take(&cur, tokens * d * sizeof(float));
     sub = cur;
@@ -6344,6 +6513,7 @@ static ATTN__MAYBE_UNUSED const char *attn__avx2_attn_status_string(attn_status 
     case ATTN_ERR_OVERFLOW: return "sizes overflow the address space";
     case ATTN_ERR_ARG: return "invalid argument value";
     case ATTN_ERR_CAPACITY: return "append past the KV cache's capacity";
+    case ATTN_ERR_ALIAS: return "an output overlaps an input or another output";
     }
     return "unknown status";
 }
@@ -6384,13 +6554,51 @@ static int attn__avx2_extent_add(size_t *acc, size_t a, size_t b)
     return 1;
 }
 
-/* rows x n matrix with leading dimension ld */
+/* rows x n matrix with leading dimension ld; rows = 0 is an empty matrix (nothing read or
+ * written), n = 0 an error */
 static attn_status attn__avx2_check_mat(size_t rows, size_t n, size_t ld)
 {
     size_t ext = n;
-    if (rows == 0 || n == 0) return ATTN_ERR_SIZE;
+    if (n == 0) return ATTN_ERR_SIZE;
     if (ld < n) return ATTN_ERR_LD;
-    if (n > ATTN__AVX2_MAX_ELEMS || !attn__avx2_extent_add(&ext, rows - 1, ld)) return ATTN_ERR_OVERFLOW;
+    if (n > ATTN__AVX2_MAX_ELEMS || (rows && !attn__avx2_extent_add(&ext, rows - 1, ld)))
+        return ATTN_ERR_OVERFLOW;
+    return ATTN_OK;
+}
+
+/* Do the byte ranges [a, a + na) and [b, b + nb) share a byte? (empty ones never do) */
+static int attn__avx2_bytes_overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return na && nb && (x < y ? y - x < na : x - y < nb);
+}
+
+/* Bytes from the first to the last float of a rows x n matrix at ld (extent checked) */
+static size_t attn__avx2_mat_bytes(size_t rows, size_t n, size_t ld)
+{
+    return rows ? ((rows - 1) * ld + n) * sizeof(float) : 0;
+}
+
+/* Whether rows x n matrices y (ldy, written) and x (ldx, read) overlap, unless they are the
+ * same matrix (x == y, ldx == ldy) and `in_place` allows that. The test is on the extents
+ * (first to last float), so interleaved rows count as overlapping. */
+static int attn__avx2_mat_alias(const float *y, size_t ldy, const float *x, size_t ldx, size_t rows,
+                           size_t n, int in_place)
+{
+    if (in_place && x == y && ldx == ldy) return 0;
+    return attn__avx2_bytes_overlap(y, attn__avx2_mat_bytes(rows, n, ldy), x, attn__avx2_mat_bytes(rows, n, ldx));
+}
+
+/* The checks of a row operation from x (ldx) to y (ldy): pointers (unless rows = 0), sizes,
+ * and overlap (y == x with ldy == ldx allowed when `in_place`). */
+static attn_status attn__avx2_rows_check(const float *x, size_t ldx, const float *y, size_t ldy,
+                                    size_t rows, size_t n, int in_place)
+{
+    attn_status st;
+    if (rows && (!x || !y)) return ATTN_ERR_NULL;
+    if ((st = attn__avx2_check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__avx2_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if (attn__avx2_mat_alias(y, ldy, x, ldx, rows, n, in_place)) return ATTN_ERR_ALIAS;
     return ATTN_OK;
 }
 
@@ -6612,23 +6820,16 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_convert_run(attn_dtype dt, void *
     if (i < n) attn__avx2_vstore_dt_part(dt, dst, i, attn__avx2_vload_dt_part(st, src, i, n - i), n - i);
 }
 
-/* Do the byte ranges [a, a + na) and [b, b + nb), both non-empty, share a byte? */
-static int attn__avx2_bytes_overlap(const void *a, size_t na, const void *b, size_t nb)
-{
-    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    return x < y ? y - x < na : x - y < nb;
-}
-
 static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type,
                                   const void *src, size_t n)
 {
     const size_t ds = attn__avx2_attn_dtype_size(dst_type), ss = attn__avx2_attn_dtype_size(src_type);
-    if (!dst || !src) return ATTN_ERR_NULL;
     if (!ds || !ss) return ATTN_ERR_ARG;
     if (n == 0) return ATTN_OK;
+    if (!dst || !src) return ATTN_ERR_NULL;
     if (n > (size_t)PTRDIFF_MAX / (ds > ss ? ds : ss)) return ATTN_ERR_OVERFLOW;
     if (!(dst == src && ds == ss) && attn__avx2_bytes_overlap(dst, n * ds, src, n * ss))
-        return ATTN_ERR_ARG;
+        return ATTN_ERR_ALIAS;
     if (dst_type == src_type) {
         if (dst != src) memcpy(dst, src, n * ds);
     } else if (src_type == ATTN_F32) {
@@ -7077,10 +7278,9 @@ static attn_status attn__avx2_softmax_path(const float *x, size_t ldx, float *y,
     attn_status st;
     float lnn;
     int far, stream;
-    if (!x || !y) return ATTN_ERR_NULL;
-    if ((st = attn__avx2_check_mat(rows, n, ldx)) != ATTN_OK) return st;
-    if ((st = attn__avx2_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if ((st = attn__avx2_rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     if (!attn__avx2_finite(scale)) return ATTN_ERR_ARG;
+    if (!rows) return ATTN_OK;
     lnn = 1.0001f * logf((float)n); /* rounded up */
     far = path == ATTN__AVX2_SM_AUTO ? rows * n + 1 > ATTN__AVX2_SM_FAR / sizeof(float)
                                 : (path & ATTN__AVX2_SM_FAR_PATH) != 0;
@@ -7242,9 +7442,7 @@ static attn_status attn__avx2_norm_check(const float *x, size_t ldx, float *y, s
                                     size_t rows, size_t n, float eps)
 {
     attn_status st;
-    if (!x || !y) return ATTN_ERR_NULL;
-    if ((st = attn__avx2_check_mat(rows, n, ldx)) != ATTN_OK) return st;
-    if ((st = attn__avx2_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if ((st = attn__avx2_rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     if (!attn__avx2_finite(eps) || eps < 0) return ATTN_ERR_ARG;
     return ATTN_OK;
 }
@@ -7455,8 +7653,24 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_layernorm(const float *x, 
                                     float *rstd_out)
 {
     attn_status st = attn__avx2_norm_check(x, ldx, y, ldy, rows, n, eps);
+    const size_t yb = attn__avx2_mat_bytes(rows, n, ldy), xb = attn__avx2_mat_bytes(rows, n, ldx);
+    const size_t vb = n * sizeof(float), sb = rows * sizeof(float);
     size_t r = 0;
     if (st != ATTN_OK) return st;
+    if (!rows) return ATTN_OK;
+    /* y over gamma or beta; a statistic over x, y, gamma, beta or the other statistic */
+    if ((gamma && attn__avx2_bytes_overlap(y, yb, gamma, vb)) ||
+        (beta && attn__avx2_bytes_overlap(y, yb, beta, vb)) ||
+        (mean_out && (attn__avx2_bytes_overlap(mean_out, sb, x, xb) ||
+                      attn__avx2_bytes_overlap(mean_out, sb, y, yb) ||
+                      (gamma && attn__avx2_bytes_overlap(mean_out, sb, gamma, vb)) ||
+                      (beta && attn__avx2_bytes_overlap(mean_out, sb, beta, vb)) ||
+                      (rstd_out && attn__avx2_bytes_overlap(mean_out, sb, rstd_out, sb)))) ||
+        (rstd_out && (attn__avx2_bytes_overlap(rstd_out, sb, x, xb) ||
+                      attn__avx2_bytes_overlap(rstd_out, sb, y, yb) ||
+                      (gamma && attn__avx2_bytes_overlap(rstd_out, sb, gamma, vb)) ||
+                      (beta && attn__avx2_bytes_overlap(rstd_out, sb, beta, vb)))))
+        return ATTN_ERR_ALIAS;
     /* Shifted sums: the mean d and the sum of squares s2 of x - c, with c the mean of the
      * first (up to) 32 elements. x - c is exact or nearly so for x near c, so rows whose
      * mean is far larger than their spread lose nothing, in one pass. When c turns out
@@ -7541,6 +7755,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_rmsnorm(const float *x, si
     attn_status st = attn__avx2_norm_check(x, ldx, y, ldy, rows, n, eps);
     size_t r = 0;
     if (st != ATTN_OK) return st;
+    if (!rows) return ATTN_OK;
+    if (gamma && attn__avx2_bytes_overlap(y, attn__avx2_mat_bytes(rows, n, ldy), gamma, n * sizeof(float)))
+        return ATTN_ERR_ALIAS;
     if (n <= ATTN__AVX2_NORM_BATCHED) {
         attn__avx2_rmsnorm_short(x, ldx, y, ldy, rows, n, gamma, eps);
         return ATTN_OK;
@@ -7561,9 +7778,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_add(float *y, size_t ldy, 
 {
     attn_status st;
     size_t r, i;
-    if (!x || !y) return ATTN_ERR_NULL;
-    if ((st = attn__avx2_check_mat(rows, n, ldy)) != ATTN_OK) return st;
-    if ((st = attn__avx2_check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__avx2_rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     for (r = 0; r < rows; r++) {
         float *yr = y + r * ldy;
         const float *xr = x + r * ldx;
@@ -7581,7 +7796,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_positional_encoding(float 
 {
     attn_status st;
     size_t r, i;
-    if (!pe) return ATTN_ERR_NULL;
+    if (rows && !pe) return ATTN_ERR_NULL;
     if ((st = attn__avx2_check_mat(rows, d, ldpe)) != ATTN_OK) return st;
     for (r = 0; r < rows; r++) {
         double pos = (double)pos0 + (double)r;
@@ -7997,15 +8212,25 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul(attn_trans ta, attn
     size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
     float *pa, *pb;
     int packa, pfc;
-    if (!a || !b || !c) return ATTN_ERR_NULL;
+    size_t ab, bb, cb;
     if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
         return ATTN_ERR_ARG;
-    if (m == 0 || n == 0) return ATTN_ERR_SIZE;
+    if (m == 0 || n == 0) return ATTN_OK; /* an empty C: nothing read or written */
+    if (!c || (k && (!a || !b))) return ATTN_ERR_NULL;
     if (k > 0) {
         if ((st = ta ? attn__avx2_check_mat(k, m, lda) : attn__avx2_check_mat(m, k, lda)) != ATTN_OK) return st;
         if ((st = tb ? attn__avx2_check_mat(n, k, ldb) : attn__avx2_check_mat(k, n, ldb)) != ATTN_OK) return st;
     }
     if ((st = attn__avx2_check_mat(m, n, ldc)) != ATTN_OK) return st;
+    /* C may not overlap A, B or the workspace, nor the workspace A or B */
+    ab = k ? (ta ? attn__avx2_mat_bytes(k, m, lda) : attn__avx2_mat_bytes(m, k, lda)) : 0;
+    bb = k ? (tb ? attn__avx2_mat_bytes(n, k, ldb) : attn__avx2_mat_bytes(k, n, ldb)) : 0;
+    cb = attn__avx2_mat_bytes(m, n, ldc);
+    need = workspace ? attn__avx2_attn_matmul_workspace_size(ta, tb, m, n, k) : 0;
+    if (attn__avx2_bytes_overlap(c, cb, a, ab) || attn__avx2_bytes_overlap(c, cb, b, bb) ||
+        attn__avx2_bytes_overlap(workspace, need, a, ab) || attn__avx2_bytes_overlap(workspace, need, b, bb) ||
+        attn__avx2_bytes_overlap(workspace, need, c, cb))
+        return ATTN_ERR_ALIAS;
     /* A matrix of one stored row accepts any leading dimension; it never addresses a second
      * row, so it becomes the row length: no pointer (e.g. a microkernel's step past its
      * last row) is ever formed that far out. The arithmetic does not depend on it. */
@@ -8668,17 +8893,39 @@ static int attn__avx2_nested(size_t n0, size_t s0, size_t n1, size_t s1, size_t 
     return 1;
 }
 
+/* Bytes from the first to the last element of a [n0, n1, n2, row] tensor at strides s0, s1,
+ * s2 of `elem`-byte elements (extent already checked; every n > 0) */
+static size_t attn__avx2_tensor_bytes(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2,
+                                 size_t s2, size_t row, size_t elem)
+{
+    return ((n0 - 1) * s0 + (n1 - 1) * s1 + (n2 - 1) * s2 + row) * elem;
+}
+
+/* The checks of attn__avx2_attn_attention; *empty is set when batch or q_len is 0 (nothing to do, the
+ * pointers and strides unchecked) */
 static attn_status attn__avx2_attention_check(const attn_attention_params *p, const void *ws,
-                                         size_t ws_size)
+                                         size_t ws_size, int *empty)
 {
     attn_status st;
-    size_t b;
+    size_t b, i, j, ext[7], need;
+    const void *at[7];
+    *empty = 0;
     if (!p) return ATTN_ERR_NULL;
-    if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
-    if (!ws) return ATTN_ERR_WORKSPACE;
-    if (!p->batch || !p->heads || !p->kv_heads || !p->q_len || !p->kv_len || !p->head_dim ||
-        !p->v_head_dim || p->heads % p->kv_heads)
+    if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads)
         return ATTN_ERR_SIZE;
+    if (!attn__avx2_finite(p->scale) || !attn__avx2_finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
+    if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
+        p->causal != ATTN_CAUSAL_OFFSET)
+        return ATTN_ERR_ARG;
+    if (p->scores && p->scores_mode != ATTN_SCORES_LOGITS &&
+        p->scores_mode != ATTN_SCORES_MASKED && p->scores_mode != ATTN_SCORES_PROBS)
+        return ATTN_ERR_ARG;
+    if (!p->batch || !p->q_len) {
+        *empty = 1;
+        return ATTN_OK;
+    }
+    if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
+    if (!p->kv_len) return ATTN_ERR_SIZE;
     if ((st = attn__avx2_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl, p->head_dim, 0)) ||
         (st = attn__avx2_check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl, p->head_dim, 0)) ||
         (st = attn__avx2_check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl, p->v_head_dim, 0)) ||
@@ -8692,18 +8939,11 @@ static attn_status attn__avx2_attention_check(const attn_attention_params *p, co
     if (p->bool_mask && (st = attn__avx2_check_tensor(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
                                                   p->q_len, p->bmask_sq, p->kv_len, 1)))
         return st;
-    if (!attn__avx2_finite(p->scale) || !attn__avx2_finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
-    if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
-        p->causal != ATTN_CAUSAL_OFFSET)
-        return ATTN_ERR_ARG;
     if (p->key_lengths)
         for (b = 0; b < p->batch; b++)
             if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)
                 return ATTN_ERR_ARG;
     if (p->scores) {
-        if (p->scores_mode != ATTN_SCORES_LOGITS && p->scores_mode != ATTN_SCORES_MASKED &&
-            p->scores_mode != ATTN_SCORES_PROBS)
-            return ATTN_ERR_ARG;
         if ((st = attn__avx2_check_tensor(p->batch, p->scores_sb, p->heads, p->scores_sh, p->q_len,
                                      p->scores_sq, p->kv_len, 0)))
             return st;
@@ -8711,11 +8951,43 @@ static attn_status attn__avx2_attention_check(const attn_attention_params *p, co
                           p->scores_sq, p->kv_len))
             return ATTN_ERR_LD;
     }
-    if (attn__avx2_attn_attention_workspace_size(p) == 0) return ATTN_ERR_OVERFLOW;
-    if (ws_size < attn__avx2_attn_attention_workspace_size(p)) return ATTN_ERR_WORKSPACE;
+    if ((need = attn__avx2_attn_attention_workspace_size(p)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!ws || ws_size < need) return ATTN_ERR_WORKSPACE;
+    /* the outputs (O, scores, the workspace: the first three) may not overlap each other or
+     * an input (Q, K, V, the masks, the key lengths) */
+    at[0] = p->o, ext[0] = attn__avx2_tensor_bytes(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len,
+                                              p->o_sl, p->v_head_dim, sizeof(float));
+    at[1] = p->scores, ext[1] = p->scores ? attn__avx2_tensor_bytes(p->batch, p->scores_sb, p->heads,
+                                                               p->scores_sh, p->q_len,
+                                                               p->scores_sq, p->kv_len,
+                                                               sizeof(float)) : 0;
+    at[2] = ws, ext[2] = need;
+    at[3] = p->q, ext[3] = attn__avx2_tensor_bytes(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len,
+                                              p->q_sl, p->head_dim, sizeof(float));
+    at[4] = p->k, ext[4] = attn__avx2_tensor_bytes(p->batch, p->k_sb, p->kv_heads, p->k_sh,
+                                              p->kv_len, p->k_sl, p->head_dim, sizeof(float));
+    at[5] = p->v, ext[5] = attn__avx2_tensor_bytes(p->batch, p->v_sb, p->kv_heads, p->v_sh,
+                                              p->kv_len, p->v_sl, p->v_head_dim, sizeof(float));
+    at[6] = p->mask ? (const void *)p->mask : (const void *)p->bool_mask;
+    ext[6] = p->mask ? attn__avx2_tensor_bytes(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
+                                          p->mask_sq, p->kv_len, sizeof(float))
+             : p->bool_mask ? attn__avx2_tensor_bytes(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
+                                                 p->q_len, p->bmask_sq, p->kv_len, 1) : 0;
+    for (i = 0; i < 3; i++)
+        for (j = i + 1; j < 7; j++)
+            if (attn__avx2_bytes_overlap(at[i], ext[i], at[j], ext[j])) return ATTN_ERR_ALIAS;
+    if (p->mask && p->bool_mask) /* the second mask, and the key lengths */
+        for (i = 0; i < 3; i++)
+            if (attn__avx2_bytes_overlap(at[i], ext[i], p->bool_mask,
+                                    attn__avx2_tensor_bytes(p->batch, p->bmask_sb, p->heads,
+                                                       p->bmask_sh, p->q_len, p->bmask_sq,
+                                                       p->kv_len, 1)))
+                return ATTN_ERR_ALIAS;
+    for (i = 0; p->key_lengths && i < 3; i++)
+        if (attn__avx2_bytes_overlap(at[i], ext[i], p->key_lengths, p->batch * sizeof(int64_t)))
+            return ATTN_ERR_ALIAS;
     return ATTN_OK;
 }
-
 
 static size_t attn__avx2_qtiles(const attn_attention_params *p)
 {
@@ -8725,10 +8997,11 @@ static size_t attn__avx2_qtiles(const attn_attention_params *p)
 static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_attention(const attn_attention_params *p, void *workspace,
                                     size_t workspace_size)
 {
-    attn_status st = attn__avx2_attention_check(p, workspace, workspace_size);
+    int empty;
+    attn_status st = attn__avx2_attention_check(p, workspace, workspace_size, &empty);
     attn__avx2_ws w;
     size_t b, h, q0;
-    if (st != ATTN_OK) return st;
+    if (st != ATTN_OK || empty) return st;
     attn__avx2_ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
     if (p->q_len < ATTN__AVX2_FUSED_MIN && !p->scores && p->heads > p->kv_heads) {
         /* decode with grouped-query heads: the heads of a group share each K/V tile read
@@ -8767,11 +9040,13 @@ static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_attention_tasks(const attn_atte
 static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_attention_task(const attn_attention_params *p, size_t task,
                                          void *workspace, size_t workspace_size)
 {
-    attn_status st = attn__avx2_attention_check(p, workspace, workspace_size);
+    int empty;
+    attn_status st = attn__avx2_attention_check(p, workspace, workspace_size, &empty);
     attn__avx2_ws w;
     attn__avx2_hd hd;
     size_t nt;
     if (st != ATTN_OK) return st;
+    if (empty) return ATTN_ERR_ARG; /* no work items */
     if (task >= attn__avx2_attn_attention_tasks(p)) return ATTN_ERR_ARG;
     nt = attn__avx2_qtiles(p);
     attn__avx2_ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
@@ -8797,6 +9072,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_init(attn_kv_cach
         !attn__avx2_extent_add(&ev, kv_heads - 1, capacity * v_head_dim) ||
         !attn__avx2_extent_add(&ev, batch - 1, kv_heads * capacity * v_head_dim))
         return ATTN_ERR_OVERFLOW;
+    if (attn__avx2_bytes_overlap(k, ek * sizeof(float), v, ev * sizeof(float))) return ATTN_ERR_ALIAS;
     c->k = k;
     c->v = v;
     c->batch = batch;
@@ -8819,23 +9095,32 @@ static int attn__avx2_kv_valid(const attn_kv_cache *c)
 static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout)
 {
-    size_t b, g, t, kd, vd;
-    if (!c || !k_new || !v_new) return ATTN_ERR_NULL;
+    size_t b, g, t, kd, vd, kb, vb, nk, nv;
+    if (!c || (n && (!k_new || !v_new))) return ATTN_ERR_NULL;
     if (!attn__avx2_kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
     if (n > c->capacity - c->len) return ATTN_ERR_CAPACITY;
+    if (!n) return ATTN_OK;
     kd = c->head_dim, vd = c->v_head_dim;
+    /* the new rows may not lie in the cache (sizes fit: the cache's extents do) */
+    kb = c->batch * c->kv_heads * c->capacity * kd * sizeof(float);
+    vb = c->batch * c->kv_heads * c->capacity * vd * sizeof(float);
+    nk = c->batch * c->kv_heads * n * kd * sizeof(float);
+    nv = c->batch * c->kv_heads * n * vd * sizeof(float);
+    if (attn__avx2_bytes_overlap(k_new, nk, c->k, kb) || attn__avx2_bytes_overlap(k_new, nk, c->v, vb) ||
+        attn__avx2_bytes_overlap(v_new, nv, c->k, kb) || attn__avx2_bytes_overlap(v_new, nv, c->v, vb))
+        return ATTN_ERR_ALIAS;
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
             float *kc = c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd;
             float *vc = c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd;
             if (layout == ATTN_LAYOUT_BHLD) {
-                memmove(kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd * sizeof(float));
-                memmove(vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd * sizeof(float));
+                memcpy(kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd * sizeof(float));
+                memcpy(vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd * sizeof(float));
             } else {
                 for (t = 0; t < n; t++) {
-                    memmove(kc + t * kd, k_new + ((b * n + t) * c->kv_heads + g) * kd, kd * sizeof(float));
-                    memmove(vc + t * vd, v_new + ((b * n + t) * c->kv_heads + g) * vd, vd * sizeof(float));
+                    memcpy(kc + t * kd, k_new + ((b * n + t) * c->kv_heads + g) * kd, kd * sizeof(float));
+                    memcpy(vc + t * vd, v_new + ((b * n + t) * c->kv_heads + g) * vd, vd * sizeof(float));
                 }
             }
         }
@@ -8930,7 +9215,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_rope(const attn_rope_param
     attn_status st;
     size_t r, half, t, k0, k, h, width;
     double theta, scale;
-    if (!p || !x) return ATTN_ERR_NULL;
+    if (!p || (tokens && !x)) return ATTN_ERR_NULL;
     r = p->rot_dim ? p->rot_dim : p->head_dim;
     if (p->head_dim == 0 || heads == 0 || r % 2 || r > p->head_dim) return ATTN_ERR_SIZE;
     if (heads > ATTN__AVX2_MAX_ELEMS / p->head_dim) return ATTN_ERR_OVERFLOW;
@@ -8940,6 +9225,12 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_rope(const attn_rope_param
         !attn__avx2_finite(p->pos_scale) || (p->pairing != ATTN_ROPE_ADJACENT &&
                                         p->pairing != ATTN_ROPE_HALVES))
         return ATTN_ERR_ARG;
+    if (!tokens) return ATTN_OK;
+    if ((p->inv_freq && attn__avx2_bytes_overlap(x, attn__avx2_mat_bytes(tokens, width, ldx), p->inv_freq,
+                                            r / 2 * sizeof(float))) ||
+        (positions && attn__avx2_bytes_overlap(x, attn__avx2_mat_bytes(tokens, width, ldx), positions,
+                                          tokens * sizeof(size_t))))
+        return ATTN_ERR_ALIAS;
     theta = p->theta > 0.0f ? (double)p->theta : 10000.0;
     scale = p->pos_scale > 0.0f ? (double)p->pos_scale : 1.0;
     half = r / 2;
@@ -9076,9 +9367,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_activation(attn_act act, c
 {
     attn_status st;
     size_t r;
-    if (!x || !y) return ATTN_ERR_NULL;
-    if ((st = attn__avx2_check_mat(rows, n, ldx)) != ATTN_OK) return st;
-    if ((st = attn__avx2_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if ((st = attn__avx2_rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     if (!attn__avx2_act_valid(act)) return ATTN_ERR_ARG;
     for (r = 0; r < rows; r++) attn__avx2_act_row(act, x + r * ldx, NULL, y + r * ldy, n);
     return ATTN_OK;
@@ -9140,15 +9429,19 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_linear(const float *x, siz
 {
     attn_status st;
     size_t r;
-    if (!x || !w || !y) return ATTN_ERR_NULL;
+    if (tokens && (!x || !w || !y)) return ATTN_ERR_NULL;
     if (tw != ATTN_NO_TRANS && tw != ATTN_TRANS) return ATTN_ERR_ARG;
     if ((st = attn__avx2_check_mat(tokens, d_in, ldx)) != ATTN_OK) return st;
     if ((st = tw ? attn__avx2_check_mat(d_out, d_in, ldw) : attn__avx2_check_mat(d_in, d_out, ldw)) != ATTN_OK)
         return st;
     if ((st = attn__avx2_check_mat(tokens, d_out, ldy)) != ATTN_OK) return st;
     if (!attn__avx2_act_valid(act)) return ATTN_ERR_ARG;
+    if (!tokens) return ATTN_OK;
     if (workspace && workspace_size < attn__avx2_attn_linear_workspace_size(tw, tokens, d_in, d_out))
         return ATTN_ERR_WORKSPACE;
+    if (bias && attn__avx2_bytes_overlap(y, attn__avx2_mat_bytes(tokens, d_out, ldy), bias,
+                                    d_out * sizeof(float)))
+        return ATTN_ERR_ALIAS; /* y over x, W or the workspace: attn__avx2_attn_matmul's check */
     st = attn__avx2_attn_matmul(ATTN_NO_TRANS, tw, tokens, d_out, d_in, 1.0f, x, ldx, w, ldw, 0.0f, y, ldy,
                      workspace, workspace ? workspace_size : 0);
     if (st != ATTN_OK) return st;
@@ -9168,7 +9461,16 @@ static attn_status attn__avx2_ffn_check(const attn_ffn_weights *w)
     return ATTN_OK;
 }
 
-/* bytes of attn__avx2_attn_ffn's workspace (valid weights), 0 on overflow or tokens 0 */
+/* Whether a block's output y (tokens x d at ldy) overlaps its input x (other than exactly,
+ * when `in_place`), or the workspace's first `need` bytes overlap x or y */
+static int attn__avx2_block_alias(const float *x, size_t ldx, const float *y, size_t ldy,
+                             size_t tokens, size_t d, int in_place, const void *ws, size_t need)
+{
+    return attn__avx2_mat_alias(y, ldy, x, ldx, tokens, d, in_place) ||
+           attn__avx2_bytes_overlap(ws, need, x, attn__avx2_mat_bytes(tokens, d, ldx)) ||
+           attn__avx2_bytes_overlap(ws, need, y, attn__avx2_mat_bytes(tokens, d, ldy));
+}
+
 /* bytes of the matmul workspace of the FFN's two products */
 static size_t attn__avx2_ffn_mm(const attn_ffn_weights *w, size_t tokens)
 {
@@ -9212,11 +9514,14 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_ffn(const attn_ffn_weights
     attn_status st = attn__avx2_ffn_check(w);
     size_t need;
     if (st != ATTN_OK) return st;
-    if (!x || !y) return ATTN_ERR_NULL;
+    if (tokens && (!x || !y)) return ATTN_ERR_NULL;
     if ((st = attn__avx2_check_mat(tokens, w->d_model, ldx)) != ATTN_OK) return st;
     if ((st = attn__avx2_check_mat(tokens, w->d_model, ldy)) != ATTN_OK) return st;
+    if (!tokens) return ATTN_OK;
     if ((need = attn__avx2_ffn_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    if (attn__avx2_block_alias(x, ldx, y, ldy, tokens, w->d_model, 1, workspace, need))
+        return ATTN_ERR_ALIAS;
     attn__avx2_ffn_run(w, x, ldx, y, ldy, tokens, (unsigned char *)attn__avx2_align(workspace));
     return ATTN_OK;
 }
@@ -9305,15 +9610,24 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_mha(const attn_mha_weights
                               size_t workspace_size)
 {
     attn_status st = attn__avx2_mha_check(w);
-    size_t need;
+    size_t need, kb;
     if (st != ATTN_OK) return st;
-    if (!xq || !xkv || !y) return ATTN_ERR_NULL;
+    if (q_tokens && (!xq || !xkv || !y)) return ATTN_ERR_NULL;
     if ((st = attn__avx2_check_mat(q_tokens, w->d_model, ldxq)) != ATTN_OK) return st;
     if ((st = attn__avx2_check_mat(kv_tokens, w->d_model, ldxkv)) != ATTN_OK) return st;
     if ((st = attn__avx2_check_mat(q_tokens, w->d_model, ldy)) != ATTN_OK) return st;
     if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if (!q_tokens) return ATTN_OK;
+    if (!kv_tokens) return ATTN_ERR_SIZE; /* queries with no keys */
     if ((need = attn__avx2_attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    /* y may be xq or xkv exactly (same pointer, leading dimension and rows) */
+    kb = attn__avx2_mat_bytes(kv_tokens, w->d_model, ldxkv);
+    if (attn__avx2_block_alias(xq, ldxq, y, ldy, q_tokens, w->d_model, 1, workspace, need) ||
+        (!(xkv == y && ldxkv == ldy && kv_tokens == q_tokens) &&
+         attn__avx2_bytes_overlap(y, attn__avx2_mat_bytes(q_tokens, w->d_model, ldy), xkv, kb)) ||
+        attn__avx2_bytes_overlap(workspace, need, xkv, kb))
+        return ATTN_ERR_ALIAS;
     attn__avx2_mha_run(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, y, ldy,
                   (unsigned char *)attn__avx2_align(workspace));
     return ATTN_OK;
@@ -9374,12 +9688,14 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_encoder(const attn_encoder
     float *t;
     if (st != ATTN_OK) return st;
     d = w->attn.d_model;
-    if (!x || !y) return ATTN_ERR_NULL;
+    if (tokens && (!x || !y)) return ATTN_ERR_NULL;
     if ((st = attn__avx2_check_mat(tokens, d, ldx)) != ATTN_OK) return st;
     if ((st = attn__avx2_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
     if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if (!tokens) return ATTN_OK;
     if ((need = attn__avx2_encoder_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    if (attn__avx2_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need)) return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__avx2_align(workspace);
     t = (float *)attn__avx2_take(&cur, tokens * d * sizeof(float));
     sub = cur; /* the sublayers' workspace, aligned */
@@ -9443,12 +9759,19 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder(const attn_decoder
     float *t;
     if (st != ATTN_OK) return st;
     d = w->ffn.d_model;
-    if (!x || !y || !mem) return ATTN_ERR_NULL;
+    if (tokens && (!x || !y || !mem)) return ATTN_ERR_NULL;
     if ((st = attn__avx2_check_mat(tokens, d, ldx)) != ATTN_OK) return st;
     if ((st = attn__avx2_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
     if ((st = attn__avx2_check_mat(mem_tokens, d, ldmem)) != ATTN_OK) return st;
+    if (!tokens) return ATTN_OK;
+    if (!mem_tokens) return ATTN_ERR_SIZE; /* cross-attention with no keys */
     if ((need = attn__avx2_decoder_ws(w, tokens, mem_tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    if (attn__avx2_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
+        attn__avx2_bytes_overlap(y, attn__avx2_mat_bytes(tokens, d, ldy), mem,
+                            attn__avx2_mat_bytes(mem_tokens, d, ldmem)) ||
+        attn__avx2_bytes_overlap(workspace, need, mem, attn__avx2_mat_bytes(mem_tokens, d, ldmem)))
+        return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__avx2_align(workspace);
     t = (float *)attn__avx2_take(&cur, tokens * d * sizeof(float));
     sub = cur;
@@ -10831,6 +11154,7 @@ static ATTN__MAYBE_UNUSED const char *attn__avx512_attn_status_string(attn_statu
     case ATTN_ERR_OVERFLOW: return "sizes overflow the address space";
     case ATTN_ERR_ARG: return "invalid argument value";
     case ATTN_ERR_CAPACITY: return "append past the KV cache's capacity";
+    case ATTN_ERR_ALIAS: return "an output overlaps an input or another output";
     }
     return "unknown status";
 }
@@ -10871,13 +11195,51 @@ static int attn__avx512_extent_add(size_t *acc, size_t a, size_t b)
     return 1;
 }
 
-/* rows x n matrix with leading dimension ld */
+/* rows x n matrix with leading dimension ld; rows = 0 is an empty matrix (nothing read or
+ * written), n = 0 an error */
 static attn_status attn__avx512_check_mat(size_t rows, size_t n, size_t ld)
 {
     size_t ext = n;
-    if (rows == 0 || n == 0) return ATTN_ERR_SIZE;
+    if (n == 0) return ATTN_ERR_SIZE;
     if (ld < n) return ATTN_ERR_LD;
-    if (n > ATTN__AVX512_MAX_ELEMS || !attn__avx512_extent_add(&ext, rows - 1, ld)) return ATTN_ERR_OVERFLOW;
+    if (n > ATTN__AVX512_MAX_ELEMS || (rows && !attn__avx512_extent_add(&ext, rows - 1, ld)))
+        return ATTN_ERR_OVERFLOW;
+    return ATTN_OK;
+}
+
+/* Do the byte ranges [a, a + na) and [b, b + nb) share a byte? (empty ones never do) */
+static int attn__avx512_bytes_overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return na && nb && (x < y ? y - x < na : x - y < nb);
+}
+
+/* Bytes from the first to the last float of a rows x n matrix at ld (extent checked) */
+static size_t attn__avx512_mat_bytes(size_t rows, size_t n, size_t ld)
+{
+    return rows ? ((rows - 1) * ld + n) * sizeof(float) : 0;
+}
+
+/* Whether rows x n matrices y (ldy, written) and x (ldx, read) overlap, unless they are the
+ * same matrix (x == y, ldx == ldy) and `in_place` allows that. The test is on the extents
+ * (first to last float), so interleaved rows count as overlapping. */
+static int attn__avx512_mat_alias(const float *y, size_t ldy, const float *x, size_t ldx, size_t rows,
+                           size_t n, int in_place)
+{
+    if (in_place && x == y && ldx == ldy) return 0;
+    return attn__avx512_bytes_overlap(y, attn__avx512_mat_bytes(rows, n, ldy), x, attn__avx512_mat_bytes(rows, n, ldx));
+}
+
+/* The checks of a row operation from x (ldx) to y (ldy): pointers (unless rows = 0), sizes,
+ * and overlap (y == x with ldy == ldx allowed when `in_place`). */
+static attn_status attn__avx512_rows_check(const float *x, size_t ldx, const float *y, size_t ldy,
+                                    size_t rows, size_t n, int in_place)
+{
+    attn_status st;
+    if (rows && (!x || !y)) return ATTN_ERR_NULL;
+    if ((st = attn__avx512_check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__avx512_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if (attn__avx512_mat_alias(y, ldy, x, ldx, rows, n, in_place)) return ATTN_ERR_ALIAS;
     return ATTN_OK;
 }
 
@@ -11099,23 +11461,16 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_convert_run(attn_dtype dt, vo
     if (i < n) attn__avx512_vstore_dt_part(dt, dst, i, attn__avx512_vload_dt_part(st, src, i, n - i), n - i);
 }
 
-/* Do the byte ranges [a, a + na) and [b, b + nb), both non-empty, share a byte? */
-static int attn__avx512_bytes_overlap(const void *a, size_t na, const void *b, size_t nb)
-{
-    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    return x < y ? y - x < na : x - y < nb;
-}
-
 static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type,
                                   const void *src, size_t n)
 {
     const size_t ds = attn__avx512_attn_dtype_size(dst_type), ss = attn__avx512_attn_dtype_size(src_type);
-    if (!dst || !src) return ATTN_ERR_NULL;
     if (!ds || !ss) return ATTN_ERR_ARG;
     if (n == 0) return ATTN_OK;
+    if (!dst || !src) return ATTN_ERR_NULL;
     if (n > (size_t)PTRDIFF_MAX / (ds > ss ? ds : ss)) return ATTN_ERR_OVERFLOW;
     if (!(dst == src && ds == ss) && attn__avx512_bytes_overlap(dst, n * ds, src, n * ss))
-        return ATTN_ERR_ARG;
+        return ATTN_ERR_ALIAS;
     if (dst_type == src_type) {
         if (dst != src) memcpy(dst, src, n * ds);
     } else if (src_type == ATTN_F32) {
@@ -11564,10 +11919,9 @@ static attn_status attn__avx512_softmax_path(const float *x, size_t ldx, float *
     attn_status st;
     float lnn;
     int far, stream;
-    if (!x || !y) return ATTN_ERR_NULL;
-    if ((st = attn__avx512_check_mat(rows, n, ldx)) != ATTN_OK) return st;
-    if ((st = attn__avx512_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if ((st = attn__avx512_rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     if (!attn__avx512_finite(scale)) return ATTN_ERR_ARG;
+    if (!rows) return ATTN_OK;
     lnn = 1.0001f * logf((float)n); /* rounded up */
     far = path == ATTN__AVX512_SM_AUTO ? rows * n + 1 > ATTN__AVX512_SM_FAR / sizeof(float)
                                 : (path & ATTN__AVX512_SM_FAR_PATH) != 0;
@@ -11729,9 +12083,7 @@ static attn_status attn__avx512_norm_check(const float *x, size_t ldx, float *y,
                                     size_t rows, size_t n, float eps)
 {
     attn_status st;
-    if (!x || !y) return ATTN_ERR_NULL;
-    if ((st = attn__avx512_check_mat(rows, n, ldx)) != ATTN_OK) return st;
-    if ((st = attn__avx512_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if ((st = attn__avx512_rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     if (!attn__avx512_finite(eps) || eps < 0) return ATTN_ERR_ARG;
     return ATTN_OK;
 }
@@ -11942,8 +12294,24 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_layernorm(const float *x
                                     float *rstd_out)
 {
     attn_status st = attn__avx512_norm_check(x, ldx, y, ldy, rows, n, eps);
+    const size_t yb = attn__avx512_mat_bytes(rows, n, ldy), xb = attn__avx512_mat_bytes(rows, n, ldx);
+    const size_t vb = n * sizeof(float), sb = rows * sizeof(float);
     size_t r = 0;
     if (st != ATTN_OK) return st;
+    if (!rows) return ATTN_OK;
+    /* y over gamma or beta; a statistic over x, y, gamma, beta or the other statistic */
+    if ((gamma && attn__avx512_bytes_overlap(y, yb, gamma, vb)) ||
+        (beta && attn__avx512_bytes_overlap(y, yb, beta, vb)) ||
+        (mean_out && (attn__avx512_bytes_overlap(mean_out, sb, x, xb) ||
+                      attn__avx512_bytes_overlap(mean_out, sb, y, yb) ||
+                      (gamma && attn__avx512_bytes_overlap(mean_out, sb, gamma, vb)) ||
+                      (beta && attn__avx512_bytes_overlap(mean_out, sb, beta, vb)) ||
+                      (rstd_out && attn__avx512_bytes_overlap(mean_out, sb, rstd_out, sb)))) ||
+        (rstd_out && (attn__avx512_bytes_overlap(rstd_out, sb, x, xb) ||
+                      attn__avx512_bytes_overlap(rstd_out, sb, y, yb) ||
+                      (gamma && attn__avx512_bytes_overlap(rstd_out, sb, gamma, vb)) ||
+                      (beta && attn__avx512_bytes_overlap(rstd_out, sb, beta, vb)))))
+        return ATTN_ERR_ALIAS;
     /* Shifted sums: the mean d and the sum of squares s2 of x - c, with c the mean of the
      * first (up to) 32 elements. x - c is exact or nearly so for x near c, so rows whose
      * mean is far larger than their spread lose nothing, in one pass. When c turns out
@@ -12028,6 +12396,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_rmsnorm(const float *x, 
     attn_status st = attn__avx512_norm_check(x, ldx, y, ldy, rows, n, eps);
     size_t r = 0;
     if (st != ATTN_OK) return st;
+    if (!rows) return ATTN_OK;
+    if (gamma && attn__avx512_bytes_overlap(y, attn__avx512_mat_bytes(rows, n, ldy), gamma, n * sizeof(float)))
+        return ATTN_ERR_ALIAS;
     if (n <= ATTN__AVX512_NORM_BATCHED) {
         attn__avx512_rmsnorm_short(x, ldx, y, ldy, rows, n, gamma, eps);
         return ATTN_OK;
@@ -12048,9 +12419,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_add(float *y, size_t ldy
 {
     attn_status st;
     size_t r, i;
-    if (!x || !y) return ATTN_ERR_NULL;
-    if ((st = attn__avx512_check_mat(rows, n, ldy)) != ATTN_OK) return st;
-    if ((st = attn__avx512_check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__avx512_rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     for (r = 0; r < rows; r++) {
         float *yr = y + r * ldy;
         const float *xr = x + r * ldx;
@@ -12068,7 +12437,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_positional_encoding(floa
 {
     attn_status st;
     size_t r, i;
-    if (!pe) return ATTN_ERR_NULL;
+    if (rows && !pe) return ATTN_ERR_NULL;
     if ((st = attn__avx512_check_mat(rows, d, ldpe)) != ATTN_OK) return st;
     for (r = 0; r < rows; r++) {
         double pos = (double)pos0 + (double)r;
@@ -12484,15 +12853,25 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul(attn_trans ta, at
     size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
     float *pa, *pb;
     int packa, pfc;
-    if (!a || !b || !c) return ATTN_ERR_NULL;
+    size_t ab, bb, cb;
     if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
         return ATTN_ERR_ARG;
-    if (m == 0 || n == 0) return ATTN_ERR_SIZE;
+    if (m == 0 || n == 0) return ATTN_OK; /* an empty C: nothing read or written */
+    if (!c || (k && (!a || !b))) return ATTN_ERR_NULL;
     if (k > 0) {
         if ((st = ta ? attn__avx512_check_mat(k, m, lda) : attn__avx512_check_mat(m, k, lda)) != ATTN_OK) return st;
         if ((st = tb ? attn__avx512_check_mat(n, k, ldb) : attn__avx512_check_mat(k, n, ldb)) != ATTN_OK) return st;
     }
     if ((st = attn__avx512_check_mat(m, n, ldc)) != ATTN_OK) return st;
+    /* C may not overlap A, B or the workspace, nor the workspace A or B */
+    ab = k ? (ta ? attn__avx512_mat_bytes(k, m, lda) : attn__avx512_mat_bytes(m, k, lda)) : 0;
+    bb = k ? (tb ? attn__avx512_mat_bytes(n, k, ldb) : attn__avx512_mat_bytes(k, n, ldb)) : 0;
+    cb = attn__avx512_mat_bytes(m, n, ldc);
+    need = workspace ? attn__avx512_attn_matmul_workspace_size(ta, tb, m, n, k) : 0;
+    if (attn__avx512_bytes_overlap(c, cb, a, ab) || attn__avx512_bytes_overlap(c, cb, b, bb) ||
+        attn__avx512_bytes_overlap(workspace, need, a, ab) || attn__avx512_bytes_overlap(workspace, need, b, bb) ||
+        attn__avx512_bytes_overlap(workspace, need, c, cb))
+        return ATTN_ERR_ALIAS;
     /* A matrix of one stored row accepts any leading dimension; it never addresses a second
      * row, so it becomes the row length: no pointer (e.g. a microkernel's step past its
      * last row) is ever formed that far out. The arithmetic does not depend on it. */
@@ -13155,17 +13534,39 @@ static int attn__avx512_nested(size_t n0, size_t s0, size_t n1, size_t s1, size_
     return 1;
 }
 
+/* Bytes from the first to the last element of a [n0, n1, n2, row] tensor at strides s0, s1,
+ * s2 of `elem`-byte elements (extent already checked; every n > 0) */
+static size_t attn__avx512_tensor_bytes(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2,
+                                 size_t s2, size_t row, size_t elem)
+{
+    return ((n0 - 1) * s0 + (n1 - 1) * s1 + (n2 - 1) * s2 + row) * elem;
+}
+
+/* The checks of attn__avx512_attn_attention; *empty is set when batch or q_len is 0 (nothing to do, the
+ * pointers and strides unchecked) */
 static attn_status attn__avx512_attention_check(const attn_attention_params *p, const void *ws,
-                                         size_t ws_size)
+                                         size_t ws_size, int *empty)
 {
     attn_status st;
-    size_t b;
+    size_t b, i, j, ext[7], need;
+    const void *at[7];
+    *empty = 0;
     if (!p) return ATTN_ERR_NULL;
-    if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
-    if (!ws) return ATTN_ERR_WORKSPACE;
-    if (!p->batch || !p->heads || !p->kv_heads || !p->q_len || !p->kv_len || !p->head_dim ||
-        !p->v_head_dim || p->heads % p->kv_heads)
+    if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads)
         return ATTN_ERR_SIZE;
+    if (!attn__avx512_finite(p->scale) || !attn__avx512_finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
+    if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
+        p->causal != ATTN_CAUSAL_OFFSET)
+        return ATTN_ERR_ARG;
+    if (p->scores && p->scores_mode != ATTN_SCORES_LOGITS &&
+        p->scores_mode != ATTN_SCORES_MASKED && p->scores_mode != ATTN_SCORES_PROBS)
+        return ATTN_ERR_ARG;
+    if (!p->batch || !p->q_len) {
+        *empty = 1;
+        return ATTN_OK;
+    }
+    if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
+    if (!p->kv_len) return ATTN_ERR_SIZE;
     if ((st = attn__avx512_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl, p->head_dim, 0)) ||
         (st = attn__avx512_check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl, p->head_dim, 0)) ||
         (st = attn__avx512_check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl, p->v_head_dim, 0)) ||
@@ -13179,18 +13580,11 @@ static attn_status attn__avx512_attention_check(const attn_attention_params *p, 
     if (p->bool_mask && (st = attn__avx512_check_tensor(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
                                                   p->q_len, p->bmask_sq, p->kv_len, 1)))
         return st;
-    if (!attn__avx512_finite(p->scale) || !attn__avx512_finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
-    if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
-        p->causal != ATTN_CAUSAL_OFFSET)
-        return ATTN_ERR_ARG;
     if (p->key_lengths)
         for (b = 0; b < p->batch; b++)
             if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)
                 return ATTN_ERR_ARG;
     if (p->scores) {
-        if (p->scores_mode != ATTN_SCORES_LOGITS && p->scores_mode != ATTN_SCORES_MASKED &&
-            p->scores_mode != ATTN_SCORES_PROBS)
-            return ATTN_ERR_ARG;
         if ((st = attn__avx512_check_tensor(p->batch, p->scores_sb, p->heads, p->scores_sh, p->q_len,
                                      p->scores_sq, p->kv_len, 0)))
             return st;
@@ -13198,11 +13592,43 @@ static attn_status attn__avx512_attention_check(const attn_attention_params *p, 
                           p->scores_sq, p->kv_len))
             return ATTN_ERR_LD;
     }
-    if (attn__avx512_attn_attention_workspace_size(p) == 0) return ATTN_ERR_OVERFLOW;
-    if (ws_size < attn__avx512_attn_attention_workspace_size(p)) return ATTN_ERR_WORKSPACE;
+    if ((need = attn__avx512_attn_attention_workspace_size(p)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!ws || ws_size < need) return ATTN_ERR_WORKSPACE;
+    /* the outputs (O, scores, the workspace: the first three) may not overlap each other or
+     * an input (Q, K, V, the masks, the key lengths) */
+    at[0] = p->o, ext[0] = attn__avx512_tensor_bytes(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len,
+                                              p->o_sl, p->v_head_dim, sizeof(float));
+    at[1] = p->scores, ext[1] = p->scores ? attn__avx512_tensor_bytes(p->batch, p->scores_sb, p->heads,
+                                                               p->scores_sh, p->q_len,
+                                                               p->scores_sq, p->kv_len,
+                                                               sizeof(float)) : 0;
+    at[2] = ws, ext[2] = need;
+    at[3] = p->q, ext[3] = attn__avx512_tensor_bytes(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len,
+                                              p->q_sl, p->head_dim, sizeof(float));
+    at[4] = p->k, ext[4] = attn__avx512_tensor_bytes(p->batch, p->k_sb, p->kv_heads, p->k_sh,
+                                              p->kv_len, p->k_sl, p->head_dim, sizeof(float));
+    at[5] = p->v, ext[5] = attn__avx512_tensor_bytes(p->batch, p->v_sb, p->kv_heads, p->v_sh,
+                                              p->kv_len, p->v_sl, p->v_head_dim, sizeof(float));
+    at[6] = p->mask ? (const void *)p->mask : (const void *)p->bool_mask;
+    ext[6] = p->mask ? attn__avx512_tensor_bytes(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
+                                          p->mask_sq, p->kv_len, sizeof(float))
+             : p->bool_mask ? attn__avx512_tensor_bytes(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
+                                                 p->q_len, p->bmask_sq, p->kv_len, 1) : 0;
+    for (i = 0; i < 3; i++)
+        for (j = i + 1; j < 7; j++)
+            if (attn__avx512_bytes_overlap(at[i], ext[i], at[j], ext[j])) return ATTN_ERR_ALIAS;
+    if (p->mask && p->bool_mask) /* the second mask, and the key lengths */
+        for (i = 0; i < 3; i++)
+            if (attn__avx512_bytes_overlap(at[i], ext[i], p->bool_mask,
+                                    attn__avx512_tensor_bytes(p->batch, p->bmask_sb, p->heads,
+                                                       p->bmask_sh, p->q_len, p->bmask_sq,
+                                                       p->kv_len, 1)))
+                return ATTN_ERR_ALIAS;
+    for (i = 0; p->key_lengths && i < 3; i++)
+        if (attn__avx512_bytes_overlap(at[i], ext[i], p->key_lengths, p->batch * sizeof(int64_t)))
+            return ATTN_ERR_ALIAS;
     return ATTN_OK;
 }
-
 
 static size_t attn__avx512_qtiles(const attn_attention_params *p)
 {
@@ -13212,10 +13638,11 @@ static size_t attn__avx512_qtiles(const attn_attention_params *p)
 static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_attention(const attn_attention_params *p, void *workspace,
                                     size_t workspace_size)
 {
-    attn_status st = attn__avx512_attention_check(p, workspace, workspace_size);
+    int empty;
+    attn_status st = attn__avx512_attention_check(p, workspace, workspace_size, &empty);
     attn__avx512_ws w;
     size_t b, h, q0;
-    if (st != ATTN_OK) return st;
+    if (st != ATTN_OK || empty) return st;
     attn__avx512_ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
     if (p->q_len < ATTN__AVX512_FUSED_MIN && !p->scores && p->heads > p->kv_heads) {
         /* decode with grouped-query heads: the heads of a group share each K/V tile read
@@ -13254,11 +13681,13 @@ static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_attention_tasks(const attn_at
 static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_attention_task(const attn_attention_params *p, size_t task,
                                          void *workspace, size_t workspace_size)
 {
-    attn_status st = attn__avx512_attention_check(p, workspace, workspace_size);
+    int empty;
+    attn_status st = attn__avx512_attention_check(p, workspace, workspace_size, &empty);
     attn__avx512_ws w;
     attn__avx512_hd hd;
     size_t nt;
     if (st != ATTN_OK) return st;
+    if (empty) return ATTN_ERR_ARG; /* no work items */
     if (task >= attn__avx512_attn_attention_tasks(p)) return ATTN_ERR_ARG;
     nt = attn__avx512_qtiles(p);
     attn__avx512_ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
@@ -13284,6 +13713,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_init(attn_kv_ca
         !attn__avx512_extent_add(&ev, kv_heads - 1, capacity * v_head_dim) ||
         !attn__avx512_extent_add(&ev, batch - 1, kv_heads * capacity * v_head_dim))
         return ATTN_ERR_OVERFLOW;
+    if (attn__avx512_bytes_overlap(k, ek * sizeof(float), v, ev * sizeof(float))) return ATTN_ERR_ALIAS;
     c->k = k;
     c->v = v;
     c->batch = batch;
@@ -13306,23 +13736,32 @@ static int attn__avx512_kv_valid(const attn_kv_cache *c)
 static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout)
 {
-    size_t b, g, t, kd, vd;
-    if (!c || !k_new || !v_new) return ATTN_ERR_NULL;
+    size_t b, g, t, kd, vd, kb, vb, nk, nv;
+    if (!c || (n && (!k_new || !v_new))) return ATTN_ERR_NULL;
     if (!attn__avx512_kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
     if (n > c->capacity - c->len) return ATTN_ERR_CAPACITY;
+    if (!n) return ATTN_OK;
     kd = c->head_dim, vd = c->v_head_dim;
+    /* the new rows may not lie in the cache (sizes fit: the cache's extents do) */
+    kb = c->batch * c->kv_heads * c->capacity * kd * sizeof(float);
+    vb = c->batch * c->kv_heads * c->capacity * vd * sizeof(float);
+    nk = c->batch * c->kv_heads * n * kd * sizeof(float);
+    nv = c->batch * c->kv_heads * n * vd * sizeof(float);
+    if (attn__avx512_bytes_overlap(k_new, nk, c->k, kb) || attn__avx512_bytes_overlap(k_new, nk, c->v, vb) ||
+        attn__avx512_bytes_overlap(v_new, nv, c->k, kb) || attn__avx512_bytes_overlap(v_new, nv, c->v, vb))
+        return ATTN_ERR_ALIAS;
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
             float *kc = c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd;
             float *vc = c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd;
             if (layout == ATTN_LAYOUT_BHLD) {
-                memmove(kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd * sizeof(float));
-                memmove(vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd * sizeof(float));
+                memcpy(kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd * sizeof(float));
+                memcpy(vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd * sizeof(float));
             } else {
                 for (t = 0; t < n; t++) {
-                    memmove(kc + t * kd, k_new + ((b * n + t) * c->kv_heads + g) * kd, kd * sizeof(float));
-                    memmove(vc + t * vd, v_new + ((b * n + t) * c->kv_heads + g) * vd, vd * sizeof(float));
+                    memcpy(kc + t * kd, k_new + ((b * n + t) * c->kv_heads + g) * kd, kd * sizeof(float));
+                    memcpy(vc + t * vd, v_new + ((b * n + t) * c->kv_heads + g) * vd, vd * sizeof(float));
                 }
             }
         }
@@ -13417,7 +13856,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_rope(const attn_rope_par
     attn_status st;
     size_t r, half, t, k0, k, h, width;
     double theta, scale;
-    if (!p || !x) return ATTN_ERR_NULL;
+    if (!p || (tokens && !x)) return ATTN_ERR_NULL;
     r = p->rot_dim ? p->rot_dim : p->head_dim;
     if (p->head_dim == 0 || heads == 0 || r % 2 || r > p->head_dim) return ATTN_ERR_SIZE;
     if (heads > ATTN__AVX512_MAX_ELEMS / p->head_dim) return ATTN_ERR_OVERFLOW;
@@ -13427,6 +13866,12 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_rope(const attn_rope_par
         !attn__avx512_finite(p->pos_scale) || (p->pairing != ATTN_ROPE_ADJACENT &&
                                         p->pairing != ATTN_ROPE_HALVES))
         return ATTN_ERR_ARG;
+    if (!tokens) return ATTN_OK;
+    if ((p->inv_freq && attn__avx512_bytes_overlap(x, attn__avx512_mat_bytes(tokens, width, ldx), p->inv_freq,
+                                            r / 2 * sizeof(float))) ||
+        (positions && attn__avx512_bytes_overlap(x, attn__avx512_mat_bytes(tokens, width, ldx), positions,
+                                          tokens * sizeof(size_t))))
+        return ATTN_ERR_ALIAS;
     theta = p->theta > 0.0f ? (double)p->theta : 10000.0;
     scale = p->pos_scale > 0.0f ? (double)p->pos_scale : 1.0;
     half = r / 2;
@@ -13563,9 +14008,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_activation(attn_act act,
 {
     attn_status st;
     size_t r;
-    if (!x || !y) return ATTN_ERR_NULL;
-    if ((st = attn__avx512_check_mat(rows, n, ldx)) != ATTN_OK) return st;
-    if ((st = attn__avx512_check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if ((st = attn__avx512_rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     if (!attn__avx512_act_valid(act)) return ATTN_ERR_ARG;
     for (r = 0; r < rows; r++) attn__avx512_act_row(act, x + r * ldx, NULL, y + r * ldy, n);
     return ATTN_OK;
@@ -13627,15 +14070,19 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_linear(const float *x, s
 {
     attn_status st;
     size_t r;
-    if (!x || !w || !y) return ATTN_ERR_NULL;
+    if (tokens && (!x || !w || !y)) return ATTN_ERR_NULL;
     if (tw != ATTN_NO_TRANS && tw != ATTN_TRANS) return ATTN_ERR_ARG;
     if ((st = attn__avx512_check_mat(tokens, d_in, ldx)) != ATTN_OK) return st;
     if ((st = tw ? attn__avx512_check_mat(d_out, d_in, ldw) : attn__avx512_check_mat(d_in, d_out, ldw)) != ATTN_OK)
         return st;
     if ((st = attn__avx512_check_mat(tokens, d_out, ldy)) != ATTN_OK) return st;
     if (!attn__avx512_act_valid(act)) return ATTN_ERR_ARG;
+    if (!tokens) return ATTN_OK;
     if (workspace && workspace_size < attn__avx512_attn_linear_workspace_size(tw, tokens, d_in, d_out))
         return ATTN_ERR_WORKSPACE;
+    if (bias && attn__avx512_bytes_overlap(y, attn__avx512_mat_bytes(tokens, d_out, ldy), bias,
+                                    d_out * sizeof(float)))
+        return ATTN_ERR_ALIAS; /* y over x, W or the workspace: attn__avx512_attn_matmul's check */
     st = attn__avx512_attn_matmul(ATTN_NO_TRANS, tw, tokens, d_out, d_in, 1.0f, x, ldx, w, ldw, 0.0f, y, ldy,
                      workspace, workspace ? workspace_size : 0);
     if (st != ATTN_OK) return st;
@@ -13655,7 +14102,16 @@ static attn_status attn__avx512_ffn_check(const attn_ffn_weights *w)
     return ATTN_OK;
 }
 
-/* bytes of attn__avx512_attn_ffn's workspace (valid weights), 0 on overflow or tokens 0 */
+/* Whether a block's output y (tokens x d at ldy) overlaps its input x (other than exactly,
+ * when `in_place`), or the workspace's first `need` bytes overlap x or y */
+static int attn__avx512_block_alias(const float *x, size_t ldx, const float *y, size_t ldy,
+                             size_t tokens, size_t d, int in_place, const void *ws, size_t need)
+{
+    return attn__avx512_mat_alias(y, ldy, x, ldx, tokens, d, in_place) ||
+           attn__avx512_bytes_overlap(ws, need, x, attn__avx512_mat_bytes(tokens, d, ldx)) ||
+           attn__avx512_bytes_overlap(ws, need, y, attn__avx512_mat_bytes(tokens, d, ldy));
+}
+
 /* bytes of the matmul workspace of the FFN's two products */
 static size_t attn__avx512_ffn_mm(const attn_ffn_weights *w, size_t tokens)
 {
@@ -13699,11 +14155,14 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_ffn(const attn_ffn_weigh
     attn_status st = attn__avx512_ffn_check(w);
     size_t need;
     if (st != ATTN_OK) return st;
-    if (!x || !y) return ATTN_ERR_NULL;
+    if (tokens && (!x || !y)) return ATTN_ERR_NULL;
     if ((st = attn__avx512_check_mat(tokens, w->d_model, ldx)) != ATTN_OK) return st;
     if ((st = attn__avx512_check_mat(tokens, w->d_model, ldy)) != ATTN_OK) return st;
+    if (!tokens) return ATTN_OK;
     if ((need = attn__avx512_ffn_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    if (attn__avx512_block_alias(x, ldx, y, ldy, tokens, w->d_model, 1, workspace, need))
+        return ATTN_ERR_ALIAS;
     attn__avx512_ffn_run(w, x, ldx, y, ldy, tokens, (unsigned char *)attn__avx512_align(workspace));
     return ATTN_OK;
 }
@@ -13792,15 +14251,24 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_mha(const attn_mha_weigh
                               size_t workspace_size)
 {
     attn_status st = attn__avx512_mha_check(w);
-    size_t need;
+    size_t need, kb;
     if (st != ATTN_OK) return st;
-    if (!xq || !xkv || !y) return ATTN_ERR_NULL;
+    if (q_tokens && (!xq || !xkv || !y)) return ATTN_ERR_NULL;
     if ((st = attn__avx512_check_mat(q_tokens, w->d_model, ldxq)) != ATTN_OK) return st;
     if ((st = attn__avx512_check_mat(kv_tokens, w->d_model, ldxkv)) != ATTN_OK) return st;
     if ((st = attn__avx512_check_mat(q_tokens, w->d_model, ldy)) != ATTN_OK) return st;
     if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if (!q_tokens) return ATTN_OK;
+    if (!kv_tokens) return ATTN_ERR_SIZE; /* queries with no keys */
     if ((need = attn__avx512_attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    /* y may be xq or xkv exactly (same pointer, leading dimension and rows) */
+    kb = attn__avx512_mat_bytes(kv_tokens, w->d_model, ldxkv);
+    if (attn__avx512_block_alias(xq, ldxq, y, ldy, q_tokens, w->d_model, 1, workspace, need) ||
+        (!(xkv == y && ldxkv == ldy && kv_tokens == q_tokens) &&
+         attn__avx512_bytes_overlap(y, attn__avx512_mat_bytes(q_tokens, w->d_model, ldy), xkv, kb)) ||
+        attn__avx512_bytes_overlap(workspace, need, xkv, kb))
+        return ATTN_ERR_ALIAS;
     attn__avx512_mha_run(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, y, ldy,
                   (unsigned char *)attn__avx512_align(workspace));
     return ATTN_OK;
@@ -13861,12 +14329,14 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_encoder(const attn_encod
     float *t;
     if (st != ATTN_OK) return st;
     d = w->attn.d_model;
-    if (!x || !y) return ATTN_ERR_NULL;
+    if (tokens && (!x || !y)) return ATTN_ERR_NULL;
     if ((st = attn__avx512_check_mat(tokens, d, ldx)) != ATTN_OK) return st;
     if ((st = attn__avx512_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
     if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if (!tokens) return ATTN_OK;
     if ((need = attn__avx512_encoder_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    if (attn__avx512_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need)) return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__avx512_align(workspace);
     t = (float *)attn__avx512_take(&cur, tokens * d * sizeof(float));
     sub = cur; /* the sublayers' workspace, aligned */
@@ -13930,12 +14400,19 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder(const attn_decod
     float *t;
     if (st != ATTN_OK) return st;
     d = w->ffn.d_model;
-    if (!x || !y || !mem) return ATTN_ERR_NULL;
+    if (tokens && (!x || !y || !mem)) return ATTN_ERR_NULL;
     if ((st = attn__avx512_check_mat(tokens, d, ldx)) != ATTN_OK) return st;
     if ((st = attn__avx512_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
     if ((st = attn__avx512_check_mat(mem_tokens, d, ldmem)) != ATTN_OK) return st;
+    if (!tokens) return ATTN_OK;
+    if (!mem_tokens) return ATTN_ERR_SIZE; /* cross-attention with no keys */
     if ((need = attn__avx512_decoder_ws(w, tokens, mem_tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    if (attn__avx512_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
+        attn__avx512_bytes_overlap(y, attn__avx512_mat_bytes(tokens, d, ldy), mem,
+                            attn__avx512_mat_bytes(mem_tokens, d, ldmem)) ||
+        attn__avx512_bytes_overlap(workspace, need, mem, attn__avx512_mat_bytes(mem_tokens, d, ldmem)))
+        return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__avx512_align(workspace);
     t = (float *)attn__avx512_take(&cur, tokens * d * sizeof(float));
     sub = cur;
@@ -15708,6 +16185,7 @@ ATTN_API const char *attn_status_string(attn_status status)
     case ATTN_ERR_OVERFLOW: return "sizes overflow the address space";
     case ATTN_ERR_ARG: return "invalid argument value";
     case ATTN_ERR_CAPACITY: return "append past the KV cache's capacity";
+    case ATTN_ERR_ALIAS: return "an output overlaps an input or another output";
     }
     return "unknown status";
 }
@@ -15748,13 +16226,51 @@ static int attn__extent_add(size_t *acc, size_t a, size_t b)
     return 1;
 }
 
-/* rows x n matrix with leading dimension ld */
+/* rows x n matrix with leading dimension ld; rows = 0 is an empty matrix (nothing read or
+ * written), n = 0 an error */
 static attn_status attn__check_mat(size_t rows, size_t n, size_t ld)
 {
     size_t ext = n;
-    if (rows == 0 || n == 0) return ATTN_ERR_SIZE;
+    if (n == 0) return ATTN_ERR_SIZE;
     if (ld < n) return ATTN_ERR_LD;
-    if (n > ATTN__MAX_ELEMS || !attn__extent_add(&ext, rows - 1, ld)) return ATTN_ERR_OVERFLOW;
+    if (n > ATTN__MAX_ELEMS || (rows && !attn__extent_add(&ext, rows - 1, ld)))
+        return ATTN_ERR_OVERFLOW;
+    return ATTN_OK;
+}
+
+/* Do the byte ranges [a, a + na) and [b, b + nb) share a byte? (empty ones never do) */
+static int attn__bytes_overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return na && nb && (x < y ? y - x < na : x - y < nb);
+}
+
+/* Bytes from the first to the last float of a rows x n matrix at ld (extent checked) */
+static size_t attn__mat_bytes(size_t rows, size_t n, size_t ld)
+{
+    return rows ? ((rows - 1) * ld + n) * sizeof(float) : 0;
+}
+
+/* Whether rows x n matrices y (ldy, written) and x (ldx, read) overlap, unless they are the
+ * same matrix (x == y, ldx == ldy) and `in_place` allows that. The test is on the extents
+ * (first to last float), so interleaved rows count as overlapping. */
+static int attn__mat_alias(const float *y, size_t ldy, const float *x, size_t ldx, size_t rows,
+                           size_t n, int in_place)
+{
+    if (in_place && x == y && ldx == ldy) return 0;
+    return attn__bytes_overlap(y, attn__mat_bytes(rows, n, ldy), x, attn__mat_bytes(rows, n, ldx));
+}
+
+/* The checks of a row operation from x (ldx) to y (ldy): pointers (unless rows = 0), sizes,
+ * and overlap (y == x with ldy == ldx allowed when `in_place`). */
+static attn_status attn__rows_check(const float *x, size_t ldx, const float *y, size_t ldy,
+                                    size_t rows, size_t n, int in_place)
+{
+    attn_status st;
+    if (rows && (!x || !y)) return ATTN_ERR_NULL;
+    if ((st = attn__check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if (attn__mat_alias(y, ldy, x, ldx, rows, n, in_place)) return ATTN_ERR_ALIAS;
     return ATTN_OK;
 }
 
@@ -15976,23 +16492,16 @@ static ATTN__FORCE_INLINE void attn__convert_run(attn_dtype dt, void *dst, attn_
     if (i < n) attn__vstore_dt_part(dt, dst, i, attn__vload_dt_part(st, src, i, n - i), n - i);
 }
 
-/* Do the byte ranges [a, a + na) and [b, b + nb), both non-empty, share a byte? */
-static int attn__bytes_overlap(const void *a, size_t na, const void *b, size_t nb)
-{
-    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    return x < y ? y - x < na : x - y < nb;
-}
-
 ATTN_API attn_status attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type,
                                   const void *src, size_t n)
 {
     const size_t ds = attn_dtype_size(dst_type), ss = attn_dtype_size(src_type);
-    if (!dst || !src) return ATTN_ERR_NULL;
     if (!ds || !ss) return ATTN_ERR_ARG;
     if (n == 0) return ATTN_OK;
+    if (!dst || !src) return ATTN_ERR_NULL;
     if (n > (size_t)PTRDIFF_MAX / (ds > ss ? ds : ss)) return ATTN_ERR_OVERFLOW;
     if (!(dst == src && ds == ss) && attn__bytes_overlap(dst, n * ds, src, n * ss))
-        return ATTN_ERR_ARG;
+        return ATTN_ERR_ALIAS;
     if (dst_type == src_type) {
         if (dst != src) memcpy(dst, src, n * ds);
     } else if (src_type == ATTN_F32) {
@@ -16441,10 +16950,9 @@ static attn_status attn__softmax_path(const float *x, size_t ldx, float *y, size
     attn_status st;
     float lnn;
     int far, stream;
-    if (!x || !y) return ATTN_ERR_NULL;
-    if ((st = attn__check_mat(rows, n, ldx)) != ATTN_OK) return st;
-    if ((st = attn__check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if ((st = attn__rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     if (!attn__finite(scale)) return ATTN_ERR_ARG;
+    if (!rows) return ATTN_OK;
     lnn = 1.0001f * logf((float)n); /* rounded up */
     far = path == ATTN__SM_AUTO ? rows * n + 1 > ATTN__SM_FAR / sizeof(float)
                                 : (path & ATTN__SM_FAR_PATH) != 0;
@@ -16606,9 +17114,7 @@ static attn_status attn__norm_check(const float *x, size_t ldx, float *y, size_t
                                     size_t rows, size_t n, float eps)
 {
     attn_status st;
-    if (!x || !y) return ATTN_ERR_NULL;
-    if ((st = attn__check_mat(rows, n, ldx)) != ATTN_OK) return st;
-    if ((st = attn__check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if ((st = attn__rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     if (!attn__finite(eps) || eps < 0) return ATTN_ERR_ARG;
     return ATTN_OK;
 }
@@ -16819,8 +17325,24 @@ ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t
                                     float *rstd_out)
 {
     attn_status st = attn__norm_check(x, ldx, y, ldy, rows, n, eps);
+    const size_t yb = attn__mat_bytes(rows, n, ldy), xb = attn__mat_bytes(rows, n, ldx);
+    const size_t vb = n * sizeof(float), sb = rows * sizeof(float);
     size_t r = 0;
     if (st != ATTN_OK) return st;
+    if (!rows) return ATTN_OK;
+    /* y over gamma or beta; a statistic over x, y, gamma, beta or the other statistic */
+    if ((gamma && attn__bytes_overlap(y, yb, gamma, vb)) ||
+        (beta && attn__bytes_overlap(y, yb, beta, vb)) ||
+        (mean_out && (attn__bytes_overlap(mean_out, sb, x, xb) ||
+                      attn__bytes_overlap(mean_out, sb, y, yb) ||
+                      (gamma && attn__bytes_overlap(mean_out, sb, gamma, vb)) ||
+                      (beta && attn__bytes_overlap(mean_out, sb, beta, vb)) ||
+                      (rstd_out && attn__bytes_overlap(mean_out, sb, rstd_out, sb)))) ||
+        (rstd_out && (attn__bytes_overlap(rstd_out, sb, x, xb) ||
+                      attn__bytes_overlap(rstd_out, sb, y, yb) ||
+                      (gamma && attn__bytes_overlap(rstd_out, sb, gamma, vb)) ||
+                      (beta && attn__bytes_overlap(rstd_out, sb, beta, vb)))))
+        return ATTN_ERR_ALIAS;
     /* Shifted sums: the mean d and the sum of squares s2 of x - c, with c the mean of the
      * first (up to) 32 elements. x - c is exact or nearly so for x near c, so rows whose
      * mean is far larger than their spread lose nothing, in one pass. When c turns out
@@ -16905,6 +17427,9 @@ ATTN_API attn_status attn_rmsnorm(const float *x, size_t ldx, float *y, size_t l
     attn_status st = attn__norm_check(x, ldx, y, ldy, rows, n, eps);
     size_t r = 0;
     if (st != ATTN_OK) return st;
+    if (!rows) return ATTN_OK;
+    if (gamma && attn__bytes_overlap(y, attn__mat_bytes(rows, n, ldy), gamma, n * sizeof(float)))
+        return ATTN_ERR_ALIAS;
     if (n <= ATTN__NORM_BATCHED) {
         attn__rmsnorm_short(x, ldx, y, ldy, rows, n, gamma, eps);
         return ATTN_OK;
@@ -16925,9 +17450,7 @@ ATTN_API attn_status attn_add(float *y, size_t ldy, const float *x, size_t ldx,
 {
     attn_status st;
     size_t r, i;
-    if (!x || !y) return ATTN_ERR_NULL;
-    if ((st = attn__check_mat(rows, n, ldy)) != ATTN_OK) return st;
-    if ((st = attn__check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     for (r = 0; r < rows; r++) {
         float *yr = y + r * ldy;
         const float *xr = x + r * ldx;
@@ -16945,7 +17468,7 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
 {
     attn_status st;
     size_t r, i;
-    if (!pe) return ATTN_ERR_NULL;
+    if (rows && !pe) return ATTN_ERR_NULL;
     if ((st = attn__check_mat(rows, d, ldpe)) != ATTN_OK) return st;
     for (r = 0; r < rows; r++) {
         double pos = (double)pos0 + (double)r;
@@ -17361,15 +17884,25 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
     size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
     float *pa, *pb;
     int packa, pfc;
-    if (!a || !b || !c) return ATTN_ERR_NULL;
+    size_t ab, bb, cb;
     if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
         return ATTN_ERR_ARG;
-    if (m == 0 || n == 0) return ATTN_ERR_SIZE;
+    if (m == 0 || n == 0) return ATTN_OK; /* an empty C: nothing read or written */
+    if (!c || (k && (!a || !b))) return ATTN_ERR_NULL;
     if (k > 0) {
         if ((st = ta ? attn__check_mat(k, m, lda) : attn__check_mat(m, k, lda)) != ATTN_OK) return st;
         if ((st = tb ? attn__check_mat(n, k, ldb) : attn__check_mat(k, n, ldb)) != ATTN_OK) return st;
     }
     if ((st = attn__check_mat(m, n, ldc)) != ATTN_OK) return st;
+    /* C may not overlap A, B or the workspace, nor the workspace A or B */
+    ab = k ? (ta ? attn__mat_bytes(k, m, lda) : attn__mat_bytes(m, k, lda)) : 0;
+    bb = k ? (tb ? attn__mat_bytes(n, k, ldb) : attn__mat_bytes(k, n, ldb)) : 0;
+    cb = attn__mat_bytes(m, n, ldc);
+    need = workspace ? attn_matmul_workspace_size(ta, tb, m, n, k) : 0;
+    if (attn__bytes_overlap(c, cb, a, ab) || attn__bytes_overlap(c, cb, b, bb) ||
+        attn__bytes_overlap(workspace, need, a, ab) || attn__bytes_overlap(workspace, need, b, bb) ||
+        attn__bytes_overlap(workspace, need, c, cb))
+        return ATTN_ERR_ALIAS;
     /* A matrix of one stored row accepts any leading dimension; it never addresses a second
      * row, so it becomes the row length: no pointer (e.g. a microkernel's step past its
      * last row) is ever formed that far out. The arithmetic does not depend on it. */
@@ -18032,17 +18565,39 @@ static int attn__nested(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2, s
     return 1;
 }
 
+/* Bytes from the first to the last element of a [n0, n1, n2, row] tensor at strides s0, s1,
+ * s2 of `elem`-byte elements (extent already checked; every n > 0) */
+static size_t attn__tensor_bytes(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2,
+                                 size_t s2, size_t row, size_t elem)
+{
+    return ((n0 - 1) * s0 + (n1 - 1) * s1 + (n2 - 1) * s2 + row) * elem;
+}
+
+/* The checks of attn_attention; *empty is set when batch or q_len is 0 (nothing to do, the
+ * pointers and strides unchecked) */
 static attn_status attn__attention_check(const attn_attention_params *p, const void *ws,
-                                         size_t ws_size)
+                                         size_t ws_size, int *empty)
 {
     attn_status st;
-    size_t b;
+    size_t b, i, j, ext[7], need;
+    const void *at[7];
+    *empty = 0;
     if (!p) return ATTN_ERR_NULL;
-    if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
-    if (!ws) return ATTN_ERR_WORKSPACE;
-    if (!p->batch || !p->heads || !p->kv_heads || !p->q_len || !p->kv_len || !p->head_dim ||
-        !p->v_head_dim || p->heads % p->kv_heads)
+    if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads)
         return ATTN_ERR_SIZE;
+    if (!attn__finite(p->scale) || !attn__finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
+    if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
+        p->causal != ATTN_CAUSAL_OFFSET)
+        return ATTN_ERR_ARG;
+    if (p->scores && p->scores_mode != ATTN_SCORES_LOGITS &&
+        p->scores_mode != ATTN_SCORES_MASKED && p->scores_mode != ATTN_SCORES_PROBS)
+        return ATTN_ERR_ARG;
+    if (!p->batch || !p->q_len) {
+        *empty = 1;
+        return ATTN_OK;
+    }
+    if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
+    if (!p->kv_len) return ATTN_ERR_SIZE;
     if ((st = attn__check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl, p->head_dim, 0)) ||
         (st = attn__check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl, p->head_dim, 0)) ||
         (st = attn__check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl, p->v_head_dim, 0)) ||
@@ -18056,18 +18611,11 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     if (p->bool_mask && (st = attn__check_tensor(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
                                                   p->q_len, p->bmask_sq, p->kv_len, 1)))
         return st;
-    if (!attn__finite(p->scale) || !attn__finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
-    if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
-        p->causal != ATTN_CAUSAL_OFFSET)
-        return ATTN_ERR_ARG;
     if (p->key_lengths)
         for (b = 0; b < p->batch; b++)
             if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)
                 return ATTN_ERR_ARG;
     if (p->scores) {
-        if (p->scores_mode != ATTN_SCORES_LOGITS && p->scores_mode != ATTN_SCORES_MASKED &&
-            p->scores_mode != ATTN_SCORES_PROBS)
-            return ATTN_ERR_ARG;
         if ((st = attn__check_tensor(p->batch, p->scores_sb, p->heads, p->scores_sh, p->q_len,
                                      p->scores_sq, p->kv_len, 0)))
             return st;
@@ -18075,11 +18623,43 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
                           p->scores_sq, p->kv_len))
             return ATTN_ERR_LD;
     }
-    if (attn_attention_workspace_size(p) == 0) return ATTN_ERR_OVERFLOW;
-    if (ws_size < attn_attention_workspace_size(p)) return ATTN_ERR_WORKSPACE;
+    if ((need = attn_attention_workspace_size(p)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!ws || ws_size < need) return ATTN_ERR_WORKSPACE;
+    /* the outputs (O, scores, the workspace: the first three) may not overlap each other or
+     * an input (Q, K, V, the masks, the key lengths) */
+    at[0] = p->o, ext[0] = attn__tensor_bytes(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len,
+                                              p->o_sl, p->v_head_dim, sizeof(float));
+    at[1] = p->scores, ext[1] = p->scores ? attn__tensor_bytes(p->batch, p->scores_sb, p->heads,
+                                                               p->scores_sh, p->q_len,
+                                                               p->scores_sq, p->kv_len,
+                                                               sizeof(float)) : 0;
+    at[2] = ws, ext[2] = need;
+    at[3] = p->q, ext[3] = attn__tensor_bytes(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len,
+                                              p->q_sl, p->head_dim, sizeof(float));
+    at[4] = p->k, ext[4] = attn__tensor_bytes(p->batch, p->k_sb, p->kv_heads, p->k_sh,
+                                              p->kv_len, p->k_sl, p->head_dim, sizeof(float));
+    at[5] = p->v, ext[5] = attn__tensor_bytes(p->batch, p->v_sb, p->kv_heads, p->v_sh,
+                                              p->kv_len, p->v_sl, p->v_head_dim, sizeof(float));
+    at[6] = p->mask ? (const void *)p->mask : (const void *)p->bool_mask;
+    ext[6] = p->mask ? attn__tensor_bytes(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
+                                          p->mask_sq, p->kv_len, sizeof(float))
+             : p->bool_mask ? attn__tensor_bytes(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
+                                                 p->q_len, p->bmask_sq, p->kv_len, 1) : 0;
+    for (i = 0; i < 3; i++)
+        for (j = i + 1; j < 7; j++)
+            if (attn__bytes_overlap(at[i], ext[i], at[j], ext[j])) return ATTN_ERR_ALIAS;
+    if (p->mask && p->bool_mask) /* the second mask, and the key lengths */
+        for (i = 0; i < 3; i++)
+            if (attn__bytes_overlap(at[i], ext[i], p->bool_mask,
+                                    attn__tensor_bytes(p->batch, p->bmask_sb, p->heads,
+                                                       p->bmask_sh, p->q_len, p->bmask_sq,
+                                                       p->kv_len, 1)))
+                return ATTN_ERR_ALIAS;
+    for (i = 0; p->key_lengths && i < 3; i++)
+        if (attn__bytes_overlap(at[i], ext[i], p->key_lengths, p->batch * sizeof(int64_t)))
+            return ATTN_ERR_ALIAS;
     return ATTN_OK;
 }
-
 
 static size_t attn__qtiles(const attn_attention_params *p)
 {
@@ -18089,10 +18669,11 @@ static size_t attn__qtiles(const attn_attention_params *p)
 ATTN_API attn_status attn_attention(const attn_attention_params *p, void *workspace,
                                     size_t workspace_size)
 {
-    attn_status st = attn__attention_check(p, workspace, workspace_size);
+    int empty;
+    attn_status st = attn__attention_check(p, workspace, workspace_size, &empty);
     attn__ws w;
     size_t b, h, q0;
-    if (st != ATTN_OK) return st;
+    if (st != ATTN_OK || empty) return st;
     attn__ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
     if (p->q_len < ATTN__FUSED_MIN && !p->scores && p->heads > p->kv_heads) {
         /* decode with grouped-query heads: the heads of a group share each K/V tile read
@@ -18131,11 +18712,13 @@ ATTN_API size_t attn_attention_tasks(const attn_attention_params *p)
 ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t task,
                                          void *workspace, size_t workspace_size)
 {
-    attn_status st = attn__attention_check(p, workspace, workspace_size);
+    int empty;
+    attn_status st = attn__attention_check(p, workspace, workspace_size, &empty);
     attn__ws w;
     attn__hd hd;
     size_t nt;
     if (st != ATTN_OK) return st;
+    if (empty) return ATTN_ERR_ARG; /* no work items */
     if (task >= attn_attention_tasks(p)) return ATTN_ERR_ARG;
     nt = attn__qtiles(p);
     attn__ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
@@ -18161,6 +18744,7 @@ ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, si
         !attn__extent_add(&ev, kv_heads - 1, capacity * v_head_dim) ||
         !attn__extent_add(&ev, batch - 1, kv_heads * capacity * v_head_dim))
         return ATTN_ERR_OVERFLOW;
+    if (attn__bytes_overlap(k, ek * sizeof(float), v, ev * sizeof(float))) return ATTN_ERR_ALIAS;
     c->k = k;
     c->v = v;
     c->batch = batch;
@@ -18183,23 +18767,32 @@ static int attn__kv_valid(const attn_kv_cache *c)
 ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout)
 {
-    size_t b, g, t, kd, vd;
-    if (!c || !k_new || !v_new) return ATTN_ERR_NULL;
+    size_t b, g, t, kd, vd, kb, vb, nk, nv;
+    if (!c || (n && (!k_new || !v_new))) return ATTN_ERR_NULL;
     if (!attn__kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
     if (n > c->capacity - c->len) return ATTN_ERR_CAPACITY;
+    if (!n) return ATTN_OK;
     kd = c->head_dim, vd = c->v_head_dim;
+    /* the new rows may not lie in the cache (sizes fit: the cache's extents do) */
+    kb = c->batch * c->kv_heads * c->capacity * kd * sizeof(float);
+    vb = c->batch * c->kv_heads * c->capacity * vd * sizeof(float);
+    nk = c->batch * c->kv_heads * n * kd * sizeof(float);
+    nv = c->batch * c->kv_heads * n * vd * sizeof(float);
+    if (attn__bytes_overlap(k_new, nk, c->k, kb) || attn__bytes_overlap(k_new, nk, c->v, vb) ||
+        attn__bytes_overlap(v_new, nv, c->k, kb) || attn__bytes_overlap(v_new, nv, c->v, vb))
+        return ATTN_ERR_ALIAS;
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
             float *kc = c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd;
             float *vc = c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd;
             if (layout == ATTN_LAYOUT_BHLD) {
-                memmove(kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd * sizeof(float));
-                memmove(vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd * sizeof(float));
+                memcpy(kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd * sizeof(float));
+                memcpy(vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd * sizeof(float));
             } else {
                 for (t = 0; t < n; t++) {
-                    memmove(kc + t * kd, k_new + ((b * n + t) * c->kv_heads + g) * kd, kd * sizeof(float));
-                    memmove(vc + t * vd, v_new + ((b * n + t) * c->kv_heads + g) * vd, vd * sizeof(float));
+                    memcpy(kc + t * kd, k_new + ((b * n + t) * c->kv_heads + g) * kd, kd * sizeof(float));
+                    memcpy(vc + t * vd, v_new + ((b * n + t) * c->kv_heads + g) * vd, vd * sizeof(float));
                 }
             }
         }
@@ -18294,7 +18887,7 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
     attn_status st;
     size_t r, half, t, k0, k, h, width;
     double theta, scale;
-    if (!p || !x) return ATTN_ERR_NULL;
+    if (!p || (tokens && !x)) return ATTN_ERR_NULL;
     r = p->rot_dim ? p->rot_dim : p->head_dim;
     if (p->head_dim == 0 || heads == 0 || r % 2 || r > p->head_dim) return ATTN_ERR_SIZE;
     if (heads > ATTN__MAX_ELEMS / p->head_dim) return ATTN_ERR_OVERFLOW;
@@ -18304,6 +18897,12 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
         !attn__finite(p->pos_scale) || (p->pairing != ATTN_ROPE_ADJACENT &&
                                         p->pairing != ATTN_ROPE_HALVES))
         return ATTN_ERR_ARG;
+    if (!tokens) return ATTN_OK;
+    if ((p->inv_freq && attn__bytes_overlap(x, attn__mat_bytes(tokens, width, ldx), p->inv_freq,
+                                            r / 2 * sizeof(float))) ||
+        (positions && attn__bytes_overlap(x, attn__mat_bytes(tokens, width, ldx), positions,
+                                          tokens * sizeof(size_t))))
+        return ATTN_ERR_ALIAS;
     theta = p->theta > 0.0f ? (double)p->theta : 10000.0;
     scale = p->pos_scale > 0.0f ? (double)p->pos_scale : 1.0;
     half = r / 2;
@@ -18440,9 +19039,7 @@ ATTN_API attn_status attn_activation(attn_act act, const float *x, size_t ldx, f
 {
     attn_status st;
     size_t r;
-    if (!x || !y) return ATTN_ERR_NULL;
-    if ((st = attn__check_mat(rows, n, ldx)) != ATTN_OK) return st;
-    if ((st = attn__check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if ((st = attn__rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     if (!attn__act_valid(act)) return ATTN_ERR_ARG;
     for (r = 0; r < rows; r++) attn__act_row(act, x + r * ldx, NULL, y + r * ldy, n);
     return ATTN_OK;
@@ -18504,15 +19101,19 @@ ATTN_API attn_status attn_linear(const float *x, size_t ldx, size_t tokens, size
 {
     attn_status st;
     size_t r;
-    if (!x || !w || !y) return ATTN_ERR_NULL;
+    if (tokens && (!x || !w || !y)) return ATTN_ERR_NULL;
     if (tw != ATTN_NO_TRANS && tw != ATTN_TRANS) return ATTN_ERR_ARG;
     if ((st = attn__check_mat(tokens, d_in, ldx)) != ATTN_OK) return st;
     if ((st = tw ? attn__check_mat(d_out, d_in, ldw) : attn__check_mat(d_in, d_out, ldw)) != ATTN_OK)
         return st;
     if ((st = attn__check_mat(tokens, d_out, ldy)) != ATTN_OK) return st;
     if (!attn__act_valid(act)) return ATTN_ERR_ARG;
+    if (!tokens) return ATTN_OK;
     if (workspace && workspace_size < attn_linear_workspace_size(tw, tokens, d_in, d_out))
         return ATTN_ERR_WORKSPACE;
+    if (bias && attn__bytes_overlap(y, attn__mat_bytes(tokens, d_out, ldy), bias,
+                                    d_out * sizeof(float)))
+        return ATTN_ERR_ALIAS; /* y over x, W or the workspace: attn_matmul's check */
     st = attn_matmul(ATTN_NO_TRANS, tw, tokens, d_out, d_in, 1.0f, x, ldx, w, ldw, 0.0f, y, ldy,
                      workspace, workspace ? workspace_size : 0);
     if (st != ATTN_OK) return st;
@@ -18532,7 +19133,16 @@ static attn_status attn__ffn_check(const attn_ffn_weights *w)
     return ATTN_OK;
 }
 
-/* bytes of attn_ffn's workspace (valid weights), 0 on overflow or tokens 0 */
+/* Whether a block's output y (tokens x d at ldy) overlaps its input x (other than exactly,
+ * when `in_place`), or the workspace's first `need` bytes overlap x or y */
+static int attn__block_alias(const float *x, size_t ldx, const float *y, size_t ldy,
+                             size_t tokens, size_t d, int in_place, const void *ws, size_t need)
+{
+    return attn__mat_alias(y, ldy, x, ldx, tokens, d, in_place) ||
+           attn__bytes_overlap(ws, need, x, attn__mat_bytes(tokens, d, ldx)) ||
+           attn__bytes_overlap(ws, need, y, attn__mat_bytes(tokens, d, ldy));
+}
+
 /* bytes of the matmul workspace of the FFN's two products */
 static size_t attn__ffn_mm(const attn_ffn_weights *w, size_t tokens)
 {
@@ -18576,11 +19186,14 @@ ATTN_API attn_status attn_ffn(const attn_ffn_weights *w, const float *x, size_t 
     attn_status st = attn__ffn_check(w);
     size_t need;
     if (st != ATTN_OK) return st;
-    if (!x || !y) return ATTN_ERR_NULL;
+    if (tokens && (!x || !y)) return ATTN_ERR_NULL;
     if ((st = attn__check_mat(tokens, w->d_model, ldx)) != ATTN_OK) return st;
     if ((st = attn__check_mat(tokens, w->d_model, ldy)) != ATTN_OK) return st;
+    if (!tokens) return ATTN_OK;
     if ((need = attn__ffn_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    if (attn__block_alias(x, ldx, y, ldy, tokens, w->d_model, 1, workspace, need))
+        return ATTN_ERR_ALIAS;
     attn__ffn_run(w, x, ldx, y, ldy, tokens, (unsigned char *)attn__align(workspace));
     return ATTN_OK;
 }
@@ -18669,15 +19282,24 @@ ATTN_API attn_status attn_mha(const attn_mha_weights *w, const float *xq, size_t
                               size_t workspace_size)
 {
     attn_status st = attn__mha_check(w);
-    size_t need;
+    size_t need, kb;
     if (st != ATTN_OK) return st;
-    if (!xq || !xkv || !y) return ATTN_ERR_NULL;
+    if (q_tokens && (!xq || !xkv || !y)) return ATTN_ERR_NULL;
     if ((st = attn__check_mat(q_tokens, w->d_model, ldxq)) != ATTN_OK) return st;
     if ((st = attn__check_mat(kv_tokens, w->d_model, ldxkv)) != ATTN_OK) return st;
     if ((st = attn__check_mat(q_tokens, w->d_model, ldy)) != ATTN_OK) return st;
     if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if (!q_tokens) return ATTN_OK;
+    if (!kv_tokens) return ATTN_ERR_SIZE; /* queries with no keys */
     if ((need = attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    /* y may be xq or xkv exactly (same pointer, leading dimension and rows) */
+    kb = attn__mat_bytes(kv_tokens, w->d_model, ldxkv);
+    if (attn__block_alias(xq, ldxq, y, ldy, q_tokens, w->d_model, 1, workspace, need) ||
+        (!(xkv == y && ldxkv == ldy && kv_tokens == q_tokens) &&
+         attn__bytes_overlap(y, attn__mat_bytes(q_tokens, w->d_model, ldy), xkv, kb)) ||
+        attn__bytes_overlap(workspace, need, xkv, kb))
+        return ATTN_ERR_ALIAS;
     attn__mha_run(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, y, ldy,
                   (unsigned char *)attn__align(workspace));
     return ATTN_OK;
@@ -18738,12 +19360,14 @@ ATTN_API attn_status attn_encoder(const attn_encoder_weights *w, const float *x,
     float *t;
     if (st != ATTN_OK) return st;
     d = w->attn.d_model;
-    if (!x || !y) return ATTN_ERR_NULL;
+    if (tokens && (!x || !y)) return ATTN_ERR_NULL;
     if ((st = attn__check_mat(tokens, d, ldx)) != ATTN_OK) return st;
     if ((st = attn__check_mat(tokens, d, ldy)) != ATTN_OK) return st;
     if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if (!tokens) return ATTN_OK;
     if ((need = attn__encoder_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    if (attn__block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need)) return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__align(workspace);
     t = (float *)attn__take(&cur, tokens * d * sizeof(float));
     sub = cur; /* the sublayers' workspace, aligned */
@@ -18807,12 +19431,19 @@ ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x,
     float *t;
     if (st != ATTN_OK) return st;
     d = w->ffn.d_model;
-    if (!x || !y || !mem) return ATTN_ERR_NULL;
+    if (tokens && (!x || !y || !mem)) return ATTN_ERR_NULL;
     if ((st = attn__check_mat(tokens, d, ldx)) != ATTN_OK) return st;
     if ((st = attn__check_mat(tokens, d, ldy)) != ATTN_OK) return st;
     if ((st = attn__check_mat(mem_tokens, d, ldmem)) != ATTN_OK) return st;
+    if (!tokens) return ATTN_OK;
+    if (!mem_tokens) return ATTN_ERR_SIZE; /* cross-attention with no keys */
     if ((need = attn__decoder_ws(w, tokens, mem_tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    if (attn__block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
+        attn__bytes_overlap(y, attn__mat_bytes(tokens, d, ldy), mem,
+                            attn__mat_bytes(mem_tokens, d, ldmem)) ||
+        attn__bytes_overlap(workspace, need, mem, attn__mat_bytes(mem_tokens, d, ldmem)))
+        return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__align(workspace);
     t = (float *)attn__take(&cur, tokens * d * sizeof(float));
     sub = cur;

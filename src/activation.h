@@ -102,9 +102,7 @@ ATTN_API attn_status attn_activation(attn_act act, const float *x, size_t ldx, f
 {
     attn_status st;
     size_t r;
-    if (!x || !y) return ATTN_ERR_NULL;
-    if ((st = attn__check_mat(rows, n, ldx)) != ATTN_OK) return st;
-    if ((st = attn__check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if ((st = attn__rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     if (!attn__act_valid(act)) return ATTN_ERR_ARG;
     for (r = 0; r < rows; r++) attn__act_row(act, x + r * ldx, NULL, y + r * ldy, n);
     return ATTN_OK;

@@ -63,13 +63,13 @@
 #define ATTN_VERSION_MINOR 1
 #define ATTN_VERSION_PATCH 0
 
-/* Aliasing and threads: overlaps of an output with an input or another output other than
- * the exact in-place cases a function allows (partial overlap, in place with another
- * leading dimension, mean_out or rstd_out inside y, a decoder's mem over y) are not
- * detected: the call stays memory-safe (it reads and writes only the documented extents)
- * but the values it leaves are unspecified. Attention O (or scores) strides that map two
- * elements onto one float are ATTN_ERR_LD, so work items always write disjoint rows. Every
- * function is reentrant and thread-safe given its own outputs and workspace. */
+/* Aliasing and threads: an output that overlaps an input, another output or the workspace,
+ * other than the exact in-place cases a function allows, is ATTN_ERR_ALIAS (nothing
+ * written). Overlap is judged on extents, from a tensor's first float to its last, so rows
+ * of two matrices interleaved in one buffer count as overlapping. Attention O (or scores)
+ * strides that map two elements onto one float are ATTN_ERR_LD, so work items always write
+ * disjoint rows. Every function is reentrant and thread-safe given its own outputs and
+ * workspace. */
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__MAYBE_UNUSED __attribute__((unused))
@@ -100,7 +100,8 @@ typedef enum attn_status {
     ATTN_ERR_WORKSPACE = -4,  /* the workspace is missing or smaller than the query says */
     ATTN_ERR_OVERFLOW = -5,   /* sizes whose products overflow size_t / the address space */
     ATTN_ERR_ARG = -6,        /* an invalid value: NaN or negative eps, bad enum, ... */
-    ATTN_ERR_CAPACITY = -7    /* a KV cache append past the cache's capacity */
+    ATTN_ERR_CAPACITY = -7,   /* a KV cache append past the cache's capacity */
+    ATTN_ERR_ALIAS = -8       /* an output overlaps an input or another output */
 } attn_status;
 
 /* A short English description of a status, e.g. "ok", "null pointer". Never NULL. */
@@ -145,11 +146,11 @@ ATTN_API size_t attn_dtype_size(attn_dtype type);
  *     a NaN stays a NaN (quiet, sign and the top of its payload kept), never inf.
  *   f16 <-> bf16: through float32, so rounded once as above. Same type: a copy.
  * Flush-to-zero (attn_denormals_flush_begin) changes no result; the rounding mode must be
- * the default (to nearest). n = 0 converts nothing and returns ATTN_OK. In place allowed
- * (dst == src) when both types have the same size; any other overlap of dst's and src's
- * bytes is ATTN_ERR_ARG. Errors: ATTN_ERR_NULL (dst or src NULL, also for n = 0),
- * ATTN_ERR_ARG (a type that is not an attn_dtype, overlap), ATTN_ERR_OVERFLOW (n elements
- * of either type exceed PTRDIFF_MAX bytes). */
+ * the default (to nearest). n = 0 converts nothing and returns ATTN_OK (dst and src may then
+ * be NULL). In place allowed (dst == src) when both types have the same size; any other
+ * overlap of dst's and src's bytes is ATTN_ERR_ALIAS. Errors: ATTN_ERR_NULL (dst or src
+ * NULL), ATTN_ERR_ARG (a type that is not an attn_dtype), ATTN_ERR_OVERFLOW (n elements of
+ * either type exceed PTRDIFF_MAX bytes). */
 ATTN_API attn_status attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type,
                                   const void *src, size_t n);
 
@@ -197,7 +198,9 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
 /* ---------------------------------------------------------------------------------------
  * Matrix product: C = alpha * op(A) * op(B) + beta * C, C is m x n, op(A) is m x k,
  * op(B) is k x n. op(X) = X for ATTN_NO_TRANS, X^T for ATTN_TRANS (A stored k x m).
- * k = 0 gives C = beta * C. beta = 0 never reads C (NaN in C does not leak).
+ * k = 0 gives C = beta * C (A and B unread, may be NULL); m = 0 or n = 0 is an empty
+ * product: ATTN_OK, nothing read or written. beta = 0 never reads C (NaN in C does not leak).
+ * C may not overlap A, B or the workspace, nor the workspace A or B (ATTN_ERR_ALIAS).
  *
  * workspace: scratch for packed copies of A and B, at least attn_matmul_workspace_size()
  * bytes at any alignment, or NULL (then workspace_size is ignored). The size is bounded
@@ -266,7 +269,8 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  * computed the same way whatever else is in the call. To spread one call over a job
  * system, run its attn_attention_tasks(p) work items (one (batch, head, query tile) each)
  * with attn_attention_task(), in any order, on any threads, each thread with its own
- * workspace: the output is bit-identical to attn_attention(). Slicing batches or heads by
+ * workspace: the output is bit-identical to attn_attention() (a NaN output may differ in
+ * its sign or payload, which the compiler's operand order picks). Slicing batches or heads by
  * hand (pointers moved to one (b, h), batch = heads = kv_heads = 1) gives the same bits
  * too; slicing queries by hand does only at multiples of the query tile (with the causal
  * offset carried over as ATTN_CAUSAL_OFFSET).
@@ -340,6 +344,9 @@ ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, s
  * (or sizes whose workspace would not fit in memory). */
 ATTN_API size_t attn_attention_workspace_size(const attn_attention_params *p);
 
+/* batch = 0 or q_len = 0 is an empty call (ATTN_OK; pointers, strides and workspace
+ * unchecked); kv_len = 0 is otherwise ATTN_ERR_SIZE. ATTN_ERR_ALIAS when O, scores or the
+ * workspace overlap each other, Q, K, V, a mask or key_lengths (extents, as above). */
 ATTN_API attn_status attn_attention(const attn_attention_params *p, void *workspace,
                                     size_t workspace_size);
 
@@ -363,7 +370,9 @@ ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t 
  *   dense; positions 0 .. len-1 are filled. attn_kv_cache_init sets len = 0.
  * attn_kv_cache_append copies n new positions (k_new, v_new dense in `layout`:
  * [batch, kv_heads, n, dim] or [batch, n, kv_heads * dim]) after the filled ones:
- * ATTN_ERR_CAPACITY (nothing copied) when len + n > capacity. To start from an existing past,
+ * ATTN_ERR_CAPACITY (nothing copied) when len + n > capacity, ATTN_ERR_ALIAS when k_new or
+ * v_new lies in the cache's k or v (which may not overlap each other either); n = 0 appends
+ * nothing (k_new and v_new may then be NULL). To start from an existing past,
  * append it first. attn_attention_init_kv() sets up attention of q_len queries against the
  * filled positions: kv_len = len, K/V strides of the cache; with ATTN_CAUSAL_BOTTOM_RIGHT the
  * queries are the last q_len positions (offset len - q_len = the past length when the
@@ -384,7 +393,7 @@ ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, si
 ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout);
 /* q and o in `layout` (dense, heads query heads; heads a multiple of the cache's kv_heads).
- * An invalid cache gives all-zero params (attn_attention then reports ATTN_ERR_NULL), an
+ * An invalid cache gives all-zero params (attn_attention then reports ATTN_ERR_SIZE), an
  * unknown layout causal out of range (ATTN_ERR_ARG), as attn_attention_init. */
 ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, size_t heads,
                                                       size_t q_len, const float *q, float *o,
@@ -419,9 +428,9 @@ typedef struct attn_rope_params {
  * head_dim floats side by side ([L, H * D] rows, ldx >= heads * head_dim; for [B, H, L, D]
  * call once per head with heads = 1 and ldx = head_dim). Row t has the position
  * positions[t] when positions is not NULL, else pos0 + t (a KV cache appends at its
- * length). Errors: ATTN_ERR_NULL, ATTN_ERR_SIZE (zero sizes, rot_dim odd or above
+ * length). Errors: ATTN_ERR_NULL, ATTN_ERR_SIZE (head_dim or heads 0, rot_dim odd or above
  * head_dim), ATTN_ERR_LD, ATTN_ERR_OVERFLOW, ATTN_ERR_ARG (theta or pos_scale negative or
- * not finite). */
+ * not finite), ATTN_ERR_ALIAS (inv_freq or positions inside x). tokens = 0: nothing. */
 ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, size_t tokens,
                                size_t heads, size_t pos0, const size_t *positions);
 
@@ -477,7 +486,8 @@ ATTN_API attn_status attn_activation(attn_act act, const float *x, size_t ldx, f
 /* Linear layer: y = act(x op(W) + bias), x tokens x d_in, y tokens x d_out.
  * tw = ATTN_NO_TRANS: W is d_in x d_out (ldw >= d_out);
  * tw = ATTN_TRANS:    W is d_out x d_in (ldw >= d_in), PyTorch's nn.Linear weight.
- * bias: d_out floats or NULL. y must not overlap x or W. The product is attn_matmul's;
+ * bias: d_out floats or NULL. y must not overlap x, W, bias or the workspace
+ * (ATTN_ERR_ALIAS). The product is attn_matmul's;
  * workspace is optional exactly as there (NULL with size 0, or at least
  * attn_linear_workspace_size() bytes). Outputs are never denormal. */
 ATTN_API size_t attn_linear_workspace_size(attn_trans tw, size_t tokens, size_t d_in,
@@ -501,7 +511,11 @@ typedef struct attn_ffn_weights {
  * the matmul's). Returns 0 for NULL or invalid weights, tokens 0, or on overflow. */
 ATTN_API size_t attn_ffn_workspace_size(const attn_ffn_weights *w, size_t tokens);
 
-/* x, y: tokens x d_model. In place allowed. Workspace required. */
+/* x, y: tokens x d_model. In place allowed. Workspace required. Blocks (attn_ffn, attn_mha,
+ * attn_encoder, attn_decoder): tokens = 0 (q_tokens for attn_mha) is an empty call; the
+ * workspace may not overlap x, y or mem, nor y x other than exactly in place
+ * (ATTN_ERR_ALIAS); the weights are read-only inputs whose overlap with y or the workspace
+ * is not checked. */
 ATTN_API attn_status attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
                               size_t ldy, size_t tokens, void *workspace,
                               size_t workspace_size);
@@ -574,7 +588,8 @@ typedef struct attn_decoder_weights {
 ATTN_API size_t attn_decoder_workspace_size(const attn_decoder_weights *w, size_t tokens,
                                             size_t mem_tokens);
 
-/* x, y: tokens x d_model (in place allowed); mem: mem_tokens x d_model, must not overlap y. */
+/* x, y: tokens x d_model (in place allowed); mem: mem_tokens x d_model, must not overlap y
+ * (ATTN_ERR_ALIAS); mem_tokens = 0 with tokens > 0 is ATTN_ERR_SIZE. */
 ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x, size_t ldx,
                                   float *y, size_t ldy, size_t tokens, const float *mem,
                                   size_t ldmem, size_t mem_tokens, void *workspace,

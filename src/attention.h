@@ -602,17 +602,39 @@ static int attn__nested(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2, s
     return 1;
 }
 
+/* Bytes from the first to the last element of a [n0, n1, n2, row] tensor at strides s0, s1,
+ * s2 of `elem`-byte elements (extent already checked; every n > 0) */
+static size_t attn__tensor_bytes(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2,
+                                 size_t s2, size_t row, size_t elem)
+{
+    return ((n0 - 1) * s0 + (n1 - 1) * s1 + (n2 - 1) * s2 + row) * elem;
+}
+
+/* The checks of attn_attention; *empty is set when batch or q_len is 0 (nothing to do, the
+ * pointers and strides unchecked) */
 static attn_status attn__attention_check(const attn_attention_params *p, const void *ws,
-                                         size_t ws_size)
+                                         size_t ws_size, int *empty)
 {
     attn_status st;
-    size_t b;
+    size_t b, i, j, ext[7], need;
+    const void *at[7];
+    *empty = 0;
     if (!p) return ATTN_ERR_NULL;
-    if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
-    if (!ws) return ATTN_ERR_WORKSPACE;
-    if (!p->batch || !p->heads || !p->kv_heads || !p->q_len || !p->kv_len || !p->head_dim ||
-        !p->v_head_dim || p->heads % p->kv_heads)
+    if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads)
         return ATTN_ERR_SIZE;
+    if (!attn__finite(p->scale) || !attn__finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
+    if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
+        p->causal != ATTN_CAUSAL_OFFSET)
+        return ATTN_ERR_ARG;
+    if (p->scores && p->scores_mode != ATTN_SCORES_LOGITS &&
+        p->scores_mode != ATTN_SCORES_MASKED && p->scores_mode != ATTN_SCORES_PROBS)
+        return ATTN_ERR_ARG;
+    if (!p->batch || !p->q_len) {
+        *empty = 1;
+        return ATTN_OK;
+    }
+    if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
+    if (!p->kv_len) return ATTN_ERR_SIZE;
     if ((st = attn__check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl, p->head_dim, 0)) ||
         (st = attn__check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl, p->head_dim, 0)) ||
         (st = attn__check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl, p->v_head_dim, 0)) ||
@@ -626,18 +648,11 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     if (p->bool_mask && (st = attn__check_tensor(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
                                                   p->q_len, p->bmask_sq, p->kv_len, 1)))
         return st;
-    if (!attn__finite(p->scale) || !attn__finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
-    if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
-        p->causal != ATTN_CAUSAL_OFFSET)
-        return ATTN_ERR_ARG;
     if (p->key_lengths)
         for (b = 0; b < p->batch; b++)
             if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)
                 return ATTN_ERR_ARG;
     if (p->scores) {
-        if (p->scores_mode != ATTN_SCORES_LOGITS && p->scores_mode != ATTN_SCORES_MASKED &&
-            p->scores_mode != ATTN_SCORES_PROBS)
-            return ATTN_ERR_ARG;
         if ((st = attn__check_tensor(p->batch, p->scores_sb, p->heads, p->scores_sh, p->q_len,
                                      p->scores_sq, p->kv_len, 0)))
             return st;
@@ -645,11 +660,43 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
                           p->scores_sq, p->kv_len))
             return ATTN_ERR_LD;
     }
-    if (attn_attention_workspace_size(p) == 0) return ATTN_ERR_OVERFLOW;
-    if (ws_size < attn_attention_workspace_size(p)) return ATTN_ERR_WORKSPACE;
+    if ((need = attn_attention_workspace_size(p)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!ws || ws_size < need) return ATTN_ERR_WORKSPACE;
+    /* the outputs (O, scores, the workspace: the first three) may not overlap each other or
+     * an input (Q, K, V, the masks, the key lengths) */
+    at[0] = p->o, ext[0] = attn__tensor_bytes(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len,
+                                              p->o_sl, p->v_head_dim, sizeof(float));
+    at[1] = p->scores, ext[1] = p->scores ? attn__tensor_bytes(p->batch, p->scores_sb, p->heads,
+                                                               p->scores_sh, p->q_len,
+                                                               p->scores_sq, p->kv_len,
+                                                               sizeof(float)) : 0;
+    at[2] = ws, ext[2] = need;
+    at[3] = p->q, ext[3] = attn__tensor_bytes(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len,
+                                              p->q_sl, p->head_dim, sizeof(float));
+    at[4] = p->k, ext[4] = attn__tensor_bytes(p->batch, p->k_sb, p->kv_heads, p->k_sh,
+                                              p->kv_len, p->k_sl, p->head_dim, sizeof(float));
+    at[5] = p->v, ext[5] = attn__tensor_bytes(p->batch, p->v_sb, p->kv_heads, p->v_sh,
+                                              p->kv_len, p->v_sl, p->v_head_dim, sizeof(float));
+    at[6] = p->mask ? (const void *)p->mask : (const void *)p->bool_mask;
+    ext[6] = p->mask ? attn__tensor_bytes(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
+                                          p->mask_sq, p->kv_len, sizeof(float))
+             : p->bool_mask ? attn__tensor_bytes(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
+                                                 p->q_len, p->bmask_sq, p->kv_len, 1) : 0;
+    for (i = 0; i < 3; i++)
+        for (j = i + 1; j < 7; j++)
+            if (attn__bytes_overlap(at[i], ext[i], at[j], ext[j])) return ATTN_ERR_ALIAS;
+    if (p->mask && p->bool_mask) /* the second mask, and the key lengths */
+        for (i = 0; i < 3; i++)
+            if (attn__bytes_overlap(at[i], ext[i], p->bool_mask,
+                                    attn__tensor_bytes(p->batch, p->bmask_sb, p->heads,
+                                                       p->bmask_sh, p->q_len, p->bmask_sq,
+                                                       p->kv_len, 1)))
+                return ATTN_ERR_ALIAS;
+    for (i = 0; p->key_lengths && i < 3; i++)
+        if (attn__bytes_overlap(at[i], ext[i], p->key_lengths, p->batch * sizeof(int64_t)))
+            return ATTN_ERR_ALIAS;
     return ATTN_OK;
 }
-
 
 static size_t attn__qtiles(const attn_attention_params *p)
 {
@@ -659,10 +706,11 @@ static size_t attn__qtiles(const attn_attention_params *p)
 ATTN_API attn_status attn_attention(const attn_attention_params *p, void *workspace,
                                     size_t workspace_size)
 {
-    attn_status st = attn__attention_check(p, workspace, workspace_size);
+    int empty;
+    attn_status st = attn__attention_check(p, workspace, workspace_size, &empty);
     attn__ws w;
     size_t b, h, q0;
-    if (st != ATTN_OK) return st;
+    if (st != ATTN_OK || empty) return st;
     attn__ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
     if (p->q_len < ATTN__FUSED_MIN && !p->scores && p->heads > p->kv_heads) {
         /* decode with grouped-query heads: the heads of a group share each K/V tile read
@@ -701,11 +749,13 @@ ATTN_API size_t attn_attention_tasks(const attn_attention_params *p)
 ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t task,
                                          void *workspace, size_t workspace_size)
 {
-    attn_status st = attn__attention_check(p, workspace, workspace_size);
+    int empty;
+    attn_status st = attn__attention_check(p, workspace, workspace_size, &empty);
     attn__ws w;
     attn__hd hd;
     size_t nt;
     if (st != ATTN_OK) return st;
+    if (empty) return ATTN_ERR_ARG; /* no work items */
     if (task >= attn_attention_tasks(p)) return ATTN_ERR_ARG;
     nt = attn__qtiles(p);
     attn__ws_layout(workspace, p->head_dim, p->v_head_dim, &w);

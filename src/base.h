@@ -26,6 +26,7 @@ ATTN_API const char *attn_status_string(attn_status status)
     case ATTN_ERR_OVERFLOW: return "sizes overflow the address space";
     case ATTN_ERR_ARG: return "invalid argument value";
     case ATTN_ERR_CAPACITY: return "append past the KV cache's capacity";
+    case ATTN_ERR_ALIAS: return "an output overlaps an input or another output";
     }
     return "unknown status";
 }
@@ -66,13 +67,51 @@ static int attn__extent_add(size_t *acc, size_t a, size_t b)
     return 1;
 }
 
-/* rows x n matrix with leading dimension ld */
+/* rows x n matrix with leading dimension ld; rows = 0 is an empty matrix (nothing read or
+ * written), n = 0 an error */
 static attn_status attn__check_mat(size_t rows, size_t n, size_t ld)
 {
     size_t ext = n;
-    if (rows == 0 || n == 0) return ATTN_ERR_SIZE;
+    if (n == 0) return ATTN_ERR_SIZE;
     if (ld < n) return ATTN_ERR_LD;
-    if (n > ATTN__MAX_ELEMS || !attn__extent_add(&ext, rows - 1, ld)) return ATTN_ERR_OVERFLOW;
+    if (n > ATTN__MAX_ELEMS || (rows && !attn__extent_add(&ext, rows - 1, ld)))
+        return ATTN_ERR_OVERFLOW;
+    return ATTN_OK;
+}
+
+/* Do the byte ranges [a, a + na) and [b, b + nb) share a byte? (empty ones never do) */
+static int attn__bytes_overlap(const void *a, size_t na, const void *b, size_t nb)
+{
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return na && nb && (x < y ? y - x < na : x - y < nb);
+}
+
+/* Bytes from the first to the last float of a rows x n matrix at ld (extent checked) */
+static size_t attn__mat_bytes(size_t rows, size_t n, size_t ld)
+{
+    return rows ? ((rows - 1) * ld + n) * sizeof(float) : 0;
+}
+
+/* Whether rows x n matrices y (ldy, written) and x (ldx, read) overlap, unless they are the
+ * same matrix (x == y, ldx == ldy) and `in_place` allows that. The test is on the extents
+ * (first to last float), so interleaved rows count as overlapping. */
+static int attn__mat_alias(const float *y, size_t ldy, const float *x, size_t ldx, size_t rows,
+                           size_t n, int in_place)
+{
+    if (in_place && x == y && ldx == ldy) return 0;
+    return attn__bytes_overlap(y, attn__mat_bytes(rows, n, ldy), x, attn__mat_bytes(rows, n, ldx));
+}
+
+/* The checks of a row operation from x (ldx) to y (ldy): pointers (unless rows = 0), sizes,
+ * and overlap (y == x with ldy == ldx allowed when `in_place`). */
+static attn_status attn__rows_check(const float *x, size_t ldx, const float *y, size_t ldy,
+                                    size_t rows, size_t n, int in_place)
+{
+    attn_status st;
+    if (rows && (!x || !y)) return ATTN_ERR_NULL;
+    if ((st = attn__check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if (attn__mat_alias(y, ldy, x, ldx, rows, n, in_place)) return ATTN_ERR_ALIAS;
     return ATTN_OK;
 }
 

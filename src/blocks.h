@@ -47,15 +47,19 @@ ATTN_API attn_status attn_linear(const float *x, size_t ldx, size_t tokens, size
 {
     attn_status st;
     size_t r;
-    if (!x || !w || !y) return ATTN_ERR_NULL;
+    if (tokens && (!x || !w || !y)) return ATTN_ERR_NULL;
     if (tw != ATTN_NO_TRANS && tw != ATTN_TRANS) return ATTN_ERR_ARG;
     if ((st = attn__check_mat(tokens, d_in, ldx)) != ATTN_OK) return st;
     if ((st = tw ? attn__check_mat(d_out, d_in, ldw) : attn__check_mat(d_in, d_out, ldw)) != ATTN_OK)
         return st;
     if ((st = attn__check_mat(tokens, d_out, ldy)) != ATTN_OK) return st;
     if (!attn__act_valid(act)) return ATTN_ERR_ARG;
+    if (!tokens) return ATTN_OK;
     if (workspace && workspace_size < attn_linear_workspace_size(tw, tokens, d_in, d_out))
         return ATTN_ERR_WORKSPACE;
+    if (bias && attn__bytes_overlap(y, attn__mat_bytes(tokens, d_out, ldy), bias,
+                                    d_out * sizeof(float)))
+        return ATTN_ERR_ALIAS; /* y over x, W or the workspace: attn_matmul's check */
     st = attn_matmul(ATTN_NO_TRANS, tw, tokens, d_out, d_in, 1.0f, x, ldx, w, ldw, 0.0f, y, ldy,
                      workspace, workspace ? workspace_size : 0);
     if (st != ATTN_OK) return st;
@@ -75,7 +79,16 @@ static attn_status attn__ffn_check(const attn_ffn_weights *w)
     return ATTN_OK;
 }
 
-/* bytes of attn_ffn's workspace (valid weights), 0 on overflow or tokens 0 */
+/* Whether a block's output y (tokens x d at ldy) overlaps its input x (other than exactly,
+ * when `in_place`), or the workspace's first `need` bytes overlap x or y */
+static int attn__block_alias(const float *x, size_t ldx, const float *y, size_t ldy,
+                             size_t tokens, size_t d, int in_place, const void *ws, size_t need)
+{
+    return attn__mat_alias(y, ldy, x, ldx, tokens, d, in_place) ||
+           attn__bytes_overlap(ws, need, x, attn__mat_bytes(tokens, d, ldx)) ||
+           attn__bytes_overlap(ws, need, y, attn__mat_bytes(tokens, d, ldy));
+}
+
 /* bytes of the matmul workspace of the FFN's two products */
 static size_t attn__ffn_mm(const attn_ffn_weights *w, size_t tokens)
 {
@@ -119,11 +132,14 @@ ATTN_API attn_status attn_ffn(const attn_ffn_weights *w, const float *x, size_t 
     attn_status st = attn__ffn_check(w);
     size_t need;
     if (st != ATTN_OK) return st;
-    if (!x || !y) return ATTN_ERR_NULL;
+    if (tokens && (!x || !y)) return ATTN_ERR_NULL;
     if ((st = attn__check_mat(tokens, w->d_model, ldx)) != ATTN_OK) return st;
     if ((st = attn__check_mat(tokens, w->d_model, ldy)) != ATTN_OK) return st;
+    if (!tokens) return ATTN_OK;
     if ((need = attn__ffn_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    if (attn__block_alias(x, ldx, y, ldy, tokens, w->d_model, 1, workspace, need))
+        return ATTN_ERR_ALIAS;
     attn__ffn_run(w, x, ldx, y, ldy, tokens, (unsigned char *)attn__align(workspace));
     return ATTN_OK;
 }
@@ -212,15 +228,24 @@ ATTN_API attn_status attn_mha(const attn_mha_weights *w, const float *xq, size_t
                               size_t workspace_size)
 {
     attn_status st = attn__mha_check(w);
-    size_t need;
+    size_t need, kb;
     if (st != ATTN_OK) return st;
-    if (!xq || !xkv || !y) return ATTN_ERR_NULL;
+    if (q_tokens && (!xq || !xkv || !y)) return ATTN_ERR_NULL;
     if ((st = attn__check_mat(q_tokens, w->d_model, ldxq)) != ATTN_OK) return st;
     if ((st = attn__check_mat(kv_tokens, w->d_model, ldxkv)) != ATTN_OK) return st;
     if ((st = attn__check_mat(q_tokens, w->d_model, ldy)) != ATTN_OK) return st;
     if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if (!q_tokens) return ATTN_OK;
+    if (!kv_tokens) return ATTN_ERR_SIZE; /* queries with no keys */
     if ((need = attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    /* y may be xq or xkv exactly (same pointer, leading dimension and rows) */
+    kb = attn__mat_bytes(kv_tokens, w->d_model, ldxkv);
+    if (attn__block_alias(xq, ldxq, y, ldy, q_tokens, w->d_model, 1, workspace, need) ||
+        (!(xkv == y && ldxkv == ldy && kv_tokens == q_tokens) &&
+         attn__bytes_overlap(y, attn__mat_bytes(q_tokens, w->d_model, ldy), xkv, kb)) ||
+        attn__bytes_overlap(workspace, need, xkv, kb))
+        return ATTN_ERR_ALIAS;
     attn__mha_run(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, y, ldy,
                   (unsigned char *)attn__align(workspace));
     return ATTN_OK;
@@ -281,12 +306,14 @@ ATTN_API attn_status attn_encoder(const attn_encoder_weights *w, const float *x,
     float *t;
     if (st != ATTN_OK) return st;
     d = w->attn.d_model;
-    if (!x || !y) return ATTN_ERR_NULL;
+    if (tokens && (!x || !y)) return ATTN_ERR_NULL;
     if ((st = attn__check_mat(tokens, d, ldx)) != ATTN_OK) return st;
     if ((st = attn__check_mat(tokens, d, ldy)) != ATTN_OK) return st;
     if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if (!tokens) return ATTN_OK;
     if ((need = attn__encoder_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    if (attn__block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need)) return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__align(workspace);
     t = (float *)attn__take(&cur, tokens * d * sizeof(float));
     sub = cur; /* the sublayers' workspace, aligned */
@@ -350,12 +377,19 @@ ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x,
     float *t;
     if (st != ATTN_OK) return st;
     d = w->ffn.d_model;
-    if (!x || !y || !mem) return ATTN_ERR_NULL;
+    if (tokens && (!x || !y || !mem)) return ATTN_ERR_NULL;
     if ((st = attn__check_mat(tokens, d, ldx)) != ATTN_OK) return st;
     if ((st = attn__check_mat(tokens, d, ldy)) != ATTN_OK) return st;
     if ((st = attn__check_mat(mem_tokens, d, ldmem)) != ATTN_OK) return st;
+    if (!tokens) return ATTN_OK;
+    if (!mem_tokens) return ATTN_ERR_SIZE; /* cross-attention with no keys */
     if ((need = attn__decoder_ws(w, tokens, mem_tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    if (attn__block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
+        attn__bytes_overlap(y, attn__mat_bytes(tokens, d, ldy), mem,
+                            attn__mat_bytes(mem_tokens, d, ldmem)) ||
+        attn__bytes_overlap(workspace, need, mem, attn__mat_bytes(mem_tokens, d, ldmem)))
+        return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__align(workspace);
     t = (float *)attn__take(&cur, tokens * d * sizeof(float));
     sub = cur;

@@ -51,23 +51,16 @@ static ATTN__FORCE_INLINE void attn__convert_run(attn_dtype dt, void *dst, attn_
     if (i < n) attn__vstore_dt_part(dt, dst, i, attn__vload_dt_part(st, src, i, n - i), n - i);
 }
 
-/* Do the byte ranges [a, a + na) and [b, b + nb), both non-empty, share a byte? */
-static int attn__bytes_overlap(const void *a, size_t na, const void *b, size_t nb)
-{
-    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    return x < y ? y - x < na : x - y < nb;
-}
-
 ATTN_API attn_status attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type,
                                   const void *src, size_t n)
 {
     const size_t ds = attn_dtype_size(dst_type), ss = attn_dtype_size(src_type);
-    if (!dst || !src) return ATTN_ERR_NULL;
     if (!ds || !ss) return ATTN_ERR_ARG;
     if (n == 0) return ATTN_OK;
+    if (!dst || !src) return ATTN_ERR_NULL;
     if (n > (size_t)PTRDIFF_MAX / (ds > ss ? ds : ss)) return ATTN_ERR_OVERFLOW;
     if (!(dst == src && ds == ss) && attn__bytes_overlap(dst, n * ds, src, n * ss))
-        return ATTN_ERR_ARG;
+        return ATTN_ERR_ALIAS;
     if (dst_type == src_type) {
         if (dst != src) memcpy(dst, src, n * ds);
     } else if (src_type == ATTN_F32) {

@@ -5,9 +5,7 @@ ATTN_API attn_status attn_add(float *y, size_t ldy, const float *x, size_t ldx,
 {
     attn_status st;
     size_t r, i;
-    if (!x || !y) return ATTN_ERR_NULL;
-    if ((st = attn__check_mat(rows, n, ldy)) != ATTN_OK) return st;
-    if ((st = attn__check_mat(rows, n, ldx)) != ATTN_OK) return st;
+    if ((st = attn__rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     for (r = 0; r < rows; r++) {
         float *yr = y + r * ldy;
         const float *xr = x + r * ldx;
@@ -25,7 +23,7 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
 {
     attn_status st;
     size_t r, i;
-    if (!pe) return ATTN_ERR_NULL;
+    if (rows && !pe) return ATTN_ERR_NULL;
     if ((st = attn__check_mat(rows, d, ldpe)) != ATTN_OK) return st;
     for (r = 0; r < rows; r++) {
         double pos = (double)pos0 + (double)r;

@@ -15,6 +15,7 @@ ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, si
         !attn__extent_add(&ev, kv_heads - 1, capacity * v_head_dim) ||
         !attn__extent_add(&ev, batch - 1, kv_heads * capacity * v_head_dim))
         return ATTN_ERR_OVERFLOW;
+    if (attn__bytes_overlap(k, ek * sizeof(float), v, ev * sizeof(float))) return ATTN_ERR_ALIAS;
     c->k = k;
     c->v = v;
     c->batch = batch;
@@ -37,23 +38,32 @@ static int attn__kv_valid(const attn_kv_cache *c)
 ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout)
 {
-    size_t b, g, t, kd, vd;
-    if (!c || !k_new || !v_new) return ATTN_ERR_NULL;
+    size_t b, g, t, kd, vd, kb, vb, nk, nv;
+    if (!c || (n && (!k_new || !v_new))) return ATTN_ERR_NULL;
     if (!attn__kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
     if (n > c->capacity - c->len) return ATTN_ERR_CAPACITY;
+    if (!n) return ATTN_OK;
     kd = c->head_dim, vd = c->v_head_dim;
+    /* the new rows may not lie in the cache (sizes fit: the cache's extents do) */
+    kb = c->batch * c->kv_heads * c->capacity * kd * sizeof(float);
+    vb = c->batch * c->kv_heads * c->capacity * vd * sizeof(float);
+    nk = c->batch * c->kv_heads * n * kd * sizeof(float);
+    nv = c->batch * c->kv_heads * n * vd * sizeof(float);
+    if (attn__bytes_overlap(k_new, nk, c->k, kb) || attn__bytes_overlap(k_new, nk, c->v, vb) ||
+        attn__bytes_overlap(v_new, nv, c->k, kb) || attn__bytes_overlap(v_new, nv, c->v, vb))
+        return ATTN_ERR_ALIAS;
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
             float *kc = c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd;
             float *vc = c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd;
             if (layout == ATTN_LAYOUT_BHLD) {
-                memmove(kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd * sizeof(float));
-                memmove(vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd * sizeof(float));
+                memcpy(kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd * sizeof(float));
+                memcpy(vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd * sizeof(float));
             } else {
                 for (t = 0; t < n; t++) {
-                    memmove(kc + t * kd, k_new + ((b * n + t) * c->kv_heads + g) * kd, kd * sizeof(float));
-                    memmove(vc + t * vd, v_new + ((b * n + t) * c->kv_heads + g) * vd, vd * sizeof(float));
+                    memcpy(kc + t * kd, k_new + ((b * n + t) * c->kv_heads + g) * kd, kd * sizeof(float));
+                    memcpy(vc + t * vd, v_new + ((b * n + t) * c->kv_heads + g) * vd, vd * sizeof(float));
                 }
             }
         }

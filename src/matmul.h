@@ -400,15 +400,25 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
     size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
     float *pa, *pb;
     int packa, pfc;
-    if (!a || !b || !c) return ATTN_ERR_NULL;
+    size_t ab, bb, cb;
     if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
         return ATTN_ERR_ARG;
-    if (m == 0 || n == 0) return ATTN_ERR_SIZE;
+    if (m == 0 || n == 0) return ATTN_OK; /* an empty C: nothing read or written */
+    if (!c || (k && (!a || !b))) return ATTN_ERR_NULL;
     if (k > 0) {
         if ((st = ta ? attn__check_mat(k, m, lda) : attn__check_mat(m, k, lda)) != ATTN_OK) return st;
         if ((st = tb ? attn__check_mat(n, k, ldb) : attn__check_mat(k, n, ldb)) != ATTN_OK) return st;
     }
     if ((st = attn__check_mat(m, n, ldc)) != ATTN_OK) return st;
+    /* C may not overlap A, B or the workspace, nor the workspace A or B */
+    ab = k ? (ta ? attn__mat_bytes(k, m, lda) : attn__mat_bytes(m, k, lda)) : 0;
+    bb = k ? (tb ? attn__mat_bytes(n, k, ldb) : attn__mat_bytes(k, n, ldb)) : 0;
+    cb = attn__mat_bytes(m, n, ldc);
+    need = workspace ? attn_matmul_workspace_size(ta, tb, m, n, k) : 0;
+    if (attn__bytes_overlap(c, cb, a, ab) || attn__bytes_overlap(c, cb, b, bb) ||
+        attn__bytes_overlap(workspace, need, a, ab) || attn__bytes_overlap(workspace, need, b, bb) ||
+        attn__bytes_overlap(workspace, need, c, cb))
+        return ATTN_ERR_ALIAS;
     /* A matrix of one stored row accepts any leading dimension; it never addresses a second
      * row, so it becomes the row length: no pointer (e.g. a microkernel's step past its
      * last row) is ever formed that far out. The arithmetic does not depend on it. */

@@ -137,9 +137,7 @@ static attn_status attn__norm_check(const float *x, size_t ldx, float *y, size_t
                                     size_t rows, size_t n, float eps)
 {
     attn_status st;
-    if (!x || !y) return ATTN_ERR_NULL;
-    if ((st = attn__check_mat(rows, n, ldx)) != ATTN_OK) return st;
-    if ((st = attn__check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if ((st = attn__rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     if (!attn__finite(eps) || eps < 0) return ATTN_ERR_ARG;
     return ATTN_OK;
 }
@@ -350,8 +348,24 @@ ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t
                                     float *rstd_out)
 {
     attn_status st = attn__norm_check(x, ldx, y, ldy, rows, n, eps);
+    const size_t yb = attn__mat_bytes(rows, n, ldy), xb = attn__mat_bytes(rows, n, ldx);
+    const size_t vb = n * sizeof(float), sb = rows * sizeof(float);
     size_t r = 0;
     if (st != ATTN_OK) return st;
+    if (!rows) return ATTN_OK;
+    /* y over gamma or beta; a statistic over x, y, gamma, beta or the other statistic */
+    if ((gamma && attn__bytes_overlap(y, yb, gamma, vb)) ||
+        (beta && attn__bytes_overlap(y, yb, beta, vb)) ||
+        (mean_out && (attn__bytes_overlap(mean_out, sb, x, xb) ||
+                      attn__bytes_overlap(mean_out, sb, y, yb) ||
+                      (gamma && attn__bytes_overlap(mean_out, sb, gamma, vb)) ||
+                      (beta && attn__bytes_overlap(mean_out, sb, beta, vb)) ||
+                      (rstd_out && attn__bytes_overlap(mean_out, sb, rstd_out, sb)))) ||
+        (rstd_out && (attn__bytes_overlap(rstd_out, sb, x, xb) ||
+                      attn__bytes_overlap(rstd_out, sb, y, yb) ||
+                      (gamma && attn__bytes_overlap(rstd_out, sb, gamma, vb)) ||
+                      (beta && attn__bytes_overlap(rstd_out, sb, beta, vb)))))
+        return ATTN_ERR_ALIAS;
     /* Shifted sums: the mean d and the sum of squares s2 of x - c, with c the mean of the
      * first (up to) 32 elements. x - c is exact or nearly so for x near c, so rows whose
      * mean is far larger than their spread lose nothing, in one pass. When c turns out
@@ -436,6 +450,9 @@ ATTN_API attn_status attn_rmsnorm(const float *x, size_t ldx, float *y, size_t l
     attn_status st = attn__norm_check(x, ldx, y, ldy, rows, n, eps);
     size_t r = 0;
     if (st != ATTN_OK) return st;
+    if (!rows) return ATTN_OK;
+    if (gamma && attn__bytes_overlap(y, attn__mat_bytes(rows, n, ldy), gamma, n * sizeof(float)))
+        return ATTN_ERR_ALIAS;
     if (n <= ATTN__NORM_BATCHED) {
         attn__rmsnorm_short(x, ldx, y, ldy, rows, n, gamma, eps);
         return ATTN_OK;

@@ -68,7 +68,7 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
     attn_status st;
     size_t r, half, t, k0, k, h, width;
     double theta, scale;
-    if (!p || !x) return ATTN_ERR_NULL;
+    if (!p || (tokens && !x)) return ATTN_ERR_NULL;
     r = p->rot_dim ? p->rot_dim : p->head_dim;
     if (p->head_dim == 0 || heads == 0 || r % 2 || r > p->head_dim) return ATTN_ERR_SIZE;
     if (heads > ATTN__MAX_ELEMS / p->head_dim) return ATTN_ERR_OVERFLOW;
@@ -78,6 +78,12 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
         !attn__finite(p->pos_scale) || (p->pairing != ATTN_ROPE_ADJACENT &&
                                         p->pairing != ATTN_ROPE_HALVES))
         return ATTN_ERR_ARG;
+    if (!tokens) return ATTN_OK;
+    if ((p->inv_freq && attn__bytes_overlap(x, attn__mat_bytes(tokens, width, ldx), p->inv_freq,
+                                            r / 2 * sizeof(float))) ||
+        (positions && attn__bytes_overlap(x, attn__mat_bytes(tokens, width, ldx), positions,
+                                          tokens * sizeof(size_t))))
+        return ATTN_ERR_ALIAS;
     theta = p->theta > 0.0f ? (double)p->theta : 10000.0;
     scale = p->pos_scale > 0.0f ? (double)p->pos_scale : 1.0;
     half = r / 2;

@@ -430,10 +430,9 @@ static attn_status attn__softmax_path(const float *x, size_t ldx, float *y, size
     attn_status st;
     float lnn;
     int far, stream;
-    if (!x || !y) return ATTN_ERR_NULL;
-    if ((st = attn__check_mat(rows, n, ldx)) != ATTN_OK) return st;
-    if ((st = attn__check_mat(rows, n, ldy)) != ATTN_OK) return st;
+    if ((st = attn__rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     if (!attn__finite(scale)) return ATTN_ERR_ARG;
+    if (!rows) return ATTN_OK;
     lnn = 1.0001f * logf((float)n); /* rounded up */
     far = path == ATTN__SM_AUTO ? rows * n + 1 > ATTN__SM_FAR / sizeof(float)
                                 : (path & ATTN__SM_FAR_PATH) != 0;

@@ -1013,7 +1013,7 @@ static void test_kv_cache(void)
               "kv cache: attention through the cache differs from the direct call");
         saved.k = NULL;
         p = attn_attention_init_kv(&saved, H, lq, q, o1, ATTN_LAYOUT_BLHD, ATTN_CAUSAL_NONE);
-        check(attn_attention(&p, ws, wsz) == ATTN_ERR_NULL,
+        check(attn_attention(&p, ws, wsz) == ATTN_ERR_SIZE,
               "kv cache: init_kv of an invalid cache must give params attn_attention rejects");
         free(q);
         free(o1);
@@ -1178,14 +1178,49 @@ static void test_errors(void)
     } else {
         printf("note: attn_attention_workspace_size() is 0; workspace error paths skipped\n");
     }
+    /* batch 0 or q_len 0: an empty call (pointers, strides and workspace unchecked) */
     p = base; p.batch = 0;
-    expect_at(&e, "batch 0", &p, e.ws, e.wsbig, ATTN_ERR_SIZE, ATTN_ERR_SIZE);
+    expect_at(&e, "batch 0", &p, e.ws, e.wsbig, ATTN_OK, ATTN_OK);
+    p = base; p.batch = 0; p.q = NULL; p.k = NULL; p.q_sl = 0;
+    expect_at(&e, "batch 0, q and k NULL, no workspace", &p, NULL, 0, ATTN_OK, ATTN_OK);
+    check(attn_attention_tasks(&p) == 0 && attn_attention_task(&p, 0, NULL, 0) == ATTN_ERR_ARG,
+          "batch 0: no work items, item 0 is ATTN_ERR_ARG");
+    p = base; p.q_len = 0; p.kv_len = 0; p.o = NULL;
+    expect_at(&e, "q_len 0 (kv_len 0 too)", &p, NULL, 0, ATTN_OK, ATTN_OK);
+    p = base; p.batch = 0; p.heads = 0;
+    expect_at(&e, "batch 0, heads 0", &p, e.ws, e.wsbig, ATTN_ERR_SIZE, ATTN_ERR_SIZE);
+    p = base; p.q_len = 0; p.scale = NAN;
+    expect_at(&e, "q_len 0, scale NaN", &p, e.ws, e.wsbig, ATTN_ERR_ARG, ATTN_ERR_ARG);
+    {   /* overlaps: O over Q or K, O inside the workspace, O over the scores: nothing written */
+        float *qc = (float *)xmalloc(B * H * Lq * d * sizeof(float));
+        float *sc = (float *)xmalloc(400 * sizeof(float));
+        unsigned char *wc = (unsigned char *)xmalloc(e.wsbig);
+        memcpy(qc, e.q, B * H * Lq * d * sizeof(float));
+        for (i = 0; i < 400; i++) sc[i] = O_GUARD;
+        p = base; p.o = e.q;
+        expect_at(&e, "O over Q", &p, e.ws, e.wsbig, ATTN_ERR_ALIAS, ATTN_ERR_ALIAS);
+        p = base; p.o = e.k + 1;
+        expect_at(&e, "O over K", &p, e.ws, e.wsbig, ATTN_ERR_ALIAS, ATTN_ERR_ALIAS);
+        p = base; p.o = (float *)(void *)(e.ws + 64);
+        memcpy(wc, e.ws, e.wsbig);
+        expect_at(&e, "O inside the workspace", &p, e.ws, e.wsbig, ATTN_ERR_ALIAS, ATTN_ERR_ALIAS);
+        check(memcmp(wc, e.ws, e.wsz) == 0, "O inside the workspace: the workspace was written");
+        p = base; p.scores = sc, p.scores_sq = Lk, p.scores_sh = Lq * Lk, p.scores_sb = H * Lq * Lk;
+        p.o = sc + 100;
+        expect_at(&e, "O over the scores", &p, e.ws, e.wsbig, ATTN_ERR_ALIAS, ATTN_ERR_ALIAS);
+        for (i = 0; i < 400; i++) check(sc[i] == O_GUARD, "O over the scores: written at %zu", i);
+        p = base; p.scores = sc, p.scores_sq = Lk, p.scores_sh = Lq * Lk, p.scores_sb = H * Lq * Lk;
+        check(attn_attention(&p, e.ws, e.wsbig) == ATTN_OK, "scores apart from O: refused");
+        for (i = 0; i < e.on; i++) e.obuf[i] = O_GUARD;
+        check(memcmp(qc, e.q, B * H * Lq * d * sizeof(float)) == 0, "overlap cases wrote Q");
+        free(qc);
+        free(sc);
+        free(wc);
+    }
     p = base; p.heads = 0;
     expect_at(&e, "heads 0", &p, e.ws, e.wsbig, ATTN_ERR_SIZE, ATTN_ERR_SIZE);
     p = base; p.kv_heads = 0;
     expect_at(&e, "kv_heads 0", &p, e.ws, e.wsbig, ATTN_ERR_SIZE, ATTN_ERR_SIZE);
-    p = base; p.q_len = 0;
-    expect_at(&e, "q_len 0", &p, e.ws, e.wsbig, ATTN_ERR_SIZE, ATTN_ERR_SIZE);
     p = base; p.kv_len = 0;
     expect_at(&e, "kv_len 0", &p, e.ws, e.wsbig, ATTN_ERR_SIZE, ATTN_ERR_SIZE);
     p = base; p.head_dim = 0;

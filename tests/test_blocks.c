@@ -817,7 +817,11 @@ static void test_errors(void)
     /* activation */
     EXPECT(attn_activation(ATTN_ACT_GELU, NULL, d, y.p, d, T, d), ATTN_ERR_NULL);
     EXPECT(attn_activation(ATTN_ACT_GELU, x.p, d, NULL, d, T, d), ATTN_ERR_NULL);
-    EXPECT(attn_activation(ATTN_ACT_GELU, x.p, d, y.p, d, 0, d), ATTN_ERR_SIZE);
+    EXPECT(attn_activation(ATTN_ACT_GELU, x.p, d, y.p, d, 0, d), ATTN_OK); /* empty */
+    EXPECT(attn_activation(ATTN_ACT_GELU, NULL, d, NULL, d, 0, d), ATTN_OK);
+    EXPECT(attn_activation((attn_act)4, NULL, d, NULL, d, 0, d), ATTN_ERR_ARG);
+    EXPECT(attn_activation(ATTN_ACT_GELU, y.p + 1, d, y.p, d, T, d), ATTN_ERR_ALIAS);
+    EXPECT(attn_activation(ATTN_ACT_GELU, y.p, d, y.p, d - 1, T, d - 1), ATTN_ERR_ALIAS);
     EXPECT(attn_activation(ATTN_ACT_GELU, x.p, d, y.p, d, T, 0), ATTN_ERR_SIZE);
     EXPECT(attn_activation(ATTN_ACT_GELU, x.p, d - 1, y.p, d, T, d), ATTN_ERR_LD);
     EXPECT(attn_activation(ATTN_ACT_GELU, x.p, d, y.p, d - 1, T, d), ATTN_ERR_LD);
@@ -828,7 +832,19 @@ static void test_errors(void)
     EXPECT(attn_linear(NULL, d, T, d, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0), ATTN_ERR_NULL);
     EXPECT(attn_linear(x.p, d, T, d, ATTN_NO_TRANS, NULL, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0), ATTN_ERR_NULL);
     EXPECT(attn_linear(x.p, d, T, d, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, NULL, d, NULL, 0), ATTN_ERR_NULL);
-    EXPECT(attn_linear(x.p, d, 0, d, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0), ATTN_ERR_SIZE);
+    EXPECT(attn_linear(x.p, d, 0, d, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0),
+           ATTN_OK);
+    EXPECT(attn_linear(NULL, d, 0, d, ATTN_NO_TRANS, NULL, d, NULL, d, ATTN_ACT_NONE, NULL, d, NULL,
+                       0), ATTN_OK);
+    EXPECT(attn_linear(y.p, d, T, d, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0),
+           ATTN_ERR_ALIAS);
+    EXPECT(attn_linear(x.p, d, T, d, ATTN_NO_TRANS, y.p, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0),
+           ATTN_ERR_ALIAS);
+    EXPECT(attn_linear(x.p, d, T, d, ATTN_NO_TRANS, w, d, y.p + d, d, ATTN_ACT_NONE, y.p, d, NULL,
+                       0), ATTN_ERR_ALIAS);
+    EXPECT(attn_linear(x.p, d, T, d, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d,
+                       (void *)y.p, attn_linear_workspace_size(ATTN_NO_TRANS, T, d, d) + 64),
+           ATTN_ERR_ALIAS);
     EXPECT(attn_linear(x.p, d, T, 0, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0), ATTN_ERR_SIZE);
     EXPECT(attn_linear(x.p, d, T, d, ATTN_NO_TRANS, w, d, NULL, 0, ATTN_ACT_NONE, y.p, d, NULL, 0), ATTN_ERR_SIZE);
     EXPECT(attn_linear(x.p, d - 1, T, d, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0), ATTN_ERR_LD);
@@ -850,7 +866,10 @@ static void test_errors(void)
         EXPECT(attn_ffn(&fw, x.p, d, NULL, d, T, wp, fs), ATTN_ERR_NULL);
         EXPECT(attn_ffn(&fw, x.p, d, y.p, d, T, NULL, fs), ATTN_ERR_WORKSPACE);
         EXPECT(attn_ffn(&fw, x.p, d, y.p, d, T, wp, fs - 1), ATTN_ERR_WORKSPACE);
-        EXPECT(attn_ffn(&fw, x.p, d, y.p, d, 0, wp, fs), ATTN_ERR_SIZE);
+        EXPECT(attn_ffn(&fw, x.p, d, y.p, d, 0, wp, fs), ATTN_OK);
+        EXPECT(attn_ffn(&fw, NULL, d, NULL, d, 0, NULL, 0), ATTN_OK);
+        EXPECT(attn_ffn(&fw, y.p + 1, d, y.p, d, T, wp, fs), ATTN_ERR_ALIAS);
+        EXPECT(attn_ffn(&fw, x.p, d, y.p, d, T, (void *)(y.p + 2), fs), ATTN_ERR_ALIAS);
         EXPECT(attn_ffn(&fw, x.p, d - 1, y.p, d, T, wp, fs), ATTN_ERR_LD);
         EXPECT(attn_ffn(&fw, x.p, d, y.p, d - 1, T, wp, fs), ATTN_ERR_LD);
         f2.w2 = NULL;
@@ -878,7 +897,12 @@ static void test_errors(void)
         EXPECT(attn_mha(&mw, x.p, d, T, mem.p, d, M, 0, NULL, d, wp, ms), ATTN_ERR_NULL);
         EXPECT(attn_mha(&mw, x.p, d, T, mem.p, d, M, 0, y.p, d, NULL, ms), ATTN_ERR_WORKSPACE);
         EXPECT(attn_mha(&mw, x.p, d, T, mem.p, d, M, 0, y.p, d, wp, ms - 1), ATTN_ERR_WORKSPACE);
-        EXPECT(attn_mha(&mw, x.p, d, 0, mem.p, d, M, 0, y.p, d, wp, ms), ATTN_ERR_SIZE);
+        EXPECT(attn_mha(&mw, x.p, d, 0, mem.p, d, M, 0, y.p, d, wp, ms), ATTN_OK);
+        EXPECT(attn_mha(&mw, NULL, d, 0, NULL, d, 0, 0, NULL, d, NULL, 0), ATTN_OK);
+        EXPECT(attn_mha(&mw, x.p, d, T, y.p + 1, d, M, 0, y.p, d, wp, ms), ATTN_ERR_ALIAS);
+        EXPECT(attn_mha(&mw, y.p + d, d, T, mem.p, d, M, 0, y.p, d, wp, ms), ATTN_ERR_ALIAS);
+        EXPECT(attn_mha(&mw, x.p, d, T, mem.p, d, M, 0, y.p, d, (void *)mem.p, ms),
+               ATTN_ERR_ALIAS);
         EXPECT(attn_mha(&mw, x.p, d, T, mem.p, d, 0, 0, y.p, d, wp, ms), ATTN_ERR_SIZE);
         EXPECT(attn_mha(&mw, x.p, d, T, mem.p, d - 1, M, 0, y.p, d, wp, ms), ATTN_ERR_LD);
         EXPECT(attn_mha(&mw, x.p, d, T, mem.p, d, M, 2, y.p, d, wp, ms), ATTN_ERR_ARG);
@@ -901,7 +925,10 @@ static void test_errors(void)
         EXPECT(attn_encoder(&ew, x.p, d, NULL, d, T, 0, wp, es), ATTN_ERR_NULL);
         EXPECT(attn_encoder(&ew, x.p, d, y.p, d, T, 0, NULL, es), ATTN_ERR_WORKSPACE);
         EXPECT(attn_encoder(&ew, x.p, d, y.p, d, T, 0, wp, es - 1), ATTN_ERR_WORKSPACE);
-        EXPECT(attn_encoder(&ew, x.p, d, y.p, d, 0, 0, wp, es), ATTN_ERR_SIZE);
+        EXPECT(attn_encoder(&ew, x.p, d, y.p, d, 0, 0, wp, es), ATTN_OK);
+        EXPECT(attn_encoder(&ew, NULL, d, NULL, d, 0, 0, NULL, 0), ATTN_OK);
+        EXPECT(attn_encoder(&ew, NULL, d, NULL, d, 0, 3, NULL, 0), ATTN_ERR_ARG);
+        EXPECT(attn_encoder(&ew, y.p, d + 1, y.p, d, T, 0, wp, es), ATTN_ERR_ALIAS);
         EXPECT(attn_encoder(&ew, x.p, d, y.p, d - 1, T, 0, wp, es), ATTN_ERR_LD);
         EXPECT(attn_encoder(&ew, x.p, d, y.p, d, T, 5, wp, es), ATTN_ERR_ARG);
         e2 = ew, e2.eps = NAN;
@@ -928,6 +955,11 @@ static void test_errors(void)
         EXPECT(attn_decoder(&dw, x.p, d, y.p, d, T, mem.p, d, M, NULL, ds), ATTN_ERR_WORKSPACE);
         EXPECT(attn_decoder(&dw, x.p, d, y.p, d, T, mem.p, d, M, wp, ds - 1), ATTN_ERR_WORKSPACE);
         EXPECT(attn_decoder(&dw, x.p, d, y.p, d, T, mem.p, d, 0, wp, ds), ATTN_ERR_SIZE);
+        EXPECT(attn_decoder(&dw, x.p, d, y.p, d, 0, mem.p, d, M, wp, ds), ATTN_OK);
+        EXPECT(attn_decoder(&dw, NULL, d, NULL, d, 0, NULL, d, 0, NULL, 0), ATTN_OK);
+        EXPECT(attn_decoder(&dw, x.p, d, y.p, d, T, y.p + 3, d, M, wp, ds), ATTN_ERR_ALIAS);
+        EXPECT(attn_decoder(&dw, x.p, d, y.p, d, T, mem.p, d, M, (void *)(mem.p + 1), ds),
+               ATTN_ERR_ALIAS);
         EXPECT(attn_decoder(&dw, x.p, d, y.p, d, T, mem.p, d - 1, M, wp, ds), ATTN_ERR_LD);
         d2 = dw, d2.cross_attn.d_model = 2 * d, d2.cross_attn.heads = 2;
         EXPECT(attn_decoder(&d2, x.p, d, y.p, d, T, mem.p, d, M, wp, ds), ATTN_ERR_SIZE);

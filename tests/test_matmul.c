@@ -576,19 +576,56 @@ static void test_errors(void)
     st = attn_matmul(ATTN_NO_TRANS, ATTN_TRANS, 5, 4, 3, 1.0f, a, 3, b, 3, 0.0f, c, 4, NULL, 0);
     check(st == ATTN_OK, "errors: NT ldb = k < n must be valid, got %s", attn_status_string(st));
 
-    /* NULL pointers (required even with k = 0) */
+    /* NULL pointers (a and b are unread with k = 0: C = beta C) */
     expect_err("a NULL", ATTN_ERR_NULL, 0, 0, 5, 4, 3, NULL, 3, b, 4, c, 4, NULL, 0, cbuf, 64);
     expect_err("b NULL", ATTN_ERR_NULL, 0, 0, 5, 4, 3, a, 3, NULL, 4, c, 4, NULL, 0, cbuf, 64);
     expect_err("c NULL", ATTN_ERR_NULL, 0, 0, 5, 4, 3, a, 3, b, 4, NULL, 4, NULL, 0, cbuf, 64);
-    expect_err("a NULL, k = 0", ATTN_ERR_NULL, 0, 0, 5, 4, 0, NULL, 1, b, 4, c, 4, NULL, 0, cbuf,
+    expect_err("c NULL, k = 0", ATTN_ERR_NULL, 0, 0, 5, 4, 0, a, 1, b, 4, NULL, 4, NULL, 0, cbuf,
                64);
-    expect_err("b NULL, k = 0", ATTN_ERR_NULL, 0, 0, 5, 4, 0, a, 1, NULL, 4, c, 4, NULL, 0, cbuf,
-               64);
-    /* zero sizes */
-    expect_err("m = 0", ATTN_ERR_SIZE, 0, 0, 0, 4, 3, a, 3, b, 4, c, 4, NULL, 0, cbuf, 64);
-    expect_err("n = 0", ATTN_ERR_SIZE, 0, 0, 5, 0, 3, a, 3, b, 4, c, 4, NULL, 0, cbuf, 64);
-    expect_err("m = n = 0, k = 0", ATTN_ERR_SIZE, 0, 0, 0, 0, 0, a, 3, b, 4, c, 4, NULL, 0, cbuf,
-               64);
+    {
+        float keep[64];
+        size_t j;
+        int bad = 0;
+        memcpy(keep, cbuf, sizeof keep);
+        st = attn_matmul(ATTN_NO_TRANS, ATTN_NO_TRANS, 5, 4, 0, 1.0f, NULL, 1, NULL, 4, 0.5f, c,
+                         4, NULL, 0);
+        for (j = 0; j < 64; j++) bad += cbuf[j] != (j < 20 ? 0.5f * keep[j] : keep[j]);
+        check(st == ATTN_OK && !bad, "k = 0 with a, b NULL: status %s, %d elements wrong",
+              attn_status_string(st), bad);
+    }
+    /* zero sizes: m = 0 or n = 0 is an empty product (pointers unchecked), k = 0 above */
+    expect_err("m = 0", ATTN_OK, 0, 0, 0, 4, 3, a, 3, b, 4, c, 4, NULL, 0, cbuf, 64);
+    expect_err("n = 0", ATTN_OK, 0, 0, 5, 0, 3, a, 3, b, 4, c, 4, NULL, 0, cbuf, 64);
+    expect_err("m = n = 0, k = 0", ATTN_OK, 0, 0, 0, 0, 0, a, 3, b, 4, c, 4, NULL, 0, cbuf, 64);
+    expect_err("m = 0, all NULL", ATTN_OK, 0, 0, 0, 4, 3, NULL, 3, NULL, 4, NULL, 4, NULL, 0,
+               cbuf, 64);
+    expect_err("m = 0, bad ta", ATTN_ERR_ARG, 7, 0, 0, 4, 3, a, 3, b, 4, c, 4, NULL, 0, cbuf, 64);
+    /* overlaps: C over A or B, the workspace over A, B or C (nothing written) */
+    expect_err("C inside A", ATTN_ERR_ALIAS, 0, 0, 2, 2, 3, cbuf, 3, b, 4, cbuf + 4, 4, NULL, 0,
+               cbuf, 64);
+    expect_err("C over B", ATTN_ERR_ALIAS, 0, 0, 2, 2, 3, a, 3, cbuf + 8, 4, cbuf + 10, 4, NULL,
+               0, cbuf, 64);
+    {
+        const size_t wsz = attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_NO_TRANS, 2, 2, 3);
+        float *big = (float *)malloc(wsz + 64 * sizeof(float));
+        float keep[64];
+        size_t j;
+        check(big != NULL, "out of memory");
+        if (big) {
+            for (j = 0; j < 64; j++) big[j] = (float)j;
+            memcpy(keep, big, sizeof keep);
+            st = attn_matmul(ATTN_NO_TRANS, ATTN_NO_TRANS, 2, 2, 3, 1.0f, a, 3, b, 4, 0.0f, big,
+                             2, big + 2, wsz);
+            check(st == ATTN_ERR_ALIAS && memcmp(keep, big, sizeof keep) == 0,
+                  "workspace over C: status %s (want alias), C %s", attn_status_string(st),
+                  memcmp(keep, big, sizeof keep) ? "written" : "untouched");
+            st = attn_matmul(ATTN_NO_TRANS, ATTN_NO_TRANS, 2, 2, 3, 1.0f, big + 8, 3, b, 4, 0.0f,
+                             c, 2, big, wsz);
+            check(st == ATTN_ERR_ALIAS, "workspace over A: status %s (want alias)",
+                  attn_status_string(st));
+            free(big);
+        }
+    }
     /* leading dimensions: A stored m x k (NO_TRANS) or k x m (TRANS), B k x n or n x k */
     expect_err("NN lda < k", ATTN_ERR_LD, 0, 0, 5, 4, 3, a, 2, b, 4, c, 4, NULL, 0, cbuf, 64);
     expect_err("TN lda < m (lda = k valid only untransposed)", ATTN_ERR_LD, 1, 0, 5, 4, 3, a, 3,

@@ -275,7 +275,7 @@ static void c_add_pe(void)
 {
     const size_t r = CUR->T, n = CUR->d;
     OK(attn_add(by, n, bx, n, r, n));
-    ERR(attn_add(by, n, bx, n, 0, n));
+    ERR(attn_add(by, n, bx, n, r, 0));
     OK(attn_positional_encoding(by, n, r, n, 3, 0));
     OK(attn_positional_encoding(by, n, r, n, 0, 1));
     ERR(attn_positional_encoding(NULL, n, r, n, 0, 1));

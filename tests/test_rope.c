@@ -101,7 +101,16 @@ static void test_errors(void)
     } while (0)
     ROPE_ERR(attn_rope(NULL, x, 8, 2, 1, 0, NULL), ATTN_ERR_NULL);
     ROPE_ERR(attn_rope(&p, NULL, 8, 2, 1, 0, NULL), ATTN_ERR_NULL);
-    ROPE_ERR(attn_rope(&p, x, 8, 0, 1, 0, NULL), ATTN_ERR_SIZE);
+    ROPE_ERR(attn_rope(&p, x, 8, 0, 1, 0, NULL), ATTN_OK); /* no tokens: nothing */
+    ROPE_ERR(attn_rope(&p, NULL, 8, 0, 1, 0, NULL), ATTN_OK);
+    ROPE_ERR(attn_rope(&p, NULL, 8, 0, 0, 0, NULL), ATTN_ERR_SIZE);
+    {
+        attn_rope_params pf = p;
+        pf.inv_freq = x + 1; /* the frequencies inside x */
+        ROPE_ERR(attn_rope(&pf, x, 8, 2, 1, 0, NULL), ATTN_ERR_ALIAS);
+        ROPE_ERR(attn_rope(&p, x, 8, 2, 1, 0, (const size_t *)(const void *)(x + 4)),
+                 ATTN_ERR_ALIAS);
+    }
     ROPE_ERR(attn_rope(&p, x, 8, 2, 0, 0, NULL), ATTN_ERR_SIZE);
     ROPE_ERR(attn_rope(&p, x, 7, 2, 1, 0, NULL), ATTN_ERR_LD);
     ROPE_ERR(attn_rope(&p, x, 8, 2, 2, 0, NULL), ATTN_ERR_LD);

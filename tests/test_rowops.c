@@ -908,27 +908,34 @@ static void expect_status(const char *op, const char *what, attn_status st, attn
 }
 
 /* which: 0 valid, 1 x NULL, 2 y NULL, 3 y = x (in place) */
+/* y of an error case: which 2 NULL, 3 and 5 x itself (5: with another ldy), 4 inside x */
+static float *err_y(errbufs *e, int which)
+{
+    return which == 2 ? NULL : which == 3 || which == 5 ? e->x : which == 4 ? e->x + 3 : e->y;
+}
+
 static void softmax_err(const char *what, int which, size_t rows, size_t n, size_t ldx,
                         size_t ldy, float scale, attn_status want)
 {
     errbufs e;
     attn_status st;
     eb_init(&e, 0);
-    st = attn_softmax(which == 1 ? NULL : e.x, ldx, which == 2 ? NULL : which == 3 ? e.x : e.y,
-                      ldy, rows, n, scale);
+    st = attn_softmax(which == 1 ? NULL : e.x, ldx, err_y(&e, which), ldy, rows, n, scale);
     expect_status("softmax", what, st, want, &e, 0);
     eb_free(&e);
 }
 
-/* which: 0 valid, 1 x NULL, 2 y NULL, 3 y = x; stats: mean_out/rstd_out passed */
+/* which: 0 valid, 1 x NULL, 2 y NULL, 3 y = x, 4 y inside x, 5 y = x with another ldy,
+ * 6 mean_out inside y, 7 rstd_out inside x, 8 y over gamma; mean_out/rstd_out passed */
 static void layernorm_err(const char *what, int which, size_t rows, size_t n, size_t ldx,
                           size_t ldy, float eps, attn_status want)
 {
     errbufs e;
     attn_status st;
     eb_init(&e, 0);
-    st = attn_layernorm(which == 1 ? NULL : e.x, ldx, which == 2 ? NULL : which == 3 ? e.x : e.y,
-                        ldy, rows, n, e.g, e.b, eps, e.mean, e.rstd);
+    st = attn_layernorm(which == 1 ? NULL : e.x, ldx, which == 8 ? e.g : err_y(&e, which), ldy,
+                        rows, n, e.g, e.b, eps, which == 6 ? e.y + 5 : e.mean,
+                        which == 7 ? e.x + 1 : e.rstd);
     expect_status("layernorm", what, st, want, &e, 0);
     eb_free(&e);
 }
@@ -939,8 +946,8 @@ static void rmsnorm_err(const char *what, int which, size_t rows, size_t n, size
     errbufs e;
     attn_status st;
     eb_init(&e, 0);
-    st = attn_rmsnorm(which == 1 ? NULL : e.x, ldx, which == 2 ? NULL : which == 3 ? e.x : e.y,
-                      ldy, rows, n, e.g, eps);
+    st = attn_rmsnorm(which == 1 ? NULL : e.x, ldx, which == 8 ? e.g : err_y(&e, which), ldy,
+                      rows, n, e.g, eps);
     expect_status("rmsnorm", what, st, want, &e, 0);
     eb_free(&e);
 }
@@ -951,7 +958,7 @@ static void add_err(const char *what, int which, size_t rows, size_t n, size_t l
     errbufs e;
     attn_status st;
     eb_init(&e, 1);
-    st = attn_add(which == 2 ? NULL : e.y, ldy, which == 1 ? NULL : e.x, ldx, rows, n);
+    st = attn_add(err_y(&e, which), ldy, which == 1 ? NULL : e.x, ldx, rows, n);
     expect_status("add", what, st, want, &e, 1);
     eb_free(&e);
 }
@@ -1029,11 +1036,11 @@ static void test_errors(void)
         int w = inplace ? 3 : 0;
         const char *ip = inplace ? " (in place)" : "";
         /* zero sizes */
-        snprintf(what, sizeof what, "rows = 0%s", ip);
-        softmax_err(what, w, 0, 8, 8, 8, 1.0f, ATTN_ERR_SIZE);
-        layernorm_err(what, w, 0, 8, 8, 8, 1e-5f, ATTN_ERR_SIZE);
-        rmsnorm_err(what, w, 0, 8, 8, 8, 1e-5f, ATTN_ERR_SIZE);
-        add_err(what, 0, 0, 8, 8, 8, ATTN_ERR_SIZE);
+        snprintf(what, sizeof what, "rows = 0%s: an empty call", ip);
+        softmax_err(what, w, 0, 8, 8, 8, 1.0f, ATTN_OK);
+        layernorm_err(what, w, 0, 8, 8, 8, 1e-5f, ATTN_OK);
+        rmsnorm_err(what, w, 0, 8, 8, 8, 1e-5f, ATTN_OK);
+        add_err(what, w, 0, 8, 8, 8, ATTN_OK);
         snprintf(what, sizeof what, "n = 0%s", ip);
         softmax_err(what, w, 2, 0, 8, 8, 1.0f, ATTN_ERR_SIZE);
         layernorm_err(what, w, 2, 0, 8, 8, 1e-5f, ATTN_ERR_SIZE);
@@ -1051,7 +1058,34 @@ static void test_errors(void)
             rmsnorm_err(what, w, 2, 8, 8, 8, bad_eps_v[i], ATTN_ERR_ARG);
         }
     }
-    pe_err("rows = 0", 0, 0, 8, 8, 0, ATTN_ERR_SIZE);
+    /* rows = 0: pointers unchecked, the other arguments still are */
+    for (i = 1; i <= 2; i++) {
+        softmax_err("rows = 0, a NULL", (int)i, 0, 8, 8, 8, 1.0f, ATTN_OK);
+        layernorm_err("rows = 0, a NULL", (int)i, 0, 8, 8, 8, 1e-5f, ATTN_OK);
+        rmsnorm_err("rows = 0, a NULL", (int)i, 0, 8, 8, 8, 1e-5f, ATTN_OK);
+        add_err("rows = 0, a NULL", (int)i, 0, 8, 8, 8, ATTN_OK);
+    }
+    softmax_err("rows = 0, n = 0", 0, 0, 0, 8, 8, 1.0f, ATTN_ERR_SIZE);
+    softmax_err("rows = 0, ldy < n", 0, 0, 8, 8, 7, 1.0f, ATTN_ERR_LD);
+    softmax_err("rows = 0, scale NaN", 0, 0, 8, 8, 8, NAN, ATTN_ERR_ARG);
+    layernorm_err("rows = 0, eps < 0", 0, 0, 8, 8, 8, -1.0f, ATTN_ERR_ARG);
+    pe_err("rows = 0", 0, 0, 8, 8, 0, ATTN_OK);
+    pe_err("rows = 0, pe NULL", 1, 0, 8, 8, 0, ATTN_OK);
+    /* overlaps other than exactly in place: nothing written */
+    softmax_err("y inside x", 4, 2, 8, 8, 8, 1.0f, ATTN_ERR_ALIAS);
+    softmax_err("y = x, ldy != ldx", 5, 2, 8, 8, 12, 1.0f, ATTN_ERR_ALIAS);
+    softmax_err("y = x, one row, ldy != ldx", 5, 1, 8, 8, 12, 1.0f, ATTN_ERR_ALIAS);
+    softmax_err("rows interleaved", 4, 2, 3, 8, 8, 1.0f, ATTN_ERR_ALIAS);
+    layernorm_err("y inside x", 4, 2, 8, 8, 8, 1e-5f, ATTN_ERR_ALIAS);
+    layernorm_err("y = x, ldy != ldx", 5, 2, 8, 8, 12, 1e-5f, ATTN_ERR_ALIAS);
+    layernorm_err("mean_out inside y", 6, 2, 8, 8, 8, 1e-5f, ATTN_ERR_ALIAS);
+    layernorm_err("rstd_out inside x", 7, 2, 8, 8, 8, 1e-5f, ATTN_ERR_ALIAS);
+    layernorm_err("y over gamma", 8, 2, 8, 8, 8, 1e-5f, ATTN_ERR_ALIAS);
+    rmsnorm_err("y inside x", 4, 2, 8, 8, 8, 1e-5f, ATTN_ERR_ALIAS);
+    rmsnorm_err("y = x, ldy != ldx", 5, 2, 8, 8, 12, 1e-5f, ATTN_ERR_ALIAS);
+    rmsnorm_err("y over gamma", 8, 2, 8, 8, 8, 1e-5f, ATTN_ERR_ALIAS);
+    add_err("y inside x", 4, 2, 8, 8, 8, ATTN_ERR_ALIAS);
+    add_err("y = x, ldy != ldx", 5, 2, 8, 8, 12, ATTN_ERR_ALIAS);
     pe_err("d = 0", 0, 2, 0, 8, 0, ATTN_ERR_SIZE);
     pe_err("d = 0", 0, 2, 0, 8, 1, ATTN_ERR_SIZE);
 
@@ -1122,25 +1156,25 @@ static void test_errors(void)
 
 static void test_status_strings(void)
 {
-    static const attn_status codes[8] = {ATTN_OK,        ATTN_ERR_NULL,      ATTN_ERR_SIZE,
+    static const attn_status codes[9] = {ATTN_OK,        ATTN_ERR_NULL,      ATTN_ERR_SIZE,
                                          ATTN_ERR_LD,    ATTN_ERR_WORKSPACE, ATTN_ERR_OVERFLOW,
-                                         ATTN_ERR_ARG,   ATTN_ERR_CAPACITY};
-    const char *s[8];
+                                         ATTN_ERR_ARG,   ATTN_ERR_CAPACITY,  ATTN_ERR_ALIAS};
+    const char *s[9];
     size_t i, j;
-    for (i = 0; i < 8; i++) {
+    for (i = 0; i < 9; i++) {
         s[i] = attn_status_string(codes[i]);
         check(s[i] != NULL && s[i][0] != '\0', "attn_status_string(%d) is NULL or empty",
               (int)codes[i]);
     }
-    for (i = 0; i < 8; i++)
-        for (j = i + 1; j < 8; j++)
+    for (i = 0; i < 9; i++)
+        for (j = i + 1; j < 9; j++)
             if (s[i] && s[j])
                 check(strcmp(s[i], s[j]) != 0, "attn_status_string(%d) == attn_status_string(%d): \"%s\"",
                       (int)codes[i], (int)codes[j], s[i]);
     {
-        const char *u1 = attn_status_string((attn_status)-8);
+        const char *u1 = attn_status_string((attn_status)-9);
         const char *u2 = attn_status_string((attn_status)7);
-        check(u1 != NULL && u1[0] != '\0', "attn_status_string(-8) is NULL or empty");
+        check(u1 != NULL && u1[0] != '\0', "attn_status_string(-9) is NULL or empty");
         check(u2 != NULL && u2[0] != '\0', "attn_status_string(7) is NULL or empty");
 #ifndef __cplusplus
         {
