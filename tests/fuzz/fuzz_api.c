@@ -452,7 +452,8 @@ static void fz_matmul(rd *r, int linear)
         st = attn_matmul((attn_trans)ta, (attn_trans)tb, m, n, k, alpha, ab->p, lda, bb->p, ldb,
                          beta, cb->p, ldc, ws, wsz);
     verify(cb, st, linear ? "attn_linear" : "attn_matmul");
-    refused(st, imp, linear ? "attn_linear" : "attn_matmul");
+    /* m = 0 or n = 0: an empty product, leading dimensions unchecked */
+    refused(st, imp && (linear || (m && n)), linear ? "attn_linear" : "attn_matmul");
     if (ws_short && st == ATTN_OK) fail("matmul accepted a short workspace");
     if (st == ATTN_OK && !(vflags & 1)) finite_owned(cb, linear ? "attn_linear" : "attn_matmul");
     if (st == ATTN_OK && !linear && ws) { /* the same bits without a workspace */
@@ -534,7 +535,8 @@ static void check_reference(const attn_attention_params *p)
                 double mx = -HUGE_VAL, sum = 0.0, ds = 0.0, vmax = 0.0;
                 const float *orow = p->o + b * p->o_sb + h * p->o_sh + i * p->o_sl;
                 for (j = 0; j < p->kv_len; j++) {
-                    const float *k = p->k + b * p->k_sb + g * p->k_sh + j * p->k_sl;
+                    const float *k =
+                        (const float *)p->k + b * p->k_sb + g * p->k_sh + j * p->k_sl;
                     double x = 0.0, ab = 0.0, e;
                     w[j] = -HUGE_VAL;
                     if (j >= klen || (p->causal != ATTN_CAUSAL_NONE && (double)j > (double)i + off))
@@ -565,7 +567,8 @@ static void check_reference(const attn_attention_params *p)
                 }
                 for (c = 0; c < p->v_head_dim; c++) o[c] = 0.0;
                 for (j = 0; j < p->kv_len; j++) {
-                    const float *v = p->v + b * p->v_sb + g * p->v_sh + j * p->v_sl;
+                    const float *v =
+                        (const float *)p->v + b * p->v_sb + g * p->v_sh + j * p->v_sl;
                     double e;
                     if (w[j] == -HUGE_VAL) continue;
                     e = exp(w[j] - mx);
@@ -681,12 +684,16 @@ static void fz_attention(rd *r)
     st = attn_attention(&p, ws, wsz);
     verify(ob, st, "attn_attention O");
     if (sb) verify(sb, st, "attn_attention scores");
-    refused(st, imp, "attn_attention");
+    refused(st, imp && p.batch && p.q_len, "attn_attention"); /* else empty: unchecked */
     if (st != ATTN_OK) {
         nt = attn_attention_tasks(&p);
         if (nt && attn_attention_task(&p, 0, ws, wsz) == ATTN_OK)
             fail("attn_attention_task accepted what attn_attention refused");
         verify(ob, ATTN_ERR_ARG, "attn_attention_task O after a refused call");
+        return;
+    }
+    if (!p.batch || !p.q_len) { /* an empty call: nothing written (verified), no items */
+        if (attn_attention_tasks(&p)) fail("attn_attention_tasks of an empty call");
         return;
     }
     if (getenv("FUZZ_API_VERBOSE")) dump_params(&p);
@@ -916,7 +923,7 @@ static void fz_misc(rd *r)
         cs = attn_convert(dt, dst->p, st, null_src ? NULL : src->p, n);
         verify(dst, cs, "attn_convert");
         if (((st > ATTN_BF16 || dt > ATTN_BF16) && n && cs == ATTN_OK) ||
-            (null_src && cs == ATTN_OK))
+            (null_src && n && cs == ATTN_OK))
             fail("attn_convert accepted an invalid type or NULL");
     }
 }
