@@ -66,8 +66,9 @@
 
 /* Aliasing and threads: an output that overlaps an input, another output or the workspace,
  * other than the exact in-place cases a function allows, is ATTN_ERR_ALIAS (nothing
- * written). Overlap is judged on extents, from a tensor's first float to its last, so rows
- * of two matrices interleaved in one buffer count as overlapping. Attention O (or scores)
+ * written). Two matrices with the same leading dimension are compared row by row (rows
+ * interleaved in one buffer are fine); anything else on extents, from a tensor's first float
+ * to its last. Attention O (or scores)
  * strides that map two elements onto one float are ATTN_ERR_LD, so work items always write
  * disjoint rows. Every function is reentrant and thread-safe given its own outputs and
  * workspace. */
@@ -1942,14 +1943,29 @@ static size_t attn__scalar_mat_bytes(size_t rows, size_t n, size_t ld)
     return rows ? ((rows - 1) * ld + n) * sizeof(float) : 0;
 }
 
-/* Whether rows x n matrices y (ldy, written) and x (ldx, read) overlap, unless they are the
- * same matrix (x == y, ldx == ldy) and `in_place` allows that. The test is on the extents
- * (first to last float), so interleaved rows count as overlapping. */
+/* Whether rows x n matrices y (ldy, written) and x (ldx, read) share a float, unless they are
+ * the same matrix (x == y, ldx == ldy) and `in_place` allows that. With equal leading
+ * dimensions the test is row by row (interleaved rows are disjoint); otherwise on the extents
+ * (first to last float). */
 static int attn__scalar_mat_alias(const float *y, size_t ldy, const float *x, size_t ldx, size_t rows,
                            size_t n, int in_place)
 {
+    const size_t eb = attn__scalar_mat_bytes(rows, n, ldy), nb = n * sizeof(float);
+    ptrdiff_t d, lb, k, lo, hi, t;
     if (in_place && x == y && ldx == ldy) return 0;
-    return attn__scalar_bytes_overlap(y, attn__scalar_mat_bytes(rows, n, ldy), x, attn__scalar_mat_bytes(rows, n, ldx));
+    if (!attn__scalar_bytes_overlap(y, eb, x, attn__scalar_mat_bytes(rows, n, ldx))) return 0;
+    if (ldx != ldy || rows < 2) return 1;
+    /* row i of y and row i + k of x meet iff |d - k lb| < nb, d = y - x in bytes (|d| is below
+     * the extent now); the k nearest d / lb, within |k| < rows, decide */
+    d = (ptrdiff_t)((uintptr_t)y - (uintptr_t)x);
+    lb = (ptrdiff_t)(ldy * sizeof(float));
+    hi = (ptrdiff_t)rows - 1, lo = -hi;
+    k = d >= 0 ? d / lb : -((-d + lb - 1) / lb); /* floor(d / lb) */
+    for (t = k; t <= k + 1; t++) {
+        const ptrdiff_t kk = t < lo ? lo : t > hi ? hi : t, r = d - kk * lb;
+        if (r > -(ptrdiff_t)nb && r < (ptrdiff_t)nb) return 1;
+    }
+    return 0;
 }
 
 /* The checks of a row operation from x (ldx) to y (ldy): pointers (unless rows = 0), sizes,
@@ -6579,14 +6595,29 @@ static size_t attn__avx2_mat_bytes(size_t rows, size_t n, size_t ld)
     return rows ? ((rows - 1) * ld + n) * sizeof(float) : 0;
 }
 
-/* Whether rows x n matrices y (ldy, written) and x (ldx, read) overlap, unless they are the
- * same matrix (x == y, ldx == ldy) and `in_place` allows that. The test is on the extents
- * (first to last float), so interleaved rows count as overlapping. */
+/* Whether rows x n matrices y (ldy, written) and x (ldx, read) share a float, unless they are
+ * the same matrix (x == y, ldx == ldy) and `in_place` allows that. With equal leading
+ * dimensions the test is row by row (interleaved rows are disjoint); otherwise on the extents
+ * (first to last float). */
 static int attn__avx2_mat_alias(const float *y, size_t ldy, const float *x, size_t ldx, size_t rows,
                            size_t n, int in_place)
 {
+    const size_t eb = attn__avx2_mat_bytes(rows, n, ldy), nb = n * sizeof(float);
+    ptrdiff_t d, lb, k, lo, hi, t;
     if (in_place && x == y && ldx == ldy) return 0;
-    return attn__avx2_bytes_overlap(y, attn__avx2_mat_bytes(rows, n, ldy), x, attn__avx2_mat_bytes(rows, n, ldx));
+    if (!attn__avx2_bytes_overlap(y, eb, x, attn__avx2_mat_bytes(rows, n, ldx))) return 0;
+    if (ldx != ldy || rows < 2) return 1;
+    /* row i of y and row i + k of x meet iff |d - k lb| < nb, d = y - x in bytes (|d| is below
+     * the extent now); the k nearest d / lb, within |k| < rows, decide */
+    d = (ptrdiff_t)((uintptr_t)y - (uintptr_t)x);
+    lb = (ptrdiff_t)(ldy * sizeof(float));
+    hi = (ptrdiff_t)rows - 1, lo = -hi;
+    k = d >= 0 ? d / lb : -((-d + lb - 1) / lb); /* floor(d / lb) */
+    for (t = k; t <= k + 1; t++) {
+        const ptrdiff_t kk = t < lo ? lo : t > hi ? hi : t, r = d - kk * lb;
+        if (r > -(ptrdiff_t)nb && r < (ptrdiff_t)nb) return 1;
+    }
+    return 0;
 }
 
 /* The checks of a row operation from x (ldx) to y (ldy): pointers (unless rows = 0), sizes,
@@ -11220,14 +11251,29 @@ static size_t attn__avx512_mat_bytes(size_t rows, size_t n, size_t ld)
     return rows ? ((rows - 1) * ld + n) * sizeof(float) : 0;
 }
 
-/* Whether rows x n matrices y (ldy, written) and x (ldx, read) overlap, unless they are the
- * same matrix (x == y, ldx == ldy) and `in_place` allows that. The test is on the extents
- * (first to last float), so interleaved rows count as overlapping. */
+/* Whether rows x n matrices y (ldy, written) and x (ldx, read) share a float, unless they are
+ * the same matrix (x == y, ldx == ldy) and `in_place` allows that. With equal leading
+ * dimensions the test is row by row (interleaved rows are disjoint); otherwise on the extents
+ * (first to last float). */
 static int attn__avx512_mat_alias(const float *y, size_t ldy, const float *x, size_t ldx, size_t rows,
                            size_t n, int in_place)
 {
+    const size_t eb = attn__avx512_mat_bytes(rows, n, ldy), nb = n * sizeof(float);
+    ptrdiff_t d, lb, k, lo, hi, t;
     if (in_place && x == y && ldx == ldy) return 0;
-    return attn__avx512_bytes_overlap(y, attn__avx512_mat_bytes(rows, n, ldy), x, attn__avx512_mat_bytes(rows, n, ldx));
+    if (!attn__avx512_bytes_overlap(y, eb, x, attn__avx512_mat_bytes(rows, n, ldx))) return 0;
+    if (ldx != ldy || rows < 2) return 1;
+    /* row i of y and row i + k of x meet iff |d - k lb| < nb, d = y - x in bytes (|d| is below
+     * the extent now); the k nearest d / lb, within |k| < rows, decide */
+    d = (ptrdiff_t)((uintptr_t)y - (uintptr_t)x);
+    lb = (ptrdiff_t)(ldy * sizeof(float));
+    hi = (ptrdiff_t)rows - 1, lo = -hi;
+    k = d >= 0 ? d / lb : -((-d + lb - 1) / lb); /* floor(d / lb) */
+    for (t = k; t <= k + 1; t++) {
+        const ptrdiff_t kk = t < lo ? lo : t > hi ? hi : t, r = d - kk * lb;
+        if (r > -(ptrdiff_t)nb && r < (ptrdiff_t)nb) return 1;
+    }
+    return 0;
 }
 
 /* The checks of a row operation from x (ldx) to y (ldy): pointers (unless rows = 0), sizes,
@@ -16251,14 +16297,29 @@ static size_t attn__mat_bytes(size_t rows, size_t n, size_t ld)
     return rows ? ((rows - 1) * ld + n) * sizeof(float) : 0;
 }
 
-/* Whether rows x n matrices y (ldy, written) and x (ldx, read) overlap, unless they are the
- * same matrix (x == y, ldx == ldy) and `in_place` allows that. The test is on the extents
- * (first to last float), so interleaved rows count as overlapping. */
+/* Whether rows x n matrices y (ldy, written) and x (ldx, read) share a float, unless they are
+ * the same matrix (x == y, ldx == ldy) and `in_place` allows that. With equal leading
+ * dimensions the test is row by row (interleaved rows are disjoint); otherwise on the extents
+ * (first to last float). */
 static int attn__mat_alias(const float *y, size_t ldy, const float *x, size_t ldx, size_t rows,
                            size_t n, int in_place)
 {
+    const size_t eb = attn__mat_bytes(rows, n, ldy), nb = n * sizeof(float);
+    ptrdiff_t d, lb, k, lo, hi, t;
     if (in_place && x == y && ldx == ldy) return 0;
-    return attn__bytes_overlap(y, attn__mat_bytes(rows, n, ldy), x, attn__mat_bytes(rows, n, ldx));
+    if (!attn__bytes_overlap(y, eb, x, attn__mat_bytes(rows, n, ldx))) return 0;
+    if (ldx != ldy || rows < 2) return 1;
+    /* row i of y and row i + k of x meet iff |d - k lb| < nb, d = y - x in bytes (|d| is below
+     * the extent now); the k nearest d / lb, within |k| < rows, decide */
+    d = (ptrdiff_t)((uintptr_t)y - (uintptr_t)x);
+    lb = (ptrdiff_t)(ldy * sizeof(float));
+    hi = (ptrdiff_t)rows - 1, lo = -hi;
+    k = d >= 0 ? d / lb : -((-d + lb - 1) / lb); /* floor(d / lb) */
+    for (t = k; t <= k + 1; t++) {
+        const ptrdiff_t kk = t < lo ? lo : t > hi ? hi : t, r = d - kk * lb;
+        if (r > -(ptrdiff_t)nb && r < (ptrdiff_t)nb) return 1;
+    }
+    return 0;
 }
 
 /* The checks of a row operation from x (ldx) to y (ldy): pointers (unless rows = 0), sizes,

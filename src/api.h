@@ -65,8 +65,9 @@
 
 /* Aliasing and threads: an output that overlaps an input, another output or the workspace,
  * other than the exact in-place cases a function allows, is ATTN_ERR_ALIAS (nothing
- * written). Overlap is judged on extents, from a tensor's first float to its last, so rows
- * of two matrices interleaved in one buffer count as overlapping. Attention O (or scores)
+ * written). Two matrices with the same leading dimension are compared row by row (rows
+ * interleaved in one buffer are fine); anything else on extents, from a tensor's first float
+ * to its last. Attention O (or scores)
  * strides that map two elements onto one float are ATTN_ERR_LD, so work items always write
  * disjoint rows. Every function is reentrant and thread-safe given its own outputs and
  * workspace. */

@@ -92,14 +92,29 @@ static size_t attn__mat_bytes(size_t rows, size_t n, size_t ld)
     return rows ? ((rows - 1) * ld + n) * sizeof(float) : 0;
 }
 
-/* Whether rows x n matrices y (ldy, written) and x (ldx, read) overlap, unless they are the
- * same matrix (x == y, ldx == ldy) and `in_place` allows that. The test is on the extents
- * (first to last float), so interleaved rows count as overlapping. */
+/* Whether rows x n matrices y (ldy, written) and x (ldx, read) share a float, unless they are
+ * the same matrix (x == y, ldx == ldy) and `in_place` allows that. With equal leading
+ * dimensions the test is row by row (interleaved rows are disjoint); otherwise on the extents
+ * (first to last float). */
 static int attn__mat_alias(const float *y, size_t ldy, const float *x, size_t ldx, size_t rows,
                            size_t n, int in_place)
 {
+    const size_t eb = attn__mat_bytes(rows, n, ldy), nb = n * sizeof(float);
+    ptrdiff_t d, lb, k, lo, hi, t;
     if (in_place && x == y && ldx == ldy) return 0;
-    return attn__bytes_overlap(y, attn__mat_bytes(rows, n, ldy), x, attn__mat_bytes(rows, n, ldx));
+    if (!attn__bytes_overlap(y, eb, x, attn__mat_bytes(rows, n, ldx))) return 0;
+    if (ldx != ldy || rows < 2) return 1;
+    /* row i of y and row i + k of x meet iff |d - k lb| < nb, d = y - x in bytes (|d| is below
+     * the extent now); the k nearest d / lb, within |k| < rows, decide */
+    d = (ptrdiff_t)((uintptr_t)y - (uintptr_t)x);
+    lb = (ptrdiff_t)(ldy * sizeof(float));
+    hi = (ptrdiff_t)rows - 1, lo = -hi;
+    k = d >= 0 ? d / lb : -((-d + lb - 1) / lb); /* floor(d / lb) */
+    for (t = k; t <= k + 1; t++) {
+        const ptrdiff_t kk = t < lo ? lo : t > hi ? hi : t, r = d - kk * lb;
+        if (r > -(ptrdiff_t)nb && r < (ptrdiff_t)nb) return 1;
+    }
+    return 0;
 }
 
 /* The checks of a row operation from x (ldx) to y (ldy): pointers (unless rows = 0), sizes,

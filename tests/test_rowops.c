@@ -1075,7 +1075,8 @@ static void test_errors(void)
     softmax_err("y inside x", 4, 2, 8, 8, 8, 1.0f, ATTN_ERR_ALIAS);
     softmax_err("y = x, ldy != ldx", 5, 2, 8, 8, 12, 1.0f, ATTN_ERR_ALIAS);
     softmax_err("y = x, one row, ldy != ldx", 5, 1, 8, 8, 12, 1.0f, ATTN_ERR_ALIAS);
-    softmax_err("rows interleaved", 4, 2, 3, 8, 8, 1.0f, ATTN_ERR_ALIAS);
+    softmax_err("rows overlapping, one ld", 4, 2, 5, 8, 8, 1.0f, ATTN_ERR_ALIAS);
+    softmax_err("rows interleaved, ldy != ldx", 4, 2, 3, 8, 9, 1.0f, ATTN_ERR_ALIAS);
     layernorm_err("y inside x", 4, 2, 8, 8, 8, 1e-5f, ATTN_ERR_ALIAS);
     layernorm_err("y = x, ldy != ldx", 5, 2, 8, 8, 12, 1e-5f, ATTN_ERR_ALIAS);
     layernorm_err("mean_out inside y", 6, 2, 8, 8, 8, 1e-5f, ATTN_ERR_ALIAS);
@@ -1237,6 +1238,51 @@ static void test_determinism(void)
         }
 }
 
+/* The overlap rule against brute force: two rows x n matrices in one buffer, y at byte
+ * offset dy from x (any sign, also not a multiple of a float), share a byte exactly when
+ * attn__mat_alias says so (row by row for one ld, extents for two); then a softmax over
+ * interleaved rows (one ld) gives each row's own result. */
+static void test_overlap_rule(void)
+{
+    static unsigned char mark[4096];
+    static float buf[1024], ref[2048];
+    long bad = 0, cases = 0;
+    size_t rows, n, ldx, ldy, r, c, i;
+    long dy;
+    for (rows = 1; rows <= 4; rows++)
+        for (n = 1; n <= 5; n++)
+            for (ldx = n; ldx <= n + 6; ldx++)
+                for (ldy = n; ldy <= n + 6; ldy += (ldy == ldx ? 1 : 3))
+                    for (dy = -170; dy <= 170; dy++) {
+                        const unsigned char *base = (const unsigned char *)(void *)buf + 1024;
+                        const float *x = (const float *)(const void *)base;
+                        const float *y = (const float *)(const void *)(base + dy);
+                        int want = 0, got;
+                        memset(mark, 0, sizeof mark);
+                        for (r = 0; r < rows; r++)
+                            for (c = 0; c < n * 4; c++) mark[1024 + (r * ldx) * 4 + c] = 1;
+                        for (r = 0; r < rows && !want; r++)
+                            for (c = 0; c < n * 4; c++)
+                                if (mark[(size_t)(1024 + dy + (long)(r * ldy * 4 + c))]) want = 1;
+                        got = attn__mat_alias(y, ldy, x, ldx, rows, n, 0);
+                        if (ldx != ldy) want = want || got; /* extents: may refuse more */
+                        bad += !check(got == want, "overlap rule: rows %zu n %zu ldx %zu ldy %zu"
+                                      " dy %ld: %d, want %d", rows, n, ldx, ldy, dy, got, want);
+                        cases++;
+                    }
+    printf("overlap rule: %ld layouts against brute force, %ld wrong\n", cases, bad);
+    /* softmax from the even rows to the odd ones of one buffer (ld 2n for both) */
+    for (i = 0; i < 1024; i++) buf[i] = ref[i] = (float)((i * 37) % 23) * 0.25f - 2.0f;
+    check(attn_softmax(ref, 32, ref + 1024, 32, 16, 16, 1.0f) == ATTN_OK, "reference softmax");
+    check(attn_softmax(buf, 32, buf + 16, 32, 16, 16, 1.0f) == ATTN_OK,
+          "softmax over interleaved rows (one ld) refused");
+    for (r = 0; r < 16; r++)
+        for (c = 0; c < 16; c++)
+            check(same_bits(buf[r * 32 + 16 + c], ref[1024 + r * 32 + c]) &&
+                      same_bits(buf[r * 32 + c], ref[r * 32 + c]),
+                  "interleaved softmax row %zu col %zu", r, c);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--far") == 0) sm_path = ATTN__SM_FAR_PATH;
@@ -1244,6 +1290,7 @@ int main(int argc, char **argv)
     check_seed(20240601);
     test_status_strings();
     test_errors();
+    test_overlap_rule();
     test_softmax_sweep();
     test_softmax_special();
     test_norm_sweep();
