@@ -37,6 +37,7 @@
  *             ATTN_NO_AVX512 keeps AVX2 on such a build;
  *   "avx2"    when __AVX2__ and __FMA__ are defined (e.g. -mavx2 -mfma or -march=haswell);
  *   "neon"    on AArch64 (__aarch64__ with __ARM_NEON);
+ *   "wasm"    on WebAssembly with SIMD128 (__wasm_simd128__, e.g. emcc -msimd128);
  *   "scalar"  otherwise, or when ATTN_NO_SIMD is defined.
  *   ATTN_NO_DISPATCH keeps a flag-less x86-64 build on the scalar path alone.
  *
@@ -47,10 +48,10 @@
  * (same pointer and same leading dimension); see "Aliasing and threads" below.
  * Storage types: attn_dtype (f32, f16 = IEEE binary16, bf16 = bfloat16), see attn_convert.
  *
- * Numerics: the AVX2 and NEON paths use fused multiply-add throughout; the scalar path
- * fuses where the target has a fast fma (FP_FAST_FMAF, e.g. AArch64 or -mfma) and
- * otherwise rounds the product and the sum separately, except for the softmax's
- * error term, which always uses fmaf(). For one build, results are identical run to run. No function
+ * Numerics: the AVX2 and NEON paths use fused multiply-add throughout; wasm (no fma) and
+ * the scalar path without a fast fma (FP_FAST_FMAF, e.g. AArch64 or -mfma) round the
+ * product and the sum separately, except for the error terms of softmax and GELU: fused.
+ * For one build, results are identical run to run. No function
  * returns a denormal from the exp it uses: exp results below FLT_MIN are flushed to 0,
  * and softmax outputs below FLT_MIN are 0.
  */
@@ -109,8 +110,8 @@ typedef enum attn_status {
 /* A short English description of a status, e.g. "ok", "null pointer". Never NULL. */
 ATTN_API const char *attn_status_string(attn_status status);
 
-/* The instruction set the calls run on: "avx512", "avx2", "neon" or "scalar" (in a build
- * that dispatches at run time, the one chosen for this CPU or pinned). */
+/* The instruction set the calls run on: "avx512", "avx2", "neon", "neon32", "wasm" or
+ * "scalar" (in a build that dispatches at run time, the one chosen for this CPU or pinned). */
 ATTN_API const char *attn_isa(void);
 
 /* Pins the instruction set of a build that dispatches at run time: "avx512", "avx2",
@@ -660,7 +661,8 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 
 /* simd/simd.h - picks attn.h's vector layer and matmul microkernel for the target:
  * AVX-512 (unless ATTN_NO_AVX512, which keeps AVX2 on such a build), AVX2+FMA, NEON
- * (AArch64, or ARMv7 with VFPv4's fma), or the portable scalar layer (also ATTN_NO_SIMD). */
+ * (AArch64, or ARMv7 with VFPv4's fma), WebAssembly SIMD128 (-msimd128), or the portable
+ * scalar layer (also ATTN_NO_SIMD). */
 #ifndef ATTN_SIMD_SCALAR_SIMD_H
 #define ATTN_SIMD_SCALAR_SIMD_H
 /* simd/common.h - compiler macros shared by attn.h's vector layer and kernels. */
@@ -1288,6 +1290,193 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vtranspose_copy(const float *
 #if !defined(__aarch64__) && defined(ATTN_USE_SLEEF)
 #undef ATTN_USE_SLEEF /* ARMv7 keeps the library's exp */
 #endif
+#elif !defined(ATTN__SCALAR_FORCE_ISA) && !defined(ATTN_NO_SIMD) && defined(__wasm_simd128__)
+#define ATTN__SCALAR_ISA_WASM 1
+/* simd/wasm.h - the WebAssembly SIMD128 vector layer of attn.h (4 lanes; wasm_simd128.h,
+ * -msimd128). SIMD128 has no fused multiply-add (relaxed-simd's is not deterministic): the
+ * fma is a product rounded, then a sum rounded, and the one-rounding fma of the error terms
+ * is computed in double (exact products), lanes at a float rounding boundary by fmaf. Max
+ * and min are the pseudo-min/max (x86's minps/maxps rule, one instruction on x86 engines).
+ * Denormals are kept, as the wasm spec requires. Primitives only, the same names and
+ * contract as simd/scalar.h. Compiles on its own. */
+#ifndef ATTN_SIMD_SCALAR_WASM_H
+#define ATTN_SIMD_SCALAR_WASM_H
+#include <float.h>
+#include <math.h>
+#include <string.h>
+#include <wasm_simd128.h>
+
+#define ATTN__SCALAR_ISA_NAME "wasm"
+#define ATTN__SCALAR_VW 4
+
+typedef v128_t attn__scalar_v;
+typedef v128_t attn__scalar_vm;
+
+static inline attn__scalar_v attn__scalar_vzero(void) { return wasm_f32x4_splat(0.0f); }
+static inline attn__scalar_v attn__scalar_vset1(float a) { return wasm_f32x4_splat(a); }
+static inline attn__scalar_v attn__scalar_vload(const float *p) { return wasm_v128_load(p); }
+static inline void attn__scalar_vstore(float *p, attn__scalar_v v) { wasm_v128_store(p, v); }
+static inline attn__scalar_v attn__scalar_vload_part(const float *p, size_t n, float fill)
+{
+    float t[4] = {fill, fill, fill, fill};
+    memcpy(t, p, n * sizeof(float));
+    return wasm_v128_load(t);
+}
+static inline void attn__scalar_vstore_part(float *p, attn__scalar_v v, size_t n)
+{
+    float t[4];
+    wasm_v128_store(t, v);
+    memcpy(p, t, n * sizeof(float));
+}
+static inline attn__scalar_v attn__scalar_vadd(attn__scalar_v a, attn__scalar_v b) { return wasm_f32x4_add(a, b); }
+static inline attn__scalar_v attn__scalar_vsub(attn__scalar_v a, attn__scalar_v b) { return wasm_f32x4_sub(a, b); }
+static inline attn__scalar_v attn__scalar_vmul(attn__scalar_v a, attn__scalar_v b) { return wasm_f32x4_mul(a, b); }
+static inline attn__scalar_v attn__scalar_vdiv(attn__scalar_v a, attn__scalar_v b) { return wasm_f32x4_div(a, b); }
+static inline attn__scalar_v attn__scalar_vsqrt(attn__scalar_v a) { return wasm_f32x4_sqrt(a); }
+/* a * b + c in two roundings (SIMD128 has no fma) */
+static inline attn__scalar_v attn__scalar_vfma(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c)
+{
+    return wasm_f32x4_add(wasm_f32x4_mul(a, b), c);
+}
+/* a * b + c with one rounding: the product is exact in double and the sum is rounded there
+ * once, then to float. Rounding twice differs from once only where the double sum lies on a
+ * float rounding boundary: its low 29 bits 0x10000000 (a midpoint of normal floats), or
+ * below FLT_MIN (subnormal floats round elsewhere); a vector with such a lane takes fmaf.
+ * The error terms (c = -round(a * b)) are exact in double and never take it. */
+static ATTN__SCALAR_FORCE_INLINE v128_t attn__scalar_vfma_exact_half(v128_t a, v128_t b, v128_t c)
+{
+    return wasm_f64x2_add(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(a),
+                                         wasm_f64x2_promote_low_f32x4(b)),
+                          wasm_f64x2_promote_low_f32x4(c));
+}
+static ATTN__SCALAR_FORCE_INLINE int attn__scalar_vfma_boundary(v128_t r)
+{
+    const v128_t mid = wasm_i64x2_eq(wasm_v128_and(r, wasm_i64x2_splat(0x1FFFFFFF)),
+                                     wasm_i64x2_splat(0x10000000));
+    const v128_t a = wasm_f64x2_abs(r);
+    const v128_t tiny = wasm_v128_and(wasm_f64x2_lt(a, wasm_f64x2_splat(FLT_MIN)),
+                                      wasm_f64x2_gt(a, wasm_f64x2_splat(0.0)));
+    return wasm_v128_any_true(wasm_v128_or(mid, tiny));
+}
+static inline attn__scalar_v attn__scalar_vfma_exact(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c)
+{
+    const v128_t lo = attn__scalar_vfma_exact_half(a, b, c);
+    const v128_t hi = attn__scalar_vfma_exact_half(wasm_i64x2_shuffle(a, a, 1, 0),
+                                            wasm_i64x2_shuffle(b, b, 1, 0),
+                                            wasm_i64x2_shuffle(c, c, 1, 0));
+    if (attn__scalar_vfma_boundary(lo) || attn__scalar_vfma_boundary(hi)) {
+        float x[4], y[4], z[4];
+        int i;
+        wasm_v128_store(x, a);
+        wasm_v128_store(y, b);
+        wasm_v128_store(z, c);
+        for (i = 0; i < 4; i++) x[i] = fmaf(x[i], y[i], z[i]);
+        return wasm_v128_load(x);
+    }
+    return wasm_i64x2_shuffle(wasm_f32x4_demote_f64x2_zero(lo), wasm_f32x4_demote_f64x2_zero(hi),
+                              0, 2);
+}
+/* maxps / minps: a > b ? a : b and a < b ? a : b, so b when either is NaN */
+static inline attn__scalar_v attn__scalar_vmax(attn__scalar_v a, attn__scalar_v b) { return wasm_f32x4_pmax(b, a); }
+static inline attn__scalar_v attn__scalar_vmin(attn__scalar_v a, attn__scalar_v b) { return wasm_f32x4_pmin(b, a); }
+/* (l0 + l2) + (l1 + l3) */
+static inline float attn__scalar_vhsum(attn__scalar_v a)
+{
+    const v128_t s = wasm_f32x4_add(a, wasm_i64x2_shuffle(a, a, 1, 0));
+    return wasm_f32x4_extract_lane(wasm_f32x4_add(s, wasm_i32x4_shuffle(s, s, 1, 0, 3, 2)), 0);
+}
+static inline float attn__scalar_vhmax(attn__scalar_v a)
+{
+    const v128_t m = attn__scalar_vmax(a, wasm_i64x2_shuffle(a, a, 1, 0));
+    return wasm_f32x4_extract_lane(attn__scalar_vmax(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2)), 0);
+}
+/* out[k] = the sum (op 0), max (1) or min (2) of v[k]'s lanes, k < 8, two groups of four
+ * at once: the halves, then neighbours, each sum in attn__scalar_vhsum's order, bit for bit.
+ * op: a constant after inlining. */
+#define ATTN__SCALAR_HAVE_VHRED8 1
+static ATTN__SCALAR_FORCE_INLINE v128_t attn__scalar_vred_op(v128_t a, v128_t b, int op)
+{
+    return op == 0 ? wasm_f32x4_add(a, b) : op == 1 ? attn__scalar_vmax(a, b) : attn__scalar_vmin(a, b);
+}
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vhred8(const attn__scalar_v *v, float *out, int op)
+{
+    int g;
+    for (g = 0; g < 8; g += 4) {
+        /* t01 = [v0 l0+l2, v0 l1+l3, v1 l0+l2, v1 l1+l3], t23 the same for v2, v3 */
+        const v128_t t01 = attn__scalar_vred_op(wasm_i64x2_shuffle(v[g], v[g + 1], 0, 2),
+                                         wasm_i64x2_shuffle(v[g], v[g + 1], 1, 3), op);
+        const v128_t t23 = attn__scalar_vred_op(wasm_i64x2_shuffle(v[g + 2], v[g + 3], 0, 2),
+                                         wasm_i64x2_shuffle(v[g + 2], v[g + 3], 1, 3), op);
+        wasm_v128_store(out + g, attn__scalar_vred_op(wasm_i32x4_shuffle(t01, t23, 0, 2, 4, 6),
+                                               wasm_i32x4_shuffle(t01, t23, 1, 3, 5, 7), op));
+    }
+}
+static inline attn__scalar_vm attn__scalar_vlt(attn__scalar_v a, attn__scalar_v b) { return wasm_f32x4_lt(a, b); }
+static inline attn__scalar_vm attn__scalar_vgt(attn__scalar_v a, attn__scalar_v b) { return wasm_f32x4_gt(a, b); }
+static inline attn__scalar_v attn__scalar_vselect(attn__scalar_vm m, attn__scalar_v a, attn__scalar_v b)
+{
+    return wasm_v128_bitselect(a, b, m);
+}
+/* the lookup by two byte swizzles (each 16 bytes of the 32-byte table; an index past 15
+ * gives 0): lane index j = bits & 7 becomes the byte indices 4j .. 4j + 3 */
+static inline attn__scalar_v attn__scalar_vlut8_scale(const int32_t *tab, attn__scalar_v k)
+{
+    const v128_t j4 = wasm_i32x4_shl(wasm_v128_and(k, wasm_i32x4_splat(7)), 2);
+    const v128_t idx = wasm_i8x16_add(wasm_i8x16_shuffle(j4, j4, 0, 0, 0, 0, 4, 4, 4, 4, 8, 8,
+                                                         8, 8, 12, 12, 12, 12),
+                                      wasm_i32x4_splat(0x03020100));
+    const v128_t t = wasm_v128_or(wasm_i8x16_swizzle(wasm_v128_load(tab), idx),
+                                  wasm_i8x16_swizzle(wasm_v128_load(tab + 4),
+                                                     wasm_i8x16_sub(idx, wasm_i8x16_splat(16))));
+    return wasm_i32x4_add(t, wasm_i32x4_shl(k, 20));
+}
+static inline attn__scalar_v attn__scalar_vfabs(attn__scalar_v a) { return wasm_f32x4_abs(a); }
+static inline attn__scalar_v attn__scalar_vor(attn__scalar_v a, attn__scalar_v b) { return wasm_v128_or(a, b); }
+static inline int attn__scalar_vany_neg(attn__scalar_v a) { return wasm_i32x4_bitmask(a) != 0; }
+/* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
+#define ATTN__SCALAR_HAVE_VSWAP_PAIRS 1
+static inline attn__scalar_v attn__scalar_vswap_pairs(attn__scalar_v a) { return wasm_i32x4_shuffle(a, a, 1, 0, 3, 2); }
+/* 16-bit storage: bf16 by shifts (rounding adds 0x7FFF plus the kept part's lowest bit, a
+ * carry into the exponent gives the next binade or inf; a NaN gets its quiet bit); f16 by
+ * the exact element code of simd/generic.h (SIMD128 has no half conversions). */
+#define ATTN__SCALAR_HAVE_VBF16 1
+static inline attn__scalar_v attn__scalar_vload_bf16(const uint16_t *p)
+{
+    return wasm_i32x4_shl(wasm_u32x4_load16x4(p), 16);
+}
+static inline void attn__scalar_vstore_bf16(uint16_t *p, attn__scalar_v v)
+{
+    const v128_t lsb = wasm_v128_and(wasm_u32x4_shr(v, 16), wasm_i32x4_splat(1));
+    const v128_t rne = wasm_i32x4_add(v, wasm_i32x4_add(lsb, wasm_i32x4_splat(0x7FFF)));
+    const v128_t quiet = wasm_v128_or(v, wasm_i32x4_splat(0x400000));
+    const v128_t r = wasm_u32x4_shr(wasm_v128_bitselect(rne, quiet, wasm_f32x4_eq(v, v)), 16);
+    wasm_v128_store64_lane(p, wasm_u16x8_narrow_i32x4(r, r), 0);
+}
+/* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
+ * are stored in order q = 0..3, so with ldd < 4 the later rows win the overlap. */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vtranspose_copy(const float *src, size_t lds,
+                                                     size_t rows, float *dst, size_t ldd)
+{
+    const v128_t z = wasm_f32x4_splat(0.0f);
+    const v128_t r0 = rows > 0 ? wasm_v128_load(src) : z;
+    const v128_t r1 = rows > 1 ? wasm_v128_load(src + lds) : z;
+    const v128_t r2 = rows > 2 ? wasm_v128_load(src + 2 * lds) : z;
+    const v128_t r3 = rows > 3 ? wasm_v128_load(src + 3 * lds) : z;
+    const v128_t t0 = wasm_i32x4_shuffle(r0, r1, 0, 4, 1, 5); /* r0[0] r1[0] r0[1] r1[1] */
+    const v128_t t1 = wasm_i32x4_shuffle(r0, r1, 2, 6, 3, 7);
+    const v128_t t2 = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5);
+    const v128_t t3 = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7);
+    wasm_v128_store(dst, wasm_i64x2_shuffle(t0, t2, 0, 2));
+    wasm_v128_store(dst + ldd, wasm_i64x2_shuffle(t0, t2, 1, 3));
+    wasm_v128_store(dst + 2 * ldd, wasm_i64x2_shuffle(t1, t3, 0, 2));
+    wasm_v128_store(dst + 3 * ldd, wasm_i64x2_shuffle(t1, t3, 1, 3));
+}
+#endif
+/* end of simd/wasm.h */
+#ifdef ATTN_USE_SLEEF
+#undef ATTN_USE_SLEEF /* wasm keeps the library's exp */
+#endif
 #else
 #define ATTN__SCALAR_ISA_SCALAR 1
 /* simd/scalar.h - the portable one-lane vector layer of attn.h: primitives only.
@@ -1810,6 +1999,65 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
 #undef ATTN__SCALAR_UKR_ROWS
 #endif
 /* end of simd/mm_4x8_neon32.h */
+#elif defined(ATTN__SCALAR_ISA_WASM)
+/* simd/mm_4x8_wasm.h - attn.h's WebAssembly SIMD128 matmul microkernel: a 4 x 8 tile (8
+ * accumulators, two B vectors, one broadcast A value and a product: within the 16 xmm
+ * registers an x86 engine gives wasm, and the packing wants a row count that is at most the
+ * vector width or a multiple of it). No fma: each step is a product rounded, then a sum.
+ * Compiles on its own (with simd/wasm.h). */
+#ifndef ATTN_SIMD_SCALAR_MM_4X8_WASM_H
+#define ATTN_SIMD_SCALAR_MM_4X8_WASM_H
+
+/* acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one multiply-add chain in p order,
+ * A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (8 readable floats per row). Only
+ * the first `rows` rows (a constant once inlined) are computed and written. Then by mode:
+ * 0 c = acc; 1 c = alpha * acc, then + beta * c when beta != 0 (beta = 0 never reads c);
+ * 2 c = alpha * acc + c. */
+#define ATTN__SCALAR_MR 4
+#define ATTN__SCALAR_NR 8
+#define ATTN__SCALAR_MM_UKR_ROWS 1 /* the rows argument is honoured: edge kernels pay less */
+#define ATTN__SCALAR_UKR_ROWS(X) X(0) X(1) X(2) X(3)
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+#define ATTN__SCALAR_UKR_DECL(i) v128_t c##i##0 = wasm_f32x4_splat(0.0f), c##i##1 = c##i##0;
+    ATTN__SCALAR_UKR_ROWS(ATTN__SCALAR_UKR_DECL)
+#undef ATTN__SCALAR_UKR_DECL
+    size_t p;
+    for (p = 0; p < kc; p++, a += acs, b += ldb) {
+        const v128_t b0 = wasm_v128_load(b), b1 = wasm_v128_load(b + 4);
+#define ATTN__SCALAR_UKR_ROW(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        const v128_t t = wasm_v128_load32_splat(a + (i) * ars);                             \
+        c##i##0 = wasm_f32x4_add(c##i##0, wasm_f32x4_mul(b0, t));                           \
+        c##i##1 = wasm_f32x4_add(c##i##1, wasm_f32x4_mul(b1, t));                           \
+    }
+        ATTN__SCALAR_UKR_ROWS(ATTN__SCALAR_UKR_ROW)
+#undef ATTN__SCALAR_UKR_ROW
+    }
+    {
+        const v128_t va = wasm_f32x4_splat(alpha), vb = wasm_f32x4_splat(beta);
+#define ATTN__SCALAR_UKR_OUT1(cp, x)                                                               \
+    if (mode == 0) wasm_v128_store(cp, x);                                                  \
+    else if (mode == 2) wasm_v128_store(cp, attn__scalar_vfma(va, x, wasm_v128_load(cp)));         \
+    else if (beta != 0.0f)                                                                  \
+        wasm_v128_store(cp, attn__scalar_vfma(vb, wasm_v128_load(cp), wasm_f32x4_mul(va, x)));     \
+    else wasm_v128_store(cp, wasm_f32x4_mul(va, x));
+#define ATTN__SCALAR_UKR_OUT(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        float *cr = c + (i) * ldc;                                                          \
+        ATTN__SCALAR_UKR_OUT1(cr, c##i##0) ATTN__SCALAR_UKR_OUT1(cr + 4, c##i##1)                         \
+    }
+        ATTN__SCALAR_UKR_ROWS(ATTN__SCALAR_UKR_OUT)
+#undef ATTN__SCALAR_UKR_OUT
+#undef ATTN__SCALAR_UKR_OUT1
+    }
+}
+#undef ATTN__SCALAR_UKR_ROWS
+#endif
+/* end of simd/mm_4x8_wasm.h */
 #else
 /* simd/mm_4xnr.h - attn.h's generic matmul microkernel over the vector layer: a
  * 4 x (4 * ATTN__SCALAR_VW) tile (the scalar path's). Compiles on its own. */
@@ -2025,7 +2273,7 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__SCALAR_TQ 192               /* attention: query rows per tile (a multiple of MR) */
 #define ATTN__SCALAR_TK 128               /* attention: keys per tile (a multiple of NR) */
 #define ATTN__SCALAR_SM_SHORT 8           /* softmax: rows of up to this many vectors in registers */
-#elif ATTN__SCALAR_VW == 4 /* ---- NEON (AArch64 8 x 12, ARMv7 4 x 8 microkernel) ---- */
+#elif ATTN__SCALAR_VW == 4 /* ---- NEON (AArch64 8 x 12, ARMv7 4 x 8), wasm (4 x 8 microkernel) ---- */
 #define ATTN__SCALAR_MM_KC 256
 #define ATTN__SCALAR_MM_MC (24 * ATTN__SCALAR_MR)
 #define ATTN__SCALAR_MM_NC (255 * ATTN__SCALAR_NR)
@@ -5312,7 +5560,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_denormals_flush_end(cons
 
 /* simd/simd.h - picks attn.h's vector layer and matmul microkernel for the target:
  * AVX-512 (unless ATTN_NO_AVX512, which keeps AVX2 on such a build), AVX2+FMA, NEON
- * (AArch64, or ARMv7 with VFPv4's fma), or the portable scalar layer (also ATTN_NO_SIMD). */
+ * (AArch64, or ARMv7 with VFPv4's fma), WebAssembly SIMD128 (-msimd128), or the portable
+ * scalar layer (also ATTN_NO_SIMD). */
 #ifndef ATTN_SIMD_AVX2_SIMD_H
 #define ATTN_SIMD_AVX2_SIMD_H
 /* simd/common.h - compiler macros shared by attn.h's vector layer and kernels. */
@@ -5940,6 +6189,193 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_vtranspose_copy(const float *src,
 #if !defined(__aarch64__) && defined(ATTN_USE_SLEEF)
 #undef ATTN_USE_SLEEF /* ARMv7 keeps the library's exp */
 #endif
+#elif !defined(ATTN__AVX2_FORCE_ISA) && !defined(ATTN_NO_SIMD) && defined(__wasm_simd128__)
+#define ATTN__AVX2_ISA_WASM 1
+/* simd/wasm.h - the WebAssembly SIMD128 vector layer of attn.h (4 lanes; wasm_simd128.h,
+ * -msimd128). SIMD128 has no fused multiply-add (relaxed-simd's is not deterministic): the
+ * fma is a product rounded, then a sum rounded, and the one-rounding fma of the error terms
+ * is computed in double (exact products), lanes at a float rounding boundary by fmaf. Max
+ * and min are the pseudo-min/max (x86's minps/maxps rule, one instruction on x86 engines).
+ * Denormals are kept, as the wasm spec requires. Primitives only, the same names and
+ * contract as simd/scalar.h. Compiles on its own. */
+#ifndef ATTN_SIMD_AVX2_WASM_H
+#define ATTN_SIMD_AVX2_WASM_H
+#include <float.h>
+#include <math.h>
+#include <string.h>
+#include <wasm_simd128.h>
+
+#define ATTN__AVX2_ISA_NAME "wasm"
+#define ATTN__AVX2_VW 4
+
+typedef v128_t attn__avx2_v;
+typedef v128_t attn__avx2_vm;
+
+static inline attn__avx2_v attn__avx2_vzero(void) { return wasm_f32x4_splat(0.0f); }
+static inline attn__avx2_v attn__avx2_vset1(float a) { return wasm_f32x4_splat(a); }
+static inline attn__avx2_v attn__avx2_vload(const float *p) { return wasm_v128_load(p); }
+static inline void attn__avx2_vstore(float *p, attn__avx2_v v) { wasm_v128_store(p, v); }
+static inline attn__avx2_v attn__avx2_vload_part(const float *p, size_t n, float fill)
+{
+    float t[4] = {fill, fill, fill, fill};
+    memcpy(t, p, n * sizeof(float));
+    return wasm_v128_load(t);
+}
+static inline void attn__avx2_vstore_part(float *p, attn__avx2_v v, size_t n)
+{
+    float t[4];
+    wasm_v128_store(t, v);
+    memcpy(p, t, n * sizeof(float));
+}
+static inline attn__avx2_v attn__avx2_vadd(attn__avx2_v a, attn__avx2_v b) { return wasm_f32x4_add(a, b); }
+static inline attn__avx2_v attn__avx2_vsub(attn__avx2_v a, attn__avx2_v b) { return wasm_f32x4_sub(a, b); }
+static inline attn__avx2_v attn__avx2_vmul(attn__avx2_v a, attn__avx2_v b) { return wasm_f32x4_mul(a, b); }
+static inline attn__avx2_v attn__avx2_vdiv(attn__avx2_v a, attn__avx2_v b) { return wasm_f32x4_div(a, b); }
+static inline attn__avx2_v attn__avx2_vsqrt(attn__avx2_v a) { return wasm_f32x4_sqrt(a); }
+/* a * b + c in two roundings (SIMD128 has no fma) */
+static inline attn__avx2_v attn__avx2_vfma(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c)
+{
+    return wasm_f32x4_add(wasm_f32x4_mul(a, b), c);
+}
+/* a * b + c with one rounding: the product is exact in double and the sum is rounded there
+ * once, then to float. Rounding twice differs from once only where the double sum lies on a
+ * float rounding boundary: its low 29 bits 0x10000000 (a midpoint of normal floats), or
+ * below FLT_MIN (subnormal floats round elsewhere); a vector with such a lane takes fmaf.
+ * The error terms (c = -round(a * b)) are exact in double and never take it. */
+static ATTN__AVX2_FORCE_INLINE v128_t attn__avx2_vfma_exact_half(v128_t a, v128_t b, v128_t c)
+{
+    return wasm_f64x2_add(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(a),
+                                         wasm_f64x2_promote_low_f32x4(b)),
+                          wasm_f64x2_promote_low_f32x4(c));
+}
+static ATTN__AVX2_FORCE_INLINE int attn__avx2_vfma_boundary(v128_t r)
+{
+    const v128_t mid = wasm_i64x2_eq(wasm_v128_and(r, wasm_i64x2_splat(0x1FFFFFFF)),
+                                     wasm_i64x2_splat(0x10000000));
+    const v128_t a = wasm_f64x2_abs(r);
+    const v128_t tiny = wasm_v128_and(wasm_f64x2_lt(a, wasm_f64x2_splat(FLT_MIN)),
+                                      wasm_f64x2_gt(a, wasm_f64x2_splat(0.0)));
+    return wasm_v128_any_true(wasm_v128_or(mid, tiny));
+}
+static inline attn__avx2_v attn__avx2_vfma_exact(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c)
+{
+    const v128_t lo = attn__avx2_vfma_exact_half(a, b, c);
+    const v128_t hi = attn__avx2_vfma_exact_half(wasm_i64x2_shuffle(a, a, 1, 0),
+                                            wasm_i64x2_shuffle(b, b, 1, 0),
+                                            wasm_i64x2_shuffle(c, c, 1, 0));
+    if (attn__avx2_vfma_boundary(lo) || attn__avx2_vfma_boundary(hi)) {
+        float x[4], y[4], z[4];
+        int i;
+        wasm_v128_store(x, a);
+        wasm_v128_store(y, b);
+        wasm_v128_store(z, c);
+        for (i = 0; i < 4; i++) x[i] = fmaf(x[i], y[i], z[i]);
+        return wasm_v128_load(x);
+    }
+    return wasm_i64x2_shuffle(wasm_f32x4_demote_f64x2_zero(lo), wasm_f32x4_demote_f64x2_zero(hi),
+                              0, 2);
+}
+/* maxps / minps: a > b ? a : b and a < b ? a : b, so b when either is NaN */
+static inline attn__avx2_v attn__avx2_vmax(attn__avx2_v a, attn__avx2_v b) { return wasm_f32x4_pmax(b, a); }
+static inline attn__avx2_v attn__avx2_vmin(attn__avx2_v a, attn__avx2_v b) { return wasm_f32x4_pmin(b, a); }
+/* (l0 + l2) + (l1 + l3) */
+static inline float attn__avx2_vhsum(attn__avx2_v a)
+{
+    const v128_t s = wasm_f32x4_add(a, wasm_i64x2_shuffle(a, a, 1, 0));
+    return wasm_f32x4_extract_lane(wasm_f32x4_add(s, wasm_i32x4_shuffle(s, s, 1, 0, 3, 2)), 0);
+}
+static inline float attn__avx2_vhmax(attn__avx2_v a)
+{
+    const v128_t m = attn__avx2_vmax(a, wasm_i64x2_shuffle(a, a, 1, 0));
+    return wasm_f32x4_extract_lane(attn__avx2_vmax(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2)), 0);
+}
+/* out[k] = the sum (op 0), max (1) or min (2) of v[k]'s lanes, k < 8, two groups of four
+ * at once: the halves, then neighbours, each sum in attn__avx2_vhsum's order, bit for bit.
+ * op: a constant after inlining. */
+#define ATTN__AVX2_HAVE_VHRED8 1
+static ATTN__AVX2_FORCE_INLINE v128_t attn__avx2_vred_op(v128_t a, v128_t b, int op)
+{
+    return op == 0 ? wasm_f32x4_add(a, b) : op == 1 ? attn__avx2_vmax(a, b) : attn__avx2_vmin(a, b);
+}
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_vhred8(const attn__avx2_v *v, float *out, int op)
+{
+    int g;
+    for (g = 0; g < 8; g += 4) {
+        /* t01 = [v0 l0+l2, v0 l1+l3, v1 l0+l2, v1 l1+l3], t23 the same for v2, v3 */
+        const v128_t t01 = attn__avx2_vred_op(wasm_i64x2_shuffle(v[g], v[g + 1], 0, 2),
+                                         wasm_i64x2_shuffle(v[g], v[g + 1], 1, 3), op);
+        const v128_t t23 = attn__avx2_vred_op(wasm_i64x2_shuffle(v[g + 2], v[g + 3], 0, 2),
+                                         wasm_i64x2_shuffle(v[g + 2], v[g + 3], 1, 3), op);
+        wasm_v128_store(out + g, attn__avx2_vred_op(wasm_i32x4_shuffle(t01, t23, 0, 2, 4, 6),
+                                               wasm_i32x4_shuffle(t01, t23, 1, 3, 5, 7), op));
+    }
+}
+static inline attn__avx2_vm attn__avx2_vlt(attn__avx2_v a, attn__avx2_v b) { return wasm_f32x4_lt(a, b); }
+static inline attn__avx2_vm attn__avx2_vgt(attn__avx2_v a, attn__avx2_v b) { return wasm_f32x4_gt(a, b); }
+static inline attn__avx2_v attn__avx2_vselect(attn__avx2_vm m, attn__avx2_v a, attn__avx2_v b)
+{
+    return wasm_v128_bitselect(a, b, m);
+}
+/* the lookup by two byte swizzles (each 16 bytes of the 32-byte table; an index past 15
+ * gives 0): lane index j = bits & 7 becomes the byte indices 4j .. 4j + 3 */
+static inline attn__avx2_v attn__avx2_vlut8_scale(const int32_t *tab, attn__avx2_v k)
+{
+    const v128_t j4 = wasm_i32x4_shl(wasm_v128_and(k, wasm_i32x4_splat(7)), 2);
+    const v128_t idx = wasm_i8x16_add(wasm_i8x16_shuffle(j4, j4, 0, 0, 0, 0, 4, 4, 4, 4, 8, 8,
+                                                         8, 8, 12, 12, 12, 12),
+                                      wasm_i32x4_splat(0x03020100));
+    const v128_t t = wasm_v128_or(wasm_i8x16_swizzle(wasm_v128_load(tab), idx),
+                                  wasm_i8x16_swizzle(wasm_v128_load(tab + 4),
+                                                     wasm_i8x16_sub(idx, wasm_i8x16_splat(16))));
+    return wasm_i32x4_add(t, wasm_i32x4_shl(k, 20));
+}
+static inline attn__avx2_v attn__avx2_vfabs(attn__avx2_v a) { return wasm_f32x4_abs(a); }
+static inline attn__avx2_v attn__avx2_vor(attn__avx2_v a, attn__avx2_v b) { return wasm_v128_or(a, b); }
+static inline int attn__avx2_vany_neg(attn__avx2_v a) { return wasm_i32x4_bitmask(a) != 0; }
+/* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
+#define ATTN__AVX2_HAVE_VSWAP_PAIRS 1
+static inline attn__avx2_v attn__avx2_vswap_pairs(attn__avx2_v a) { return wasm_i32x4_shuffle(a, a, 1, 0, 3, 2); }
+/* 16-bit storage: bf16 by shifts (rounding adds 0x7FFF plus the kept part's lowest bit, a
+ * carry into the exponent gives the next binade or inf; a NaN gets its quiet bit); f16 by
+ * the exact element code of simd/generic.h (SIMD128 has no half conversions). */
+#define ATTN__AVX2_HAVE_VBF16 1
+static inline attn__avx2_v attn__avx2_vload_bf16(const uint16_t *p)
+{
+    return wasm_i32x4_shl(wasm_u32x4_load16x4(p), 16);
+}
+static inline void attn__avx2_vstore_bf16(uint16_t *p, attn__avx2_v v)
+{
+    const v128_t lsb = wasm_v128_and(wasm_u32x4_shr(v, 16), wasm_i32x4_splat(1));
+    const v128_t rne = wasm_i32x4_add(v, wasm_i32x4_add(lsb, wasm_i32x4_splat(0x7FFF)));
+    const v128_t quiet = wasm_v128_or(v, wasm_i32x4_splat(0x400000));
+    const v128_t r = wasm_u32x4_shr(wasm_v128_bitselect(rne, quiet, wasm_f32x4_eq(v, v)), 16);
+    wasm_v128_store64_lane(p, wasm_u16x8_narrow_i32x4(r, r), 0);
+}
+/* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
+ * are stored in order q = 0..3, so with ldd < 4 the later rows win the overlap. */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_vtranspose_copy(const float *src, size_t lds,
+                                                     size_t rows, float *dst, size_t ldd)
+{
+    const v128_t z = wasm_f32x4_splat(0.0f);
+    const v128_t r0 = rows > 0 ? wasm_v128_load(src) : z;
+    const v128_t r1 = rows > 1 ? wasm_v128_load(src + lds) : z;
+    const v128_t r2 = rows > 2 ? wasm_v128_load(src + 2 * lds) : z;
+    const v128_t r3 = rows > 3 ? wasm_v128_load(src + 3 * lds) : z;
+    const v128_t t0 = wasm_i32x4_shuffle(r0, r1, 0, 4, 1, 5); /* r0[0] r1[0] r0[1] r1[1] */
+    const v128_t t1 = wasm_i32x4_shuffle(r0, r1, 2, 6, 3, 7);
+    const v128_t t2 = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5);
+    const v128_t t3 = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7);
+    wasm_v128_store(dst, wasm_i64x2_shuffle(t0, t2, 0, 2));
+    wasm_v128_store(dst + ldd, wasm_i64x2_shuffle(t0, t2, 1, 3));
+    wasm_v128_store(dst + 2 * ldd, wasm_i64x2_shuffle(t1, t3, 0, 2));
+    wasm_v128_store(dst + 3 * ldd, wasm_i64x2_shuffle(t1, t3, 1, 3));
+}
+#endif
+/* end of simd/wasm.h */
+#ifdef ATTN_USE_SLEEF
+#undef ATTN_USE_SLEEF /* wasm keeps the library's exp */
+#endif
 #else
 #define ATTN__AVX2_ISA_SCALAR 1
 /* simd/scalar.h - the portable one-lane vector layer of attn.h: primitives only.
@@ -6462,6 +6898,65 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
 #undef ATTN__AVX2_UKR_ROWS
 #endif
 /* end of simd/mm_4x8_neon32.h */
+#elif defined(ATTN__AVX2_ISA_WASM)
+/* simd/mm_4x8_wasm.h - attn.h's WebAssembly SIMD128 matmul microkernel: a 4 x 8 tile (8
+ * accumulators, two B vectors, one broadcast A value and a product: within the 16 xmm
+ * registers an x86 engine gives wasm, and the packing wants a row count that is at most the
+ * vector width or a multiple of it). No fma: each step is a product rounded, then a sum.
+ * Compiles on its own (with simd/wasm.h). */
+#ifndef ATTN_SIMD_AVX2_MM_4X8_WASM_H
+#define ATTN_SIMD_AVX2_MM_4X8_WASM_H
+
+/* acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one multiply-add chain in p order,
+ * A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (8 readable floats per row). Only
+ * the first `rows` rows (a constant once inlined) are computed and written. Then by mode:
+ * 0 c = acc; 1 c = alpha * acc, then + beta * c when beta != 0 (beta = 0 never reads c);
+ * 2 c = alpha * acc + c. */
+#define ATTN__AVX2_MR 4
+#define ATTN__AVX2_NR 8
+#define ATTN__AVX2_MM_UKR_ROWS 1 /* the rows argument is honoured: edge kernels pay less */
+#define ATTN__AVX2_UKR_ROWS(X) X(0) X(1) X(2) X(3)
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+#define ATTN__AVX2_UKR_DECL(i) v128_t c##i##0 = wasm_f32x4_splat(0.0f), c##i##1 = c##i##0;
+    ATTN__AVX2_UKR_ROWS(ATTN__AVX2_UKR_DECL)
+#undef ATTN__AVX2_UKR_DECL
+    size_t p;
+    for (p = 0; p < kc; p++, a += acs, b += ldb) {
+        const v128_t b0 = wasm_v128_load(b), b1 = wasm_v128_load(b + 4);
+#define ATTN__AVX2_UKR_ROW(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        const v128_t t = wasm_v128_load32_splat(a + (i) * ars);                             \
+        c##i##0 = wasm_f32x4_add(c##i##0, wasm_f32x4_mul(b0, t));                           \
+        c##i##1 = wasm_f32x4_add(c##i##1, wasm_f32x4_mul(b1, t));                           \
+    }
+        ATTN__AVX2_UKR_ROWS(ATTN__AVX2_UKR_ROW)
+#undef ATTN__AVX2_UKR_ROW
+    }
+    {
+        const v128_t va = wasm_f32x4_splat(alpha), vb = wasm_f32x4_splat(beta);
+#define ATTN__AVX2_UKR_OUT1(cp, x)                                                               \
+    if (mode == 0) wasm_v128_store(cp, x);                                                  \
+    else if (mode == 2) wasm_v128_store(cp, attn__avx2_vfma(va, x, wasm_v128_load(cp)));         \
+    else if (beta != 0.0f)                                                                  \
+        wasm_v128_store(cp, attn__avx2_vfma(vb, wasm_v128_load(cp), wasm_f32x4_mul(va, x)));     \
+    else wasm_v128_store(cp, wasm_f32x4_mul(va, x));
+#define ATTN__AVX2_UKR_OUT(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        float *cr = c + (i) * ldc;                                                          \
+        ATTN__AVX2_UKR_OUT1(cr, c##i##0) ATTN__AVX2_UKR_OUT1(cr + 4, c##i##1)                         \
+    }
+        ATTN__AVX2_UKR_ROWS(ATTN__AVX2_UKR_OUT)
+#undef ATTN__AVX2_UKR_OUT
+#undef ATTN__AVX2_UKR_OUT1
+    }
+}
+#undef ATTN__AVX2_UKR_ROWS
+#endif
+/* end of simd/mm_4x8_wasm.h */
 #else
 /* simd/mm_4xnr.h - attn.h's generic matmul microkernel over the vector layer: a
  * 4 x (4 * ATTN__AVX2_VW) tile (the scalar path's). Compiles on its own. */
@@ -6677,7 +7172,7 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__AVX2_TQ 192               /* attention: query rows per tile (a multiple of MR) */
 #define ATTN__AVX2_TK 128               /* attention: keys per tile (a multiple of NR) */
 #define ATTN__AVX2_SM_SHORT 8           /* softmax: rows of up to this many vectors in registers */
-#elif ATTN__AVX2_VW == 4 /* ---- NEON (AArch64 8 x 12, ARMv7 4 x 8 microkernel) ---- */
+#elif ATTN__AVX2_VW == 4 /* ---- NEON (AArch64 8 x 12, ARMv7 4 x 8), wasm (4 x 8 microkernel) ---- */
 #define ATTN__AVX2_MM_KC 256
 #define ATTN__AVX2_MM_MC (24 * ATTN__AVX2_MR)
 #define ATTN__AVX2_MM_NC (255 * ATTN__AVX2_NR)
@@ -9968,7 +10463,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_denormals_flush_end(const 
 
 /* simd/simd.h - picks attn.h's vector layer and matmul microkernel for the target:
  * AVX-512 (unless ATTN_NO_AVX512, which keeps AVX2 on such a build), AVX2+FMA, NEON
- * (AArch64, or ARMv7 with VFPv4's fma), or the portable scalar layer (also ATTN_NO_SIMD). */
+ * (AArch64, or ARMv7 with VFPv4's fma), WebAssembly SIMD128 (-msimd128), or the portable
+ * scalar layer (also ATTN_NO_SIMD). */
 #ifndef ATTN_SIMD_AVX512_SIMD_H
 #define ATTN_SIMD_AVX512_SIMD_H
 /* simd/common.h - compiler macros shared by attn.h's vector layer and kernels. */
@@ -10596,6 +11092,193 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_vtranspose_copy(const float *
 #if !defined(__aarch64__) && defined(ATTN_USE_SLEEF)
 #undef ATTN_USE_SLEEF /* ARMv7 keeps the library's exp */
 #endif
+#elif !defined(ATTN__AVX512_FORCE_ISA) && !defined(ATTN_NO_SIMD) && defined(__wasm_simd128__)
+#define ATTN__AVX512_ISA_WASM 1
+/* simd/wasm.h - the WebAssembly SIMD128 vector layer of attn.h (4 lanes; wasm_simd128.h,
+ * -msimd128). SIMD128 has no fused multiply-add (relaxed-simd's is not deterministic): the
+ * fma is a product rounded, then a sum rounded, and the one-rounding fma of the error terms
+ * is computed in double (exact products), lanes at a float rounding boundary by fmaf. Max
+ * and min are the pseudo-min/max (x86's minps/maxps rule, one instruction on x86 engines).
+ * Denormals are kept, as the wasm spec requires. Primitives only, the same names and
+ * contract as simd/scalar.h. Compiles on its own. */
+#ifndef ATTN_SIMD_AVX512_WASM_H
+#define ATTN_SIMD_AVX512_WASM_H
+#include <float.h>
+#include <math.h>
+#include <string.h>
+#include <wasm_simd128.h>
+
+#define ATTN__AVX512_ISA_NAME "wasm"
+#define ATTN__AVX512_VW 4
+
+typedef v128_t attn__avx512_v;
+typedef v128_t attn__avx512_vm;
+
+static inline attn__avx512_v attn__avx512_vzero(void) { return wasm_f32x4_splat(0.0f); }
+static inline attn__avx512_v attn__avx512_vset1(float a) { return wasm_f32x4_splat(a); }
+static inline attn__avx512_v attn__avx512_vload(const float *p) { return wasm_v128_load(p); }
+static inline void attn__avx512_vstore(float *p, attn__avx512_v v) { wasm_v128_store(p, v); }
+static inline attn__avx512_v attn__avx512_vload_part(const float *p, size_t n, float fill)
+{
+    float t[4] = {fill, fill, fill, fill};
+    memcpy(t, p, n * sizeof(float));
+    return wasm_v128_load(t);
+}
+static inline void attn__avx512_vstore_part(float *p, attn__avx512_v v, size_t n)
+{
+    float t[4];
+    wasm_v128_store(t, v);
+    memcpy(p, t, n * sizeof(float));
+}
+static inline attn__avx512_v attn__avx512_vadd(attn__avx512_v a, attn__avx512_v b) { return wasm_f32x4_add(a, b); }
+static inline attn__avx512_v attn__avx512_vsub(attn__avx512_v a, attn__avx512_v b) { return wasm_f32x4_sub(a, b); }
+static inline attn__avx512_v attn__avx512_vmul(attn__avx512_v a, attn__avx512_v b) { return wasm_f32x4_mul(a, b); }
+static inline attn__avx512_v attn__avx512_vdiv(attn__avx512_v a, attn__avx512_v b) { return wasm_f32x4_div(a, b); }
+static inline attn__avx512_v attn__avx512_vsqrt(attn__avx512_v a) { return wasm_f32x4_sqrt(a); }
+/* a * b + c in two roundings (SIMD128 has no fma) */
+static inline attn__avx512_v attn__avx512_vfma(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c)
+{
+    return wasm_f32x4_add(wasm_f32x4_mul(a, b), c);
+}
+/* a * b + c with one rounding: the product is exact in double and the sum is rounded there
+ * once, then to float. Rounding twice differs from once only where the double sum lies on a
+ * float rounding boundary: its low 29 bits 0x10000000 (a midpoint of normal floats), or
+ * below FLT_MIN (subnormal floats round elsewhere); a vector with such a lane takes fmaf.
+ * The error terms (c = -round(a * b)) are exact in double and never take it. */
+static ATTN__AVX512_FORCE_INLINE v128_t attn__avx512_vfma_exact_half(v128_t a, v128_t b, v128_t c)
+{
+    return wasm_f64x2_add(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(a),
+                                         wasm_f64x2_promote_low_f32x4(b)),
+                          wasm_f64x2_promote_low_f32x4(c));
+}
+static ATTN__AVX512_FORCE_INLINE int attn__avx512_vfma_boundary(v128_t r)
+{
+    const v128_t mid = wasm_i64x2_eq(wasm_v128_and(r, wasm_i64x2_splat(0x1FFFFFFF)),
+                                     wasm_i64x2_splat(0x10000000));
+    const v128_t a = wasm_f64x2_abs(r);
+    const v128_t tiny = wasm_v128_and(wasm_f64x2_lt(a, wasm_f64x2_splat(FLT_MIN)),
+                                      wasm_f64x2_gt(a, wasm_f64x2_splat(0.0)));
+    return wasm_v128_any_true(wasm_v128_or(mid, tiny));
+}
+static inline attn__avx512_v attn__avx512_vfma_exact(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c)
+{
+    const v128_t lo = attn__avx512_vfma_exact_half(a, b, c);
+    const v128_t hi = attn__avx512_vfma_exact_half(wasm_i64x2_shuffle(a, a, 1, 0),
+                                            wasm_i64x2_shuffle(b, b, 1, 0),
+                                            wasm_i64x2_shuffle(c, c, 1, 0));
+    if (attn__avx512_vfma_boundary(lo) || attn__avx512_vfma_boundary(hi)) {
+        float x[4], y[4], z[4];
+        int i;
+        wasm_v128_store(x, a);
+        wasm_v128_store(y, b);
+        wasm_v128_store(z, c);
+        for (i = 0; i < 4; i++) x[i] = fmaf(x[i], y[i], z[i]);
+        return wasm_v128_load(x);
+    }
+    return wasm_i64x2_shuffle(wasm_f32x4_demote_f64x2_zero(lo), wasm_f32x4_demote_f64x2_zero(hi),
+                              0, 2);
+}
+/* maxps / minps: a > b ? a : b and a < b ? a : b, so b when either is NaN */
+static inline attn__avx512_v attn__avx512_vmax(attn__avx512_v a, attn__avx512_v b) { return wasm_f32x4_pmax(b, a); }
+static inline attn__avx512_v attn__avx512_vmin(attn__avx512_v a, attn__avx512_v b) { return wasm_f32x4_pmin(b, a); }
+/* (l0 + l2) + (l1 + l3) */
+static inline float attn__avx512_vhsum(attn__avx512_v a)
+{
+    const v128_t s = wasm_f32x4_add(a, wasm_i64x2_shuffle(a, a, 1, 0));
+    return wasm_f32x4_extract_lane(wasm_f32x4_add(s, wasm_i32x4_shuffle(s, s, 1, 0, 3, 2)), 0);
+}
+static inline float attn__avx512_vhmax(attn__avx512_v a)
+{
+    const v128_t m = attn__avx512_vmax(a, wasm_i64x2_shuffle(a, a, 1, 0));
+    return wasm_f32x4_extract_lane(attn__avx512_vmax(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2)), 0);
+}
+/* out[k] = the sum (op 0), max (1) or min (2) of v[k]'s lanes, k < 8, two groups of four
+ * at once: the halves, then neighbours, each sum in attn__avx512_vhsum's order, bit for bit.
+ * op: a constant after inlining. */
+#define ATTN__AVX512_HAVE_VHRED8 1
+static ATTN__AVX512_FORCE_INLINE v128_t attn__avx512_vred_op(v128_t a, v128_t b, int op)
+{
+    return op == 0 ? wasm_f32x4_add(a, b) : op == 1 ? attn__avx512_vmax(a, b) : attn__avx512_vmin(a, b);
+}
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_vhred8(const attn__avx512_v *v, float *out, int op)
+{
+    int g;
+    for (g = 0; g < 8; g += 4) {
+        /* t01 = [v0 l0+l2, v0 l1+l3, v1 l0+l2, v1 l1+l3], t23 the same for v2, v3 */
+        const v128_t t01 = attn__avx512_vred_op(wasm_i64x2_shuffle(v[g], v[g + 1], 0, 2),
+                                         wasm_i64x2_shuffle(v[g], v[g + 1], 1, 3), op);
+        const v128_t t23 = attn__avx512_vred_op(wasm_i64x2_shuffle(v[g + 2], v[g + 3], 0, 2),
+                                         wasm_i64x2_shuffle(v[g + 2], v[g + 3], 1, 3), op);
+        wasm_v128_store(out + g, attn__avx512_vred_op(wasm_i32x4_shuffle(t01, t23, 0, 2, 4, 6),
+                                               wasm_i32x4_shuffle(t01, t23, 1, 3, 5, 7), op));
+    }
+}
+static inline attn__avx512_vm attn__avx512_vlt(attn__avx512_v a, attn__avx512_v b) { return wasm_f32x4_lt(a, b); }
+static inline attn__avx512_vm attn__avx512_vgt(attn__avx512_v a, attn__avx512_v b) { return wasm_f32x4_gt(a, b); }
+static inline attn__avx512_v attn__avx512_vselect(attn__avx512_vm m, attn__avx512_v a, attn__avx512_v b)
+{
+    return wasm_v128_bitselect(a, b, m);
+}
+/* the lookup by two byte swizzles (each 16 bytes of the 32-byte table; an index past 15
+ * gives 0): lane index j = bits & 7 becomes the byte indices 4j .. 4j + 3 */
+static inline attn__avx512_v attn__avx512_vlut8_scale(const int32_t *tab, attn__avx512_v k)
+{
+    const v128_t j4 = wasm_i32x4_shl(wasm_v128_and(k, wasm_i32x4_splat(7)), 2);
+    const v128_t idx = wasm_i8x16_add(wasm_i8x16_shuffle(j4, j4, 0, 0, 0, 0, 4, 4, 4, 4, 8, 8,
+                                                         8, 8, 12, 12, 12, 12),
+                                      wasm_i32x4_splat(0x03020100));
+    const v128_t t = wasm_v128_or(wasm_i8x16_swizzle(wasm_v128_load(tab), idx),
+                                  wasm_i8x16_swizzle(wasm_v128_load(tab + 4),
+                                                     wasm_i8x16_sub(idx, wasm_i8x16_splat(16))));
+    return wasm_i32x4_add(t, wasm_i32x4_shl(k, 20));
+}
+static inline attn__avx512_v attn__avx512_vfabs(attn__avx512_v a) { return wasm_f32x4_abs(a); }
+static inline attn__avx512_v attn__avx512_vor(attn__avx512_v a, attn__avx512_v b) { return wasm_v128_or(a, b); }
+static inline int attn__avx512_vany_neg(attn__avx512_v a) { return wasm_i32x4_bitmask(a) != 0; }
+/* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
+#define ATTN__AVX512_HAVE_VSWAP_PAIRS 1
+static inline attn__avx512_v attn__avx512_vswap_pairs(attn__avx512_v a) { return wasm_i32x4_shuffle(a, a, 1, 0, 3, 2); }
+/* 16-bit storage: bf16 by shifts (rounding adds 0x7FFF plus the kept part's lowest bit, a
+ * carry into the exponent gives the next binade or inf; a NaN gets its quiet bit); f16 by
+ * the exact element code of simd/generic.h (SIMD128 has no half conversions). */
+#define ATTN__AVX512_HAVE_VBF16 1
+static inline attn__avx512_v attn__avx512_vload_bf16(const uint16_t *p)
+{
+    return wasm_i32x4_shl(wasm_u32x4_load16x4(p), 16);
+}
+static inline void attn__avx512_vstore_bf16(uint16_t *p, attn__avx512_v v)
+{
+    const v128_t lsb = wasm_v128_and(wasm_u32x4_shr(v, 16), wasm_i32x4_splat(1));
+    const v128_t rne = wasm_i32x4_add(v, wasm_i32x4_add(lsb, wasm_i32x4_splat(0x7FFF)));
+    const v128_t quiet = wasm_v128_or(v, wasm_i32x4_splat(0x400000));
+    const v128_t r = wasm_u32x4_shr(wasm_v128_bitselect(rne, quiet, wasm_f32x4_eq(v, v)), 16);
+    wasm_v128_store64_lane(p, wasm_u16x8_narrow_i32x4(r, r), 0);
+}
+/* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
+ * are stored in order q = 0..3, so with ldd < 4 the later rows win the overlap. */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_vtranspose_copy(const float *src, size_t lds,
+                                                     size_t rows, float *dst, size_t ldd)
+{
+    const v128_t z = wasm_f32x4_splat(0.0f);
+    const v128_t r0 = rows > 0 ? wasm_v128_load(src) : z;
+    const v128_t r1 = rows > 1 ? wasm_v128_load(src + lds) : z;
+    const v128_t r2 = rows > 2 ? wasm_v128_load(src + 2 * lds) : z;
+    const v128_t r3 = rows > 3 ? wasm_v128_load(src + 3 * lds) : z;
+    const v128_t t0 = wasm_i32x4_shuffle(r0, r1, 0, 4, 1, 5); /* r0[0] r1[0] r0[1] r1[1] */
+    const v128_t t1 = wasm_i32x4_shuffle(r0, r1, 2, 6, 3, 7);
+    const v128_t t2 = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5);
+    const v128_t t3 = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7);
+    wasm_v128_store(dst, wasm_i64x2_shuffle(t0, t2, 0, 2));
+    wasm_v128_store(dst + ldd, wasm_i64x2_shuffle(t0, t2, 1, 3));
+    wasm_v128_store(dst + 2 * ldd, wasm_i64x2_shuffle(t1, t3, 0, 2));
+    wasm_v128_store(dst + 3 * ldd, wasm_i64x2_shuffle(t1, t3, 1, 3));
+}
+#endif
+/* end of simd/wasm.h */
+#ifdef ATTN_USE_SLEEF
+#undef ATTN_USE_SLEEF /* wasm keeps the library's exp */
+#endif
 #else
 #define ATTN__AVX512_ISA_SCALAR 1
 /* simd/scalar.h - the portable one-lane vector layer of attn.h: primitives only.
@@ -11118,6 +11801,65 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
 #undef ATTN__AVX512_UKR_ROWS
 #endif
 /* end of simd/mm_4x8_neon32.h */
+#elif defined(ATTN__AVX512_ISA_WASM)
+/* simd/mm_4x8_wasm.h - attn.h's WebAssembly SIMD128 matmul microkernel: a 4 x 8 tile (8
+ * accumulators, two B vectors, one broadcast A value and a product: within the 16 xmm
+ * registers an x86 engine gives wasm, and the packing wants a row count that is at most the
+ * vector width or a multiple of it). No fma: each step is a product rounded, then a sum.
+ * Compiles on its own (with simd/wasm.h). */
+#ifndef ATTN_SIMD_AVX512_MM_4X8_WASM_H
+#define ATTN_SIMD_AVX512_MM_4X8_WASM_H
+
+/* acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one multiply-add chain in p order,
+ * A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (8 readable floats per row). Only
+ * the first `rows` rows (a constant once inlined) are computed and written. Then by mode:
+ * 0 c = acc; 1 c = alpha * acc, then + beta * c when beta != 0 (beta = 0 never reads c);
+ * 2 c = alpha * acc + c. */
+#define ATTN__AVX512_MR 4
+#define ATTN__AVX512_NR 8
+#define ATTN__AVX512_MM_UKR_ROWS 1 /* the rows argument is honoured: edge kernels pay less */
+#define ATTN__AVX512_UKR_ROWS(X) X(0) X(1) X(2) X(3)
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+#define ATTN__AVX512_UKR_DECL(i) v128_t c##i##0 = wasm_f32x4_splat(0.0f), c##i##1 = c##i##0;
+    ATTN__AVX512_UKR_ROWS(ATTN__AVX512_UKR_DECL)
+#undef ATTN__AVX512_UKR_DECL
+    size_t p;
+    for (p = 0; p < kc; p++, a += acs, b += ldb) {
+        const v128_t b0 = wasm_v128_load(b), b1 = wasm_v128_load(b + 4);
+#define ATTN__AVX512_UKR_ROW(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        const v128_t t = wasm_v128_load32_splat(a + (i) * ars);                             \
+        c##i##0 = wasm_f32x4_add(c##i##0, wasm_f32x4_mul(b0, t));                           \
+        c##i##1 = wasm_f32x4_add(c##i##1, wasm_f32x4_mul(b1, t));                           \
+    }
+        ATTN__AVX512_UKR_ROWS(ATTN__AVX512_UKR_ROW)
+#undef ATTN__AVX512_UKR_ROW
+    }
+    {
+        const v128_t va = wasm_f32x4_splat(alpha), vb = wasm_f32x4_splat(beta);
+#define ATTN__AVX512_UKR_OUT1(cp, x)                                                               \
+    if (mode == 0) wasm_v128_store(cp, x);                                                  \
+    else if (mode == 2) wasm_v128_store(cp, attn__avx512_vfma(va, x, wasm_v128_load(cp)));         \
+    else if (beta != 0.0f)                                                                  \
+        wasm_v128_store(cp, attn__avx512_vfma(vb, wasm_v128_load(cp), wasm_f32x4_mul(va, x)));     \
+    else wasm_v128_store(cp, wasm_f32x4_mul(va, x));
+#define ATTN__AVX512_UKR_OUT(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        float *cr = c + (i) * ldc;                                                          \
+        ATTN__AVX512_UKR_OUT1(cr, c##i##0) ATTN__AVX512_UKR_OUT1(cr + 4, c##i##1)                         \
+    }
+        ATTN__AVX512_UKR_ROWS(ATTN__AVX512_UKR_OUT)
+#undef ATTN__AVX512_UKR_OUT
+#undef ATTN__AVX512_UKR_OUT1
+    }
+}
+#undef ATTN__AVX512_UKR_ROWS
+#endif
+/* end of simd/mm_4x8_wasm.h */
 #else
 /* simd/mm_4xnr.h - attn.h's generic matmul microkernel over the vector layer: a
  * 4 x (4 * ATTN__AVX512_VW) tile (the scalar path's). Compiles on its own. */
@@ -11333,7 +12075,7 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__AVX512_TQ 192               /* attention: query rows per tile (a multiple of MR) */
 #define ATTN__AVX512_TK 128               /* attention: keys per tile (a multiple of NR) */
 #define ATTN__AVX512_SM_SHORT 8           /* softmax: rows of up to this many vectors in registers */
-#elif ATTN__AVX512_VW == 4 /* ---- NEON (AArch64 8 x 12, ARMv7 4 x 8 microkernel) ---- */
+#elif ATTN__AVX512_VW == 4 /* ---- NEON (AArch64 8 x 12, ARMv7 4 x 8), wasm (4 x 8 microkernel) ---- */
 #define ATTN__AVX512_MM_KC 256
 #define ATTN__AVX512_MM_MC (24 * ATTN__AVX512_MR)
 #define ATTN__AVX512_MM_NC (255 * ATTN__AVX512_NR)
@@ -15014,7 +15756,8 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state)
 
 /* simd/simd.h - picks attn.h's vector layer and matmul microkernel for the target:
  * AVX-512 (unless ATTN_NO_AVX512, which keeps AVX2 on such a build), AVX2+FMA, NEON
- * (AArch64, or ARMv7 with VFPv4's fma), or the portable scalar layer (also ATTN_NO_SIMD). */
+ * (AArch64, or ARMv7 with VFPv4's fma), WebAssembly SIMD128 (-msimd128), or the portable
+ * scalar layer (also ATTN_NO_SIMD). */
 #ifndef ATTN_SIMD_SIMD_H
 #define ATTN_SIMD_SIMD_H
 /* simd/common.h - compiler macros shared by attn.h's vector layer and kernels. */
@@ -15642,6 +16385,193 @@ static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t ld
 #if !defined(__aarch64__) && defined(ATTN_USE_SLEEF)
 #undef ATTN_USE_SLEEF /* ARMv7 keeps the library's exp */
 #endif
+#elif !defined(ATTN__FORCE_ISA) && !defined(ATTN_NO_SIMD) && defined(__wasm_simd128__)
+#define ATTN__ISA_WASM 1
+/* simd/wasm.h - the WebAssembly SIMD128 vector layer of attn.h (4 lanes; wasm_simd128.h,
+ * -msimd128). SIMD128 has no fused multiply-add (relaxed-simd's is not deterministic): the
+ * fma is a product rounded, then a sum rounded, and the one-rounding fma of the error terms
+ * is computed in double (exact products), lanes at a float rounding boundary by fmaf. Max
+ * and min are the pseudo-min/max (x86's minps/maxps rule, one instruction on x86 engines).
+ * Denormals are kept, as the wasm spec requires. Primitives only, the same names and
+ * contract as simd/scalar.h. Compiles on its own. */
+#ifndef ATTN_SIMD_WASM_H
+#define ATTN_SIMD_WASM_H
+#include <float.h>
+#include <math.h>
+#include <string.h>
+#include <wasm_simd128.h>
+
+#define ATTN__ISA_NAME "wasm"
+#define ATTN__VW 4
+
+typedef v128_t attn__v;
+typedef v128_t attn__vm;
+
+static inline attn__v attn__vzero(void) { return wasm_f32x4_splat(0.0f); }
+static inline attn__v attn__vset1(float a) { return wasm_f32x4_splat(a); }
+static inline attn__v attn__vload(const float *p) { return wasm_v128_load(p); }
+static inline void attn__vstore(float *p, attn__v v) { wasm_v128_store(p, v); }
+static inline attn__v attn__vload_part(const float *p, size_t n, float fill)
+{
+    float t[4] = {fill, fill, fill, fill};
+    memcpy(t, p, n * sizeof(float));
+    return wasm_v128_load(t);
+}
+static inline void attn__vstore_part(float *p, attn__v v, size_t n)
+{
+    float t[4];
+    wasm_v128_store(t, v);
+    memcpy(p, t, n * sizeof(float));
+}
+static inline attn__v attn__vadd(attn__v a, attn__v b) { return wasm_f32x4_add(a, b); }
+static inline attn__v attn__vsub(attn__v a, attn__v b) { return wasm_f32x4_sub(a, b); }
+static inline attn__v attn__vmul(attn__v a, attn__v b) { return wasm_f32x4_mul(a, b); }
+static inline attn__v attn__vdiv(attn__v a, attn__v b) { return wasm_f32x4_div(a, b); }
+static inline attn__v attn__vsqrt(attn__v a) { return wasm_f32x4_sqrt(a); }
+/* a * b + c in two roundings (SIMD128 has no fma) */
+static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c)
+{
+    return wasm_f32x4_add(wasm_f32x4_mul(a, b), c);
+}
+/* a * b + c with one rounding: the product is exact in double and the sum is rounded there
+ * once, then to float. Rounding twice differs from once only where the double sum lies on a
+ * float rounding boundary: its low 29 bits 0x10000000 (a midpoint of normal floats), or
+ * below FLT_MIN (subnormal floats round elsewhere); a vector with such a lane takes fmaf.
+ * The error terms (c = -round(a * b)) are exact in double and never take it. */
+static ATTN__FORCE_INLINE v128_t attn__vfma_exact_half(v128_t a, v128_t b, v128_t c)
+{
+    return wasm_f64x2_add(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(a),
+                                         wasm_f64x2_promote_low_f32x4(b)),
+                          wasm_f64x2_promote_low_f32x4(c));
+}
+static ATTN__FORCE_INLINE int attn__vfma_boundary(v128_t r)
+{
+    const v128_t mid = wasm_i64x2_eq(wasm_v128_and(r, wasm_i64x2_splat(0x1FFFFFFF)),
+                                     wasm_i64x2_splat(0x10000000));
+    const v128_t a = wasm_f64x2_abs(r);
+    const v128_t tiny = wasm_v128_and(wasm_f64x2_lt(a, wasm_f64x2_splat(FLT_MIN)),
+                                      wasm_f64x2_gt(a, wasm_f64x2_splat(0.0)));
+    return wasm_v128_any_true(wasm_v128_or(mid, tiny));
+}
+static inline attn__v attn__vfma_exact(attn__v a, attn__v b, attn__v c)
+{
+    const v128_t lo = attn__vfma_exact_half(a, b, c);
+    const v128_t hi = attn__vfma_exact_half(wasm_i64x2_shuffle(a, a, 1, 0),
+                                            wasm_i64x2_shuffle(b, b, 1, 0),
+                                            wasm_i64x2_shuffle(c, c, 1, 0));
+    if (attn__vfma_boundary(lo) || attn__vfma_boundary(hi)) {
+        float x[4], y[4], z[4];
+        int i;
+        wasm_v128_store(x, a);
+        wasm_v128_store(y, b);
+        wasm_v128_store(z, c);
+        for (i = 0; i < 4; i++) x[i] = fmaf(x[i], y[i], z[i]);
+        return wasm_v128_load(x);
+    }
+    return wasm_i64x2_shuffle(wasm_f32x4_demote_f64x2_zero(lo), wasm_f32x4_demote_f64x2_zero(hi),
+                              0, 2);
+}
+/* maxps / minps: a > b ? a : b and a < b ? a : b, so b when either is NaN */
+static inline attn__v attn__vmax(attn__v a, attn__v b) { return wasm_f32x4_pmax(b, a); }
+static inline attn__v attn__vmin(attn__v a, attn__v b) { return wasm_f32x4_pmin(b, a); }
+/* (l0 + l2) + (l1 + l3) */
+static inline float attn__vhsum(attn__v a)
+{
+    const v128_t s = wasm_f32x4_add(a, wasm_i64x2_shuffle(a, a, 1, 0));
+    return wasm_f32x4_extract_lane(wasm_f32x4_add(s, wasm_i32x4_shuffle(s, s, 1, 0, 3, 2)), 0);
+}
+static inline float attn__vhmax(attn__v a)
+{
+    const v128_t m = attn__vmax(a, wasm_i64x2_shuffle(a, a, 1, 0));
+    return wasm_f32x4_extract_lane(attn__vmax(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2)), 0);
+}
+/* out[k] = the sum (op 0), max (1) or min (2) of v[k]'s lanes, k < 8, two groups of four
+ * at once: the halves, then neighbours, each sum in attn__vhsum's order, bit for bit.
+ * op: a constant after inlining. */
+#define ATTN__HAVE_VHRED8 1
+static ATTN__FORCE_INLINE v128_t attn__vred_op(v128_t a, v128_t b, int op)
+{
+    return op == 0 ? wasm_f32x4_add(a, b) : op == 1 ? attn__vmax(a, b) : attn__vmin(a, b);
+}
+static ATTN__FORCE_INLINE void attn__vhred8(const attn__v *v, float *out, int op)
+{
+    int g;
+    for (g = 0; g < 8; g += 4) {
+        /* t01 = [v0 l0+l2, v0 l1+l3, v1 l0+l2, v1 l1+l3], t23 the same for v2, v3 */
+        const v128_t t01 = attn__vred_op(wasm_i64x2_shuffle(v[g], v[g + 1], 0, 2),
+                                         wasm_i64x2_shuffle(v[g], v[g + 1], 1, 3), op);
+        const v128_t t23 = attn__vred_op(wasm_i64x2_shuffle(v[g + 2], v[g + 3], 0, 2),
+                                         wasm_i64x2_shuffle(v[g + 2], v[g + 3], 1, 3), op);
+        wasm_v128_store(out + g, attn__vred_op(wasm_i32x4_shuffle(t01, t23, 0, 2, 4, 6),
+                                               wasm_i32x4_shuffle(t01, t23, 1, 3, 5, 7), op));
+    }
+}
+static inline attn__vm attn__vlt(attn__v a, attn__v b) { return wasm_f32x4_lt(a, b); }
+static inline attn__vm attn__vgt(attn__v a, attn__v b) { return wasm_f32x4_gt(a, b); }
+static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b)
+{
+    return wasm_v128_bitselect(a, b, m);
+}
+/* the lookup by two byte swizzles (each 16 bytes of the 32-byte table; an index past 15
+ * gives 0): lane index j = bits & 7 becomes the byte indices 4j .. 4j + 3 */
+static inline attn__v attn__vlut8_scale(const int32_t *tab, attn__v k)
+{
+    const v128_t j4 = wasm_i32x4_shl(wasm_v128_and(k, wasm_i32x4_splat(7)), 2);
+    const v128_t idx = wasm_i8x16_add(wasm_i8x16_shuffle(j4, j4, 0, 0, 0, 0, 4, 4, 4, 4, 8, 8,
+                                                         8, 8, 12, 12, 12, 12),
+                                      wasm_i32x4_splat(0x03020100));
+    const v128_t t = wasm_v128_or(wasm_i8x16_swizzle(wasm_v128_load(tab), idx),
+                                  wasm_i8x16_swizzle(wasm_v128_load(tab + 4),
+                                                     wasm_i8x16_sub(idx, wasm_i8x16_splat(16))));
+    return wasm_i32x4_add(t, wasm_i32x4_shl(k, 20));
+}
+static inline attn__v attn__vfabs(attn__v a) { return wasm_f32x4_abs(a); }
+static inline attn__v attn__vor(attn__v a, attn__v b) { return wasm_v128_or(a, b); }
+static inline int attn__vany_neg(attn__v a) { return wasm_i32x4_bitmask(a) != 0; }
+/* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
+#define ATTN__HAVE_VSWAP_PAIRS 1
+static inline attn__v attn__vswap_pairs(attn__v a) { return wasm_i32x4_shuffle(a, a, 1, 0, 3, 2); }
+/* 16-bit storage: bf16 by shifts (rounding adds 0x7FFF plus the kept part's lowest bit, a
+ * carry into the exponent gives the next binade or inf; a NaN gets its quiet bit); f16 by
+ * the exact element code of simd/generic.h (SIMD128 has no half conversions). */
+#define ATTN__HAVE_VBF16 1
+static inline attn__v attn__vload_bf16(const uint16_t *p)
+{
+    return wasm_i32x4_shl(wasm_u32x4_load16x4(p), 16);
+}
+static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
+{
+    const v128_t lsb = wasm_v128_and(wasm_u32x4_shr(v, 16), wasm_i32x4_splat(1));
+    const v128_t rne = wasm_i32x4_add(v, wasm_i32x4_add(lsb, wasm_i32x4_splat(0x7FFF)));
+    const v128_t quiet = wasm_v128_or(v, wasm_i32x4_splat(0x400000));
+    const v128_t r = wasm_u32x4_shr(wasm_v128_bitselect(rne, quiet, wasm_f32x4_eq(v, v)), 16);
+    wasm_v128_store64_lane(p, wasm_u16x8_narrow_i32x4(r, r), 0);
+}
+/* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
+ * are stored in order q = 0..3, so with ldd < 4 the later rows win the overlap. */
+static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t lds,
+                                                     size_t rows, float *dst, size_t ldd)
+{
+    const v128_t z = wasm_f32x4_splat(0.0f);
+    const v128_t r0 = rows > 0 ? wasm_v128_load(src) : z;
+    const v128_t r1 = rows > 1 ? wasm_v128_load(src + lds) : z;
+    const v128_t r2 = rows > 2 ? wasm_v128_load(src + 2 * lds) : z;
+    const v128_t r3 = rows > 3 ? wasm_v128_load(src + 3 * lds) : z;
+    const v128_t t0 = wasm_i32x4_shuffle(r0, r1, 0, 4, 1, 5); /* r0[0] r1[0] r0[1] r1[1] */
+    const v128_t t1 = wasm_i32x4_shuffle(r0, r1, 2, 6, 3, 7);
+    const v128_t t2 = wasm_i32x4_shuffle(r2, r3, 0, 4, 1, 5);
+    const v128_t t3 = wasm_i32x4_shuffle(r2, r3, 2, 6, 3, 7);
+    wasm_v128_store(dst, wasm_i64x2_shuffle(t0, t2, 0, 2));
+    wasm_v128_store(dst + ldd, wasm_i64x2_shuffle(t0, t2, 1, 3));
+    wasm_v128_store(dst + 2 * ldd, wasm_i64x2_shuffle(t1, t3, 0, 2));
+    wasm_v128_store(dst + 3 * ldd, wasm_i64x2_shuffle(t1, t3, 1, 3));
+}
+#endif
+/* end of simd/wasm.h */
+#ifdef ATTN_USE_SLEEF
+#undef ATTN_USE_SLEEF /* wasm keeps the library's exp */
+#endif
 #else
 #define ATTN__ISA_SCALAR 1
 /* simd/scalar.h - the portable one-lane vector layer of attn.h: primitives only.
@@ -16164,6 +17094,65 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 #undef ATTN__UKR_ROWS
 #endif
 /* end of simd/mm_4x8_neon32.h */
+#elif defined(ATTN__ISA_WASM)
+/* simd/mm_4x8_wasm.h - attn.h's WebAssembly SIMD128 matmul microkernel: a 4 x 8 tile (8
+ * accumulators, two B vectors, one broadcast A value and a product: within the 16 xmm
+ * registers an x86 engine gives wasm, and the packing wants a row count that is at most the
+ * vector width or a multiple of it). No fma: each step is a product rounded, then a sum.
+ * Compiles on its own (with simd/wasm.h). */
+#ifndef ATTN_SIMD_MM_4X8_WASM_H
+#define ATTN_SIMD_MM_4X8_WASM_H
+
+/* acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one multiply-add chain in p order,
+ * A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (8 readable floats per row). Only
+ * the first `rows` rows (a constant once inlined) are computed and written. Then by mode:
+ * 0 c = acc; 1 c = alpha * acc, then + beta * c when beta != 0 (beta = 0 never reads c);
+ * 2 c = alpha * acc + c. */
+#define ATTN__MR 4
+#define ATTN__NR 8
+#define ATTN__MM_UKR_ROWS 1 /* the rows argument is honoured: edge kernels pay less */
+#define ATTN__UKR_ROWS(X) X(0) X(1) X(2) X(3)
+static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const float *a,
+                                                 size_t ars, size_t acs, const float *b,
+                                                 size_t ldb, float *c, size_t ldc, float alpha,
+                                                 float beta, int mode)
+{
+#define ATTN__UKR_DECL(i) v128_t c##i##0 = wasm_f32x4_splat(0.0f), c##i##1 = c##i##0;
+    ATTN__UKR_ROWS(ATTN__UKR_DECL)
+#undef ATTN__UKR_DECL
+    size_t p;
+    for (p = 0; p < kc; p++, a += acs, b += ldb) {
+        const v128_t b0 = wasm_v128_load(b), b1 = wasm_v128_load(b + 4);
+#define ATTN__UKR_ROW(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        const v128_t t = wasm_v128_load32_splat(a + (i) * ars);                             \
+        c##i##0 = wasm_f32x4_add(c##i##0, wasm_f32x4_mul(b0, t));                           \
+        c##i##1 = wasm_f32x4_add(c##i##1, wasm_f32x4_mul(b1, t));                           \
+    }
+        ATTN__UKR_ROWS(ATTN__UKR_ROW)
+#undef ATTN__UKR_ROW
+    }
+    {
+        const v128_t va = wasm_f32x4_splat(alpha), vb = wasm_f32x4_splat(beta);
+#define ATTN__UKR_OUT1(cp, x)                                                               \
+    if (mode == 0) wasm_v128_store(cp, x);                                                  \
+    else if (mode == 2) wasm_v128_store(cp, attn__vfma(va, x, wasm_v128_load(cp)));         \
+    else if (beta != 0.0f)                                                                  \
+        wasm_v128_store(cp, attn__vfma(vb, wasm_v128_load(cp), wasm_f32x4_mul(va, x)));     \
+    else wasm_v128_store(cp, wasm_f32x4_mul(va, x));
+#define ATTN__UKR_OUT(i)                                                                    \
+    if (rows > (i)) {                                                                       \
+        float *cr = c + (i) * ldc;                                                          \
+        ATTN__UKR_OUT1(cr, c##i##0) ATTN__UKR_OUT1(cr + 4, c##i##1)                         \
+    }
+        ATTN__UKR_ROWS(ATTN__UKR_OUT)
+#undef ATTN__UKR_OUT
+#undef ATTN__UKR_OUT1
+    }
+}
+#undef ATTN__UKR_ROWS
+#endif
+/* end of simd/mm_4x8_wasm.h */
 #else
 /* simd/mm_4xnr.h - attn.h's generic matmul microkernel over the vector layer: a
  * 4 x (4 * ATTN__VW) tile (the scalar path's). Compiles on its own. */
@@ -16379,7 +17368,7 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__TQ 192               /* attention: query rows per tile (a multiple of MR) */
 #define ATTN__TK 128               /* attention: keys per tile (a multiple of NR) */
 #define ATTN__SM_SHORT 8           /* softmax: rows of up to this many vectors in registers */
-#elif ATTN__VW == 4 /* ---- NEON (AArch64 8 x 12, ARMv7 4 x 8 microkernel) ---- */
+#elif ATTN__VW == 4 /* ---- NEON (AArch64 8 x 12, ARMv7 4 x 8), wasm (4 x 8 microkernel) ---- */
 #define ATTN__MM_KC 256
 #define ATTN__MM_MC (24 * ATTN__MR)
 #define ATTN__MM_NC (255 * ATTN__NR)

@@ -1,6 +1,7 @@
 /* simd/simd.h - picks attn.h's vector layer and matmul microkernel for the target:
  * AVX-512 (unless ATTN_NO_AVX512, which keeps AVX2 on such a build), AVX2+FMA, NEON
- * (AArch64, or ARMv7 with VFPv4's fma), or the portable scalar layer (also ATTN_NO_SIMD). */
+ * (AArch64, or ARMv7 with VFPv4's fma), WebAssembly SIMD128 (-msimd128), or the portable
+ * scalar layer (also ATTN_NO_SIMD). */
 #ifndef ATTN_SIMD_SIMD_H
 #define ATTN_SIMD_SIMD_H
 #include "common.h"
@@ -21,6 +22,12 @@
 #if !defined(__aarch64__) && defined(ATTN_USE_SLEEF)
 #undef ATTN_USE_SLEEF /* ARMv7 keeps the library's exp */
 #endif
+#elif !defined(ATTN__FORCE_ISA) && !defined(ATTN_NO_SIMD) && defined(__wasm_simd128__)
+#define ATTN__ISA_WASM 1
+#include "wasm.h"
+#ifdef ATTN_USE_SLEEF
+#undef ATTN_USE_SLEEF /* wasm keeps the library's exp */
+#endif
 #else
 #define ATTN__ISA_SCALAR 1
 #include "scalar.h"
@@ -39,6 +46,8 @@
 #include "mm_8x12_neon.h"
 #elif defined(ATTN__ISA_NEON)
 #include "mm_4x8_neon32.h"
+#elif defined(ATTN__ISA_WASM)
+#include "mm_4x8_wasm.h"
 #else
 #include "mm_4xnr.h"
 #endif

@@ -36,6 +36,7 @@
  *             ATTN_NO_AVX512 keeps AVX2 on such a build;
  *   "avx2"    when __AVX2__ and __FMA__ are defined (e.g. -mavx2 -mfma or -march=haswell);
  *   "neon"    on AArch64 (__aarch64__ with __ARM_NEON);
+ *   "wasm"    on WebAssembly with SIMD128 (__wasm_simd128__, e.g. emcc -msimd128);
  *   "scalar"  otherwise, or when ATTN_NO_SIMD is defined.
  *   ATTN_NO_DISPATCH keeps a flag-less x86-64 build on the scalar path alone.
  *
@@ -46,10 +47,10 @@
  * (same pointer and same leading dimension); see "Aliasing and threads" below.
  * Storage types: attn_dtype (f32, f16 = IEEE binary16, bf16 = bfloat16), see attn_convert.
  *
- * Numerics: the AVX2 and NEON paths use fused multiply-add throughout; the scalar path
- * fuses where the target has a fast fma (FP_FAST_FMAF, e.g. AArch64 or -mfma) and
- * otherwise rounds the product and the sum separately, except for the softmax's
- * error term, which always uses fmaf(). For one build, results are identical run to run. No function
+ * Numerics: the AVX2 and NEON paths use fused multiply-add throughout; wasm (no fma) and
+ * the scalar path without a fast fma (FP_FAST_FMAF, e.g. AArch64 or -mfma) round the
+ * product and the sum separately, except for the error terms of softmax and GELU: fused.
+ * For one build, results are identical run to run. No function
  * returns a denormal from the exp it uses: exp results below FLT_MIN are flushed to 0,
  * and softmax outputs below FLT_MIN are 0.
  */
@@ -108,8 +109,8 @@ typedef enum attn_status {
 /* A short English description of a status, e.g. "ok", "null pointer". Never NULL. */
 ATTN_API const char *attn_status_string(attn_status status);
 
-/* The instruction set the calls run on: "avx512", "avx2", "neon" or "scalar" (in a build
- * that dispatches at run time, the one chosen for this CPU or pinned). */
+/* The instruction set the calls run on: "avx512", "avx2", "neon", "neon32", "wasm" or
+ * "scalar" (in a build that dispatches at run time, the one chosen for this CPU or pinned). */
 ATTN_API const char *attn_isa(void);
 
 /* Pins the instruction set of a build that dispatches at run time: "avx512", "avx2",

@@ -40,7 +40,7 @@
 #define ATTN__TQ 192               /* attention: query rows per tile (a multiple of MR) */
 #define ATTN__TK 128               /* attention: keys per tile (a multiple of NR) */
 #define ATTN__SM_SHORT 8           /* softmax: rows of up to this many vectors in registers */
-#elif ATTN__VW == 4 /* ---- NEON (AArch64 8 x 12, ARMv7 4 x 8 microkernel) ---- */
+#elif ATTN__VW == 4 /* ---- NEON (AArch64 8 x 12, ARMv7 4 x 8), wasm (4 x 8 microkernel) ---- */
 #define ATTN__MM_KC 256
 #define ATTN__MM_MC (24 * ATTN__MR)
 #define ATTN__MM_NC (255 * ATTN__NR)
