@@ -467,7 +467,8 @@ typedef enum attn_act {
     ATTN_ACT_NONE = 0,      /* identity */
     ATTN_ACT_RELU = 1,      /* max(x, 0) */
     ATTN_ACT_GELU = 2,      /* x * Phi(x) = x/2 (1 + erf(x / sqrt 2)) (ONNX Gelu, PyTorch's default) */
-    ATTN_ACT_GELU_TANH = 3  /* x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (approximate='tanh') */
+    ATTN_ACT_GELU_TANH = 3, /* x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (approximate='tanh') */
+    ATTN_ACT_SILU = 4       /* x * sigmoid(x) (SiLU, swish: Llama's gate, PyTorch's F.silu) */
 } attn_act;
 
 /* y[r,:] = act(x[r,:]). In place allowed. Outputs below FLT_MIN in magnitude are 0 (a
@@ -482,9 +483,22 @@ typedef enum attn_act {
  *                       the exponent of e^-|a| (the rounding of a in float, amplified by
  *                       the exp; |a| < 100 wherever the result is not 0; measured: 1.9e-7
  *                       (1 + |a|), at most 1.5e-5 relative, in the far negative tail);
+ *   ATTN_ACT_SILU       relative error <= 1e-6: x / (1 + e^-x) as x (x >= 0 ? 1 : w) /
+ *                       (1 + w), w = e^-|x| (no overflow, no cancellation);
+ *                       SiLU(+inf) = +inf, SiLU(-inf) = 0;
  *   ATTN_ACT_RELU, ATTN_ACT_NONE exact. */
 ATTN_API attn_status attn_activation(attn_act act, const float *x, size_t ldx, float *y,
                                      size_t ldy, size_t rows, size_t n);
+
+/* Gated linear unit: y[r,c] = act(gate[r,c]) * up[r,c] over rows x n, the middle of a
+ * gated MLP (SwiGLU: ATTN_ACT_SILU, Llama, Mistral, Qwen; GEGLU: ATTN_ACT_GELU or
+ * ATTN_ACT_GELU_TANH, Gemma). gate, up and y have their own leading dimensions; a fused
+ * gate-up projection's output h = [gate | up] (tokens x 2n) is gate = h, up = h + n,
+ * ldg = ldu = 2n. y may be gate or up exactly (in place: same pointer and leading
+ * dimension); other overlaps are ATTN_ERR_ALIAS. Error: that of act plus one rounding
+ * (relative <= 1.2e-6 for SiLU and GELU); outputs below FLT_MIN are 0. */
+ATTN_API attn_status attn_glu(attn_act act, const float *gate, size_t ldg, const float *up,
+                              size_t ldu, float *y, size_t ldy, size_t rows, size_t n);
 
 /* Linear layer: y = act(x op(W) + bias), x tokens x d_in, y tokens x d_out.
  * tw = ATTN_NO_TRANS: W is d_in x d_out (ldw >= d_out);
@@ -4957,12 +4971,25 @@ static inline attn__scalar_v attn__scalar_vgelu_tanh(attn__scalar_v x)
     return attn__scalar_vflush(y);
 }
 
+/* SiLU: x sigmoid(x) = x * (x >= 0 ? 1 : w) / (1 + w), w = exp(-|x|) in (0, 1]: no overflow,
+ * no cancellation; w = h^2, h = exp(-|x| / 2), so that x w stays normal where w would not */
+static inline attn__scalar_v attn__scalar_vsilu(attn__scalar_v x)
+{
+    const attn__scalar_v one = attn__scalar_vset1(1.0f), zero = attn__scalar_vzero();
+    attn__scalar_v h = attn__scalar_vexp(attn__scalar_vmul(attn__scalar_vabs(x), attn__scalar_vset1(-0.5f)));
+    attn__scalar_v num = attn__scalar_vselect(attn__scalar_vlt(x, zero), attn__scalar_vmul(attn__scalar_vmul(x, h), h), x);
+    attn__scalar_v y = attn__scalar_vdiv(num, attn__scalar_vfma(h, h, one));
+    y = attn__scalar_vselect(attn__scalar_vlt(x, attn__scalar_vset1(-200.0f)), zero, y); /* -inf * 0 */
+    return attn__scalar_vflush(y);
+}
+
 static inline attn__scalar_v attn__scalar_vact(attn_act act, attn__scalar_v v)
 {
     switch (act) {
     case ATTN_ACT_RELU: return attn__scalar_vflush(attn__scalar_vmax(attn__scalar_vzero(), v)); /* NaN stays NaN */
     case ATTN_ACT_GELU: return attn__scalar_vgelu_erf(v);
     case ATTN_ACT_GELU_TANH: return attn__scalar_vgelu_tanh(v);
+    case ATTN_ACT_SILU: return attn__scalar_vsilu(v);
     default: return attn__scalar_vflush(v);
     }
 }
@@ -4986,7 +5013,7 @@ static void attn__scalar_act_row(attn_act act, const float *x, const float *bias
 static int attn__scalar_act_valid(attn_act act)
 {
     return act == ATTN_ACT_NONE || act == ATTN_ACT_RELU || act == ATTN_ACT_GELU ||
-           act == ATTN_ACT_GELU_TANH;
+           act == ATTN_ACT_GELU_TANH || act == ATTN_ACT_SILU;
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_activation(attn_act act, const float *x, size_t ldx, float *y,
@@ -4997,6 +5024,33 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_activation(attn_act act,
     if ((st = attn__scalar_rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     if (!attn__scalar_act_valid(act)) return ATTN_ERR_ARG;
     for (r = 0; r < rows; r++) attn__scalar_act_row(act, x + r * ldx, NULL, y + r * ldy, n);
+    return ATTN_OK;
+}
+
+/* y[0..n) = act(g) * u, the product flushed below FLT_MIN */
+static void attn__scalar_glu_row(attn_act act, const float *g, const float *u, float *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW)
+        attn__scalar_vstore(y + i, attn__scalar_vflush(attn__scalar_vmul(attn__scalar_vact(act, attn__scalar_vload(g + i)),
+                                                    attn__scalar_vload(u + i))));
+    if (i < n)
+        attn__scalar_vstore_part(y + i, attn__scalar_vflush(attn__scalar_vmul(
+                                     attn__scalar_vact(act, attn__scalar_vload_part(g + i, n - i, 0.0f)),
+                                     attn__scalar_vload_part(u + i, n - i, 0.0f))), n - i);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_glu(attn_act act, const float *gate, size_t ldg, const float *up,
+                              size_t ldu, float *y, size_t ldy, size_t rows, size_t n)
+{
+    attn_status st;
+    size_t r;
+    if (rows && !up) return ATTN_ERR_NULL;
+    if ((st = attn__scalar_rows_check(gate, ldg, y, ldy, rows, n, 1)) != ATTN_OK) return st;
+    if ((st = attn__scalar_check_mat(rows, n, ldu)) != ATTN_OK) return st;
+    if (attn__scalar_mat_alias(y, ldy, up, ldu, rows, n, 1)) return ATTN_ERR_ALIAS;
+    if (!attn__scalar_act_valid(act)) return ATTN_ERR_ARG;
+    for (r = 0; r < rows; r++) attn__scalar_glu_row(act, gate + r * ldg, up + r * ldu, y + r * ldy, n);
     return ATTN_OK;
 }
 
@@ -9856,12 +9910,25 @@ static inline attn__avx2_v attn__avx2_vgelu_tanh(attn__avx2_v x)
     return attn__avx2_vflush(y);
 }
 
+/* SiLU: x sigmoid(x) = x * (x >= 0 ? 1 : w) / (1 + w), w = exp(-|x|) in (0, 1]: no overflow,
+ * no cancellation; w = h^2, h = exp(-|x| / 2), so that x w stays normal where w would not */
+static inline attn__avx2_v attn__avx2_vsilu(attn__avx2_v x)
+{
+    const attn__avx2_v one = attn__avx2_vset1(1.0f), zero = attn__avx2_vzero();
+    attn__avx2_v h = attn__avx2_vexp(attn__avx2_vmul(attn__avx2_vabs(x), attn__avx2_vset1(-0.5f)));
+    attn__avx2_v num = attn__avx2_vselect(attn__avx2_vlt(x, zero), attn__avx2_vmul(attn__avx2_vmul(x, h), h), x);
+    attn__avx2_v y = attn__avx2_vdiv(num, attn__avx2_vfma(h, h, one));
+    y = attn__avx2_vselect(attn__avx2_vlt(x, attn__avx2_vset1(-200.0f)), zero, y); /* -inf * 0 */
+    return attn__avx2_vflush(y);
+}
+
 static inline attn__avx2_v attn__avx2_vact(attn_act act, attn__avx2_v v)
 {
     switch (act) {
     case ATTN_ACT_RELU: return attn__avx2_vflush(attn__avx2_vmax(attn__avx2_vzero(), v)); /* NaN stays NaN */
     case ATTN_ACT_GELU: return attn__avx2_vgelu_erf(v);
     case ATTN_ACT_GELU_TANH: return attn__avx2_vgelu_tanh(v);
+    case ATTN_ACT_SILU: return attn__avx2_vsilu(v);
     default: return attn__avx2_vflush(v);
     }
 }
@@ -9885,7 +9952,7 @@ static void attn__avx2_act_row(attn_act act, const float *x, const float *bias, 
 static int attn__avx2_act_valid(attn_act act)
 {
     return act == ATTN_ACT_NONE || act == ATTN_ACT_RELU || act == ATTN_ACT_GELU ||
-           act == ATTN_ACT_GELU_TANH;
+           act == ATTN_ACT_GELU_TANH || act == ATTN_ACT_SILU;
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_activation(attn_act act, const float *x, size_t ldx, float *y,
@@ -9896,6 +9963,33 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_activation(attn_act act, c
     if ((st = attn__avx2_rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     if (!attn__avx2_act_valid(act)) return ATTN_ERR_ARG;
     for (r = 0; r < rows; r++) attn__avx2_act_row(act, x + r * ldx, NULL, y + r * ldy, n);
+    return ATTN_OK;
+}
+
+/* y[0..n) = act(g) * u, the product flushed below FLT_MIN */
+static void attn__avx2_glu_row(attn_act act, const float *g, const float *u, float *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW)
+        attn__avx2_vstore(y + i, attn__avx2_vflush(attn__avx2_vmul(attn__avx2_vact(act, attn__avx2_vload(g + i)),
+                                                    attn__avx2_vload(u + i))));
+    if (i < n)
+        attn__avx2_vstore_part(y + i, attn__avx2_vflush(attn__avx2_vmul(
+                                     attn__avx2_vact(act, attn__avx2_vload_part(g + i, n - i, 0.0f)),
+                                     attn__avx2_vload_part(u + i, n - i, 0.0f))), n - i);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_glu(attn_act act, const float *gate, size_t ldg, const float *up,
+                              size_t ldu, float *y, size_t ldy, size_t rows, size_t n)
+{
+    attn_status st;
+    size_t r;
+    if (rows && !up) return ATTN_ERR_NULL;
+    if ((st = attn__avx2_rows_check(gate, ldg, y, ldy, rows, n, 1)) != ATTN_OK) return st;
+    if ((st = attn__avx2_check_mat(rows, n, ldu)) != ATTN_OK) return st;
+    if (attn__avx2_mat_alias(y, ldy, up, ldu, rows, n, 1)) return ATTN_ERR_ALIAS;
+    if (!attn__avx2_act_valid(act)) return ATTN_ERR_ARG;
+    for (r = 0; r < rows; r++) attn__avx2_glu_row(act, gate + r * ldg, up + r * ldu, y + r * ldy, n);
     return ATTN_OK;
 }
 
@@ -14759,12 +14853,25 @@ static inline attn__avx512_v attn__avx512_vgelu_tanh(attn__avx512_v x)
     return attn__avx512_vflush(y);
 }
 
+/* SiLU: x sigmoid(x) = x * (x >= 0 ? 1 : w) / (1 + w), w = exp(-|x|) in (0, 1]: no overflow,
+ * no cancellation; w = h^2, h = exp(-|x| / 2), so that x w stays normal where w would not */
+static inline attn__avx512_v attn__avx512_vsilu(attn__avx512_v x)
+{
+    const attn__avx512_v one = attn__avx512_vset1(1.0f), zero = attn__avx512_vzero();
+    attn__avx512_v h = attn__avx512_vexp(attn__avx512_vmul(attn__avx512_vabs(x), attn__avx512_vset1(-0.5f)));
+    attn__avx512_v num = attn__avx512_vselect(attn__avx512_vlt(x, zero), attn__avx512_vmul(attn__avx512_vmul(x, h), h), x);
+    attn__avx512_v y = attn__avx512_vdiv(num, attn__avx512_vfma(h, h, one));
+    y = attn__avx512_vselect(attn__avx512_vlt(x, attn__avx512_vset1(-200.0f)), zero, y); /* -inf * 0 */
+    return attn__avx512_vflush(y);
+}
+
 static inline attn__avx512_v attn__avx512_vact(attn_act act, attn__avx512_v v)
 {
     switch (act) {
     case ATTN_ACT_RELU: return attn__avx512_vflush(attn__avx512_vmax(attn__avx512_vzero(), v)); /* NaN stays NaN */
     case ATTN_ACT_GELU: return attn__avx512_vgelu_erf(v);
     case ATTN_ACT_GELU_TANH: return attn__avx512_vgelu_tanh(v);
+    case ATTN_ACT_SILU: return attn__avx512_vsilu(v);
     default: return attn__avx512_vflush(v);
     }
 }
@@ -14788,7 +14895,7 @@ static void attn__avx512_act_row(attn_act act, const float *x, const float *bias
 static int attn__avx512_act_valid(attn_act act)
 {
     return act == ATTN_ACT_NONE || act == ATTN_ACT_RELU || act == ATTN_ACT_GELU ||
-           act == ATTN_ACT_GELU_TANH;
+           act == ATTN_ACT_GELU_TANH || act == ATTN_ACT_SILU;
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_activation(attn_act act, const float *x, size_t ldx, float *y,
@@ -14799,6 +14906,33 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_activation(attn_act act,
     if ((st = attn__avx512_rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     if (!attn__avx512_act_valid(act)) return ATTN_ERR_ARG;
     for (r = 0; r < rows; r++) attn__avx512_act_row(act, x + r * ldx, NULL, y + r * ldy, n);
+    return ATTN_OK;
+}
+
+/* y[0..n) = act(g) * u, the product flushed below FLT_MIN */
+static void attn__avx512_glu_row(attn_act act, const float *g, const float *u, float *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW)
+        attn__avx512_vstore(y + i, attn__avx512_vflush(attn__avx512_vmul(attn__avx512_vact(act, attn__avx512_vload(g + i)),
+                                                    attn__avx512_vload(u + i))));
+    if (i < n)
+        attn__avx512_vstore_part(y + i, attn__avx512_vflush(attn__avx512_vmul(
+                                     attn__avx512_vact(act, attn__avx512_vload_part(g + i, n - i, 0.0f)),
+                                     attn__avx512_vload_part(u + i, n - i, 0.0f))), n - i);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_glu(attn_act act, const float *gate, size_t ldg, const float *up,
+                              size_t ldu, float *y, size_t ldy, size_t rows, size_t n)
+{
+    attn_status st;
+    size_t r;
+    if (rows && !up) return ATTN_ERR_NULL;
+    if ((st = attn__avx512_rows_check(gate, ldg, y, ldy, rows, n, 1)) != ATTN_OK) return st;
+    if ((st = attn__avx512_check_mat(rows, n, ldu)) != ATTN_OK) return st;
+    if (attn__avx512_mat_alias(y, ldy, up, ldu, rows, n, 1)) return ATTN_ERR_ALIAS;
+    if (!attn__avx512_act_valid(act)) return ATTN_ERR_ARG;
+    for (r = 0; r < rows; r++) attn__avx512_glu_row(act, gate + r * ldg, up + r * ldu, y + r * ldy, n);
     return ATTN_OK;
 }
 
@@ -15606,6 +15740,15 @@ ATTN_API attn_status attn_activation(attn_act act, const float *x, size_t ldx, f
     case ATTN__T_AVX512: return attn__avx512_attn_activation(act, x, ldx, y, ldy, rows, n);
     case ATTN__T_AVX2: return attn__avx2_attn_activation(act, x, ldx, y, ldy, rows, n);
     default: return attn__scalar_attn_activation(act, x, ldx, y, ldy, rows, n);
+    }
+}
+
+ATTN_API attn_status attn_glu(attn_act act, const float *gate, size_t ldg, const float *up, size_t ldu, float *y, size_t ldy, size_t rows, size_t n)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_glu(act, gate, ldg, up, ldu, y, ldy, rows, n);
+    case ATTN__T_AVX2: return attn__avx2_attn_glu(act, gate, ldg, up, ldu, y, ldy, rows, n);
+    default: return attn__scalar_attn_glu(act, gate, ldg, up, ldu, y, ldy, rows, n);
     }
 }
 
@@ -20052,12 +20195,25 @@ static inline attn__v attn__vgelu_tanh(attn__v x)
     return attn__vflush(y);
 }
 
+/* SiLU: x sigmoid(x) = x * (x >= 0 ? 1 : w) / (1 + w), w = exp(-|x|) in (0, 1]: no overflow,
+ * no cancellation; w = h^2, h = exp(-|x| / 2), so that x w stays normal where w would not */
+static inline attn__v attn__vsilu(attn__v x)
+{
+    const attn__v one = attn__vset1(1.0f), zero = attn__vzero();
+    attn__v h = attn__vexp(attn__vmul(attn__vabs(x), attn__vset1(-0.5f)));
+    attn__v num = attn__vselect(attn__vlt(x, zero), attn__vmul(attn__vmul(x, h), h), x);
+    attn__v y = attn__vdiv(num, attn__vfma(h, h, one));
+    y = attn__vselect(attn__vlt(x, attn__vset1(-200.0f)), zero, y); /* -inf * 0 */
+    return attn__vflush(y);
+}
+
 static inline attn__v attn__vact(attn_act act, attn__v v)
 {
     switch (act) {
     case ATTN_ACT_RELU: return attn__vflush(attn__vmax(attn__vzero(), v)); /* NaN stays NaN */
     case ATTN_ACT_GELU: return attn__vgelu_erf(v);
     case ATTN_ACT_GELU_TANH: return attn__vgelu_tanh(v);
+    case ATTN_ACT_SILU: return attn__vsilu(v);
     default: return attn__vflush(v);
     }
 }
@@ -20081,7 +20237,7 @@ static void attn__act_row(attn_act act, const float *x, const float *bias, float
 static int attn__act_valid(attn_act act)
 {
     return act == ATTN_ACT_NONE || act == ATTN_ACT_RELU || act == ATTN_ACT_GELU ||
-           act == ATTN_ACT_GELU_TANH;
+           act == ATTN_ACT_GELU_TANH || act == ATTN_ACT_SILU;
 }
 
 ATTN_API attn_status attn_activation(attn_act act, const float *x, size_t ldx, float *y,
@@ -20092,6 +20248,33 @@ ATTN_API attn_status attn_activation(attn_act act, const float *x, size_t ldx, f
     if ((st = attn__rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     if (!attn__act_valid(act)) return ATTN_ERR_ARG;
     for (r = 0; r < rows; r++) attn__act_row(act, x + r * ldx, NULL, y + r * ldy, n);
+    return ATTN_OK;
+}
+
+/* y[0..n) = act(g) * u, the product flushed below FLT_MIN */
+static void attn__glu_row(attn_act act, const float *g, const float *u, float *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + ATTN__VW <= n; i += ATTN__VW)
+        attn__vstore(y + i, attn__vflush(attn__vmul(attn__vact(act, attn__vload(g + i)),
+                                                    attn__vload(u + i))));
+    if (i < n)
+        attn__vstore_part(y + i, attn__vflush(attn__vmul(
+                                     attn__vact(act, attn__vload_part(g + i, n - i, 0.0f)),
+                                     attn__vload_part(u + i, n - i, 0.0f))), n - i);
+}
+
+ATTN_API attn_status attn_glu(attn_act act, const float *gate, size_t ldg, const float *up,
+                              size_t ldu, float *y, size_t ldy, size_t rows, size_t n)
+{
+    attn_status st;
+    size_t r;
+    if (rows && !up) return ATTN_ERR_NULL;
+    if ((st = attn__rows_check(gate, ldg, y, ldy, rows, n, 1)) != ATTN_OK) return st;
+    if ((st = attn__check_mat(rows, n, ldu)) != ATTN_OK) return st;
+    if (attn__mat_alias(y, ldy, up, ldu, rows, n, 1)) return ATTN_ERR_ALIAS;
+    if (!attn__act_valid(act)) return ATTN_ERR_ARG;
+    for (r = 0; r < rows; r++) attn__glu_row(act, gate + r * ldg, up + r * ldu, y + r * ldy, n);
     return ATTN_OK;
 }
 

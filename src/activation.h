@@ -65,12 +65,25 @@ static inline attn__v attn__vgelu_tanh(attn__v x)
     return attn__vflush(y);
 }
 
+/* SiLU: x sigmoid(x) = x * (x >= 0 ? 1 : w) / (1 + w), w = exp(-|x|) in (0, 1]: no overflow,
+ * no cancellation; w = h^2, h = exp(-|x| / 2), so that x w stays normal where w would not */
+static inline attn__v attn__vsilu(attn__v x)
+{
+    const attn__v one = attn__vset1(1.0f), zero = attn__vzero();
+    attn__v h = attn__vexp(attn__vmul(attn__vabs(x), attn__vset1(-0.5f)));
+    attn__v num = attn__vselect(attn__vlt(x, zero), attn__vmul(attn__vmul(x, h), h), x);
+    attn__v y = attn__vdiv(num, attn__vfma(h, h, one));
+    y = attn__vselect(attn__vlt(x, attn__vset1(-200.0f)), zero, y); /* -inf * 0 */
+    return attn__vflush(y);
+}
+
 static inline attn__v attn__vact(attn_act act, attn__v v)
 {
     switch (act) {
     case ATTN_ACT_RELU: return attn__vflush(attn__vmax(attn__vzero(), v)); /* NaN stays NaN */
     case ATTN_ACT_GELU: return attn__vgelu_erf(v);
     case ATTN_ACT_GELU_TANH: return attn__vgelu_tanh(v);
+    case ATTN_ACT_SILU: return attn__vsilu(v);
     default: return attn__vflush(v);
     }
 }
@@ -94,7 +107,7 @@ static void attn__act_row(attn_act act, const float *x, const float *bias, float
 static int attn__act_valid(attn_act act)
 {
     return act == ATTN_ACT_NONE || act == ATTN_ACT_RELU || act == ATTN_ACT_GELU ||
-           act == ATTN_ACT_GELU_TANH;
+           act == ATTN_ACT_GELU_TANH || act == ATTN_ACT_SILU;
 }
 
 ATTN_API attn_status attn_activation(attn_act act, const float *x, size_t ldx, float *y,
@@ -105,6 +118,33 @@ ATTN_API attn_status attn_activation(attn_act act, const float *x, size_t ldx, f
     if ((st = attn__rows_check(x, ldx, y, ldy, rows, n, 1)) != ATTN_OK) return st;
     if (!attn__act_valid(act)) return ATTN_ERR_ARG;
     for (r = 0; r < rows; r++) attn__act_row(act, x + r * ldx, NULL, y + r * ldy, n);
+    return ATTN_OK;
+}
+
+/* y[0..n) = act(g) * u, the product flushed below FLT_MIN */
+static void attn__glu_row(attn_act act, const float *g, const float *u, float *y, size_t n)
+{
+    size_t i = 0;
+    for (; i + ATTN__VW <= n; i += ATTN__VW)
+        attn__vstore(y + i, attn__vflush(attn__vmul(attn__vact(act, attn__vload(g + i)),
+                                                    attn__vload(u + i))));
+    if (i < n)
+        attn__vstore_part(y + i, attn__vflush(attn__vmul(
+                                     attn__vact(act, attn__vload_part(g + i, n - i, 0.0f)),
+                                     attn__vload_part(u + i, n - i, 0.0f))), n - i);
+}
+
+ATTN_API attn_status attn_glu(attn_act act, const float *gate, size_t ldg, const float *up,
+                              size_t ldu, float *y, size_t ldy, size_t rows, size_t n)
+{
+    attn_status st;
+    size_t r;
+    if (rows && !up) return ATTN_ERR_NULL;
+    if ((st = attn__rows_check(gate, ldg, y, ldy, rows, n, 1)) != ATTN_OK) return st;
+    if ((st = attn__check_mat(rows, n, ldu)) != ATTN_OK) return st;
+    if (attn__mat_alias(y, ldy, up, ldu, rows, n, 1)) return ATTN_ERR_ALIAS;
+    if (!attn__act_valid(act)) return ATTN_ERR_ARG;
+    for (r = 0; r < rows; r++) attn__glu_row(act, gate + r * ldg, up + r * ldu, y + r * ldy, n);
     return ATTN_OK;
 }
 

@@ -466,7 +466,8 @@ typedef enum attn_act {
     ATTN_ACT_NONE = 0,      /* identity */
     ATTN_ACT_RELU = 1,      /* max(x, 0) */
     ATTN_ACT_GELU = 2,      /* x * Phi(x) = x/2 (1 + erf(x / sqrt 2)) (ONNX Gelu, PyTorch's default) */
-    ATTN_ACT_GELU_TANH = 3  /* x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (approximate='tanh') */
+    ATTN_ACT_GELU_TANH = 3, /* x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (approximate='tanh') */
+    ATTN_ACT_SILU = 4       /* x * sigmoid(x) (SiLU, swish: Llama's gate, PyTorch's F.silu) */
 } attn_act;
 
 /* y[r,:] = act(x[r,:]). In place allowed. Outputs below FLT_MIN in magnitude are 0 (a
@@ -481,9 +482,22 @@ typedef enum attn_act {
  *                       the exponent of e^-|a| (the rounding of a in float, amplified by
  *                       the exp; |a| < 100 wherever the result is not 0; measured: 1.9e-7
  *                       (1 + |a|), at most 1.5e-5 relative, in the far negative tail);
+ *   ATTN_ACT_SILU       relative error <= 1e-6: x / (1 + e^-x) as x (x >= 0 ? 1 : w) /
+ *                       (1 + w), w = e^-|x| (no overflow, no cancellation);
+ *                       SiLU(+inf) = +inf, SiLU(-inf) = 0;
  *   ATTN_ACT_RELU, ATTN_ACT_NONE exact. */
 ATTN_API attn_status attn_activation(attn_act act, const float *x, size_t ldx, float *y,
                                      size_t ldy, size_t rows, size_t n);
+
+/* Gated linear unit: y[r,c] = act(gate[r,c]) * up[r,c] over rows x n, the middle of a
+ * gated MLP (SwiGLU: ATTN_ACT_SILU, Llama, Mistral, Qwen; GEGLU: ATTN_ACT_GELU or
+ * ATTN_ACT_GELU_TANH, Gemma). gate, up and y have their own leading dimensions; a fused
+ * gate-up projection's output h = [gate | up] (tokens x 2n) is gate = h, up = h + n,
+ * ldg = ldu = 2n. y may be gate or up exactly (in place: same pointer and leading
+ * dimension); other overlaps are ATTN_ERR_ALIAS. Error: that of act plus one rounding
+ * (relative <= 1.2e-6 for SiLU and GELU); outputs below FLT_MIN are 0. */
+ATTN_API attn_status attn_glu(attn_act act, const float *gate, size_t ldg, const float *up,
+                              size_t ldu, float *y, size_t ldy, size_t rows, size_t n);
 
 /* Linear layer: y = act(x op(W) + bias), x tokens x d_in, y tokens x d_out.
  * tw = ATTN_NO_TRANS: W is d_in x d_out (ldw >= d_out);

@@ -45,13 +45,21 @@ static REFB_UNUSED double ref_gelu_tanh(double x)
     return x / (1.0 + exp(-2.0 * u));
 }
 
-/* act: 0 none, 1 relu, 2 gelu (erf), 3 gelu (tanh) - the attn_act values */
+/* SiLU: x / (1 + e^-x) (no cancellation in double for any x) */
+static REFB_UNUSED double ref_silu(double x)
+{
+    if (isinf(x)) return x > 0 ? x : 0.0;
+    return x / (1.0 + exp(-x));
+}
+
+/* act: 0 none, 1 relu, 2 gelu (erf), 3 gelu (tanh), 4 silu - the attn_act values */
 static REFB_UNUSED double ref_act(int act, double x)
 {
     switch (act) {
     case 1: return x > 0 ? x : 0.0;
     case 2: return ref_gelu(x);
     case 3: return ref_gelu_tanh(x);
+    case 4: return ref_silu(x);
     default: return x;
     }
 }

@@ -364,12 +364,145 @@ static void test_activation_special(void)
           "identity: %g %g %g %g %g", y[0], y[1], y[2], y[3], y[4]);
 }
 
+/* SiLU over every stride-th float of [-200, 200] against the double reference, and its
+ * special values */
+static double max_rel_silu, max_rel_glu;
+
+static void test_silu(unsigned stride)
+{
+    enum { CH = 1024 };
+    float x[CH], y[CH];
+    const uint32_t top = 0x43480000u; /* 200.0f */
+    uint64_t bits;
+    long npts = 0, bad = 0;
+    size_t k = 0, i;
+    const float dn = FLT_MIN / 8.0f;
+    for (bits = 0; bits <= 2ull * top + 1; bits += stride) {
+        uint32_t b = bits <= top ? (uint32_t)bits : 0x80000000u | (uint32_t)(bits - top - 1);
+        float v;
+        memcpy(&v, &b, 4);
+        x[k++] = v;
+        if (k == CH || bits + stride > 2ull * top + 1) {
+            check(attn_activation(ATTN_ACT_SILU, x, k, y, k, 1, k) == ATTN_OK, "silu status");
+            for (i = 0; i < k; i++) {
+                const double ref = ref_silu(x[i]), rel = fabs(y[i] - ref) / fabs(ref);
+                npts++;
+                if (is_denormal(y[i])) bad += !check(0, "silu(%.9g) = %g is denormal", x[i], y[i]);
+                if (fabs(ref) < FLT_MIN) {
+                    if (!(y[i] == 0.0f || fabs((double)y[i]) < 1.0001 * FLT_MIN))
+                        bad += !check(0, "silu(%.9g) = %.9g, ref %.9g (underflow)", x[i], y[i], ref);
+                    continue;
+                }
+                if (rel > max_rel_silu) max_rel_silu = rel;
+                if (rel > 1e-6 && bad++ < 5)
+                    check(0, "silu(%.9g) = %.9g, ref %.12g, rel %.3g", x[i], y[i], ref, rel);
+            }
+            k = 0;
+        }
+    }
+    check(bad == 0, "SiLU: %ld points outside relative error 1e-6", bad);
+    printf("blocks: SiLU over %ld points of [-200, 200] (every %u-th float): max relative error "
+           "%.3g (bound 1e-6)\n", npts, stride, max_rel_silu);
+    x[0] = NAN, x[1] = INFINITY, x[2] = -INFINITY, x[3] = -0.0f, x[4] = dn, x[5] = -dn;
+    x[6] = FLT_MAX, x[7] = -FLT_MAX, x[8] = 1.0f, x[9] = -1.0f;
+    check(attn_activation(ATTN_ACT_SILU, x, 10, y, 10, 1, 10) == ATTN_OK, "silu status");
+    check(isnan(y[0]) && y[1] == INFINITY && y[2] == 0.0f && y[3] == 0.0f && y[4] == 0.0f &&
+              y[5] == 0.0f && y[6] == FLT_MAX && y[7] == 0.0f,
+          "silu(NaN, inf, -inf, -0, +-denormal, +-FLT_MAX) = %g %g %g %g %g %g %g %g", y[0],
+          y[1], y[2], y[3], y[4], y[5], y[6], y[7]);
+    /* PyTorch: F.silu(torch.tensor([1., -1.])) = 0.7310586, -0.2689414 */
+    check(check_close(y[8], 0.731058578630005, 0, 3e-7) &&
+              check_close(y[9], -0.268941421369995, 0, 3e-7),
+          "silu(1, -1) = %.9g %.9g", y[8], y[9]);
+}
+
+/* attn_glu: every act, n across the vector tails, separate and fused [gate | up] layouts,
+ * in place onto gate and onto up, guards; errors and overlaps */
+static void test_glu(void)
+{
+    size_t n, r, c, rows = 3;
+    int act, lay;
+    for (act = 0; act < 5; act++)
+        for (n = 1; n <= 37; n += (n < 19 ? 1 : 6))
+            for (lay = 0; lay < 4; lay++) {
+                /* lay 0: separate gate, up, y; 1: fused h = [gate | up], y apart;
+                 * 2: fused, y = gate (in place); 3: separate, y = up (in place) */
+                mat g, u, h, yv, keep;
+                const float *gp, *up;
+                float *yp;
+                size_t ldg, ldu, ldy;
+                int ok = 1;
+                mat_new(&g, rows, n, 3, 3.0f);
+                mat_new(&u, rows, n, 1, 2.0f);
+                mat_new(&h, rows, 2 * n, 2, 3.0f);
+                mat_new(&yv, rows, n, 5, 0.0f);
+                mat_new(&keep, rows, 2 * n, 0, 0.0f);
+                if (lay == 1 || lay == 2) {
+                    gp = h.p, up = h.p + n, ldg = ldu = h.ld;
+                } else {
+                    gp = g.p, up = u.p, ldg = g.ld, ldu = u.ld;
+                }
+                yp = lay == 2 ? h.p : lay == 3 ? u.p : yv.p;
+                ldy = lay == 2 ? h.ld : lay == 3 ? u.ld : yv.ld;
+                for (r = 0; r < rows; r++) /* the inputs, kept for the reference */
+                    for (c = 0; c < n; c++) {
+                        keep.p[r * keep.ld + c] = gp[r * ldg + c];
+                        keep.p[r * keep.ld + n + c] = up[r * ldu + c];
+                    }
+                check(attn_glu((attn_act)act, gp, ldg, up, ldu, yp, ldy, rows, n) == ATTN_OK,
+                      "glu status");
+                for (r = 0; r < rows; r++)
+                    for (c = 0; c < n; c++) {
+                        const double gv = keep.p[r * keep.ld + c], uv = keep.p[r * keep.ld + n + c];
+                        const double ref = ref_act(act, gv) * uv;
+                        const double a = 1.6 * fabs(gv + 0.044715 * gv * gv * gv);
+                        const double tol = act == 3 ? 1.2e-6 * (1 + a) : 1.2e-6;
+                        const double rel = fabs(yp[r * ldy + c] - ref) / (fabs(ref) + 1e-30);
+                        if (act != 3 && rel > max_rel_glu && fabs(ref) >= FLT_MIN) max_rel_glu = rel;
+                        if (!check_close(yp[r * ldy + c], ref, 1e-30, tol)) ok = 0;
+                        if (lay == 1 && up[r * ldu + c] != (float)uv) ok = 0; /* up intact */
+                    }
+                check(ok, "glu act %d n %zu layout %d: values", act, n, lay);
+                check(mat_guards_ok(&g) && mat_guards_ok(&u) && mat_guards_ok(&h) &&
+                          mat_guards_ok(&yv),
+                      "glu act %d n %zu layout %d: guards", act, n, lay);
+                free(g.buf), free(u.buf), free(h.buf), free(yv.buf), free(keep.buf);
+            }
+    printf("blocks: attn_glu max relative error %.3g (SiLU, GELU, ReLU, none; bound 1.2e-6)\n",
+           max_rel_glu);
+    {
+        float buf[64], keep[64];
+        size_t i;
+        for (i = 0; i < 64; i++) buf[i] = keep[i] = (float)i * 0.125f - 3.0f;
+#define GLU_ERR(call, want)                                                                   \
+    check((call) == (want) && memcmp(buf, keep, sizeof buf) == 0, "%s: want %d, buffer %s",   \
+          #call, (int)(want), memcmp(buf, keep, sizeof buf) ? "written" : "intact")
+        GLU_ERR(attn_glu(ATTN_ACT_SILU, NULL, 4, buf, 4, buf + 32, 4, 2, 4), ATTN_ERR_NULL);
+        GLU_ERR(attn_glu(ATTN_ACT_SILU, buf, 4, NULL, 4, buf + 32, 4, 2, 4), ATTN_ERR_NULL);
+        GLU_ERR(attn_glu(ATTN_ACT_SILU, buf, 4, buf + 8, 4, NULL, 4, 2, 4), ATTN_ERR_NULL);
+        GLU_ERR(attn_glu(ATTN_ACT_SILU, NULL, 4, NULL, 4, NULL, 4, 0, 4), ATTN_OK);
+        GLU_ERR(attn_glu(ATTN_ACT_SILU, buf, 4, buf + 8, 4, buf + 32, 4, 2, 0), ATTN_ERR_SIZE);
+        GLU_ERR(attn_glu(ATTN_ACT_SILU, buf, 3, buf + 8, 4, buf + 32, 4, 2, 4), ATTN_ERR_LD);
+        GLU_ERR(attn_glu(ATTN_ACT_SILU, buf, 4, buf + 8, 3, buf + 32, 4, 2, 4), ATTN_ERR_LD);
+        GLU_ERR(attn_glu(ATTN_ACT_SILU, buf, 4, buf + 8, 4, buf + 32, 3, 2, 4), ATTN_ERR_LD);
+        GLU_ERR(attn_glu((attn_act)5, buf, 4, buf + 8, 4, buf + 32, 4, 2, 4), ATTN_ERR_ARG);
+        GLU_ERR(attn_glu((attn_act)5, NULL, 4, NULL, 4, NULL, 4, 0, 4), ATTN_ERR_ARG);
+        GLU_ERR(attn_glu(ATTN_ACT_SILU, buf, 4, buf + 8, 4, buf + 2, 4, 2, 4), ATTN_ERR_ALIAS);
+        GLU_ERR(attn_glu(ATTN_ACT_SILU, buf, 4, buf + 8, 4, buf + 10, 4, 2, 4), ATTN_ERR_ALIAS);
+        GLU_ERR(attn_glu(ATTN_ACT_SILU, buf, 4, buf + 8, 4, buf + 8, 5, 2, 4), ATTN_ERR_ALIAS);
+        GLU_ERR(attn_glu(ATTN_ACT_SILU, buf, 4, buf + 8, 4, buf, 6, 2, 4), ATTN_ERR_ALIAS);
+        GLU_ERR(attn_glu(ATTN_ACT_SILU, buf, (size_t)-1 / 2, buf + 8, 4, buf + 32, 4, 2, 4),
+                ATTN_ERR_OVERFLOW);
+#undef GLU_ERR
+    }
+}
+
 /* shapes, leading dimensions, guards, in place */
 static void test_activation_shapes(void)
 {
     size_t n, rows = 3;
     int act;
-    for (act = 0; act < 4; act++)
+    for (act = 0; act < 5; act++)
         for (n = 1; n <= 19; n++) {
             mat x, y, z;
             size_t r, c;
@@ -819,13 +952,13 @@ static void test_errors(void)
     EXPECT(attn_activation(ATTN_ACT_GELU, x.p, d, NULL, d, T, d), ATTN_ERR_NULL);
     EXPECT(attn_activation(ATTN_ACT_GELU, x.p, d, y.p, d, 0, d), ATTN_OK); /* empty */
     EXPECT(attn_activation(ATTN_ACT_GELU, NULL, d, NULL, d, 0, d), ATTN_OK);
-    EXPECT(attn_activation((attn_act)4, NULL, d, NULL, d, 0, d), ATTN_ERR_ARG);
+    EXPECT(attn_activation((attn_act)5, NULL, d, NULL, d, 0, d), ATTN_ERR_ARG);
     EXPECT(attn_activation(ATTN_ACT_GELU, y.p + 1, d, y.p, d, T, d), ATTN_ERR_ALIAS);
     EXPECT(attn_activation(ATTN_ACT_GELU, y.p, d, y.p, d - 1, T, d - 1), ATTN_ERR_ALIAS);
     EXPECT(attn_activation(ATTN_ACT_GELU, x.p, d, y.p, d, T, 0), ATTN_ERR_SIZE);
     EXPECT(attn_activation(ATTN_ACT_GELU, x.p, d - 1, y.p, d, T, d), ATTN_ERR_LD);
     EXPECT(attn_activation(ATTN_ACT_GELU, x.p, d, y.p, d - 1, T, d), ATTN_ERR_LD);
-    EXPECT(attn_activation((attn_act)4, x.p, d, y.p, d, T, d), ATTN_ERR_ARG);
+    EXPECT(attn_activation((attn_act)5, x.p, d, y.p, d, T, d), ATTN_ERR_ARG);
     EXPECT(attn_activation((attn_act)-1, x.p, d, y.p, d, T, d), ATTN_ERR_ARG);
     EXPECT(attn_activation(ATTN_ACT_RELU, x.p, big, y.p, d, T, d), ATTN_ERR_OVERFLOW);
     /* linear */
@@ -1020,6 +1153,8 @@ int main(int argc, char **argv)
     test_activation_accuracy(stride);
     test_activation_special();
     test_activation_shapes();
+    test_silu(stride);
+    test_glu();
     test_linear();
     test_ffn_mha();
     test_encoder_decoder();

@@ -342,9 +342,11 @@ static void c_attention_tasks_kv(void)
 static void c_activation(void)
 {
     int a;
-    for (a = 0; a < 4; a++) OK(attn_activation((attn_act)a, bx, CUR->d, by, CUR->d, CUR->T, CUR->d));
+    for (a = 0; a < 5; a++) OK(attn_activation((attn_act)a, bx, CUR->d, by, CUR->d, CUR->T, CUR->d));
     OK(attn_activation(ATTN_ACT_GELU, by, CUR->d, by, CUR->d, CUR->T, CUR->d));
-    ERR(attn_activation((attn_act)4, bx, CUR->d, by, CUR->d, CUR->T, CUR->d));
+    ERR(attn_activation((attn_act)5, bx, CUR->d, by, CUR->d, CUR->T, CUR->d));
+    OK(attn_glu(ATTN_ACT_SILU, bx, CUR->d, bx, CUR->d, by, CUR->d, CUR->T, CUR->d));
+    ERR(attn_glu((attn_act)5, bx, CUR->d, bx, CUR->d, by, CUR->d, CUR->T, CUR->d));
 }
 
 static void c_linear(void)
@@ -462,7 +464,7 @@ static const rt_call calls[] = {
     {"attention", "attn_attention attn_attention_init attn_attention_workspace_size", c_attention},
     {"tasks, KV cache", "attn_attention_query_tile attn_attention_tasks attn_attention_task "
      "attn_kv_cache_init attn_kv_cache_append attn_attention_init_kv", c_attention_tasks_kv},
-    {"activation", "attn_activation", c_activation},
+    {"activation", "attn_activation attn_glu", c_activation},
     {"linear", "attn_linear attn_linear_workspace_size", c_linear},
     {"ffn", "attn_ffn attn_ffn_workspace_size", c_ffn},
     {"mha", "attn_mha attn_mha_workspace_size", c_mha},
@@ -700,7 +702,7 @@ static void test_denormal_outputs(void)
     for (i = 0; i < R * N; i++) x[i] = (i % N == 0) ? 0.0f : -100.0f - (float)(i % 7); /* e^-100 */
     OK(attn_softmax(x, N, y, N, R, N, 1.0f));
     check(!has_denormal(y, R * N), "softmax returned a denormal");
-    for (i = 0; i < 4; i++) {
+    for (i = 0; i < 5; i++) {
         fill(x, R * N, 3e-38f);
         OK(attn_activation((attn_act)i, x, N, y, N, R, N));
         check(!has_denormal(y, R * N), "activation %d of tiny inputs returned a denormal", i);

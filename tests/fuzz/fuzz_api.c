@@ -350,7 +350,7 @@ static void fz_rowop(rd *r, unsigned op)
         break;
     default:
         name = "attn_activation";
-        st = attn_activation((attn_act)(u8(r) % 5), xb->p, ldx, yp, ldy, rows, n);
+        st = attn_activation((attn_act)(u8(r) % 6), xb->p, ldx, yp, ldy, rows, n);
         break;
     }
     verify(yb, st, name);
@@ -422,7 +422,7 @@ static void fz_matmul(rd *r, int linear)
     const size_t m = dsize(r, 20), n = dsize(r, 40), k = dsize(r, 300);
     const size_t lda = dld(r, ta ? m : k), ldb = dld(r, tb ? k : n), ldc = dld(r, n);
     const float alpha = dval(r), beta = (u8(r) & 1) ? 0.0f : dval(r);
-    const attn_act act = (attn_act)(u8(r) % 5);
+    const attn_act act = (attn_act)(u8(r) % 6);
     int imp = 0, ws_short;
     buf *ab = for_extent(ta ? ext_mat(k, m, lda) : ext_mat(m, k, lda), &imp);
     buf *bb = for_extent(tb ? ext_mat(n, k, ldb) : ext_mat(k, n, ldb), &imp);
@@ -843,7 +843,7 @@ static void fz_blocks(rd *r, unsigned op)
     a2.wq = wb->p + 4 * d * d, a2.wk = wb->p + 5 * d * d;
     a2.wv = wb->p + 6 * d * d, a2.wo = wb->p + 7 * d * d;
     memset(&f, 0, sizeof f);
-    f.d_model = d, f.d_ff = dff, f.act = (attn_act)(u8(r) % 5);
+    f.d_model = d, f.d_ff = dff, f.act = (attn_act)(u8(r) % 6);
     f.w1 = wb->p + 8 * d * d, f.w2 = f.w1 + d * dff;
     if (u8(r) & 1) f.b1 = f.w2 + d * dff + d, f.b2 = f.w2 + d * dff;
     for (i = 0; i < 6; i++) ln[i] = u8(r) & 1 ? f.w2 + d * dff + 2 * d + i : NULL;
