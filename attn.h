@@ -43,9 +43,12 @@
  *
  * Conventions: float32, row-major. A matrix argument is (pointer, leading dimension):
  * element (r, c) of x is x[r * ldx + c], and ldx must be >= the row length. Sizes are
- * size_t; zero sizes are errors except where stated (matmul k = 0). Outputs may alias
- * inputs only where a function says "in place allowed", and then only exactly
- * (same pointer and same leading dimension); see "Aliasing and threads" below.
+ * size_t. A count of zero rows, tokens, batch entries or elements is an empty call: ATTN_OK,
+ * nothing read or written, and the pointers are not checked (they may be NULL); the other
+ * arguments are still checked. Zero feature sizes (row length, head_dim, heads, kv_len,
+ * d_model, ...) are ATTN_ERR_SIZE. Outputs may alias inputs only where a function says "in
+ * place allowed", and then only exactly (same pointer and same leading dimension); see
+ * "Aliasing and threads" below.
  * Storage types: attn_dtype (f32, f16 = IEEE binary16, bf16 = bfloat16), see attn_convert.
  *
  * Numerics: the AVX2 and NEON paths use fused multiply-add throughout; wasm (no fma) and
@@ -231,6 +234,27 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
                                  size_t ldb, float beta, float *c, size_t ldc, void *workspace,
                                  size_t workspace_size);
 
+/* attn_matmul with B stored as b_type (ATTN_F32, ATTN_F16 or ATTN_BF16; ldb in elements):
+ * weights kept in 16 bits, computed in float32 (each element widened exactly). Arguments,
+ * checks (ATTN_ERR_ARG for b_type too), workspace (attn_matmul_workspace_size serves it) and
+ * aliasing rules are attn_matmul's; with ATTN_F32 it is attn_matmul, bit for bit.
+ * Large products widen B while packing it. Products of m <= 8 rows with a 16-bit B (decode:
+ * a matrix-vector product) stream B once, unpacked, without a workspace, except op(A) = A^T
+ * with op(B) = B^T, which takes the packed path.
+ * Accuracy: the result is that of attn_matmul run on B widened to float32, within its bound.
+ * Determinism: as attn_matmul's, with one difference. For op(B) = B^T, op(A) = A and
+ * m <= 8, each element of C is one dot product over k taken ATTN__VW lanes at a time (lane
+ * l sums the p = l mod the vector width in order, the lanes are then added) and scaled
+ * once; this order depends on k alone, but is not the order of products with m > 8. So
+ * such a product gives the same bits whatever its column blocks, its workspace and its row
+ * blocks of up to 8 rows; splitting it into blocks of more and of at most 8 rows may change
+ * the last bits. op(B) = B with any m keeps attn_matmul's order exactly. */
+ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, size_t n,
+                                       size_t k, float alpha, const float *a, size_t lda,
+                                       attn_dtype b_type, const void *b, size_t ldb, float beta,
+                                       float *c, size_t ldc, void *workspace,
+                                       size_t workspace_size);
+
 /* ---------------------------------------------------------------------------------------
  * Scaled dot-product attention, fused (the Lq x Lk score matrix never exists):
  *   O[b,h] = softmax(mask(softcap(scale * Q[b,h] K[b,g]^T))) V[b,g],  g = h / (heads/kv_heads)
@@ -239,6 +263,14 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  * q[b*q_sb + h*q_sh + i*q_sl + c]; likewise K, V (with the kv head g) and O. The last
  * dimension is contiguous. attn_attention_init() fills the strides for the two common
  * layouts; change any field afterwards.
+ *
+ * K and V in 16 bits: kv_type = ATTN_F16 or ATTN_BF16 makes k and v point at uint16_t
+ * elements of that type (aligned to 2 bytes; strides still in elements); ATTN_F32 (0, what
+ * attn_attention_init sets) at floats. Each element is widened to float in registers as it
+ * is read (no f32 copy, the same workspace): the output is bit for bit that of the f32 call
+ * on the widened values, so its error against exact attention on the stored (rounded) K and
+ * V is the f32 path's. Rounding K and V to 16 bits is the only other error (see the README).
+ * Q, O, masks and scores stay float. A kv_type that is not an attn_dtype is ATTN_ERR_ARG.
  *
  * Masks (all optional, combined):
  *   causal:     ATTN_CAUSAL_NONE; ATTN_CAUSAL_BOTTOM_RIGHT: query i sees key j iff
@@ -264,9 +296,9 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  * 128 (132 on NEON); Q K^T and P V of a tile by the matmul
  * microkernel, the online softmax on the tile in L1; causal tiles past the diagonal are
  * skipped. Query tiles of 1..11 rows (decode) stream K and V once per 6 rows, with dot
- * products and row updates (for up to 8 grouped-query heads at once when they share K and V). Workspace:
- * attn_attention_workspace_size(), a function of head_dim and v_head_dim only (never of
- * the lengths, batch or heads): 165 KiB for d = dv = 64, 325 KiB for 128 on AVX2.
+ * products and row updates (for up to 8 grouped-query heads at once when they share K and
+ * V). Workspace: attn_attention_workspace_size(), a function of head_dim and v_head_dim only
+ * (never of the lengths, batch or heads): 165 KiB for d = dv = 64, 325 KiB for 128 on AVX2.
  *
  * Determinism and threads: the output is identical run to run, and each output row is
  * computed the same way whatever else is in the call. To spread one call over a job
@@ -311,9 +343,9 @@ typedef struct attn_attention_params {
     size_t head_dim, v_head_dim;   /* d (Q and K), dv (V and O) */
     const float *q;
     size_t q_sb, q_sh, q_sl;
-    const float *k;
+    const void *k; /* K and V: elements of type kv_type, strides in elements */
     size_t k_sb, k_sh, k_sl;
-    const float *v;
+    const void *v;
     size_t v_sb, v_sh, v_sl;
     float *o;
     size_t o_sb, o_sh, o_sl;
@@ -329,6 +361,7 @@ typedef struct attn_attention_params {
     float *scores;              /* optional output, see above; NULL = none */
     size_t scores_sb, scores_sh, scores_sq;
     attn_scores scores_mode;
+    attn_dtype kv_type; /* storage of K and V: ATTN_F32 (0, the default), ATTN_F16, ATTN_BF16 */
 } attn_attention_params;
 
 /* Fills sizes, pointers and strides for tensors in `layout` (all four the same layout,
@@ -370,7 +403,8 @@ ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t 
  * KV cache: caller-owned key and value buffers that new positions are appended to, as an
  * autoregressive decoder needs (ONNX Attention's past/present: present = concat(past, new)).
  *   k: [batch, kv_heads, capacity, head_dim], v: [batch, kv_heads, capacity, v_head_dim],
- *   dense; positions 0 .. len-1 are filled. attn_kv_cache_init sets len = 0.
+ *   dense, of floats (or f16 / bf16: attn_kv_cache_init_type); positions 0 .. len-1 are
+ *   filled. attn_kv_cache_init sets len = 0.
  * attn_kv_cache_append copies n new positions (k_new, v_new dense in `layout`:
  * [batch, kv_heads, n, dim] or [batch, n, kv_heads * dim]) after the filled ones:
  * ATTN_ERR_CAPACITY (nothing copied) when len + n > capacity, ATTN_ERR_ALIAS when k_new or
@@ -385,14 +419,24 @@ ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t 
  * The cache struct holds no hidden state: len can be reset or set by the caller (rewind a
  * speculative decode) as long as len <= capacity. */
 typedef struct attn_kv_cache {
-    float *k, *v;
+    void *k, *v; /* elements of type `type` */
     size_t batch, kv_heads, capacity, head_dim, v_head_dim;
     size_t len;
+    attn_dtype type;
 } attn_kv_cache;
 
 ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
                                         size_t kv_heads, size_t capacity, size_t head_dim,
                                         size_t v_head_dim);
+/* The same for a cache stored as `type` (ATTN_F16 or ATTN_BF16: k and v hold uint16_t
+ * elements, half the bytes; ATTN_F32 as attn_kv_cache_init; another value ATTN_ERR_ARG):
+ * attn_kv_cache_append rounds the new float rows to it (to nearest even, inf past the
+ * range, NaN kept a NaN) and attn_attention_init_kv sets kv_type, so attention reads the
+ * 16-bit cache directly. */
+ATTN_API attn_status attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, void *k,
+                                             void *v, size_t batch, size_t kv_heads,
+                                             size_t capacity, size_t head_dim,
+                                             size_t v_head_dim);
 ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout);
 /* q and o in `layout` (dense, heads query heads; heads a multiple of the cache's kv_heads).
@@ -442,7 +486,9 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
  * attention, encoder and decoder blocks, parameter counts; and the floating-point
  * environment helpers for real-time use.
  *
- * Weights are caller-owned float32 arrays, row-major and dense, never copied. A linear
+ * Weights are caller-owned arrays, row-major and dense, never copied: float32, or f16 /
+ * bf16 where a struct's wtype says so (encoder and decoder blocks: each sublayer's struct
+ * has its own; an invalid wtype is ATTN_ERR_ARG). A linear
  * weight W of a block is d_in x d_out (y = x W + b; nn.Linear's [out, in] weight is its
  * transpose, which attn_linear also accepts). One sequence per call: x is tokens x
  * d_model with leading dimension ldx; batch by looping. Scratch memory comes from the
@@ -466,7 +512,7 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
 typedef enum attn_act {
     ATTN_ACT_NONE = 0,      /* identity */
     ATTN_ACT_RELU = 1,      /* max(x, 0) */
-    ATTN_ACT_GELU = 2,      /* x * Phi(x) = x/2 (1 + erf(x / sqrt 2)) (ONNX Gelu, PyTorch's default) */
+    ATTN_ACT_GELU = 2,      /* x * Phi(x) = x/2 (1 + erf(x / sqrt 2)) (ONNX Gelu, PyTorch's) */
     ATTN_ACT_GELU_TANH = 3, /* x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (approximate='tanh') */
     ATTN_ACT_SILU = 4       /* x * sigmoid(x) (SiLU, swish: Llama's gate, PyTorch's F.silu) */
 } attn_act;
@@ -514,6 +560,17 @@ ATTN_API attn_status attn_linear(const float *x, size_t ldx, size_t tokens, size
                                  size_t d_out, attn_act act, float *y, size_t ldy,
                                  void *workspace, size_t workspace_size);
 
+/* attn_linear with W stored as w_type (ATTN_F32, ATTN_F16 or ATTN_BF16; ldw in elements;
+ * ATTN_ERR_ARG for another value): the product is attn_matmul_typed's (for up to 8 tokens,
+ * the decode case, W is streamed once; with tw = ATTN_TRANS the rounding order of those
+ * calls is its dot-product order), the rest attn_linear's. The result is attn_linear's on W
+ * widened to float32, within its bound; with ATTN_F32 it is attn_linear, bit for bit. */
+ATTN_API attn_status attn_linear_typed(const float *x, size_t ldx, size_t tokens, size_t d_in,
+                                       attn_trans tw, attn_dtype w_type, const void *w,
+                                       size_t ldw, const float *bias, size_t d_out, attn_act act,
+                                       float *y, size_t ldy, void *workspace,
+                                       size_t workspace_size);
+
 /* Feed-forward network: y = act(x W1 + b1) W2 + b2 (d_model -> d_ff -> d_model). */
 typedef struct attn_ffn_weights {
     size_t d_model, d_ff;
@@ -522,6 +579,9 @@ typedef struct attn_ffn_weights {
     const float *b1;     /* d_ff floats or NULL */
     const float *w2;     /* d_ff x d_model */
     const float *b2;     /* d_model floats or NULL */
+    attn_dtype wtype;    /* storage of w1 and w2: ATTN_F32 (0: zero-initialized structs), or
+                            ATTN_F16 / ATTN_BF16 (the pointers then hold uint16_t elements,
+                            cast to const float *); biases stay float32 */
 } attn_ffn_weights;
 
 /* Bytes of workspace attn_ffn needs for `tokens` rows (the d_ff hidden activations plus
@@ -546,6 +606,7 @@ typedef struct attn_mha_weights {
     size_t d_model, heads;           /* heads divides d_model */
     const float *wq, *wk, *wv, *wo;  /* d_model x d_model each */
     const float *bq, *bk, *bv, *bo;  /* d_model floats each, or NULL (no bias) */
+    attn_dtype wtype; /* storage of wq, wk, wv, wo: ATTN_F32 (0) or 16 bits, as in the FFN */
 } attn_mha_weights;
 
 /* Bytes of workspace attn_mha needs (Q, K, V, O, the attention's and the matmul's).
@@ -565,8 +626,8 @@ ATTN_API attn_status attn_mha(const attn_mha_weights *w, const float *xq, size_t
 
 /* Where the layer norms sit in a block. */
 typedef enum attn_norm_order {
-    ATTN_PRE_LN = 0, /* x1 = x + MHA(LN1(x));  x2 = x1 + FFN(LN2(x1))  (GPT-2, most modern models) */
-    ATTN_POST_LN = 1 /* x1 = LN1(x + MHA(x));  x2 = LN2(x1 + FFN(x1))  (original Transformer, BERT) */
+    ATTN_PRE_LN = 0, /* x1 = x + MHA(LN1(x));  x2 = x1 + FFN(LN2(x1))  (GPT-2, most models) */
+    ATTN_POST_LN = 1 /* x1 = LN1(x + MHA(x));  x2 = LN2(x1 + FFN(x1))  (Transformer, BERT) */
 } attn_norm_order;
 
 /* Encoder block: self-attention and FFN with residuals and layer norms (ln*_gamma/beta:
@@ -611,6 +672,65 @@ ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x,
                                   float *y, size_t ldy, size_t tokens, const float *mem,
                                   size_t ldmem, size_t mem_tokens, void *workspace,
                                   size_t workspace_size);
+
+/* ---------------------------------------------------------------------------------------
+ * Decoder-only block, the layer of today's small language models (Llama, Mistral, Qwen,
+ * GPT-NeoX, Phi), for prefill of many tokens and decode of one against a KV cache:
+ *   h = norm1(x); q = h Wq, k = h Wk, v = h Wv (+ biases); RoPE on q and k at the cache's
+ *   positions; k, v appended to the cache; a = attention(q, cache) (grouped-query heads,
+ *   causal: the new tokens are the last positions) Wo;
+ *   sequential: r = x + a, y = r + MLP(norm2(r));  parallel: y = x + a + MLP(norm2(x))
+ *   (GPT-NeoX; without ffn_norm, norm1(x) feeds the MLP too: GPT-J);
+ *   MLP(z) = (act(z W_gate) * (z W_up)) W_down (SwiGLU, GEGLU), or act(z W_up) W_down when
+ *   w_gate.w is NULL.
+ * Weights are used as stored: each matrix is an attn_matrix view (PyTorch's [out, in]
+ * weights with ATTN_TRANS; a fused qkv or gate-up tensor as pointers into it; f16 / bf16
+ * storage). */
+
+/* A weight matrix as stored, for the linear map z op(W) + bias from d_in to d_out:
+ * trans ATTN_TRANS: stored d_out x d_in (nn.Linear.weight), ld >= d_in;
+ * ATTN_NO_TRANS: stored d_in x d_out, ld >= d_out. ld in elements of `type`. */
+typedef struct attn_matrix {
+    const void *w;
+    size_t ld;
+    attn_trans trans;
+    attn_dtype type;   /* ATTN_F32 (0), ATTN_F16 or ATTN_BF16 */
+    const float *bias; /* d_out floats or NULL */
+} attn_matrix;
+
+typedef enum attn_norm_kind { ATTN_NORM_RMS = 0, ATTN_NORM_LAYER = 1 } attn_norm_kind;
+
+typedef struct attn_decoder_only_weights {
+    size_t d_model, heads, kv_heads, head_dim, d_ff; /* kv_heads divides heads */
+    attn_matrix wq, wk, wv, wo;        /* d_model -> heads*head_dim, -> kv_heads*head_dim (k, v),
+                                        * heads*head_dim -> d_model */
+    attn_matrix w_gate, w_up, w_down; /* d_model -> d_ff (gate: w NULL for none), d_ff -> d_model */
+    attn_act act;                      /* ATTN_ACT_SILU for SwiGLU */
+    attn_norm_kind norm;               /* RMSNorm (gamma only) or LayerNorm (gamma, beta) */
+    const float *attn_norm, *attn_norm_b; /* norm1's gamma (required) and beta (or NULL) */
+    const float *ffn_norm, *ffn_norm_b;   /* norm2's; ffn_norm NULL only with parallel_residual */
+    float eps;
+    int parallel_residual; /* 0 or 1 */
+    attn_rope_params rope; /* rope.head_dim = head_dim, or 0 for no RoPE */
+} attn_decoder_only_weights;
+
+/* Bytes of workspace for `tokens` new tokens (0 for invalid weights, tokens 0 or overflow);
+ * never decreases as tokens grows. */
+ATTN_API size_t attn_decoder_only_workspace_size(const attn_decoder_only_weights *w,
+                                                 size_t tokens);
+
+/* x, y: tokens x d_model (in place allowed), the tokens at positions cache->len ..
+ * cache->len + tokens - 1; the cache (batch 1, the block's kv_heads and head_dim for keys
+ * and values, any storage type) gets their keys and values. Errors, all before anything is
+ * written or appended: ATTN_ERR_NULL, ATTN_ERR_SIZE (zero sizes, heads not a multiple of
+ * kv_heads, a cache of another shape), ATTN_ERR_LD, ATTN_ERR_ARG (enums, eps, RoPE
+ * parameters, an invalid cache), ATTN_ERR_CAPACITY (the cache cannot take `tokens` more),
+ * ATTN_ERR_WORKSPACE, ATTN_ERR_OVERFLOW, ATTN_ERR_ALIAS (y over x other than in place; x, y or
+ * the workspace over the cache; the workspace over x). tokens = 0: nothing. */
+ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const float *x,
+                                       size_t ldx, float *y, size_t ldy, size_t tokens,
+                                       attn_kv_cache *cache, void *workspace,
+                                       size_t workspace_size);
 
 /* Parameter counts of one block with every bias present (what the weight structs above
  * point to). For BERT-base (d_model 768, 12 heads, d_ff 3072) the encoder gives
@@ -765,7 +885,10 @@ static inline attn__scalar_v attn__scalar_vsub(attn__scalar_v a, attn__scalar_v 
 static inline attn__scalar_v attn__scalar_vmul(attn__scalar_v a, attn__scalar_v b) { return _mm512_mul_ps(a, b); }
 static inline attn__scalar_v attn__scalar_vdiv(attn__scalar_v a, attn__scalar_v b) { return _mm512_div_ps(a, b); }
 static inline attn__scalar_v attn__scalar_vsqrt(attn__scalar_v a) { return _mm512_sqrt_ps(a); }
-static inline attn__scalar_v attn__scalar_vfma(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c) { return _mm512_fmadd_ps(a, b, c); }
+static inline attn__scalar_v attn__scalar_vfma(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c)
+{
+    return _mm512_fmadd_ps(a, b, c);
+}
 static inline attn__scalar_v attn__scalar_vfma_exact(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c)
 {
     return _mm512_fmadd_ps(a, b, c);
@@ -775,8 +898,9 @@ static inline attn__scalar_v attn__scalar_vmin(attn__scalar_v a, attn__scalar_v 
 /* horizontal sum: the halves, then as simd/avx2.h's on the 8-lane sum */
 static inline float attn__scalar_vhsum(attn__scalar_v a)
 {
-    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a),
-                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    const __m256 h =
+        _mm256_add_ps(_mm512_castps512_ps256(a),
+                      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
@@ -784,15 +908,22 @@ static inline float attn__scalar_vhsum(attn__scalar_v a)
 }
 static inline float attn__scalar_vhmax(attn__scalar_v a)
 {
-    const __m256 h = _mm256_max_ps(_mm512_castps512_ps256(a),
-                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    const __m256 h =
+        _mm256_max_ps(_mm512_castps512_ps256(a),
+                      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
     s = _mm_max_ps(s, _mm_movehl_ps(s, s));
     s = _mm_max_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
 }
-static inline attn__scalar_vm attn__scalar_vlt(attn__scalar_v a, attn__scalar_v b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
-static inline attn__scalar_vm attn__scalar_vgt(attn__scalar_v a, attn__scalar_v b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+static inline attn__scalar_vm attn__scalar_vlt(attn__scalar_v a, attn__scalar_v b)
+{
+    return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ);
+}
+static inline attn__scalar_vm attn__scalar_vgt(attn__scalar_v a, attn__scalar_v b)
+{
+    return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ);
+}
 static inline attn__scalar_v attn__scalar_vselect(attn__scalar_vm m, attn__scalar_v a, attn__scalar_v b)
 {
     return _mm512_mask_blend_ps(m, b, a);
@@ -801,7 +932,8 @@ static inline attn__scalar_v attn__scalar_vselect(attn__scalar_vm m, attn__scala
 static inline attn__scalar_v attn__scalar_vlut8_scale(const int32_t *tab, attn__scalar_v k)
 {
     const __m512i b = _mm512_castps_si512(k);
-    const __m512i t8 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)tab));
+    const __m512i t8 =
+        _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)tab));
     const __m512i t = _mm512_permutexvar_epi32(b, _mm512_shuffle_i64x2(t8, t8, 0x44));
     return _mm512_castsi512_ps(_mm512_add_epi32(t, _mm512_slli_epi32(b, 20)));
 }
@@ -959,8 +1091,14 @@ static inline attn__scalar_v attn__scalar_vsub(attn__scalar_v a, attn__scalar_v 
 static inline attn__scalar_v attn__scalar_vmul(attn__scalar_v a, attn__scalar_v b) { return _mm256_mul_ps(a, b); }
 static inline attn__scalar_v attn__scalar_vdiv(attn__scalar_v a, attn__scalar_v b) { return _mm256_div_ps(a, b); }
 static inline attn__scalar_v attn__scalar_vsqrt(attn__scalar_v a) { return _mm256_sqrt_ps(a); }
-static inline attn__scalar_v attn__scalar_vfma(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c) { return _mm256_fmadd_ps(a, b, c); }
-static inline attn__scalar_v attn__scalar_vfma_exact(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c) { return _mm256_fmadd_ps(a, b, c); }
+static inline attn__scalar_v attn__scalar_vfma(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c)
+{
+    return _mm256_fmadd_ps(a, b, c);
+}
+static inline attn__scalar_v attn__scalar_vfma_exact(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c)
+{
+    return _mm256_fmadd_ps(a, b, c);
+}
 static inline attn__scalar_v attn__scalar_vmax(attn__scalar_v a, attn__scalar_v b) { return _mm256_max_ps(a, b); }
 static inline attn__scalar_v attn__scalar_vmin(attn__scalar_v a, attn__scalar_v b) { return _mm256_min_ps(a, b); }
 static inline float attn__scalar_vhsum(attn__scalar_v a)
@@ -981,15 +1119,19 @@ static ATTN__SCALAR_FORCE_INLINE __m256 attn__scalar_vred_op(__m256 a, __m256 b,
 }
 static ATTN__SCALAR_FORCE_INLINE __m256 attn__scalar_vred_halves(__m256 a, __m256 b, int op)
 {
-    return attn__scalar_vred_op(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31), op);
+    return attn__scalar_vred_op(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31),
+                         op);
 }
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vhred8(const attn__scalar_v *v, float *out, int op)
 {
     const __m256 t0 = attn__scalar_vred_halves(v[0], v[4], op), t1 = attn__scalar_vred_halves(v[1], v[5], op);
     const __m256 t2 = attn__scalar_vred_halves(v[2], v[6], op), t3 = attn__scalar_vred_halves(v[3], v[7], op);
-    const __m256 u0 = attn__scalar_vred_op(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), op);
-    const __m256 u1 = attn__scalar_vred_op(_mm256_shuffle_ps(t2, t3, 0x44), _mm256_shuffle_ps(t2, t3, 0xEE), op);
-    _mm256_storeu_ps(out, attn__scalar_vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op));
+    const __m256 u0 =
+        attn__scalar_vred_op(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), op);
+    const __m256 u1 =
+        attn__scalar_vred_op(_mm256_shuffle_ps(t2, t3, 0x44), _mm256_shuffle_ps(t2, t3, 0xEE), op);
+    _mm256_storeu_ps(
+        out, attn__scalar_vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op));
 }
 static inline float attn__scalar_vhmax(attn__scalar_v a)
 {
@@ -1000,11 +1142,15 @@ static inline float attn__scalar_vhmax(attn__scalar_v a)
 }
 static inline attn__scalar_vm attn__scalar_vlt(attn__scalar_v a, attn__scalar_v b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
 static inline attn__scalar_vm attn__scalar_vgt(attn__scalar_v a, attn__scalar_v b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
-static inline attn__scalar_v attn__scalar_vselect(attn__scalar_vm m, attn__scalar_v a, attn__scalar_v b) { return _mm256_blendv_ps(b, a, m); }
+static inline attn__scalar_v attn__scalar_vselect(attn__scalar_vm m, attn__scalar_v a, attn__scalar_v b)
+{
+    return _mm256_blendv_ps(b, a, m);
+}
 static inline attn__scalar_v attn__scalar_vlut8_scale(const int32_t *tab, attn__scalar_v k)
 {
     const __m256i b = _mm256_castps_si256(k);
-    const __m256i t = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(const void *)tab), b);
+    const __m256i t =
+        _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(const void *)tab), b);
     return _mm256_castsi256_ps(_mm256_add_epi32(t, _mm256_slli_epi32(b, 20)));
 }
 static inline attn__scalar_v attn__scalar_vfabs(attn__scalar_v a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
@@ -1181,7 +1327,10 @@ static inline attn__scalar_v attn__scalar_vsqrt(attn__scalar_v a)
 }
 #endif
 static inline attn__scalar_v attn__scalar_vfma(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c) { return vfmaq_f32(c, a, b); }
-static inline attn__scalar_v attn__scalar_vfma_exact(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c) { return vfmaq_f32(c, a, b); }
+static inline attn__scalar_v attn__scalar_vfma_exact(attn__scalar_v a, attn__scalar_v b, attn__scalar_v c)
+{
+    return vfmaq_f32(c, a, b);
+}
 static inline attn__scalar_v attn__scalar_vmax(attn__scalar_v a, attn__scalar_v b) { return vmaxq_f32(a, b); }
 static inline attn__scalar_v attn__scalar_vmin(attn__scalar_v a, attn__scalar_v b) { return vminq_f32(a, b); }
 #ifdef __aarch64__
@@ -1206,13 +1355,14 @@ static inline attn__scalar_v attn__scalar_vselect(attn__scalar_vm m, attn__scala
 static inline attn__scalar_v attn__scalar_vlut8_scale(const int32_t *tab, attn__scalar_v k)
 {
     const uint32x4_t b = vreinterpretq_u32_f32(k);
-    const uint32x4_t idx = vmlaq_n_u32(vdupq_n_u32(0x03020100u), vandq_u32(b, vdupq_n_u32(7u)), 0x04040404u);
+    const uint32x4_t idx =
+        vmlaq_n_u32(vdupq_n_u32(0x03020100u), vandq_u32(b, vdupq_n_u32(7u)), 0x04040404u);
 #ifdef __aarch64__
     uint8x16x2_t t;
     t.val[0] = vld1q_u8((const uint8_t *)(const void *)tab);
     t.val[1] = vld1q_u8((const uint8_t *)(const void *)tab + 16);
-    return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_u8(vqtbl2q_u8(t, vreinterpretq_u8_u32(idx))),
-                                           vshlq_n_u32(b, 20)));
+    return vreinterpretq_f32_u32(vaddq_u32(
+        vreinterpretq_u32_u8(vqtbl2q_u8(t, vreinterpretq_u8_u32(idx))), vshlq_n_u32(b, 20)));
 #else /* the 32-byte table as four d registers, each half of idx looked up */
     const uint8_t *tb = (const uint8_t *)(const void *)tab;
     const uint8x16_t ix = vreinterpretq_u8_u32(idx);
@@ -1221,9 +1371,10 @@ static inline attn__scalar_v attn__scalar_vlut8_scale(const int32_t *tab, attn__
     t.val[1] = vld1_u8(tb + 8);
     t.val[2] = vld1_u8(tb + 16);
     t.val[3] = vld1_u8(tb + 24);
-    return vreinterpretq_f32_u32(vaddq_u32(
-        vreinterpretq_u32_u8(vcombine_u8(vtbl4_u8(t, vget_low_u8(ix)), vtbl4_u8(t, vget_high_u8(ix)))),
-        vshlq_n_u32(b, 20)));
+    return vreinterpretq_f32_u32(
+        vaddq_u32(vreinterpretq_u32_u8(
+                      vcombine_u8(vtbl4_u8(t, vget_low_u8(ix)), vtbl4_u8(t, vget_high_u8(ix)))),
+                  vshlq_n_u32(b, 20)));
 #endif
 }
 static inline attn__scalar_v attn__scalar_vfabs(attn__scalar_v a) { return vabsq_f32(a); }
@@ -1287,10 +1438,14 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vtranspose_copy(const float *
 #ifdef __aarch64__
     const float32x4_t t0 = vtrn1q_f32(r0, r1), t1 = vtrn2q_f32(r0, r1);
     const float32x4_t t2 = vtrn1q_f32(r2, r3), t3 = vtrn2q_f32(r2, r3);
-    vst1q_f32(dst, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
-    vst1q_f32(dst + ldd, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
-    vst1q_f32(dst + 2 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
-    vst1q_f32(dst + 3 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+    vst1q_f32(dst, vreinterpretq_f32_f64(
+                       vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
+    vst1q_f32(dst + ldd, vreinterpretq_f32_f64(
+                             vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+    vst1q_f32(dst + 2 * ldd, vreinterpretq_f32_f64(
+                                 vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
+    vst1q_f32(dst + 3 * ldd, vreinterpretq_f32_f64(
+                                 vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
 #else
     const float32x4x2_t t01 = vtrnq_f32(r0, r1), t23 = vtrnq_f32(r2, r3);
     vst1q_f32(dst, vcombine_f32(vget_low_f32(t01.val[0]), vget_low_f32(t23.val[0])));
@@ -1356,7 +1511,7 @@ static inline attn__scalar_v attn__scalar_vfma(attn__scalar_v a, attn__scalar_v 
  * once, then to float. Rounding twice differs from once only where the double sum lies on a
  * float rounding boundary: its low 29 bits 0x10000000 (a midpoint of normal floats), or
  * below FLT_MIN (subnormal floats round elsewhere); a vector with such a lane takes fmaf.
- * The error terms (c = -round(a * b)) are exact in double and never take it. */
+ * The error terms (c = -round(a * b)) are exact in double: they take it only below FLT_MIN. */
 static ATTN__SCALAR_FORCE_INLINE v128_t attn__scalar_vfma_exact_half(v128_t a, v128_t b, v128_t c)
 {
     return wasm_f64x2_add(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(a),
@@ -1721,30 +1876,31 @@ static inline void attn__scalar_vstore_bf16(uint16_t *p, attn__scalar_v v)
     for (k = 0; k < ATTN__SCALAR_VW; k++) p[k] = attn__scalar_f32_to_bf16(t[k]);
 }
 #endif
-/* n < ATTN__SCALAR_VW elements (the other lanes 0 on load; nothing past p + n touched) */
+/* n < ATTN__SCALAR_VW elements (the other lanes 0 on load; nothing past p + n touched; the clamp
+ * only tells the compiler so) */
 static inline attn__scalar_v attn__scalar_vload_f16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__SCALAR_VW] = {0};
-    memcpy(t, p, n * sizeof *t);
+    memcpy(t, p, (n < ATTN__SCALAR_VW ? n : ATTN__SCALAR_VW) * sizeof *t);
     return attn__scalar_vload_f16(t);
 }
 static inline void attn__scalar_vstore_f16_part(uint16_t *p, attn__scalar_v v, size_t n)
 {
     uint16_t t[ATTN__SCALAR_VW];
     attn__scalar_vstore_f16(t, v);
-    memcpy(p, t, n * sizeof *t);
+    memcpy(p, t, (n < ATTN__SCALAR_VW ? n : ATTN__SCALAR_VW) * sizeof *t);
 }
 static inline attn__scalar_v attn__scalar_vload_bf16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__SCALAR_VW] = {0};
-    memcpy(t, p, n * sizeof *t);
+    memcpy(t, p, (n < ATTN__SCALAR_VW ? n : ATTN__SCALAR_VW) * sizeof *t);
     return attn__scalar_vload_bf16(t);
 }
 static inline void attn__scalar_vstore_bf16_part(uint16_t *p, attn__scalar_v v, size_t n)
 {
     uint16_t t[ATTN__SCALAR_VW];
     attn__scalar_vstore_bf16(t, v);
-    memcpy(p, t, n * sizeof *t);
+    memcpy(p, t, (n < ATTN__SCALAR_VW ? n : ATTN__SCALAR_VW) * sizeof *t);
 }
 
 #endif
@@ -1895,8 +2051,9 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
  * register tile, 24 q accumulators, three B vectors and eight A values (two q registers,
  * used by lane) per step. acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain
  * in p order, A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (12 readable floats
- * per row). All 8 rows are computed and written whatever `rows`. Then by mode: 0 c = acc; 1 c = alpha * acc, then + beta * c by one fma when
- * beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
+ * per row). All 8 rows are computed and written whatever `rows`. Then by mode: 0 c = acc; 1 c =
+ * alpha * acc, then + beta * c by one fma when beta != 0 (beta = 0 never reads c); 2 c = fma(alpha,
+ * acc, c). */
 #define ATTN__SCALAR_MR 8
 #define ATTN__SCALAR_NR 12
 #define ATTN__SCALAR_UKR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
@@ -1905,7 +2062,8 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
                                                  size_t ldb, float *c, size_t ldc, float alpha,
                                                  float beta, int mode)
 {
-#define ATTN__SCALAR_UKR_DECL(i) float32x4_t c##i##0 = vdupq_n_f32(0.0f), c##i##1 = c##i##0, c##i##2 = c##i##0;
+#define ATTN__SCALAR_UKR_DECL(i)                                                                          \
+    float32x4_t c##i##0 = vdupq_n_f32(0.0f), c##i##1 = c##i##0, c##i##2 = c##i##0;
     ATTN__SCALAR_UKR_ROWS(ATTN__SCALAR_UKR_DECL)
 #undef ATTN__SCALAR_UKR_DECL
     size_t p;
@@ -1944,10 +2102,11 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
     else if (mode == 2) vst1q_f32(cp, vfmaq_f32(vld1q_f32(cp), va, x));                     \
     else if (beta != 0.0f) vst1q_f32(cp, vfmaq_f32(vmulq_f32(va, x), vb, vld1q_f32(cp)));   \
     else vst1q_f32(cp, vmulq_f32(va, x));
-#define ATTN__SCALAR_UKR_OUT(i)                                                                    \
-    {                                                                                       \
-        float *cr = c + (i) * ldc;                                                          \
-        ATTN__SCALAR_UKR_OUT1(cr, c##i##0) ATTN__SCALAR_UKR_OUT1(cr + 4, c##i##1) ATTN__SCALAR_UKR_OUT1(cr + 8, c##i##2) \
+#define ATTN__SCALAR_UKR_OUT(i)                                                                           \
+    {                                                                                              \
+        float *cr = c + (i)*ldc;                                                                   \
+        ATTN__SCALAR_UKR_OUT1(cr, c##i##0)                                                                \
+        ATTN__SCALAR_UKR_OUT1(cr + 4, c##i##1) ATTN__SCALAR_UKR_OUT1(cr + 8, c##i##2)                            \
     }
         ATTN__SCALAR_UKR_ROWS(ATTN__SCALAR_UKR_OUT)
 #undef ATTN__SCALAR_UKR_OUT
@@ -1967,7 +2126,8 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
 
 /* acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain in p order,
  * A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (8 readable floats per row). Only
- * the first `rows` rows (a constant once inlined) are computed and written. Then by mode: 0 c = acc; 1 c = alpha * acc, then
+ * the first `rows` rows (a constant once inlined) are computed and written. Then by mode: 0 c =
+ * acc; 1 c = alpha * acc, then
  * + beta * c by one fma when beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
 #define ATTN__SCALAR_MR 4
 #define ATTN__SCALAR_NR 8
@@ -2315,8 +2475,8 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
 /* src/exp.h - the vector exp behind softmax, attention and the activations. */
 
 /* The exp: e^x = 2^(k/8) e^r, k = round(8 x / ln2), r = x - k ln2/8 (Cody-Waite, two
- * constants, the first of 13 bits: k ln2/8 and r exact even without a fused fma), |r| <= ln2/16. 2^(k/8) =
- * 2^(j/8) 2^m (k = 8m + j) comes from an 8-entry table by a per-ISA lookup
+ * constants, the first of 13 bits: k ln2/8 and r exact even without a fused fma), |r| <= ln2/16.
+ * 2^(k/8) = 2^(j/8) 2^m (k = 8m + j) comes from an 8-entry table by a per-ISA lookup
  * (attn__scalar_vlut8_scale: vpermd, tbl, an index) that also adds m to the exponent bits, and
  * e^r = 1 + p(r), p(r) = r (c1 + c2 r + c3 r^2) (minimax for the relative error over
  * |r| <= 0.0434: 2.5e-8), so e^x = fma(s, p, s). The table entries are 2^(j/8) as float
@@ -2370,7 +2530,8 @@ static attn__scalar_v attn__scalar_vexp_slow(attn__scalar_v hi, attn__scalar_v l
     if (flush) res = attn__scalar_vselect(attn__scalar_vlt(res, attn__scalar_vset1(FLT_MIN)), attn__scalar_vzero(), res);
     res = attn__scalar_vselect(attn__scalar_vlt(hi, attn__scalar_vset1(-87.33654475f)), attn__scalar_vzero(), res);
     /* the largest x with e^x < FLT_MAX */
-    return attn__scalar_vselect(attn__scalar_vgt(hi, attn__scalar_vset1(88.72283172607421875f)), attn__scalar_vset1(INFINITY), res);
+    return attn__scalar_vselect(attn__scalar_vgt(hi, attn__scalar_vset1(88.72283172607421875f)), attn__scalar_vset1(INFINITY),
+                         res);
 }
 
 /* exp(hi + lo) for |lo| tiny relative to 1 (lo carries the rounding error of hi), with
@@ -2713,7 +2874,8 @@ static ATTN__SCALAR_NOINLINE int attn__scalar_softmax_exps(const float *x, float
 #endif
     if (!attn__scalar_finite(m)) return -1;
     f = attn__scalar_softmax_frame(m, s, lnn, n);
-    if (f.unshifted && s == 1.0f) *sum = attn__scalar_softmax_body(x, e, n, &f, ATTN__SCALAR_SM_UNIT, m, xn, &flush);
+    if (f.unshifted && s == 1.0f)
+        *sum = attn__scalar_softmax_body(x, e, n, &f, ATTN__SCALAR_SM_UNIT, m, xn, &flush);
     else *sum = attn__scalar_softmax_body(x, e, n, &f, ATTN__SCALAR_SM_ANY, m, xn, &flush);
     return flush;
 }
@@ -2864,8 +3026,9 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_softmax_short_row(const float
     ATTN__SCALAR_UNROLL
     for (j = 0; j <= nf; j++) ev[j] = a0; /* set below; for the compiler's flow analysis */
     f = attn__scalar_softmax_frame(m, s, lnn, n);
-    if (!f.unshifted || !(s == 1.0f ? attn__scalar_softmax_short_exps(xv, ev, nf, t, &f, ATTN__SCALAR_SM_UNIT)
-                                    : attn__scalar_softmax_short_exps(xv, ev, nf, t, &f, ATTN__SCALAR_SM_UNSHIFTED))) {
+    if (!f.unshifted ||
+        !(s == 1.0f ? attn__scalar_softmax_short_exps(xv, ev, nf, t, &f, ATTN__SCALAR_SM_UNIT)
+                    : attn__scalar_softmax_short_exps(xv, ev, nf, t, &f, ATTN__SCALAR_SM_UNSHIFTED))) {
         attn__scalar_softmax_rows_long(x, 0, y, 0, 1, n, s, lnn, 0);
         return;
     }
@@ -2927,7 +3090,8 @@ static attn_status attn__scalar_softmax_path(const float *x, size_t ldx, float *
                                 : (path & ATTN__SCALAR_SM_FAR_PATH) != 0;
     /* in place, y's lines are read already: normal stores */
     stream = far && ATTN__SCALAR_HAVE_VSTREAM && x != y;
-    if (n >= ATTN__SCALAR_VW && n <= ATTN__SCALAR_SM_SHORT * ATTN__SCALAR_VW && (path < 0 || !(path & ATTN__SCALAR_SM_LONG_PATH)))
+    if (n >= ATTN__SCALAR_VW && n <= ATTN__SCALAR_SM_SHORT * ATTN__SCALAR_VW &&
+        (path < 0 || !(path & ATTN__SCALAR_SM_LONG_PATH)))
         attn__scalar_softmax_rows_short(x, ldx, y, ldy, rows, n, scale, lnn,
                                  stream && (uintptr_t)y % (ATTN__SCALAR_VW * sizeof(float)) == 0 &&
                                      ldy % ATTN__SCALAR_VW == 0);
@@ -2981,7 +3145,8 @@ static float attn__scalar_row_sums(const float *x, size_t n, int mode, float c, 
         }
         for (; i < end; i += ATTN__SCALAR_VW) {
             size_t k = end - i;
-            attn__scalar_v u0 = k >= ATTN__SCALAR_VW ? attn__scalar_vload(x + i) : attn__scalar_vload_part(x + i, k, mode == 1 ? c : 0.0f);
+            attn__scalar_v u0 = k >= ATTN__SCALAR_VW ? attn__scalar_vload(x + i)
+                                       : attn__scalar_vload_part(x + i, k, mode == 1 ? c : 0.0f);
             if (mode == 1) u0 = attn__scalar_vsub(u0, vc);
             if (mode != 2) a0 = attn__scalar_vadd(a0, u0);
             if (mode != 0) b0 = attn__scalar_vfma(u0, u0, b0);
@@ -3100,14 +3265,13 @@ static float attn__scalar_norm_prefix_mean(const float *x)
     return attn__scalar_vhsum(attn__scalar_vadd(p0, p1)) * (1.0f / 32.0f);
 }
 
-
 /* Short rows (n <= ATTN__SCALAR_NORM_SHORT: one block of attn__scalar_row_sums), K = 1 or 2 rows
  * at once: the sums of layernorm (mode 1: c the mean of the first 32 elements, or of the
- * row when shorter, then sum (x-c) into tv, sum (x-c)^2 into sv) or rmsnorm (mode 2: sum x^2 into sv), left as vectors for attn__scalar_vhred8 to
- * reduce a batch's rows together; each row by the same operations in the same order, so a
- * row's bits do not depend on its partner; two rows interleaved overlap the latencies.
- * Longer rows: two rows' accumulators would not fit the registers (n = 256 lost 6-15% out
- * of cache on Zen 4). */
+ * row when shorter, then sum (x-c) into tv, sum (x-c)^2 into sv) or rmsnorm (mode 2: sum x^2 into
+ * sv), left as vectors for attn__scalar_vhred8 to reduce a batch's rows together; each row by the same
+ * operations in the same order, so a row's bits do not depend on its partner; two rows interleaved
+ * overlap the latencies. Longer rows: two rows' accumulators would not fit the registers (n = 256
+ * lost 6-15% out of cache on Zen 4). */
 #define ATTN__SCALAR_NORM_SHORT (ATTN__SCALAR_SUM_BLOCK < 128 ? ATTN__SCALAR_SUM_BLOCK : 128)
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_norm_sums_short(const float *x0, const float *x1, int K,
                                                      size_t n, int mode, float *c,
@@ -3123,7 +3287,8 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_norm_sums_short(const float *
         if (mode == 1) { /* the prefix mean, as attn__scalar_attn_layernorm's general loop (each row's
                           * own loads first: out of cache, reading 8 rows' prefixes ahead
                           * of their sums halved the speed at n = 64) */
-            c[k] = n >= 32 ? attn__scalar_norm_prefix_mean(xs[k]) : attn__scalar_row_sums(xs[k], n, 0, 0.0f, NULL) / (float)n;
+            c[k] = n >= 32 ? attn__scalar_norm_prefix_mean(xs[k])
+                           : attn__scalar_row_sums(xs[k], n, 0, 0.0f, NULL) / (float)n;
         } else {
             c[k] = 0.0f;
         }
@@ -3133,7 +3298,8 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_norm_sums_short(const float *
     for (i = 0; i + 4 * ATTN__SCALAR_VW <= n; i += 4 * ATTN__SCALAR_VW)
         for (k = 0; k < K; k++) {
             attn__scalar_v u0 = attn__scalar_vload(xs[k] + i), u1 = attn__scalar_vload(xs[k] + i + ATTN__SCALAR_VW);
-            attn__scalar_v u2 = attn__scalar_vload(xs[k] + i + 2 * ATTN__SCALAR_VW), u3 = attn__scalar_vload(xs[k] + i + 3 * ATTN__SCALAR_VW);
+            attn__scalar_v u2 = attn__scalar_vload(xs[k] + i + 2 * ATTN__SCALAR_VW),
+                    u3 = attn__scalar_vload(xs[k] + i + 3 * ATTN__SCALAR_VW);
             if (mode == 1) {
                 u0 = attn__scalar_vsub(u0, vc[k]);
                 u1 = attn__scalar_vsub(u1, vc[k]);
@@ -3180,10 +3346,12 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_norm_batch_sums(const float *
     for (k = nb; k < ATTN__SCALAR_NORM_BATCH; k++) c[k] = 0.0f;
     if (n <= ATTN__SCALAR_NORM_SHORT) { /* two rows interleaved */
         for (k = 0; k + 2 <= nb; k += 2)
-            attn__scalar_norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k, sv + k);
+            attn__scalar_norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k,
+                                  sv + k);
         if (k < nb) attn__scalar_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     } else { /* up to one block of attn__scalar_row_sums: one row at a time */
-        for (k = 0; k < nb; k++) attn__scalar_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+        for (k = 0; k < nb; k++)
+            attn__scalar_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     }
     attn__scalar_vhred8(tv, t, 0);
     attn__scalar_vhred8(sv, s2, 0);
@@ -3252,7 +3420,8 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_layernorm_short_body(const fl
             const attn__scalar_v vdk = attn__scalar_vdiv(attn__scalar_vload(t + k), vn), sn = attn__scalar_vdiv(vs, vn);
             const attn__scalar_v dd = attn__scalar_vmul(vdk, vdk);
             const attn__scalar_v var = attn__scalar_vmax(attn__scalar_vsub(sn, dd), attn__scalar_vzero());
-            attn__scalar_v r = attn__scalar_vdiv(attn__scalar_vset1(1.0f), attn__scalar_vsqrt(attn__scalar_vadd(var, attn__scalar_vset1(eps))));
+            attn__scalar_v r =
+                attn__scalar_vdiv(attn__scalar_vset1(1.0f), attn__scalar_vsqrt(attn__scalar_vadd(var, attn__scalar_vset1(eps))));
             /* the general path (rs = -1): c far from the mean (d^2 > var / 4), c or s2 not
              * finite, s2 tiny */
             r = attn__scalar_vselect(attn__scalar_vgt(dd, attn__scalar_vmul(attn__scalar_vset1(0.25f), sn)), m1, r);
@@ -3268,7 +3437,8 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_layernorm_short_body(const fl
             float *yr = y + r * ldy;
             if (rs[k] < 0) {
                 attn__scalar_layernorm_finish(xr, yr, n, c[k], t[k], s2[k], g, b, eps,
-                                       mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
+                                       mean_out ? mean_out + r : NULL,
+                                       rstd_out ? rstd_out + r : NULL);
                 continue;
             }
             if (mean_out) mean_out[r] = c[k] + d[k];
@@ -3283,8 +3453,10 @@ static void attn__scalar_layernorm_short(const float *x, size_t ldx, float *y, s
                                   float *mean_out, float *rstd_out)
 {
     if (g && b) attn__scalar_layernorm_short_body(x, ldx, y, ldy, rows, n, g, b, eps, mean_out, rstd_out);
-    else if (g) attn__scalar_layernorm_short_body(x, ldx, y, ldy, rows, n, g, NULL, eps, mean_out, rstd_out);
-    else if (b) attn__scalar_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, b, eps, mean_out, rstd_out);
+    else if (g)
+        attn__scalar_layernorm_short_body(x, ldx, y, ldy, rows, n, g, NULL, eps, mean_out, rstd_out);
+    else if (b)
+        attn__scalar_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, b, eps, mean_out, rstd_out);
     else attn__scalar_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, NULL, eps, mean_out, rstd_out);
 }
 
@@ -3357,7 +3529,8 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_rmsnorm_short_body(const floa
         if (n <= ATTN__SCALAR_NORM_SHORT) {
             attn__scalar_v tv[2], sv[2];
             for (k = 0; k + 2 <= nb; k += 2) {
-                attn__scalar_norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k, tv, sv);
+                attn__scalar_norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k,
+                                      tv, sv);
                 s2[k] = attn__scalar_vhsum(sv[0]);
                 s2[k + 1] = attn__scalar_vhsum(sv[1]);
             }
@@ -3455,10 +3628,10 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_positional_encoding(floa
  *
  * BLIS's structure: loops jc (NC columns of C) / pc (KC-deep slices of k) / ic (MC rows)
  * around a register-blocked microkernel attn__scalar_mm_ukr_body (MR x NR, simd/mm_*.h, named by
- * shape; the generic one over the vector layer serves the scalar path). op(B)'s KC x NC panel is packed into NR-column
- * slivers and op(A)'s MC x KC block into MR-row slivers, zero padded, so the microkernel
- * streams contiguous memory whatever the transposes; edge tiles are computed whole into a
- * register-sized buffer and only their valid part is merged into C.
+ * shape; the generic one over the vector layer serves the scalar path). op(B)'s KC x NC panel is
+ * packed into NR-column slivers and op(A)'s MC x KC block into MR-row slivers, zero padded, so the
+ * microkernel streams contiguous memory whatever the transposes; edge tiles are computed whole into
+ * a register-sized buffer and only their valid part is merged into C.
  *
  * Summation order: k is cut into chunks of attn__scalar_mm_kc(k) (a function of k alone); in each
  * chunk every C element is one fma chain over p in order, starting from 0, and the chunks
@@ -3470,6 +3643,42 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_positional_encoding(floa
 
 static size_t attn__scalar_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__scalar_min(size_t a, size_t b) { return a < b ? a : b; }
+
+/* B of any storage type (f32, f16, bf16): element i of p, its address, and the copies the
+ * paths below read it through. The conversions are exact, so every path computes on the
+ * floats the 16-bit values stand for. */
+static ATTN__SCALAR_FORCE_INLINE const void *attn__scalar_mm_at(attn_dtype t, const void *p, size_t i)
+{
+    return (const char *)p + i * (t == ATTN_F32 ? sizeof(float) : sizeof(uint16_t));
+}
+static ATTN__SCALAR_FORCE_INLINE float attn__scalar_mm_elem(attn_dtype t, const void *p, size_t i)
+{
+    if (t == ATTN_F16) return attn__scalar_f16_to_f32(((const uint16_t *)p)[i]);
+    if (t == ATTN_BF16) return attn__scalar_bf16_to_f32(((const uint16_t *)p)[i]);
+    return ((const float *)p)[i];
+}
+/* n <= ATTN__SCALAR_VW elements from element i (the rest 0), nothing past them read */
+static ATTN__SCALAR_FORCE_INLINE attn__scalar_v attn__scalar_mm_vload_n(attn_dtype t, const void *p, size_t i,
+                                                   size_t n)
+{
+    if (n >= ATTN__SCALAR_VW) return attn__scalar_vload_dt(t, p, i);
+    return n ? attn__scalar_vload_dt_part(t, p, i, n) : attn__scalar_vzero();
+}
+/* min(rows, ATTN__SCALAR_VW) rows of ATTN__SCALAR_VW elements at src (stride ld elements) transposed:
+ * dst[q * ldd + i] = row i's element q; missing rows give zeros */
+static void attn__scalar_mm_tcopy(attn_dtype t, const void *src, size_t ld, size_t rows, float *dst,
+                           size_t ldd)
+{
+    float tmp[ATTN__SCALAR_VW * ATTN__SCALAR_VW];
+    size_t i;
+    if (t == ATTN_F32) {
+        attn__scalar_vtranspose_copy((const float *)src, ld, rows, dst, ldd);
+        return;
+    }
+    for (i = 0; i < ATTN__SCALAR_VW; i++) /* rows past `rows` zero, so all of tmp is written */
+        attn__scalar_vstore(tmp + i * ATTN__SCALAR_VW, i < rows ? attn__scalar_vload_dt(t, src, i * ld) : attn__scalar_vzero());
+    attn__scalar_vtranspose_copy(tmp, ATTN__SCALAR_VW, ATTN__SCALAR_VW, dst, ldd);
+}
 
 /* The chunk depth for a given k: k split into ceil(k / KC) near-equal chunks. Depends on
  * k alone (never on m or n): it fixes every C element's summation order. */
@@ -3556,7 +3765,8 @@ static void attn__scalar_mm_merge(float *c, size_t ldc, const float *t, size_t m
  * tb (transposed ATTN__SCALAR_VW steps at a time through a small buffer). Never reads outside the
  * mr x kc and kc x nr operands (rows past mr repeat the last one and are never stored). */
 static void attn__scalar_mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, size_t ars,
-                              size_t acs, const float *b, size_t ldb, int tb, float *t)
+                              size_t acs, attn_dtype bt, const void *b, size_t ldb, int tb,
+                              float *t)
 {
     attn__scalar_v acc[ATTN__SCALAR_MR][ATTN__SCALAR_NR / ATTN__SCALAR_VW];
     const float *ar[ATTN__SCALAR_MR];
@@ -3572,19 +3782,22 @@ static void attn__scalar_mm_tile_any(size_t mr, size_t nr, size_t kc, const floa
         if (tb) {
             steps = attn__scalar_min(ATTN__SCALAR_VW, kc - p);
             if (steps == ATTN__SCALAR_VW) {
-                for (v = 0; v < ATTN__SCALAR_NR; v += ATTN__SCALAR_VW)
-                    attn__scalar_vtranspose_copy(b + (nr > v ? v : 0) * ldb + p, ldb, nr > v ? nr - v : 0,
-                                          blk + v, ATTN__SCALAR_NR); /* no pointer past the last row */
+                for (v = 0; v < ATTN__SCALAR_NR; v += ATTN__SCALAR_VW) /* no pointer past the last row */
+                    attn__scalar_mm_tcopy(bt, attn__scalar_mm_at(bt, b, (nr > v ? v : 0) * ldb + p), ldb,
+                                   nr > v ? nr - v : 0, blk + v, ATTN__SCALAR_NR);
             } else {
                 for (q = 0; q < steps; q++)
-                    for (j = 0; j < ATTN__SCALAR_NR; j++) blk[q * ATTN__SCALAR_NR + j] = j < nr ? b[j * ldb + p + q] : 0.0f;
+                    for (j = 0; j < ATTN__SCALAR_NR; j++)
+                        blk[q * ATTN__SCALAR_NR + j] =
+                            j < nr ? attn__scalar_mm_elem(bt, b, j * ldb + p + q) : 0.0f;
             }
-        } else if (nr == ATTN__SCALAR_NR) {
-            bp = b + p * ldb;
+        } else if (nr == ATTN__SCALAR_NR && bt == ATTN_F32) {
+            bp = (const float *)b + p * ldb;
             bs = ldb;
             steps = kc - p;
-        } else {
-            for (j = 0; j < ATTN__SCALAR_NR; j++) blk[j] = j < nr ? b[p * ldb + j] : 0.0f;
+        } else { /* one row of op(B), converted */
+            for (v = 0; v < ATTN__SCALAR_NR; v += ATTN__SCALAR_VW)
+                attn__scalar_vstore(blk + v, attn__scalar_mm_vload_n(bt, b, p * ldb + v, nr > v ? nr - v : 0));
         }
         for (q = 0; q < steps; q++, p++)
             for (i = 0; i < ATTN__SCALAR_MR; i++) {
@@ -3595,7 +3808,8 @@ static void attn__scalar_mm_tile_any(size_t mr, size_t nr, size_t kc, const floa
             }
     }
     for (i = 0; i < ATTN__SCALAR_MR; i++)
-        for (v = 0; v < ATTN__SCALAR_NR / ATTN__SCALAR_VW; v++) attn__scalar_vstore(t + i * ATTN__SCALAR_NR + v * ATTN__SCALAR_VW, acc[i][v]);
+        for (v = 0; v < ATTN__SCALAR_NR / ATTN__SCALAR_VW; v++)
+            attn__scalar_vstore(t + i * ATTN__SCALAR_NR + v * ATTN__SCALAR_VW, acc[i][v]);
 }
 
 /* Requests rows r0 .. r1 (stride ld) of kc floats each: the next sliver while one packs
@@ -3612,23 +3826,31 @@ static void attn__scalar_mm_prefetch_rows(const float *x, size_t ld, size_t rows
  * rows past `rows` are zero. With far (the matrix far out of cache), the next sliver's rows
  * are prefetched while one packs. Where w is not a multiple of ATTN__SCALAR_VW, the transposing
  * copy writes up to ATTN__SCALAR_VW floats past a sliver's last row (see attn__scalar_mm_pack_a). */
-static void attn__scalar_mm_pack_t(const float *src, size_t ld, size_t rows, size_t kc, size_t w,
-                            int far, float *dst)
+static void attn__scalar_mm_pack_t_dt(attn_dtype st, const void *src, size_t ld, size_t rows,
+                               size_t kc, size_t w, int far, float *dst)
 {
     size_t s, g, p, i;
     for (s = 0; s < rows; s += w, dst += w * kc) {
         const size_t r = attn__scalar_min(w, rows - s);
-        const float *sp = src + s * ld;
-        if (far && s + w < rows) attn__scalar_mm_prefetch_rows(sp + w * ld, ld, attn__scalar_min(w, rows - s - w), kc);
+        const void *sp = attn__scalar_mm_at(st, src, s * ld);
+        if (far && s + w < rows && st == ATTN_F32)
+            attn__scalar_mm_prefetch_rows((const float *)sp + w * ld, ld, attn__scalar_min(w, rows - s - w), kc);
         for (g = 0; g < w; g += ATTN__SCALAR_VW) {
-            const float *sg = r > g ? sp + g * ld : sp; /* no rows left: zeros, nothing read */
+            /* no rows left: zeros, nothing read */
+            const void *sg = r > g ? attn__scalar_mm_at(st, sp, g * ld) : sp;
             for (p = 0; p + ATTN__SCALAR_VW <= kc; p += ATTN__SCALAR_VW)
-                attn__scalar_vtranspose_copy(sg + p, ld, r > g ? r - g : 0, dst + p * w + g, w);
+                attn__scalar_mm_tcopy(st, attn__scalar_mm_at(st, sg, p), ld, r > g ? r - g : 0,
+                               dst + p * w + g, w);
             for (; p < kc; p++)
                 for (i = 0; i < ATTN__SCALAR_VW && g + i < w; i++)
-                    dst[p * w + g + i] = g + i < r ? sg[i * ld + p] : 0.0f;
+                    dst[p * w + g + i] = g + i < r ? attn__scalar_mm_elem(st, sg, i * ld + p) : 0.0f;
         }
     }
+}
+static void attn__scalar_mm_pack_t(const float *src, size_t ld, size_t rows, size_t kc, size_t w,
+                            int far, float *dst)
+{
+    attn__scalar_mm_pack_t_dt(ATTN_F32, src, ld, rows, kc, w, far, dst);
 }
 
 /* Packs op(A)[i0 .. i0+mc, p0 .. p0+kc) into MR-row slivers: sliver s holds element
@@ -3650,7 +3872,8 @@ static void attn__scalar_mm_pack_a(int ta, const float *a, size_t lda, size_t m,
                 const size_t mr = attn__scalar_min(ATTN__SCALAR_MR, mc - s);
                 for (g = 0; g < ATTN__SCALAR_MR; g += ATTN__SCALAR_VW) {
                     attn__scalar_v x = attn__scalar_vzero();
-                    if (i0 + s + g + ATTN__SCALAR_VW <= m) x = attn__scalar_vload(src + s + g); /* lanes past mr: unused rows */
+                    if (i0 + s + g + ATTN__SCALAR_VW <= m)
+                        x = attn__scalar_vload(src + s + g); /* lanes past mr: unused rows */
                     else if (g < mr) x = attn__scalar_vload_part(src + s + g, mr - g, 0.0f);
                     if (g + ATTN__SCALAR_VW > ATTN__SCALAR_MR && p + 1 == kc) /* not into the next sliver */
                         attn__scalar_vstore_part(dst + g, x, ATTN__SCALAR_MR - g);
@@ -3666,32 +3889,38 @@ static void attn__scalar_mm_pack_a(int ta, const float *a, size_t lda, size_t m,
 }
 
 /* Packs op(B)[p0 .. p0+kc, j0 .. j0+nc) into NR-column slivers: sliver s holds element
- * (p, s*NR + j) at pb[s * NR * kc + p * NR + j]; columns past nc are zero. B is read row
- * after row of its storage (in order for B; for B^T, sliver after sliver). */
-static void attn__scalar_mm_pack_b(int tb, const float *b, size_t ldb, size_t p0, size_t kc,
-                            size_t j0, size_t nc, float *pb)
+ * (p, s*NR + j) at pb[s * NR * kc + p * NR + j]; columns past nc are zero. B (of type bt,
+ * converted to float here) is read row after row of its storage (in order for B; for B^T,
+ * sliver after sliver). */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_pack_bn(attn_dtype bt, const void *b, size_t ldb,
+                                                size_t p0, size_t kc, size_t j0, size_t nc,
+                                                float *pb)
 {
     size_t s, p, v;
-    if (!tb) { /* B stored k x n: row p of the storage holds op(B)'s row p */
-        for (p = 0; p < kc; p++) {
-            const float *src = b + (p0 + p) * ldb + j0;
-            float *dst = pb + p * ATTN__SCALAR_NR;
-            for (s = 0; s + ATTN__SCALAR_NR <= nc; s += ATTN__SCALAR_NR, dst += ATTN__SCALAR_NR * kc)
-                for (v = 0; v < ATTN__SCALAR_NR; v += ATTN__SCALAR_VW) attn__scalar_vstore(dst + v, attn__scalar_vload(src + s + v));
-            if (s < nc) {
-                const size_t nr = nc - s;
-                for (v = 0; v < ATTN__SCALAR_NR; v += ATTN__SCALAR_VW) {
-                    attn__scalar_v x = attn__scalar_vzero();
-                    if (v + ATTN__SCALAR_VW <= nr) x = attn__scalar_vload(src + s + v);
-                    else if (v < nr) x = attn__scalar_vload_part(src + s + v, nr - v, 0.0f);
-                    attn__scalar_vstore(dst + v, x);
-                }
-            }
-        }
-        return;
+    for (p = 0; p < kc; p++) { /* row p of the storage holds op(B)'s row p */
+        const void *src = attn__scalar_mm_at(bt, b, (p0 + p) * ldb + j0);
+        float *dst = pb + p * ATTN__SCALAR_NR;
+        for (s = 0; s + ATTN__SCALAR_NR <= nc; s += ATTN__SCALAR_NR, dst += ATTN__SCALAR_NR * kc)
+            for (v = 0; v < ATTN__SCALAR_NR; v += ATTN__SCALAR_VW)
+                attn__scalar_vstore(dst + v, attn__scalar_vload_dt(bt, src, s + v));
+        if (s < nc)
+            for (v = 0; v < ATTN__SCALAR_NR; v += ATTN__SCALAR_VW)
+                attn__scalar_vstore(dst + v,
+                             attn__scalar_mm_vload_n(bt, src, s + v, nc - s > v ? nc - s - v : 0));
     }
-    /* B stored n x k: transposes */
-    attn__scalar_mm_pack_t(b + j0 * ldb + p0, ldb, nc, kc, ATTN__SCALAR_NR, nc * ldb > ATTN__SCALAR_MM_FAR, pb);
+}
+static void attn__scalar_mm_pack_b(int tb, attn_dtype bt, const void *b, size_t ldb, size_t p0,
+                            size_t kc, size_t j0, size_t nc, float *pb)
+{
+    if (tb) /* B stored n x k: transposes */
+        attn__scalar_mm_pack_t_dt(bt, attn__scalar_mm_at(bt, b, j0 * ldb + p0), ldb, nc, kc, ATTN__SCALAR_NR,
+                           nc * ldb > ATTN__SCALAR_MM_FAR, pb);
+    else if (bt == ATTN_F16)
+        attn__scalar_mm_pack_bn(ATTN_F16, b, ldb, p0, kc, j0, nc, pb);
+    else if (bt == ATTN_BF16)
+        attn__scalar_mm_pack_bn(ATTN_BF16, b, ldb, p0, kc, j0, nc, pb);
+    else
+        attn__scalar_mm_pack_bn(ATTN_F32, b, ldb, p0, kc, j0, nc, pb);
 }
 
 /* One MR x NR tile of C (mr x nr valid) through the microkernel: whole tiles straight into
@@ -3725,8 +3954,8 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_tile(size_t mr, size_t nr,
 
 /* Without a workspace: A and B read in place, tile by tile. */
 static void attn__scalar_mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float alpha,
-                            const float *a, size_t lda, const float *b, size_t ldb, float beta,
-                            float *c, size_t ldc)
+                            const float *a, size_t lda, attn_dtype bt, const void *b, size_t ldb,
+                            float beta, float *c, size_t ldc)
 {
     const size_t kcb = attn__scalar_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
     size_t i, j, pc;
@@ -3737,14 +3966,15 @@ static void attn__scalar_mm_nopack(int ta, int tb, size_t m, size_t n, size_t k,
             for (pc = 0; pc < k; pc += kcb) {
                 const size_t kc = attn__scalar_min(kcb, k - pc);
                 const float *ap = a + i * ars + pc * acs;
-                const float *bp = tb ? b + j * ldb + pc : b + pc * ldb + j;
+                const void *bp = attn__scalar_mm_at(bt, b, tb ? j * ldb + pc : pc * ldb + j);
                 float *cp = c + i * ldc + j;
                 const int mode = pc == 0 ? 1 : 2;
-                if (mr == ATTN__SCALAR_MR && nr == ATTN__SCALAR_NR && !tb) {
-                    attn__scalar_mm_ukr_strided(kc, ap, ars, acs, bp, ldb, cp, ldc, alpha, beta, mode);
+                if (mr == ATTN__SCALAR_MR && nr == ATTN__SCALAR_NR && !tb && bt == ATTN_F32) {
+                    attn__scalar_mm_ukr_strided(kc, ap, ars, acs, (const float *)bp, ldb, cp, ldc, alpha,
+                                         beta, mode);
                 } else {
                     float t[ATTN__SCALAR_MR * ATTN__SCALAR_NR];
-                    attn__scalar_mm_tile_any(mr, nr, kc, ap, ars, acs, bp, ldb, tb, t);
+                    attn__scalar_mm_tile_any(mr, nr, kc, ap, ars, acs, bt, bp, ldb, tb, t);
                     attn__scalar_mm_merge(cp, ldc, t, mr, nr, alpha, beta, mode);
                 }
             }
@@ -3805,6 +4035,158 @@ static void attn__scalar_mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, 
     (void)pa;
 }
 
+/* ---- skinny products: m <= ATTN__SCALAR_MM_SKINNY rows (decode), B streamed once ------------- */
+
+/* Rows of C up to which the matrix-vector paths below serve the 16-bit B types: no
+ * packing, the weights read once, accumulators in registers. */
+#define ATTN__SCALAR_MM_SKINNY 8
+/* op(B) = B^T: elements of k per pass over a block of B's rows (the block stays in L1 while
+ * each group of A's rows takes it; the accumulators wait in memory between passes, so the
+ * summation order does not depend on it) */
+#define ATTN__SCALAR_MV_PASS 1024
+
+/* op(B) = B (k x n): raw accumulators of R rows of op(A) (A(i, p) = a[i * ars + p * acs])
+ * times the kc x nr block of B at b (nr <= 2 ATTN__SCALAR_VW columns, row stride ldb) into t (row
+ * length ATTN__SCALAR_NR), each element one fma chain over p in order from 0: the microkernel's
+ * order, so the result is the packed path's, bit for bit. */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_n_body(attn_dtype bt, size_t R, size_t kc,
+                                               const float *a, size_t ars, size_t acs,
+                                               const void *b, size_t ldb, size_t nr, float *t)
+{
+    attn__scalar_v acc[4][2], b0, b1;
+    size_t i, p;
+    for (i = 0; i < R; i++) acc[i][0] = acc[i][1] = attn__scalar_vzero();
+    for (p = 0; p < kc; p++) {
+        if (nr == 2 * ATTN__SCALAR_VW) {
+            b0 = attn__scalar_vload_dt(bt, b, p * ldb);
+            b1 = attn__scalar_vload_dt(bt, b, p * ldb + ATTN__SCALAR_VW);
+        } else {
+            b0 = attn__scalar_mm_vload_n(bt, b, p * ldb, nr);
+            b1 = attn__scalar_mm_vload_n(bt, b, p * ldb + ATTN__SCALAR_VW, nr > ATTN__SCALAR_VW ? nr - ATTN__SCALAR_VW : 0);
+        }
+        for (i = 0; i < R; i++) {
+            const attn__scalar_v av = attn__scalar_vset1(a[i * ars + p * acs]);
+            acc[i][0] = attn__scalar_vfma(av, b0, acc[i][0]);
+            acc[i][1] = attn__scalar_vfma(av, b1, acc[i][1]);
+        }
+    }
+    for (i = 0; i < R; i++) {
+        attn__scalar_vstore(t + i * ATTN__SCALAR_NR, acc[i][0]);
+        attn__scalar_vstore(t + i * ATTN__SCALAR_NR + ATTN__SCALAR_VW, acc[i][1]);
+    }
+}
+
+/* op(B) = B^T (B n x k), op(A) = A: acc[i * 4 + q] += A(i, p .. p + VW) * B(row q, same p)
+ * lane by lane for p in [p0, p1) (whole vectors, then the rest of k zero padded), R rows of
+ * A at a (stride lda), J rows of B at brow[q]: per element ATTN__SCALAR_VW fma chains over p in
+ * order, lane l taking the p = l mod ATTN__SCALAR_VW. */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_t_body(attn_dtype bt, size_t R, size_t J, size_t p0,
+                                               size_t p1, const float *a, size_t lda,
+                                               const void *const *brow, attn__scalar_v *acc)
+{
+    attn__scalar_v s[4][4], av[4], bv;
+    size_t i, q, p;
+    for (i = 0; i < R; i++)
+        for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
+    for (p = p0; p + ATTN__SCALAR_VW <= p1; p += ATTN__SCALAR_VW) {
+        for (i = 0; i < R; i++) av[i] = attn__scalar_vload(a + i * lda + p);
+        for (q = 0; q < J; q++) {
+            bv = attn__scalar_vload_dt(bt, brow[q], p);
+            for (i = 0; i < R; i++) s[i][q] = attn__scalar_vfma(av[i], bv, s[i][q]);
+        }
+    }
+    if (p < p1) {
+        for (i = 0; i < R; i++) av[i] = attn__scalar_vload_part(a + i * lda + p, p1 - p, 0.0f);
+        for (q = 0; q < J; q++) {
+            bv = attn__scalar_vload_dt_part(bt, brow[q], p, p1 - p);
+            for (i = 0; i < R; i++) s[i][q] = attn__scalar_vfma(av[i], bv, s[i][q]);
+        }
+    }
+    for (i = 0; i < R; i++)
+        for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
+}
+
+/* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
+ * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers) */
+#define ATTN__SCALAR_MV_ROWS(T)                                                                    \
+    if (tr) {                                                                               \
+        if (R == 4) {                                                                       \
+            attn__scalar_mv_t_body(T, 4, 2, p0, p1, a, lda, brow, acc);                            \
+            attn__scalar_mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                    \
+        } else if (R == 2) attn__scalar_mv_t_body(T, 2, 4, p0, p1, a, lda, brow, acc);             \
+        else attn__scalar_mv_t_body(T, 1, 4, p0, p1, a, lda, brow, acc);                           \
+    } else if (R == 4) attn__scalar_mv_n_body(T, 4, p1, a, ars, lda, brow[0], p0, nr, t);           \
+    else if (R == 2) attn__scalar_mv_n_body(T, 2, p1, a, ars, lda, brow[0], p0, nr, t);             \
+    else attn__scalar_mv_n_body(T, 1, p1, a, ars, lda, brow[0], p0, nr, t);
+/* tr = 0: attn__scalar_mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__scalar_mv_t_body. Only
+ * 16-bit B comes here (f32 B keeps attn__scalar_attn_matmul's paths, and so its bits). */
+static void attn__scalar_mv_rows(int tr, attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
+                          size_t ars, size_t lda, const void *const *brow, attn__scalar_v *acc,
+                          size_t nr, float *t)
+{
+    if (bt == ATTN_F16) {
+        ATTN__SCALAR_MV_ROWS(ATTN_F16)
+    } else {
+        ATTN__SCALAR_MV_ROWS(ATTN_BF16)
+    }
+}
+#undef ATTN__SCALAR_MV_ROWS
+
+/* Rows of C taken together: 4, then 2, then 1 */
+static size_t attn__scalar_mv_group(size_t left) { return left >= 4 ? 4 : left >= 2 ? 2 : 1; }
+
+/* C = alpha op(A) B (+ beta C), m <= ATTN__SCALAR_MM_SKINNY: for each chunk of k (attn__scalar_mm_kc, as
+ * the packed path) and each block of 2 ATTN__SCALAR_VW columns, the rows' chains in registers,
+ * merged into C by attn__scalar_mm_merge. */
+static void attn__scalar_mv_n(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
+                       size_t lda, attn_dtype bt, const void *b, size_t ldb, float beta,
+                       float *c, size_t ldc)
+{
+    const size_t kcb = attn__scalar_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
+    float t[4 * ATTN__SCALAR_NR];
+    size_t pc, j, i, R;
+    for (pc = 0; pc < k; pc += kcb) {
+        const size_t kc = attn__scalar_min(kcb, k - pc);
+        for (j = 0; j < n; j += 2 * ATTN__SCALAR_VW) {
+            const size_t nr = attn__scalar_min(2 * ATTN__SCALAR_VW, n - j);
+            const void *bp = attn__scalar_mm_at(bt, b, pc * ldb + j);
+            for (i = 0; i < m; i += R) {
+                R = attn__scalar_mv_group(m - i);
+                attn__scalar_mv_rows(0, bt, R, ldb, kc, a + i * ars + pc * acs, ars, acs, &bp, NULL, nr,
+                              t);
+                attn__scalar_mm_merge(c + i * ldc + j, ldc, t, R, nr, alpha, beta, pc == 0 ? 1 : 2);
+            }
+        }
+    }
+}
+
+/* C = alpha A B^T (+ beta C), m <= ATTN__SCALAR_MM_SKINNY: 4 rows of B at a time, k in passes of
+ * ATTN__SCALAR_MV_PASS, lane sums reduced (attn__scalar_vhsum) and merged into C once. */
+static void attn__scalar_mv_t(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                       attn_dtype bt, const void *b, size_t ldb, float beta, float *c,
+                       size_t ldc)
+{
+    attn__scalar_v acc[ATTN__SCALAR_MM_SKINNY * 4];
+    float t[ATTN__SCALAR_MM_SKINNY * ATTN__SCALAR_NR];
+    size_t j, i, p, q, R;
+    memset(t, 0, sizeof t); /* lanes the merge loads but never stores */
+    for (j = 0; j < n; j += 4) {
+        const size_t jn = attn__scalar_min(4, n - j);
+        const void *brow[4]; /* rows past n repeat the last one; never stored */
+        for (q = 0; q < 4; q++) brow[q] = attn__scalar_mm_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+        for (q = 0; q < m * 4; q++) acc[q] = attn__scalar_vzero();
+        for (p = 0; p < k; p += ATTN__SCALAR_MV_PASS)
+            for (i = 0; i < m; i += R) {
+                R = attn__scalar_mv_group(m - i);
+                attn__scalar_mv_rows(1, bt, R, p, attn__scalar_min(k, p + ATTN__SCALAR_MV_PASS), a + i * lda, 0, lda,
+                              brow, acc + i * 4, 0, NULL);
+            }
+        for (i = 0; i < m; i++)
+            for (q = 0; q < 4; q++) t[i * ATTN__SCALAR_NR + q] = attn__scalar_vhsum(acc[i * 4 + q]);
+        attn__scalar_mm_merge(c + j, ldc, t, m, jn, alpha, beta, 1);
+    }
+}
+
 /* The packed A and B areas of a workspace for this product, in floats. Monotone in m, n and
  * k (a chunk is attn__scalar_mm_kc(k) <= min(k, KC) deep, and min(k, KC) is what is counted), and
  * bounded by the sizes for m >= MC, n >= NC, k >= KC: attn_matmul_workspace_max(). */
@@ -3844,10 +4226,11 @@ static float *attn__scalar_align(void *p)
     return (float *)(void *)((u + ATTN__SCALAR_ALIGN - 1) & ~(uintptr_t)(ATTN__SCALAR_ALIGN - 1));
 }
 
-static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
-                                 float alpha, const float *a, size_t lda, const float *b,
-                                 size_t ldb, float beta, float *c, size_t ldc, void *workspace,
-                                 size_t workspace_size)
+/* attn__scalar_attn_matmul and attn__scalar_attn_matmul_typed: B stored as bt (attn_dtype; checked by the caller) */
+static attn_status attn__scalar_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
+                                float alpha, const float *a, size_t lda, attn_dtype bt,
+                                const void *b, size_t ldb, float beta, float *c, size_t ldc,
+                                void *workspace, size_t workspace_size)
 {
     attn_status st;
     size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
@@ -3859,18 +4242,21 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul(attn_trans ta, at
     if (m == 0 || n == 0) return ATTN_OK; /* an empty C: nothing read or written */
     if (!c || (k && (!a || !b))) return ATTN_ERR_NULL;
     if (k > 0) {
-        if ((st = ta ? attn__scalar_check_mat(k, m, lda) : attn__scalar_check_mat(m, k, lda)) != ATTN_OK) return st;
-        if ((st = tb ? attn__scalar_check_mat(n, k, ldb) : attn__scalar_check_mat(k, n, ldb)) != ATTN_OK) return st;
+        if ((st = ta ? attn__scalar_check_mat(k, m, lda) : attn__scalar_check_mat(m, k, lda)) != ATTN_OK)
+            return st;
+        if ((st = tb ? attn__scalar_check_mat(n, k, ldb) : attn__scalar_check_mat(k, n, ldb)) != ATTN_OK)
+            return st;
     }
     if ((st = attn__scalar_check_mat(m, n, ldc)) != ATTN_OK) return st;
     /* C may not overlap A, B or the workspace, nor the workspace A or B */
     ab = k ? (ta ? attn__scalar_mat_bytes(k, m, lda) : attn__scalar_mat_bytes(m, k, lda)) : 0;
     bb = k ? (tb ? attn__scalar_mat_bytes(n, k, ldb) : attn__scalar_mat_bytes(k, n, ldb)) : 0;
+    if (bt != ATTN_F32) bb /= 2; /* 16-bit elements: half the floats' bytes */
     cb = attn__scalar_mat_bytes(m, n, ldc);
     need = workspace ? attn__scalar_attn_matmul_workspace_size(ta, tb, m, n, k) : 0;
     if (attn__scalar_bytes_overlap(c, cb, a, ab) || attn__scalar_bytes_overlap(c, cb, b, bb) ||
-        attn__scalar_bytes_overlap(workspace, need, a, ab) || attn__scalar_bytes_overlap(workspace, need, b, bb) ||
-        attn__scalar_bytes_overlap(workspace, need, c, cb))
+        attn__scalar_bytes_overlap(workspace, need, a, ab) ||
+        attn__scalar_bytes_overlap(workspace, need, b, bb) || attn__scalar_bytes_overlap(workspace, need, c, cb))
         return ATTN_ERR_ALIAS;
     /* A matrix of one stored row accepts any leading dimension; it never addresses a second
      * row, so it becomes the row length: no pointer (e.g. a microkernel's step past its
@@ -3885,8 +4271,13 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul(attn_trans ta, at
             for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
         return ATTN_OK;
     }
+    if (m <= ATTN__SCALAR_MM_SKINNY && bt != ATTN_F32 && !(ta && tb)) { /* decode: B read once */
+        if (tb) attn__scalar_mv_t(m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
+        else attn__scalar_mv_n(ta, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
+        return ATTN_OK;
+    }
     if (!workspace) {
-        attn__scalar_mm_nopack(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        attn__scalar_mm_nopack(ta, tb, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
         return ATTN_OK;
     }
     kcb = attn__scalar_mm_kc(k);
@@ -3899,7 +4290,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul(attn_trans ta, at
         /* all of op(B) packed at once: each A sliver then streams through all of k */
         const size_t np = attn__scalar_round_up(n, ATTN__SCALAR_NR);
         for (pc = 0; pc < k; pc += kcb)
-            attn__scalar_mm_pack_b(tb, b, ldb, pc, attn__scalar_min(kcb, k - pc), 0, n, pb + pc * np);
+            attn__scalar_mm_pack_b(tb, bt, b, ldb, pc, attn__scalar_min(kcb, k - pc), 0, n, pb + pc * np);
         attn__scalar_mm_direct_a(m, n, 0, k, kcb, a, lda, pb, np, pa, c, ldc, alpha, beta, 0, pfc);
         return ATTN_OK;
     }
@@ -3908,7 +4299,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul(attn_trans ta, at
         for (pc = 0; pc < k; pc += kcb) {
             const size_t kc = attn__scalar_min(kcb, k - pc);
             const int mode = pc == 0 ? 1 : 2;
-            attn__scalar_mm_pack_b(tb, b, ldb, pc, kc, jc, nc, pb);
+            attn__scalar_mm_pack_b(tb, bt, b, ldb, pc, kc, jc, nc, pb);
             if (packa) {
                 for (ic = 0; ic < m; ic += ATTN__SCALAR_MM_MC) {
                     const size_t mc = attn__scalar_min(ATTN__SCALAR_MM_MC, m - ic);
@@ -3928,6 +4319,26 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul(attn_trans ta, at
         }
     }
     return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
+                                 float alpha, const float *a, size_t lda, const float *b,
+                                 size_t ldb, float beta, float *c, size_t ldc, void *workspace,
+                                 size_t workspace_size)
+{
+    return attn__scalar_matmul(ta, tb, m, n, k, alpha, a, lda, ATTN_F32, b, ldb, beta, c, ldc,
+                        workspace, workspace_size);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, size_t n,
+                                       size_t k, float alpha, const float *a, size_t lda,
+                                       attn_dtype b_type, const void *b, size_t ldb, float beta,
+                                       float *c, size_t ldc, void *workspace,
+                                       size_t workspace_size)
+{
+    if (!attn__scalar_attn_dtype_size(b_type)) return ATTN_ERR_ARG;
+    return attn__scalar_matmul(ta, tb, m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace,
+                        workspace_size);
 }
 /* end of src/matmul.h */
 /* src/attention.h - fused attention (attn__scalar_attn_attention and its work items).
@@ -3952,101 +4363,156 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul(attn_trans ta, at
  * (attn__scalar_attn_attention_task), and from run to run.
  */
 
-/* out[r] = attn__scalar_dot(q[r], k, d) for nr (a constant) rows against one key: k's loads
- * shared, each row's operations those of attn__scalar_dot (the same bits) */
-static ATTN__SCALAR_FORCE_INLINE void attn__scalar_dot_body(const float *const *q, size_t nr, const float *k,
-                                              size_t d, float *out)
+/* K and V are stored as attn_dtype t (ATTN_F32, ATTN_F16 or ATTN_BF16) and widened in
+ * registers as they are loaded (attn__scalar_vload_dt): the arithmetic is that of f32 rows holding
+ * the same values, so a 16-bit cache gives the bits of the f32 path run on its widened
+ * values. The bodies below take t as a constant (each is inlined into one function per
+ * type, the type switch outside the loops over keys). */
+
+/* Element i of a K or V row of type t at p */
+static ATTN__SCALAR_FORCE_INLINE const void *attn__scalar_kv_at(attn_dtype t, const void *p, size_t i)
+{
+    return t == ATTN_F32 ? (const void *)((const float *)p + i)
+                         : (const void *)((const uint16_t *)p + i);
+}
+
+/* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
+ * (two chains): k's loads shared, each row's operations the same whatever nr is */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_dot_body(attn_dtype t, const float *const *q, size_t nr,
+                                              const void *k, size_t d, float *out)
 {
     attn__scalar_v s0[4], s1[4];
     size_t i = 0, r;
     for (r = 0; r < nr; r++) s0[r] = attn__scalar_vzero(), s1[r] = attn__scalar_vzero();
     for (; i + 2 * ATTN__SCALAR_VW <= d; i += 2 * ATTN__SCALAR_VW) {
-        const attn__scalar_v k0 = attn__scalar_vload(k + i), k1 = attn__scalar_vload(k + i + ATTN__SCALAR_VW);
+        const attn__scalar_v k0 = attn__scalar_vload_dt(t, k, i), k1 = attn__scalar_vload_dt(t, k, i + ATTN__SCALAR_VW);
         for (r = 0; r < nr; r++) {
             s0[r] = attn__scalar_vfma(attn__scalar_vload(q[r] + i), k0, s0[r]);
             s1[r] = attn__scalar_vfma(attn__scalar_vload(q[r] + i + ATTN__SCALAR_VW), k1, s1[r]);
         }
     }
     for (; i < d; i += ATTN__SCALAR_VW) {
-        const size_t t = d - i;
-        if (t >= ATTN__SCALAR_VW) {
-            const attn__scalar_v k0 = attn__scalar_vload(k + i);
+        const size_t n = d - i;
+        if (n >= ATTN__SCALAR_VW) {
+            const attn__scalar_v k0 = attn__scalar_vload_dt(t, k, i);
             for (r = 0; r < nr; r++) s0[r] = attn__scalar_vfma(attn__scalar_vload(q[r] + i), k0, s0[r]);
         } else {
-            const attn__scalar_v k1 = attn__scalar_vload_part(k + i, t, 0.0f);
+            const attn__scalar_v k1 = attn__scalar_vload_dt_part(t, k, i, n);
             for (r = 0; r < nr; r++)
-                s1[r] = attn__scalar_vfma(attn__scalar_vload_part(q[r] + i, t, 0.0f), k1, s1[r]);
+                s1[r] = attn__scalar_vfma(attn__scalar_vload_part(q[r] + i, n, 0.0f), k1, s1[r]);
         }
     }
     for (r = 0; r < nr; r++) out[r] = attn__scalar_vhsum(attn__scalar_vadd(s0[r], s1[r]));
 }
 
-/* q . k over n floats (two chains) */
-static float attn__scalar_dot(const float *q, const float *k, size_t n)
+/* s[r * lds + j] = q[r] . K row j for rows r < gr and keys j < n[r] (nmax the largest n[r];
+ * K rows of type t at kt, ld elements apart): a K row is read once for all the rows, up to
+ * four rows at a time sharing its loads (three as four, the last row twice); each score has
+ * the same bits whatever gr is. */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_kdots_body(attn_dtype t, const float *const *q, size_t gr,
+                                                const size_t *n, size_t nmax, const void *kt,
+                                                size_t ld, size_t d, float *s, size_t lds)
 {
-    float out;
-    attn__scalar_dot_body(&q, 1, k, n, &out);
-    return out;
-}
-
-/* attn__scalar_dot_body for nr = 1 .. 4 rows */
-static void attn__scalar_dot_rows(const float *const *q, size_t nr, const float *k, size_t d,
-                           float *out)
-{
-    switch (nr) {
-    case 1: attn__scalar_dot_body(q, 1, k, d, out); break;
-    case 2: attn__scalar_dot_body(q, 2, k, d, out); break;
-    case 3: attn__scalar_dot_body(q, 3, k, d, out); break;
-    default: attn__scalar_dot_body(q, 4, k, d, out); break;
+    size_t j, r, u;
+    float x[4];
+    for (j = 0; j < nmax; j++) {
+        const void *kj = attn__scalar_kv_at(t, kt, j * ld);
+        for (r = 0; r < gr; r += 4) {
+            const size_t nr = attn__scalar_min(4, gr - r);
+            if (nr == 1) {
+                attn__scalar_dot_body(t, q + r, 1, kj, d, x);
+            } else if (nr == 2) {
+                attn__scalar_dot_body(t, q + r, 2, kj, d, x);
+            } else {
+                const float *q4[4];
+                q4[0] = q[r], q4[1] = q[r + 1], q4[2] = q[r + 2], q4[3] = q[r + nr - 1];
+                attn__scalar_dot_body(t, q4, 4, kj, d, x);
+            }
+            for (u = 0; u < nr; u++)
+                if (j < n[r + u]) s[(r + u) * lds + j] = x[u];
+        }
     }
 }
 
-/* y[r][0..n) += a[r] * x[0..n) for nr (a constant) rows: x's loads shared, each row one fma
- * an element, as attn__scalar_axpby(y[r], 1, a[r], x, n) (the same bits) */
-static ATTN__SCALAR_FORCE_INLINE void attn__scalar_axpy_body(float *const *y, const float *a, size_t nr,
-                                               const float *x, size_t n)
+static void attn__scalar_kdots(attn_dtype t, const float *const *q, size_t gr, const size_t *n,
+                        size_t nmax, const void *kt, size_t ld, size_t d, float *s, size_t lds)
+{
+    switch (t) {
+    case ATTN_F16: attn__scalar_kdots_body(ATTN_F16, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    case ATTN_BF16: attn__scalar_kdots_body(ATTN_BF16, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    default: attn__scalar_kdots_body(ATTN_F32, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    }
+}
+
+/* y[r][0..n) += a[r] * x[0..n) for nr (a constant) rows, x of type t: x's loads shared,
+ * each row one fma an element (the same bits whatever nr is) */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_axpy_body(attn_dtype t, float *const *y, const float *a,
+                                               size_t nr, const void *x, size_t n)
 {
     attn__scalar_v va[4];
     size_t i = 0, r;
     for (r = 0; r < nr; r++) va[r] = attn__scalar_vset1(a[r]);
     for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW) {
-        const attn__scalar_v xv = attn__scalar_vload(x + i);
-        for (r = 0; r < nr; r++) attn__scalar_vstore(y[r] + i, attn__scalar_vfma(va[r], xv, attn__scalar_vload(y[r] + i)));
-    }
-    if (i < n) {
-        const attn__scalar_v xv = attn__scalar_vload_part(x + i, n - i, 0.0f);
+        const attn__scalar_v xv = attn__scalar_vload_dt(t, x, i);
         for (r = 0; r < nr; r++)
-            attn__scalar_vstore_part(y[r] + i, attn__scalar_vfma(va[r], xv, attn__scalar_vload_part(y[r] + i, n - i, 0.0f)),
-                              n - i);
-    }
-}
-
-/* attn__scalar_axpy_body for nr = 1 .. 4 rows */
-static void attn__scalar_axpy_rows(float *const *y, const float *a, size_t nr, const float *x, size_t n)
-{
-    switch (nr) {
-    case 1: attn__scalar_axpy_body(y, a, 1, x, n); break;
-    case 2: attn__scalar_axpy_body(y, a, 2, x, n); break;
-    case 3: attn__scalar_axpy_body(y, a, 3, x, n); break;
-    default: attn__scalar_axpy_body(y, a, 4, x, n); break;
-    }
-}
-
-/* y[0..n) = y * s + a * x  (s = 1: axpy; x NULL: scaling by s) */
-static void attn__scalar_axpby(float *y, float s, float a, const float *x, size_t n)
-{
-    const attn__scalar_v vs = attn__scalar_vset1(s), va = attn__scalar_vset1(a);
-    size_t i = 0;
-    for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW) {
-        attn__scalar_v t = attn__scalar_vmul(attn__scalar_vload(y + i), vs);
-        if (x) t = attn__scalar_vfma(va, attn__scalar_vload(x + i), t);
-        attn__scalar_vstore(y + i, t);
+            attn__scalar_vstore(y[r] + i, attn__scalar_vfma(va[r], xv, attn__scalar_vload(y[r] + i)));
     }
     if (i < n) {
-        attn__scalar_v t = attn__scalar_vmul(attn__scalar_vload_part(y + i, n - i, 0.0f), vs);
-        if (x) t = attn__scalar_vfma(va, attn__scalar_vload_part(x + i, n - i, 0.0f), t);
-        attn__scalar_vstore_part(y + i, t, n - i);
+        const attn__scalar_v xv = attn__scalar_vload_dt_part(t, x, i, n - i);
+        for (r = 0; r < nr; r++) {
+            const attn__scalar_v yv = attn__scalar_vload_part(y[r] + i, n - i, 0.0f);
+            attn__scalar_vstore_part(y[r] + i, attn__scalar_vfma(va[r], xv, yv), n - i);
+        }
     }
+}
+
+/* acc[r * lda ..] += p[r * lds + j] * V row j (dv elements of type t at vt, ld elements
+ * apart) for keys j < nmax, rows r < gr with j < n[r] and a nonzero p (a key of weight 0
+ * adds nothing, not even 0 * inf): a V row is read once for all the rows it weighs in. */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vaxpy_body(attn_dtype t, float *acc, size_t lda,
+                                                const float *p, size_t lds, size_t gr,
+                                                const size_t *n, size_t nmax, const void *vt,
+                                                size_t ld, size_t dv)
+{
+    size_t j, r;
+    for (j = 0; j < nmax; j++) {
+        const void *vj = attn__scalar_kv_at(t, vt, j * ld);
+        float *y[4], a[4];
+        size_t c = 0;
+        for (r = 0; r < gr; r++)
+            if (j < n[r] && p[r * lds + j] != 0.0f) {
+                y[c] = acc + r * lda, a[c] = p[r * lds + j];
+                if (++c == 4) attn__scalar_axpy_body(t, y, a, 4, vj, dv), c = 0;
+            }
+        if (c >= 2) attn__scalar_axpy_body(t, y, a, 2, vj, dv);
+        if (c & 1) attn__scalar_axpy_body(t, y + c - 1, a + c - 1, 1, vj, dv);
+    }
+}
+
+static void attn__scalar_vaxpy(attn_dtype t, float *acc, size_t lda, const float *p, size_t lds,
+                        size_t gr, const size_t *n, size_t nmax, const void *vt, size_t ld,
+                        size_t dv)
+{
+    switch (t) {
+    case ATTN_F16:
+        attn__scalar_vaxpy_body(ATTN_F16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
+        break;
+    case ATTN_BF16:
+        attn__scalar_vaxpy_body(ATTN_BF16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
+        break;
+    default: attn__scalar_vaxpy_body(ATTN_F32, acc, lda, p, lds, gr, n, nmax, vt, ld, dv); break;
+    }
+}
+
+/* y[0..n) *= s */
+static void attn__scalar_vscale(float *y, float s, size_t n)
+{
+    const attn__scalar_v vs = attn__scalar_vset1(s);
+    size_t i = 0;
+    for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW)
+        attn__scalar_vstore(y + i, attn__scalar_vmul(attn__scalar_vload(y + i), vs));
+    if (i < n)
+        attn__scalar_vstore_part(y + i, attn__scalar_vmul(attn__scalar_vload_part(y + i, n - i, 0.0f), vs), n - i);
 }
 
 /* The largest of x[0..n), NaNs ignored (-inf when n = 0 or all are NaN or -inf) */
@@ -4095,7 +4561,9 @@ static float attn__scalar_exp_rows(float *x, size_t n, float s, float m)
 
 /* One (batch, head), resolved from the parameters. */
 typedef struct attn__scalar_hd {
-    const float *q, *k, *v, *mask;
+    const float *q, *mask;
+    const void *k, *v; /* of type kvt */
+    attn_dtype kvt;
     const uint8_t *bmask;
     float *o;
     size_t q_sl, k_sl, v_sl, o_sl, mask_sq, bmask_sq;
@@ -4113,8 +4581,9 @@ static attn__scalar_hd attn__scalar_head(const attn_attention_params *p, size_t 
     attn__scalar_hd hd;
     const size_t g = h / (p->heads / p->kv_heads);
     hd.q = p->q + b * p->q_sb + h * p->q_sh;
-    hd.k = p->k + b * p->k_sb + g * p->k_sh;
-    hd.v = p->v + b * p->v_sb + g * p->v_sh;
+    hd.kvt = p->kv_type;
+    hd.k = attn__scalar_kv_at(p->kv_type, p->k, b * p->k_sb + g * p->k_sh);
+    hd.v = attn__scalar_kv_at(p->kv_type, p->v, b * p->v_sb + g * p->v_sh);
     hd.o = p->o + b * p->o_sb + h * p->o_sh;
     hd.mask = p->mask ? p->mask + b * p->mask_sb + h * p->mask_sh : NULL;
     hd.bmask = p->bool_mask ? p->bool_mask + b * p->bmask_sb + h * p->bmask_sh : NULL;
@@ -4197,32 +4666,91 @@ static void attn__scalar_online_row(const attn__scalar_hd *hd, size_t qi, size_t
     sum = attn__scalar_exp_rows(s, n, es, mnew);
     if (n < nz) memset(s + n, 0, (nz - n) * sizeof(float));
     *l = *l * alpha + sum;
-    if (alpha != 1.0f) attn__scalar_axpby(acc, alpha, 0.0f, NULL, na);
+    if (alpha != 1.0f) attn__scalar_vscale(acc, alpha, na);
     *m = mnew;
 }
 
-/* Packs V rows [0, tk) (stride ld, dv floats) into NR-column slivers of depth tk (sliver c
- * at dst + c * NR * tk), columns past dv zero. Returns nonzero when a value is inf or NaN. */
-static int attn__scalar_pack_v(const float *v, size_t ld, size_t tk, size_t dv, float *dst)
+/* Packs V rows [0, tk) (type t, stride ld, dv elements) into NR-column slivers of depth tk
+ * (sliver c at dst + c * NR * tk), columns past dv zero. Returns nonzero when a value is inf
+ * or NaN. */
+static ATTN__SCALAR_FORCE_INLINE int attn__scalar_pack_v_body(attn_dtype t, const void *v, size_t ld,
+                                                size_t tk, size_t dv, float *dst)
 {
     attn__scalar_v bad = attn__scalar_vzero();
     const attn__scalar_v z = attn__scalar_vzero();
     size_t p, c, u;
-    float t;
+    float f;
     for (p = 0; p < tk; p++)
         for (c = 0; c < dv; c += ATTN__SCALAR_NR) {
-            const float *vr = v + p * ld; /* never a pointer past the last row */
+            const void *vr = attn__scalar_kv_at(t, v, p * ld); /* never a pointer past the last row */
             float *dp = dst + c * tk + p * ATTN__SCALAR_NR;
             for (u = 0; u < ATTN__SCALAR_NR; u += ATTN__SCALAR_VW) {
                 attn__scalar_v x = z;
-                if (c + u + ATTN__SCALAR_VW <= dv) x = attn__scalar_vload(vr + c + u);
-                else if (c + u < dv) x = attn__scalar_vload_part(vr + c + u, dv - c - u, 0.0f);
+                if (c + u + ATTN__SCALAR_VW <= dv) x = attn__scalar_vload_dt(t, vr, c + u);
+                else if (c + u < dv) x = attn__scalar_vload_dt_part(t, vr, c + u, dv - c - u);
                 bad = attn__scalar_vadd(bad, attn__scalar_vmul(x, z)); /* 0 * (inf or NaN) = NaN */
                 attn__scalar_vstore(dp + u, x);
             }
         }
-    t = attn__scalar_vhsum(bad);
-    return t != t;
+    f = attn__scalar_vhsum(bad);
+    return f != f;
+}
+
+/* Packs K rows [0, tk) (type t, stride ld, d elements) transposed into NR-column slivers
+ * (attn__scalar_mm_pack_t's layout: sliver s holds K^T[p][s*NR + i] at dst + s*NR*d + p*NR + i,
+ * columns past tk zero). f32 by attn__scalar_mm_pack_t; 16 bits widened a block of ATTN__SCALAR_VW rows x
+ * ATTN__SCALAR_VW columns at a time into registers, through an L1 block, then transposed. */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_pack_kt_body(attn_dtype t, const void *k, size_t ld,
+                                                  size_t tk, size_t d, float *dst, float *blk)
+{
+    size_t s, g, p, i, c;
+    for (s = 0; s < tk; s += ATTN__SCALAR_NR, dst += ATTN__SCALAR_NR * d)
+        for (g = 0; g < ATTN__SCALAR_NR; g += ATTN__SCALAR_VW) {
+            const size_t r = s + g < tk ? attn__scalar_min(ATTN__SCALAR_VW, tk - s - g) : 0;
+            for (p = 0; p < d; p += ATTN__SCALAR_VW) {
+                const size_t nc = attn__scalar_min(ATTN__SCALAR_VW, d - p);
+                for (i = 0; i < ATTN__SCALAR_VW; i++) {
+                    attn__scalar_v x = attn__scalar_vzero();
+                    if (i < r) {
+                        const void *kr = attn__scalar_kv_at(t, k, (s + g + i) * ld);
+                        x = nc == ATTN__SCALAR_VW ? attn__scalar_vload_dt(t, kr, p)
+                                           : attn__scalar_vload_dt_part(t, kr, p, nc);
+                    }
+                    attn__scalar_vstore(blk + i * ATTN__SCALAR_VW, x);
+                }
+                if (nc == ATTN__SCALAR_VW) {
+                    attn__scalar_vtranspose_copy(blk, ATTN__SCALAR_VW, ATTN__SCALAR_VW, dst + p * ATTN__SCALAR_NR + g,
+                                          ATTN__SCALAR_NR);
+                } else {
+                    for (c = 0; c < nc; c++)
+                        for (i = 0; i < ATTN__SCALAR_VW; i++)
+                            dst[(p + c) * ATTN__SCALAR_NR + g + i] = blk[i * ATTN__SCALAR_VW + c];
+                }
+            }
+        }
+}
+
+/* The key tile's K^T and V slivers; returns attn__scalar_pack_v's flag. blk: ATTN__SCALAR_VW^2 floats of
+ * scratch (the score sliver, free while packing; no stack array grows the frame) */
+#if ATTN__SCALAR_MR * ATTN__SCALAR_TK < ATTN__SCALAR_VW * ATTN__SCALAR_VW
+#error "attn__scalar_pack_kv's scratch (the MR x TK score sliver) is too small"
+#endif
+static int attn__scalar_pack_kv(const attn__scalar_hd *hd, size_t k0, size_t tk, float *kp, float *vp,
+                         float *blk)
+{
+    const void *k = attn__scalar_kv_at(hd->kvt, hd->k, k0 * hd->k_sl);
+    const void *v = attn__scalar_kv_at(hd->kvt, hd->v, k0 * hd->v_sl);
+    switch (hd->kvt) {
+    case ATTN_F16:
+        attn__scalar_pack_kt_body(ATTN_F16, k, hd->k_sl, tk, hd->d, kp, blk);
+        return attn__scalar_pack_v_body(ATTN_F16, v, hd->v_sl, tk, hd->dv, vp);
+    case ATTN_BF16:
+        attn__scalar_pack_kt_body(ATTN_BF16, k, hd->k_sl, tk, hd->d, kp, blk);
+        return attn__scalar_pack_v_body(ATTN_BF16, v, hd->v_sl, tk, hd->dv, vp);
+    default:
+        attn__scalar_mm_pack_t((const float *)k, hd->k_sl, tk, hd->d, ATTN__SCALAR_NR, 0, kp);
+        return attn__scalar_pack_v_body(ATTN_F32, v, hd->v_sl, tk, hd->dv, vp);
+    }
 }
 
 /* The workspace: carved into 64-byte aligned segments (the same arithmetic sizes it). */
@@ -4281,7 +4809,7 @@ static void attn__scalar_tile_out(const attn__scalar_hd *hd, size_t q0, size_t t
         if (l == 0.0f) memset(orow, 0, hd->dv * sizeof(float)); /* fully masked row */
         else {
             memcpy(orow, w->acc + r * w->dvp, hd->dv * sizeof(float));
-            attn__scalar_axpby(orow, 1.0f / l, 0.0f, NULL, hd->dv);
+            attn__scalar_vscale(orow, 1.0f / l, hd->dv);
         }
     }
 }
@@ -4306,8 +4834,7 @@ static void attn__scalar_tile_fused(const attn__scalar_hd *hd, size_t q0, size_t
     attn__scalar_mm_pack_t(hd->q + q0 * hd->q_sl, hd->q_sl, tq, d, ATTN__SCALAR_MR, 0, w->qp);
     for (k0 = 0; k0 < kend; k0 += ATTN__SCALAR_TK) {
         const size_t tk = attn__scalar_min(ATTN__SCALAR_TK, kend - k0);
-        const int vbad = attn__scalar_pack_v(hd->v + k0 * hd->v_sl, hd->v_sl, tk, dv, w->vp);
-        attn__scalar_mm_pack_t(hd->k + k0 * hd->k_sl, hd->k_sl, tk, d, ATTN__SCALAR_NR, 0, w->kp);
+        const int vbad = attn__scalar_pack_kv(hd, k0, tk, w->kp, w->vp, w->s);
         for (sl = 0; sl < nsl; sl++) {
             const size_t r0 = sl * ATTN__SCALAR_MR, mr = attn__scalar_min(ATTN__SCALAR_MR, tq - r0);
             const size_t ts = attn__scalar_visible(hd, q0 + r0 + mr - 1, k0, tk);
@@ -4325,12 +4852,10 @@ static void attn__scalar_tile_fused(const attn__scalar_hd *hd, size_t q0, size_t
                     attn__scalar_mm_ukr_strided(ts, w->s, ATTN__SCALAR_TK, 1, w->vp + j * tk, ATTN__SCALAR_NR,
                                          acc + j, dvp, 1.0f, 0.0f, 2);
             } else { /* inf or NaN in V: keys with p = 0 must not contribute 0 * inf */
-                for (i = 0; i < mr; i++) {
-                    const float *prow = w->s + i * ATTN__SCALAR_TK;
-                    for (j = 0; j < ts; j++)
-                        if (prow[j] != 0.0f)
-                            attn__scalar_axpby(acc + i * dvp, 1.0f, prow[j], hd->v + (k0 + j) * hd->v_sl, dv);
-                }
+                size_t nv[ATTN__SCALAR_MR];
+                for (i = 0; i < mr; i++) nv[i] = ts;
+                attn__scalar_vaxpy(hd->kvt, acc, dvp, w->s, ATTN__SCALAR_TK, mr, nv, ts,
+                            attn__scalar_kv_at(hd->kvt, hd->v, k0 * hd->v_sl), hd->v_sl, dv);
             }
         }
     }
@@ -4346,11 +4871,12 @@ static void attn__scalar_tile_rows(const attn__scalar_hd *hds, size_t nh, size_t
     const attn__scalar_hd *hd = hds;
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
     const size_t kend = attn__scalar_kend(hd, q0, tq); /* the same for every head of the group */
-    size_t k0, g, r, j;
+    size_t k0, g, r;
     attn__scalar_tile_init(rows, rows, w);
     for (k0 = 0; k0 < kend; k0 += ATTN__SCALAR_TK) {
         const size_t tk = attn__scalar_min(ATTN__SCALAR_TK, kend - k0);
-        const float *kt = hd->k + k0 * hd->k_sl, *vt = hd->v + k0 * hd->v_sl;
+        const void *kt = attn__scalar_kv_at(hd->kvt, hd->k, k0 * hd->k_sl);
+        const void *vt = attn__scalar_kv_at(hd->kvt, hd->v, k0 * hd->v_sl);
         for (g = 0; g < rows; g += ATTN__SCALAR_MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__scalar_min(ATTN__SCALAR_MR, rows - g);
             const float *qr[ATTN__SCALAR_MR];
@@ -4361,39 +4887,14 @@ static void attn__scalar_tile_rows(const attn__scalar_hd *hds, size_t nh, size_t
                 qr[r] = hds[(g + r) / tq].q + qi * hd->q_sl;
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
-            if (gr == 1) /* one row (decoding): K and V stream through in order */
-                for (j = 0; j < nmax; j++) w->s[j] = attn__scalar_dot(qr[0], kt + j * hd->k_sl, d);
-            else
-                for (j = 0; j < nmax; j++) /* a K row once for all the rows */
-                    for (r = 0; r < gr; r += 4) {
-                        const size_t nr = attn__scalar_min(4, gr - r);
-                        size_t u;
-                        float t[4];
-                        attn__scalar_dot_rows(qr + r, nr, kt + j * hd->k_sl, d, t);
-                        for (u = 0; u < nr; u++)
-                            if (j < n[r + u]) w->s[(r + u) * ATTN__SCALAR_TK + j] = t[u];
-                    }
+            attn__scalar_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__SCALAR_TK);
             for (r = 0; r < gr; r++)
                 if (n[r])
                     attn__scalar_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], n[r],
                                      w->s + r * ATTN__SCALAR_TK, &w->m[g + r], &w->l[g + r],
                                      w->acc + (g + r) * dvp, dv);
-            if (gr == 1)
-                for (j = 0; j < nmax; j++) {
-                    if (w->s[j] != 0.0f)
-                        attn__scalar_axpby(w->acc + g * dvp, 1.0f, w->s[j], vt + j * hd->v_sl, dv);
-                }
-            else
-                for (j = 0; j < nmax; j++) { /* a V row likewise, for the rows it weighs in */
-                    float *y[4], a[4];
-                    size_t c = 0;
-                    for (r = 0; r < gr; r++)
-                        if (j < n[r] && w->s[r * ATTN__SCALAR_TK + j] != 0.0f) {
-                            y[c] = w->acc + (g + r) * dvp, a[c] = w->s[r * ATTN__SCALAR_TK + j];
-                            if (++c == 4) attn__scalar_axpy_rows(y, a, 4, vt + j * hd->v_sl, dv), c = 0;
-                        }
-                    if (c) attn__scalar_axpy_rows(y, a, c, vt + j * hd->v_sl, dv);
-                }
+            attn__scalar_vaxpy(hd->kvt, w->acc + g * dvp, dvp, w->s, ATTN__SCALAR_TK, gr, n, nmax, vt,
+                        hd->v_sl, dv);
         }
     }
     for (r = 0; r < nh; r++) attn__scalar_tile_out(&hds[r], q0, tq, w, r * tq);
@@ -4412,8 +4913,11 @@ static void attn__scalar_tile_scores(const attn_attention_params *p, const attn_
         const float m = w->m[i], l = w->l[i];
         if (hd->scores_mode == ATTN_SCORES_LOGITS) {
             const float *qrow = hd->q + qi * hd->q_sl;
+            const size_t nk = p->kv_len - n;
+            attn__scalar_kdots(hd->kvt, &qrow, 1, &nk, nk, attn__scalar_kv_at(hd->kvt, hd->k, n * hd->k_sl),
+                        hd->k_sl, hd->d, sc + n, 0);
             for (j = n; j < p->kv_len; j++) {
-                float x = attn__scalar_dot(qrow, hd->k + j * hd->k_sl, hd->d) * hd->scale;
+                float x = sc[j] * hd->scale;
                 if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
                 sc[j] = x;
             }
@@ -4548,10 +5052,11 @@ static attn_status attn__scalar_attention_check(const attn_attention_params *p, 
                                          size_t ws_size, int *empty)
 {
     attn_status st;
-    size_t b, i, j, ext[7], need;
+    size_t b, i, j, ext[7], need, es;
     const void *at[7];
     *empty = 0;
     if (!p) return ATTN_ERR_NULL;
+    if (!(es = attn__scalar_attn_dtype_size(p->kv_type))) return ATTN_ERR_ARG;
     if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads)
         return ATTN_ERR_SIZE;
     if (!attn__scalar_finite(p->scale) || !attn__scalar_finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
@@ -4567,10 +5072,14 @@ static attn_status attn__scalar_attention_check(const attn_attention_params *p, 
     }
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
-    if ((st = attn__scalar_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl, p->head_dim, 0)) ||
-        (st = attn__scalar_check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl, p->head_dim, 0)) ||
-        (st = attn__scalar_check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl, p->v_head_dim, 0)) ||
-        (st = attn__scalar_check_tensor(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim, 0)))
+    if ((st = attn__scalar_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
+                                 p->head_dim, 0)) ||
+        (st = attn__scalar_check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl,
+                                 p->head_dim, 0)) ||
+        (st = attn__scalar_check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl,
+                                 p->v_head_dim, 0)) ||
+        (st = attn__scalar_check_tensor(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl,
+                                 p->v_head_dim, 0)))
         return st;
     if (!attn__scalar_nested(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim))
         return ATTN_ERR_LD; /* two output rows on one float */
@@ -4606,9 +5115,9 @@ static attn_status attn__scalar_attention_check(const attn_attention_params *p, 
     at[3] = p->q, ext[3] = attn__scalar_tensor_bytes(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len,
                                               p->q_sl, p->head_dim, sizeof(float));
     at[4] = p->k, ext[4] = attn__scalar_tensor_bytes(p->batch, p->k_sb, p->kv_heads, p->k_sh,
-                                              p->kv_len, p->k_sl, p->head_dim, sizeof(float));
+                                              p->kv_len, p->k_sl, p->head_dim, es);
     at[5] = p->v, ext[5] = attn__scalar_tensor_bytes(p->batch, p->v_sb, p->kv_heads, p->v_sh,
-                                              p->kv_len, p->v_sl, p->v_head_dim, sizeof(float));
+                                              p->kv_len, p->v_sl, p->v_head_dim, es);
     at[6] = p->mask ? (const void *)p->mask : (const void *)p->bool_mask;
     ext[6] = p->mask ? attn__scalar_tensor_bytes(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
                                           p->mask_sq, p->kv_len, sizeof(float))
@@ -4698,12 +5207,15 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_attention_task(const att
 /* end of src/attention.h */
 /* ---- KV cache ------------------------------------------------------------------------ */
 
-static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
-                                        size_t kv_heads, size_t capacity, size_t head_dim,
-                                        size_t v_head_dim)
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, void *k,
+                                             void *v, size_t batch, size_t kv_heads,
+                                             size_t capacity, size_t head_dim,
+                                             size_t v_head_dim)
 {
     size_t ek = head_dim, ev = v_head_dim;
+    const size_t es = attn__scalar_attn_dtype_size(type);
     if (!c || !k || !v) return ATTN_ERR_NULL;
+    if (!es) return ATTN_ERR_ARG;
     if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim) return ATTN_ERR_SIZE;
     if (head_dim > ATTN__SCALAR_MAX_ELEMS || v_head_dim > ATTN__SCALAR_MAX_ELEMS ||
         !attn__scalar_extent_add(&ek, capacity - 1, head_dim) ||
@@ -4713,7 +5225,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_init(attn_kv_ca
         !attn__scalar_extent_add(&ev, kv_heads - 1, capacity * v_head_dim) ||
         !attn__scalar_extent_add(&ev, batch - 1, kv_heads * capacity * v_head_dim))
         return ATTN_ERR_OVERFLOW;
-    if (attn__scalar_bytes_overlap(k, ek * sizeof(float), v, ev * sizeof(float))) return ATTN_ERR_ALIAS;
+    if (attn__scalar_bytes_overlap(k, ek * es, v, ev * es)) return ATTN_ERR_ALIAS;
     c->k = k;
     c->v = v;
     c->batch = batch;
@@ -4722,30 +5234,47 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_init(attn_kv_ca
     c->head_dim = head_dim;
     c->v_head_dim = v_head_dim;
     c->len = 0;
+    c->type = type;
     return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
+                                        size_t kv_heads, size_t capacity, size_t head_dim,
+                                        size_t v_head_dim)
+{
+    return attn__scalar_attn_kv_cache_init_type(c, ATTN_F32, k, v, batch, kv_heads, capacity, head_dim,
+                                   v_head_dim);
 }
 
 static int attn__scalar_kv_valid(const attn_kv_cache *c)
 {
     attn_kv_cache t;
     return c && c->k && c->v && c->len <= c->capacity &&
-           attn__scalar_attn_kv_cache_init(&t, c->k, c->v, c->batch, c->kv_heads, c->capacity, c->head_dim,
-                              c->v_head_dim) == ATTN_OK;
+           attn__scalar_attn_kv_cache_init_type(&t, c->type, c->k, c->v, c->batch, c->kv_heads, c->capacity,
+                                   c->head_dim, c->v_head_dim) == ATTN_OK;
+}
+
+/* n floats from src to dst of type t (f32: a copy; 16 bits: rounded to nearest even; the
+ * arguments already checked) */
+static void attn__scalar_kv_put(attn_dtype t, void *dst, const float *src, size_t n)
+{
+    (void)attn__scalar_attn_convert(t, dst, ATTN_F32, src, n);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout)
 {
-    size_t b, g, t, kd, vd, kb, vb, nk, nv;
+    size_t b, g, t, kd, vd, kb, vb, nk, nv, es;
     if (!c || (n && (!k_new || !v_new))) return ATTN_ERR_NULL;
     if (!attn__scalar_kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
     if (n > c->capacity - c->len) return ATTN_ERR_CAPACITY;
     if (!n) return ATTN_OK;
-    kd = c->head_dim, vd = c->v_head_dim;
-    /* the new rows may not lie in the cache (sizes fit: the cache's extents do) */
-    kb = c->batch * c->kv_heads * c->capacity * kd * sizeof(float);
-    vb = c->batch * c->kv_heads * c->capacity * vd * sizeof(float);
+    kd = c->head_dim, vd = c->v_head_dim, es = attn__scalar_attn_dtype_size(c->type);
+    /* the new rows may not lie in the cache (sizes fit: the cache's extents do, and the new
+     * rows are at most as many elements, of floats) */
+    kb = c->batch * c->kv_heads * c->capacity * kd * es;
+    vb = c->batch * c->kv_heads * c->capacity * vd * es;
     nk = c->batch * c->kv_heads * n * kd * sizeof(float);
     nv = c->batch * c->kv_heads * n * vd * sizeof(float);
     if (attn__scalar_bytes_overlap(k_new, nk, c->k, kb) || attn__scalar_bytes_overlap(k_new, nk, c->v, vb) ||
@@ -4753,15 +5282,17 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_append(attn_kv_
         return ATTN_ERR_ALIAS;
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
-            float *kc = c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd;
-            float *vc = c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd;
+            char *kc = (char *)c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd * es;
+            char *vc = (char *)c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd * es;
             if (layout == ATTN_LAYOUT_BHLD) {
-                memcpy(kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd * sizeof(float));
-                memcpy(vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd * sizeof(float));
+                attn__scalar_kv_put(c->type, kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd);
+                attn__scalar_kv_put(c->type, vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd);
             } else {
                 for (t = 0; t < n; t++) {
-                    memcpy(kc + t * kd, k_new + ((b * n + t) * c->kv_heads + g) * kd, kd * sizeof(float));
-                    memcpy(vc + t * vd, v_new + ((b * n + t) * c->kv_heads + g) * vd, vd * sizeof(float));
+                    attn__scalar_kv_put(c->type, kc + t * kd * es,
+                                 k_new + ((b * n + t) * c->kv_heads + g) * kd, kd);
+                    attn__scalar_kv_put(c->type, vc + t * vd * es,
+                                 v_new + ((b * n + t) * c->kv_heads + g) * vd, vd);
                 }
             }
         }
@@ -4779,7 +5310,8 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__scalar_attn_attention_init
         return p;
     }
     p = attn__scalar_attn_attention_init(c->batch, heads, c->kv_heads, q_len, c->len, c->head_dim,
-                            c->v_head_dim, q, c->k, c->v, o, layout);
+                            c->v_head_dim, q, NULL, NULL, o, layout);
+    p.k = c->k, p.v = c->v, p.kv_type = c->type;
     p.k_sl = c->head_dim, p.k_sh = c->capacity * c->head_dim, p.k_sb = c->kv_heads * p.k_sh;
     p.v_sl = c->v_head_dim, p.v_sh = c->capacity * c->v_head_dim, p.v_sb = c->kv_heads * p.v_sh;
     if (p.causal == ATTN_CAUSAL_NONE) p.causal = causal; /* else: an unknown layout's mark */
@@ -4946,7 +5478,8 @@ static inline attn__scalar_v attn__scalar_vgelu_erf(attn__scalar_v x)
     err = attn__scalar_vadd(attn__scalar_vsub(p, attn__scalar_vsub(s, bb)), attn__scalar_vsub(a, bb));
     /* e = exp(s + err - lo/2) as h^2, h = exp of half the argument (halving is exact), so
      * that an exp below FLT_MIN (argument below -87) still gives a normal x E */
-    e = attn__scalar_vexp_lo(attn__scalar_vmul(s, half), attn__scalar_vmul(attn__scalar_vfma(lo, attn__scalar_vset1(-0.5f), err), half), 1);
+    e = attn__scalar_vexp_lo(attn__scalar_vmul(s, half),
+                      attn__scalar_vmul(attn__scalar_vfma(lo, attn__scalar_vset1(-0.5f), err), half), 1);
     big_e = attn__scalar_vmul(attn__scalar_vmul(attn__scalar_vmul(t, e), half), e); /* E = erfc(z) / 2 */
     /* x > 0: x (1 - E); x <= 0: x E (0 below -20, where -inf * 0 would be NaN) */
     y = attn__scalar_vselect(attn__scalar_vgt(x, zero), attn__scalar_vmul(x, attn__scalar_vsub(one, big_e)),
@@ -5103,17 +5636,20 @@ static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_linear_workspace_size(attn_tr
     return attn__scalar_attn_matmul_workspace_size(ATTN_NO_TRANS, tw, tokens, d_out, d_in);
 }
 
-static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_linear(const float *x, size_t ldx, size_t tokens, size_t d_in,
-                                 attn_trans tw, const float *w, size_t ldw, const float *bias,
-                                 size_t d_out, attn_act act, float *y, size_t ldy,
-                                 void *workspace, size_t workspace_size)
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_linear_typed(const float *x, size_t ldx, size_t tokens, size_t d_in,
+                                       attn_trans tw, attn_dtype w_type, const void *w,
+                                       size_t ldw, const float *bias, size_t d_out, attn_act act,
+                                       float *y, size_t ldy, void *workspace,
+                                       size_t workspace_size)
 {
     attn_status st;
     size_t r;
     if (tokens && (!x || !w || !y)) return ATTN_ERR_NULL;
     if (tw != ATTN_NO_TRANS && tw != ATTN_TRANS) return ATTN_ERR_ARG;
+    if (!attn__scalar_attn_dtype_size(w_type)) return ATTN_ERR_ARG;
     if ((st = attn__scalar_check_mat(tokens, d_in, ldx)) != ATTN_OK) return st;
-    if ((st = tw ? attn__scalar_check_mat(d_out, d_in, ldw) : attn__scalar_check_mat(d_in, d_out, ldw)) != ATTN_OK)
+    if ((st = tw ? attn__scalar_check_mat(d_out, d_in, ldw) : attn__scalar_check_mat(d_in, d_out, ldw)) !=
+        ATTN_OK)
         return st;
     if ((st = attn__scalar_check_mat(tokens, d_out, ldy)) != ATTN_OK) return st;
     if (!attn__scalar_act_valid(act)) return ATTN_ERR_ARG;
@@ -5123,11 +5659,20 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_linear(const float *x, s
     if (bias && attn__scalar_bytes_overlap(y, attn__scalar_mat_bytes(tokens, d_out, ldy), bias,
                                     d_out * sizeof(float)))
         return ATTN_ERR_ALIAS; /* y over x, W or the workspace: attn__scalar_attn_matmul's check */
-    st = attn__scalar_attn_matmul(ATTN_NO_TRANS, tw, tokens, d_out, d_in, 1.0f, x, ldx, w, ldw, 0.0f, y, ldy,
-                     workspace, workspace ? workspace_size : 0);
+    st = attn__scalar_matmul(ATTN_NO_TRANS, tw, tokens, d_out, d_in, 1.0f, x, ldx, w_type, w, ldw, 0.0f,
+                      y, ldy, workspace, workspace ? workspace_size : 0);
     if (st != ATTN_OK) return st;
     for (r = 0; r < tokens; r++) attn__scalar_act_row(act, y + r * ldy, bias, y + r * ldy, d_out);
     return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_linear(const float *x, size_t ldx, size_t tokens, size_t d_in,
+                                 attn_trans tw, const float *w, size_t ldw, const float *bias,
+                                 size_t d_out, attn_act act, float *y, size_t ldy,
+                                 void *workspace, size_t workspace_size)
+{
+    return attn__scalar_attn_linear_typed(x, ldx, tokens, d_in, tw, ATTN_F32, w, ldw, bias, d_out, act, y, ldy,
+                             workspace, workspace_size);
 }
 
 /* ---- feed-forward ----------------------------------------------------------------------- */
@@ -5138,7 +5683,7 @@ static attn_status attn__scalar_ffn_check(const attn_ffn_weights *w)
     if (!w) return ATTN_ERR_NULL;
     if (!w->w1 || !w->w2) return ATTN_ERR_NULL;
     if ((st = attn__scalar_check_mat(w->d_model, w->d_ff, w->d_ff)) != ATTN_OK) return st;
-    if (!attn__scalar_act_valid(w->act)) return ATTN_ERR_ARG;
+    if (!attn__scalar_act_valid(w->act) || !attn__scalar_attn_dtype_size(w->wtype)) return ATTN_ERR_ARG;
     return ATTN_OK;
 }
 
@@ -5182,10 +5727,10 @@ static void attn__scalar_ffn_run(const attn_ffn_weights *w, const float *x, size
     const size_t mm = attn__scalar_ffn_mm(w, tokens);
     float *h = (float *)attn__scalar_take(&cur, tokens * w->d_ff * sizeof(float));
     void *mws = mm ? attn__scalar_take(&cur, mm) : NULL;
-    attn__scalar_attn_linear(x, ldx, tokens, w->d_model, ATTN_NO_TRANS, w->w1, w->d_ff, w->b1, w->d_ff,
-                w->act, h, w->d_ff, mws, mm);
-    attn__scalar_attn_linear(h, w->d_ff, tokens, w->d_ff, ATTN_NO_TRANS, w->w2, w->d_model, w->b2,
-                w->d_model, ATTN_ACT_NONE, y, ldy, mws, mm);
+    attn__scalar_attn_linear_typed(x, ldx, tokens, w->d_model, ATTN_NO_TRANS, w->wtype, w->w1, w->d_ff, w->b1,
+                      w->d_ff, w->act, h, w->d_ff, mws, mm);
+    attn__scalar_attn_linear_typed(h, w->d_ff, tokens, w->d_ff, ATTN_NO_TRANS, w->wtype, w->w2, w->d_model,
+                      w->b2, w->d_model, ATTN_ACT_NONE, y, ldy, mws, mm);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
@@ -5216,7 +5761,7 @@ static attn_status attn__scalar_mha_check(const attn_mha_weights *w)
     if (!w->wq || !w->wk || !w->wv || !w->wo) return ATTN_ERR_NULL;
     if (!w->heads || !w->d_model || w->d_model % w->heads) return ATTN_ERR_SIZE;
     if ((st = attn__scalar_check_mat(w->d_model, w->d_model, w->d_model)) != ATTN_OK) return st;
-    return ATTN_OK;
+    return attn__scalar_attn_dtype_size(w->wtype) ? ATTN_OK : ATTN_ERR_ARG;
 }
 
 static attn_attention_params attn__scalar_mha_params(const attn_mha_weights *w, size_t lq, size_t lk,
@@ -5276,13 +5821,18 @@ static void attn__scalar_mha_run(const attn_mha_weights *w, const float *xq, siz
     const size_t aws = attn__scalar_attn_attention_workspace_size(&p);
     void *att_ws = attn__scalar_take(&cur, aws);
     void *mws = mm ? attn__scalar_take(&cur, mm) : NULL;
-    attn__scalar_attn_linear(xq, ldxq, lq, d, ATTN_NO_TRANS, w->wq, d, w->bq, d, ATTN_ACT_NONE, q, d, mws, mm);
-    attn__scalar_attn_linear(xkv, ldxkv, lk, d, ATTN_NO_TRANS, w->wk, d, w->bk, d, ATTN_ACT_NONE, k, d, mws, mm);
-    attn__scalar_attn_linear(xkv, ldxkv, lk, d, ATTN_NO_TRANS, w->wv, d, w->bv, d, ATTN_ACT_NONE, v, d, mws, mm);
+    const attn_dtype t = w->wtype;
+    attn__scalar_attn_linear_typed(xq, ldxq, lq, d, ATTN_NO_TRANS, t, w->wq, d, w->bq, d, ATTN_ACT_NONE, q, d,
+                      mws, mm);
+    attn__scalar_attn_linear_typed(xkv, ldxkv, lk, d, ATTN_NO_TRANS, t, w->wk, d, w->bk, d, ATTN_ACT_NONE, k,
+                      d, mws, mm);
+    attn__scalar_attn_linear_typed(xkv, ldxkv, lk, d, ATTN_NO_TRANS, t, w->wv, d, w->bv, d, ATTN_ACT_NONE, v,
+                      d, mws, mm);
     attn__scalar_attn_attention(&p, att_ws, aws);
     /* the output of attention is a convex combination of V rows: it may be denormal only
      * where V is; attn__scalar_attn_linear flushes y */
-    attn__scalar_attn_linear(o, d, lq, d, ATTN_NO_TRANS, w->wo, d, w->bo, d, ATTN_ACT_NONE, y, ldy, mws, mm);
+    attn__scalar_attn_linear_typed(o, d, lq, d, ATTN_NO_TRANS, t, w->wo, d, w->bo, d, ATTN_ACT_NONE, y, ldy,
+                      mws, mm);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_mha(const attn_mha_weights *w, const float *xq, size_t ldxq,
@@ -5527,6 +6077,206 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder_param_count(size
     return attn__scalar_param_count(d_model, heads, d_ff, 2, 3, count);
 }
 /* end of src/blocks.h */
+/* ---- decoder-only block -----------------------------------------------------------------
+ * Today's small language models' layer (Llama, Mistral, Qwen, GPT-NeoX, Phi): norm ->
+ * attention with RoPE and grouped-query heads against a KV cache -> residual -> norm ->
+ * (gated) MLP -> residual, or both branches from one input (parallel residual). Composed
+ * from the public kernels; the weights are used as stored (attn_matrix views). */
+
+/* The checks of one matrix view mapping d_in -> d_out (nothing computed) */
+static attn_status attn__scalar_matrix_check(const attn_matrix *m, size_t d_in, size_t d_out)
+{
+    attn_status st;
+    if (!m->w) return ATTN_ERR_NULL;
+    st = attn__scalar_attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
+                           ATTN_ACT_NONE, NULL, d_out, NULL, 0);
+    if (st != ATTN_OK) return st;
+    return attn__scalar_attn_dtype_size(m->type) ? ATTN_OK : ATTN_ERR_ARG;
+}
+
+static size_t attn__scalar_dq(const attn_decoder_only_weights *w) { return w->heads * w->head_dim; }
+static size_t attn__scalar_dkv(const attn_decoder_only_weights *w) { return w->kv_heads * w->head_dim; }
+
+static attn_status attn__scalar_dec_only_check(const attn_decoder_only_weights *w)
+{
+    attn_status st;
+    size_t dq, dkv;
+    if (!w) return ATTN_ERR_NULL;
+    if (!w->d_model || !w->heads || !w->kv_heads || !w->head_dim || !w->d_ff ||
+        w->heads % w->kv_heads)
+        return ATTN_ERR_SIZE;
+    if (w->heads > ATTN__SCALAR_MAX_ELEMS / w->head_dim) return ATTN_ERR_OVERFLOW;
+    dq = attn__scalar_dq(w), dkv = attn__scalar_dkv(w);
+    if ((st = attn__scalar_matrix_check(&w->wq, w->d_model, dq)) != ATTN_OK ||
+        (st = attn__scalar_matrix_check(&w->wk, w->d_model, dkv)) != ATTN_OK ||
+        (st = attn__scalar_matrix_check(&w->wv, w->d_model, dkv)) != ATTN_OK ||
+        (st = attn__scalar_matrix_check(&w->wo, dq, w->d_model)) != ATTN_OK ||
+        (st = attn__scalar_matrix_check(&w->w_up, w->d_model, w->d_ff)) != ATTN_OK ||
+        (w->w_gate.w && (st = attn__scalar_matrix_check(&w->w_gate, w->d_model, w->d_ff)) != ATTN_OK) ||
+        (st = attn__scalar_matrix_check(&w->w_down, w->d_ff, w->d_model)) != ATTN_OK)
+        return st;
+    if (!w->attn_norm || (!w->parallel_residual && !w->ffn_norm)) return ATTN_ERR_NULL;
+    if (!attn__scalar_act_valid(w->act) || (w->norm != ATTN_NORM_RMS && w->norm != ATTN_NORM_LAYER) ||
+        (w->parallel_residual != 0 && w->parallel_residual != 1) || !attn__scalar_finite(w->eps) ||
+        w->eps < 0)
+        return ATTN_ERR_ARG;
+    if (w->rope.head_dim && w->rope.head_dim != w->head_dim) return ATTN_ERR_SIZE;
+    if (w->rope.head_dim && (st = attn__scalar_attn_rope(&w->rope, NULL, dq, 0, w->heads, 0, NULL)) != ATTN_OK)
+        return st;
+    return ATTN_OK;
+}
+
+/* The largest matmul workspace of the block's seven products for `tokens` rows */
+static size_t attn__scalar_dec_only_mm(const attn_decoder_only_weights *w, size_t tokens)
+{
+    const attn_matrix *m[7];
+    const size_t din[7] = {w->d_model, w->d_model, w->d_model, attn__scalar_dq(w), w->d_model,
+                           w->d_model, w->d_ff};
+    const size_t dout[7] = {attn__scalar_dq(w), attn__scalar_dkv(w), attn__scalar_dkv(w), w->d_model, w->d_ff,
+                            w->d_ff, w->d_model};
+    size_t i, best = 0;
+    m[0] = &w->wq, m[1] = &w->wk, m[2] = &w->wv, m[3] = &w->wo, m[4] = &w->w_up;
+    m[5] = &w->w_gate, m[6] = &w->w_down;
+    for (i = 0; i < 7; i++) {
+        const size_t s = attn__scalar_attn_linear_workspace_size(m[i]->trans, tokens, din[i], dout[i]);
+        best = s > best ? s : best;
+    }
+    return best;
+}
+
+/* Bytes of the workspace (valid weights, tokens > 0) past the base alignment; 0 on overflow:
+ * h (tokens x d_model), q, o (x heads*head_dim), k, v (x kv_heads*head_dim), t (x d_model),
+ * gate, up (x d_ff), then the attention's and the matmul's scratch */
+static size_t attn__scalar_dec_only_ws(const attn_decoder_only_weights *w, size_t tokens)
+{
+    attn_attention_params p = attn__scalar_attn_attention_init(1, w->heads, w->kv_heads, tokens, 1,
+                                                  w->head_dim, w->head_dim, NULL, NULL, NULL,
+                                                  NULL, ATTN_LAYOUT_BLHD);
+    size_t total = 0;
+    if (!attn__scalar_seg_f(&total, tokens, w->d_model) || !attn__scalar_seg_f(&total, tokens, attn__scalar_dq(w)) ||
+        !attn__scalar_seg_f(&total, tokens, attn__scalar_dq(w)) || !attn__scalar_seg_f(&total, tokens, attn__scalar_dkv(w)) ||
+        !attn__scalar_seg_f(&total, tokens, attn__scalar_dkv(w)) || !attn__scalar_seg_f(&total, tokens, w->d_model) ||
+        !attn__scalar_seg_f(&total, tokens, w->d_ff) || !attn__scalar_seg_f(&total, tokens, w->d_ff) ||
+        !attn__scalar_seg(&total, attn__scalar_attn_attention_workspace_size(&p)) ||
+        !attn__scalar_seg(&total, attn__scalar_dec_only_mm(w, tokens)) || !attn__scalar_seg(&total, ATTN__SCALAR_ALIGN))
+        return 0;
+    return total;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_decoder_only_workspace_size(const attn_decoder_only_weights *w,
+                                                 size_t tokens)
+{
+    if (attn__scalar_dec_only_check(w) != ATTN_OK || tokens == 0) return 0;
+    return attn__scalar_dec_only_ws(w, tokens);
+}
+
+/* y (rows x d) = norm(x) with the block's norm */
+static void attn__scalar_dec_only_norm(const attn_decoder_only_weights *w, const float *g,
+                                const float *b, const float *x, size_t ldx, float *y,
+                                size_t rows)
+{
+    if (w->norm == ATTN_NORM_RMS)
+        attn__scalar_attn_rmsnorm(x, ldx, y, w->d_model, rows, w->d_model, g, w->eps);
+    else
+        attn__scalar_attn_layernorm(x, ldx, y, w->d_model, rows, w->d_model, g, b, w->eps, NULL, NULL);
+}
+
+static void attn__scalar_dec_only_linear(const attn_matrix *m, const float *x, size_t tokens,
+                                  size_t d_in, size_t d_out, attn_act act, float *y,
+                                  void *mws, size_t mm)
+{
+    attn__scalar_attn_linear_typed(x, d_in, tokens, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
+                      act, y, d_out, mws, mm);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder_only(const attn_decoder_only_weights *w, const float *x,
+                                       size_t ldx, float *y, size_t ldy, size_t tokens,
+                                       attn_kv_cache *cache, void *workspace,
+                                       size_t workspace_size)
+{
+    attn_status st = attn__scalar_dec_only_check(w);
+    attn_attention_params p;
+    size_t need, mm, dq, dkv, d, pos, cb;
+    unsigned char *cur;
+    float *h, *q, *k, *v, *o, *t, *gate, *up;
+    void *aws, *mws;
+    if (st != ATTN_OK) return st;
+    d = w->d_model, dq = attn__scalar_dq(w), dkv = attn__scalar_dkv(w);
+    if (tokens && (!x || !y || !cache)) return ATTN_ERR_NULL;
+    if ((st = attn__scalar_check_mat(tokens, d, ldx)) != ATTN_OK) return st;
+    if ((st = attn__scalar_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
+    if (!tokens) return ATTN_OK;
+    if (!attn__scalar_kv_valid(cache)) return ATTN_ERR_ARG;
+    if (cache->batch != 1 || cache->kv_heads != w->kv_heads || cache->head_dim != w->head_dim ||
+        cache->v_head_dim != w->head_dim)
+        return ATTN_ERR_SIZE;
+    if (tokens > cache->capacity - cache->len) return ATTN_ERR_CAPACITY;
+    if ((need = attn__scalar_dec_only_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    cb = cache->capacity * dkv * attn__scalar_attn_dtype_size(cache->type); /* each of k and v (batch 1) */
+    if (attn__scalar_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
+        attn__scalar_bytes_overlap(y, attn__scalar_mat_bytes(tokens, d, ldy), cache->k, cb) ||
+        attn__scalar_bytes_overlap(y, attn__scalar_mat_bytes(tokens, d, ldy), cache->v, cb) ||
+        attn__scalar_bytes_overlap(x, attn__scalar_mat_bytes(tokens, d, ldx), cache->k, cb) ||
+        attn__scalar_bytes_overlap(x, attn__scalar_mat_bytes(tokens, d, ldx), cache->v, cb) ||
+        attn__scalar_bytes_overlap(workspace, need, cache->k, cb) ||
+        attn__scalar_bytes_overlap(workspace, need, cache->v, cb))
+        return ATTN_ERR_ALIAS;
+    cur = (unsigned char *)attn__scalar_align(workspace);
+    h = (float *)attn__scalar_take(&cur, tokens * d * sizeof(float));
+    q = (float *)attn__scalar_take(&cur, tokens * dq * sizeof(float));
+    o = (float *)attn__scalar_take(&cur, tokens * dq * sizeof(float));
+    k = (float *)attn__scalar_take(&cur, tokens * dkv * sizeof(float));
+    v = (float *)attn__scalar_take(&cur, tokens * dkv * sizeof(float));
+    t = (float *)attn__scalar_take(&cur, tokens * d * sizeof(float));
+    gate = (float *)attn__scalar_take(&cur, tokens * w->d_ff * sizeof(float));
+    up = (float *)attn__scalar_take(&cur, tokens * w->d_ff * sizeof(float));
+    p = attn__scalar_attn_attention_init(1, w->heads, w->kv_heads, tokens, 1, w->head_dim, w->head_dim,
+                            NULL, NULL, NULL, NULL, ATTN_LAYOUT_BLHD);
+    aws = attn__scalar_take(&cur, attn__scalar_attn_attention_workspace_size(&p));
+    mm = attn__scalar_dec_only_mm(w, tokens);
+    mws = mm ? attn__scalar_take(&cur, mm) : NULL;
+    /* attention: h = norm1(x); q, k, v; RoPE at the cache's positions; append; attend */
+    pos = cache->len;
+    attn__scalar_dec_only_norm(w, w->attn_norm, w->attn_norm_b, x, ldx, h, tokens);
+    attn__scalar_dec_only_linear(&w->wq, h, tokens, d, dq, ATTN_ACT_NONE, q, mws, mm);
+    attn__scalar_dec_only_linear(&w->wk, h, tokens, d, dkv, ATTN_ACT_NONE, k, mws, mm);
+    attn__scalar_dec_only_linear(&w->wv, h, tokens, d, dkv, ATTN_ACT_NONE, v, mws, mm);
+    if (w->rope.head_dim) {
+        attn__scalar_attn_rope(&w->rope, q, dq, tokens, w->heads, pos, NULL);
+        attn__scalar_attn_rope(&w->rope, k, dkv, tokens, w->kv_heads, pos, NULL);
+    }
+    attn__scalar_attn_kv_cache_append(cache, tokens, k, v, ATTN_LAYOUT_BLHD);
+    p = attn__scalar_attn_attention_init_kv(cache, w->heads, tokens, q, o, ATTN_LAYOUT_BLHD,
+                               ATTN_CAUSAL_BOTTOM_RIGHT);
+    attn__scalar_attn_attention(&p, aws, attn__scalar_attn_attention_workspace_size(&p));
+    attn__scalar_dec_only_linear(&w->wo, o, tokens, dq, d, ATTN_ACT_NONE, t, mws, mm);
+    /* MLP: from norm2 of x (parallel) or of x + attention (sequential, written to y) */
+    if (w->parallel_residual) {
+        if (w->ffn_norm) attn__scalar_dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, x, ldx, h, tokens);
+    } else {
+        attn__scalar_attn_add(t, d, x, ldx, tokens, d); /* then y = x + attention (y may be x) */
+        attn__scalar_copy_rows(t, d, y, ldy, tokens, d);
+        attn__scalar_dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, y, ldy, h, tokens);
+    }
+    attn__scalar_dec_only_linear(&w->w_up, h, tokens, d, w->d_ff,
+                          w->w_gate.w ? ATTN_ACT_NONE : w->act, up, mws, mm);
+    if (w->w_gate.w) {
+        attn__scalar_dec_only_linear(&w->w_gate, h, tokens, d, w->d_ff, ATTN_ACT_NONE, gate, mws, mm);
+        attn__scalar_attn_glu(w->act, gate, w->d_ff, up, w->d_ff, up, w->d_ff, tokens, w->d_ff);
+    }
+    attn__scalar_dec_only_linear(&w->w_down, up, tokens, w->d_ff, d, ATTN_ACT_NONE, h, mws, mm);
+    if (w->parallel_residual) { /* y = x + attention + MLP */
+        attn__scalar_attn_add(t, d, x, ldx, tokens, d);
+        attn__scalar_attn_add(t, d, h, d, tokens, d);
+        attn__scalar_copy_rows(t, d, y, ldy, tokens, d);
+    } else {
+        attn__scalar_attn_add(y, ldy, h, d, tokens, d);
+    }
+    attn__scalar_flush_rows(y, ldy, tokens, d);
+    return ATTN_OK;
+}
+/* end of src/decoder_only.h */
 /* src/fpenv.h - the floating-point environment: flush denormals to zero. The control
  * registers differ per ISA (MXCSR, FPCR); the kernels never depend on them. */
 #ifdef __cplusplus
@@ -5704,7 +6454,10 @@ static inline attn__avx2_v attn__avx2_vsub(attn__avx2_v a, attn__avx2_v b) { ret
 static inline attn__avx2_v attn__avx2_vmul(attn__avx2_v a, attn__avx2_v b) { return _mm512_mul_ps(a, b); }
 static inline attn__avx2_v attn__avx2_vdiv(attn__avx2_v a, attn__avx2_v b) { return _mm512_div_ps(a, b); }
 static inline attn__avx2_v attn__avx2_vsqrt(attn__avx2_v a) { return _mm512_sqrt_ps(a); }
-static inline attn__avx2_v attn__avx2_vfma(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c) { return _mm512_fmadd_ps(a, b, c); }
+static inline attn__avx2_v attn__avx2_vfma(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c)
+{
+    return _mm512_fmadd_ps(a, b, c);
+}
 static inline attn__avx2_v attn__avx2_vfma_exact(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c)
 {
     return _mm512_fmadd_ps(a, b, c);
@@ -5714,8 +6467,9 @@ static inline attn__avx2_v attn__avx2_vmin(attn__avx2_v a, attn__avx2_v b) { ret
 /* horizontal sum: the halves, then as simd/avx2.h's on the 8-lane sum */
 static inline float attn__avx2_vhsum(attn__avx2_v a)
 {
-    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a),
-                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    const __m256 h =
+        _mm256_add_ps(_mm512_castps512_ps256(a),
+                      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
@@ -5723,15 +6477,22 @@ static inline float attn__avx2_vhsum(attn__avx2_v a)
 }
 static inline float attn__avx2_vhmax(attn__avx2_v a)
 {
-    const __m256 h = _mm256_max_ps(_mm512_castps512_ps256(a),
-                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    const __m256 h =
+        _mm256_max_ps(_mm512_castps512_ps256(a),
+                      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
     s = _mm_max_ps(s, _mm_movehl_ps(s, s));
     s = _mm_max_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
 }
-static inline attn__avx2_vm attn__avx2_vlt(attn__avx2_v a, attn__avx2_v b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
-static inline attn__avx2_vm attn__avx2_vgt(attn__avx2_v a, attn__avx2_v b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+static inline attn__avx2_vm attn__avx2_vlt(attn__avx2_v a, attn__avx2_v b)
+{
+    return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ);
+}
+static inline attn__avx2_vm attn__avx2_vgt(attn__avx2_v a, attn__avx2_v b)
+{
+    return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ);
+}
 static inline attn__avx2_v attn__avx2_vselect(attn__avx2_vm m, attn__avx2_v a, attn__avx2_v b)
 {
     return _mm512_mask_blend_ps(m, b, a);
@@ -5740,7 +6501,8 @@ static inline attn__avx2_v attn__avx2_vselect(attn__avx2_vm m, attn__avx2_v a, a
 static inline attn__avx2_v attn__avx2_vlut8_scale(const int32_t *tab, attn__avx2_v k)
 {
     const __m512i b = _mm512_castps_si512(k);
-    const __m512i t8 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)tab));
+    const __m512i t8 =
+        _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)tab));
     const __m512i t = _mm512_permutexvar_epi32(b, _mm512_shuffle_i64x2(t8, t8, 0x44));
     return _mm512_castsi512_ps(_mm512_add_epi32(t, _mm512_slli_epi32(b, 20)));
 }
@@ -5898,8 +6660,14 @@ static inline attn__avx2_v attn__avx2_vsub(attn__avx2_v a, attn__avx2_v b) { ret
 static inline attn__avx2_v attn__avx2_vmul(attn__avx2_v a, attn__avx2_v b) { return _mm256_mul_ps(a, b); }
 static inline attn__avx2_v attn__avx2_vdiv(attn__avx2_v a, attn__avx2_v b) { return _mm256_div_ps(a, b); }
 static inline attn__avx2_v attn__avx2_vsqrt(attn__avx2_v a) { return _mm256_sqrt_ps(a); }
-static inline attn__avx2_v attn__avx2_vfma(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c) { return _mm256_fmadd_ps(a, b, c); }
-static inline attn__avx2_v attn__avx2_vfma_exact(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c) { return _mm256_fmadd_ps(a, b, c); }
+static inline attn__avx2_v attn__avx2_vfma(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c)
+{
+    return _mm256_fmadd_ps(a, b, c);
+}
+static inline attn__avx2_v attn__avx2_vfma_exact(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c)
+{
+    return _mm256_fmadd_ps(a, b, c);
+}
 static inline attn__avx2_v attn__avx2_vmax(attn__avx2_v a, attn__avx2_v b) { return _mm256_max_ps(a, b); }
 static inline attn__avx2_v attn__avx2_vmin(attn__avx2_v a, attn__avx2_v b) { return _mm256_min_ps(a, b); }
 static inline float attn__avx2_vhsum(attn__avx2_v a)
@@ -5920,15 +6688,19 @@ static ATTN__AVX2_FORCE_INLINE __m256 attn__avx2_vred_op(__m256 a, __m256 b, int
 }
 static ATTN__AVX2_FORCE_INLINE __m256 attn__avx2_vred_halves(__m256 a, __m256 b, int op)
 {
-    return attn__avx2_vred_op(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31), op);
+    return attn__avx2_vred_op(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31),
+                         op);
 }
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_vhred8(const attn__avx2_v *v, float *out, int op)
 {
     const __m256 t0 = attn__avx2_vred_halves(v[0], v[4], op), t1 = attn__avx2_vred_halves(v[1], v[5], op);
     const __m256 t2 = attn__avx2_vred_halves(v[2], v[6], op), t3 = attn__avx2_vred_halves(v[3], v[7], op);
-    const __m256 u0 = attn__avx2_vred_op(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), op);
-    const __m256 u1 = attn__avx2_vred_op(_mm256_shuffle_ps(t2, t3, 0x44), _mm256_shuffle_ps(t2, t3, 0xEE), op);
-    _mm256_storeu_ps(out, attn__avx2_vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op));
+    const __m256 u0 =
+        attn__avx2_vred_op(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), op);
+    const __m256 u1 =
+        attn__avx2_vred_op(_mm256_shuffle_ps(t2, t3, 0x44), _mm256_shuffle_ps(t2, t3, 0xEE), op);
+    _mm256_storeu_ps(
+        out, attn__avx2_vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op));
 }
 static inline float attn__avx2_vhmax(attn__avx2_v a)
 {
@@ -5939,11 +6711,15 @@ static inline float attn__avx2_vhmax(attn__avx2_v a)
 }
 static inline attn__avx2_vm attn__avx2_vlt(attn__avx2_v a, attn__avx2_v b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
 static inline attn__avx2_vm attn__avx2_vgt(attn__avx2_v a, attn__avx2_v b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
-static inline attn__avx2_v attn__avx2_vselect(attn__avx2_vm m, attn__avx2_v a, attn__avx2_v b) { return _mm256_blendv_ps(b, a, m); }
+static inline attn__avx2_v attn__avx2_vselect(attn__avx2_vm m, attn__avx2_v a, attn__avx2_v b)
+{
+    return _mm256_blendv_ps(b, a, m);
+}
 static inline attn__avx2_v attn__avx2_vlut8_scale(const int32_t *tab, attn__avx2_v k)
 {
     const __m256i b = _mm256_castps_si256(k);
-    const __m256i t = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(const void *)tab), b);
+    const __m256i t =
+        _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(const void *)tab), b);
     return _mm256_castsi256_ps(_mm256_add_epi32(t, _mm256_slli_epi32(b, 20)));
 }
 static inline attn__avx2_v attn__avx2_vfabs(attn__avx2_v a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
@@ -6120,7 +6896,10 @@ static inline attn__avx2_v attn__avx2_vsqrt(attn__avx2_v a)
 }
 #endif
 static inline attn__avx2_v attn__avx2_vfma(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c) { return vfmaq_f32(c, a, b); }
-static inline attn__avx2_v attn__avx2_vfma_exact(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c) { return vfmaq_f32(c, a, b); }
+static inline attn__avx2_v attn__avx2_vfma_exact(attn__avx2_v a, attn__avx2_v b, attn__avx2_v c)
+{
+    return vfmaq_f32(c, a, b);
+}
 static inline attn__avx2_v attn__avx2_vmax(attn__avx2_v a, attn__avx2_v b) { return vmaxq_f32(a, b); }
 static inline attn__avx2_v attn__avx2_vmin(attn__avx2_v a, attn__avx2_v b) { return vminq_f32(a, b); }
 #ifdef __aarch64__
@@ -6145,13 +6924,14 @@ static inline attn__avx2_v attn__avx2_vselect(attn__avx2_vm m, attn__avx2_v a, a
 static inline attn__avx2_v attn__avx2_vlut8_scale(const int32_t *tab, attn__avx2_v k)
 {
     const uint32x4_t b = vreinterpretq_u32_f32(k);
-    const uint32x4_t idx = vmlaq_n_u32(vdupq_n_u32(0x03020100u), vandq_u32(b, vdupq_n_u32(7u)), 0x04040404u);
+    const uint32x4_t idx =
+        vmlaq_n_u32(vdupq_n_u32(0x03020100u), vandq_u32(b, vdupq_n_u32(7u)), 0x04040404u);
 #ifdef __aarch64__
     uint8x16x2_t t;
     t.val[0] = vld1q_u8((const uint8_t *)(const void *)tab);
     t.val[1] = vld1q_u8((const uint8_t *)(const void *)tab + 16);
-    return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_u8(vqtbl2q_u8(t, vreinterpretq_u8_u32(idx))),
-                                           vshlq_n_u32(b, 20)));
+    return vreinterpretq_f32_u32(vaddq_u32(
+        vreinterpretq_u32_u8(vqtbl2q_u8(t, vreinterpretq_u8_u32(idx))), vshlq_n_u32(b, 20)));
 #else /* the 32-byte table as four d registers, each half of idx looked up */
     const uint8_t *tb = (const uint8_t *)(const void *)tab;
     const uint8x16_t ix = vreinterpretq_u8_u32(idx);
@@ -6160,9 +6940,10 @@ static inline attn__avx2_v attn__avx2_vlut8_scale(const int32_t *tab, attn__avx2
     t.val[1] = vld1_u8(tb + 8);
     t.val[2] = vld1_u8(tb + 16);
     t.val[3] = vld1_u8(tb + 24);
-    return vreinterpretq_f32_u32(vaddq_u32(
-        vreinterpretq_u32_u8(vcombine_u8(vtbl4_u8(t, vget_low_u8(ix)), vtbl4_u8(t, vget_high_u8(ix)))),
-        vshlq_n_u32(b, 20)));
+    return vreinterpretq_f32_u32(
+        vaddq_u32(vreinterpretq_u32_u8(
+                      vcombine_u8(vtbl4_u8(t, vget_low_u8(ix)), vtbl4_u8(t, vget_high_u8(ix)))),
+                  vshlq_n_u32(b, 20)));
 #endif
 }
 static inline attn__avx2_v attn__avx2_vfabs(attn__avx2_v a) { return vabsq_f32(a); }
@@ -6226,10 +7007,14 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_vtranspose_copy(const float *src,
 #ifdef __aarch64__
     const float32x4_t t0 = vtrn1q_f32(r0, r1), t1 = vtrn2q_f32(r0, r1);
     const float32x4_t t2 = vtrn1q_f32(r2, r3), t3 = vtrn2q_f32(r2, r3);
-    vst1q_f32(dst, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
-    vst1q_f32(dst + ldd, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
-    vst1q_f32(dst + 2 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
-    vst1q_f32(dst + 3 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+    vst1q_f32(dst, vreinterpretq_f32_f64(
+                       vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
+    vst1q_f32(dst + ldd, vreinterpretq_f32_f64(
+                             vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+    vst1q_f32(dst + 2 * ldd, vreinterpretq_f32_f64(
+                                 vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
+    vst1q_f32(dst + 3 * ldd, vreinterpretq_f32_f64(
+                                 vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
 #else
     const float32x4x2_t t01 = vtrnq_f32(r0, r1), t23 = vtrnq_f32(r2, r3);
     vst1q_f32(dst, vcombine_f32(vget_low_f32(t01.val[0]), vget_low_f32(t23.val[0])));
@@ -6295,7 +7080,7 @@ static inline attn__avx2_v attn__avx2_vfma(attn__avx2_v a, attn__avx2_v b, attn_
  * once, then to float. Rounding twice differs from once only where the double sum lies on a
  * float rounding boundary: its low 29 bits 0x10000000 (a midpoint of normal floats), or
  * below FLT_MIN (subnormal floats round elsewhere); a vector with such a lane takes fmaf.
- * The error terms (c = -round(a * b)) are exact in double and never take it. */
+ * The error terms (c = -round(a * b)) are exact in double: they take it only below FLT_MIN. */
 static ATTN__AVX2_FORCE_INLINE v128_t attn__avx2_vfma_exact_half(v128_t a, v128_t b, v128_t c)
 {
     return wasm_f64x2_add(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(a),
@@ -6660,30 +7445,31 @@ static inline void attn__avx2_vstore_bf16(uint16_t *p, attn__avx2_v v)
     for (k = 0; k < ATTN__AVX2_VW; k++) p[k] = attn__avx2_f32_to_bf16(t[k]);
 }
 #endif
-/* n < ATTN__AVX2_VW elements (the other lanes 0 on load; nothing past p + n touched) */
+/* n < ATTN__AVX2_VW elements (the other lanes 0 on load; nothing past p + n touched; the clamp
+ * only tells the compiler so) */
 static inline attn__avx2_v attn__avx2_vload_f16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__AVX2_VW] = {0};
-    memcpy(t, p, n * sizeof *t);
+    memcpy(t, p, (n < ATTN__AVX2_VW ? n : ATTN__AVX2_VW) * sizeof *t);
     return attn__avx2_vload_f16(t);
 }
 static inline void attn__avx2_vstore_f16_part(uint16_t *p, attn__avx2_v v, size_t n)
 {
     uint16_t t[ATTN__AVX2_VW];
     attn__avx2_vstore_f16(t, v);
-    memcpy(p, t, n * sizeof *t);
+    memcpy(p, t, (n < ATTN__AVX2_VW ? n : ATTN__AVX2_VW) * sizeof *t);
 }
 static inline attn__avx2_v attn__avx2_vload_bf16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__AVX2_VW] = {0};
-    memcpy(t, p, n * sizeof *t);
+    memcpy(t, p, (n < ATTN__AVX2_VW ? n : ATTN__AVX2_VW) * sizeof *t);
     return attn__avx2_vload_bf16(t);
 }
 static inline void attn__avx2_vstore_bf16_part(uint16_t *p, attn__avx2_v v, size_t n)
 {
     uint16_t t[ATTN__AVX2_VW];
     attn__avx2_vstore_bf16(t, v);
-    memcpy(p, t, n * sizeof *t);
+    memcpy(p, t, (n < ATTN__AVX2_VW ? n : ATTN__AVX2_VW) * sizeof *t);
 }
 
 #endif
@@ -6834,8 +7620,9 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
  * register tile, 24 q accumulators, three B vectors and eight A values (two q registers,
  * used by lane) per step. acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain
  * in p order, A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (12 readable floats
- * per row). All 8 rows are computed and written whatever `rows`. Then by mode: 0 c = acc; 1 c = alpha * acc, then + beta * c by one fma when
- * beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
+ * per row). All 8 rows are computed and written whatever `rows`. Then by mode: 0 c = acc; 1 c =
+ * alpha * acc, then + beta * c by one fma when beta != 0 (beta = 0 never reads c); 2 c = fma(alpha,
+ * acc, c). */
 #define ATTN__AVX2_MR 8
 #define ATTN__AVX2_NR 12
 #define ATTN__AVX2_UKR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
@@ -6844,7 +7631,8 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
                                                  size_t ldb, float *c, size_t ldc, float alpha,
                                                  float beta, int mode)
 {
-#define ATTN__AVX2_UKR_DECL(i) float32x4_t c##i##0 = vdupq_n_f32(0.0f), c##i##1 = c##i##0, c##i##2 = c##i##0;
+#define ATTN__AVX2_UKR_DECL(i)                                                                          \
+    float32x4_t c##i##0 = vdupq_n_f32(0.0f), c##i##1 = c##i##0, c##i##2 = c##i##0;
     ATTN__AVX2_UKR_ROWS(ATTN__AVX2_UKR_DECL)
 #undef ATTN__AVX2_UKR_DECL
     size_t p;
@@ -6883,10 +7671,11 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
     else if (mode == 2) vst1q_f32(cp, vfmaq_f32(vld1q_f32(cp), va, x));                     \
     else if (beta != 0.0f) vst1q_f32(cp, vfmaq_f32(vmulq_f32(va, x), vb, vld1q_f32(cp)));   \
     else vst1q_f32(cp, vmulq_f32(va, x));
-#define ATTN__AVX2_UKR_OUT(i)                                                                    \
-    {                                                                                       \
-        float *cr = c + (i) * ldc;                                                          \
-        ATTN__AVX2_UKR_OUT1(cr, c##i##0) ATTN__AVX2_UKR_OUT1(cr + 4, c##i##1) ATTN__AVX2_UKR_OUT1(cr + 8, c##i##2) \
+#define ATTN__AVX2_UKR_OUT(i)                                                                           \
+    {                                                                                              \
+        float *cr = c + (i)*ldc;                                                                   \
+        ATTN__AVX2_UKR_OUT1(cr, c##i##0)                                                                \
+        ATTN__AVX2_UKR_OUT1(cr + 4, c##i##1) ATTN__AVX2_UKR_OUT1(cr + 8, c##i##2)                            \
     }
         ATTN__AVX2_UKR_ROWS(ATTN__AVX2_UKR_OUT)
 #undef ATTN__AVX2_UKR_OUT
@@ -6906,7 +7695,8 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
 
 /* acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain in p order,
  * A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (8 readable floats per row). Only
- * the first `rows` rows (a constant once inlined) are computed and written. Then by mode: 0 c = acc; 1 c = alpha * acc, then
+ * the first `rows` rows (a constant once inlined) are computed and written. Then by mode: 0 c =
+ * acc; 1 c = alpha * acc, then
  * + beta * c by one fma when beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
 #define ATTN__AVX2_MR 4
 #define ATTN__AVX2_NR 8
@@ -7254,8 +8044,8 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
 /* src/exp.h - the vector exp behind softmax, attention and the activations. */
 
 /* The exp: e^x = 2^(k/8) e^r, k = round(8 x / ln2), r = x - k ln2/8 (Cody-Waite, two
- * constants, the first of 13 bits: k ln2/8 and r exact even without a fused fma), |r| <= ln2/16. 2^(k/8) =
- * 2^(j/8) 2^m (k = 8m + j) comes from an 8-entry table by a per-ISA lookup
+ * constants, the first of 13 bits: k ln2/8 and r exact even without a fused fma), |r| <= ln2/16.
+ * 2^(k/8) = 2^(j/8) 2^m (k = 8m + j) comes from an 8-entry table by a per-ISA lookup
  * (attn__avx2_vlut8_scale: vpermd, tbl, an index) that also adds m to the exponent bits, and
  * e^r = 1 + p(r), p(r) = r (c1 + c2 r + c3 r^2) (minimax for the relative error over
  * |r| <= 0.0434: 2.5e-8), so e^x = fma(s, p, s). The table entries are 2^(j/8) as float
@@ -7309,7 +8099,8 @@ static attn__avx2_v attn__avx2_vexp_slow(attn__avx2_v hi, attn__avx2_v lo, int h
     if (flush) res = attn__avx2_vselect(attn__avx2_vlt(res, attn__avx2_vset1(FLT_MIN)), attn__avx2_vzero(), res);
     res = attn__avx2_vselect(attn__avx2_vlt(hi, attn__avx2_vset1(-87.33654475f)), attn__avx2_vzero(), res);
     /* the largest x with e^x < FLT_MAX */
-    return attn__avx2_vselect(attn__avx2_vgt(hi, attn__avx2_vset1(88.72283172607421875f)), attn__avx2_vset1(INFINITY), res);
+    return attn__avx2_vselect(attn__avx2_vgt(hi, attn__avx2_vset1(88.72283172607421875f)), attn__avx2_vset1(INFINITY),
+                         res);
 }
 
 /* exp(hi + lo) for |lo| tiny relative to 1 (lo carries the rounding error of hi), with
@@ -7652,7 +8443,8 @@ static ATTN__AVX2_NOINLINE int attn__avx2_softmax_exps(const float *x, float *e,
 #endif
     if (!attn__avx2_finite(m)) return -1;
     f = attn__avx2_softmax_frame(m, s, lnn, n);
-    if (f.unshifted && s == 1.0f) *sum = attn__avx2_softmax_body(x, e, n, &f, ATTN__AVX2_SM_UNIT, m, xn, &flush);
+    if (f.unshifted && s == 1.0f)
+        *sum = attn__avx2_softmax_body(x, e, n, &f, ATTN__AVX2_SM_UNIT, m, xn, &flush);
     else *sum = attn__avx2_softmax_body(x, e, n, &f, ATTN__AVX2_SM_ANY, m, xn, &flush);
     return flush;
 }
@@ -7803,8 +8595,9 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_softmax_short_row(const float *x,
     ATTN__AVX2_UNROLL
     for (j = 0; j <= nf; j++) ev[j] = a0; /* set below; for the compiler's flow analysis */
     f = attn__avx2_softmax_frame(m, s, lnn, n);
-    if (!f.unshifted || !(s == 1.0f ? attn__avx2_softmax_short_exps(xv, ev, nf, t, &f, ATTN__AVX2_SM_UNIT)
-                                    : attn__avx2_softmax_short_exps(xv, ev, nf, t, &f, ATTN__AVX2_SM_UNSHIFTED))) {
+    if (!f.unshifted ||
+        !(s == 1.0f ? attn__avx2_softmax_short_exps(xv, ev, nf, t, &f, ATTN__AVX2_SM_UNIT)
+                    : attn__avx2_softmax_short_exps(xv, ev, nf, t, &f, ATTN__AVX2_SM_UNSHIFTED))) {
         attn__avx2_softmax_rows_long(x, 0, y, 0, 1, n, s, lnn, 0);
         return;
     }
@@ -7866,7 +8659,8 @@ static attn_status attn__avx2_softmax_path(const float *x, size_t ldx, float *y,
                                 : (path & ATTN__AVX2_SM_FAR_PATH) != 0;
     /* in place, y's lines are read already: normal stores */
     stream = far && ATTN__AVX2_HAVE_VSTREAM && x != y;
-    if (n >= ATTN__AVX2_VW && n <= ATTN__AVX2_SM_SHORT * ATTN__AVX2_VW && (path < 0 || !(path & ATTN__AVX2_SM_LONG_PATH)))
+    if (n >= ATTN__AVX2_VW && n <= ATTN__AVX2_SM_SHORT * ATTN__AVX2_VW &&
+        (path < 0 || !(path & ATTN__AVX2_SM_LONG_PATH)))
         attn__avx2_softmax_rows_short(x, ldx, y, ldy, rows, n, scale, lnn,
                                  stream && (uintptr_t)y % (ATTN__AVX2_VW * sizeof(float)) == 0 &&
                                      ldy % ATTN__AVX2_VW == 0);
@@ -7920,7 +8714,8 @@ static float attn__avx2_row_sums(const float *x, size_t n, int mode, float c, fl
         }
         for (; i < end; i += ATTN__AVX2_VW) {
             size_t k = end - i;
-            attn__avx2_v u0 = k >= ATTN__AVX2_VW ? attn__avx2_vload(x + i) : attn__avx2_vload_part(x + i, k, mode == 1 ? c : 0.0f);
+            attn__avx2_v u0 = k >= ATTN__AVX2_VW ? attn__avx2_vload(x + i)
+                                       : attn__avx2_vload_part(x + i, k, mode == 1 ? c : 0.0f);
             if (mode == 1) u0 = attn__avx2_vsub(u0, vc);
             if (mode != 2) a0 = attn__avx2_vadd(a0, u0);
             if (mode != 0) b0 = attn__avx2_vfma(u0, u0, b0);
@@ -8039,14 +8834,13 @@ static float attn__avx2_norm_prefix_mean(const float *x)
     return attn__avx2_vhsum(attn__avx2_vadd(p0, p1)) * (1.0f / 32.0f);
 }
 
-
 /* Short rows (n <= ATTN__AVX2_NORM_SHORT: one block of attn__avx2_row_sums), K = 1 or 2 rows
  * at once: the sums of layernorm (mode 1: c the mean of the first 32 elements, or of the
- * row when shorter, then sum (x-c) into tv, sum (x-c)^2 into sv) or rmsnorm (mode 2: sum x^2 into sv), left as vectors for attn__avx2_vhred8 to
- * reduce a batch's rows together; each row by the same operations in the same order, so a
- * row's bits do not depend on its partner; two rows interleaved overlap the latencies.
- * Longer rows: two rows' accumulators would not fit the registers (n = 256 lost 6-15% out
- * of cache on Zen 4). */
+ * row when shorter, then sum (x-c) into tv, sum (x-c)^2 into sv) or rmsnorm (mode 2: sum x^2 into
+ * sv), left as vectors for attn__avx2_vhred8 to reduce a batch's rows together; each row by the same
+ * operations in the same order, so a row's bits do not depend on its partner; two rows interleaved
+ * overlap the latencies. Longer rows: two rows' accumulators would not fit the registers (n = 256
+ * lost 6-15% out of cache on Zen 4). */
 #define ATTN__AVX2_NORM_SHORT (ATTN__AVX2_SUM_BLOCK < 128 ? ATTN__AVX2_SUM_BLOCK : 128)
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_norm_sums_short(const float *x0, const float *x1, int K,
                                                      size_t n, int mode, float *c,
@@ -8062,7 +8856,8 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_norm_sums_short(const float *x0, 
         if (mode == 1) { /* the prefix mean, as attn__avx2_attn_layernorm's general loop (each row's
                           * own loads first: out of cache, reading 8 rows' prefixes ahead
                           * of their sums halved the speed at n = 64) */
-            c[k] = n >= 32 ? attn__avx2_norm_prefix_mean(xs[k]) : attn__avx2_row_sums(xs[k], n, 0, 0.0f, NULL) / (float)n;
+            c[k] = n >= 32 ? attn__avx2_norm_prefix_mean(xs[k])
+                           : attn__avx2_row_sums(xs[k], n, 0, 0.0f, NULL) / (float)n;
         } else {
             c[k] = 0.0f;
         }
@@ -8072,7 +8867,8 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_norm_sums_short(const float *x0, 
     for (i = 0; i + 4 * ATTN__AVX2_VW <= n; i += 4 * ATTN__AVX2_VW)
         for (k = 0; k < K; k++) {
             attn__avx2_v u0 = attn__avx2_vload(xs[k] + i), u1 = attn__avx2_vload(xs[k] + i + ATTN__AVX2_VW);
-            attn__avx2_v u2 = attn__avx2_vload(xs[k] + i + 2 * ATTN__AVX2_VW), u3 = attn__avx2_vload(xs[k] + i + 3 * ATTN__AVX2_VW);
+            attn__avx2_v u2 = attn__avx2_vload(xs[k] + i + 2 * ATTN__AVX2_VW),
+                    u3 = attn__avx2_vload(xs[k] + i + 3 * ATTN__AVX2_VW);
             if (mode == 1) {
                 u0 = attn__avx2_vsub(u0, vc[k]);
                 u1 = attn__avx2_vsub(u1, vc[k]);
@@ -8119,10 +8915,12 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_norm_batch_sums(const float *x, s
     for (k = nb; k < ATTN__AVX2_NORM_BATCH; k++) c[k] = 0.0f;
     if (n <= ATTN__AVX2_NORM_SHORT) { /* two rows interleaved */
         for (k = 0; k + 2 <= nb; k += 2)
-            attn__avx2_norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k, sv + k);
+            attn__avx2_norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k,
+                                  sv + k);
         if (k < nb) attn__avx2_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     } else { /* up to one block of attn__avx2_row_sums: one row at a time */
-        for (k = 0; k < nb; k++) attn__avx2_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+        for (k = 0; k < nb; k++)
+            attn__avx2_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     }
     attn__avx2_vhred8(tv, t, 0);
     attn__avx2_vhred8(sv, s2, 0);
@@ -8191,7 +8989,8 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_layernorm_short_body(const float 
             const attn__avx2_v vdk = attn__avx2_vdiv(attn__avx2_vload(t + k), vn), sn = attn__avx2_vdiv(vs, vn);
             const attn__avx2_v dd = attn__avx2_vmul(vdk, vdk);
             const attn__avx2_v var = attn__avx2_vmax(attn__avx2_vsub(sn, dd), attn__avx2_vzero());
-            attn__avx2_v r = attn__avx2_vdiv(attn__avx2_vset1(1.0f), attn__avx2_vsqrt(attn__avx2_vadd(var, attn__avx2_vset1(eps))));
+            attn__avx2_v r =
+                attn__avx2_vdiv(attn__avx2_vset1(1.0f), attn__avx2_vsqrt(attn__avx2_vadd(var, attn__avx2_vset1(eps))));
             /* the general path (rs = -1): c far from the mean (d^2 > var / 4), c or s2 not
              * finite, s2 tiny */
             r = attn__avx2_vselect(attn__avx2_vgt(dd, attn__avx2_vmul(attn__avx2_vset1(0.25f), sn)), m1, r);
@@ -8207,7 +9006,8 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_layernorm_short_body(const float 
             float *yr = y + r * ldy;
             if (rs[k] < 0) {
                 attn__avx2_layernorm_finish(xr, yr, n, c[k], t[k], s2[k], g, b, eps,
-                                       mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
+                                       mean_out ? mean_out + r : NULL,
+                                       rstd_out ? rstd_out + r : NULL);
                 continue;
             }
             if (mean_out) mean_out[r] = c[k] + d[k];
@@ -8222,8 +9022,10 @@ static void attn__avx2_layernorm_short(const float *x, size_t ldx, float *y, siz
                                   float *mean_out, float *rstd_out)
 {
     if (g && b) attn__avx2_layernorm_short_body(x, ldx, y, ldy, rows, n, g, b, eps, mean_out, rstd_out);
-    else if (g) attn__avx2_layernorm_short_body(x, ldx, y, ldy, rows, n, g, NULL, eps, mean_out, rstd_out);
-    else if (b) attn__avx2_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, b, eps, mean_out, rstd_out);
+    else if (g)
+        attn__avx2_layernorm_short_body(x, ldx, y, ldy, rows, n, g, NULL, eps, mean_out, rstd_out);
+    else if (b)
+        attn__avx2_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, b, eps, mean_out, rstd_out);
     else attn__avx2_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, NULL, eps, mean_out, rstd_out);
 }
 
@@ -8296,7 +9098,8 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_rmsnorm_short_body(const float *x
         if (n <= ATTN__AVX2_NORM_SHORT) {
             attn__avx2_v tv[2], sv[2];
             for (k = 0; k + 2 <= nb; k += 2) {
-                attn__avx2_norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k, tv, sv);
+                attn__avx2_norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k,
+                                      tv, sv);
                 s2[k] = attn__avx2_vhsum(sv[0]);
                 s2[k + 1] = attn__avx2_vhsum(sv[1]);
             }
@@ -8394,10 +9197,10 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_positional_encoding(float 
  *
  * BLIS's structure: loops jc (NC columns of C) / pc (KC-deep slices of k) / ic (MC rows)
  * around a register-blocked microkernel attn__avx2_mm_ukr_body (MR x NR, simd/mm_*.h, named by
- * shape; the generic one over the vector layer serves the scalar path). op(B)'s KC x NC panel is packed into NR-column
- * slivers and op(A)'s MC x KC block into MR-row slivers, zero padded, so the microkernel
- * streams contiguous memory whatever the transposes; edge tiles are computed whole into a
- * register-sized buffer and only their valid part is merged into C.
+ * shape; the generic one over the vector layer serves the scalar path). op(B)'s KC x NC panel is
+ * packed into NR-column slivers and op(A)'s MC x KC block into MR-row slivers, zero padded, so the
+ * microkernel streams contiguous memory whatever the transposes; edge tiles are computed whole into
+ * a register-sized buffer and only their valid part is merged into C.
  *
  * Summation order: k is cut into chunks of attn__avx2_mm_kc(k) (a function of k alone); in each
  * chunk every C element is one fma chain over p in order, starting from 0, and the chunks
@@ -8409,6 +9212,42 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_positional_encoding(float 
 
 static size_t attn__avx2_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__avx2_min(size_t a, size_t b) { return a < b ? a : b; }
+
+/* B of any storage type (f32, f16, bf16): element i of p, its address, and the copies the
+ * paths below read it through. The conversions are exact, so every path computes on the
+ * floats the 16-bit values stand for. */
+static ATTN__AVX2_FORCE_INLINE const void *attn__avx2_mm_at(attn_dtype t, const void *p, size_t i)
+{
+    return (const char *)p + i * (t == ATTN_F32 ? sizeof(float) : sizeof(uint16_t));
+}
+static ATTN__AVX2_FORCE_INLINE float attn__avx2_mm_elem(attn_dtype t, const void *p, size_t i)
+{
+    if (t == ATTN_F16) return attn__avx2_f16_to_f32(((const uint16_t *)p)[i]);
+    if (t == ATTN_BF16) return attn__avx2_bf16_to_f32(((const uint16_t *)p)[i]);
+    return ((const float *)p)[i];
+}
+/* n <= ATTN__AVX2_VW elements from element i (the rest 0), nothing past them read */
+static ATTN__AVX2_FORCE_INLINE attn__avx2_v attn__avx2_mm_vload_n(attn_dtype t, const void *p, size_t i,
+                                                   size_t n)
+{
+    if (n >= ATTN__AVX2_VW) return attn__avx2_vload_dt(t, p, i);
+    return n ? attn__avx2_vload_dt_part(t, p, i, n) : attn__avx2_vzero();
+}
+/* min(rows, ATTN__AVX2_VW) rows of ATTN__AVX2_VW elements at src (stride ld elements) transposed:
+ * dst[q * ldd + i] = row i's element q; missing rows give zeros */
+static void attn__avx2_mm_tcopy(attn_dtype t, const void *src, size_t ld, size_t rows, float *dst,
+                           size_t ldd)
+{
+    float tmp[ATTN__AVX2_VW * ATTN__AVX2_VW];
+    size_t i;
+    if (t == ATTN_F32) {
+        attn__avx2_vtranspose_copy((const float *)src, ld, rows, dst, ldd);
+        return;
+    }
+    for (i = 0; i < ATTN__AVX2_VW; i++) /* rows past `rows` zero, so all of tmp is written */
+        attn__avx2_vstore(tmp + i * ATTN__AVX2_VW, i < rows ? attn__avx2_vload_dt(t, src, i * ld) : attn__avx2_vzero());
+    attn__avx2_vtranspose_copy(tmp, ATTN__AVX2_VW, ATTN__AVX2_VW, dst, ldd);
+}
 
 /* The chunk depth for a given k: k split into ceil(k / KC) near-equal chunks. Depends on
  * k alone (never on m or n): it fixes every C element's summation order. */
@@ -8495,7 +9334,8 @@ static void attn__avx2_mm_merge(float *c, size_t ldc, const float *t, size_t mr,
  * tb (transposed ATTN__AVX2_VW steps at a time through a small buffer). Never reads outside the
  * mr x kc and kc x nr operands (rows past mr repeat the last one and are never stored). */
 static void attn__avx2_mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, size_t ars,
-                              size_t acs, const float *b, size_t ldb, int tb, float *t)
+                              size_t acs, attn_dtype bt, const void *b, size_t ldb, int tb,
+                              float *t)
 {
     attn__avx2_v acc[ATTN__AVX2_MR][ATTN__AVX2_NR / ATTN__AVX2_VW];
     const float *ar[ATTN__AVX2_MR];
@@ -8511,19 +9351,22 @@ static void attn__avx2_mm_tile_any(size_t mr, size_t nr, size_t kc, const float 
         if (tb) {
             steps = attn__avx2_min(ATTN__AVX2_VW, kc - p);
             if (steps == ATTN__AVX2_VW) {
-                for (v = 0; v < ATTN__AVX2_NR; v += ATTN__AVX2_VW)
-                    attn__avx2_vtranspose_copy(b + (nr > v ? v : 0) * ldb + p, ldb, nr > v ? nr - v : 0,
-                                          blk + v, ATTN__AVX2_NR); /* no pointer past the last row */
+                for (v = 0; v < ATTN__AVX2_NR; v += ATTN__AVX2_VW) /* no pointer past the last row */
+                    attn__avx2_mm_tcopy(bt, attn__avx2_mm_at(bt, b, (nr > v ? v : 0) * ldb + p), ldb,
+                                   nr > v ? nr - v : 0, blk + v, ATTN__AVX2_NR);
             } else {
                 for (q = 0; q < steps; q++)
-                    for (j = 0; j < ATTN__AVX2_NR; j++) blk[q * ATTN__AVX2_NR + j] = j < nr ? b[j * ldb + p + q] : 0.0f;
+                    for (j = 0; j < ATTN__AVX2_NR; j++)
+                        blk[q * ATTN__AVX2_NR + j] =
+                            j < nr ? attn__avx2_mm_elem(bt, b, j * ldb + p + q) : 0.0f;
             }
-        } else if (nr == ATTN__AVX2_NR) {
-            bp = b + p * ldb;
+        } else if (nr == ATTN__AVX2_NR && bt == ATTN_F32) {
+            bp = (const float *)b + p * ldb;
             bs = ldb;
             steps = kc - p;
-        } else {
-            for (j = 0; j < ATTN__AVX2_NR; j++) blk[j] = j < nr ? b[p * ldb + j] : 0.0f;
+        } else { /* one row of op(B), converted */
+            for (v = 0; v < ATTN__AVX2_NR; v += ATTN__AVX2_VW)
+                attn__avx2_vstore(blk + v, attn__avx2_mm_vload_n(bt, b, p * ldb + v, nr > v ? nr - v : 0));
         }
         for (q = 0; q < steps; q++, p++)
             for (i = 0; i < ATTN__AVX2_MR; i++) {
@@ -8534,7 +9377,8 @@ static void attn__avx2_mm_tile_any(size_t mr, size_t nr, size_t kc, const float 
             }
     }
     for (i = 0; i < ATTN__AVX2_MR; i++)
-        for (v = 0; v < ATTN__AVX2_NR / ATTN__AVX2_VW; v++) attn__avx2_vstore(t + i * ATTN__AVX2_NR + v * ATTN__AVX2_VW, acc[i][v]);
+        for (v = 0; v < ATTN__AVX2_NR / ATTN__AVX2_VW; v++)
+            attn__avx2_vstore(t + i * ATTN__AVX2_NR + v * ATTN__AVX2_VW, acc[i][v]);
 }
 
 /* Requests rows r0 .. r1 (stride ld) of kc floats each: the next sliver while one packs
@@ -8551,23 +9395,31 @@ static void attn__avx2_mm_prefetch_rows(const float *x, size_t ld, size_t rows, 
  * rows past `rows` are zero. With far (the matrix far out of cache), the next sliver's rows
  * are prefetched while one packs. Where w is not a multiple of ATTN__AVX2_VW, the transposing
  * copy writes up to ATTN__AVX2_VW floats past a sliver's last row (see attn__avx2_mm_pack_a). */
-static void attn__avx2_mm_pack_t(const float *src, size_t ld, size_t rows, size_t kc, size_t w,
-                            int far, float *dst)
+static void attn__avx2_mm_pack_t_dt(attn_dtype st, const void *src, size_t ld, size_t rows,
+                               size_t kc, size_t w, int far, float *dst)
 {
     size_t s, g, p, i;
     for (s = 0; s < rows; s += w, dst += w * kc) {
         const size_t r = attn__avx2_min(w, rows - s);
-        const float *sp = src + s * ld;
-        if (far && s + w < rows) attn__avx2_mm_prefetch_rows(sp + w * ld, ld, attn__avx2_min(w, rows - s - w), kc);
+        const void *sp = attn__avx2_mm_at(st, src, s * ld);
+        if (far && s + w < rows && st == ATTN_F32)
+            attn__avx2_mm_prefetch_rows((const float *)sp + w * ld, ld, attn__avx2_min(w, rows - s - w), kc);
         for (g = 0; g < w; g += ATTN__AVX2_VW) {
-            const float *sg = r > g ? sp + g * ld : sp; /* no rows left: zeros, nothing read */
+            /* no rows left: zeros, nothing read */
+            const void *sg = r > g ? attn__avx2_mm_at(st, sp, g * ld) : sp;
             for (p = 0; p + ATTN__AVX2_VW <= kc; p += ATTN__AVX2_VW)
-                attn__avx2_vtranspose_copy(sg + p, ld, r > g ? r - g : 0, dst + p * w + g, w);
+                attn__avx2_mm_tcopy(st, attn__avx2_mm_at(st, sg, p), ld, r > g ? r - g : 0,
+                               dst + p * w + g, w);
             for (; p < kc; p++)
                 for (i = 0; i < ATTN__AVX2_VW && g + i < w; i++)
-                    dst[p * w + g + i] = g + i < r ? sg[i * ld + p] : 0.0f;
+                    dst[p * w + g + i] = g + i < r ? attn__avx2_mm_elem(st, sg, i * ld + p) : 0.0f;
         }
     }
+}
+static void attn__avx2_mm_pack_t(const float *src, size_t ld, size_t rows, size_t kc, size_t w,
+                            int far, float *dst)
+{
+    attn__avx2_mm_pack_t_dt(ATTN_F32, src, ld, rows, kc, w, far, dst);
 }
 
 /* Packs op(A)[i0 .. i0+mc, p0 .. p0+kc) into MR-row slivers: sliver s holds element
@@ -8589,7 +9441,8 @@ static void attn__avx2_mm_pack_a(int ta, const float *a, size_t lda, size_t m, s
                 const size_t mr = attn__avx2_min(ATTN__AVX2_MR, mc - s);
                 for (g = 0; g < ATTN__AVX2_MR; g += ATTN__AVX2_VW) {
                     attn__avx2_v x = attn__avx2_vzero();
-                    if (i0 + s + g + ATTN__AVX2_VW <= m) x = attn__avx2_vload(src + s + g); /* lanes past mr: unused rows */
+                    if (i0 + s + g + ATTN__AVX2_VW <= m)
+                        x = attn__avx2_vload(src + s + g); /* lanes past mr: unused rows */
                     else if (g < mr) x = attn__avx2_vload_part(src + s + g, mr - g, 0.0f);
                     if (g + ATTN__AVX2_VW > ATTN__AVX2_MR && p + 1 == kc) /* not into the next sliver */
                         attn__avx2_vstore_part(dst + g, x, ATTN__AVX2_MR - g);
@@ -8605,32 +9458,38 @@ static void attn__avx2_mm_pack_a(int ta, const float *a, size_t lda, size_t m, s
 }
 
 /* Packs op(B)[p0 .. p0+kc, j0 .. j0+nc) into NR-column slivers: sliver s holds element
- * (p, s*NR + j) at pb[s * NR * kc + p * NR + j]; columns past nc are zero. B is read row
- * after row of its storage (in order for B; for B^T, sliver after sliver). */
-static void attn__avx2_mm_pack_b(int tb, const float *b, size_t ldb, size_t p0, size_t kc,
-                            size_t j0, size_t nc, float *pb)
+ * (p, s*NR + j) at pb[s * NR * kc + p * NR + j]; columns past nc are zero. B (of type bt,
+ * converted to float here) is read row after row of its storage (in order for B; for B^T,
+ * sliver after sliver). */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_pack_bn(attn_dtype bt, const void *b, size_t ldb,
+                                                size_t p0, size_t kc, size_t j0, size_t nc,
+                                                float *pb)
 {
     size_t s, p, v;
-    if (!tb) { /* B stored k x n: row p of the storage holds op(B)'s row p */
-        for (p = 0; p < kc; p++) {
-            const float *src = b + (p0 + p) * ldb + j0;
-            float *dst = pb + p * ATTN__AVX2_NR;
-            for (s = 0; s + ATTN__AVX2_NR <= nc; s += ATTN__AVX2_NR, dst += ATTN__AVX2_NR * kc)
-                for (v = 0; v < ATTN__AVX2_NR; v += ATTN__AVX2_VW) attn__avx2_vstore(dst + v, attn__avx2_vload(src + s + v));
-            if (s < nc) {
-                const size_t nr = nc - s;
-                for (v = 0; v < ATTN__AVX2_NR; v += ATTN__AVX2_VW) {
-                    attn__avx2_v x = attn__avx2_vzero();
-                    if (v + ATTN__AVX2_VW <= nr) x = attn__avx2_vload(src + s + v);
-                    else if (v < nr) x = attn__avx2_vload_part(src + s + v, nr - v, 0.0f);
-                    attn__avx2_vstore(dst + v, x);
-                }
-            }
-        }
-        return;
+    for (p = 0; p < kc; p++) { /* row p of the storage holds op(B)'s row p */
+        const void *src = attn__avx2_mm_at(bt, b, (p0 + p) * ldb + j0);
+        float *dst = pb + p * ATTN__AVX2_NR;
+        for (s = 0; s + ATTN__AVX2_NR <= nc; s += ATTN__AVX2_NR, dst += ATTN__AVX2_NR * kc)
+            for (v = 0; v < ATTN__AVX2_NR; v += ATTN__AVX2_VW)
+                attn__avx2_vstore(dst + v, attn__avx2_vload_dt(bt, src, s + v));
+        if (s < nc)
+            for (v = 0; v < ATTN__AVX2_NR; v += ATTN__AVX2_VW)
+                attn__avx2_vstore(dst + v,
+                             attn__avx2_mm_vload_n(bt, src, s + v, nc - s > v ? nc - s - v : 0));
     }
-    /* B stored n x k: transposes */
-    attn__avx2_mm_pack_t(b + j0 * ldb + p0, ldb, nc, kc, ATTN__AVX2_NR, nc * ldb > ATTN__AVX2_MM_FAR, pb);
+}
+static void attn__avx2_mm_pack_b(int tb, attn_dtype bt, const void *b, size_t ldb, size_t p0,
+                            size_t kc, size_t j0, size_t nc, float *pb)
+{
+    if (tb) /* B stored n x k: transposes */
+        attn__avx2_mm_pack_t_dt(bt, attn__avx2_mm_at(bt, b, j0 * ldb + p0), ldb, nc, kc, ATTN__AVX2_NR,
+                           nc * ldb > ATTN__AVX2_MM_FAR, pb);
+    else if (bt == ATTN_F16)
+        attn__avx2_mm_pack_bn(ATTN_F16, b, ldb, p0, kc, j0, nc, pb);
+    else if (bt == ATTN_BF16)
+        attn__avx2_mm_pack_bn(ATTN_BF16, b, ldb, p0, kc, j0, nc, pb);
+    else
+        attn__avx2_mm_pack_bn(ATTN_F32, b, ldb, p0, kc, j0, nc, pb);
 }
 
 /* One MR x NR tile of C (mr x nr valid) through the microkernel: whole tiles straight into
@@ -8664,8 +9523,8 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_tile(size_t mr, size_t nr, siz
 
 /* Without a workspace: A and B read in place, tile by tile. */
 static void attn__avx2_mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float alpha,
-                            const float *a, size_t lda, const float *b, size_t ldb, float beta,
-                            float *c, size_t ldc)
+                            const float *a, size_t lda, attn_dtype bt, const void *b, size_t ldb,
+                            float beta, float *c, size_t ldc)
 {
     const size_t kcb = attn__avx2_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
     size_t i, j, pc;
@@ -8676,14 +9535,15 @@ static void attn__avx2_mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, f
             for (pc = 0; pc < k; pc += kcb) {
                 const size_t kc = attn__avx2_min(kcb, k - pc);
                 const float *ap = a + i * ars + pc * acs;
-                const float *bp = tb ? b + j * ldb + pc : b + pc * ldb + j;
+                const void *bp = attn__avx2_mm_at(bt, b, tb ? j * ldb + pc : pc * ldb + j);
                 float *cp = c + i * ldc + j;
                 const int mode = pc == 0 ? 1 : 2;
-                if (mr == ATTN__AVX2_MR && nr == ATTN__AVX2_NR && !tb) {
-                    attn__avx2_mm_ukr_strided(kc, ap, ars, acs, bp, ldb, cp, ldc, alpha, beta, mode);
+                if (mr == ATTN__AVX2_MR && nr == ATTN__AVX2_NR && !tb && bt == ATTN_F32) {
+                    attn__avx2_mm_ukr_strided(kc, ap, ars, acs, (const float *)bp, ldb, cp, ldc, alpha,
+                                         beta, mode);
                 } else {
                     float t[ATTN__AVX2_MR * ATTN__AVX2_NR];
-                    attn__avx2_mm_tile_any(mr, nr, kc, ap, ars, acs, bp, ldb, tb, t);
+                    attn__avx2_mm_tile_any(mr, nr, kc, ap, ars, acs, bt, bp, ldb, tb, t);
                     attn__avx2_mm_merge(cp, ldc, t, mr, nr, alpha, beta, mode);
                 }
             }
@@ -8744,6 +9604,158 @@ static void attn__avx2_mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, si
     (void)pa;
 }
 
+/* ---- skinny products: m <= ATTN__AVX2_MM_SKINNY rows (decode), B streamed once ------------- */
+
+/* Rows of C up to which the matrix-vector paths below serve the 16-bit B types: no
+ * packing, the weights read once, accumulators in registers. */
+#define ATTN__AVX2_MM_SKINNY 8
+/* op(B) = B^T: elements of k per pass over a block of B's rows (the block stays in L1 while
+ * each group of A's rows takes it; the accumulators wait in memory between passes, so the
+ * summation order does not depend on it) */
+#define ATTN__AVX2_MV_PASS 1024
+
+/* op(B) = B (k x n): raw accumulators of R rows of op(A) (A(i, p) = a[i * ars + p * acs])
+ * times the kc x nr block of B at b (nr <= 2 ATTN__AVX2_VW columns, row stride ldb) into t (row
+ * length ATTN__AVX2_NR), each element one fma chain over p in order from 0: the microkernel's
+ * order, so the result is the packed path's, bit for bit. */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_n_body(attn_dtype bt, size_t R, size_t kc,
+                                               const float *a, size_t ars, size_t acs,
+                                               const void *b, size_t ldb, size_t nr, float *t)
+{
+    attn__avx2_v acc[4][2], b0, b1;
+    size_t i, p;
+    for (i = 0; i < R; i++) acc[i][0] = acc[i][1] = attn__avx2_vzero();
+    for (p = 0; p < kc; p++) {
+        if (nr == 2 * ATTN__AVX2_VW) {
+            b0 = attn__avx2_vload_dt(bt, b, p * ldb);
+            b1 = attn__avx2_vload_dt(bt, b, p * ldb + ATTN__AVX2_VW);
+        } else {
+            b0 = attn__avx2_mm_vload_n(bt, b, p * ldb, nr);
+            b1 = attn__avx2_mm_vload_n(bt, b, p * ldb + ATTN__AVX2_VW, nr > ATTN__AVX2_VW ? nr - ATTN__AVX2_VW : 0);
+        }
+        for (i = 0; i < R; i++) {
+            const attn__avx2_v av = attn__avx2_vset1(a[i * ars + p * acs]);
+            acc[i][0] = attn__avx2_vfma(av, b0, acc[i][0]);
+            acc[i][1] = attn__avx2_vfma(av, b1, acc[i][1]);
+        }
+    }
+    for (i = 0; i < R; i++) {
+        attn__avx2_vstore(t + i * ATTN__AVX2_NR, acc[i][0]);
+        attn__avx2_vstore(t + i * ATTN__AVX2_NR + ATTN__AVX2_VW, acc[i][1]);
+    }
+}
+
+/* op(B) = B^T (B n x k), op(A) = A: acc[i * 4 + q] += A(i, p .. p + VW) * B(row q, same p)
+ * lane by lane for p in [p0, p1) (whole vectors, then the rest of k zero padded), R rows of
+ * A at a (stride lda), J rows of B at brow[q]: per element ATTN__AVX2_VW fma chains over p in
+ * order, lane l taking the p = l mod ATTN__AVX2_VW. */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_t_body(attn_dtype bt, size_t R, size_t J, size_t p0,
+                                               size_t p1, const float *a, size_t lda,
+                                               const void *const *brow, attn__avx2_v *acc)
+{
+    attn__avx2_v s[4][4], av[4], bv;
+    size_t i, q, p;
+    for (i = 0; i < R; i++)
+        for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
+    for (p = p0; p + ATTN__AVX2_VW <= p1; p += ATTN__AVX2_VW) {
+        for (i = 0; i < R; i++) av[i] = attn__avx2_vload(a + i * lda + p);
+        for (q = 0; q < J; q++) {
+            bv = attn__avx2_vload_dt(bt, brow[q], p);
+            for (i = 0; i < R; i++) s[i][q] = attn__avx2_vfma(av[i], bv, s[i][q]);
+        }
+    }
+    if (p < p1) {
+        for (i = 0; i < R; i++) av[i] = attn__avx2_vload_part(a + i * lda + p, p1 - p, 0.0f);
+        for (q = 0; q < J; q++) {
+            bv = attn__avx2_vload_dt_part(bt, brow[q], p, p1 - p);
+            for (i = 0; i < R; i++) s[i][q] = attn__avx2_vfma(av[i], bv, s[i][q]);
+        }
+    }
+    for (i = 0; i < R; i++)
+        for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
+}
+
+/* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
+ * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers) */
+#define ATTN__AVX2_MV_ROWS(T)                                                                    \
+    if (tr) {                                                                               \
+        if (R == 4) {                                                                       \
+            attn__avx2_mv_t_body(T, 4, 2, p0, p1, a, lda, brow, acc);                            \
+            attn__avx2_mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                    \
+        } else if (R == 2) attn__avx2_mv_t_body(T, 2, 4, p0, p1, a, lda, brow, acc);             \
+        else attn__avx2_mv_t_body(T, 1, 4, p0, p1, a, lda, brow, acc);                           \
+    } else if (R == 4) attn__avx2_mv_n_body(T, 4, p1, a, ars, lda, brow[0], p0, nr, t);           \
+    else if (R == 2) attn__avx2_mv_n_body(T, 2, p1, a, ars, lda, brow[0], p0, nr, t);             \
+    else attn__avx2_mv_n_body(T, 1, p1, a, ars, lda, brow[0], p0, nr, t);
+/* tr = 0: attn__avx2_mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__avx2_mv_t_body. Only
+ * 16-bit B comes here (f32 B keeps attn__avx2_attn_matmul's paths, and so its bits). */
+static void attn__avx2_mv_rows(int tr, attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
+                          size_t ars, size_t lda, const void *const *brow, attn__avx2_v *acc,
+                          size_t nr, float *t)
+{
+    if (bt == ATTN_F16) {
+        ATTN__AVX2_MV_ROWS(ATTN_F16)
+    } else {
+        ATTN__AVX2_MV_ROWS(ATTN_BF16)
+    }
+}
+#undef ATTN__AVX2_MV_ROWS
+
+/* Rows of C taken together: 4, then 2, then 1 */
+static size_t attn__avx2_mv_group(size_t left) { return left >= 4 ? 4 : left >= 2 ? 2 : 1; }
+
+/* C = alpha op(A) B (+ beta C), m <= ATTN__AVX2_MM_SKINNY: for each chunk of k (attn__avx2_mm_kc, as
+ * the packed path) and each block of 2 ATTN__AVX2_VW columns, the rows' chains in registers,
+ * merged into C by attn__avx2_mm_merge. */
+static void attn__avx2_mv_n(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
+                       size_t lda, attn_dtype bt, const void *b, size_t ldb, float beta,
+                       float *c, size_t ldc)
+{
+    const size_t kcb = attn__avx2_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
+    float t[4 * ATTN__AVX2_NR];
+    size_t pc, j, i, R;
+    for (pc = 0; pc < k; pc += kcb) {
+        const size_t kc = attn__avx2_min(kcb, k - pc);
+        for (j = 0; j < n; j += 2 * ATTN__AVX2_VW) {
+            const size_t nr = attn__avx2_min(2 * ATTN__AVX2_VW, n - j);
+            const void *bp = attn__avx2_mm_at(bt, b, pc * ldb + j);
+            for (i = 0; i < m; i += R) {
+                R = attn__avx2_mv_group(m - i);
+                attn__avx2_mv_rows(0, bt, R, ldb, kc, a + i * ars + pc * acs, ars, acs, &bp, NULL, nr,
+                              t);
+                attn__avx2_mm_merge(c + i * ldc + j, ldc, t, R, nr, alpha, beta, pc == 0 ? 1 : 2);
+            }
+        }
+    }
+}
+
+/* C = alpha A B^T (+ beta C), m <= ATTN__AVX2_MM_SKINNY: 4 rows of B at a time, k in passes of
+ * ATTN__AVX2_MV_PASS, lane sums reduced (attn__avx2_vhsum) and merged into C once. */
+static void attn__avx2_mv_t(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                       attn_dtype bt, const void *b, size_t ldb, float beta, float *c,
+                       size_t ldc)
+{
+    attn__avx2_v acc[ATTN__AVX2_MM_SKINNY * 4];
+    float t[ATTN__AVX2_MM_SKINNY * ATTN__AVX2_NR];
+    size_t j, i, p, q, R;
+    memset(t, 0, sizeof t); /* lanes the merge loads but never stores */
+    for (j = 0; j < n; j += 4) {
+        const size_t jn = attn__avx2_min(4, n - j);
+        const void *brow[4]; /* rows past n repeat the last one; never stored */
+        for (q = 0; q < 4; q++) brow[q] = attn__avx2_mm_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+        for (q = 0; q < m * 4; q++) acc[q] = attn__avx2_vzero();
+        for (p = 0; p < k; p += ATTN__AVX2_MV_PASS)
+            for (i = 0; i < m; i += R) {
+                R = attn__avx2_mv_group(m - i);
+                attn__avx2_mv_rows(1, bt, R, p, attn__avx2_min(k, p + ATTN__AVX2_MV_PASS), a + i * lda, 0, lda,
+                              brow, acc + i * 4, 0, NULL);
+            }
+        for (i = 0; i < m; i++)
+            for (q = 0; q < 4; q++) t[i * ATTN__AVX2_NR + q] = attn__avx2_vhsum(acc[i * 4 + q]);
+        attn__avx2_mm_merge(c + j, ldc, t, m, jn, alpha, beta, 1);
+    }
+}
+
 /* The packed A and B areas of a workspace for this product, in floats. Monotone in m, n and
  * k (a chunk is attn__avx2_mm_kc(k) <= min(k, KC) deep, and min(k, KC) is what is counted), and
  * bounded by the sizes for m >= MC, n >= NC, k >= KC: attn_matmul_workspace_max(). */
@@ -8783,10 +9795,11 @@ static float *attn__avx2_align(void *p)
     return (float *)(void *)((u + ATTN__AVX2_ALIGN - 1) & ~(uintptr_t)(ATTN__AVX2_ALIGN - 1));
 }
 
-static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
-                                 float alpha, const float *a, size_t lda, const float *b,
-                                 size_t ldb, float beta, float *c, size_t ldc, void *workspace,
-                                 size_t workspace_size)
+/* attn__avx2_attn_matmul and attn__avx2_attn_matmul_typed: B stored as bt (attn_dtype; checked by the caller) */
+static attn_status attn__avx2_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
+                                float alpha, const float *a, size_t lda, attn_dtype bt,
+                                const void *b, size_t ldb, float beta, float *c, size_t ldc,
+                                void *workspace, size_t workspace_size)
 {
     attn_status st;
     size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
@@ -8798,18 +9811,21 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul(attn_trans ta, attn
     if (m == 0 || n == 0) return ATTN_OK; /* an empty C: nothing read or written */
     if (!c || (k && (!a || !b))) return ATTN_ERR_NULL;
     if (k > 0) {
-        if ((st = ta ? attn__avx2_check_mat(k, m, lda) : attn__avx2_check_mat(m, k, lda)) != ATTN_OK) return st;
-        if ((st = tb ? attn__avx2_check_mat(n, k, ldb) : attn__avx2_check_mat(k, n, ldb)) != ATTN_OK) return st;
+        if ((st = ta ? attn__avx2_check_mat(k, m, lda) : attn__avx2_check_mat(m, k, lda)) != ATTN_OK)
+            return st;
+        if ((st = tb ? attn__avx2_check_mat(n, k, ldb) : attn__avx2_check_mat(k, n, ldb)) != ATTN_OK)
+            return st;
     }
     if ((st = attn__avx2_check_mat(m, n, ldc)) != ATTN_OK) return st;
     /* C may not overlap A, B or the workspace, nor the workspace A or B */
     ab = k ? (ta ? attn__avx2_mat_bytes(k, m, lda) : attn__avx2_mat_bytes(m, k, lda)) : 0;
     bb = k ? (tb ? attn__avx2_mat_bytes(n, k, ldb) : attn__avx2_mat_bytes(k, n, ldb)) : 0;
+    if (bt != ATTN_F32) bb /= 2; /* 16-bit elements: half the floats' bytes */
     cb = attn__avx2_mat_bytes(m, n, ldc);
     need = workspace ? attn__avx2_attn_matmul_workspace_size(ta, tb, m, n, k) : 0;
     if (attn__avx2_bytes_overlap(c, cb, a, ab) || attn__avx2_bytes_overlap(c, cb, b, bb) ||
-        attn__avx2_bytes_overlap(workspace, need, a, ab) || attn__avx2_bytes_overlap(workspace, need, b, bb) ||
-        attn__avx2_bytes_overlap(workspace, need, c, cb))
+        attn__avx2_bytes_overlap(workspace, need, a, ab) ||
+        attn__avx2_bytes_overlap(workspace, need, b, bb) || attn__avx2_bytes_overlap(workspace, need, c, cb))
         return ATTN_ERR_ALIAS;
     /* A matrix of one stored row accepts any leading dimension; it never addresses a second
      * row, so it becomes the row length: no pointer (e.g. a microkernel's step past its
@@ -8824,8 +9840,13 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul(attn_trans ta, attn
             for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
         return ATTN_OK;
     }
+    if (m <= ATTN__AVX2_MM_SKINNY && bt != ATTN_F32 && !(ta && tb)) { /* decode: B read once */
+        if (tb) attn__avx2_mv_t(m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
+        else attn__avx2_mv_n(ta, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
+        return ATTN_OK;
+    }
     if (!workspace) {
-        attn__avx2_mm_nopack(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        attn__avx2_mm_nopack(ta, tb, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
         return ATTN_OK;
     }
     kcb = attn__avx2_mm_kc(k);
@@ -8838,7 +9859,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul(attn_trans ta, attn
         /* all of op(B) packed at once: each A sliver then streams through all of k */
         const size_t np = attn__avx2_round_up(n, ATTN__AVX2_NR);
         for (pc = 0; pc < k; pc += kcb)
-            attn__avx2_mm_pack_b(tb, b, ldb, pc, attn__avx2_min(kcb, k - pc), 0, n, pb + pc * np);
+            attn__avx2_mm_pack_b(tb, bt, b, ldb, pc, attn__avx2_min(kcb, k - pc), 0, n, pb + pc * np);
         attn__avx2_mm_direct_a(m, n, 0, k, kcb, a, lda, pb, np, pa, c, ldc, alpha, beta, 0, pfc);
         return ATTN_OK;
     }
@@ -8847,7 +9868,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul(attn_trans ta, attn
         for (pc = 0; pc < k; pc += kcb) {
             const size_t kc = attn__avx2_min(kcb, k - pc);
             const int mode = pc == 0 ? 1 : 2;
-            attn__avx2_mm_pack_b(tb, b, ldb, pc, kc, jc, nc, pb);
+            attn__avx2_mm_pack_b(tb, bt, b, ldb, pc, kc, jc, nc, pb);
             if (packa) {
                 for (ic = 0; ic < m; ic += ATTN__AVX2_MM_MC) {
                     const size_t mc = attn__avx2_min(ATTN__AVX2_MM_MC, m - ic);
@@ -8867,6 +9888,26 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul(attn_trans ta, attn
         }
     }
     return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
+                                 float alpha, const float *a, size_t lda, const float *b,
+                                 size_t ldb, float beta, float *c, size_t ldc, void *workspace,
+                                 size_t workspace_size)
+{
+    return attn__avx2_matmul(ta, tb, m, n, k, alpha, a, lda, ATTN_F32, b, ldb, beta, c, ldc,
+                        workspace, workspace_size);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, size_t n,
+                                       size_t k, float alpha, const float *a, size_t lda,
+                                       attn_dtype b_type, const void *b, size_t ldb, float beta,
+                                       float *c, size_t ldc, void *workspace,
+                                       size_t workspace_size)
+{
+    if (!attn__avx2_attn_dtype_size(b_type)) return ATTN_ERR_ARG;
+    return attn__avx2_matmul(ta, tb, m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace,
+                        workspace_size);
 }
 /* end of src/matmul.h */
 /* src/attention.h - fused attention (attn__avx2_attn_attention and its work items).
@@ -8891,101 +9932,156 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul(attn_trans ta, attn
  * (attn__avx2_attn_attention_task), and from run to run.
  */
 
-/* out[r] = attn__avx2_dot(q[r], k, d) for nr (a constant) rows against one key: k's loads
- * shared, each row's operations those of attn__avx2_dot (the same bits) */
-static ATTN__AVX2_FORCE_INLINE void attn__avx2_dot_body(const float *const *q, size_t nr, const float *k,
-                                              size_t d, float *out)
+/* K and V are stored as attn_dtype t (ATTN_F32, ATTN_F16 or ATTN_BF16) and widened in
+ * registers as they are loaded (attn__avx2_vload_dt): the arithmetic is that of f32 rows holding
+ * the same values, so a 16-bit cache gives the bits of the f32 path run on its widened
+ * values. The bodies below take t as a constant (each is inlined into one function per
+ * type, the type switch outside the loops over keys). */
+
+/* Element i of a K or V row of type t at p */
+static ATTN__AVX2_FORCE_INLINE const void *attn__avx2_kv_at(attn_dtype t, const void *p, size_t i)
+{
+    return t == ATTN_F32 ? (const void *)((const float *)p + i)
+                         : (const void *)((const uint16_t *)p + i);
+}
+
+/* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
+ * (two chains): k's loads shared, each row's operations the same whatever nr is */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_dot_body(attn_dtype t, const float *const *q, size_t nr,
+                                              const void *k, size_t d, float *out)
 {
     attn__avx2_v s0[4], s1[4];
     size_t i = 0, r;
     for (r = 0; r < nr; r++) s0[r] = attn__avx2_vzero(), s1[r] = attn__avx2_vzero();
     for (; i + 2 * ATTN__AVX2_VW <= d; i += 2 * ATTN__AVX2_VW) {
-        const attn__avx2_v k0 = attn__avx2_vload(k + i), k1 = attn__avx2_vload(k + i + ATTN__AVX2_VW);
+        const attn__avx2_v k0 = attn__avx2_vload_dt(t, k, i), k1 = attn__avx2_vload_dt(t, k, i + ATTN__AVX2_VW);
         for (r = 0; r < nr; r++) {
             s0[r] = attn__avx2_vfma(attn__avx2_vload(q[r] + i), k0, s0[r]);
             s1[r] = attn__avx2_vfma(attn__avx2_vload(q[r] + i + ATTN__AVX2_VW), k1, s1[r]);
         }
     }
     for (; i < d; i += ATTN__AVX2_VW) {
-        const size_t t = d - i;
-        if (t >= ATTN__AVX2_VW) {
-            const attn__avx2_v k0 = attn__avx2_vload(k + i);
+        const size_t n = d - i;
+        if (n >= ATTN__AVX2_VW) {
+            const attn__avx2_v k0 = attn__avx2_vload_dt(t, k, i);
             for (r = 0; r < nr; r++) s0[r] = attn__avx2_vfma(attn__avx2_vload(q[r] + i), k0, s0[r]);
         } else {
-            const attn__avx2_v k1 = attn__avx2_vload_part(k + i, t, 0.0f);
+            const attn__avx2_v k1 = attn__avx2_vload_dt_part(t, k, i, n);
             for (r = 0; r < nr; r++)
-                s1[r] = attn__avx2_vfma(attn__avx2_vload_part(q[r] + i, t, 0.0f), k1, s1[r]);
+                s1[r] = attn__avx2_vfma(attn__avx2_vload_part(q[r] + i, n, 0.0f), k1, s1[r]);
         }
     }
     for (r = 0; r < nr; r++) out[r] = attn__avx2_vhsum(attn__avx2_vadd(s0[r], s1[r]));
 }
 
-/* q . k over n floats (two chains) */
-static float attn__avx2_dot(const float *q, const float *k, size_t n)
+/* s[r * lds + j] = q[r] . K row j for rows r < gr and keys j < n[r] (nmax the largest n[r];
+ * K rows of type t at kt, ld elements apart): a K row is read once for all the rows, up to
+ * four rows at a time sharing its loads (three as four, the last row twice); each score has
+ * the same bits whatever gr is. */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_kdots_body(attn_dtype t, const float *const *q, size_t gr,
+                                                const size_t *n, size_t nmax, const void *kt,
+                                                size_t ld, size_t d, float *s, size_t lds)
 {
-    float out;
-    attn__avx2_dot_body(&q, 1, k, n, &out);
-    return out;
-}
-
-/* attn__avx2_dot_body for nr = 1 .. 4 rows */
-static void attn__avx2_dot_rows(const float *const *q, size_t nr, const float *k, size_t d,
-                           float *out)
-{
-    switch (nr) {
-    case 1: attn__avx2_dot_body(q, 1, k, d, out); break;
-    case 2: attn__avx2_dot_body(q, 2, k, d, out); break;
-    case 3: attn__avx2_dot_body(q, 3, k, d, out); break;
-    default: attn__avx2_dot_body(q, 4, k, d, out); break;
+    size_t j, r, u;
+    float x[4];
+    for (j = 0; j < nmax; j++) {
+        const void *kj = attn__avx2_kv_at(t, kt, j * ld);
+        for (r = 0; r < gr; r += 4) {
+            const size_t nr = attn__avx2_min(4, gr - r);
+            if (nr == 1) {
+                attn__avx2_dot_body(t, q + r, 1, kj, d, x);
+            } else if (nr == 2) {
+                attn__avx2_dot_body(t, q + r, 2, kj, d, x);
+            } else {
+                const float *q4[4];
+                q4[0] = q[r], q4[1] = q[r + 1], q4[2] = q[r + 2], q4[3] = q[r + nr - 1];
+                attn__avx2_dot_body(t, q4, 4, kj, d, x);
+            }
+            for (u = 0; u < nr; u++)
+                if (j < n[r + u]) s[(r + u) * lds + j] = x[u];
+        }
     }
 }
 
-/* y[r][0..n) += a[r] * x[0..n) for nr (a constant) rows: x's loads shared, each row one fma
- * an element, as attn__avx2_axpby(y[r], 1, a[r], x, n) (the same bits) */
-static ATTN__AVX2_FORCE_INLINE void attn__avx2_axpy_body(float *const *y, const float *a, size_t nr,
-                                               const float *x, size_t n)
+static void attn__avx2_kdots(attn_dtype t, const float *const *q, size_t gr, const size_t *n,
+                        size_t nmax, const void *kt, size_t ld, size_t d, float *s, size_t lds)
+{
+    switch (t) {
+    case ATTN_F16: attn__avx2_kdots_body(ATTN_F16, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    case ATTN_BF16: attn__avx2_kdots_body(ATTN_BF16, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    default: attn__avx2_kdots_body(ATTN_F32, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    }
+}
+
+/* y[r][0..n) += a[r] * x[0..n) for nr (a constant) rows, x of type t: x's loads shared,
+ * each row one fma an element (the same bits whatever nr is) */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_axpy_body(attn_dtype t, float *const *y, const float *a,
+                                               size_t nr, const void *x, size_t n)
 {
     attn__avx2_v va[4];
     size_t i = 0, r;
     for (r = 0; r < nr; r++) va[r] = attn__avx2_vset1(a[r]);
     for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW) {
-        const attn__avx2_v xv = attn__avx2_vload(x + i);
-        for (r = 0; r < nr; r++) attn__avx2_vstore(y[r] + i, attn__avx2_vfma(va[r], xv, attn__avx2_vload(y[r] + i)));
-    }
-    if (i < n) {
-        const attn__avx2_v xv = attn__avx2_vload_part(x + i, n - i, 0.0f);
+        const attn__avx2_v xv = attn__avx2_vload_dt(t, x, i);
         for (r = 0; r < nr; r++)
-            attn__avx2_vstore_part(y[r] + i, attn__avx2_vfma(va[r], xv, attn__avx2_vload_part(y[r] + i, n - i, 0.0f)),
-                              n - i);
-    }
-}
-
-/* attn__avx2_axpy_body for nr = 1 .. 4 rows */
-static void attn__avx2_axpy_rows(float *const *y, const float *a, size_t nr, const float *x, size_t n)
-{
-    switch (nr) {
-    case 1: attn__avx2_axpy_body(y, a, 1, x, n); break;
-    case 2: attn__avx2_axpy_body(y, a, 2, x, n); break;
-    case 3: attn__avx2_axpy_body(y, a, 3, x, n); break;
-    default: attn__avx2_axpy_body(y, a, 4, x, n); break;
-    }
-}
-
-/* y[0..n) = y * s + a * x  (s = 1: axpy; x NULL: scaling by s) */
-static void attn__avx2_axpby(float *y, float s, float a, const float *x, size_t n)
-{
-    const attn__avx2_v vs = attn__avx2_vset1(s), va = attn__avx2_vset1(a);
-    size_t i = 0;
-    for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW) {
-        attn__avx2_v t = attn__avx2_vmul(attn__avx2_vload(y + i), vs);
-        if (x) t = attn__avx2_vfma(va, attn__avx2_vload(x + i), t);
-        attn__avx2_vstore(y + i, t);
+            attn__avx2_vstore(y[r] + i, attn__avx2_vfma(va[r], xv, attn__avx2_vload(y[r] + i)));
     }
     if (i < n) {
-        attn__avx2_v t = attn__avx2_vmul(attn__avx2_vload_part(y + i, n - i, 0.0f), vs);
-        if (x) t = attn__avx2_vfma(va, attn__avx2_vload_part(x + i, n - i, 0.0f), t);
-        attn__avx2_vstore_part(y + i, t, n - i);
+        const attn__avx2_v xv = attn__avx2_vload_dt_part(t, x, i, n - i);
+        for (r = 0; r < nr; r++) {
+            const attn__avx2_v yv = attn__avx2_vload_part(y[r] + i, n - i, 0.0f);
+            attn__avx2_vstore_part(y[r] + i, attn__avx2_vfma(va[r], xv, yv), n - i);
+        }
     }
+}
+
+/* acc[r * lda ..] += p[r * lds + j] * V row j (dv elements of type t at vt, ld elements
+ * apart) for keys j < nmax, rows r < gr with j < n[r] and a nonzero p (a key of weight 0
+ * adds nothing, not even 0 * inf): a V row is read once for all the rows it weighs in. */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_vaxpy_body(attn_dtype t, float *acc, size_t lda,
+                                                const float *p, size_t lds, size_t gr,
+                                                const size_t *n, size_t nmax, const void *vt,
+                                                size_t ld, size_t dv)
+{
+    size_t j, r;
+    for (j = 0; j < nmax; j++) {
+        const void *vj = attn__avx2_kv_at(t, vt, j * ld);
+        float *y[4], a[4];
+        size_t c = 0;
+        for (r = 0; r < gr; r++)
+            if (j < n[r] && p[r * lds + j] != 0.0f) {
+                y[c] = acc + r * lda, a[c] = p[r * lds + j];
+                if (++c == 4) attn__avx2_axpy_body(t, y, a, 4, vj, dv), c = 0;
+            }
+        if (c >= 2) attn__avx2_axpy_body(t, y, a, 2, vj, dv);
+        if (c & 1) attn__avx2_axpy_body(t, y + c - 1, a + c - 1, 1, vj, dv);
+    }
+}
+
+static void attn__avx2_vaxpy(attn_dtype t, float *acc, size_t lda, const float *p, size_t lds,
+                        size_t gr, const size_t *n, size_t nmax, const void *vt, size_t ld,
+                        size_t dv)
+{
+    switch (t) {
+    case ATTN_F16:
+        attn__avx2_vaxpy_body(ATTN_F16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
+        break;
+    case ATTN_BF16:
+        attn__avx2_vaxpy_body(ATTN_BF16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
+        break;
+    default: attn__avx2_vaxpy_body(ATTN_F32, acc, lda, p, lds, gr, n, nmax, vt, ld, dv); break;
+    }
+}
+
+/* y[0..n) *= s */
+static void attn__avx2_vscale(float *y, float s, size_t n)
+{
+    const attn__avx2_v vs = attn__avx2_vset1(s);
+    size_t i = 0;
+    for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW)
+        attn__avx2_vstore(y + i, attn__avx2_vmul(attn__avx2_vload(y + i), vs));
+    if (i < n)
+        attn__avx2_vstore_part(y + i, attn__avx2_vmul(attn__avx2_vload_part(y + i, n - i, 0.0f), vs), n - i);
 }
 
 /* The largest of x[0..n), NaNs ignored (-inf when n = 0 or all are NaN or -inf) */
@@ -9034,7 +10130,9 @@ static float attn__avx2_exp_rows(float *x, size_t n, float s, float m)
 
 /* One (batch, head), resolved from the parameters. */
 typedef struct attn__avx2_hd {
-    const float *q, *k, *v, *mask;
+    const float *q, *mask;
+    const void *k, *v; /* of type kvt */
+    attn_dtype kvt;
     const uint8_t *bmask;
     float *o;
     size_t q_sl, k_sl, v_sl, o_sl, mask_sq, bmask_sq;
@@ -9052,8 +10150,9 @@ static attn__avx2_hd attn__avx2_head(const attn_attention_params *p, size_t b, s
     attn__avx2_hd hd;
     const size_t g = h / (p->heads / p->kv_heads);
     hd.q = p->q + b * p->q_sb + h * p->q_sh;
-    hd.k = p->k + b * p->k_sb + g * p->k_sh;
-    hd.v = p->v + b * p->v_sb + g * p->v_sh;
+    hd.kvt = p->kv_type;
+    hd.k = attn__avx2_kv_at(p->kv_type, p->k, b * p->k_sb + g * p->k_sh);
+    hd.v = attn__avx2_kv_at(p->kv_type, p->v, b * p->v_sb + g * p->v_sh);
     hd.o = p->o + b * p->o_sb + h * p->o_sh;
     hd.mask = p->mask ? p->mask + b * p->mask_sb + h * p->mask_sh : NULL;
     hd.bmask = p->bool_mask ? p->bool_mask + b * p->bmask_sb + h * p->bmask_sh : NULL;
@@ -9136,32 +10235,91 @@ static void attn__avx2_online_row(const attn__avx2_hd *hd, size_t qi, size_t k0,
     sum = attn__avx2_exp_rows(s, n, es, mnew);
     if (n < nz) memset(s + n, 0, (nz - n) * sizeof(float));
     *l = *l * alpha + sum;
-    if (alpha != 1.0f) attn__avx2_axpby(acc, alpha, 0.0f, NULL, na);
+    if (alpha != 1.0f) attn__avx2_vscale(acc, alpha, na);
     *m = mnew;
 }
 
-/* Packs V rows [0, tk) (stride ld, dv floats) into NR-column slivers of depth tk (sliver c
- * at dst + c * NR * tk), columns past dv zero. Returns nonzero when a value is inf or NaN. */
-static int attn__avx2_pack_v(const float *v, size_t ld, size_t tk, size_t dv, float *dst)
+/* Packs V rows [0, tk) (type t, stride ld, dv elements) into NR-column slivers of depth tk
+ * (sliver c at dst + c * NR * tk), columns past dv zero. Returns nonzero when a value is inf
+ * or NaN. */
+static ATTN__AVX2_FORCE_INLINE int attn__avx2_pack_v_body(attn_dtype t, const void *v, size_t ld,
+                                                size_t tk, size_t dv, float *dst)
 {
     attn__avx2_v bad = attn__avx2_vzero();
     const attn__avx2_v z = attn__avx2_vzero();
     size_t p, c, u;
-    float t;
+    float f;
     for (p = 0; p < tk; p++)
         for (c = 0; c < dv; c += ATTN__AVX2_NR) {
-            const float *vr = v + p * ld; /* never a pointer past the last row */
+            const void *vr = attn__avx2_kv_at(t, v, p * ld); /* never a pointer past the last row */
             float *dp = dst + c * tk + p * ATTN__AVX2_NR;
             for (u = 0; u < ATTN__AVX2_NR; u += ATTN__AVX2_VW) {
                 attn__avx2_v x = z;
-                if (c + u + ATTN__AVX2_VW <= dv) x = attn__avx2_vload(vr + c + u);
-                else if (c + u < dv) x = attn__avx2_vload_part(vr + c + u, dv - c - u, 0.0f);
+                if (c + u + ATTN__AVX2_VW <= dv) x = attn__avx2_vload_dt(t, vr, c + u);
+                else if (c + u < dv) x = attn__avx2_vload_dt_part(t, vr, c + u, dv - c - u);
                 bad = attn__avx2_vadd(bad, attn__avx2_vmul(x, z)); /* 0 * (inf or NaN) = NaN */
                 attn__avx2_vstore(dp + u, x);
             }
         }
-    t = attn__avx2_vhsum(bad);
-    return t != t;
+    f = attn__avx2_vhsum(bad);
+    return f != f;
+}
+
+/* Packs K rows [0, tk) (type t, stride ld, d elements) transposed into NR-column slivers
+ * (attn__avx2_mm_pack_t's layout: sliver s holds K^T[p][s*NR + i] at dst + s*NR*d + p*NR + i,
+ * columns past tk zero). f32 by attn__avx2_mm_pack_t; 16 bits widened a block of ATTN__AVX2_VW rows x
+ * ATTN__AVX2_VW columns at a time into registers, through an L1 block, then transposed. */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_pack_kt_body(attn_dtype t, const void *k, size_t ld,
+                                                  size_t tk, size_t d, float *dst, float *blk)
+{
+    size_t s, g, p, i, c;
+    for (s = 0; s < tk; s += ATTN__AVX2_NR, dst += ATTN__AVX2_NR * d)
+        for (g = 0; g < ATTN__AVX2_NR; g += ATTN__AVX2_VW) {
+            const size_t r = s + g < tk ? attn__avx2_min(ATTN__AVX2_VW, tk - s - g) : 0;
+            for (p = 0; p < d; p += ATTN__AVX2_VW) {
+                const size_t nc = attn__avx2_min(ATTN__AVX2_VW, d - p);
+                for (i = 0; i < ATTN__AVX2_VW; i++) {
+                    attn__avx2_v x = attn__avx2_vzero();
+                    if (i < r) {
+                        const void *kr = attn__avx2_kv_at(t, k, (s + g + i) * ld);
+                        x = nc == ATTN__AVX2_VW ? attn__avx2_vload_dt(t, kr, p)
+                                           : attn__avx2_vload_dt_part(t, kr, p, nc);
+                    }
+                    attn__avx2_vstore(blk + i * ATTN__AVX2_VW, x);
+                }
+                if (nc == ATTN__AVX2_VW) {
+                    attn__avx2_vtranspose_copy(blk, ATTN__AVX2_VW, ATTN__AVX2_VW, dst + p * ATTN__AVX2_NR + g,
+                                          ATTN__AVX2_NR);
+                } else {
+                    for (c = 0; c < nc; c++)
+                        for (i = 0; i < ATTN__AVX2_VW; i++)
+                            dst[(p + c) * ATTN__AVX2_NR + g + i] = blk[i * ATTN__AVX2_VW + c];
+                }
+            }
+        }
+}
+
+/* The key tile's K^T and V slivers; returns attn__avx2_pack_v's flag. blk: ATTN__AVX2_VW^2 floats of
+ * scratch (the score sliver, free while packing; no stack array grows the frame) */
+#if ATTN__AVX2_MR * ATTN__AVX2_TK < ATTN__AVX2_VW * ATTN__AVX2_VW
+#error "attn__avx2_pack_kv's scratch (the MR x TK score sliver) is too small"
+#endif
+static int attn__avx2_pack_kv(const attn__avx2_hd *hd, size_t k0, size_t tk, float *kp, float *vp,
+                         float *blk)
+{
+    const void *k = attn__avx2_kv_at(hd->kvt, hd->k, k0 * hd->k_sl);
+    const void *v = attn__avx2_kv_at(hd->kvt, hd->v, k0 * hd->v_sl);
+    switch (hd->kvt) {
+    case ATTN_F16:
+        attn__avx2_pack_kt_body(ATTN_F16, k, hd->k_sl, tk, hd->d, kp, blk);
+        return attn__avx2_pack_v_body(ATTN_F16, v, hd->v_sl, tk, hd->dv, vp);
+    case ATTN_BF16:
+        attn__avx2_pack_kt_body(ATTN_BF16, k, hd->k_sl, tk, hd->d, kp, blk);
+        return attn__avx2_pack_v_body(ATTN_BF16, v, hd->v_sl, tk, hd->dv, vp);
+    default:
+        attn__avx2_mm_pack_t((const float *)k, hd->k_sl, tk, hd->d, ATTN__AVX2_NR, 0, kp);
+        return attn__avx2_pack_v_body(ATTN_F32, v, hd->v_sl, tk, hd->dv, vp);
+    }
 }
 
 /* The workspace: carved into 64-byte aligned segments (the same arithmetic sizes it). */
@@ -9220,7 +10378,7 @@ static void attn__avx2_tile_out(const attn__avx2_hd *hd, size_t q0, size_t tq, c
         if (l == 0.0f) memset(orow, 0, hd->dv * sizeof(float)); /* fully masked row */
         else {
             memcpy(orow, w->acc + r * w->dvp, hd->dv * sizeof(float));
-            attn__avx2_axpby(orow, 1.0f / l, 0.0f, NULL, hd->dv);
+            attn__avx2_vscale(orow, 1.0f / l, hd->dv);
         }
     }
 }
@@ -9245,8 +10403,7 @@ static void attn__avx2_tile_fused(const attn__avx2_hd *hd, size_t q0, size_t tq,
     attn__avx2_mm_pack_t(hd->q + q0 * hd->q_sl, hd->q_sl, tq, d, ATTN__AVX2_MR, 0, w->qp);
     for (k0 = 0; k0 < kend; k0 += ATTN__AVX2_TK) {
         const size_t tk = attn__avx2_min(ATTN__AVX2_TK, kend - k0);
-        const int vbad = attn__avx2_pack_v(hd->v + k0 * hd->v_sl, hd->v_sl, tk, dv, w->vp);
-        attn__avx2_mm_pack_t(hd->k + k0 * hd->k_sl, hd->k_sl, tk, d, ATTN__AVX2_NR, 0, w->kp);
+        const int vbad = attn__avx2_pack_kv(hd, k0, tk, w->kp, w->vp, w->s);
         for (sl = 0; sl < nsl; sl++) {
             const size_t r0 = sl * ATTN__AVX2_MR, mr = attn__avx2_min(ATTN__AVX2_MR, tq - r0);
             const size_t ts = attn__avx2_visible(hd, q0 + r0 + mr - 1, k0, tk);
@@ -9264,12 +10421,10 @@ static void attn__avx2_tile_fused(const attn__avx2_hd *hd, size_t q0, size_t tq,
                     attn__avx2_mm_ukr_strided(ts, w->s, ATTN__AVX2_TK, 1, w->vp + j * tk, ATTN__AVX2_NR,
                                          acc + j, dvp, 1.0f, 0.0f, 2);
             } else { /* inf or NaN in V: keys with p = 0 must not contribute 0 * inf */
-                for (i = 0; i < mr; i++) {
-                    const float *prow = w->s + i * ATTN__AVX2_TK;
-                    for (j = 0; j < ts; j++)
-                        if (prow[j] != 0.0f)
-                            attn__avx2_axpby(acc + i * dvp, 1.0f, prow[j], hd->v + (k0 + j) * hd->v_sl, dv);
-                }
+                size_t nv[ATTN__AVX2_MR];
+                for (i = 0; i < mr; i++) nv[i] = ts;
+                attn__avx2_vaxpy(hd->kvt, acc, dvp, w->s, ATTN__AVX2_TK, mr, nv, ts,
+                            attn__avx2_kv_at(hd->kvt, hd->v, k0 * hd->v_sl), hd->v_sl, dv);
             }
         }
     }
@@ -9285,11 +10440,12 @@ static void attn__avx2_tile_rows(const attn__avx2_hd *hds, size_t nh, size_t q0,
     const attn__avx2_hd *hd = hds;
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
     const size_t kend = attn__avx2_kend(hd, q0, tq); /* the same for every head of the group */
-    size_t k0, g, r, j;
+    size_t k0, g, r;
     attn__avx2_tile_init(rows, rows, w);
     for (k0 = 0; k0 < kend; k0 += ATTN__AVX2_TK) {
         const size_t tk = attn__avx2_min(ATTN__AVX2_TK, kend - k0);
-        const float *kt = hd->k + k0 * hd->k_sl, *vt = hd->v + k0 * hd->v_sl;
+        const void *kt = attn__avx2_kv_at(hd->kvt, hd->k, k0 * hd->k_sl);
+        const void *vt = attn__avx2_kv_at(hd->kvt, hd->v, k0 * hd->v_sl);
         for (g = 0; g < rows; g += ATTN__AVX2_MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__avx2_min(ATTN__AVX2_MR, rows - g);
             const float *qr[ATTN__AVX2_MR];
@@ -9300,39 +10456,14 @@ static void attn__avx2_tile_rows(const attn__avx2_hd *hds, size_t nh, size_t q0,
                 qr[r] = hds[(g + r) / tq].q + qi * hd->q_sl;
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
-            if (gr == 1) /* one row (decoding): K and V stream through in order */
-                for (j = 0; j < nmax; j++) w->s[j] = attn__avx2_dot(qr[0], kt + j * hd->k_sl, d);
-            else
-                for (j = 0; j < nmax; j++) /* a K row once for all the rows */
-                    for (r = 0; r < gr; r += 4) {
-                        const size_t nr = attn__avx2_min(4, gr - r);
-                        size_t u;
-                        float t[4];
-                        attn__avx2_dot_rows(qr + r, nr, kt + j * hd->k_sl, d, t);
-                        for (u = 0; u < nr; u++)
-                            if (j < n[r + u]) w->s[(r + u) * ATTN__AVX2_TK + j] = t[u];
-                    }
+            attn__avx2_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__AVX2_TK);
             for (r = 0; r < gr; r++)
                 if (n[r])
                     attn__avx2_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], n[r],
                                      w->s + r * ATTN__AVX2_TK, &w->m[g + r], &w->l[g + r],
                                      w->acc + (g + r) * dvp, dv);
-            if (gr == 1)
-                for (j = 0; j < nmax; j++) {
-                    if (w->s[j] != 0.0f)
-                        attn__avx2_axpby(w->acc + g * dvp, 1.0f, w->s[j], vt + j * hd->v_sl, dv);
-                }
-            else
-                for (j = 0; j < nmax; j++) { /* a V row likewise, for the rows it weighs in */
-                    float *y[4], a[4];
-                    size_t c = 0;
-                    for (r = 0; r < gr; r++)
-                        if (j < n[r] && w->s[r * ATTN__AVX2_TK + j] != 0.0f) {
-                            y[c] = w->acc + (g + r) * dvp, a[c] = w->s[r * ATTN__AVX2_TK + j];
-                            if (++c == 4) attn__avx2_axpy_rows(y, a, 4, vt + j * hd->v_sl, dv), c = 0;
-                        }
-                    if (c) attn__avx2_axpy_rows(y, a, c, vt + j * hd->v_sl, dv);
-                }
+            attn__avx2_vaxpy(hd->kvt, w->acc + g * dvp, dvp, w->s, ATTN__AVX2_TK, gr, n, nmax, vt,
+                        hd->v_sl, dv);
         }
     }
     for (r = 0; r < nh; r++) attn__avx2_tile_out(&hds[r], q0, tq, w, r * tq);
@@ -9351,8 +10482,11 @@ static void attn__avx2_tile_scores(const attn_attention_params *p, const attn__a
         const float m = w->m[i], l = w->l[i];
         if (hd->scores_mode == ATTN_SCORES_LOGITS) {
             const float *qrow = hd->q + qi * hd->q_sl;
+            const size_t nk = p->kv_len - n;
+            attn__avx2_kdots(hd->kvt, &qrow, 1, &nk, nk, attn__avx2_kv_at(hd->kvt, hd->k, n * hd->k_sl),
+                        hd->k_sl, hd->d, sc + n, 0);
             for (j = n; j < p->kv_len; j++) {
-                float x = attn__avx2_dot(qrow, hd->k + j * hd->k_sl, hd->d) * hd->scale;
+                float x = sc[j] * hd->scale;
                 if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
                 sc[j] = x;
             }
@@ -9487,10 +10621,11 @@ static attn_status attn__avx2_attention_check(const attn_attention_params *p, co
                                          size_t ws_size, int *empty)
 {
     attn_status st;
-    size_t b, i, j, ext[7], need;
+    size_t b, i, j, ext[7], need, es;
     const void *at[7];
     *empty = 0;
     if (!p) return ATTN_ERR_NULL;
+    if (!(es = attn__avx2_attn_dtype_size(p->kv_type))) return ATTN_ERR_ARG;
     if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads)
         return ATTN_ERR_SIZE;
     if (!attn__avx2_finite(p->scale) || !attn__avx2_finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
@@ -9506,10 +10641,14 @@ static attn_status attn__avx2_attention_check(const attn_attention_params *p, co
     }
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
-    if ((st = attn__avx2_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl, p->head_dim, 0)) ||
-        (st = attn__avx2_check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl, p->head_dim, 0)) ||
-        (st = attn__avx2_check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl, p->v_head_dim, 0)) ||
-        (st = attn__avx2_check_tensor(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim, 0)))
+    if ((st = attn__avx2_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
+                                 p->head_dim, 0)) ||
+        (st = attn__avx2_check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl,
+                                 p->head_dim, 0)) ||
+        (st = attn__avx2_check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl,
+                                 p->v_head_dim, 0)) ||
+        (st = attn__avx2_check_tensor(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl,
+                                 p->v_head_dim, 0)))
         return st;
     if (!attn__avx2_nested(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim))
         return ATTN_ERR_LD; /* two output rows on one float */
@@ -9545,9 +10684,9 @@ static attn_status attn__avx2_attention_check(const attn_attention_params *p, co
     at[3] = p->q, ext[3] = attn__avx2_tensor_bytes(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len,
                                               p->q_sl, p->head_dim, sizeof(float));
     at[4] = p->k, ext[4] = attn__avx2_tensor_bytes(p->batch, p->k_sb, p->kv_heads, p->k_sh,
-                                              p->kv_len, p->k_sl, p->head_dim, sizeof(float));
+                                              p->kv_len, p->k_sl, p->head_dim, es);
     at[5] = p->v, ext[5] = attn__avx2_tensor_bytes(p->batch, p->v_sb, p->kv_heads, p->v_sh,
-                                              p->kv_len, p->v_sl, p->v_head_dim, sizeof(float));
+                                              p->kv_len, p->v_sl, p->v_head_dim, es);
     at[6] = p->mask ? (const void *)p->mask : (const void *)p->bool_mask;
     ext[6] = p->mask ? attn__avx2_tensor_bytes(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
                                           p->mask_sq, p->kv_len, sizeof(float))
@@ -9637,12 +10776,15 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_attention_task(const attn_
 /* end of src/attention.h */
 /* ---- KV cache ------------------------------------------------------------------------ */
 
-static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
-                                        size_t kv_heads, size_t capacity, size_t head_dim,
-                                        size_t v_head_dim)
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, void *k,
+                                             void *v, size_t batch, size_t kv_heads,
+                                             size_t capacity, size_t head_dim,
+                                             size_t v_head_dim)
 {
     size_t ek = head_dim, ev = v_head_dim;
+    const size_t es = attn__avx2_attn_dtype_size(type);
     if (!c || !k || !v) return ATTN_ERR_NULL;
+    if (!es) return ATTN_ERR_ARG;
     if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim) return ATTN_ERR_SIZE;
     if (head_dim > ATTN__AVX2_MAX_ELEMS || v_head_dim > ATTN__AVX2_MAX_ELEMS ||
         !attn__avx2_extent_add(&ek, capacity - 1, head_dim) ||
@@ -9652,7 +10794,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_init(attn_kv_cach
         !attn__avx2_extent_add(&ev, kv_heads - 1, capacity * v_head_dim) ||
         !attn__avx2_extent_add(&ev, batch - 1, kv_heads * capacity * v_head_dim))
         return ATTN_ERR_OVERFLOW;
-    if (attn__avx2_bytes_overlap(k, ek * sizeof(float), v, ev * sizeof(float))) return ATTN_ERR_ALIAS;
+    if (attn__avx2_bytes_overlap(k, ek * es, v, ev * es)) return ATTN_ERR_ALIAS;
     c->k = k;
     c->v = v;
     c->batch = batch;
@@ -9661,30 +10803,47 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_init(attn_kv_cach
     c->head_dim = head_dim;
     c->v_head_dim = v_head_dim;
     c->len = 0;
+    c->type = type;
     return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
+                                        size_t kv_heads, size_t capacity, size_t head_dim,
+                                        size_t v_head_dim)
+{
+    return attn__avx2_attn_kv_cache_init_type(c, ATTN_F32, k, v, batch, kv_heads, capacity, head_dim,
+                                   v_head_dim);
 }
 
 static int attn__avx2_kv_valid(const attn_kv_cache *c)
 {
     attn_kv_cache t;
     return c && c->k && c->v && c->len <= c->capacity &&
-           attn__avx2_attn_kv_cache_init(&t, c->k, c->v, c->batch, c->kv_heads, c->capacity, c->head_dim,
-                              c->v_head_dim) == ATTN_OK;
+           attn__avx2_attn_kv_cache_init_type(&t, c->type, c->k, c->v, c->batch, c->kv_heads, c->capacity,
+                                   c->head_dim, c->v_head_dim) == ATTN_OK;
+}
+
+/* n floats from src to dst of type t (f32: a copy; 16 bits: rounded to nearest even; the
+ * arguments already checked) */
+static void attn__avx2_kv_put(attn_dtype t, void *dst, const float *src, size_t n)
+{
+    (void)attn__avx2_attn_convert(t, dst, ATTN_F32, src, n);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout)
 {
-    size_t b, g, t, kd, vd, kb, vb, nk, nv;
+    size_t b, g, t, kd, vd, kb, vb, nk, nv, es;
     if (!c || (n && (!k_new || !v_new))) return ATTN_ERR_NULL;
     if (!attn__avx2_kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
     if (n > c->capacity - c->len) return ATTN_ERR_CAPACITY;
     if (!n) return ATTN_OK;
-    kd = c->head_dim, vd = c->v_head_dim;
-    /* the new rows may not lie in the cache (sizes fit: the cache's extents do) */
-    kb = c->batch * c->kv_heads * c->capacity * kd * sizeof(float);
-    vb = c->batch * c->kv_heads * c->capacity * vd * sizeof(float);
+    kd = c->head_dim, vd = c->v_head_dim, es = attn__avx2_attn_dtype_size(c->type);
+    /* the new rows may not lie in the cache (sizes fit: the cache's extents do, and the new
+     * rows are at most as many elements, of floats) */
+    kb = c->batch * c->kv_heads * c->capacity * kd * es;
+    vb = c->batch * c->kv_heads * c->capacity * vd * es;
     nk = c->batch * c->kv_heads * n * kd * sizeof(float);
     nv = c->batch * c->kv_heads * n * vd * sizeof(float);
     if (attn__avx2_bytes_overlap(k_new, nk, c->k, kb) || attn__avx2_bytes_overlap(k_new, nk, c->v, vb) ||
@@ -9692,15 +10851,17 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_append(attn_kv_ca
         return ATTN_ERR_ALIAS;
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
-            float *kc = c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd;
-            float *vc = c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd;
+            char *kc = (char *)c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd * es;
+            char *vc = (char *)c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd * es;
             if (layout == ATTN_LAYOUT_BHLD) {
-                memcpy(kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd * sizeof(float));
-                memcpy(vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd * sizeof(float));
+                attn__avx2_kv_put(c->type, kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd);
+                attn__avx2_kv_put(c->type, vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd);
             } else {
                 for (t = 0; t < n; t++) {
-                    memcpy(kc + t * kd, k_new + ((b * n + t) * c->kv_heads + g) * kd, kd * sizeof(float));
-                    memcpy(vc + t * vd, v_new + ((b * n + t) * c->kv_heads + g) * vd, vd * sizeof(float));
+                    attn__avx2_kv_put(c->type, kc + t * kd * es,
+                                 k_new + ((b * n + t) * c->kv_heads + g) * kd, kd);
+                    attn__avx2_kv_put(c->type, vc + t * vd * es,
+                                 v_new + ((b * n + t) * c->kv_heads + g) * vd, vd);
                 }
             }
         }
@@ -9718,7 +10879,8 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__avx2_attn_attention_init_k
         return p;
     }
     p = attn__avx2_attn_attention_init(c->batch, heads, c->kv_heads, q_len, c->len, c->head_dim,
-                            c->v_head_dim, q, c->k, c->v, o, layout);
+                            c->v_head_dim, q, NULL, NULL, o, layout);
+    p.k = c->k, p.v = c->v, p.kv_type = c->type;
     p.k_sl = c->head_dim, p.k_sh = c->capacity * c->head_dim, p.k_sb = c->kv_heads * p.k_sh;
     p.v_sl = c->v_head_dim, p.v_sh = c->capacity * c->v_head_dim, p.v_sb = c->kv_heads * p.v_sh;
     if (p.causal == ATTN_CAUSAL_NONE) p.causal = causal; /* else: an unknown layout's mark */
@@ -9885,7 +11047,8 @@ static inline attn__avx2_v attn__avx2_vgelu_erf(attn__avx2_v x)
     err = attn__avx2_vadd(attn__avx2_vsub(p, attn__avx2_vsub(s, bb)), attn__avx2_vsub(a, bb));
     /* e = exp(s + err - lo/2) as h^2, h = exp of half the argument (halving is exact), so
      * that an exp below FLT_MIN (argument below -87) still gives a normal x E */
-    e = attn__avx2_vexp_lo(attn__avx2_vmul(s, half), attn__avx2_vmul(attn__avx2_vfma(lo, attn__avx2_vset1(-0.5f), err), half), 1);
+    e = attn__avx2_vexp_lo(attn__avx2_vmul(s, half),
+                      attn__avx2_vmul(attn__avx2_vfma(lo, attn__avx2_vset1(-0.5f), err), half), 1);
     big_e = attn__avx2_vmul(attn__avx2_vmul(attn__avx2_vmul(t, e), half), e); /* E = erfc(z) / 2 */
     /* x > 0: x (1 - E); x <= 0: x E (0 below -20, where -inf * 0 would be NaN) */
     y = attn__avx2_vselect(attn__avx2_vgt(x, zero), attn__avx2_vmul(x, attn__avx2_vsub(one, big_e)),
@@ -10042,17 +11205,20 @@ static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_linear_workspace_size(attn_tran
     return attn__avx2_attn_matmul_workspace_size(ATTN_NO_TRANS, tw, tokens, d_out, d_in);
 }
 
-static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_linear(const float *x, size_t ldx, size_t tokens, size_t d_in,
-                                 attn_trans tw, const float *w, size_t ldw, const float *bias,
-                                 size_t d_out, attn_act act, float *y, size_t ldy,
-                                 void *workspace, size_t workspace_size)
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_linear_typed(const float *x, size_t ldx, size_t tokens, size_t d_in,
+                                       attn_trans tw, attn_dtype w_type, const void *w,
+                                       size_t ldw, const float *bias, size_t d_out, attn_act act,
+                                       float *y, size_t ldy, void *workspace,
+                                       size_t workspace_size)
 {
     attn_status st;
     size_t r;
     if (tokens && (!x || !w || !y)) return ATTN_ERR_NULL;
     if (tw != ATTN_NO_TRANS && tw != ATTN_TRANS) return ATTN_ERR_ARG;
+    if (!attn__avx2_attn_dtype_size(w_type)) return ATTN_ERR_ARG;
     if ((st = attn__avx2_check_mat(tokens, d_in, ldx)) != ATTN_OK) return st;
-    if ((st = tw ? attn__avx2_check_mat(d_out, d_in, ldw) : attn__avx2_check_mat(d_in, d_out, ldw)) != ATTN_OK)
+    if ((st = tw ? attn__avx2_check_mat(d_out, d_in, ldw) : attn__avx2_check_mat(d_in, d_out, ldw)) !=
+        ATTN_OK)
         return st;
     if ((st = attn__avx2_check_mat(tokens, d_out, ldy)) != ATTN_OK) return st;
     if (!attn__avx2_act_valid(act)) return ATTN_ERR_ARG;
@@ -10062,11 +11228,20 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_linear(const float *x, siz
     if (bias && attn__avx2_bytes_overlap(y, attn__avx2_mat_bytes(tokens, d_out, ldy), bias,
                                     d_out * sizeof(float)))
         return ATTN_ERR_ALIAS; /* y over x, W or the workspace: attn__avx2_attn_matmul's check */
-    st = attn__avx2_attn_matmul(ATTN_NO_TRANS, tw, tokens, d_out, d_in, 1.0f, x, ldx, w, ldw, 0.0f, y, ldy,
-                     workspace, workspace ? workspace_size : 0);
+    st = attn__avx2_matmul(ATTN_NO_TRANS, tw, tokens, d_out, d_in, 1.0f, x, ldx, w_type, w, ldw, 0.0f,
+                      y, ldy, workspace, workspace ? workspace_size : 0);
     if (st != ATTN_OK) return st;
     for (r = 0; r < tokens; r++) attn__avx2_act_row(act, y + r * ldy, bias, y + r * ldy, d_out);
     return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_linear(const float *x, size_t ldx, size_t tokens, size_t d_in,
+                                 attn_trans tw, const float *w, size_t ldw, const float *bias,
+                                 size_t d_out, attn_act act, float *y, size_t ldy,
+                                 void *workspace, size_t workspace_size)
+{
+    return attn__avx2_attn_linear_typed(x, ldx, tokens, d_in, tw, ATTN_F32, w, ldw, bias, d_out, act, y, ldy,
+                             workspace, workspace_size);
 }
 
 /* ---- feed-forward ----------------------------------------------------------------------- */
@@ -10077,7 +11252,7 @@ static attn_status attn__avx2_ffn_check(const attn_ffn_weights *w)
     if (!w) return ATTN_ERR_NULL;
     if (!w->w1 || !w->w2) return ATTN_ERR_NULL;
     if ((st = attn__avx2_check_mat(w->d_model, w->d_ff, w->d_ff)) != ATTN_OK) return st;
-    if (!attn__avx2_act_valid(w->act)) return ATTN_ERR_ARG;
+    if (!attn__avx2_act_valid(w->act) || !attn__avx2_attn_dtype_size(w->wtype)) return ATTN_ERR_ARG;
     return ATTN_OK;
 }
 
@@ -10121,10 +11296,10 @@ static void attn__avx2_ffn_run(const attn_ffn_weights *w, const float *x, size_t
     const size_t mm = attn__avx2_ffn_mm(w, tokens);
     float *h = (float *)attn__avx2_take(&cur, tokens * w->d_ff * sizeof(float));
     void *mws = mm ? attn__avx2_take(&cur, mm) : NULL;
-    attn__avx2_attn_linear(x, ldx, tokens, w->d_model, ATTN_NO_TRANS, w->w1, w->d_ff, w->b1, w->d_ff,
-                w->act, h, w->d_ff, mws, mm);
-    attn__avx2_attn_linear(h, w->d_ff, tokens, w->d_ff, ATTN_NO_TRANS, w->w2, w->d_model, w->b2,
-                w->d_model, ATTN_ACT_NONE, y, ldy, mws, mm);
+    attn__avx2_attn_linear_typed(x, ldx, tokens, w->d_model, ATTN_NO_TRANS, w->wtype, w->w1, w->d_ff, w->b1,
+                      w->d_ff, w->act, h, w->d_ff, mws, mm);
+    attn__avx2_attn_linear_typed(h, w->d_ff, tokens, w->d_ff, ATTN_NO_TRANS, w->wtype, w->w2, w->d_model,
+                      w->b2, w->d_model, ATTN_ACT_NONE, y, ldy, mws, mm);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
@@ -10155,7 +11330,7 @@ static attn_status attn__avx2_mha_check(const attn_mha_weights *w)
     if (!w->wq || !w->wk || !w->wv || !w->wo) return ATTN_ERR_NULL;
     if (!w->heads || !w->d_model || w->d_model % w->heads) return ATTN_ERR_SIZE;
     if ((st = attn__avx2_check_mat(w->d_model, w->d_model, w->d_model)) != ATTN_OK) return st;
-    return ATTN_OK;
+    return attn__avx2_attn_dtype_size(w->wtype) ? ATTN_OK : ATTN_ERR_ARG;
 }
 
 static attn_attention_params attn__avx2_mha_params(const attn_mha_weights *w, size_t lq, size_t lk,
@@ -10215,13 +11390,18 @@ static void attn__avx2_mha_run(const attn_mha_weights *w, const float *xq, size_
     const size_t aws = attn__avx2_attn_attention_workspace_size(&p);
     void *att_ws = attn__avx2_take(&cur, aws);
     void *mws = mm ? attn__avx2_take(&cur, mm) : NULL;
-    attn__avx2_attn_linear(xq, ldxq, lq, d, ATTN_NO_TRANS, w->wq, d, w->bq, d, ATTN_ACT_NONE, q, d, mws, mm);
-    attn__avx2_attn_linear(xkv, ldxkv, lk, d, ATTN_NO_TRANS, w->wk, d, w->bk, d, ATTN_ACT_NONE, k, d, mws, mm);
-    attn__avx2_attn_linear(xkv, ldxkv, lk, d, ATTN_NO_TRANS, w->wv, d, w->bv, d, ATTN_ACT_NONE, v, d, mws, mm);
+    const attn_dtype t = w->wtype;
+    attn__avx2_attn_linear_typed(xq, ldxq, lq, d, ATTN_NO_TRANS, t, w->wq, d, w->bq, d, ATTN_ACT_NONE, q, d,
+                      mws, mm);
+    attn__avx2_attn_linear_typed(xkv, ldxkv, lk, d, ATTN_NO_TRANS, t, w->wk, d, w->bk, d, ATTN_ACT_NONE, k,
+                      d, mws, mm);
+    attn__avx2_attn_linear_typed(xkv, ldxkv, lk, d, ATTN_NO_TRANS, t, w->wv, d, w->bv, d, ATTN_ACT_NONE, v,
+                      d, mws, mm);
     attn__avx2_attn_attention(&p, att_ws, aws);
     /* the output of attention is a convex combination of V rows: it may be denormal only
      * where V is; attn__avx2_attn_linear flushes y */
-    attn__avx2_attn_linear(o, d, lq, d, ATTN_NO_TRANS, w->wo, d, w->bo, d, ATTN_ACT_NONE, y, ldy, mws, mm);
+    attn__avx2_attn_linear_typed(o, d, lq, d, ATTN_NO_TRANS, t, w->wo, d, w->bo, d, ATTN_ACT_NONE, y, ldy,
+                      mws, mm);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_mha(const attn_mha_weights *w, const float *xq, size_t ldxq,
@@ -10466,6 +11646,206 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder_param_count(size_t
     return attn__avx2_param_count(d_model, heads, d_ff, 2, 3, count);
 }
 /* end of src/blocks.h */
+/* ---- decoder-only block -----------------------------------------------------------------
+ * Today's small language models' layer (Llama, Mistral, Qwen, GPT-NeoX, Phi): norm ->
+ * attention with RoPE and grouped-query heads against a KV cache -> residual -> norm ->
+ * (gated) MLP -> residual, or both branches from one input (parallel residual). Composed
+ * from the public kernels; the weights are used as stored (attn_matrix views). */
+
+/* The checks of one matrix view mapping d_in -> d_out (nothing computed) */
+static attn_status attn__avx2_matrix_check(const attn_matrix *m, size_t d_in, size_t d_out)
+{
+    attn_status st;
+    if (!m->w) return ATTN_ERR_NULL;
+    st = attn__avx2_attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
+                           ATTN_ACT_NONE, NULL, d_out, NULL, 0);
+    if (st != ATTN_OK) return st;
+    return attn__avx2_attn_dtype_size(m->type) ? ATTN_OK : ATTN_ERR_ARG;
+}
+
+static size_t attn__avx2_dq(const attn_decoder_only_weights *w) { return w->heads * w->head_dim; }
+static size_t attn__avx2_dkv(const attn_decoder_only_weights *w) { return w->kv_heads * w->head_dim; }
+
+static attn_status attn__avx2_dec_only_check(const attn_decoder_only_weights *w)
+{
+    attn_status st;
+    size_t dq, dkv;
+    if (!w) return ATTN_ERR_NULL;
+    if (!w->d_model || !w->heads || !w->kv_heads || !w->head_dim || !w->d_ff ||
+        w->heads % w->kv_heads)
+        return ATTN_ERR_SIZE;
+    if (w->heads > ATTN__AVX2_MAX_ELEMS / w->head_dim) return ATTN_ERR_OVERFLOW;
+    dq = attn__avx2_dq(w), dkv = attn__avx2_dkv(w);
+    if ((st = attn__avx2_matrix_check(&w->wq, w->d_model, dq)) != ATTN_OK ||
+        (st = attn__avx2_matrix_check(&w->wk, w->d_model, dkv)) != ATTN_OK ||
+        (st = attn__avx2_matrix_check(&w->wv, w->d_model, dkv)) != ATTN_OK ||
+        (st = attn__avx2_matrix_check(&w->wo, dq, w->d_model)) != ATTN_OK ||
+        (st = attn__avx2_matrix_check(&w->w_up, w->d_model, w->d_ff)) != ATTN_OK ||
+        (w->w_gate.w && (st = attn__avx2_matrix_check(&w->w_gate, w->d_model, w->d_ff)) != ATTN_OK) ||
+        (st = attn__avx2_matrix_check(&w->w_down, w->d_ff, w->d_model)) != ATTN_OK)
+        return st;
+    if (!w->attn_norm || (!w->parallel_residual && !w->ffn_norm)) return ATTN_ERR_NULL;
+    if (!attn__avx2_act_valid(w->act) || (w->norm != ATTN_NORM_RMS && w->norm != ATTN_NORM_LAYER) ||
+        (w->parallel_residual != 0 && w->parallel_residual != 1) || !attn__avx2_finite(w->eps) ||
+        w->eps < 0)
+        return ATTN_ERR_ARG;
+    if (w->rope.head_dim && w->rope.head_dim != w->head_dim) return ATTN_ERR_SIZE;
+    if (w->rope.head_dim && (st = attn__avx2_attn_rope(&w->rope, NULL, dq, 0, w->heads, 0, NULL)) != ATTN_OK)
+        return st;
+    return ATTN_OK;
+}
+
+/* The largest matmul workspace of the block's seven products for `tokens` rows */
+static size_t attn__avx2_dec_only_mm(const attn_decoder_only_weights *w, size_t tokens)
+{
+    const attn_matrix *m[7];
+    const size_t din[7] = {w->d_model, w->d_model, w->d_model, attn__avx2_dq(w), w->d_model,
+                           w->d_model, w->d_ff};
+    const size_t dout[7] = {attn__avx2_dq(w), attn__avx2_dkv(w), attn__avx2_dkv(w), w->d_model, w->d_ff,
+                            w->d_ff, w->d_model};
+    size_t i, best = 0;
+    m[0] = &w->wq, m[1] = &w->wk, m[2] = &w->wv, m[3] = &w->wo, m[4] = &w->w_up;
+    m[5] = &w->w_gate, m[6] = &w->w_down;
+    for (i = 0; i < 7; i++) {
+        const size_t s = attn__avx2_attn_linear_workspace_size(m[i]->trans, tokens, din[i], dout[i]);
+        best = s > best ? s : best;
+    }
+    return best;
+}
+
+/* Bytes of the workspace (valid weights, tokens > 0) past the base alignment; 0 on overflow:
+ * h (tokens x d_model), q, o (x heads*head_dim), k, v (x kv_heads*head_dim), t (x d_model),
+ * gate, up (x d_ff), then the attention's and the matmul's scratch */
+static size_t attn__avx2_dec_only_ws(const attn_decoder_only_weights *w, size_t tokens)
+{
+    attn_attention_params p = attn__avx2_attn_attention_init(1, w->heads, w->kv_heads, tokens, 1,
+                                                  w->head_dim, w->head_dim, NULL, NULL, NULL,
+                                                  NULL, ATTN_LAYOUT_BLHD);
+    size_t total = 0;
+    if (!attn__avx2_seg_f(&total, tokens, w->d_model) || !attn__avx2_seg_f(&total, tokens, attn__avx2_dq(w)) ||
+        !attn__avx2_seg_f(&total, tokens, attn__avx2_dq(w)) || !attn__avx2_seg_f(&total, tokens, attn__avx2_dkv(w)) ||
+        !attn__avx2_seg_f(&total, tokens, attn__avx2_dkv(w)) || !attn__avx2_seg_f(&total, tokens, w->d_model) ||
+        !attn__avx2_seg_f(&total, tokens, w->d_ff) || !attn__avx2_seg_f(&total, tokens, w->d_ff) ||
+        !attn__avx2_seg(&total, attn__avx2_attn_attention_workspace_size(&p)) ||
+        !attn__avx2_seg(&total, attn__avx2_dec_only_mm(w, tokens)) || !attn__avx2_seg(&total, ATTN__AVX2_ALIGN))
+        return 0;
+    return total;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_decoder_only_workspace_size(const attn_decoder_only_weights *w,
+                                                 size_t tokens)
+{
+    if (attn__avx2_dec_only_check(w) != ATTN_OK || tokens == 0) return 0;
+    return attn__avx2_dec_only_ws(w, tokens);
+}
+
+/* y (rows x d) = norm(x) with the block's norm */
+static void attn__avx2_dec_only_norm(const attn_decoder_only_weights *w, const float *g,
+                                const float *b, const float *x, size_t ldx, float *y,
+                                size_t rows)
+{
+    if (w->norm == ATTN_NORM_RMS)
+        attn__avx2_attn_rmsnorm(x, ldx, y, w->d_model, rows, w->d_model, g, w->eps);
+    else
+        attn__avx2_attn_layernorm(x, ldx, y, w->d_model, rows, w->d_model, g, b, w->eps, NULL, NULL);
+}
+
+static void attn__avx2_dec_only_linear(const attn_matrix *m, const float *x, size_t tokens,
+                                  size_t d_in, size_t d_out, attn_act act, float *y,
+                                  void *mws, size_t mm)
+{
+    attn__avx2_attn_linear_typed(x, d_in, tokens, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
+                      act, y, d_out, mws, mm);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder_only(const attn_decoder_only_weights *w, const float *x,
+                                       size_t ldx, float *y, size_t ldy, size_t tokens,
+                                       attn_kv_cache *cache, void *workspace,
+                                       size_t workspace_size)
+{
+    attn_status st = attn__avx2_dec_only_check(w);
+    attn_attention_params p;
+    size_t need, mm, dq, dkv, d, pos, cb;
+    unsigned char *cur;
+    float *h, *q, *k, *v, *o, *t, *gate, *up;
+    void *aws, *mws;
+    if (st != ATTN_OK) return st;
+    d = w->d_model, dq = attn__avx2_dq(w), dkv = attn__avx2_dkv(w);
+    if (tokens && (!x || !y || !cache)) return ATTN_ERR_NULL;
+    if ((st = attn__avx2_check_mat(tokens, d, ldx)) != ATTN_OK) return st;
+    if ((st = attn__avx2_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
+    if (!tokens) return ATTN_OK;
+    if (!attn__avx2_kv_valid(cache)) return ATTN_ERR_ARG;
+    if (cache->batch != 1 || cache->kv_heads != w->kv_heads || cache->head_dim != w->head_dim ||
+        cache->v_head_dim != w->head_dim)
+        return ATTN_ERR_SIZE;
+    if (tokens > cache->capacity - cache->len) return ATTN_ERR_CAPACITY;
+    if ((need = attn__avx2_dec_only_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    cb = cache->capacity * dkv * attn__avx2_attn_dtype_size(cache->type); /* each of k and v (batch 1) */
+    if (attn__avx2_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
+        attn__avx2_bytes_overlap(y, attn__avx2_mat_bytes(tokens, d, ldy), cache->k, cb) ||
+        attn__avx2_bytes_overlap(y, attn__avx2_mat_bytes(tokens, d, ldy), cache->v, cb) ||
+        attn__avx2_bytes_overlap(x, attn__avx2_mat_bytes(tokens, d, ldx), cache->k, cb) ||
+        attn__avx2_bytes_overlap(x, attn__avx2_mat_bytes(tokens, d, ldx), cache->v, cb) ||
+        attn__avx2_bytes_overlap(workspace, need, cache->k, cb) ||
+        attn__avx2_bytes_overlap(workspace, need, cache->v, cb))
+        return ATTN_ERR_ALIAS;
+    cur = (unsigned char *)attn__avx2_align(workspace);
+    h = (float *)attn__avx2_take(&cur, tokens * d * sizeof(float));
+    q = (float *)attn__avx2_take(&cur, tokens * dq * sizeof(float));
+    o = (float *)attn__avx2_take(&cur, tokens * dq * sizeof(float));
+    k = (float *)attn__avx2_take(&cur, tokens * dkv * sizeof(float));
+    v = (float *)attn__avx2_take(&cur, tokens * dkv * sizeof(float));
+    t = (float *)attn__avx2_take(&cur, tokens * d * sizeof(float));
+    gate = (float *)attn__avx2_take(&cur, tokens * w->d_ff * sizeof(float));
+    up = (float *)attn__avx2_take(&cur, tokens * w->d_ff * sizeof(float));
+    p = attn__avx2_attn_attention_init(1, w->heads, w->kv_heads, tokens, 1, w->head_dim, w->head_dim,
+                            NULL, NULL, NULL, NULL, ATTN_LAYOUT_BLHD);
+    aws = attn__avx2_take(&cur, attn__avx2_attn_attention_workspace_size(&p));
+    mm = attn__avx2_dec_only_mm(w, tokens);
+    mws = mm ? attn__avx2_take(&cur, mm) : NULL;
+    /* attention: h = norm1(x); q, k, v; RoPE at the cache's positions; append; attend */
+    pos = cache->len;
+    attn__avx2_dec_only_norm(w, w->attn_norm, w->attn_norm_b, x, ldx, h, tokens);
+    attn__avx2_dec_only_linear(&w->wq, h, tokens, d, dq, ATTN_ACT_NONE, q, mws, mm);
+    attn__avx2_dec_only_linear(&w->wk, h, tokens, d, dkv, ATTN_ACT_NONE, k, mws, mm);
+    attn__avx2_dec_only_linear(&w->wv, h, tokens, d, dkv, ATTN_ACT_NONE, v, mws, mm);
+    if (w->rope.head_dim) {
+        attn__avx2_attn_rope(&w->rope, q, dq, tokens, w->heads, pos, NULL);
+        attn__avx2_attn_rope(&w->rope, k, dkv, tokens, w->kv_heads, pos, NULL);
+    }
+    attn__avx2_attn_kv_cache_append(cache, tokens, k, v, ATTN_LAYOUT_BLHD);
+    p = attn__avx2_attn_attention_init_kv(cache, w->heads, tokens, q, o, ATTN_LAYOUT_BLHD,
+                               ATTN_CAUSAL_BOTTOM_RIGHT);
+    attn__avx2_attn_attention(&p, aws, attn__avx2_attn_attention_workspace_size(&p));
+    attn__avx2_dec_only_linear(&w->wo, o, tokens, dq, d, ATTN_ACT_NONE, t, mws, mm);
+    /* MLP: from norm2 of x (parallel) or of x + attention (sequential, written to y) */
+    if (w->parallel_residual) {
+        if (w->ffn_norm) attn__avx2_dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, x, ldx, h, tokens);
+    } else {
+        attn__avx2_attn_add(t, d, x, ldx, tokens, d); /* then y = x + attention (y may be x) */
+        attn__avx2_copy_rows(t, d, y, ldy, tokens, d);
+        attn__avx2_dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, y, ldy, h, tokens);
+    }
+    attn__avx2_dec_only_linear(&w->w_up, h, tokens, d, w->d_ff,
+                          w->w_gate.w ? ATTN_ACT_NONE : w->act, up, mws, mm);
+    if (w->w_gate.w) {
+        attn__avx2_dec_only_linear(&w->w_gate, h, tokens, d, w->d_ff, ATTN_ACT_NONE, gate, mws, mm);
+        attn__avx2_attn_glu(w->act, gate, w->d_ff, up, w->d_ff, up, w->d_ff, tokens, w->d_ff);
+    }
+    attn__avx2_dec_only_linear(&w->w_down, up, tokens, w->d_ff, d, ATTN_ACT_NONE, h, mws, mm);
+    if (w->parallel_residual) { /* y = x + attention + MLP */
+        attn__avx2_attn_add(t, d, x, ldx, tokens, d);
+        attn__avx2_attn_add(t, d, h, d, tokens, d);
+        attn__avx2_copy_rows(t, d, y, ldy, tokens, d);
+    } else {
+        attn__avx2_attn_add(y, ldy, h, d, tokens, d);
+    }
+    attn__avx2_flush_rows(y, ldy, tokens, d);
+    return ATTN_OK;
+}
+/* end of src/decoder_only.h */
 /* src/fpenv.h - the floating-point environment: flush denormals to zero. The control
  * registers differ per ISA (MXCSR, FPCR); the kernels never depend on them. */
 #ifdef __cplusplus
@@ -10647,7 +12027,10 @@ static inline attn__avx512_v attn__avx512_vsub(attn__avx512_v a, attn__avx512_v 
 static inline attn__avx512_v attn__avx512_vmul(attn__avx512_v a, attn__avx512_v b) { return _mm512_mul_ps(a, b); }
 static inline attn__avx512_v attn__avx512_vdiv(attn__avx512_v a, attn__avx512_v b) { return _mm512_div_ps(a, b); }
 static inline attn__avx512_v attn__avx512_vsqrt(attn__avx512_v a) { return _mm512_sqrt_ps(a); }
-static inline attn__avx512_v attn__avx512_vfma(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c) { return _mm512_fmadd_ps(a, b, c); }
+static inline attn__avx512_v attn__avx512_vfma(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c)
+{
+    return _mm512_fmadd_ps(a, b, c);
+}
 static inline attn__avx512_v attn__avx512_vfma_exact(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c)
 {
     return _mm512_fmadd_ps(a, b, c);
@@ -10657,8 +12040,9 @@ static inline attn__avx512_v attn__avx512_vmin(attn__avx512_v a, attn__avx512_v 
 /* horizontal sum: the halves, then as simd/avx2.h's on the 8-lane sum */
 static inline float attn__avx512_vhsum(attn__avx512_v a)
 {
-    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a),
-                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    const __m256 h =
+        _mm256_add_ps(_mm512_castps512_ps256(a),
+                      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
@@ -10666,15 +12050,22 @@ static inline float attn__avx512_vhsum(attn__avx512_v a)
 }
 static inline float attn__avx512_vhmax(attn__avx512_v a)
 {
-    const __m256 h = _mm256_max_ps(_mm512_castps512_ps256(a),
-                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    const __m256 h =
+        _mm256_max_ps(_mm512_castps512_ps256(a),
+                      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
     s = _mm_max_ps(s, _mm_movehl_ps(s, s));
     s = _mm_max_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
 }
-static inline attn__avx512_vm attn__avx512_vlt(attn__avx512_v a, attn__avx512_v b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
-static inline attn__avx512_vm attn__avx512_vgt(attn__avx512_v a, attn__avx512_v b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+static inline attn__avx512_vm attn__avx512_vlt(attn__avx512_v a, attn__avx512_v b)
+{
+    return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ);
+}
+static inline attn__avx512_vm attn__avx512_vgt(attn__avx512_v a, attn__avx512_v b)
+{
+    return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ);
+}
 static inline attn__avx512_v attn__avx512_vselect(attn__avx512_vm m, attn__avx512_v a, attn__avx512_v b)
 {
     return _mm512_mask_blend_ps(m, b, a);
@@ -10683,7 +12074,8 @@ static inline attn__avx512_v attn__avx512_vselect(attn__avx512_vm m, attn__avx51
 static inline attn__avx512_v attn__avx512_vlut8_scale(const int32_t *tab, attn__avx512_v k)
 {
     const __m512i b = _mm512_castps_si512(k);
-    const __m512i t8 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)tab));
+    const __m512i t8 =
+        _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)tab));
     const __m512i t = _mm512_permutexvar_epi32(b, _mm512_shuffle_i64x2(t8, t8, 0x44));
     return _mm512_castsi512_ps(_mm512_add_epi32(t, _mm512_slli_epi32(b, 20)));
 }
@@ -10841,8 +12233,14 @@ static inline attn__avx512_v attn__avx512_vsub(attn__avx512_v a, attn__avx512_v 
 static inline attn__avx512_v attn__avx512_vmul(attn__avx512_v a, attn__avx512_v b) { return _mm256_mul_ps(a, b); }
 static inline attn__avx512_v attn__avx512_vdiv(attn__avx512_v a, attn__avx512_v b) { return _mm256_div_ps(a, b); }
 static inline attn__avx512_v attn__avx512_vsqrt(attn__avx512_v a) { return _mm256_sqrt_ps(a); }
-static inline attn__avx512_v attn__avx512_vfma(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c) { return _mm256_fmadd_ps(a, b, c); }
-static inline attn__avx512_v attn__avx512_vfma_exact(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c) { return _mm256_fmadd_ps(a, b, c); }
+static inline attn__avx512_v attn__avx512_vfma(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c)
+{
+    return _mm256_fmadd_ps(a, b, c);
+}
+static inline attn__avx512_v attn__avx512_vfma_exact(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c)
+{
+    return _mm256_fmadd_ps(a, b, c);
+}
 static inline attn__avx512_v attn__avx512_vmax(attn__avx512_v a, attn__avx512_v b) { return _mm256_max_ps(a, b); }
 static inline attn__avx512_v attn__avx512_vmin(attn__avx512_v a, attn__avx512_v b) { return _mm256_min_ps(a, b); }
 static inline float attn__avx512_vhsum(attn__avx512_v a)
@@ -10863,15 +12261,19 @@ static ATTN__AVX512_FORCE_INLINE __m256 attn__avx512_vred_op(__m256 a, __m256 b,
 }
 static ATTN__AVX512_FORCE_INLINE __m256 attn__avx512_vred_halves(__m256 a, __m256 b, int op)
 {
-    return attn__avx512_vred_op(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31), op);
+    return attn__avx512_vred_op(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31),
+                         op);
 }
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_vhred8(const attn__avx512_v *v, float *out, int op)
 {
     const __m256 t0 = attn__avx512_vred_halves(v[0], v[4], op), t1 = attn__avx512_vred_halves(v[1], v[5], op);
     const __m256 t2 = attn__avx512_vred_halves(v[2], v[6], op), t3 = attn__avx512_vred_halves(v[3], v[7], op);
-    const __m256 u0 = attn__avx512_vred_op(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), op);
-    const __m256 u1 = attn__avx512_vred_op(_mm256_shuffle_ps(t2, t3, 0x44), _mm256_shuffle_ps(t2, t3, 0xEE), op);
-    _mm256_storeu_ps(out, attn__avx512_vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op));
+    const __m256 u0 =
+        attn__avx512_vred_op(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), op);
+    const __m256 u1 =
+        attn__avx512_vred_op(_mm256_shuffle_ps(t2, t3, 0x44), _mm256_shuffle_ps(t2, t3, 0xEE), op);
+    _mm256_storeu_ps(
+        out, attn__avx512_vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op));
 }
 static inline float attn__avx512_vhmax(attn__avx512_v a)
 {
@@ -10882,11 +12284,15 @@ static inline float attn__avx512_vhmax(attn__avx512_v a)
 }
 static inline attn__avx512_vm attn__avx512_vlt(attn__avx512_v a, attn__avx512_v b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
 static inline attn__avx512_vm attn__avx512_vgt(attn__avx512_v a, attn__avx512_v b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
-static inline attn__avx512_v attn__avx512_vselect(attn__avx512_vm m, attn__avx512_v a, attn__avx512_v b) { return _mm256_blendv_ps(b, a, m); }
+static inline attn__avx512_v attn__avx512_vselect(attn__avx512_vm m, attn__avx512_v a, attn__avx512_v b)
+{
+    return _mm256_blendv_ps(b, a, m);
+}
 static inline attn__avx512_v attn__avx512_vlut8_scale(const int32_t *tab, attn__avx512_v k)
 {
     const __m256i b = _mm256_castps_si256(k);
-    const __m256i t = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(const void *)tab), b);
+    const __m256i t =
+        _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(const void *)tab), b);
     return _mm256_castsi256_ps(_mm256_add_epi32(t, _mm256_slli_epi32(b, 20)));
 }
 static inline attn__avx512_v attn__avx512_vfabs(attn__avx512_v a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
@@ -11063,7 +12469,10 @@ static inline attn__avx512_v attn__avx512_vsqrt(attn__avx512_v a)
 }
 #endif
 static inline attn__avx512_v attn__avx512_vfma(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c) { return vfmaq_f32(c, a, b); }
-static inline attn__avx512_v attn__avx512_vfma_exact(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c) { return vfmaq_f32(c, a, b); }
+static inline attn__avx512_v attn__avx512_vfma_exact(attn__avx512_v a, attn__avx512_v b, attn__avx512_v c)
+{
+    return vfmaq_f32(c, a, b);
+}
 static inline attn__avx512_v attn__avx512_vmax(attn__avx512_v a, attn__avx512_v b) { return vmaxq_f32(a, b); }
 static inline attn__avx512_v attn__avx512_vmin(attn__avx512_v a, attn__avx512_v b) { return vminq_f32(a, b); }
 #ifdef __aarch64__
@@ -11088,13 +12497,14 @@ static inline attn__avx512_v attn__avx512_vselect(attn__avx512_vm m, attn__avx51
 static inline attn__avx512_v attn__avx512_vlut8_scale(const int32_t *tab, attn__avx512_v k)
 {
     const uint32x4_t b = vreinterpretq_u32_f32(k);
-    const uint32x4_t idx = vmlaq_n_u32(vdupq_n_u32(0x03020100u), vandq_u32(b, vdupq_n_u32(7u)), 0x04040404u);
+    const uint32x4_t idx =
+        vmlaq_n_u32(vdupq_n_u32(0x03020100u), vandq_u32(b, vdupq_n_u32(7u)), 0x04040404u);
 #ifdef __aarch64__
     uint8x16x2_t t;
     t.val[0] = vld1q_u8((const uint8_t *)(const void *)tab);
     t.val[1] = vld1q_u8((const uint8_t *)(const void *)tab + 16);
-    return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_u8(vqtbl2q_u8(t, vreinterpretq_u8_u32(idx))),
-                                           vshlq_n_u32(b, 20)));
+    return vreinterpretq_f32_u32(vaddq_u32(
+        vreinterpretq_u32_u8(vqtbl2q_u8(t, vreinterpretq_u8_u32(idx))), vshlq_n_u32(b, 20)));
 #else /* the 32-byte table as four d registers, each half of idx looked up */
     const uint8_t *tb = (const uint8_t *)(const void *)tab;
     const uint8x16_t ix = vreinterpretq_u8_u32(idx);
@@ -11103,9 +12513,10 @@ static inline attn__avx512_v attn__avx512_vlut8_scale(const int32_t *tab, attn__
     t.val[1] = vld1_u8(tb + 8);
     t.val[2] = vld1_u8(tb + 16);
     t.val[3] = vld1_u8(tb + 24);
-    return vreinterpretq_f32_u32(vaddq_u32(
-        vreinterpretq_u32_u8(vcombine_u8(vtbl4_u8(t, vget_low_u8(ix)), vtbl4_u8(t, vget_high_u8(ix)))),
-        vshlq_n_u32(b, 20)));
+    return vreinterpretq_f32_u32(
+        vaddq_u32(vreinterpretq_u32_u8(
+                      vcombine_u8(vtbl4_u8(t, vget_low_u8(ix)), vtbl4_u8(t, vget_high_u8(ix)))),
+                  vshlq_n_u32(b, 20)));
 #endif
 }
 static inline attn__avx512_v attn__avx512_vfabs(attn__avx512_v a) { return vabsq_f32(a); }
@@ -11169,10 +12580,14 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_vtranspose_copy(const float *
 #ifdef __aarch64__
     const float32x4_t t0 = vtrn1q_f32(r0, r1), t1 = vtrn2q_f32(r0, r1);
     const float32x4_t t2 = vtrn1q_f32(r2, r3), t3 = vtrn2q_f32(r2, r3);
-    vst1q_f32(dst, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
-    vst1q_f32(dst + ldd, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
-    vst1q_f32(dst + 2 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
-    vst1q_f32(dst + 3 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+    vst1q_f32(dst, vreinterpretq_f32_f64(
+                       vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
+    vst1q_f32(dst + ldd, vreinterpretq_f32_f64(
+                             vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+    vst1q_f32(dst + 2 * ldd, vreinterpretq_f32_f64(
+                                 vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
+    vst1q_f32(dst + 3 * ldd, vreinterpretq_f32_f64(
+                                 vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
 #else
     const float32x4x2_t t01 = vtrnq_f32(r0, r1), t23 = vtrnq_f32(r2, r3);
     vst1q_f32(dst, vcombine_f32(vget_low_f32(t01.val[0]), vget_low_f32(t23.val[0])));
@@ -11238,7 +12653,7 @@ static inline attn__avx512_v attn__avx512_vfma(attn__avx512_v a, attn__avx512_v 
  * once, then to float. Rounding twice differs from once only where the double sum lies on a
  * float rounding boundary: its low 29 bits 0x10000000 (a midpoint of normal floats), or
  * below FLT_MIN (subnormal floats round elsewhere); a vector with such a lane takes fmaf.
- * The error terms (c = -round(a * b)) are exact in double and never take it. */
+ * The error terms (c = -round(a * b)) are exact in double: they take it only below FLT_MIN. */
 static ATTN__AVX512_FORCE_INLINE v128_t attn__avx512_vfma_exact_half(v128_t a, v128_t b, v128_t c)
 {
     return wasm_f64x2_add(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(a),
@@ -11603,30 +13018,31 @@ static inline void attn__avx512_vstore_bf16(uint16_t *p, attn__avx512_v v)
     for (k = 0; k < ATTN__AVX512_VW; k++) p[k] = attn__avx512_f32_to_bf16(t[k]);
 }
 #endif
-/* n < ATTN__AVX512_VW elements (the other lanes 0 on load; nothing past p + n touched) */
+/* n < ATTN__AVX512_VW elements (the other lanes 0 on load; nothing past p + n touched; the clamp
+ * only tells the compiler so) */
 static inline attn__avx512_v attn__avx512_vload_f16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__AVX512_VW] = {0};
-    memcpy(t, p, n * sizeof *t);
+    memcpy(t, p, (n < ATTN__AVX512_VW ? n : ATTN__AVX512_VW) * sizeof *t);
     return attn__avx512_vload_f16(t);
 }
 static inline void attn__avx512_vstore_f16_part(uint16_t *p, attn__avx512_v v, size_t n)
 {
     uint16_t t[ATTN__AVX512_VW];
     attn__avx512_vstore_f16(t, v);
-    memcpy(p, t, n * sizeof *t);
+    memcpy(p, t, (n < ATTN__AVX512_VW ? n : ATTN__AVX512_VW) * sizeof *t);
 }
 static inline attn__avx512_v attn__avx512_vload_bf16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__AVX512_VW] = {0};
-    memcpy(t, p, n * sizeof *t);
+    memcpy(t, p, (n < ATTN__AVX512_VW ? n : ATTN__AVX512_VW) * sizeof *t);
     return attn__avx512_vload_bf16(t);
 }
 static inline void attn__avx512_vstore_bf16_part(uint16_t *p, attn__avx512_v v, size_t n)
 {
     uint16_t t[ATTN__AVX512_VW];
     attn__avx512_vstore_bf16(t, v);
-    memcpy(p, t, n * sizeof *t);
+    memcpy(p, t, (n < ATTN__AVX512_VW ? n : ATTN__AVX512_VW) * sizeof *t);
 }
 
 #endif
@@ -11777,8 +13193,9 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
  * register tile, 24 q accumulators, three B vectors and eight A values (two q registers,
  * used by lane) per step. acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain
  * in p order, A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (12 readable floats
- * per row). All 8 rows are computed and written whatever `rows`. Then by mode: 0 c = acc; 1 c = alpha * acc, then + beta * c by one fma when
- * beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
+ * per row). All 8 rows are computed and written whatever `rows`. Then by mode: 0 c = acc; 1 c =
+ * alpha * acc, then + beta * c by one fma when beta != 0 (beta = 0 never reads c); 2 c = fma(alpha,
+ * acc, c). */
 #define ATTN__AVX512_MR 8
 #define ATTN__AVX512_NR 12
 #define ATTN__AVX512_UKR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
@@ -11787,7 +13204,8 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
                                                  size_t ldb, float *c, size_t ldc, float alpha,
                                                  float beta, int mode)
 {
-#define ATTN__AVX512_UKR_DECL(i) float32x4_t c##i##0 = vdupq_n_f32(0.0f), c##i##1 = c##i##0, c##i##2 = c##i##0;
+#define ATTN__AVX512_UKR_DECL(i)                                                                          \
+    float32x4_t c##i##0 = vdupq_n_f32(0.0f), c##i##1 = c##i##0, c##i##2 = c##i##0;
     ATTN__AVX512_UKR_ROWS(ATTN__AVX512_UKR_DECL)
 #undef ATTN__AVX512_UKR_DECL
     size_t p;
@@ -11826,10 +13244,11 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
     else if (mode == 2) vst1q_f32(cp, vfmaq_f32(vld1q_f32(cp), va, x));                     \
     else if (beta != 0.0f) vst1q_f32(cp, vfmaq_f32(vmulq_f32(va, x), vb, vld1q_f32(cp)));   \
     else vst1q_f32(cp, vmulq_f32(va, x));
-#define ATTN__AVX512_UKR_OUT(i)                                                                    \
-    {                                                                                       \
-        float *cr = c + (i) * ldc;                                                          \
-        ATTN__AVX512_UKR_OUT1(cr, c##i##0) ATTN__AVX512_UKR_OUT1(cr + 4, c##i##1) ATTN__AVX512_UKR_OUT1(cr + 8, c##i##2) \
+#define ATTN__AVX512_UKR_OUT(i)                                                                           \
+    {                                                                                              \
+        float *cr = c + (i)*ldc;                                                                   \
+        ATTN__AVX512_UKR_OUT1(cr, c##i##0)                                                                \
+        ATTN__AVX512_UKR_OUT1(cr + 4, c##i##1) ATTN__AVX512_UKR_OUT1(cr + 8, c##i##2)                            \
     }
         ATTN__AVX512_UKR_ROWS(ATTN__AVX512_UKR_OUT)
 #undef ATTN__AVX512_UKR_OUT
@@ -11849,7 +13268,8 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
 
 /* acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain in p order,
  * A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (8 readable floats per row). Only
- * the first `rows` rows (a constant once inlined) are computed and written. Then by mode: 0 c = acc; 1 c = alpha * acc, then
+ * the first `rows` rows (a constant once inlined) are computed and written. Then by mode: 0 c =
+ * acc; 1 c = alpha * acc, then
  * + beta * c by one fma when beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
 #define ATTN__AVX512_MR 4
 #define ATTN__AVX512_NR 8
@@ -12197,8 +13617,8 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
 /* src/exp.h - the vector exp behind softmax, attention and the activations. */
 
 /* The exp: e^x = 2^(k/8) e^r, k = round(8 x / ln2), r = x - k ln2/8 (Cody-Waite, two
- * constants, the first of 13 bits: k ln2/8 and r exact even without a fused fma), |r| <= ln2/16. 2^(k/8) =
- * 2^(j/8) 2^m (k = 8m + j) comes from an 8-entry table by a per-ISA lookup
+ * constants, the first of 13 bits: k ln2/8 and r exact even without a fused fma), |r| <= ln2/16.
+ * 2^(k/8) = 2^(j/8) 2^m (k = 8m + j) comes from an 8-entry table by a per-ISA lookup
  * (attn__avx512_vlut8_scale: vpermd, tbl, an index) that also adds m to the exponent bits, and
  * e^r = 1 + p(r), p(r) = r (c1 + c2 r + c3 r^2) (minimax for the relative error over
  * |r| <= 0.0434: 2.5e-8), so e^x = fma(s, p, s). The table entries are 2^(j/8) as float
@@ -12252,7 +13672,8 @@ static attn__avx512_v attn__avx512_vexp_slow(attn__avx512_v hi, attn__avx512_v l
     if (flush) res = attn__avx512_vselect(attn__avx512_vlt(res, attn__avx512_vset1(FLT_MIN)), attn__avx512_vzero(), res);
     res = attn__avx512_vselect(attn__avx512_vlt(hi, attn__avx512_vset1(-87.33654475f)), attn__avx512_vzero(), res);
     /* the largest x with e^x < FLT_MAX */
-    return attn__avx512_vselect(attn__avx512_vgt(hi, attn__avx512_vset1(88.72283172607421875f)), attn__avx512_vset1(INFINITY), res);
+    return attn__avx512_vselect(attn__avx512_vgt(hi, attn__avx512_vset1(88.72283172607421875f)), attn__avx512_vset1(INFINITY),
+                         res);
 }
 
 /* exp(hi + lo) for |lo| tiny relative to 1 (lo carries the rounding error of hi), with
@@ -12595,7 +14016,8 @@ static ATTN__AVX512_NOINLINE int attn__avx512_softmax_exps(const float *x, float
 #endif
     if (!attn__avx512_finite(m)) return -1;
     f = attn__avx512_softmax_frame(m, s, lnn, n);
-    if (f.unshifted && s == 1.0f) *sum = attn__avx512_softmax_body(x, e, n, &f, ATTN__AVX512_SM_UNIT, m, xn, &flush);
+    if (f.unshifted && s == 1.0f)
+        *sum = attn__avx512_softmax_body(x, e, n, &f, ATTN__AVX512_SM_UNIT, m, xn, &flush);
     else *sum = attn__avx512_softmax_body(x, e, n, &f, ATTN__AVX512_SM_ANY, m, xn, &flush);
     return flush;
 }
@@ -12746,8 +14168,9 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_softmax_short_row(const float
     ATTN__AVX512_UNROLL
     for (j = 0; j <= nf; j++) ev[j] = a0; /* set below; for the compiler's flow analysis */
     f = attn__avx512_softmax_frame(m, s, lnn, n);
-    if (!f.unshifted || !(s == 1.0f ? attn__avx512_softmax_short_exps(xv, ev, nf, t, &f, ATTN__AVX512_SM_UNIT)
-                                    : attn__avx512_softmax_short_exps(xv, ev, nf, t, &f, ATTN__AVX512_SM_UNSHIFTED))) {
+    if (!f.unshifted ||
+        !(s == 1.0f ? attn__avx512_softmax_short_exps(xv, ev, nf, t, &f, ATTN__AVX512_SM_UNIT)
+                    : attn__avx512_softmax_short_exps(xv, ev, nf, t, &f, ATTN__AVX512_SM_UNSHIFTED))) {
         attn__avx512_softmax_rows_long(x, 0, y, 0, 1, n, s, lnn, 0);
         return;
     }
@@ -12809,7 +14232,8 @@ static attn_status attn__avx512_softmax_path(const float *x, size_t ldx, float *
                                 : (path & ATTN__AVX512_SM_FAR_PATH) != 0;
     /* in place, y's lines are read already: normal stores */
     stream = far && ATTN__AVX512_HAVE_VSTREAM && x != y;
-    if (n >= ATTN__AVX512_VW && n <= ATTN__AVX512_SM_SHORT * ATTN__AVX512_VW && (path < 0 || !(path & ATTN__AVX512_SM_LONG_PATH)))
+    if (n >= ATTN__AVX512_VW && n <= ATTN__AVX512_SM_SHORT * ATTN__AVX512_VW &&
+        (path < 0 || !(path & ATTN__AVX512_SM_LONG_PATH)))
         attn__avx512_softmax_rows_short(x, ldx, y, ldy, rows, n, scale, lnn,
                                  stream && (uintptr_t)y % (ATTN__AVX512_VW * sizeof(float)) == 0 &&
                                      ldy % ATTN__AVX512_VW == 0);
@@ -12863,7 +14287,8 @@ static float attn__avx512_row_sums(const float *x, size_t n, int mode, float c, 
         }
         for (; i < end; i += ATTN__AVX512_VW) {
             size_t k = end - i;
-            attn__avx512_v u0 = k >= ATTN__AVX512_VW ? attn__avx512_vload(x + i) : attn__avx512_vload_part(x + i, k, mode == 1 ? c : 0.0f);
+            attn__avx512_v u0 = k >= ATTN__AVX512_VW ? attn__avx512_vload(x + i)
+                                       : attn__avx512_vload_part(x + i, k, mode == 1 ? c : 0.0f);
             if (mode == 1) u0 = attn__avx512_vsub(u0, vc);
             if (mode != 2) a0 = attn__avx512_vadd(a0, u0);
             if (mode != 0) b0 = attn__avx512_vfma(u0, u0, b0);
@@ -12982,14 +14407,13 @@ static float attn__avx512_norm_prefix_mean(const float *x)
     return attn__avx512_vhsum(attn__avx512_vadd(p0, p1)) * (1.0f / 32.0f);
 }
 
-
 /* Short rows (n <= ATTN__AVX512_NORM_SHORT: one block of attn__avx512_row_sums), K = 1 or 2 rows
  * at once: the sums of layernorm (mode 1: c the mean of the first 32 elements, or of the
- * row when shorter, then sum (x-c) into tv, sum (x-c)^2 into sv) or rmsnorm (mode 2: sum x^2 into sv), left as vectors for attn__avx512_vhred8 to
- * reduce a batch's rows together; each row by the same operations in the same order, so a
- * row's bits do not depend on its partner; two rows interleaved overlap the latencies.
- * Longer rows: two rows' accumulators would not fit the registers (n = 256 lost 6-15% out
- * of cache on Zen 4). */
+ * row when shorter, then sum (x-c) into tv, sum (x-c)^2 into sv) or rmsnorm (mode 2: sum x^2 into
+ * sv), left as vectors for attn__avx512_vhred8 to reduce a batch's rows together; each row by the same
+ * operations in the same order, so a row's bits do not depend on its partner; two rows interleaved
+ * overlap the latencies. Longer rows: two rows' accumulators would not fit the registers (n = 256
+ * lost 6-15% out of cache on Zen 4). */
 #define ATTN__AVX512_NORM_SHORT (ATTN__AVX512_SUM_BLOCK < 128 ? ATTN__AVX512_SUM_BLOCK : 128)
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_norm_sums_short(const float *x0, const float *x1, int K,
                                                      size_t n, int mode, float *c,
@@ -13005,7 +14429,8 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_norm_sums_short(const float *
         if (mode == 1) { /* the prefix mean, as attn__avx512_attn_layernorm's general loop (each row's
                           * own loads first: out of cache, reading 8 rows' prefixes ahead
                           * of their sums halved the speed at n = 64) */
-            c[k] = n >= 32 ? attn__avx512_norm_prefix_mean(xs[k]) : attn__avx512_row_sums(xs[k], n, 0, 0.0f, NULL) / (float)n;
+            c[k] = n >= 32 ? attn__avx512_norm_prefix_mean(xs[k])
+                           : attn__avx512_row_sums(xs[k], n, 0, 0.0f, NULL) / (float)n;
         } else {
             c[k] = 0.0f;
         }
@@ -13015,7 +14440,8 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_norm_sums_short(const float *
     for (i = 0; i + 4 * ATTN__AVX512_VW <= n; i += 4 * ATTN__AVX512_VW)
         for (k = 0; k < K; k++) {
             attn__avx512_v u0 = attn__avx512_vload(xs[k] + i), u1 = attn__avx512_vload(xs[k] + i + ATTN__AVX512_VW);
-            attn__avx512_v u2 = attn__avx512_vload(xs[k] + i + 2 * ATTN__AVX512_VW), u3 = attn__avx512_vload(xs[k] + i + 3 * ATTN__AVX512_VW);
+            attn__avx512_v u2 = attn__avx512_vload(xs[k] + i + 2 * ATTN__AVX512_VW),
+                    u3 = attn__avx512_vload(xs[k] + i + 3 * ATTN__AVX512_VW);
             if (mode == 1) {
                 u0 = attn__avx512_vsub(u0, vc[k]);
                 u1 = attn__avx512_vsub(u1, vc[k]);
@@ -13062,10 +14488,12 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_norm_batch_sums(const float *
     for (k = nb; k < ATTN__AVX512_NORM_BATCH; k++) c[k] = 0.0f;
     if (n <= ATTN__AVX512_NORM_SHORT) { /* two rows interleaved */
         for (k = 0; k + 2 <= nb; k += 2)
-            attn__avx512_norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k, sv + k);
+            attn__avx512_norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k,
+                                  sv + k);
         if (k < nb) attn__avx512_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     } else { /* up to one block of attn__avx512_row_sums: one row at a time */
-        for (k = 0; k < nb; k++) attn__avx512_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+        for (k = 0; k < nb; k++)
+            attn__avx512_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     }
     attn__avx512_vhred8(tv, t, 0);
     attn__avx512_vhred8(sv, s2, 0);
@@ -13134,7 +14562,8 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_layernorm_short_body(const fl
             const attn__avx512_v vdk = attn__avx512_vdiv(attn__avx512_vload(t + k), vn), sn = attn__avx512_vdiv(vs, vn);
             const attn__avx512_v dd = attn__avx512_vmul(vdk, vdk);
             const attn__avx512_v var = attn__avx512_vmax(attn__avx512_vsub(sn, dd), attn__avx512_vzero());
-            attn__avx512_v r = attn__avx512_vdiv(attn__avx512_vset1(1.0f), attn__avx512_vsqrt(attn__avx512_vadd(var, attn__avx512_vset1(eps))));
+            attn__avx512_v r =
+                attn__avx512_vdiv(attn__avx512_vset1(1.0f), attn__avx512_vsqrt(attn__avx512_vadd(var, attn__avx512_vset1(eps))));
             /* the general path (rs = -1): c far from the mean (d^2 > var / 4), c or s2 not
              * finite, s2 tiny */
             r = attn__avx512_vselect(attn__avx512_vgt(dd, attn__avx512_vmul(attn__avx512_vset1(0.25f), sn)), m1, r);
@@ -13150,7 +14579,8 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_layernorm_short_body(const fl
             float *yr = y + r * ldy;
             if (rs[k] < 0) {
                 attn__avx512_layernorm_finish(xr, yr, n, c[k], t[k], s2[k], g, b, eps,
-                                       mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
+                                       mean_out ? mean_out + r : NULL,
+                                       rstd_out ? rstd_out + r : NULL);
                 continue;
             }
             if (mean_out) mean_out[r] = c[k] + d[k];
@@ -13165,8 +14595,10 @@ static void attn__avx512_layernorm_short(const float *x, size_t ldx, float *y, s
                                   float *mean_out, float *rstd_out)
 {
     if (g && b) attn__avx512_layernorm_short_body(x, ldx, y, ldy, rows, n, g, b, eps, mean_out, rstd_out);
-    else if (g) attn__avx512_layernorm_short_body(x, ldx, y, ldy, rows, n, g, NULL, eps, mean_out, rstd_out);
-    else if (b) attn__avx512_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, b, eps, mean_out, rstd_out);
+    else if (g)
+        attn__avx512_layernorm_short_body(x, ldx, y, ldy, rows, n, g, NULL, eps, mean_out, rstd_out);
+    else if (b)
+        attn__avx512_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, b, eps, mean_out, rstd_out);
     else attn__avx512_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, NULL, eps, mean_out, rstd_out);
 }
 
@@ -13239,7 +14671,8 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_rmsnorm_short_body(const floa
         if (n <= ATTN__AVX512_NORM_SHORT) {
             attn__avx512_v tv[2], sv[2];
             for (k = 0; k + 2 <= nb; k += 2) {
-                attn__avx512_norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k, tv, sv);
+                attn__avx512_norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k,
+                                      tv, sv);
                 s2[k] = attn__avx512_vhsum(sv[0]);
                 s2[k + 1] = attn__avx512_vhsum(sv[1]);
             }
@@ -13337,10 +14770,10 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_positional_encoding(floa
  *
  * BLIS's structure: loops jc (NC columns of C) / pc (KC-deep slices of k) / ic (MC rows)
  * around a register-blocked microkernel attn__avx512_mm_ukr_body (MR x NR, simd/mm_*.h, named by
- * shape; the generic one over the vector layer serves the scalar path). op(B)'s KC x NC panel is packed into NR-column
- * slivers and op(A)'s MC x KC block into MR-row slivers, zero padded, so the microkernel
- * streams contiguous memory whatever the transposes; edge tiles are computed whole into a
- * register-sized buffer and only their valid part is merged into C.
+ * shape; the generic one over the vector layer serves the scalar path). op(B)'s KC x NC panel is
+ * packed into NR-column slivers and op(A)'s MC x KC block into MR-row slivers, zero padded, so the
+ * microkernel streams contiguous memory whatever the transposes; edge tiles are computed whole into
+ * a register-sized buffer and only their valid part is merged into C.
  *
  * Summation order: k is cut into chunks of attn__avx512_mm_kc(k) (a function of k alone); in each
  * chunk every C element is one fma chain over p in order, starting from 0, and the chunks
@@ -13352,6 +14785,42 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_positional_encoding(floa
 
 static size_t attn__avx512_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__avx512_min(size_t a, size_t b) { return a < b ? a : b; }
+
+/* B of any storage type (f32, f16, bf16): element i of p, its address, and the copies the
+ * paths below read it through. The conversions are exact, so every path computes on the
+ * floats the 16-bit values stand for. */
+static ATTN__AVX512_FORCE_INLINE const void *attn__avx512_mm_at(attn_dtype t, const void *p, size_t i)
+{
+    return (const char *)p + i * (t == ATTN_F32 ? sizeof(float) : sizeof(uint16_t));
+}
+static ATTN__AVX512_FORCE_INLINE float attn__avx512_mm_elem(attn_dtype t, const void *p, size_t i)
+{
+    if (t == ATTN_F16) return attn__avx512_f16_to_f32(((const uint16_t *)p)[i]);
+    if (t == ATTN_BF16) return attn__avx512_bf16_to_f32(((const uint16_t *)p)[i]);
+    return ((const float *)p)[i];
+}
+/* n <= ATTN__AVX512_VW elements from element i (the rest 0), nothing past them read */
+static ATTN__AVX512_FORCE_INLINE attn__avx512_v attn__avx512_mm_vload_n(attn_dtype t, const void *p, size_t i,
+                                                   size_t n)
+{
+    if (n >= ATTN__AVX512_VW) return attn__avx512_vload_dt(t, p, i);
+    return n ? attn__avx512_vload_dt_part(t, p, i, n) : attn__avx512_vzero();
+}
+/* min(rows, ATTN__AVX512_VW) rows of ATTN__AVX512_VW elements at src (stride ld elements) transposed:
+ * dst[q * ldd + i] = row i's element q; missing rows give zeros */
+static void attn__avx512_mm_tcopy(attn_dtype t, const void *src, size_t ld, size_t rows, float *dst,
+                           size_t ldd)
+{
+    float tmp[ATTN__AVX512_VW * ATTN__AVX512_VW];
+    size_t i;
+    if (t == ATTN_F32) {
+        attn__avx512_vtranspose_copy((const float *)src, ld, rows, dst, ldd);
+        return;
+    }
+    for (i = 0; i < ATTN__AVX512_VW; i++) /* rows past `rows` zero, so all of tmp is written */
+        attn__avx512_vstore(tmp + i * ATTN__AVX512_VW, i < rows ? attn__avx512_vload_dt(t, src, i * ld) : attn__avx512_vzero());
+    attn__avx512_vtranspose_copy(tmp, ATTN__AVX512_VW, ATTN__AVX512_VW, dst, ldd);
+}
 
 /* The chunk depth for a given k: k split into ceil(k / KC) near-equal chunks. Depends on
  * k alone (never on m or n): it fixes every C element's summation order. */
@@ -13438,7 +14907,8 @@ static void attn__avx512_mm_merge(float *c, size_t ldc, const float *t, size_t m
  * tb (transposed ATTN__AVX512_VW steps at a time through a small buffer). Never reads outside the
  * mr x kc and kc x nr operands (rows past mr repeat the last one and are never stored). */
 static void attn__avx512_mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, size_t ars,
-                              size_t acs, const float *b, size_t ldb, int tb, float *t)
+                              size_t acs, attn_dtype bt, const void *b, size_t ldb, int tb,
+                              float *t)
 {
     attn__avx512_v acc[ATTN__AVX512_MR][ATTN__AVX512_NR / ATTN__AVX512_VW];
     const float *ar[ATTN__AVX512_MR];
@@ -13454,19 +14924,22 @@ static void attn__avx512_mm_tile_any(size_t mr, size_t nr, size_t kc, const floa
         if (tb) {
             steps = attn__avx512_min(ATTN__AVX512_VW, kc - p);
             if (steps == ATTN__AVX512_VW) {
-                for (v = 0; v < ATTN__AVX512_NR; v += ATTN__AVX512_VW)
-                    attn__avx512_vtranspose_copy(b + (nr > v ? v : 0) * ldb + p, ldb, nr > v ? nr - v : 0,
-                                          blk + v, ATTN__AVX512_NR); /* no pointer past the last row */
+                for (v = 0; v < ATTN__AVX512_NR; v += ATTN__AVX512_VW) /* no pointer past the last row */
+                    attn__avx512_mm_tcopy(bt, attn__avx512_mm_at(bt, b, (nr > v ? v : 0) * ldb + p), ldb,
+                                   nr > v ? nr - v : 0, blk + v, ATTN__AVX512_NR);
             } else {
                 for (q = 0; q < steps; q++)
-                    for (j = 0; j < ATTN__AVX512_NR; j++) blk[q * ATTN__AVX512_NR + j] = j < nr ? b[j * ldb + p + q] : 0.0f;
+                    for (j = 0; j < ATTN__AVX512_NR; j++)
+                        blk[q * ATTN__AVX512_NR + j] =
+                            j < nr ? attn__avx512_mm_elem(bt, b, j * ldb + p + q) : 0.0f;
             }
-        } else if (nr == ATTN__AVX512_NR) {
-            bp = b + p * ldb;
+        } else if (nr == ATTN__AVX512_NR && bt == ATTN_F32) {
+            bp = (const float *)b + p * ldb;
             bs = ldb;
             steps = kc - p;
-        } else {
-            for (j = 0; j < ATTN__AVX512_NR; j++) blk[j] = j < nr ? b[p * ldb + j] : 0.0f;
+        } else { /* one row of op(B), converted */
+            for (v = 0; v < ATTN__AVX512_NR; v += ATTN__AVX512_VW)
+                attn__avx512_vstore(blk + v, attn__avx512_mm_vload_n(bt, b, p * ldb + v, nr > v ? nr - v : 0));
         }
         for (q = 0; q < steps; q++, p++)
             for (i = 0; i < ATTN__AVX512_MR; i++) {
@@ -13477,7 +14950,8 @@ static void attn__avx512_mm_tile_any(size_t mr, size_t nr, size_t kc, const floa
             }
     }
     for (i = 0; i < ATTN__AVX512_MR; i++)
-        for (v = 0; v < ATTN__AVX512_NR / ATTN__AVX512_VW; v++) attn__avx512_vstore(t + i * ATTN__AVX512_NR + v * ATTN__AVX512_VW, acc[i][v]);
+        for (v = 0; v < ATTN__AVX512_NR / ATTN__AVX512_VW; v++)
+            attn__avx512_vstore(t + i * ATTN__AVX512_NR + v * ATTN__AVX512_VW, acc[i][v]);
 }
 
 /* Requests rows r0 .. r1 (stride ld) of kc floats each: the next sliver while one packs
@@ -13494,23 +14968,31 @@ static void attn__avx512_mm_prefetch_rows(const float *x, size_t ld, size_t rows
  * rows past `rows` are zero. With far (the matrix far out of cache), the next sliver's rows
  * are prefetched while one packs. Where w is not a multiple of ATTN__AVX512_VW, the transposing
  * copy writes up to ATTN__AVX512_VW floats past a sliver's last row (see attn__avx512_mm_pack_a). */
-static void attn__avx512_mm_pack_t(const float *src, size_t ld, size_t rows, size_t kc, size_t w,
-                            int far, float *dst)
+static void attn__avx512_mm_pack_t_dt(attn_dtype st, const void *src, size_t ld, size_t rows,
+                               size_t kc, size_t w, int far, float *dst)
 {
     size_t s, g, p, i;
     for (s = 0; s < rows; s += w, dst += w * kc) {
         const size_t r = attn__avx512_min(w, rows - s);
-        const float *sp = src + s * ld;
-        if (far && s + w < rows) attn__avx512_mm_prefetch_rows(sp + w * ld, ld, attn__avx512_min(w, rows - s - w), kc);
+        const void *sp = attn__avx512_mm_at(st, src, s * ld);
+        if (far && s + w < rows && st == ATTN_F32)
+            attn__avx512_mm_prefetch_rows((const float *)sp + w * ld, ld, attn__avx512_min(w, rows - s - w), kc);
         for (g = 0; g < w; g += ATTN__AVX512_VW) {
-            const float *sg = r > g ? sp + g * ld : sp; /* no rows left: zeros, nothing read */
+            /* no rows left: zeros, nothing read */
+            const void *sg = r > g ? attn__avx512_mm_at(st, sp, g * ld) : sp;
             for (p = 0; p + ATTN__AVX512_VW <= kc; p += ATTN__AVX512_VW)
-                attn__avx512_vtranspose_copy(sg + p, ld, r > g ? r - g : 0, dst + p * w + g, w);
+                attn__avx512_mm_tcopy(st, attn__avx512_mm_at(st, sg, p), ld, r > g ? r - g : 0,
+                               dst + p * w + g, w);
             for (; p < kc; p++)
                 for (i = 0; i < ATTN__AVX512_VW && g + i < w; i++)
-                    dst[p * w + g + i] = g + i < r ? sg[i * ld + p] : 0.0f;
+                    dst[p * w + g + i] = g + i < r ? attn__avx512_mm_elem(st, sg, i * ld + p) : 0.0f;
         }
     }
+}
+static void attn__avx512_mm_pack_t(const float *src, size_t ld, size_t rows, size_t kc, size_t w,
+                            int far, float *dst)
+{
+    attn__avx512_mm_pack_t_dt(ATTN_F32, src, ld, rows, kc, w, far, dst);
 }
 
 /* Packs op(A)[i0 .. i0+mc, p0 .. p0+kc) into MR-row slivers: sliver s holds element
@@ -13532,7 +15014,8 @@ static void attn__avx512_mm_pack_a(int ta, const float *a, size_t lda, size_t m,
                 const size_t mr = attn__avx512_min(ATTN__AVX512_MR, mc - s);
                 for (g = 0; g < ATTN__AVX512_MR; g += ATTN__AVX512_VW) {
                     attn__avx512_v x = attn__avx512_vzero();
-                    if (i0 + s + g + ATTN__AVX512_VW <= m) x = attn__avx512_vload(src + s + g); /* lanes past mr: unused rows */
+                    if (i0 + s + g + ATTN__AVX512_VW <= m)
+                        x = attn__avx512_vload(src + s + g); /* lanes past mr: unused rows */
                     else if (g < mr) x = attn__avx512_vload_part(src + s + g, mr - g, 0.0f);
                     if (g + ATTN__AVX512_VW > ATTN__AVX512_MR && p + 1 == kc) /* not into the next sliver */
                         attn__avx512_vstore_part(dst + g, x, ATTN__AVX512_MR - g);
@@ -13548,32 +15031,38 @@ static void attn__avx512_mm_pack_a(int ta, const float *a, size_t lda, size_t m,
 }
 
 /* Packs op(B)[p0 .. p0+kc, j0 .. j0+nc) into NR-column slivers: sliver s holds element
- * (p, s*NR + j) at pb[s * NR * kc + p * NR + j]; columns past nc are zero. B is read row
- * after row of its storage (in order for B; for B^T, sliver after sliver). */
-static void attn__avx512_mm_pack_b(int tb, const float *b, size_t ldb, size_t p0, size_t kc,
-                            size_t j0, size_t nc, float *pb)
+ * (p, s*NR + j) at pb[s * NR * kc + p * NR + j]; columns past nc are zero. B (of type bt,
+ * converted to float here) is read row after row of its storage (in order for B; for B^T,
+ * sliver after sliver). */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_pack_bn(attn_dtype bt, const void *b, size_t ldb,
+                                                size_t p0, size_t kc, size_t j0, size_t nc,
+                                                float *pb)
 {
     size_t s, p, v;
-    if (!tb) { /* B stored k x n: row p of the storage holds op(B)'s row p */
-        for (p = 0; p < kc; p++) {
-            const float *src = b + (p0 + p) * ldb + j0;
-            float *dst = pb + p * ATTN__AVX512_NR;
-            for (s = 0; s + ATTN__AVX512_NR <= nc; s += ATTN__AVX512_NR, dst += ATTN__AVX512_NR * kc)
-                for (v = 0; v < ATTN__AVX512_NR; v += ATTN__AVX512_VW) attn__avx512_vstore(dst + v, attn__avx512_vload(src + s + v));
-            if (s < nc) {
-                const size_t nr = nc - s;
-                for (v = 0; v < ATTN__AVX512_NR; v += ATTN__AVX512_VW) {
-                    attn__avx512_v x = attn__avx512_vzero();
-                    if (v + ATTN__AVX512_VW <= nr) x = attn__avx512_vload(src + s + v);
-                    else if (v < nr) x = attn__avx512_vload_part(src + s + v, nr - v, 0.0f);
-                    attn__avx512_vstore(dst + v, x);
-                }
-            }
-        }
-        return;
+    for (p = 0; p < kc; p++) { /* row p of the storage holds op(B)'s row p */
+        const void *src = attn__avx512_mm_at(bt, b, (p0 + p) * ldb + j0);
+        float *dst = pb + p * ATTN__AVX512_NR;
+        for (s = 0; s + ATTN__AVX512_NR <= nc; s += ATTN__AVX512_NR, dst += ATTN__AVX512_NR * kc)
+            for (v = 0; v < ATTN__AVX512_NR; v += ATTN__AVX512_VW)
+                attn__avx512_vstore(dst + v, attn__avx512_vload_dt(bt, src, s + v));
+        if (s < nc)
+            for (v = 0; v < ATTN__AVX512_NR; v += ATTN__AVX512_VW)
+                attn__avx512_vstore(dst + v,
+                             attn__avx512_mm_vload_n(bt, src, s + v, nc - s > v ? nc - s - v : 0));
     }
-    /* B stored n x k: transposes */
-    attn__avx512_mm_pack_t(b + j0 * ldb + p0, ldb, nc, kc, ATTN__AVX512_NR, nc * ldb > ATTN__AVX512_MM_FAR, pb);
+}
+static void attn__avx512_mm_pack_b(int tb, attn_dtype bt, const void *b, size_t ldb, size_t p0,
+                            size_t kc, size_t j0, size_t nc, float *pb)
+{
+    if (tb) /* B stored n x k: transposes */
+        attn__avx512_mm_pack_t_dt(bt, attn__avx512_mm_at(bt, b, j0 * ldb + p0), ldb, nc, kc, ATTN__AVX512_NR,
+                           nc * ldb > ATTN__AVX512_MM_FAR, pb);
+    else if (bt == ATTN_F16)
+        attn__avx512_mm_pack_bn(ATTN_F16, b, ldb, p0, kc, j0, nc, pb);
+    else if (bt == ATTN_BF16)
+        attn__avx512_mm_pack_bn(ATTN_BF16, b, ldb, p0, kc, j0, nc, pb);
+    else
+        attn__avx512_mm_pack_bn(ATTN_F32, b, ldb, p0, kc, j0, nc, pb);
 }
 
 /* One MR x NR tile of C (mr x nr valid) through the microkernel: whole tiles straight into
@@ -13607,8 +15096,8 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_tile(size_t mr, size_t nr,
 
 /* Without a workspace: A and B read in place, tile by tile. */
 static void attn__avx512_mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float alpha,
-                            const float *a, size_t lda, const float *b, size_t ldb, float beta,
-                            float *c, size_t ldc)
+                            const float *a, size_t lda, attn_dtype bt, const void *b, size_t ldb,
+                            float beta, float *c, size_t ldc)
 {
     const size_t kcb = attn__avx512_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
     size_t i, j, pc;
@@ -13619,14 +15108,15 @@ static void attn__avx512_mm_nopack(int ta, int tb, size_t m, size_t n, size_t k,
             for (pc = 0; pc < k; pc += kcb) {
                 const size_t kc = attn__avx512_min(kcb, k - pc);
                 const float *ap = a + i * ars + pc * acs;
-                const float *bp = tb ? b + j * ldb + pc : b + pc * ldb + j;
+                const void *bp = attn__avx512_mm_at(bt, b, tb ? j * ldb + pc : pc * ldb + j);
                 float *cp = c + i * ldc + j;
                 const int mode = pc == 0 ? 1 : 2;
-                if (mr == ATTN__AVX512_MR && nr == ATTN__AVX512_NR && !tb) {
-                    attn__avx512_mm_ukr_strided(kc, ap, ars, acs, bp, ldb, cp, ldc, alpha, beta, mode);
+                if (mr == ATTN__AVX512_MR && nr == ATTN__AVX512_NR && !tb && bt == ATTN_F32) {
+                    attn__avx512_mm_ukr_strided(kc, ap, ars, acs, (const float *)bp, ldb, cp, ldc, alpha,
+                                         beta, mode);
                 } else {
                     float t[ATTN__AVX512_MR * ATTN__AVX512_NR];
-                    attn__avx512_mm_tile_any(mr, nr, kc, ap, ars, acs, bp, ldb, tb, t);
+                    attn__avx512_mm_tile_any(mr, nr, kc, ap, ars, acs, bt, bp, ldb, tb, t);
                     attn__avx512_mm_merge(cp, ldc, t, mr, nr, alpha, beta, mode);
                 }
             }
@@ -13687,6 +15177,158 @@ static void attn__avx512_mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, 
     (void)pa;
 }
 
+/* ---- skinny products: m <= ATTN__AVX512_MM_SKINNY rows (decode), B streamed once ------------- */
+
+/* Rows of C up to which the matrix-vector paths below serve the 16-bit B types: no
+ * packing, the weights read once, accumulators in registers. */
+#define ATTN__AVX512_MM_SKINNY 8
+/* op(B) = B^T: elements of k per pass over a block of B's rows (the block stays in L1 while
+ * each group of A's rows takes it; the accumulators wait in memory between passes, so the
+ * summation order does not depend on it) */
+#define ATTN__AVX512_MV_PASS 1024
+
+/* op(B) = B (k x n): raw accumulators of R rows of op(A) (A(i, p) = a[i * ars + p * acs])
+ * times the kc x nr block of B at b (nr <= 2 ATTN__AVX512_VW columns, row stride ldb) into t (row
+ * length ATTN__AVX512_NR), each element one fma chain over p in order from 0: the microkernel's
+ * order, so the result is the packed path's, bit for bit. */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_n_body(attn_dtype bt, size_t R, size_t kc,
+                                               const float *a, size_t ars, size_t acs,
+                                               const void *b, size_t ldb, size_t nr, float *t)
+{
+    attn__avx512_v acc[4][2], b0, b1;
+    size_t i, p;
+    for (i = 0; i < R; i++) acc[i][0] = acc[i][1] = attn__avx512_vzero();
+    for (p = 0; p < kc; p++) {
+        if (nr == 2 * ATTN__AVX512_VW) {
+            b0 = attn__avx512_vload_dt(bt, b, p * ldb);
+            b1 = attn__avx512_vload_dt(bt, b, p * ldb + ATTN__AVX512_VW);
+        } else {
+            b0 = attn__avx512_mm_vload_n(bt, b, p * ldb, nr);
+            b1 = attn__avx512_mm_vload_n(bt, b, p * ldb + ATTN__AVX512_VW, nr > ATTN__AVX512_VW ? nr - ATTN__AVX512_VW : 0);
+        }
+        for (i = 0; i < R; i++) {
+            const attn__avx512_v av = attn__avx512_vset1(a[i * ars + p * acs]);
+            acc[i][0] = attn__avx512_vfma(av, b0, acc[i][0]);
+            acc[i][1] = attn__avx512_vfma(av, b1, acc[i][1]);
+        }
+    }
+    for (i = 0; i < R; i++) {
+        attn__avx512_vstore(t + i * ATTN__AVX512_NR, acc[i][0]);
+        attn__avx512_vstore(t + i * ATTN__AVX512_NR + ATTN__AVX512_VW, acc[i][1]);
+    }
+}
+
+/* op(B) = B^T (B n x k), op(A) = A: acc[i * 4 + q] += A(i, p .. p + VW) * B(row q, same p)
+ * lane by lane for p in [p0, p1) (whole vectors, then the rest of k zero padded), R rows of
+ * A at a (stride lda), J rows of B at brow[q]: per element ATTN__AVX512_VW fma chains over p in
+ * order, lane l taking the p = l mod ATTN__AVX512_VW. */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_t_body(attn_dtype bt, size_t R, size_t J, size_t p0,
+                                               size_t p1, const float *a, size_t lda,
+                                               const void *const *brow, attn__avx512_v *acc)
+{
+    attn__avx512_v s[4][4], av[4], bv;
+    size_t i, q, p;
+    for (i = 0; i < R; i++)
+        for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
+    for (p = p0; p + ATTN__AVX512_VW <= p1; p += ATTN__AVX512_VW) {
+        for (i = 0; i < R; i++) av[i] = attn__avx512_vload(a + i * lda + p);
+        for (q = 0; q < J; q++) {
+            bv = attn__avx512_vload_dt(bt, brow[q], p);
+            for (i = 0; i < R; i++) s[i][q] = attn__avx512_vfma(av[i], bv, s[i][q]);
+        }
+    }
+    if (p < p1) {
+        for (i = 0; i < R; i++) av[i] = attn__avx512_vload_part(a + i * lda + p, p1 - p, 0.0f);
+        for (q = 0; q < J; q++) {
+            bv = attn__avx512_vload_dt_part(bt, brow[q], p, p1 - p);
+            for (i = 0; i < R; i++) s[i][q] = attn__avx512_vfma(av[i], bv, s[i][q]);
+        }
+    }
+    for (i = 0; i < R; i++)
+        for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
+}
+
+/* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
+ * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers) */
+#define ATTN__AVX512_MV_ROWS(T)                                                                    \
+    if (tr) {                                                                               \
+        if (R == 4) {                                                                       \
+            attn__avx512_mv_t_body(T, 4, 2, p0, p1, a, lda, brow, acc);                            \
+            attn__avx512_mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                    \
+        } else if (R == 2) attn__avx512_mv_t_body(T, 2, 4, p0, p1, a, lda, brow, acc);             \
+        else attn__avx512_mv_t_body(T, 1, 4, p0, p1, a, lda, brow, acc);                           \
+    } else if (R == 4) attn__avx512_mv_n_body(T, 4, p1, a, ars, lda, brow[0], p0, nr, t);           \
+    else if (R == 2) attn__avx512_mv_n_body(T, 2, p1, a, ars, lda, brow[0], p0, nr, t);             \
+    else attn__avx512_mv_n_body(T, 1, p1, a, ars, lda, brow[0], p0, nr, t);
+/* tr = 0: attn__avx512_mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__avx512_mv_t_body. Only
+ * 16-bit B comes here (f32 B keeps attn__avx512_attn_matmul's paths, and so its bits). */
+static void attn__avx512_mv_rows(int tr, attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
+                          size_t ars, size_t lda, const void *const *brow, attn__avx512_v *acc,
+                          size_t nr, float *t)
+{
+    if (bt == ATTN_F16) {
+        ATTN__AVX512_MV_ROWS(ATTN_F16)
+    } else {
+        ATTN__AVX512_MV_ROWS(ATTN_BF16)
+    }
+}
+#undef ATTN__AVX512_MV_ROWS
+
+/* Rows of C taken together: 4, then 2, then 1 */
+static size_t attn__avx512_mv_group(size_t left) { return left >= 4 ? 4 : left >= 2 ? 2 : 1; }
+
+/* C = alpha op(A) B (+ beta C), m <= ATTN__AVX512_MM_SKINNY: for each chunk of k (attn__avx512_mm_kc, as
+ * the packed path) and each block of 2 ATTN__AVX512_VW columns, the rows' chains in registers,
+ * merged into C by attn__avx512_mm_merge. */
+static void attn__avx512_mv_n(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
+                       size_t lda, attn_dtype bt, const void *b, size_t ldb, float beta,
+                       float *c, size_t ldc)
+{
+    const size_t kcb = attn__avx512_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
+    float t[4 * ATTN__AVX512_NR];
+    size_t pc, j, i, R;
+    for (pc = 0; pc < k; pc += kcb) {
+        const size_t kc = attn__avx512_min(kcb, k - pc);
+        for (j = 0; j < n; j += 2 * ATTN__AVX512_VW) {
+            const size_t nr = attn__avx512_min(2 * ATTN__AVX512_VW, n - j);
+            const void *bp = attn__avx512_mm_at(bt, b, pc * ldb + j);
+            for (i = 0; i < m; i += R) {
+                R = attn__avx512_mv_group(m - i);
+                attn__avx512_mv_rows(0, bt, R, ldb, kc, a + i * ars + pc * acs, ars, acs, &bp, NULL, nr,
+                              t);
+                attn__avx512_mm_merge(c + i * ldc + j, ldc, t, R, nr, alpha, beta, pc == 0 ? 1 : 2);
+            }
+        }
+    }
+}
+
+/* C = alpha A B^T (+ beta C), m <= ATTN__AVX512_MM_SKINNY: 4 rows of B at a time, k in passes of
+ * ATTN__AVX512_MV_PASS, lane sums reduced (attn__avx512_vhsum) and merged into C once. */
+static void attn__avx512_mv_t(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                       attn_dtype bt, const void *b, size_t ldb, float beta, float *c,
+                       size_t ldc)
+{
+    attn__avx512_v acc[ATTN__AVX512_MM_SKINNY * 4];
+    float t[ATTN__AVX512_MM_SKINNY * ATTN__AVX512_NR];
+    size_t j, i, p, q, R;
+    memset(t, 0, sizeof t); /* lanes the merge loads but never stores */
+    for (j = 0; j < n; j += 4) {
+        const size_t jn = attn__avx512_min(4, n - j);
+        const void *brow[4]; /* rows past n repeat the last one; never stored */
+        for (q = 0; q < 4; q++) brow[q] = attn__avx512_mm_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+        for (q = 0; q < m * 4; q++) acc[q] = attn__avx512_vzero();
+        for (p = 0; p < k; p += ATTN__AVX512_MV_PASS)
+            for (i = 0; i < m; i += R) {
+                R = attn__avx512_mv_group(m - i);
+                attn__avx512_mv_rows(1, bt, R, p, attn__avx512_min(k, p + ATTN__AVX512_MV_PASS), a + i * lda, 0, lda,
+                              brow, acc + i * 4, 0, NULL);
+            }
+        for (i = 0; i < m; i++)
+            for (q = 0; q < 4; q++) t[i * ATTN__AVX512_NR + q] = attn__avx512_vhsum(acc[i * 4 + q]);
+        attn__avx512_mm_merge(c + j, ldc, t, m, jn, alpha, beta, 1);
+    }
+}
+
 /* The packed A and B areas of a workspace for this product, in floats. Monotone in m, n and
  * k (a chunk is attn__avx512_mm_kc(k) <= min(k, KC) deep, and min(k, KC) is what is counted), and
  * bounded by the sizes for m >= MC, n >= NC, k >= KC: attn_matmul_workspace_max(). */
@@ -13726,10 +15368,11 @@ static float *attn__avx512_align(void *p)
     return (float *)(void *)((u + ATTN__AVX512_ALIGN - 1) & ~(uintptr_t)(ATTN__AVX512_ALIGN - 1));
 }
 
-static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
-                                 float alpha, const float *a, size_t lda, const float *b,
-                                 size_t ldb, float beta, float *c, size_t ldc, void *workspace,
-                                 size_t workspace_size)
+/* attn__avx512_attn_matmul and attn__avx512_attn_matmul_typed: B stored as bt (attn_dtype; checked by the caller) */
+static attn_status attn__avx512_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
+                                float alpha, const float *a, size_t lda, attn_dtype bt,
+                                const void *b, size_t ldb, float beta, float *c, size_t ldc,
+                                void *workspace, size_t workspace_size)
 {
     attn_status st;
     size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
@@ -13741,18 +15384,21 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul(attn_trans ta, at
     if (m == 0 || n == 0) return ATTN_OK; /* an empty C: nothing read or written */
     if (!c || (k && (!a || !b))) return ATTN_ERR_NULL;
     if (k > 0) {
-        if ((st = ta ? attn__avx512_check_mat(k, m, lda) : attn__avx512_check_mat(m, k, lda)) != ATTN_OK) return st;
-        if ((st = tb ? attn__avx512_check_mat(n, k, ldb) : attn__avx512_check_mat(k, n, ldb)) != ATTN_OK) return st;
+        if ((st = ta ? attn__avx512_check_mat(k, m, lda) : attn__avx512_check_mat(m, k, lda)) != ATTN_OK)
+            return st;
+        if ((st = tb ? attn__avx512_check_mat(n, k, ldb) : attn__avx512_check_mat(k, n, ldb)) != ATTN_OK)
+            return st;
     }
     if ((st = attn__avx512_check_mat(m, n, ldc)) != ATTN_OK) return st;
     /* C may not overlap A, B or the workspace, nor the workspace A or B */
     ab = k ? (ta ? attn__avx512_mat_bytes(k, m, lda) : attn__avx512_mat_bytes(m, k, lda)) : 0;
     bb = k ? (tb ? attn__avx512_mat_bytes(n, k, ldb) : attn__avx512_mat_bytes(k, n, ldb)) : 0;
+    if (bt != ATTN_F32) bb /= 2; /* 16-bit elements: half the floats' bytes */
     cb = attn__avx512_mat_bytes(m, n, ldc);
     need = workspace ? attn__avx512_attn_matmul_workspace_size(ta, tb, m, n, k) : 0;
     if (attn__avx512_bytes_overlap(c, cb, a, ab) || attn__avx512_bytes_overlap(c, cb, b, bb) ||
-        attn__avx512_bytes_overlap(workspace, need, a, ab) || attn__avx512_bytes_overlap(workspace, need, b, bb) ||
-        attn__avx512_bytes_overlap(workspace, need, c, cb))
+        attn__avx512_bytes_overlap(workspace, need, a, ab) ||
+        attn__avx512_bytes_overlap(workspace, need, b, bb) || attn__avx512_bytes_overlap(workspace, need, c, cb))
         return ATTN_ERR_ALIAS;
     /* A matrix of one stored row accepts any leading dimension; it never addresses a second
      * row, so it becomes the row length: no pointer (e.g. a microkernel's step past its
@@ -13767,8 +15413,13 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul(attn_trans ta, at
             for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
         return ATTN_OK;
     }
+    if (m <= ATTN__AVX512_MM_SKINNY && bt != ATTN_F32 && !(ta && tb)) { /* decode: B read once */
+        if (tb) attn__avx512_mv_t(m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
+        else attn__avx512_mv_n(ta, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
+        return ATTN_OK;
+    }
     if (!workspace) {
-        attn__avx512_mm_nopack(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        attn__avx512_mm_nopack(ta, tb, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
         return ATTN_OK;
     }
     kcb = attn__avx512_mm_kc(k);
@@ -13781,7 +15432,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul(attn_trans ta, at
         /* all of op(B) packed at once: each A sliver then streams through all of k */
         const size_t np = attn__avx512_round_up(n, ATTN__AVX512_NR);
         for (pc = 0; pc < k; pc += kcb)
-            attn__avx512_mm_pack_b(tb, b, ldb, pc, attn__avx512_min(kcb, k - pc), 0, n, pb + pc * np);
+            attn__avx512_mm_pack_b(tb, bt, b, ldb, pc, attn__avx512_min(kcb, k - pc), 0, n, pb + pc * np);
         attn__avx512_mm_direct_a(m, n, 0, k, kcb, a, lda, pb, np, pa, c, ldc, alpha, beta, 0, pfc);
         return ATTN_OK;
     }
@@ -13790,7 +15441,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul(attn_trans ta, at
         for (pc = 0; pc < k; pc += kcb) {
             const size_t kc = attn__avx512_min(kcb, k - pc);
             const int mode = pc == 0 ? 1 : 2;
-            attn__avx512_mm_pack_b(tb, b, ldb, pc, kc, jc, nc, pb);
+            attn__avx512_mm_pack_b(tb, bt, b, ldb, pc, kc, jc, nc, pb);
             if (packa) {
                 for (ic = 0; ic < m; ic += ATTN__AVX512_MM_MC) {
                     const size_t mc = attn__avx512_min(ATTN__AVX512_MM_MC, m - ic);
@@ -13810,6 +15461,26 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul(attn_trans ta, at
         }
     }
     return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
+                                 float alpha, const float *a, size_t lda, const float *b,
+                                 size_t ldb, float beta, float *c, size_t ldc, void *workspace,
+                                 size_t workspace_size)
+{
+    return attn__avx512_matmul(ta, tb, m, n, k, alpha, a, lda, ATTN_F32, b, ldb, beta, c, ldc,
+                        workspace, workspace_size);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, size_t n,
+                                       size_t k, float alpha, const float *a, size_t lda,
+                                       attn_dtype b_type, const void *b, size_t ldb, float beta,
+                                       float *c, size_t ldc, void *workspace,
+                                       size_t workspace_size)
+{
+    if (!attn__avx512_attn_dtype_size(b_type)) return ATTN_ERR_ARG;
+    return attn__avx512_matmul(ta, tb, m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace,
+                        workspace_size);
 }
 /* end of src/matmul.h */
 /* src/attention.h - fused attention (attn__avx512_attn_attention and its work items).
@@ -13834,101 +15505,156 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul(attn_trans ta, at
  * (attn__avx512_attn_attention_task), and from run to run.
  */
 
-/* out[r] = attn__avx512_dot(q[r], k, d) for nr (a constant) rows against one key: k's loads
- * shared, each row's operations those of attn__avx512_dot (the same bits) */
-static ATTN__AVX512_FORCE_INLINE void attn__avx512_dot_body(const float *const *q, size_t nr, const float *k,
-                                              size_t d, float *out)
+/* K and V are stored as attn_dtype t (ATTN_F32, ATTN_F16 or ATTN_BF16) and widened in
+ * registers as they are loaded (attn__avx512_vload_dt): the arithmetic is that of f32 rows holding
+ * the same values, so a 16-bit cache gives the bits of the f32 path run on its widened
+ * values. The bodies below take t as a constant (each is inlined into one function per
+ * type, the type switch outside the loops over keys). */
+
+/* Element i of a K or V row of type t at p */
+static ATTN__AVX512_FORCE_INLINE const void *attn__avx512_kv_at(attn_dtype t, const void *p, size_t i)
+{
+    return t == ATTN_F32 ? (const void *)((const float *)p + i)
+                         : (const void *)((const uint16_t *)p + i);
+}
+
+/* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
+ * (two chains): k's loads shared, each row's operations the same whatever nr is */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_dot_body(attn_dtype t, const float *const *q, size_t nr,
+                                              const void *k, size_t d, float *out)
 {
     attn__avx512_v s0[4], s1[4];
     size_t i = 0, r;
     for (r = 0; r < nr; r++) s0[r] = attn__avx512_vzero(), s1[r] = attn__avx512_vzero();
     for (; i + 2 * ATTN__AVX512_VW <= d; i += 2 * ATTN__AVX512_VW) {
-        const attn__avx512_v k0 = attn__avx512_vload(k + i), k1 = attn__avx512_vload(k + i + ATTN__AVX512_VW);
+        const attn__avx512_v k0 = attn__avx512_vload_dt(t, k, i), k1 = attn__avx512_vload_dt(t, k, i + ATTN__AVX512_VW);
         for (r = 0; r < nr; r++) {
             s0[r] = attn__avx512_vfma(attn__avx512_vload(q[r] + i), k0, s0[r]);
             s1[r] = attn__avx512_vfma(attn__avx512_vload(q[r] + i + ATTN__AVX512_VW), k1, s1[r]);
         }
     }
     for (; i < d; i += ATTN__AVX512_VW) {
-        const size_t t = d - i;
-        if (t >= ATTN__AVX512_VW) {
-            const attn__avx512_v k0 = attn__avx512_vload(k + i);
+        const size_t n = d - i;
+        if (n >= ATTN__AVX512_VW) {
+            const attn__avx512_v k0 = attn__avx512_vload_dt(t, k, i);
             for (r = 0; r < nr; r++) s0[r] = attn__avx512_vfma(attn__avx512_vload(q[r] + i), k0, s0[r]);
         } else {
-            const attn__avx512_v k1 = attn__avx512_vload_part(k + i, t, 0.0f);
+            const attn__avx512_v k1 = attn__avx512_vload_dt_part(t, k, i, n);
             for (r = 0; r < nr; r++)
-                s1[r] = attn__avx512_vfma(attn__avx512_vload_part(q[r] + i, t, 0.0f), k1, s1[r]);
+                s1[r] = attn__avx512_vfma(attn__avx512_vload_part(q[r] + i, n, 0.0f), k1, s1[r]);
         }
     }
     for (r = 0; r < nr; r++) out[r] = attn__avx512_vhsum(attn__avx512_vadd(s0[r], s1[r]));
 }
 
-/* q . k over n floats (two chains) */
-static float attn__avx512_dot(const float *q, const float *k, size_t n)
+/* s[r * lds + j] = q[r] . K row j for rows r < gr and keys j < n[r] (nmax the largest n[r];
+ * K rows of type t at kt, ld elements apart): a K row is read once for all the rows, up to
+ * four rows at a time sharing its loads (three as four, the last row twice); each score has
+ * the same bits whatever gr is. */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_kdots_body(attn_dtype t, const float *const *q, size_t gr,
+                                                const size_t *n, size_t nmax, const void *kt,
+                                                size_t ld, size_t d, float *s, size_t lds)
 {
-    float out;
-    attn__avx512_dot_body(&q, 1, k, n, &out);
-    return out;
-}
-
-/* attn__avx512_dot_body for nr = 1 .. 4 rows */
-static void attn__avx512_dot_rows(const float *const *q, size_t nr, const float *k, size_t d,
-                           float *out)
-{
-    switch (nr) {
-    case 1: attn__avx512_dot_body(q, 1, k, d, out); break;
-    case 2: attn__avx512_dot_body(q, 2, k, d, out); break;
-    case 3: attn__avx512_dot_body(q, 3, k, d, out); break;
-    default: attn__avx512_dot_body(q, 4, k, d, out); break;
+    size_t j, r, u;
+    float x[4];
+    for (j = 0; j < nmax; j++) {
+        const void *kj = attn__avx512_kv_at(t, kt, j * ld);
+        for (r = 0; r < gr; r += 4) {
+            const size_t nr = attn__avx512_min(4, gr - r);
+            if (nr == 1) {
+                attn__avx512_dot_body(t, q + r, 1, kj, d, x);
+            } else if (nr == 2) {
+                attn__avx512_dot_body(t, q + r, 2, kj, d, x);
+            } else {
+                const float *q4[4];
+                q4[0] = q[r], q4[1] = q[r + 1], q4[2] = q[r + 2], q4[3] = q[r + nr - 1];
+                attn__avx512_dot_body(t, q4, 4, kj, d, x);
+            }
+            for (u = 0; u < nr; u++)
+                if (j < n[r + u]) s[(r + u) * lds + j] = x[u];
+        }
     }
 }
 
-/* y[r][0..n) += a[r] * x[0..n) for nr (a constant) rows: x's loads shared, each row one fma
- * an element, as attn__avx512_axpby(y[r], 1, a[r], x, n) (the same bits) */
-static ATTN__AVX512_FORCE_INLINE void attn__avx512_axpy_body(float *const *y, const float *a, size_t nr,
-                                               const float *x, size_t n)
+static void attn__avx512_kdots(attn_dtype t, const float *const *q, size_t gr, const size_t *n,
+                        size_t nmax, const void *kt, size_t ld, size_t d, float *s, size_t lds)
+{
+    switch (t) {
+    case ATTN_F16: attn__avx512_kdots_body(ATTN_F16, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    case ATTN_BF16: attn__avx512_kdots_body(ATTN_BF16, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    default: attn__avx512_kdots_body(ATTN_F32, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    }
+}
+
+/* y[r][0..n) += a[r] * x[0..n) for nr (a constant) rows, x of type t: x's loads shared,
+ * each row one fma an element (the same bits whatever nr is) */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_axpy_body(attn_dtype t, float *const *y, const float *a,
+                                               size_t nr, const void *x, size_t n)
 {
     attn__avx512_v va[4];
     size_t i = 0, r;
     for (r = 0; r < nr; r++) va[r] = attn__avx512_vset1(a[r]);
     for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW) {
-        const attn__avx512_v xv = attn__avx512_vload(x + i);
-        for (r = 0; r < nr; r++) attn__avx512_vstore(y[r] + i, attn__avx512_vfma(va[r], xv, attn__avx512_vload(y[r] + i)));
-    }
-    if (i < n) {
-        const attn__avx512_v xv = attn__avx512_vload_part(x + i, n - i, 0.0f);
+        const attn__avx512_v xv = attn__avx512_vload_dt(t, x, i);
         for (r = 0; r < nr; r++)
-            attn__avx512_vstore_part(y[r] + i, attn__avx512_vfma(va[r], xv, attn__avx512_vload_part(y[r] + i, n - i, 0.0f)),
-                              n - i);
-    }
-}
-
-/* attn__avx512_axpy_body for nr = 1 .. 4 rows */
-static void attn__avx512_axpy_rows(float *const *y, const float *a, size_t nr, const float *x, size_t n)
-{
-    switch (nr) {
-    case 1: attn__avx512_axpy_body(y, a, 1, x, n); break;
-    case 2: attn__avx512_axpy_body(y, a, 2, x, n); break;
-    case 3: attn__avx512_axpy_body(y, a, 3, x, n); break;
-    default: attn__avx512_axpy_body(y, a, 4, x, n); break;
-    }
-}
-
-/* y[0..n) = y * s + a * x  (s = 1: axpy; x NULL: scaling by s) */
-static void attn__avx512_axpby(float *y, float s, float a, const float *x, size_t n)
-{
-    const attn__avx512_v vs = attn__avx512_vset1(s), va = attn__avx512_vset1(a);
-    size_t i = 0;
-    for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW) {
-        attn__avx512_v t = attn__avx512_vmul(attn__avx512_vload(y + i), vs);
-        if (x) t = attn__avx512_vfma(va, attn__avx512_vload(x + i), t);
-        attn__avx512_vstore(y + i, t);
+            attn__avx512_vstore(y[r] + i, attn__avx512_vfma(va[r], xv, attn__avx512_vload(y[r] + i)));
     }
     if (i < n) {
-        attn__avx512_v t = attn__avx512_vmul(attn__avx512_vload_part(y + i, n - i, 0.0f), vs);
-        if (x) t = attn__avx512_vfma(va, attn__avx512_vload_part(x + i, n - i, 0.0f), t);
-        attn__avx512_vstore_part(y + i, t, n - i);
+        const attn__avx512_v xv = attn__avx512_vload_dt_part(t, x, i, n - i);
+        for (r = 0; r < nr; r++) {
+            const attn__avx512_v yv = attn__avx512_vload_part(y[r] + i, n - i, 0.0f);
+            attn__avx512_vstore_part(y[r] + i, attn__avx512_vfma(va[r], xv, yv), n - i);
+        }
     }
+}
+
+/* acc[r * lda ..] += p[r * lds + j] * V row j (dv elements of type t at vt, ld elements
+ * apart) for keys j < nmax, rows r < gr with j < n[r] and a nonzero p (a key of weight 0
+ * adds nothing, not even 0 * inf): a V row is read once for all the rows it weighs in. */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_vaxpy_body(attn_dtype t, float *acc, size_t lda,
+                                                const float *p, size_t lds, size_t gr,
+                                                const size_t *n, size_t nmax, const void *vt,
+                                                size_t ld, size_t dv)
+{
+    size_t j, r;
+    for (j = 0; j < nmax; j++) {
+        const void *vj = attn__avx512_kv_at(t, vt, j * ld);
+        float *y[4], a[4];
+        size_t c = 0;
+        for (r = 0; r < gr; r++)
+            if (j < n[r] && p[r * lds + j] != 0.0f) {
+                y[c] = acc + r * lda, a[c] = p[r * lds + j];
+                if (++c == 4) attn__avx512_axpy_body(t, y, a, 4, vj, dv), c = 0;
+            }
+        if (c >= 2) attn__avx512_axpy_body(t, y, a, 2, vj, dv);
+        if (c & 1) attn__avx512_axpy_body(t, y + c - 1, a + c - 1, 1, vj, dv);
+    }
+}
+
+static void attn__avx512_vaxpy(attn_dtype t, float *acc, size_t lda, const float *p, size_t lds,
+                        size_t gr, const size_t *n, size_t nmax, const void *vt, size_t ld,
+                        size_t dv)
+{
+    switch (t) {
+    case ATTN_F16:
+        attn__avx512_vaxpy_body(ATTN_F16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
+        break;
+    case ATTN_BF16:
+        attn__avx512_vaxpy_body(ATTN_BF16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
+        break;
+    default: attn__avx512_vaxpy_body(ATTN_F32, acc, lda, p, lds, gr, n, nmax, vt, ld, dv); break;
+    }
+}
+
+/* y[0..n) *= s */
+static void attn__avx512_vscale(float *y, float s, size_t n)
+{
+    const attn__avx512_v vs = attn__avx512_vset1(s);
+    size_t i = 0;
+    for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW)
+        attn__avx512_vstore(y + i, attn__avx512_vmul(attn__avx512_vload(y + i), vs));
+    if (i < n)
+        attn__avx512_vstore_part(y + i, attn__avx512_vmul(attn__avx512_vload_part(y + i, n - i, 0.0f), vs), n - i);
 }
 
 /* The largest of x[0..n), NaNs ignored (-inf when n = 0 or all are NaN or -inf) */
@@ -13977,7 +15703,9 @@ static float attn__avx512_exp_rows(float *x, size_t n, float s, float m)
 
 /* One (batch, head), resolved from the parameters. */
 typedef struct attn__avx512_hd {
-    const float *q, *k, *v, *mask;
+    const float *q, *mask;
+    const void *k, *v; /* of type kvt */
+    attn_dtype kvt;
     const uint8_t *bmask;
     float *o;
     size_t q_sl, k_sl, v_sl, o_sl, mask_sq, bmask_sq;
@@ -13995,8 +15723,9 @@ static attn__avx512_hd attn__avx512_head(const attn_attention_params *p, size_t 
     attn__avx512_hd hd;
     const size_t g = h / (p->heads / p->kv_heads);
     hd.q = p->q + b * p->q_sb + h * p->q_sh;
-    hd.k = p->k + b * p->k_sb + g * p->k_sh;
-    hd.v = p->v + b * p->v_sb + g * p->v_sh;
+    hd.kvt = p->kv_type;
+    hd.k = attn__avx512_kv_at(p->kv_type, p->k, b * p->k_sb + g * p->k_sh);
+    hd.v = attn__avx512_kv_at(p->kv_type, p->v, b * p->v_sb + g * p->v_sh);
     hd.o = p->o + b * p->o_sb + h * p->o_sh;
     hd.mask = p->mask ? p->mask + b * p->mask_sb + h * p->mask_sh : NULL;
     hd.bmask = p->bool_mask ? p->bool_mask + b * p->bmask_sb + h * p->bmask_sh : NULL;
@@ -14079,32 +15808,91 @@ static void attn__avx512_online_row(const attn__avx512_hd *hd, size_t qi, size_t
     sum = attn__avx512_exp_rows(s, n, es, mnew);
     if (n < nz) memset(s + n, 0, (nz - n) * sizeof(float));
     *l = *l * alpha + sum;
-    if (alpha != 1.0f) attn__avx512_axpby(acc, alpha, 0.0f, NULL, na);
+    if (alpha != 1.0f) attn__avx512_vscale(acc, alpha, na);
     *m = mnew;
 }
 
-/* Packs V rows [0, tk) (stride ld, dv floats) into NR-column slivers of depth tk (sliver c
- * at dst + c * NR * tk), columns past dv zero. Returns nonzero when a value is inf or NaN. */
-static int attn__avx512_pack_v(const float *v, size_t ld, size_t tk, size_t dv, float *dst)
+/* Packs V rows [0, tk) (type t, stride ld, dv elements) into NR-column slivers of depth tk
+ * (sliver c at dst + c * NR * tk), columns past dv zero. Returns nonzero when a value is inf
+ * or NaN. */
+static ATTN__AVX512_FORCE_INLINE int attn__avx512_pack_v_body(attn_dtype t, const void *v, size_t ld,
+                                                size_t tk, size_t dv, float *dst)
 {
     attn__avx512_v bad = attn__avx512_vzero();
     const attn__avx512_v z = attn__avx512_vzero();
     size_t p, c, u;
-    float t;
+    float f;
     for (p = 0; p < tk; p++)
         for (c = 0; c < dv; c += ATTN__AVX512_NR) {
-            const float *vr = v + p * ld; /* never a pointer past the last row */
+            const void *vr = attn__avx512_kv_at(t, v, p * ld); /* never a pointer past the last row */
             float *dp = dst + c * tk + p * ATTN__AVX512_NR;
             for (u = 0; u < ATTN__AVX512_NR; u += ATTN__AVX512_VW) {
                 attn__avx512_v x = z;
-                if (c + u + ATTN__AVX512_VW <= dv) x = attn__avx512_vload(vr + c + u);
-                else if (c + u < dv) x = attn__avx512_vload_part(vr + c + u, dv - c - u, 0.0f);
+                if (c + u + ATTN__AVX512_VW <= dv) x = attn__avx512_vload_dt(t, vr, c + u);
+                else if (c + u < dv) x = attn__avx512_vload_dt_part(t, vr, c + u, dv - c - u);
                 bad = attn__avx512_vadd(bad, attn__avx512_vmul(x, z)); /* 0 * (inf or NaN) = NaN */
                 attn__avx512_vstore(dp + u, x);
             }
         }
-    t = attn__avx512_vhsum(bad);
-    return t != t;
+    f = attn__avx512_vhsum(bad);
+    return f != f;
+}
+
+/* Packs K rows [0, tk) (type t, stride ld, d elements) transposed into NR-column slivers
+ * (attn__avx512_mm_pack_t's layout: sliver s holds K^T[p][s*NR + i] at dst + s*NR*d + p*NR + i,
+ * columns past tk zero). f32 by attn__avx512_mm_pack_t; 16 bits widened a block of ATTN__AVX512_VW rows x
+ * ATTN__AVX512_VW columns at a time into registers, through an L1 block, then transposed. */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_pack_kt_body(attn_dtype t, const void *k, size_t ld,
+                                                  size_t tk, size_t d, float *dst, float *blk)
+{
+    size_t s, g, p, i, c;
+    for (s = 0; s < tk; s += ATTN__AVX512_NR, dst += ATTN__AVX512_NR * d)
+        for (g = 0; g < ATTN__AVX512_NR; g += ATTN__AVX512_VW) {
+            const size_t r = s + g < tk ? attn__avx512_min(ATTN__AVX512_VW, tk - s - g) : 0;
+            for (p = 0; p < d; p += ATTN__AVX512_VW) {
+                const size_t nc = attn__avx512_min(ATTN__AVX512_VW, d - p);
+                for (i = 0; i < ATTN__AVX512_VW; i++) {
+                    attn__avx512_v x = attn__avx512_vzero();
+                    if (i < r) {
+                        const void *kr = attn__avx512_kv_at(t, k, (s + g + i) * ld);
+                        x = nc == ATTN__AVX512_VW ? attn__avx512_vload_dt(t, kr, p)
+                                           : attn__avx512_vload_dt_part(t, kr, p, nc);
+                    }
+                    attn__avx512_vstore(blk + i * ATTN__AVX512_VW, x);
+                }
+                if (nc == ATTN__AVX512_VW) {
+                    attn__avx512_vtranspose_copy(blk, ATTN__AVX512_VW, ATTN__AVX512_VW, dst + p * ATTN__AVX512_NR + g,
+                                          ATTN__AVX512_NR);
+                } else {
+                    for (c = 0; c < nc; c++)
+                        for (i = 0; i < ATTN__AVX512_VW; i++)
+                            dst[(p + c) * ATTN__AVX512_NR + g + i] = blk[i * ATTN__AVX512_VW + c];
+                }
+            }
+        }
+}
+
+/* The key tile's K^T and V slivers; returns attn__avx512_pack_v's flag. blk: ATTN__AVX512_VW^2 floats of
+ * scratch (the score sliver, free while packing; no stack array grows the frame) */
+#if ATTN__AVX512_MR * ATTN__AVX512_TK < ATTN__AVX512_VW * ATTN__AVX512_VW
+#error "attn__avx512_pack_kv's scratch (the MR x TK score sliver) is too small"
+#endif
+static int attn__avx512_pack_kv(const attn__avx512_hd *hd, size_t k0, size_t tk, float *kp, float *vp,
+                         float *blk)
+{
+    const void *k = attn__avx512_kv_at(hd->kvt, hd->k, k0 * hd->k_sl);
+    const void *v = attn__avx512_kv_at(hd->kvt, hd->v, k0 * hd->v_sl);
+    switch (hd->kvt) {
+    case ATTN_F16:
+        attn__avx512_pack_kt_body(ATTN_F16, k, hd->k_sl, tk, hd->d, kp, blk);
+        return attn__avx512_pack_v_body(ATTN_F16, v, hd->v_sl, tk, hd->dv, vp);
+    case ATTN_BF16:
+        attn__avx512_pack_kt_body(ATTN_BF16, k, hd->k_sl, tk, hd->d, kp, blk);
+        return attn__avx512_pack_v_body(ATTN_BF16, v, hd->v_sl, tk, hd->dv, vp);
+    default:
+        attn__avx512_mm_pack_t((const float *)k, hd->k_sl, tk, hd->d, ATTN__AVX512_NR, 0, kp);
+        return attn__avx512_pack_v_body(ATTN_F32, v, hd->v_sl, tk, hd->dv, vp);
+    }
 }
 
 /* The workspace: carved into 64-byte aligned segments (the same arithmetic sizes it). */
@@ -14163,7 +15951,7 @@ static void attn__avx512_tile_out(const attn__avx512_hd *hd, size_t q0, size_t t
         if (l == 0.0f) memset(orow, 0, hd->dv * sizeof(float)); /* fully masked row */
         else {
             memcpy(orow, w->acc + r * w->dvp, hd->dv * sizeof(float));
-            attn__avx512_axpby(orow, 1.0f / l, 0.0f, NULL, hd->dv);
+            attn__avx512_vscale(orow, 1.0f / l, hd->dv);
         }
     }
 }
@@ -14188,8 +15976,7 @@ static void attn__avx512_tile_fused(const attn__avx512_hd *hd, size_t q0, size_t
     attn__avx512_mm_pack_t(hd->q + q0 * hd->q_sl, hd->q_sl, tq, d, ATTN__AVX512_MR, 0, w->qp);
     for (k0 = 0; k0 < kend; k0 += ATTN__AVX512_TK) {
         const size_t tk = attn__avx512_min(ATTN__AVX512_TK, kend - k0);
-        const int vbad = attn__avx512_pack_v(hd->v + k0 * hd->v_sl, hd->v_sl, tk, dv, w->vp);
-        attn__avx512_mm_pack_t(hd->k + k0 * hd->k_sl, hd->k_sl, tk, d, ATTN__AVX512_NR, 0, w->kp);
+        const int vbad = attn__avx512_pack_kv(hd, k0, tk, w->kp, w->vp, w->s);
         for (sl = 0; sl < nsl; sl++) {
             const size_t r0 = sl * ATTN__AVX512_MR, mr = attn__avx512_min(ATTN__AVX512_MR, tq - r0);
             const size_t ts = attn__avx512_visible(hd, q0 + r0 + mr - 1, k0, tk);
@@ -14207,12 +15994,10 @@ static void attn__avx512_tile_fused(const attn__avx512_hd *hd, size_t q0, size_t
                     attn__avx512_mm_ukr_strided(ts, w->s, ATTN__AVX512_TK, 1, w->vp + j * tk, ATTN__AVX512_NR,
                                          acc + j, dvp, 1.0f, 0.0f, 2);
             } else { /* inf or NaN in V: keys with p = 0 must not contribute 0 * inf */
-                for (i = 0; i < mr; i++) {
-                    const float *prow = w->s + i * ATTN__AVX512_TK;
-                    for (j = 0; j < ts; j++)
-                        if (prow[j] != 0.0f)
-                            attn__avx512_axpby(acc + i * dvp, 1.0f, prow[j], hd->v + (k0 + j) * hd->v_sl, dv);
-                }
+                size_t nv[ATTN__AVX512_MR];
+                for (i = 0; i < mr; i++) nv[i] = ts;
+                attn__avx512_vaxpy(hd->kvt, acc, dvp, w->s, ATTN__AVX512_TK, mr, nv, ts,
+                            attn__avx512_kv_at(hd->kvt, hd->v, k0 * hd->v_sl), hd->v_sl, dv);
             }
         }
     }
@@ -14228,11 +16013,12 @@ static void attn__avx512_tile_rows(const attn__avx512_hd *hds, size_t nh, size_t
     const attn__avx512_hd *hd = hds;
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
     const size_t kend = attn__avx512_kend(hd, q0, tq); /* the same for every head of the group */
-    size_t k0, g, r, j;
+    size_t k0, g, r;
     attn__avx512_tile_init(rows, rows, w);
     for (k0 = 0; k0 < kend; k0 += ATTN__AVX512_TK) {
         const size_t tk = attn__avx512_min(ATTN__AVX512_TK, kend - k0);
-        const float *kt = hd->k + k0 * hd->k_sl, *vt = hd->v + k0 * hd->v_sl;
+        const void *kt = attn__avx512_kv_at(hd->kvt, hd->k, k0 * hd->k_sl);
+        const void *vt = attn__avx512_kv_at(hd->kvt, hd->v, k0 * hd->v_sl);
         for (g = 0; g < rows; g += ATTN__AVX512_MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__avx512_min(ATTN__AVX512_MR, rows - g);
             const float *qr[ATTN__AVX512_MR];
@@ -14243,39 +16029,14 @@ static void attn__avx512_tile_rows(const attn__avx512_hd *hds, size_t nh, size_t
                 qr[r] = hds[(g + r) / tq].q + qi * hd->q_sl;
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
-            if (gr == 1) /* one row (decoding): K and V stream through in order */
-                for (j = 0; j < nmax; j++) w->s[j] = attn__avx512_dot(qr[0], kt + j * hd->k_sl, d);
-            else
-                for (j = 0; j < nmax; j++) /* a K row once for all the rows */
-                    for (r = 0; r < gr; r += 4) {
-                        const size_t nr = attn__avx512_min(4, gr - r);
-                        size_t u;
-                        float t[4];
-                        attn__avx512_dot_rows(qr + r, nr, kt + j * hd->k_sl, d, t);
-                        for (u = 0; u < nr; u++)
-                            if (j < n[r + u]) w->s[(r + u) * ATTN__AVX512_TK + j] = t[u];
-                    }
+            attn__avx512_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__AVX512_TK);
             for (r = 0; r < gr; r++)
                 if (n[r])
                     attn__avx512_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], n[r],
                                      w->s + r * ATTN__AVX512_TK, &w->m[g + r], &w->l[g + r],
                                      w->acc + (g + r) * dvp, dv);
-            if (gr == 1)
-                for (j = 0; j < nmax; j++) {
-                    if (w->s[j] != 0.0f)
-                        attn__avx512_axpby(w->acc + g * dvp, 1.0f, w->s[j], vt + j * hd->v_sl, dv);
-                }
-            else
-                for (j = 0; j < nmax; j++) { /* a V row likewise, for the rows it weighs in */
-                    float *y[4], a[4];
-                    size_t c = 0;
-                    for (r = 0; r < gr; r++)
-                        if (j < n[r] && w->s[r * ATTN__AVX512_TK + j] != 0.0f) {
-                            y[c] = w->acc + (g + r) * dvp, a[c] = w->s[r * ATTN__AVX512_TK + j];
-                            if (++c == 4) attn__avx512_axpy_rows(y, a, 4, vt + j * hd->v_sl, dv), c = 0;
-                        }
-                    if (c) attn__avx512_axpy_rows(y, a, c, vt + j * hd->v_sl, dv);
-                }
+            attn__avx512_vaxpy(hd->kvt, w->acc + g * dvp, dvp, w->s, ATTN__AVX512_TK, gr, n, nmax, vt,
+                        hd->v_sl, dv);
         }
     }
     for (r = 0; r < nh; r++) attn__avx512_tile_out(&hds[r], q0, tq, w, r * tq);
@@ -14294,8 +16055,11 @@ static void attn__avx512_tile_scores(const attn_attention_params *p, const attn_
         const float m = w->m[i], l = w->l[i];
         if (hd->scores_mode == ATTN_SCORES_LOGITS) {
             const float *qrow = hd->q + qi * hd->q_sl;
+            const size_t nk = p->kv_len - n;
+            attn__avx512_kdots(hd->kvt, &qrow, 1, &nk, nk, attn__avx512_kv_at(hd->kvt, hd->k, n * hd->k_sl),
+                        hd->k_sl, hd->d, sc + n, 0);
             for (j = n; j < p->kv_len; j++) {
-                float x = attn__avx512_dot(qrow, hd->k + j * hd->k_sl, hd->d) * hd->scale;
+                float x = sc[j] * hd->scale;
                 if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
                 sc[j] = x;
             }
@@ -14430,10 +16194,11 @@ static attn_status attn__avx512_attention_check(const attn_attention_params *p, 
                                          size_t ws_size, int *empty)
 {
     attn_status st;
-    size_t b, i, j, ext[7], need;
+    size_t b, i, j, ext[7], need, es;
     const void *at[7];
     *empty = 0;
     if (!p) return ATTN_ERR_NULL;
+    if (!(es = attn__avx512_attn_dtype_size(p->kv_type))) return ATTN_ERR_ARG;
     if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads)
         return ATTN_ERR_SIZE;
     if (!attn__avx512_finite(p->scale) || !attn__avx512_finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
@@ -14449,10 +16214,14 @@ static attn_status attn__avx512_attention_check(const attn_attention_params *p, 
     }
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
-    if ((st = attn__avx512_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl, p->head_dim, 0)) ||
-        (st = attn__avx512_check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl, p->head_dim, 0)) ||
-        (st = attn__avx512_check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl, p->v_head_dim, 0)) ||
-        (st = attn__avx512_check_tensor(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim, 0)))
+    if ((st = attn__avx512_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
+                                 p->head_dim, 0)) ||
+        (st = attn__avx512_check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl,
+                                 p->head_dim, 0)) ||
+        (st = attn__avx512_check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl,
+                                 p->v_head_dim, 0)) ||
+        (st = attn__avx512_check_tensor(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl,
+                                 p->v_head_dim, 0)))
         return st;
     if (!attn__avx512_nested(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim))
         return ATTN_ERR_LD; /* two output rows on one float */
@@ -14488,9 +16257,9 @@ static attn_status attn__avx512_attention_check(const attn_attention_params *p, 
     at[3] = p->q, ext[3] = attn__avx512_tensor_bytes(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len,
                                               p->q_sl, p->head_dim, sizeof(float));
     at[4] = p->k, ext[4] = attn__avx512_tensor_bytes(p->batch, p->k_sb, p->kv_heads, p->k_sh,
-                                              p->kv_len, p->k_sl, p->head_dim, sizeof(float));
+                                              p->kv_len, p->k_sl, p->head_dim, es);
     at[5] = p->v, ext[5] = attn__avx512_tensor_bytes(p->batch, p->v_sb, p->kv_heads, p->v_sh,
-                                              p->kv_len, p->v_sl, p->v_head_dim, sizeof(float));
+                                              p->kv_len, p->v_sl, p->v_head_dim, es);
     at[6] = p->mask ? (const void *)p->mask : (const void *)p->bool_mask;
     ext[6] = p->mask ? attn__avx512_tensor_bytes(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
                                           p->mask_sq, p->kv_len, sizeof(float))
@@ -14580,12 +16349,15 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_attention_task(const att
 /* end of src/attention.h */
 /* ---- KV cache ------------------------------------------------------------------------ */
 
-static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
-                                        size_t kv_heads, size_t capacity, size_t head_dim,
-                                        size_t v_head_dim)
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, void *k,
+                                             void *v, size_t batch, size_t kv_heads,
+                                             size_t capacity, size_t head_dim,
+                                             size_t v_head_dim)
 {
     size_t ek = head_dim, ev = v_head_dim;
+    const size_t es = attn__avx512_attn_dtype_size(type);
     if (!c || !k || !v) return ATTN_ERR_NULL;
+    if (!es) return ATTN_ERR_ARG;
     if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim) return ATTN_ERR_SIZE;
     if (head_dim > ATTN__AVX512_MAX_ELEMS || v_head_dim > ATTN__AVX512_MAX_ELEMS ||
         !attn__avx512_extent_add(&ek, capacity - 1, head_dim) ||
@@ -14595,7 +16367,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_init(attn_kv_ca
         !attn__avx512_extent_add(&ev, kv_heads - 1, capacity * v_head_dim) ||
         !attn__avx512_extent_add(&ev, batch - 1, kv_heads * capacity * v_head_dim))
         return ATTN_ERR_OVERFLOW;
-    if (attn__avx512_bytes_overlap(k, ek * sizeof(float), v, ev * sizeof(float))) return ATTN_ERR_ALIAS;
+    if (attn__avx512_bytes_overlap(k, ek * es, v, ev * es)) return ATTN_ERR_ALIAS;
     c->k = k;
     c->v = v;
     c->batch = batch;
@@ -14604,30 +16376,47 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_init(attn_kv_ca
     c->head_dim = head_dim;
     c->v_head_dim = v_head_dim;
     c->len = 0;
+    c->type = type;
     return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
+                                        size_t kv_heads, size_t capacity, size_t head_dim,
+                                        size_t v_head_dim)
+{
+    return attn__avx512_attn_kv_cache_init_type(c, ATTN_F32, k, v, batch, kv_heads, capacity, head_dim,
+                                   v_head_dim);
 }
 
 static int attn__avx512_kv_valid(const attn_kv_cache *c)
 {
     attn_kv_cache t;
     return c && c->k && c->v && c->len <= c->capacity &&
-           attn__avx512_attn_kv_cache_init(&t, c->k, c->v, c->batch, c->kv_heads, c->capacity, c->head_dim,
-                              c->v_head_dim) == ATTN_OK;
+           attn__avx512_attn_kv_cache_init_type(&t, c->type, c->k, c->v, c->batch, c->kv_heads, c->capacity,
+                                   c->head_dim, c->v_head_dim) == ATTN_OK;
+}
+
+/* n floats from src to dst of type t (f32: a copy; 16 bits: rounded to nearest even; the
+ * arguments already checked) */
+static void attn__avx512_kv_put(attn_dtype t, void *dst, const float *src, size_t n)
+{
+    (void)attn__avx512_attn_convert(t, dst, ATTN_F32, src, n);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout)
 {
-    size_t b, g, t, kd, vd, kb, vb, nk, nv;
+    size_t b, g, t, kd, vd, kb, vb, nk, nv, es;
     if (!c || (n && (!k_new || !v_new))) return ATTN_ERR_NULL;
     if (!attn__avx512_kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
     if (n > c->capacity - c->len) return ATTN_ERR_CAPACITY;
     if (!n) return ATTN_OK;
-    kd = c->head_dim, vd = c->v_head_dim;
-    /* the new rows may not lie in the cache (sizes fit: the cache's extents do) */
-    kb = c->batch * c->kv_heads * c->capacity * kd * sizeof(float);
-    vb = c->batch * c->kv_heads * c->capacity * vd * sizeof(float);
+    kd = c->head_dim, vd = c->v_head_dim, es = attn__avx512_attn_dtype_size(c->type);
+    /* the new rows may not lie in the cache (sizes fit: the cache's extents do, and the new
+     * rows are at most as many elements, of floats) */
+    kb = c->batch * c->kv_heads * c->capacity * kd * es;
+    vb = c->batch * c->kv_heads * c->capacity * vd * es;
     nk = c->batch * c->kv_heads * n * kd * sizeof(float);
     nv = c->batch * c->kv_heads * n * vd * sizeof(float);
     if (attn__avx512_bytes_overlap(k_new, nk, c->k, kb) || attn__avx512_bytes_overlap(k_new, nk, c->v, vb) ||
@@ -14635,15 +16424,17 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_append(attn_kv_
         return ATTN_ERR_ALIAS;
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
-            float *kc = c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd;
-            float *vc = c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd;
+            char *kc = (char *)c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd * es;
+            char *vc = (char *)c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd * es;
             if (layout == ATTN_LAYOUT_BHLD) {
-                memcpy(kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd * sizeof(float));
-                memcpy(vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd * sizeof(float));
+                attn__avx512_kv_put(c->type, kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd);
+                attn__avx512_kv_put(c->type, vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd);
             } else {
                 for (t = 0; t < n; t++) {
-                    memcpy(kc + t * kd, k_new + ((b * n + t) * c->kv_heads + g) * kd, kd * sizeof(float));
-                    memcpy(vc + t * vd, v_new + ((b * n + t) * c->kv_heads + g) * vd, vd * sizeof(float));
+                    attn__avx512_kv_put(c->type, kc + t * kd * es,
+                                 k_new + ((b * n + t) * c->kv_heads + g) * kd, kd);
+                    attn__avx512_kv_put(c->type, vc + t * vd * es,
+                                 v_new + ((b * n + t) * c->kv_heads + g) * vd, vd);
                 }
             }
         }
@@ -14661,7 +16452,8 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__avx512_attn_attention_init
         return p;
     }
     p = attn__avx512_attn_attention_init(c->batch, heads, c->kv_heads, q_len, c->len, c->head_dim,
-                            c->v_head_dim, q, c->k, c->v, o, layout);
+                            c->v_head_dim, q, NULL, NULL, o, layout);
+    p.k = c->k, p.v = c->v, p.kv_type = c->type;
     p.k_sl = c->head_dim, p.k_sh = c->capacity * c->head_dim, p.k_sb = c->kv_heads * p.k_sh;
     p.v_sl = c->v_head_dim, p.v_sh = c->capacity * c->v_head_dim, p.v_sb = c->kv_heads * p.v_sh;
     if (p.causal == ATTN_CAUSAL_NONE) p.causal = causal; /* else: an unknown layout's mark */
@@ -14828,7 +16620,8 @@ static inline attn__avx512_v attn__avx512_vgelu_erf(attn__avx512_v x)
     err = attn__avx512_vadd(attn__avx512_vsub(p, attn__avx512_vsub(s, bb)), attn__avx512_vsub(a, bb));
     /* e = exp(s + err - lo/2) as h^2, h = exp of half the argument (halving is exact), so
      * that an exp below FLT_MIN (argument below -87) still gives a normal x E */
-    e = attn__avx512_vexp_lo(attn__avx512_vmul(s, half), attn__avx512_vmul(attn__avx512_vfma(lo, attn__avx512_vset1(-0.5f), err), half), 1);
+    e = attn__avx512_vexp_lo(attn__avx512_vmul(s, half),
+                      attn__avx512_vmul(attn__avx512_vfma(lo, attn__avx512_vset1(-0.5f), err), half), 1);
     big_e = attn__avx512_vmul(attn__avx512_vmul(attn__avx512_vmul(t, e), half), e); /* E = erfc(z) / 2 */
     /* x > 0: x (1 - E); x <= 0: x E (0 below -20, where -inf * 0 would be NaN) */
     y = attn__avx512_vselect(attn__avx512_vgt(x, zero), attn__avx512_vmul(x, attn__avx512_vsub(one, big_e)),
@@ -14985,17 +16778,20 @@ static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_linear_workspace_size(attn_tr
     return attn__avx512_attn_matmul_workspace_size(ATTN_NO_TRANS, tw, tokens, d_out, d_in);
 }
 
-static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_linear(const float *x, size_t ldx, size_t tokens, size_t d_in,
-                                 attn_trans tw, const float *w, size_t ldw, const float *bias,
-                                 size_t d_out, attn_act act, float *y, size_t ldy,
-                                 void *workspace, size_t workspace_size)
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_linear_typed(const float *x, size_t ldx, size_t tokens, size_t d_in,
+                                       attn_trans tw, attn_dtype w_type, const void *w,
+                                       size_t ldw, const float *bias, size_t d_out, attn_act act,
+                                       float *y, size_t ldy, void *workspace,
+                                       size_t workspace_size)
 {
     attn_status st;
     size_t r;
     if (tokens && (!x || !w || !y)) return ATTN_ERR_NULL;
     if (tw != ATTN_NO_TRANS && tw != ATTN_TRANS) return ATTN_ERR_ARG;
+    if (!attn__avx512_attn_dtype_size(w_type)) return ATTN_ERR_ARG;
     if ((st = attn__avx512_check_mat(tokens, d_in, ldx)) != ATTN_OK) return st;
-    if ((st = tw ? attn__avx512_check_mat(d_out, d_in, ldw) : attn__avx512_check_mat(d_in, d_out, ldw)) != ATTN_OK)
+    if ((st = tw ? attn__avx512_check_mat(d_out, d_in, ldw) : attn__avx512_check_mat(d_in, d_out, ldw)) !=
+        ATTN_OK)
         return st;
     if ((st = attn__avx512_check_mat(tokens, d_out, ldy)) != ATTN_OK) return st;
     if (!attn__avx512_act_valid(act)) return ATTN_ERR_ARG;
@@ -15005,11 +16801,20 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_linear(const float *x, s
     if (bias && attn__avx512_bytes_overlap(y, attn__avx512_mat_bytes(tokens, d_out, ldy), bias,
                                     d_out * sizeof(float)))
         return ATTN_ERR_ALIAS; /* y over x, W or the workspace: attn__avx512_attn_matmul's check */
-    st = attn__avx512_attn_matmul(ATTN_NO_TRANS, tw, tokens, d_out, d_in, 1.0f, x, ldx, w, ldw, 0.0f, y, ldy,
-                     workspace, workspace ? workspace_size : 0);
+    st = attn__avx512_matmul(ATTN_NO_TRANS, tw, tokens, d_out, d_in, 1.0f, x, ldx, w_type, w, ldw, 0.0f,
+                      y, ldy, workspace, workspace ? workspace_size : 0);
     if (st != ATTN_OK) return st;
     for (r = 0; r < tokens; r++) attn__avx512_act_row(act, y + r * ldy, bias, y + r * ldy, d_out);
     return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_linear(const float *x, size_t ldx, size_t tokens, size_t d_in,
+                                 attn_trans tw, const float *w, size_t ldw, const float *bias,
+                                 size_t d_out, attn_act act, float *y, size_t ldy,
+                                 void *workspace, size_t workspace_size)
+{
+    return attn__avx512_attn_linear_typed(x, ldx, tokens, d_in, tw, ATTN_F32, w, ldw, bias, d_out, act, y, ldy,
+                             workspace, workspace_size);
 }
 
 /* ---- feed-forward ----------------------------------------------------------------------- */
@@ -15020,7 +16825,7 @@ static attn_status attn__avx512_ffn_check(const attn_ffn_weights *w)
     if (!w) return ATTN_ERR_NULL;
     if (!w->w1 || !w->w2) return ATTN_ERR_NULL;
     if ((st = attn__avx512_check_mat(w->d_model, w->d_ff, w->d_ff)) != ATTN_OK) return st;
-    if (!attn__avx512_act_valid(w->act)) return ATTN_ERR_ARG;
+    if (!attn__avx512_act_valid(w->act) || !attn__avx512_attn_dtype_size(w->wtype)) return ATTN_ERR_ARG;
     return ATTN_OK;
 }
 
@@ -15064,10 +16869,10 @@ static void attn__avx512_ffn_run(const attn_ffn_weights *w, const float *x, size
     const size_t mm = attn__avx512_ffn_mm(w, tokens);
     float *h = (float *)attn__avx512_take(&cur, tokens * w->d_ff * sizeof(float));
     void *mws = mm ? attn__avx512_take(&cur, mm) : NULL;
-    attn__avx512_attn_linear(x, ldx, tokens, w->d_model, ATTN_NO_TRANS, w->w1, w->d_ff, w->b1, w->d_ff,
-                w->act, h, w->d_ff, mws, mm);
-    attn__avx512_attn_linear(h, w->d_ff, tokens, w->d_ff, ATTN_NO_TRANS, w->w2, w->d_model, w->b2,
-                w->d_model, ATTN_ACT_NONE, y, ldy, mws, mm);
+    attn__avx512_attn_linear_typed(x, ldx, tokens, w->d_model, ATTN_NO_TRANS, w->wtype, w->w1, w->d_ff, w->b1,
+                      w->d_ff, w->act, h, w->d_ff, mws, mm);
+    attn__avx512_attn_linear_typed(h, w->d_ff, tokens, w->d_ff, ATTN_NO_TRANS, w->wtype, w->w2, w->d_model,
+                      w->b2, w->d_model, ATTN_ACT_NONE, y, ldy, mws, mm);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
@@ -15098,7 +16903,7 @@ static attn_status attn__avx512_mha_check(const attn_mha_weights *w)
     if (!w->wq || !w->wk || !w->wv || !w->wo) return ATTN_ERR_NULL;
     if (!w->heads || !w->d_model || w->d_model % w->heads) return ATTN_ERR_SIZE;
     if ((st = attn__avx512_check_mat(w->d_model, w->d_model, w->d_model)) != ATTN_OK) return st;
-    return ATTN_OK;
+    return attn__avx512_attn_dtype_size(w->wtype) ? ATTN_OK : ATTN_ERR_ARG;
 }
 
 static attn_attention_params attn__avx512_mha_params(const attn_mha_weights *w, size_t lq, size_t lk,
@@ -15158,13 +16963,18 @@ static void attn__avx512_mha_run(const attn_mha_weights *w, const float *xq, siz
     const size_t aws = attn__avx512_attn_attention_workspace_size(&p);
     void *att_ws = attn__avx512_take(&cur, aws);
     void *mws = mm ? attn__avx512_take(&cur, mm) : NULL;
-    attn__avx512_attn_linear(xq, ldxq, lq, d, ATTN_NO_TRANS, w->wq, d, w->bq, d, ATTN_ACT_NONE, q, d, mws, mm);
-    attn__avx512_attn_linear(xkv, ldxkv, lk, d, ATTN_NO_TRANS, w->wk, d, w->bk, d, ATTN_ACT_NONE, k, d, mws, mm);
-    attn__avx512_attn_linear(xkv, ldxkv, lk, d, ATTN_NO_TRANS, w->wv, d, w->bv, d, ATTN_ACT_NONE, v, d, mws, mm);
+    const attn_dtype t = w->wtype;
+    attn__avx512_attn_linear_typed(xq, ldxq, lq, d, ATTN_NO_TRANS, t, w->wq, d, w->bq, d, ATTN_ACT_NONE, q, d,
+                      mws, mm);
+    attn__avx512_attn_linear_typed(xkv, ldxkv, lk, d, ATTN_NO_TRANS, t, w->wk, d, w->bk, d, ATTN_ACT_NONE, k,
+                      d, mws, mm);
+    attn__avx512_attn_linear_typed(xkv, ldxkv, lk, d, ATTN_NO_TRANS, t, w->wv, d, w->bv, d, ATTN_ACT_NONE, v,
+                      d, mws, mm);
     attn__avx512_attn_attention(&p, att_ws, aws);
     /* the output of attention is a convex combination of V rows: it may be denormal only
      * where V is; attn__avx512_attn_linear flushes y */
-    attn__avx512_attn_linear(o, d, lq, d, ATTN_NO_TRANS, w->wo, d, w->bo, d, ATTN_ACT_NONE, y, ldy, mws, mm);
+    attn__avx512_attn_linear_typed(o, d, lq, d, ATTN_NO_TRANS, t, w->wo, d, w->bo, d, ATTN_ACT_NONE, y, ldy,
+                      mws, mm);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_mha(const attn_mha_weights *w, const float *xq, size_t ldxq,
@@ -15409,6 +17219,206 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder_param_count(size
     return attn__avx512_param_count(d_model, heads, d_ff, 2, 3, count);
 }
 /* end of src/blocks.h */
+/* ---- decoder-only block -----------------------------------------------------------------
+ * Today's small language models' layer (Llama, Mistral, Qwen, GPT-NeoX, Phi): norm ->
+ * attention with RoPE and grouped-query heads against a KV cache -> residual -> norm ->
+ * (gated) MLP -> residual, or both branches from one input (parallel residual). Composed
+ * from the public kernels; the weights are used as stored (attn_matrix views). */
+
+/* The checks of one matrix view mapping d_in -> d_out (nothing computed) */
+static attn_status attn__avx512_matrix_check(const attn_matrix *m, size_t d_in, size_t d_out)
+{
+    attn_status st;
+    if (!m->w) return ATTN_ERR_NULL;
+    st = attn__avx512_attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
+                           ATTN_ACT_NONE, NULL, d_out, NULL, 0);
+    if (st != ATTN_OK) return st;
+    return attn__avx512_attn_dtype_size(m->type) ? ATTN_OK : ATTN_ERR_ARG;
+}
+
+static size_t attn__avx512_dq(const attn_decoder_only_weights *w) { return w->heads * w->head_dim; }
+static size_t attn__avx512_dkv(const attn_decoder_only_weights *w) { return w->kv_heads * w->head_dim; }
+
+static attn_status attn__avx512_dec_only_check(const attn_decoder_only_weights *w)
+{
+    attn_status st;
+    size_t dq, dkv;
+    if (!w) return ATTN_ERR_NULL;
+    if (!w->d_model || !w->heads || !w->kv_heads || !w->head_dim || !w->d_ff ||
+        w->heads % w->kv_heads)
+        return ATTN_ERR_SIZE;
+    if (w->heads > ATTN__AVX512_MAX_ELEMS / w->head_dim) return ATTN_ERR_OVERFLOW;
+    dq = attn__avx512_dq(w), dkv = attn__avx512_dkv(w);
+    if ((st = attn__avx512_matrix_check(&w->wq, w->d_model, dq)) != ATTN_OK ||
+        (st = attn__avx512_matrix_check(&w->wk, w->d_model, dkv)) != ATTN_OK ||
+        (st = attn__avx512_matrix_check(&w->wv, w->d_model, dkv)) != ATTN_OK ||
+        (st = attn__avx512_matrix_check(&w->wo, dq, w->d_model)) != ATTN_OK ||
+        (st = attn__avx512_matrix_check(&w->w_up, w->d_model, w->d_ff)) != ATTN_OK ||
+        (w->w_gate.w && (st = attn__avx512_matrix_check(&w->w_gate, w->d_model, w->d_ff)) != ATTN_OK) ||
+        (st = attn__avx512_matrix_check(&w->w_down, w->d_ff, w->d_model)) != ATTN_OK)
+        return st;
+    if (!w->attn_norm || (!w->parallel_residual && !w->ffn_norm)) return ATTN_ERR_NULL;
+    if (!attn__avx512_act_valid(w->act) || (w->norm != ATTN_NORM_RMS && w->norm != ATTN_NORM_LAYER) ||
+        (w->parallel_residual != 0 && w->parallel_residual != 1) || !attn__avx512_finite(w->eps) ||
+        w->eps < 0)
+        return ATTN_ERR_ARG;
+    if (w->rope.head_dim && w->rope.head_dim != w->head_dim) return ATTN_ERR_SIZE;
+    if (w->rope.head_dim && (st = attn__avx512_attn_rope(&w->rope, NULL, dq, 0, w->heads, 0, NULL)) != ATTN_OK)
+        return st;
+    return ATTN_OK;
+}
+
+/* The largest matmul workspace of the block's seven products for `tokens` rows */
+static size_t attn__avx512_dec_only_mm(const attn_decoder_only_weights *w, size_t tokens)
+{
+    const attn_matrix *m[7];
+    const size_t din[7] = {w->d_model, w->d_model, w->d_model, attn__avx512_dq(w), w->d_model,
+                           w->d_model, w->d_ff};
+    const size_t dout[7] = {attn__avx512_dq(w), attn__avx512_dkv(w), attn__avx512_dkv(w), w->d_model, w->d_ff,
+                            w->d_ff, w->d_model};
+    size_t i, best = 0;
+    m[0] = &w->wq, m[1] = &w->wk, m[2] = &w->wv, m[3] = &w->wo, m[4] = &w->w_up;
+    m[5] = &w->w_gate, m[6] = &w->w_down;
+    for (i = 0; i < 7; i++) {
+        const size_t s = attn__avx512_attn_linear_workspace_size(m[i]->trans, tokens, din[i], dout[i]);
+        best = s > best ? s : best;
+    }
+    return best;
+}
+
+/* Bytes of the workspace (valid weights, tokens > 0) past the base alignment; 0 on overflow:
+ * h (tokens x d_model), q, o (x heads*head_dim), k, v (x kv_heads*head_dim), t (x d_model),
+ * gate, up (x d_ff), then the attention's and the matmul's scratch */
+static size_t attn__avx512_dec_only_ws(const attn_decoder_only_weights *w, size_t tokens)
+{
+    attn_attention_params p = attn__avx512_attn_attention_init(1, w->heads, w->kv_heads, tokens, 1,
+                                                  w->head_dim, w->head_dim, NULL, NULL, NULL,
+                                                  NULL, ATTN_LAYOUT_BLHD);
+    size_t total = 0;
+    if (!attn__avx512_seg_f(&total, tokens, w->d_model) || !attn__avx512_seg_f(&total, tokens, attn__avx512_dq(w)) ||
+        !attn__avx512_seg_f(&total, tokens, attn__avx512_dq(w)) || !attn__avx512_seg_f(&total, tokens, attn__avx512_dkv(w)) ||
+        !attn__avx512_seg_f(&total, tokens, attn__avx512_dkv(w)) || !attn__avx512_seg_f(&total, tokens, w->d_model) ||
+        !attn__avx512_seg_f(&total, tokens, w->d_ff) || !attn__avx512_seg_f(&total, tokens, w->d_ff) ||
+        !attn__avx512_seg(&total, attn__avx512_attn_attention_workspace_size(&p)) ||
+        !attn__avx512_seg(&total, attn__avx512_dec_only_mm(w, tokens)) || !attn__avx512_seg(&total, ATTN__AVX512_ALIGN))
+        return 0;
+    return total;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_decoder_only_workspace_size(const attn_decoder_only_weights *w,
+                                                 size_t tokens)
+{
+    if (attn__avx512_dec_only_check(w) != ATTN_OK || tokens == 0) return 0;
+    return attn__avx512_dec_only_ws(w, tokens);
+}
+
+/* y (rows x d) = norm(x) with the block's norm */
+static void attn__avx512_dec_only_norm(const attn_decoder_only_weights *w, const float *g,
+                                const float *b, const float *x, size_t ldx, float *y,
+                                size_t rows)
+{
+    if (w->norm == ATTN_NORM_RMS)
+        attn__avx512_attn_rmsnorm(x, ldx, y, w->d_model, rows, w->d_model, g, w->eps);
+    else
+        attn__avx512_attn_layernorm(x, ldx, y, w->d_model, rows, w->d_model, g, b, w->eps, NULL, NULL);
+}
+
+static void attn__avx512_dec_only_linear(const attn_matrix *m, const float *x, size_t tokens,
+                                  size_t d_in, size_t d_out, attn_act act, float *y,
+                                  void *mws, size_t mm)
+{
+    attn__avx512_attn_linear_typed(x, d_in, tokens, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
+                      act, y, d_out, mws, mm);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder_only(const attn_decoder_only_weights *w, const float *x,
+                                       size_t ldx, float *y, size_t ldy, size_t tokens,
+                                       attn_kv_cache *cache, void *workspace,
+                                       size_t workspace_size)
+{
+    attn_status st = attn__avx512_dec_only_check(w);
+    attn_attention_params p;
+    size_t need, mm, dq, dkv, d, pos, cb;
+    unsigned char *cur;
+    float *h, *q, *k, *v, *o, *t, *gate, *up;
+    void *aws, *mws;
+    if (st != ATTN_OK) return st;
+    d = w->d_model, dq = attn__avx512_dq(w), dkv = attn__avx512_dkv(w);
+    if (tokens && (!x || !y || !cache)) return ATTN_ERR_NULL;
+    if ((st = attn__avx512_check_mat(tokens, d, ldx)) != ATTN_OK) return st;
+    if ((st = attn__avx512_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
+    if (!tokens) return ATTN_OK;
+    if (!attn__avx512_kv_valid(cache)) return ATTN_ERR_ARG;
+    if (cache->batch != 1 || cache->kv_heads != w->kv_heads || cache->head_dim != w->head_dim ||
+        cache->v_head_dim != w->head_dim)
+        return ATTN_ERR_SIZE;
+    if (tokens > cache->capacity - cache->len) return ATTN_ERR_CAPACITY;
+    if ((need = attn__avx512_dec_only_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    cb = cache->capacity * dkv * attn__avx512_attn_dtype_size(cache->type); /* each of k and v (batch 1) */
+    if (attn__avx512_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
+        attn__avx512_bytes_overlap(y, attn__avx512_mat_bytes(tokens, d, ldy), cache->k, cb) ||
+        attn__avx512_bytes_overlap(y, attn__avx512_mat_bytes(tokens, d, ldy), cache->v, cb) ||
+        attn__avx512_bytes_overlap(x, attn__avx512_mat_bytes(tokens, d, ldx), cache->k, cb) ||
+        attn__avx512_bytes_overlap(x, attn__avx512_mat_bytes(tokens, d, ldx), cache->v, cb) ||
+        attn__avx512_bytes_overlap(workspace, need, cache->k, cb) ||
+        attn__avx512_bytes_overlap(workspace, need, cache->v, cb))
+        return ATTN_ERR_ALIAS;
+    cur = (unsigned char *)attn__avx512_align(workspace);
+    h = (float *)attn__avx512_take(&cur, tokens * d * sizeof(float));
+    q = (float *)attn__avx512_take(&cur, tokens * dq * sizeof(float));
+    o = (float *)attn__avx512_take(&cur, tokens * dq * sizeof(float));
+    k = (float *)attn__avx512_take(&cur, tokens * dkv * sizeof(float));
+    v = (float *)attn__avx512_take(&cur, tokens * dkv * sizeof(float));
+    t = (float *)attn__avx512_take(&cur, tokens * d * sizeof(float));
+    gate = (float *)attn__avx512_take(&cur, tokens * w->d_ff * sizeof(float));
+    up = (float *)attn__avx512_take(&cur, tokens * w->d_ff * sizeof(float));
+    p = attn__avx512_attn_attention_init(1, w->heads, w->kv_heads, tokens, 1, w->head_dim, w->head_dim,
+                            NULL, NULL, NULL, NULL, ATTN_LAYOUT_BLHD);
+    aws = attn__avx512_take(&cur, attn__avx512_attn_attention_workspace_size(&p));
+    mm = attn__avx512_dec_only_mm(w, tokens);
+    mws = mm ? attn__avx512_take(&cur, mm) : NULL;
+    /* attention: h = norm1(x); q, k, v; RoPE at the cache's positions; append; attend */
+    pos = cache->len;
+    attn__avx512_dec_only_norm(w, w->attn_norm, w->attn_norm_b, x, ldx, h, tokens);
+    attn__avx512_dec_only_linear(&w->wq, h, tokens, d, dq, ATTN_ACT_NONE, q, mws, mm);
+    attn__avx512_dec_only_linear(&w->wk, h, tokens, d, dkv, ATTN_ACT_NONE, k, mws, mm);
+    attn__avx512_dec_only_linear(&w->wv, h, tokens, d, dkv, ATTN_ACT_NONE, v, mws, mm);
+    if (w->rope.head_dim) {
+        attn__avx512_attn_rope(&w->rope, q, dq, tokens, w->heads, pos, NULL);
+        attn__avx512_attn_rope(&w->rope, k, dkv, tokens, w->kv_heads, pos, NULL);
+    }
+    attn__avx512_attn_kv_cache_append(cache, tokens, k, v, ATTN_LAYOUT_BLHD);
+    p = attn__avx512_attn_attention_init_kv(cache, w->heads, tokens, q, o, ATTN_LAYOUT_BLHD,
+                               ATTN_CAUSAL_BOTTOM_RIGHT);
+    attn__avx512_attn_attention(&p, aws, attn__avx512_attn_attention_workspace_size(&p));
+    attn__avx512_dec_only_linear(&w->wo, o, tokens, dq, d, ATTN_ACT_NONE, t, mws, mm);
+    /* MLP: from norm2 of x (parallel) or of x + attention (sequential, written to y) */
+    if (w->parallel_residual) {
+        if (w->ffn_norm) attn__avx512_dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, x, ldx, h, tokens);
+    } else {
+        attn__avx512_attn_add(t, d, x, ldx, tokens, d); /* then y = x + attention (y may be x) */
+        attn__avx512_copy_rows(t, d, y, ldy, tokens, d);
+        attn__avx512_dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, y, ldy, h, tokens);
+    }
+    attn__avx512_dec_only_linear(&w->w_up, h, tokens, d, w->d_ff,
+                          w->w_gate.w ? ATTN_ACT_NONE : w->act, up, mws, mm);
+    if (w->w_gate.w) {
+        attn__avx512_dec_only_linear(&w->w_gate, h, tokens, d, w->d_ff, ATTN_ACT_NONE, gate, mws, mm);
+        attn__avx512_attn_glu(w->act, gate, w->d_ff, up, w->d_ff, up, w->d_ff, tokens, w->d_ff);
+    }
+    attn__avx512_dec_only_linear(&w->w_down, up, tokens, w->d_ff, d, ATTN_ACT_NONE, h, mws, mm);
+    if (w->parallel_residual) { /* y = x + attention + MLP */
+        attn__avx512_attn_add(t, d, x, ldx, tokens, d);
+        attn__avx512_attn_add(t, d, h, d, tokens, d);
+        attn__avx512_copy_rows(t, d, y, ldy, tokens, d);
+    } else {
+        attn__avx512_attn_add(y, ldy, h, d, tokens, d);
+    }
+    attn__avx512_flush_rows(y, ldy, tokens, d);
+    return ATTN_OK;
+}
+/* end of src/decoder_only.h */
 /* src/fpenv.h - the floating-point environment: flush denormals to zero. The control
  * registers differ per ISA (MXCSR, FPCR); the kernels never depend on them. */
 #ifdef __cplusplus
@@ -15644,6 +17654,15 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
     }
 }
 
+ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda, attn_dtype b_type, const void *b, size_t ldb, float beta, float *c, size_t ldc, void *workspace, size_t workspace_size)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_matmul_typed(ta, tb, m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace, workspace_size);
+    case ATTN__T_AVX2: return attn__avx2_attn_matmul_typed(ta, tb, m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace, workspace_size);
+    default: return attn__scalar_attn_matmul_typed(ta, tb, m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace, workspace_size);
+    }
+}
+
 ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, size_t kv_heads, size_t q_len, size_t kv_len, size_t head_dim, size_t v_head_dim, const float *q, const float *k, const float *v, float *o, attn_layout layout)
 {
     switch (attn__target()) {
@@ -15707,6 +17726,15 @@ ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, si
     }
 }
 
+ATTN_API attn_status attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, void *k, void *v, size_t batch, size_t kv_heads, size_t capacity, size_t head_dim, size_t v_head_dim)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_kv_cache_init_type(c, type, k, v, batch, kv_heads, capacity, head_dim, v_head_dim);
+    case ATTN__T_AVX2: return attn__avx2_attn_kv_cache_init_type(c, type, k, v, batch, kv_heads, capacity, head_dim, v_head_dim);
+    default: return attn__scalar_attn_kv_cache_init_type(c, type, k, v, batch, kv_heads, capacity, head_dim, v_head_dim);
+    }
+}
+
 ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new, const float *v_new, attn_layout layout)
 {
     switch (attn__target()) {
@@ -15767,6 +17795,15 @@ ATTN_API attn_status attn_linear(const float *x, size_t ldx, size_t tokens, size
     case ATTN__T_AVX512: return attn__avx512_attn_linear(x, ldx, tokens, d_in, tw, w, ldw, bias, d_out, act, y, ldy, workspace, workspace_size);
     case ATTN__T_AVX2: return attn__avx2_attn_linear(x, ldx, tokens, d_in, tw, w, ldw, bias, d_out, act, y, ldy, workspace, workspace_size);
     default: return attn__scalar_attn_linear(x, ldx, tokens, d_in, tw, w, ldw, bias, d_out, act, y, ldy, workspace, workspace_size);
+    }
+}
+
+ATTN_API attn_status attn_linear_typed(const float *x, size_t ldx, size_t tokens, size_t d_in, attn_trans tw, attn_dtype w_type, const void *w, size_t ldw, const float *bias, size_t d_out, attn_act act, float *y, size_t ldy, void *workspace, size_t workspace_size)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_linear_typed(x, ldx, tokens, d_in, tw, w_type, w, ldw, bias, d_out, act, y, ldy, workspace, workspace_size);
+    case ATTN__T_AVX2: return attn__avx2_attn_linear_typed(x, ldx, tokens, d_in, tw, w_type, w, ldw, bias, d_out, act, y, ldy, workspace, workspace_size);
+    default: return attn__scalar_attn_linear_typed(x, ldx, tokens, d_in, tw, w_type, w, ldw, bias, d_out, act, y, ldy, workspace, workspace_size);
     }
 }
 
@@ -15839,6 +17876,24 @@ ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x,
     case ATTN__T_AVX512: return attn__avx512_attn_decoder(w, x, ldx, y, ldy, tokens, mem, ldmem, mem_tokens, workspace, workspace_size);
     case ATTN__T_AVX2: return attn__avx2_attn_decoder(w, x, ldx, y, ldy, tokens, mem, ldmem, mem_tokens, workspace, workspace_size);
     default: return attn__scalar_attn_decoder(w, x, ldx, y, ldy, tokens, mem, ldmem, mem_tokens, workspace, workspace_size);
+    }
+}
+
+ATTN_API size_t attn_decoder_only_workspace_size(const attn_decoder_only_weights *w, size_t tokens)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_decoder_only_workspace_size(w, tokens);
+    case ATTN__T_AVX2: return attn__avx2_attn_decoder_only_workspace_size(w, tokens);
+    default: return attn__scalar_attn_decoder_only_workspace_size(w, tokens);
+    }
+}
+
+ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const float *x, size_t ldx, float *y, size_t ldy, size_t tokens, attn_kv_cache *cache, void *workspace, size_t workspace_size)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_decoder_only(w, x, ldx, y, ldy, tokens, cache, workspace, workspace_size);
+    case ATTN__T_AVX2: return attn__avx2_attn_decoder_only(w, x, ldx, y, ldy, tokens, cache, workspace, workspace_size);
+    default: return attn__scalar_attn_decoder_only(w, x, ldx, y, ldy, tokens, cache, workspace, workspace_size);
     }
 }
 
@@ -15989,7 +18044,10 @@ static inline attn__v attn__vsub(attn__v a, attn__v b) { return _mm512_sub_ps(a,
 static inline attn__v attn__vmul(attn__v a, attn__v b) { return _mm512_mul_ps(a, b); }
 static inline attn__v attn__vdiv(attn__v a, attn__v b) { return _mm512_div_ps(a, b); }
 static inline attn__v attn__vsqrt(attn__v a) { return _mm512_sqrt_ps(a); }
-static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c) { return _mm512_fmadd_ps(a, b, c); }
+static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c)
+{
+    return _mm512_fmadd_ps(a, b, c);
+}
 static inline attn__v attn__vfma_exact(attn__v a, attn__v b, attn__v c)
 {
     return _mm512_fmadd_ps(a, b, c);
@@ -15999,8 +18057,9 @@ static inline attn__v attn__vmin(attn__v a, attn__v b) { return _mm512_min_ps(a,
 /* horizontal sum: the halves, then as simd/avx2.h's on the 8-lane sum */
 static inline float attn__vhsum(attn__v a)
 {
-    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a),
-                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    const __m256 h =
+        _mm256_add_ps(_mm512_castps512_ps256(a),
+                      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
@@ -16008,15 +18067,22 @@ static inline float attn__vhsum(attn__v a)
 }
 static inline float attn__vhmax(attn__v a)
 {
-    const __m256 h = _mm256_max_ps(_mm512_castps512_ps256(a),
-                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    const __m256 h =
+        _mm256_max_ps(_mm512_castps512_ps256(a),
+                      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
     s = _mm_max_ps(s, _mm_movehl_ps(s, s));
     s = _mm_max_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
 }
-static inline attn__vm attn__vlt(attn__v a, attn__v b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
-static inline attn__vm attn__vgt(attn__v a, attn__v b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+static inline attn__vm attn__vlt(attn__v a, attn__v b)
+{
+    return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ);
+}
+static inline attn__vm attn__vgt(attn__v a, attn__v b)
+{
+    return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ);
+}
 static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b)
 {
     return _mm512_mask_blend_ps(m, b, a);
@@ -16025,7 +18091,8 @@ static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b)
 static inline attn__v attn__vlut8_scale(const int32_t *tab, attn__v k)
 {
     const __m512i b = _mm512_castps_si512(k);
-    const __m512i t8 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)tab));
+    const __m512i t8 =
+        _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)tab));
     const __m512i t = _mm512_permutexvar_epi32(b, _mm512_shuffle_i64x2(t8, t8, 0x44));
     return _mm512_castsi512_ps(_mm512_add_epi32(t, _mm512_slli_epi32(b, 20)));
 }
@@ -16183,8 +18250,14 @@ static inline attn__v attn__vsub(attn__v a, attn__v b) { return _mm256_sub_ps(a,
 static inline attn__v attn__vmul(attn__v a, attn__v b) { return _mm256_mul_ps(a, b); }
 static inline attn__v attn__vdiv(attn__v a, attn__v b) { return _mm256_div_ps(a, b); }
 static inline attn__v attn__vsqrt(attn__v a) { return _mm256_sqrt_ps(a); }
-static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c) { return _mm256_fmadd_ps(a, b, c); }
-static inline attn__v attn__vfma_exact(attn__v a, attn__v b, attn__v c) { return _mm256_fmadd_ps(a, b, c); }
+static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c)
+{
+    return _mm256_fmadd_ps(a, b, c);
+}
+static inline attn__v attn__vfma_exact(attn__v a, attn__v b, attn__v c)
+{
+    return _mm256_fmadd_ps(a, b, c);
+}
 static inline attn__v attn__vmax(attn__v a, attn__v b) { return _mm256_max_ps(a, b); }
 static inline attn__v attn__vmin(attn__v a, attn__v b) { return _mm256_min_ps(a, b); }
 static inline float attn__vhsum(attn__v a)
@@ -16205,15 +18278,19 @@ static ATTN__FORCE_INLINE __m256 attn__vred_op(__m256 a, __m256 b, int op)
 }
 static ATTN__FORCE_INLINE __m256 attn__vred_halves(__m256 a, __m256 b, int op)
 {
-    return attn__vred_op(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31), op);
+    return attn__vred_op(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31),
+                         op);
 }
 static ATTN__FORCE_INLINE void attn__vhred8(const attn__v *v, float *out, int op)
 {
     const __m256 t0 = attn__vred_halves(v[0], v[4], op), t1 = attn__vred_halves(v[1], v[5], op);
     const __m256 t2 = attn__vred_halves(v[2], v[6], op), t3 = attn__vred_halves(v[3], v[7], op);
-    const __m256 u0 = attn__vred_op(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), op);
-    const __m256 u1 = attn__vred_op(_mm256_shuffle_ps(t2, t3, 0x44), _mm256_shuffle_ps(t2, t3, 0xEE), op);
-    _mm256_storeu_ps(out, attn__vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op));
+    const __m256 u0 =
+        attn__vred_op(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), op);
+    const __m256 u1 =
+        attn__vred_op(_mm256_shuffle_ps(t2, t3, 0x44), _mm256_shuffle_ps(t2, t3, 0xEE), op);
+    _mm256_storeu_ps(
+        out, attn__vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op));
 }
 static inline float attn__vhmax(attn__v a)
 {
@@ -16224,11 +18301,15 @@ static inline float attn__vhmax(attn__v a)
 }
 static inline attn__vm attn__vlt(attn__v a, attn__v b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
 static inline attn__vm attn__vgt(attn__v a, attn__v b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
-static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b) { return _mm256_blendv_ps(b, a, m); }
+static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b)
+{
+    return _mm256_blendv_ps(b, a, m);
+}
 static inline attn__v attn__vlut8_scale(const int32_t *tab, attn__v k)
 {
     const __m256i b = _mm256_castps_si256(k);
-    const __m256i t = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(const void *)tab), b);
+    const __m256i t =
+        _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(const void *)tab), b);
     return _mm256_castsi256_ps(_mm256_add_epi32(t, _mm256_slli_epi32(b, 20)));
 }
 static inline attn__v attn__vfabs(attn__v a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
@@ -16405,7 +18486,10 @@ static inline attn__v attn__vsqrt(attn__v a)
 }
 #endif
 static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c) { return vfmaq_f32(c, a, b); }
-static inline attn__v attn__vfma_exact(attn__v a, attn__v b, attn__v c) { return vfmaq_f32(c, a, b); }
+static inline attn__v attn__vfma_exact(attn__v a, attn__v b, attn__v c)
+{
+    return vfmaq_f32(c, a, b);
+}
 static inline attn__v attn__vmax(attn__v a, attn__v b) { return vmaxq_f32(a, b); }
 static inline attn__v attn__vmin(attn__v a, attn__v b) { return vminq_f32(a, b); }
 #ifdef __aarch64__
@@ -16430,13 +18514,14 @@ static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b) { return v
 static inline attn__v attn__vlut8_scale(const int32_t *tab, attn__v k)
 {
     const uint32x4_t b = vreinterpretq_u32_f32(k);
-    const uint32x4_t idx = vmlaq_n_u32(vdupq_n_u32(0x03020100u), vandq_u32(b, vdupq_n_u32(7u)), 0x04040404u);
+    const uint32x4_t idx =
+        vmlaq_n_u32(vdupq_n_u32(0x03020100u), vandq_u32(b, vdupq_n_u32(7u)), 0x04040404u);
 #ifdef __aarch64__
     uint8x16x2_t t;
     t.val[0] = vld1q_u8((const uint8_t *)(const void *)tab);
     t.val[1] = vld1q_u8((const uint8_t *)(const void *)tab + 16);
-    return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_u8(vqtbl2q_u8(t, vreinterpretq_u8_u32(idx))),
-                                           vshlq_n_u32(b, 20)));
+    return vreinterpretq_f32_u32(vaddq_u32(
+        vreinterpretq_u32_u8(vqtbl2q_u8(t, vreinterpretq_u8_u32(idx))), vshlq_n_u32(b, 20)));
 #else /* the 32-byte table as four d registers, each half of idx looked up */
     const uint8_t *tb = (const uint8_t *)(const void *)tab;
     const uint8x16_t ix = vreinterpretq_u8_u32(idx);
@@ -16445,9 +18530,10 @@ static inline attn__v attn__vlut8_scale(const int32_t *tab, attn__v k)
     t.val[1] = vld1_u8(tb + 8);
     t.val[2] = vld1_u8(tb + 16);
     t.val[3] = vld1_u8(tb + 24);
-    return vreinterpretq_f32_u32(vaddq_u32(
-        vreinterpretq_u32_u8(vcombine_u8(vtbl4_u8(t, vget_low_u8(ix)), vtbl4_u8(t, vget_high_u8(ix)))),
-        vshlq_n_u32(b, 20)));
+    return vreinterpretq_f32_u32(
+        vaddq_u32(vreinterpretq_u32_u8(
+                      vcombine_u8(vtbl4_u8(t, vget_low_u8(ix)), vtbl4_u8(t, vget_high_u8(ix)))),
+                  vshlq_n_u32(b, 20)));
 #endif
 }
 static inline attn__v attn__vfabs(attn__v a) { return vabsq_f32(a); }
@@ -16511,10 +18597,14 @@ static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t ld
 #ifdef __aarch64__
     const float32x4_t t0 = vtrn1q_f32(r0, r1), t1 = vtrn2q_f32(r0, r1);
     const float32x4_t t2 = vtrn1q_f32(r2, r3), t3 = vtrn2q_f32(r2, r3);
-    vst1q_f32(dst, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
-    vst1q_f32(dst + ldd, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
-    vst1q_f32(dst + 2 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
-    vst1q_f32(dst + 3 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+    vst1q_f32(dst, vreinterpretq_f32_f64(
+                       vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
+    vst1q_f32(dst + ldd, vreinterpretq_f32_f64(
+                             vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+    vst1q_f32(dst + 2 * ldd, vreinterpretq_f32_f64(
+                                 vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
+    vst1q_f32(dst + 3 * ldd, vreinterpretq_f32_f64(
+                                 vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
 #else
     const float32x4x2_t t01 = vtrnq_f32(r0, r1), t23 = vtrnq_f32(r2, r3);
     vst1q_f32(dst, vcombine_f32(vget_low_f32(t01.val[0]), vget_low_f32(t23.val[0])));
@@ -16580,7 +18670,7 @@ static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c)
  * once, then to float. Rounding twice differs from once only where the double sum lies on a
  * float rounding boundary: its low 29 bits 0x10000000 (a midpoint of normal floats), or
  * below FLT_MIN (subnormal floats round elsewhere); a vector with such a lane takes fmaf.
- * The error terms (c = -round(a * b)) are exact in double and never take it. */
+ * The error terms (c = -round(a * b)) are exact in double: they take it only below FLT_MIN. */
 static ATTN__FORCE_INLINE v128_t attn__vfma_exact_half(v128_t a, v128_t b, v128_t c)
 {
     return wasm_f64x2_add(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(a),
@@ -16945,30 +19035,31 @@ static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
     for (k = 0; k < ATTN__VW; k++) p[k] = attn__f32_to_bf16(t[k]);
 }
 #endif
-/* n < ATTN__VW elements (the other lanes 0 on load; nothing past p + n touched) */
+/* n < ATTN__VW elements (the other lanes 0 on load; nothing past p + n touched; the clamp
+ * only tells the compiler so) */
 static inline attn__v attn__vload_f16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__VW] = {0};
-    memcpy(t, p, n * sizeof *t);
+    memcpy(t, p, (n < ATTN__VW ? n : ATTN__VW) * sizeof *t);
     return attn__vload_f16(t);
 }
 static inline void attn__vstore_f16_part(uint16_t *p, attn__v v, size_t n)
 {
     uint16_t t[ATTN__VW];
     attn__vstore_f16(t, v);
-    memcpy(p, t, n * sizeof *t);
+    memcpy(p, t, (n < ATTN__VW ? n : ATTN__VW) * sizeof *t);
 }
 static inline attn__v attn__vload_bf16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__VW] = {0};
-    memcpy(t, p, n * sizeof *t);
+    memcpy(t, p, (n < ATTN__VW ? n : ATTN__VW) * sizeof *t);
     return attn__vload_bf16(t);
 }
 static inline void attn__vstore_bf16_part(uint16_t *p, attn__v v, size_t n)
 {
     uint16_t t[ATTN__VW];
     attn__vstore_bf16(t, v);
-    memcpy(p, t, n * sizeof *t);
+    memcpy(p, t, (n < ATTN__VW ? n : ATTN__VW) * sizeof *t);
 }
 
 #endif
@@ -17119,8 +19210,9 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
  * register tile, 24 q accumulators, three B vectors and eight A values (two q registers,
  * used by lane) per step. acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain
  * in p order, A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (12 readable floats
- * per row). All 8 rows are computed and written whatever `rows`. Then by mode: 0 c = acc; 1 c = alpha * acc, then + beta * c by one fma when
- * beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
+ * per row). All 8 rows are computed and written whatever `rows`. Then by mode: 0 c = acc; 1 c =
+ * alpha * acc, then + beta * c by one fma when beta != 0 (beta = 0 never reads c); 2 c = fma(alpha,
+ * acc, c). */
 #define ATTN__MR 8
 #define ATTN__NR 12
 #define ATTN__UKR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
@@ -17129,7 +19221,8 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
                                                  size_t ldb, float *c, size_t ldc, float alpha,
                                                  float beta, int mode)
 {
-#define ATTN__UKR_DECL(i) float32x4_t c##i##0 = vdupq_n_f32(0.0f), c##i##1 = c##i##0, c##i##2 = c##i##0;
+#define ATTN__UKR_DECL(i)                                                                          \
+    float32x4_t c##i##0 = vdupq_n_f32(0.0f), c##i##1 = c##i##0, c##i##2 = c##i##0;
     ATTN__UKR_ROWS(ATTN__UKR_DECL)
 #undef ATTN__UKR_DECL
     size_t p;
@@ -17168,10 +19261,11 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
     else if (mode == 2) vst1q_f32(cp, vfmaq_f32(vld1q_f32(cp), va, x));                     \
     else if (beta != 0.0f) vst1q_f32(cp, vfmaq_f32(vmulq_f32(va, x), vb, vld1q_f32(cp)));   \
     else vst1q_f32(cp, vmulq_f32(va, x));
-#define ATTN__UKR_OUT(i)                                                                    \
-    {                                                                                       \
-        float *cr = c + (i) * ldc;                                                          \
-        ATTN__UKR_OUT1(cr, c##i##0) ATTN__UKR_OUT1(cr + 4, c##i##1) ATTN__UKR_OUT1(cr + 8, c##i##2) \
+#define ATTN__UKR_OUT(i)                                                                           \
+    {                                                                                              \
+        float *cr = c + (i)*ldc;                                                                   \
+        ATTN__UKR_OUT1(cr, c##i##0)                                                                \
+        ATTN__UKR_OUT1(cr + 4, c##i##1) ATTN__UKR_OUT1(cr + 8, c##i##2)                            \
     }
         ATTN__UKR_ROWS(ATTN__UKR_OUT)
 #undef ATTN__UKR_OUT
@@ -17191,7 +19285,8 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 
 /* acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain in p order,
  * A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (8 readable floats per row). Only
- * the first `rows` rows (a constant once inlined) are computed and written. Then by mode: 0 c = acc; 1 c = alpha * acc, then
+ * the first `rows` rows (a constant once inlined) are computed and written. Then by mode: 0 c =
+ * acc; 1 c = alpha * acc, then
  * + beta * c by one fma when beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
 #define ATTN__MR 4
 #define ATTN__NR 8
@@ -17539,8 +19634,8 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 /* src/exp.h - the vector exp behind softmax, attention and the activations. */
 
 /* The exp: e^x = 2^(k/8) e^r, k = round(8 x / ln2), r = x - k ln2/8 (Cody-Waite, two
- * constants, the first of 13 bits: k ln2/8 and r exact even without a fused fma), |r| <= ln2/16. 2^(k/8) =
- * 2^(j/8) 2^m (k = 8m + j) comes from an 8-entry table by a per-ISA lookup
+ * constants, the first of 13 bits: k ln2/8 and r exact even without a fused fma), |r| <= ln2/16.
+ * 2^(k/8) = 2^(j/8) 2^m (k = 8m + j) comes from an 8-entry table by a per-ISA lookup
  * (attn__vlut8_scale: vpermd, tbl, an index) that also adds m to the exponent bits, and
  * e^r = 1 + p(r), p(r) = r (c1 + c2 r + c3 r^2) (minimax for the relative error over
  * |r| <= 0.0434: 2.5e-8), so e^x = fma(s, p, s). The table entries are 2^(j/8) as float
@@ -17594,7 +19689,8 @@ static attn__v attn__vexp_slow(attn__v hi, attn__v lo, int has_lo, int flush)
     if (flush) res = attn__vselect(attn__vlt(res, attn__vset1(FLT_MIN)), attn__vzero(), res);
     res = attn__vselect(attn__vlt(hi, attn__vset1(-87.33654475f)), attn__vzero(), res);
     /* the largest x with e^x < FLT_MAX */
-    return attn__vselect(attn__vgt(hi, attn__vset1(88.72283172607421875f)), attn__vset1(INFINITY), res);
+    return attn__vselect(attn__vgt(hi, attn__vset1(88.72283172607421875f)), attn__vset1(INFINITY),
+                         res);
 }
 
 /* exp(hi + lo) for |lo| tiny relative to 1 (lo carries the rounding error of hi), with
@@ -17937,7 +20033,8 @@ static ATTN__NOINLINE int attn__softmax_exps(const float *x, float *e, size_t n,
 #endif
     if (!attn__finite(m)) return -1;
     f = attn__softmax_frame(m, s, lnn, n);
-    if (f.unshifted && s == 1.0f) *sum = attn__softmax_body(x, e, n, &f, ATTN__SM_UNIT, m, xn, &flush);
+    if (f.unshifted && s == 1.0f)
+        *sum = attn__softmax_body(x, e, n, &f, ATTN__SM_UNIT, m, xn, &flush);
     else *sum = attn__softmax_body(x, e, n, &f, ATTN__SM_ANY, m, xn, &flush);
     return flush;
 }
@@ -18088,8 +20185,9 @@ static ATTN__FORCE_INLINE void attn__softmax_short_row(const float *x, float *y,
     ATTN__UNROLL
     for (j = 0; j <= nf; j++) ev[j] = a0; /* set below; for the compiler's flow analysis */
     f = attn__softmax_frame(m, s, lnn, n);
-    if (!f.unshifted || !(s == 1.0f ? attn__softmax_short_exps(xv, ev, nf, t, &f, ATTN__SM_UNIT)
-                                    : attn__softmax_short_exps(xv, ev, nf, t, &f, ATTN__SM_UNSHIFTED))) {
+    if (!f.unshifted ||
+        !(s == 1.0f ? attn__softmax_short_exps(xv, ev, nf, t, &f, ATTN__SM_UNIT)
+                    : attn__softmax_short_exps(xv, ev, nf, t, &f, ATTN__SM_UNSHIFTED))) {
         attn__softmax_rows_long(x, 0, y, 0, 1, n, s, lnn, 0);
         return;
     }
@@ -18151,7 +20249,8 @@ static attn_status attn__softmax_path(const float *x, size_t ldx, float *y, size
                                 : (path & ATTN__SM_FAR_PATH) != 0;
     /* in place, y's lines are read already: normal stores */
     stream = far && ATTN__HAVE_VSTREAM && x != y;
-    if (n >= ATTN__VW && n <= ATTN__SM_SHORT * ATTN__VW && (path < 0 || !(path & ATTN__SM_LONG_PATH)))
+    if (n >= ATTN__VW && n <= ATTN__SM_SHORT * ATTN__VW &&
+        (path < 0 || !(path & ATTN__SM_LONG_PATH)))
         attn__softmax_rows_short(x, ldx, y, ldy, rows, n, scale, lnn,
                                  stream && (uintptr_t)y % (ATTN__VW * sizeof(float)) == 0 &&
                                      ldy % ATTN__VW == 0);
@@ -18205,7 +20304,8 @@ static float attn__row_sums(const float *x, size_t n, int mode, float c, float *
         }
         for (; i < end; i += ATTN__VW) {
             size_t k = end - i;
-            attn__v u0 = k >= ATTN__VW ? attn__vload(x + i) : attn__vload_part(x + i, k, mode == 1 ? c : 0.0f);
+            attn__v u0 = k >= ATTN__VW ? attn__vload(x + i)
+                                       : attn__vload_part(x + i, k, mode == 1 ? c : 0.0f);
             if (mode == 1) u0 = attn__vsub(u0, vc);
             if (mode != 2) a0 = attn__vadd(a0, u0);
             if (mode != 0) b0 = attn__vfma(u0, u0, b0);
@@ -18324,14 +20424,13 @@ static float attn__norm_prefix_mean(const float *x)
     return attn__vhsum(attn__vadd(p0, p1)) * (1.0f / 32.0f);
 }
 
-
 /* Short rows (n <= ATTN__NORM_SHORT: one block of attn__row_sums), K = 1 or 2 rows
  * at once: the sums of layernorm (mode 1: c the mean of the first 32 elements, or of the
- * row when shorter, then sum (x-c) into tv, sum (x-c)^2 into sv) or rmsnorm (mode 2: sum x^2 into sv), left as vectors for attn__vhred8 to
- * reduce a batch's rows together; each row by the same operations in the same order, so a
- * row's bits do not depend on its partner; two rows interleaved overlap the latencies.
- * Longer rows: two rows' accumulators would not fit the registers (n = 256 lost 6-15% out
- * of cache on Zen 4). */
+ * row when shorter, then sum (x-c) into tv, sum (x-c)^2 into sv) or rmsnorm (mode 2: sum x^2 into
+ * sv), left as vectors for attn__vhred8 to reduce a batch's rows together; each row by the same
+ * operations in the same order, so a row's bits do not depend on its partner; two rows interleaved
+ * overlap the latencies. Longer rows: two rows' accumulators would not fit the registers (n = 256
+ * lost 6-15% out of cache on Zen 4). */
 #define ATTN__NORM_SHORT (ATTN__SUM_BLOCK < 128 ? ATTN__SUM_BLOCK : 128)
 static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const float *x1, int K,
                                                      size_t n, int mode, float *c,
@@ -18347,7 +20446,8 @@ static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const floa
         if (mode == 1) { /* the prefix mean, as attn_layernorm's general loop (each row's
                           * own loads first: out of cache, reading 8 rows' prefixes ahead
                           * of their sums halved the speed at n = 64) */
-            c[k] = n >= 32 ? attn__norm_prefix_mean(xs[k]) : attn__row_sums(xs[k], n, 0, 0.0f, NULL) / (float)n;
+            c[k] = n >= 32 ? attn__norm_prefix_mean(xs[k])
+                           : attn__row_sums(xs[k], n, 0, 0.0f, NULL) / (float)n;
         } else {
             c[k] = 0.0f;
         }
@@ -18357,7 +20457,8 @@ static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const floa
     for (i = 0; i + 4 * ATTN__VW <= n; i += 4 * ATTN__VW)
         for (k = 0; k < K; k++) {
             attn__v u0 = attn__vload(xs[k] + i), u1 = attn__vload(xs[k] + i + ATTN__VW);
-            attn__v u2 = attn__vload(xs[k] + i + 2 * ATTN__VW), u3 = attn__vload(xs[k] + i + 3 * ATTN__VW);
+            attn__v u2 = attn__vload(xs[k] + i + 2 * ATTN__VW),
+                    u3 = attn__vload(xs[k] + i + 3 * ATTN__VW);
             if (mode == 1) {
                 u0 = attn__vsub(u0, vc[k]);
                 u1 = attn__vsub(u1, vc[k]);
@@ -18404,10 +20505,12 @@ static ATTN__FORCE_INLINE void attn__norm_batch_sums(const float *x, size_t ldx,
     for (k = nb; k < ATTN__NORM_BATCH; k++) c[k] = 0.0f;
     if (n <= ATTN__NORM_SHORT) { /* two rows interleaved */
         for (k = 0; k + 2 <= nb; k += 2)
-            attn__norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k, sv + k);
+            attn__norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k,
+                                  sv + k);
         if (k < nb) attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     } else { /* up to one block of attn__row_sums: one row at a time */
-        for (k = 0; k < nb; k++) attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+        for (k = 0; k < nb; k++)
+            attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     }
     attn__vhred8(tv, t, 0);
     attn__vhred8(sv, s2, 0);
@@ -18476,7 +20579,8 @@ static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t
             const attn__v vdk = attn__vdiv(attn__vload(t + k), vn), sn = attn__vdiv(vs, vn);
             const attn__v dd = attn__vmul(vdk, vdk);
             const attn__v var = attn__vmax(attn__vsub(sn, dd), attn__vzero());
-            attn__v r = attn__vdiv(attn__vset1(1.0f), attn__vsqrt(attn__vadd(var, attn__vset1(eps))));
+            attn__v r =
+                attn__vdiv(attn__vset1(1.0f), attn__vsqrt(attn__vadd(var, attn__vset1(eps))));
             /* the general path (rs = -1): c far from the mean (d^2 > var / 4), c or s2 not
              * finite, s2 tiny */
             r = attn__vselect(attn__vgt(dd, attn__vmul(attn__vset1(0.25f), sn)), m1, r);
@@ -18492,7 +20596,8 @@ static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t
             float *yr = y + r * ldy;
             if (rs[k] < 0) {
                 attn__layernorm_finish(xr, yr, n, c[k], t[k], s2[k], g, b, eps,
-                                       mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
+                                       mean_out ? mean_out + r : NULL,
+                                       rstd_out ? rstd_out + r : NULL);
                 continue;
             }
             if (mean_out) mean_out[r] = c[k] + d[k];
@@ -18507,8 +20612,10 @@ static void attn__layernorm_short(const float *x, size_t ldx, float *y, size_t l
                                   float *mean_out, float *rstd_out)
 {
     if (g && b) attn__layernorm_short_body(x, ldx, y, ldy, rows, n, g, b, eps, mean_out, rstd_out);
-    else if (g) attn__layernorm_short_body(x, ldx, y, ldy, rows, n, g, NULL, eps, mean_out, rstd_out);
-    else if (b) attn__layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, b, eps, mean_out, rstd_out);
+    else if (g)
+        attn__layernorm_short_body(x, ldx, y, ldy, rows, n, g, NULL, eps, mean_out, rstd_out);
+    else if (b)
+        attn__layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, b, eps, mean_out, rstd_out);
     else attn__layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, NULL, eps, mean_out, rstd_out);
 }
 
@@ -18581,7 +20688,8 @@ static ATTN__FORCE_INLINE void attn__rmsnorm_short_body(const float *x, size_t l
         if (n <= ATTN__NORM_SHORT) {
             attn__v tv[2], sv[2];
             for (k = 0; k + 2 <= nb; k += 2) {
-                attn__norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k, tv, sv);
+                attn__norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k,
+                                      tv, sv);
                 s2[k] = attn__vhsum(sv[0]);
                 s2[k + 1] = attn__vhsum(sv[1]);
             }
@@ -18679,10 +20787,10 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
  *
  * BLIS's structure: loops jc (NC columns of C) / pc (KC-deep slices of k) / ic (MC rows)
  * around a register-blocked microkernel attn__mm_ukr_body (MR x NR, simd/mm_*.h, named by
- * shape; the generic one over the vector layer serves the scalar path). op(B)'s KC x NC panel is packed into NR-column
- * slivers and op(A)'s MC x KC block into MR-row slivers, zero padded, so the microkernel
- * streams contiguous memory whatever the transposes; edge tiles are computed whole into a
- * register-sized buffer and only their valid part is merged into C.
+ * shape; the generic one over the vector layer serves the scalar path). op(B)'s KC x NC panel is
+ * packed into NR-column slivers and op(A)'s MC x KC block into MR-row slivers, zero padded, so the
+ * microkernel streams contiguous memory whatever the transposes; edge tiles are computed whole into
+ * a register-sized buffer and only their valid part is merged into C.
  *
  * Summation order: k is cut into chunks of attn__mm_kc(k) (a function of k alone); in each
  * chunk every C element is one fma chain over p in order, starting from 0, and the chunks
@@ -18694,6 +20802,42 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
 
 static size_t attn__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__min(size_t a, size_t b) { return a < b ? a : b; }
+
+/* B of any storage type (f32, f16, bf16): element i of p, its address, and the copies the
+ * paths below read it through. The conversions are exact, so every path computes on the
+ * floats the 16-bit values stand for. */
+static ATTN__FORCE_INLINE const void *attn__mm_at(attn_dtype t, const void *p, size_t i)
+{
+    return (const char *)p + i * (t == ATTN_F32 ? sizeof(float) : sizeof(uint16_t));
+}
+static ATTN__FORCE_INLINE float attn__mm_elem(attn_dtype t, const void *p, size_t i)
+{
+    if (t == ATTN_F16) return attn__f16_to_f32(((const uint16_t *)p)[i]);
+    if (t == ATTN_BF16) return attn__bf16_to_f32(((const uint16_t *)p)[i]);
+    return ((const float *)p)[i];
+}
+/* n <= ATTN__VW elements from element i (the rest 0), nothing past them read */
+static ATTN__FORCE_INLINE attn__v attn__mm_vload_n(attn_dtype t, const void *p, size_t i,
+                                                   size_t n)
+{
+    if (n >= ATTN__VW) return attn__vload_dt(t, p, i);
+    return n ? attn__vload_dt_part(t, p, i, n) : attn__vzero();
+}
+/* min(rows, ATTN__VW) rows of ATTN__VW elements at src (stride ld elements) transposed:
+ * dst[q * ldd + i] = row i's element q; missing rows give zeros */
+static void attn__mm_tcopy(attn_dtype t, const void *src, size_t ld, size_t rows, float *dst,
+                           size_t ldd)
+{
+    float tmp[ATTN__VW * ATTN__VW];
+    size_t i;
+    if (t == ATTN_F32) {
+        attn__vtranspose_copy((const float *)src, ld, rows, dst, ldd);
+        return;
+    }
+    for (i = 0; i < ATTN__VW; i++) /* rows past `rows` zero, so all of tmp is written */
+        attn__vstore(tmp + i * ATTN__VW, i < rows ? attn__vload_dt(t, src, i * ld) : attn__vzero());
+    attn__vtranspose_copy(tmp, ATTN__VW, ATTN__VW, dst, ldd);
+}
 
 /* The chunk depth for a given k: k split into ceil(k / KC) near-equal chunks. Depends on
  * k alone (never on m or n): it fixes every C element's summation order. */
@@ -18780,7 +20924,8 @@ static void attn__mm_merge(float *c, size_t ldc, const float *t, size_t mr, size
  * tb (transposed ATTN__VW steps at a time through a small buffer). Never reads outside the
  * mr x kc and kc x nr operands (rows past mr repeat the last one and are never stored). */
 static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, size_t ars,
-                              size_t acs, const float *b, size_t ldb, int tb, float *t)
+                              size_t acs, attn_dtype bt, const void *b, size_t ldb, int tb,
+                              float *t)
 {
     attn__v acc[ATTN__MR][ATTN__NR / ATTN__VW];
     const float *ar[ATTN__MR];
@@ -18796,19 +20941,22 @@ static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, s
         if (tb) {
             steps = attn__min(ATTN__VW, kc - p);
             if (steps == ATTN__VW) {
-                for (v = 0; v < ATTN__NR; v += ATTN__VW)
-                    attn__vtranspose_copy(b + (nr > v ? v : 0) * ldb + p, ldb, nr > v ? nr - v : 0,
-                                          blk + v, ATTN__NR); /* no pointer past the last row */
+                for (v = 0; v < ATTN__NR; v += ATTN__VW) /* no pointer past the last row */
+                    attn__mm_tcopy(bt, attn__mm_at(bt, b, (nr > v ? v : 0) * ldb + p), ldb,
+                                   nr > v ? nr - v : 0, blk + v, ATTN__NR);
             } else {
                 for (q = 0; q < steps; q++)
-                    for (j = 0; j < ATTN__NR; j++) blk[q * ATTN__NR + j] = j < nr ? b[j * ldb + p + q] : 0.0f;
+                    for (j = 0; j < ATTN__NR; j++)
+                        blk[q * ATTN__NR + j] =
+                            j < nr ? attn__mm_elem(bt, b, j * ldb + p + q) : 0.0f;
             }
-        } else if (nr == ATTN__NR) {
-            bp = b + p * ldb;
+        } else if (nr == ATTN__NR && bt == ATTN_F32) {
+            bp = (const float *)b + p * ldb;
             bs = ldb;
             steps = kc - p;
-        } else {
-            for (j = 0; j < ATTN__NR; j++) blk[j] = j < nr ? b[p * ldb + j] : 0.0f;
+        } else { /* one row of op(B), converted */
+            for (v = 0; v < ATTN__NR; v += ATTN__VW)
+                attn__vstore(blk + v, attn__mm_vload_n(bt, b, p * ldb + v, nr > v ? nr - v : 0));
         }
         for (q = 0; q < steps; q++, p++)
             for (i = 0; i < ATTN__MR; i++) {
@@ -18819,7 +20967,8 @@ static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, s
             }
     }
     for (i = 0; i < ATTN__MR; i++)
-        for (v = 0; v < ATTN__NR / ATTN__VW; v++) attn__vstore(t + i * ATTN__NR + v * ATTN__VW, acc[i][v]);
+        for (v = 0; v < ATTN__NR / ATTN__VW; v++)
+            attn__vstore(t + i * ATTN__NR + v * ATTN__VW, acc[i][v]);
 }
 
 /* Requests rows r0 .. r1 (stride ld) of kc floats each: the next sliver while one packs
@@ -18836,23 +20985,31 @@ static void attn__mm_prefetch_rows(const float *x, size_t ld, size_t rows, size_
  * rows past `rows` are zero. With far (the matrix far out of cache), the next sliver's rows
  * are prefetched while one packs. Where w is not a multiple of ATTN__VW, the transposing
  * copy writes up to ATTN__VW floats past a sliver's last row (see attn__mm_pack_a). */
-static void attn__mm_pack_t(const float *src, size_t ld, size_t rows, size_t kc, size_t w,
-                            int far, float *dst)
+static void attn__mm_pack_t_dt(attn_dtype st, const void *src, size_t ld, size_t rows,
+                               size_t kc, size_t w, int far, float *dst)
 {
     size_t s, g, p, i;
     for (s = 0; s < rows; s += w, dst += w * kc) {
         const size_t r = attn__min(w, rows - s);
-        const float *sp = src + s * ld;
-        if (far && s + w < rows) attn__mm_prefetch_rows(sp + w * ld, ld, attn__min(w, rows - s - w), kc);
+        const void *sp = attn__mm_at(st, src, s * ld);
+        if (far && s + w < rows && st == ATTN_F32)
+            attn__mm_prefetch_rows((const float *)sp + w * ld, ld, attn__min(w, rows - s - w), kc);
         for (g = 0; g < w; g += ATTN__VW) {
-            const float *sg = r > g ? sp + g * ld : sp; /* no rows left: zeros, nothing read */
+            /* no rows left: zeros, nothing read */
+            const void *sg = r > g ? attn__mm_at(st, sp, g * ld) : sp;
             for (p = 0; p + ATTN__VW <= kc; p += ATTN__VW)
-                attn__vtranspose_copy(sg + p, ld, r > g ? r - g : 0, dst + p * w + g, w);
+                attn__mm_tcopy(st, attn__mm_at(st, sg, p), ld, r > g ? r - g : 0,
+                               dst + p * w + g, w);
             for (; p < kc; p++)
                 for (i = 0; i < ATTN__VW && g + i < w; i++)
-                    dst[p * w + g + i] = g + i < r ? sg[i * ld + p] : 0.0f;
+                    dst[p * w + g + i] = g + i < r ? attn__mm_elem(st, sg, i * ld + p) : 0.0f;
         }
     }
+}
+static void attn__mm_pack_t(const float *src, size_t ld, size_t rows, size_t kc, size_t w,
+                            int far, float *dst)
+{
+    attn__mm_pack_t_dt(ATTN_F32, src, ld, rows, kc, w, far, dst);
 }
 
 /* Packs op(A)[i0 .. i0+mc, p0 .. p0+kc) into MR-row slivers: sliver s holds element
@@ -18874,7 +21031,8 @@ static void attn__mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t
                 const size_t mr = attn__min(ATTN__MR, mc - s);
                 for (g = 0; g < ATTN__MR; g += ATTN__VW) {
                     attn__v x = attn__vzero();
-                    if (i0 + s + g + ATTN__VW <= m) x = attn__vload(src + s + g); /* lanes past mr: unused rows */
+                    if (i0 + s + g + ATTN__VW <= m)
+                        x = attn__vload(src + s + g); /* lanes past mr: unused rows */
                     else if (g < mr) x = attn__vload_part(src + s + g, mr - g, 0.0f);
                     if (g + ATTN__VW > ATTN__MR && p + 1 == kc) /* not into the next sliver */
                         attn__vstore_part(dst + g, x, ATTN__MR - g);
@@ -18890,32 +21048,38 @@ static void attn__mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t
 }
 
 /* Packs op(B)[p0 .. p0+kc, j0 .. j0+nc) into NR-column slivers: sliver s holds element
- * (p, s*NR + j) at pb[s * NR * kc + p * NR + j]; columns past nc are zero. B is read row
- * after row of its storage (in order for B; for B^T, sliver after sliver). */
-static void attn__mm_pack_b(int tb, const float *b, size_t ldb, size_t p0, size_t kc,
-                            size_t j0, size_t nc, float *pb)
+ * (p, s*NR + j) at pb[s * NR * kc + p * NR + j]; columns past nc are zero. B (of type bt,
+ * converted to float here) is read row after row of its storage (in order for B; for B^T,
+ * sliver after sliver). */
+static ATTN__FORCE_INLINE void attn__mm_pack_bn(attn_dtype bt, const void *b, size_t ldb,
+                                                size_t p0, size_t kc, size_t j0, size_t nc,
+                                                float *pb)
 {
     size_t s, p, v;
-    if (!tb) { /* B stored k x n: row p of the storage holds op(B)'s row p */
-        for (p = 0; p < kc; p++) {
-            const float *src = b + (p0 + p) * ldb + j0;
-            float *dst = pb + p * ATTN__NR;
-            for (s = 0; s + ATTN__NR <= nc; s += ATTN__NR, dst += ATTN__NR * kc)
-                for (v = 0; v < ATTN__NR; v += ATTN__VW) attn__vstore(dst + v, attn__vload(src + s + v));
-            if (s < nc) {
-                const size_t nr = nc - s;
-                for (v = 0; v < ATTN__NR; v += ATTN__VW) {
-                    attn__v x = attn__vzero();
-                    if (v + ATTN__VW <= nr) x = attn__vload(src + s + v);
-                    else if (v < nr) x = attn__vload_part(src + s + v, nr - v, 0.0f);
-                    attn__vstore(dst + v, x);
-                }
-            }
-        }
-        return;
+    for (p = 0; p < kc; p++) { /* row p of the storage holds op(B)'s row p */
+        const void *src = attn__mm_at(bt, b, (p0 + p) * ldb + j0);
+        float *dst = pb + p * ATTN__NR;
+        for (s = 0; s + ATTN__NR <= nc; s += ATTN__NR, dst += ATTN__NR * kc)
+            for (v = 0; v < ATTN__NR; v += ATTN__VW)
+                attn__vstore(dst + v, attn__vload_dt(bt, src, s + v));
+        if (s < nc)
+            for (v = 0; v < ATTN__NR; v += ATTN__VW)
+                attn__vstore(dst + v,
+                             attn__mm_vload_n(bt, src, s + v, nc - s > v ? nc - s - v : 0));
     }
-    /* B stored n x k: transposes */
-    attn__mm_pack_t(b + j0 * ldb + p0, ldb, nc, kc, ATTN__NR, nc * ldb > ATTN__MM_FAR, pb);
+}
+static void attn__mm_pack_b(int tb, attn_dtype bt, const void *b, size_t ldb, size_t p0,
+                            size_t kc, size_t j0, size_t nc, float *pb)
+{
+    if (tb) /* B stored n x k: transposes */
+        attn__mm_pack_t_dt(bt, attn__mm_at(bt, b, j0 * ldb + p0), ldb, nc, kc, ATTN__NR,
+                           nc * ldb > ATTN__MM_FAR, pb);
+    else if (bt == ATTN_F16)
+        attn__mm_pack_bn(ATTN_F16, b, ldb, p0, kc, j0, nc, pb);
+    else if (bt == ATTN_BF16)
+        attn__mm_pack_bn(ATTN_BF16, b, ldb, p0, kc, j0, nc, pb);
+    else
+        attn__mm_pack_bn(ATTN_F32, b, ldb, p0, kc, j0, nc, pb);
 }
 
 /* One MR x NR tile of C (mr x nr valid) through the microkernel: whole tiles straight into
@@ -18949,8 +21113,8 @@ static ATTN__FORCE_INLINE void attn__mm_tile(size_t mr, size_t nr, size_t kc, co
 
 /* Without a workspace: A and B read in place, tile by tile. */
 static void attn__mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float alpha,
-                            const float *a, size_t lda, const float *b, size_t ldb, float beta,
-                            float *c, size_t ldc)
+                            const float *a, size_t lda, attn_dtype bt, const void *b, size_t ldb,
+                            float beta, float *c, size_t ldc)
 {
     const size_t kcb = attn__mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
     size_t i, j, pc;
@@ -18961,14 +21125,15 @@ static void attn__mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float 
             for (pc = 0; pc < k; pc += kcb) {
                 const size_t kc = attn__min(kcb, k - pc);
                 const float *ap = a + i * ars + pc * acs;
-                const float *bp = tb ? b + j * ldb + pc : b + pc * ldb + j;
+                const void *bp = attn__mm_at(bt, b, tb ? j * ldb + pc : pc * ldb + j);
                 float *cp = c + i * ldc + j;
                 const int mode = pc == 0 ? 1 : 2;
-                if (mr == ATTN__MR && nr == ATTN__NR && !tb) {
-                    attn__mm_ukr_strided(kc, ap, ars, acs, bp, ldb, cp, ldc, alpha, beta, mode);
+                if (mr == ATTN__MR && nr == ATTN__NR && !tb && bt == ATTN_F32) {
+                    attn__mm_ukr_strided(kc, ap, ars, acs, (const float *)bp, ldb, cp, ldc, alpha,
+                                         beta, mode);
                 } else {
                     float t[ATTN__MR * ATTN__NR];
-                    attn__mm_tile_any(mr, nr, kc, ap, ars, acs, bp, ldb, tb, t);
+                    attn__mm_tile_any(mr, nr, kc, ap, ars, acs, bt, bp, ldb, tb, t);
                     attn__mm_merge(cp, ldc, t, mr, nr, alpha, beta, mode);
                 }
             }
@@ -19029,6 +21194,158 @@ static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t 
     (void)pa;
 }
 
+/* ---- skinny products: m <= ATTN__MM_SKINNY rows (decode), B streamed once ------------- */
+
+/* Rows of C up to which the matrix-vector paths below serve the 16-bit B types: no
+ * packing, the weights read once, accumulators in registers. */
+#define ATTN__MM_SKINNY 8
+/* op(B) = B^T: elements of k per pass over a block of B's rows (the block stays in L1 while
+ * each group of A's rows takes it; the accumulators wait in memory between passes, so the
+ * summation order does not depend on it) */
+#define ATTN__MV_PASS 1024
+
+/* op(B) = B (k x n): raw accumulators of R rows of op(A) (A(i, p) = a[i * ars + p * acs])
+ * times the kc x nr block of B at b (nr <= 2 ATTN__VW columns, row stride ldb) into t (row
+ * length ATTN__NR), each element one fma chain over p in order from 0: the microkernel's
+ * order, so the result is the packed path's, bit for bit. */
+static ATTN__FORCE_INLINE void attn__mv_n_body(attn_dtype bt, size_t R, size_t kc,
+                                               const float *a, size_t ars, size_t acs,
+                                               const void *b, size_t ldb, size_t nr, float *t)
+{
+    attn__v acc[4][2], b0, b1;
+    size_t i, p;
+    for (i = 0; i < R; i++) acc[i][0] = acc[i][1] = attn__vzero();
+    for (p = 0; p < kc; p++) {
+        if (nr == 2 * ATTN__VW) {
+            b0 = attn__vload_dt(bt, b, p * ldb);
+            b1 = attn__vload_dt(bt, b, p * ldb + ATTN__VW);
+        } else {
+            b0 = attn__mm_vload_n(bt, b, p * ldb, nr);
+            b1 = attn__mm_vload_n(bt, b, p * ldb + ATTN__VW, nr > ATTN__VW ? nr - ATTN__VW : 0);
+        }
+        for (i = 0; i < R; i++) {
+            const attn__v av = attn__vset1(a[i * ars + p * acs]);
+            acc[i][0] = attn__vfma(av, b0, acc[i][0]);
+            acc[i][1] = attn__vfma(av, b1, acc[i][1]);
+        }
+    }
+    for (i = 0; i < R; i++) {
+        attn__vstore(t + i * ATTN__NR, acc[i][0]);
+        attn__vstore(t + i * ATTN__NR + ATTN__VW, acc[i][1]);
+    }
+}
+
+/* op(B) = B^T (B n x k), op(A) = A: acc[i * 4 + q] += A(i, p .. p + VW) * B(row q, same p)
+ * lane by lane for p in [p0, p1) (whole vectors, then the rest of k zero padded), R rows of
+ * A at a (stride lda), J rows of B at brow[q]: per element ATTN__VW fma chains over p in
+ * order, lane l taking the p = l mod ATTN__VW. */
+static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J, size_t p0,
+                                               size_t p1, const float *a, size_t lda,
+                                               const void *const *brow, attn__v *acc)
+{
+    attn__v s[4][4], av[4], bv;
+    size_t i, q, p;
+    for (i = 0; i < R; i++)
+        for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
+    for (p = p0; p + ATTN__VW <= p1; p += ATTN__VW) {
+        for (i = 0; i < R; i++) av[i] = attn__vload(a + i * lda + p);
+        for (q = 0; q < J; q++) {
+            bv = attn__vload_dt(bt, brow[q], p);
+            for (i = 0; i < R; i++) s[i][q] = attn__vfma(av[i], bv, s[i][q]);
+        }
+    }
+    if (p < p1) {
+        for (i = 0; i < R; i++) av[i] = attn__vload_part(a + i * lda + p, p1 - p, 0.0f);
+        for (q = 0; q < J; q++) {
+            bv = attn__vload_dt_part(bt, brow[q], p, p1 - p);
+            for (i = 0; i < R; i++) s[i][q] = attn__vfma(av[i], bv, s[i][q]);
+        }
+    }
+    for (i = 0; i < R; i++)
+        for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
+}
+
+/* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
+ * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers) */
+#define ATTN__MV_ROWS(T)                                                                    \
+    if (tr) {                                                                               \
+        if (R == 4) {                                                                       \
+            attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow, acc);                            \
+            attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                    \
+        } else if (R == 2) attn__mv_t_body(T, 2, 4, p0, p1, a, lda, brow, acc);             \
+        else attn__mv_t_body(T, 1, 4, p0, p1, a, lda, brow, acc);                           \
+    } else if (R == 4) attn__mv_n_body(T, 4, p1, a, ars, lda, brow[0], p0, nr, t);           \
+    else if (R == 2) attn__mv_n_body(T, 2, p1, a, ars, lda, brow[0], p0, nr, t);             \
+    else attn__mv_n_body(T, 1, p1, a, ars, lda, brow[0], p0, nr, t);
+/* tr = 0: attn__mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__mv_t_body. Only
+ * 16-bit B comes here (f32 B keeps attn_matmul's paths, and so its bits). */
+static void attn__mv_rows(int tr, attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
+                          size_t ars, size_t lda, const void *const *brow, attn__v *acc,
+                          size_t nr, float *t)
+{
+    if (bt == ATTN_F16) {
+        ATTN__MV_ROWS(ATTN_F16)
+    } else {
+        ATTN__MV_ROWS(ATTN_BF16)
+    }
+}
+#undef ATTN__MV_ROWS
+
+/* Rows of C taken together: 4, then 2, then 1 */
+static size_t attn__mv_group(size_t left) { return left >= 4 ? 4 : left >= 2 ? 2 : 1; }
+
+/* C = alpha op(A) B (+ beta C), m <= ATTN__MM_SKINNY: for each chunk of k (attn__mm_kc, as
+ * the packed path) and each block of 2 ATTN__VW columns, the rows' chains in registers,
+ * merged into C by attn__mm_merge. */
+static void attn__mv_n(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
+                       size_t lda, attn_dtype bt, const void *b, size_t ldb, float beta,
+                       float *c, size_t ldc)
+{
+    const size_t kcb = attn__mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
+    float t[4 * ATTN__NR];
+    size_t pc, j, i, R;
+    for (pc = 0; pc < k; pc += kcb) {
+        const size_t kc = attn__min(kcb, k - pc);
+        for (j = 0; j < n; j += 2 * ATTN__VW) {
+            const size_t nr = attn__min(2 * ATTN__VW, n - j);
+            const void *bp = attn__mm_at(bt, b, pc * ldb + j);
+            for (i = 0; i < m; i += R) {
+                R = attn__mv_group(m - i);
+                attn__mv_rows(0, bt, R, ldb, kc, a + i * ars + pc * acs, ars, acs, &bp, NULL, nr,
+                              t);
+                attn__mm_merge(c + i * ldc + j, ldc, t, R, nr, alpha, beta, pc == 0 ? 1 : 2);
+            }
+        }
+    }
+}
+
+/* C = alpha A B^T (+ beta C), m <= ATTN__MM_SKINNY: 4 rows of B at a time, k in passes of
+ * ATTN__MV_PASS, lane sums reduced (attn__vhsum) and merged into C once. */
+static void attn__mv_t(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                       attn_dtype bt, const void *b, size_t ldb, float beta, float *c,
+                       size_t ldc)
+{
+    attn__v acc[ATTN__MM_SKINNY * 4];
+    float t[ATTN__MM_SKINNY * ATTN__NR];
+    size_t j, i, p, q, R;
+    memset(t, 0, sizeof t); /* lanes the merge loads but never stores */
+    for (j = 0; j < n; j += 4) {
+        const size_t jn = attn__min(4, n - j);
+        const void *brow[4]; /* rows past n repeat the last one; never stored */
+        for (q = 0; q < 4; q++) brow[q] = attn__mm_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+        for (q = 0; q < m * 4; q++) acc[q] = attn__vzero();
+        for (p = 0; p < k; p += ATTN__MV_PASS)
+            for (i = 0; i < m; i += R) {
+                R = attn__mv_group(m - i);
+                attn__mv_rows(1, bt, R, p, attn__min(k, p + ATTN__MV_PASS), a + i * lda, 0, lda,
+                              brow, acc + i * 4, 0, NULL);
+            }
+        for (i = 0; i < m; i++)
+            for (q = 0; q < 4; q++) t[i * ATTN__NR + q] = attn__vhsum(acc[i * 4 + q]);
+        attn__mm_merge(c + j, ldc, t, m, jn, alpha, beta, 1);
+    }
+}
+
 /* The packed A and B areas of a workspace for this product, in floats. Monotone in m, n and
  * k (a chunk is attn__mm_kc(k) <= min(k, KC) deep, and min(k, KC) is what is counted), and
  * bounded by the sizes for m >= MC, n >= NC, k >= KC: attn_matmul_workspace_max(). */
@@ -19068,10 +21385,11 @@ static float *attn__align(void *p)
     return (float *)(void *)((u + ATTN__ALIGN - 1) & ~(uintptr_t)(ATTN__ALIGN - 1));
 }
 
-ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
-                                 float alpha, const float *a, size_t lda, const float *b,
-                                 size_t ldb, float beta, float *c, size_t ldc, void *workspace,
-                                 size_t workspace_size)
+/* attn_matmul and attn_matmul_typed: B stored as bt (attn_dtype; checked by the caller) */
+static attn_status attn__matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
+                                float alpha, const float *a, size_t lda, attn_dtype bt,
+                                const void *b, size_t ldb, float beta, float *c, size_t ldc,
+                                void *workspace, size_t workspace_size)
 {
     attn_status st;
     size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
@@ -19083,18 +21401,21 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
     if (m == 0 || n == 0) return ATTN_OK; /* an empty C: nothing read or written */
     if (!c || (k && (!a || !b))) return ATTN_ERR_NULL;
     if (k > 0) {
-        if ((st = ta ? attn__check_mat(k, m, lda) : attn__check_mat(m, k, lda)) != ATTN_OK) return st;
-        if ((st = tb ? attn__check_mat(n, k, ldb) : attn__check_mat(k, n, ldb)) != ATTN_OK) return st;
+        if ((st = ta ? attn__check_mat(k, m, lda) : attn__check_mat(m, k, lda)) != ATTN_OK)
+            return st;
+        if ((st = tb ? attn__check_mat(n, k, ldb) : attn__check_mat(k, n, ldb)) != ATTN_OK)
+            return st;
     }
     if ((st = attn__check_mat(m, n, ldc)) != ATTN_OK) return st;
     /* C may not overlap A, B or the workspace, nor the workspace A or B */
     ab = k ? (ta ? attn__mat_bytes(k, m, lda) : attn__mat_bytes(m, k, lda)) : 0;
     bb = k ? (tb ? attn__mat_bytes(n, k, ldb) : attn__mat_bytes(k, n, ldb)) : 0;
+    if (bt != ATTN_F32) bb /= 2; /* 16-bit elements: half the floats' bytes */
     cb = attn__mat_bytes(m, n, ldc);
     need = workspace ? attn_matmul_workspace_size(ta, tb, m, n, k) : 0;
     if (attn__bytes_overlap(c, cb, a, ab) || attn__bytes_overlap(c, cb, b, bb) ||
-        attn__bytes_overlap(workspace, need, a, ab) || attn__bytes_overlap(workspace, need, b, bb) ||
-        attn__bytes_overlap(workspace, need, c, cb))
+        attn__bytes_overlap(workspace, need, a, ab) ||
+        attn__bytes_overlap(workspace, need, b, bb) || attn__bytes_overlap(workspace, need, c, cb))
         return ATTN_ERR_ALIAS;
     /* A matrix of one stored row accepts any leading dimension; it never addresses a second
      * row, so it becomes the row length: no pointer (e.g. a microkernel's step past its
@@ -19109,8 +21430,13 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
             for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
         return ATTN_OK;
     }
+    if (m <= ATTN__MM_SKINNY && bt != ATTN_F32 && !(ta && tb)) { /* decode: B read once */
+        if (tb) attn__mv_t(m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
+        else attn__mv_n(ta, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
+        return ATTN_OK;
+    }
     if (!workspace) {
-        attn__mm_nopack(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        attn__mm_nopack(ta, tb, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
         return ATTN_OK;
     }
     kcb = attn__mm_kc(k);
@@ -19123,7 +21449,7 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
         /* all of op(B) packed at once: each A sliver then streams through all of k */
         const size_t np = attn__round_up(n, ATTN__NR);
         for (pc = 0; pc < k; pc += kcb)
-            attn__mm_pack_b(tb, b, ldb, pc, attn__min(kcb, k - pc), 0, n, pb + pc * np);
+            attn__mm_pack_b(tb, bt, b, ldb, pc, attn__min(kcb, k - pc), 0, n, pb + pc * np);
         attn__mm_direct_a(m, n, 0, k, kcb, a, lda, pb, np, pa, c, ldc, alpha, beta, 0, pfc);
         return ATTN_OK;
     }
@@ -19132,7 +21458,7 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
         for (pc = 0; pc < k; pc += kcb) {
             const size_t kc = attn__min(kcb, k - pc);
             const int mode = pc == 0 ? 1 : 2;
-            attn__mm_pack_b(tb, b, ldb, pc, kc, jc, nc, pb);
+            attn__mm_pack_b(tb, bt, b, ldb, pc, kc, jc, nc, pb);
             if (packa) {
                 for (ic = 0; ic < m; ic += ATTN__MM_MC) {
                     const size_t mc = attn__min(ATTN__MM_MC, m - ic);
@@ -19152,6 +21478,26 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
         }
     }
     return ATTN_OK;
+}
+
+ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
+                                 float alpha, const float *a, size_t lda, const float *b,
+                                 size_t ldb, float beta, float *c, size_t ldc, void *workspace,
+                                 size_t workspace_size)
+{
+    return attn__matmul(ta, tb, m, n, k, alpha, a, lda, ATTN_F32, b, ldb, beta, c, ldc,
+                        workspace, workspace_size);
+}
+
+ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, size_t n,
+                                       size_t k, float alpha, const float *a, size_t lda,
+                                       attn_dtype b_type, const void *b, size_t ldb, float beta,
+                                       float *c, size_t ldc, void *workspace,
+                                       size_t workspace_size)
+{
+    if (!attn_dtype_size(b_type)) return ATTN_ERR_ARG;
+    return attn__matmul(ta, tb, m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace,
+                        workspace_size);
 }
 /* end of src/matmul.h */
 /* src/attention.h - fused attention (attn_attention and its work items).
@@ -19176,101 +21522,156 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  * (attn_attention_task), and from run to run.
  */
 
-/* out[r] = attn__dot(q[r], k, d) for nr (a constant) rows against one key: k's loads
- * shared, each row's operations those of attn__dot (the same bits) */
-static ATTN__FORCE_INLINE void attn__dot_body(const float *const *q, size_t nr, const float *k,
-                                              size_t d, float *out)
+/* K and V are stored as attn_dtype t (ATTN_F32, ATTN_F16 or ATTN_BF16) and widened in
+ * registers as they are loaded (attn__vload_dt): the arithmetic is that of f32 rows holding
+ * the same values, so a 16-bit cache gives the bits of the f32 path run on its widened
+ * values. The bodies below take t as a constant (each is inlined into one function per
+ * type, the type switch outside the loops over keys). */
+
+/* Element i of a K or V row of type t at p */
+static ATTN__FORCE_INLINE const void *attn__kv_at(attn_dtype t, const void *p, size_t i)
+{
+    return t == ATTN_F32 ? (const void *)((const float *)p + i)
+                         : (const void *)((const uint16_t *)p + i);
+}
+
+/* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
+ * (two chains): k's loads shared, each row's operations the same whatever nr is */
+static ATTN__FORCE_INLINE void attn__dot_body(attn_dtype t, const float *const *q, size_t nr,
+                                              const void *k, size_t d, float *out)
 {
     attn__v s0[4], s1[4];
     size_t i = 0, r;
     for (r = 0; r < nr; r++) s0[r] = attn__vzero(), s1[r] = attn__vzero();
     for (; i + 2 * ATTN__VW <= d; i += 2 * ATTN__VW) {
-        const attn__v k0 = attn__vload(k + i), k1 = attn__vload(k + i + ATTN__VW);
+        const attn__v k0 = attn__vload_dt(t, k, i), k1 = attn__vload_dt(t, k, i + ATTN__VW);
         for (r = 0; r < nr; r++) {
             s0[r] = attn__vfma(attn__vload(q[r] + i), k0, s0[r]);
             s1[r] = attn__vfma(attn__vload(q[r] + i + ATTN__VW), k1, s1[r]);
         }
     }
     for (; i < d; i += ATTN__VW) {
-        const size_t t = d - i;
-        if (t >= ATTN__VW) {
-            const attn__v k0 = attn__vload(k + i);
+        const size_t n = d - i;
+        if (n >= ATTN__VW) {
+            const attn__v k0 = attn__vload_dt(t, k, i);
             for (r = 0; r < nr; r++) s0[r] = attn__vfma(attn__vload(q[r] + i), k0, s0[r]);
         } else {
-            const attn__v k1 = attn__vload_part(k + i, t, 0.0f);
+            const attn__v k1 = attn__vload_dt_part(t, k, i, n);
             for (r = 0; r < nr; r++)
-                s1[r] = attn__vfma(attn__vload_part(q[r] + i, t, 0.0f), k1, s1[r]);
+                s1[r] = attn__vfma(attn__vload_part(q[r] + i, n, 0.0f), k1, s1[r]);
         }
     }
     for (r = 0; r < nr; r++) out[r] = attn__vhsum(attn__vadd(s0[r], s1[r]));
 }
 
-/* q . k over n floats (two chains) */
-static float attn__dot(const float *q, const float *k, size_t n)
+/* s[r * lds + j] = q[r] . K row j for rows r < gr and keys j < n[r] (nmax the largest n[r];
+ * K rows of type t at kt, ld elements apart): a K row is read once for all the rows, up to
+ * four rows at a time sharing its loads (three as four, the last row twice); each score has
+ * the same bits whatever gr is. */
+static ATTN__FORCE_INLINE void attn__kdots_body(attn_dtype t, const float *const *q, size_t gr,
+                                                const size_t *n, size_t nmax, const void *kt,
+                                                size_t ld, size_t d, float *s, size_t lds)
 {
-    float out;
-    attn__dot_body(&q, 1, k, n, &out);
-    return out;
-}
-
-/* attn__dot_body for nr = 1 .. 4 rows */
-static void attn__dot_rows(const float *const *q, size_t nr, const float *k, size_t d,
-                           float *out)
-{
-    switch (nr) {
-    case 1: attn__dot_body(q, 1, k, d, out); break;
-    case 2: attn__dot_body(q, 2, k, d, out); break;
-    case 3: attn__dot_body(q, 3, k, d, out); break;
-    default: attn__dot_body(q, 4, k, d, out); break;
+    size_t j, r, u;
+    float x[4];
+    for (j = 0; j < nmax; j++) {
+        const void *kj = attn__kv_at(t, kt, j * ld);
+        for (r = 0; r < gr; r += 4) {
+            const size_t nr = attn__min(4, gr - r);
+            if (nr == 1) {
+                attn__dot_body(t, q + r, 1, kj, d, x);
+            } else if (nr == 2) {
+                attn__dot_body(t, q + r, 2, kj, d, x);
+            } else {
+                const float *q4[4];
+                q4[0] = q[r], q4[1] = q[r + 1], q4[2] = q[r + 2], q4[3] = q[r + nr - 1];
+                attn__dot_body(t, q4, 4, kj, d, x);
+            }
+            for (u = 0; u < nr; u++)
+                if (j < n[r + u]) s[(r + u) * lds + j] = x[u];
+        }
     }
 }
 
-/* y[r][0..n) += a[r] * x[0..n) for nr (a constant) rows: x's loads shared, each row one fma
- * an element, as attn__axpby(y[r], 1, a[r], x, n) (the same bits) */
-static ATTN__FORCE_INLINE void attn__axpy_body(float *const *y, const float *a, size_t nr,
-                                               const float *x, size_t n)
+static void attn__kdots(attn_dtype t, const float *const *q, size_t gr, const size_t *n,
+                        size_t nmax, const void *kt, size_t ld, size_t d, float *s, size_t lds)
+{
+    switch (t) {
+    case ATTN_F16: attn__kdots_body(ATTN_F16, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    case ATTN_BF16: attn__kdots_body(ATTN_BF16, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    default: attn__kdots_body(ATTN_F32, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    }
+}
+
+/* y[r][0..n) += a[r] * x[0..n) for nr (a constant) rows, x of type t: x's loads shared,
+ * each row one fma an element (the same bits whatever nr is) */
+static ATTN__FORCE_INLINE void attn__axpy_body(attn_dtype t, float *const *y, const float *a,
+                                               size_t nr, const void *x, size_t n)
 {
     attn__v va[4];
     size_t i = 0, r;
     for (r = 0; r < nr; r++) va[r] = attn__vset1(a[r]);
     for (; i + ATTN__VW <= n; i += ATTN__VW) {
-        const attn__v xv = attn__vload(x + i);
-        for (r = 0; r < nr; r++) attn__vstore(y[r] + i, attn__vfma(va[r], xv, attn__vload(y[r] + i)));
-    }
-    if (i < n) {
-        const attn__v xv = attn__vload_part(x + i, n - i, 0.0f);
+        const attn__v xv = attn__vload_dt(t, x, i);
         for (r = 0; r < nr; r++)
-            attn__vstore_part(y[r] + i, attn__vfma(va[r], xv, attn__vload_part(y[r] + i, n - i, 0.0f)),
-                              n - i);
-    }
-}
-
-/* attn__axpy_body for nr = 1 .. 4 rows */
-static void attn__axpy_rows(float *const *y, const float *a, size_t nr, const float *x, size_t n)
-{
-    switch (nr) {
-    case 1: attn__axpy_body(y, a, 1, x, n); break;
-    case 2: attn__axpy_body(y, a, 2, x, n); break;
-    case 3: attn__axpy_body(y, a, 3, x, n); break;
-    default: attn__axpy_body(y, a, 4, x, n); break;
-    }
-}
-
-/* y[0..n) = y * s + a * x  (s = 1: axpy; x NULL: scaling by s) */
-static void attn__axpby(float *y, float s, float a, const float *x, size_t n)
-{
-    const attn__v vs = attn__vset1(s), va = attn__vset1(a);
-    size_t i = 0;
-    for (; i + ATTN__VW <= n; i += ATTN__VW) {
-        attn__v t = attn__vmul(attn__vload(y + i), vs);
-        if (x) t = attn__vfma(va, attn__vload(x + i), t);
-        attn__vstore(y + i, t);
+            attn__vstore(y[r] + i, attn__vfma(va[r], xv, attn__vload(y[r] + i)));
     }
     if (i < n) {
-        attn__v t = attn__vmul(attn__vload_part(y + i, n - i, 0.0f), vs);
-        if (x) t = attn__vfma(va, attn__vload_part(x + i, n - i, 0.0f), t);
-        attn__vstore_part(y + i, t, n - i);
+        const attn__v xv = attn__vload_dt_part(t, x, i, n - i);
+        for (r = 0; r < nr; r++) {
+            const attn__v yv = attn__vload_part(y[r] + i, n - i, 0.0f);
+            attn__vstore_part(y[r] + i, attn__vfma(va[r], xv, yv), n - i);
+        }
     }
+}
+
+/* acc[r * lda ..] += p[r * lds + j] * V row j (dv elements of type t at vt, ld elements
+ * apart) for keys j < nmax, rows r < gr with j < n[r] and a nonzero p (a key of weight 0
+ * adds nothing, not even 0 * inf): a V row is read once for all the rows it weighs in. */
+static ATTN__FORCE_INLINE void attn__vaxpy_body(attn_dtype t, float *acc, size_t lda,
+                                                const float *p, size_t lds, size_t gr,
+                                                const size_t *n, size_t nmax, const void *vt,
+                                                size_t ld, size_t dv)
+{
+    size_t j, r;
+    for (j = 0; j < nmax; j++) {
+        const void *vj = attn__kv_at(t, vt, j * ld);
+        float *y[4], a[4];
+        size_t c = 0;
+        for (r = 0; r < gr; r++)
+            if (j < n[r] && p[r * lds + j] != 0.0f) {
+                y[c] = acc + r * lda, a[c] = p[r * lds + j];
+                if (++c == 4) attn__axpy_body(t, y, a, 4, vj, dv), c = 0;
+            }
+        if (c >= 2) attn__axpy_body(t, y, a, 2, vj, dv);
+        if (c & 1) attn__axpy_body(t, y + c - 1, a + c - 1, 1, vj, dv);
+    }
+}
+
+static void attn__vaxpy(attn_dtype t, float *acc, size_t lda, const float *p, size_t lds,
+                        size_t gr, const size_t *n, size_t nmax, const void *vt, size_t ld,
+                        size_t dv)
+{
+    switch (t) {
+    case ATTN_F16:
+        attn__vaxpy_body(ATTN_F16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
+        break;
+    case ATTN_BF16:
+        attn__vaxpy_body(ATTN_BF16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
+        break;
+    default: attn__vaxpy_body(ATTN_F32, acc, lda, p, lds, gr, n, nmax, vt, ld, dv); break;
+    }
+}
+
+/* y[0..n) *= s */
+static void attn__vscale(float *y, float s, size_t n)
+{
+    const attn__v vs = attn__vset1(s);
+    size_t i = 0;
+    for (; i + ATTN__VW <= n; i += ATTN__VW)
+        attn__vstore(y + i, attn__vmul(attn__vload(y + i), vs));
+    if (i < n)
+        attn__vstore_part(y + i, attn__vmul(attn__vload_part(y + i, n - i, 0.0f), vs), n - i);
 }
 
 /* The largest of x[0..n), NaNs ignored (-inf when n = 0 or all are NaN or -inf) */
@@ -19319,7 +21720,9 @@ static float attn__exp_rows(float *x, size_t n, float s, float m)
 
 /* One (batch, head), resolved from the parameters. */
 typedef struct attn__hd {
-    const float *q, *k, *v, *mask;
+    const float *q, *mask;
+    const void *k, *v; /* of type kvt */
+    attn_dtype kvt;
     const uint8_t *bmask;
     float *o;
     size_t q_sl, k_sl, v_sl, o_sl, mask_sq, bmask_sq;
@@ -19337,8 +21740,9 @@ static attn__hd attn__head(const attn_attention_params *p, size_t b, size_t h)
     attn__hd hd;
     const size_t g = h / (p->heads / p->kv_heads);
     hd.q = p->q + b * p->q_sb + h * p->q_sh;
-    hd.k = p->k + b * p->k_sb + g * p->k_sh;
-    hd.v = p->v + b * p->v_sb + g * p->v_sh;
+    hd.kvt = p->kv_type;
+    hd.k = attn__kv_at(p->kv_type, p->k, b * p->k_sb + g * p->k_sh);
+    hd.v = attn__kv_at(p->kv_type, p->v, b * p->v_sb + g * p->v_sh);
     hd.o = p->o + b * p->o_sb + h * p->o_sh;
     hd.mask = p->mask ? p->mask + b * p->mask_sb + h * p->mask_sh : NULL;
     hd.bmask = p->bool_mask ? p->bool_mask + b * p->bmask_sb + h * p->bmask_sh : NULL;
@@ -19421,32 +21825,91 @@ static void attn__online_row(const attn__hd *hd, size_t qi, size_t k0, size_t n,
     sum = attn__exp_rows(s, n, es, mnew);
     if (n < nz) memset(s + n, 0, (nz - n) * sizeof(float));
     *l = *l * alpha + sum;
-    if (alpha != 1.0f) attn__axpby(acc, alpha, 0.0f, NULL, na);
+    if (alpha != 1.0f) attn__vscale(acc, alpha, na);
     *m = mnew;
 }
 
-/* Packs V rows [0, tk) (stride ld, dv floats) into NR-column slivers of depth tk (sliver c
- * at dst + c * NR * tk), columns past dv zero. Returns nonzero when a value is inf or NaN. */
-static int attn__pack_v(const float *v, size_t ld, size_t tk, size_t dv, float *dst)
+/* Packs V rows [0, tk) (type t, stride ld, dv elements) into NR-column slivers of depth tk
+ * (sliver c at dst + c * NR * tk), columns past dv zero. Returns nonzero when a value is inf
+ * or NaN. */
+static ATTN__FORCE_INLINE int attn__pack_v_body(attn_dtype t, const void *v, size_t ld,
+                                                size_t tk, size_t dv, float *dst)
 {
     attn__v bad = attn__vzero();
     const attn__v z = attn__vzero();
     size_t p, c, u;
-    float t;
+    float f;
     for (p = 0; p < tk; p++)
         for (c = 0; c < dv; c += ATTN__NR) {
-            const float *vr = v + p * ld; /* never a pointer past the last row */
+            const void *vr = attn__kv_at(t, v, p * ld); /* never a pointer past the last row */
             float *dp = dst + c * tk + p * ATTN__NR;
             for (u = 0; u < ATTN__NR; u += ATTN__VW) {
                 attn__v x = z;
-                if (c + u + ATTN__VW <= dv) x = attn__vload(vr + c + u);
-                else if (c + u < dv) x = attn__vload_part(vr + c + u, dv - c - u, 0.0f);
+                if (c + u + ATTN__VW <= dv) x = attn__vload_dt(t, vr, c + u);
+                else if (c + u < dv) x = attn__vload_dt_part(t, vr, c + u, dv - c - u);
                 bad = attn__vadd(bad, attn__vmul(x, z)); /* 0 * (inf or NaN) = NaN */
                 attn__vstore(dp + u, x);
             }
         }
-    t = attn__vhsum(bad);
-    return t != t;
+    f = attn__vhsum(bad);
+    return f != f;
+}
+
+/* Packs K rows [0, tk) (type t, stride ld, d elements) transposed into NR-column slivers
+ * (attn__mm_pack_t's layout: sliver s holds K^T[p][s*NR + i] at dst + s*NR*d + p*NR + i,
+ * columns past tk zero). f32 by attn__mm_pack_t; 16 bits widened a block of ATTN__VW rows x
+ * ATTN__VW columns at a time into registers, through an L1 block, then transposed. */
+static ATTN__FORCE_INLINE void attn__pack_kt_body(attn_dtype t, const void *k, size_t ld,
+                                                  size_t tk, size_t d, float *dst, float *blk)
+{
+    size_t s, g, p, i, c;
+    for (s = 0; s < tk; s += ATTN__NR, dst += ATTN__NR * d)
+        for (g = 0; g < ATTN__NR; g += ATTN__VW) {
+            const size_t r = s + g < tk ? attn__min(ATTN__VW, tk - s - g) : 0;
+            for (p = 0; p < d; p += ATTN__VW) {
+                const size_t nc = attn__min(ATTN__VW, d - p);
+                for (i = 0; i < ATTN__VW; i++) {
+                    attn__v x = attn__vzero();
+                    if (i < r) {
+                        const void *kr = attn__kv_at(t, k, (s + g + i) * ld);
+                        x = nc == ATTN__VW ? attn__vload_dt(t, kr, p)
+                                           : attn__vload_dt_part(t, kr, p, nc);
+                    }
+                    attn__vstore(blk + i * ATTN__VW, x);
+                }
+                if (nc == ATTN__VW) {
+                    attn__vtranspose_copy(blk, ATTN__VW, ATTN__VW, dst + p * ATTN__NR + g,
+                                          ATTN__NR);
+                } else {
+                    for (c = 0; c < nc; c++)
+                        for (i = 0; i < ATTN__VW; i++)
+                            dst[(p + c) * ATTN__NR + g + i] = blk[i * ATTN__VW + c];
+                }
+            }
+        }
+}
+
+/* The key tile's K^T and V slivers; returns attn__pack_v's flag. blk: ATTN__VW^2 floats of
+ * scratch (the score sliver, free while packing; no stack array grows the frame) */
+#if ATTN__MR * ATTN__TK < ATTN__VW * ATTN__VW
+#error "attn__pack_kv's scratch (the MR x TK score sliver) is too small"
+#endif
+static int attn__pack_kv(const attn__hd *hd, size_t k0, size_t tk, float *kp, float *vp,
+                         float *blk)
+{
+    const void *k = attn__kv_at(hd->kvt, hd->k, k0 * hd->k_sl);
+    const void *v = attn__kv_at(hd->kvt, hd->v, k0 * hd->v_sl);
+    switch (hd->kvt) {
+    case ATTN_F16:
+        attn__pack_kt_body(ATTN_F16, k, hd->k_sl, tk, hd->d, kp, blk);
+        return attn__pack_v_body(ATTN_F16, v, hd->v_sl, tk, hd->dv, vp);
+    case ATTN_BF16:
+        attn__pack_kt_body(ATTN_BF16, k, hd->k_sl, tk, hd->d, kp, blk);
+        return attn__pack_v_body(ATTN_BF16, v, hd->v_sl, tk, hd->dv, vp);
+    default:
+        attn__mm_pack_t((const float *)k, hd->k_sl, tk, hd->d, ATTN__NR, 0, kp);
+        return attn__pack_v_body(ATTN_F32, v, hd->v_sl, tk, hd->dv, vp);
+    }
 }
 
 /* The workspace: carved into 64-byte aligned segments (the same arithmetic sizes it). */
@@ -19505,7 +21968,7 @@ static void attn__tile_out(const attn__hd *hd, size_t q0, size_t tq, const attn_
         if (l == 0.0f) memset(orow, 0, hd->dv * sizeof(float)); /* fully masked row */
         else {
             memcpy(orow, w->acc + r * w->dvp, hd->dv * sizeof(float));
-            attn__axpby(orow, 1.0f / l, 0.0f, NULL, hd->dv);
+            attn__vscale(orow, 1.0f / l, hd->dv);
         }
     }
 }
@@ -19530,8 +21993,7 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
     attn__mm_pack_t(hd->q + q0 * hd->q_sl, hd->q_sl, tq, d, ATTN__MR, 0, w->qp);
     for (k0 = 0; k0 < kend; k0 += ATTN__TK) {
         const size_t tk = attn__min(ATTN__TK, kend - k0);
-        const int vbad = attn__pack_v(hd->v + k0 * hd->v_sl, hd->v_sl, tk, dv, w->vp);
-        attn__mm_pack_t(hd->k + k0 * hd->k_sl, hd->k_sl, tk, d, ATTN__NR, 0, w->kp);
+        const int vbad = attn__pack_kv(hd, k0, tk, w->kp, w->vp, w->s);
         for (sl = 0; sl < nsl; sl++) {
             const size_t r0 = sl * ATTN__MR, mr = attn__min(ATTN__MR, tq - r0);
             const size_t ts = attn__visible(hd, q0 + r0 + mr - 1, k0, tk);
@@ -19549,12 +22011,10 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
                     attn__mm_ukr_strided(ts, w->s, ATTN__TK, 1, w->vp + j * tk, ATTN__NR,
                                          acc + j, dvp, 1.0f, 0.0f, 2);
             } else { /* inf or NaN in V: keys with p = 0 must not contribute 0 * inf */
-                for (i = 0; i < mr; i++) {
-                    const float *prow = w->s + i * ATTN__TK;
-                    for (j = 0; j < ts; j++)
-                        if (prow[j] != 0.0f)
-                            attn__axpby(acc + i * dvp, 1.0f, prow[j], hd->v + (k0 + j) * hd->v_sl, dv);
-                }
+                size_t nv[ATTN__MR];
+                for (i = 0; i < mr; i++) nv[i] = ts;
+                attn__vaxpy(hd->kvt, acc, dvp, w->s, ATTN__TK, mr, nv, ts,
+                            attn__kv_at(hd->kvt, hd->v, k0 * hd->v_sl), hd->v_sl, dv);
             }
         }
     }
@@ -19570,11 +22030,12 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
     const attn__hd *hd = hds;
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
     const size_t kend = attn__kend(hd, q0, tq); /* the same for every head of the group */
-    size_t k0, g, r, j;
+    size_t k0, g, r;
     attn__tile_init(rows, rows, w);
     for (k0 = 0; k0 < kend; k0 += ATTN__TK) {
         const size_t tk = attn__min(ATTN__TK, kend - k0);
-        const float *kt = hd->k + k0 * hd->k_sl, *vt = hd->v + k0 * hd->v_sl;
+        const void *kt = attn__kv_at(hd->kvt, hd->k, k0 * hd->k_sl);
+        const void *vt = attn__kv_at(hd->kvt, hd->v, k0 * hd->v_sl);
         for (g = 0; g < rows; g += ATTN__MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__min(ATTN__MR, rows - g);
             const float *qr[ATTN__MR];
@@ -19585,39 +22046,14 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
                 qr[r] = hds[(g + r) / tq].q + qi * hd->q_sl;
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
-            if (gr == 1) /* one row (decoding): K and V stream through in order */
-                for (j = 0; j < nmax; j++) w->s[j] = attn__dot(qr[0], kt + j * hd->k_sl, d);
-            else
-                for (j = 0; j < nmax; j++) /* a K row once for all the rows */
-                    for (r = 0; r < gr; r += 4) {
-                        const size_t nr = attn__min(4, gr - r);
-                        size_t u;
-                        float t[4];
-                        attn__dot_rows(qr + r, nr, kt + j * hd->k_sl, d, t);
-                        for (u = 0; u < nr; u++)
-                            if (j < n[r + u]) w->s[(r + u) * ATTN__TK + j] = t[u];
-                    }
+            attn__kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__TK);
             for (r = 0; r < gr; r++)
                 if (n[r])
                     attn__online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], n[r],
                                      w->s + r * ATTN__TK, &w->m[g + r], &w->l[g + r],
                                      w->acc + (g + r) * dvp, dv);
-            if (gr == 1)
-                for (j = 0; j < nmax; j++) {
-                    if (w->s[j] != 0.0f)
-                        attn__axpby(w->acc + g * dvp, 1.0f, w->s[j], vt + j * hd->v_sl, dv);
-                }
-            else
-                for (j = 0; j < nmax; j++) { /* a V row likewise, for the rows it weighs in */
-                    float *y[4], a[4];
-                    size_t c = 0;
-                    for (r = 0; r < gr; r++)
-                        if (j < n[r] && w->s[r * ATTN__TK + j] != 0.0f) {
-                            y[c] = w->acc + (g + r) * dvp, a[c] = w->s[r * ATTN__TK + j];
-                            if (++c == 4) attn__axpy_rows(y, a, 4, vt + j * hd->v_sl, dv), c = 0;
-                        }
-                    if (c) attn__axpy_rows(y, a, c, vt + j * hd->v_sl, dv);
-                }
+            attn__vaxpy(hd->kvt, w->acc + g * dvp, dvp, w->s, ATTN__TK, gr, n, nmax, vt,
+                        hd->v_sl, dv);
         }
     }
     for (r = 0; r < nh; r++) attn__tile_out(&hds[r], q0, tq, w, r * tq);
@@ -19636,8 +22072,11 @@ static void attn__tile_scores(const attn_attention_params *p, const attn__hd *hd
         const float m = w->m[i], l = w->l[i];
         if (hd->scores_mode == ATTN_SCORES_LOGITS) {
             const float *qrow = hd->q + qi * hd->q_sl;
+            const size_t nk = p->kv_len - n;
+            attn__kdots(hd->kvt, &qrow, 1, &nk, nk, attn__kv_at(hd->kvt, hd->k, n * hd->k_sl),
+                        hd->k_sl, hd->d, sc + n, 0);
             for (j = n; j < p->kv_len; j++) {
-                float x = attn__dot(qrow, hd->k + j * hd->k_sl, hd->d) * hd->scale;
+                float x = sc[j] * hd->scale;
                 if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
                 sc[j] = x;
             }
@@ -19772,10 +22211,11 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
                                          size_t ws_size, int *empty)
 {
     attn_status st;
-    size_t b, i, j, ext[7], need;
+    size_t b, i, j, ext[7], need, es;
     const void *at[7];
     *empty = 0;
     if (!p) return ATTN_ERR_NULL;
+    if (!(es = attn_dtype_size(p->kv_type))) return ATTN_ERR_ARG;
     if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads)
         return ATTN_ERR_SIZE;
     if (!attn__finite(p->scale) || !attn__finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
@@ -19791,10 +22231,14 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     }
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
-    if ((st = attn__check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl, p->head_dim, 0)) ||
-        (st = attn__check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl, p->head_dim, 0)) ||
-        (st = attn__check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl, p->v_head_dim, 0)) ||
-        (st = attn__check_tensor(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim, 0)))
+    if ((st = attn__check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
+                                 p->head_dim, 0)) ||
+        (st = attn__check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl,
+                                 p->head_dim, 0)) ||
+        (st = attn__check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl,
+                                 p->v_head_dim, 0)) ||
+        (st = attn__check_tensor(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl,
+                                 p->v_head_dim, 0)))
         return st;
     if (!attn__nested(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim))
         return ATTN_ERR_LD; /* two output rows on one float */
@@ -19830,9 +22274,9 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     at[3] = p->q, ext[3] = attn__tensor_bytes(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len,
                                               p->q_sl, p->head_dim, sizeof(float));
     at[4] = p->k, ext[4] = attn__tensor_bytes(p->batch, p->k_sb, p->kv_heads, p->k_sh,
-                                              p->kv_len, p->k_sl, p->head_dim, sizeof(float));
+                                              p->kv_len, p->k_sl, p->head_dim, es);
     at[5] = p->v, ext[5] = attn__tensor_bytes(p->batch, p->v_sb, p->kv_heads, p->v_sh,
-                                              p->kv_len, p->v_sl, p->v_head_dim, sizeof(float));
+                                              p->kv_len, p->v_sl, p->v_head_dim, es);
     at[6] = p->mask ? (const void *)p->mask : (const void *)p->bool_mask;
     ext[6] = p->mask ? attn__tensor_bytes(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
                                           p->mask_sq, p->kv_len, sizeof(float))
@@ -19922,12 +22366,15 @@ ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t 
 /* end of src/attention.h */
 /* ---- KV cache ------------------------------------------------------------------------ */
 
-ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
-                                        size_t kv_heads, size_t capacity, size_t head_dim,
-                                        size_t v_head_dim)
+ATTN_API attn_status attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, void *k,
+                                             void *v, size_t batch, size_t kv_heads,
+                                             size_t capacity, size_t head_dim,
+                                             size_t v_head_dim)
 {
     size_t ek = head_dim, ev = v_head_dim;
+    const size_t es = attn_dtype_size(type);
     if (!c || !k || !v) return ATTN_ERR_NULL;
+    if (!es) return ATTN_ERR_ARG;
     if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim) return ATTN_ERR_SIZE;
     if (head_dim > ATTN__MAX_ELEMS || v_head_dim > ATTN__MAX_ELEMS ||
         !attn__extent_add(&ek, capacity - 1, head_dim) ||
@@ -19937,7 +22384,7 @@ ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, si
         !attn__extent_add(&ev, kv_heads - 1, capacity * v_head_dim) ||
         !attn__extent_add(&ev, batch - 1, kv_heads * capacity * v_head_dim))
         return ATTN_ERR_OVERFLOW;
-    if (attn__bytes_overlap(k, ek * sizeof(float), v, ev * sizeof(float))) return ATTN_ERR_ALIAS;
+    if (attn__bytes_overlap(k, ek * es, v, ev * es)) return ATTN_ERR_ALIAS;
     c->k = k;
     c->v = v;
     c->batch = batch;
@@ -19946,30 +22393,47 @@ ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, si
     c->head_dim = head_dim;
     c->v_head_dim = v_head_dim;
     c->len = 0;
+    c->type = type;
     return ATTN_OK;
+}
+
+ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
+                                        size_t kv_heads, size_t capacity, size_t head_dim,
+                                        size_t v_head_dim)
+{
+    return attn_kv_cache_init_type(c, ATTN_F32, k, v, batch, kv_heads, capacity, head_dim,
+                                   v_head_dim);
 }
 
 static int attn__kv_valid(const attn_kv_cache *c)
 {
     attn_kv_cache t;
     return c && c->k && c->v && c->len <= c->capacity &&
-           attn_kv_cache_init(&t, c->k, c->v, c->batch, c->kv_heads, c->capacity, c->head_dim,
-                              c->v_head_dim) == ATTN_OK;
+           attn_kv_cache_init_type(&t, c->type, c->k, c->v, c->batch, c->kv_heads, c->capacity,
+                                   c->head_dim, c->v_head_dim) == ATTN_OK;
+}
+
+/* n floats from src to dst of type t (f32: a copy; 16 bits: rounded to nearest even; the
+ * arguments already checked) */
+static void attn__kv_put(attn_dtype t, void *dst, const float *src, size_t n)
+{
+    (void)attn_convert(t, dst, ATTN_F32, src, n);
 }
 
 ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout)
 {
-    size_t b, g, t, kd, vd, kb, vb, nk, nv;
+    size_t b, g, t, kd, vd, kb, vb, nk, nv, es;
     if (!c || (n && (!k_new || !v_new))) return ATTN_ERR_NULL;
     if (!attn__kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
     if (n > c->capacity - c->len) return ATTN_ERR_CAPACITY;
     if (!n) return ATTN_OK;
-    kd = c->head_dim, vd = c->v_head_dim;
-    /* the new rows may not lie in the cache (sizes fit: the cache's extents do) */
-    kb = c->batch * c->kv_heads * c->capacity * kd * sizeof(float);
-    vb = c->batch * c->kv_heads * c->capacity * vd * sizeof(float);
+    kd = c->head_dim, vd = c->v_head_dim, es = attn_dtype_size(c->type);
+    /* the new rows may not lie in the cache (sizes fit: the cache's extents do, and the new
+     * rows are at most as many elements, of floats) */
+    kb = c->batch * c->kv_heads * c->capacity * kd * es;
+    vb = c->batch * c->kv_heads * c->capacity * vd * es;
     nk = c->batch * c->kv_heads * n * kd * sizeof(float);
     nv = c->batch * c->kv_heads * n * vd * sizeof(float);
     if (attn__bytes_overlap(k_new, nk, c->k, kb) || attn__bytes_overlap(k_new, nk, c->v, vb) ||
@@ -19977,15 +22441,17 @@ ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const floa
         return ATTN_ERR_ALIAS;
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
-            float *kc = c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd;
-            float *vc = c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd;
+            char *kc = (char *)c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd * es;
+            char *vc = (char *)c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd * es;
             if (layout == ATTN_LAYOUT_BHLD) {
-                memcpy(kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd * sizeof(float));
-                memcpy(vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd * sizeof(float));
+                attn__kv_put(c->type, kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd);
+                attn__kv_put(c->type, vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd);
             } else {
                 for (t = 0; t < n; t++) {
-                    memcpy(kc + t * kd, k_new + ((b * n + t) * c->kv_heads + g) * kd, kd * sizeof(float));
-                    memcpy(vc + t * vd, v_new + ((b * n + t) * c->kv_heads + g) * vd, vd * sizeof(float));
+                    attn__kv_put(c->type, kc + t * kd * es,
+                                 k_new + ((b * n + t) * c->kv_heads + g) * kd, kd);
+                    attn__kv_put(c->type, vc + t * vd * es,
+                                 v_new + ((b * n + t) * c->kv_heads + g) * vd, vd);
                 }
             }
         }
@@ -20003,7 +22469,8 @@ ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, si
         return p;
     }
     p = attn_attention_init(c->batch, heads, c->kv_heads, q_len, c->len, c->head_dim,
-                            c->v_head_dim, q, c->k, c->v, o, layout);
+                            c->v_head_dim, q, NULL, NULL, o, layout);
+    p.k = c->k, p.v = c->v, p.kv_type = c->type;
     p.k_sl = c->head_dim, p.k_sh = c->capacity * c->head_dim, p.k_sb = c->kv_heads * p.k_sh;
     p.v_sl = c->v_head_dim, p.v_sh = c->capacity * c->v_head_dim, p.v_sb = c->kv_heads * p.v_sh;
     if (p.causal == ATTN_CAUSAL_NONE) p.causal = causal; /* else: an unknown layout's mark */
@@ -20170,7 +22637,8 @@ static inline attn__v attn__vgelu_erf(attn__v x)
     err = attn__vadd(attn__vsub(p, attn__vsub(s, bb)), attn__vsub(a, bb));
     /* e = exp(s + err - lo/2) as h^2, h = exp of half the argument (halving is exact), so
      * that an exp below FLT_MIN (argument below -87) still gives a normal x E */
-    e = attn__vexp_lo(attn__vmul(s, half), attn__vmul(attn__vfma(lo, attn__vset1(-0.5f), err), half), 1);
+    e = attn__vexp_lo(attn__vmul(s, half),
+                      attn__vmul(attn__vfma(lo, attn__vset1(-0.5f), err), half), 1);
     big_e = attn__vmul(attn__vmul(attn__vmul(t, e), half), e); /* E = erfc(z) / 2 */
     /* x > 0: x (1 - E); x <= 0: x E (0 below -20, where -inf * 0 would be NaN) */
     y = attn__vselect(attn__vgt(x, zero), attn__vmul(x, attn__vsub(one, big_e)),
@@ -20327,17 +22795,20 @@ ATTN_API size_t attn_linear_workspace_size(attn_trans tw, size_t tokens, size_t 
     return attn_matmul_workspace_size(ATTN_NO_TRANS, tw, tokens, d_out, d_in);
 }
 
-ATTN_API attn_status attn_linear(const float *x, size_t ldx, size_t tokens, size_t d_in,
-                                 attn_trans tw, const float *w, size_t ldw, const float *bias,
-                                 size_t d_out, attn_act act, float *y, size_t ldy,
-                                 void *workspace, size_t workspace_size)
+ATTN_API attn_status attn_linear_typed(const float *x, size_t ldx, size_t tokens, size_t d_in,
+                                       attn_trans tw, attn_dtype w_type, const void *w,
+                                       size_t ldw, const float *bias, size_t d_out, attn_act act,
+                                       float *y, size_t ldy, void *workspace,
+                                       size_t workspace_size)
 {
     attn_status st;
     size_t r;
     if (tokens && (!x || !w || !y)) return ATTN_ERR_NULL;
     if (tw != ATTN_NO_TRANS && tw != ATTN_TRANS) return ATTN_ERR_ARG;
+    if (!attn_dtype_size(w_type)) return ATTN_ERR_ARG;
     if ((st = attn__check_mat(tokens, d_in, ldx)) != ATTN_OK) return st;
-    if ((st = tw ? attn__check_mat(d_out, d_in, ldw) : attn__check_mat(d_in, d_out, ldw)) != ATTN_OK)
+    if ((st = tw ? attn__check_mat(d_out, d_in, ldw) : attn__check_mat(d_in, d_out, ldw)) !=
+        ATTN_OK)
         return st;
     if ((st = attn__check_mat(tokens, d_out, ldy)) != ATTN_OK) return st;
     if (!attn__act_valid(act)) return ATTN_ERR_ARG;
@@ -20347,11 +22818,20 @@ ATTN_API attn_status attn_linear(const float *x, size_t ldx, size_t tokens, size
     if (bias && attn__bytes_overlap(y, attn__mat_bytes(tokens, d_out, ldy), bias,
                                     d_out * sizeof(float)))
         return ATTN_ERR_ALIAS; /* y over x, W or the workspace: attn_matmul's check */
-    st = attn_matmul(ATTN_NO_TRANS, tw, tokens, d_out, d_in, 1.0f, x, ldx, w, ldw, 0.0f, y, ldy,
-                     workspace, workspace ? workspace_size : 0);
+    st = attn__matmul(ATTN_NO_TRANS, tw, tokens, d_out, d_in, 1.0f, x, ldx, w_type, w, ldw, 0.0f,
+                      y, ldy, workspace, workspace ? workspace_size : 0);
     if (st != ATTN_OK) return st;
     for (r = 0; r < tokens; r++) attn__act_row(act, y + r * ldy, bias, y + r * ldy, d_out);
     return ATTN_OK;
+}
+
+ATTN_API attn_status attn_linear(const float *x, size_t ldx, size_t tokens, size_t d_in,
+                                 attn_trans tw, const float *w, size_t ldw, const float *bias,
+                                 size_t d_out, attn_act act, float *y, size_t ldy,
+                                 void *workspace, size_t workspace_size)
+{
+    return attn_linear_typed(x, ldx, tokens, d_in, tw, ATTN_F32, w, ldw, bias, d_out, act, y, ldy,
+                             workspace, workspace_size);
 }
 
 /* ---- feed-forward ----------------------------------------------------------------------- */
@@ -20362,7 +22842,7 @@ static attn_status attn__ffn_check(const attn_ffn_weights *w)
     if (!w) return ATTN_ERR_NULL;
     if (!w->w1 || !w->w2) return ATTN_ERR_NULL;
     if ((st = attn__check_mat(w->d_model, w->d_ff, w->d_ff)) != ATTN_OK) return st;
-    if (!attn__act_valid(w->act)) return ATTN_ERR_ARG;
+    if (!attn__act_valid(w->act) || !attn_dtype_size(w->wtype)) return ATTN_ERR_ARG;
     return ATTN_OK;
 }
 
@@ -20406,10 +22886,10 @@ static void attn__ffn_run(const attn_ffn_weights *w, const float *x, size_t ldx,
     const size_t mm = attn__ffn_mm(w, tokens);
     float *h = (float *)attn__take(&cur, tokens * w->d_ff * sizeof(float));
     void *mws = mm ? attn__take(&cur, mm) : NULL;
-    attn_linear(x, ldx, tokens, w->d_model, ATTN_NO_TRANS, w->w1, w->d_ff, w->b1, w->d_ff,
-                w->act, h, w->d_ff, mws, mm);
-    attn_linear(h, w->d_ff, tokens, w->d_ff, ATTN_NO_TRANS, w->w2, w->d_model, w->b2,
-                w->d_model, ATTN_ACT_NONE, y, ldy, mws, mm);
+    attn_linear_typed(x, ldx, tokens, w->d_model, ATTN_NO_TRANS, w->wtype, w->w1, w->d_ff, w->b1,
+                      w->d_ff, w->act, h, w->d_ff, mws, mm);
+    attn_linear_typed(h, w->d_ff, tokens, w->d_ff, ATTN_NO_TRANS, w->wtype, w->w2, w->d_model,
+                      w->b2, w->d_model, ATTN_ACT_NONE, y, ldy, mws, mm);
 }
 
 ATTN_API attn_status attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
@@ -20440,7 +22920,7 @@ static attn_status attn__mha_check(const attn_mha_weights *w)
     if (!w->wq || !w->wk || !w->wv || !w->wo) return ATTN_ERR_NULL;
     if (!w->heads || !w->d_model || w->d_model % w->heads) return ATTN_ERR_SIZE;
     if ((st = attn__check_mat(w->d_model, w->d_model, w->d_model)) != ATTN_OK) return st;
-    return ATTN_OK;
+    return attn_dtype_size(w->wtype) ? ATTN_OK : ATTN_ERR_ARG;
 }
 
 static attn_attention_params attn__mha_params(const attn_mha_weights *w, size_t lq, size_t lk,
@@ -20500,13 +22980,18 @@ static void attn__mha_run(const attn_mha_weights *w, const float *xq, size_t ldx
     const size_t aws = attn_attention_workspace_size(&p);
     void *att_ws = attn__take(&cur, aws);
     void *mws = mm ? attn__take(&cur, mm) : NULL;
-    attn_linear(xq, ldxq, lq, d, ATTN_NO_TRANS, w->wq, d, w->bq, d, ATTN_ACT_NONE, q, d, mws, mm);
-    attn_linear(xkv, ldxkv, lk, d, ATTN_NO_TRANS, w->wk, d, w->bk, d, ATTN_ACT_NONE, k, d, mws, mm);
-    attn_linear(xkv, ldxkv, lk, d, ATTN_NO_TRANS, w->wv, d, w->bv, d, ATTN_ACT_NONE, v, d, mws, mm);
+    const attn_dtype t = w->wtype;
+    attn_linear_typed(xq, ldxq, lq, d, ATTN_NO_TRANS, t, w->wq, d, w->bq, d, ATTN_ACT_NONE, q, d,
+                      mws, mm);
+    attn_linear_typed(xkv, ldxkv, lk, d, ATTN_NO_TRANS, t, w->wk, d, w->bk, d, ATTN_ACT_NONE, k,
+                      d, mws, mm);
+    attn_linear_typed(xkv, ldxkv, lk, d, ATTN_NO_TRANS, t, w->wv, d, w->bv, d, ATTN_ACT_NONE, v,
+                      d, mws, mm);
     attn_attention(&p, att_ws, aws);
     /* the output of attention is a convex combination of V rows: it may be denormal only
      * where V is; attn_linear flushes y */
-    attn_linear(o, d, lq, d, ATTN_NO_TRANS, w->wo, d, w->bo, d, ATTN_ACT_NONE, y, ldy, mws, mm);
+    attn_linear_typed(o, d, lq, d, ATTN_NO_TRANS, t, w->wo, d, w->bo, d, ATTN_ACT_NONE, y, ldy,
+                      mws, mm);
 }
 
 ATTN_API attn_status attn_mha(const attn_mha_weights *w, const float *xq, size_t ldxq,
@@ -20751,6 +23236,206 @@ ATTN_API attn_status attn_decoder_param_count(size_t d_model, size_t heads, size
     return attn__param_count(d_model, heads, d_ff, 2, 3, count);
 }
 /* end of src/blocks.h */
+/* ---- decoder-only block -----------------------------------------------------------------
+ * Today's small language models' layer (Llama, Mistral, Qwen, GPT-NeoX, Phi): norm ->
+ * attention with RoPE and grouped-query heads against a KV cache -> residual -> norm ->
+ * (gated) MLP -> residual, or both branches from one input (parallel residual). Composed
+ * from the public kernels; the weights are used as stored (attn_matrix views). */
+
+/* The checks of one matrix view mapping d_in -> d_out (nothing computed) */
+static attn_status attn__matrix_check(const attn_matrix *m, size_t d_in, size_t d_out)
+{
+    attn_status st;
+    if (!m->w) return ATTN_ERR_NULL;
+    st = attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
+                           ATTN_ACT_NONE, NULL, d_out, NULL, 0);
+    if (st != ATTN_OK) return st;
+    return attn_dtype_size(m->type) ? ATTN_OK : ATTN_ERR_ARG;
+}
+
+static size_t attn__dq(const attn_decoder_only_weights *w) { return w->heads * w->head_dim; }
+static size_t attn__dkv(const attn_decoder_only_weights *w) { return w->kv_heads * w->head_dim; }
+
+static attn_status attn__dec_only_check(const attn_decoder_only_weights *w)
+{
+    attn_status st;
+    size_t dq, dkv;
+    if (!w) return ATTN_ERR_NULL;
+    if (!w->d_model || !w->heads || !w->kv_heads || !w->head_dim || !w->d_ff ||
+        w->heads % w->kv_heads)
+        return ATTN_ERR_SIZE;
+    if (w->heads > ATTN__MAX_ELEMS / w->head_dim) return ATTN_ERR_OVERFLOW;
+    dq = attn__dq(w), dkv = attn__dkv(w);
+    if ((st = attn__matrix_check(&w->wq, w->d_model, dq)) != ATTN_OK ||
+        (st = attn__matrix_check(&w->wk, w->d_model, dkv)) != ATTN_OK ||
+        (st = attn__matrix_check(&w->wv, w->d_model, dkv)) != ATTN_OK ||
+        (st = attn__matrix_check(&w->wo, dq, w->d_model)) != ATTN_OK ||
+        (st = attn__matrix_check(&w->w_up, w->d_model, w->d_ff)) != ATTN_OK ||
+        (w->w_gate.w && (st = attn__matrix_check(&w->w_gate, w->d_model, w->d_ff)) != ATTN_OK) ||
+        (st = attn__matrix_check(&w->w_down, w->d_ff, w->d_model)) != ATTN_OK)
+        return st;
+    if (!w->attn_norm || (!w->parallel_residual && !w->ffn_norm)) return ATTN_ERR_NULL;
+    if (!attn__act_valid(w->act) || (w->norm != ATTN_NORM_RMS && w->norm != ATTN_NORM_LAYER) ||
+        (w->parallel_residual != 0 && w->parallel_residual != 1) || !attn__finite(w->eps) ||
+        w->eps < 0)
+        return ATTN_ERR_ARG;
+    if (w->rope.head_dim && w->rope.head_dim != w->head_dim) return ATTN_ERR_SIZE;
+    if (w->rope.head_dim && (st = attn_rope(&w->rope, NULL, dq, 0, w->heads, 0, NULL)) != ATTN_OK)
+        return st;
+    return ATTN_OK;
+}
+
+/* The largest matmul workspace of the block's seven products for `tokens` rows */
+static size_t attn__dec_only_mm(const attn_decoder_only_weights *w, size_t tokens)
+{
+    const attn_matrix *m[7];
+    const size_t din[7] = {w->d_model, w->d_model, w->d_model, attn__dq(w), w->d_model,
+                           w->d_model, w->d_ff};
+    const size_t dout[7] = {attn__dq(w), attn__dkv(w), attn__dkv(w), w->d_model, w->d_ff,
+                            w->d_ff, w->d_model};
+    size_t i, best = 0;
+    m[0] = &w->wq, m[1] = &w->wk, m[2] = &w->wv, m[3] = &w->wo, m[4] = &w->w_up;
+    m[5] = &w->w_gate, m[6] = &w->w_down;
+    for (i = 0; i < 7; i++) {
+        const size_t s = attn_linear_workspace_size(m[i]->trans, tokens, din[i], dout[i]);
+        best = s > best ? s : best;
+    }
+    return best;
+}
+
+/* Bytes of the workspace (valid weights, tokens > 0) past the base alignment; 0 on overflow:
+ * h (tokens x d_model), q, o (x heads*head_dim), k, v (x kv_heads*head_dim), t (x d_model),
+ * gate, up (x d_ff), then the attention's and the matmul's scratch */
+static size_t attn__dec_only_ws(const attn_decoder_only_weights *w, size_t tokens)
+{
+    attn_attention_params p = attn_attention_init(1, w->heads, w->kv_heads, tokens, 1,
+                                                  w->head_dim, w->head_dim, NULL, NULL, NULL,
+                                                  NULL, ATTN_LAYOUT_BLHD);
+    size_t total = 0;
+    if (!attn__seg_f(&total, tokens, w->d_model) || !attn__seg_f(&total, tokens, attn__dq(w)) ||
+        !attn__seg_f(&total, tokens, attn__dq(w)) || !attn__seg_f(&total, tokens, attn__dkv(w)) ||
+        !attn__seg_f(&total, tokens, attn__dkv(w)) || !attn__seg_f(&total, tokens, w->d_model) ||
+        !attn__seg_f(&total, tokens, w->d_ff) || !attn__seg_f(&total, tokens, w->d_ff) ||
+        !attn__seg(&total, attn_attention_workspace_size(&p)) ||
+        !attn__seg(&total, attn__dec_only_mm(w, tokens)) || !attn__seg(&total, ATTN__ALIGN))
+        return 0;
+    return total;
+}
+
+ATTN_API size_t attn_decoder_only_workspace_size(const attn_decoder_only_weights *w,
+                                                 size_t tokens)
+{
+    if (attn__dec_only_check(w) != ATTN_OK || tokens == 0) return 0;
+    return attn__dec_only_ws(w, tokens);
+}
+
+/* y (rows x d) = norm(x) with the block's norm */
+static void attn__dec_only_norm(const attn_decoder_only_weights *w, const float *g,
+                                const float *b, const float *x, size_t ldx, float *y,
+                                size_t rows)
+{
+    if (w->norm == ATTN_NORM_RMS)
+        attn_rmsnorm(x, ldx, y, w->d_model, rows, w->d_model, g, w->eps);
+    else
+        attn_layernorm(x, ldx, y, w->d_model, rows, w->d_model, g, b, w->eps, NULL, NULL);
+}
+
+static void attn__dec_only_linear(const attn_matrix *m, const float *x, size_t tokens,
+                                  size_t d_in, size_t d_out, attn_act act, float *y,
+                                  void *mws, size_t mm)
+{
+    attn_linear_typed(x, d_in, tokens, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
+                      act, y, d_out, mws, mm);
+}
+
+ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const float *x,
+                                       size_t ldx, float *y, size_t ldy, size_t tokens,
+                                       attn_kv_cache *cache, void *workspace,
+                                       size_t workspace_size)
+{
+    attn_status st = attn__dec_only_check(w);
+    attn_attention_params p;
+    size_t need, mm, dq, dkv, d, pos, cb;
+    unsigned char *cur;
+    float *h, *q, *k, *v, *o, *t, *gate, *up;
+    void *aws, *mws;
+    if (st != ATTN_OK) return st;
+    d = w->d_model, dq = attn__dq(w), dkv = attn__dkv(w);
+    if (tokens && (!x || !y || !cache)) return ATTN_ERR_NULL;
+    if ((st = attn__check_mat(tokens, d, ldx)) != ATTN_OK) return st;
+    if ((st = attn__check_mat(tokens, d, ldy)) != ATTN_OK) return st;
+    if (!tokens) return ATTN_OK;
+    if (!attn__kv_valid(cache)) return ATTN_ERR_ARG;
+    if (cache->batch != 1 || cache->kv_heads != w->kv_heads || cache->head_dim != w->head_dim ||
+        cache->v_head_dim != w->head_dim)
+        return ATTN_ERR_SIZE;
+    if (tokens > cache->capacity - cache->len) return ATTN_ERR_CAPACITY;
+    if ((need = attn__dec_only_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    cb = cache->capacity * dkv * attn_dtype_size(cache->type); /* each of k and v (batch 1) */
+    if (attn__block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
+        attn__bytes_overlap(y, attn__mat_bytes(tokens, d, ldy), cache->k, cb) ||
+        attn__bytes_overlap(y, attn__mat_bytes(tokens, d, ldy), cache->v, cb) ||
+        attn__bytes_overlap(x, attn__mat_bytes(tokens, d, ldx), cache->k, cb) ||
+        attn__bytes_overlap(x, attn__mat_bytes(tokens, d, ldx), cache->v, cb) ||
+        attn__bytes_overlap(workspace, need, cache->k, cb) ||
+        attn__bytes_overlap(workspace, need, cache->v, cb))
+        return ATTN_ERR_ALIAS;
+    cur = (unsigned char *)attn__align(workspace);
+    h = (float *)attn__take(&cur, tokens * d * sizeof(float));
+    q = (float *)attn__take(&cur, tokens * dq * sizeof(float));
+    o = (float *)attn__take(&cur, tokens * dq * sizeof(float));
+    k = (float *)attn__take(&cur, tokens * dkv * sizeof(float));
+    v = (float *)attn__take(&cur, tokens * dkv * sizeof(float));
+    t = (float *)attn__take(&cur, tokens * d * sizeof(float));
+    gate = (float *)attn__take(&cur, tokens * w->d_ff * sizeof(float));
+    up = (float *)attn__take(&cur, tokens * w->d_ff * sizeof(float));
+    p = attn_attention_init(1, w->heads, w->kv_heads, tokens, 1, w->head_dim, w->head_dim,
+                            NULL, NULL, NULL, NULL, ATTN_LAYOUT_BLHD);
+    aws = attn__take(&cur, attn_attention_workspace_size(&p));
+    mm = attn__dec_only_mm(w, tokens);
+    mws = mm ? attn__take(&cur, mm) : NULL;
+    /* attention: h = norm1(x); q, k, v; RoPE at the cache's positions; append; attend */
+    pos = cache->len;
+    attn__dec_only_norm(w, w->attn_norm, w->attn_norm_b, x, ldx, h, tokens);
+    attn__dec_only_linear(&w->wq, h, tokens, d, dq, ATTN_ACT_NONE, q, mws, mm);
+    attn__dec_only_linear(&w->wk, h, tokens, d, dkv, ATTN_ACT_NONE, k, mws, mm);
+    attn__dec_only_linear(&w->wv, h, tokens, d, dkv, ATTN_ACT_NONE, v, mws, mm);
+    if (w->rope.head_dim) {
+        attn_rope(&w->rope, q, dq, tokens, w->heads, pos, NULL);
+        attn_rope(&w->rope, k, dkv, tokens, w->kv_heads, pos, NULL);
+    }
+    attn_kv_cache_append(cache, tokens, k, v, ATTN_LAYOUT_BLHD);
+    p = attn_attention_init_kv(cache, w->heads, tokens, q, o, ATTN_LAYOUT_BLHD,
+                               ATTN_CAUSAL_BOTTOM_RIGHT);
+    attn_attention(&p, aws, attn_attention_workspace_size(&p));
+    attn__dec_only_linear(&w->wo, o, tokens, dq, d, ATTN_ACT_NONE, t, mws, mm);
+    /* MLP: from norm2 of x (parallel) or of x + attention (sequential, written to y) */
+    if (w->parallel_residual) {
+        if (w->ffn_norm) attn__dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, x, ldx, h, tokens);
+    } else {
+        attn_add(t, d, x, ldx, tokens, d); /* then y = x + attention (y may be x) */
+        attn__copy_rows(t, d, y, ldy, tokens, d);
+        attn__dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, y, ldy, h, tokens);
+    }
+    attn__dec_only_linear(&w->w_up, h, tokens, d, w->d_ff,
+                          w->w_gate.w ? ATTN_ACT_NONE : w->act, up, mws, mm);
+    if (w->w_gate.w) {
+        attn__dec_only_linear(&w->w_gate, h, tokens, d, w->d_ff, ATTN_ACT_NONE, gate, mws, mm);
+        attn_glu(w->act, gate, w->d_ff, up, w->d_ff, up, w->d_ff, tokens, w->d_ff);
+    }
+    attn__dec_only_linear(&w->w_down, up, tokens, w->d_ff, d, ATTN_ACT_NONE, h, mws, mm);
+    if (w->parallel_residual) { /* y = x + attention + MLP */
+        attn_add(t, d, x, ldx, tokens, d);
+        attn_add(t, d, h, d, tokens, d);
+        attn__copy_rows(t, d, y, ldy, tokens, d);
+    } else {
+        attn_add(y, ldy, h, d, tokens, d);
+    }
+    attn__flush_rows(y, ldy, tokens, d);
+    return ATTN_OK;
+}
+/* end of src/decoder_only.h */
 /* src/fpenv.h - the floating-point environment: flush denormals to zero. The control
  * registers differ per ISA (MXCSR, FPCR); the kernels never depend on them. */
 #ifdef __cplusplus

@@ -131,6 +131,11 @@ struct attcase {
     float *scores; /* L x L: the naive version and the unfused compositions */
     void *mm_ws;   /* attn_matmul workspace for the unfused composition */
     size_t mm_ws_size;
+    /* K and V as floats when p holds them in 16 bits (p.kv_type): the naive loop and the
+     * unfused compositions read these (the values widened back, so every implementation
+     * computes the same attention); NULL when p.k and p.v are floats */
+    const float *k32, *v32;
+    void *kv16; /* the 16-bit storage, freed with the case */
 };
 
 /* C (m x n, ldc) = alpha A B^T (tb) or alpha A B, A m x k row-major. */
@@ -199,6 +204,11 @@ void bench_shape(struct op *op, const char *shape, double work, void *data, cons
                  size_t out_count, int run_baseline, const struct limit *lim);
 void print_header_row(void);
 void print_ratios(struct op *const *ops, size_t nops);
+/* A value derived from the rows already printed (e.g. one impl's speed over another's on
+ * the same shape): a CSV row op,shape,impl,metric,value, or a table row without spread or
+ * ratio. */
+void print_derived(const struct op *op, const char *shape, const char *impl,
+                   const char *metric, double value, const char *note);
 void print_notes(struct op *const *ops, size_t nops);
 void add_note(const char *text);     /* from peers; printed once each */
 void add_run_note(const char *text); /* from this process's measurements */

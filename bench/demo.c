@@ -110,6 +110,7 @@ int main(int argc, char **argv)
     }
 
     /* weights: fixed seed; Q and K scaled up so that the heads attend sharply */
+    memset(&w, 0, sizeof w); /* float32 weights (wtype 0) */
     w.attn.d_model = D, w.attn.heads = H;
     w.attn.wq = params(pool, &used, D * D, 3.0f / sqrtf(D), 0.0f);
     w.attn.wk = params(pool, &used, D * D, 3.0f / sqrtf(D), 0.0f);

@@ -76,6 +76,7 @@ int main(int argc, char **argv)
         }
     }
     if (calls == 0) calls = 1;
+    memset(&w, 0, sizeof w); /* float32 weights (wtype 0) */
     w.attn.d_model = D, w.attn.heads = H;
     w.attn.wq = rnd(D * D, 1.7f / 16, 0), w.attn.wk = rnd(D * D, 1.7f / 16, 0);
     w.attn.wv = rnd(D * D, 1.7f / 16, 0), w.attn.wo = rnd(D * D, 1.7f / 16, 0);

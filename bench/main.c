@@ -29,7 +29,9 @@
     X(matmul)        \
     X(matmul2t)      \
     X(attention)     \
-    X(decode)
+    X(decode)        \
+    X(matvec)        \
+    X(linear16)
 
 #define BENCH_DECLARE(id) extern struct op bench_op_##id;
 BENCH_OPS(BENCH_DECLARE)

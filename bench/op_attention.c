@@ -5,8 +5,41 @@
 #include "bench.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* K and V as floats (the 16-bit cache's values widened, see struct attcase) */
+static const float *att_k32(const struct attcase *c)
+{
+    return c->k32 ? c->k32 : (const float *)c->p.k;
+}
+static const float *att_v32(const struct attcase *c)
+{
+    return c->v32 ? c->v32 : (const float *)c->p.v;
+}
+
+/* Stores the case's K and V (nk and nv floats at k and v, c->p pointing at them) as type t:
+ * rounded into one 16-bit buffer that c->p then reads (kv_type t), and the rounded values
+ * widened back into k and v for the implementations that read floats. f32: nothing. */
+static void attcase_store(struct attcase *c, attn_dtype t, float *k, float *v, size_t nk,
+                          size_t nv)
+{
+    uint16_t *h;
+    c->k32 = c->v32 = NULL;
+    c->kv16 = NULL;
+    if (t == ATTN_F32)
+        return;
+    h = (uint16_t *)xalloc((nk + nv) * sizeof(uint16_t));
+    check(attn_convert(t, h, ATTN_F32, k, nk), "attn_convert");
+    check(attn_convert(t, h + nk, ATTN_F32, v, nv), "attn_convert");
+    check(attn_convert(ATTN_F32, k, t, h, nk), "attn_convert");
+    check(attn_convert(ATTN_F32, v, t, h + nk, nv), "attn_convert");
+    c->p.k = h, c->p.v = h + nk, c->p.kv_type = t;
+    c->k32 = k, c->v32 = v, c->kv16 = h;
+}
+
+static const char *const dtype_name[3] = {"f32", "f16", "bf16"};
 
 /* The buffers of a case whose parameters c->p are set: the attention workspace, the
  * lq x lk scores and the matmul workspace of the unfused compositions (S = Q K^T, O = P V;
@@ -29,6 +62,7 @@ static void attcase_alloc(struct attcase *c, size_t lq, size_t lk, size_t d)
 
 static void attcase_free(struct attcase *c)
 {
+    free(c->kv16);
     free(c->ws);
     free(c->scores);
     free(c->mm_ws);
@@ -48,8 +82,8 @@ static NAIVE_FN void naive_attention(void *ctx, void *data)
         for (h = 0; h < p->heads; h++) {
             const float *q = p->q + b * p->q_sb + h * p->q_sh;
             const size_t g = h / (p->heads / p->kv_heads);
-            const float *k = p->k + b * p->k_sb + g * p->k_sh;
-            const float *v = p->v + b * p->v_sb + g * p->v_sh;
+            const float *k = att_k32(c) + b * p->k_sb + g * p->k_sh;
+            const float *v = att_v32(c) + b * p->v_sb + g * p->v_sh;
             float *o = p->o + b * p->o_sb + h * p->o_sh;
             for (i = 0; i < L; i++) {
                 size_t nk = causal ? i + 1 : Lk;
@@ -106,8 +140,8 @@ void unfused_attention(const struct attcase *c, gemm_fn gemm, size_t block)
         for (h = 0; h < p->heads; h++) {
             const float *q = p->q + b * p->q_sb + h * p->q_sh;
             const size_t g = h / (p->heads / p->kv_heads);
-            const float *k = p->k + b * p->k_sb + g * p->k_sh;
-            const float *v = p->v + b * p->v_sb + g * p->v_sh;
+            const float *k = att_k32(c) + b * p->k_sb + g * p->k_sh;
+            const float *v = att_v32(c) + b * p->v_sb + g * p->v_sh;
             float *o = p->o + b * p->o_sb + h * p->o_sh;
             for (r0 = 0; r0 < L; r0 += block ? block : L) {
                 size_t rb = block && L - r0 > block ? block : L - r0;
@@ -171,100 +205,130 @@ static double attn_unfused128_extra(const void *data)
     return unfused128_att_extra(data) + (double)((const struct attcase *)data)->mm_ws_size;
 }
 
+/* The attn row's speed on a 16-bit cache over its speed on the f32 cache, from the last
+ * times per call of variants v16 and v32 (impls[1] is attn) */
+static void attn_ratio_row(const struct op *op, const char *shape, attn_dtype t, int v16,
+                           int v32)
+{
+    char impl[32], note[64];
+    const double t16 = g_call_ns[1][v16], t32 = g_call_ns[1][v32];
+    if (!(t16 > 0.0 && t32 > 0.0))
+        return;
+    snprintf(impl, sizeof impl, "attn-%s/f32", dtype_name[t]);
+    snprintf(note, sizeof note, "calls/s of attn on the %s cache / on the f32 cache",
+             dtype_name[t]);
+    print_derived(op, shape, impl, "ratio", t32 / t16, note);
+}
+
 static void bench_attention(struct op *op)
 {
     static const size_t lens[] = {128, 512, 2048, 8192};
     const size_t batch = 1, heads = 8, d = 64;
     size_t li;
-    int causal;
+    int causal, ty;
     for (li = 0; li < sizeof lens / sizeof lens[0]; li++)
-        for (causal = 0; causal <= 1; causal++) {
-            size_t L = lens[li], count = batch * heads * L * d;
+        for (causal = 0; causal <= 1; causal++)
+            for (ty = ATTN_F32; ty <= ATTN_F16; ty++) { /* f16: L = 512 and 2048 */
+                size_t L = lens[li], count = batch * heads * L * d;
+                struct attcase c;
+                struct limit lim;
+                char shape[64];
+                float *q, *k, *v, *o;
+                double flop = 4.0 * (double)L * (double)L * (double)d * (double)(batch * heads);
+                if ((L == 8192 && g_opt.quick) || (ty != ATTN_F32 && L != 512 && L != 2048))
+                    continue;
+                q = falloc(count);
+                k = falloc(count);
+                v = falloc(count);
+                o = falloc(count);
+                /* L = 8192: each implementation only if its L = 2048 time x 16 is <= 20 s;
+                 * --quick, L = 2048: only if its L = 512 time x 16 is <= 1 s (scalar builds) */
+                g_predict.variant = causal + 2 * ty;
+                g_predict.factor = L == 8192 || (L == 2048 && g_opt.quick) ? 16.0 : 0.0;
+                g_predict.max_ns = L == 8192 ? 20e9 : 1e9;
+                g_predict.what = L == 8192 ? "16 x its L = 2048 time, over 20 s"
+                                           : "16 x its L = 512 time, over 1 s with --quick";
+                fill_uniform(q, count, -1.0f, 1.0f);
+                fill_uniform(k, count, -1.0f, 1.0f);
+                fill_uniform(v, count, -1.0f, 1.0f);
+                memset(o, 0, count * sizeof(float));
+                c.p = attn_attention_init(batch, heads, heads, L, L, d, d, q, k, v, o,
+                                          ATTN_LAYOUT_BHLD);
+                attcase_store(&c, (attn_dtype)ty, k, v, count, count);
+                if (causal) {
+                    c.p.causal = ATTN_CAUSAL_OFFSET;
+                    c.p.causal_offset = 0;
+                    flop *= 0.5;
+                }
+                attcase_alloc(&c, L, L, d);
+                lim.name = "fma_peak";
+                lim.value = g_lim.fma;
+                lim.factor = 1.0;
+                sprintf(shape, "%lux%lux%lux%lu:%s%s", (unsigned long)batch,
+                        (unsigned long)heads, (unsigned long)L, (unsigned long)d,
+                        causal ? "causal" : "full", ty == ATTN_F16 ? ":f16" : "");
+                bench_shape(op, shape, flop, &c, o, count, L <= 512, &lim);
+                if (ty == ATTN_F16)
+                    attn_ratio_row(op, shape, ATTN_F16, causal + 2, causal);
+                free(q);
+                free(k);
+                free(v);
+                free(o);
+                attcase_free(&c);
+            }
+    g_predict.factor = 0.0;
+}
+
+/* Decode: value = bytes of K and V stored (4 or 2 per element) read per call / time (GB/s),
+ * share of the measured read bandwidth; each layout with the cache in f32, f16 and bf16,
+ * and the 16-bit caches' calls per second over the f32 cache's. */
+static void bench_decode(struct op *op)
+{
+    static const size_t cfg[][4] = {/* q_len, kv_len, heads, kv_heads */
+                                    {1, 4096, 8, 8},   {1, 4096, 32, 32}, {1, 4096, 32, 8},
+                                    {4, 4096, 8, 8},   {1, 16384, 8, 8},  {1, 16384, 32, 32},
+                                    {1, 16384, 32, 8}, {4, 16384, 8, 8}};
+    const size_t d = 128;
+    size_t ci;
+    int ty;
+    for (ci = 0; ci < sizeof cfg / sizeof cfg[0]; ci++)
+        for (ty = ATTN_F32; ty <= ATTN_BF16; ty++) {
+            const size_t lq = cfg[ci][0], lk = cfg[ci][1], heads = cfg[ci][2], kvh = cfg[ci][3];
+            const size_t nq = heads * lq * d, nkv = kvh * lk * d;
             struct attcase c;
             struct limit lim;
             char shape[64];
             float *q, *k, *v, *o;
-            double flop = 4.0 * (double)L * (double)L * (double)d * (double)(batch * heads);
-            if (L == 8192 && g_opt.quick)
+            if (g_opt.quick && ci > 0)
                 continue;
-            q = falloc(count);
-            k = falloc(count);
-            v = falloc(count);
-            o = falloc(count);
-            /* L = 8192: each implementation only if its L = 2048 time x 16 is <= 20 s;
-             * --quick, L = 2048: only if its L = 512 time x 16 is <= 1 s (scalar builds) */
-            g_predict.variant = causal;
-            g_predict.factor = L == 8192 || (L == 2048 && g_opt.quick) ? 16.0 : 0.0;
-            g_predict.max_ns = L == 8192 ? 20e9 : 1e9;
-            g_predict.what = L == 8192 ? "16 x its L = 2048 time, over 20 s"
-                                       : "16 x its L = 512 time, over 1 s with --quick";
-            fill_uniform(q, count, -1.0f, 1.0f);
-            fill_uniform(k, count, -1.0f, 1.0f);
-            fill_uniform(v, count, -1.0f, 1.0f);
-            memset(o, 0, count * sizeof(float));
-            c.p = attn_attention_init(batch, heads, heads, L, L, d, d, q, k, v, o,
-                                      ATTN_LAYOUT_BHLD);
-            if (causal) {
-                c.p.causal = ATTN_CAUSAL_OFFSET;
-                c.p.causal_offset = 0;
-                flop *= 0.5;
-            }
-            attcase_alloc(&c, L, L, d);
-            lim.name = "fma_peak";
-            lim.value = g_lim.fma;
+            q = falloc(nq);
+            k = falloc(nkv);
+            v = falloc(nkv);
+            o = falloc(nq);
+            fill_uniform(q, nq, -1.0f, 1.0f);
+            fill_uniform(k, nkv, -1.0f, 1.0f);
+            fill_uniform(v, nkv, -1.0f, 1.0f);
+            memset(o, 0, nq * sizeof(float));
+            c.p = attn_attention_init(1, heads, kvh, lq, lk, d, d, q, k, v, o, ATTN_LAYOUT_BHLD);
+            attcase_store(&c, (attn_dtype)ty, k, v, nkv, nkv);
+            attcase_alloc(&c, lq, lk, d);
+            lim.name = "read_256MiB";
+            lim.value = g_lim.read_mem;
             lim.factor = 1.0;
-            sprintf(shape, "%lux%lux%lux%lu:%s", (unsigned long)batch, (unsigned long)heads,
-                    (unsigned long)L, (unsigned long)d, causal ? "causal" : "full");
-            bench_shape(op, shape, flop, &c, o, count, L <= 512, &lim);
+            g_predict.variant = ty;
+            sprintf(shape, "q%lu:kv%lu:h%lu/%lu:d%lu%s%s", (unsigned long)lq, (unsigned long)lk,
+                    (unsigned long)heads, (unsigned long)kvh, (unsigned long)d,
+                    ty == ATTN_F32 ? "" : ":", ty == ATTN_F32 ? "" : dtype_name[ty]);
+            bench_shape(op, shape, 2.0 * (double)(nkv * attn_dtype_size((attn_dtype)ty)), &c, o,
+                        nq, 1, &lim);
+            if (ty != ATTN_F32)
+                attn_ratio_row(op, shape, (attn_dtype)ty, ty, ATTN_F32);
             free(q);
             free(k);
             free(v);
             free(o);
             attcase_free(&c);
         }
-    g_predict.factor = 0.0;
-}
-
-/* Decode: value = bytes of K and V read per call / time (GB/s), share of the measured read
- * bandwidth. */
-static void bench_decode(struct op *op)
-{
-    static const size_t cfg[][4] = {/* q_len, kv_len, heads, kv_heads */
-                                    {1, 4096, 8, 8}, {4, 4096, 8, 8}, {1, 4096, 32, 8},
-                                    {1, 16384, 8, 8}};
-    const size_t d = 128;
-    size_t ci;
-    for (ci = 0; ci < sizeof cfg / sizeof cfg[0]; ci++) {
-        const size_t lq = cfg[ci][0], lk = cfg[ci][1], heads = cfg[ci][2], kvh = cfg[ci][3];
-        const size_t nq = heads * lq * d, nkv = kvh * lk * d;
-        struct attcase c;
-        struct limit lim;
-        char shape[64];
-        float *q, *k, *v, *o;
-        if (g_opt.quick && ci > 0)
-            continue;
-        q = falloc(nq);
-        k = falloc(nkv);
-        v = falloc(nkv);
-        o = falloc(nq);
-        fill_uniform(q, nq, -1.0f, 1.0f);
-        fill_uniform(k, nkv, -1.0f, 1.0f);
-        fill_uniform(v, nkv, -1.0f, 1.0f);
-        memset(o, 0, nq * sizeof(float));
-        c.p = attn_attention_init(1, heads, kvh, lq, lk, d, d, q, k, v, o, ATTN_LAYOUT_BHLD);
-        attcase_alloc(&c, lq, lk, d);
-        lim.name = "read_256MiB";
-        lim.value = g_lim.read_mem;
-        lim.factor = 1.0;
-        sprintf(shape, "q%lu:kv%lu:h%lu/%lu:d%lu", (unsigned long)lq, (unsigned long)lk,
-                (unsigned long)heads, (unsigned long)kvh, (unsigned long)d);
-        bench_shape(op, shape, 2.0 * (double)(nkv * sizeof(float)), &c, o, nq, 1, &lim);
-        free(q);
-        free(k);
-        free(v);
-        free(o);
-        attcase_free(&c);
-    }
 }
 
 static const struct impl attention_impls[] = {
@@ -288,7 +352,9 @@ struct op bench_op_attention = {
         "shape batch x heads x L x d, Lq = Lk = L; value = 4*L*L*d per head (half when "
         "causal) / time; ratio = value / naive attention with the full score matrix (L <= "
         "512); attn = fused attn_attention; *-unfused = sgemm + attn_softmax + sgemm over the "
-        "full score matrix, *-unfused-128 over 128-row blocks; mem = extra memory",
+        "full score matrix, *-unfused-128 over 128-row blocks; mem = extra memory; :f16 = K "
+        "and V stored in f16 (the unfused compositions on the widened values), attn-f16/f32 "
+        "= its speed over the f32 shape's",
     .own = attention_impls,
     .nown = NIMPL(attention_impls),
     .bench = bench_attention,
@@ -300,10 +366,12 @@ struct op bench_op_decode = {
     .name = "decode",
     .metric = "GB/s",
     .note =
-        "shape q<queries per head>:kv<cached keys>:h<heads>/<kv heads>:d<head dim>; value = "
-        "bytes of K and V in the cache / time; ratio = value / naive loop; share of the read "
-        "bandwidth measured at 256 MiB (the cache is 16-64 MiB, so part of it may sit in L3); "
-        "*-unfused = sgemm (m = queries) + attn_softmax + sgemm",
+        "shape q<queries per head>:kv<cached keys>:h<heads>/<kv heads>:d<head dim>[:f16 or "
+        ":bf16, the cache's type]; value = bytes of K and V stored in the cache / time; ratio "
+        "= value / naive loop (on the widened values); share of the read bandwidth measured "
+        "at 256 MiB (the cache is 4-512 MiB, so part of it may sit in L3); "
+        "*-unfused = sgemm (m = queries) + attn_softmax + sgemm; attn-<type>/f32 = calls/s "
+        "on the 16-bit cache over the f32 cache's",
     .own = decode_impls,
     .nown = NIMPL(decode_impls),
     .bench = bench_decode,

@@ -104,6 +104,19 @@ static void print_csv_extra(const struct op *op, const char *shape, const char *
         printf("%s,%s,%s,%s,%.6g,\n", op->name, shape, impl, metric, value);
 }
 
+void print_derived(const struct op *op, const char *shape, const char *impl,
+                   const char *metric, double value, const char *note)
+{
+    if (g_opt.child)
+        return;
+    if (g_opt.csv)
+        printf("%s,%s,%s,%s,%.6g,\n", op->name, shape, impl, metric, value);
+    else
+        printf("%-10s %-18s %-20s %-8s %9.3f %7s %6s  %s\n", op->name, shape, impl, metric,
+               value, "", "", note ? note : "");
+    fflush(stdout);
+}
+
 /* In a peer child: times the peer's entries of `op` on this shape, writes CSV rows with
  * the value, the spread, the difference from the reference implementation and the
  * extra memory. */

@@ -52,8 +52,14 @@ static inline attn__v attn__vsub(attn__v a, attn__v b) { return _mm256_sub_ps(a,
 static inline attn__v attn__vmul(attn__v a, attn__v b) { return _mm256_mul_ps(a, b); }
 static inline attn__v attn__vdiv(attn__v a, attn__v b) { return _mm256_div_ps(a, b); }
 static inline attn__v attn__vsqrt(attn__v a) { return _mm256_sqrt_ps(a); }
-static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c) { return _mm256_fmadd_ps(a, b, c); }
-static inline attn__v attn__vfma_exact(attn__v a, attn__v b, attn__v c) { return _mm256_fmadd_ps(a, b, c); }
+static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c)
+{
+    return _mm256_fmadd_ps(a, b, c);
+}
+static inline attn__v attn__vfma_exact(attn__v a, attn__v b, attn__v c)
+{
+    return _mm256_fmadd_ps(a, b, c);
+}
 static inline attn__v attn__vmax(attn__v a, attn__v b) { return _mm256_max_ps(a, b); }
 static inline attn__v attn__vmin(attn__v a, attn__v b) { return _mm256_min_ps(a, b); }
 static inline float attn__vhsum(attn__v a)
@@ -74,15 +80,19 @@ static ATTN__FORCE_INLINE __m256 attn__vred_op(__m256 a, __m256 b, int op)
 }
 static ATTN__FORCE_INLINE __m256 attn__vred_halves(__m256 a, __m256 b, int op)
 {
-    return attn__vred_op(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31), op);
+    return attn__vred_op(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31),
+                         op);
 }
 static ATTN__FORCE_INLINE void attn__vhred8(const attn__v *v, float *out, int op)
 {
     const __m256 t0 = attn__vred_halves(v[0], v[4], op), t1 = attn__vred_halves(v[1], v[5], op);
     const __m256 t2 = attn__vred_halves(v[2], v[6], op), t3 = attn__vred_halves(v[3], v[7], op);
-    const __m256 u0 = attn__vred_op(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), op);
-    const __m256 u1 = attn__vred_op(_mm256_shuffle_ps(t2, t3, 0x44), _mm256_shuffle_ps(t2, t3, 0xEE), op);
-    _mm256_storeu_ps(out, attn__vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op));
+    const __m256 u0 =
+        attn__vred_op(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), op);
+    const __m256 u1 =
+        attn__vred_op(_mm256_shuffle_ps(t2, t3, 0x44), _mm256_shuffle_ps(t2, t3, 0xEE), op);
+    _mm256_storeu_ps(
+        out, attn__vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op));
 }
 static inline float attn__vhmax(attn__v a)
 {
@@ -93,11 +103,15 @@ static inline float attn__vhmax(attn__v a)
 }
 static inline attn__vm attn__vlt(attn__v a, attn__v b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
 static inline attn__vm attn__vgt(attn__v a, attn__v b) { return _mm256_cmp_ps(a, b, _CMP_GT_OQ); }
-static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b) { return _mm256_blendv_ps(b, a, m); }
+static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b)
+{
+    return _mm256_blendv_ps(b, a, m);
+}
 static inline attn__v attn__vlut8_scale(const int32_t *tab, attn__v k)
 {
     const __m256i b = _mm256_castps_si256(k);
-    const __m256i t = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(const void *)tab), b);
+    const __m256i t =
+        _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(const void *)tab), b);
     return _mm256_castsi256_ps(_mm256_add_epi32(t, _mm256_slli_epi32(b, 20)));
 }
 static inline attn__v attn__vfabs(attn__v a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }

@@ -46,7 +46,10 @@ static inline attn__v attn__vsub(attn__v a, attn__v b) { return _mm512_sub_ps(a,
 static inline attn__v attn__vmul(attn__v a, attn__v b) { return _mm512_mul_ps(a, b); }
 static inline attn__v attn__vdiv(attn__v a, attn__v b) { return _mm512_div_ps(a, b); }
 static inline attn__v attn__vsqrt(attn__v a) { return _mm512_sqrt_ps(a); }
-static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c) { return _mm512_fmadd_ps(a, b, c); }
+static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c)
+{
+    return _mm512_fmadd_ps(a, b, c);
+}
 static inline attn__v attn__vfma_exact(attn__v a, attn__v b, attn__v c)
 {
     return _mm512_fmadd_ps(a, b, c);
@@ -56,8 +59,9 @@ static inline attn__v attn__vmin(attn__v a, attn__v b) { return _mm512_min_ps(a,
 /* horizontal sum: the halves, then as simd/avx2.h's on the 8-lane sum */
 static inline float attn__vhsum(attn__v a)
 {
-    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(a),
-                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    const __m256 h =
+        _mm256_add_ps(_mm512_castps512_ps256(a),
+                      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
@@ -65,15 +69,22 @@ static inline float attn__vhsum(attn__v a)
 }
 static inline float attn__vhmax(attn__v a)
 {
-    const __m256 h = _mm256_max_ps(_mm512_castps512_ps256(a),
-                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    const __m256 h =
+        _mm256_max_ps(_mm512_castps512_ps256(a),
+                      _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
     s = _mm_max_ps(s, _mm_movehl_ps(s, s));
     s = _mm_max_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
 }
-static inline attn__vm attn__vlt(attn__v a, attn__v b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
-static inline attn__vm attn__vgt(attn__v a, attn__v b) { return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ); }
+static inline attn__vm attn__vlt(attn__v a, attn__v b)
+{
+    return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ);
+}
+static inline attn__vm attn__vgt(attn__v a, attn__v b)
+{
+    return _mm512_cmp_ps_mask(a, b, _CMP_GT_OQ);
+}
 static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b)
 {
     return _mm512_mask_blend_ps(m, b, a);
@@ -82,7 +93,8 @@ static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b)
 static inline attn__v attn__vlut8_scale(const int32_t *tab, attn__v k)
 {
     const __m512i b = _mm512_castps_si512(k);
-    const __m512i t8 = _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)tab));
+    const __m512i t8 =
+        _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)tab));
     const __m512i t = _mm512_permutexvar_epi32(b, _mm512_shuffle_i64x2(t8, t8, 0x44));
     return _mm512_castsi512_ps(_mm512_add_epi32(t, _mm512_slli_epi32(b, 20)));
 }

@@ -8,7 +8,8 @@
 
 /* acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain in p order,
  * A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (8 readable floats per row). Only
- * the first `rows` rows (a constant once inlined) are computed and written. Then by mode: 0 c = acc; 1 c = alpha * acc, then
+ * the first `rows` rows (a constant once inlined) are computed and written. Then by mode: 0 c =
+ * acc; 1 c = alpha * acc, then
  * + beta * c by one fma when beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
 #define ATTN__MR 4
 #define ATTN__NR 8

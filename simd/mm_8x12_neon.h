@@ -8,8 +8,9 @@
  * register tile, 24 q accumulators, three B vectors and eight A values (two q registers,
  * used by lane) per step. acc(i, j) = sum over p < kc of A(i, p) * B(p, j) as one fma chain
  * in p order, A(i, p) = a[i * ars + p * acs], B(p, j) = b[p * ldb + j] (12 readable floats
- * per row). All 8 rows are computed and written whatever `rows`. Then by mode: 0 c = acc; 1 c = alpha * acc, then + beta * c by one fma when
- * beta != 0 (beta = 0 never reads c); 2 c = fma(alpha, acc, c). */
+ * per row). All 8 rows are computed and written whatever `rows`. Then by mode: 0 c = acc; 1 c =
+ * alpha * acc, then + beta * c by one fma when beta != 0 (beta = 0 never reads c); 2 c = fma(alpha,
+ * acc, c). */
 #define ATTN__MR 8
 #define ATTN__NR 12
 #define ATTN__UKR_ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
@@ -18,7 +19,8 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
                                                  size_t ldb, float *c, size_t ldc, float alpha,
                                                  float beta, int mode)
 {
-#define ATTN__UKR_DECL(i) float32x4_t c##i##0 = vdupq_n_f32(0.0f), c##i##1 = c##i##0, c##i##2 = c##i##0;
+#define ATTN__UKR_DECL(i)                                                                          \
+    float32x4_t c##i##0 = vdupq_n_f32(0.0f), c##i##1 = c##i##0, c##i##2 = c##i##0;
     ATTN__UKR_ROWS(ATTN__UKR_DECL)
 #undef ATTN__UKR_DECL
     size_t p;
@@ -57,10 +59,11 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
     else if (mode == 2) vst1q_f32(cp, vfmaq_f32(vld1q_f32(cp), va, x));                     \
     else if (beta != 0.0f) vst1q_f32(cp, vfmaq_f32(vmulq_f32(va, x), vb, vld1q_f32(cp)));   \
     else vst1q_f32(cp, vmulq_f32(va, x));
-#define ATTN__UKR_OUT(i)                                                                    \
-    {                                                                                       \
-        float *cr = c + (i) * ldc;                                                          \
-        ATTN__UKR_OUT1(cr, c##i##0) ATTN__UKR_OUT1(cr + 4, c##i##1) ATTN__UKR_OUT1(cr + 8, c##i##2) \
+#define ATTN__UKR_OUT(i)                                                                           \
+    {                                                                                              \
+        float *cr = c + (i)*ldc;                                                                   \
+        ATTN__UKR_OUT1(cr, c##i##0)                                                                \
+        ATTN__UKR_OUT1(cr + 4, c##i##1) ATTN__UKR_OUT1(cr + 8, c##i##2)                            \
     }
         ATTN__UKR_ROWS(ATTN__UKR_OUT)
 #undef ATTN__UKR_OUT

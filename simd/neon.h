@@ -69,7 +69,10 @@ static inline attn__v attn__vsqrt(attn__v a)
 }
 #endif
 static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c) { return vfmaq_f32(c, a, b); }
-static inline attn__v attn__vfma_exact(attn__v a, attn__v b, attn__v c) { return vfmaq_f32(c, a, b); }
+static inline attn__v attn__vfma_exact(attn__v a, attn__v b, attn__v c)
+{
+    return vfmaq_f32(c, a, b);
+}
 static inline attn__v attn__vmax(attn__v a, attn__v b) { return vmaxq_f32(a, b); }
 static inline attn__v attn__vmin(attn__v a, attn__v b) { return vminq_f32(a, b); }
 #ifdef __aarch64__
@@ -94,13 +97,14 @@ static inline attn__v attn__vselect(attn__vm m, attn__v a, attn__v b) { return v
 static inline attn__v attn__vlut8_scale(const int32_t *tab, attn__v k)
 {
     const uint32x4_t b = vreinterpretq_u32_f32(k);
-    const uint32x4_t idx = vmlaq_n_u32(vdupq_n_u32(0x03020100u), vandq_u32(b, vdupq_n_u32(7u)), 0x04040404u);
+    const uint32x4_t idx =
+        vmlaq_n_u32(vdupq_n_u32(0x03020100u), vandq_u32(b, vdupq_n_u32(7u)), 0x04040404u);
 #ifdef __aarch64__
     uint8x16x2_t t;
     t.val[0] = vld1q_u8((const uint8_t *)(const void *)tab);
     t.val[1] = vld1q_u8((const uint8_t *)(const void *)tab + 16);
-    return vreinterpretq_f32_u32(vaddq_u32(vreinterpretq_u32_u8(vqtbl2q_u8(t, vreinterpretq_u8_u32(idx))),
-                                           vshlq_n_u32(b, 20)));
+    return vreinterpretq_f32_u32(vaddq_u32(
+        vreinterpretq_u32_u8(vqtbl2q_u8(t, vreinterpretq_u8_u32(idx))), vshlq_n_u32(b, 20)));
 #else /* the 32-byte table as four d registers, each half of idx looked up */
     const uint8_t *tb = (const uint8_t *)(const void *)tab;
     const uint8x16_t ix = vreinterpretq_u8_u32(idx);
@@ -109,9 +113,10 @@ static inline attn__v attn__vlut8_scale(const int32_t *tab, attn__v k)
     t.val[1] = vld1_u8(tb + 8);
     t.val[2] = vld1_u8(tb + 16);
     t.val[3] = vld1_u8(tb + 24);
-    return vreinterpretq_f32_u32(vaddq_u32(
-        vreinterpretq_u32_u8(vcombine_u8(vtbl4_u8(t, vget_low_u8(ix)), vtbl4_u8(t, vget_high_u8(ix)))),
-        vshlq_n_u32(b, 20)));
+    return vreinterpretq_f32_u32(
+        vaddq_u32(vreinterpretq_u32_u8(
+                      vcombine_u8(vtbl4_u8(t, vget_low_u8(ix)), vtbl4_u8(t, vget_high_u8(ix)))),
+                  vshlq_n_u32(b, 20)));
 #endif
 }
 static inline attn__v attn__vfabs(attn__v a) { return vabsq_f32(a); }
@@ -175,10 +180,14 @@ static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t ld
 #ifdef __aarch64__
     const float32x4_t t0 = vtrn1q_f32(r0, r1), t1 = vtrn2q_f32(r0, r1);
     const float32x4_t t2 = vtrn1q_f32(r2, r3), t3 = vtrn2q_f32(r2, r3);
-    vst1q_f32(dst, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
-    vst1q_f32(dst + ldd, vreinterpretq_f32_f64(vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
-    vst1q_f32(dst + 2 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
-    vst1q_f32(dst + 3 * ldd, vreinterpretq_f32_f64(vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+    vst1q_f32(dst, vreinterpretq_f32_f64(
+                       vtrn1q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
+    vst1q_f32(dst + ldd, vreinterpretq_f32_f64(
+                             vtrn1q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
+    vst1q_f32(dst + 2 * ldd, vreinterpretq_f32_f64(
+                                 vtrn2q_f64(vreinterpretq_f64_f32(t0), vreinterpretq_f64_f32(t2))));
+    vst1q_f32(dst + 3 * ldd, vreinterpretq_f32_f64(
+                                 vtrn2q_f64(vreinterpretq_f64_f32(t1), vreinterpretq_f64_f32(t3))));
 #else
     const float32x4x2_t t01 = vtrnq_f32(r0, r1), t23 = vtrnq_f32(r2, r3);
     vst1q_f32(dst, vcombine_f32(vget_low_f32(t01.val[0]), vget_low_f32(t23.val[0])));

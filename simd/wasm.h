@@ -49,7 +49,7 @@ static inline attn__v attn__vfma(attn__v a, attn__v b, attn__v c)
  * once, then to float. Rounding twice differs from once only where the double sum lies on a
  * float rounding boundary: its low 29 bits 0x10000000 (a midpoint of normal floats), or
  * below FLT_MIN (subnormal floats round elsewhere); a vector with such a lane takes fmaf.
- * The error terms (c = -round(a * b)) are exact in double and never take it. */
+ * The error terms (c = -round(a * b)) are exact in double: they take it only below FLT_MIN. */
 static ATTN__FORCE_INLINE v128_t attn__vfma_exact_half(v128_t a, v128_t b, v128_t c)
 {
     return wasm_f64x2_add(wasm_f64x2_mul(wasm_f64x2_promote_low_f32x4(a),

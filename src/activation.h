@@ -40,7 +40,8 @@ static inline attn__v attn__vgelu_erf(attn__v x)
     err = attn__vadd(attn__vsub(p, attn__vsub(s, bb)), attn__vsub(a, bb));
     /* e = exp(s + err - lo/2) as h^2, h = exp of half the argument (halving is exact), so
      * that an exp below FLT_MIN (argument below -87) still gives a normal x E */
-    e = attn__vexp_lo(attn__vmul(s, half), attn__vmul(attn__vfma(lo, attn__vset1(-0.5f), err), half), 1);
+    e = attn__vexp_lo(attn__vmul(s, half),
+                      attn__vmul(attn__vfma(lo, attn__vset1(-0.5f), err), half), 1);
     big_e = attn__vmul(attn__vmul(attn__vmul(t, e), half), e); /* E = erfc(z) / 2 */
     /* x > 0: x (1 - E); x <= 0: x E (0 below -20, where -inf * 0 would be NaN) */
     y = attn__vselect(attn__vgt(x, zero), attn__vmul(x, attn__vsub(one, big_e)),

@@ -42,9 +42,12 @@
  *
  * Conventions: float32, row-major. A matrix argument is (pointer, leading dimension):
  * element (r, c) of x is x[r * ldx + c], and ldx must be >= the row length. Sizes are
- * size_t; zero sizes are errors except where stated (matmul k = 0). Outputs may alias
- * inputs only where a function says "in place allowed", and then only exactly
- * (same pointer and same leading dimension); see "Aliasing and threads" below.
+ * size_t. A count of zero rows, tokens, batch entries or elements is an empty call: ATTN_OK,
+ * nothing read or written, and the pointers are not checked (they may be NULL); the other
+ * arguments are still checked. Zero feature sizes (row length, head_dim, heads, kv_len,
+ * d_model, ...) are ATTN_ERR_SIZE. Outputs may alias inputs only where a function says "in
+ * place allowed", and then only exactly (same pointer and same leading dimension); see
+ * "Aliasing and threads" below.
  * Storage types: attn_dtype (f32, f16 = IEEE binary16, bf16 = bfloat16), see attn_convert.
  *
  * Numerics: the AVX2 and NEON paths use fused multiply-add throughout; wasm (no fma) and
@@ -230,6 +233,27 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
                                  size_t ldb, float beta, float *c, size_t ldc, void *workspace,
                                  size_t workspace_size);
 
+/* attn_matmul with B stored as b_type (ATTN_F32, ATTN_F16 or ATTN_BF16; ldb in elements):
+ * weights kept in 16 bits, computed in float32 (each element widened exactly). Arguments,
+ * checks (ATTN_ERR_ARG for b_type too), workspace (attn_matmul_workspace_size serves it) and
+ * aliasing rules are attn_matmul's; with ATTN_F32 it is attn_matmul, bit for bit.
+ * Large products widen B while packing it. Products of m <= 8 rows with a 16-bit B (decode:
+ * a matrix-vector product) stream B once, unpacked, without a workspace, except op(A) = A^T
+ * with op(B) = B^T, which takes the packed path.
+ * Accuracy: the result is that of attn_matmul run on B widened to float32, within its bound.
+ * Determinism: as attn_matmul's, with one difference. For op(B) = B^T, op(A) = A and
+ * m <= 8, each element of C is one dot product over k taken ATTN__VW lanes at a time (lane
+ * l sums the p = l mod the vector width in order, the lanes are then added) and scaled
+ * once; this order depends on k alone, but is not the order of products with m > 8. So
+ * such a product gives the same bits whatever its column blocks, its workspace and its row
+ * blocks of up to 8 rows; splitting it into blocks of more and of at most 8 rows may change
+ * the last bits. op(B) = B with any m keeps attn_matmul's order exactly. */
+ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, size_t n,
+                                       size_t k, float alpha, const float *a, size_t lda,
+                                       attn_dtype b_type, const void *b, size_t ldb, float beta,
+                                       float *c, size_t ldc, void *workspace,
+                                       size_t workspace_size);
+
 /* ---------------------------------------------------------------------------------------
  * Scaled dot-product attention, fused (the Lq x Lk score matrix never exists):
  *   O[b,h] = softmax(mask(softcap(scale * Q[b,h] K[b,g]^T))) V[b,g],  g = h / (heads/kv_heads)
@@ -238,6 +262,14 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  * q[b*q_sb + h*q_sh + i*q_sl + c]; likewise K, V (with the kv head g) and O. The last
  * dimension is contiguous. attn_attention_init() fills the strides for the two common
  * layouts; change any field afterwards.
+ *
+ * K and V in 16 bits: kv_type = ATTN_F16 or ATTN_BF16 makes k and v point at uint16_t
+ * elements of that type (aligned to 2 bytes; strides still in elements); ATTN_F32 (0, what
+ * attn_attention_init sets) at floats. Each element is widened to float in registers as it
+ * is read (no f32 copy, the same workspace): the output is bit for bit that of the f32 call
+ * on the widened values, so its error against exact attention on the stored (rounded) K and
+ * V is the f32 path's. Rounding K and V to 16 bits is the only other error (see the README).
+ * Q, O, masks and scores stay float. A kv_type that is not an attn_dtype is ATTN_ERR_ARG.
  *
  * Masks (all optional, combined):
  *   causal:     ATTN_CAUSAL_NONE; ATTN_CAUSAL_BOTTOM_RIGHT: query i sees key j iff
@@ -263,9 +295,9 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  * 128 (132 on NEON); Q K^T and P V of a tile by the matmul
  * microkernel, the online softmax on the tile in L1; causal tiles past the diagonal are
  * skipped. Query tiles of 1..11 rows (decode) stream K and V once per 6 rows, with dot
- * products and row updates (for up to 8 grouped-query heads at once when they share K and V). Workspace:
- * attn_attention_workspace_size(), a function of head_dim and v_head_dim only (never of
- * the lengths, batch or heads): 165 KiB for d = dv = 64, 325 KiB for 128 on AVX2.
+ * products and row updates (for up to 8 grouped-query heads at once when they share K and
+ * V). Workspace: attn_attention_workspace_size(), a function of head_dim and v_head_dim only
+ * (never of the lengths, batch or heads): 165 KiB for d = dv = 64, 325 KiB for 128 on AVX2.
  *
  * Determinism and threads: the output is identical run to run, and each output row is
  * computed the same way whatever else is in the call. To spread one call over a job
@@ -310,9 +342,9 @@ typedef struct attn_attention_params {
     size_t head_dim, v_head_dim;   /* d (Q and K), dv (V and O) */
     const float *q;
     size_t q_sb, q_sh, q_sl;
-    const float *k;
+    const void *k; /* K and V: elements of type kv_type, strides in elements */
     size_t k_sb, k_sh, k_sl;
-    const float *v;
+    const void *v;
     size_t v_sb, v_sh, v_sl;
     float *o;
     size_t o_sb, o_sh, o_sl;
@@ -328,6 +360,7 @@ typedef struct attn_attention_params {
     float *scores;              /* optional output, see above; NULL = none */
     size_t scores_sb, scores_sh, scores_sq;
     attn_scores scores_mode;
+    attn_dtype kv_type; /* storage of K and V: ATTN_F32 (0, the default), ATTN_F16, ATTN_BF16 */
 } attn_attention_params;
 
 /* Fills sizes, pointers and strides for tensors in `layout` (all four the same layout,
@@ -369,7 +402,8 @@ ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t 
  * KV cache: caller-owned key and value buffers that new positions are appended to, as an
  * autoregressive decoder needs (ONNX Attention's past/present: present = concat(past, new)).
  *   k: [batch, kv_heads, capacity, head_dim], v: [batch, kv_heads, capacity, v_head_dim],
- *   dense; positions 0 .. len-1 are filled. attn_kv_cache_init sets len = 0.
+ *   dense, of floats (or f16 / bf16: attn_kv_cache_init_type); positions 0 .. len-1 are
+ *   filled. attn_kv_cache_init sets len = 0.
  * attn_kv_cache_append copies n new positions (k_new, v_new dense in `layout`:
  * [batch, kv_heads, n, dim] or [batch, n, kv_heads * dim]) after the filled ones:
  * ATTN_ERR_CAPACITY (nothing copied) when len + n > capacity, ATTN_ERR_ALIAS when k_new or
@@ -384,14 +418,24 @@ ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t 
  * The cache struct holds no hidden state: len can be reset or set by the caller (rewind a
  * speculative decode) as long as len <= capacity. */
 typedef struct attn_kv_cache {
-    float *k, *v;
+    void *k, *v; /* elements of type `type` */
     size_t batch, kv_heads, capacity, head_dim, v_head_dim;
     size_t len;
+    attn_dtype type;
 } attn_kv_cache;
 
 ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
                                         size_t kv_heads, size_t capacity, size_t head_dim,
                                         size_t v_head_dim);
+/* The same for a cache stored as `type` (ATTN_F16 or ATTN_BF16: k and v hold uint16_t
+ * elements, half the bytes; ATTN_F32 as attn_kv_cache_init; another value ATTN_ERR_ARG):
+ * attn_kv_cache_append rounds the new float rows to it (to nearest even, inf past the
+ * range, NaN kept a NaN) and attn_attention_init_kv sets kv_type, so attention reads the
+ * 16-bit cache directly. */
+ATTN_API attn_status attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, void *k,
+                                             void *v, size_t batch, size_t kv_heads,
+                                             size_t capacity, size_t head_dim,
+                                             size_t v_head_dim);
 ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout);
 /* q and o in `layout` (dense, heads query heads; heads a multiple of the cache's kv_heads).
@@ -441,7 +485,9 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
  * attention, encoder and decoder blocks, parameter counts; and the floating-point
  * environment helpers for real-time use.
  *
- * Weights are caller-owned float32 arrays, row-major and dense, never copied. A linear
+ * Weights are caller-owned arrays, row-major and dense, never copied: float32, or f16 /
+ * bf16 where a struct's wtype says so (encoder and decoder blocks: each sublayer's struct
+ * has its own; an invalid wtype is ATTN_ERR_ARG). A linear
  * weight W of a block is d_in x d_out (y = x W + b; nn.Linear's [out, in] weight is its
  * transpose, which attn_linear also accepts). One sequence per call: x is tokens x
  * d_model with leading dimension ldx; batch by looping. Scratch memory comes from the
@@ -465,7 +511,7 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
 typedef enum attn_act {
     ATTN_ACT_NONE = 0,      /* identity */
     ATTN_ACT_RELU = 1,      /* max(x, 0) */
-    ATTN_ACT_GELU = 2,      /* x * Phi(x) = x/2 (1 + erf(x / sqrt 2)) (ONNX Gelu, PyTorch's default) */
+    ATTN_ACT_GELU = 2,      /* x * Phi(x) = x/2 (1 + erf(x / sqrt 2)) (ONNX Gelu, PyTorch's) */
     ATTN_ACT_GELU_TANH = 3, /* x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (approximate='tanh') */
     ATTN_ACT_SILU = 4       /* x * sigmoid(x) (SiLU, swish: Llama's gate, PyTorch's F.silu) */
 } attn_act;
@@ -513,6 +559,17 @@ ATTN_API attn_status attn_linear(const float *x, size_t ldx, size_t tokens, size
                                  size_t d_out, attn_act act, float *y, size_t ldy,
                                  void *workspace, size_t workspace_size);
 
+/* attn_linear with W stored as w_type (ATTN_F32, ATTN_F16 or ATTN_BF16; ldw in elements;
+ * ATTN_ERR_ARG for another value): the product is attn_matmul_typed's (for up to 8 tokens,
+ * the decode case, W is streamed once; with tw = ATTN_TRANS the rounding order of those
+ * calls is its dot-product order), the rest attn_linear's. The result is attn_linear's on W
+ * widened to float32, within its bound; with ATTN_F32 it is attn_linear, bit for bit. */
+ATTN_API attn_status attn_linear_typed(const float *x, size_t ldx, size_t tokens, size_t d_in,
+                                       attn_trans tw, attn_dtype w_type, const void *w,
+                                       size_t ldw, const float *bias, size_t d_out, attn_act act,
+                                       float *y, size_t ldy, void *workspace,
+                                       size_t workspace_size);
+
 /* Feed-forward network: y = act(x W1 + b1) W2 + b2 (d_model -> d_ff -> d_model). */
 typedef struct attn_ffn_weights {
     size_t d_model, d_ff;
@@ -521,6 +578,9 @@ typedef struct attn_ffn_weights {
     const float *b1;     /* d_ff floats or NULL */
     const float *w2;     /* d_ff x d_model */
     const float *b2;     /* d_model floats or NULL */
+    attn_dtype wtype;    /* storage of w1 and w2: ATTN_F32 (0: zero-initialized structs), or
+                            ATTN_F16 / ATTN_BF16 (the pointers then hold uint16_t elements,
+                            cast to const float *); biases stay float32 */
 } attn_ffn_weights;
 
 /* Bytes of workspace attn_ffn needs for `tokens` rows (the d_ff hidden activations plus
@@ -545,6 +605,7 @@ typedef struct attn_mha_weights {
     size_t d_model, heads;           /* heads divides d_model */
     const float *wq, *wk, *wv, *wo;  /* d_model x d_model each */
     const float *bq, *bk, *bv, *bo;  /* d_model floats each, or NULL (no bias) */
+    attn_dtype wtype; /* storage of wq, wk, wv, wo: ATTN_F32 (0) or 16 bits, as in the FFN */
 } attn_mha_weights;
 
 /* Bytes of workspace attn_mha needs (Q, K, V, O, the attention's and the matmul's).
@@ -564,8 +625,8 @@ ATTN_API attn_status attn_mha(const attn_mha_weights *w, const float *xq, size_t
 
 /* Where the layer norms sit in a block. */
 typedef enum attn_norm_order {
-    ATTN_PRE_LN = 0, /* x1 = x + MHA(LN1(x));  x2 = x1 + FFN(LN2(x1))  (GPT-2, most modern models) */
-    ATTN_POST_LN = 1 /* x1 = LN1(x + MHA(x));  x2 = LN2(x1 + FFN(x1))  (original Transformer, BERT) */
+    ATTN_PRE_LN = 0, /* x1 = x + MHA(LN1(x));  x2 = x1 + FFN(LN2(x1))  (GPT-2, most models) */
+    ATTN_POST_LN = 1 /* x1 = LN1(x + MHA(x));  x2 = LN2(x1 + FFN(x1))  (Transformer, BERT) */
 } attn_norm_order;
 
 /* Encoder block: self-attention and FFN with residuals and layer norms (ln*_gamma/beta:
@@ -610,6 +671,65 @@ ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x,
                                   float *y, size_t ldy, size_t tokens, const float *mem,
                                   size_t ldmem, size_t mem_tokens, void *workspace,
                                   size_t workspace_size);
+
+/* ---------------------------------------------------------------------------------------
+ * Decoder-only block, the layer of today's small language models (Llama, Mistral, Qwen,
+ * GPT-NeoX, Phi), for prefill of many tokens and decode of one against a KV cache:
+ *   h = norm1(x); q = h Wq, k = h Wk, v = h Wv (+ biases); RoPE on q and k at the cache's
+ *   positions; k, v appended to the cache; a = attention(q, cache) (grouped-query heads,
+ *   causal: the new tokens are the last positions) Wo;
+ *   sequential: r = x + a, y = r + MLP(norm2(r));  parallel: y = x + a + MLP(norm2(x))
+ *   (GPT-NeoX; without ffn_norm, norm1(x) feeds the MLP too: GPT-J);
+ *   MLP(z) = (act(z W_gate) * (z W_up)) W_down (SwiGLU, GEGLU), or act(z W_up) W_down when
+ *   w_gate.w is NULL.
+ * Weights are used as stored: each matrix is an attn_matrix view (PyTorch's [out, in]
+ * weights with ATTN_TRANS; a fused qkv or gate-up tensor as pointers into it; f16 / bf16
+ * storage). */
+
+/* A weight matrix as stored, for the linear map z op(W) + bias from d_in to d_out:
+ * trans ATTN_TRANS: stored d_out x d_in (nn.Linear.weight), ld >= d_in;
+ * ATTN_NO_TRANS: stored d_in x d_out, ld >= d_out. ld in elements of `type`. */
+typedef struct attn_matrix {
+    const void *w;
+    size_t ld;
+    attn_trans trans;
+    attn_dtype type;   /* ATTN_F32 (0), ATTN_F16 or ATTN_BF16 */
+    const float *bias; /* d_out floats or NULL */
+} attn_matrix;
+
+typedef enum attn_norm_kind { ATTN_NORM_RMS = 0, ATTN_NORM_LAYER = 1 } attn_norm_kind;
+
+typedef struct attn_decoder_only_weights {
+    size_t d_model, heads, kv_heads, head_dim, d_ff; /* kv_heads divides heads */
+    attn_matrix wq, wk, wv, wo;        /* d_model -> heads*head_dim, -> kv_heads*head_dim (k, v),
+                                        * heads*head_dim -> d_model */
+    attn_matrix w_gate, w_up, w_down; /* d_model -> d_ff (gate: w NULL for none), d_ff -> d_model */
+    attn_act act;                      /* ATTN_ACT_SILU for SwiGLU */
+    attn_norm_kind norm;               /* RMSNorm (gamma only) or LayerNorm (gamma, beta) */
+    const float *attn_norm, *attn_norm_b; /* norm1's gamma (required) and beta (or NULL) */
+    const float *ffn_norm, *ffn_norm_b;   /* norm2's; ffn_norm NULL only with parallel_residual */
+    float eps;
+    int parallel_residual; /* 0 or 1 */
+    attn_rope_params rope; /* rope.head_dim = head_dim, or 0 for no RoPE */
+} attn_decoder_only_weights;
+
+/* Bytes of workspace for `tokens` new tokens (0 for invalid weights, tokens 0 or overflow);
+ * never decreases as tokens grows. */
+ATTN_API size_t attn_decoder_only_workspace_size(const attn_decoder_only_weights *w,
+                                                 size_t tokens);
+
+/* x, y: tokens x d_model (in place allowed), the tokens at positions cache->len ..
+ * cache->len + tokens - 1; the cache (batch 1, the block's kv_heads and head_dim for keys
+ * and values, any storage type) gets their keys and values. Errors, all before anything is
+ * written or appended: ATTN_ERR_NULL, ATTN_ERR_SIZE (zero sizes, heads not a multiple of
+ * kv_heads, a cache of another shape), ATTN_ERR_LD, ATTN_ERR_ARG (enums, eps, RoPE
+ * parameters, an invalid cache), ATTN_ERR_CAPACITY (the cache cannot take `tokens` more),
+ * ATTN_ERR_WORKSPACE, ATTN_ERR_OVERFLOW, ATTN_ERR_ALIAS (y over x other than in place; x, y or
+ * the workspace over the cache; the workspace over x). tokens = 0: nothing. */
+ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const float *x,
+                                       size_t ldx, float *y, size_t ldy, size_t tokens,
+                                       attn_kv_cache *cache, void *workspace,
+                                       size_t workspace_size);
 
 /* Parameter counts of one block with every bias present (what the weight structs above
  * point to). For BERT-base (d_model 768, 12 heads, d_ff 3072) the encoder gives

@@ -20,101 +20,156 @@
  * (attn_attention_task), and from run to run.
  */
 
-/* out[r] = attn__dot(q[r], k, d) for nr (a constant) rows against one key: k's loads
- * shared, each row's operations those of attn__dot (the same bits) */
-static ATTN__FORCE_INLINE void attn__dot_body(const float *const *q, size_t nr, const float *k,
-                                              size_t d, float *out)
+/* K and V are stored as attn_dtype t (ATTN_F32, ATTN_F16 or ATTN_BF16) and widened in
+ * registers as they are loaded (attn__vload_dt): the arithmetic is that of f32 rows holding
+ * the same values, so a 16-bit cache gives the bits of the f32 path run on its widened
+ * values. The bodies below take t as a constant (each is inlined into one function per
+ * type, the type switch outside the loops over keys). */
+
+/* Element i of a K or V row of type t at p */
+static ATTN__FORCE_INLINE const void *attn__kv_at(attn_dtype t, const void *p, size_t i)
+{
+    return t == ATTN_F32 ? (const void *)((const float *)p + i)
+                         : (const void *)((const uint16_t *)p + i);
+}
+
+/* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
+ * (two chains): k's loads shared, each row's operations the same whatever nr is */
+static ATTN__FORCE_INLINE void attn__dot_body(attn_dtype t, const float *const *q, size_t nr,
+                                              const void *k, size_t d, float *out)
 {
     attn__v s0[4], s1[4];
     size_t i = 0, r;
     for (r = 0; r < nr; r++) s0[r] = attn__vzero(), s1[r] = attn__vzero();
     for (; i + 2 * ATTN__VW <= d; i += 2 * ATTN__VW) {
-        const attn__v k0 = attn__vload(k + i), k1 = attn__vload(k + i + ATTN__VW);
+        const attn__v k0 = attn__vload_dt(t, k, i), k1 = attn__vload_dt(t, k, i + ATTN__VW);
         for (r = 0; r < nr; r++) {
             s0[r] = attn__vfma(attn__vload(q[r] + i), k0, s0[r]);
             s1[r] = attn__vfma(attn__vload(q[r] + i + ATTN__VW), k1, s1[r]);
         }
     }
     for (; i < d; i += ATTN__VW) {
-        const size_t t = d - i;
-        if (t >= ATTN__VW) {
-            const attn__v k0 = attn__vload(k + i);
+        const size_t n = d - i;
+        if (n >= ATTN__VW) {
+            const attn__v k0 = attn__vload_dt(t, k, i);
             for (r = 0; r < nr; r++) s0[r] = attn__vfma(attn__vload(q[r] + i), k0, s0[r]);
         } else {
-            const attn__v k1 = attn__vload_part(k + i, t, 0.0f);
+            const attn__v k1 = attn__vload_dt_part(t, k, i, n);
             for (r = 0; r < nr; r++)
-                s1[r] = attn__vfma(attn__vload_part(q[r] + i, t, 0.0f), k1, s1[r]);
+                s1[r] = attn__vfma(attn__vload_part(q[r] + i, n, 0.0f), k1, s1[r]);
         }
     }
     for (r = 0; r < nr; r++) out[r] = attn__vhsum(attn__vadd(s0[r], s1[r]));
 }
 
-/* q . k over n floats (two chains) */
-static float attn__dot(const float *q, const float *k, size_t n)
+/* s[r * lds + j] = q[r] . K row j for rows r < gr and keys j < n[r] (nmax the largest n[r];
+ * K rows of type t at kt, ld elements apart): a K row is read once for all the rows, up to
+ * four rows at a time sharing its loads (three as four, the last row twice); each score has
+ * the same bits whatever gr is. */
+static ATTN__FORCE_INLINE void attn__kdots_body(attn_dtype t, const float *const *q, size_t gr,
+                                                const size_t *n, size_t nmax, const void *kt,
+                                                size_t ld, size_t d, float *s, size_t lds)
 {
-    float out;
-    attn__dot_body(&q, 1, k, n, &out);
-    return out;
-}
-
-/* attn__dot_body for nr = 1 .. 4 rows */
-static void attn__dot_rows(const float *const *q, size_t nr, const float *k, size_t d,
-                           float *out)
-{
-    switch (nr) {
-    case 1: attn__dot_body(q, 1, k, d, out); break;
-    case 2: attn__dot_body(q, 2, k, d, out); break;
-    case 3: attn__dot_body(q, 3, k, d, out); break;
-    default: attn__dot_body(q, 4, k, d, out); break;
+    size_t j, r, u;
+    float x[4];
+    for (j = 0; j < nmax; j++) {
+        const void *kj = attn__kv_at(t, kt, j * ld);
+        for (r = 0; r < gr; r += 4) {
+            const size_t nr = attn__min(4, gr - r);
+            if (nr == 1) {
+                attn__dot_body(t, q + r, 1, kj, d, x);
+            } else if (nr == 2) {
+                attn__dot_body(t, q + r, 2, kj, d, x);
+            } else {
+                const float *q4[4];
+                q4[0] = q[r], q4[1] = q[r + 1], q4[2] = q[r + 2], q4[3] = q[r + nr - 1];
+                attn__dot_body(t, q4, 4, kj, d, x);
+            }
+            for (u = 0; u < nr; u++)
+                if (j < n[r + u]) s[(r + u) * lds + j] = x[u];
+        }
     }
 }
 
-/* y[r][0..n) += a[r] * x[0..n) for nr (a constant) rows: x's loads shared, each row one fma
- * an element, as attn__axpby(y[r], 1, a[r], x, n) (the same bits) */
-static ATTN__FORCE_INLINE void attn__axpy_body(float *const *y, const float *a, size_t nr,
-                                               const float *x, size_t n)
+static void attn__kdots(attn_dtype t, const float *const *q, size_t gr, const size_t *n,
+                        size_t nmax, const void *kt, size_t ld, size_t d, float *s, size_t lds)
+{
+    switch (t) {
+    case ATTN_F16: attn__kdots_body(ATTN_F16, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    case ATTN_BF16: attn__kdots_body(ATTN_BF16, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    default: attn__kdots_body(ATTN_F32, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    }
+}
+
+/* y[r][0..n) += a[r] * x[0..n) for nr (a constant) rows, x of type t: x's loads shared,
+ * each row one fma an element (the same bits whatever nr is) */
+static ATTN__FORCE_INLINE void attn__axpy_body(attn_dtype t, float *const *y, const float *a,
+                                               size_t nr, const void *x, size_t n)
 {
     attn__v va[4];
     size_t i = 0, r;
     for (r = 0; r < nr; r++) va[r] = attn__vset1(a[r]);
     for (; i + ATTN__VW <= n; i += ATTN__VW) {
-        const attn__v xv = attn__vload(x + i);
-        for (r = 0; r < nr; r++) attn__vstore(y[r] + i, attn__vfma(va[r], xv, attn__vload(y[r] + i)));
-    }
-    if (i < n) {
-        const attn__v xv = attn__vload_part(x + i, n - i, 0.0f);
+        const attn__v xv = attn__vload_dt(t, x, i);
         for (r = 0; r < nr; r++)
-            attn__vstore_part(y[r] + i, attn__vfma(va[r], xv, attn__vload_part(y[r] + i, n - i, 0.0f)),
-                              n - i);
-    }
-}
-
-/* attn__axpy_body for nr = 1 .. 4 rows */
-static void attn__axpy_rows(float *const *y, const float *a, size_t nr, const float *x, size_t n)
-{
-    switch (nr) {
-    case 1: attn__axpy_body(y, a, 1, x, n); break;
-    case 2: attn__axpy_body(y, a, 2, x, n); break;
-    case 3: attn__axpy_body(y, a, 3, x, n); break;
-    default: attn__axpy_body(y, a, 4, x, n); break;
-    }
-}
-
-/* y[0..n) = y * s + a * x  (s = 1: axpy; x NULL: scaling by s) */
-static void attn__axpby(float *y, float s, float a, const float *x, size_t n)
-{
-    const attn__v vs = attn__vset1(s), va = attn__vset1(a);
-    size_t i = 0;
-    for (; i + ATTN__VW <= n; i += ATTN__VW) {
-        attn__v t = attn__vmul(attn__vload(y + i), vs);
-        if (x) t = attn__vfma(va, attn__vload(x + i), t);
-        attn__vstore(y + i, t);
+            attn__vstore(y[r] + i, attn__vfma(va[r], xv, attn__vload(y[r] + i)));
     }
     if (i < n) {
-        attn__v t = attn__vmul(attn__vload_part(y + i, n - i, 0.0f), vs);
-        if (x) t = attn__vfma(va, attn__vload_part(x + i, n - i, 0.0f), t);
-        attn__vstore_part(y + i, t, n - i);
+        const attn__v xv = attn__vload_dt_part(t, x, i, n - i);
+        for (r = 0; r < nr; r++) {
+            const attn__v yv = attn__vload_part(y[r] + i, n - i, 0.0f);
+            attn__vstore_part(y[r] + i, attn__vfma(va[r], xv, yv), n - i);
+        }
     }
+}
+
+/* acc[r * lda ..] += p[r * lds + j] * V row j (dv elements of type t at vt, ld elements
+ * apart) for keys j < nmax, rows r < gr with j < n[r] and a nonzero p (a key of weight 0
+ * adds nothing, not even 0 * inf): a V row is read once for all the rows it weighs in. */
+static ATTN__FORCE_INLINE void attn__vaxpy_body(attn_dtype t, float *acc, size_t lda,
+                                                const float *p, size_t lds, size_t gr,
+                                                const size_t *n, size_t nmax, const void *vt,
+                                                size_t ld, size_t dv)
+{
+    size_t j, r;
+    for (j = 0; j < nmax; j++) {
+        const void *vj = attn__kv_at(t, vt, j * ld);
+        float *y[4], a[4];
+        size_t c = 0;
+        for (r = 0; r < gr; r++)
+            if (j < n[r] && p[r * lds + j] != 0.0f) {
+                y[c] = acc + r * lda, a[c] = p[r * lds + j];
+                if (++c == 4) attn__axpy_body(t, y, a, 4, vj, dv), c = 0;
+            }
+        if (c >= 2) attn__axpy_body(t, y, a, 2, vj, dv);
+        if (c & 1) attn__axpy_body(t, y + c - 1, a + c - 1, 1, vj, dv);
+    }
+}
+
+static void attn__vaxpy(attn_dtype t, float *acc, size_t lda, const float *p, size_t lds,
+                        size_t gr, const size_t *n, size_t nmax, const void *vt, size_t ld,
+                        size_t dv)
+{
+    switch (t) {
+    case ATTN_F16:
+        attn__vaxpy_body(ATTN_F16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
+        break;
+    case ATTN_BF16:
+        attn__vaxpy_body(ATTN_BF16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
+        break;
+    default: attn__vaxpy_body(ATTN_F32, acc, lda, p, lds, gr, n, nmax, vt, ld, dv); break;
+    }
+}
+
+/* y[0..n) *= s */
+static void attn__vscale(float *y, float s, size_t n)
+{
+    const attn__v vs = attn__vset1(s);
+    size_t i = 0;
+    for (; i + ATTN__VW <= n; i += ATTN__VW)
+        attn__vstore(y + i, attn__vmul(attn__vload(y + i), vs));
+    if (i < n)
+        attn__vstore_part(y + i, attn__vmul(attn__vload_part(y + i, n - i, 0.0f), vs), n - i);
 }
 
 /* The largest of x[0..n), NaNs ignored (-inf when n = 0 or all are NaN or -inf) */
@@ -163,7 +218,9 @@ static float attn__exp_rows(float *x, size_t n, float s, float m)
 
 /* One (batch, head), resolved from the parameters. */
 typedef struct attn__hd {
-    const float *q, *k, *v, *mask;
+    const float *q, *mask;
+    const void *k, *v; /* of type kvt */
+    attn_dtype kvt;
     const uint8_t *bmask;
     float *o;
     size_t q_sl, k_sl, v_sl, o_sl, mask_sq, bmask_sq;
@@ -181,8 +238,9 @@ static attn__hd attn__head(const attn_attention_params *p, size_t b, size_t h)
     attn__hd hd;
     const size_t g = h / (p->heads / p->kv_heads);
     hd.q = p->q + b * p->q_sb + h * p->q_sh;
-    hd.k = p->k + b * p->k_sb + g * p->k_sh;
-    hd.v = p->v + b * p->v_sb + g * p->v_sh;
+    hd.kvt = p->kv_type;
+    hd.k = attn__kv_at(p->kv_type, p->k, b * p->k_sb + g * p->k_sh);
+    hd.v = attn__kv_at(p->kv_type, p->v, b * p->v_sb + g * p->v_sh);
     hd.o = p->o + b * p->o_sb + h * p->o_sh;
     hd.mask = p->mask ? p->mask + b * p->mask_sb + h * p->mask_sh : NULL;
     hd.bmask = p->bool_mask ? p->bool_mask + b * p->bmask_sb + h * p->bmask_sh : NULL;
@@ -265,32 +323,91 @@ static void attn__online_row(const attn__hd *hd, size_t qi, size_t k0, size_t n,
     sum = attn__exp_rows(s, n, es, mnew);
     if (n < nz) memset(s + n, 0, (nz - n) * sizeof(float));
     *l = *l * alpha + sum;
-    if (alpha != 1.0f) attn__axpby(acc, alpha, 0.0f, NULL, na);
+    if (alpha != 1.0f) attn__vscale(acc, alpha, na);
     *m = mnew;
 }
 
-/* Packs V rows [0, tk) (stride ld, dv floats) into NR-column slivers of depth tk (sliver c
- * at dst + c * NR * tk), columns past dv zero. Returns nonzero when a value is inf or NaN. */
-static int attn__pack_v(const float *v, size_t ld, size_t tk, size_t dv, float *dst)
+/* Packs V rows [0, tk) (type t, stride ld, dv elements) into NR-column slivers of depth tk
+ * (sliver c at dst + c * NR * tk), columns past dv zero. Returns nonzero when a value is inf
+ * or NaN. */
+static ATTN__FORCE_INLINE int attn__pack_v_body(attn_dtype t, const void *v, size_t ld,
+                                                size_t tk, size_t dv, float *dst)
 {
     attn__v bad = attn__vzero();
     const attn__v z = attn__vzero();
     size_t p, c, u;
-    float t;
+    float f;
     for (p = 0; p < tk; p++)
         for (c = 0; c < dv; c += ATTN__NR) {
-            const float *vr = v + p * ld; /* never a pointer past the last row */
+            const void *vr = attn__kv_at(t, v, p * ld); /* never a pointer past the last row */
             float *dp = dst + c * tk + p * ATTN__NR;
             for (u = 0; u < ATTN__NR; u += ATTN__VW) {
                 attn__v x = z;
-                if (c + u + ATTN__VW <= dv) x = attn__vload(vr + c + u);
-                else if (c + u < dv) x = attn__vload_part(vr + c + u, dv - c - u, 0.0f);
+                if (c + u + ATTN__VW <= dv) x = attn__vload_dt(t, vr, c + u);
+                else if (c + u < dv) x = attn__vload_dt_part(t, vr, c + u, dv - c - u);
                 bad = attn__vadd(bad, attn__vmul(x, z)); /* 0 * (inf or NaN) = NaN */
                 attn__vstore(dp + u, x);
             }
         }
-    t = attn__vhsum(bad);
-    return t != t;
+    f = attn__vhsum(bad);
+    return f != f;
+}
+
+/* Packs K rows [0, tk) (type t, stride ld, d elements) transposed into NR-column slivers
+ * (attn__mm_pack_t's layout: sliver s holds K^T[p][s*NR + i] at dst + s*NR*d + p*NR + i,
+ * columns past tk zero). f32 by attn__mm_pack_t; 16 bits widened a block of ATTN__VW rows x
+ * ATTN__VW columns at a time into registers, through an L1 block, then transposed. */
+static ATTN__FORCE_INLINE void attn__pack_kt_body(attn_dtype t, const void *k, size_t ld,
+                                                  size_t tk, size_t d, float *dst, float *blk)
+{
+    size_t s, g, p, i, c;
+    for (s = 0; s < tk; s += ATTN__NR, dst += ATTN__NR * d)
+        for (g = 0; g < ATTN__NR; g += ATTN__VW) {
+            const size_t r = s + g < tk ? attn__min(ATTN__VW, tk - s - g) : 0;
+            for (p = 0; p < d; p += ATTN__VW) {
+                const size_t nc = attn__min(ATTN__VW, d - p);
+                for (i = 0; i < ATTN__VW; i++) {
+                    attn__v x = attn__vzero();
+                    if (i < r) {
+                        const void *kr = attn__kv_at(t, k, (s + g + i) * ld);
+                        x = nc == ATTN__VW ? attn__vload_dt(t, kr, p)
+                                           : attn__vload_dt_part(t, kr, p, nc);
+                    }
+                    attn__vstore(blk + i * ATTN__VW, x);
+                }
+                if (nc == ATTN__VW) {
+                    attn__vtranspose_copy(blk, ATTN__VW, ATTN__VW, dst + p * ATTN__NR + g,
+                                          ATTN__NR);
+                } else {
+                    for (c = 0; c < nc; c++)
+                        for (i = 0; i < ATTN__VW; i++)
+                            dst[(p + c) * ATTN__NR + g + i] = blk[i * ATTN__VW + c];
+                }
+            }
+        }
+}
+
+/* The key tile's K^T and V slivers; returns attn__pack_v's flag. blk: ATTN__VW^2 floats of
+ * scratch (the score sliver, free while packing; no stack array grows the frame) */
+#if ATTN__MR * ATTN__TK < ATTN__VW * ATTN__VW
+#error "attn__pack_kv's scratch (the MR x TK score sliver) is too small"
+#endif
+static int attn__pack_kv(const attn__hd *hd, size_t k0, size_t tk, float *kp, float *vp,
+                         float *blk)
+{
+    const void *k = attn__kv_at(hd->kvt, hd->k, k0 * hd->k_sl);
+    const void *v = attn__kv_at(hd->kvt, hd->v, k0 * hd->v_sl);
+    switch (hd->kvt) {
+    case ATTN_F16:
+        attn__pack_kt_body(ATTN_F16, k, hd->k_sl, tk, hd->d, kp, blk);
+        return attn__pack_v_body(ATTN_F16, v, hd->v_sl, tk, hd->dv, vp);
+    case ATTN_BF16:
+        attn__pack_kt_body(ATTN_BF16, k, hd->k_sl, tk, hd->d, kp, blk);
+        return attn__pack_v_body(ATTN_BF16, v, hd->v_sl, tk, hd->dv, vp);
+    default:
+        attn__mm_pack_t((const float *)k, hd->k_sl, tk, hd->d, ATTN__NR, 0, kp);
+        return attn__pack_v_body(ATTN_F32, v, hd->v_sl, tk, hd->dv, vp);
+    }
 }
 
 /* The workspace: carved into 64-byte aligned segments (the same arithmetic sizes it). */
@@ -349,7 +466,7 @@ static void attn__tile_out(const attn__hd *hd, size_t q0, size_t tq, const attn_
         if (l == 0.0f) memset(orow, 0, hd->dv * sizeof(float)); /* fully masked row */
         else {
             memcpy(orow, w->acc + r * w->dvp, hd->dv * sizeof(float));
-            attn__axpby(orow, 1.0f / l, 0.0f, NULL, hd->dv);
+            attn__vscale(orow, 1.0f / l, hd->dv);
         }
     }
 }
@@ -374,8 +491,7 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
     attn__mm_pack_t(hd->q + q0 * hd->q_sl, hd->q_sl, tq, d, ATTN__MR, 0, w->qp);
     for (k0 = 0; k0 < kend; k0 += ATTN__TK) {
         const size_t tk = attn__min(ATTN__TK, kend - k0);
-        const int vbad = attn__pack_v(hd->v + k0 * hd->v_sl, hd->v_sl, tk, dv, w->vp);
-        attn__mm_pack_t(hd->k + k0 * hd->k_sl, hd->k_sl, tk, d, ATTN__NR, 0, w->kp);
+        const int vbad = attn__pack_kv(hd, k0, tk, w->kp, w->vp, w->s);
         for (sl = 0; sl < nsl; sl++) {
             const size_t r0 = sl * ATTN__MR, mr = attn__min(ATTN__MR, tq - r0);
             const size_t ts = attn__visible(hd, q0 + r0 + mr - 1, k0, tk);
@@ -393,12 +509,10 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
                     attn__mm_ukr_strided(ts, w->s, ATTN__TK, 1, w->vp + j * tk, ATTN__NR,
                                          acc + j, dvp, 1.0f, 0.0f, 2);
             } else { /* inf or NaN in V: keys with p = 0 must not contribute 0 * inf */
-                for (i = 0; i < mr; i++) {
-                    const float *prow = w->s + i * ATTN__TK;
-                    for (j = 0; j < ts; j++)
-                        if (prow[j] != 0.0f)
-                            attn__axpby(acc + i * dvp, 1.0f, prow[j], hd->v + (k0 + j) * hd->v_sl, dv);
-                }
+                size_t nv[ATTN__MR];
+                for (i = 0; i < mr; i++) nv[i] = ts;
+                attn__vaxpy(hd->kvt, acc, dvp, w->s, ATTN__TK, mr, nv, ts,
+                            attn__kv_at(hd->kvt, hd->v, k0 * hd->v_sl), hd->v_sl, dv);
             }
         }
     }
@@ -414,11 +528,12 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
     const attn__hd *hd = hds;
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
     const size_t kend = attn__kend(hd, q0, tq); /* the same for every head of the group */
-    size_t k0, g, r, j;
+    size_t k0, g, r;
     attn__tile_init(rows, rows, w);
     for (k0 = 0; k0 < kend; k0 += ATTN__TK) {
         const size_t tk = attn__min(ATTN__TK, kend - k0);
-        const float *kt = hd->k + k0 * hd->k_sl, *vt = hd->v + k0 * hd->v_sl;
+        const void *kt = attn__kv_at(hd->kvt, hd->k, k0 * hd->k_sl);
+        const void *vt = attn__kv_at(hd->kvt, hd->v, k0 * hd->v_sl);
         for (g = 0; g < rows; g += ATTN__MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__min(ATTN__MR, rows - g);
             const float *qr[ATTN__MR];
@@ -429,39 +544,14 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
                 qr[r] = hds[(g + r) / tq].q + qi * hd->q_sl;
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
-            if (gr == 1) /* one row (decoding): K and V stream through in order */
-                for (j = 0; j < nmax; j++) w->s[j] = attn__dot(qr[0], kt + j * hd->k_sl, d);
-            else
-                for (j = 0; j < nmax; j++) /* a K row once for all the rows */
-                    for (r = 0; r < gr; r += 4) {
-                        const size_t nr = attn__min(4, gr - r);
-                        size_t u;
-                        float t[4];
-                        attn__dot_rows(qr + r, nr, kt + j * hd->k_sl, d, t);
-                        for (u = 0; u < nr; u++)
-                            if (j < n[r + u]) w->s[(r + u) * ATTN__TK + j] = t[u];
-                    }
+            attn__kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__TK);
             for (r = 0; r < gr; r++)
                 if (n[r])
                     attn__online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], n[r],
                                      w->s + r * ATTN__TK, &w->m[g + r], &w->l[g + r],
                                      w->acc + (g + r) * dvp, dv);
-            if (gr == 1)
-                for (j = 0; j < nmax; j++) {
-                    if (w->s[j] != 0.0f)
-                        attn__axpby(w->acc + g * dvp, 1.0f, w->s[j], vt + j * hd->v_sl, dv);
-                }
-            else
-                for (j = 0; j < nmax; j++) { /* a V row likewise, for the rows it weighs in */
-                    float *y[4], a[4];
-                    size_t c = 0;
-                    for (r = 0; r < gr; r++)
-                        if (j < n[r] && w->s[r * ATTN__TK + j] != 0.0f) {
-                            y[c] = w->acc + (g + r) * dvp, a[c] = w->s[r * ATTN__TK + j];
-                            if (++c == 4) attn__axpy_rows(y, a, 4, vt + j * hd->v_sl, dv), c = 0;
-                        }
-                    if (c) attn__axpy_rows(y, a, c, vt + j * hd->v_sl, dv);
-                }
+            attn__vaxpy(hd->kvt, w->acc + g * dvp, dvp, w->s, ATTN__TK, gr, n, nmax, vt,
+                        hd->v_sl, dv);
         }
     }
     for (r = 0; r < nh; r++) attn__tile_out(&hds[r], q0, tq, w, r * tq);
@@ -480,8 +570,11 @@ static void attn__tile_scores(const attn_attention_params *p, const attn__hd *hd
         const float m = w->m[i], l = w->l[i];
         if (hd->scores_mode == ATTN_SCORES_LOGITS) {
             const float *qrow = hd->q + qi * hd->q_sl;
+            const size_t nk = p->kv_len - n;
+            attn__kdots(hd->kvt, &qrow, 1, &nk, nk, attn__kv_at(hd->kvt, hd->k, n * hd->k_sl),
+                        hd->k_sl, hd->d, sc + n, 0);
             for (j = n; j < p->kv_len; j++) {
-                float x = attn__dot(qrow, hd->k + j * hd->k_sl, hd->d) * hd->scale;
+                float x = sc[j] * hd->scale;
                 if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
                 sc[j] = x;
             }
@@ -616,10 +709,11 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
                                          size_t ws_size, int *empty)
 {
     attn_status st;
-    size_t b, i, j, ext[7], need;
+    size_t b, i, j, ext[7], need, es;
     const void *at[7];
     *empty = 0;
     if (!p) return ATTN_ERR_NULL;
+    if (!(es = attn_dtype_size(p->kv_type))) return ATTN_ERR_ARG;
     if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads)
         return ATTN_ERR_SIZE;
     if (!attn__finite(p->scale) || !attn__finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
@@ -635,10 +729,14 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     }
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
-    if ((st = attn__check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl, p->head_dim, 0)) ||
-        (st = attn__check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl, p->head_dim, 0)) ||
-        (st = attn__check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl, p->v_head_dim, 0)) ||
-        (st = attn__check_tensor(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim, 0)))
+    if ((st = attn__check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
+                                 p->head_dim, 0)) ||
+        (st = attn__check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl,
+                                 p->head_dim, 0)) ||
+        (st = attn__check_tensor(p->batch, p->v_sb, p->kv_heads, p->v_sh, p->kv_len, p->v_sl,
+                                 p->v_head_dim, 0)) ||
+        (st = attn__check_tensor(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl,
+                                 p->v_head_dim, 0)))
         return st;
     if (!attn__nested(p->batch, p->o_sb, p->heads, p->o_sh, p->q_len, p->o_sl, p->v_head_dim))
         return ATTN_ERR_LD; /* two output rows on one float */
@@ -674,9 +772,9 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     at[3] = p->q, ext[3] = attn__tensor_bytes(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len,
                                               p->q_sl, p->head_dim, sizeof(float));
     at[4] = p->k, ext[4] = attn__tensor_bytes(p->batch, p->k_sb, p->kv_heads, p->k_sh,
-                                              p->kv_len, p->k_sl, p->head_dim, sizeof(float));
+                                              p->kv_len, p->k_sl, p->head_dim, es);
     at[5] = p->v, ext[5] = attn__tensor_bytes(p->batch, p->v_sb, p->kv_heads, p->v_sh,
-                                              p->kv_len, p->v_sl, p->v_head_dim, sizeof(float));
+                                              p->kv_len, p->v_sl, p->v_head_dim, es);
     at[6] = p->mask ? (const void *)p->mask : (const void *)p->bool_mask;
     ext[6] = p->mask ? attn__tensor_bytes(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
                                           p->mask_sq, p->kv_len, sizeof(float))

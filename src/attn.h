@@ -18,5 +18,6 @@
 #include "rope.h"
 #include "activation.h"
 #include "blocks.h"
+#include "decoder_only.h"
 #include "fpenv.h"
 #endif /* ATTN_IMPLEMENTATION */

@@ -40,17 +40,20 @@ ATTN_API size_t attn_linear_workspace_size(attn_trans tw, size_t tokens, size_t 
     return attn_matmul_workspace_size(ATTN_NO_TRANS, tw, tokens, d_out, d_in);
 }
 
-ATTN_API attn_status attn_linear(const float *x, size_t ldx, size_t tokens, size_t d_in,
-                                 attn_trans tw, const float *w, size_t ldw, const float *bias,
-                                 size_t d_out, attn_act act, float *y, size_t ldy,
-                                 void *workspace, size_t workspace_size)
+ATTN_API attn_status attn_linear_typed(const float *x, size_t ldx, size_t tokens, size_t d_in,
+                                       attn_trans tw, attn_dtype w_type, const void *w,
+                                       size_t ldw, const float *bias, size_t d_out, attn_act act,
+                                       float *y, size_t ldy, void *workspace,
+                                       size_t workspace_size)
 {
     attn_status st;
     size_t r;
     if (tokens && (!x || !w || !y)) return ATTN_ERR_NULL;
     if (tw != ATTN_NO_TRANS && tw != ATTN_TRANS) return ATTN_ERR_ARG;
+    if (!attn_dtype_size(w_type)) return ATTN_ERR_ARG;
     if ((st = attn__check_mat(tokens, d_in, ldx)) != ATTN_OK) return st;
-    if ((st = tw ? attn__check_mat(d_out, d_in, ldw) : attn__check_mat(d_in, d_out, ldw)) != ATTN_OK)
+    if ((st = tw ? attn__check_mat(d_out, d_in, ldw) : attn__check_mat(d_in, d_out, ldw)) !=
+        ATTN_OK)
         return st;
     if ((st = attn__check_mat(tokens, d_out, ldy)) != ATTN_OK) return st;
     if (!attn__act_valid(act)) return ATTN_ERR_ARG;
@@ -60,11 +63,20 @@ ATTN_API attn_status attn_linear(const float *x, size_t ldx, size_t tokens, size
     if (bias && attn__bytes_overlap(y, attn__mat_bytes(tokens, d_out, ldy), bias,
                                     d_out * sizeof(float)))
         return ATTN_ERR_ALIAS; /* y over x, W or the workspace: attn_matmul's check */
-    st = attn_matmul(ATTN_NO_TRANS, tw, tokens, d_out, d_in, 1.0f, x, ldx, w, ldw, 0.0f, y, ldy,
-                     workspace, workspace ? workspace_size : 0);
+    st = attn__matmul(ATTN_NO_TRANS, tw, tokens, d_out, d_in, 1.0f, x, ldx, w_type, w, ldw, 0.0f,
+                      y, ldy, workspace, workspace ? workspace_size : 0);
     if (st != ATTN_OK) return st;
     for (r = 0; r < tokens; r++) attn__act_row(act, y + r * ldy, bias, y + r * ldy, d_out);
     return ATTN_OK;
+}
+
+ATTN_API attn_status attn_linear(const float *x, size_t ldx, size_t tokens, size_t d_in,
+                                 attn_trans tw, const float *w, size_t ldw, const float *bias,
+                                 size_t d_out, attn_act act, float *y, size_t ldy,
+                                 void *workspace, size_t workspace_size)
+{
+    return attn_linear_typed(x, ldx, tokens, d_in, tw, ATTN_F32, w, ldw, bias, d_out, act, y, ldy,
+                             workspace, workspace_size);
 }
 
 /* ---- feed-forward ----------------------------------------------------------------------- */
@@ -75,7 +87,7 @@ static attn_status attn__ffn_check(const attn_ffn_weights *w)
     if (!w) return ATTN_ERR_NULL;
     if (!w->w1 || !w->w2) return ATTN_ERR_NULL;
     if ((st = attn__check_mat(w->d_model, w->d_ff, w->d_ff)) != ATTN_OK) return st;
-    if (!attn__act_valid(w->act)) return ATTN_ERR_ARG;
+    if (!attn__act_valid(w->act) || !attn_dtype_size(w->wtype)) return ATTN_ERR_ARG;
     return ATTN_OK;
 }
 
@@ -119,10 +131,10 @@ static void attn__ffn_run(const attn_ffn_weights *w, const float *x, size_t ldx,
     const size_t mm = attn__ffn_mm(w, tokens);
     float *h = (float *)attn__take(&cur, tokens * w->d_ff * sizeof(float));
     void *mws = mm ? attn__take(&cur, mm) : NULL;
-    attn_linear(x, ldx, tokens, w->d_model, ATTN_NO_TRANS, w->w1, w->d_ff, w->b1, w->d_ff,
-                w->act, h, w->d_ff, mws, mm);
-    attn_linear(h, w->d_ff, tokens, w->d_ff, ATTN_NO_TRANS, w->w2, w->d_model, w->b2,
-                w->d_model, ATTN_ACT_NONE, y, ldy, mws, mm);
+    attn_linear_typed(x, ldx, tokens, w->d_model, ATTN_NO_TRANS, w->wtype, w->w1, w->d_ff, w->b1,
+                      w->d_ff, w->act, h, w->d_ff, mws, mm);
+    attn_linear_typed(h, w->d_ff, tokens, w->d_ff, ATTN_NO_TRANS, w->wtype, w->w2, w->d_model,
+                      w->b2, w->d_model, ATTN_ACT_NONE, y, ldy, mws, mm);
 }
 
 ATTN_API attn_status attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
@@ -153,7 +165,7 @@ static attn_status attn__mha_check(const attn_mha_weights *w)
     if (!w->wq || !w->wk || !w->wv || !w->wo) return ATTN_ERR_NULL;
     if (!w->heads || !w->d_model || w->d_model % w->heads) return ATTN_ERR_SIZE;
     if ((st = attn__check_mat(w->d_model, w->d_model, w->d_model)) != ATTN_OK) return st;
-    return ATTN_OK;
+    return attn_dtype_size(w->wtype) ? ATTN_OK : ATTN_ERR_ARG;
 }
 
 static attn_attention_params attn__mha_params(const attn_mha_weights *w, size_t lq, size_t lk,
@@ -213,13 +225,18 @@ static void attn__mha_run(const attn_mha_weights *w, const float *xq, size_t ldx
     const size_t aws = attn_attention_workspace_size(&p);
     void *att_ws = attn__take(&cur, aws);
     void *mws = mm ? attn__take(&cur, mm) : NULL;
-    attn_linear(xq, ldxq, lq, d, ATTN_NO_TRANS, w->wq, d, w->bq, d, ATTN_ACT_NONE, q, d, mws, mm);
-    attn_linear(xkv, ldxkv, lk, d, ATTN_NO_TRANS, w->wk, d, w->bk, d, ATTN_ACT_NONE, k, d, mws, mm);
-    attn_linear(xkv, ldxkv, lk, d, ATTN_NO_TRANS, w->wv, d, w->bv, d, ATTN_ACT_NONE, v, d, mws, mm);
+    const attn_dtype t = w->wtype;
+    attn_linear_typed(xq, ldxq, lq, d, ATTN_NO_TRANS, t, w->wq, d, w->bq, d, ATTN_ACT_NONE, q, d,
+                      mws, mm);
+    attn_linear_typed(xkv, ldxkv, lk, d, ATTN_NO_TRANS, t, w->wk, d, w->bk, d, ATTN_ACT_NONE, k,
+                      d, mws, mm);
+    attn_linear_typed(xkv, ldxkv, lk, d, ATTN_NO_TRANS, t, w->wv, d, w->bv, d, ATTN_ACT_NONE, v,
+                      d, mws, mm);
     attn_attention(&p, att_ws, aws);
     /* the output of attention is a convex combination of V rows: it may be denormal only
      * where V is; attn_linear flushes y */
-    attn_linear(o, d, lq, d, ATTN_NO_TRANS, w->wo, d, w->bo, d, ATTN_ACT_NONE, y, ldy, mws, mm);
+    attn_linear_typed(o, d, lq, d, ATTN_NO_TRANS, t, w->wo, d, w->bo, d, ATTN_ACT_NONE, y, ldy,
+                      mws, mm);
 }
 
 ATTN_API attn_status attn_mha(const attn_mha_weights *w, const float *xq, size_t ldxq,

@@ -1,8 +1,8 @@
 /* src/exp.h - the vector exp behind softmax, attention and the activations. */
 
 /* The exp: e^x = 2^(k/8) e^r, k = round(8 x / ln2), r = x - k ln2/8 (Cody-Waite, two
- * constants, the first of 13 bits: k ln2/8 and r exact even without a fused fma), |r| <= ln2/16. 2^(k/8) =
- * 2^(j/8) 2^m (k = 8m + j) comes from an 8-entry table by a per-ISA lookup
+ * constants, the first of 13 bits: k ln2/8 and r exact even without a fused fma), |r| <= ln2/16.
+ * 2^(k/8) = 2^(j/8) 2^m (k = 8m + j) comes from an 8-entry table by a per-ISA lookup
  * (attn__vlut8_scale: vpermd, tbl, an index) that also adds m to the exponent bits, and
  * e^r = 1 + p(r), p(r) = r (c1 + c2 r + c3 r^2) (minimax for the relative error over
  * |r| <= 0.0434: 2.5e-8), so e^x = fma(s, p, s). The table entries are 2^(j/8) as float
@@ -56,7 +56,8 @@ static attn__v attn__vexp_slow(attn__v hi, attn__v lo, int has_lo, int flush)
     if (flush) res = attn__vselect(attn__vlt(res, attn__vset1(FLT_MIN)), attn__vzero(), res);
     res = attn__vselect(attn__vlt(hi, attn__vset1(-87.33654475f)), attn__vzero(), res);
     /* the largest x with e^x < FLT_MAX */
-    return attn__vselect(attn__vgt(hi, attn__vset1(88.72283172607421875f)), attn__vset1(INFINITY), res);
+    return attn__vselect(attn__vgt(hi, attn__vset1(88.72283172607421875f)), attn__vset1(INFINITY),
+                         res);
 }
 
 /* exp(hi + lo) for |lo| tiny relative to 1 (lo carries the rounding error of hi), with

@@ -1,11 +1,14 @@
 /* ---- KV cache ------------------------------------------------------------------------ */
 
-ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
-                                        size_t kv_heads, size_t capacity, size_t head_dim,
-                                        size_t v_head_dim)
+ATTN_API attn_status attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, void *k,
+                                             void *v, size_t batch, size_t kv_heads,
+                                             size_t capacity, size_t head_dim,
+                                             size_t v_head_dim)
 {
     size_t ek = head_dim, ev = v_head_dim;
+    const size_t es = attn_dtype_size(type);
     if (!c || !k || !v) return ATTN_ERR_NULL;
+    if (!es) return ATTN_ERR_ARG;
     if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim) return ATTN_ERR_SIZE;
     if (head_dim > ATTN__MAX_ELEMS || v_head_dim > ATTN__MAX_ELEMS ||
         !attn__extent_add(&ek, capacity - 1, head_dim) ||
@@ -15,7 +18,7 @@ ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, si
         !attn__extent_add(&ev, kv_heads - 1, capacity * v_head_dim) ||
         !attn__extent_add(&ev, batch - 1, kv_heads * capacity * v_head_dim))
         return ATTN_ERR_OVERFLOW;
-    if (attn__bytes_overlap(k, ek * sizeof(float), v, ev * sizeof(float))) return ATTN_ERR_ALIAS;
+    if (attn__bytes_overlap(k, ek * es, v, ev * es)) return ATTN_ERR_ALIAS;
     c->k = k;
     c->v = v;
     c->batch = batch;
@@ -24,30 +27,47 @@ ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, si
     c->head_dim = head_dim;
     c->v_head_dim = v_head_dim;
     c->len = 0;
+    c->type = type;
     return ATTN_OK;
+}
+
+ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
+                                        size_t kv_heads, size_t capacity, size_t head_dim,
+                                        size_t v_head_dim)
+{
+    return attn_kv_cache_init_type(c, ATTN_F32, k, v, batch, kv_heads, capacity, head_dim,
+                                   v_head_dim);
 }
 
 static int attn__kv_valid(const attn_kv_cache *c)
 {
     attn_kv_cache t;
     return c && c->k && c->v && c->len <= c->capacity &&
-           attn_kv_cache_init(&t, c->k, c->v, c->batch, c->kv_heads, c->capacity, c->head_dim,
-                              c->v_head_dim) == ATTN_OK;
+           attn_kv_cache_init_type(&t, c->type, c->k, c->v, c->batch, c->kv_heads, c->capacity,
+                                   c->head_dim, c->v_head_dim) == ATTN_OK;
+}
+
+/* n floats from src to dst of type t (f32: a copy; 16 bits: rounded to nearest even; the
+ * arguments already checked) */
+static void attn__kv_put(attn_dtype t, void *dst, const float *src, size_t n)
+{
+    (void)attn_convert(t, dst, ATTN_F32, src, n);
 }
 
 ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout)
 {
-    size_t b, g, t, kd, vd, kb, vb, nk, nv;
+    size_t b, g, t, kd, vd, kb, vb, nk, nv, es;
     if (!c || (n && (!k_new || !v_new))) return ATTN_ERR_NULL;
     if (!attn__kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
     if (n > c->capacity - c->len) return ATTN_ERR_CAPACITY;
     if (!n) return ATTN_OK;
-    kd = c->head_dim, vd = c->v_head_dim;
-    /* the new rows may not lie in the cache (sizes fit: the cache's extents do) */
-    kb = c->batch * c->kv_heads * c->capacity * kd * sizeof(float);
-    vb = c->batch * c->kv_heads * c->capacity * vd * sizeof(float);
+    kd = c->head_dim, vd = c->v_head_dim, es = attn_dtype_size(c->type);
+    /* the new rows may not lie in the cache (sizes fit: the cache's extents do, and the new
+     * rows are at most as many elements, of floats) */
+    kb = c->batch * c->kv_heads * c->capacity * kd * es;
+    vb = c->batch * c->kv_heads * c->capacity * vd * es;
     nk = c->batch * c->kv_heads * n * kd * sizeof(float);
     nv = c->batch * c->kv_heads * n * vd * sizeof(float);
     if (attn__bytes_overlap(k_new, nk, c->k, kb) || attn__bytes_overlap(k_new, nk, c->v, vb) ||
@@ -55,15 +75,17 @@ ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const floa
         return ATTN_ERR_ALIAS;
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
-            float *kc = c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd;
-            float *vc = c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd;
+            char *kc = (char *)c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd * es;
+            char *vc = (char *)c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd * es;
             if (layout == ATTN_LAYOUT_BHLD) {
-                memcpy(kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd * sizeof(float));
-                memcpy(vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd * sizeof(float));
+                attn__kv_put(c->type, kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd);
+                attn__kv_put(c->type, vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd);
             } else {
                 for (t = 0; t < n; t++) {
-                    memcpy(kc + t * kd, k_new + ((b * n + t) * c->kv_heads + g) * kd, kd * sizeof(float));
-                    memcpy(vc + t * vd, v_new + ((b * n + t) * c->kv_heads + g) * vd, vd * sizeof(float));
+                    attn__kv_put(c->type, kc + t * kd * es,
+                                 k_new + ((b * n + t) * c->kv_heads + g) * kd, kd);
+                    attn__kv_put(c->type, vc + t * vd * es,
+                                 v_new + ((b * n + t) * c->kv_heads + g) * vd, vd);
                 }
             }
         }
@@ -81,7 +103,8 @@ ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, si
         return p;
     }
     p = attn_attention_init(c->batch, heads, c->kv_heads, q_len, c->len, c->head_dim,
-                            c->v_head_dim, q, c->k, c->v, o, layout);
+                            c->v_head_dim, q, NULL, NULL, o, layout);
+    p.k = c->k, p.v = c->v, p.kv_type = c->type;
     p.k_sl = c->head_dim, p.k_sh = c->capacity * c->head_dim, p.k_sb = c->kv_heads * p.k_sh;
     p.v_sl = c->v_head_dim, p.v_sh = c->capacity * c->v_head_dim, p.v_sb = c->kv_heads * p.v_sh;
     if (p.causal == ATTN_CAUSAL_NONE) p.causal = causal; /* else: an unknown layout's mark */

@@ -2,10 +2,10 @@
  *
  * BLIS's structure: loops jc (NC columns of C) / pc (KC-deep slices of k) / ic (MC rows)
  * around a register-blocked microkernel attn__mm_ukr_body (MR x NR, simd/mm_*.h, named by
- * shape; the generic one over the vector layer serves the scalar path). op(B)'s KC x NC panel is packed into NR-column
- * slivers and op(A)'s MC x KC block into MR-row slivers, zero padded, so the microkernel
- * streams contiguous memory whatever the transposes; edge tiles are computed whole into a
- * register-sized buffer and only their valid part is merged into C.
+ * shape; the generic one over the vector layer serves the scalar path). op(B)'s KC x NC panel is
+ * packed into NR-column slivers and op(A)'s MC x KC block into MR-row slivers, zero padded, so the
+ * microkernel streams contiguous memory whatever the transposes; edge tiles are computed whole into
+ * a register-sized buffer and only their valid part is merged into C.
  *
  * Summation order: k is cut into chunks of attn__mm_kc(k) (a function of k alone); in each
  * chunk every C element is one fma chain over p in order, starting from 0, and the chunks
@@ -17,6 +17,42 @@
 
 static size_t attn__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__min(size_t a, size_t b) { return a < b ? a : b; }
+
+/* B of any storage type (f32, f16, bf16): element i of p, its address, and the copies the
+ * paths below read it through. The conversions are exact, so every path computes on the
+ * floats the 16-bit values stand for. */
+static ATTN__FORCE_INLINE const void *attn__mm_at(attn_dtype t, const void *p, size_t i)
+{
+    return (const char *)p + i * (t == ATTN_F32 ? sizeof(float) : sizeof(uint16_t));
+}
+static ATTN__FORCE_INLINE float attn__mm_elem(attn_dtype t, const void *p, size_t i)
+{
+    if (t == ATTN_F16) return attn__f16_to_f32(((const uint16_t *)p)[i]);
+    if (t == ATTN_BF16) return attn__bf16_to_f32(((const uint16_t *)p)[i]);
+    return ((const float *)p)[i];
+}
+/* n <= ATTN__VW elements from element i (the rest 0), nothing past them read */
+static ATTN__FORCE_INLINE attn__v attn__mm_vload_n(attn_dtype t, const void *p, size_t i,
+                                                   size_t n)
+{
+    if (n >= ATTN__VW) return attn__vload_dt(t, p, i);
+    return n ? attn__vload_dt_part(t, p, i, n) : attn__vzero();
+}
+/* min(rows, ATTN__VW) rows of ATTN__VW elements at src (stride ld elements) transposed:
+ * dst[q * ldd + i] = row i's element q; missing rows give zeros */
+static void attn__mm_tcopy(attn_dtype t, const void *src, size_t ld, size_t rows, float *dst,
+                           size_t ldd)
+{
+    float tmp[ATTN__VW * ATTN__VW];
+    size_t i;
+    if (t == ATTN_F32) {
+        attn__vtranspose_copy((const float *)src, ld, rows, dst, ldd);
+        return;
+    }
+    for (i = 0; i < ATTN__VW; i++) /* rows past `rows` zero, so all of tmp is written */
+        attn__vstore(tmp + i * ATTN__VW, i < rows ? attn__vload_dt(t, src, i * ld) : attn__vzero());
+    attn__vtranspose_copy(tmp, ATTN__VW, ATTN__VW, dst, ldd);
+}
 
 /* The chunk depth for a given k: k split into ceil(k / KC) near-equal chunks. Depends on
  * k alone (never on m or n): it fixes every C element's summation order. */
@@ -103,7 +139,8 @@ static void attn__mm_merge(float *c, size_t ldc, const float *t, size_t mr, size
  * tb (transposed ATTN__VW steps at a time through a small buffer). Never reads outside the
  * mr x kc and kc x nr operands (rows past mr repeat the last one and are never stored). */
 static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, size_t ars,
-                              size_t acs, const float *b, size_t ldb, int tb, float *t)
+                              size_t acs, attn_dtype bt, const void *b, size_t ldb, int tb,
+                              float *t)
 {
     attn__v acc[ATTN__MR][ATTN__NR / ATTN__VW];
     const float *ar[ATTN__MR];
@@ -119,19 +156,22 @@ static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, s
         if (tb) {
             steps = attn__min(ATTN__VW, kc - p);
             if (steps == ATTN__VW) {
-                for (v = 0; v < ATTN__NR; v += ATTN__VW)
-                    attn__vtranspose_copy(b + (nr > v ? v : 0) * ldb + p, ldb, nr > v ? nr - v : 0,
-                                          blk + v, ATTN__NR); /* no pointer past the last row */
+                for (v = 0; v < ATTN__NR; v += ATTN__VW) /* no pointer past the last row */
+                    attn__mm_tcopy(bt, attn__mm_at(bt, b, (nr > v ? v : 0) * ldb + p), ldb,
+                                   nr > v ? nr - v : 0, blk + v, ATTN__NR);
             } else {
                 for (q = 0; q < steps; q++)
-                    for (j = 0; j < ATTN__NR; j++) blk[q * ATTN__NR + j] = j < nr ? b[j * ldb + p + q] : 0.0f;
+                    for (j = 0; j < ATTN__NR; j++)
+                        blk[q * ATTN__NR + j] =
+                            j < nr ? attn__mm_elem(bt, b, j * ldb + p + q) : 0.0f;
             }
-        } else if (nr == ATTN__NR) {
-            bp = b + p * ldb;
+        } else if (nr == ATTN__NR && bt == ATTN_F32) {
+            bp = (const float *)b + p * ldb;
             bs = ldb;
             steps = kc - p;
-        } else {
-            for (j = 0; j < ATTN__NR; j++) blk[j] = j < nr ? b[p * ldb + j] : 0.0f;
+        } else { /* one row of op(B), converted */
+            for (v = 0; v < ATTN__NR; v += ATTN__VW)
+                attn__vstore(blk + v, attn__mm_vload_n(bt, b, p * ldb + v, nr > v ? nr - v : 0));
         }
         for (q = 0; q < steps; q++, p++)
             for (i = 0; i < ATTN__MR; i++) {
@@ -142,7 +182,8 @@ static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, s
             }
     }
     for (i = 0; i < ATTN__MR; i++)
-        for (v = 0; v < ATTN__NR / ATTN__VW; v++) attn__vstore(t + i * ATTN__NR + v * ATTN__VW, acc[i][v]);
+        for (v = 0; v < ATTN__NR / ATTN__VW; v++)
+            attn__vstore(t + i * ATTN__NR + v * ATTN__VW, acc[i][v]);
 }
 
 /* Requests rows r0 .. r1 (stride ld) of kc floats each: the next sliver while one packs
@@ -159,23 +200,31 @@ static void attn__mm_prefetch_rows(const float *x, size_t ld, size_t rows, size_
  * rows past `rows` are zero. With far (the matrix far out of cache), the next sliver's rows
  * are prefetched while one packs. Where w is not a multiple of ATTN__VW, the transposing
  * copy writes up to ATTN__VW floats past a sliver's last row (see attn__mm_pack_a). */
-static void attn__mm_pack_t(const float *src, size_t ld, size_t rows, size_t kc, size_t w,
-                            int far, float *dst)
+static void attn__mm_pack_t_dt(attn_dtype st, const void *src, size_t ld, size_t rows,
+                               size_t kc, size_t w, int far, float *dst)
 {
     size_t s, g, p, i;
     for (s = 0; s < rows; s += w, dst += w * kc) {
         const size_t r = attn__min(w, rows - s);
-        const float *sp = src + s * ld;
-        if (far && s + w < rows) attn__mm_prefetch_rows(sp + w * ld, ld, attn__min(w, rows - s - w), kc);
+        const void *sp = attn__mm_at(st, src, s * ld);
+        if (far && s + w < rows && st == ATTN_F32)
+            attn__mm_prefetch_rows((const float *)sp + w * ld, ld, attn__min(w, rows - s - w), kc);
         for (g = 0; g < w; g += ATTN__VW) {
-            const float *sg = r > g ? sp + g * ld : sp; /* no rows left: zeros, nothing read */
+            /* no rows left: zeros, nothing read */
+            const void *sg = r > g ? attn__mm_at(st, sp, g * ld) : sp;
             for (p = 0; p + ATTN__VW <= kc; p += ATTN__VW)
-                attn__vtranspose_copy(sg + p, ld, r > g ? r - g : 0, dst + p * w + g, w);
+                attn__mm_tcopy(st, attn__mm_at(st, sg, p), ld, r > g ? r - g : 0,
+                               dst + p * w + g, w);
             for (; p < kc; p++)
                 for (i = 0; i < ATTN__VW && g + i < w; i++)
-                    dst[p * w + g + i] = g + i < r ? sg[i * ld + p] : 0.0f;
+                    dst[p * w + g + i] = g + i < r ? attn__mm_elem(st, sg, i * ld + p) : 0.0f;
         }
     }
+}
+static void attn__mm_pack_t(const float *src, size_t ld, size_t rows, size_t kc, size_t w,
+                            int far, float *dst)
+{
+    attn__mm_pack_t_dt(ATTN_F32, src, ld, rows, kc, w, far, dst);
 }
 
 /* Packs op(A)[i0 .. i0+mc, p0 .. p0+kc) into MR-row slivers: sliver s holds element
@@ -197,7 +246,8 @@ static void attn__mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t
                 const size_t mr = attn__min(ATTN__MR, mc - s);
                 for (g = 0; g < ATTN__MR; g += ATTN__VW) {
                     attn__v x = attn__vzero();
-                    if (i0 + s + g + ATTN__VW <= m) x = attn__vload(src + s + g); /* lanes past mr: unused rows */
+                    if (i0 + s + g + ATTN__VW <= m)
+                        x = attn__vload(src + s + g); /* lanes past mr: unused rows */
                     else if (g < mr) x = attn__vload_part(src + s + g, mr - g, 0.0f);
                     if (g + ATTN__VW > ATTN__MR && p + 1 == kc) /* not into the next sliver */
                         attn__vstore_part(dst + g, x, ATTN__MR - g);
@@ -213,32 +263,38 @@ static void attn__mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t
 }
 
 /* Packs op(B)[p0 .. p0+kc, j0 .. j0+nc) into NR-column slivers: sliver s holds element
- * (p, s*NR + j) at pb[s * NR * kc + p * NR + j]; columns past nc are zero. B is read row
- * after row of its storage (in order for B; for B^T, sliver after sliver). */
-static void attn__mm_pack_b(int tb, const float *b, size_t ldb, size_t p0, size_t kc,
-                            size_t j0, size_t nc, float *pb)
+ * (p, s*NR + j) at pb[s * NR * kc + p * NR + j]; columns past nc are zero. B (of type bt,
+ * converted to float here) is read row after row of its storage (in order for B; for B^T,
+ * sliver after sliver). */
+static ATTN__FORCE_INLINE void attn__mm_pack_bn(attn_dtype bt, const void *b, size_t ldb,
+                                                size_t p0, size_t kc, size_t j0, size_t nc,
+                                                float *pb)
 {
     size_t s, p, v;
-    if (!tb) { /* B stored k x n: row p of the storage holds op(B)'s row p */
-        for (p = 0; p < kc; p++) {
-            const float *src = b + (p0 + p) * ldb + j0;
-            float *dst = pb + p * ATTN__NR;
-            for (s = 0; s + ATTN__NR <= nc; s += ATTN__NR, dst += ATTN__NR * kc)
-                for (v = 0; v < ATTN__NR; v += ATTN__VW) attn__vstore(dst + v, attn__vload(src + s + v));
-            if (s < nc) {
-                const size_t nr = nc - s;
-                for (v = 0; v < ATTN__NR; v += ATTN__VW) {
-                    attn__v x = attn__vzero();
-                    if (v + ATTN__VW <= nr) x = attn__vload(src + s + v);
-                    else if (v < nr) x = attn__vload_part(src + s + v, nr - v, 0.0f);
-                    attn__vstore(dst + v, x);
-                }
-            }
-        }
-        return;
+    for (p = 0; p < kc; p++) { /* row p of the storage holds op(B)'s row p */
+        const void *src = attn__mm_at(bt, b, (p0 + p) * ldb + j0);
+        float *dst = pb + p * ATTN__NR;
+        for (s = 0; s + ATTN__NR <= nc; s += ATTN__NR, dst += ATTN__NR * kc)
+            for (v = 0; v < ATTN__NR; v += ATTN__VW)
+                attn__vstore(dst + v, attn__vload_dt(bt, src, s + v));
+        if (s < nc)
+            for (v = 0; v < ATTN__NR; v += ATTN__VW)
+                attn__vstore(dst + v,
+                             attn__mm_vload_n(bt, src, s + v, nc - s > v ? nc - s - v : 0));
     }
-    /* B stored n x k: transposes */
-    attn__mm_pack_t(b + j0 * ldb + p0, ldb, nc, kc, ATTN__NR, nc * ldb > ATTN__MM_FAR, pb);
+}
+static void attn__mm_pack_b(int tb, attn_dtype bt, const void *b, size_t ldb, size_t p0,
+                            size_t kc, size_t j0, size_t nc, float *pb)
+{
+    if (tb) /* B stored n x k: transposes */
+        attn__mm_pack_t_dt(bt, attn__mm_at(bt, b, j0 * ldb + p0), ldb, nc, kc, ATTN__NR,
+                           nc * ldb > ATTN__MM_FAR, pb);
+    else if (bt == ATTN_F16)
+        attn__mm_pack_bn(ATTN_F16, b, ldb, p0, kc, j0, nc, pb);
+    else if (bt == ATTN_BF16)
+        attn__mm_pack_bn(ATTN_BF16, b, ldb, p0, kc, j0, nc, pb);
+    else
+        attn__mm_pack_bn(ATTN_F32, b, ldb, p0, kc, j0, nc, pb);
 }
 
 /* One MR x NR tile of C (mr x nr valid) through the microkernel: whole tiles straight into
@@ -272,8 +328,8 @@ static ATTN__FORCE_INLINE void attn__mm_tile(size_t mr, size_t nr, size_t kc, co
 
 /* Without a workspace: A and B read in place, tile by tile. */
 static void attn__mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float alpha,
-                            const float *a, size_t lda, const float *b, size_t ldb, float beta,
-                            float *c, size_t ldc)
+                            const float *a, size_t lda, attn_dtype bt, const void *b, size_t ldb,
+                            float beta, float *c, size_t ldc)
 {
     const size_t kcb = attn__mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
     size_t i, j, pc;
@@ -284,14 +340,15 @@ static void attn__mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float 
             for (pc = 0; pc < k; pc += kcb) {
                 const size_t kc = attn__min(kcb, k - pc);
                 const float *ap = a + i * ars + pc * acs;
-                const float *bp = tb ? b + j * ldb + pc : b + pc * ldb + j;
+                const void *bp = attn__mm_at(bt, b, tb ? j * ldb + pc : pc * ldb + j);
                 float *cp = c + i * ldc + j;
                 const int mode = pc == 0 ? 1 : 2;
-                if (mr == ATTN__MR && nr == ATTN__NR && !tb) {
-                    attn__mm_ukr_strided(kc, ap, ars, acs, bp, ldb, cp, ldc, alpha, beta, mode);
+                if (mr == ATTN__MR && nr == ATTN__NR && !tb && bt == ATTN_F32) {
+                    attn__mm_ukr_strided(kc, ap, ars, acs, (const float *)bp, ldb, cp, ldc, alpha,
+                                         beta, mode);
                 } else {
                     float t[ATTN__MR * ATTN__NR];
-                    attn__mm_tile_any(mr, nr, kc, ap, ars, acs, bp, ldb, tb, t);
+                    attn__mm_tile_any(mr, nr, kc, ap, ars, acs, bt, bp, ldb, tb, t);
                     attn__mm_merge(cp, ldc, t, mr, nr, alpha, beta, mode);
                 }
             }
@@ -352,6 +409,158 @@ static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t 
     (void)pa;
 }
 
+/* ---- skinny products: m <= ATTN__MM_SKINNY rows (decode), B streamed once ------------- */
+
+/* Rows of C up to which the matrix-vector paths below serve the 16-bit B types: no
+ * packing, the weights read once, accumulators in registers. */
+#define ATTN__MM_SKINNY 8
+/* op(B) = B^T: elements of k per pass over a block of B's rows (the block stays in L1 while
+ * each group of A's rows takes it; the accumulators wait in memory between passes, so the
+ * summation order does not depend on it) */
+#define ATTN__MV_PASS 1024
+
+/* op(B) = B (k x n): raw accumulators of R rows of op(A) (A(i, p) = a[i * ars + p * acs])
+ * times the kc x nr block of B at b (nr <= 2 ATTN__VW columns, row stride ldb) into t (row
+ * length ATTN__NR), each element one fma chain over p in order from 0: the microkernel's
+ * order, so the result is the packed path's, bit for bit. */
+static ATTN__FORCE_INLINE void attn__mv_n_body(attn_dtype bt, size_t R, size_t kc,
+                                               const float *a, size_t ars, size_t acs,
+                                               const void *b, size_t ldb, size_t nr, float *t)
+{
+    attn__v acc[4][2], b0, b1;
+    size_t i, p;
+    for (i = 0; i < R; i++) acc[i][0] = acc[i][1] = attn__vzero();
+    for (p = 0; p < kc; p++) {
+        if (nr == 2 * ATTN__VW) {
+            b0 = attn__vload_dt(bt, b, p * ldb);
+            b1 = attn__vload_dt(bt, b, p * ldb + ATTN__VW);
+        } else {
+            b0 = attn__mm_vload_n(bt, b, p * ldb, nr);
+            b1 = attn__mm_vload_n(bt, b, p * ldb + ATTN__VW, nr > ATTN__VW ? nr - ATTN__VW : 0);
+        }
+        for (i = 0; i < R; i++) {
+            const attn__v av = attn__vset1(a[i * ars + p * acs]);
+            acc[i][0] = attn__vfma(av, b0, acc[i][0]);
+            acc[i][1] = attn__vfma(av, b1, acc[i][1]);
+        }
+    }
+    for (i = 0; i < R; i++) {
+        attn__vstore(t + i * ATTN__NR, acc[i][0]);
+        attn__vstore(t + i * ATTN__NR + ATTN__VW, acc[i][1]);
+    }
+}
+
+/* op(B) = B^T (B n x k), op(A) = A: acc[i * 4 + q] += A(i, p .. p + VW) * B(row q, same p)
+ * lane by lane for p in [p0, p1) (whole vectors, then the rest of k zero padded), R rows of
+ * A at a (stride lda), J rows of B at brow[q]: per element ATTN__VW fma chains over p in
+ * order, lane l taking the p = l mod ATTN__VW. */
+static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J, size_t p0,
+                                               size_t p1, const float *a, size_t lda,
+                                               const void *const *brow, attn__v *acc)
+{
+    attn__v s[4][4], av[4], bv;
+    size_t i, q, p;
+    for (i = 0; i < R; i++)
+        for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
+    for (p = p0; p + ATTN__VW <= p1; p += ATTN__VW) {
+        for (i = 0; i < R; i++) av[i] = attn__vload(a + i * lda + p);
+        for (q = 0; q < J; q++) {
+            bv = attn__vload_dt(bt, brow[q], p);
+            for (i = 0; i < R; i++) s[i][q] = attn__vfma(av[i], bv, s[i][q]);
+        }
+    }
+    if (p < p1) {
+        for (i = 0; i < R; i++) av[i] = attn__vload_part(a + i * lda + p, p1 - p, 0.0f);
+        for (q = 0; q < J; q++) {
+            bv = attn__vload_dt_part(bt, brow[q], p, p1 - p);
+            for (i = 0; i < R; i++) s[i][q] = attn__vfma(av[i], bv, s[i][q]);
+        }
+    }
+    for (i = 0; i < R; i++)
+        for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
+}
+
+/* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
+ * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers) */
+#define ATTN__MV_ROWS(T)                                                                    \
+    if (tr) {                                                                               \
+        if (R == 4) {                                                                       \
+            attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow, acc);                            \
+            attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                    \
+        } else if (R == 2) attn__mv_t_body(T, 2, 4, p0, p1, a, lda, brow, acc);             \
+        else attn__mv_t_body(T, 1, 4, p0, p1, a, lda, brow, acc);                           \
+    } else if (R == 4) attn__mv_n_body(T, 4, p1, a, ars, lda, brow[0], p0, nr, t);           \
+    else if (R == 2) attn__mv_n_body(T, 2, p1, a, ars, lda, brow[0], p0, nr, t);             \
+    else attn__mv_n_body(T, 1, p1, a, ars, lda, brow[0], p0, nr, t);
+/* tr = 0: attn__mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__mv_t_body. Only
+ * 16-bit B comes here (f32 B keeps attn_matmul's paths, and so its bits). */
+static void attn__mv_rows(int tr, attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
+                          size_t ars, size_t lda, const void *const *brow, attn__v *acc,
+                          size_t nr, float *t)
+{
+    if (bt == ATTN_F16) {
+        ATTN__MV_ROWS(ATTN_F16)
+    } else {
+        ATTN__MV_ROWS(ATTN_BF16)
+    }
+}
+#undef ATTN__MV_ROWS
+
+/* Rows of C taken together: 4, then 2, then 1 */
+static size_t attn__mv_group(size_t left) { return left >= 4 ? 4 : left >= 2 ? 2 : 1; }
+
+/* C = alpha op(A) B (+ beta C), m <= ATTN__MM_SKINNY: for each chunk of k (attn__mm_kc, as
+ * the packed path) and each block of 2 ATTN__VW columns, the rows' chains in registers,
+ * merged into C by attn__mm_merge. */
+static void attn__mv_n(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
+                       size_t lda, attn_dtype bt, const void *b, size_t ldb, float beta,
+                       float *c, size_t ldc)
+{
+    const size_t kcb = attn__mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
+    float t[4 * ATTN__NR];
+    size_t pc, j, i, R;
+    for (pc = 0; pc < k; pc += kcb) {
+        const size_t kc = attn__min(kcb, k - pc);
+        for (j = 0; j < n; j += 2 * ATTN__VW) {
+            const size_t nr = attn__min(2 * ATTN__VW, n - j);
+            const void *bp = attn__mm_at(bt, b, pc * ldb + j);
+            for (i = 0; i < m; i += R) {
+                R = attn__mv_group(m - i);
+                attn__mv_rows(0, bt, R, ldb, kc, a + i * ars + pc * acs, ars, acs, &bp, NULL, nr,
+                              t);
+                attn__mm_merge(c + i * ldc + j, ldc, t, R, nr, alpha, beta, pc == 0 ? 1 : 2);
+            }
+        }
+    }
+}
+
+/* C = alpha A B^T (+ beta C), m <= ATTN__MM_SKINNY: 4 rows of B at a time, k in passes of
+ * ATTN__MV_PASS, lane sums reduced (attn__vhsum) and merged into C once. */
+static void attn__mv_t(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+                       attn_dtype bt, const void *b, size_t ldb, float beta, float *c,
+                       size_t ldc)
+{
+    attn__v acc[ATTN__MM_SKINNY * 4];
+    float t[ATTN__MM_SKINNY * ATTN__NR];
+    size_t j, i, p, q, R;
+    memset(t, 0, sizeof t); /* lanes the merge loads but never stores */
+    for (j = 0; j < n; j += 4) {
+        const size_t jn = attn__min(4, n - j);
+        const void *brow[4]; /* rows past n repeat the last one; never stored */
+        for (q = 0; q < 4; q++) brow[q] = attn__mm_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+        for (q = 0; q < m * 4; q++) acc[q] = attn__vzero();
+        for (p = 0; p < k; p += ATTN__MV_PASS)
+            for (i = 0; i < m; i += R) {
+                R = attn__mv_group(m - i);
+                attn__mv_rows(1, bt, R, p, attn__min(k, p + ATTN__MV_PASS), a + i * lda, 0, lda,
+                              brow, acc + i * 4, 0, NULL);
+            }
+        for (i = 0; i < m; i++)
+            for (q = 0; q < 4; q++) t[i * ATTN__NR + q] = attn__vhsum(acc[i * 4 + q]);
+        attn__mm_merge(c + j, ldc, t, m, jn, alpha, beta, 1);
+    }
+}
+
 /* The packed A and B areas of a workspace for this product, in floats. Monotone in m, n and
  * k (a chunk is attn__mm_kc(k) <= min(k, KC) deep, and min(k, KC) is what is counted), and
  * bounded by the sizes for m >= MC, n >= NC, k >= KC: attn_matmul_workspace_max(). */
@@ -391,10 +600,11 @@ static float *attn__align(void *p)
     return (float *)(void *)((u + ATTN__ALIGN - 1) & ~(uintptr_t)(ATTN__ALIGN - 1));
 }
 
-ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
-                                 float alpha, const float *a, size_t lda, const float *b,
-                                 size_t ldb, float beta, float *c, size_t ldc, void *workspace,
-                                 size_t workspace_size)
+/* attn_matmul and attn_matmul_typed: B stored as bt (attn_dtype; checked by the caller) */
+static attn_status attn__matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
+                                float alpha, const float *a, size_t lda, attn_dtype bt,
+                                const void *b, size_t ldb, float beta, float *c, size_t ldc,
+                                void *workspace, size_t workspace_size)
 {
     attn_status st;
     size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
@@ -406,18 +616,21 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
     if (m == 0 || n == 0) return ATTN_OK; /* an empty C: nothing read or written */
     if (!c || (k && (!a || !b))) return ATTN_ERR_NULL;
     if (k > 0) {
-        if ((st = ta ? attn__check_mat(k, m, lda) : attn__check_mat(m, k, lda)) != ATTN_OK) return st;
-        if ((st = tb ? attn__check_mat(n, k, ldb) : attn__check_mat(k, n, ldb)) != ATTN_OK) return st;
+        if ((st = ta ? attn__check_mat(k, m, lda) : attn__check_mat(m, k, lda)) != ATTN_OK)
+            return st;
+        if ((st = tb ? attn__check_mat(n, k, ldb) : attn__check_mat(k, n, ldb)) != ATTN_OK)
+            return st;
     }
     if ((st = attn__check_mat(m, n, ldc)) != ATTN_OK) return st;
     /* C may not overlap A, B or the workspace, nor the workspace A or B */
     ab = k ? (ta ? attn__mat_bytes(k, m, lda) : attn__mat_bytes(m, k, lda)) : 0;
     bb = k ? (tb ? attn__mat_bytes(n, k, ldb) : attn__mat_bytes(k, n, ldb)) : 0;
+    if (bt != ATTN_F32) bb /= 2; /* 16-bit elements: half the floats' bytes */
     cb = attn__mat_bytes(m, n, ldc);
     need = workspace ? attn_matmul_workspace_size(ta, tb, m, n, k) : 0;
     if (attn__bytes_overlap(c, cb, a, ab) || attn__bytes_overlap(c, cb, b, bb) ||
-        attn__bytes_overlap(workspace, need, a, ab) || attn__bytes_overlap(workspace, need, b, bb) ||
-        attn__bytes_overlap(workspace, need, c, cb))
+        attn__bytes_overlap(workspace, need, a, ab) ||
+        attn__bytes_overlap(workspace, need, b, bb) || attn__bytes_overlap(workspace, need, c, cb))
         return ATTN_ERR_ALIAS;
     /* A matrix of one stored row accepts any leading dimension; it never addresses a second
      * row, so it becomes the row length: no pointer (e.g. a microkernel's step past its
@@ -432,8 +645,13 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
             for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
         return ATTN_OK;
     }
+    if (m <= ATTN__MM_SKINNY && bt != ATTN_F32 && !(ta && tb)) { /* decode: B read once */
+        if (tb) attn__mv_t(m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
+        else attn__mv_n(ta, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
+        return ATTN_OK;
+    }
     if (!workspace) {
-        attn__mm_nopack(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+        attn__mm_nopack(ta, tb, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
         return ATTN_OK;
     }
     kcb = attn__mm_kc(k);
@@ -446,7 +664,7 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
         /* all of op(B) packed at once: each A sliver then streams through all of k */
         const size_t np = attn__round_up(n, ATTN__NR);
         for (pc = 0; pc < k; pc += kcb)
-            attn__mm_pack_b(tb, b, ldb, pc, attn__min(kcb, k - pc), 0, n, pb + pc * np);
+            attn__mm_pack_b(tb, bt, b, ldb, pc, attn__min(kcb, k - pc), 0, n, pb + pc * np);
         attn__mm_direct_a(m, n, 0, k, kcb, a, lda, pb, np, pa, c, ldc, alpha, beta, 0, pfc);
         return ATTN_OK;
     }
@@ -455,7 +673,7 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
         for (pc = 0; pc < k; pc += kcb) {
             const size_t kc = attn__min(kcb, k - pc);
             const int mode = pc == 0 ? 1 : 2;
-            attn__mm_pack_b(tb, b, ldb, pc, kc, jc, nc, pb);
+            attn__mm_pack_b(tb, bt, b, ldb, pc, kc, jc, nc, pb);
             if (packa) {
                 for (ic = 0; ic < m; ic += ATTN__MM_MC) {
                     const size_t mc = attn__min(ATTN__MM_MC, m - ic);
@@ -475,4 +693,24 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
         }
     }
     return ATTN_OK;
+}
+
+ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
+                                 float alpha, const float *a, size_t lda, const float *b,
+                                 size_t ldb, float beta, float *c, size_t ldc, void *workspace,
+                                 size_t workspace_size)
+{
+    return attn__matmul(ta, tb, m, n, k, alpha, a, lda, ATTN_F32, b, ldb, beta, c, ldc,
+                        workspace, workspace_size);
+}
+
+ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, size_t n,
+                                       size_t k, float alpha, const float *a, size_t lda,
+                                       attn_dtype b_type, const void *b, size_t ldb, float beta,
+                                       float *c, size_t ldc, void *workspace,
+                                       size_t workspace_size)
+{
+    if (!attn_dtype_size(b_type)) return ATTN_ERR_ARG;
+    return attn__matmul(ta, tb, m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace,
+                        workspace_size);
 }

@@ -35,7 +35,8 @@ static float attn__row_sums(const float *x, size_t n, int mode, float c, float *
         }
         for (; i < end; i += ATTN__VW) {
             size_t k = end - i;
-            attn__v u0 = k >= ATTN__VW ? attn__vload(x + i) : attn__vload_part(x + i, k, mode == 1 ? c : 0.0f);
+            attn__v u0 = k >= ATTN__VW ? attn__vload(x + i)
+                                       : attn__vload_part(x + i, k, mode == 1 ? c : 0.0f);
             if (mode == 1) u0 = attn__vsub(u0, vc);
             if (mode != 2) a0 = attn__vadd(a0, u0);
             if (mode != 0) b0 = attn__vfma(u0, u0, b0);
@@ -154,14 +155,13 @@ static float attn__norm_prefix_mean(const float *x)
     return attn__vhsum(attn__vadd(p0, p1)) * (1.0f / 32.0f);
 }
 
-
 /* Short rows (n <= ATTN__NORM_SHORT: one block of attn__row_sums), K = 1 or 2 rows
  * at once: the sums of layernorm (mode 1: c the mean of the first 32 elements, or of the
- * row when shorter, then sum (x-c) into tv, sum (x-c)^2 into sv) or rmsnorm (mode 2: sum x^2 into sv), left as vectors for attn__vhred8 to
- * reduce a batch's rows together; each row by the same operations in the same order, so a
- * row's bits do not depend on its partner; two rows interleaved overlap the latencies.
- * Longer rows: two rows' accumulators would not fit the registers (n = 256 lost 6-15% out
- * of cache on Zen 4). */
+ * row when shorter, then sum (x-c) into tv, sum (x-c)^2 into sv) or rmsnorm (mode 2: sum x^2 into
+ * sv), left as vectors for attn__vhred8 to reduce a batch's rows together; each row by the same
+ * operations in the same order, so a row's bits do not depend on its partner; two rows interleaved
+ * overlap the latencies. Longer rows: two rows' accumulators would not fit the registers (n = 256
+ * lost 6-15% out of cache on Zen 4). */
 #define ATTN__NORM_SHORT (ATTN__SUM_BLOCK < 128 ? ATTN__SUM_BLOCK : 128)
 static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const float *x1, int K,
                                                      size_t n, int mode, float *c,
@@ -177,7 +177,8 @@ static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const floa
         if (mode == 1) { /* the prefix mean, as attn_layernorm's general loop (each row's
                           * own loads first: out of cache, reading 8 rows' prefixes ahead
                           * of their sums halved the speed at n = 64) */
-            c[k] = n >= 32 ? attn__norm_prefix_mean(xs[k]) : attn__row_sums(xs[k], n, 0, 0.0f, NULL) / (float)n;
+            c[k] = n >= 32 ? attn__norm_prefix_mean(xs[k])
+                           : attn__row_sums(xs[k], n, 0, 0.0f, NULL) / (float)n;
         } else {
             c[k] = 0.0f;
         }
@@ -187,7 +188,8 @@ static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const floa
     for (i = 0; i + 4 * ATTN__VW <= n; i += 4 * ATTN__VW)
         for (k = 0; k < K; k++) {
             attn__v u0 = attn__vload(xs[k] + i), u1 = attn__vload(xs[k] + i + ATTN__VW);
-            attn__v u2 = attn__vload(xs[k] + i + 2 * ATTN__VW), u3 = attn__vload(xs[k] + i + 3 * ATTN__VW);
+            attn__v u2 = attn__vload(xs[k] + i + 2 * ATTN__VW),
+                    u3 = attn__vload(xs[k] + i + 3 * ATTN__VW);
             if (mode == 1) {
                 u0 = attn__vsub(u0, vc[k]);
                 u1 = attn__vsub(u1, vc[k]);
@@ -234,10 +236,12 @@ static ATTN__FORCE_INLINE void attn__norm_batch_sums(const float *x, size_t ldx,
     for (k = nb; k < ATTN__NORM_BATCH; k++) c[k] = 0.0f;
     if (n <= ATTN__NORM_SHORT) { /* two rows interleaved */
         for (k = 0; k + 2 <= nb; k += 2)
-            attn__norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k, sv + k);
+            attn__norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k,
+                                  sv + k);
         if (k < nb) attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     } else { /* up to one block of attn__row_sums: one row at a time */
-        for (k = 0; k < nb; k++) attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+        for (k = 0; k < nb; k++)
+            attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     }
     attn__vhred8(tv, t, 0);
     attn__vhred8(sv, s2, 0);
@@ -306,7 +310,8 @@ static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t
             const attn__v vdk = attn__vdiv(attn__vload(t + k), vn), sn = attn__vdiv(vs, vn);
             const attn__v dd = attn__vmul(vdk, vdk);
             const attn__v var = attn__vmax(attn__vsub(sn, dd), attn__vzero());
-            attn__v r = attn__vdiv(attn__vset1(1.0f), attn__vsqrt(attn__vadd(var, attn__vset1(eps))));
+            attn__v r =
+                attn__vdiv(attn__vset1(1.0f), attn__vsqrt(attn__vadd(var, attn__vset1(eps))));
             /* the general path (rs = -1): c far from the mean (d^2 > var / 4), c or s2 not
              * finite, s2 tiny */
             r = attn__vselect(attn__vgt(dd, attn__vmul(attn__vset1(0.25f), sn)), m1, r);
@@ -322,7 +327,8 @@ static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t
             float *yr = y + r * ldy;
             if (rs[k] < 0) {
                 attn__layernorm_finish(xr, yr, n, c[k], t[k], s2[k], g, b, eps,
-                                       mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
+                                       mean_out ? mean_out + r : NULL,
+                                       rstd_out ? rstd_out + r : NULL);
                 continue;
             }
             if (mean_out) mean_out[r] = c[k] + d[k];
@@ -337,8 +343,10 @@ static void attn__layernorm_short(const float *x, size_t ldx, float *y, size_t l
                                   float *mean_out, float *rstd_out)
 {
     if (g && b) attn__layernorm_short_body(x, ldx, y, ldy, rows, n, g, b, eps, mean_out, rstd_out);
-    else if (g) attn__layernorm_short_body(x, ldx, y, ldy, rows, n, g, NULL, eps, mean_out, rstd_out);
-    else if (b) attn__layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, b, eps, mean_out, rstd_out);
+    else if (g)
+        attn__layernorm_short_body(x, ldx, y, ldy, rows, n, g, NULL, eps, mean_out, rstd_out);
+    else if (b)
+        attn__layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, b, eps, mean_out, rstd_out);
     else attn__layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, NULL, eps, mean_out, rstd_out);
 }
 
@@ -411,7 +419,8 @@ static ATTN__FORCE_INLINE void attn__rmsnorm_short_body(const float *x, size_t l
         if (n <= ATTN__NORM_SHORT) {
             attn__v tv[2], sv[2];
             for (k = 0; k + 2 <= nb; k += 2) {
-                attn__norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k, tv, sv);
+                attn__norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k,
+                                      tv, sv);
                 s2[k] = attn__vhsum(sv[0]);
                 s2[k + 1] = attn__vhsum(sv[1]);
             }

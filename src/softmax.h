@@ -224,7 +224,8 @@ static ATTN__NOINLINE int attn__softmax_exps(const float *x, float *e, size_t n,
 #endif
     if (!attn__finite(m)) return -1;
     f = attn__softmax_frame(m, s, lnn, n);
-    if (f.unshifted && s == 1.0f) *sum = attn__softmax_body(x, e, n, &f, ATTN__SM_UNIT, m, xn, &flush);
+    if (f.unshifted && s == 1.0f)
+        *sum = attn__softmax_body(x, e, n, &f, ATTN__SM_UNIT, m, xn, &flush);
     else *sum = attn__softmax_body(x, e, n, &f, ATTN__SM_ANY, m, xn, &flush);
     return flush;
 }
@@ -375,8 +376,9 @@ static ATTN__FORCE_INLINE void attn__softmax_short_row(const float *x, float *y,
     ATTN__UNROLL
     for (j = 0; j <= nf; j++) ev[j] = a0; /* set below; for the compiler's flow analysis */
     f = attn__softmax_frame(m, s, lnn, n);
-    if (!f.unshifted || !(s == 1.0f ? attn__softmax_short_exps(xv, ev, nf, t, &f, ATTN__SM_UNIT)
-                                    : attn__softmax_short_exps(xv, ev, nf, t, &f, ATTN__SM_UNSHIFTED))) {
+    if (!f.unshifted ||
+        !(s == 1.0f ? attn__softmax_short_exps(xv, ev, nf, t, &f, ATTN__SM_UNIT)
+                    : attn__softmax_short_exps(xv, ev, nf, t, &f, ATTN__SM_UNSHIFTED))) {
         attn__softmax_rows_long(x, 0, y, 0, 1, n, s, lnn, 0);
         return;
     }
@@ -438,7 +440,8 @@ static attn_status attn__softmax_path(const float *x, size_t ldx, float *y, size
                                 : (path & ATTN__SM_FAR_PATH) != 0;
     /* in place, y's lines are read already: normal stores */
     stream = far && ATTN__HAVE_VSTREAM && x != y;
-    if (n >= ATTN__VW && n <= ATTN__SM_SHORT * ATTN__VW && (path < 0 || !(path & ATTN__SM_LONG_PATH)))
+    if (n >= ATTN__VW && n <= ATTN__SM_SHORT * ATTN__VW &&
+        (path < 0 || !(path & ATTN__SM_LONG_PATH)))
         attn__softmax_rows_short(x, ldx, y, ldy, rows, n, scale, lnn,
                                  stream && (uintptr_t)y % (ATTN__VW * sizeof(float)) == 0 &&
                                      ldy % ATTN__VW == 0);

@@ -98,7 +98,8 @@ static REFB_UNUSED void ref_ln(const double *x, size_t T, size_t d, const float 
         var /= (double)d;
         r = 1.0 / sqrt(var + eps);
         for (i = 0; i < d; i++)
-            y[t * d + i] = (x[t * d + i] - mean) * r * (g ? (double)g[i] : 1.0) + (b ? (double)b[i] : 0.0);
+            y[t * d + i] =
+                (x[t * d + i] - mean) * r * (g ? (double)g[i] : 1.0) + (b ? (double)b[i] : 0.0);
     }
 }
 
@@ -138,7 +139,8 @@ static REFB_UNUSED void ref_mha(const attn_mha_weights *w, const double *xq, siz
                 sum += s[j];
             }
             for (j = 0; j < Lk; j++)
-                for (c = 0; c < dh; c++) o[i * d + h * dh + c] += s[j] / sum * v[j * d + h * dh + c];
+                for (c = 0; c < dh; c++)
+                    o[i * d + h * dh + c] += s[j] / sum * v[j * d + h * dh + c];
         }
     ref_linear(o, Lq, d, w->wo, d, 0, w->bo, d, 0, y, NULL);
     free(q);

@@ -120,8 +120,8 @@ static REF_UNUSED void ref_attention(const attn_attention_params *p, double *out
     for (b = 0; b < B; b++) {
         for (h = 0; h < H; h++) {
             const size_t g = h / group;
-            const float *K = p->k + b * p->k_sb + g * p->k_sh;
-            const float *V = p->v + b * p->v_sb + g * p->v_sh;
+            const float *K = (const float *)p->k + b * p->k_sb + g * p->k_sh;
+            const float *V = (const float *)p->v + b * p->v_sb + g * p->v_sh;
             for (i = 0; i < Lq; i++) {
                 const size_t row = (b * H + h) * Lq + i;
                 const float *Q = p->q + b * p->q_sb + h * p->q_sh + i * p->q_sl;

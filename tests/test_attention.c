@@ -235,8 +235,8 @@ static attn_status run_sliced(const attn_attention_params *p, float *o, void *ws
             attn_status st;
             s.batch = s.heads = s.kv_heads = 1;
             s.q = p->q + b * p->q_sb + h * p->q_sh;
-            s.k = p->k + b * p->k_sb + g * p->k_sh;
-            s.v = p->v + b * p->v_sb + g * p->v_sh;
+            s.k = (const float *)p->k + b * p->k_sb + g * p->k_sh;
+            s.v = (const float *)p->v + b * p->v_sb + g * p->v_sh;
             s.o = o + b * p->o_sb + h * p->o_sh;
             if (p->mask) s.mask = p->mask + b * p->mask_sb + h * p->mask_sh;
             if (p->bool_mask) s.bool_mask = p->bool_mask + b * p->bmask_sb + h * p->bmask_sh;
@@ -262,7 +262,8 @@ static void check_scores(const char *desc, const attn_attention_params *p0, int 
     const double cap = (double)p0->softcap, u = 1.0 / 16777216.0;
     const size_t n = B * H * Lq * sq;
     float *sc = (float *)xmalloc(n * sizeof(float)), *o = (float *)xmalloc(ototal * sizeof(float));
-    double *lg = (double *)xmalloc(Lk * sizeof(double)), *er = (double *)xmalloc(Lk * sizeof(double));
+    double *lg = (double *)xmalloc(Lk * sizeof(double)),
+           *er = (double *)xmalloc(Lk * sizeof(double));
     attn_attention_params p = *p0;
     size_t b, h, i, j, c, bad = 0;
     double worst = 0.0;
@@ -281,7 +282,7 @@ static void check_scores(const char *desc, const attn_attention_params *p0, int 
         for (h = 0; h < H; h++)
             for (i = 0; i < Lq; i++) {
                 const float *Q = p.q + b * p.q_sb + h * p.q_sh + i * p.q_sl;
-                const float *K = p.k + b * p.k_sb + (h / G) * p.k_sh;
+                const float *K = (const float *)p.k + b * p.k_sb + (h / G) * p.k_sh;
                 const float *row = sc + ((b * H + h) * Lq + i) * sq;
                 double mx = -HUGE_VAL, sum = 0.0, ds = 0.0;
                 int nan = 0;
@@ -300,7 +301,8 @@ static void check_scores(const char *desc, const attn_attention_params *p0, int 
                     if (mode != ATTN_SCORES_LOGITS) {
                         if (!ref_attn_visible(&p, b, h, i, j)) s = -HUGE_VAL, e = 0.0;
                         else if (p.mask) {
-                            const double mv = (double)p.mask[b * p.mask_sb + h * p.mask_sh + i * p.mask_sq + j];
+                            const double mv =
+                                (double)p.mask[b * p.mask_sb + h * p.mask_sh + i * p.mask_sq + j];
                             s += mv;
                             e += 2.0 * u * fabs(mv) + u * fabs(s);
                         }
@@ -317,7 +319,10 @@ static void check_scores(const char *desc, const attn_attention_params *p0, int 
                     double want = lg[j], tol = er[j] + 1e-30, got = (double)row[j];
                     int ok;
                     if (mode == ATTN_SCORES_PROBS) {
-                        want = nan ? NAN : mx == -HUGE_VAL ? 0.0 : lg[j] > -HUGE_VAL ? exp(lg[j] - mx) / sum : 0.0;
+                        want = nan                 ? NAN
+                               : mx == -HUGE_VAL   ? 0.0
+                               : lg[j] > -HUGE_VAL ? exp(lg[j] - mx) / sum
+                                                   : 0.0;
                         tol = want * (expm1(2.0 * ds) + 2e-6) + 1e-7;
                     }
                     if (want != want) ok = got != got;
@@ -326,7 +331,9 @@ static void check_scores(const char *desc, const attn_attention_params *p0, int 
                     if (ok && want == want && tol > 0 && fabs(got - want) / tol > worst)
                         worst = fabs(got - want) / tol;
                     if (!ok && !bad++)
-                        check(0, "%s scores mode %d: [b=%zu h=%zu i=%zu j=%zu] = %.9g, want %.9g (tol %.3g)",
+                        check(0,
+                              "%s scores mode %d: [b=%zu h=%zu i=%zu j=%zu] = %.9g, want %.9g (tol "
+                              "%.3g)",
                               desc, mode, b, h, i, j, got, want, tol);
                 }
                 for (j = Lk; j < sq; j++)
@@ -340,8 +347,9 @@ static void check_scores(const char *desc, const attn_attention_params *p0, int 
         const double a = (double)obuf[i], g = (double)o[i];
         if (!(a == g || (a != a && g != g) || fabs(a - g) <= 1e-5 * (1.0 + fabs(a)))) break;
     }
-    check(i == ototal, "%s scores mode %d: O differs from the call without scores at %zu (%g vs %g)",
-          desc, mode, i, i < ototal ? (double)o[i] : 0.0, i < ototal ? (double)obuf[i] : 0.0);
+    check(i == ototal,
+          "%s scores mode %d: O differs from the call without scores at %zu (%g vs %g)", desc, mode,
+          i, i < ototal ? (double)o[i] : 0.0, i < ototal ? (double)obuf[i] : 0.0);
     n_scores++;
     if (worst > max_scores_ratio) max_scores_ratio = worst;
 out:
@@ -482,9 +490,13 @@ static int run_case(const char *group, const at_case *t)
                         for (i = 0; i < Lq && !seen; i++) seen = ref_attn_visible(&p, b, hh, i, j);
                     if (seen) continue;
                     for (c = 0; c < d; c++)
-                        tens_at(&K, b, g, j)[c] = j % 3 == 0 ? NAN : j % 3 == 1 ? INFINITY : -INFINITY;
+                        tens_at(&K, b, g, j)[c] = j % 3 == 0   ? NAN
+                                                  : j % 3 == 1 ? INFINITY
+                                                               : -INFINITY;
                     for (c = 0; c < dv; c++)
-                        tens_at(&V, b, g, j)[c] = j % 3 == 0 ? INFINITY : j % 3 == 1 ? NAN : -INFINITY;
+                        tens_at(&V, b, g, j)[c] = j % 3 == 0   ? INFINITY
+                                                  : j % 3 == 1 ? NAN
+                                                               : -INFINITY;
                 }
     }
     if (t->nan_q) tens_at(&Q, B - 1, H - 1, Lq / 2)[d / 2] = NAN;
@@ -659,7 +671,8 @@ static void test_dims(void)
     long idx = 0;
     for (di = 0; di < nd; di++)
         for (vi = 0; vi < nd; vi++, idx++) {
-            at_case t = at_default(2, 4, 2, idx % 2 ? 9 : 17, idx % 3 ? 33 : 31, DSET[di], DSET[vi]);
+            at_case t =
+                at_default(2, 4, 2, idx % 2 ? 9 : 17, idx % 3 ? 33 : 31, DSET[di], DSET[vi]);
             t.lay = (int)(idx % 7);
             t.off = (int)((idx / 2) % 2);
             t.causal = idx % 3 == 0 ? ATTN_CAUSAL_NONE : ATTN_CAUSAL_BOTTOM_RIGHT;
@@ -807,7 +820,10 @@ static void test_causal(void)
                 case 1: t.causal = ATTN_CAUSAL_OFFSET; t.coff = 0; break;
                 case 2: t.causal = ATTN_CAUSAL_OFFSET; t.coff = -1; break;
                 case 3: t.causal = ATTN_CAUSAL_OFFSET; t.coff = -(ptrdiff_t)Lq / 2 - 1; break;
-                case 4: t.causal = ATTN_CAUSAL_OFFSET; t.coff = (ptrdiff_t)Lk - (ptrdiff_t)Lq; break;
+                case 4:
+                    t.causal = ATTN_CAUSAL_OFFSET;
+                    t.coff = (ptrdiff_t)Lk - (ptrdiff_t)Lq;
+                    break;
                 case 5: t.causal = ATTN_CAUSAL_OFFSET; t.coff = 1000; break; /* sees everything */
                 default: t.causal = ATTN_CAUSAL_OFFSET; t.coff = -1000; break; /* sees nothing */
                 }
@@ -900,7 +916,11 @@ static void test_tiles(void)
             case 1: t.causal = ATTN_CAUSAL_BOTTOM_RIGHT; break;
             case 2: t.causal = ATTN_CAUSAL_OFFSET; t.coff = 0; break;
             case 3: t.causal = ATTN_CAUSAL_OFFSET; t.coff = -(ptrdiff_t)(idx % 40); break;
-            default: t.causal = ATTN_CAUSAL_BOTTOM_RIGHT; t.fmask = MK_PER_HEAD; t.finf = 0.1f; break;
+            default:
+                t.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+                t.fmask = MK_PER_HEAD;
+                t.finf = 0.1f;
+                break;
             }
             if (idx % 4 == 1) t.bmask = MK_FULL, t.bzero = 0.1f;
             if (idx % 6 == 2) t.klen = KL_RANDOM;
@@ -947,12 +967,16 @@ static void test_kv_cache(void)
         for (b = 0; b < B; b++)
             for (g = 0; g < KVH; g++)
                 for (t = 0; t < n; t++) {
-                    const size_t ko = lay == ATTN_LAYOUT_BHLD ? ((b * KVH + g) * n + t) * d : ((b * n + t) * KVH + g) * d;
-                    const size_t vo = lay == ATTN_LAYOUT_BHLD ? ((b * KVH + g) * n + t) * dv : ((b * n + t) * KVH + g) * dv;
+                    const size_t ko = lay == ATTN_LAYOUT_BHLD ? ((b * KVH + g) * n + t) * d
+                                                              : ((b * n + t) * KVH + g) * d;
+                    const size_t vo = lay == ATTN_LAYOUT_BHLD ? ((b * KVH + g) * n + t) * dv
+                                                              : ((b * n + t) * KVH + g) * dv;
                     for (c = 0; c < d; c++)
-                        kn[ko + c] = kref[((b * KVH + g) * cap + len + t) * d + c] = check_uniform(-1, 1);
+                        kn[ko + c] = kref[((b * KVH + g) * cap + len + t) * d + c] =
+                            check_uniform(-1, 1);
                     for (c = 0; c < dv; c++)
-                        vn[vo + c] = vref[((b * KVH + g) * cap + len + t) * dv + c] = check_uniform(-1, 1);
+                        vn[vo + c] = vref[((b * KVH + g) * cap + len + t) * dv + c] =
+                            check_uniform(-1, 1);
                 }
         st = attn_kv_cache_append(&kv, n, kn, vn, lay);
         len += n;
@@ -964,11 +988,15 @@ static void test_kv_cache(void)
             for (t = 0; t < cap; t++) {
                 for (c = 0; c < d; c++) {
                     const float got = kc[((b * KVH + g) * cap + t) * d + c];
-                    if (t < len ? !same_bits(got, kref[((b * KVH + g) * cap + t) * d + c]) : !same_bits(got, O_GUARD)) ok = 0;
+                    if (t < len ? !same_bits(got, kref[((b * KVH + g) * cap + t) * d + c])
+                                : !same_bits(got, O_GUARD))
+                        ok = 0;
                 }
                 for (c = 0; c < dv; c++) {
                     const float got = vc[((b * KVH + g) * cap + t) * dv + c];
-                    if (t < len ? !same_bits(got, vref[((b * KVH + g) * cap + t) * dv + c]) : !same_bits(got, O_GUARD)) ok = 0;
+                    if (t < len ? !same_bits(got, vref[((b * KVH + g) * cap + t) * dv + c])
+                                : !same_bits(got, O_GUARD))
+                        ok = 0;
                 }
             }
     check(ok, "kv cache: contents after the appends differ (or positions past len written)");
@@ -1284,7 +1312,8 @@ static void test_errors(void)
     p = base;
     st = attn_attention_task(&p, attn_attention_tasks(&p), e.ws, e.wsbig);
     check(st == ATTN_ERR_ARG, "attention task past the last: got %s", attn_status_string(st));
-    check(memcmp(e.ocopy, e.obuf, e.on * sizeof(float)) == 0, "attention task past the last: O written");
+    check(memcmp(e.ocopy, e.obuf, e.on * sizeof(float)) == 0,
+          "attention task past the last: O written");
     check(attn_attention_tasks(NULL) == 0, "attn_attention_tasks(NULL) must be 0");
     p = base; p.v_head_dim = SIZE_MAX / 16;
     check(attn_attention_workspace_size(&p) == 0, "workspace query: a huge v_head_dim must give 0");

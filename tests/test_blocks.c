@@ -89,6 +89,7 @@ static attn_mha_weights make_mha(size_t d, size_t heads, int bias)
 {
     attn_mha_weights w;
     const float s = 1.7f / sqrtf((float)d);
+    memset(&w, 0, sizeof w); /* wtype ATTN_F32 */
     w.d_model = d;
     w.heads = heads;
     w.wq = rnd(d * d, 2.0f * s); /* larger Q/K: peaked attention weights */
@@ -105,6 +106,7 @@ static attn_mha_weights make_mha(size_t d, size_t heads, int bias)
 static attn_ffn_weights make_ffn(size_t d, size_t dff, attn_act act, int bias)
 {
     attn_ffn_weights w;
+    memset(&w, 0, sizeof w); /* wtype ATTN_F32 */
     w.d_model = d;
     w.d_ff = dff;
     w.act = act;
@@ -209,7 +211,8 @@ static int mat_same(const mat *a, const mat *b)
 static void mat_copy(mat *dst, const mat *src)
 {
     size_t r;
-    for (r = 0; r < src->rows; r++) memcpy(dst->p + r * dst->ld, src->p + r * src->ld, src->n * sizeof(float));
+    for (r = 0; r < src->rows; r++)
+        memcpy(dst->p + r * dst->ld, src->p + r * src->ld, src->n * sizeof(float));
 }
 
 static int mat_no_denormal(const mat *m)
@@ -265,8 +268,10 @@ static void test_activation_accuracy(unsigned stride)
         size_t k = 0, i;
         for (bits = 0; bits <= 2ull * top + stride; bits += stride) {
             /* bits < top: positive floats, then negative ones */
-            uint32_t b = bits <= top ? (uint32_t)bits
-                                     : (bits - top - 1 <= top ? 0x80000000u | (uint32_t)(bits - top - 1) : top);
+            uint32_t b =
+                bits <= top
+                    ? (uint32_t)bits
+                    : (bits - top - 1 <= top ? 0x80000000u | (uint32_t)(bits - top - 1) : top);
             float v;
             memcpy(&v, &b, 4);
             x[k++] = v;
@@ -289,16 +294,21 @@ static void test_activation_accuracy(unsigned stride)
                         const double rel = err / fabs(ref);
                         if (rel > max_rel_gelu) max_rel_gelu = rel;
                         if (rel > 1e-6) {
-                            if (bad_gelu++ < 5) printf("gelu(%.9g) = %.9g, ref %.12g, rel %.3g\n", xd, y[i], ref, rel);
+                            if (bad_gelu++ < 5)
+                                printf("gelu(%.9g) = %.9g, ref %.12g, rel %.3g\n", xd, y[i], ref,
+                                       rel);
                         }
                     } else {
                         const double a = fabs(2.0 * sqrt(2.0 / 3.14159265358979323846) *
                                               (xd + 0.044715 * xd * xd * xd));
                         const double rel = err / fabs(ref);
                         if (rel > max_rel_tanh) max_rel_tanh = rel;
-                        if (rel / (1.0 + a) > max_rel_tanh_scaled) max_rel_tanh_scaled = rel / (1.0 + a);
+                        if (rel / (1.0 + a) > max_rel_tanh_scaled)
+                            max_rel_tanh_scaled = rel / (1.0 + a);
                         if (rel > 1e-6 * (1.0 + a)) {
-                            if (bad_tanh++ < 5) printf("gelu_tanh(%.9g) = %.9g, ref %.12g, rel %.3g\n", xd, y[i], ref, rel);
+                            if (bad_tanh++ < 5)
+                                printf("gelu_tanh(%.9g) = %.9g, ref %.12g, rel %.3g\n", xd, y[i],
+                                       ref, rel);
                         }
                     }
                 }
@@ -330,16 +340,18 @@ static void test_activation_accuracy(unsigned stride)
 static void test_activation_special(void)
 {
     const float inf = INFINITY;
-    float x[10], y[10];
+    float x[10] = {0}, y[10] = {0}; /* initialized: gcc cannot see attn_activation write y */
     const float dn = FLT_MIN / 8.0f; /* a denormal */
     int form;
     /* values from the ONNX Gelu cases (x = -1, 0, 1) */
     x[0] = -1.0f, x[1] = 0.0f, x[2] = 1.0f;
     check(attn_activation(ATTN_ACT_GELU, x, 3, y, 3, 1, 3) == ATTN_OK, "gelu status");
-    check(check_close(y[0], -0.158655256, 0, 4e-7) && y[1] == 0.0f && check_close(y[2], 0.841344774, 0, 2e-7),
+    check(check_close(y[0], -0.158655256, 0, 4e-7) && y[1] == 0.0f &&
+              check_close(y[2], 0.841344774, 0, 2e-7),
           "gelu(-1, 0, 1) = %.9g %.9g %.9g", y[0], y[1], y[2]);
     check(attn_activation(ATTN_ACT_GELU_TANH, x, 3, y, 3, 1, 3) == ATTN_OK, "gelu tanh status");
-    check(check_close(y[0], -0.158807993, 0, 4e-7) && y[1] == 0.0f && check_close(y[2], 0.841192007, 0, 2e-7),
+    check(check_close(y[0], -0.158807993, 0, 4e-7) && y[1] == 0.0f &&
+              check_close(y[2], 0.841192007, 0, 2e-7),
           "gelu_tanh(-1, 0, 1) = %.9g %.9g %.9g", y[0], y[1], y[2]);
     for (form = 0; form < 2; form++) {
         const attn_act act = form ? ATTN_ACT_GELU_TANH : ATTN_ACT_GELU;
@@ -349,7 +361,8 @@ static void test_activation_special(void)
         check(isnan(y[0]), "gelu[%d](NaN) = %g", form, y[0]);
         check(y[1] == inf, "gelu[%d](inf) = %g", form, y[1]);
         check(y[2] == 0.0f, "gelu[%d](-inf) = %g", form, y[2]);
-        check(y[3] == 0.0f && y[4] == 0.0f && y[5] == 0.0f, "gelu[%d](-0, +-denormal) = %g %g %g", form, y[3], y[4], y[5]);
+        check(y[3] == 0.0f && y[4] == 0.0f && y[5] == 0.0f, "gelu[%d](-0, +-denormal) = %g %g %g",
+              form, y[3], y[4], y[5]);
         check(y[6] == FLT_MAX && y[7] == 0.0f, "gelu[%d](+-FLT_MAX) = %g %g", form, y[6], y[7]);
         check(check_close(y[8], 0.5e-30, 0, 1e-6), "gelu[%d](1e-30) = %g", form, y[8]);
         check(!is_denormal(y[9]), "gelu[%d](-13) = %g is denormal", form, y[9]);
@@ -357,7 +370,8 @@ static void test_activation_special(void)
     /* relu and identity: exact; NaN stays; denormals flush */
     x[0] = -2.5f, x[1] = 3.25f, x[2] = NAN, x[3] = dn, x[4] = -dn, x[5] = -0.0f;
     check(attn_activation(ATTN_ACT_RELU, x, 6, y, 6, 1, 6) == ATTN_OK, "relu status");
-    check(y[0] == 0.0f && y[1] == 3.25f && isnan(y[2]) && y[3] == 0.0f && y[4] == 0.0f && y[5] == 0.0f,
+    check(y[0] == 0.0f && y[1] == 3.25f && isnan(y[2]) && y[3] == 0.0f && y[4] == 0.0f &&
+              y[5] == 0.0f,
           "relu: %g %g %g %g %g %g", y[0], y[1], y[2], y[3], y[4], y[5]);
     check(attn_activation(ATTN_ACT_NONE, x, 6, y, 6, 1, 6) == ATTN_OK, "none status");
     check(y[0] == -2.5f && y[1] == 3.25f && isnan(y[2]) && y[3] == 0.0f && y[4] == 0.0f,
@@ -390,7 +404,8 @@ static void test_silu(unsigned stride)
                 if (is_denormal(y[i])) bad += !check(0, "silu(%.9g) = %g is denormal", x[i], y[i]);
                 if (fabs(ref) < FLT_MIN) {
                     if (!(y[i] == 0.0f || fabs((double)y[i]) < 1.0001 * FLT_MIN))
-                        bad += !check(0, "silu(%.9g) = %.9g, ref %.9g (underflow)", x[i], y[i], ref);
+                        bad +=
+                            !check(0, "silu(%.9g) = %.9g, ref %.9g (underflow)", x[i], y[i], ref);
                     continue;
                 }
                 if (rel > max_rel_silu) max_rel_silu = rel;
@@ -458,7 +473,8 @@ static void test_glu(void)
                         const double a = 1.6 * fabs(gv + 0.044715 * gv * gv * gv);
                         const double tol = act == 3 ? 1.2e-6 * (1 + a) : 1.2e-6;
                         const double rel = fabs(yp[r * ldy + c] - ref) / (fabs(ref) + 1e-30);
-                        if (act != 3 && rel > max_rel_glu && fabs(ref) >= FLT_MIN) max_rel_glu = rel;
+                        if (act != 3 && rel > max_rel_glu && fabs(ref) >= FLT_MIN)
+                            max_rel_glu = rel;
                         if (!check_close(yp[r * ldy + c], ref, 1e-30, tol)) ok = 0;
                         if (lay == 1 && up[r * ldu + c] != (float)uv) ok = 0; /* up intact */
                     }
@@ -511,16 +527,21 @@ static void test_activation_shapes(void)
             mat_new(&y, rows, n, 1, 0.0f);
             mat_new(&z, rows, n, 3, 0.0f);
             mat_copy(&z, &x);
-            check(attn_activation((attn_act)act, x.p, x.ld, y.p, y.ld, rows, n) == ATTN_OK, "status");
+            check(attn_activation((attn_act)act, x.p, x.ld, y.p, y.ld, rows, n) == ATTN_OK,
+                  "status");
             for (r = 0; r < rows; r++)
                 for (c = 0; c < n; c++) {
                     const double xv = x.p[r * x.ld + c], ref = ref_act(act, xv);
                     const double a = 1.6 * fabs(xv + 0.044715 * xv * xv * xv); /* |2u| */
-                    if (!check_close(y.p[r * y.ld + c], ref, 1e-30, act == 3 ? 1e-6 * (1 + a) : 1e-6)) ok = 0;
+                    if (!check_close(y.p[r * y.ld + c], ref, 1e-30,
+                                     act == 3 ? 1e-6 * (1 + a) : 1e-6))
+                        ok = 0;
                 }
             check(ok, "activation %d n %lu: values", act, (unsigned long)n);
-            check(mat_guards_ok(&y) && mat_guards_ok(&x), "activation %d n %lu: guards", act, (unsigned long)n);
-            check(attn_activation((attn_act)act, z.p, z.ld, z.p, z.ld, rows, n) == ATTN_OK && mat_same(&z, &y),
+            check(mat_guards_ok(&y) && mat_guards_ok(&x), "activation %d n %lu: guards", act,
+                  (unsigned long)n);
+            check(attn_activation((attn_act)act, z.p, z.ld, z.p, z.ld, rows, n) == ATTN_OK &&
+                      mat_same(&z, &y),
                   "activation %d n %lu: in place differs", act, (unsigned long)n);
             free(x.buf);
             free(y.buf);
@@ -548,7 +569,8 @@ static void test_linear(void)
                                 mat x, w, y;
                                 float *bv;
                                 double *xd, *ref, *mag;
-                                size_t i, wsz = attn_linear_workspace_size((attn_trans)tw, T, din, dout);
+                                size_t i,
+                                    wsz = attn_linear_workspace_size((attn_trans)tw, T, din, dout);
                                 wsbuf ws;
                                 void *wp = NULL;
                                 int ok = 1;
@@ -560,8 +582,9 @@ static void test_linear(void)
                                 mat_fill(&y, NAN); /* beta = 0: never read */
                                 bv = bias ? rnd(dout, 1.0f) : NULL;
                                 if (usews) wp = ws_new(&ws, wsz, 4);
-                                check(attn_linear(x.p, x.ld, T, din, (attn_trans)tw, w.p, w.ld, bv, dout,
-                                                  (attn_act)act, y.p, y.ld, wp, usews ? wsz : 0) == ATTN_OK,
+                                check(attn_linear(x.p, x.ld, T, din, (attn_trans)tw, w.p, w.ld, bv,
+                                                  dout, (attn_act)act, y.p, y.ld, wp,
+                                                  usews ? wsz : 0) == ATTN_OK,
                                       "linear status");
                                 xd = mat_to_double(&x);
                                 ref = (double *)xmalloc(T * dout * sizeof(double));
@@ -576,8 +599,11 @@ static void test_linear(void)
                                     if (e / tol > worst) worst = e / tol;
                                 }
                                 cases++;
-                                if (!check(ok && mat_guards_ok(&y), "linear T %lu din %lu dout %lu tw %d act %d bias %d ws %d",
-                                           (unsigned long)T, (unsigned long)din, (unsigned long)dout, tw, act, bias, usews))
+                                if (!check(
+                                        ok && mat_guards_ok(&y),
+                                        "linear T %lu din %lu dout %lu tw %d act %d bias %d ws %d",
+                                        (unsigned long)T, (unsigned long)din, (unsigned long)dout,
+                                        tw, act, bias, usews))
                                     bad++;
                                 free(xd);
                                 free(ref);
@@ -648,15 +674,19 @@ static void test_ffn_mha(void)
                 mat_new(&y, bc->T, bc->d, 2, 0.0f);
                 wsz = attn_ffn_workspace_size(&fw, bc->T);
                 ws_new(&ws, wsz, 0);
-                check(attn_ffn(&fw, x.p, x.ld, y.p, y.ld, bc->T, ws.p, wsz) == ATTN_OK, "ffn status");
+                check(attn_ffn(&fw, x.p, x.ld, y.p, y.ld, bc->T, ws.p, wsz) == ATTN_OK,
+                      "ffn status");
                 xd = mat_to_double(&x);
                 ref = (double *)xmalloc(bc->T * bc->d * sizeof(double));
                 ref_ffn(&fw, xd, bc->T, ref);
-                check(compare_block(&y, ref, &st_ffn), "ffn case %lu act %d bias %d", (unsigned long)ci, act, bias);
+                check(compare_block(&y, ref, &st_ffn), "ffn case %lu act %d bias %d",
+                      (unsigned long)ci, act, bias);
                 /* in place */
-                check(attn_ffn(&fw, x.p, x.ld, x.p, x.ld, bc->T, ws.p, wsz) == ATTN_OK && mat_same(&x, &y),
+                check(attn_ffn(&fw, x.p, x.ld, x.p, x.ld, bc->T, ws.p, wsz) == ATTN_OK &&
+                          mat_same(&x, &y),
                       "ffn case %lu: in place differs", (unsigned long)ci);
-                check(ws_guard_ok(&ws), "ffn case %lu: wrote past the workspace", (unsigned long)ci);
+                check(ws_guard_ok(&ws), "ffn case %lu: wrote past the workspace",
+                      (unsigned long)ci);
                 free(ws.raw);
                 free(xd);
                 free(ref);
@@ -682,25 +712,33 @@ static void test_ffn_mha(void)
                     ws_new(&ws, wsz, 0);
                     ws_new(&ws2, wsz, 4);
                     if (cross)
-                        check(attn_mha(&mw, xq.p, xq.ld, bc->T, xkv.p, xkv.ld, Lk, causal, y.p, y.ld, ws.p, wsz) == ATTN_OK,
+                        check(attn_mha(&mw, xq.p, xq.ld, bc->T, xkv.p, xkv.ld, Lk, causal, y.p,
+                                       y.ld, ws.p, wsz) == ATTN_OK,
                               "mha status");
                     else
-                        check(attn_mha(&mw, xq.p, xq.ld, bc->T, xq.p, xq.ld, Lk, causal, y.p, y.ld, ws.p, wsz) == ATTN_OK,
+                        check(attn_mha(&mw, xq.p, xq.ld, bc->T, xq.p, xq.ld, Lk, causal, y.p, y.ld,
+                                       ws.p, wsz) == ATTN_OK,
                               "mha status");
                     xqd = mat_to_double(&xq);
                     xkvd = cross ? mat_to_double(&xkv) : xqd;
                     ref = (double *)xmalloc(bc->T * bc->d * sizeof(double));
                     ref_mha(&mw, xqd, bc->T, xkvd, Lk, causal, ref);
-                    check(compare_block(&y, ref, &st_mha), "mha case %lu cross %d causal %d bias %d",
-                          (unsigned long)ci, cross, causal, bias);
+                    check(compare_block(&y, ref, &st_mha),
+                          "mha case %lu cross %d causal %d bias %d", (unsigned long)ci, cross,
+                          causal, bias);
                     /* unaligned workspace: bit-identical; then in place over xq */
-                    check(attn_mha(&mw, xq.p, xq.ld, bc->T, cross ? xkv.p : xq.p, cross ? xkv.ld : xq.ld, Lk, causal,
-                                   y2.p, y2.ld, ws2.p, wsz) == ATTN_OK && mat_same(&y, &y2),
+                    check(attn_mha(&mw, xq.p, xq.ld, bc->T, cross ? xkv.p : xq.p,
+                                   cross ? xkv.ld : xq.ld, Lk, causal, y2.p, y2.ld, ws2.p,
+                                   wsz) == ATTN_OK &&
+                              mat_same(&y, &y2),
                           "mha case %lu: odd workspace address differs", (unsigned long)ci);
-                    check(attn_mha(&mw, xq.p, xq.ld, bc->T, cross ? xkv.p : xq.p, cross ? xkv.ld : xq.ld, Lk, causal,
-                                   xq.p, xq.ld, ws.p, wsz) == ATTN_OK && mat_same(&xq, &y),
+                    check(attn_mha(&mw, xq.p, xq.ld, bc->T, cross ? xkv.p : xq.p,
+                                   cross ? xkv.ld : xq.ld, Lk, causal, xq.p, xq.ld, ws.p,
+                                   wsz) == ATTN_OK &&
+                              mat_same(&xq, &y),
                           "mha case %lu: in place differs", (unsigned long)ci);
-                    check(ws_guard_ok(&ws) && ws_guard_ok(&ws2), "mha case %lu: wrote past the workspace", (unsigned long)ci);
+                    check(ws_guard_ok(&ws) && ws_guard_ok(&ws2),
+                          "mha case %lu: wrote past the workspace", (unsigned long)ci);
                     free(ws.raw);
                     free(ws2.raw);
                     free(xqd);
@@ -736,28 +774,39 @@ static void test_encoder_decoder(void)
                     mat_new(&z, bc->T, bc->d, 2, 0.0f);
                     wsz = attn_encoder_workspace_size(&ew, bc->T);
                     ws_new(&ws, wsz, 4);
-                    check(attn_encoder(&ew, x.p, x.ld, y.p, y.ld, bc->T, causal, ws.p, wsz) == ATTN_OK, "encoder status");
+                    check(attn_encoder(&ew, x.p, x.ld, y.p, y.ld, bc->T, causal, ws.p, wsz) ==
+                              ATTN_OK,
+                          "encoder status");
                     xd = mat_to_double(&x);
                     ref = (double *)xmalloc(bc->T * bc->d * sizeof(double));
                     ref_encoder(&ew, xd, bc->T, causal, ref);
-                    check(compare_block(&y, ref, &st_enc), "encoder case %lu norm %d bias %d causal %d",
-                          (unsigned long)ci, norm, bias, causal);
-                    check(attn_encoder(&ew, x.p, x.ld, y.p, y.ld, bc->T, causal, ws.p, wsz - 1) == ATTN_ERR_WORKSPACE,
+                    check(compare_block(&y, ref, &st_enc),
+                          "encoder case %lu norm %d bias %d causal %d", (unsigned long)ci, norm,
+                          bias, causal);
+                    check(attn_encoder(&ew, x.p, x.ld, y.p, y.ld, bc->T, causal, ws.p, wsz - 1) ==
+                              ATTN_ERR_WORKSPACE,
                           "encoder: one byte short of the workspace accepted");
                     /* in place */
                     mat_copy(&z, &x);
-                    check(attn_encoder(&ew, z.p, z.ld, z.p, z.ld, bc->T, causal, ws.p, wsz) == ATTN_OK && mat_same(&z, &y),
+                    check(attn_encoder(&ew, z.p, z.ld, z.p, z.ld, bc->T, causal, ws.p, wsz) ==
+                                  ATTN_OK &&
+                              mat_same(&z, &y),
                           "encoder case %lu: in place differs", (unsigned long)ci);
                     if (causal && bc->T > 1) {
                         /* a change in the last token leaves every earlier output bit-identical */
                         mat_copy(&z, &x);
                         z.p[(bc->T - 1) * z.ld] += 1.0f;
                         z.rows = bc->T - 1;
-                        check(attn_encoder(&ew, z.p, z.ld, z.p, z.ld, bc->T, causal, ws.p, wsz) == ATTN_OK, "status");
-                        check(mat_same(&z, &y), "causal encoder case %lu: a later token changed earlier outputs", (unsigned long)ci);
+                        check(attn_encoder(&ew, z.p, z.ld, z.p, z.ld, bc->T, causal, ws.p, wsz) ==
+                                  ATTN_OK,
+                              "status");
+                        check(mat_same(&z, &y),
+                              "causal encoder case %lu: a later token changed earlier outputs",
+                              (unsigned long)ci);
                         z.rows = bc->T;
                     }
-                    check(ws_guard_ok(&ws), "encoder case %lu: wrote past the workspace", (unsigned long)ci);
+                    check(ws_guard_ok(&ws), "encoder case %lu: wrote past the workspace",
+                          (unsigned long)ci);
                     free(ws.raw);
                     free(xd);
                     free(ref);
@@ -772,7 +821,8 @@ static void test_encoder_decoder(void)
                     size_t wsz;
                     wsbuf ws;
                     pool_used = 0;
-                    dw = make_decoder(bc->d, bc->heads, bc->dff, bias ? ATTN_ACT_GELU_TANH : ATTN_ACT_GELU, bias,
+                    dw = make_decoder(bc->d, bc->heads, bc->dff,
+                                      bias ? ATTN_ACT_GELU_TANH : ATTN_ACT_GELU, bias,
                                       (attn_norm_order)norm);
                     mat_new(&x, bc->T, bc->d, 1, 1.5f);
                     mat_new(&mem, bc->M, bc->d, 3, 1.5f);
@@ -780,30 +830,36 @@ static void test_encoder_decoder(void)
                     mat_new(&z, bc->T, bc->d, 1, 0.0f);
                     wsz = attn_decoder_workspace_size(&dw, bc->T, bc->M);
                     ws_new(&ws, wsz, 8);
-                    check(attn_decoder(&dw, x.p, x.ld, y.p, y.ld, bc->T, mem.p, mem.ld, bc->M, ws.p, wsz) == ATTN_OK,
+                    check(attn_decoder(&dw, x.p, x.ld, y.p, y.ld, bc->T, mem.p, mem.ld, bc->M, ws.p,
+                                       wsz) == ATTN_OK,
                           "decoder status");
                     xd = mat_to_double(&x);
                     md = mat_to_double(&mem);
                     ref = (double *)xmalloc(bc->T * bc->d * sizeof(double));
                     ref_decoder(&dw, xd, bc->T, md, bc->M, ref);
-                    check(compare_block(&y, ref, &st_dec), "decoder case %lu norm %d bias %d", (unsigned long)ci, norm, bias);
-                    check(attn_decoder(&dw, x.p, x.ld, y.p, y.ld, bc->T, mem.p, mem.ld, bc->M, ws.p, wsz - 1) ==
-                              ATTN_ERR_WORKSPACE,
+                    check(compare_block(&y, ref, &st_dec), "decoder case %lu norm %d bias %d",
+                          (unsigned long)ci, norm, bias);
+                    check(attn_decoder(&dw, x.p, x.ld, y.p, y.ld, bc->T, mem.p, mem.ld, bc->M, ws.p,
+                                       wsz - 1) == ATTN_ERR_WORKSPACE,
                           "decoder: one byte short of the workspace accepted");
                     mat_copy(&z, &x);
-                    check(attn_decoder(&dw, z.p, z.ld, z.p, z.ld, bc->T, mem.p, mem.ld, bc->M, ws.p, wsz) == ATTN_OK &&
+                    check(attn_decoder(&dw, z.p, z.ld, z.p, z.ld, bc->T, mem.p, mem.ld, bc->M, ws.p,
+                                       wsz) == ATTN_OK &&
                               mat_same(&z, &y),
                           "decoder case %lu: in place differs", (unsigned long)ci);
                     if (bc->T > 1) {
                         mat_copy(&z, &x);
                         z.p[(bc->T - 1) * z.ld + 1 % bc->d] -= 1.0f;
                         z.rows = bc->T - 1;
-                        check(attn_decoder(&dw, z.p, z.ld, z.p, z.ld, bc->T, mem.p, mem.ld, bc->M, ws.p, wsz) == ATTN_OK &&
+                        check(attn_decoder(&dw, z.p, z.ld, z.p, z.ld, bc->T, mem.p, mem.ld, bc->M,
+                                           ws.p, wsz) == ATTN_OK &&
                                   mat_same(&z, &y),
-                              "decoder case %lu: a later token changed earlier outputs", (unsigned long)ci);
+                              "decoder case %lu: a later token changed earlier outputs",
+                              (unsigned long)ci);
                         z.rows = bc->T;
                     }
-                    check(ws_guard_ok(&ws), "decoder case %lu: wrote past the workspace", (unsigned long)ci);
+                    check(ws_guard_ok(&ws), "decoder case %lu: wrote past the workspace",
+                          (unsigned long)ci);
                     free(ws.raw);
                     free(xd);
                     free(md);
@@ -815,8 +871,10 @@ static void test_encoder_decoder(void)
                 }
             }
     }
-    printf("blocks: max |y - ref| / (1 + max |ref|) (tolerance %g): ffn %.3g, mha %.3g, encoder %.3g, "
-           "decoder %.3g\n", BLOCK_TOL, st_ffn.worst, st_mha.worst, st_enc.worst, st_dec.worst);
+    printf(
+        "blocks: max |y - ref| / (1 + max |ref|) (tolerance %g): ffn %.3g, mha %.3g, encoder %.3g, "
+        "decoder %.3g\n",
+        BLOCK_TOL, st_ffn.worst, st_mha.worst, st_enc.worst, st_dec.worst);
 }
 
 /* ---- embeddings + positional encoding -> encoder (the model's input path) ------------------- */
@@ -837,7 +895,8 @@ static void test_embedding_pe_encoder(void)
     /* the reference adds the sinusoids in double: sin / cos(p / 10000^(2i/d)) */
     for (r = 0; r < T; r++)
         for (c = 0; c < d; c++) {
-            const double a = (double)(pos0 + r) / pow(10000.0, (double)(c & ~(size_t)1) / (double)d);
+            const double a =
+                (double)(pos0 + r) / pow(10000.0, (double)(c & ~(size_t)1) / (double)d);
             xd[r * d + c] += (c & 1) ? cos(a) : sin(a);
         }
     check(attn_positional_encoding(x.p, x.ld, T, d, pos0, 1) == ATTN_OK, "PE status");
@@ -846,7 +905,8 @@ static void test_embedding_pe_encoder(void)
     check(attn_encoder(&ew, x.p, x.ld, y.p, y.ld, T, 0, ws.p, wsz) == ATTN_OK, "encoder status");
     ref = (double *)xmalloc(T * d * sizeof(double));
     ref_encoder(&ew, xd, T, 0, ref);
-    check(compare_block(&y, ref, &st_enc), "embeddings + PE (positions %lu..) -> encoder", (unsigned long)pos0);
+    check(compare_block(&y, ref, &st_enc), "embeddings + PE (positions %lu..) -> encoder",
+          (unsigned long)pos0);
     free(ws.raw);
     free(xd);
     free(ref);
@@ -873,12 +933,14 @@ static void test_no_denormals(void)
     for (act = 0; act < 4; act++) {
         mat t;
         mat_new(&t, T, d, 0, 3e-38f);
-        check(attn_activation((attn_act)act, t.p, t.ld, t.p, t.ld, T, d) == ATTN_OK && mat_no_denormal(&t),
+        check(attn_activation((attn_act)act, t.p, t.ld, t.p, t.ld, T, d) == ATTN_OK &&
+                  mat_no_denormal(&t),
               "activation %d of tiny inputs gave a denormal", act);
         free(t.buf);
     }
     tw = rnd(d * d, 1e-19f);
-    check(attn_linear(x.p, x.ld, T, d, ATTN_NO_TRANS, tw, d, NULL, d, ATTN_ACT_NONE, y.p, y.ld, NULL, 0) == ATTN_OK &&
+    check(attn_linear(x.p, x.ld, T, d, ATTN_NO_TRANS, tw, d, NULL, d, ATTN_ACT_NONE, y.p, y.ld,
+                      NULL, 0) == ATTN_OK &&
               mat_no_denormal(&y),
           "linear of tiny values gave a denormal");
     for (i = 0; i < 2; i++) {
@@ -891,7 +953,8 @@ static void test_no_denormals(void)
         ew.attn.bo = NULL, ew.ffn.b2 = NULL;
         wsz = attn_encoder_workspace_size(&ew, T);
         ws_new(&ws, wsz, 0);
-        check(attn_encoder(&ew, x.p, x.ld, y.p, y.ld, T, 0, ws.p, wsz) == ATTN_OK && mat_no_denormal(&y),
+        check(attn_encoder(&ew, x.p, x.ld, y.p, y.ld, T, 0, ws.p, wsz) == ATTN_OK &&
+                  mat_no_denormal(&y),
               "encoder (norm %d) of tiny values gave a denormal", (int)i);
         free(ws.raw);
         dw = make_decoder(d, 2, dff, ATTN_ACT_GELU, 1, (attn_norm_order)i);
@@ -902,7 +965,8 @@ static void test_no_denormals(void)
         mat_new(&mem, 3, d, 0, 1e-19f);
         wsz = attn_decoder_workspace_size(&dw, T, 3);
         ws_new(&ws, wsz, 0);
-        check(attn_decoder(&dw, x.p, x.ld, y.p, y.ld, T, mem.p, mem.ld, 3, ws.p, wsz) == ATTN_OK && mat_no_denormal(&y),
+        check(attn_decoder(&dw, x.p, x.ld, y.p, y.ld, T, mem.p, mem.ld, 3, ws.p, wsz) == ATTN_OK &&
+                  mat_no_denormal(&y),
               "decoder (norm %d) of tiny values gave a denormal", (int)i);
         free(ws.raw);
         free(mem.buf);
@@ -911,7 +975,8 @@ static void test_no_denormals(void)
     free(y.buf);
 }
 
-/* ---- errors ----------------------------------------------------------------------------------- */
+/* ---- errors -----------------------------------------------------------------------------------
+ */
 
 static void test_errors(void)
 {
@@ -940,11 +1005,13 @@ static void test_errors(void)
     wsz = attn_decoder_workspace_size(&dw, T, T) + attn_encoder_workspace_size(&ew, T) + 4096;
     wp = (unsigned char *)ws_new(&ws, wsz, 0);
 
-#define EXPECT(call, want)                                                                        \
-    do {                                                                                          \
-        attn_status st_ = (call);                                                                 \
-        check(st_ == (want), "line %d: %s returned %d, want %d", __LINE__, #call, (int)st_, (int)(want)); \
-        check(mat_same(&y, &snap) && mat_guards_ok(&y), "line %d: output written on error", __LINE__); \
+#define EXPECT(call, want)                                                                         \
+    do {                                                                                           \
+        attn_status st_ = (call);                                                                  \
+        check(st_ == (want), "line %d: %s returned %d, want %d", __LINE__, #call, (int)st_,        \
+              (int)(want));                                                                        \
+        check(mat_same(&y, &snap) && mat_guards_ok(&y), "line %d: output written on error",        \
+              __LINE__);                                                                           \
     } while (0)
 
     /* activation */
@@ -962,38 +1029,59 @@ static void test_errors(void)
     EXPECT(attn_activation((attn_act)-1, x.p, d, y.p, d, T, d), ATTN_ERR_ARG);
     EXPECT(attn_activation(ATTN_ACT_RELU, x.p, big, y.p, d, T, d), ATTN_ERR_OVERFLOW);
     /* linear */
-    EXPECT(attn_linear(NULL, d, T, d, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0), ATTN_ERR_NULL);
-    EXPECT(attn_linear(x.p, d, T, d, ATTN_NO_TRANS, NULL, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0), ATTN_ERR_NULL);
-    EXPECT(attn_linear(x.p, d, T, d, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, NULL, d, NULL, 0), ATTN_ERR_NULL);
+    EXPECT(attn_linear(NULL, d, T, d, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0),
+           ATTN_ERR_NULL);
+    EXPECT(
+        attn_linear(x.p, d, T, d, ATTN_NO_TRANS, NULL, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0),
+        ATTN_ERR_NULL);
+    EXPECT(attn_linear(x.p, d, T, d, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, NULL, d, NULL, 0),
+           ATTN_ERR_NULL);
     EXPECT(attn_linear(x.p, d, 0, d, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0),
            ATTN_OK);
     EXPECT(attn_linear(NULL, d, 0, d, ATTN_NO_TRANS, NULL, d, NULL, d, ATTN_ACT_NONE, NULL, d, NULL,
                        0), ATTN_OK);
     EXPECT(attn_linear(y.p, d, T, d, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0),
            ATTN_ERR_ALIAS);
-    EXPECT(attn_linear(x.p, d, T, d, ATTN_NO_TRANS, y.p, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0),
-           ATTN_ERR_ALIAS);
+    EXPECT(
+        attn_linear(x.p, d, T, d, ATTN_NO_TRANS, y.p, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0),
+        ATTN_ERR_ALIAS);
     EXPECT(attn_linear(x.p, d, T, d, ATTN_NO_TRANS, w, d, y.p + d, d, ATTN_ACT_NONE, y.p, d, NULL,
                        0), ATTN_ERR_ALIAS);
     EXPECT(attn_linear(x.p, d, T, d, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d,
                        (void *)y.p, attn_linear_workspace_size(ATTN_NO_TRANS, T, d, d) + 64),
            ATTN_ERR_ALIAS);
-    EXPECT(attn_linear(x.p, d, T, 0, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0), ATTN_ERR_SIZE);
-    EXPECT(attn_linear(x.p, d, T, d, ATTN_NO_TRANS, w, d, NULL, 0, ATTN_ACT_NONE, y.p, d, NULL, 0), ATTN_ERR_SIZE);
-    EXPECT(attn_linear(x.p, d - 1, T, d, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0), ATTN_ERR_LD);
-    EXPECT(attn_linear(x.p, d, T, d, ATTN_NO_TRANS, w, d - 1, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0), ATTN_ERR_LD);
-    EXPECT(attn_linear(x.p, d, T, d, ATTN_TRANS, w, 4, NULL, 4, ATTN_ACT_NONE, y.p, d, NULL, 0), ATTN_ERR_LD);
-    EXPECT(attn_linear(x.p, d, T, d, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d - 1, NULL, 0), ATTN_ERR_LD);
-    EXPECT(attn_linear(x.p, d, T, d, (attn_trans)2, w, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0), ATTN_ERR_ARG);
-    EXPECT(attn_linear(x.p, d, T, d, ATTN_NO_TRANS, w, d, NULL, d, (attn_act)9, y.p, d, NULL, 0), ATTN_ERR_ARG);
-    EXPECT(attn_linear(x.p, big, T, d, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0), ATTN_ERR_OVERFLOW);
+    EXPECT(attn_linear(x.p, d, T, 0, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0),
+           ATTN_ERR_SIZE);
+    EXPECT(attn_linear(x.p, d, T, d, ATTN_NO_TRANS, w, d, NULL, 0, ATTN_ACT_NONE, y.p, d, NULL, 0),
+           ATTN_ERR_SIZE);
+    EXPECT(
+        attn_linear(x.p, d - 1, T, d, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0),
+        ATTN_ERR_LD);
+    EXPECT(
+        attn_linear(x.p, d, T, d, ATTN_NO_TRANS, w, d - 1, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0),
+        ATTN_ERR_LD);
+    EXPECT(attn_linear(x.p, d, T, d, ATTN_TRANS, w, 4, NULL, 4, ATTN_ACT_NONE, y.p, d, NULL, 0),
+           ATTN_ERR_LD);
+    EXPECT(
+        attn_linear(x.p, d, T, d, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d - 1, NULL, 0),
+        ATTN_ERR_LD);
+    EXPECT(attn_linear(x.p, d, T, d, (attn_trans)2, w, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0),
+           ATTN_ERR_ARG);
+    EXPECT(attn_linear(x.p, d, T, d, ATTN_NO_TRANS, w, d, NULL, d, (attn_act)9, y.p, d, NULL, 0),
+           ATTN_ERR_ARG);
+    EXPECT(
+        attn_linear(x.p, big, T, d, ATTN_NO_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d, NULL, 0),
+        ATTN_ERR_OVERFLOW);
     if (attn_linear_workspace_size(ATTN_TRANS, T, d, d) > 0)
-        EXPECT(attn_linear(x.p, d, T, d, ATTN_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d, wp, 1), ATTN_ERR_WORKSPACE);
+        EXPECT(attn_linear(x.p, d, T, d, ATTN_TRANS, w, d, NULL, d, ATTN_ACT_NONE, y.p, d, wp, 1),
+               ATTN_ERR_WORKSPACE);
     /* ffn */
     {
         attn_ffn_weights f2 = fw;
         size_t fs = attn_ffn_workspace_size(&fw, T);
-        check(fs > 0 && attn_ffn_workspace_size(NULL, T) == 0 && attn_ffn_workspace_size(&fw, 0) == 0, "ffn ws query");
+        check(fs > 0 && attn_ffn_workspace_size(NULL, T) == 0 &&
+                  attn_ffn_workspace_size(&fw, 0) == 0,
+              "ffn ws query");
         EXPECT(attn_ffn(NULL, x.p, d, y.p, d, T, wp, fs), ATTN_ERR_NULL);
         EXPECT(attn_ffn(&fw, NULL, d, y.p, d, T, wp, fs), ATTN_ERR_NULL);
         EXPECT(attn_ffn(&fw, x.p, d, NULL, d, T, wp, fs), ATTN_ERR_NULL);
@@ -1014,14 +1102,16 @@ static void test_errors(void)
         EXPECT(attn_ffn(&f2, x.p, d, y.p, d, T, wp, fs), ATTN_ERR_ARG);
         f2 = fw, f2.d_ff = big;
         EXPECT(attn_ffn(&f2, x.p, d, y.p, d, T, wp, fs), ATTN_ERR_OVERFLOW);
-        f2 = fw, f2.d_ff = ((size_t)PTRDIFF_MAX / sizeof(float)) / d / 2; /* fine weights, hidden too big */
+        f2 = fw,
+        f2.d_ff = ((size_t)PTRDIFF_MAX / sizeof(float)) / d / 2; /* fine weights, hidden too big */
         EXPECT(attn_ffn(&f2, x.p, d, y.p, d, 64, wp, fs), ATTN_ERR_OVERFLOW);
     }
     /* mha */
     {
         attn_mha_weights m2 = mw;
         size_t ms = attn_mha_workspace_size(&mw, T, M);
-        check(ms > 0 && attn_mha_workspace_size(NULL, T, M) == 0 && attn_mha_workspace_size(&mw, 0, M) == 0 &&
+        check(ms > 0 && attn_mha_workspace_size(NULL, T, M) == 0 &&
+                  attn_mha_workspace_size(&mw, 0, M) == 0 &&
                   attn_mha_workspace_size(&mw, T, 0) == 0,
               "mha ws query");
         EXPECT(attn_mha(NULL, x.p, d, T, mem.p, d, M, 0, y.p, d, wp, ms), ATTN_ERR_NULL);
@@ -1081,7 +1171,8 @@ static void test_errors(void)
     /* decoder */
     {
         size_t ds = attn_decoder_workspace_size(&dw, T, M);
-        check(ds > 0 && attn_decoder_workspace_size(&dw, T, 0) == 0 && attn_decoder_workspace_size(NULL, T, M) == 0,
+        check(ds > 0 && attn_decoder_workspace_size(&dw, T, 0) == 0 &&
+                  attn_decoder_workspace_size(NULL, T, M) == 0,
               "decoder ws query");
         EXPECT(attn_decoder(NULL, x.p, d, y.p, d, T, mem.p, d, M, wp, ds), ATTN_ERR_NULL);
         EXPECT(attn_decoder(&dw, x.p, d, y.p, d, T, NULL, d, M, wp, ds), ATTN_ERR_NULL);
@@ -1121,14 +1212,19 @@ static void test_param_counts(void)
     printf("blocks: BERT-base encoder layer: attention weights %lu (+ %lu biases), FFN %lu, "
            "layernorm %lu, total %lu\n",
            (unsigned long)c.attention_weights, (unsigned long)c.attention_biases,
-           (unsigned long)(c.ffn_weights + c.ffn_biases), (unsigned long)c.layernorm, (unsigned long)c.total);
-    check(c.attention_weights == 2359296, "E10 mha_weights: %lu", (unsigned long)c.attention_weights);
-    check(c.ffn_weights + c.ffn_biases == 4722432, "E10 ffn: %lu", (unsigned long)(c.ffn_weights + c.ffn_biases));
+           (unsigned long)(c.ffn_weights + c.ffn_biases), (unsigned long)c.layernorm,
+           (unsigned long)c.total);
+    check(c.attention_weights == 2359296, "E10 mha_weights: %lu",
+          (unsigned long)c.attention_weights);
+    check(c.ffn_weights + c.ffn_biases == 4722432, "E10 ffn: %lu",
+          (unsigned long)(c.ffn_weights + c.ffn_biases));
     check(c.layernorm == 3072, "E10 layernorms: %lu", (unsigned long)c.layernorm);
-    check(c.attention_biases == 3072 && c.total == 7087872, "BERT-base layer total %lu", (unsigned long)c.total);
+    check(c.attention_biases == 3072 && c.total == 7087872, "BERT-base layer total %lu",
+          (unsigned long)c.total);
     check(attn_decoder_param_count(512, 8, 2048, &c) == ATTN_OK &&
               c.attention_weights == 2 * 4 * 512 * 512 && c.attention_biases == 8 * 512 &&
-              c.ffn_weights == 2 * 512 * 2048 && c.ffn_biases == 2048 + 512 && c.layernorm == 6 * 512 &&
+              c.ffn_weights == 2 * 512 * 2048 && c.ffn_biases == 2048 + 512 &&
+              c.layernorm == 6 * 512 &&
               c.total == 2u * 4 * 512 * 512 + 8 * 512 + 2u * 512 * 2048 + 2048 + 512 + 6 * 512,
           "decoder param count (Transformer-base)");
     keep = c;
@@ -1136,7 +1232,8 @@ static void test_param_counts(void)
     check(attn_encoder_param_count(768, 5, 3072, &c) == ATTN_ERR_SIZE, "heads not dividing");
     check(attn_decoder_param_count(0, 1, 3072, &c) == ATTN_ERR_SIZE, "d_model 0");
     check(attn_encoder_param_count(768, 12, 0, &c) == ATTN_ERR_SIZE, "d_ff 0");
-    check(attn_encoder_param_count((size_t)1 << (sizeof(size_t) * 4), 1, 1, &c) == ATTN_ERR_OVERFLOW,
+    check(attn_encoder_param_count((size_t)1 << (sizeof(size_t) * 4), 1, 1, &c) ==
+              ATTN_ERR_OVERFLOW,
           "overflowing count");
     check(memcmp(&c, &keep, sizeof c) == 0, "param count written on error");
 }

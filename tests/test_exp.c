@@ -49,7 +49,8 @@ static void check_block(const float *x, size_t n)
             } else if (ref < (double)FLT_MIN) {
                 /* below the normal range: exactly 0, or FLT_MIN-ish when ref rounds there */
                 int ok = yi == 0.0f || (yi >= FLT_MIN && fabs(yi - ref) <= 2 * ulp_at(FLT_MIN));
-                expect(ok, "exp(%a) = %a, want 0 (no denormal)%.0f%.0f", (double)xi, (double)yi, 0, 0);
+                expect(ok, "exp(%a) = %a, want 0 (no denormal)%.0f%.0f", (double)xi, (double)yi, 0,
+                       0);
             } else {
                 double u = fabs((double)yi - ref) / ulp_at(ref);
                 if (u > max_ulp) { max_ulp = u; max_ulp_at = xi; }
@@ -81,7 +82,8 @@ int main(int argc, char **argv)
         if (nb == 4096) { check_block(buf, nb); nb = 0; }
     }
     if (nb) check_block(buf, nb);
-    printf("exp: swept %ld floats in [-104, 89] (stride %u), one check per block of 4096: max error %.3f ulp at x = %a\n",
+    printf("exp: swept %ld floats in [-104, 89] (stride %u), one check per block of 4096: max "
+           "error %.3f ulp at x = %a\n",
            n_swept, (unsigned)stride, max_ulp, max_ulp_at);
     {
         float sp[16], y[16];
@@ -91,15 +93,20 @@ int main(int argc, char **argv)
         sp[9] = -1e30f; sp[10] = 1e30f; sp[11] = 0.0f; sp[12] = -0.0f; sp[13] = FLT_MIN;
         sp[14] = -103.97208f; sp[15] = 1e-45f;
         for (i = 0; i < 16; i += ATTN__VW) attn__vstore(y + i, attn__vexp(attn__vload(sp + i)));
-        check(isnan(y[0]) && isnan(y[1]), "exp(NaN) = %g, %g, want NaN", (double)y[0], (double)y[1]);
+        check(isnan(y[0]) && isnan(y[1]), "exp(NaN) = %g, %g, want NaN", (double)y[0],
+              (double)y[1]);
         check(y[2] == INFINITY, "exp(inf) = %g", (double)y[2]);
         check(y[3] == 0.0f, "exp(-inf) = %g", (double)y[3]);
-        check(y[4] == INFINITY && y[5] == INFINITY, "exp(89), exp(88.72284) = %g %g, want inf", (double)y[4], (double)y[5]);
-        check(isfinite(y[6]) && y[6] > 3.4e38f, "exp(88.7228317) = %g, want finite ~3.4028e38", (double)y[6]);
-        check(y[9] == 0.0f && y[10] == INFINITY, "exp(-+1e30) = %g %g", (double)y[9], (double)y[10]);
+        check(y[4] == INFINITY && y[5] == INFINITY, "exp(89), exp(88.72284) = %g %g, want inf",
+              (double)y[4], (double)y[5]);
+        check(isfinite(y[6]) && y[6] > 3.4e38f, "exp(88.7228317) = %g, want finite ~3.4028e38",
+              (double)y[6]);
+        check(y[9] == 0.0f && y[10] == INFINITY, "exp(-+1e30) = %g %g", (double)y[9],
+              (double)y[10]);
         check(y[11] == 1.0f && y[12] == 1.0f && y[15] == 1.0f, "exp(0) = %g", (double)y[11]);
         check(y[14] == 0.0f, "exp(-103.97) = %g, want 0", (double)y[14]);
-        for (i = 0; i < 16; i++) check(y[i] == 0.0f || !(fabsf(y[i]) < FLT_MIN), "denormal from exp(%g)", (double)sp[i]);
+        for (i = 0; i < 16; i++)
+            check(y[i] == 0.0f || !(fabsf(y[i]) < FLT_MIN), "denormal from exp(%g)", (double)sp[i]);
     }
     return check_end("exp");
 }

@@ -13,6 +13,7 @@ int main(void)
     check_begin("link");
     check(attn_softmax(x, 3, x, 3, 1, 3, 1.0f) == ATTN_OK, "softmax in unit a");
     check(fabs(x[0] - 0.506480391) < 1e-6, "unit a: softmax([2,1.5,1])[0] = %g", (double)x[0]);
-    check(fabs(link_b_softmax_first() - 0.506480391) < 1e-6, "unit b: softmax through the declarations only");
+    check(fabs(link_b_softmax_first() - 0.506480391) < 1e-6,
+          "unit b: softmax through the declarations only");
     return check_end("link");
 }

@@ -164,7 +164,8 @@ static int run_mm(const mm_case *t)
                 }
                 ok_vals = 0;
             } else {
-                if (mag[i * t->n + j] > 0.0 && err / (FLT_EPSILON_D * mag[i * t->n + j]) > max_err_ulps)
+                if (mag[i * t->n + j] > 0.0 &&
+                    err / (FLT_EPSILON_D * mag[i * t->n + j]) > max_err_ulps)
                     max_err_ulps = err / (FLT_EPSILON_D * mag[i * t->n + j]);
                 if (err / tol > max_err_ratio) max_err_ratio = err / tol;
             }

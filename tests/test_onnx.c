@@ -442,7 +442,8 @@ static void run_softmax(const onnx_case *c, result *r)
         outer = prod(x->dims, 0, (int)axis);
         n = prod(x->dims, (int)axis, x->rank);
         st = attn_softmax(x->f, n, y, n, outer, n, 1.0f);
-        if (check_status(r, c, "attn_softmax", st)) compare_output(r, c, &c->out[0], y, x->rank, x->dims);
+        if (check_status(r, c, "attn_softmax", st))
+            compare_output(r, c, &c->out[0], y, x->rank, x->dims);
         free(y);
         return;
     }
@@ -466,7 +467,8 @@ static void run_softmax(const onnx_case *c, result *r)
                         y[(o * n + k) * inner + i] = tmp[(o * inner + i) * n + k];
         free(tmp);
     }
-    if (check_status(r, c, "attn_softmax", st)) compare_output(r, c, &c->out[0], y, x->rank, x->dims);
+    if (check_status(r, c, "attn_softmax", st))
+        compare_output(r, c, &c->out[0], y, x->rank, x->dims);
     free(y);
 }
 
@@ -940,7 +942,8 @@ static void run_gelu(const onnx_case *c, result *r)
     }
     y = nan_buffer(x->count);
     st = attn_activation(act, x->f, x->count, y, x->count, 1, x->count);
-    if (check_status(r, c, "attn_activation", st)) compare_output(r, c, &c->out[0], y, x->rank, x->dims);
+    if (check_status(r, c, "attn_activation", st))
+        compare_output(r, c, &c->out[0], y, x->rank, x->dims);
     free(y);
 }
 

@@ -22,8 +22,9 @@
 #include "check.h"
 
 enum { ROWS = 19, NMAX = 4097, LD = NMAX + 3, KINDS = 15, NLONG = 23 };
-static const size_t long_n[NLONG] = {95, 96, 97, 127, 128, 129, 200, 255, 256, 257, 511, 512,
-                                     513, 520, 1000, 1024, 1031, 2047, 2048, 2049, 4095, 4096, 4097};
+static const size_t long_n[NLONG] = {95,   96,   97,   127,  128,  129,  200,  255,
+                                     256,  257,  511,  512,  513,  520,  1000, 1024,
+                                     1031, 2047, 2048, 2049, 4095, 4096, 4097};
 
 /* a NaN with a sign and a payload, which a NaN the library makes up would not have */
 static float odd_nan(void)
@@ -40,11 +41,20 @@ static float row_value(int kind, size_t r, size_t i, size_t n)
     case 0: return check_uniform(-4.0f, 4.0f);             /* max >= 0: unshifted */
     case 1: return check_uniform(-20.0f, -10.0f);          /* max < 0: shifted */
     case 2: return check_uniform(100.0f, 200.0f);          /* max past 80 - ln n: shifted */
-    case 3: return r % 3 == 0 ? check_uniform(-30.0f, -1.0f) : check_uniform(-2.0f, 6.0f); /* mixed batches */
-    case 4: return i == n / 2 ? 0.0f : check_uniform(-120.0f, 0.0f); /* wide: fails the range test */
-    case 5: return r == 5 ? check_uniform(-1.0f, 1.0f) : check_uniform(-80.0f, 0.5f); /* near the threshold */
-    case 6: return i == (r * 7) % n && r % 2 ? odd_nan() : check_uniform(-3.0f, 3.0f); /* a NaN somewhere */
-    case 7: return i == (r * 5) % n && r % 3 == 1 ? (r % 2 ? INFINITY : -INFINITY) : check_uniform(-3.0f, 3.0f);
+    case 3:
+        return r % 3 == 0 ? check_uniform(-30.0f, -1.0f)
+                          : check_uniform(-2.0f, 6.0f); /* mixed batches */
+    case 4:
+        return i == n / 2 ? 0.0f : check_uniform(-120.0f, 0.0f); /* wide: fails the range test */
+    case 5:
+        return r == 5 ? check_uniform(-1.0f, 1.0f)
+                      : check_uniform(-80.0f, 0.5f); /* near the threshold */
+    case 6:
+        return i == (r * 7) % n && r % 2 ? odd_nan()
+                                         : check_uniform(-3.0f, 3.0f); /* a NaN somewhere */
+    case 7:
+        return i == (r * 5) % n && r % 3 == 1 ? (r % 2 ? INFINITY : -INFINITY)
+                                              : check_uniform(-3.0f, 3.0f);
     case 8: return r % 4 == 2 ? -INFINITY : check_uniform(-3.0f, 3.0f); /* all -inf rows */
     case 9: return check_uniform(-1.0f, 1.0f) * 1e-39f;    /* denormal inputs */
     case 10: /* the middle batch of 8 fails the range test (row 11's -inf), the others pass:
@@ -55,7 +65,8 @@ static float row_value(int kind, size_t r, size_t i, size_t n)
                 * 16-18, -10 in the shifted one for rows 8-15), which fails the test; the
                 * general path flushes the results under FLT_MIN */
         const float c = r % 16 < 8 ? 5.0f : -10.0f;
-        return i == (r * 3) % n ? c - 87.0f + (0.5f + 0.05f * (float)(r % 8)) * logf((float)n) : c - check_uniform(0.0f, 1.0f);
+        return i == (r * 3) % n ? c - 87.0f + (0.5f + 0.05f * (float)(r % 8)) * logf((float)n)
+                                : c - check_uniform(0.0f, 1.0f);
     }
     case 12: /* one shifted row (max < 0) in the first batch, none after: the short kernel's
               * guess (exps first, in the unshifted frame) fails, then holds again */
@@ -130,7 +141,8 @@ int main(int argc, char **argv)
                           kind, n, s, layout, st1, st2);
                     for (r = 0; r < ROWS; r++)
                         check(memcmp(y1 + r * ldy, y2 + r * ldy, n * sizeof(float)) == 0,
-                              "kind %d n %zu scale %g layout %d row %zu: the two paths' bits differ (first %.9g vs %.9g)",
+                              "kind %d n %zu scale %g layout %d row %zu: the two paths' bits "
+                              "differ (first %.9g vs %.9g)",
                               kind, n, s, layout, r, y1[r * ldy], y2[r * ldy]);
                     /* nothing written between the rows or past the last */
                     if (layout == 0 || layout == 3)
@@ -138,7 +150,9 @@ int main(int argc, char **argv)
                             for (i = n; i < (r + 1 < ROWS ? ldy : ldy + 8); i++) {
                                 unsigned u;
                                 memcpy(&u, y1 + r * ldy + i, sizeof u);
-                                check(u == 0xA5A5A5A5u, "kind %d n %zu row %zu: wrote y[%zu] past the row", kind, n, r, i);
+                                check(u == 0xA5A5A5A5u,
+                                      "kind %d n %zu row %zu: wrote y[%zu] past the row", kind, n,
+                                      r, i);
                             }
                 }
             }

@@ -166,6 +166,8 @@ typedef struct level {
     size_t T, d, heads, dff, M;
     attn_encoder_weights enc_pre, enc_post;
     attn_decoder_weights dec_pre, dec_post;
+    attn_decoder_only_weights dec_only; /* 16-bit weights, RMSNorm, RoPE, SwiGLU, GQA */
+    float *kc, *vc;                     /* its bf16 cache: 2 T positions */
 } level;
 static level lv[2];
 
@@ -189,19 +191,54 @@ static attn_mha_weights mk_mha(size_t d, size_t h)
 {
     attn_mha_weights w;
     const float s = 1.0f / sqrtf((float)d);
+    memset(&w, 0, sizeof w); /* wtype ATTN_F32 */
     w.d_model = d, w.heads = h;
-    w.wq = keep(rnd(d * d, s)), w.wk = keep(rnd(d * d, s)), w.wv = keep(rnd(d * d, s)), w.wo = keep(rnd(d * d, s));
-    w.bq = keep(rnd(d, 0.1f)), w.bk = keep(rnd(d, 0.1f)), w.bv = keep(rnd(d, 0.1f)), w.bo = keep(rnd(d, 0.1f));
+    w.wq = keep(rnd(d * d, s)), w.wk = keep(rnd(d * d, s)), w.wv = keep(rnd(d * d, s)),
+    w.wo = keep(rnd(d * d, s));
+    w.bq = keep(rnd(d, 0.1f)), w.bk = keep(rnd(d, 0.1f)), w.bv = keep(rnd(d, 0.1f)),
+    w.bo = keep(rnd(d, 0.1f));
     return w;
 }
 
 static attn_ffn_weights mk_ffn(size_t d, size_t dff, attn_act act)
 {
     attn_ffn_weights w;
+    memset(&w, 0, sizeof w); /* wtype ATTN_F32 */
     w.d_model = d, w.d_ff = dff, w.act = act;
     w.w1 = keep(rnd(d * dff, 1.0f / sqrtf((float)d))), w.b1 = keep(rnd(dff, 0.1f));
     w.w2 = keep(rnd(dff * d, 1.0f / sqrtf((float)dff))), w.b2 = keep(rnd(d, 0.1f));
     return w;
+}
+
+/* a din -> dout weight of type t, stored transposed when tr (PyTorch's layout) */
+static attn_matrix mk_mat(size_t din, size_t dout, attn_dtype t, attn_trans tr)
+{
+    attn_matrix m;
+    float *f = keep(rnd(din * dout, 1.0f / sqrtf((float)din)));
+    float *h = keep((float *)xmalloc(din * dout * sizeof(float)));
+    memset(&m, 0, sizeof m);
+    if (attn_convert(t, h, ATTN_F32, f, din * dout) != ATTN_OK) bad_status++;
+    m.w = h, m.type = t, m.trans = tr, m.ld = tr ? din : dout;
+    return m;
+}
+
+static void mk_dec_only(level *L)
+{
+    attn_decoder_only_weights *w = &L->dec_only;
+    const size_t d = L->d, hd = L->d / L->heads, kvh = L->heads / 2;
+    memset(w, 0, sizeof *w);
+    w->d_model = d, w->heads = L->heads, w->kv_heads = kvh, w->head_dim = hd, w->d_ff = L->dff;
+    w->wq = mk_mat(d, d, ATTN_F16, ATTN_TRANS), w->wk = mk_mat(d, kvh * hd, ATTN_F16, ATTN_TRANS);
+    w->wv = mk_mat(d, kvh * hd, ATTN_BF16, ATTN_NO_TRANS);
+    w->wo = mk_mat(d, d, ATTN_BF16, ATTN_TRANS);
+    w->w_gate = mk_mat(d, L->dff, ATTN_F16, ATTN_TRANS);
+    w->w_up = mk_mat(d, L->dff, ATTN_F16, ATTN_NO_TRANS);
+    w->w_down = mk_mat(L->dff, d, ATTN_F32, ATTN_TRANS);
+    w->act = ATTN_ACT_SILU, w->norm = ATTN_NORM_RMS, w->eps = 1e-6f;
+    w->attn_norm = keep(rnd(d, 1.0f)), w->ffn_norm = keep(rnd(d, 1.0f));
+    w->rope.head_dim = hd, w->rope.pairing = ATTN_ROPE_HALVES;
+    L->kc = keep((float *)xmalloc(2 * L->T * kvh * hd * sizeof(float)));
+    L->vc = keep((float *)xmalloc(2 * L->T * kvh * hd * sizeof(float)));
 }
 
 static void setup_level(level *L, size_t T, size_t d, size_t heads, size_t dff, size_t M)
@@ -224,6 +261,7 @@ static void setup_level(level *L, size_t T, size_t d, size_t heads, size_t dff, 
     L->dec_pre.eps = 1e-6f, L->dec_pre.norm = ATTN_PRE_LN;
     L->dec_post = L->dec_pre;
     L->dec_post.norm = ATTN_POST_LN;
+    mk_dec_only(L);
 }
 
 #define OK(call) do { if ((call) != ATTN_OK) bad_status++; } while (0)
@@ -239,7 +277,7 @@ static void c_empty(void) {}
 static void c_ident(void)
 {
     int s;
-    for (s = 1; s >= -7; s--)
+    for (s = 1; s >= -8; s--)
         if (!attn_status_string((attn_status)s)) bad_status++;
     if (!attn_isa() || !attn_exp_impl()) bad_status++;
     if (attn_use_isa(attn_isa()) != ATTN_OK || attn_use_isa("nonsense") != ATTN_ERR_ARG)
@@ -288,21 +326,29 @@ static void c_matmul(void)
     for (ta = 0; ta < 2; ta++)
         for (tb = 0; tb < 2; tb++) {
             size_t need = attn_matmul_workspace_size((attn_trans)ta, (attn_trans)tb, m, n, k);
-            OK(attn_matmul((attn_trans)ta, (attn_trans)tb, m, n, k, 1.0f, bx, ta ? m : k, bw, tb ? k : n, 0.5f,
-                           by, n, NULL, 0));
+            OK(attn_matmul((attn_trans)ta, (attn_trans)tb, m, n, k, 1.0f, bx, ta ? m : k, bw,
+                           tb ? k : n, 0.5f, by, n, NULL, 0));
             if (need > bws_size) bad_status++;
-            OK(attn_matmul((attn_trans)ta, (attn_trans)tb, m, n, k, 1.0f, bx, ta ? m : k, bw, tb ? k : n, 0.0f,
-                           by, n, bws, need));
+            OK(attn_matmul((attn_trans)ta, (attn_trans)tb, m, n, k, 1.0f, bx, ta ? m : k, bw,
+                           tb ? k : n, 0.0f, by, n, bws, need));
         }
-    OK(attn_matmul(ATTN_NO_TRANS, ATTN_NO_TRANS, m, n, 0, 1.0f, bx, 1, bw, n, 2.0f, by, n, NULL, 0));
-    ERR(attn_matmul(ATTN_NO_TRANS, (attn_trans)3, m, n, k, 1.0f, bx, k, bw, n, 0.0f, by, n, NULL, 0));
+    OK(attn_matmul(ATTN_NO_TRANS, ATTN_NO_TRANS, m, n, 0, 1.0f, bx, 1, bw, n, 2.0f, by, n, NULL,
+                   0));
+    /* B in 16 bits (bw's bytes read as f16 / bf16): the matrix-vector and packed paths */
+    OK(attn_matmul_typed(ATTN_NO_TRANS, ATTN_TRANS, m, n, k, 1.0f, bx, k, ATTN_F16, bw, k, 0.0f, by,
+                         n, NULL, 0));
+    OK(attn_matmul_typed(ATTN_NO_TRANS, ATTN_NO_TRANS, m, n, k, 1.0f, bx, k, ATTN_BF16, bw, n, 0.0f,
+                         by, n, bws,
+                         attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_NO_TRANS, m, n, k)));
+    ERR(attn_matmul(ATTN_NO_TRANS, (attn_trans)3, m, n, k, 1.0f, bx, k, bw, n, 0.0f, by, n, NULL,
+                    0));
 }
 
 static void c_attention(void)
 {
     const size_t L = CUR->T, dh = CUR->d / CUR->heads;
-    attn_attention_params p = attn_attention_init(2, CUR->heads, 1, L, L + 3, dh, dh, bx, bw, bm, by,
-                                                  ATTN_LAYOUT_BHLD);
+    attn_attention_params p =
+        attn_attention_init(2, CUR->heads, 1, L, L + 3, dh, dh, bx, bw, bm, by, ATTN_LAYOUT_BHLD);
     size_t need = attn_attention_workspace_size(&p);
     if (need > bws_size) bad_status++;
     OK(attn_attention(&p, bws, need));
@@ -322,8 +368,8 @@ static void c_attention(void)
 static void c_attention_tasks_kv(void)
 {
     const size_t L = CUR->T, dh = CUR->d / CUR->heads, cap = L + 3;
-    attn_attention_params p = attn_attention_init(2, CUR->heads, 1, L, L + 3, dh, dh, bx, bw, bm, by,
-                                                  ATTN_LAYOUT_BHLD);
+    attn_attention_params p =
+        attn_attention_init(2, CUR->heads, 1, L, L + 3, dh, dh, bx, bw, bm, by, ATTN_LAYOUT_BHLD);
     size_t need = attn_attention_workspace_size(&p), t, nt = attn_attention_tasks(&p);
     attn_kv_cache c;
     if (attn_attention_query_tile() == 0 || nt == 0) bad_status++;
@@ -334,15 +380,23 @@ static void c_attention_tasks_kv(void)
     OK(attn_kv_cache_append(&c, L, bx, bw, ATTN_LAYOUT_BHLD));
     OK(attn_kv_cache_append(&c, 1, bx, bw, ATTN_LAYOUT_BLHD));
     ERR(attn_kv_cache_append(&c, 3, bx, bw, ATTN_LAYOUT_BHLD));
-    p = attn_attention_init_kv(&c, CUR->heads, 1, bx, by, ATTN_LAYOUT_BHLD, ATTN_CAUSAL_BOTTOM_RIGHT);
+    p = attn_attention_init_kv(&c, CUR->heads, 1, bx, by, ATTN_LAYOUT_BHLD,
+                               ATTN_CAUSAL_BOTTOM_RIGHT);
     OK(attn_attention(&p, bws, attn_attention_workspace_size(&p)));
     ERR(attn_kv_cache_init(&c, NULL, bz, 2, 1, cap, dh, dh));
+    OK(attn_kv_cache_init_type(&c, ATTN_F16, bm, bz, 2, 1, cap, dh, dh)); /* 16-bit cache */
+    OK(attn_kv_cache_append(&c, L, bx, bw, ATTN_LAYOUT_BHLD));
+    p = attn_attention_init_kv(&c, CUR->heads, 1, bx, by, ATTN_LAYOUT_BHLD,
+                               ATTN_CAUSAL_BOTTOM_RIGHT);
+    OK(attn_attention(&p, bws, attn_attention_workspace_size(&p)));
+    ERR(attn_kv_cache_init_type(&c, (attn_dtype)3, bm, bz, 2, 1, cap, dh, dh));
 }
 
 static void c_activation(void)
 {
     int a;
-    for (a = 0; a < 5; a++) OK(attn_activation((attn_act)a, bx, CUR->d, by, CUR->d, CUR->T, CUR->d));
+    for (a = 0; a < 5; a++)
+        OK(attn_activation((attn_act)a, bx, CUR->d, by, CUR->d, CUR->T, CUR->d));
     OK(attn_activation(ATTN_ACT_GELU, by, CUR->d, by, CUR->d, CUR->T, CUR->d));
     ERR(attn_activation((attn_act)5, bx, CUR->d, by, CUR->d, CUR->T, CUR->d));
     OK(attn_glu(ATTN_ACT_SILU, bx, CUR->d, bx, CUR->d, by, CUR->d, CUR->T, CUR->d));
@@ -356,12 +410,15 @@ static void c_linear(void)
     for (tw = 0; tw < 2; tw++) {
         size_t need = attn_linear_workspace_size((attn_trans)tw, T, din, dout);
         if (need > bws_size) bad_status++;
-        OK(attn_linear(bx, din, T, din, (attn_trans)tw, bw, tw ? din : dout, bz, dout, ATTN_ACT_GELU, by, dout,
-                       NULL, 0));
-        OK(attn_linear(bx, din, T, din, (attn_trans)tw, bw, tw ? din : dout, NULL, dout, ATTN_ACT_RELU, by, dout,
-                       bws, need));
+        OK(attn_linear(bx, din, T, din, (attn_trans)tw, bw, tw ? din : dout, bz, dout,
+                       ATTN_ACT_GELU, by, dout, NULL, 0));
+        OK(attn_linear(bx, din, T, din, (attn_trans)tw, bw, tw ? din : dout, NULL, dout,
+                       ATTN_ACT_RELU, by, dout, bws, need));
     }
-    ERR(attn_linear(bx, din, T, din, ATTN_NO_TRANS, bw, dout, NULL, dout, (attn_act)-2, by, dout, NULL, 0));
+    ERR(attn_linear(bx, din, T, din, ATTN_NO_TRANS, bw, dout, NULL, dout, (attn_act)-2, by, dout,
+                    NULL, 0));
+    OK(attn_linear_typed(bx, din, T, din, ATTN_TRANS, ATTN_BF16, bw, din, bz, dout, ATTN_ACT_GELU,
+                         by, dout, NULL, 0));
 }
 
 static void c_ffn(void)
@@ -405,6 +462,21 @@ static void c_decoder(void)
     OK(attn_decoder(&CUR->dec_pre, bx, d, by, d, T, bm, d, M, bws, need));
     OK(attn_decoder(&CUR->dec_post, by, d, by, d, T, bm, d, M, bws, need));
     ERR(attn_decoder(&CUR->dec_post, bx, d, by, d, T, bm, d - 1, M, bws, need));
+}
+
+static void c_decoder_only(void)
+{
+    const attn_decoder_only_weights *w = &CUR->dec_only;
+    const size_t d = CUR->d, T = CUR->T;
+    size_t need = attn_decoder_only_workspace_size(w, T);
+    attn_kv_cache c;
+    if (need == 0 || need > bws_size) bad_status++;
+    OK(attn_kv_cache_init_type(&c, ATTN_BF16, CUR->kc, CUR->vc, 1, w->kv_heads, 2 * T,
+                               w->head_dim, w->head_dim));
+    OK(attn_decoder_only(w, bx, d, by, d, T, &c, bws, need)); /* prefill */
+    OK(attn_decoder_only(w, by, d, by, d, 1, &c, bws, need)); /* decode, in place */
+    c.len = 2 * T;
+    ERR(attn_decoder_only(w, bx, d, by, d, 1, &c, bws, need)); /* full */
 }
 
 static void c_params(void)
@@ -460,18 +532,22 @@ static const rt_call calls[] = {
     {"layernorm", "attn_layernorm", c_layernorm},
     {"rmsnorm", "attn_rmsnorm", c_rmsnorm},
     {"add, PE", "attn_add attn_positional_encoding", c_add_pe},
-    {"matmul", "attn_matmul attn_matmul_workspace_size", c_matmul},
+    {"matmul", "attn_matmul attn_matmul_workspace_size attn_matmul_typed", c_matmul},
     {"attention", "attn_attention attn_attention_init attn_attention_workspace_size", c_attention},
-    {"tasks, KV cache", "attn_attention_query_tile attn_attention_tasks attn_attention_task "
-     "attn_kv_cache_init attn_kv_cache_append attn_attention_init_kv", c_attention_tasks_kv},
+    {"tasks, KV cache",
+     "attn_attention_query_tile attn_attention_tasks attn_attention_task "
+     "attn_kv_cache_init attn_kv_cache_init_type attn_kv_cache_append attn_attention_init_kv",
+     c_attention_tasks_kv},
     {"activation", "attn_activation attn_glu", c_activation},
-    {"linear", "attn_linear attn_linear_workspace_size", c_linear},
+    {"linear", "attn_linear attn_linear_workspace_size attn_linear_typed", c_linear},
     {"ffn", "attn_ffn attn_ffn_workspace_size", c_ffn},
     {"mha", "attn_mha attn_mha_workspace_size", c_mha},
     {"encoder", "attn_encoder attn_encoder_workspace_size", c_encoder},
     {"decoder", "attn_decoder attn_decoder_workspace_size", c_decoder},
+    {"decoder-only", "attn_decoder_only attn_decoder_only_workspace_size", c_decoder_only},
     {"param counts", "attn_encoder_param_count attn_decoder_param_count", c_params},
-    {"fp env", "attn_denormals_flush_supported attn_denormals_flush_begin attn_denormals_flush_end", c_fpenv},
+    {"fp env", "attn_denormals_flush_supported attn_denormals_flush_begin attn_denormals_flush_end",
+     c_fpenv},
     {"convert", "attn_dtype_size attn_convert", c_convert},
     {"rope", "attn_rope", c_rope},
 };
@@ -481,7 +557,8 @@ static void setup(void)
 {
     size_t i, need = 0;
     int l;
-    bx = rnd(MAXF, 1.0f), by = rnd(MAXF, 1.0f), bz = rnd(MAXF, 1.0f), bm = rnd(MAXF, 1.0f), bw = rnd(MAXF, 0.5f);
+    bx = rnd(MAXF, 1.0f), by = rnd(MAXF, 1.0f), bz = rnd(MAXF, 1.0f), bm = rnd(MAXF, 1.0f),
+    bw = rnd(MAXF, 0.5f);
     bbool = (uint8_t *)xmalloc(MAXF);
     for (i = 0; i < MAXF; i++) bbool[i] = (uint8_t)(i % 5 != 0);
     klen[0] = 2, klen[1] = 0;
@@ -490,8 +567,12 @@ static void setup(void)
     for (l = 0; l < 2; l++) {
         const level *L = &lv[l];
         size_t q = attn_encoder_workspace_size(&L->enc_pre, L->T);
-        if (attn_decoder_workspace_size(&L->dec_pre, L->T, L->M) > q) q = attn_decoder_workspace_size(&L->dec_pre, L->T, L->M);
-        if (attn_mha_workspace_size(&L->enc_pre.attn, L->T, L->M) > q) q = attn_mha_workspace_size(&L->enc_pre.attn, L->T, L->M);
+        if (attn_decoder_workspace_size(&L->dec_pre, L->T, L->M) > q)
+            q = attn_decoder_workspace_size(&L->dec_pre, L->T, L->M);
+        if (attn_mha_workspace_size(&L->enc_pre.attn, L->T, L->M) > q)
+            q = attn_mha_workspace_size(&L->enc_pre.attn, L->T, L->M);
+        if (attn_decoder_only_workspace_size(&L->dec_only, L->T) > q)
+            q = attn_decoder_only_workspace_size(&L->dec_only, L->T);
         if (q > need) need = q;
     }
     bws_size = need + (1u << 20); /* room for the matmul and attention workspaces too */
@@ -506,7 +587,8 @@ static void teardown(void)
     free(bx), free(by), free(bz), free(bm), free(bw), free(bbool), free(bws);
 }
 
-/* ---- 1. coverage and allocations -------------------------------------------------------------- */
+/* ---- 1. coverage and allocations --------------------------------------------------------------
+ */
 
 /* Every ATTN_API function declared in attn.h must appear in some entry's `covers`. */
 static void test_coverage(const char *header)
@@ -536,18 +618,21 @@ static void test_coverage(const char *header)
         for (i = 0; i < NCALLS && !covered; i++) {
             const char *c = calls[i].covers, *hit;
             while ((hit = strstr(c, name)) != NULL) {
-                if ((hit == calls[i].covers || hit[-1] == ' ') && (hit[len] == 0 || hit[len] == ' ')) {
+                if ((hit == calls[i].covers || hit[-1] == ' ') &&
+                    (hit[len] == 0 || hit[len] == ' ')) {
                     covered = 1;
                     break;
                 }
                 c = hit + 1;
             }
         }
-        if (!check(covered, "public function %s is not called by the real-time test", name)) missing++;
+        if (!check(covered, "public function %s is not called by the real-time test", name))
+            missing++;
     }
     fclose(f);
     check(found >= 30, "only %d ATTN_API functions found in %s", found, header);
-    printf("realtime: %d ATTN_API declarations and definitions in attn.h, %d not covered\n", found, missing);
+    printf("realtime: %d ATTN_API declarations and definitions in attn.h, %d not covered\n", found,
+           missing);
 }
 
 static void test_allocations(void)
@@ -564,7 +649,8 @@ static void test_allocations(void)
     rt_counting = 1;
     fp(mp(24));
     rt_counting = 0;
-    check(rt_allocs == 2, "the interposed allocator saw %ld calls of a malloc + free (want 2)", (long)rt_allocs);
+    check(rt_allocs == 2, "the interposed allocator saw %ld calls of a malloc + free (want 2)",
+          (long)rt_allocs);
     rt_allocs = 0;
     rt_counting = 1;
     s = sd("libc allocates");
@@ -579,9 +665,10 @@ static void test_allocations(void)
         for (i = 0; i < NCALLS; i++) calls[i].fn();
         rt_counting = 0;
         counted = rt_allocs;
-        check(counted == 0, "%ld allocator calls while running every public function (%s sizes)", counted,
+        check(counted == 0, "%ld allocator calls while running every public function (%s sizes)",
+              counted, big ? "large" : "small");
+        check(bad_status == 0, "%ld calls returned an unexpected status (%s sizes)", bad_status,
               big ? "large" : "small");
-        check(bad_status == 0, "%ld calls returned an unexpected status (%s sizes)", bad_status, big ? "large" : "small");
         printf("realtime: allocations while calling every public function (%s sizes): %ld\n",
                big ? "large" : "small", counted);
     }
@@ -604,7 +691,8 @@ static void test_allocations(void)
 #endif
 }
 
-/* ---- 2. denormals --------------------------------------------------------------------------------- */
+/* ---- 2. denormals
+ * --------------------------------------------------------------------------------- */
 
 static int has_denormal(const float *p, size_t n)
 {
@@ -623,23 +711,28 @@ static void test_flush_helpers(void)
 {
     attn_fp_state s1, s2;
     v_dn = v_min * v_half; /* a denormal, made before any flushing */
-    check(v_dn != 0.0f && !flushing_results() && !flushing_inputs(), "denormals are already flushed at start");
+    check(v_dn != 0.0f && !flushing_results() && !flushing_inputs(),
+          "denormals are already flushed at start");
     check(attn_denormals_flush_begin(&s1) == ATTN_OK, "begin");
     if (attn_denormals_flush_supported()) {
-        check(flushing_results(), "after begin, FLT_MIN * 0.5 is %g, not 0", (double)(v_min * v_half));
+        check(flushing_results(), "after begin, FLT_MIN * 0.5 is %g, not 0",
+              (double)(v_min * v_half));
         check(flushing_inputs(), "after begin, a denormal input is not read as 0");
         check(attn_denormals_flush_begin(&s2) == ATTN_OK && flushing_results(), "nested begin");
-        check(attn_denormals_flush_end(&s2) == ATTN_OK && flushing_results(), "the inner end must keep flushing");
+        check(attn_denormals_flush_end(&s2) == ATTN_OK && flushing_results(),
+              "the inner end must keep flushing");
     } else {
         check(!flushing_results(), "begin changed the state where it says it is unsupported");
         printf("realtime: attn_denormals_flush_begin/end are no-ops on this target\n");
     }
     check(attn_denormals_flush_end(&s1) == ATTN_OK, "end");
     check(!flushing_results() && !flushing_inputs(), "after end, denormals are still flushed");
-    check(attn_denormals_flush_begin(NULL) == ATTN_ERR_NULL && attn_denormals_flush_end(NULL) == ATTN_ERR_NULL,
+    check(attn_denormals_flush_begin(NULL) == ATTN_ERR_NULL &&
+              attn_denormals_flush_end(NULL) == ATTN_ERR_NULL,
           "NULL state");
-    printf("realtime: flush-to-zero helpers %s\n",
-           attn_denormals_flush_supported() ? "set and restore the FTZ/DAZ state" : "are no-ops here");
+    printf("realtime: flush-to-zero helpers %s\n", attn_denormals_flush_supported()
+                                                       ? "set and restore the FTZ/DAZ state"
+                                                       : "are no-ops here");
 }
 
 /* inputs whose results are denormal: products, normalizations and sums of tiny values */
@@ -667,7 +760,8 @@ static int run_denormal_producers(void)
     n += has_denormal(y, R * N);
     fill(x, R * N, 1e-20f);
     fill(v, R * N, 1e-20f);
-    OK(attn_matmul(ATTN_NO_TRANS, ATTN_NO_TRANS, R, N, R, 1.0f, x, N, v, N, 0.0f, y, N, NULL, 0)); /* k = R */
+    OK(attn_matmul(ATTN_NO_TRANS, ATTN_NO_TRANS, R, N, R, 1.0f, x, N, v, N, 0.0f, y, N, NULL,
+                   0)); /* k = R */
     n += has_denormal(y, R * N);
     fill(x, R * N, 1.0f);
     fill(v, R * N, 2e-38f); /* V near FLT_MIN: the weighted average of V rows goes below it */
@@ -728,7 +822,8 @@ static void test_denormal_outputs(void)
         check(!has_denormal(by, T * d), "post-LN encoder of tiny values returned a denormal");
         OK(attn_ffn(&e.ffn, bx, d, by, d, T, bws, attn_ffn_workspace_size(&e.ffn, T)));
         check(!has_denormal(by, T * d), "ffn of tiny values returned a denormal");
-        OK(attn_mha(&e.attn, bx, d, T, bx, d, T, 0, by, d, bws, attn_mha_workspace_size(&e.attn, T, T)));
+        OK(attn_mha(&e.attn, bx, d, T, bx, d, T, 0, by, d, bws,
+                    attn_mha_workspace_size(&e.attn, T, T)));
         check(!has_denormal(by, T * d), "mha of tiny values returned a denormal");
         {
             attn_decoder_weights dw = L->dec_post;
@@ -760,21 +855,28 @@ static void test_denormal_outputs(void)
         e.ffn.w1 = e.ffn.w2 = zero, e.ffn.b1 = e.ffn.b2 = bnull;
         for (i = 0; i < (int)(T * d); i++) bx[i] = 1.5f * FLT_MIN;
         OK(attn_encoder(&e, bx, d, by, d, T, 0, bws, attn_encoder_workspace_size(&e, T)));
-        check(!has_denormal(by, T * d), "pre-LN encoder: the residual sum's denormals were returned");
+        check(!has_denormal(by, T * d),
+              "pre-LN encoder: the residual sum's denormals were returned");
         dw.self_attn = e.attn, dw.cross_attn = e.attn, dw.cross_attn.bo = bnull, dw.ffn = e.ffn;
-        OK(attn_decoder(&dw, bx, d, by, d, T, bm, d, M, bws, attn_decoder_workspace_size(&dw, T, M)));
-        check(!has_denormal(by, T * d), "pre-LN decoder: the residual sum's denormals were returned");
+        OK(attn_decoder(&dw, bx, d, by, d, T, bm, d, M, bws,
+                        attn_decoder_workspace_size(&dw, T, M)));
+        check(!has_denormal(by, T * d),
+              "pre-LN decoder: the residual sum's denormals were returned");
         fill(bx, T * d, 1.0f);
         e = L->enc_post, e.ln2_gamma = ghalf, e.ln2_beta = NULL;
         OK(attn_encoder(&e, bx, d, by, d, T, 0, bws, attn_encoder_workspace_size(&e, T)));
-        check(!has_denormal(by, T * d), "post-LN encoder: the last layer norm's denormals were returned");
+        check(!has_denormal(by, T * d),
+              "post-LN encoder: the last layer norm's denormals were returned");
         dw = L->dec_post, dw.ln3_gamma = ghalf, dw.ln3_beta = NULL;
-        OK(attn_decoder(&dw, bx, d, by, d, T, bm, d, M, bws, attn_decoder_workspace_size(&dw, T, M)));
-        check(!has_denormal(by, T * d), "post-LN decoder: the last layer norm's denormals were returned");
+        OK(attn_decoder(&dw, bx, d, by, d, T, bm, d, M, bws,
+                        attn_decoder_workspace_size(&dw, T, M)));
+        check(!has_denormal(by, T * d),
+              "post-LN decoder: the last layer norm's denormals were returned");
         /* and the same layer norm alone does return them: the blocks' flush is what removes them */
         OK(attn_layernorm(bx, d, by, d, T, d, ghalf, NULL, 1e-5f, NULL, NULL));
         check(has_denormal(by, T * d) != NEON32_FLUSHES,
-              "layernorm with gamma FLT_MIN/2: denormals %s", NEON32_FLUSHES ? "returned" : "missing");
+              "layernorm with gamma FLT_MIN/2: denormals %s",
+              NEON32_FLUSHES ? "returned" : "missing");
         free(zero);
         free(bneg);
         free(ghalf);
@@ -789,15 +891,20 @@ static void test_denormal_outputs(void)
     produced = run_denormal_producers();
     OK(attn_denormals_flush_end(&s));
     if (attn_denormals_flush_supported())
-        check(produced == 0, "%d kernels returned denormals inside attn_denormals_flush_begin/end", produced);
-    printf("realtime: denormal outputs: none from softmax/activation/linear/ffn/mha/encoder/decoder; "
-           "layernorm, rmsnorm, matmul, attention, add and positional_encoding(add) return them for tiny "
-           "inputs without flushing and %s with attn_denormals_flush_begin\n",
-           attn_denormals_flush_supported() ? (produced == 0 ? "none" : "SOME") : "(no flush on this target)");
+        check(produced == 0, "%d kernels returned denormals inside attn_denormals_flush_begin/end",
+              produced);
+    printf(
+        "realtime: denormal outputs: none from softmax/activation/linear/ffn/mha/encoder/decoder; "
+        "layernorm, rmsnorm, matmul, attention, add and positional_encoding(add) return them for "
+        "tiny "
+        "inputs without flushing and %s with attn_denormals_flush_begin\n",
+        attn_denormals_flush_supported() ? (produced == 0 ? "none" : "SOME")
+                                         : "(no flush on this target)");
     check(bad_status == 0, "%ld unexpected statuses in the denormal tests", bad_status);
 }
 
-/* ---- 3. stack --------------------------------------------------------------------------------- */
+/* ---- 3. stack ---------------------------------------------------------------------------------
+ */
 
 #if !RT_ASAN
 #define STK_SIZE (256 * 1024)
@@ -855,18 +962,21 @@ static void test_stack(void)
         s0 = stack_depth(&calls[i]) - base;
         big = 1;
         s1 = stack_depth(&calls[i]) - base;
-        printf("realtime:   %-15s %6lu %6lu   %s\n", calls[i].name, (unsigned long)s0, (unsigned long)s1, calls[i].covers);
-        check(s0 <= STACK_LIMIT && s1 <= STACK_LIMIT, "%s: stack use %lu / %lu bytes above the limit %d",
-              calls[i].name, (unsigned long)s0, (unsigned long)s1, STACK_LIMIT);
-        check(s1 <= s0 + STACK_SLACK, "%s: stack use grows with the problem size (%lu -> %lu bytes)",
-              calls[i].name, (unsigned long)s0, (unsigned long)s1);
+        printf("realtime:   %-15s %6lu %6lu   %s\n", calls[i].name, (unsigned long)s0,
+               (unsigned long)s1, calls[i].covers);
+        check(s0 <= STACK_LIMIT && s1 <= STACK_LIMIT,
+              "%s: stack use %lu / %lu bytes above the limit %d", calls[i].name, (unsigned long)s0,
+              (unsigned long)s1, STACK_LIMIT);
+        check(s1 <= s0 + STACK_SLACK,
+              "%s: stack use grows with the problem size (%lu -> %lu bytes)", calls[i].name,
+              (unsigned long)s0, (unsigned long)s1);
         if (s0 > worst) worst = s0;
         if (s1 > worst) worst = s1;
     }
     big = 0;
     check(bad_status == 0, "unexpected statuses on the painted stacks");
-    printf("realtime: the largest stack use of any public function: %lu bytes (limit %d)\n", (unsigned long)worst,
-           STACK_LIMIT);
+    printf("realtime: the largest stack use of any public function: %lu bytes (limit %d)\n",
+           (unsigned long)worst, STACK_LIMIT);
     free(mem);
 #else
     check(1, "");

@@ -25,14 +25,16 @@ static void ref_rope(const attn_rope_params *p, const float *x0, double *y, size
                      size_t pos)
 {
     const size_t d = p->head_dim, r = p->rot_dim ? p->rot_dim : d, half = r / 2;
-    const double theta = p->theta > 0 ? p->theta : 10000.0, sc = p->pos_scale > 0 ? p->pos_scale : 1.0;
+    const double theta = p->theta > 0 ? p->theta : 10000.0,
+                 sc = p->pos_scale > 0 ? p->pos_scale : 1.0;
     size_t h, k, i;
     for (h = 0; h < heads; h++) {
         const float *a = x0 + h * d;
         double *o = y + h * d;
         for (i = 0; i < d; i++) o[i] = a[i];
         for (k = 0; k < half; k++) {
-            const double f = p->inv_freq ? (double)p->inv_freq[k] : pow(theta, -2.0 * (double)k / (double)r);
+            const double f =
+                p->inv_freq ? (double)p->inv_freq[k] : pow(theta, -2.0 * (double)k / (double)r);
             const double ang = (double)pos * sc * f, c = cos(ang), s = sin(ang);
             const size_t i0 = p->pairing == ATTN_ROPE_ADJACENT ? 2 * k : k;
             const size_t i1 = p->pairing == ATTN_ROPE_ADJACENT ? 2 * k + 1 : k + half;
@@ -66,24 +68,27 @@ static void run(const attn_rope_params *p, size_t tokens, size_t heads, size_t p
     for (i = tokens * ld - pad; i < n; i++) x[i] = GUARD;
     memcpy(x0, x, n * sizeof(float));
     st = attn_rope(p, x, ld, tokens, heads, pos0, positions);
-    check(st == ATTN_OK, "attn_rope: status %d (d %zu r %zu heads %zu)", (int)st, d, p->rot_dim, heads);
+    check(st == ATTN_OK, "attn_rope: status %d (d %zu r %zu heads %zu)", (int)st, d, p->rot_dim,
+          heads);
     for (t = 0; t < tokens; t++) {
         const size_t pos = positions ? positions[t] : pos0 + t;
         ref_rope(p, x0 + t * ld, ref, heads, pos);
         for (i = 0; i < w; i++) {
             const size_t h = i / d, j = i % d;
-            const double mag = fabs((double)x0[t * ld + i]) + fabs((double)x0[t * ld + h * d + partner(p, j)]);
+            const double mag =
+                fabs((double)x0[t * ld + i]) + fabs((double)x0[t * ld + h * d + partner(p, j)]);
             const double err = fabs((double)x[t * ld + i] - ref[i]);
             if (mag > 0 && err / mag > max_ratio) max_ratio = err / mag;
             check(err <= 2.5e-7 * mag + 1e-30,
-                  "pairing %d d %zu r %zu heads %zu pos %zu elem %zu: %.9g vs %.9g", (int)p->pairing,
-                  d, p->rot_dim, heads, pos, i, x[t * ld + i], ref[i]);
+                  "pairing %d d %zu r %zu heads %zu pos %zu elem %zu: %.9g vs %.9g",
+                  (int)p->pairing, d, p->rot_dim, heads, pos, i, x[t * ld + i], ref[i]);
             if (j >= (p->rot_dim ? p->rot_dim : d))
                 check(x[t * ld + i] == x0[t * ld + i], "element past r changed");
         }
         for (i = w; i < ld; i++) check(x[t * ld + i] == GUARD, "guard between rows written");
     }
-    for (i = tokens * ld - pad; i < n; i++) check(x[i] == GUARD, "guard after the last row written");
+    for (i = tokens * ld - pad; i < n; i++)
+        check(x[i] == GUARD, "guard after the last row written");
 }
 
 static void test_errors(void)
@@ -159,7 +164,8 @@ static void torch_case(const char *pairing, size_t d, size_t r, size_t heads, si
     for (t = 0; t < tokens; t++)
         for (i = 0; i < w; i++) {
             const size_t h = i / d, j = i % d;
-            const double mag = fabs((double)x[t * w + i]) + fabs((double)x[t * w + h * d + partner(&p, j)]);
+            const double mag =
+                fabs((double)x[t * w + i]) + fabs((double)x[t * w + h * d + partner(&p, j)]);
             const double err = fabs((double)buf[t * w + i] - (double)y[t * w + i]);
             if (mag > 0 && err / mag > torch_max) torch_max = err / mag;
             check(err <= mag * (1e-6 + 3.0 * (double)pos[t] / 16777216.0),
@@ -180,7 +186,8 @@ static void test_torch(const char *path)
     FILE *f = fopen(path, "r");
     check(f != NULL, "cannot open %s", path);
     if (!f) return;
-    while (fscanf(f, " case %15s %lu %lu %lu %lu %f", pairing, &d, &r, &heads, &tokens, &theta) == 6) {
+    while (fscanf(f, " case %15s %lu %lu %lu %lu %f", pairing, &d, &r, &heads, &tokens, &theta) ==
+           6) {
         int ok = tokens <= 64 && heads * d <= 256 && r / 2 <= 64;
         for (i = 0; ok && i < tokens; i++) ok = fscanf(f, " %zu", pos + i) == 1;
         for (i = 0; ok && i < r / 2; i++) ok = fscanf(f, " %f", inv + i) == 1;
@@ -206,7 +213,8 @@ int main(int argc, char **argv)
     check_begin("rope");
     check_seed(20261125);
     test_errors();
-    for (i = 0; i < 150; i++) table[i] = (float)pow(500000.0, -2.0 * (double)i / 300.0) * (i % 3 ? 1.0f : 0.25f);
+    for (i = 0; i < 150; i++)
+        table[i] = (float)pow(500000.0, -2.0 * (double)i / 300.0) * (i % 3 ? 1.0f : 0.25f);
     for (di = 0; di < sizeof dims / sizeof dims[0]; di++)
         for (pi = 0; pi < 2; pi++)
             for (ri = 0; ri < 3; ri++)

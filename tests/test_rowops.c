@@ -398,7 +398,8 @@ static void softmax_pattern(float *row, size_t n, int pat, float scale)
 
 static void test_softmax_special(void)
 {
-    static const size_t ns[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 257};
+    static const size_t ns[] = {1,  2,  3,  4,  5,  7,  8,  9,   15, 16,
+                                17, 31, 32, 33, 63, 64, 65, 100, 257};
     static const size_t lay[3] = {0, 3, 5};
     size_t ni, sc, li, r, j;
     for (ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
@@ -532,8 +533,10 @@ static void run_layernorm(const char *tag, const float *src, size_t rows, size_t
             }
             check(badm == 0 && badr == 0, "layernorm %s: wrote past mean_out/rstd_out", ctx);
         }
-        if (gamma) check(memcmp(g, gamma, n * sizeof(float)) == 0, "layernorm %s: gamma modified", ctx);
-        if (beta) check(memcmp(b, beta, n * sizeof(float)) == 0, "layernorm %s: beta modified", ctx);
+        if (gamma)
+            check(memcmp(g, gamma, n * sizeof(float)) == 0, "layernorm %s: gamma modified", ctx);
+        if (beta)
+            check(memcmp(b, beta, n * sizeof(float)) == 0, "layernorm %s: beta modified", ctx);
     }
     if (gamma) fbuf_free(&gb);
     if (beta) fbuf_free(&bb);
@@ -580,7 +583,8 @@ static void run_rmsnorm(const char *tag, const float *src, size_t rows, size_t n
         }
         check_guards("rmsnorm", ctx, "y", ym);
         if (!L->inplace) check_input_unchanged("rmsnorm", ctx, &xm, src);
-        if (gamma) check(memcmp(g, gamma, n * sizeof(float)) == 0, "rmsnorm %s: gamma modified", ctx);
+        if (gamma)
+            check(memcmp(g, gamma, n * sizeof(float)) == 0, "rmsnorm %s: gamma modified", ctx);
     }
     if (gamma) fbuf_free(&gb);
     if (!L->inplace) mat_free(&ymm);
@@ -608,8 +612,8 @@ static void test_norm_sweep(void)
                 else
                     eps = (cfg == 3) ? 1e-3f : 1e-5f;
                 fill_kind(src, rows * n, kind);
-                run_layernorm(kind_name[kind], src, rows, n, g, b, eps, (int)((li + (size_t)kind) % 2),
-                              &layouts[li]);
+                run_layernorm(kind_name[kind], src, rows, n, g, b, eps,
+                              (int)((li + (size_t)kind) % 2), &layouts[li]);
                 fill_kind(src, rows * n, kind);
                 run_rmsnorm(kind_name[kind], src, rows, n, (cfg & 2) ? gamma : NULL,
                             (cfg == 1) ? 0.0f : (cfg == 2 ? 1e-3f : 1e-5f), &layouts[li]);
@@ -816,7 +820,9 @@ static void run_pe(const char *tag, size_t rows, size_t d, size_t pos0, int add,
                     bad++;
                 }
             }
-        check(bad == 0, "positional_encoding %s: %lu wrong, first row %lu col %lu: got %.9g want %.17g (err %.3g)",
+        check(bad == 0,
+              "positional_encoding %s: %lu wrong, first row %lu col %lu: got %.9g want %.17g (err "
+              "%.3g)",
               ctx, (unsigned long)bad, (unsigned long)br, (unsigned long)bcol, bgot, bwant,
               fabs(bgot - bwant));
         check_guards("positional_encoding", ctx, "pe", &pm);
@@ -1014,7 +1020,8 @@ static void test_errors(void)
         check(attn_softmax(e.x, 8, e.y, 8, 2, 8, 1.0f) == ATTN_OK, "softmax valid call failed");
         check(attn_layernorm(e.x, 8, e.y, 8, 2, 8, e.g, e.b, 1e-5f, e.mean, e.rstd) == ATTN_OK,
               "layernorm valid call failed");
-        check(attn_rmsnorm(e.x, 8, e.y, 8, 2, 8, e.g, 1e-5f) == ATTN_OK, "rmsnorm valid call failed");
+        check(attn_rmsnorm(e.x, 8, e.y, 8, 2, 8, e.g, 1e-5f) == ATTN_OK,
+              "rmsnorm valid call failed");
         check(attn_add(e.y, 8, e.x, 8, 2, 8) == ATTN_OK, "add valid call failed");
         check(attn_positional_encoding(e.y, 8, 2, 8, 0, 0) == ATTN_OK, "pe valid call failed");
         eb_free(&e);
@@ -1170,8 +1177,9 @@ static void test_status_strings(void)
     for (i = 0; i < 9; i++)
         for (j = i + 1; j < 9; j++)
             if (s[i] && s[j])
-                check(strcmp(s[i], s[j]) != 0, "attn_status_string(%d) == attn_status_string(%d): \"%s\"",
-                      (int)codes[i], (int)codes[j], s[i]);
+                check(strcmp(s[i], s[j]) != 0,
+                      "attn_status_string(%d) == attn_status_string(%d): \"%s\"", (int)codes[i],
+                      (int)codes[j], s[i]);
     {
         const char *u1 = attn_status_string((attn_status)-9);
         const char *u2 = attn_status_string((attn_status)7);
@@ -1226,14 +1234,18 @@ static void test_determinism(void)
                 else if (op == 1) attn_layernorm(x, LD, y, LD, R, n, NULL, NULL, 1e-5f, NULL, NULL);
                 else attn_rmsnorm(x, LD, y, LD, R, n, NULL, 1e-5f);
             }
-            check(memcmp(y1, y2, sizeof y1) == 0, "determinism op %zu n %zu: two runs differ", op, n);
+            check(memcmp(y1, y2, sizeof y1) == 0, "determinism op %zu n %zu: two runs differ", op,
+                  n);
             for (r = 0; r < R; r++) { /* row r alone, copied to an address one float off */
                 memcpy(y3 + 1, x + r * LD, n * sizeof(float));
                 if (op == 0) attn_softmax(y3 + 1, n, y3 + 1, n, 1, n, 0.7f);
-                else if (op == 1) attn_layernorm(y3 + 1, n, y3 + 1, n, 1, n, NULL, NULL, 1e-5f, NULL, NULL);
+                else if (op == 1)
+                    attn_layernorm(y3 + 1, n, y3 + 1, n, 1, n, NULL, NULL, 1e-5f, NULL, NULL);
                 else attn_rmsnorm(y3 + 1, n, y3 + 1, n, 1, n, NULL, 1e-5f);
                 check(memcmp(y3 + 1, y1 + r * LD, n * sizeof(float)) == 0,
-                      "determinism op %zu n %zu row %zu: alone and unaligned differs from in the batch", op, n, r);
+                      "determinism op %zu n %zu row %zu: alone and unaligned differs from in the "
+                      "batch",
+                      op, n, r);
             }
         }
 }
@@ -1298,14 +1310,18 @@ int main(int argc, char **argv)
     test_add();
     test_determinism();
     test_pe();
-    printf("max error softmax: rel %.3g (outputs > 1e-30, bound 1e-6), abs %.3g (outputs <= 1e-30, bound 1e-30), |row sum - 1| %.3g (bound 1e-6); %ld NaN outputs where a number was due\n",
-           sm_max_rel, sm_max_tiny, sm_max_sum, sm_nan_bad);
-    printf("max error layernorm: |dy|/(1+|y|) %.3g for |mean| <= 10 std, %.3g for |mean| > 10 std (bound 2e-6); mean abs %.3g (%.3g of its bound); rstd rel %.3g (bound 1e-5)\n",
+    printf(
+        "max error softmax: rel %.3g (outputs > 1e-30, bound 1e-6), abs %.3g (outputs <= 1e-30, "
+        "bound 1e-30), |row sum - 1| %.3g (bound 1e-6); %ld NaN outputs where a number was due\n",
+        sm_max_rel, sm_max_tiny, sm_max_sum, sm_nan_bad);
+    printf("max error layernorm: |dy|/(1+|y|) %.3g for |mean| <= 10 std, %.3g for |mean| > 10 std "
+           "(bound 2e-6); mean abs %.3g (%.3g of its bound); rstd rel %.3g (bound 1e-5)\n",
            ln_max_err, ln_max_err_offset, ln_max_mean_abs, ln_max_mean_ratio, ln_max_rstd_rel);
     printf("max error rmsnorm: |dy|/(1+|y|) %.3g (bound 2e-6)\n", rms_max_err);
     printf("max error add: %.3g (%ld results not bit-exact, bound: exact)\n", add_max_err,
            add_mismatch);
-    printf("max error positional_encoding: abs %.3g, |err|/max(1,|pe|) %.3g (bound 6e-8); add mode |err|/max(1,|pe+x|) %.3g (bound 6e-8)\n",
+    printf("max error positional_encoding: abs %.3g, |err|/max(1,|pe|) %.3g (bound 6e-8); add mode "
+           "|err|/max(1,|pe+x|) %.3g (bound 6e-8)\n",
            pe_max_abs, pe_max_norm, pe_add_max_norm);
     return check_end("rowops");
 }

@@ -1,0 +1,156 @@
+/* op_weights.c - products with the weights stored in f32, f16 or bf16 (attn_matmul_typed,
+ * attn_linear_typed): the decode matrix-vector product (1 and 4 rows against a 4096 x 4096
+ * weight, nn.Linear's [out, in] layout and the [in, out] one), whose speed is the weight
+ * bytes streamed, and a prefill-sized linear layer (512 tokens, 1024 -> 1024). Each shape
+ * runs once per storage type; a derived row gives the 16-bit speed over the f32 one. */
+#include "bench.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct wcase {
+    struct mmcase mm; /* a = X (m x k), b = W as floats (the 16-bit values widened), c = Y */
+    attn_dtype t;
+    const void *w; /* W as stored: mm.b for f32, else 16-bit elements */
+};
+
+static const char *const type_name[3] = {"f32", "f16", "bf16"};
+
+/* Y = X op(W), a triple loop on the widened W */
+static NAIVE_FN void naive_weights(void *ctx, void *data)
+{
+    const struct mmcase *c = &((const struct wcase *)data)->mm;
+    size_t i, j, p;
+    const size_t bs_p = c->tb == ATTN_TRANS ? 1 : c->ldb, bs_j = c->tb == ATTN_TRANS ? c->ldb : 1;
+    (void)ctx;
+    for (i = 0; i < c->m; i++)
+        for (j = 0; j < c->n; j++) {
+            float s = 0.0f;
+            NOVEC for (p = 0; p < c->k; p++) s += c->a[i * c->lda + p] * c->b[p * bs_p + j * bs_j];
+            c->c[i * c->ldc + j] = s;
+        }
+}
+
+static void attn_weights_run(void *ctx, void *data)
+{
+    const struct wcase *w = (const struct wcase *)data;
+    const struct mmcase *c = &w->mm;
+    (void)ctx;
+    check(attn_matmul_typed(ATTN_NO_TRANS, c->tb, c->m, c->n, c->k, 1.0f, c->a, c->lda, w->t,
+                            w->w, c->ldb, 0.0f, c->c, c->ldc, c->ws, c->ws_size),
+          "attn_matmul_typed");
+}
+
+/* the attn row's speed with 16-bit weights over its speed with f32 weights (impls[1]) */
+static void ratio_row(const struct op *op, const char *shape, attn_dtype t)
+{
+    char impl[32], note[64];
+    const double t16 = g_call_ns[1][t], t32 = g_call_ns[1][ATTN_F32];
+    if (!(t16 > 0.0 && t32 > 0.0))
+        return;
+    snprintf(impl, sizeof impl, "attn-%s/f32", type_name[t]);
+    snprintf(note, sizeof note, "calls/s with %s weights / with f32 weights", type_name[t]);
+    print_derived(op, shape, impl, "ratio", t32 / t16, note);
+}
+
+/* One shape, each storage type: m rows of X times a k x n op(W) */
+static void bench_w(struct op *op, size_t m, size_t n, size_t k, attn_trans tw, int bytes_metric)
+{
+    const size_t nw = n * k;
+    float *x = falloc(m * k), *wf = falloc(nw), *y = falloc(m * n);
+    uint16_t *wh = (uint16_t *)xalloc(nw * sizeof(uint16_t));
+    int ty;
+    fill_uniform(x, m * k, -1.0f, 1.0f);
+    for (ty = ATTN_F32; ty <= ATTN_BF16; ty++) {
+        struct wcase c;
+        struct limit lim;
+        char shape[64];
+        double work;
+        fill_uniform(wf, nw, -1.0f, 1.0f);
+        c.t = (attn_dtype)ty;
+        c.w = wf;
+        if (ty != ATTN_F32) { /* round, and widen back for the naive loop */
+            check(attn_convert(c.t, wh, ATTN_F32, wf, nw), "attn_convert");
+            check(attn_convert(ATTN_F32, wf, c.t, wh, nw), "attn_convert");
+            c.w = wh;
+        }
+        c.mm.ta = ATTN_NO_TRANS, c.mm.tb = tw;
+        c.mm.m = m, c.mm.n = n, c.mm.k = k;
+        c.mm.a = x, c.mm.b = wf, c.mm.c = y;
+        c.mm.lda = k, c.mm.ldb = tw == ATTN_TRANS ? k : n, c.mm.ldc = n;
+        c.mm.ws_size = attn_matmul_workspace_size(ATTN_NO_TRANS, tw, m, n, k);
+        c.mm.ws = xalloc(c.mm.ws_size);
+        c.mm.ws2 = NULL;
+        memset(y, 0, m * n * sizeof(float));
+        if (bytes_metric) { /* GB/s of the weight bytes stored */
+            work = (double)nw * (double)attn_dtype_size(c.t);
+            lim.name = "read_256MiB";
+            lim.value = g_lim.read_mem;
+        } else {
+            work = 2.0 * (double)m * (double)n * (double)k;
+            lim.name = "fma_peak";
+            lim.value = g_lim.fma;
+        }
+        lim.factor = 1.0;
+        g_predict.variant = ty;
+        sprintf(shape, "%lux%lux%lu:%s:%s", (unsigned long)m, (unsigned long)n,
+                (unsigned long)k, tw == ATTN_TRANS ? "NT" : "NN", type_name[ty]);
+        bench_shape(op, shape, work, &c, y, m * n, bytes_metric, &lim);
+        if (ty != ATTN_F32)
+            ratio_row(op, shape, c.t);
+        free(c.mm.ws);
+    }
+    free(x);
+    free(wf);
+    free(y);
+    free(wh);
+}
+
+static void bench_matvec(struct op *op)
+{
+    static const size_t rows[] = {1, 4};
+    size_t i;
+    int tw;
+    for (i = 0; i < 2; i++)
+        for (tw = 1; tw >= 0; tw--)
+            if (!g_opt.quick || (rows[i] == 1 && tw))
+                bench_w(op, rows[i], 4096, 4096, (attn_trans)tw, 1);
+}
+
+static void bench_linear(struct op *op)
+{
+    bench_w(op, g_opt.quick ? 64 : 512, 1024, 1024, ATTN_TRANS, 0);
+}
+
+static const struct impl weights_impls[] = {
+    {"naive", naive_weights, NULL, NULL, NULL, NULL, NULL, 0},
+    {"attn", attn_weights_run, NULL, NULL, NULL, NULL, NULL, 0},
+};
+
+struct op bench_op_matvec = {
+    .name = "matvec",
+    .metric = "GB/s",
+    .note = "shape m x n x k:NT|NN:<type>: m rows of X times a 4096 x 4096 weight stored as "
+            "<type> (NT: [out, in], nn.Linear's layout), attn_matmul_typed; value = weight "
+            "bytes stored / time; ratio = value / naive loop; share of the read bandwidth; "
+            "attn-<type>/f32 = calls/s with 16-bit weights over f32 weights",
+    .own = weights_impls,
+    .nown = NIMPL(weights_impls),
+    .bench = bench_matvec,
+    .primary = "attn",
+    .child_ref = 1,
+};
+
+struct op bench_op_linear16 = {
+    .name = "linear16",
+    .metric = "GFLOP/s",
+    .note = "shape tokens x d_out x d_in:NT:<type>: a linear layer's product with the weight "
+            "stored as <type> ([out, in]), attn_matmul_typed; value = 2 tokens d_out d_in / "
+            "time; attn-<type>/f32 = calls/s with 16-bit weights over f32 weights",
+    .own = weights_impls,
+    .nown = NIMPL(weights_impls),
+    .bench = bench_linear,
+    .primary = "attn",
+    .child_ref = 1,
+};
