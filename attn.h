@@ -1876,31 +1876,31 @@ static inline void attn__scalar_vstore_bf16(uint16_t *p, attn__scalar_v v)
     for (k = 0; k < ATTN__SCALAR_VW; k++) p[k] = attn__scalar_f32_to_bf16(t[k]);
 }
 #endif
-/* n < ATTN__SCALAR_VW elements (the other lanes 0 on load; nothing past p + n touched; the clamp
- * only tells the compiler so) */
+/* n < ATTN__SCALAR_VW elements (the other lanes 0 on load; nothing past p + n touched; with one
+ * lane n is 0, which the compiler is told) */
 static inline attn__scalar_v attn__scalar_vload_f16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__SCALAR_VW] = {0};
-    memcpy(t, p, (n < ATTN__SCALAR_VW ? n : ATTN__SCALAR_VW) * sizeof *t);
+    memcpy(t, p, (ATTN__SCALAR_VW == 1 ? 0 : n) * sizeof *t);
     return attn__scalar_vload_f16(t);
 }
 static inline void attn__scalar_vstore_f16_part(uint16_t *p, attn__scalar_v v, size_t n)
 {
     uint16_t t[ATTN__SCALAR_VW];
     attn__scalar_vstore_f16(t, v);
-    memcpy(p, t, (n < ATTN__SCALAR_VW ? n : ATTN__SCALAR_VW) * sizeof *t);
+    memcpy(p, t, (ATTN__SCALAR_VW == 1 ? 0 : n) * sizeof *t);
 }
 static inline attn__scalar_v attn__scalar_vload_bf16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__SCALAR_VW] = {0};
-    memcpy(t, p, (n < ATTN__SCALAR_VW ? n : ATTN__SCALAR_VW) * sizeof *t);
+    memcpy(t, p, (ATTN__SCALAR_VW == 1 ? 0 : n) * sizeof *t);
     return attn__scalar_vload_bf16(t);
 }
 static inline void attn__scalar_vstore_bf16_part(uint16_t *p, attn__scalar_v v, size_t n)
 {
     uint16_t t[ATTN__SCALAR_VW];
     attn__scalar_vstore_bf16(t, v);
-    memcpy(p, t, (n < ATTN__SCALAR_VW ? n : ATTN__SCALAR_VW) * sizeof *t);
+    memcpy(p, t, (ATTN__SCALAR_VW == 1 ? 0 : n) * sizeof *t);
 }
 
 #endif
@@ -7445,31 +7445,31 @@ static inline void attn__avx2_vstore_bf16(uint16_t *p, attn__avx2_v v)
     for (k = 0; k < ATTN__AVX2_VW; k++) p[k] = attn__avx2_f32_to_bf16(t[k]);
 }
 #endif
-/* n < ATTN__AVX2_VW elements (the other lanes 0 on load; nothing past p + n touched; the clamp
- * only tells the compiler so) */
+/* n < ATTN__AVX2_VW elements (the other lanes 0 on load; nothing past p + n touched; with one
+ * lane n is 0, which the compiler is told) */
 static inline attn__avx2_v attn__avx2_vload_f16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__AVX2_VW] = {0};
-    memcpy(t, p, (n < ATTN__AVX2_VW ? n : ATTN__AVX2_VW) * sizeof *t);
+    memcpy(t, p, (ATTN__AVX2_VW == 1 ? 0 : n) * sizeof *t);
     return attn__avx2_vload_f16(t);
 }
 static inline void attn__avx2_vstore_f16_part(uint16_t *p, attn__avx2_v v, size_t n)
 {
     uint16_t t[ATTN__AVX2_VW];
     attn__avx2_vstore_f16(t, v);
-    memcpy(p, t, (n < ATTN__AVX2_VW ? n : ATTN__AVX2_VW) * sizeof *t);
+    memcpy(p, t, (ATTN__AVX2_VW == 1 ? 0 : n) * sizeof *t);
 }
 static inline attn__avx2_v attn__avx2_vload_bf16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__AVX2_VW] = {0};
-    memcpy(t, p, (n < ATTN__AVX2_VW ? n : ATTN__AVX2_VW) * sizeof *t);
+    memcpy(t, p, (ATTN__AVX2_VW == 1 ? 0 : n) * sizeof *t);
     return attn__avx2_vload_bf16(t);
 }
 static inline void attn__avx2_vstore_bf16_part(uint16_t *p, attn__avx2_v v, size_t n)
 {
     uint16_t t[ATTN__AVX2_VW];
     attn__avx2_vstore_bf16(t, v);
-    memcpy(p, t, (n < ATTN__AVX2_VW ? n : ATTN__AVX2_VW) * sizeof *t);
+    memcpy(p, t, (ATTN__AVX2_VW == 1 ? 0 : n) * sizeof *t);
 }
 
 #endif
@@ -13018,31 +13018,31 @@ static inline void attn__avx512_vstore_bf16(uint16_t *p, attn__avx512_v v)
     for (k = 0; k < ATTN__AVX512_VW; k++) p[k] = attn__avx512_f32_to_bf16(t[k]);
 }
 #endif
-/* n < ATTN__AVX512_VW elements (the other lanes 0 on load; nothing past p + n touched; the clamp
- * only tells the compiler so) */
+/* n < ATTN__AVX512_VW elements (the other lanes 0 on load; nothing past p + n touched; with one
+ * lane n is 0, which the compiler is told) */
 static inline attn__avx512_v attn__avx512_vload_f16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__AVX512_VW] = {0};
-    memcpy(t, p, (n < ATTN__AVX512_VW ? n : ATTN__AVX512_VW) * sizeof *t);
+    memcpy(t, p, (ATTN__AVX512_VW == 1 ? 0 : n) * sizeof *t);
     return attn__avx512_vload_f16(t);
 }
 static inline void attn__avx512_vstore_f16_part(uint16_t *p, attn__avx512_v v, size_t n)
 {
     uint16_t t[ATTN__AVX512_VW];
     attn__avx512_vstore_f16(t, v);
-    memcpy(p, t, (n < ATTN__AVX512_VW ? n : ATTN__AVX512_VW) * sizeof *t);
+    memcpy(p, t, (ATTN__AVX512_VW == 1 ? 0 : n) * sizeof *t);
 }
 static inline attn__avx512_v attn__avx512_vload_bf16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__AVX512_VW] = {0};
-    memcpy(t, p, (n < ATTN__AVX512_VW ? n : ATTN__AVX512_VW) * sizeof *t);
+    memcpy(t, p, (ATTN__AVX512_VW == 1 ? 0 : n) * sizeof *t);
     return attn__avx512_vload_bf16(t);
 }
 static inline void attn__avx512_vstore_bf16_part(uint16_t *p, attn__avx512_v v, size_t n)
 {
     uint16_t t[ATTN__AVX512_VW];
     attn__avx512_vstore_bf16(t, v);
-    memcpy(p, t, (n < ATTN__AVX512_VW ? n : ATTN__AVX512_VW) * sizeof *t);
+    memcpy(p, t, (ATTN__AVX512_VW == 1 ? 0 : n) * sizeof *t);
 }
 
 #endif
@@ -19035,31 +19035,31 @@ static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
     for (k = 0; k < ATTN__VW; k++) p[k] = attn__f32_to_bf16(t[k]);
 }
 #endif
-/* n < ATTN__VW elements (the other lanes 0 on load; nothing past p + n touched; the clamp
- * only tells the compiler so) */
+/* n < ATTN__VW elements (the other lanes 0 on load; nothing past p + n touched; with one
+ * lane n is 0, which the compiler is told) */
 static inline attn__v attn__vload_f16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__VW] = {0};
-    memcpy(t, p, (n < ATTN__VW ? n : ATTN__VW) * sizeof *t);
+    memcpy(t, p, (ATTN__VW == 1 ? 0 : n) * sizeof *t);
     return attn__vload_f16(t);
 }
 static inline void attn__vstore_f16_part(uint16_t *p, attn__v v, size_t n)
 {
     uint16_t t[ATTN__VW];
     attn__vstore_f16(t, v);
-    memcpy(p, t, (n < ATTN__VW ? n : ATTN__VW) * sizeof *t);
+    memcpy(p, t, (ATTN__VW == 1 ? 0 : n) * sizeof *t);
 }
 static inline attn__v attn__vload_bf16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__VW] = {0};
-    memcpy(t, p, (n < ATTN__VW ? n : ATTN__VW) * sizeof *t);
+    memcpy(t, p, (ATTN__VW == 1 ? 0 : n) * sizeof *t);
     return attn__vload_bf16(t);
 }
 static inline void attn__vstore_bf16_part(uint16_t *p, attn__v v, size_t n)
 {
     uint16_t t[ATTN__VW];
     attn__vstore_bf16(t, v);
-    memcpy(p, t, (n < ATTN__VW ? n : ATTN__VW) * sizeof *t);
+    memcpy(p, t, (ATTN__VW == 1 ? 0 : n) * sizeof *t);
 }
 
 #endif

@@ -137,31 +137,31 @@ static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
     for (k = 0; k < ATTN__VW; k++) p[k] = attn__f32_to_bf16(t[k]);
 }
 #endif
-/* n < ATTN__VW elements (the other lanes 0 on load; nothing past p + n touched; the clamp
- * only tells the compiler so) */
+/* n < ATTN__VW elements (the other lanes 0 on load; nothing past p + n touched; with one
+ * lane n is 0, which the compiler is told) */
 static inline attn__v attn__vload_f16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__VW] = {0};
-    memcpy(t, p, (n < ATTN__VW ? n : ATTN__VW) * sizeof *t);
+    memcpy(t, p, (ATTN__VW == 1 ? 0 : n) * sizeof *t);
     return attn__vload_f16(t);
 }
 static inline void attn__vstore_f16_part(uint16_t *p, attn__v v, size_t n)
 {
     uint16_t t[ATTN__VW];
     attn__vstore_f16(t, v);
-    memcpy(p, t, (n < ATTN__VW ? n : ATTN__VW) * sizeof *t);
+    memcpy(p, t, (ATTN__VW == 1 ? 0 : n) * sizeof *t);
 }
 static inline attn__v attn__vload_bf16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__VW] = {0};
-    memcpy(t, p, (n < ATTN__VW ? n : ATTN__VW) * sizeof *t);
+    memcpy(t, p, (ATTN__VW == 1 ? 0 : n) * sizeof *t);
     return attn__vload_bf16(t);
 }
 static inline void attn__vstore_bf16_part(uint16_t *p, attn__v v, size_t n)
 {
     uint16_t t[ATTN__VW];
     attn__vstore_bf16(t, v);
-    memcpy(p, t, (n < ATTN__VW ? n : ATTN__VW) * sizeof *t);
+    memcpy(p, t, (ATTN__VW == 1 ? 0 : n) * sizeof *t);
 }
 
 #endif
