@@ -1205,6 +1205,8 @@ static void test_status_strings(void)
         const char *isa = "neon";
 #elif defined(__ARM_NEON) && defined(__ARM_FEATURE_FMA)
         const char *isa = "neon32";
+#elif defined(__wasm_simd128__)
+        const char *isa = "wasm";
 #else
         const char *isa = "scalar";
 #endif
