@@ -2581,6 +2581,13 @@ static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_dtype_size(attn_dtype type)
     return 0;
 }
 
+/* The address of element i of an array of type t at p */
+static ATTN__SCALAR_FORCE_INLINE const void *attn__scalar_dt_at(attn_dtype t, const void *p, size_t i)
+{
+    return t == ATTN_F32 ? (const void *)((const float *)p + i)
+                         : (const void *)((const uint16_t *)p + i);
+}
+
 /* ATTN__SCALAR_VW elements of type t at element i of p, widened to floats (t: a constant after
  * inlining, so each conversion loop below is specialized) */
 static ATTN__SCALAR_FORCE_INLINE attn__scalar_v attn__scalar_vload_dt(attn_dtype t, const void *p, size_t i)
@@ -3644,13 +3651,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_positional_encoding(floa
 static size_t attn__scalar_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__scalar_min(size_t a, size_t b) { return a < b ? a : b; }
 
-/* B of any storage type (f32, f16, bf16): element i of p, its address, and the copies the
- * paths below read it through. The conversions are exact, so every path computes on the
- * floats the 16-bit values stand for. */
-static ATTN__SCALAR_FORCE_INLINE const void *attn__scalar_mm_at(attn_dtype t, const void *p, size_t i)
-{
-    return (const char *)p + i * (t == ATTN_F32 ? sizeof(float) : sizeof(uint16_t));
-}
+/* B of any storage type (f32, f16, bf16): element i of p and the copies the paths below
+ * read it through (its address: attn__scalar_dt_at). The conversions are exact, so every path
+ * computes on the floats the 16-bit values stand for. */
 static ATTN__SCALAR_FORCE_INLINE float attn__scalar_mm_elem(attn_dtype t, const void *p, size_t i)
 {
     if (t == ATTN_F16) return attn__scalar_f16_to_f32(((const uint16_t *)p)[i]);
@@ -3783,7 +3786,7 @@ static void attn__scalar_mm_tile_any(size_t mr, size_t nr, size_t kc, const floa
             steps = attn__scalar_min(ATTN__SCALAR_VW, kc - p);
             if (steps == ATTN__SCALAR_VW) {
                 for (v = 0; v < ATTN__SCALAR_NR; v += ATTN__SCALAR_VW) /* no pointer past the last row */
-                    attn__scalar_mm_tcopy(bt, attn__scalar_mm_at(bt, b, (nr > v ? v : 0) * ldb + p), ldb,
+                    attn__scalar_mm_tcopy(bt, attn__scalar_dt_at(bt, b, (nr > v ? v : 0) * ldb + p), ldb,
                                    nr > v ? nr - v : 0, blk + v, ATTN__SCALAR_NR);
             } else {
                 for (q = 0; q < steps; q++)
@@ -3832,14 +3835,14 @@ static void attn__scalar_mm_pack_t_dt(attn_dtype st, const void *src, size_t ld,
     size_t s, g, p, i;
     for (s = 0; s < rows; s += w, dst += w * kc) {
         const size_t r = attn__scalar_min(w, rows - s);
-        const void *sp = attn__scalar_mm_at(st, src, s * ld);
+        const void *sp = attn__scalar_dt_at(st, src, s * ld);
         if (far && s + w < rows && st == ATTN_F32)
             attn__scalar_mm_prefetch_rows((const float *)sp + w * ld, ld, attn__scalar_min(w, rows - s - w), kc);
         for (g = 0; g < w; g += ATTN__SCALAR_VW) {
             /* no rows left: zeros, nothing read */
-            const void *sg = r > g ? attn__scalar_mm_at(st, sp, g * ld) : sp;
+            const void *sg = r > g ? attn__scalar_dt_at(st, sp, g * ld) : sp;
             for (p = 0; p + ATTN__SCALAR_VW <= kc; p += ATTN__SCALAR_VW)
-                attn__scalar_mm_tcopy(st, attn__scalar_mm_at(st, sg, p), ld, r > g ? r - g : 0,
+                attn__scalar_mm_tcopy(st, attn__scalar_dt_at(st, sg, p), ld, r > g ? r - g : 0,
                                dst + p * w + g, w);
             for (; p < kc; p++)
                 for (i = 0; i < ATTN__SCALAR_VW && g + i < w; i++)
@@ -3898,7 +3901,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_pack_bn(attn_dtype bt, con
 {
     size_t s, p, v;
     for (p = 0; p < kc; p++) { /* row p of the storage holds op(B)'s row p */
-        const void *src = attn__scalar_mm_at(bt, b, (p0 + p) * ldb + j0);
+        const void *src = attn__scalar_dt_at(bt, b, (p0 + p) * ldb + j0);
         float *dst = pb + p * ATTN__SCALAR_NR;
         for (s = 0; s + ATTN__SCALAR_NR <= nc; s += ATTN__SCALAR_NR, dst += ATTN__SCALAR_NR * kc)
             for (v = 0; v < ATTN__SCALAR_NR; v += ATTN__SCALAR_VW)
@@ -3913,7 +3916,7 @@ static void attn__scalar_mm_pack_b(int tb, attn_dtype bt, const void *b, size_t 
                             size_t kc, size_t j0, size_t nc, float *pb)
 {
     if (tb) /* B stored n x k: transposes */
-        attn__scalar_mm_pack_t_dt(bt, attn__scalar_mm_at(bt, b, j0 * ldb + p0), ldb, nc, kc, ATTN__SCALAR_NR,
+        attn__scalar_mm_pack_t_dt(bt, attn__scalar_dt_at(bt, b, j0 * ldb + p0), ldb, nc, kc, ATTN__SCALAR_NR,
                            nc * ldb > ATTN__SCALAR_MM_FAR, pb);
     else if (bt == ATTN_F16)
         attn__scalar_mm_pack_bn(ATTN_F16, b, ldb, p0, kc, j0, nc, pb);
@@ -3966,7 +3969,7 @@ static void attn__scalar_mm_nopack(int ta, int tb, size_t m, size_t n, size_t k,
             for (pc = 0; pc < k; pc += kcb) {
                 const size_t kc = attn__scalar_min(kcb, k - pc);
                 const float *ap = a + i * ars + pc * acs;
-                const void *bp = attn__scalar_mm_at(bt, b, tb ? j * ldb + pc : pc * ldb + j);
+                const void *bp = attn__scalar_dt_at(bt, b, tb ? j * ldb + pc : pc * ldb + j);
                 float *cp = c + i * ldc + j;
                 const int mode = pc == 0 ? 1 : 2;
                 if (mr == ATTN__SCALAR_MR && nr == ATTN__SCALAR_NR && !tb && bt == ATTN_F32) {
@@ -4149,7 +4152,7 @@ static void attn__scalar_mv_n(int ta, size_t m, size_t n, size_t k, float alpha,
         const size_t kc = attn__scalar_min(kcb, k - pc);
         for (j = 0; j < n; j += 2 * ATTN__SCALAR_VW) {
             const size_t nr = attn__scalar_min(2 * ATTN__SCALAR_VW, n - j);
-            const void *bp = attn__scalar_mm_at(bt, b, pc * ldb + j);
+            const void *bp = attn__scalar_dt_at(bt, b, pc * ldb + j);
             for (i = 0; i < m; i += R) {
                 R = attn__scalar_mv_group(m - i);
                 attn__scalar_mv_rows(0, bt, R, ldb, kc, a + i * ars + pc * acs, ars, acs, &bp, NULL, nr,
@@ -4173,7 +4176,7 @@ static void attn__scalar_mv_t(size_t m, size_t n, size_t k, float alpha, const f
     for (j = 0; j < n; j += 4) {
         const size_t jn = attn__scalar_min(4, n - j);
         const void *brow[4]; /* rows past n repeat the last one; never stored */
-        for (q = 0; q < 4; q++) brow[q] = attn__scalar_mm_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+        for (q = 0; q < 4; q++) brow[q] = attn__scalar_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
         for (q = 0; q < m * 4; q++) acc[q] = attn__scalar_vzero();
         for (p = 0; p < k; p += ATTN__SCALAR_MV_PASS)
             for (i = 0; i < m; i += R) {
@@ -4369,13 +4372,6 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul_typed(attn_trans 
  * values. The bodies below take t as a constant (each is inlined into one function per
  * type, the type switch outside the loops over keys). */
 
-/* Element i of a K or V row of type t at p */
-static ATTN__SCALAR_FORCE_INLINE const void *attn__scalar_kv_at(attn_dtype t, const void *p, size_t i)
-{
-    return t == ATTN_F32 ? (const void *)((const float *)p + i)
-                         : (const void *)((const uint16_t *)p + i);
-}
-
 /* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
  * (two chains): k's loads shared, each row's operations the same whatever nr is */
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_dot_body(attn_dtype t, const float *const *q, size_t nr,
@@ -4416,7 +4412,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_kdots_body(attn_dtype t, cons
     size_t j, r, u;
     float x[4];
     for (j = 0; j < nmax; j++) {
-        const void *kj = attn__scalar_kv_at(t, kt, j * ld);
+        const void *kj = attn__scalar_dt_at(t, kt, j * ld);
         for (r = 0; r < gr; r += 4) {
             const size_t nr = attn__scalar_min(4, gr - r);
             if (nr == 1) {
@@ -4476,7 +4472,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vaxpy_body(attn_dtype t, floa
 {
     size_t j, r;
     for (j = 0; j < nmax; j++) {
-        const void *vj = attn__scalar_kv_at(t, vt, j * ld);
+        const void *vj = attn__scalar_dt_at(t, vt, j * ld);
         float *y[4], a[4];
         size_t c = 0;
         for (r = 0; r < gr; r++)
@@ -4582,8 +4578,8 @@ static attn__scalar_hd attn__scalar_head(const attn_attention_params *p, size_t 
     const size_t g = h / (p->heads / p->kv_heads);
     hd.q = p->q + b * p->q_sb + h * p->q_sh;
     hd.kvt = p->kv_type;
-    hd.k = attn__scalar_kv_at(p->kv_type, p->k, b * p->k_sb + g * p->k_sh);
-    hd.v = attn__scalar_kv_at(p->kv_type, p->v, b * p->v_sb + g * p->v_sh);
+    hd.k = attn__scalar_dt_at(p->kv_type, p->k, b * p->k_sb + g * p->k_sh);
+    hd.v = attn__scalar_dt_at(p->kv_type, p->v, b * p->v_sb + g * p->v_sh);
     hd.o = p->o + b * p->o_sb + h * p->o_sh;
     hd.mask = p->mask ? p->mask + b * p->mask_sb + h * p->mask_sh : NULL;
     hd.bmask = p->bool_mask ? p->bool_mask + b * p->bmask_sb + h * p->bmask_sh : NULL;
@@ -4682,7 +4678,7 @@ static ATTN__SCALAR_FORCE_INLINE int attn__scalar_pack_v_body(attn_dtype t, cons
     float f;
     for (p = 0; p < tk; p++)
         for (c = 0; c < dv; c += ATTN__SCALAR_NR) {
-            const void *vr = attn__scalar_kv_at(t, v, p * ld); /* never a pointer past the last row */
+            const void *vr = attn__scalar_dt_at(t, v, p * ld); /* never a pointer past the last row */
             float *dp = dst + c * tk + p * ATTN__SCALAR_NR;
             for (u = 0; u < ATTN__SCALAR_NR; u += ATTN__SCALAR_VW) {
                 attn__scalar_v x = z;
@@ -4712,7 +4708,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_pack_kt_body(attn_dtype t, co
                 for (i = 0; i < ATTN__SCALAR_VW; i++) {
                     attn__scalar_v x = attn__scalar_vzero();
                     if (i < r) {
-                        const void *kr = attn__scalar_kv_at(t, k, (s + g + i) * ld);
+                        const void *kr = attn__scalar_dt_at(t, k, (s + g + i) * ld);
                         x = nc == ATTN__SCALAR_VW ? attn__scalar_vload_dt(t, kr, p)
                                            : attn__scalar_vload_dt_part(t, kr, p, nc);
                     }
@@ -4738,8 +4734,8 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_pack_kt_body(attn_dtype t, co
 static int attn__scalar_pack_kv(const attn__scalar_hd *hd, size_t k0, size_t tk, float *kp, float *vp,
                          float *blk)
 {
-    const void *k = attn__scalar_kv_at(hd->kvt, hd->k, k0 * hd->k_sl);
-    const void *v = attn__scalar_kv_at(hd->kvt, hd->v, k0 * hd->v_sl);
+    const void *k = attn__scalar_dt_at(hd->kvt, hd->k, k0 * hd->k_sl);
+    const void *v = attn__scalar_dt_at(hd->kvt, hd->v, k0 * hd->v_sl);
     switch (hd->kvt) {
     case ATTN_F16:
         attn__scalar_pack_kt_body(ATTN_F16, k, hd->k_sl, tk, hd->d, kp, blk);
@@ -4855,7 +4851,7 @@ static void attn__scalar_tile_fused(const attn__scalar_hd *hd, size_t q0, size_t
                 size_t nv[ATTN__SCALAR_MR];
                 for (i = 0; i < mr; i++) nv[i] = ts;
                 attn__scalar_vaxpy(hd->kvt, acc, dvp, w->s, ATTN__SCALAR_TK, mr, nv, ts,
-                            attn__scalar_kv_at(hd->kvt, hd->v, k0 * hd->v_sl), hd->v_sl, dv);
+                            attn__scalar_dt_at(hd->kvt, hd->v, k0 * hd->v_sl), hd->v_sl, dv);
             }
         }
     }
@@ -4875,8 +4871,8 @@ static void attn__scalar_tile_rows(const attn__scalar_hd *hds, size_t nh, size_t
     attn__scalar_tile_init(rows, rows, w);
     for (k0 = 0; k0 < kend; k0 += ATTN__SCALAR_TK) {
         const size_t tk = attn__scalar_min(ATTN__SCALAR_TK, kend - k0);
-        const void *kt = attn__scalar_kv_at(hd->kvt, hd->k, k0 * hd->k_sl);
-        const void *vt = attn__scalar_kv_at(hd->kvt, hd->v, k0 * hd->v_sl);
+        const void *kt = attn__scalar_dt_at(hd->kvt, hd->k, k0 * hd->k_sl);
+        const void *vt = attn__scalar_dt_at(hd->kvt, hd->v, k0 * hd->v_sl);
         for (g = 0; g < rows; g += ATTN__SCALAR_MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__scalar_min(ATTN__SCALAR_MR, rows - g);
             const float *qr[ATTN__SCALAR_MR];
@@ -4914,8 +4910,10 @@ static void attn__scalar_tile_scores(const attn_attention_params *p, const attn_
         if (hd->scores_mode == ATTN_SCORES_LOGITS) {
             const float *qrow = hd->q + qi * hd->q_sl;
             const size_t nk = p->kv_len - n;
-            attn__scalar_kdots(hd->kvt, &qrow, 1, &nk, nk, attn__scalar_kv_at(hd->kvt, hd->k, n * hd->k_sl),
-                        hd->k_sl, hd->d, sc + n, 0);
+            if (nk) /* K row n exists: with none, n * k_sl may point far past the cache */
+                attn__scalar_kdots(hd->kvt, &qrow, 1, &nk, nk,
+                            attn__scalar_dt_at(hd->kvt, hd->k, n * hd->k_sl), hd->k_sl, hd->d,
+                            sc + n, 0);
             for (j = n; j < p->kv_len; j++) {
                 float x = sc[j] * hd->scale;
                 if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
@@ -6086,12 +6084,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder_param_count(size
 /* The checks of one matrix view mapping d_in -> d_out (nothing computed) */
 static attn_status attn__scalar_matrix_check(const attn_matrix *m, size_t d_in, size_t d_out)
 {
-    attn_status st;
-    if (!m->w) return ATTN_ERR_NULL;
-    st = attn__scalar_attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
-                           ATTN_ACT_NONE, NULL, d_out, NULL, 0);
-    if (st != ATTN_OK) return st;
-    return attn__scalar_attn_dtype_size(m->type) ? ATTN_OK : ATTN_ERR_ARG;
+    if (!m->w) return ATTN_ERR_NULL; /* then attn__scalar_attn_linear_typed's checks, the type's included */
+    return attn__scalar_attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
+                             ATTN_ACT_NONE, NULL, d_out, NULL, 0);
 }
 
 static size_t attn__scalar_dq(const attn_decoder_only_weights *w) { return w->heads * w->head_dim; }
@@ -8150,6 +8145,13 @@ static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_dtype_size(attn_dtype type)
     return 0;
 }
 
+/* The address of element i of an array of type t at p */
+static ATTN__AVX2_FORCE_INLINE const void *attn__avx2_dt_at(attn_dtype t, const void *p, size_t i)
+{
+    return t == ATTN_F32 ? (const void *)((const float *)p + i)
+                         : (const void *)((const uint16_t *)p + i);
+}
+
 /* ATTN__AVX2_VW elements of type t at element i of p, widened to floats (t: a constant after
  * inlining, so each conversion loop below is specialized) */
 static ATTN__AVX2_FORCE_INLINE attn__avx2_v attn__avx2_vload_dt(attn_dtype t, const void *p, size_t i)
@@ -9213,13 +9215,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_positional_encoding(float 
 static size_t attn__avx2_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__avx2_min(size_t a, size_t b) { return a < b ? a : b; }
 
-/* B of any storage type (f32, f16, bf16): element i of p, its address, and the copies the
- * paths below read it through. The conversions are exact, so every path computes on the
- * floats the 16-bit values stand for. */
-static ATTN__AVX2_FORCE_INLINE const void *attn__avx2_mm_at(attn_dtype t, const void *p, size_t i)
-{
-    return (const char *)p + i * (t == ATTN_F32 ? sizeof(float) : sizeof(uint16_t));
-}
+/* B of any storage type (f32, f16, bf16): element i of p and the copies the paths below
+ * read it through (its address: attn__avx2_dt_at). The conversions are exact, so every path
+ * computes on the floats the 16-bit values stand for. */
 static ATTN__AVX2_FORCE_INLINE float attn__avx2_mm_elem(attn_dtype t, const void *p, size_t i)
 {
     if (t == ATTN_F16) return attn__avx2_f16_to_f32(((const uint16_t *)p)[i]);
@@ -9352,7 +9350,7 @@ static void attn__avx2_mm_tile_any(size_t mr, size_t nr, size_t kc, const float 
             steps = attn__avx2_min(ATTN__AVX2_VW, kc - p);
             if (steps == ATTN__AVX2_VW) {
                 for (v = 0; v < ATTN__AVX2_NR; v += ATTN__AVX2_VW) /* no pointer past the last row */
-                    attn__avx2_mm_tcopy(bt, attn__avx2_mm_at(bt, b, (nr > v ? v : 0) * ldb + p), ldb,
+                    attn__avx2_mm_tcopy(bt, attn__avx2_dt_at(bt, b, (nr > v ? v : 0) * ldb + p), ldb,
                                    nr > v ? nr - v : 0, blk + v, ATTN__AVX2_NR);
             } else {
                 for (q = 0; q < steps; q++)
@@ -9401,14 +9399,14 @@ static void attn__avx2_mm_pack_t_dt(attn_dtype st, const void *src, size_t ld, s
     size_t s, g, p, i;
     for (s = 0; s < rows; s += w, dst += w * kc) {
         const size_t r = attn__avx2_min(w, rows - s);
-        const void *sp = attn__avx2_mm_at(st, src, s * ld);
+        const void *sp = attn__avx2_dt_at(st, src, s * ld);
         if (far && s + w < rows && st == ATTN_F32)
             attn__avx2_mm_prefetch_rows((const float *)sp + w * ld, ld, attn__avx2_min(w, rows - s - w), kc);
         for (g = 0; g < w; g += ATTN__AVX2_VW) {
             /* no rows left: zeros, nothing read */
-            const void *sg = r > g ? attn__avx2_mm_at(st, sp, g * ld) : sp;
+            const void *sg = r > g ? attn__avx2_dt_at(st, sp, g * ld) : sp;
             for (p = 0; p + ATTN__AVX2_VW <= kc; p += ATTN__AVX2_VW)
-                attn__avx2_mm_tcopy(st, attn__avx2_mm_at(st, sg, p), ld, r > g ? r - g : 0,
+                attn__avx2_mm_tcopy(st, attn__avx2_dt_at(st, sg, p), ld, r > g ? r - g : 0,
                                dst + p * w + g, w);
             for (; p < kc; p++)
                 for (i = 0; i < ATTN__AVX2_VW && g + i < w; i++)
@@ -9467,7 +9465,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_pack_bn(attn_dtype bt, const v
 {
     size_t s, p, v;
     for (p = 0; p < kc; p++) { /* row p of the storage holds op(B)'s row p */
-        const void *src = attn__avx2_mm_at(bt, b, (p0 + p) * ldb + j0);
+        const void *src = attn__avx2_dt_at(bt, b, (p0 + p) * ldb + j0);
         float *dst = pb + p * ATTN__AVX2_NR;
         for (s = 0; s + ATTN__AVX2_NR <= nc; s += ATTN__AVX2_NR, dst += ATTN__AVX2_NR * kc)
             for (v = 0; v < ATTN__AVX2_NR; v += ATTN__AVX2_VW)
@@ -9482,7 +9480,7 @@ static void attn__avx2_mm_pack_b(int tb, attn_dtype bt, const void *b, size_t ld
                             size_t kc, size_t j0, size_t nc, float *pb)
 {
     if (tb) /* B stored n x k: transposes */
-        attn__avx2_mm_pack_t_dt(bt, attn__avx2_mm_at(bt, b, j0 * ldb + p0), ldb, nc, kc, ATTN__AVX2_NR,
+        attn__avx2_mm_pack_t_dt(bt, attn__avx2_dt_at(bt, b, j0 * ldb + p0), ldb, nc, kc, ATTN__AVX2_NR,
                            nc * ldb > ATTN__AVX2_MM_FAR, pb);
     else if (bt == ATTN_F16)
         attn__avx2_mm_pack_bn(ATTN_F16, b, ldb, p0, kc, j0, nc, pb);
@@ -9535,7 +9533,7 @@ static void attn__avx2_mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, f
             for (pc = 0; pc < k; pc += kcb) {
                 const size_t kc = attn__avx2_min(kcb, k - pc);
                 const float *ap = a + i * ars + pc * acs;
-                const void *bp = attn__avx2_mm_at(bt, b, tb ? j * ldb + pc : pc * ldb + j);
+                const void *bp = attn__avx2_dt_at(bt, b, tb ? j * ldb + pc : pc * ldb + j);
                 float *cp = c + i * ldc + j;
                 const int mode = pc == 0 ? 1 : 2;
                 if (mr == ATTN__AVX2_MR && nr == ATTN__AVX2_NR && !tb && bt == ATTN_F32) {
@@ -9718,7 +9716,7 @@ static void attn__avx2_mv_n(int ta, size_t m, size_t n, size_t k, float alpha, c
         const size_t kc = attn__avx2_min(kcb, k - pc);
         for (j = 0; j < n; j += 2 * ATTN__AVX2_VW) {
             const size_t nr = attn__avx2_min(2 * ATTN__AVX2_VW, n - j);
-            const void *bp = attn__avx2_mm_at(bt, b, pc * ldb + j);
+            const void *bp = attn__avx2_dt_at(bt, b, pc * ldb + j);
             for (i = 0; i < m; i += R) {
                 R = attn__avx2_mv_group(m - i);
                 attn__avx2_mv_rows(0, bt, R, ldb, kc, a + i * ars + pc * acs, ars, acs, &bp, NULL, nr,
@@ -9742,7 +9740,7 @@ static void attn__avx2_mv_t(size_t m, size_t n, size_t k, float alpha, const flo
     for (j = 0; j < n; j += 4) {
         const size_t jn = attn__avx2_min(4, n - j);
         const void *brow[4]; /* rows past n repeat the last one; never stored */
-        for (q = 0; q < 4; q++) brow[q] = attn__avx2_mm_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+        for (q = 0; q < 4; q++) brow[q] = attn__avx2_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
         for (q = 0; q < m * 4; q++) acc[q] = attn__avx2_vzero();
         for (p = 0; p < k; p += ATTN__AVX2_MV_PASS)
             for (i = 0; i < m; i += R) {
@@ -9938,13 +9936,6 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul_typed(attn_trans ta
  * values. The bodies below take t as a constant (each is inlined into one function per
  * type, the type switch outside the loops over keys). */
 
-/* Element i of a K or V row of type t at p */
-static ATTN__AVX2_FORCE_INLINE const void *attn__avx2_kv_at(attn_dtype t, const void *p, size_t i)
-{
-    return t == ATTN_F32 ? (const void *)((const float *)p + i)
-                         : (const void *)((const uint16_t *)p + i);
-}
-
 /* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
  * (two chains): k's loads shared, each row's operations the same whatever nr is */
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_dot_body(attn_dtype t, const float *const *q, size_t nr,
@@ -9985,7 +9976,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_kdots_body(attn_dtype t, const fl
     size_t j, r, u;
     float x[4];
     for (j = 0; j < nmax; j++) {
-        const void *kj = attn__avx2_kv_at(t, kt, j * ld);
+        const void *kj = attn__avx2_dt_at(t, kt, j * ld);
         for (r = 0; r < gr; r += 4) {
             const size_t nr = attn__avx2_min(4, gr - r);
             if (nr == 1) {
@@ -10045,7 +10036,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_vaxpy_body(attn_dtype t, float *a
 {
     size_t j, r;
     for (j = 0; j < nmax; j++) {
-        const void *vj = attn__avx2_kv_at(t, vt, j * ld);
+        const void *vj = attn__avx2_dt_at(t, vt, j * ld);
         float *y[4], a[4];
         size_t c = 0;
         for (r = 0; r < gr; r++)
@@ -10151,8 +10142,8 @@ static attn__avx2_hd attn__avx2_head(const attn_attention_params *p, size_t b, s
     const size_t g = h / (p->heads / p->kv_heads);
     hd.q = p->q + b * p->q_sb + h * p->q_sh;
     hd.kvt = p->kv_type;
-    hd.k = attn__avx2_kv_at(p->kv_type, p->k, b * p->k_sb + g * p->k_sh);
-    hd.v = attn__avx2_kv_at(p->kv_type, p->v, b * p->v_sb + g * p->v_sh);
+    hd.k = attn__avx2_dt_at(p->kv_type, p->k, b * p->k_sb + g * p->k_sh);
+    hd.v = attn__avx2_dt_at(p->kv_type, p->v, b * p->v_sb + g * p->v_sh);
     hd.o = p->o + b * p->o_sb + h * p->o_sh;
     hd.mask = p->mask ? p->mask + b * p->mask_sb + h * p->mask_sh : NULL;
     hd.bmask = p->bool_mask ? p->bool_mask + b * p->bmask_sb + h * p->bmask_sh : NULL;
@@ -10251,7 +10242,7 @@ static ATTN__AVX2_FORCE_INLINE int attn__avx2_pack_v_body(attn_dtype t, const vo
     float f;
     for (p = 0; p < tk; p++)
         for (c = 0; c < dv; c += ATTN__AVX2_NR) {
-            const void *vr = attn__avx2_kv_at(t, v, p * ld); /* never a pointer past the last row */
+            const void *vr = attn__avx2_dt_at(t, v, p * ld); /* never a pointer past the last row */
             float *dp = dst + c * tk + p * ATTN__AVX2_NR;
             for (u = 0; u < ATTN__AVX2_NR; u += ATTN__AVX2_VW) {
                 attn__avx2_v x = z;
@@ -10281,7 +10272,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_pack_kt_body(attn_dtype t, const 
                 for (i = 0; i < ATTN__AVX2_VW; i++) {
                     attn__avx2_v x = attn__avx2_vzero();
                     if (i < r) {
-                        const void *kr = attn__avx2_kv_at(t, k, (s + g + i) * ld);
+                        const void *kr = attn__avx2_dt_at(t, k, (s + g + i) * ld);
                         x = nc == ATTN__AVX2_VW ? attn__avx2_vload_dt(t, kr, p)
                                            : attn__avx2_vload_dt_part(t, kr, p, nc);
                     }
@@ -10307,8 +10298,8 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_pack_kt_body(attn_dtype t, const 
 static int attn__avx2_pack_kv(const attn__avx2_hd *hd, size_t k0, size_t tk, float *kp, float *vp,
                          float *blk)
 {
-    const void *k = attn__avx2_kv_at(hd->kvt, hd->k, k0 * hd->k_sl);
-    const void *v = attn__avx2_kv_at(hd->kvt, hd->v, k0 * hd->v_sl);
+    const void *k = attn__avx2_dt_at(hd->kvt, hd->k, k0 * hd->k_sl);
+    const void *v = attn__avx2_dt_at(hd->kvt, hd->v, k0 * hd->v_sl);
     switch (hd->kvt) {
     case ATTN_F16:
         attn__avx2_pack_kt_body(ATTN_F16, k, hd->k_sl, tk, hd->d, kp, blk);
@@ -10424,7 +10415,7 @@ static void attn__avx2_tile_fused(const attn__avx2_hd *hd, size_t q0, size_t tq,
                 size_t nv[ATTN__AVX2_MR];
                 for (i = 0; i < mr; i++) nv[i] = ts;
                 attn__avx2_vaxpy(hd->kvt, acc, dvp, w->s, ATTN__AVX2_TK, mr, nv, ts,
-                            attn__avx2_kv_at(hd->kvt, hd->v, k0 * hd->v_sl), hd->v_sl, dv);
+                            attn__avx2_dt_at(hd->kvt, hd->v, k0 * hd->v_sl), hd->v_sl, dv);
             }
         }
     }
@@ -10444,8 +10435,8 @@ static void attn__avx2_tile_rows(const attn__avx2_hd *hds, size_t nh, size_t q0,
     attn__avx2_tile_init(rows, rows, w);
     for (k0 = 0; k0 < kend; k0 += ATTN__AVX2_TK) {
         const size_t tk = attn__avx2_min(ATTN__AVX2_TK, kend - k0);
-        const void *kt = attn__avx2_kv_at(hd->kvt, hd->k, k0 * hd->k_sl);
-        const void *vt = attn__avx2_kv_at(hd->kvt, hd->v, k0 * hd->v_sl);
+        const void *kt = attn__avx2_dt_at(hd->kvt, hd->k, k0 * hd->k_sl);
+        const void *vt = attn__avx2_dt_at(hd->kvt, hd->v, k0 * hd->v_sl);
         for (g = 0; g < rows; g += ATTN__AVX2_MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__avx2_min(ATTN__AVX2_MR, rows - g);
             const float *qr[ATTN__AVX2_MR];
@@ -10483,8 +10474,10 @@ static void attn__avx2_tile_scores(const attn_attention_params *p, const attn__a
         if (hd->scores_mode == ATTN_SCORES_LOGITS) {
             const float *qrow = hd->q + qi * hd->q_sl;
             const size_t nk = p->kv_len - n;
-            attn__avx2_kdots(hd->kvt, &qrow, 1, &nk, nk, attn__avx2_kv_at(hd->kvt, hd->k, n * hd->k_sl),
-                        hd->k_sl, hd->d, sc + n, 0);
+            if (nk) /* K row n exists: with none, n * k_sl may point far past the cache */
+                attn__avx2_kdots(hd->kvt, &qrow, 1, &nk, nk,
+                            attn__avx2_dt_at(hd->kvt, hd->k, n * hd->k_sl), hd->k_sl, hd->d,
+                            sc + n, 0);
             for (j = n; j < p->kv_len; j++) {
                 float x = sc[j] * hd->scale;
                 if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
@@ -11655,12 +11648,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder_param_count(size_t
 /* The checks of one matrix view mapping d_in -> d_out (nothing computed) */
 static attn_status attn__avx2_matrix_check(const attn_matrix *m, size_t d_in, size_t d_out)
 {
-    attn_status st;
-    if (!m->w) return ATTN_ERR_NULL;
-    st = attn__avx2_attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
-                           ATTN_ACT_NONE, NULL, d_out, NULL, 0);
-    if (st != ATTN_OK) return st;
-    return attn__avx2_attn_dtype_size(m->type) ? ATTN_OK : ATTN_ERR_ARG;
+    if (!m->w) return ATTN_ERR_NULL; /* then attn__avx2_attn_linear_typed's checks, the type's included */
+    return attn__avx2_attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
+                             ATTN_ACT_NONE, NULL, d_out, NULL, 0);
 }
 
 static size_t attn__avx2_dq(const attn_decoder_only_weights *w) { return w->heads * w->head_dim; }
@@ -13723,6 +13713,13 @@ static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_dtype_size(attn_dtype type)
     return 0;
 }
 
+/* The address of element i of an array of type t at p */
+static ATTN__AVX512_FORCE_INLINE const void *attn__avx512_dt_at(attn_dtype t, const void *p, size_t i)
+{
+    return t == ATTN_F32 ? (const void *)((const float *)p + i)
+                         : (const void *)((const uint16_t *)p + i);
+}
+
 /* ATTN__AVX512_VW elements of type t at element i of p, widened to floats (t: a constant after
  * inlining, so each conversion loop below is specialized) */
 static ATTN__AVX512_FORCE_INLINE attn__avx512_v attn__avx512_vload_dt(attn_dtype t, const void *p, size_t i)
@@ -14786,13 +14783,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_positional_encoding(floa
 static size_t attn__avx512_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__avx512_min(size_t a, size_t b) { return a < b ? a : b; }
 
-/* B of any storage type (f32, f16, bf16): element i of p, its address, and the copies the
- * paths below read it through. The conversions are exact, so every path computes on the
- * floats the 16-bit values stand for. */
-static ATTN__AVX512_FORCE_INLINE const void *attn__avx512_mm_at(attn_dtype t, const void *p, size_t i)
-{
-    return (const char *)p + i * (t == ATTN_F32 ? sizeof(float) : sizeof(uint16_t));
-}
+/* B of any storage type (f32, f16, bf16): element i of p and the copies the paths below
+ * read it through (its address: attn__avx512_dt_at). The conversions are exact, so every path
+ * computes on the floats the 16-bit values stand for. */
 static ATTN__AVX512_FORCE_INLINE float attn__avx512_mm_elem(attn_dtype t, const void *p, size_t i)
 {
     if (t == ATTN_F16) return attn__avx512_f16_to_f32(((const uint16_t *)p)[i]);
@@ -14925,7 +14918,7 @@ static void attn__avx512_mm_tile_any(size_t mr, size_t nr, size_t kc, const floa
             steps = attn__avx512_min(ATTN__AVX512_VW, kc - p);
             if (steps == ATTN__AVX512_VW) {
                 for (v = 0; v < ATTN__AVX512_NR; v += ATTN__AVX512_VW) /* no pointer past the last row */
-                    attn__avx512_mm_tcopy(bt, attn__avx512_mm_at(bt, b, (nr > v ? v : 0) * ldb + p), ldb,
+                    attn__avx512_mm_tcopy(bt, attn__avx512_dt_at(bt, b, (nr > v ? v : 0) * ldb + p), ldb,
                                    nr > v ? nr - v : 0, blk + v, ATTN__AVX512_NR);
             } else {
                 for (q = 0; q < steps; q++)
@@ -14974,14 +14967,14 @@ static void attn__avx512_mm_pack_t_dt(attn_dtype st, const void *src, size_t ld,
     size_t s, g, p, i;
     for (s = 0; s < rows; s += w, dst += w * kc) {
         const size_t r = attn__avx512_min(w, rows - s);
-        const void *sp = attn__avx512_mm_at(st, src, s * ld);
+        const void *sp = attn__avx512_dt_at(st, src, s * ld);
         if (far && s + w < rows && st == ATTN_F32)
             attn__avx512_mm_prefetch_rows((const float *)sp + w * ld, ld, attn__avx512_min(w, rows - s - w), kc);
         for (g = 0; g < w; g += ATTN__AVX512_VW) {
             /* no rows left: zeros, nothing read */
-            const void *sg = r > g ? attn__avx512_mm_at(st, sp, g * ld) : sp;
+            const void *sg = r > g ? attn__avx512_dt_at(st, sp, g * ld) : sp;
             for (p = 0; p + ATTN__AVX512_VW <= kc; p += ATTN__AVX512_VW)
-                attn__avx512_mm_tcopy(st, attn__avx512_mm_at(st, sg, p), ld, r > g ? r - g : 0,
+                attn__avx512_mm_tcopy(st, attn__avx512_dt_at(st, sg, p), ld, r > g ? r - g : 0,
                                dst + p * w + g, w);
             for (; p < kc; p++)
                 for (i = 0; i < ATTN__AVX512_VW && g + i < w; i++)
@@ -15040,7 +15033,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_pack_bn(attn_dtype bt, con
 {
     size_t s, p, v;
     for (p = 0; p < kc; p++) { /* row p of the storage holds op(B)'s row p */
-        const void *src = attn__avx512_mm_at(bt, b, (p0 + p) * ldb + j0);
+        const void *src = attn__avx512_dt_at(bt, b, (p0 + p) * ldb + j0);
         float *dst = pb + p * ATTN__AVX512_NR;
         for (s = 0; s + ATTN__AVX512_NR <= nc; s += ATTN__AVX512_NR, dst += ATTN__AVX512_NR * kc)
             for (v = 0; v < ATTN__AVX512_NR; v += ATTN__AVX512_VW)
@@ -15055,7 +15048,7 @@ static void attn__avx512_mm_pack_b(int tb, attn_dtype bt, const void *b, size_t 
                             size_t kc, size_t j0, size_t nc, float *pb)
 {
     if (tb) /* B stored n x k: transposes */
-        attn__avx512_mm_pack_t_dt(bt, attn__avx512_mm_at(bt, b, j0 * ldb + p0), ldb, nc, kc, ATTN__AVX512_NR,
+        attn__avx512_mm_pack_t_dt(bt, attn__avx512_dt_at(bt, b, j0 * ldb + p0), ldb, nc, kc, ATTN__AVX512_NR,
                            nc * ldb > ATTN__AVX512_MM_FAR, pb);
     else if (bt == ATTN_F16)
         attn__avx512_mm_pack_bn(ATTN_F16, b, ldb, p0, kc, j0, nc, pb);
@@ -15108,7 +15101,7 @@ static void attn__avx512_mm_nopack(int ta, int tb, size_t m, size_t n, size_t k,
             for (pc = 0; pc < k; pc += kcb) {
                 const size_t kc = attn__avx512_min(kcb, k - pc);
                 const float *ap = a + i * ars + pc * acs;
-                const void *bp = attn__avx512_mm_at(bt, b, tb ? j * ldb + pc : pc * ldb + j);
+                const void *bp = attn__avx512_dt_at(bt, b, tb ? j * ldb + pc : pc * ldb + j);
                 float *cp = c + i * ldc + j;
                 const int mode = pc == 0 ? 1 : 2;
                 if (mr == ATTN__AVX512_MR && nr == ATTN__AVX512_NR && !tb && bt == ATTN_F32) {
@@ -15291,7 +15284,7 @@ static void attn__avx512_mv_n(int ta, size_t m, size_t n, size_t k, float alpha,
         const size_t kc = attn__avx512_min(kcb, k - pc);
         for (j = 0; j < n; j += 2 * ATTN__AVX512_VW) {
             const size_t nr = attn__avx512_min(2 * ATTN__AVX512_VW, n - j);
-            const void *bp = attn__avx512_mm_at(bt, b, pc * ldb + j);
+            const void *bp = attn__avx512_dt_at(bt, b, pc * ldb + j);
             for (i = 0; i < m; i += R) {
                 R = attn__avx512_mv_group(m - i);
                 attn__avx512_mv_rows(0, bt, R, ldb, kc, a + i * ars + pc * acs, ars, acs, &bp, NULL, nr,
@@ -15315,7 +15308,7 @@ static void attn__avx512_mv_t(size_t m, size_t n, size_t k, float alpha, const f
     for (j = 0; j < n; j += 4) {
         const size_t jn = attn__avx512_min(4, n - j);
         const void *brow[4]; /* rows past n repeat the last one; never stored */
-        for (q = 0; q < 4; q++) brow[q] = attn__avx512_mm_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+        for (q = 0; q < 4; q++) brow[q] = attn__avx512_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
         for (q = 0; q < m * 4; q++) acc[q] = attn__avx512_vzero();
         for (p = 0; p < k; p += ATTN__AVX512_MV_PASS)
             for (i = 0; i < m; i += R) {
@@ -15511,13 +15504,6 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul_typed(attn_trans 
  * values. The bodies below take t as a constant (each is inlined into one function per
  * type, the type switch outside the loops over keys). */
 
-/* Element i of a K or V row of type t at p */
-static ATTN__AVX512_FORCE_INLINE const void *attn__avx512_kv_at(attn_dtype t, const void *p, size_t i)
-{
-    return t == ATTN_F32 ? (const void *)((const float *)p + i)
-                         : (const void *)((const uint16_t *)p + i);
-}
-
 /* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
  * (two chains): k's loads shared, each row's operations the same whatever nr is */
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_dot_body(attn_dtype t, const float *const *q, size_t nr,
@@ -15558,7 +15544,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_kdots_body(attn_dtype t, cons
     size_t j, r, u;
     float x[4];
     for (j = 0; j < nmax; j++) {
-        const void *kj = attn__avx512_kv_at(t, kt, j * ld);
+        const void *kj = attn__avx512_dt_at(t, kt, j * ld);
         for (r = 0; r < gr; r += 4) {
             const size_t nr = attn__avx512_min(4, gr - r);
             if (nr == 1) {
@@ -15618,7 +15604,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_vaxpy_body(attn_dtype t, floa
 {
     size_t j, r;
     for (j = 0; j < nmax; j++) {
-        const void *vj = attn__avx512_kv_at(t, vt, j * ld);
+        const void *vj = attn__avx512_dt_at(t, vt, j * ld);
         float *y[4], a[4];
         size_t c = 0;
         for (r = 0; r < gr; r++)
@@ -15724,8 +15710,8 @@ static attn__avx512_hd attn__avx512_head(const attn_attention_params *p, size_t 
     const size_t g = h / (p->heads / p->kv_heads);
     hd.q = p->q + b * p->q_sb + h * p->q_sh;
     hd.kvt = p->kv_type;
-    hd.k = attn__avx512_kv_at(p->kv_type, p->k, b * p->k_sb + g * p->k_sh);
-    hd.v = attn__avx512_kv_at(p->kv_type, p->v, b * p->v_sb + g * p->v_sh);
+    hd.k = attn__avx512_dt_at(p->kv_type, p->k, b * p->k_sb + g * p->k_sh);
+    hd.v = attn__avx512_dt_at(p->kv_type, p->v, b * p->v_sb + g * p->v_sh);
     hd.o = p->o + b * p->o_sb + h * p->o_sh;
     hd.mask = p->mask ? p->mask + b * p->mask_sb + h * p->mask_sh : NULL;
     hd.bmask = p->bool_mask ? p->bool_mask + b * p->bmask_sb + h * p->bmask_sh : NULL;
@@ -15824,7 +15810,7 @@ static ATTN__AVX512_FORCE_INLINE int attn__avx512_pack_v_body(attn_dtype t, cons
     float f;
     for (p = 0; p < tk; p++)
         for (c = 0; c < dv; c += ATTN__AVX512_NR) {
-            const void *vr = attn__avx512_kv_at(t, v, p * ld); /* never a pointer past the last row */
+            const void *vr = attn__avx512_dt_at(t, v, p * ld); /* never a pointer past the last row */
             float *dp = dst + c * tk + p * ATTN__AVX512_NR;
             for (u = 0; u < ATTN__AVX512_NR; u += ATTN__AVX512_VW) {
                 attn__avx512_v x = z;
@@ -15854,7 +15840,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_pack_kt_body(attn_dtype t, co
                 for (i = 0; i < ATTN__AVX512_VW; i++) {
                     attn__avx512_v x = attn__avx512_vzero();
                     if (i < r) {
-                        const void *kr = attn__avx512_kv_at(t, k, (s + g + i) * ld);
+                        const void *kr = attn__avx512_dt_at(t, k, (s + g + i) * ld);
                         x = nc == ATTN__AVX512_VW ? attn__avx512_vload_dt(t, kr, p)
                                            : attn__avx512_vload_dt_part(t, kr, p, nc);
                     }
@@ -15880,8 +15866,8 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_pack_kt_body(attn_dtype t, co
 static int attn__avx512_pack_kv(const attn__avx512_hd *hd, size_t k0, size_t tk, float *kp, float *vp,
                          float *blk)
 {
-    const void *k = attn__avx512_kv_at(hd->kvt, hd->k, k0 * hd->k_sl);
-    const void *v = attn__avx512_kv_at(hd->kvt, hd->v, k0 * hd->v_sl);
+    const void *k = attn__avx512_dt_at(hd->kvt, hd->k, k0 * hd->k_sl);
+    const void *v = attn__avx512_dt_at(hd->kvt, hd->v, k0 * hd->v_sl);
     switch (hd->kvt) {
     case ATTN_F16:
         attn__avx512_pack_kt_body(ATTN_F16, k, hd->k_sl, tk, hd->d, kp, blk);
@@ -15997,7 +15983,7 @@ static void attn__avx512_tile_fused(const attn__avx512_hd *hd, size_t q0, size_t
                 size_t nv[ATTN__AVX512_MR];
                 for (i = 0; i < mr; i++) nv[i] = ts;
                 attn__avx512_vaxpy(hd->kvt, acc, dvp, w->s, ATTN__AVX512_TK, mr, nv, ts,
-                            attn__avx512_kv_at(hd->kvt, hd->v, k0 * hd->v_sl), hd->v_sl, dv);
+                            attn__avx512_dt_at(hd->kvt, hd->v, k0 * hd->v_sl), hd->v_sl, dv);
             }
         }
     }
@@ -16017,8 +16003,8 @@ static void attn__avx512_tile_rows(const attn__avx512_hd *hds, size_t nh, size_t
     attn__avx512_tile_init(rows, rows, w);
     for (k0 = 0; k0 < kend; k0 += ATTN__AVX512_TK) {
         const size_t tk = attn__avx512_min(ATTN__AVX512_TK, kend - k0);
-        const void *kt = attn__avx512_kv_at(hd->kvt, hd->k, k0 * hd->k_sl);
-        const void *vt = attn__avx512_kv_at(hd->kvt, hd->v, k0 * hd->v_sl);
+        const void *kt = attn__avx512_dt_at(hd->kvt, hd->k, k0 * hd->k_sl);
+        const void *vt = attn__avx512_dt_at(hd->kvt, hd->v, k0 * hd->v_sl);
         for (g = 0; g < rows; g += ATTN__AVX512_MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__avx512_min(ATTN__AVX512_MR, rows - g);
             const float *qr[ATTN__AVX512_MR];
@@ -16056,8 +16042,10 @@ static void attn__avx512_tile_scores(const attn_attention_params *p, const attn_
         if (hd->scores_mode == ATTN_SCORES_LOGITS) {
             const float *qrow = hd->q + qi * hd->q_sl;
             const size_t nk = p->kv_len - n;
-            attn__avx512_kdots(hd->kvt, &qrow, 1, &nk, nk, attn__avx512_kv_at(hd->kvt, hd->k, n * hd->k_sl),
-                        hd->k_sl, hd->d, sc + n, 0);
+            if (nk) /* K row n exists: with none, n * k_sl may point far past the cache */
+                attn__avx512_kdots(hd->kvt, &qrow, 1, &nk, nk,
+                            attn__avx512_dt_at(hd->kvt, hd->k, n * hd->k_sl), hd->k_sl, hd->d,
+                            sc + n, 0);
             for (j = n; j < p->kv_len; j++) {
                 float x = sc[j] * hd->scale;
                 if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
@@ -17228,12 +17216,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder_param_count(size
 /* The checks of one matrix view mapping d_in -> d_out (nothing computed) */
 static attn_status attn__avx512_matrix_check(const attn_matrix *m, size_t d_in, size_t d_out)
 {
-    attn_status st;
-    if (!m->w) return ATTN_ERR_NULL;
-    st = attn__avx512_attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
-                           ATTN_ACT_NONE, NULL, d_out, NULL, 0);
-    if (st != ATTN_OK) return st;
-    return attn__avx512_attn_dtype_size(m->type) ? ATTN_OK : ATTN_ERR_ARG;
+    if (!m->w) return ATTN_ERR_NULL; /* then attn__avx512_attn_linear_typed's checks, the type's included */
+    return attn__avx512_attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
+                             ATTN_ACT_NONE, NULL, d_out, NULL, 0);
 }
 
 static size_t attn__avx512_dq(const attn_decoder_only_weights *w) { return w->heads * w->head_dim; }
@@ -19740,6 +19725,13 @@ ATTN_API size_t attn_dtype_size(attn_dtype type)
     return 0;
 }
 
+/* The address of element i of an array of type t at p */
+static ATTN__FORCE_INLINE const void *attn__dt_at(attn_dtype t, const void *p, size_t i)
+{
+    return t == ATTN_F32 ? (const void *)((const float *)p + i)
+                         : (const void *)((const uint16_t *)p + i);
+}
+
 /* ATTN__VW elements of type t at element i of p, widened to floats (t: a constant after
  * inlining, so each conversion loop below is specialized) */
 static ATTN__FORCE_INLINE attn__v attn__vload_dt(attn_dtype t, const void *p, size_t i)
@@ -20803,13 +20795,9 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
 static size_t attn__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__min(size_t a, size_t b) { return a < b ? a : b; }
 
-/* B of any storage type (f32, f16, bf16): element i of p, its address, and the copies the
- * paths below read it through. The conversions are exact, so every path computes on the
- * floats the 16-bit values stand for. */
-static ATTN__FORCE_INLINE const void *attn__mm_at(attn_dtype t, const void *p, size_t i)
-{
-    return (const char *)p + i * (t == ATTN_F32 ? sizeof(float) : sizeof(uint16_t));
-}
+/* B of any storage type (f32, f16, bf16): element i of p and the copies the paths below
+ * read it through (its address: attn__dt_at). The conversions are exact, so every path
+ * computes on the floats the 16-bit values stand for. */
 static ATTN__FORCE_INLINE float attn__mm_elem(attn_dtype t, const void *p, size_t i)
 {
     if (t == ATTN_F16) return attn__f16_to_f32(((const uint16_t *)p)[i]);
@@ -20942,7 +20930,7 @@ static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, s
             steps = attn__min(ATTN__VW, kc - p);
             if (steps == ATTN__VW) {
                 for (v = 0; v < ATTN__NR; v += ATTN__VW) /* no pointer past the last row */
-                    attn__mm_tcopy(bt, attn__mm_at(bt, b, (nr > v ? v : 0) * ldb + p), ldb,
+                    attn__mm_tcopy(bt, attn__dt_at(bt, b, (nr > v ? v : 0) * ldb + p), ldb,
                                    nr > v ? nr - v : 0, blk + v, ATTN__NR);
             } else {
                 for (q = 0; q < steps; q++)
@@ -20991,14 +20979,14 @@ static void attn__mm_pack_t_dt(attn_dtype st, const void *src, size_t ld, size_t
     size_t s, g, p, i;
     for (s = 0; s < rows; s += w, dst += w * kc) {
         const size_t r = attn__min(w, rows - s);
-        const void *sp = attn__mm_at(st, src, s * ld);
+        const void *sp = attn__dt_at(st, src, s * ld);
         if (far && s + w < rows && st == ATTN_F32)
             attn__mm_prefetch_rows((const float *)sp + w * ld, ld, attn__min(w, rows - s - w), kc);
         for (g = 0; g < w; g += ATTN__VW) {
             /* no rows left: zeros, nothing read */
-            const void *sg = r > g ? attn__mm_at(st, sp, g * ld) : sp;
+            const void *sg = r > g ? attn__dt_at(st, sp, g * ld) : sp;
             for (p = 0; p + ATTN__VW <= kc; p += ATTN__VW)
-                attn__mm_tcopy(st, attn__mm_at(st, sg, p), ld, r > g ? r - g : 0,
+                attn__mm_tcopy(st, attn__dt_at(st, sg, p), ld, r > g ? r - g : 0,
                                dst + p * w + g, w);
             for (; p < kc; p++)
                 for (i = 0; i < ATTN__VW && g + i < w; i++)
@@ -21057,7 +21045,7 @@ static ATTN__FORCE_INLINE void attn__mm_pack_bn(attn_dtype bt, const void *b, si
 {
     size_t s, p, v;
     for (p = 0; p < kc; p++) { /* row p of the storage holds op(B)'s row p */
-        const void *src = attn__mm_at(bt, b, (p0 + p) * ldb + j0);
+        const void *src = attn__dt_at(bt, b, (p0 + p) * ldb + j0);
         float *dst = pb + p * ATTN__NR;
         for (s = 0; s + ATTN__NR <= nc; s += ATTN__NR, dst += ATTN__NR * kc)
             for (v = 0; v < ATTN__NR; v += ATTN__VW)
@@ -21072,7 +21060,7 @@ static void attn__mm_pack_b(int tb, attn_dtype bt, const void *b, size_t ldb, si
                             size_t kc, size_t j0, size_t nc, float *pb)
 {
     if (tb) /* B stored n x k: transposes */
-        attn__mm_pack_t_dt(bt, attn__mm_at(bt, b, j0 * ldb + p0), ldb, nc, kc, ATTN__NR,
+        attn__mm_pack_t_dt(bt, attn__dt_at(bt, b, j0 * ldb + p0), ldb, nc, kc, ATTN__NR,
                            nc * ldb > ATTN__MM_FAR, pb);
     else if (bt == ATTN_F16)
         attn__mm_pack_bn(ATTN_F16, b, ldb, p0, kc, j0, nc, pb);
@@ -21125,7 +21113,7 @@ static void attn__mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float 
             for (pc = 0; pc < k; pc += kcb) {
                 const size_t kc = attn__min(kcb, k - pc);
                 const float *ap = a + i * ars + pc * acs;
-                const void *bp = attn__mm_at(bt, b, tb ? j * ldb + pc : pc * ldb + j);
+                const void *bp = attn__dt_at(bt, b, tb ? j * ldb + pc : pc * ldb + j);
                 float *cp = c + i * ldc + j;
                 const int mode = pc == 0 ? 1 : 2;
                 if (mr == ATTN__MR && nr == ATTN__NR && !tb && bt == ATTN_F32) {
@@ -21308,7 +21296,7 @@ static void attn__mv_n(int ta, size_t m, size_t n, size_t k, float alpha, const 
         const size_t kc = attn__min(kcb, k - pc);
         for (j = 0; j < n; j += 2 * ATTN__VW) {
             const size_t nr = attn__min(2 * ATTN__VW, n - j);
-            const void *bp = attn__mm_at(bt, b, pc * ldb + j);
+            const void *bp = attn__dt_at(bt, b, pc * ldb + j);
             for (i = 0; i < m; i += R) {
                 R = attn__mv_group(m - i);
                 attn__mv_rows(0, bt, R, ldb, kc, a + i * ars + pc * acs, ars, acs, &bp, NULL, nr,
@@ -21332,7 +21320,7 @@ static void attn__mv_t(size_t m, size_t n, size_t k, float alpha, const float *a
     for (j = 0; j < n; j += 4) {
         const size_t jn = attn__min(4, n - j);
         const void *brow[4]; /* rows past n repeat the last one; never stored */
-        for (q = 0; q < 4; q++) brow[q] = attn__mm_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+        for (q = 0; q < 4; q++) brow[q] = attn__dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
         for (q = 0; q < m * 4; q++) acc[q] = attn__vzero();
         for (p = 0; p < k; p += ATTN__MV_PASS)
             for (i = 0; i < m; i += R) {
@@ -21528,13 +21516,6 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
  * values. The bodies below take t as a constant (each is inlined into one function per
  * type, the type switch outside the loops over keys). */
 
-/* Element i of a K or V row of type t at p */
-static ATTN__FORCE_INLINE const void *attn__kv_at(attn_dtype t, const void *p, size_t i)
-{
-    return t == ATTN_F32 ? (const void *)((const float *)p + i)
-                         : (const void *)((const uint16_t *)p + i);
-}
-
 /* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
  * (two chains): k's loads shared, each row's operations the same whatever nr is */
 static ATTN__FORCE_INLINE void attn__dot_body(attn_dtype t, const float *const *q, size_t nr,
@@ -21575,7 +21556,7 @@ static ATTN__FORCE_INLINE void attn__kdots_body(attn_dtype t, const float *const
     size_t j, r, u;
     float x[4];
     for (j = 0; j < nmax; j++) {
-        const void *kj = attn__kv_at(t, kt, j * ld);
+        const void *kj = attn__dt_at(t, kt, j * ld);
         for (r = 0; r < gr; r += 4) {
             const size_t nr = attn__min(4, gr - r);
             if (nr == 1) {
@@ -21635,7 +21616,7 @@ static ATTN__FORCE_INLINE void attn__vaxpy_body(attn_dtype t, float *acc, size_t
 {
     size_t j, r;
     for (j = 0; j < nmax; j++) {
-        const void *vj = attn__kv_at(t, vt, j * ld);
+        const void *vj = attn__dt_at(t, vt, j * ld);
         float *y[4], a[4];
         size_t c = 0;
         for (r = 0; r < gr; r++)
@@ -21741,8 +21722,8 @@ static attn__hd attn__head(const attn_attention_params *p, size_t b, size_t h)
     const size_t g = h / (p->heads / p->kv_heads);
     hd.q = p->q + b * p->q_sb + h * p->q_sh;
     hd.kvt = p->kv_type;
-    hd.k = attn__kv_at(p->kv_type, p->k, b * p->k_sb + g * p->k_sh);
-    hd.v = attn__kv_at(p->kv_type, p->v, b * p->v_sb + g * p->v_sh);
+    hd.k = attn__dt_at(p->kv_type, p->k, b * p->k_sb + g * p->k_sh);
+    hd.v = attn__dt_at(p->kv_type, p->v, b * p->v_sb + g * p->v_sh);
     hd.o = p->o + b * p->o_sb + h * p->o_sh;
     hd.mask = p->mask ? p->mask + b * p->mask_sb + h * p->mask_sh : NULL;
     hd.bmask = p->bool_mask ? p->bool_mask + b * p->bmask_sb + h * p->bmask_sh : NULL;
@@ -21841,7 +21822,7 @@ static ATTN__FORCE_INLINE int attn__pack_v_body(attn_dtype t, const void *v, siz
     float f;
     for (p = 0; p < tk; p++)
         for (c = 0; c < dv; c += ATTN__NR) {
-            const void *vr = attn__kv_at(t, v, p * ld); /* never a pointer past the last row */
+            const void *vr = attn__dt_at(t, v, p * ld); /* never a pointer past the last row */
             float *dp = dst + c * tk + p * ATTN__NR;
             for (u = 0; u < ATTN__NR; u += ATTN__VW) {
                 attn__v x = z;
@@ -21871,7 +21852,7 @@ static ATTN__FORCE_INLINE void attn__pack_kt_body(attn_dtype t, const void *k, s
                 for (i = 0; i < ATTN__VW; i++) {
                     attn__v x = attn__vzero();
                     if (i < r) {
-                        const void *kr = attn__kv_at(t, k, (s + g + i) * ld);
+                        const void *kr = attn__dt_at(t, k, (s + g + i) * ld);
                         x = nc == ATTN__VW ? attn__vload_dt(t, kr, p)
                                            : attn__vload_dt_part(t, kr, p, nc);
                     }
@@ -21897,8 +21878,8 @@ static ATTN__FORCE_INLINE void attn__pack_kt_body(attn_dtype t, const void *k, s
 static int attn__pack_kv(const attn__hd *hd, size_t k0, size_t tk, float *kp, float *vp,
                          float *blk)
 {
-    const void *k = attn__kv_at(hd->kvt, hd->k, k0 * hd->k_sl);
-    const void *v = attn__kv_at(hd->kvt, hd->v, k0 * hd->v_sl);
+    const void *k = attn__dt_at(hd->kvt, hd->k, k0 * hd->k_sl);
+    const void *v = attn__dt_at(hd->kvt, hd->v, k0 * hd->v_sl);
     switch (hd->kvt) {
     case ATTN_F16:
         attn__pack_kt_body(ATTN_F16, k, hd->k_sl, tk, hd->d, kp, blk);
@@ -22014,7 +21995,7 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
                 size_t nv[ATTN__MR];
                 for (i = 0; i < mr; i++) nv[i] = ts;
                 attn__vaxpy(hd->kvt, acc, dvp, w->s, ATTN__TK, mr, nv, ts,
-                            attn__kv_at(hd->kvt, hd->v, k0 * hd->v_sl), hd->v_sl, dv);
+                            attn__dt_at(hd->kvt, hd->v, k0 * hd->v_sl), hd->v_sl, dv);
             }
         }
     }
@@ -22034,8 +22015,8 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
     attn__tile_init(rows, rows, w);
     for (k0 = 0; k0 < kend; k0 += ATTN__TK) {
         const size_t tk = attn__min(ATTN__TK, kend - k0);
-        const void *kt = attn__kv_at(hd->kvt, hd->k, k0 * hd->k_sl);
-        const void *vt = attn__kv_at(hd->kvt, hd->v, k0 * hd->v_sl);
+        const void *kt = attn__dt_at(hd->kvt, hd->k, k0 * hd->k_sl);
+        const void *vt = attn__dt_at(hd->kvt, hd->v, k0 * hd->v_sl);
         for (g = 0; g < rows; g += ATTN__MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__min(ATTN__MR, rows - g);
             const float *qr[ATTN__MR];
@@ -22073,8 +22054,10 @@ static void attn__tile_scores(const attn_attention_params *p, const attn__hd *hd
         if (hd->scores_mode == ATTN_SCORES_LOGITS) {
             const float *qrow = hd->q + qi * hd->q_sl;
             const size_t nk = p->kv_len - n;
-            attn__kdots(hd->kvt, &qrow, 1, &nk, nk, attn__kv_at(hd->kvt, hd->k, n * hd->k_sl),
-                        hd->k_sl, hd->d, sc + n, 0);
+            if (nk) /* K row n exists: with none, n * k_sl may point far past the cache */
+                attn__kdots(hd->kvt, &qrow, 1, &nk, nk,
+                            attn__dt_at(hd->kvt, hd->k, n * hd->k_sl), hd->k_sl, hd->d,
+                            sc + n, 0);
             for (j = n; j < p->kv_len; j++) {
                 float x = sc[j] * hd->scale;
                 if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
@@ -23245,12 +23228,9 @@ ATTN_API attn_status attn_decoder_param_count(size_t d_model, size_t heads, size
 /* The checks of one matrix view mapping d_in -> d_out (nothing computed) */
 static attn_status attn__matrix_check(const attn_matrix *m, size_t d_in, size_t d_out)
 {
-    attn_status st;
-    if (!m->w) return ATTN_ERR_NULL;
-    st = attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
-                           ATTN_ACT_NONE, NULL, d_out, NULL, 0);
-    if (st != ATTN_OK) return st;
-    return attn_dtype_size(m->type) ? ATTN_OK : ATTN_ERR_ARG;
+    if (!m->w) return ATTN_ERR_NULL; /* then attn_linear_typed's checks, the type's included */
+    return attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
+                             ATTN_ACT_NONE, NULL, d_out, NULL, 0);
 }
 
 static size_t attn__dq(const attn_decoder_only_weights *w) { return w->heads * w->head_dim; }

@@ -26,13 +26,6 @@
  * values. The bodies below take t as a constant (each is inlined into one function per
  * type, the type switch outside the loops over keys). */
 
-/* Element i of a K or V row of type t at p */
-static ATTN__FORCE_INLINE const void *attn__kv_at(attn_dtype t, const void *p, size_t i)
-{
-    return t == ATTN_F32 ? (const void *)((const float *)p + i)
-                         : (const void *)((const uint16_t *)p + i);
-}
-
 /* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
  * (two chains): k's loads shared, each row's operations the same whatever nr is */
 static ATTN__FORCE_INLINE void attn__dot_body(attn_dtype t, const float *const *q, size_t nr,
@@ -73,7 +66,7 @@ static ATTN__FORCE_INLINE void attn__kdots_body(attn_dtype t, const float *const
     size_t j, r, u;
     float x[4];
     for (j = 0; j < nmax; j++) {
-        const void *kj = attn__kv_at(t, kt, j * ld);
+        const void *kj = attn__dt_at(t, kt, j * ld);
         for (r = 0; r < gr; r += 4) {
             const size_t nr = attn__min(4, gr - r);
             if (nr == 1) {
@@ -133,7 +126,7 @@ static ATTN__FORCE_INLINE void attn__vaxpy_body(attn_dtype t, float *acc, size_t
 {
     size_t j, r;
     for (j = 0; j < nmax; j++) {
-        const void *vj = attn__kv_at(t, vt, j * ld);
+        const void *vj = attn__dt_at(t, vt, j * ld);
         float *y[4], a[4];
         size_t c = 0;
         for (r = 0; r < gr; r++)
@@ -239,8 +232,8 @@ static attn__hd attn__head(const attn_attention_params *p, size_t b, size_t h)
     const size_t g = h / (p->heads / p->kv_heads);
     hd.q = p->q + b * p->q_sb + h * p->q_sh;
     hd.kvt = p->kv_type;
-    hd.k = attn__kv_at(p->kv_type, p->k, b * p->k_sb + g * p->k_sh);
-    hd.v = attn__kv_at(p->kv_type, p->v, b * p->v_sb + g * p->v_sh);
+    hd.k = attn__dt_at(p->kv_type, p->k, b * p->k_sb + g * p->k_sh);
+    hd.v = attn__dt_at(p->kv_type, p->v, b * p->v_sb + g * p->v_sh);
     hd.o = p->o + b * p->o_sb + h * p->o_sh;
     hd.mask = p->mask ? p->mask + b * p->mask_sb + h * p->mask_sh : NULL;
     hd.bmask = p->bool_mask ? p->bool_mask + b * p->bmask_sb + h * p->bmask_sh : NULL;
@@ -339,7 +332,7 @@ static ATTN__FORCE_INLINE int attn__pack_v_body(attn_dtype t, const void *v, siz
     float f;
     for (p = 0; p < tk; p++)
         for (c = 0; c < dv; c += ATTN__NR) {
-            const void *vr = attn__kv_at(t, v, p * ld); /* never a pointer past the last row */
+            const void *vr = attn__dt_at(t, v, p * ld); /* never a pointer past the last row */
             float *dp = dst + c * tk + p * ATTN__NR;
             for (u = 0; u < ATTN__NR; u += ATTN__VW) {
                 attn__v x = z;
@@ -369,7 +362,7 @@ static ATTN__FORCE_INLINE void attn__pack_kt_body(attn_dtype t, const void *k, s
                 for (i = 0; i < ATTN__VW; i++) {
                     attn__v x = attn__vzero();
                     if (i < r) {
-                        const void *kr = attn__kv_at(t, k, (s + g + i) * ld);
+                        const void *kr = attn__dt_at(t, k, (s + g + i) * ld);
                         x = nc == ATTN__VW ? attn__vload_dt(t, kr, p)
                                            : attn__vload_dt_part(t, kr, p, nc);
                     }
@@ -395,8 +388,8 @@ static ATTN__FORCE_INLINE void attn__pack_kt_body(attn_dtype t, const void *k, s
 static int attn__pack_kv(const attn__hd *hd, size_t k0, size_t tk, float *kp, float *vp,
                          float *blk)
 {
-    const void *k = attn__kv_at(hd->kvt, hd->k, k0 * hd->k_sl);
-    const void *v = attn__kv_at(hd->kvt, hd->v, k0 * hd->v_sl);
+    const void *k = attn__dt_at(hd->kvt, hd->k, k0 * hd->k_sl);
+    const void *v = attn__dt_at(hd->kvt, hd->v, k0 * hd->v_sl);
     switch (hd->kvt) {
     case ATTN_F16:
         attn__pack_kt_body(ATTN_F16, k, hd->k_sl, tk, hd->d, kp, blk);
@@ -512,7 +505,7 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
                 size_t nv[ATTN__MR];
                 for (i = 0; i < mr; i++) nv[i] = ts;
                 attn__vaxpy(hd->kvt, acc, dvp, w->s, ATTN__TK, mr, nv, ts,
-                            attn__kv_at(hd->kvt, hd->v, k0 * hd->v_sl), hd->v_sl, dv);
+                            attn__dt_at(hd->kvt, hd->v, k0 * hd->v_sl), hd->v_sl, dv);
             }
         }
     }
@@ -532,8 +525,8 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
     attn__tile_init(rows, rows, w);
     for (k0 = 0; k0 < kend; k0 += ATTN__TK) {
         const size_t tk = attn__min(ATTN__TK, kend - k0);
-        const void *kt = attn__kv_at(hd->kvt, hd->k, k0 * hd->k_sl);
-        const void *vt = attn__kv_at(hd->kvt, hd->v, k0 * hd->v_sl);
+        const void *kt = attn__dt_at(hd->kvt, hd->k, k0 * hd->k_sl);
+        const void *vt = attn__dt_at(hd->kvt, hd->v, k0 * hd->v_sl);
         for (g = 0; g < rows; g += ATTN__MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__min(ATTN__MR, rows - g);
             const float *qr[ATTN__MR];
@@ -571,8 +564,10 @@ static void attn__tile_scores(const attn_attention_params *p, const attn__hd *hd
         if (hd->scores_mode == ATTN_SCORES_LOGITS) {
             const float *qrow = hd->q + qi * hd->q_sl;
             const size_t nk = p->kv_len - n;
-            attn__kdots(hd->kvt, &qrow, 1, &nk, nk, attn__kv_at(hd->kvt, hd->k, n * hd->k_sl),
-                        hd->k_sl, hd->d, sc + n, 0);
+            if (nk) /* K row n exists: with none, n * k_sl may point far past the cache */
+                attn__kdots(hd->kvt, &qrow, 1, &nk, nk,
+                            attn__dt_at(hd->kvt, hd->k, n * hd->k_sl), hd->k_sl, hd->d,
+                            sc + n, 0);
             for (j = n; j < p->kv_len; j++) {
                 float x = sc[j] * hd->scale;
                 if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);

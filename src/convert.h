@@ -10,6 +10,13 @@ ATTN_API size_t attn_dtype_size(attn_dtype type)
     return 0;
 }
 
+/* The address of element i of an array of type t at p */
+static ATTN__FORCE_INLINE const void *attn__dt_at(attn_dtype t, const void *p, size_t i)
+{
+    return t == ATTN_F32 ? (const void *)((const float *)p + i)
+                         : (const void *)((const uint16_t *)p + i);
+}
+
 /* ATTN__VW elements of type t at element i of p, widened to floats (t: a constant after
  * inlining, so each conversion loop below is specialized) */
 static ATTN__FORCE_INLINE attn__v attn__vload_dt(attn_dtype t, const void *p, size_t i)

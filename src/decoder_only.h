@@ -7,12 +7,9 @@
 /* The checks of one matrix view mapping d_in -> d_out (nothing computed) */
 static attn_status attn__matrix_check(const attn_matrix *m, size_t d_in, size_t d_out)
 {
-    attn_status st;
-    if (!m->w) return ATTN_ERR_NULL;
-    st = attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
-                           ATTN_ACT_NONE, NULL, d_out, NULL, 0);
-    if (st != ATTN_OK) return st;
-    return attn_dtype_size(m->type) ? ATTN_OK : ATTN_ERR_ARG;
+    if (!m->w) return ATTN_ERR_NULL; /* then attn_linear_typed's checks, the type's included */
+    return attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
+                             ATTN_ACT_NONE, NULL, d_out, NULL, 0);
 }
 
 static size_t attn__dq(const attn_decoder_only_weights *w) { return w->heads * w->head_dim; }

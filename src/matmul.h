@@ -18,13 +18,9 @@
 static size_t attn__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__min(size_t a, size_t b) { return a < b ? a : b; }
 
-/* B of any storage type (f32, f16, bf16): element i of p, its address, and the copies the
- * paths below read it through. The conversions are exact, so every path computes on the
- * floats the 16-bit values stand for. */
-static ATTN__FORCE_INLINE const void *attn__mm_at(attn_dtype t, const void *p, size_t i)
-{
-    return (const char *)p + i * (t == ATTN_F32 ? sizeof(float) : sizeof(uint16_t));
-}
+/* B of any storage type (f32, f16, bf16): element i of p and the copies the paths below
+ * read it through (its address: attn__dt_at). The conversions are exact, so every path
+ * computes on the floats the 16-bit values stand for. */
 static ATTN__FORCE_INLINE float attn__mm_elem(attn_dtype t, const void *p, size_t i)
 {
     if (t == ATTN_F16) return attn__f16_to_f32(((const uint16_t *)p)[i]);
@@ -157,7 +153,7 @@ static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, s
             steps = attn__min(ATTN__VW, kc - p);
             if (steps == ATTN__VW) {
                 for (v = 0; v < ATTN__NR; v += ATTN__VW) /* no pointer past the last row */
-                    attn__mm_tcopy(bt, attn__mm_at(bt, b, (nr > v ? v : 0) * ldb + p), ldb,
+                    attn__mm_tcopy(bt, attn__dt_at(bt, b, (nr > v ? v : 0) * ldb + p), ldb,
                                    nr > v ? nr - v : 0, blk + v, ATTN__NR);
             } else {
                 for (q = 0; q < steps; q++)
@@ -206,14 +202,14 @@ static void attn__mm_pack_t_dt(attn_dtype st, const void *src, size_t ld, size_t
     size_t s, g, p, i;
     for (s = 0; s < rows; s += w, dst += w * kc) {
         const size_t r = attn__min(w, rows - s);
-        const void *sp = attn__mm_at(st, src, s * ld);
+        const void *sp = attn__dt_at(st, src, s * ld);
         if (far && s + w < rows && st == ATTN_F32)
             attn__mm_prefetch_rows((const float *)sp + w * ld, ld, attn__min(w, rows - s - w), kc);
         for (g = 0; g < w; g += ATTN__VW) {
             /* no rows left: zeros, nothing read */
-            const void *sg = r > g ? attn__mm_at(st, sp, g * ld) : sp;
+            const void *sg = r > g ? attn__dt_at(st, sp, g * ld) : sp;
             for (p = 0; p + ATTN__VW <= kc; p += ATTN__VW)
-                attn__mm_tcopy(st, attn__mm_at(st, sg, p), ld, r > g ? r - g : 0,
+                attn__mm_tcopy(st, attn__dt_at(st, sg, p), ld, r > g ? r - g : 0,
                                dst + p * w + g, w);
             for (; p < kc; p++)
                 for (i = 0; i < ATTN__VW && g + i < w; i++)
@@ -272,7 +268,7 @@ static ATTN__FORCE_INLINE void attn__mm_pack_bn(attn_dtype bt, const void *b, si
 {
     size_t s, p, v;
     for (p = 0; p < kc; p++) { /* row p of the storage holds op(B)'s row p */
-        const void *src = attn__mm_at(bt, b, (p0 + p) * ldb + j0);
+        const void *src = attn__dt_at(bt, b, (p0 + p) * ldb + j0);
         float *dst = pb + p * ATTN__NR;
         for (s = 0; s + ATTN__NR <= nc; s += ATTN__NR, dst += ATTN__NR * kc)
             for (v = 0; v < ATTN__NR; v += ATTN__VW)
@@ -287,7 +283,7 @@ static void attn__mm_pack_b(int tb, attn_dtype bt, const void *b, size_t ldb, si
                             size_t kc, size_t j0, size_t nc, float *pb)
 {
     if (tb) /* B stored n x k: transposes */
-        attn__mm_pack_t_dt(bt, attn__mm_at(bt, b, j0 * ldb + p0), ldb, nc, kc, ATTN__NR,
+        attn__mm_pack_t_dt(bt, attn__dt_at(bt, b, j0 * ldb + p0), ldb, nc, kc, ATTN__NR,
                            nc * ldb > ATTN__MM_FAR, pb);
     else if (bt == ATTN_F16)
         attn__mm_pack_bn(ATTN_F16, b, ldb, p0, kc, j0, nc, pb);
@@ -340,7 +336,7 @@ static void attn__mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float 
             for (pc = 0; pc < k; pc += kcb) {
                 const size_t kc = attn__min(kcb, k - pc);
                 const float *ap = a + i * ars + pc * acs;
-                const void *bp = attn__mm_at(bt, b, tb ? j * ldb + pc : pc * ldb + j);
+                const void *bp = attn__dt_at(bt, b, tb ? j * ldb + pc : pc * ldb + j);
                 float *cp = c + i * ldc + j;
                 const int mode = pc == 0 ? 1 : 2;
                 if (mr == ATTN__MR && nr == ATTN__NR && !tb && bt == ATTN_F32) {
@@ -523,7 +519,7 @@ static void attn__mv_n(int ta, size_t m, size_t n, size_t k, float alpha, const 
         const size_t kc = attn__min(kcb, k - pc);
         for (j = 0; j < n; j += 2 * ATTN__VW) {
             const size_t nr = attn__min(2 * ATTN__VW, n - j);
-            const void *bp = attn__mm_at(bt, b, pc * ldb + j);
+            const void *bp = attn__dt_at(bt, b, pc * ldb + j);
             for (i = 0; i < m; i += R) {
                 R = attn__mv_group(m - i);
                 attn__mv_rows(0, bt, R, ldb, kc, a + i * ars + pc * acs, ars, acs, &bp, NULL, nr,
@@ -547,7 +543,7 @@ static void attn__mv_t(size_t m, size_t n, size_t k, float alpha, const float *a
     for (j = 0; j < n; j += 4) {
         const size_t jn = attn__min(4, n - j);
         const void *brow[4]; /* rows past n repeat the last one; never stored */
-        for (q = 0; q < 4; q++) brow[q] = attn__mm_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+        for (q = 0; q < 4; q++) brow[q] = attn__dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
         for (q = 0; q < m * 4; q++) acc[q] = attn__vzero();
         for (p = 0; p < k; p += ATTN__MV_PASS)
             for (i = 0; i < m; i += R) {
