@@ -2454,6 +2454,9 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__SCALAR_TQ 192
 #define ATTN__SCALAR_TK ((128 + ATTN__SCALAR_NR - 1) / ATTN__SCALAR_NR * ATTN__SCALAR_NR) /* 132 on AArch64 */
 #define ATTN__SCALAR_SM_SHORT 8
+#ifdef ATTN__SCALAR_ISA_WASM
+#define ATTN__SCALAR_NORM_PAIR 0 /* V8 spills two rows' 16 accumulators (and the whole function) */
+#endif
 #else /* ---- scalar ---- */
 #define ATTN__SCALAR_MM_KC 256
 #define ATTN__SCALAR_MM_MC (24 * ATTN__SCALAR_MR)
@@ -2465,6 +2468,11 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
 
 /* the transposing packs write whole vectors per row: a sliver's rows must fit one vector
  * or be a multiple of it */
+/* Norms: short rows' sums two rows at a time (their latencies overlapped) */
+#ifndef ATTN__SCALAR_NORM_PAIR
+#define ATTN__SCALAR_NORM_PAIR 1
+#endif
+
 #if ATTN__SCALAR_MR > ATTN__SCALAR_VW && ATTN__SCALAR_MR % ATTN__SCALAR_VW != 0
 #error "ATTN__SCALAR_MR must be at most ATTN__SCALAR_VW or a multiple of it"
 #endif
@@ -3351,11 +3359,12 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_norm_batch_sums(const float *
     size_t k;
     for (k = 0; k < ATTN__SCALAR_NORM_BATCH; k++) tv[k] = sv[k] = attn__scalar_vzero();
     for (k = nb; k < ATTN__SCALAR_NORM_BATCH; k++) c[k] = 0.0f;
-    if (n <= ATTN__SCALAR_NORM_SHORT) { /* two rows interleaved */
-        for (k = 0; k + 2 <= nb; k += 2)
+    if (n <= ATTN__SCALAR_NORM_SHORT) { /* two rows interleaved (ATTN__SCALAR_NORM_PAIR) */
+        for (k = 0; ATTN__SCALAR_NORM_PAIR && k + 2 <= nb; k += 2)
             attn__scalar_norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k,
                                   sv + k);
-        if (k < nb) attn__scalar_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+        for (; k < nb; k++)
+            attn__scalar_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     } else { /* up to one block of attn__scalar_row_sums: one row at a time */
         for (k = 0; k < nb; k++)
             attn__scalar_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
@@ -3535,13 +3544,13 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_rmsnorm_short_body(const floa
         size_t k;
         if (n <= ATTN__SCALAR_NORM_SHORT) {
             attn__scalar_v tv[2], sv[2];
-            for (k = 0; k + 2 <= nb; k += 2) {
+            for (k = 0; ATTN__SCALAR_NORM_PAIR && k + 2 <= nb; k += 2) {
                 attn__scalar_norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k,
                                       tv, sv);
                 s2[k] = attn__scalar_vhsum(sv[0]);
                 s2[k + 1] = attn__scalar_vhsum(sv[1]);
             }
-            if (k < nb) {
+            for (; k < nb; k++) {
                 attn__scalar_norm_sums_short(x + (r0 + k) * ldx, NULL, 1, n, 2, c + k, tv, sv);
                 s2[k] = attn__scalar_vhsum(sv[0]);
             }
@@ -8018,6 +8027,9 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__AVX2_TQ 192
 #define ATTN__AVX2_TK ((128 + ATTN__AVX2_NR - 1) / ATTN__AVX2_NR * ATTN__AVX2_NR) /* 132 on AArch64 */
 #define ATTN__AVX2_SM_SHORT 8
+#ifdef ATTN__AVX2_ISA_WASM
+#define ATTN__AVX2_NORM_PAIR 0 /* V8 spills two rows' 16 accumulators (and the whole function) */
+#endif
 #else /* ---- scalar ---- */
 #define ATTN__AVX2_MM_KC 256
 #define ATTN__AVX2_MM_MC (24 * ATTN__AVX2_MR)
@@ -8029,6 +8041,11 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
 
 /* the transposing packs write whole vectors per row: a sliver's rows must fit one vector
  * or be a multiple of it */
+/* Norms: short rows' sums two rows at a time (their latencies overlapped) */
+#ifndef ATTN__AVX2_NORM_PAIR
+#define ATTN__AVX2_NORM_PAIR 1
+#endif
+
 #if ATTN__AVX2_MR > ATTN__AVX2_VW && ATTN__AVX2_MR % ATTN__AVX2_VW != 0
 #error "ATTN__AVX2_MR must be at most ATTN__AVX2_VW or a multiple of it"
 #endif
@@ -8915,11 +8932,12 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_norm_batch_sums(const float *x, s
     size_t k;
     for (k = 0; k < ATTN__AVX2_NORM_BATCH; k++) tv[k] = sv[k] = attn__avx2_vzero();
     for (k = nb; k < ATTN__AVX2_NORM_BATCH; k++) c[k] = 0.0f;
-    if (n <= ATTN__AVX2_NORM_SHORT) { /* two rows interleaved */
-        for (k = 0; k + 2 <= nb; k += 2)
+    if (n <= ATTN__AVX2_NORM_SHORT) { /* two rows interleaved (ATTN__AVX2_NORM_PAIR) */
+        for (k = 0; ATTN__AVX2_NORM_PAIR && k + 2 <= nb; k += 2)
             attn__avx2_norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k,
                                   sv + k);
-        if (k < nb) attn__avx2_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+        for (; k < nb; k++)
+            attn__avx2_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     } else { /* up to one block of attn__avx2_row_sums: one row at a time */
         for (k = 0; k < nb; k++)
             attn__avx2_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
@@ -9099,13 +9117,13 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_rmsnorm_short_body(const float *x
         size_t k;
         if (n <= ATTN__AVX2_NORM_SHORT) {
             attn__avx2_v tv[2], sv[2];
-            for (k = 0; k + 2 <= nb; k += 2) {
+            for (k = 0; ATTN__AVX2_NORM_PAIR && k + 2 <= nb; k += 2) {
                 attn__avx2_norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k,
                                       tv, sv);
                 s2[k] = attn__avx2_vhsum(sv[0]);
                 s2[k + 1] = attn__avx2_vhsum(sv[1]);
             }
-            if (k < nb) {
+            for (; k < nb; k++) {
                 attn__avx2_norm_sums_short(x + (r0 + k) * ldx, NULL, 1, n, 2, c + k, tv, sv);
                 s2[k] = attn__avx2_vhsum(sv[0]);
             }
@@ -13586,6 +13604,9 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__AVX512_TQ 192
 #define ATTN__AVX512_TK ((128 + ATTN__AVX512_NR - 1) / ATTN__AVX512_NR * ATTN__AVX512_NR) /* 132 on AArch64 */
 #define ATTN__AVX512_SM_SHORT 8
+#ifdef ATTN__AVX512_ISA_WASM
+#define ATTN__AVX512_NORM_PAIR 0 /* V8 spills two rows' 16 accumulators (and the whole function) */
+#endif
 #else /* ---- scalar ---- */
 #define ATTN__AVX512_MM_KC 256
 #define ATTN__AVX512_MM_MC (24 * ATTN__AVX512_MR)
@@ -13597,6 +13618,11 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
 
 /* the transposing packs write whole vectors per row: a sliver's rows must fit one vector
  * or be a multiple of it */
+/* Norms: short rows' sums two rows at a time (their latencies overlapped) */
+#ifndef ATTN__AVX512_NORM_PAIR
+#define ATTN__AVX512_NORM_PAIR 1
+#endif
+
 #if ATTN__AVX512_MR > ATTN__AVX512_VW && ATTN__AVX512_MR % ATTN__AVX512_VW != 0
 #error "ATTN__AVX512_MR must be at most ATTN__AVX512_VW or a multiple of it"
 #endif
@@ -14483,11 +14509,12 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_norm_batch_sums(const float *
     size_t k;
     for (k = 0; k < ATTN__AVX512_NORM_BATCH; k++) tv[k] = sv[k] = attn__avx512_vzero();
     for (k = nb; k < ATTN__AVX512_NORM_BATCH; k++) c[k] = 0.0f;
-    if (n <= ATTN__AVX512_NORM_SHORT) { /* two rows interleaved */
-        for (k = 0; k + 2 <= nb; k += 2)
+    if (n <= ATTN__AVX512_NORM_SHORT) { /* two rows interleaved (ATTN__AVX512_NORM_PAIR) */
+        for (k = 0; ATTN__AVX512_NORM_PAIR && k + 2 <= nb; k += 2)
             attn__avx512_norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k,
                                   sv + k);
-        if (k < nb) attn__avx512_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+        for (; k < nb; k++)
+            attn__avx512_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     } else { /* up to one block of attn__avx512_row_sums: one row at a time */
         for (k = 0; k < nb; k++)
             attn__avx512_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
@@ -14667,13 +14694,13 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_rmsnorm_short_body(const floa
         size_t k;
         if (n <= ATTN__AVX512_NORM_SHORT) {
             attn__avx512_v tv[2], sv[2];
-            for (k = 0; k + 2 <= nb; k += 2) {
+            for (k = 0; ATTN__AVX512_NORM_PAIR && k + 2 <= nb; k += 2) {
                 attn__avx512_norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k,
                                       tv, sv);
                 s2[k] = attn__avx512_vhsum(sv[0]);
                 s2[k + 1] = attn__avx512_vhsum(sv[1]);
             }
-            if (k < nb) {
+            for (; k < nb; k++) {
                 attn__avx512_norm_sums_short(x + (r0 + k) * ldx, NULL, 1, n, 2, c + k, tv, sv);
                 s2[k] = attn__avx512_vhsum(sv[0]);
             }
@@ -19598,6 +19625,9 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__TQ 192
 #define ATTN__TK ((128 + ATTN__NR - 1) / ATTN__NR * ATTN__NR) /* 132 on AArch64 */
 #define ATTN__SM_SHORT 8
+#ifdef ATTN__ISA_WASM
+#define ATTN__NORM_PAIR 0 /* V8 spills two rows' 16 accumulators (and the whole function) */
+#endif
 #else /* ---- scalar ---- */
 #define ATTN__MM_KC 256
 #define ATTN__MM_MC (24 * ATTN__MR)
@@ -19609,6 +19639,11 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 
 /* the transposing packs write whole vectors per row: a sliver's rows must fit one vector
  * or be a multiple of it */
+/* Norms: short rows' sums two rows at a time (their latencies overlapped) */
+#ifndef ATTN__NORM_PAIR
+#define ATTN__NORM_PAIR 1
+#endif
+
 #if ATTN__MR > ATTN__VW && ATTN__MR % ATTN__VW != 0
 #error "ATTN__MR must be at most ATTN__VW or a multiple of it"
 #endif
@@ -20495,11 +20530,12 @@ static ATTN__FORCE_INLINE void attn__norm_batch_sums(const float *x, size_t ldx,
     size_t k;
     for (k = 0; k < ATTN__NORM_BATCH; k++) tv[k] = sv[k] = attn__vzero();
     for (k = nb; k < ATTN__NORM_BATCH; k++) c[k] = 0.0f;
-    if (n <= ATTN__NORM_SHORT) { /* two rows interleaved */
-        for (k = 0; k + 2 <= nb; k += 2)
+    if (n <= ATTN__NORM_SHORT) { /* two rows interleaved (ATTN__NORM_PAIR) */
+        for (k = 0; ATTN__NORM_PAIR && k + 2 <= nb; k += 2)
             attn__norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k,
                                   sv + k);
-        if (k < nb) attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+        for (; k < nb; k++)
+            attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     } else { /* up to one block of attn__row_sums: one row at a time */
         for (k = 0; k < nb; k++)
             attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
@@ -20679,13 +20715,13 @@ static ATTN__FORCE_INLINE void attn__rmsnorm_short_body(const float *x, size_t l
         size_t k;
         if (n <= ATTN__NORM_SHORT) {
             attn__v tv[2], sv[2];
-            for (k = 0; k + 2 <= nb; k += 2) {
+            for (k = 0; ATTN__NORM_PAIR && k + 2 <= nb; k += 2) {
                 attn__norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k,
                                       tv, sv);
                 s2[k] = attn__vhsum(sv[0]);
                 s2[k + 1] = attn__vhsum(sv[1]);
             }
-            if (k < nb) {
+            for (; k < nb; k++) {
                 attn__norm_sums_short(x + (r0 + k) * ldx, NULL, 1, n, 2, c + k, tv, sv);
                 s2[k] = attn__vhsum(sv[0]);
             }

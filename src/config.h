@@ -47,6 +47,9 @@
 #define ATTN__TQ 192
 #define ATTN__TK ((128 + ATTN__NR - 1) / ATTN__NR * ATTN__NR) /* 132 on AArch64 */
 #define ATTN__SM_SHORT 8
+#ifdef ATTN__ISA_WASM
+#define ATTN__NORM_PAIR 0 /* V8 spills two rows' 16 accumulators (and the whole function) */
+#endif
 #else /* ---- scalar ---- */
 #define ATTN__MM_KC 256
 #define ATTN__MM_MC (24 * ATTN__MR)
@@ -58,6 +61,11 @@
 
 /* the transposing packs write whole vectors per row: a sliver's rows must fit one vector
  * or be a multiple of it */
+/* Norms: short rows' sums two rows at a time (their latencies overlapped) */
+#ifndef ATTN__NORM_PAIR
+#define ATTN__NORM_PAIR 1
+#endif
+
 #if ATTN__MR > ATTN__VW && ATTN__MR % ATTN__VW != 0
 #error "ATTN__MR must be at most ATTN__VW or a multiple of it"
 #endif

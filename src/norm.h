@@ -234,11 +234,12 @@ static ATTN__FORCE_INLINE void attn__norm_batch_sums(const float *x, size_t ldx,
     size_t k;
     for (k = 0; k < ATTN__NORM_BATCH; k++) tv[k] = sv[k] = attn__vzero();
     for (k = nb; k < ATTN__NORM_BATCH; k++) c[k] = 0.0f;
-    if (n <= ATTN__NORM_SHORT) { /* two rows interleaved */
-        for (k = 0; k + 2 <= nb; k += 2)
+    if (n <= ATTN__NORM_SHORT) { /* two rows interleaved (ATTN__NORM_PAIR) */
+        for (k = 0; ATTN__NORM_PAIR && k + 2 <= nb; k += 2)
             attn__norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k,
                                   sv + k);
-        if (k < nb) attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
+        for (; k < nb; k++)
+            attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     } else { /* up to one block of attn__row_sums: one row at a time */
         for (k = 0; k < nb; k++)
             attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
@@ -418,13 +419,13 @@ static ATTN__FORCE_INLINE void attn__rmsnorm_short_body(const float *x, size_t l
         size_t k;
         if (n <= ATTN__NORM_SHORT) {
             attn__v tv[2], sv[2];
-            for (k = 0; k + 2 <= nb; k += 2) {
+            for (k = 0; ATTN__NORM_PAIR && k + 2 <= nb; k += 2) {
                 attn__norm_sums_short(x + (r0 + k) * ldx, x + (r0 + k + 1) * ldx, 2, n, 2, c + k,
                                       tv, sv);
                 s2[k] = attn__vhsum(sv[0]);
                 s2[k + 1] = attn__vhsum(sv[1]);
             }
-            if (k < nb) {
+            for (; k < nb; k++) {
                 attn__norm_sums_short(x + (r0 + k) * ldx, NULL, 1, n, 2, c + k, tv, sv);
                 s2[k] = attn__vhsum(sv[0]);
             }
