@@ -2466,13 +2466,13 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__SCALAR_SM_SHORT 8
 #endif
 
-/* the transposing packs write whole vectors per row: a sliver's rows must fit one vector
- * or be a multiple of it */
 /* Norms: short rows' sums two rows at a time (their latencies overlapped) */
 #ifndef ATTN__SCALAR_NORM_PAIR
 #define ATTN__SCALAR_NORM_PAIR 1
 #endif
 
+/* the transposing packs write whole vectors per row: a sliver's rows must fit one vector
+ * or be a multiple of it */
 #if ATTN__SCALAR_MR > ATTN__SCALAR_VW && ATTN__SCALAR_MR % ATTN__SCALAR_VW != 0
 #error "ATTN__SCALAR_MR must be at most ATTN__SCALAR_VW or a multiple of it"
 #endif
@@ -3359,16 +3359,12 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_norm_batch_sums(const float *
     size_t k;
     for (k = 0; k < ATTN__SCALAR_NORM_BATCH; k++) tv[k] = sv[k] = attn__scalar_vzero();
     for (k = nb; k < ATTN__SCALAR_NORM_BATCH; k++) c[k] = 0.0f;
-    if (n <= ATTN__SCALAR_NORM_SHORT) { /* two rows interleaved (ATTN__SCALAR_NORM_PAIR) */
-        for (k = 0; ATTN__SCALAR_NORM_PAIR && k + 2 <= nb; k += 2)
-            attn__scalar_norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k,
-                                  sv + k);
-        for (; k < nb; k++)
-            attn__scalar_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
-    } else { /* up to one block of attn__scalar_row_sums: one row at a time */
-        for (k = 0; k < nb; k++)
-            attn__scalar_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
-    }
+    /* short rows two at a time (ATTN__SCALAR_NORM_PAIR), then (longer: up to one block of
+     * attn__scalar_row_sums) one at a time */
+    for (k = 0; ATTN__SCALAR_NORM_PAIR && n <= ATTN__SCALAR_NORM_SHORT && k + 2 <= nb; k += 2)
+        attn__scalar_norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k, sv + k);
+    for (; k < nb; k++)
+        attn__scalar_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     attn__scalar_vhred8(tv, t, 0);
     attn__scalar_vhred8(sv, s2, 0);
 }
@@ -8039,13 +8035,13 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__AVX2_SM_SHORT 8
 #endif
 
-/* the transposing packs write whole vectors per row: a sliver's rows must fit one vector
- * or be a multiple of it */
 /* Norms: short rows' sums two rows at a time (their latencies overlapped) */
 #ifndef ATTN__AVX2_NORM_PAIR
 #define ATTN__AVX2_NORM_PAIR 1
 #endif
 
+/* the transposing packs write whole vectors per row: a sliver's rows must fit one vector
+ * or be a multiple of it */
 #if ATTN__AVX2_MR > ATTN__AVX2_VW && ATTN__AVX2_MR % ATTN__AVX2_VW != 0
 #error "ATTN__AVX2_MR must be at most ATTN__AVX2_VW or a multiple of it"
 #endif
@@ -8932,16 +8928,12 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_norm_batch_sums(const float *x, s
     size_t k;
     for (k = 0; k < ATTN__AVX2_NORM_BATCH; k++) tv[k] = sv[k] = attn__avx2_vzero();
     for (k = nb; k < ATTN__AVX2_NORM_BATCH; k++) c[k] = 0.0f;
-    if (n <= ATTN__AVX2_NORM_SHORT) { /* two rows interleaved (ATTN__AVX2_NORM_PAIR) */
-        for (k = 0; ATTN__AVX2_NORM_PAIR && k + 2 <= nb; k += 2)
-            attn__avx2_norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k,
-                                  sv + k);
-        for (; k < nb; k++)
-            attn__avx2_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
-    } else { /* up to one block of attn__avx2_row_sums: one row at a time */
-        for (k = 0; k < nb; k++)
-            attn__avx2_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
-    }
+    /* short rows two at a time (ATTN__AVX2_NORM_PAIR), then (longer: up to one block of
+     * attn__avx2_row_sums) one at a time */
+    for (k = 0; ATTN__AVX2_NORM_PAIR && n <= ATTN__AVX2_NORM_SHORT && k + 2 <= nb; k += 2)
+        attn__avx2_norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k, sv + k);
+    for (; k < nb; k++)
+        attn__avx2_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     attn__avx2_vhred8(tv, t, 0);
     attn__avx2_vhred8(sv, s2, 0);
 }
@@ -13616,13 +13608,13 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__AVX512_SM_SHORT 8
 #endif
 
-/* the transposing packs write whole vectors per row: a sliver's rows must fit one vector
- * or be a multiple of it */
 /* Norms: short rows' sums two rows at a time (their latencies overlapped) */
 #ifndef ATTN__AVX512_NORM_PAIR
 #define ATTN__AVX512_NORM_PAIR 1
 #endif
 
+/* the transposing packs write whole vectors per row: a sliver's rows must fit one vector
+ * or be a multiple of it */
 #if ATTN__AVX512_MR > ATTN__AVX512_VW && ATTN__AVX512_MR % ATTN__AVX512_VW != 0
 #error "ATTN__AVX512_MR must be at most ATTN__AVX512_VW or a multiple of it"
 #endif
@@ -14509,16 +14501,12 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_norm_batch_sums(const float *
     size_t k;
     for (k = 0; k < ATTN__AVX512_NORM_BATCH; k++) tv[k] = sv[k] = attn__avx512_vzero();
     for (k = nb; k < ATTN__AVX512_NORM_BATCH; k++) c[k] = 0.0f;
-    if (n <= ATTN__AVX512_NORM_SHORT) { /* two rows interleaved (ATTN__AVX512_NORM_PAIR) */
-        for (k = 0; ATTN__AVX512_NORM_PAIR && k + 2 <= nb; k += 2)
-            attn__avx512_norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k,
-                                  sv + k);
-        for (; k < nb; k++)
-            attn__avx512_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
-    } else { /* up to one block of attn__avx512_row_sums: one row at a time */
-        for (k = 0; k < nb; k++)
-            attn__avx512_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
-    }
+    /* short rows two at a time (ATTN__AVX512_NORM_PAIR), then (longer: up to one block of
+     * attn__avx512_row_sums) one at a time */
+    for (k = 0; ATTN__AVX512_NORM_PAIR && n <= ATTN__AVX512_NORM_SHORT && k + 2 <= nb; k += 2)
+        attn__avx512_norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k, sv + k);
+    for (; k < nb; k++)
+        attn__avx512_norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     attn__avx512_vhred8(tv, t, 0);
     attn__avx512_vhred8(sv, s2, 0);
 }
@@ -19637,13 +19625,13 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__SM_SHORT 8
 #endif
 
-/* the transposing packs write whole vectors per row: a sliver's rows must fit one vector
- * or be a multiple of it */
 /* Norms: short rows' sums two rows at a time (their latencies overlapped) */
 #ifndef ATTN__NORM_PAIR
 #define ATTN__NORM_PAIR 1
 #endif
 
+/* the transposing packs write whole vectors per row: a sliver's rows must fit one vector
+ * or be a multiple of it */
 #if ATTN__MR > ATTN__VW && ATTN__MR % ATTN__VW != 0
 #error "ATTN__MR must be at most ATTN__VW or a multiple of it"
 #endif
@@ -20530,16 +20518,12 @@ static ATTN__FORCE_INLINE void attn__norm_batch_sums(const float *x, size_t ldx,
     size_t k;
     for (k = 0; k < ATTN__NORM_BATCH; k++) tv[k] = sv[k] = attn__vzero();
     for (k = nb; k < ATTN__NORM_BATCH; k++) c[k] = 0.0f;
-    if (n <= ATTN__NORM_SHORT) { /* two rows interleaved (ATTN__NORM_PAIR) */
-        for (k = 0; ATTN__NORM_PAIR && k + 2 <= nb; k += 2)
-            attn__norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k,
-                                  sv + k);
-        for (; k < nb; k++)
-            attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
-    } else { /* up to one block of attn__row_sums: one row at a time */
-        for (k = 0; k < nb; k++)
-            attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
-    }
+    /* short rows two at a time (ATTN__NORM_PAIR), then (longer: up to one block of
+     * attn__row_sums) one at a time */
+    for (k = 0; ATTN__NORM_PAIR && n <= ATTN__NORM_SHORT && k + 2 <= nb; k += 2)
+        attn__norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k, sv + k);
+    for (; k < nb; k++)
+        attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     attn__vhred8(tv, t, 0);
     attn__vhred8(sv, s2, 0);
 }

@@ -59,13 +59,13 @@
 #define ATTN__SM_SHORT 8
 #endif
 
-/* the transposing packs write whole vectors per row: a sliver's rows must fit one vector
- * or be a multiple of it */
 /* Norms: short rows' sums two rows at a time (their latencies overlapped) */
 #ifndef ATTN__NORM_PAIR
 #define ATTN__NORM_PAIR 1
 #endif
 
+/* the transposing packs write whole vectors per row: a sliver's rows must fit one vector
+ * or be a multiple of it */
 #if ATTN__MR > ATTN__VW && ATTN__MR % ATTN__VW != 0
 #error "ATTN__MR must be at most ATTN__VW or a multiple of it"
 #endif

@@ -234,16 +234,12 @@ static ATTN__FORCE_INLINE void attn__norm_batch_sums(const float *x, size_t ldx,
     size_t k;
     for (k = 0; k < ATTN__NORM_BATCH; k++) tv[k] = sv[k] = attn__vzero();
     for (k = nb; k < ATTN__NORM_BATCH; k++) c[k] = 0.0f;
-    if (n <= ATTN__NORM_SHORT) { /* two rows interleaved (ATTN__NORM_PAIR) */
-        for (k = 0; ATTN__NORM_PAIR && k + 2 <= nb; k += 2)
-            attn__norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k,
-                                  sv + k);
-        for (; k < nb; k++)
-            attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
-    } else { /* up to one block of attn__row_sums: one row at a time */
-        for (k = 0; k < nb; k++)
-            attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
-    }
+    /* short rows two at a time (ATTN__NORM_PAIR), then (longer: up to one block of
+     * attn__row_sums) one at a time */
+    for (k = 0; ATTN__NORM_PAIR && n <= ATTN__NORM_SHORT && k + 2 <= nb; k += 2)
+        attn__norm_sums_short(x + k * ldx, x + (k + 1) * ldx, 2, n, mode, c + k, tv + k, sv + k);
+    for (; k < nb; k++)
+        attn__norm_sums_short(x + k * ldx, NULL, 1, n, mode, c + k, tv + k, sv + k);
     attn__vhred8(tv, t, 0);
     attn__vhred8(sv, s2, 0);
 }
