@@ -283,6 +283,20 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
  *   bool_mask:  uint8, nonzero = attend, same addressing with bmask_* strides.
  *   key_lengths: per batch, keys j >= key_lengths[b] are masked (padding); NULL = kv_len;
  *               a value outside [0, kv_len] is ATTN_ERR_ARG.
+ *   window:     > 0: query i (at position i + off, off = causal_offset or kv_len - q_len as
+ *               for causal, also without causal masking) sees only keys j > i + off - window
+ *               (Mistral's sliding window: with causal, the last `window` positions); whole
+ *               key tiles before it are skipped.
+ * Biases and sinks (optional, per head h):
+ *   alibi_slopes: ALiBi, slopes[h] * (j - (i + off)) added to each score after the masks
+ *               (attn_alibi_slopes gives the paper's slopes); finite, else ATTN_ERR_ARG.
+ *   sinks:      a learned sink logit per head (gpt-oss): it joins the softmax's denominator
+ *               as a key of score sinks[h] (in the scaled, softcapped domain) that adds no
+ *               value, so a row's weights sum to less than 1; -inf = none for that head,
+ *               NaN or +inf is ATTN_ERR_ARG. A row with every key masked still gives zeros.
+ * Ring of keys: with kv_start > 0 key j (its position, the masks' and scores' index j)
+ * lies in row (kv_start + j) % kv_len of K and V, as in a ring-buffer KV cache
+ * (attn_kv_cache_init_ring); kv_start >= kv_len is ATTN_ERR_ARG.
  * A masked key never influences the output, even if its K or V rows hold NaN or inf.
  * A query row with every key masked gives zeros. A NaN elsewhere stays in its row.
  * Any finite scaled score is safe (the row maximum is subtracted as in attn_softmax). A
@@ -314,9 +328,10 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
  * kernel also writes, for every query and every key j < kv_len, at
  * scores[b*scores_sb + h*scores_sh + i*scores_sq + j]:
  *   ATTN_SCORES_LOGITS  scale * q.k, softcapped (before any mask);
- *   ATTN_SCORES_MASKED  the same after the masks: the softmax's input (-inf where masked);
- *   ATTN_SCORES_PROBS   the attention weights softmax(...) (rows sum to 1; 0 where masked;
- *                       a fully masked row all 0).
+ *   ATTN_SCORES_MASKED  the same after the masks and ALiBi: the softmax's input (-inf where
+ *                       masked);
+ *   ATTN_SCORES_PROBS   the attention weights softmax(...) (rows sum to 1, less with a
+ *                       sink; 0 where masked; a fully masked row all 0).
  * This materializes Lq x Lk floats per head and takes the reference-order rows path (slower;
  * O's last bits may differ from a call without scores).
  */
@@ -362,7 +377,16 @@ typedef struct attn_attention_params {
     size_t scores_sb, scores_sh, scores_sq;
     attn_scores scores_mode;
     attn_dtype kv_type; /* storage of K and V: ATTN_F32 (0, the default), ATTN_F16, ATTN_BF16 */
+    const float *alibi_slopes; /* [heads] or NULL: ALiBi (see above) */
+    size_t window;             /* 0 = none: sliding window (see above) */
+    const float *sinks;        /* [heads] or NULL: learned attention sinks (see above) */
+    size_t kv_start;           /* K and V rows as a ring: key j in row (kv_start + j) % kv_len */
 } attn_attention_params;
+
+/* ALiBi's slopes for `heads` heads into slopes[0..heads): 2^(-8 i / n) for i = 1..n, n the
+ * largest power of two <= heads, then for the remaining heads every other slope of the 2n
+ * rule (2^(-4 (2i - 1) / n)), as the ALiBi paper's code and BLOOM give them. */
+ATTN_API attn_status attn_alibi_slopes(size_t heads, float *slopes);
 
 /* Fills sizes, pointers and strides for tensors in `layout` (all four the same layout,
  * densely packed), scale 0 (default), no softcap, no masks. Invalid arguments show in the
@@ -417,12 +441,21 @@ ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t 
  * changed afterwards (e.g. ATTN_CAUSAL_OFFSET with causal_offset = past length, ONNX's rule
  * when q_len differs from the number appended).
  * The cache struct holds no hidden state: len can be reset or set by the caller (rewind a
- * speculative decode) as long as len <= capacity. */
+ * speculative decode) as long as len <= capacity.
+ * A ring cache (attn_kv_cache_init_ring) never fills: an append of n <= capacity positions
+ * overwrites the oldest ones once len reaches capacity, so a stream runs forever in fixed
+ * memory (a sliding window's cache: capacity >= window + tokens per call - 1 keeps every key
+ * the window lets a new token see). Its oldest position is in row `start` (0 until it
+ * wraps) and attn_attention_init_kv sets kv_start = start; `pos` counts the positions
+ * appended in all (RoPE's position of the next one). A plain cache keeps start = 0. */
 typedef struct attn_kv_cache {
     void *k, *v; /* elements of type `type` */
     size_t batch, kv_heads, capacity, head_dim, v_head_dim;
     size_t len;
     attn_dtype type;
+    int ring;     /* 1: a ring (attn_kv_cache_init_ring) */
+    size_t start; /* a full ring's oldest row */
+    size_t pos;   /* positions appended since init */
 } attn_kv_cache;
 
 ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
@@ -434,6 +467,12 @@ ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, si
  * range, NaN kept a NaN) and attn_attention_init_kv sets kv_type, so attention reads the
  * 16-bit cache directly. */
 ATTN_API attn_status attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, void *k,
+                                             void *v, size_t batch, size_t kv_heads,
+                                             size_t capacity, size_t head_dim,
+                                             size_t v_head_dim);
+/* A ring cache of `capacity` positions, as attn_kv_cache_init_type otherwise; appending more
+ * than capacity positions in one call is ATTN_ERR_CAPACITY. */
+ATTN_API attn_status attn_kv_cache_init_ring(attn_kv_cache *c, attn_dtype type, void *k,
                                              void *v, size_t batch, size_t kv_heads,
                                              size_t capacity, size_t head_dim,
                                              size_t v_head_dim);
@@ -685,7 +724,9 @@ ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x,
  *   w_gate.w is NULL.
  * Weights are used as stored: each matrix is an attn_matrix view (PyTorch's [out, in]
  * weights with ATTN_TRANS; a fused qkv or gate-up tensor as pointers into it; f16 / bf16
- * storage). */
+ * storage). window, sinks and alibi_slopes go to the attention as its fields of those names.
+ * RoPE's position is the cache's len, or pos for a ring cache; a ring takes up to capacity
+ * tokens a call, and with a window at most capacity - window + 1 (ATTN_ERR_CAPACITY). */
 
 /* A weight matrix as stored, for the linear map z op(W) + bias from d_in to d_out:
  * trans ATTN_TRANS: stored d_out x d_in (nn.Linear.weight), ld >= d_in;
@@ -712,6 +753,9 @@ typedef struct attn_decoder_only_weights {
     float eps;
     int parallel_residual; /* 0 or 1 */
     attn_rope_params rope; /* rope.head_dim = head_dim, or 0 for no RoPE */
+    size_t window;             /* sliding window (Mistral), 0 = none; see attn_attention */
+    const float *sinks;        /* [heads] learned sink logits (gpt-oss), or NULL */
+    const float *alibi_slopes; /* [heads] ALiBi slopes (BLOOM, MPT), or NULL */
 } attn_decoder_only_weights;
 
 /* Bytes of workspace for `tokens` new tokens (0 for invalid weights, tokens 0 or overflow);
@@ -4570,8 +4614,12 @@ typedef struct attn__scalar_hd {
     size_t q_sl, k_sl, v_sl, o_sl, mask_sq, bmask_sq;
     size_t d, dv, klen;
     float scale, softcap;
-    int causal, general; /* general: masks, softcap or scale <= 0 (the per-score transform) */
-    ptrdiff_t off;       /* causal: query i sees key j iff j <= i + off */
+    float slope, sink;   /* ALiBi slope (0: none), sink logit (-inf: none) */
+    size_t window;       /* keys more than window - 1 positions before the query masked */
+    size_t kstart, wrap; /* key j in row kstart + j below wrap (= kv_len - kstart), else j - wrap */
+    int causal, general; /* general: the per-score transform (masks, softcap, scale <= 0,
+                          * ALiBi, window, scores) */
+    ptrdiff_t off;       /* query i is at position i + off; causal: it sees keys j <= i + off */
     float *scores;       /* the optional scores output, and its mode */
     size_t scores_sq;
     int scores_mode;
@@ -4600,24 +4648,52 @@ static attn__scalar_hd attn__scalar_head(const attn_attention_params *p, size_t 
     hd.scores = p->scores ? p->scores + b * p->scores_sb + h * p->scores_sh : NULL;
     hd.scores_sq = p->scores_sq;
     hd.scores_mode = (int)p->scores_mode;
-    hd.general = hd.mask || hd.bmask || hd.softcap > 0 || !(hd.scale > 0) || hd.scores;
+    hd.slope = p->alibi_slopes ? p->alibi_slopes[h] : 0.0f;
+    hd.sink = p->sinks ? p->sinks[h] : -INFINITY;
+    hd.window = p->window;
+    hd.kstart = p->kv_start, hd.wrap = p->kv_len - p->kv_start;
+    hd.general = hd.mask || hd.bmask || hd.softcap > 0 || !(hd.scale > 0) || hd.scores ||
+                 hd.slope != 0.0f || hd.window;
     return hd;
 }
 
 /* Keys of row qi at or past k0 that causal masking leaves visible, at most n. Row qi sees
  * keys [0, qi + off + 1); computed in size_t without overflow for any off (qi + 1 is at most
  * ATTN__SCALAR_MAX_ELEMS, so qi + 1 + off fits for off <= PTRDIFF_MAX). */
+static size_t attn__scalar_qend(const attn__scalar_hd *hd, size_t qi)
+{
+    if (hd->off >= 0) return qi + 1 + (size_t)hd->off;
+    {
+        const size_t neg = (size_t)(-(hd->off + 1)) + 1; /* -off, also for PTRDIFF_MIN */
+        return qi + 1 > neg ? qi + 1 - neg : 0;
+    }
+}
+
 static size_t attn__scalar_visible(const attn__scalar_hd *hd, size_t qi, size_t k0, size_t n)
 {
     size_t end;
     if (!hd->causal) return n;
-    if (hd->off >= 0) {
-        end = qi + 1 + (size_t)hd->off;
-    } else {
-        const size_t neg = (size_t)(-(hd->off + 1)) + 1; /* -off, also for PTRDIFF_MIN */
-        end = qi + 1 > neg ? qi + 1 - neg : 0;
-    }
+    end = attn__scalar_qend(hd, qi);
     return end <= k0 ? 0 : end - k0 < n ? end - k0 : n;
+}
+
+/* The storage row of key j, and how many keys from k0 on (at most n) lie in consecutive
+ * rows: a ring of K and V rows wraps once, at key hd->wrap */
+static size_t attn__scalar_krow(const attn__scalar_hd *hd, size_t j)
+{
+    return j < hd->wrap ? hd->kstart + j : j - hd->wrap;
+}
+
+static size_t attn__scalar_krun(const attn__scalar_hd *hd, size_t k0, size_t n)
+{
+    return k0 < hd->wrap && hd->wrap - k0 < n ? hd->wrap - k0 : n;
+}
+
+/* The first key the window leaves row qi: keys j <= i + off - window are masked */
+static size_t attn__scalar_first(const attn__scalar_hd *hd, size_t qi)
+{
+    const size_t end = hd->window ? attn__scalar_qend(hd, qi) : 0;
+    return end > hd->window ? end - hd->window : 0;
 }
 
 /* Online softmax step of row qi over keys k0 .. k0+n: s holds the raw dot products (q . k),
@@ -4644,13 +4720,17 @@ static void attn__scalar_online_row(const attn__scalar_hd *hd, size_t qi, size_t
         const float *mrow = hd->mask ? hd->mask + qi * hd->mask_sq + k0 : NULL;
         const uint8_t *brow = hd->bmask ? hd->bmask + qi * hd->bmask_sq + k0 : NULL;
         float *sc = hd->scores ? hd->scores + qi * hd->scores_sq + k0 : NULL;
+        const size_t lo = attn__scalar_first(hd, qi);
+        /* ALiBi: slope * (j - position of the query), the distance exact below 2^24 */
+        const double pos = (double)qi + (double)hd->off;
         int nan = 0;
         for (j = 0; j < n; j++) {
             float x = s[j] * hd->scale;
             if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
             if (sc && hd->scores_mode == ATTN_SCORES_LOGITS) sc[j] = x;
             if (mrow) x = mrow[j] == -INFINITY ? -INFINITY : x + mrow[j];
-            if (brow && !brow[j]) x = -INFINITY;
+            if (hd->slope != 0.0f) x += hd->slope * (float)((double)(k0 + j) - pos);
+            if ((brow && !brow[j]) || k0 + j < lo) x = -INFINITY;
             if (sc && hd->scores_mode != ATTN_SCORES_LOGITS) sc[j] = x;
             if (x != x) nan = 1;
             else if (x > mx) mx = x;
@@ -4739,8 +4819,8 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_pack_kt_body(attn_dtype t, co
 static int attn__scalar_pack_kv(const attn__scalar_hd *hd, size_t k0, size_t tk, float *kp, float *vp,
                          float *blk)
 {
-    const void *k = attn__scalar_dt_at(hd->kvt, hd->k, k0 * hd->k_sl);
-    const void *v = attn__scalar_dt_at(hd->kvt, hd->v, k0 * hd->v_sl);
+    const void *k = attn__scalar_dt_at(hd->kvt, hd->k, attn__scalar_krow(hd, k0) * hd->k_sl);
+    const void *v = attn__scalar_dt_at(hd->kvt, hd->v, attn__scalar_krow(hd, k0) * hd->v_sl);
     switch (hd->kvt) {
     case ATTN_F16:
         attn__scalar_pack_kt_body(ATTN_F16, k, hd->k_sl, tk, hd->d, kp, blk);
@@ -4815,14 +4895,17 @@ static void attn__scalar_tile_out(const attn__scalar_hd *hd, size_t q0, size_t t
     }
 }
 
-static void attn__scalar_tile_init(size_t tq, size_t rows, const attn__scalar_ws *w)
+/* Rows [0, rows) of the tile's state, row i of head hds[i / tq]: a sink joins the softmax
+ * as a key of logit sink and value 0 (max sink, sum 1). acc rows [0, nacc) zeroed. */
+static void attn__scalar_tile_init(const attn__scalar_hd *hds, size_t tq, size_t rows, size_t nacc,
+                            const attn__scalar_ws *w)
 {
     size_t i;
-    for (i = 0; i < tq; i++) {
-        w->m[i] = -INFINITY;
-        w->l[i] = 0.0f;
+    for (i = 0; i < rows; i++) {
+        w->m[i] = hds[i / tq].sink;
+        w->l[i] = hds[i / tq].sink > -INFINITY ? 1.0f : 0.0f;
     }
-    memset(w->acc, 0, rows * w->dvp * sizeof(float));
+    memset(w->acc, 0, nacc * w->dvp * sizeof(float));
 }
 
 /* The fused path for query rows q0 .. q0+tq (see above) */
@@ -4830,11 +4913,11 @@ static void attn__scalar_tile_fused(const attn__scalar_hd *hd, size_t q0, size_t
 {
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, nsl = (tq + ATTN__SCALAR_MR - 1) / ATTN__SCALAR_MR;
     const size_t kend = attn__scalar_kend(hd, q0, tq);
-    size_t k0, sl, i, j;
-    attn__scalar_tile_init(tq, nsl * ATTN__SCALAR_MR, w);
+    size_t k0, sl, i, j, tk;
+    attn__scalar_tile_init(hd, tq, tq, nsl * ATTN__SCALAR_MR, w);
     attn__scalar_mm_pack_t(hd->q + q0 * hd->q_sl, hd->q_sl, tq, d, ATTN__SCALAR_MR, 0, w->qp);
-    for (k0 = 0; k0 < kend; k0 += ATTN__SCALAR_TK) {
-        const size_t tk = attn__scalar_min(ATTN__SCALAR_TK, kend - k0);
+    for (k0 = attn__scalar_first(hd, q0); k0 < kend; k0 += tk) {
+        tk = attn__scalar_krun(hd, k0, attn__scalar_min(ATTN__SCALAR_TK, kend - k0));
         const int vbad = attn__scalar_pack_kv(hd, k0, tk, w->kp, w->vp, w->s);
         for (sl = 0; sl < nsl; sl++) {
             const size_t r0 = sl * ATTN__SCALAR_MR, mr = attn__scalar_min(ATTN__SCALAR_MR, tq - r0);
@@ -4856,7 +4939,8 @@ static void attn__scalar_tile_fused(const attn__scalar_hd *hd, size_t q0, size_t
                 size_t nv[ATTN__SCALAR_MR];
                 for (i = 0; i < mr; i++) nv[i] = ts;
                 attn__scalar_vaxpy(hd->kvt, acc, dvp, w->s, ATTN__SCALAR_TK, mr, nv, ts,
-                            attn__scalar_dt_at(hd->kvt, hd->v, k0 * hd->v_sl), hd->v_sl, dv);
+                            attn__scalar_dt_at(hd->kvt, hd->v, attn__scalar_krow(hd, k0) * hd->v_sl),
+                            hd->v_sl, dv);
             }
         }
     }
@@ -4872,12 +4956,13 @@ static void attn__scalar_tile_rows(const attn__scalar_hd *hds, size_t nh, size_t
     const attn__scalar_hd *hd = hds;
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
     const size_t kend = attn__scalar_kend(hd, q0, tq); /* the same for every head of the group */
-    size_t k0, g, r;
-    attn__scalar_tile_init(rows, rows, w);
-    for (k0 = 0; k0 < kend; k0 += ATTN__SCALAR_TK) {
-        const size_t tk = attn__scalar_min(ATTN__SCALAR_TK, kend - k0);
-        const void *kt = attn__scalar_dt_at(hd->kvt, hd->k, k0 * hd->k_sl);
-        const void *vt = attn__scalar_dt_at(hd->kvt, hd->v, k0 * hd->v_sl);
+    size_t k0, g, r, tk;
+    attn__scalar_tile_init(hds, tq, rows, rows, w);
+    /* with scores, every key is scored (the window's too) */
+    for (k0 = hd->scores ? 0 : attn__scalar_first(hd, q0); k0 < kend; k0 += tk) {
+        const void *kt = attn__scalar_dt_at(hd->kvt, hd->k, attn__scalar_krow(hd, k0) * hd->k_sl);
+        const void *vt = attn__scalar_dt_at(hd->kvt, hd->v, attn__scalar_krow(hd, k0) * hd->v_sl);
+        tk = attn__scalar_krun(hd, k0, attn__scalar_min(ATTN__SCALAR_TK, kend - k0));
         for (g = 0; g < rows; g += ATTN__SCALAR_MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__scalar_min(ATTN__SCALAR_MR, rows - g);
             const float *qr[ATTN__SCALAR_MR];
@@ -4914,11 +4999,14 @@ static void attn__scalar_tile_scores(const attn_attention_params *p, const attn_
         const float m = w->m[i], l = w->l[i];
         if (hd->scores_mode == ATTN_SCORES_LOGITS) {
             const float *qrow = hd->q + qi * hd->q_sl;
-            const size_t nk = p->kv_len - n;
-            if (nk) /* K row n exists: with none, n * k_sl may point far past the cache */
+            size_t nk;
+            /* keys n .. kv_len in runs of consecutive rows (no pointer formed past them) */
+            for (j = n; j < p->kv_len; j += nk) {
+                nk = attn__scalar_krun(hd, j, p->kv_len - j);
                 attn__scalar_kdots(hd->kvt, &qrow, 1, &nk, nk,
-                            attn__scalar_dt_at(hd->kvt, hd->k, n * hd->k_sl), hd->k_sl, hd->d,
-                            sc + n, 0);
+                            attn__scalar_dt_at(hd->kvt, hd->k, attn__scalar_krow(hd, j) * hd->k_sl), hd->k_sl,
+                            hd->d, sc + j, 0);
+            }
             for (j = n; j < p->kv_len; j++) {
                 float x = sc[j] * hd->scale;
                 if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
@@ -5075,6 +5163,7 @@ static attn_status attn__scalar_attention_check(const attn_attention_params *p, 
     }
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
+    if (p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if ((st = attn__scalar_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
                                  p->head_dim, 0)) ||
         (st = attn__scalar_check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl,
@@ -5092,6 +5181,10 @@ static attn_status attn__scalar_attention_check(const attn_attention_params *p, 
     if (p->bool_mask && (st = attn__scalar_check_tensor(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
                                                   p->q_len, p->bmask_sq, p->kv_len, 1)))
         return st;
+    for (i = 0; i < p->heads && (p->alibi_slopes || p->sinks); i++)
+        if ((p->alibi_slopes && !attn__scalar_finite(p->alibi_slopes[i])) ||
+            (p->sinks && !(p->sinks[i] < INFINITY))) /* -inf (no sink) allowed, NaN not */
+            return ATTN_ERR_ARG;
     if (p->key_lengths)
         for (b = 0; b < p->batch; b++)
             if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)
@@ -5136,8 +5229,12 @@ static attn_status attn__scalar_attention_check(const attn_attention_params *p, 
                                                        p->bmask_sh, p->q_len, p->bmask_sq,
                                                        p->kv_len, 1)))
                 return ATTN_ERR_ALIAS;
-    for (i = 0; p->key_lengths && i < 3; i++)
-        if (attn__scalar_bytes_overlap(at[i], ext[i], p->key_lengths, p->batch * sizeof(int64_t)))
+    for (i = 0; i < 3; i++)
+        if ((p->key_lengths &&
+             attn__scalar_bytes_overlap(at[i], ext[i], p->key_lengths, p->batch * sizeof(int64_t))) ||
+            (p->alibi_slopes &&
+             attn__scalar_bytes_overlap(at[i], ext[i], p->alibi_slopes, p->heads * sizeof(float))) ||
+            (p->sinks && attn__scalar_bytes_overlap(at[i], ext[i], p->sinks, p->heads * sizeof(float))))
             return ATTN_ERR_ALIAS;
     return ATTN_OK;
 }
@@ -5179,6 +5276,18 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_attention(const attn_att
 }
 
 static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_attention_query_tile(void) { return ATTN__SCALAR_TQ; }
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_alibi_slopes(size_t heads, float *slopes)
+{
+    size_t n = 1, i;
+    if (!slopes) return ATTN_ERR_NULL;
+    if (!heads) return ATTN_ERR_SIZE;
+    while (n <= heads / 2) n *= 2;
+    for (i = 0; i < heads; i++) /* exponents -8 i / n, then -4 (2 i - 1) / n past n */
+        slopes[i] = (float)pow(2.0, i < n ? -8.0 * (double)(i + 1) / (double)n
+                                          : -4.0 * (double)(2 * (i - n) + 1) / (double)n);
+    return ATTN_OK;
+}
 
 static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_attention_tasks(const attn_attention_params *p)
 {
@@ -5238,7 +5347,20 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_init_type(attn_
     c->v_head_dim = v_head_dim;
     c->len = 0;
     c->type = type;
+    c->ring = 0;
+    c->start = c->pos = 0;
     return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_init_ring(attn_kv_cache *c, attn_dtype type, void *k,
+                                             void *v, size_t batch, size_t kv_heads,
+                                             size_t capacity, size_t head_dim,
+                                             size_t v_head_dim)
+{
+    const attn_status st = attn__scalar_attn_kv_cache_init_type(c, type, k, v, batch, kv_heads, capacity,
+                                                   head_dim, v_head_dim);
+    if (st == ATTN_OK) c->ring = 1;
+    return st;
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
@@ -5252,7 +5374,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_init(attn_kv_ca
 static int attn__scalar_kv_valid(const attn_kv_cache *c)
 {
     attn_kv_cache t;
-    return c && c->k && c->v && c->len <= c->capacity &&
+    return c && c->k && c->v && c->len <= c->capacity && (c->ring == 0 || c->ring == 1) &&
+           (c->start == 0 || (c->ring && c->start < c->capacity && c->len == c->capacity)) &&
            attn__scalar_attn_kv_cache_init_type(&t, c->type, c->k, c->v, c->batch, c->kv_heads, c->capacity,
                                    c->head_dim, c->v_head_dim) == ATTN_OK;
 }
@@ -5267,11 +5390,11 @@ static void attn__scalar_kv_put(attn_dtype t, void *dst, const float *src, size_
 static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout)
 {
-    size_t b, g, t, kd, vd, kb, vb, nk, nv, es;
+    size_t b, g, t, kd, vd, kb, vb, nk, nv, es, row0, run;
     if (!c || (n && (!k_new || !v_new))) return ATTN_ERR_NULL;
     if (!attn__scalar_kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
-    if (n > c->capacity - c->len) return ATTN_ERR_CAPACITY;
+    if (n > c->capacity - (c->ring ? 0 : c->len)) return ATTN_ERR_CAPACITY;
     if (!n) return ATTN_OK;
     kd = c->head_dim, vd = c->v_head_dim, es = attn__scalar_attn_dtype_size(c->type);
     /* the new rows may not lie in the cache (sizes fit: the cache's extents do, and the new
@@ -5283,23 +5406,37 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_append(attn_kv_
     if (attn__scalar_bytes_overlap(k_new, nk, c->k, kb) || attn__scalar_bytes_overlap(k_new, nk, c->v, vb) ||
         attn__scalar_bytes_overlap(v_new, nv, c->k, kb) || attn__scalar_bytes_overlap(v_new, nv, c->v, vb))
         return ATTN_ERR_ALIAS;
+    /* new position t goes to row (row0 + t) mod capacity: a ring wraps at most once */
+    row0 = (c->start + c->len) % c->capacity;
+    run = attn__scalar_min(n, c->capacity - row0);
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
-            char *kc = (char *)c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd * es;
-            char *vc = (char *)c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd * es;
+            char *kc = (char *)c->k + (b * c->kv_heads + g) * c->capacity * kd * es;
+            char *vc = (char *)c->v + (b * c->kv_heads + g) * c->capacity * vd * es;
             if (layout == ATTN_LAYOUT_BHLD) {
-                attn__scalar_kv_put(c->type, kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd);
-                attn__scalar_kv_put(c->type, vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd);
+                const float *ks = k_new + (b * c->kv_heads + g) * n * kd;
+                const float *vs = v_new + (b * c->kv_heads + g) * n * vd;
+                attn__scalar_kv_put(c->type, kc + row0 * kd * es, ks, run * kd);
+                attn__scalar_kv_put(c->type, vc + row0 * vd * es, vs, run * vd);
+                attn__scalar_kv_put(c->type, kc, ks + run * kd, (n - run) * kd);
+                attn__scalar_kv_put(c->type, vc, vs + run * vd, (n - run) * vd);
             } else {
                 for (t = 0; t < n; t++) {
-                    attn__scalar_kv_put(c->type, kc + t * kd * es,
+                    const size_t row = t < run ? row0 + t : t - run;
+                    attn__scalar_kv_put(c->type, kc + row * kd * es,
                                  k_new + ((b * n + t) * c->kv_heads + g) * kd, kd);
-                    attn__scalar_kv_put(c->type, vc + t * vd * es,
+                    attn__scalar_kv_put(c->type, vc + row * vd * es,
                                  v_new + ((b * n + t) * c->kv_heads + g) * vd, vd);
                 }
             }
         }
-    c->len += n;
+    if (c->len + n > c->capacity) { /* a ring: the oldest positions overwritten */
+        c->start = (c->start + c->len + n - c->capacity) % c->capacity;
+        c->len = c->capacity;
+    } else {
+        c->len += n;
+    }
+    c->pos += n;
     return ATTN_OK;
 }
 
@@ -5317,6 +5454,7 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__scalar_attn_attention_init
     p.k = c->k, p.v = c->v, p.kv_type = c->type;
     p.k_sl = c->head_dim, p.k_sh = c->capacity * c->head_dim, p.k_sb = c->kv_heads * p.k_sh;
     p.v_sl = c->v_head_dim, p.v_sh = c->capacity * c->v_head_dim, p.v_sb = c->kv_heads * p.v_sh;
+    p.kv_start = c->start;
     if (p.causal == ATTN_CAUSAL_NONE) p.causal = causal; /* else: an unknown layout's mark */
     return p;
 }
@@ -6100,7 +6238,7 @@ static size_t attn__scalar_dkv(const attn_decoder_only_weights *w) { return w->k
 static attn_status attn__scalar_dec_only_check(const attn_decoder_only_weights *w)
 {
     attn_status st;
-    size_t dq, dkv;
+    size_t dq, dkv, i;
     if (!w) return ATTN_ERR_NULL;
     if (!w->d_model || !w->heads || !w->kv_heads || !w->head_dim || !w->d_ff ||
         w->heads % w->kv_heads)
@@ -6123,6 +6261,10 @@ static attn_status attn__scalar_dec_only_check(const attn_decoder_only_weights *
     if (w->rope.head_dim && w->rope.head_dim != w->head_dim) return ATTN_ERR_SIZE;
     if (w->rope.head_dim && (st = attn__scalar_attn_rope(&w->rope, NULL, dq, 0, w->heads, 0, NULL)) != ATTN_OK)
         return st;
+    for (i = 0; i < w->heads && (w->sinks || w->alibi_slopes); i++) /* as attn__scalar_attn_attention */
+        if ((w->alibi_slopes && !attn__scalar_finite(w->alibi_slopes[i])) ||
+            (w->sinks && !(w->sinks[i] < INFINITY)))
+            return ATTN_ERR_ARG;
     return ATTN_OK;
 }
 
@@ -6210,7 +6352,12 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder_only(const attn_
     if (cache->batch != 1 || cache->kv_heads != w->kv_heads || cache->head_dim != w->head_dim ||
         cache->v_head_dim != w->head_dim)
         return ATTN_ERR_SIZE;
-    if (tokens > cache->capacity - cache->len) return ATTN_ERR_CAPACITY;
+    /* a ring takes any stream, up to capacity tokens a call, and with a window only as many
+     * as leave every key the window shows the first of them */
+    if (cache->ring ? tokens > cache->capacity || (w->window && w->window - 1 >
+                                                              cache->capacity - tokens)
+                    : tokens > cache->capacity - cache->len)
+        return ATTN_ERR_CAPACITY;
     if ((need = attn__scalar_dec_only_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
     cb = cache->capacity * dkv * attn__scalar_attn_dtype_size(cache->type); /* each of k and v (batch 1) */
@@ -6237,7 +6384,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder_only(const attn_
     mm = attn__scalar_dec_only_mm(w, tokens);
     mws = mm ? attn__scalar_take(&cur, mm) : NULL;
     /* attention: h = norm1(x); q, k, v; RoPE at the cache's positions; append; attend */
-    pos = cache->len;
+    pos = cache->ring ? cache->pos : cache->len;
     attn__scalar_dec_only_norm(w, w->attn_norm, w->attn_norm_b, x, ldx, h, tokens);
     attn__scalar_dec_only_linear(&w->wq, h, tokens, d, dq, ATTN_ACT_NONE, q, mws, mm);
     attn__scalar_dec_only_linear(&w->wk, h, tokens, d, dkv, ATTN_ACT_NONE, k, mws, mm);
@@ -6249,6 +6396,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder_only(const attn_
     attn__scalar_attn_kv_cache_append(cache, tokens, k, v, ATTN_LAYOUT_BLHD);
     p = attn__scalar_attn_attention_init_kv(cache, w->heads, tokens, q, o, ATTN_LAYOUT_BLHD,
                                ATTN_CAUSAL_BOTTOM_RIGHT);
+    p.window = w->window, p.sinks = w->sinks, p.alibi_slopes = w->alibi_slopes;
     attn__scalar_attn_attention(&p, aws, attn__scalar_attn_attention_workspace_size(&p));
     attn__scalar_dec_only_linear(&w->wo, o, tokens, dq, d, ATTN_ACT_NONE, t, mws, mm);
     /* MLP: from norm2 of x (parallel) or of x + attention (sequential, written to y) */
@@ -10139,8 +10287,12 @@ typedef struct attn__avx2_hd {
     size_t q_sl, k_sl, v_sl, o_sl, mask_sq, bmask_sq;
     size_t d, dv, klen;
     float scale, softcap;
-    int causal, general; /* general: masks, softcap or scale <= 0 (the per-score transform) */
-    ptrdiff_t off;       /* causal: query i sees key j iff j <= i + off */
+    float slope, sink;   /* ALiBi slope (0: none), sink logit (-inf: none) */
+    size_t window;       /* keys more than window - 1 positions before the query masked */
+    size_t kstart, wrap; /* key j in row kstart + j below wrap (= kv_len - kstart), else j - wrap */
+    int causal, general; /* general: the per-score transform (masks, softcap, scale <= 0,
+                          * ALiBi, window, scores) */
+    ptrdiff_t off;       /* query i is at position i + off; causal: it sees keys j <= i + off */
     float *scores;       /* the optional scores output, and its mode */
     size_t scores_sq;
     int scores_mode;
@@ -10169,24 +10321,52 @@ static attn__avx2_hd attn__avx2_head(const attn_attention_params *p, size_t b, s
     hd.scores = p->scores ? p->scores + b * p->scores_sb + h * p->scores_sh : NULL;
     hd.scores_sq = p->scores_sq;
     hd.scores_mode = (int)p->scores_mode;
-    hd.general = hd.mask || hd.bmask || hd.softcap > 0 || !(hd.scale > 0) || hd.scores;
+    hd.slope = p->alibi_slopes ? p->alibi_slopes[h] : 0.0f;
+    hd.sink = p->sinks ? p->sinks[h] : -INFINITY;
+    hd.window = p->window;
+    hd.kstart = p->kv_start, hd.wrap = p->kv_len - p->kv_start;
+    hd.general = hd.mask || hd.bmask || hd.softcap > 0 || !(hd.scale > 0) || hd.scores ||
+                 hd.slope != 0.0f || hd.window;
     return hd;
 }
 
 /* Keys of row qi at or past k0 that causal masking leaves visible, at most n. Row qi sees
  * keys [0, qi + off + 1); computed in size_t without overflow for any off (qi + 1 is at most
  * ATTN__AVX2_MAX_ELEMS, so qi + 1 + off fits for off <= PTRDIFF_MAX). */
+static size_t attn__avx2_qend(const attn__avx2_hd *hd, size_t qi)
+{
+    if (hd->off >= 0) return qi + 1 + (size_t)hd->off;
+    {
+        const size_t neg = (size_t)(-(hd->off + 1)) + 1; /* -off, also for PTRDIFF_MIN */
+        return qi + 1 > neg ? qi + 1 - neg : 0;
+    }
+}
+
 static size_t attn__avx2_visible(const attn__avx2_hd *hd, size_t qi, size_t k0, size_t n)
 {
     size_t end;
     if (!hd->causal) return n;
-    if (hd->off >= 0) {
-        end = qi + 1 + (size_t)hd->off;
-    } else {
-        const size_t neg = (size_t)(-(hd->off + 1)) + 1; /* -off, also for PTRDIFF_MIN */
-        end = qi + 1 > neg ? qi + 1 - neg : 0;
-    }
+    end = attn__avx2_qend(hd, qi);
     return end <= k0 ? 0 : end - k0 < n ? end - k0 : n;
+}
+
+/* The storage row of key j, and how many keys from k0 on (at most n) lie in consecutive
+ * rows: a ring of K and V rows wraps once, at key hd->wrap */
+static size_t attn__avx2_krow(const attn__avx2_hd *hd, size_t j)
+{
+    return j < hd->wrap ? hd->kstart + j : j - hd->wrap;
+}
+
+static size_t attn__avx2_krun(const attn__avx2_hd *hd, size_t k0, size_t n)
+{
+    return k0 < hd->wrap && hd->wrap - k0 < n ? hd->wrap - k0 : n;
+}
+
+/* The first key the window leaves row qi: keys j <= i + off - window are masked */
+static size_t attn__avx2_first(const attn__avx2_hd *hd, size_t qi)
+{
+    const size_t end = hd->window ? attn__avx2_qend(hd, qi) : 0;
+    return end > hd->window ? end - hd->window : 0;
 }
 
 /* Online softmax step of row qi over keys k0 .. k0+n: s holds the raw dot products (q . k),
@@ -10213,13 +10393,17 @@ static void attn__avx2_online_row(const attn__avx2_hd *hd, size_t qi, size_t k0,
         const float *mrow = hd->mask ? hd->mask + qi * hd->mask_sq + k0 : NULL;
         const uint8_t *brow = hd->bmask ? hd->bmask + qi * hd->bmask_sq + k0 : NULL;
         float *sc = hd->scores ? hd->scores + qi * hd->scores_sq + k0 : NULL;
+        const size_t lo = attn__avx2_first(hd, qi);
+        /* ALiBi: slope * (j - position of the query), the distance exact below 2^24 */
+        const double pos = (double)qi + (double)hd->off;
         int nan = 0;
         for (j = 0; j < n; j++) {
             float x = s[j] * hd->scale;
             if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
             if (sc && hd->scores_mode == ATTN_SCORES_LOGITS) sc[j] = x;
             if (mrow) x = mrow[j] == -INFINITY ? -INFINITY : x + mrow[j];
-            if (brow && !brow[j]) x = -INFINITY;
+            if (hd->slope != 0.0f) x += hd->slope * (float)((double)(k0 + j) - pos);
+            if ((brow && !brow[j]) || k0 + j < lo) x = -INFINITY;
             if (sc && hd->scores_mode != ATTN_SCORES_LOGITS) sc[j] = x;
             if (x != x) nan = 1;
             else if (x > mx) mx = x;
@@ -10308,8 +10492,8 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_pack_kt_body(attn_dtype t, const 
 static int attn__avx2_pack_kv(const attn__avx2_hd *hd, size_t k0, size_t tk, float *kp, float *vp,
                          float *blk)
 {
-    const void *k = attn__avx2_dt_at(hd->kvt, hd->k, k0 * hd->k_sl);
-    const void *v = attn__avx2_dt_at(hd->kvt, hd->v, k0 * hd->v_sl);
+    const void *k = attn__avx2_dt_at(hd->kvt, hd->k, attn__avx2_krow(hd, k0) * hd->k_sl);
+    const void *v = attn__avx2_dt_at(hd->kvt, hd->v, attn__avx2_krow(hd, k0) * hd->v_sl);
     switch (hd->kvt) {
     case ATTN_F16:
         attn__avx2_pack_kt_body(ATTN_F16, k, hd->k_sl, tk, hd->d, kp, blk);
@@ -10384,14 +10568,17 @@ static void attn__avx2_tile_out(const attn__avx2_hd *hd, size_t q0, size_t tq, c
     }
 }
 
-static void attn__avx2_tile_init(size_t tq, size_t rows, const attn__avx2_ws *w)
+/* Rows [0, rows) of the tile's state, row i of head hds[i / tq]: a sink joins the softmax
+ * as a key of logit sink and value 0 (max sink, sum 1). acc rows [0, nacc) zeroed. */
+static void attn__avx2_tile_init(const attn__avx2_hd *hds, size_t tq, size_t rows, size_t nacc,
+                            const attn__avx2_ws *w)
 {
     size_t i;
-    for (i = 0; i < tq; i++) {
-        w->m[i] = -INFINITY;
-        w->l[i] = 0.0f;
+    for (i = 0; i < rows; i++) {
+        w->m[i] = hds[i / tq].sink;
+        w->l[i] = hds[i / tq].sink > -INFINITY ? 1.0f : 0.0f;
     }
-    memset(w->acc, 0, rows * w->dvp * sizeof(float));
+    memset(w->acc, 0, nacc * w->dvp * sizeof(float));
 }
 
 /* The fused path for query rows q0 .. q0+tq (see above) */
@@ -10399,11 +10586,11 @@ static void attn__avx2_tile_fused(const attn__avx2_hd *hd, size_t q0, size_t tq,
 {
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, nsl = (tq + ATTN__AVX2_MR - 1) / ATTN__AVX2_MR;
     const size_t kend = attn__avx2_kend(hd, q0, tq);
-    size_t k0, sl, i, j;
-    attn__avx2_tile_init(tq, nsl * ATTN__AVX2_MR, w);
+    size_t k0, sl, i, j, tk;
+    attn__avx2_tile_init(hd, tq, tq, nsl * ATTN__AVX2_MR, w);
     attn__avx2_mm_pack_t(hd->q + q0 * hd->q_sl, hd->q_sl, tq, d, ATTN__AVX2_MR, 0, w->qp);
-    for (k0 = 0; k0 < kend; k0 += ATTN__AVX2_TK) {
-        const size_t tk = attn__avx2_min(ATTN__AVX2_TK, kend - k0);
+    for (k0 = attn__avx2_first(hd, q0); k0 < kend; k0 += tk) {
+        tk = attn__avx2_krun(hd, k0, attn__avx2_min(ATTN__AVX2_TK, kend - k0));
         const int vbad = attn__avx2_pack_kv(hd, k0, tk, w->kp, w->vp, w->s);
         for (sl = 0; sl < nsl; sl++) {
             const size_t r0 = sl * ATTN__AVX2_MR, mr = attn__avx2_min(ATTN__AVX2_MR, tq - r0);
@@ -10425,7 +10612,8 @@ static void attn__avx2_tile_fused(const attn__avx2_hd *hd, size_t q0, size_t tq,
                 size_t nv[ATTN__AVX2_MR];
                 for (i = 0; i < mr; i++) nv[i] = ts;
                 attn__avx2_vaxpy(hd->kvt, acc, dvp, w->s, ATTN__AVX2_TK, mr, nv, ts,
-                            attn__avx2_dt_at(hd->kvt, hd->v, k0 * hd->v_sl), hd->v_sl, dv);
+                            attn__avx2_dt_at(hd->kvt, hd->v, attn__avx2_krow(hd, k0) * hd->v_sl),
+                            hd->v_sl, dv);
             }
         }
     }
@@ -10441,12 +10629,13 @@ static void attn__avx2_tile_rows(const attn__avx2_hd *hds, size_t nh, size_t q0,
     const attn__avx2_hd *hd = hds;
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
     const size_t kend = attn__avx2_kend(hd, q0, tq); /* the same for every head of the group */
-    size_t k0, g, r;
-    attn__avx2_tile_init(rows, rows, w);
-    for (k0 = 0; k0 < kend; k0 += ATTN__AVX2_TK) {
-        const size_t tk = attn__avx2_min(ATTN__AVX2_TK, kend - k0);
-        const void *kt = attn__avx2_dt_at(hd->kvt, hd->k, k0 * hd->k_sl);
-        const void *vt = attn__avx2_dt_at(hd->kvt, hd->v, k0 * hd->v_sl);
+    size_t k0, g, r, tk;
+    attn__avx2_tile_init(hds, tq, rows, rows, w);
+    /* with scores, every key is scored (the window's too) */
+    for (k0 = hd->scores ? 0 : attn__avx2_first(hd, q0); k0 < kend; k0 += tk) {
+        const void *kt = attn__avx2_dt_at(hd->kvt, hd->k, attn__avx2_krow(hd, k0) * hd->k_sl);
+        const void *vt = attn__avx2_dt_at(hd->kvt, hd->v, attn__avx2_krow(hd, k0) * hd->v_sl);
+        tk = attn__avx2_krun(hd, k0, attn__avx2_min(ATTN__AVX2_TK, kend - k0));
         for (g = 0; g < rows; g += ATTN__AVX2_MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__avx2_min(ATTN__AVX2_MR, rows - g);
             const float *qr[ATTN__AVX2_MR];
@@ -10483,11 +10672,14 @@ static void attn__avx2_tile_scores(const attn_attention_params *p, const attn__a
         const float m = w->m[i], l = w->l[i];
         if (hd->scores_mode == ATTN_SCORES_LOGITS) {
             const float *qrow = hd->q + qi * hd->q_sl;
-            const size_t nk = p->kv_len - n;
-            if (nk) /* K row n exists: with none, n * k_sl may point far past the cache */
+            size_t nk;
+            /* keys n .. kv_len in runs of consecutive rows (no pointer formed past them) */
+            for (j = n; j < p->kv_len; j += nk) {
+                nk = attn__avx2_krun(hd, j, p->kv_len - j);
                 attn__avx2_kdots(hd->kvt, &qrow, 1, &nk, nk,
-                            attn__avx2_dt_at(hd->kvt, hd->k, n * hd->k_sl), hd->k_sl, hd->d,
-                            sc + n, 0);
+                            attn__avx2_dt_at(hd->kvt, hd->k, attn__avx2_krow(hd, j) * hd->k_sl), hd->k_sl,
+                            hd->d, sc + j, 0);
+            }
             for (j = n; j < p->kv_len; j++) {
                 float x = sc[j] * hd->scale;
                 if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
@@ -10644,6 +10836,7 @@ static attn_status attn__avx2_attention_check(const attn_attention_params *p, co
     }
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
+    if (p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if ((st = attn__avx2_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
                                  p->head_dim, 0)) ||
         (st = attn__avx2_check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl,
@@ -10661,6 +10854,10 @@ static attn_status attn__avx2_attention_check(const attn_attention_params *p, co
     if (p->bool_mask && (st = attn__avx2_check_tensor(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
                                                   p->q_len, p->bmask_sq, p->kv_len, 1)))
         return st;
+    for (i = 0; i < p->heads && (p->alibi_slopes || p->sinks); i++)
+        if ((p->alibi_slopes && !attn__avx2_finite(p->alibi_slopes[i])) ||
+            (p->sinks && !(p->sinks[i] < INFINITY))) /* -inf (no sink) allowed, NaN not */
+            return ATTN_ERR_ARG;
     if (p->key_lengths)
         for (b = 0; b < p->batch; b++)
             if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)
@@ -10705,8 +10902,12 @@ static attn_status attn__avx2_attention_check(const attn_attention_params *p, co
                                                        p->bmask_sh, p->q_len, p->bmask_sq,
                                                        p->kv_len, 1)))
                 return ATTN_ERR_ALIAS;
-    for (i = 0; p->key_lengths && i < 3; i++)
-        if (attn__avx2_bytes_overlap(at[i], ext[i], p->key_lengths, p->batch * sizeof(int64_t)))
+    for (i = 0; i < 3; i++)
+        if ((p->key_lengths &&
+             attn__avx2_bytes_overlap(at[i], ext[i], p->key_lengths, p->batch * sizeof(int64_t))) ||
+            (p->alibi_slopes &&
+             attn__avx2_bytes_overlap(at[i], ext[i], p->alibi_slopes, p->heads * sizeof(float))) ||
+            (p->sinks && attn__avx2_bytes_overlap(at[i], ext[i], p->sinks, p->heads * sizeof(float))))
             return ATTN_ERR_ALIAS;
     return ATTN_OK;
 }
@@ -10748,6 +10949,18 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_attention(const attn_atten
 }
 
 static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_attention_query_tile(void) { return ATTN__AVX2_TQ; }
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_alibi_slopes(size_t heads, float *slopes)
+{
+    size_t n = 1, i;
+    if (!slopes) return ATTN_ERR_NULL;
+    if (!heads) return ATTN_ERR_SIZE;
+    while (n <= heads / 2) n *= 2;
+    for (i = 0; i < heads; i++) /* exponents -8 i / n, then -4 (2 i - 1) / n past n */
+        slopes[i] = (float)pow(2.0, i < n ? -8.0 * (double)(i + 1) / (double)n
+                                          : -4.0 * (double)(2 * (i - n) + 1) / (double)n);
+    return ATTN_OK;
+}
 
 static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_attention_tasks(const attn_attention_params *p)
 {
@@ -10807,7 +11020,20 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_init_type(attn_kv
     c->v_head_dim = v_head_dim;
     c->len = 0;
     c->type = type;
+    c->ring = 0;
+    c->start = c->pos = 0;
     return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_init_ring(attn_kv_cache *c, attn_dtype type, void *k,
+                                             void *v, size_t batch, size_t kv_heads,
+                                             size_t capacity, size_t head_dim,
+                                             size_t v_head_dim)
+{
+    const attn_status st = attn__avx2_attn_kv_cache_init_type(c, type, k, v, batch, kv_heads, capacity,
+                                                   head_dim, v_head_dim);
+    if (st == ATTN_OK) c->ring = 1;
+    return st;
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
@@ -10821,7 +11047,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_init(attn_kv_cach
 static int attn__avx2_kv_valid(const attn_kv_cache *c)
 {
     attn_kv_cache t;
-    return c && c->k && c->v && c->len <= c->capacity &&
+    return c && c->k && c->v && c->len <= c->capacity && (c->ring == 0 || c->ring == 1) &&
+           (c->start == 0 || (c->ring && c->start < c->capacity && c->len == c->capacity)) &&
            attn__avx2_attn_kv_cache_init_type(&t, c->type, c->k, c->v, c->batch, c->kv_heads, c->capacity,
                                    c->head_dim, c->v_head_dim) == ATTN_OK;
 }
@@ -10836,11 +11063,11 @@ static void attn__avx2_kv_put(attn_dtype t, void *dst, const float *src, size_t 
 static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout)
 {
-    size_t b, g, t, kd, vd, kb, vb, nk, nv, es;
+    size_t b, g, t, kd, vd, kb, vb, nk, nv, es, row0, run;
     if (!c || (n && (!k_new || !v_new))) return ATTN_ERR_NULL;
     if (!attn__avx2_kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
-    if (n > c->capacity - c->len) return ATTN_ERR_CAPACITY;
+    if (n > c->capacity - (c->ring ? 0 : c->len)) return ATTN_ERR_CAPACITY;
     if (!n) return ATTN_OK;
     kd = c->head_dim, vd = c->v_head_dim, es = attn__avx2_attn_dtype_size(c->type);
     /* the new rows may not lie in the cache (sizes fit: the cache's extents do, and the new
@@ -10852,23 +11079,37 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_append(attn_kv_ca
     if (attn__avx2_bytes_overlap(k_new, nk, c->k, kb) || attn__avx2_bytes_overlap(k_new, nk, c->v, vb) ||
         attn__avx2_bytes_overlap(v_new, nv, c->k, kb) || attn__avx2_bytes_overlap(v_new, nv, c->v, vb))
         return ATTN_ERR_ALIAS;
+    /* new position t goes to row (row0 + t) mod capacity: a ring wraps at most once */
+    row0 = (c->start + c->len) % c->capacity;
+    run = attn__avx2_min(n, c->capacity - row0);
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
-            char *kc = (char *)c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd * es;
-            char *vc = (char *)c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd * es;
+            char *kc = (char *)c->k + (b * c->kv_heads + g) * c->capacity * kd * es;
+            char *vc = (char *)c->v + (b * c->kv_heads + g) * c->capacity * vd * es;
             if (layout == ATTN_LAYOUT_BHLD) {
-                attn__avx2_kv_put(c->type, kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd);
-                attn__avx2_kv_put(c->type, vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd);
+                const float *ks = k_new + (b * c->kv_heads + g) * n * kd;
+                const float *vs = v_new + (b * c->kv_heads + g) * n * vd;
+                attn__avx2_kv_put(c->type, kc + row0 * kd * es, ks, run * kd);
+                attn__avx2_kv_put(c->type, vc + row0 * vd * es, vs, run * vd);
+                attn__avx2_kv_put(c->type, kc, ks + run * kd, (n - run) * kd);
+                attn__avx2_kv_put(c->type, vc, vs + run * vd, (n - run) * vd);
             } else {
                 for (t = 0; t < n; t++) {
-                    attn__avx2_kv_put(c->type, kc + t * kd * es,
+                    const size_t row = t < run ? row0 + t : t - run;
+                    attn__avx2_kv_put(c->type, kc + row * kd * es,
                                  k_new + ((b * n + t) * c->kv_heads + g) * kd, kd);
-                    attn__avx2_kv_put(c->type, vc + t * vd * es,
+                    attn__avx2_kv_put(c->type, vc + row * vd * es,
                                  v_new + ((b * n + t) * c->kv_heads + g) * vd, vd);
                 }
             }
         }
-    c->len += n;
+    if (c->len + n > c->capacity) { /* a ring: the oldest positions overwritten */
+        c->start = (c->start + c->len + n - c->capacity) % c->capacity;
+        c->len = c->capacity;
+    } else {
+        c->len += n;
+    }
+    c->pos += n;
     return ATTN_OK;
 }
 
@@ -10886,6 +11127,7 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__avx2_attn_attention_init_k
     p.k = c->k, p.v = c->v, p.kv_type = c->type;
     p.k_sl = c->head_dim, p.k_sh = c->capacity * c->head_dim, p.k_sb = c->kv_heads * p.k_sh;
     p.v_sl = c->v_head_dim, p.v_sh = c->capacity * c->v_head_dim, p.v_sb = c->kv_heads * p.v_sh;
+    p.kv_start = c->start;
     if (p.causal == ATTN_CAUSAL_NONE) p.causal = causal; /* else: an unknown layout's mark */
     return p;
 }
@@ -11669,7 +11911,7 @@ static size_t attn__avx2_dkv(const attn_decoder_only_weights *w) { return w->kv_
 static attn_status attn__avx2_dec_only_check(const attn_decoder_only_weights *w)
 {
     attn_status st;
-    size_t dq, dkv;
+    size_t dq, dkv, i;
     if (!w) return ATTN_ERR_NULL;
     if (!w->d_model || !w->heads || !w->kv_heads || !w->head_dim || !w->d_ff ||
         w->heads % w->kv_heads)
@@ -11692,6 +11934,10 @@ static attn_status attn__avx2_dec_only_check(const attn_decoder_only_weights *w)
     if (w->rope.head_dim && w->rope.head_dim != w->head_dim) return ATTN_ERR_SIZE;
     if (w->rope.head_dim && (st = attn__avx2_attn_rope(&w->rope, NULL, dq, 0, w->heads, 0, NULL)) != ATTN_OK)
         return st;
+    for (i = 0; i < w->heads && (w->sinks || w->alibi_slopes); i++) /* as attn__avx2_attn_attention */
+        if ((w->alibi_slopes && !attn__avx2_finite(w->alibi_slopes[i])) ||
+            (w->sinks && !(w->sinks[i] < INFINITY)))
+            return ATTN_ERR_ARG;
     return ATTN_OK;
 }
 
@@ -11779,7 +12025,12 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder_only(const attn_de
     if (cache->batch != 1 || cache->kv_heads != w->kv_heads || cache->head_dim != w->head_dim ||
         cache->v_head_dim != w->head_dim)
         return ATTN_ERR_SIZE;
-    if (tokens > cache->capacity - cache->len) return ATTN_ERR_CAPACITY;
+    /* a ring takes any stream, up to capacity tokens a call, and with a window only as many
+     * as leave every key the window shows the first of them */
+    if (cache->ring ? tokens > cache->capacity || (w->window && w->window - 1 >
+                                                              cache->capacity - tokens)
+                    : tokens > cache->capacity - cache->len)
+        return ATTN_ERR_CAPACITY;
     if ((need = attn__avx2_dec_only_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
     cb = cache->capacity * dkv * attn__avx2_attn_dtype_size(cache->type); /* each of k and v (batch 1) */
@@ -11806,7 +12057,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder_only(const attn_de
     mm = attn__avx2_dec_only_mm(w, tokens);
     mws = mm ? attn__avx2_take(&cur, mm) : NULL;
     /* attention: h = norm1(x); q, k, v; RoPE at the cache's positions; append; attend */
-    pos = cache->len;
+    pos = cache->ring ? cache->pos : cache->len;
     attn__avx2_dec_only_norm(w, w->attn_norm, w->attn_norm_b, x, ldx, h, tokens);
     attn__avx2_dec_only_linear(&w->wq, h, tokens, d, dq, ATTN_ACT_NONE, q, mws, mm);
     attn__avx2_dec_only_linear(&w->wk, h, tokens, d, dkv, ATTN_ACT_NONE, k, mws, mm);
@@ -11818,6 +12069,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder_only(const attn_de
     attn__avx2_attn_kv_cache_append(cache, tokens, k, v, ATTN_LAYOUT_BLHD);
     p = attn__avx2_attn_attention_init_kv(cache, w->heads, tokens, q, o, ATTN_LAYOUT_BLHD,
                                ATTN_CAUSAL_BOTTOM_RIGHT);
+    p.window = w->window, p.sinks = w->sinks, p.alibi_slopes = w->alibi_slopes;
     attn__avx2_attn_attention(&p, aws, attn__avx2_attn_attention_workspace_size(&p));
     attn__avx2_dec_only_linear(&w->wo, o, tokens, dq, d, ATTN_ACT_NONE, t, mws, mm);
     /* MLP: from norm2 of x (parallel) or of x + attention (sequential, written to y) */
@@ -15712,8 +15964,12 @@ typedef struct attn__avx512_hd {
     size_t q_sl, k_sl, v_sl, o_sl, mask_sq, bmask_sq;
     size_t d, dv, klen;
     float scale, softcap;
-    int causal, general; /* general: masks, softcap or scale <= 0 (the per-score transform) */
-    ptrdiff_t off;       /* causal: query i sees key j iff j <= i + off */
+    float slope, sink;   /* ALiBi slope (0: none), sink logit (-inf: none) */
+    size_t window;       /* keys more than window - 1 positions before the query masked */
+    size_t kstart, wrap; /* key j in row kstart + j below wrap (= kv_len - kstart), else j - wrap */
+    int causal, general; /* general: the per-score transform (masks, softcap, scale <= 0,
+                          * ALiBi, window, scores) */
+    ptrdiff_t off;       /* query i is at position i + off; causal: it sees keys j <= i + off */
     float *scores;       /* the optional scores output, and its mode */
     size_t scores_sq;
     int scores_mode;
@@ -15742,24 +15998,52 @@ static attn__avx512_hd attn__avx512_head(const attn_attention_params *p, size_t 
     hd.scores = p->scores ? p->scores + b * p->scores_sb + h * p->scores_sh : NULL;
     hd.scores_sq = p->scores_sq;
     hd.scores_mode = (int)p->scores_mode;
-    hd.general = hd.mask || hd.bmask || hd.softcap > 0 || !(hd.scale > 0) || hd.scores;
+    hd.slope = p->alibi_slopes ? p->alibi_slopes[h] : 0.0f;
+    hd.sink = p->sinks ? p->sinks[h] : -INFINITY;
+    hd.window = p->window;
+    hd.kstart = p->kv_start, hd.wrap = p->kv_len - p->kv_start;
+    hd.general = hd.mask || hd.bmask || hd.softcap > 0 || !(hd.scale > 0) || hd.scores ||
+                 hd.slope != 0.0f || hd.window;
     return hd;
 }
 
 /* Keys of row qi at or past k0 that causal masking leaves visible, at most n. Row qi sees
  * keys [0, qi + off + 1); computed in size_t without overflow for any off (qi + 1 is at most
  * ATTN__AVX512_MAX_ELEMS, so qi + 1 + off fits for off <= PTRDIFF_MAX). */
+static size_t attn__avx512_qend(const attn__avx512_hd *hd, size_t qi)
+{
+    if (hd->off >= 0) return qi + 1 + (size_t)hd->off;
+    {
+        const size_t neg = (size_t)(-(hd->off + 1)) + 1; /* -off, also for PTRDIFF_MIN */
+        return qi + 1 > neg ? qi + 1 - neg : 0;
+    }
+}
+
 static size_t attn__avx512_visible(const attn__avx512_hd *hd, size_t qi, size_t k0, size_t n)
 {
     size_t end;
     if (!hd->causal) return n;
-    if (hd->off >= 0) {
-        end = qi + 1 + (size_t)hd->off;
-    } else {
-        const size_t neg = (size_t)(-(hd->off + 1)) + 1; /* -off, also for PTRDIFF_MIN */
-        end = qi + 1 > neg ? qi + 1 - neg : 0;
-    }
+    end = attn__avx512_qend(hd, qi);
     return end <= k0 ? 0 : end - k0 < n ? end - k0 : n;
+}
+
+/* The storage row of key j, and how many keys from k0 on (at most n) lie in consecutive
+ * rows: a ring of K and V rows wraps once, at key hd->wrap */
+static size_t attn__avx512_krow(const attn__avx512_hd *hd, size_t j)
+{
+    return j < hd->wrap ? hd->kstart + j : j - hd->wrap;
+}
+
+static size_t attn__avx512_krun(const attn__avx512_hd *hd, size_t k0, size_t n)
+{
+    return k0 < hd->wrap && hd->wrap - k0 < n ? hd->wrap - k0 : n;
+}
+
+/* The first key the window leaves row qi: keys j <= i + off - window are masked */
+static size_t attn__avx512_first(const attn__avx512_hd *hd, size_t qi)
+{
+    const size_t end = hd->window ? attn__avx512_qend(hd, qi) : 0;
+    return end > hd->window ? end - hd->window : 0;
 }
 
 /* Online softmax step of row qi over keys k0 .. k0+n: s holds the raw dot products (q . k),
@@ -15786,13 +16070,17 @@ static void attn__avx512_online_row(const attn__avx512_hd *hd, size_t qi, size_t
         const float *mrow = hd->mask ? hd->mask + qi * hd->mask_sq + k0 : NULL;
         const uint8_t *brow = hd->bmask ? hd->bmask + qi * hd->bmask_sq + k0 : NULL;
         float *sc = hd->scores ? hd->scores + qi * hd->scores_sq + k0 : NULL;
+        const size_t lo = attn__avx512_first(hd, qi);
+        /* ALiBi: slope * (j - position of the query), the distance exact below 2^24 */
+        const double pos = (double)qi + (double)hd->off;
         int nan = 0;
         for (j = 0; j < n; j++) {
             float x = s[j] * hd->scale;
             if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
             if (sc && hd->scores_mode == ATTN_SCORES_LOGITS) sc[j] = x;
             if (mrow) x = mrow[j] == -INFINITY ? -INFINITY : x + mrow[j];
-            if (brow && !brow[j]) x = -INFINITY;
+            if (hd->slope != 0.0f) x += hd->slope * (float)((double)(k0 + j) - pos);
+            if ((brow && !brow[j]) || k0 + j < lo) x = -INFINITY;
             if (sc && hd->scores_mode != ATTN_SCORES_LOGITS) sc[j] = x;
             if (x != x) nan = 1;
             else if (x > mx) mx = x;
@@ -15881,8 +16169,8 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_pack_kt_body(attn_dtype t, co
 static int attn__avx512_pack_kv(const attn__avx512_hd *hd, size_t k0, size_t tk, float *kp, float *vp,
                          float *blk)
 {
-    const void *k = attn__avx512_dt_at(hd->kvt, hd->k, k0 * hd->k_sl);
-    const void *v = attn__avx512_dt_at(hd->kvt, hd->v, k0 * hd->v_sl);
+    const void *k = attn__avx512_dt_at(hd->kvt, hd->k, attn__avx512_krow(hd, k0) * hd->k_sl);
+    const void *v = attn__avx512_dt_at(hd->kvt, hd->v, attn__avx512_krow(hd, k0) * hd->v_sl);
     switch (hd->kvt) {
     case ATTN_F16:
         attn__avx512_pack_kt_body(ATTN_F16, k, hd->k_sl, tk, hd->d, kp, blk);
@@ -15957,14 +16245,17 @@ static void attn__avx512_tile_out(const attn__avx512_hd *hd, size_t q0, size_t t
     }
 }
 
-static void attn__avx512_tile_init(size_t tq, size_t rows, const attn__avx512_ws *w)
+/* Rows [0, rows) of the tile's state, row i of head hds[i / tq]: a sink joins the softmax
+ * as a key of logit sink and value 0 (max sink, sum 1). acc rows [0, nacc) zeroed. */
+static void attn__avx512_tile_init(const attn__avx512_hd *hds, size_t tq, size_t rows, size_t nacc,
+                            const attn__avx512_ws *w)
 {
     size_t i;
-    for (i = 0; i < tq; i++) {
-        w->m[i] = -INFINITY;
-        w->l[i] = 0.0f;
+    for (i = 0; i < rows; i++) {
+        w->m[i] = hds[i / tq].sink;
+        w->l[i] = hds[i / tq].sink > -INFINITY ? 1.0f : 0.0f;
     }
-    memset(w->acc, 0, rows * w->dvp * sizeof(float));
+    memset(w->acc, 0, nacc * w->dvp * sizeof(float));
 }
 
 /* The fused path for query rows q0 .. q0+tq (see above) */
@@ -15972,11 +16263,11 @@ static void attn__avx512_tile_fused(const attn__avx512_hd *hd, size_t q0, size_t
 {
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, nsl = (tq + ATTN__AVX512_MR - 1) / ATTN__AVX512_MR;
     const size_t kend = attn__avx512_kend(hd, q0, tq);
-    size_t k0, sl, i, j;
-    attn__avx512_tile_init(tq, nsl * ATTN__AVX512_MR, w);
+    size_t k0, sl, i, j, tk;
+    attn__avx512_tile_init(hd, tq, tq, nsl * ATTN__AVX512_MR, w);
     attn__avx512_mm_pack_t(hd->q + q0 * hd->q_sl, hd->q_sl, tq, d, ATTN__AVX512_MR, 0, w->qp);
-    for (k0 = 0; k0 < kend; k0 += ATTN__AVX512_TK) {
-        const size_t tk = attn__avx512_min(ATTN__AVX512_TK, kend - k0);
+    for (k0 = attn__avx512_first(hd, q0); k0 < kend; k0 += tk) {
+        tk = attn__avx512_krun(hd, k0, attn__avx512_min(ATTN__AVX512_TK, kend - k0));
         const int vbad = attn__avx512_pack_kv(hd, k0, tk, w->kp, w->vp, w->s);
         for (sl = 0; sl < nsl; sl++) {
             const size_t r0 = sl * ATTN__AVX512_MR, mr = attn__avx512_min(ATTN__AVX512_MR, tq - r0);
@@ -15998,7 +16289,8 @@ static void attn__avx512_tile_fused(const attn__avx512_hd *hd, size_t q0, size_t
                 size_t nv[ATTN__AVX512_MR];
                 for (i = 0; i < mr; i++) nv[i] = ts;
                 attn__avx512_vaxpy(hd->kvt, acc, dvp, w->s, ATTN__AVX512_TK, mr, nv, ts,
-                            attn__avx512_dt_at(hd->kvt, hd->v, k0 * hd->v_sl), hd->v_sl, dv);
+                            attn__avx512_dt_at(hd->kvt, hd->v, attn__avx512_krow(hd, k0) * hd->v_sl),
+                            hd->v_sl, dv);
             }
         }
     }
@@ -16014,12 +16306,13 @@ static void attn__avx512_tile_rows(const attn__avx512_hd *hds, size_t nh, size_t
     const attn__avx512_hd *hd = hds;
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
     const size_t kend = attn__avx512_kend(hd, q0, tq); /* the same for every head of the group */
-    size_t k0, g, r;
-    attn__avx512_tile_init(rows, rows, w);
-    for (k0 = 0; k0 < kend; k0 += ATTN__AVX512_TK) {
-        const size_t tk = attn__avx512_min(ATTN__AVX512_TK, kend - k0);
-        const void *kt = attn__avx512_dt_at(hd->kvt, hd->k, k0 * hd->k_sl);
-        const void *vt = attn__avx512_dt_at(hd->kvt, hd->v, k0 * hd->v_sl);
+    size_t k0, g, r, tk;
+    attn__avx512_tile_init(hds, tq, rows, rows, w);
+    /* with scores, every key is scored (the window's too) */
+    for (k0 = hd->scores ? 0 : attn__avx512_first(hd, q0); k0 < kend; k0 += tk) {
+        const void *kt = attn__avx512_dt_at(hd->kvt, hd->k, attn__avx512_krow(hd, k0) * hd->k_sl);
+        const void *vt = attn__avx512_dt_at(hd->kvt, hd->v, attn__avx512_krow(hd, k0) * hd->v_sl);
+        tk = attn__avx512_krun(hd, k0, attn__avx512_min(ATTN__AVX512_TK, kend - k0));
         for (g = 0; g < rows; g += ATTN__AVX512_MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__avx512_min(ATTN__AVX512_MR, rows - g);
             const float *qr[ATTN__AVX512_MR];
@@ -16056,11 +16349,14 @@ static void attn__avx512_tile_scores(const attn_attention_params *p, const attn_
         const float m = w->m[i], l = w->l[i];
         if (hd->scores_mode == ATTN_SCORES_LOGITS) {
             const float *qrow = hd->q + qi * hd->q_sl;
-            const size_t nk = p->kv_len - n;
-            if (nk) /* K row n exists: with none, n * k_sl may point far past the cache */
+            size_t nk;
+            /* keys n .. kv_len in runs of consecutive rows (no pointer formed past them) */
+            for (j = n; j < p->kv_len; j += nk) {
+                nk = attn__avx512_krun(hd, j, p->kv_len - j);
                 attn__avx512_kdots(hd->kvt, &qrow, 1, &nk, nk,
-                            attn__avx512_dt_at(hd->kvt, hd->k, n * hd->k_sl), hd->k_sl, hd->d,
-                            sc + n, 0);
+                            attn__avx512_dt_at(hd->kvt, hd->k, attn__avx512_krow(hd, j) * hd->k_sl), hd->k_sl,
+                            hd->d, sc + j, 0);
+            }
             for (j = n; j < p->kv_len; j++) {
                 float x = sc[j] * hd->scale;
                 if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
@@ -16217,6 +16513,7 @@ static attn_status attn__avx512_attention_check(const attn_attention_params *p, 
     }
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
+    if (p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if ((st = attn__avx512_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
                                  p->head_dim, 0)) ||
         (st = attn__avx512_check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl,
@@ -16234,6 +16531,10 @@ static attn_status attn__avx512_attention_check(const attn_attention_params *p, 
     if (p->bool_mask && (st = attn__avx512_check_tensor(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
                                                   p->q_len, p->bmask_sq, p->kv_len, 1)))
         return st;
+    for (i = 0; i < p->heads && (p->alibi_slopes || p->sinks); i++)
+        if ((p->alibi_slopes && !attn__avx512_finite(p->alibi_slopes[i])) ||
+            (p->sinks && !(p->sinks[i] < INFINITY))) /* -inf (no sink) allowed, NaN not */
+            return ATTN_ERR_ARG;
     if (p->key_lengths)
         for (b = 0; b < p->batch; b++)
             if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)
@@ -16278,8 +16579,12 @@ static attn_status attn__avx512_attention_check(const attn_attention_params *p, 
                                                        p->bmask_sh, p->q_len, p->bmask_sq,
                                                        p->kv_len, 1)))
                 return ATTN_ERR_ALIAS;
-    for (i = 0; p->key_lengths && i < 3; i++)
-        if (attn__avx512_bytes_overlap(at[i], ext[i], p->key_lengths, p->batch * sizeof(int64_t)))
+    for (i = 0; i < 3; i++)
+        if ((p->key_lengths &&
+             attn__avx512_bytes_overlap(at[i], ext[i], p->key_lengths, p->batch * sizeof(int64_t))) ||
+            (p->alibi_slopes &&
+             attn__avx512_bytes_overlap(at[i], ext[i], p->alibi_slopes, p->heads * sizeof(float))) ||
+            (p->sinks && attn__avx512_bytes_overlap(at[i], ext[i], p->sinks, p->heads * sizeof(float))))
             return ATTN_ERR_ALIAS;
     return ATTN_OK;
 }
@@ -16321,6 +16626,18 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_attention(const attn_att
 }
 
 static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_attention_query_tile(void) { return ATTN__AVX512_TQ; }
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_alibi_slopes(size_t heads, float *slopes)
+{
+    size_t n = 1, i;
+    if (!slopes) return ATTN_ERR_NULL;
+    if (!heads) return ATTN_ERR_SIZE;
+    while (n <= heads / 2) n *= 2;
+    for (i = 0; i < heads; i++) /* exponents -8 i / n, then -4 (2 i - 1) / n past n */
+        slopes[i] = (float)pow(2.0, i < n ? -8.0 * (double)(i + 1) / (double)n
+                                          : -4.0 * (double)(2 * (i - n) + 1) / (double)n);
+    return ATTN_OK;
+}
 
 static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_attention_tasks(const attn_attention_params *p)
 {
@@ -16380,7 +16697,20 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_init_type(attn_
     c->v_head_dim = v_head_dim;
     c->len = 0;
     c->type = type;
+    c->ring = 0;
+    c->start = c->pos = 0;
     return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_init_ring(attn_kv_cache *c, attn_dtype type, void *k,
+                                             void *v, size_t batch, size_t kv_heads,
+                                             size_t capacity, size_t head_dim,
+                                             size_t v_head_dim)
+{
+    const attn_status st = attn__avx512_attn_kv_cache_init_type(c, type, k, v, batch, kv_heads, capacity,
+                                                   head_dim, v_head_dim);
+    if (st == ATTN_OK) c->ring = 1;
+    return st;
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
@@ -16394,7 +16724,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_init(attn_kv_ca
 static int attn__avx512_kv_valid(const attn_kv_cache *c)
 {
     attn_kv_cache t;
-    return c && c->k && c->v && c->len <= c->capacity &&
+    return c && c->k && c->v && c->len <= c->capacity && (c->ring == 0 || c->ring == 1) &&
+           (c->start == 0 || (c->ring && c->start < c->capacity && c->len == c->capacity)) &&
            attn__avx512_attn_kv_cache_init_type(&t, c->type, c->k, c->v, c->batch, c->kv_heads, c->capacity,
                                    c->head_dim, c->v_head_dim) == ATTN_OK;
 }
@@ -16409,11 +16740,11 @@ static void attn__avx512_kv_put(attn_dtype t, void *dst, const float *src, size_
 static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout)
 {
-    size_t b, g, t, kd, vd, kb, vb, nk, nv, es;
+    size_t b, g, t, kd, vd, kb, vb, nk, nv, es, row0, run;
     if (!c || (n && (!k_new || !v_new))) return ATTN_ERR_NULL;
     if (!attn__avx512_kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
-    if (n > c->capacity - c->len) return ATTN_ERR_CAPACITY;
+    if (n > c->capacity - (c->ring ? 0 : c->len)) return ATTN_ERR_CAPACITY;
     if (!n) return ATTN_OK;
     kd = c->head_dim, vd = c->v_head_dim, es = attn__avx512_attn_dtype_size(c->type);
     /* the new rows may not lie in the cache (sizes fit: the cache's extents do, and the new
@@ -16425,23 +16756,37 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_append(attn_kv_
     if (attn__avx512_bytes_overlap(k_new, nk, c->k, kb) || attn__avx512_bytes_overlap(k_new, nk, c->v, vb) ||
         attn__avx512_bytes_overlap(v_new, nv, c->k, kb) || attn__avx512_bytes_overlap(v_new, nv, c->v, vb))
         return ATTN_ERR_ALIAS;
+    /* new position t goes to row (row0 + t) mod capacity: a ring wraps at most once */
+    row0 = (c->start + c->len) % c->capacity;
+    run = attn__avx512_min(n, c->capacity - row0);
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
-            char *kc = (char *)c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd * es;
-            char *vc = (char *)c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd * es;
+            char *kc = (char *)c->k + (b * c->kv_heads + g) * c->capacity * kd * es;
+            char *vc = (char *)c->v + (b * c->kv_heads + g) * c->capacity * vd * es;
             if (layout == ATTN_LAYOUT_BHLD) {
-                attn__avx512_kv_put(c->type, kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd);
-                attn__avx512_kv_put(c->type, vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd);
+                const float *ks = k_new + (b * c->kv_heads + g) * n * kd;
+                const float *vs = v_new + (b * c->kv_heads + g) * n * vd;
+                attn__avx512_kv_put(c->type, kc + row0 * kd * es, ks, run * kd);
+                attn__avx512_kv_put(c->type, vc + row0 * vd * es, vs, run * vd);
+                attn__avx512_kv_put(c->type, kc, ks + run * kd, (n - run) * kd);
+                attn__avx512_kv_put(c->type, vc, vs + run * vd, (n - run) * vd);
             } else {
                 for (t = 0; t < n; t++) {
-                    attn__avx512_kv_put(c->type, kc + t * kd * es,
+                    const size_t row = t < run ? row0 + t : t - run;
+                    attn__avx512_kv_put(c->type, kc + row * kd * es,
                                  k_new + ((b * n + t) * c->kv_heads + g) * kd, kd);
-                    attn__avx512_kv_put(c->type, vc + t * vd * es,
+                    attn__avx512_kv_put(c->type, vc + row * vd * es,
                                  v_new + ((b * n + t) * c->kv_heads + g) * vd, vd);
                 }
             }
         }
-    c->len += n;
+    if (c->len + n > c->capacity) { /* a ring: the oldest positions overwritten */
+        c->start = (c->start + c->len + n - c->capacity) % c->capacity;
+        c->len = c->capacity;
+    } else {
+        c->len += n;
+    }
+    c->pos += n;
     return ATTN_OK;
 }
 
@@ -16459,6 +16804,7 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__avx512_attn_attention_init
     p.k = c->k, p.v = c->v, p.kv_type = c->type;
     p.k_sl = c->head_dim, p.k_sh = c->capacity * c->head_dim, p.k_sb = c->kv_heads * p.k_sh;
     p.v_sl = c->v_head_dim, p.v_sh = c->capacity * c->v_head_dim, p.v_sb = c->kv_heads * p.v_sh;
+    p.kv_start = c->start;
     if (p.causal == ATTN_CAUSAL_NONE) p.causal = causal; /* else: an unknown layout's mark */
     return p;
 }
@@ -17242,7 +17588,7 @@ static size_t attn__avx512_dkv(const attn_decoder_only_weights *w) { return w->k
 static attn_status attn__avx512_dec_only_check(const attn_decoder_only_weights *w)
 {
     attn_status st;
-    size_t dq, dkv;
+    size_t dq, dkv, i;
     if (!w) return ATTN_ERR_NULL;
     if (!w->d_model || !w->heads || !w->kv_heads || !w->head_dim || !w->d_ff ||
         w->heads % w->kv_heads)
@@ -17265,6 +17611,10 @@ static attn_status attn__avx512_dec_only_check(const attn_decoder_only_weights *
     if (w->rope.head_dim && w->rope.head_dim != w->head_dim) return ATTN_ERR_SIZE;
     if (w->rope.head_dim && (st = attn__avx512_attn_rope(&w->rope, NULL, dq, 0, w->heads, 0, NULL)) != ATTN_OK)
         return st;
+    for (i = 0; i < w->heads && (w->sinks || w->alibi_slopes); i++) /* as attn__avx512_attn_attention */
+        if ((w->alibi_slopes && !attn__avx512_finite(w->alibi_slopes[i])) ||
+            (w->sinks && !(w->sinks[i] < INFINITY)))
+            return ATTN_ERR_ARG;
     return ATTN_OK;
 }
 
@@ -17352,7 +17702,12 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder_only(const attn_
     if (cache->batch != 1 || cache->kv_heads != w->kv_heads || cache->head_dim != w->head_dim ||
         cache->v_head_dim != w->head_dim)
         return ATTN_ERR_SIZE;
-    if (tokens > cache->capacity - cache->len) return ATTN_ERR_CAPACITY;
+    /* a ring takes any stream, up to capacity tokens a call, and with a window only as many
+     * as leave every key the window shows the first of them */
+    if (cache->ring ? tokens > cache->capacity || (w->window && w->window - 1 >
+                                                              cache->capacity - tokens)
+                    : tokens > cache->capacity - cache->len)
+        return ATTN_ERR_CAPACITY;
     if ((need = attn__avx512_dec_only_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
     cb = cache->capacity * dkv * attn__avx512_attn_dtype_size(cache->type); /* each of k and v (batch 1) */
@@ -17379,7 +17734,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder_only(const attn_
     mm = attn__avx512_dec_only_mm(w, tokens);
     mws = mm ? attn__avx512_take(&cur, mm) : NULL;
     /* attention: h = norm1(x); q, k, v; RoPE at the cache's positions; append; attend */
-    pos = cache->len;
+    pos = cache->ring ? cache->pos : cache->len;
     attn__avx512_dec_only_norm(w, w->attn_norm, w->attn_norm_b, x, ldx, h, tokens);
     attn__avx512_dec_only_linear(&w->wq, h, tokens, d, dq, ATTN_ACT_NONE, q, mws, mm);
     attn__avx512_dec_only_linear(&w->wk, h, tokens, d, dkv, ATTN_ACT_NONE, k, mws, mm);
@@ -17391,6 +17746,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder_only(const attn_
     attn__avx512_attn_kv_cache_append(cache, tokens, k, v, ATTN_LAYOUT_BLHD);
     p = attn__avx512_attn_attention_init_kv(cache, w->heads, tokens, q, o, ATTN_LAYOUT_BLHD,
                                ATTN_CAUSAL_BOTTOM_RIGHT);
+    p.window = w->window, p.sinks = w->sinks, p.alibi_slopes = w->alibi_slopes;
     attn__avx512_attn_attention(&p, aws, attn__avx512_attn_attention_workspace_size(&p));
     attn__avx512_dec_only_linear(&w->wo, o, tokens, dq, d, ATTN_ACT_NONE, t, mws, mm);
     /* MLP: from norm2 of x (parallel) or of x + attention (sequential, written to y) */
@@ -17663,6 +18019,15 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
     }
 }
 
+ATTN_API attn_status attn_alibi_slopes(size_t heads, float *slopes)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_alibi_slopes(heads, slopes);
+    case ATTN__T_AVX2: return attn__avx2_attn_alibi_slopes(heads, slopes);
+    default: return attn__scalar_attn_alibi_slopes(heads, slopes);
+    }
+}
+
 ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, size_t kv_heads, size_t q_len, size_t kv_len, size_t head_dim, size_t v_head_dim, const float *q, const float *k, const float *v, float *o, attn_layout layout)
 {
     switch (attn__target()) {
@@ -17732,6 +18097,15 @@ ATTN_API attn_status attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, 
     case ATTN__T_AVX512: return attn__avx512_attn_kv_cache_init_type(c, type, k, v, batch, kv_heads, capacity, head_dim, v_head_dim);
     case ATTN__T_AVX2: return attn__avx2_attn_kv_cache_init_type(c, type, k, v, batch, kv_heads, capacity, head_dim, v_head_dim);
     default: return attn__scalar_attn_kv_cache_init_type(c, type, k, v, batch, kv_heads, capacity, head_dim, v_head_dim);
+    }
+}
+
+ATTN_API attn_status attn_kv_cache_init_ring(attn_kv_cache *c, attn_dtype type, void *k, void *v, size_t batch, size_t kv_heads, size_t capacity, size_t head_dim, size_t v_head_dim)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_kv_cache_init_ring(c, type, k, v, batch, kv_heads, capacity, head_dim, v_head_dim);
+    case ATTN__T_AVX2: return attn__avx2_attn_kv_cache_init_ring(c, type, k, v, batch, kv_heads, capacity, head_dim, v_head_dim);
+    default: return attn__scalar_attn_kv_cache_init_ring(c, type, k, v, batch, kv_heads, capacity, head_dim, v_head_dim);
     }
 }
 
@@ -21729,8 +22103,12 @@ typedef struct attn__hd {
     size_t q_sl, k_sl, v_sl, o_sl, mask_sq, bmask_sq;
     size_t d, dv, klen;
     float scale, softcap;
-    int causal, general; /* general: masks, softcap or scale <= 0 (the per-score transform) */
-    ptrdiff_t off;       /* causal: query i sees key j iff j <= i + off */
+    float slope, sink;   /* ALiBi slope (0: none), sink logit (-inf: none) */
+    size_t window;       /* keys more than window - 1 positions before the query masked */
+    size_t kstart, wrap; /* key j in row kstart + j below wrap (= kv_len - kstart), else j - wrap */
+    int causal, general; /* general: the per-score transform (masks, softcap, scale <= 0,
+                          * ALiBi, window, scores) */
+    ptrdiff_t off;       /* query i is at position i + off; causal: it sees keys j <= i + off */
     float *scores;       /* the optional scores output, and its mode */
     size_t scores_sq;
     int scores_mode;
@@ -21759,24 +22137,52 @@ static attn__hd attn__head(const attn_attention_params *p, size_t b, size_t h)
     hd.scores = p->scores ? p->scores + b * p->scores_sb + h * p->scores_sh : NULL;
     hd.scores_sq = p->scores_sq;
     hd.scores_mode = (int)p->scores_mode;
-    hd.general = hd.mask || hd.bmask || hd.softcap > 0 || !(hd.scale > 0) || hd.scores;
+    hd.slope = p->alibi_slopes ? p->alibi_slopes[h] : 0.0f;
+    hd.sink = p->sinks ? p->sinks[h] : -INFINITY;
+    hd.window = p->window;
+    hd.kstart = p->kv_start, hd.wrap = p->kv_len - p->kv_start;
+    hd.general = hd.mask || hd.bmask || hd.softcap > 0 || !(hd.scale > 0) || hd.scores ||
+                 hd.slope != 0.0f || hd.window;
     return hd;
 }
 
 /* Keys of row qi at or past k0 that causal masking leaves visible, at most n. Row qi sees
  * keys [0, qi + off + 1); computed in size_t without overflow for any off (qi + 1 is at most
  * ATTN__MAX_ELEMS, so qi + 1 + off fits for off <= PTRDIFF_MAX). */
+static size_t attn__qend(const attn__hd *hd, size_t qi)
+{
+    if (hd->off >= 0) return qi + 1 + (size_t)hd->off;
+    {
+        const size_t neg = (size_t)(-(hd->off + 1)) + 1; /* -off, also for PTRDIFF_MIN */
+        return qi + 1 > neg ? qi + 1 - neg : 0;
+    }
+}
+
 static size_t attn__visible(const attn__hd *hd, size_t qi, size_t k0, size_t n)
 {
     size_t end;
     if (!hd->causal) return n;
-    if (hd->off >= 0) {
-        end = qi + 1 + (size_t)hd->off;
-    } else {
-        const size_t neg = (size_t)(-(hd->off + 1)) + 1; /* -off, also for PTRDIFF_MIN */
-        end = qi + 1 > neg ? qi + 1 - neg : 0;
-    }
+    end = attn__qend(hd, qi);
     return end <= k0 ? 0 : end - k0 < n ? end - k0 : n;
+}
+
+/* The storage row of key j, and how many keys from k0 on (at most n) lie in consecutive
+ * rows: a ring of K and V rows wraps once, at key hd->wrap */
+static size_t attn__krow(const attn__hd *hd, size_t j)
+{
+    return j < hd->wrap ? hd->kstart + j : j - hd->wrap;
+}
+
+static size_t attn__krun(const attn__hd *hd, size_t k0, size_t n)
+{
+    return k0 < hd->wrap && hd->wrap - k0 < n ? hd->wrap - k0 : n;
+}
+
+/* The first key the window leaves row qi: keys j <= i + off - window are masked */
+static size_t attn__first(const attn__hd *hd, size_t qi)
+{
+    const size_t end = hd->window ? attn__qend(hd, qi) : 0;
+    return end > hd->window ? end - hd->window : 0;
 }
 
 /* Online softmax step of row qi over keys k0 .. k0+n: s holds the raw dot products (q . k),
@@ -21803,13 +22209,17 @@ static void attn__online_row(const attn__hd *hd, size_t qi, size_t k0, size_t n,
         const float *mrow = hd->mask ? hd->mask + qi * hd->mask_sq + k0 : NULL;
         const uint8_t *brow = hd->bmask ? hd->bmask + qi * hd->bmask_sq + k0 : NULL;
         float *sc = hd->scores ? hd->scores + qi * hd->scores_sq + k0 : NULL;
+        const size_t lo = attn__first(hd, qi);
+        /* ALiBi: slope * (j - position of the query), the distance exact below 2^24 */
+        const double pos = (double)qi + (double)hd->off;
         int nan = 0;
         for (j = 0; j < n; j++) {
             float x = s[j] * hd->scale;
             if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
             if (sc && hd->scores_mode == ATTN_SCORES_LOGITS) sc[j] = x;
             if (mrow) x = mrow[j] == -INFINITY ? -INFINITY : x + mrow[j];
-            if (brow && !brow[j]) x = -INFINITY;
+            if (hd->slope != 0.0f) x += hd->slope * (float)((double)(k0 + j) - pos);
+            if ((brow && !brow[j]) || k0 + j < lo) x = -INFINITY;
             if (sc && hd->scores_mode != ATTN_SCORES_LOGITS) sc[j] = x;
             if (x != x) nan = 1;
             else if (x > mx) mx = x;
@@ -21898,8 +22308,8 @@ static ATTN__FORCE_INLINE void attn__pack_kt_body(attn_dtype t, const void *k, s
 static int attn__pack_kv(const attn__hd *hd, size_t k0, size_t tk, float *kp, float *vp,
                          float *blk)
 {
-    const void *k = attn__dt_at(hd->kvt, hd->k, k0 * hd->k_sl);
-    const void *v = attn__dt_at(hd->kvt, hd->v, k0 * hd->v_sl);
+    const void *k = attn__dt_at(hd->kvt, hd->k, attn__krow(hd, k0) * hd->k_sl);
+    const void *v = attn__dt_at(hd->kvt, hd->v, attn__krow(hd, k0) * hd->v_sl);
     switch (hd->kvt) {
     case ATTN_F16:
         attn__pack_kt_body(ATTN_F16, k, hd->k_sl, tk, hd->d, kp, blk);
@@ -21974,14 +22384,17 @@ static void attn__tile_out(const attn__hd *hd, size_t q0, size_t tq, const attn_
     }
 }
 
-static void attn__tile_init(size_t tq, size_t rows, const attn__ws *w)
+/* Rows [0, rows) of the tile's state, row i of head hds[i / tq]: a sink joins the softmax
+ * as a key of logit sink and value 0 (max sink, sum 1). acc rows [0, nacc) zeroed. */
+static void attn__tile_init(const attn__hd *hds, size_t tq, size_t rows, size_t nacc,
+                            const attn__ws *w)
 {
     size_t i;
-    for (i = 0; i < tq; i++) {
-        w->m[i] = -INFINITY;
-        w->l[i] = 0.0f;
+    for (i = 0; i < rows; i++) {
+        w->m[i] = hds[i / tq].sink;
+        w->l[i] = hds[i / tq].sink > -INFINITY ? 1.0f : 0.0f;
     }
-    memset(w->acc, 0, rows * w->dvp * sizeof(float));
+    memset(w->acc, 0, nacc * w->dvp * sizeof(float));
 }
 
 /* The fused path for query rows q0 .. q0+tq (see above) */
@@ -21989,11 +22402,11 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
 {
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, nsl = (tq + ATTN__MR - 1) / ATTN__MR;
     const size_t kend = attn__kend(hd, q0, tq);
-    size_t k0, sl, i, j;
-    attn__tile_init(tq, nsl * ATTN__MR, w);
+    size_t k0, sl, i, j, tk;
+    attn__tile_init(hd, tq, tq, nsl * ATTN__MR, w);
     attn__mm_pack_t(hd->q + q0 * hd->q_sl, hd->q_sl, tq, d, ATTN__MR, 0, w->qp);
-    for (k0 = 0; k0 < kend; k0 += ATTN__TK) {
-        const size_t tk = attn__min(ATTN__TK, kend - k0);
+    for (k0 = attn__first(hd, q0); k0 < kend; k0 += tk) {
+        tk = attn__krun(hd, k0, attn__min(ATTN__TK, kend - k0));
         const int vbad = attn__pack_kv(hd, k0, tk, w->kp, w->vp, w->s);
         for (sl = 0; sl < nsl; sl++) {
             const size_t r0 = sl * ATTN__MR, mr = attn__min(ATTN__MR, tq - r0);
@@ -22015,7 +22428,8 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
                 size_t nv[ATTN__MR];
                 for (i = 0; i < mr; i++) nv[i] = ts;
                 attn__vaxpy(hd->kvt, acc, dvp, w->s, ATTN__TK, mr, nv, ts,
-                            attn__dt_at(hd->kvt, hd->v, k0 * hd->v_sl), hd->v_sl, dv);
+                            attn__dt_at(hd->kvt, hd->v, attn__krow(hd, k0) * hd->v_sl),
+                            hd->v_sl, dv);
             }
         }
     }
@@ -22031,12 +22445,13 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
     const attn__hd *hd = hds;
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
     const size_t kend = attn__kend(hd, q0, tq); /* the same for every head of the group */
-    size_t k0, g, r;
-    attn__tile_init(rows, rows, w);
-    for (k0 = 0; k0 < kend; k0 += ATTN__TK) {
-        const size_t tk = attn__min(ATTN__TK, kend - k0);
-        const void *kt = attn__dt_at(hd->kvt, hd->k, k0 * hd->k_sl);
-        const void *vt = attn__dt_at(hd->kvt, hd->v, k0 * hd->v_sl);
+    size_t k0, g, r, tk;
+    attn__tile_init(hds, tq, rows, rows, w);
+    /* with scores, every key is scored (the window's too) */
+    for (k0 = hd->scores ? 0 : attn__first(hd, q0); k0 < kend; k0 += tk) {
+        const void *kt = attn__dt_at(hd->kvt, hd->k, attn__krow(hd, k0) * hd->k_sl);
+        const void *vt = attn__dt_at(hd->kvt, hd->v, attn__krow(hd, k0) * hd->v_sl);
+        tk = attn__krun(hd, k0, attn__min(ATTN__TK, kend - k0));
         for (g = 0; g < rows; g += ATTN__MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__min(ATTN__MR, rows - g);
             const float *qr[ATTN__MR];
@@ -22073,11 +22488,14 @@ static void attn__tile_scores(const attn_attention_params *p, const attn__hd *hd
         const float m = w->m[i], l = w->l[i];
         if (hd->scores_mode == ATTN_SCORES_LOGITS) {
             const float *qrow = hd->q + qi * hd->q_sl;
-            const size_t nk = p->kv_len - n;
-            if (nk) /* K row n exists: with none, n * k_sl may point far past the cache */
+            size_t nk;
+            /* keys n .. kv_len in runs of consecutive rows (no pointer formed past them) */
+            for (j = n; j < p->kv_len; j += nk) {
+                nk = attn__krun(hd, j, p->kv_len - j);
                 attn__kdots(hd->kvt, &qrow, 1, &nk, nk,
-                            attn__dt_at(hd->kvt, hd->k, n * hd->k_sl), hd->k_sl, hd->d,
-                            sc + n, 0);
+                            attn__dt_at(hd->kvt, hd->k, attn__krow(hd, j) * hd->k_sl), hd->k_sl,
+                            hd->d, sc + j, 0);
+            }
             for (j = n; j < p->kv_len; j++) {
                 float x = sc[j] * hd->scale;
                 if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
@@ -22234,6 +22652,7 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     }
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
+    if (p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if ((st = attn__check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
                                  p->head_dim, 0)) ||
         (st = attn__check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl,
@@ -22251,6 +22670,10 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     if (p->bool_mask && (st = attn__check_tensor(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
                                                   p->q_len, p->bmask_sq, p->kv_len, 1)))
         return st;
+    for (i = 0; i < p->heads && (p->alibi_slopes || p->sinks); i++)
+        if ((p->alibi_slopes && !attn__finite(p->alibi_slopes[i])) ||
+            (p->sinks && !(p->sinks[i] < INFINITY))) /* -inf (no sink) allowed, NaN not */
+            return ATTN_ERR_ARG;
     if (p->key_lengths)
         for (b = 0; b < p->batch; b++)
             if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)
@@ -22295,8 +22718,12 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
                                                        p->bmask_sh, p->q_len, p->bmask_sq,
                                                        p->kv_len, 1)))
                 return ATTN_ERR_ALIAS;
-    for (i = 0; p->key_lengths && i < 3; i++)
-        if (attn__bytes_overlap(at[i], ext[i], p->key_lengths, p->batch * sizeof(int64_t)))
+    for (i = 0; i < 3; i++)
+        if ((p->key_lengths &&
+             attn__bytes_overlap(at[i], ext[i], p->key_lengths, p->batch * sizeof(int64_t))) ||
+            (p->alibi_slopes &&
+             attn__bytes_overlap(at[i], ext[i], p->alibi_slopes, p->heads * sizeof(float))) ||
+            (p->sinks && attn__bytes_overlap(at[i], ext[i], p->sinks, p->heads * sizeof(float))))
             return ATTN_ERR_ALIAS;
     return ATTN_OK;
 }
@@ -22338,6 +22765,18 @@ ATTN_API attn_status attn_attention(const attn_attention_params *p, void *worksp
 }
 
 ATTN_API size_t attn_attention_query_tile(void) { return ATTN__TQ; }
+
+ATTN_API attn_status attn_alibi_slopes(size_t heads, float *slopes)
+{
+    size_t n = 1, i;
+    if (!slopes) return ATTN_ERR_NULL;
+    if (!heads) return ATTN_ERR_SIZE;
+    while (n <= heads / 2) n *= 2;
+    for (i = 0; i < heads; i++) /* exponents -8 i / n, then -4 (2 i - 1) / n past n */
+        slopes[i] = (float)pow(2.0, i < n ? -8.0 * (double)(i + 1) / (double)n
+                                          : -4.0 * (double)(2 * (i - n) + 1) / (double)n);
+    return ATTN_OK;
+}
 
 ATTN_API size_t attn_attention_tasks(const attn_attention_params *p)
 {
@@ -22397,7 +22836,20 @@ ATTN_API attn_status attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, 
     c->v_head_dim = v_head_dim;
     c->len = 0;
     c->type = type;
+    c->ring = 0;
+    c->start = c->pos = 0;
     return ATTN_OK;
+}
+
+ATTN_API attn_status attn_kv_cache_init_ring(attn_kv_cache *c, attn_dtype type, void *k,
+                                             void *v, size_t batch, size_t kv_heads,
+                                             size_t capacity, size_t head_dim,
+                                             size_t v_head_dim)
+{
+    const attn_status st = attn_kv_cache_init_type(c, type, k, v, batch, kv_heads, capacity,
+                                                   head_dim, v_head_dim);
+    if (st == ATTN_OK) c->ring = 1;
+    return st;
 }
 
 ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
@@ -22411,7 +22863,8 @@ ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, si
 static int attn__kv_valid(const attn_kv_cache *c)
 {
     attn_kv_cache t;
-    return c && c->k && c->v && c->len <= c->capacity &&
+    return c && c->k && c->v && c->len <= c->capacity && (c->ring == 0 || c->ring == 1) &&
+           (c->start == 0 || (c->ring && c->start < c->capacity && c->len == c->capacity)) &&
            attn_kv_cache_init_type(&t, c->type, c->k, c->v, c->batch, c->kv_heads, c->capacity,
                                    c->head_dim, c->v_head_dim) == ATTN_OK;
 }
@@ -22426,11 +22879,11 @@ static void attn__kv_put(attn_dtype t, void *dst, const float *src, size_t n)
 ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout)
 {
-    size_t b, g, t, kd, vd, kb, vb, nk, nv, es;
+    size_t b, g, t, kd, vd, kb, vb, nk, nv, es, row0, run;
     if (!c || (n && (!k_new || !v_new))) return ATTN_ERR_NULL;
     if (!attn__kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
-    if (n > c->capacity - c->len) return ATTN_ERR_CAPACITY;
+    if (n > c->capacity - (c->ring ? 0 : c->len)) return ATTN_ERR_CAPACITY;
     if (!n) return ATTN_OK;
     kd = c->head_dim, vd = c->v_head_dim, es = attn_dtype_size(c->type);
     /* the new rows may not lie in the cache (sizes fit: the cache's extents do, and the new
@@ -22442,23 +22895,37 @@ ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const floa
     if (attn__bytes_overlap(k_new, nk, c->k, kb) || attn__bytes_overlap(k_new, nk, c->v, vb) ||
         attn__bytes_overlap(v_new, nv, c->k, kb) || attn__bytes_overlap(v_new, nv, c->v, vb))
         return ATTN_ERR_ALIAS;
+    /* new position t goes to row (row0 + t) mod capacity: a ring wraps at most once */
+    row0 = (c->start + c->len) % c->capacity;
+    run = attn__min(n, c->capacity - row0);
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
-            char *kc = (char *)c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd * es;
-            char *vc = (char *)c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd * es;
+            char *kc = (char *)c->k + (b * c->kv_heads + g) * c->capacity * kd * es;
+            char *vc = (char *)c->v + (b * c->kv_heads + g) * c->capacity * vd * es;
             if (layout == ATTN_LAYOUT_BHLD) {
-                attn__kv_put(c->type, kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd);
-                attn__kv_put(c->type, vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd);
+                const float *ks = k_new + (b * c->kv_heads + g) * n * kd;
+                const float *vs = v_new + (b * c->kv_heads + g) * n * vd;
+                attn__kv_put(c->type, kc + row0 * kd * es, ks, run * kd);
+                attn__kv_put(c->type, vc + row0 * vd * es, vs, run * vd);
+                attn__kv_put(c->type, kc, ks + run * kd, (n - run) * kd);
+                attn__kv_put(c->type, vc, vs + run * vd, (n - run) * vd);
             } else {
                 for (t = 0; t < n; t++) {
-                    attn__kv_put(c->type, kc + t * kd * es,
+                    const size_t row = t < run ? row0 + t : t - run;
+                    attn__kv_put(c->type, kc + row * kd * es,
                                  k_new + ((b * n + t) * c->kv_heads + g) * kd, kd);
-                    attn__kv_put(c->type, vc + t * vd * es,
+                    attn__kv_put(c->type, vc + row * vd * es,
                                  v_new + ((b * n + t) * c->kv_heads + g) * vd, vd);
                 }
             }
         }
-    c->len += n;
+    if (c->len + n > c->capacity) { /* a ring: the oldest positions overwritten */
+        c->start = (c->start + c->len + n - c->capacity) % c->capacity;
+        c->len = c->capacity;
+    } else {
+        c->len += n;
+    }
+    c->pos += n;
     return ATTN_OK;
 }
 
@@ -22476,6 +22943,7 @@ ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, si
     p.k = c->k, p.v = c->v, p.kv_type = c->type;
     p.k_sl = c->head_dim, p.k_sh = c->capacity * c->head_dim, p.k_sb = c->kv_heads * p.k_sh;
     p.v_sl = c->v_head_dim, p.v_sh = c->capacity * c->v_head_dim, p.v_sb = c->kv_heads * p.v_sh;
+    p.kv_start = c->start;
     if (p.causal == ATTN_CAUSAL_NONE) p.causal = causal; /* else: an unknown layout's mark */
     return p;
 }
@@ -23259,7 +23727,7 @@ static size_t attn__dkv(const attn_decoder_only_weights *w) { return w->kv_heads
 static attn_status attn__dec_only_check(const attn_decoder_only_weights *w)
 {
     attn_status st;
-    size_t dq, dkv;
+    size_t dq, dkv, i;
     if (!w) return ATTN_ERR_NULL;
     if (!w->d_model || !w->heads || !w->kv_heads || !w->head_dim || !w->d_ff ||
         w->heads % w->kv_heads)
@@ -23282,6 +23750,10 @@ static attn_status attn__dec_only_check(const attn_decoder_only_weights *w)
     if (w->rope.head_dim && w->rope.head_dim != w->head_dim) return ATTN_ERR_SIZE;
     if (w->rope.head_dim && (st = attn_rope(&w->rope, NULL, dq, 0, w->heads, 0, NULL)) != ATTN_OK)
         return st;
+    for (i = 0; i < w->heads && (w->sinks || w->alibi_slopes); i++) /* as attn_attention */
+        if ((w->alibi_slopes && !attn__finite(w->alibi_slopes[i])) ||
+            (w->sinks && !(w->sinks[i] < INFINITY)))
+            return ATTN_ERR_ARG;
     return ATTN_OK;
 }
 
@@ -23369,7 +23841,12 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
     if (cache->batch != 1 || cache->kv_heads != w->kv_heads || cache->head_dim != w->head_dim ||
         cache->v_head_dim != w->head_dim)
         return ATTN_ERR_SIZE;
-    if (tokens > cache->capacity - cache->len) return ATTN_ERR_CAPACITY;
+    /* a ring takes any stream, up to capacity tokens a call, and with a window only as many
+     * as leave every key the window shows the first of them */
+    if (cache->ring ? tokens > cache->capacity || (w->window && w->window - 1 >
+                                                              cache->capacity - tokens)
+                    : tokens > cache->capacity - cache->len)
+        return ATTN_ERR_CAPACITY;
     if ((need = attn__dec_only_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
     cb = cache->capacity * dkv * attn_dtype_size(cache->type); /* each of k and v (batch 1) */
@@ -23396,7 +23873,7 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
     mm = attn__dec_only_mm(w, tokens);
     mws = mm ? attn__take(&cur, mm) : NULL;
     /* attention: h = norm1(x); q, k, v; RoPE at the cache's positions; append; attend */
-    pos = cache->len;
+    pos = cache->ring ? cache->pos : cache->len;
     attn__dec_only_norm(w, w->attn_norm, w->attn_norm_b, x, ldx, h, tokens);
     attn__dec_only_linear(&w->wq, h, tokens, d, dq, ATTN_ACT_NONE, q, mws, mm);
     attn__dec_only_linear(&w->wk, h, tokens, d, dkv, ATTN_ACT_NONE, k, mws, mm);
@@ -23408,6 +23885,7 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
     attn_kv_cache_append(cache, tokens, k, v, ATTN_LAYOUT_BLHD);
     p = attn_attention_init_kv(cache, w->heads, tokens, q, o, ATTN_LAYOUT_BLHD,
                                ATTN_CAUSAL_BOTTOM_RIGHT);
+    p.window = w->window, p.sinks = w->sinks, p.alibi_slopes = w->alibi_slopes;
     attn_attention(&p, aws, attn_attention_workspace_size(&p));
     attn__dec_only_linear(&w->wo, o, tokens, dq, d, ATTN_ACT_NONE, t, mws, mm);
     /* MLP: from norm2 of x (parallel) or of x + attention (sequential, written to y) */

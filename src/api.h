@@ -282,6 +282,20 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
  *   bool_mask:  uint8, nonzero = attend, same addressing with bmask_* strides.
  *   key_lengths: per batch, keys j >= key_lengths[b] are masked (padding); NULL = kv_len;
  *               a value outside [0, kv_len] is ATTN_ERR_ARG.
+ *   window:     > 0: query i (at position i + off, off = causal_offset or kv_len - q_len as
+ *               for causal, also without causal masking) sees only keys j > i + off - window
+ *               (Mistral's sliding window: with causal, the last `window` positions); whole
+ *               key tiles before it are skipped.
+ * Biases and sinks (optional, per head h):
+ *   alibi_slopes: ALiBi, slopes[h] * (j - (i + off)) added to each score after the masks
+ *               (attn_alibi_slopes gives the paper's slopes); finite, else ATTN_ERR_ARG.
+ *   sinks:      a learned sink logit per head (gpt-oss): it joins the softmax's denominator
+ *               as a key of score sinks[h] (in the scaled, softcapped domain) that adds no
+ *               value, so a row's weights sum to less than 1; -inf = none for that head,
+ *               NaN or +inf is ATTN_ERR_ARG. A row with every key masked still gives zeros.
+ * Ring of keys: with kv_start > 0 key j (its position, the masks' and scores' index j)
+ * lies in row (kv_start + j) % kv_len of K and V, as in a ring-buffer KV cache
+ * (attn_kv_cache_init_ring); kv_start >= kv_len is ATTN_ERR_ARG.
  * A masked key never influences the output, even if its K or V rows hold NaN or inf.
  * A query row with every key masked gives zeros. A NaN elsewhere stays in its row.
  * Any finite scaled score is safe (the row maximum is subtracted as in attn_softmax). A
@@ -313,9 +327,10 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
  * kernel also writes, for every query and every key j < kv_len, at
  * scores[b*scores_sb + h*scores_sh + i*scores_sq + j]:
  *   ATTN_SCORES_LOGITS  scale * q.k, softcapped (before any mask);
- *   ATTN_SCORES_MASKED  the same after the masks: the softmax's input (-inf where masked);
- *   ATTN_SCORES_PROBS   the attention weights softmax(...) (rows sum to 1; 0 where masked;
- *                       a fully masked row all 0).
+ *   ATTN_SCORES_MASKED  the same after the masks and ALiBi: the softmax's input (-inf where
+ *                       masked);
+ *   ATTN_SCORES_PROBS   the attention weights softmax(...) (rows sum to 1, less with a
+ *                       sink; 0 where masked; a fully masked row all 0).
  * This materializes Lq x Lk floats per head and takes the reference-order rows path (slower;
  * O's last bits may differ from a call without scores).
  */
@@ -361,7 +376,16 @@ typedef struct attn_attention_params {
     size_t scores_sb, scores_sh, scores_sq;
     attn_scores scores_mode;
     attn_dtype kv_type; /* storage of K and V: ATTN_F32 (0, the default), ATTN_F16, ATTN_BF16 */
+    const float *alibi_slopes; /* [heads] or NULL: ALiBi (see above) */
+    size_t window;             /* 0 = none: sliding window (see above) */
+    const float *sinks;        /* [heads] or NULL: learned attention sinks (see above) */
+    size_t kv_start;           /* K and V rows as a ring: key j in row (kv_start + j) % kv_len */
 } attn_attention_params;
+
+/* ALiBi's slopes for `heads` heads into slopes[0..heads): 2^(-8 i / n) for i = 1..n, n the
+ * largest power of two <= heads, then for the remaining heads every other slope of the 2n
+ * rule (2^(-4 (2i - 1) / n)), as the ALiBi paper's code and BLOOM give them. */
+ATTN_API attn_status attn_alibi_slopes(size_t heads, float *slopes);
 
 /* Fills sizes, pointers and strides for tensors in `layout` (all four the same layout,
  * densely packed), scale 0 (default), no softcap, no masks. Invalid arguments show in the
@@ -416,12 +440,21 @@ ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t 
  * changed afterwards (e.g. ATTN_CAUSAL_OFFSET with causal_offset = past length, ONNX's rule
  * when q_len differs from the number appended).
  * The cache struct holds no hidden state: len can be reset or set by the caller (rewind a
- * speculative decode) as long as len <= capacity. */
+ * speculative decode) as long as len <= capacity.
+ * A ring cache (attn_kv_cache_init_ring) never fills: an append of n <= capacity positions
+ * overwrites the oldest ones once len reaches capacity, so a stream runs forever in fixed
+ * memory (a sliding window's cache: capacity >= window + tokens per call - 1 keeps every key
+ * the window lets a new token see). Its oldest position is in row `start` (0 until it
+ * wraps) and attn_attention_init_kv sets kv_start = start; `pos` counts the positions
+ * appended in all (RoPE's position of the next one). A plain cache keeps start = 0. */
 typedef struct attn_kv_cache {
     void *k, *v; /* elements of type `type` */
     size_t batch, kv_heads, capacity, head_dim, v_head_dim;
     size_t len;
     attn_dtype type;
+    int ring;     /* 1: a ring (attn_kv_cache_init_ring) */
+    size_t start; /* a full ring's oldest row */
+    size_t pos;   /* positions appended since init */
 } attn_kv_cache;
 
 ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
@@ -433,6 +466,12 @@ ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, si
  * range, NaN kept a NaN) and attn_attention_init_kv sets kv_type, so attention reads the
  * 16-bit cache directly. */
 ATTN_API attn_status attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, void *k,
+                                             void *v, size_t batch, size_t kv_heads,
+                                             size_t capacity, size_t head_dim,
+                                             size_t v_head_dim);
+/* A ring cache of `capacity` positions, as attn_kv_cache_init_type otherwise; appending more
+ * than capacity positions in one call is ATTN_ERR_CAPACITY. */
+ATTN_API attn_status attn_kv_cache_init_ring(attn_kv_cache *c, attn_dtype type, void *k,
                                              void *v, size_t batch, size_t kv_heads,
                                              size_t capacity, size_t head_dim,
                                              size_t v_head_dim);
@@ -684,7 +723,9 @@ ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x,
  *   w_gate.w is NULL.
  * Weights are used as stored: each matrix is an attn_matrix view (PyTorch's [out, in]
  * weights with ATTN_TRANS; a fused qkv or gate-up tensor as pointers into it; f16 / bf16
- * storage). */
+ * storage). window, sinks and alibi_slopes go to the attention as its fields of those names.
+ * RoPE's position is the cache's len, or pos for a ring cache; a ring takes up to capacity
+ * tokens a call, and with a window at most capacity - window + 1 (ATTN_ERR_CAPACITY). */
 
 /* A weight matrix as stored, for the linear map z op(W) + bias from d_in to d_out:
  * trans ATTN_TRANS: stored d_out x d_in (nn.Linear.weight), ld >= d_in;
@@ -711,6 +752,9 @@ typedef struct attn_decoder_only_weights {
     float eps;
     int parallel_residual; /* 0 or 1 */
     attn_rope_params rope; /* rope.head_dim = head_dim, or 0 for no RoPE */
+    size_t window;             /* sliding window (Mistral), 0 = none; see attn_attention */
+    const float *sinks;        /* [heads] learned sink logits (gpt-oss), or NULL */
+    const float *alibi_slopes; /* [heads] ALiBi slopes (BLOOM, MPT), or NULL */
 } attn_decoder_only_weights;
 
 /* Bytes of workspace for `tokens` new tokens (0 for invalid weights, tokens 0 or overflow);

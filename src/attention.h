@@ -219,8 +219,12 @@ typedef struct attn__hd {
     size_t q_sl, k_sl, v_sl, o_sl, mask_sq, bmask_sq;
     size_t d, dv, klen;
     float scale, softcap;
-    int causal, general; /* general: masks, softcap or scale <= 0 (the per-score transform) */
-    ptrdiff_t off;       /* causal: query i sees key j iff j <= i + off */
+    float slope, sink;   /* ALiBi slope (0: none), sink logit (-inf: none) */
+    size_t window;       /* keys more than window - 1 positions before the query masked */
+    size_t kstart, wrap; /* key j in row kstart + j below wrap (= kv_len - kstart), else j - wrap */
+    int causal, general; /* general: the per-score transform (masks, softcap, scale <= 0,
+                          * ALiBi, window, scores) */
+    ptrdiff_t off;       /* query i is at position i + off; causal: it sees keys j <= i + off */
     float *scores;       /* the optional scores output, and its mode */
     size_t scores_sq;
     int scores_mode;
@@ -249,24 +253,52 @@ static attn__hd attn__head(const attn_attention_params *p, size_t b, size_t h)
     hd.scores = p->scores ? p->scores + b * p->scores_sb + h * p->scores_sh : NULL;
     hd.scores_sq = p->scores_sq;
     hd.scores_mode = (int)p->scores_mode;
-    hd.general = hd.mask || hd.bmask || hd.softcap > 0 || !(hd.scale > 0) || hd.scores;
+    hd.slope = p->alibi_slopes ? p->alibi_slopes[h] : 0.0f;
+    hd.sink = p->sinks ? p->sinks[h] : -INFINITY;
+    hd.window = p->window;
+    hd.kstart = p->kv_start, hd.wrap = p->kv_len - p->kv_start;
+    hd.general = hd.mask || hd.bmask || hd.softcap > 0 || !(hd.scale > 0) || hd.scores ||
+                 hd.slope != 0.0f || hd.window;
     return hd;
 }
 
 /* Keys of row qi at or past k0 that causal masking leaves visible, at most n. Row qi sees
  * keys [0, qi + off + 1); computed in size_t without overflow for any off (qi + 1 is at most
  * ATTN__MAX_ELEMS, so qi + 1 + off fits for off <= PTRDIFF_MAX). */
+static size_t attn__qend(const attn__hd *hd, size_t qi)
+{
+    if (hd->off >= 0) return qi + 1 + (size_t)hd->off;
+    {
+        const size_t neg = (size_t)(-(hd->off + 1)) + 1; /* -off, also for PTRDIFF_MIN */
+        return qi + 1 > neg ? qi + 1 - neg : 0;
+    }
+}
+
 static size_t attn__visible(const attn__hd *hd, size_t qi, size_t k0, size_t n)
 {
     size_t end;
     if (!hd->causal) return n;
-    if (hd->off >= 0) {
-        end = qi + 1 + (size_t)hd->off;
-    } else {
-        const size_t neg = (size_t)(-(hd->off + 1)) + 1; /* -off, also for PTRDIFF_MIN */
-        end = qi + 1 > neg ? qi + 1 - neg : 0;
-    }
+    end = attn__qend(hd, qi);
     return end <= k0 ? 0 : end - k0 < n ? end - k0 : n;
+}
+
+/* The storage row of key j, and how many keys from k0 on (at most n) lie in consecutive
+ * rows: a ring of K and V rows wraps once, at key hd->wrap */
+static size_t attn__krow(const attn__hd *hd, size_t j)
+{
+    return j < hd->wrap ? hd->kstart + j : j - hd->wrap;
+}
+
+static size_t attn__krun(const attn__hd *hd, size_t k0, size_t n)
+{
+    return k0 < hd->wrap && hd->wrap - k0 < n ? hd->wrap - k0 : n;
+}
+
+/* The first key the window leaves row qi: keys j <= i + off - window are masked */
+static size_t attn__first(const attn__hd *hd, size_t qi)
+{
+    const size_t end = hd->window ? attn__qend(hd, qi) : 0;
+    return end > hd->window ? end - hd->window : 0;
 }
 
 /* Online softmax step of row qi over keys k0 .. k0+n: s holds the raw dot products (q . k),
@@ -293,13 +325,17 @@ static void attn__online_row(const attn__hd *hd, size_t qi, size_t k0, size_t n,
         const float *mrow = hd->mask ? hd->mask + qi * hd->mask_sq + k0 : NULL;
         const uint8_t *brow = hd->bmask ? hd->bmask + qi * hd->bmask_sq + k0 : NULL;
         float *sc = hd->scores ? hd->scores + qi * hd->scores_sq + k0 : NULL;
+        const size_t lo = attn__first(hd, qi);
+        /* ALiBi: slope * (j - position of the query), the distance exact below 2^24 */
+        const double pos = (double)qi + (double)hd->off;
         int nan = 0;
         for (j = 0; j < n; j++) {
             float x = s[j] * hd->scale;
             if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
             if (sc && hd->scores_mode == ATTN_SCORES_LOGITS) sc[j] = x;
             if (mrow) x = mrow[j] == -INFINITY ? -INFINITY : x + mrow[j];
-            if (brow && !brow[j]) x = -INFINITY;
+            if (hd->slope != 0.0f) x += hd->slope * (float)((double)(k0 + j) - pos);
+            if ((brow && !brow[j]) || k0 + j < lo) x = -INFINITY;
             if (sc && hd->scores_mode != ATTN_SCORES_LOGITS) sc[j] = x;
             if (x != x) nan = 1;
             else if (x > mx) mx = x;
@@ -388,8 +424,8 @@ static ATTN__FORCE_INLINE void attn__pack_kt_body(attn_dtype t, const void *k, s
 static int attn__pack_kv(const attn__hd *hd, size_t k0, size_t tk, float *kp, float *vp,
                          float *blk)
 {
-    const void *k = attn__dt_at(hd->kvt, hd->k, k0 * hd->k_sl);
-    const void *v = attn__dt_at(hd->kvt, hd->v, k0 * hd->v_sl);
+    const void *k = attn__dt_at(hd->kvt, hd->k, attn__krow(hd, k0) * hd->k_sl);
+    const void *v = attn__dt_at(hd->kvt, hd->v, attn__krow(hd, k0) * hd->v_sl);
     switch (hd->kvt) {
     case ATTN_F16:
         attn__pack_kt_body(ATTN_F16, k, hd->k_sl, tk, hd->d, kp, blk);
@@ -464,14 +500,17 @@ static void attn__tile_out(const attn__hd *hd, size_t q0, size_t tq, const attn_
     }
 }
 
-static void attn__tile_init(size_t tq, size_t rows, const attn__ws *w)
+/* Rows [0, rows) of the tile's state, row i of head hds[i / tq]: a sink joins the softmax
+ * as a key of logit sink and value 0 (max sink, sum 1). acc rows [0, nacc) zeroed. */
+static void attn__tile_init(const attn__hd *hds, size_t tq, size_t rows, size_t nacc,
+                            const attn__ws *w)
 {
     size_t i;
-    for (i = 0; i < tq; i++) {
-        w->m[i] = -INFINITY;
-        w->l[i] = 0.0f;
+    for (i = 0; i < rows; i++) {
+        w->m[i] = hds[i / tq].sink;
+        w->l[i] = hds[i / tq].sink > -INFINITY ? 1.0f : 0.0f;
     }
-    memset(w->acc, 0, rows * w->dvp * sizeof(float));
+    memset(w->acc, 0, nacc * w->dvp * sizeof(float));
 }
 
 /* The fused path for query rows q0 .. q0+tq (see above) */
@@ -479,11 +518,11 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
 {
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, nsl = (tq + ATTN__MR - 1) / ATTN__MR;
     const size_t kend = attn__kend(hd, q0, tq);
-    size_t k0, sl, i, j;
-    attn__tile_init(tq, nsl * ATTN__MR, w);
+    size_t k0, sl, i, j, tk;
+    attn__tile_init(hd, tq, tq, nsl * ATTN__MR, w);
     attn__mm_pack_t(hd->q + q0 * hd->q_sl, hd->q_sl, tq, d, ATTN__MR, 0, w->qp);
-    for (k0 = 0; k0 < kend; k0 += ATTN__TK) {
-        const size_t tk = attn__min(ATTN__TK, kend - k0);
+    for (k0 = attn__first(hd, q0); k0 < kend; k0 += tk) {
+        tk = attn__krun(hd, k0, attn__min(ATTN__TK, kend - k0));
         const int vbad = attn__pack_kv(hd, k0, tk, w->kp, w->vp, w->s);
         for (sl = 0; sl < nsl; sl++) {
             const size_t r0 = sl * ATTN__MR, mr = attn__min(ATTN__MR, tq - r0);
@@ -505,7 +544,8 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
                 size_t nv[ATTN__MR];
                 for (i = 0; i < mr; i++) nv[i] = ts;
                 attn__vaxpy(hd->kvt, acc, dvp, w->s, ATTN__TK, mr, nv, ts,
-                            attn__dt_at(hd->kvt, hd->v, k0 * hd->v_sl), hd->v_sl, dv);
+                            attn__dt_at(hd->kvt, hd->v, attn__krow(hd, k0) * hd->v_sl),
+                            hd->v_sl, dv);
             }
         }
     }
@@ -521,12 +561,13 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
     const attn__hd *hd = hds;
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
     const size_t kend = attn__kend(hd, q0, tq); /* the same for every head of the group */
-    size_t k0, g, r;
-    attn__tile_init(rows, rows, w);
-    for (k0 = 0; k0 < kend; k0 += ATTN__TK) {
-        const size_t tk = attn__min(ATTN__TK, kend - k0);
-        const void *kt = attn__dt_at(hd->kvt, hd->k, k0 * hd->k_sl);
-        const void *vt = attn__dt_at(hd->kvt, hd->v, k0 * hd->v_sl);
+    size_t k0, g, r, tk;
+    attn__tile_init(hds, tq, rows, rows, w);
+    /* with scores, every key is scored (the window's too) */
+    for (k0 = hd->scores ? 0 : attn__first(hd, q0); k0 < kend; k0 += tk) {
+        const void *kt = attn__dt_at(hd->kvt, hd->k, attn__krow(hd, k0) * hd->k_sl);
+        const void *vt = attn__dt_at(hd->kvt, hd->v, attn__krow(hd, k0) * hd->v_sl);
+        tk = attn__krun(hd, k0, attn__min(ATTN__TK, kend - k0));
         for (g = 0; g < rows; g += ATTN__MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__min(ATTN__MR, rows - g);
             const float *qr[ATTN__MR];
@@ -563,11 +604,14 @@ static void attn__tile_scores(const attn_attention_params *p, const attn__hd *hd
         const float m = w->m[i], l = w->l[i];
         if (hd->scores_mode == ATTN_SCORES_LOGITS) {
             const float *qrow = hd->q + qi * hd->q_sl;
-            const size_t nk = p->kv_len - n;
-            if (nk) /* K row n exists: with none, n * k_sl may point far past the cache */
+            size_t nk;
+            /* keys n .. kv_len in runs of consecutive rows (no pointer formed past them) */
+            for (j = n; j < p->kv_len; j += nk) {
+                nk = attn__krun(hd, j, p->kv_len - j);
                 attn__kdots(hd->kvt, &qrow, 1, &nk, nk,
-                            attn__dt_at(hd->kvt, hd->k, n * hd->k_sl), hd->k_sl, hd->d,
-                            sc + n, 0);
+                            attn__dt_at(hd->kvt, hd->k, attn__krow(hd, j) * hd->k_sl), hd->k_sl,
+                            hd->d, sc + j, 0);
+            }
             for (j = n; j < p->kv_len; j++) {
                 float x = sc[j] * hd->scale;
                 if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
@@ -724,6 +768,7 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     }
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
+    if (p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if ((st = attn__check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
                                  p->head_dim, 0)) ||
         (st = attn__check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl,
@@ -741,6 +786,10 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     if (p->bool_mask && (st = attn__check_tensor(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
                                                   p->q_len, p->bmask_sq, p->kv_len, 1)))
         return st;
+    for (i = 0; i < p->heads && (p->alibi_slopes || p->sinks); i++)
+        if ((p->alibi_slopes && !attn__finite(p->alibi_slopes[i])) ||
+            (p->sinks && !(p->sinks[i] < INFINITY))) /* -inf (no sink) allowed, NaN not */
+            return ATTN_ERR_ARG;
     if (p->key_lengths)
         for (b = 0; b < p->batch; b++)
             if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)
@@ -785,8 +834,12 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
                                                        p->bmask_sh, p->q_len, p->bmask_sq,
                                                        p->kv_len, 1)))
                 return ATTN_ERR_ALIAS;
-    for (i = 0; p->key_lengths && i < 3; i++)
-        if (attn__bytes_overlap(at[i], ext[i], p->key_lengths, p->batch * sizeof(int64_t)))
+    for (i = 0; i < 3; i++)
+        if ((p->key_lengths &&
+             attn__bytes_overlap(at[i], ext[i], p->key_lengths, p->batch * sizeof(int64_t))) ||
+            (p->alibi_slopes &&
+             attn__bytes_overlap(at[i], ext[i], p->alibi_slopes, p->heads * sizeof(float))) ||
+            (p->sinks && attn__bytes_overlap(at[i], ext[i], p->sinks, p->heads * sizeof(float))))
             return ATTN_ERR_ALIAS;
     return ATTN_OK;
 }
@@ -828,6 +881,18 @@ ATTN_API attn_status attn_attention(const attn_attention_params *p, void *worksp
 }
 
 ATTN_API size_t attn_attention_query_tile(void) { return ATTN__TQ; }
+
+ATTN_API attn_status attn_alibi_slopes(size_t heads, float *slopes)
+{
+    size_t n = 1, i;
+    if (!slopes) return ATTN_ERR_NULL;
+    if (!heads) return ATTN_ERR_SIZE;
+    while (n <= heads / 2) n *= 2;
+    for (i = 0; i < heads; i++) /* exponents -8 i / n, then -4 (2 i - 1) / n past n */
+        slopes[i] = (float)pow(2.0, i < n ? -8.0 * (double)(i + 1) / (double)n
+                                          : -4.0 * (double)(2 * (i - n) + 1) / (double)n);
+    return ATTN_OK;
+}
 
 ATTN_API size_t attn_attention_tasks(const attn_attention_params *p)
 {

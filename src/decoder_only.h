@@ -18,7 +18,7 @@ static size_t attn__dkv(const attn_decoder_only_weights *w) { return w->kv_heads
 static attn_status attn__dec_only_check(const attn_decoder_only_weights *w)
 {
     attn_status st;
-    size_t dq, dkv;
+    size_t dq, dkv, i;
     if (!w) return ATTN_ERR_NULL;
     if (!w->d_model || !w->heads || !w->kv_heads || !w->head_dim || !w->d_ff ||
         w->heads % w->kv_heads)
@@ -41,6 +41,10 @@ static attn_status attn__dec_only_check(const attn_decoder_only_weights *w)
     if (w->rope.head_dim && w->rope.head_dim != w->head_dim) return ATTN_ERR_SIZE;
     if (w->rope.head_dim && (st = attn_rope(&w->rope, NULL, dq, 0, w->heads, 0, NULL)) != ATTN_OK)
         return st;
+    for (i = 0; i < w->heads && (w->sinks || w->alibi_slopes); i++) /* as attn_attention */
+        if ((w->alibi_slopes && !attn__finite(w->alibi_slopes[i])) ||
+            (w->sinks && !(w->sinks[i] < INFINITY)))
+            return ATTN_ERR_ARG;
     return ATTN_OK;
 }
 
@@ -128,7 +132,12 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
     if (cache->batch != 1 || cache->kv_heads != w->kv_heads || cache->head_dim != w->head_dim ||
         cache->v_head_dim != w->head_dim)
         return ATTN_ERR_SIZE;
-    if (tokens > cache->capacity - cache->len) return ATTN_ERR_CAPACITY;
+    /* a ring takes any stream, up to capacity tokens a call, and with a window only as many
+     * as leave every key the window shows the first of them */
+    if (cache->ring ? tokens > cache->capacity || (w->window && w->window - 1 >
+                                                              cache->capacity - tokens)
+                    : tokens > cache->capacity - cache->len)
+        return ATTN_ERR_CAPACITY;
     if ((need = attn__dec_only_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
     cb = cache->capacity * dkv * attn_dtype_size(cache->type); /* each of k and v (batch 1) */
@@ -155,7 +164,7 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
     mm = attn__dec_only_mm(w, tokens);
     mws = mm ? attn__take(&cur, mm) : NULL;
     /* attention: h = norm1(x); q, k, v; RoPE at the cache's positions; append; attend */
-    pos = cache->len;
+    pos = cache->ring ? cache->pos : cache->len;
     attn__dec_only_norm(w, w->attn_norm, w->attn_norm_b, x, ldx, h, tokens);
     attn__dec_only_linear(&w->wq, h, tokens, d, dq, ATTN_ACT_NONE, q, mws, mm);
     attn__dec_only_linear(&w->wk, h, tokens, d, dkv, ATTN_ACT_NONE, k, mws, mm);
@@ -167,6 +176,7 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
     attn_kv_cache_append(cache, tokens, k, v, ATTN_LAYOUT_BLHD);
     p = attn_attention_init_kv(cache, w->heads, tokens, q, o, ATTN_LAYOUT_BLHD,
                                ATTN_CAUSAL_BOTTOM_RIGHT);
+    p.window = w->window, p.sinks = w->sinks, p.alibi_slopes = w->alibi_slopes;
     attn_attention(&p, aws, attn_attention_workspace_size(&p));
     attn__dec_only_linear(&w->wo, o, tokens, dq, d, ATTN_ACT_NONE, t, mws, mm);
     /* MLP: from norm2 of x (parallel) or of x + attention (sequential, written to y) */

@@ -28,7 +28,20 @@ ATTN_API attn_status attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, 
     c->v_head_dim = v_head_dim;
     c->len = 0;
     c->type = type;
+    c->ring = 0;
+    c->start = c->pos = 0;
     return ATTN_OK;
+}
+
+ATTN_API attn_status attn_kv_cache_init_ring(attn_kv_cache *c, attn_dtype type, void *k,
+                                             void *v, size_t batch, size_t kv_heads,
+                                             size_t capacity, size_t head_dim,
+                                             size_t v_head_dim)
+{
+    const attn_status st = attn_kv_cache_init_type(c, type, k, v, batch, kv_heads, capacity,
+                                                   head_dim, v_head_dim);
+    if (st == ATTN_OK) c->ring = 1;
+    return st;
 }
 
 ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, size_t batch,
@@ -42,7 +55,8 @@ ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, si
 static int attn__kv_valid(const attn_kv_cache *c)
 {
     attn_kv_cache t;
-    return c && c->k && c->v && c->len <= c->capacity &&
+    return c && c->k && c->v && c->len <= c->capacity && (c->ring == 0 || c->ring == 1) &&
+           (c->start == 0 || (c->ring && c->start < c->capacity && c->len == c->capacity)) &&
            attn_kv_cache_init_type(&t, c->type, c->k, c->v, c->batch, c->kv_heads, c->capacity,
                                    c->head_dim, c->v_head_dim) == ATTN_OK;
 }
@@ -57,11 +71,11 @@ static void attn__kv_put(attn_dtype t, void *dst, const float *src, size_t n)
 ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout)
 {
-    size_t b, g, t, kd, vd, kb, vb, nk, nv, es;
+    size_t b, g, t, kd, vd, kb, vb, nk, nv, es, row0, run;
     if (!c || (n && (!k_new || !v_new))) return ATTN_ERR_NULL;
     if (!attn__kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
-    if (n > c->capacity - c->len) return ATTN_ERR_CAPACITY;
+    if (n > c->capacity - (c->ring ? 0 : c->len)) return ATTN_ERR_CAPACITY;
     if (!n) return ATTN_OK;
     kd = c->head_dim, vd = c->v_head_dim, es = attn_dtype_size(c->type);
     /* the new rows may not lie in the cache (sizes fit: the cache's extents do, and the new
@@ -73,23 +87,37 @@ ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const floa
     if (attn__bytes_overlap(k_new, nk, c->k, kb) || attn__bytes_overlap(k_new, nk, c->v, vb) ||
         attn__bytes_overlap(v_new, nv, c->k, kb) || attn__bytes_overlap(v_new, nv, c->v, vb))
         return ATTN_ERR_ALIAS;
+    /* new position t goes to row (row0 + t) mod capacity: a ring wraps at most once */
+    row0 = (c->start + c->len) % c->capacity;
+    run = attn__min(n, c->capacity - row0);
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
-            char *kc = (char *)c->k + ((b * c->kv_heads + g) * c->capacity + c->len) * kd * es;
-            char *vc = (char *)c->v + ((b * c->kv_heads + g) * c->capacity + c->len) * vd * es;
+            char *kc = (char *)c->k + (b * c->kv_heads + g) * c->capacity * kd * es;
+            char *vc = (char *)c->v + (b * c->kv_heads + g) * c->capacity * vd * es;
             if (layout == ATTN_LAYOUT_BHLD) {
-                attn__kv_put(c->type, kc, k_new + (b * c->kv_heads + g) * n * kd, n * kd);
-                attn__kv_put(c->type, vc, v_new + (b * c->kv_heads + g) * n * vd, n * vd);
+                const float *ks = k_new + (b * c->kv_heads + g) * n * kd;
+                const float *vs = v_new + (b * c->kv_heads + g) * n * vd;
+                attn__kv_put(c->type, kc + row0 * kd * es, ks, run * kd);
+                attn__kv_put(c->type, vc + row0 * vd * es, vs, run * vd);
+                attn__kv_put(c->type, kc, ks + run * kd, (n - run) * kd);
+                attn__kv_put(c->type, vc, vs + run * vd, (n - run) * vd);
             } else {
                 for (t = 0; t < n; t++) {
-                    attn__kv_put(c->type, kc + t * kd * es,
+                    const size_t row = t < run ? row0 + t : t - run;
+                    attn__kv_put(c->type, kc + row * kd * es,
                                  k_new + ((b * n + t) * c->kv_heads + g) * kd, kd);
-                    attn__kv_put(c->type, vc + t * vd * es,
+                    attn__kv_put(c->type, vc + row * vd * es,
                                  v_new + ((b * n + t) * c->kv_heads + g) * vd, vd);
                 }
             }
         }
-    c->len += n;
+    if (c->len + n > c->capacity) { /* a ring: the oldest positions overwritten */
+        c->start = (c->start + c->len + n - c->capacity) % c->capacity;
+        c->len = c->capacity;
+    } else {
+        c->len += n;
+    }
+    c->pos += n;
     return ATTN_OK;
 }
 
@@ -107,6 +135,7 @@ ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, si
     p.k = c->k, p.v = c->v, p.kv_type = c->type;
     p.k_sl = c->head_dim, p.k_sh = c->capacity * c->head_dim, p.k_sb = c->kv_heads * p.k_sh;
     p.v_sl = c->v_head_dim, p.v_sh = c->capacity * c->v_head_dim, p.v_sb = c->kv_heads * p.v_sh;
+    p.kv_start = c->start;
     if (p.causal == ATTN_CAUSAL_NONE) p.causal = causal; /* else: an unknown layout's mark */
     return p;
 }

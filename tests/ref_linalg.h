@@ -65,9 +65,19 @@ static REF_UNUSED ptrdiff_t ref_attn_len(const attn_attention_params *p, size_t 
     return p->key_lengths ? (ptrdiff_t)p->key_lengths[b] : (ptrdiff_t)p->kv_len;
 }
 
+/* The position of query i in batch b: i + causal_offset (ATTN_CAUSAL_OFFSET), else
+ * i + len - q_len, with or without causal masking (the window and ALiBi use it). */
+static REF_UNUSED double ref_attn_pos(const attn_attention_params *p, size_t b, size_t i)
+{
+    return (double)i + (p->causal == ATTN_CAUSAL_OFFSET
+                            ? (double)p->causal_offset
+                            : (double)ref_attn_len(p, b) - (double)p->q_len);
+}
+
 /* Does query i of head h in batch b see key j? Every mask of the params, combined:
- * key_lengths, causal (bottom-right uses that batch's length), the bool mask (0 = masked),
- * and the float mask (-inf = masked; a finite value is added to the score instead). */
+ * key_lengths, causal (bottom-right uses that batch's length), the sliding window (keys
+ * j <= pos - window masked), the bool mask (0 = masked), and the float mask (-inf =
+ * masked; a finite value is added to the score instead). */
 static REF_UNUSED int ref_attn_visible(const attn_attention_params *p, size_t b, size_t h,
                                        size_t i, size_t j)
 {
@@ -77,6 +87,7 @@ static REF_UNUSED int ref_attn_visible(const attn_attention_params *p, size_t b,
     if (p->causal == ATTN_CAUSAL_BOTTOM_RIGHT && sj > si + (len - (ptrdiff_t)p->q_len))
         return 0;
     if (p->causal == ATTN_CAUSAL_OFFSET && sj > si + p->causal_offset) return 0;
+    if (p->window && (double)j + (double)p->window <= ref_attn_pos(p, b, i)) return 0;
     if (p->bool_mask &&
         p->bool_mask[b * p->bmask_sb + h * p->bmask_sh + i * p->bmask_sq + j] == 0)
         return 0;
@@ -102,7 +113,9 @@ static REF_UNUSED int ref_attn_visible(const attn_attention_params *p, size_t b,
  * exact one (u = 2^-24; the standard gamma_n bound plus a few roundings, including
  * 1/sqrtf(head_dim) for scale 0). softcap * tanh(s / softcap) passes that error on times
  * at most sech^2 over the interval it spans (<= 1) and adds its own (16 * u * softcap);
- * adding a mask value m rounds once more (2 * u * |m| covers it together with the slack). */
+ * adding a mask value m rounds once more (2 * u * |m| covers it together with the slack);
+ * an ALiBi bias a = slope (j - pos) is rounded, then added: 2 u (|a| + |s|).
+ * A sink (sinks[h] > -inf) joins the denominator as exp(sink - max) with no value. */
 static REF_UNUSED void ref_attention(const attn_attention_params *p, double *out, double *vmax,
                                      double *dscore, size_t *nvis)
 {
@@ -158,6 +171,12 @@ static REF_UNUSED void ref_attention(const attn_attention_params *p, double *out
                         s += mval;
                         e += 2.0 * REF_U_FLT * fabs(mval);
                     }
+                    if (p->alibi_slopes) {
+                        const double a = (double)p->alibi_slopes[h] *
+                                         ((double)j - ref_attn_pos(p, b, i));
+                        s += a;
+                        e += 2.0 * REF_U_FLT * (fabs(a) + fabs(s));
+                    }
                     sc[j] = s;
                     if (s > mx) mx = s; /* a NaN never wins; it reaches the row below */
                     if (e > ds) ds = e;
@@ -165,6 +184,11 @@ static REF_UNUSED void ref_attention(const attn_attention_params *p, double *out
                 nvis[row] = count;
                 dscore[row] = count ? ds : 0.0;
                 if (!count) continue; /* fully masked: zeros */
+                if (p->sinks && p->sinks[h] > -HUGE_VAL) {
+                    const double sink = (double)p->sinks[h];
+                    if (sink > mx) mx = sink;
+                    sum = exp(sink - mx);
+                }
                 for (j = 0; j < Lk; j++) {
                     if (!vis[j]) continue;
                     w[j] = exp(sc[j] - mx);

@@ -124,6 +124,20 @@ static float *tens_at(const tens *t, size_t b, size_t h, size_t l)
     return t->p + b * t->sb + h * t->sh + l * t->sl;
 }
 
+/* Rows stored as a ring: row l moves to row (start + l) % L, in every (b, h) */
+static void tens_ring(tens *t, size_t start)
+{
+    float *tmp = (float *)xmalloc(t->L * t->D * sizeof(float) + 1);
+    size_t b, h, l;
+    for (b = 0; b < t->B; b++)
+        for (h = 0; h < t->H; h++) {
+            for (l = 0; l < t->L; l++) memcpy(tmp + l * t->D, tens_at(t, b, h, l), t->D * 4);
+            for (l = 0; l < t->L; l++)
+                memcpy(tens_at(t, b, h, (start + l) % t->L), tmp + l * t->D, t->D * 4);
+        }
+    free(tmp);
+}
+
 static void tens_fill(tens *t, float lo, float hi)
 {
     size_t b, h, l, c;
@@ -184,6 +198,10 @@ typedef struct at_case {
     int nan_q;         /* a NaN in one query row */
     float qk;          /* Q and K uniform in [-qk, qk) */
     int scores;        /* 1 + attn_scores mode: also check the scores output */
+    int alibi;         /* 0 none, 1 attn_alibi_slopes, 2 random slopes in [-1, 1] */
+    size_t window;     /* sliding window (0 none) */
+    int sinks;         /* 0 none, 1 random sink logits in [-2, 4], every third head -inf */
+    size_t kv_start;   /* K and V rows as a ring starting at this row (kv_start < Lk) */
 } at_case;
 
 static at_case at_default(size_t B, size_t H, size_t KVH, size_t Lq, size_t Lk, size_t d,
@@ -211,11 +229,11 @@ static void case_str(char *out, size_t cap, const char *group, const at_case *t)
     snprintf(out, cap,
              "[%s] B=%zu H=%zu KVH=%zu Lq=%zu Lk=%zu d=%zu dv=%zu lay=%d off=%d scale=%g "
              "softcap=%g causal=%s(%td) fmask=%s bmask=%s klen=%d kill=%d poison=%d nanq=%d "
-             "qk=%g",
+             "qk=%g alibi=%d window=%zu sinks=%d kv_start=%zu",
              group, t->B, t->H, t->KVH, t->Lq, t->Lk, t->d, t->dv, t->lay, t->off,
              (double)t->scale, (double)t->softcap, cn[(int)t->causal % 3], t->coff,
              mk_name[t->fmask], mk_name[t->bmask], t->klen, t->kill_rows, t->poison, t->nan_q,
-             (double)t->qk);
+             (double)t->qk, t->alibi, t->window, t->sinks, t->kv_start);
 }
 
 static void mask_strides(int kind, size_t B, size_t H, size_t Lq, size_t Lk, size_t *sb,
@@ -251,6 +269,8 @@ static attn_status run_sliced(const attn_attention_params *p, float *o, void *ws
             if (p->mask) s.mask = p->mask + b * p->mask_sb + h * p->mask_sh;
             if (p->bool_mask) s.bool_mask = p->bool_mask + b * p->bmask_sb + h * p->bmask_sh;
             if (p->key_lengths) s.key_lengths = p->key_lengths + b;
+            if (p->alibi_slopes) s.alibi_slopes = p->alibi_slopes + h;
+            if (p->sinks) s.sinks = p->sinks + h;
             st = attn_attention(&s, ws, wsz);
             if (st != ATTN_OK) worst = st;
         }
@@ -292,15 +312,16 @@ static void check_scores(const char *desc, const attn_attention_params *p0, int 
         for (h = 0; h < H; h++)
             for (i = 0; i < Lq; i++) {
                 const float *Q = p.q + b * p.q_sb + h * p.q_sh + i * p.q_sl;
-                const float *K = (const float *)p.k + b * p.k_sb + (h / G) * p.k_sh;
+                const float *K0 = (const float *)p.k + b * p.k_sb + (h / G) * p.k_sh;
                 const float *row = sc + ((b * H + h) * Lq + i) * sq;
                 double mx = -HUGE_VAL, sum = 0.0, ds = 0.0;
                 int nan = 0;
                 for (j = 0; j < Lk; j++) {
+                    const float *K = K0 + (p.kv_start + j) % Lk * p.k_sl; /* key j's row */
                     double dot = 0.0, mag = 0.0, s, e;
                     for (c = 0; c < d; c++) {
-                        dot += (double)Q[c] * (double)K[j * p.k_sl + c];
-                        mag += fabs((double)Q[c] * (double)K[j * p.k_sl + c]);
+                        dot += (double)Q[c] * (double)K[c];
+                        mag += fabs((double)Q[c] * (double)K[c]);
                     }
                     s = scale * dot;
                     e = ((double)d + 8.0) * u * fabs(scale) * mag + u * fabs(s);
@@ -310,11 +331,19 @@ static void check_scores(const char *desc, const attn_attention_params *p0, int 
                     }
                     if (mode != ATTN_SCORES_LOGITS) {
                         if (!ref_attn_visible(&p, b, h, i, j)) s = -HUGE_VAL, e = 0.0;
-                        else if (p.mask) {
-                            const double mv =
-                                (double)p.mask[b * p.mask_sb + h * p.mask_sh + i * p.mask_sq + j];
-                            s += mv;
-                            e += 2.0 * u * fabs(mv) + u * fabs(s);
+                        else {
+                            if (p.mask) {
+                                const double mv = (double)p.mask[b * p.mask_sb + h * p.mask_sh +
+                                                                 i * p.mask_sq + j];
+                                s += mv;
+                                e += 2.0 * u * fabs(mv) + u * fabs(s);
+                            }
+                            if (p.alibi_slopes) {
+                                const double a = (double)p.alibi_slopes[h] *
+                                                 ((double)j - ref_attn_pos(&p, b, i));
+                                s += a;
+                                e += 2.0 * u * (fabs(a) + fabs(s));
+                            }
                         }
                         if (s != s) nan = 1;
                         if (s > mx) mx = s;
@@ -323,8 +352,14 @@ static void check_scores(const char *desc, const attn_attention_params *p0, int 
                     lg[j] = s;
                     er[j] = e;
                 }
-                if (mode == ATTN_SCORES_PROBS)
+                if (mode == ATTN_SCORES_PROBS) {
+                    /* a sink takes its share of the denominator (rows with a visible key) */
+                    if (p.sinks && p.sinks[h] > -HUGE_VAL && mx > -HUGE_VAL) {
+                        if ((double)p.sinks[h] > mx) mx = (double)p.sinks[h];
+                        sum = exp((double)p.sinks[h] - mx);
+                    }
                     for (j = 0; j < Lk; j++) sum += lg[j] > -HUGE_VAL ? exp(lg[j] - mx) : 0.0;
+                }
                 for (j = 0; j < Lk; j++) {
                     double want = lg[j], tol = er[j] + 1e-30, got = (double)row[j];
                     int ok;
@@ -381,6 +416,7 @@ static int run_case(const char *group, const at_case *t)
     float *fmask_buf = NULL, *fm = NULL, *o2 = NULL;
     uint8_t *bmask_buf = NULL, *bm = NULL;
     int64_t klen[8];
+    float slopes[16], sinks[16];
     attn_attention_params p;
     double *ref, *vmax, *dsc;
     size_t *nvis;
@@ -432,6 +468,14 @@ static int run_case(const char *group, const at_case *t)
     p.softcap = t->softcap;
     p.causal = t->causal;
     p.causal_offset = t->coff;
+    p.window = t->window;
+    if (t->alibi || t->sinks) check(H <= 16, "%s: more heads than the test's arrays", desc);
+    if (t->alibi == 1) check(attn_alibi_slopes(H, slopes) == ATTN_OK, "%s: slopes", desc);
+    for (h = 0; h < H && t->alibi == 2; h++) slopes[h] = check_uniform(-1.0f, 1.0f);
+    for (h = 0; h < H && t->sinks; h++)
+        sinks[h] = h % 3 == 2 ? -INFINITY : check_uniform(-2.0f, 4.0f);
+    if (t->alibi) p.alibi_slopes = slopes;
+    if (t->sinks) p.sinks = sinks;
 
     if (t->fmask) {
         size_t n;
@@ -516,6 +560,11 @@ static int run_case(const char *group, const at_case *t)
     dsc = (double *)xmalloc(nrows * sizeof(double));
     nvis = (size_t *)xmalloc(nrows * sizeof(size_t));
     ref_attention(&p, ref, vmax, dsc, nvis);
+    if (t->kv_start) { /* the reference read the keys in order; the call takes them as a ring */
+        tens_ring(&K, t->kv_start);
+        tens_ring(&V, t->kv_start);
+        p.kv_start = t->kv_start;
+    }
 
     qcopy = (float *)xmalloc(Q.total * sizeof(float));
     kcopy = (float *)xmalloc(K.total * sizeof(float));
@@ -940,8 +989,157 @@ static void test_tiles(void)
             t.kill_rows = idx % 5 == 4;
             if (idx % 8 == 5) t.scale = -0.3f;
             if (idx % 5 == 2) t.scores = 1 + (int)(idx % 3);
+            if (idx % 4 == 3) t.kv_start = lk[c] - 1 - (size_t)(idx % 3) * (tk / 2); /* a ring */
             run_case("tiles", &t);
         }
+}
+
+/* The ALiBi paper's get_slopes (github.com/ofirpress/attention_with_linear_biases), in
+ * double: the power-of-two rule, and for other counts the nearest power's slopes followed by
+ * every other slope of twice that count. */
+static void ref_slopes(size_t n, double *out)
+{
+    size_t p2 = 1, i;
+    while (p2 * 2 <= n) p2 *= 2;
+    for (i = 0; i < p2; i++) out[i] = pow(pow(2.0, -pow(2.0, -(log2((double)p2) - 3))), i + 1);
+    if (p2 < n) {
+        double *twice = (double *)xmalloc(2 * p2 * sizeof(double));
+        ref_slopes(2 * p2, twice);
+        for (i = 0; i < n - p2; i++) out[p2 + i] = twice[2 * i];
+        free(twice);
+    }
+}
+
+static void test_alibi_slopes(void)
+{
+    float got[80];
+    double want[80];
+    size_t n, i;
+    for (n = 1; n <= 80; n++) {
+        ref_slopes(n, want);
+        check(attn_alibi_slopes(n, got) == ATTN_OK, "attn_alibi_slopes(%zu) refused", n);
+        for (i = 0; i < n; i++)
+            check(fabs((double)got[i] - want[i]) <= 6e-8 * want[i],
+                  "attn_alibi_slopes(%zu)[%zu] = %.9g, the paper's %.9g", n, i, got[i], want[i]);
+    }
+}
+
+/* ALiBi, sliding windows and sinks: query lengths across the decode rows path, one and two
+ * query tiles, key lengths across key tiles (windows that skip whole tiles), every causal
+ * kind, grouped heads, masks, key lengths, poisoned keys outside the window, scores. */
+static void test_bias(void)
+{
+    const size_t tq = attn_attention_query_tile(), tk = ATTN__TK;
+    const size_t lq[] = {1, 3, 12, tq + 9};
+    const size_t lk[] = {1, 9, tk + 3, 3 * tk + 5};
+    const size_t win[] = {0, 1, 2, 7, tk - 1, tk + 1, 1000};
+    size_t a, c, v;
+    long idx = 0;
+    for (a = 0; a < sizeof lq / sizeof lq[0]; a++)
+        for (c = 0; c < sizeof lk / sizeof lk[0]; c++)
+            for (v = 0; v < 7; v++, idx++) {
+                at_case t = at_default(2, idx % 3 ? 8 : 3, idx % 3 ? 2 : 3, lq[a], lk[c],
+                                       DSET[idx % 5], DSET[(idx + 2) % 5]);
+                t.lay = (int)(idx % 7);
+                t.off = (int)(idx % 2);
+                t.window = win[idx % 7];
+                t.alibi = (int)(idx % 3);
+                t.sinks = idx % 4 != 1;
+                if (!t.window && !t.alibi && !t.sinks) t.sinks = 1;
+                switch (idx % 4) {
+                case 0: break;
+                case 1: t.causal = ATTN_CAUSAL_BOTTOM_RIGHT; break;
+                case 2: t.causal = ATTN_CAUSAL_OFFSET; t.coff = (ptrdiff_t)(idx % 5) - 2; break;
+                default: t.causal = ATTN_CAUSAL_BOTTOM_RIGHT; t.klen = KL_RANDOM; break;
+                }
+                if (idx % 5 == 3) t.fmask = MK_PER_HEAD, t.finf = 0.1f;
+                if (idx % 6 == 4) t.bmask = MK_KEYPAD, t.bzero = 0.2f;
+                if (idx % 9 == 2) t.softcap = 6.0f, t.qk = 2.0f;
+                t.poison = idx % 3 != 0;
+                t.kill_rows = idx % 11 == 6;
+                if (idx % 3 == 1) t.kv_start = (size_t)(idx * 37 + 1) % lk[c]; /* a ring */
+                if (idx % 4 == 3 && lq[a] * lk[c] < 20000) t.scores = 1 + (int)(idx / 4 % 3);
+                if (t.scores) t.kv_start = (lk[c] / 2 + 1) % lk[c]; /* scored past the wrap */
+                run_case("alibi/window/sinks", &t);
+            }
+}
+
+/* A ring cache: appends of 1 to capacity positions in both layouts; after each, every
+ * filled row holds its position's key (value k = position + 1000 (b, g) + c / 100), len,
+ * start and pos as documented; attention through attn_attention_init_kv against the same
+ * keys in order (the reference, within run_case's tolerance). */
+static void test_kv_ring(void)
+{
+    enum { B = 2, KVH = 2, H = 4, CAP = 7, DK = 3, DV = 2, LQ = 2 };
+    static const size_t steps[] = {3, 5, 1, 7, 2, 6, 4, 7, 1};
+    float kc[B * KVH * CAP * DK], vc[B * KVH * CAP * DV], kn[B * KVH * CAP * DK],
+        vn[B * KVH * CAP * DV], ko[B * KVH * CAP * DK], vo[B * KVH * CAP * DV];
+    float q[B * H * LQ * DK], o1[B * H * LQ * DV], o2[B * H * LQ * DV];
+    unsigned char ws[64 * 1024];
+    size_t si, pos = 0, b, g, t, c, i, bad = 0;
+    attn_kv_cache kv;
+    check(attn_kv_cache_init_ring(&kv, ATTN_F32, kc, vc, B, KVH, CAP, DK, DV) == ATTN_OK &&
+              kv.ring == 1 && kv.len == 0 && kv.start == 0 && kv.pos == 0,
+          "ring: init");
+    for (i = 0; i < B * H * LQ * DK; i++) q[i] = check_uniform(-2.0f, 2.0f);
+    for (si = 0; si < sizeof steps / sizeof steps[0]; si++) {
+        const size_t n = steps[si];
+        const attn_layout lay = si % 2 ? ATTN_LAYOUT_BLHD : ATTN_LAYOUT_BHLD;
+        size_t len;
+        attn_attention_params p;
+        for (b = 0; b < B; b++)
+            for (g = 0; g < KVH; g++)
+                for (t = 0; t < n; t++) {
+                    const size_t r = lay == ATTN_LAYOUT_BHLD ? (b * KVH + g) * n + t
+                                                             : (b * n + t) * KVH + g;
+                    for (c = 0; c < DK; c++)
+                        kn[r * DK + c] = (float)(pos + t) + 1000.0f * (float)(b * KVH + g) +
+                                         (float)c / 100.0f;
+                    for (c = 0; c < DV; c++) vn[r * DV + c] = -kn[r * DK + c];
+                }
+        check(attn_kv_cache_append(&kv, n, kn, vn, lay) == ATTN_OK, "ring: append %zu", n);
+        pos += n;
+        len = pos < CAP ? pos : CAP;
+        check(kv.pos == pos && kv.len == len && kv.start == (pos < CAP ? 0 : pos % CAP),
+              "ring: after %zu positions len %zu start %zu pos %zu", pos, kv.len, kv.start,
+              kv.pos);
+        for (b = 0; b < B; b++) /* key j (position pos - len + j) in row (start + j) % CAP */
+            for (g = 0; g < KVH; g++)
+                for (t = 0; t < len; t++) {
+                    const size_t row = (b * KVH + g) * CAP + (kv.start + t) % CAP;
+                    const size_t in = (b * KVH + g) * len + t;
+                    for (c = 0; c < DK; c++) {
+                        const float want = (float)(pos - len + t) +
+                                           1000.0f * (float)(b * KVH + g) + (float)c / 100.0f;
+                        if (kc[row * DK + c] != want) bad++;
+                        ko[in * DK + c] = want;
+                    }
+                    for (c = 0; c < DV; c++) {
+                        if (vc[row * DV + c] != -ko[in * DK + c]) bad++;
+                        vo[in * DV + c] = vc[row * DV + c];
+                    }
+                }
+        /* scaled down keys: the positions' values would saturate the softmax */
+        p = attn_attention_init_kv(&kv, H, LQ, q, o1, ATTN_LAYOUT_BHLD, ATTN_CAUSAL_BOTTOM_RIGHT);
+        check(p.kv_start == kv.start, "ring: init_kv's kv_start");
+        p.scale = 1e-4f;
+        check(attn_attention(&p, ws, sizeof ws) == ATTN_OK, "ring: attention refused");
+        p = attn_attention_init(B, H, KVH, LQ, len, DK, DV, q, ko, vo, o2, ATTN_LAYOUT_BHLD);
+        p.causal = ATTN_CAUSAL_BOTTOM_RIGHT, p.scale = 1e-4f;
+        check(attn_attention(&p, ws, sizeof ws) == ATTN_OK, "ring: in-order attention refused");
+        for (i = 0; i < B * H * LQ * DV; i++)
+            if (!(fabsf(o1[i] - o2[i]) <= 2e-5f * (1.0f + fabsf(o2[i])))) bad++;
+    }
+    check(bad == 0, "ring: %zu rows or outputs wrong", bad);
+    check(attn_kv_cache_append(&kv, CAP + 1, kn, vn, ATTN_LAYOUT_BHLD) == ATTN_ERR_CAPACITY &&
+              kv.pos == pos, "ring: an append past the capacity accepted");
+    kv.start = CAP;
+    check(attn_kv_cache_append(&kv, 1, kn, vn, ATTN_LAYOUT_BHLD) == ATTN_ERR_ARG,
+          "ring: start past the capacity accepted");
+    kv.start = 1, kv.ring = 0;
+    check(attn_kv_cache_append(&kv, 1, kn, vn, ATTN_LAYOUT_BHLD) == ATTN_ERR_ARG,
+          "ring: a plain cache with start 1 accepted");
+    kv.start = 0, kv.ring = 1;
 }
 
 /* The KV cache: appends in both layouts, contents, capacity errors, and attention through
@@ -1306,6 +1504,30 @@ static void test_errors(void)
     expect_at(&e, "softcap -1", &p, e.ws, e.wsbig, ATTN_ERR_ARG, ATTN_ERR_ARG);
     p = base; p.causal = (attn_causal)3;
     expect_at(&e, "causal 3", &p, e.ws, e.wsbig, ATTN_ERR_ARG, ATTN_ERR_ARG);
+    { /* ALiBi slopes finite, sinks below +inf (-inf: none); neither under an output */
+        float al[2] = {0.5f, NAN}, sk[2] = {1.0f, NAN};
+        p = base; p.alibi_slopes = al;
+        expect_at(&e, "ALiBi slope NaN", &p, e.ws, e.wsbig, ATTN_ERR_ARG, ATTN_ERR_ARG);
+        al[1] = -INFINITY;
+        expect_at(&e, "ALiBi slope -inf", &p, e.ws, e.wsbig, ATTN_ERR_ARG, ATTN_ERR_ARG);
+        p = base; p.sinks = sk;
+        expect_at(&e, "sink NaN", &p, e.ws, e.wsbig, ATTN_ERR_ARG, ATTN_ERR_ARG);
+        sk[1] = INFINITY;
+        expect_at(&e, "sink +inf", &p, e.ws, e.wsbig, ATTN_ERR_ARG, ATTN_ERR_ARG);
+        sk[1] = -INFINITY, al[1] = 0.25f;
+        p.alibi_slopes = al, p.window = 2;
+        check(attn_attention(&p, e.ws, e.wsbig) == ATTN_OK, "sink -inf, ALiBi, window: refused");
+        for (i = 0; i < e.on; i++) e.obuf[i] = O_GUARD;
+        p = base; p.alibi_slopes = e.o + 5;
+        expect_at(&e, "ALiBi slopes under O", &p, e.ws, e.wsbig, ATTN_ERR_ALIAS, ATTN_ERR_ALIAS);
+        memcpy(e.ws + 32, sk, sizeof(float)); /* valid values: the overlap is the error */
+        memcpy(e.ws + 36, sk, sizeof(float));
+        p = base; p.sinks = (const float *)(const void *)(e.ws + 32);
+        expect_at(&e, "sinks in the workspace", &p, e.ws, e.wsbig, ATTN_ERR_ALIAS,
+                  ATTN_ERR_ALIAS);
+        check(attn_alibi_slopes(2, NULL) == ATTN_ERR_NULL && attn_alibi_slopes(0, al) ==
+                  ATTN_ERR_SIZE, "attn_alibi_slopes: NULL or 0 heads accepted");
+    }
 #ifndef __cplusplus /* outside the enum's range of values in C++ */
     p = base; p.causal = (attn_causal)100;
     expect_at(&e, "causal 100", &p, e.ws, e.wsbig, ATTN_ERR_ARG, ATTN_ERR_ARG);
@@ -1355,7 +1577,10 @@ int main(void)
     test_values();
     test_large();
     test_tiles();
+    test_alibi_slopes();
+    test_bias();
     test_kv_cache();
+    test_kv_ring();
     printf("attention: scores checked in %ld calls, worst %.3f of the tolerance\n", n_scores,
            max_scores_ratio);
     {

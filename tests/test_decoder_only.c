@@ -280,6 +280,78 @@ static void test_errors(void)
     free(ws);
 }
 
+/* One stream of N tokens through layer 0 of the Llama-style model with a sliding window W,
+ * sinks and ALiBi: a ring cache of W + 3 positions fed in chunks of 1 to 4 tokens against a
+ * plain cache of all N fed one token at a time (the ring drops only keys the window hides,
+ * so the outputs agree within rounding: the key tiles split differently). */
+#define N 300
+#define W 12
+static void stream(attn_decoder_only_weights *w, int ring, float *y)
+{
+    static float kc[N * 2 * HD], vc[N * 2 * HD], x[N * D];
+    static const size_t chunk[4] = {1, 4, 2, 3};
+    attn_kv_cache c;
+    size_t t, i, n;
+    void *ws = malloc(attn_decoder_only_workspace_size(w, 4));
+    for (i = 0; i < N * D; i++) x[i] = (float)((i * 7919) % 101) / 50.0f - 1.0f;
+    if (ring) attn_kv_cache_init_ring(&c, ATTN_F16, kc, vc, 1, 2, W + 3, HD, HD);
+    else attn_kv_cache_init_type(&c, ATTN_F16, kc, vc, 1, 2, N, HD, HD);
+    for (t = i = 0; t < N; t += n, i++) {
+        n = ring ? chunk[i % 4] : 1;
+        if (n > N - t) n = N - t;
+        check(attn_decoder_only(w, x + t * D, D, y + t * D, D, n, &c, ws,
+                                attn_decoder_only_workspace_size(w, 4)) == ATTN_OK,
+              "stream (ring %d) refused at token %zu", ring, t);
+    }
+    check(c.pos == N && c.len == (ring ? W + 3 : N) && (!ring || c.start == N % (W + 3)),
+          "stream (ring %d): pos %zu, len %zu, start %zu", ring, c.pos, c.len, c.start);
+    free(ws);
+}
+
+static void test_window_ring(void)
+{
+    static float ya[N * D], yb[N * D], yc[N * D];
+    float sinks[4] = {0.5f, -INFINITY, 2.0f, -1.0f}, slopes[4];
+    attn_decoder_only_weights w;
+    double e = 0.0, far = 0.0;
+    size_t i;
+    layer_weights(0, 0, ATTN_F32, &w);
+    stream(&w, 0, yc); /* no window: must differ from the windowed stream */
+    attn_alibi_slopes(4, slopes);
+    w.window = W, w.sinks = sinks, w.alibi_slopes = slopes;
+    stream(&w, 0, ya);
+    stream(&w, 1, yb);
+    for (i = 0; i < N * D; i++) {
+        const double d = fabs((double)ya[i] - yb[i]) / (1.0 + fabs((double)ya[i]));
+        const double f = fabs((double)ya[i] - yc[i]) / (1.0 + fabs((double)ya[i]));
+        if (!(d <= e)) e = d;
+        if (f > far) far = f;
+    }
+    check(e <= 1e-5, "ring cache of %d against the whole cache, window %d: %.3g", W + 3, W, e);
+    check(far > 1e-2, "the window changed nothing (%.3g)", far);
+    printf("decoder_only: %d tokens, window %d, sinks, ALiBi: ring cache of %d in chunks of 1-4 "
+           "vs the whole cache, max |dy|/(1+|y|) %.3g (bound 1e-5); vs no window %.3g\n", N, W,
+           W + 3, e, far);
+    { /* a chunk too long for the ring with this window, a NaN sink: refused, nothing appended */
+        static float kc[(W + 3) * 2 * HD], vc[(W + 3) * 2 * HD], x[5 * D], y[5 * D];
+        attn_kv_cache c;
+        void *ws = malloc(attn_decoder_only_workspace_size(&w, 5));
+        for (i = 0; i < 5 * D; i++) x[i] = 0.1f;
+        attn_kv_cache_init_ring(&c, ATTN_F32, kc, vc, 1, 2, W + 3, HD, HD);
+        check(attn_decoder_only(&w, x, D, y, D, 5, &c, ws,
+                                attn_decoder_only_workspace_size(&w, 5)) == ATTN_ERR_CAPACITY &&
+                  c.len == 0 && c.pos == 0, "ring: 5 tokens with window %d in %d accepted", W,
+              W + 3);
+        sinks[1] = NAN;
+        check(attn_decoder_only(&w, x, D, y, D, 4, &c, ws,
+                                attn_decoder_only_workspace_size(&w, 5)) == ATTN_ERR_ARG &&
+                  c.len == 0, "a NaN sink accepted");
+        free(ws);
+    }
+}
+#undef N
+#undef W
+
 int main(int argc, char **argv)
 {
     size_t i;
@@ -290,6 +362,7 @@ int main(int argc, char **argv)
     }
     test_models();
     test_errors();
+    test_window_ring();
     for (i = 0; i < nrecs; i++) free(recs[i].data);
     for (i = 0; i < 64; i++) free(widened[i]);
     return check_end("decoder_only");

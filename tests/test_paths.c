@@ -120,8 +120,11 @@ int main(int argc, char **argv)
                     size_t ldx = LD, ldy = layout == 0 ? (n + 7) / 8 * 8 : layout == 3 ? n + 5 : n;
                     float *y1 = layout == 3 ? ya + 5 : ya, *y2 = layout == 3 ? yb + 5 : yb;
                     int st1, st2;
-                    memset(yabuf, 0xA5, sizeof yabuf);
-                    memset(ybbuf, 0xA5, sizeof ybbuf);
+                    /* the part a call of this n can reach: y's offset, rows of at most
+                     * n + 7 floats and the guard vector */
+                    const size_t used = (ROWS * (n + 8) + 32) * sizeof(float);
+                    memset(yabuf, 0xA5, used < sizeof yabuf ? used : sizeof yabuf);
+                    memset(ybbuf, 0xA5, used < sizeof ybbuf ? used : sizeof ybbuf);
                     if (layout == 2) { /* in place: each path on its own copy */
                         for (r = 0; r < ROWS; r++) {
                             memcpy(ya + 3 + r * n, x + r * LD, n * sizeof(float));

@@ -362,6 +362,19 @@ static void c_attention(void)
     OK(attn_attention(&p, bws, need));
     ERR(attn_attention(&p, bws, need - 1));
     ERR(attn_attention(NULL, bws, need));
+    { /* ALiBi, a sliding window and sinks (per head, at most 64 heads here) */
+        static float slopes[64], sinks[64];
+        size_t h;
+        if (CUR->heads > 64) bad_status++;
+        OK(attn_alibi_slopes(CUR->heads, slopes));
+        ERR(attn_alibi_slopes(0, slopes));
+        for (h = 0; h < CUR->heads; h++) sinks[h] = h % 2 ? -INFINITY : 0.5f;
+        p.alibi_slopes = slopes, p.sinks = sinks, p.window = 3;
+        OK(attn_attention(&p, bws, need));
+        p.mask = NULL, p.bool_mask = NULL, p.softcap = 0.0f; /* the decode rows path */
+        p.q_len = 1;
+        OK(attn_attention(&p, bws, need));
+    }
 }
 
 /* the job-system split and the KV cache: a cache in bm/bz, appended from bx/bw */
@@ -390,6 +403,13 @@ static void c_attention_tasks_kv(void)
                                ATTN_CAUSAL_BOTTOM_RIGHT);
     OK(attn_attention(&p, bws, attn_attention_workspace_size(&p)));
     ERR(attn_kv_cache_init_type(&c, (attn_dtype)3, bm, bz, 2, 1, cap, dh, dh));
+    OK(attn_kv_cache_init_ring(&c, ATTN_BF16, bm, bz, 2, 1, cap, dh, dh)); /* a ring, wrapped */
+    OK(attn_kv_cache_append(&c, L, bx, bw, ATTN_LAYOUT_BHLD));
+    OK(attn_kv_cache_append(&c, 4, bx, bw, ATTN_LAYOUT_BLHD)); /* one past the capacity */
+    p = attn_attention_init_kv(&c, CUR->heads, 1, bx, by, ATTN_LAYOUT_BHLD,
+                               ATTN_CAUSAL_BOTTOM_RIGHT);
+    if (p.kv_start == 0) bad_status++;
+    OK(attn_attention(&p, bws, attn_attention_workspace_size(&p)));
 }
 
 static void c_activation(void)
@@ -533,10 +553,13 @@ static const rt_call calls[] = {
     {"rmsnorm", "attn_rmsnorm", c_rmsnorm},
     {"add, PE", "attn_add attn_positional_encoding", c_add_pe},
     {"matmul", "attn_matmul attn_matmul_workspace_size attn_matmul_typed", c_matmul},
-    {"attention", "attn_attention attn_attention_init attn_attention_workspace_size", c_attention},
+    {"attention",
+     "attn_attention attn_attention_init attn_attention_workspace_size attn_alibi_slopes",
+     c_attention},
     {"tasks, KV cache",
      "attn_attention_query_tile attn_attention_tasks attn_attention_task "
-     "attn_kv_cache_init attn_kv_cache_init_type attn_kv_cache_append attn_attention_init_kv",
+     "attn_kv_cache_init attn_kv_cache_init_type attn_kv_cache_init_ring attn_kv_cache_append "
+     "attn_attention_init_kv",
      c_attention_tasks_kv},
     {"activation", "attn_activation attn_glu", c_activation},
     {"linear", "attn_linear attn_linear_workspace_size attn_linear_typed", c_linear},

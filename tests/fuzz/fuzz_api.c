@@ -523,13 +523,15 @@ static void dump_params(const attn_attention_params *p)
             "params: B %zu H %zu KVH %zu Lq %zu Lk %zu d %zu dv %zu\n"
             "  q %zu %zu %zu  k %zu %zu %zu  v %zu %zu %zu  o %zu %zu %zu\n"
             "  scale %g softcap %g causal %d offset %td mask %d (%zu %zu %zu) bool %d "
-            "(%zu %zu %zu) key_lengths %d scores %d mode %d\n",
+            "(%zu %zu %zu) key_lengths %d scores %d mode %d window %zu alibi %d sinks %d "
+            "kv_start %zu\n",
             p->batch, p->heads, p->kv_heads, p->q_len, p->kv_len, p->head_dim, p->v_head_dim,
             p->q_sb, p->q_sh, p->q_sl, p->k_sb, p->k_sh, p->k_sl, p->v_sb, p->v_sh, p->v_sl,
             p->o_sb, p->o_sh, p->o_sl, (double)p->scale, (double)p->softcap, (int)p->causal,
             p->causal_offset, p->mask != NULL, p->mask_sb, p->mask_sh, p->mask_sq,
             p->bool_mask != NULL, p->bmask_sb, p->bmask_sh, p->bmask_sq, p->key_lengths != NULL,
-            p->scores != NULL, (int)p->scores_mode);
+            p->scores != NULL, (int)p->scores_mode, p->window, p->alibi_slopes != NULL,
+            p->sinks != NULL, p->kv_start);
 }
 
 /* O against a double-precision reference, row by row, within the bound test_attention.c
@@ -554,12 +556,13 @@ static void check_reference(const attn_attention_params *p)
                 double mx = -HUGE_VAL, sum = 0.0, ds = 0.0, vmax = 0.0;
                 const float *orow = p->o + b * p->o_sb + h * p->o_sh + i * p->o_sl;
                 for (j = 0; j < p->kv_len; j++) {
-                    const float *k =
-                        (const float *)p->k + b * p->k_sb + g * p->k_sh + j * p->k_sl;
+                    const float *k = (const float *)p->k + b * p->k_sb + g * p->k_sh +
+                                     (p->kv_start + j) % p->kv_len * p->k_sl;
                     double x = 0.0, ab = 0.0, e;
                     w[j] = -HUGE_VAL;
                     if (j >= klen || (p->causal != ATTN_CAUSAL_NONE && (double)j > (double)i + off))
                         continue;
+                    if (p->window && (double)j + (double)p->window <= (double)i + off) continue;
                     if (p->bool_mask && !p->bool_mask[b * p->bmask_sb + h * p->bmask_sh +
                                                       i * p->bmask_sq + j])
                         continue;
@@ -580,14 +583,24 @@ static void check_reference(const attn_attention_params *p)
                         x += m;
                         e += (fabs(x) + fabs((double)m)) * 0x1p-22;
                     }
+                    if (p->alibi_slopes) {
+                        const double a =
+                            (double)p->alibi_slopes[h] * ((double)j - ((double)i + off));
+                        x += a;
+                        e += (fabs(x) + fabs(a)) * 0x1p-22;
+                    }
                     w[j] = x;
                     if (x > mx) mx = x;
                     if (e > ds) ds = e;
                 }
                 for (c = 0; c < p->v_head_dim; c++) o[c] = 0.0;
+                if (p->sinks && p->sinks[h] > -INFINITY && mx > -HUGE_VAL) {
+                    if (p->sinks[h] > mx) mx = p->sinks[h]; /* a key of value 0 */
+                    sum = exp((double)p->sinks[h] - mx);
+                }
                 for (j = 0; j < p->kv_len; j++) {
-                    const float *v =
-                        (const float *)p->v + b * p->v_sb + g * p->v_sh + j * p->v_sl;
+                    const float *v = (const float *)p->v + b * p->v_sb + g * p->v_sh +
+                                     (p->kv_start + j) % p->kv_len * p->v_sl;
                     double e;
                     if (w[j] == -HUGE_VAL) continue;
                     e = exp(w[j] - mx);
@@ -694,6 +707,20 @@ static void fz_attention(rd *r)
     if (flags & 64 && kvh + 1 != 0 && H % (kvh + 1)) p.kv_heads = kvh + 1; /* not dividing */
     if (flags & 128 && u8(r) < 32) p.q = NULL;
     ws = dws(r, attn_attention_workspace_size(&p), &wsz, 0);
+    flags = u8(r); /* read after the rest: the older corpus decodes as it did */
+    if (flags & 1) p.window = flags & 2 ? special(u8(r)) : u8(r) % 40;
+    if (H > 64) flags &= ~12u; /* per-head arrays only for possible head counts */
+    if (flags & 4) { /* ALiBi slopes, sinks: one float per head */
+        buf *al = balloc(H);
+        for (i = 0; i < H; i++) al->p[i] = u8(r) & 1 ? dval(r) / 4.0f : 0.0f;
+        p.alibi_slopes = al->p;
+    }
+    if (flags & 16) p.kv_start = flags & 32 || !Lk ? special(u8(r)) : u8(r) % Lk; /* a ring */
+    if (flags & 8) {
+        buf *sk = balloc(H);
+        for (i = 0; i < H; i++) sk->p[i] = u8(r) % 4 ? dval(r) : -INFINITY;
+        p.sinks = sk->p;
+    }
     output(ob);
     if (sb) output(sb);
     if (!imp) { /* impossible sizes: nothing owned, the call must refuse */
