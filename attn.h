@@ -5089,6 +5089,18 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__scalar_attn_attention_init
     return p;
 }
 
+/* Per-head ALiBi slopes finite and sinks below +inf (-inf: no sink; NaN refused), either
+ * array NULL for none */
+static attn_status attn__scalar_head_arrays_check(size_t heads, const float *slopes,
+                                           const float *sinks)
+{
+    size_t i;
+    for (i = 0; i < heads && (slopes || sinks); i++)
+        if ((slopes && !attn__scalar_finite(slopes[i])) || (sinks && !(sinks[i] < INFINITY)))
+            return ATTN_ERR_ARG;
+    return ATTN_OK;
+}
+
 /* A [n0, n1, n2, row] tensor with strides s0, s1, s2: rows may not overlap within a dim
  * of size > 1 (stride >= row) unless `broadcast` allows stride 0; the extent must fit. */
 static attn_status attn__scalar_check_tensor(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2,
@@ -5181,10 +5193,7 @@ static attn_status attn__scalar_attention_check(const attn_attention_params *p, 
     if (p->bool_mask && (st = attn__scalar_check_tensor(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
                                                   p->q_len, p->bmask_sq, p->kv_len, 1)))
         return st;
-    for (i = 0; i < p->heads && (p->alibi_slopes || p->sinks); i++)
-        if ((p->alibi_slopes && !attn__scalar_finite(p->alibi_slopes[i])) ||
-            (p->sinks && !(p->sinks[i] < INFINITY))) /* -inf (no sink) allowed, NaN not */
-            return ATTN_ERR_ARG;
+    if ((st = attn__scalar_head_arrays_check(p->heads, p->alibi_slopes, p->sinks))) return st;
     if (p->key_lengths)
         for (b = 0; b < p->batch; b++)
             if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)
@@ -6238,7 +6247,7 @@ static size_t attn__scalar_dkv(const attn_decoder_only_weights *w) { return w->k
 static attn_status attn__scalar_dec_only_check(const attn_decoder_only_weights *w)
 {
     attn_status st;
-    size_t dq, dkv, i;
+    size_t dq, dkv;
     if (!w) return ATTN_ERR_NULL;
     if (!w->d_model || !w->heads || !w->kv_heads || !w->head_dim || !w->d_ff ||
         w->heads % w->kv_heads)
@@ -6261,11 +6270,8 @@ static attn_status attn__scalar_dec_only_check(const attn_decoder_only_weights *
     if (w->rope.head_dim && w->rope.head_dim != w->head_dim) return ATTN_ERR_SIZE;
     if (w->rope.head_dim && (st = attn__scalar_attn_rope(&w->rope, NULL, dq, 0, w->heads, 0, NULL)) != ATTN_OK)
         return st;
-    for (i = 0; i < w->heads && (w->sinks || w->alibi_slopes); i++) /* as attn__scalar_attn_attention */
-        if ((w->alibi_slopes && !attn__scalar_finite(w->alibi_slopes[i])) ||
-            (w->sinks && !(w->sinks[i] < INFINITY)))
-            return ATTN_ERR_ARG;
-    return ATTN_OK;
+    /* before anything is appended to the cache */
+    return attn__scalar_head_arrays_check(w->heads, w->alibi_slopes, w->sinks);
 }
 
 /* The largest matmul workspace of the block's seven products for `tokens` rows */
@@ -10762,6 +10768,18 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__avx2_attn_attention_init(s
     return p;
 }
 
+/* Per-head ALiBi slopes finite and sinks below +inf (-inf: no sink; NaN refused), either
+ * array NULL for none */
+static attn_status attn__avx2_head_arrays_check(size_t heads, const float *slopes,
+                                           const float *sinks)
+{
+    size_t i;
+    for (i = 0; i < heads && (slopes || sinks); i++)
+        if ((slopes && !attn__avx2_finite(slopes[i])) || (sinks && !(sinks[i] < INFINITY)))
+            return ATTN_ERR_ARG;
+    return ATTN_OK;
+}
+
 /* A [n0, n1, n2, row] tensor with strides s0, s1, s2: rows may not overlap within a dim
  * of size > 1 (stride >= row) unless `broadcast` allows stride 0; the extent must fit. */
 static attn_status attn__avx2_check_tensor(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2,
@@ -10854,10 +10872,7 @@ static attn_status attn__avx2_attention_check(const attn_attention_params *p, co
     if (p->bool_mask && (st = attn__avx2_check_tensor(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
                                                   p->q_len, p->bmask_sq, p->kv_len, 1)))
         return st;
-    for (i = 0; i < p->heads && (p->alibi_slopes || p->sinks); i++)
-        if ((p->alibi_slopes && !attn__avx2_finite(p->alibi_slopes[i])) ||
-            (p->sinks && !(p->sinks[i] < INFINITY))) /* -inf (no sink) allowed, NaN not */
-            return ATTN_ERR_ARG;
+    if ((st = attn__avx2_head_arrays_check(p->heads, p->alibi_slopes, p->sinks))) return st;
     if (p->key_lengths)
         for (b = 0; b < p->batch; b++)
             if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)
@@ -11911,7 +11926,7 @@ static size_t attn__avx2_dkv(const attn_decoder_only_weights *w) { return w->kv_
 static attn_status attn__avx2_dec_only_check(const attn_decoder_only_weights *w)
 {
     attn_status st;
-    size_t dq, dkv, i;
+    size_t dq, dkv;
     if (!w) return ATTN_ERR_NULL;
     if (!w->d_model || !w->heads || !w->kv_heads || !w->head_dim || !w->d_ff ||
         w->heads % w->kv_heads)
@@ -11934,11 +11949,8 @@ static attn_status attn__avx2_dec_only_check(const attn_decoder_only_weights *w)
     if (w->rope.head_dim && w->rope.head_dim != w->head_dim) return ATTN_ERR_SIZE;
     if (w->rope.head_dim && (st = attn__avx2_attn_rope(&w->rope, NULL, dq, 0, w->heads, 0, NULL)) != ATTN_OK)
         return st;
-    for (i = 0; i < w->heads && (w->sinks || w->alibi_slopes); i++) /* as attn__avx2_attn_attention */
-        if ((w->alibi_slopes && !attn__avx2_finite(w->alibi_slopes[i])) ||
-            (w->sinks && !(w->sinks[i] < INFINITY)))
-            return ATTN_ERR_ARG;
-    return ATTN_OK;
+    /* before anything is appended to the cache */
+    return attn__avx2_head_arrays_check(w->heads, w->alibi_slopes, w->sinks);
 }
 
 /* The largest matmul workspace of the block's seven products for `tokens` rows */
@@ -16439,6 +16451,18 @@ static ATTN__MAYBE_UNUSED attn_attention_params attn__avx512_attn_attention_init
     return p;
 }
 
+/* Per-head ALiBi slopes finite and sinks below +inf (-inf: no sink; NaN refused), either
+ * array NULL for none */
+static attn_status attn__avx512_head_arrays_check(size_t heads, const float *slopes,
+                                           const float *sinks)
+{
+    size_t i;
+    for (i = 0; i < heads && (slopes || sinks); i++)
+        if ((slopes && !attn__avx512_finite(slopes[i])) || (sinks && !(sinks[i] < INFINITY)))
+            return ATTN_ERR_ARG;
+    return ATTN_OK;
+}
+
 /* A [n0, n1, n2, row] tensor with strides s0, s1, s2: rows may not overlap within a dim
  * of size > 1 (stride >= row) unless `broadcast` allows stride 0; the extent must fit. */
 static attn_status attn__avx512_check_tensor(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2,
@@ -16531,10 +16555,7 @@ static attn_status attn__avx512_attention_check(const attn_attention_params *p, 
     if (p->bool_mask && (st = attn__avx512_check_tensor(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
                                                   p->q_len, p->bmask_sq, p->kv_len, 1)))
         return st;
-    for (i = 0; i < p->heads && (p->alibi_slopes || p->sinks); i++)
-        if ((p->alibi_slopes && !attn__avx512_finite(p->alibi_slopes[i])) ||
-            (p->sinks && !(p->sinks[i] < INFINITY))) /* -inf (no sink) allowed, NaN not */
-            return ATTN_ERR_ARG;
+    if ((st = attn__avx512_head_arrays_check(p->heads, p->alibi_slopes, p->sinks))) return st;
     if (p->key_lengths)
         for (b = 0; b < p->batch; b++)
             if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)
@@ -17588,7 +17609,7 @@ static size_t attn__avx512_dkv(const attn_decoder_only_weights *w) { return w->k
 static attn_status attn__avx512_dec_only_check(const attn_decoder_only_weights *w)
 {
     attn_status st;
-    size_t dq, dkv, i;
+    size_t dq, dkv;
     if (!w) return ATTN_ERR_NULL;
     if (!w->d_model || !w->heads || !w->kv_heads || !w->head_dim || !w->d_ff ||
         w->heads % w->kv_heads)
@@ -17611,11 +17632,8 @@ static attn_status attn__avx512_dec_only_check(const attn_decoder_only_weights *
     if (w->rope.head_dim && w->rope.head_dim != w->head_dim) return ATTN_ERR_SIZE;
     if (w->rope.head_dim && (st = attn__avx512_attn_rope(&w->rope, NULL, dq, 0, w->heads, 0, NULL)) != ATTN_OK)
         return st;
-    for (i = 0; i < w->heads && (w->sinks || w->alibi_slopes); i++) /* as attn__avx512_attn_attention */
-        if ((w->alibi_slopes && !attn__avx512_finite(w->alibi_slopes[i])) ||
-            (w->sinks && !(w->sinks[i] < INFINITY)))
-            return ATTN_ERR_ARG;
-    return ATTN_OK;
+    /* before anything is appended to the cache */
+    return attn__avx512_head_arrays_check(w->heads, w->alibi_slopes, w->sinks);
 }
 
 /* The largest matmul workspace of the block's seven products for `tokens` rows */
@@ -22578,6 +22596,18 @@ ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, s
     return p;
 }
 
+/* Per-head ALiBi slopes finite and sinks below +inf (-inf: no sink; NaN refused), either
+ * array NULL for none */
+static attn_status attn__head_arrays_check(size_t heads, const float *slopes,
+                                           const float *sinks)
+{
+    size_t i;
+    for (i = 0; i < heads && (slopes || sinks); i++)
+        if ((slopes && !attn__finite(slopes[i])) || (sinks && !(sinks[i] < INFINITY)))
+            return ATTN_ERR_ARG;
+    return ATTN_OK;
+}
+
 /* A [n0, n1, n2, row] tensor with strides s0, s1, s2: rows may not overlap within a dim
  * of size > 1 (stride >= row) unless `broadcast` allows stride 0; the extent must fit. */
 static attn_status attn__check_tensor(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2,
@@ -22670,10 +22700,7 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     if (p->bool_mask && (st = attn__check_tensor(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
                                                   p->q_len, p->bmask_sq, p->kv_len, 1)))
         return st;
-    for (i = 0; i < p->heads && (p->alibi_slopes || p->sinks); i++)
-        if ((p->alibi_slopes && !attn__finite(p->alibi_slopes[i])) ||
-            (p->sinks && !(p->sinks[i] < INFINITY))) /* -inf (no sink) allowed, NaN not */
-            return ATTN_ERR_ARG;
+    if ((st = attn__head_arrays_check(p->heads, p->alibi_slopes, p->sinks))) return st;
     if (p->key_lengths)
         for (b = 0; b < p->batch; b++)
             if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)
@@ -23727,7 +23754,7 @@ static size_t attn__dkv(const attn_decoder_only_weights *w) { return w->kv_heads
 static attn_status attn__dec_only_check(const attn_decoder_only_weights *w)
 {
     attn_status st;
-    size_t dq, dkv, i;
+    size_t dq, dkv;
     if (!w) return ATTN_ERR_NULL;
     if (!w->d_model || !w->heads || !w->kv_heads || !w->head_dim || !w->d_ff ||
         w->heads % w->kv_heads)
@@ -23750,11 +23777,8 @@ static attn_status attn__dec_only_check(const attn_decoder_only_weights *w)
     if (w->rope.head_dim && w->rope.head_dim != w->head_dim) return ATTN_ERR_SIZE;
     if (w->rope.head_dim && (st = attn_rope(&w->rope, NULL, dq, 0, w->heads, 0, NULL)) != ATTN_OK)
         return st;
-    for (i = 0; i < w->heads && (w->sinks || w->alibi_slopes); i++) /* as attn_attention */
-        if ((w->alibi_slopes && !attn__finite(w->alibi_slopes[i])) ||
-            (w->sinks && !(w->sinks[i] < INFINITY)))
-            return ATTN_ERR_ARG;
-    return ATTN_OK;
+    /* before anything is appended to the cache */
+    return attn__head_arrays_check(w->heads, w->alibi_slopes, w->sinks);
 }
 
 /* The largest matmul workspace of the block's seven products for `tokens` rows */

@@ -694,6 +694,18 @@ ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, s
     return p;
 }
 
+/* Per-head ALiBi slopes finite and sinks below +inf (-inf: no sink; NaN refused), either
+ * array NULL for none */
+static attn_status attn__head_arrays_check(size_t heads, const float *slopes,
+                                           const float *sinks)
+{
+    size_t i;
+    for (i = 0; i < heads && (slopes || sinks); i++)
+        if ((slopes && !attn__finite(slopes[i])) || (sinks && !(sinks[i] < INFINITY)))
+            return ATTN_ERR_ARG;
+    return ATTN_OK;
+}
+
 /* A [n0, n1, n2, row] tensor with strides s0, s1, s2: rows may not overlap within a dim
  * of size > 1 (stride >= row) unless `broadcast` allows stride 0; the extent must fit. */
 static attn_status attn__check_tensor(size_t n0, size_t s0, size_t n1, size_t s1, size_t n2,
@@ -786,10 +798,7 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     if (p->bool_mask && (st = attn__check_tensor(p->batch, p->bmask_sb, p->heads, p->bmask_sh,
                                                   p->q_len, p->bmask_sq, p->kv_len, 1)))
         return st;
-    for (i = 0; i < p->heads && (p->alibi_slopes || p->sinks); i++)
-        if ((p->alibi_slopes && !attn__finite(p->alibi_slopes[i])) ||
-            (p->sinks && !(p->sinks[i] < INFINITY))) /* -inf (no sink) allowed, NaN not */
-            return ATTN_ERR_ARG;
+    if ((st = attn__head_arrays_check(p->heads, p->alibi_slopes, p->sinks))) return st;
     if (p->key_lengths)
         for (b = 0; b < p->batch; b++)
             if (p->key_lengths[b] < 0 || (uint64_t)p->key_lengths[b] > (uint64_t)p->kv_len)

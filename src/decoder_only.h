@@ -18,7 +18,7 @@ static size_t attn__dkv(const attn_decoder_only_weights *w) { return w->kv_heads
 static attn_status attn__dec_only_check(const attn_decoder_only_weights *w)
 {
     attn_status st;
-    size_t dq, dkv, i;
+    size_t dq, dkv;
     if (!w) return ATTN_ERR_NULL;
     if (!w->d_model || !w->heads || !w->kv_heads || !w->head_dim || !w->d_ff ||
         w->heads % w->kv_heads)
@@ -41,11 +41,8 @@ static attn_status attn__dec_only_check(const attn_decoder_only_weights *w)
     if (w->rope.head_dim && w->rope.head_dim != w->head_dim) return ATTN_ERR_SIZE;
     if (w->rope.head_dim && (st = attn_rope(&w->rope, NULL, dq, 0, w->heads, 0, NULL)) != ATTN_OK)
         return st;
-    for (i = 0; i < w->heads && (w->sinks || w->alibi_slopes); i++) /* as attn_attention */
-        if ((w->alibi_slopes && !attn__finite(w->alibi_slopes[i])) ||
-            (w->sinks && !(w->sinks[i] < INFINITY)))
-            return ATTN_ERR_ARG;
-    return ATTN_OK;
+    /* before anything is appended to the cache */
+    return attn__head_arrays_check(w->heads, w->alibi_slopes, w->sinks);
 }
 
 /* The largest matmul workspace of the block's seven products for `tokens` rows */

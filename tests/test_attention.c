@@ -131,9 +131,11 @@ static void tens_ring(tens *t, size_t start)
     size_t b, h, l;
     for (b = 0; b < t->B; b++)
         for (h = 0; h < t->H; h++) {
-            for (l = 0; l < t->L; l++) memcpy(tmp + l * t->D, tens_at(t, b, h, l), t->D * 4);
             for (l = 0; l < t->L; l++)
-                memcpy(tens_at(t, b, h, (start + l) % t->L), tmp + l * t->D, t->D * 4);
+                memcpy(tmp + l * t->D, tens_at(t, b, h, l), t->D * sizeof(float));
+            for (l = 0; l < t->L; l++)
+                memcpy(tens_at(t, b, h, (start + l) % t->L), tmp + l * t->D,
+                       t->D * sizeof(float));
         }
     free(tmp);
 }
