@@ -525,11 +525,13 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
  * attention, encoder and decoder blocks, parameter counts; and the floating-point
  * environment helpers for real-time use.
  *
- * Weights are caller-owned arrays, row-major and dense, never copied: float32, or f16 /
- * bf16 where a struct's wtype says so (encoder and decoder blocks: each sublayer's struct
- * has its own; an invalid wtype is ATTN_ERR_ARG). A linear
- * weight W of a block is d_in x d_out (y = x W + b; nn.Linear's [out, in] weight is its
- * transpose, which attn_linear also accepts). One sequence per call: x is tokens x
+ * Weights are caller-owned arrays, row-major, never copied: float32, or f16 / bf16 where a
+ * struct's wtype says so (encoder and decoder blocks: each sublayer's struct has its own;
+ * an invalid wtype is ATTN_ERR_ARG). A linear weight W of a block is d_in x d_out
+ * (y = x W + b), or stored as its transpose, nn.Linear's [out, in], with the struct's trans
+ * = ATTN_TRANS; leading dimensions (0 = dense) let a block use views into fused tensors, so
+ * a state dict is used as stored (an invalid trans is ATTN_ERR_ARG, a leading dimension
+ * below its row ATTN_ERR_LD). One sequence per call: x is tokens x
  * d_model with leading dimension ldx; batch by looping. Scratch memory comes from the
  * caller: *_workspace_size() gives the bytes for a given token count (it grows with the
  * tokens, as the activations do, and never decreases as any size grows, so the size for the
@@ -621,6 +623,9 @@ typedef struct attn_ffn_weights {
     attn_dtype wtype;    /* storage of w1 and w2: ATTN_F32 (0: zero-initialized structs), or
                             ATTN_F16 / ATTN_BF16 (the pointers then hold uint16_t elements,
                             cast to const float *); biases stay float32 */
+    attn_trans trans;    /* ATTN_TRANS: w1 stored d_ff x d_model and w2 d_model x d_ff, as
+                            PyTorch's nn.Linear weights ([out, in]); ATTN_NO_TRANS (0) as above */
+    size_t ld1, ld2;     /* leading dimensions of w1 and w2 in elements, 0 = dense */
 } attn_ffn_weights;
 
 /* Bytes of workspace attn_ffn needs for `tokens` rows (the d_ff hidden activations plus
@@ -646,10 +651,17 @@ typedef struct attn_mha_weights {
     const float *wq, *wk, *wv, *wo;  /* d_model x d_model each */
     const float *bq, *bk, *bv, *bo;  /* d_model floats each, or NULL (no bias) */
     attn_dtype wtype; /* storage of wq, wk, wv, wo: ATTN_F32 (0) or 16 bits, as in the FFN */
+    attn_trans trans; /* ATTN_TRANS: each stored [out, in] (nn.Linear); 0 as above */
+    size_t ldq, ldk, ldv, ldo; /* leading dimensions in elements, 0 = dense (d_model). Weights
+                                * used as stored: nn.MultiheadAttention's in_proj_weight [3E, E]
+                                * is wq = p, wk = p + E*E, wv = p + 2*E*E with ATTN_TRANS; a
+                                * fused [E, 3E] (GPT-2's c_attn) is wq = p, wk = p + E,
+                                * wv = p + 2*E, ldq = ldk = ldv = 3E with ATTN_NO_TRANS. */
 } attn_mha_weights;
 
 /* Bytes of workspace attn_mha needs (Q, K, V, O, the attention's and the matmul's).
- * Returns 0 for NULL or invalid weights, a zero token count, or on overflow. */
+ * Returns 0 for NULL or invalid weights, q_tokens 0, or on overflow; kv_tokens 0 is a
+ * cached call's (attn_mha_ex) that appends nothing. */
 ATTN_API size_t attn_mha_workspace_size(const attn_mha_weights *w, size_t q_tokens,
                                         size_t kv_tokens);
 
@@ -711,6 +723,54 @@ ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x,
                                   float *y, size_t ldy, size_t tokens, const float *mem,
                                   size_t ldmem, size_t mem_tokens, void *workspace,
                                   size_t workspace_size);
+
+/* Per-call options of attn_mha_ex, attn_encoder_ex and attn_decoder_ex (zero-initialize;
+ * every field optional; NULL options = all zero = attn_mha / attn_encoder / attn_decoder).
+ *   key_mask: [kv_len] uint8 over the self-attention's keys (attn_mha_ex: its keys), oldest
+ *             first, nonzero = attend: PyTorch's key_padding_mask negated. kv_len is
+ *             kv_tokens, or with a cache its len after the append.
+ *   mem_mask: [mem_len] over the decoder's memory keys (mem_tokens, or mem_cache's len).
+ *   cache:    a KV cache of the self-attention (batch 1, kv_heads = heads, head_dim =
+ *             v_head_dim = d_model / heads, any storage type, plain or ring): the call
+ *             appends the K and V of its new tokens and attends over every cached position;
+ *             causal makes the new tokens the last positions. Decoding token by token then
+ *             costs one token's projections per call. Errors as attn_decoder_only's: a
+ *             cache of another shape ATTN_ERR_SIZE, no room ATTN_ERR_CAPACITY, a cache over
+ *             an input, the output or the workspace ATTN_ERR_ALIAS; nothing is appended on
+ *             error.
+ *   mem_cache: attn_decoder_ex's cross-attention memory K and V (attn_mha_ex ignores it):
+ *             a call with mem appends mem's projected K and V (reset len to 0 first for a
+ *             new memory); a call with mem NULL (mem_tokens 0) reuses them, so the memory is
+ *             projected once per sequence.
+ *   window:   the self-attention's sliding window (see attn_attention); with a ring cache it
+ *             runs forever in fixed memory, capacity >= window + tokens per call - 1.
+ * The workspace queries count new tokens only (kv_tokens or mem_tokens 0 with a cache). */
+typedef struct attn_block_options {
+    const uint8_t *key_mask, *mem_mask;
+    attn_kv_cache *cache, *mem_cache;
+    size_t window;
+} attn_block_options;
+
+/* attn_mha with options: xkv may be NULL with kv_tokens 0 when opt->cache holds the keys. */
+ATTN_API attn_status attn_mha_ex(const attn_mha_weights *w, const float *xq, size_t ldxq,
+                                 size_t q_tokens, const float *xkv, size_t ldxkv,
+                                 size_t kv_tokens, int causal, const attn_block_options *opt,
+                                 float *y, size_t ldy, void *workspace, size_t workspace_size);
+
+/* attn_encoder with options (key_mask, cache, window). */
+ATTN_API attn_status attn_encoder_ex(const attn_encoder_weights *w, const float *x, size_t ldx,
+                                     float *y, size_t ldy, size_t tokens, int causal,
+                                     const attn_block_options *opt, void *workspace,
+                                     size_t workspace_size);
+
+/* attn_decoder with options and the self-attention's causal flag (1: attn_decoder; 0:
+ * bidirectional, 0 and 1 only); mem may be NULL with mem_tokens 0 when opt->mem_cache
+ * holds the memory's K and V. */
+ATTN_API attn_status attn_decoder_ex(const attn_decoder_weights *w, const float *x, size_t ldx,
+                                     float *y, size_t ldy, size_t tokens, int causal,
+                                     const float *mem, size_t ldmem, size_t mem_tokens,
+                                     const attn_block_options *opt, void *workspace,
+                                     size_t workspace_size);
 
 /* ---------------------------------------------------------------------------------------
  * Decoder-only block, the layer of today's small language models (Llama, Mistral, Qwen,
@@ -5535,6 +5595,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_rope(const attn_rope_par
                                size_t heads, size_t pos0, const size_t *positions)
 {
     float c[2 * ATTN__SCALAR_ROPE_CHUNK], s[2 * ATTN__SCALAR_ROPE_CHUNK];
+    double f[ATTN__SCALAR_ROPE_CHUNK];
     attn_status st;
     size_t r, half, t, k0, k, h, width;
     double theta, scale;
@@ -5557,15 +5618,17 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_rope(const attn_rope_par
     theta = p->theta > 0.0f ? (double)p->theta : 10000.0;
     scale = p->pos_scale > 0.0f ? (double)p->pos_scale : 1.0;
     half = r / 2;
-    for (t = 0; t < tokens; t++) {
-        const double pos = (double)(positions ? positions[t] : pos0 + t) * scale;
-        float *row = x + t * ldx;
-        for (k0 = 0; k0 < half; k0 += ATTN__SCALAR_ROPE_CHUNK) {
-            const size_t nk = half - k0 < ATTN__SCALAR_ROPE_CHUNK ? half - k0 : ATTN__SCALAR_ROPE_CHUNK;
+    /* chunks of pairs outer, rows inner: the frequencies (a pow each) once per call */
+    for (k0 = 0; k0 < half; k0 += ATTN__SCALAR_ROPE_CHUNK) {
+        const size_t nk = half - k0 < ATTN__SCALAR_ROPE_CHUNK ? half - k0 : ATTN__SCALAR_ROPE_CHUNK;
+        for (k = 0; k < nk; k++)
+            f[k] = p->inv_freq ? (double)p->inv_freq[k0 + k]
+                               : pow(theta, -2.0 * (double)(k0 + k) / (double)r);
+        for (t = 0; t < tokens; t++) {
+            const double pos = (double)(positions ? positions[t] : pos0 + t) * scale;
+            float *row = x + t * ldx;
             for (k = 0; k < nk; k++) {
-                const double f = p->inv_freq ? (double)p->inv_freq[k0 + k]
-                                             : pow(theta, -2.0 * (double)(k0 + k) / (double)r);
-                const float cs = (float)cos(pos * f), sn = (float)sin(pos * f);
+                const float cs = (float)cos(pos * f[k]), sn = (float)sin(pos * f[k]);
                 if (p->pairing == ATTN_ROPE_ADJACENT) {
                     c[2 * k] = c[2 * k + 1] = cs;
                     s[2 * k] = -sn;
@@ -5825,16 +5888,76 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_linear(const float *x, s
                              workspace, workspace_size);
 }
 
+/* ---- weight views and caches --------------------------------------------------------------- */
+
+/* The checks of one matrix view mapping d_in -> d_out (nothing computed) */
+static attn_status attn__scalar_matrix_check(const attn_matrix *m, size_t d_in, size_t d_out)
+{
+    if (!m->w) return ATTN_ERR_NULL; /* then attn__scalar_attn_linear_typed's checks, the type's included */
+    return attn__scalar_attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
+                             ATTN_ACT_NONE, NULL, d_out, NULL, 0);
+}
+
+/* A block struct's weight as a view; ld 0 is the dense row of its stored layout */
+static attn_matrix attn__scalar_view(const float *w, size_t ld, attn_trans tr, attn_dtype type,
+                              const float *bias, size_t d_in, size_t d_out)
+{
+    attn_matrix m;
+    m.w = w, m.ld = ld ? ld : tr == ATTN_TRANS ? d_in : d_out, m.trans = tr, m.type = type;
+    m.bias = bias;
+    return m;
+}
+
+/* y = act(x op(W) + bias) for a view (x: tokens x d_in at ldx, y: tokens x d_out at ldy) */
+static void attn__scalar_linear_view(const attn_matrix *m, const float *x, size_t ldx, size_t tokens,
+                              size_t d_in, size_t d_out, attn_act act, float *y, size_t ldy,
+                              void *mws, size_t mm)
+{
+    attn__scalar_attn_linear_typed(x, ldx, tokens, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out, act,
+                      y, ldy, mws, mm);
+}
+
+/* Whether bytes [p, p + n) meet a cache's K or V (a valid cache, or NULL: never) */
+static int attn__scalar_kv_hits(const attn_kv_cache *c, const void *p, size_t n)
+{
+    size_t e;
+    if (!c) return 0;
+    e = c->batch * c->kv_heads * c->capacity * attn__scalar_attn_dtype_size(c->type);
+    return attn__scalar_bytes_overlap(p, n, c->k, e * c->head_dim) ||
+           attn__scalar_bytes_overlap(p, n, c->v, e * c->v_head_dim);
+}
+
+/* Whether a valid cache takes n more positions: a ring up to capacity a call, and with a
+ * window only as many as leave every key the window shows the first of them */
+static int attn__scalar_kv_room(const attn_kv_cache *c, size_t n, size_t window)
+{
+    return c->ring ? n <= c->capacity && (!window || window - 1 <= c->capacity - n)
+                   : n <= c->capacity - c->len;
+}
+
 /* ---- feed-forward ----------------------------------------------------------------------- */
+
+static attn_matrix attn__scalar_ffn_w1(const attn_ffn_weights *w)
+{
+    return attn__scalar_view(w->w1, w->ld1, w->trans, w->wtype, w->b1, w->d_model, w->d_ff);
+}
+
+static attn_matrix attn__scalar_ffn_w2(const attn_ffn_weights *w)
+{
+    return attn__scalar_view(w->w2, w->ld2, w->trans, w->wtype, w->b2, w->d_ff, w->d_model);
+}
 
 static attn_status attn__scalar_ffn_check(const attn_ffn_weights *w)
 {
     attn_status st;
+    attn_matrix m1, m2;
     if (!w) return ATTN_ERR_NULL;
     if (!w->w1 || !w->w2) return ATTN_ERR_NULL;
     if ((st = attn__scalar_check_mat(w->d_model, w->d_ff, w->d_ff)) != ATTN_OK) return st;
-    if (!attn__scalar_act_valid(w->act) || !attn__scalar_attn_dtype_size(w->wtype)) return ATTN_ERR_ARG;
-    return ATTN_OK;
+    if (!attn__scalar_act_valid(w->act)) return ATTN_ERR_ARG;
+    m1 = attn__scalar_ffn_w1(w), m2 = attn__scalar_ffn_w2(w);
+    if ((st = attn__scalar_matrix_check(&m1, w->d_model, w->d_ff)) != ATTN_OK) return st;
+    return attn__scalar_matrix_check(&m2, w->d_ff, w->d_model);
 }
 
 /* Whether a block's output y (tokens x d at ldy) overlaps its input x (other than exactly,
@@ -5850,8 +5973,8 @@ static int attn__scalar_block_alias(const float *x, size_t ldx, const float *y, 
 /* bytes of the matmul workspace of the FFN's two products */
 static size_t attn__scalar_ffn_mm(const attn_ffn_weights *w, size_t tokens)
 {
-    size_t a = attn__scalar_attn_linear_workspace_size(ATTN_NO_TRANS, tokens, w->d_model, w->d_ff);
-    size_t b = attn__scalar_attn_linear_workspace_size(ATTN_NO_TRANS, tokens, w->d_ff, w->d_model);
+    size_t a = attn__scalar_attn_linear_workspace_size(w->trans, tokens, w->d_model, w->d_ff);
+    size_t b = attn__scalar_attn_linear_workspace_size(w->trans, tokens, w->d_ff, w->d_model);
     return a > b ? a : b;
 }
 
@@ -5875,12 +5998,12 @@ static void attn__scalar_ffn_run(const attn_ffn_weights *w, const float *x, size
                           size_t ldy, size_t tokens, unsigned char *cur)
 {
     const size_t mm = attn__scalar_ffn_mm(w, tokens);
+    const attn_matrix m1 = attn__scalar_ffn_w1(w), m2 = attn__scalar_ffn_w2(w);
     float *h = (float *)attn__scalar_take(&cur, tokens * w->d_ff * sizeof(float));
     void *mws = mm ? attn__scalar_take(&cur, mm) : NULL;
-    attn__scalar_attn_linear_typed(x, ldx, tokens, w->d_model, ATTN_NO_TRANS, w->wtype, w->w1, w->d_ff, w->b1,
-                      w->d_ff, w->act, h, w->d_ff, mws, mm);
-    attn__scalar_attn_linear_typed(h, w->d_ff, tokens, w->d_ff, ATTN_NO_TRANS, w->wtype, w->w2, w->d_model,
-                      w->b2, w->d_model, ATTN_ACT_NONE, y, ldy, mws, mm);
+    attn__scalar_linear_view(&m1, x, ldx, tokens, w->d_model, w->d_ff, w->act, h, w->d_ff, mws, mm);
+    attn__scalar_linear_view(&m2, h, w->d_ff, tokens, w->d_ff, w->d_model, ATTN_ACT_NONE, y, ldy, mws,
+                      mm);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
@@ -5904,14 +6027,50 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_ffn(const attn_ffn_weigh
 
 /* ---- multi-head attention ---------------------------------------------------------------- */
 
+/* view i of wq, wk, wv, wo (each d_model -> d_model) */
+static attn_matrix attn__scalar_mha_w(const attn_mha_weights *w, int i)
+{
+    const float *p[4], *b[4];
+    const size_t ld[4] = {w->ldq, w->ldk, w->ldv, w->ldo};
+    p[0] = w->wq, p[1] = w->wk, p[2] = w->wv, p[3] = w->wo;
+    b[0] = w->bq, b[1] = w->bk, b[2] = w->bv, b[3] = w->bo;
+    return attn__scalar_view(p[i], ld[i], w->trans, w->wtype, b[i], w->d_model, w->d_model);
+}
+
 static attn_status attn__scalar_mha_check(const attn_mha_weights *w)
 {
     attn_status st;
+    attn_matrix m;
+    int i;
     if (!w) return ATTN_ERR_NULL;
     if (!w->wq || !w->wk || !w->wv || !w->wo) return ATTN_ERR_NULL;
     if (!w->heads || !w->d_model || w->d_model % w->heads) return ATTN_ERR_SIZE;
     if ((st = attn__scalar_check_mat(w->d_model, w->d_model, w->d_model)) != ATTN_OK) return st;
-    return attn__scalar_attn_dtype_size(w->wtype) ? ATTN_OK : ATTN_ERR_ARG;
+    for (i = 0; i < 4; i++) {
+        m = attn__scalar_mha_w(w, i);
+        if ((st = attn__scalar_matrix_check(&m, w->d_model, w->d_model)) != ATTN_OK) return st;
+    }
+    return ATTN_OK;
+}
+
+/* The checks of an attention over lk new keys and values and a cache c (or none) */
+static attn_status attn__scalar_mha_kv_check(const attn_mha_weights *w, const attn_kv_cache *c,
+                                      size_t lk, size_t window)
+{
+    const size_t dh = w->d_model / w->heads;
+    if (!c) return lk ? ATTN_OK : ATTN_ERR_SIZE; /* queries with no keys */
+    if (!attn__scalar_kv_valid(c)) return ATTN_ERR_ARG;
+    if (c->batch != 1 || c->kv_heads != w->heads || c->head_dim != dh || c->v_head_dim != dh)
+        return ATTN_ERR_SIZE;
+    if (!attn__scalar_kv_room(c, lk, window)) return ATTN_ERR_CAPACITY;
+    return c->len || lk ? ATTN_OK : ATTN_ERR_SIZE;
+}
+
+/* Keys an attention over lk new ones and cache c (or none) sees after the append */
+static size_t attn__scalar_mha_keys(const attn_kv_cache *c, size_t lk)
+{
+    if (!c) return lk;
+    return c->ring && lk > c->capacity - c->len ? c->capacity : c->len + lk;
 }
 
 static attn_attention_params attn__scalar_mha_params(const attn_mha_weights *w, size_t lq, size_t lk,
@@ -5929,8 +6088,8 @@ static attn_attention_params attn__scalar_mha_params(const attn_mha_weights *w, 
 static size_t attn__scalar_mha_mm(const attn_mha_weights *w, size_t lq, size_t lk)
 {
     const size_t d = w->d_model;
-    size_t a = attn__scalar_attn_linear_workspace_size(ATTN_NO_TRANS, lq, d, d);
-    size_t b = attn__scalar_attn_linear_workspace_size(ATTN_NO_TRANS, lk, d, d);
+    size_t a = attn__scalar_attn_linear_workspace_size(w->trans, lq, d, d);
+    size_t b = attn__scalar_attn_linear_workspace_size(w->trans, lk, d, d);
     return a > b ? a : b;
 }
 
@@ -5939,8 +6098,8 @@ static size_t attn__scalar_mha_ws(const attn_mha_weights *w, size_t lq, size_t l
 {
     attn_attention_params p;
     size_t total = 0;
-    if (lq == 0 || lk == 0) return 0;
-    p = attn__scalar_mha_params(w, lq, lk, NULL, NULL, NULL, NULL, 0);
+    if (lq == 0) return 0;
+    p = attn__scalar_mha_params(w, lq, 1, NULL, NULL, NULL, NULL, 0);
     if (!attn__scalar_seg_f(&total, lq, w->d_model) || !attn__scalar_seg_f(&total, lk, w->d_model) ||
         !attn__scalar_seg_f(&total, lk, w->d_model) || !attn__scalar_seg_f(&total, lq, w->d_model) ||
         !attn__scalar_seg(&total, attn__scalar_attn_attention_workspace_size(&p)) ||
@@ -5958,11 +6117,17 @@ static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_mha_workspace_size(const attn
     return t && attn__scalar_seg(&t, ATTN__SCALAR_ALIGN) ? t : 0;
 }
 
+/* The attention sublayer of a block on checked arguments: the lk rows of xkv projected
+ * (and appended to the cache c, if any), the lq queries of xq attending over them (or over
+ * the cache) with key mask km and window win; y = O Wo + bo */
 static void attn__scalar_mha_run(const attn_mha_weights *w, const float *xq, size_t ldxq, size_t lq,
-                          const float *xkv, size_t ldxkv, size_t lk, int causal, float *y,
+                          const float *xkv, size_t ldxkv, size_t lk, int causal,
+                          const uint8_t *km, attn_kv_cache *c, size_t win, float *y,
                           size_t ldy, unsigned char *cur)
 {
     const size_t d = w->d_model, mm = attn__scalar_mha_mm(w, lq, lk);
+    const attn_matrix mq = attn__scalar_mha_w(w, 0), mk = attn__scalar_mha_w(w, 1), mv = attn__scalar_mha_w(w, 2);
+    const attn_matrix mo = attn__scalar_mha_w(w, 3);
     float *q = (float *)attn__scalar_take(&cur, lq * d * sizeof(float));
     float *k = (float *)attn__scalar_take(&cur, lk * d * sizeof(float));
     float *v = (float *)attn__scalar_take(&cur, lk * d * sizeof(float));
@@ -5971,18 +6136,72 @@ static void attn__scalar_mha_run(const attn_mha_weights *w, const float *xq, siz
     const size_t aws = attn__scalar_attn_attention_workspace_size(&p);
     void *att_ws = attn__scalar_take(&cur, aws);
     void *mws = mm ? attn__scalar_take(&cur, mm) : NULL;
-    const attn_dtype t = w->wtype;
-    attn__scalar_attn_linear_typed(xq, ldxq, lq, d, ATTN_NO_TRANS, t, w->wq, d, w->bq, d, ATTN_ACT_NONE, q, d,
-                      mws, mm);
-    attn__scalar_attn_linear_typed(xkv, ldxkv, lk, d, ATTN_NO_TRANS, t, w->wk, d, w->bk, d, ATTN_ACT_NONE, k,
-                      d, mws, mm);
-    attn__scalar_attn_linear_typed(xkv, ldxkv, lk, d, ATTN_NO_TRANS, t, w->wv, d, w->bv, d, ATTN_ACT_NONE, v,
-                      d, mws, mm);
+    attn__scalar_linear_view(&mq, xq, ldxq, lq, d, d, ATTN_ACT_NONE, q, d, mws, mm);
+    attn__scalar_linear_view(&mk, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, k, d, mws, mm);
+    attn__scalar_linear_view(&mv, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, v, d, mws, mm);
+    if (c) {
+        attn__scalar_attn_kv_cache_append(c, lk, k, v, ATTN_LAYOUT_BLHD);
+        p = attn__scalar_attn_attention_init_kv(c, w->heads, lq, q, o, ATTN_LAYOUT_BLHD, p.causal);
+    }
+    p.bool_mask = km, p.bmask_sb = p.bmask_sh = p.bmask_sq = 0, p.window = win;
     attn__scalar_attn_attention(&p, att_ws, aws);
     /* the output of attention is a convex combination of V rows: it may be denormal only
      * where V is; attn__scalar_attn_linear flushes y */
-    attn__scalar_attn_linear_typed(o, d, lq, d, ATTN_NO_TRANS, t, w->wo, d, w->bo, d, ATTN_ACT_NONE, y, ldy,
-                      mws, mm);
+    attn__scalar_linear_view(&mo, o, d, lq, d, d, ATTN_ACT_NONE, y, ldy, mws, mm);
+}
+
+/* Whether a cache or a key mask (of `keys` bytes) meets what a block writes or reads: the
+ * inputs a and b, the output y, the workspace (need bytes), or the other cache */
+static int attn__scalar_kv_alias(const attn_kv_cache *c, const uint8_t *km, size_t keys,
+                          const void *a, size_t na, const void *b, size_t nb, const void *y,
+                          size_t ny, const void *ws, size_t need, const attn_kv_cache *other)
+{
+    const size_t kb = km ? keys : 0;
+    size_t e;
+    if (attn__scalar_kv_hits(c, a, na) || attn__scalar_kv_hits(c, b, nb) || attn__scalar_kv_hits(c, y, ny) ||
+        attn__scalar_kv_hits(c, ws, need) || attn__scalar_kv_hits(c, km, kb) ||
+        attn__scalar_bytes_overlap(km, kb, y, ny) || attn__scalar_bytes_overlap(km, kb, ws, need))
+        return 1;
+    if (!c || !other) return 0;
+    e = other->batch * other->kv_heads * other->capacity * attn__scalar_attn_dtype_size(other->type);
+    return c == other || attn__scalar_kv_hits(c, other->k, e * other->head_dim) ||
+           attn__scalar_kv_hits(c, other->v, e * other->v_head_dim);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_mha_ex(const attn_mha_weights *w, const float *xq, size_t ldxq,
+                                 size_t q_tokens, const float *xkv, size_t ldxkv,
+                                 size_t kv_tokens, int causal, const attn_block_options *opt,
+                                 float *y, size_t ldy, void *workspace, size_t workspace_size)
+{
+    attn_status st = attn__scalar_mha_check(w);
+    attn_kv_cache *c = opt ? opt->cache : NULL;
+    const uint8_t *km = opt ? opt->key_mask : NULL;
+    const size_t win = opt ? opt->window : 0;
+    size_t need, kb, qb, yb;
+    if (st != ATTN_OK) return st;
+    if (q_tokens && (!xq || !y || (!xkv && (kv_tokens || !c)))) return ATTN_ERR_NULL;
+    if ((st = attn__scalar_check_mat(q_tokens, w->d_model, ldxq)) != ATTN_OK) return st;
+    if (xkv && (st = attn__scalar_check_mat(kv_tokens, w->d_model, ldxkv)) != ATTN_OK) return st;
+    if ((st = attn__scalar_check_mat(q_tokens, w->d_model, ldy)) != ATTN_OK) return st;
+    if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if (!q_tokens) return ATTN_OK;
+    if ((st = attn__scalar_mha_kv_check(w, c, kv_tokens, win)) != ATTN_OK) return st;
+    if ((need = attn__scalar_attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    /* y may be xq or xkv exactly (same pointer, leading dimension and rows) */
+    kb = attn__scalar_mat_bytes(kv_tokens, w->d_model, ldxkv);
+    qb = attn__scalar_mat_bytes(q_tokens, w->d_model, ldxq);
+    yb = attn__scalar_mat_bytes(q_tokens, w->d_model, ldy);
+    if (attn__scalar_block_alias(xq, ldxq, y, ldy, q_tokens, w->d_model, 1, workspace, need) ||
+        (!(xkv == y && ldxkv == ldy && kv_tokens == q_tokens) &&
+         attn__scalar_bytes_overlap(y, yb, xkv, kb)) ||
+        attn__scalar_bytes_overlap(workspace, need, xkv, kb) ||
+        attn__scalar_kv_alias(c, km, attn__scalar_mha_keys(c, kv_tokens), xq, qb, xkv, kb, y, yb, workspace,
+                       need, NULL))
+        return ATTN_ERR_ALIAS;
+    attn__scalar_mha_run(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, km, c, win, y, ldy,
+                  (unsigned char *)attn__scalar_align(workspace));
+    return ATTN_OK;
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_mha(const attn_mha_weights *w, const float *xq, size_t ldxq,
@@ -5990,28 +6209,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_mha(const attn_mha_weigh
                               int causal, float *y, size_t ldy, void *workspace,
                               size_t workspace_size)
 {
-    attn_status st = attn__scalar_mha_check(w);
-    size_t need, kb;
-    if (st != ATTN_OK) return st;
-    if (q_tokens && (!xq || !xkv || !y)) return ATTN_ERR_NULL;
-    if ((st = attn__scalar_check_mat(q_tokens, w->d_model, ldxq)) != ATTN_OK) return st;
-    if ((st = attn__scalar_check_mat(kv_tokens, w->d_model, ldxkv)) != ATTN_OK) return st;
-    if ((st = attn__scalar_check_mat(q_tokens, w->d_model, ldy)) != ATTN_OK) return st;
-    if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
-    if (!q_tokens) return ATTN_OK;
-    if (!kv_tokens) return ATTN_ERR_SIZE; /* queries with no keys */
-    if ((need = attn__scalar_attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
-    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
-    /* y may be xq or xkv exactly (same pointer, leading dimension and rows) */
-    kb = attn__scalar_mat_bytes(kv_tokens, w->d_model, ldxkv);
-    if (attn__scalar_block_alias(xq, ldxq, y, ldy, q_tokens, w->d_model, 1, workspace, need) ||
-        (!(xkv == y && ldxkv == ldy && kv_tokens == q_tokens) &&
-         attn__scalar_bytes_overlap(y, attn__scalar_mat_bytes(q_tokens, w->d_model, ldy), xkv, kb)) ||
-        attn__scalar_bytes_overlap(workspace, need, xkv, kb))
-        return ATTN_ERR_ALIAS;
-    attn__scalar_mha_run(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, y, ldy,
-                  (unsigned char *)attn__scalar_align(workspace));
-    return ATTN_OK;
+    return attn__scalar_attn_mha_ex(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, NULL, y, ldy,
+                       workspace, workspace_size);
 }
 
 /* ---- encoder and decoder blocks ------------------------------------------------------------ */
@@ -6059,11 +6258,15 @@ static void attn__scalar_copy_rows(const float *x, size_t ldx, float *y, size_t 
     for (r = 0; r < rows; r++) memcpy(y + r * ldy, x + r * ldx, n * sizeof(float));
 }
 
-static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_encoder(const attn_encoder_weights *w, const float *x, size_t ldx,
-                                  float *y, size_t ldy, size_t tokens, int causal,
-                                  void *workspace, size_t workspace_size)
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_encoder_ex(const attn_encoder_weights *w, const float *x, size_t ldx,
+                                     float *y, size_t ldy, size_t tokens, int causal,
+                                     const attn_block_options *opt, void *workspace,
+                                     size_t workspace_size)
 {
     attn_status st = attn__scalar_encoder_check(w);
+    attn_kv_cache *c = opt ? opt->cache : NULL;
+    const uint8_t *km = opt ? opt->key_mask : NULL;
+    const size_t win = opt ? opt->window : 0;
     size_t need, d;
     unsigned char *cur, *sub;
     float *t;
@@ -6074,22 +6277,26 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_encoder(const attn_encod
     if ((st = attn__scalar_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
     if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
     if (!tokens) return ATTN_OK;
+    if ((st = attn__scalar_mha_kv_check(&w->attn, c, tokens, win)) != ATTN_OK) return st;
     if ((need = attn__scalar_encoder_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
-    if (attn__scalar_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need)) return ATTN_ERR_ALIAS;
+    if (attn__scalar_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
+        attn__scalar_kv_alias(c, km, attn__scalar_mha_keys(c, tokens), x, attn__scalar_mat_bytes(tokens, d, ldx),
+                       NULL, 0, y, attn__scalar_mat_bytes(tokens, d, ldy), workspace, need, NULL))
+        return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__scalar_align(workspace);
     t = (float *)attn__scalar_take(&cur, tokens * d * sizeof(float));
     sub = cur; /* the sublayers' workspace, aligned */
     if (w->norm == ATTN_PRE_LN) {
         attn__scalar_copy_rows(x, ldx, y, ldy, tokens, d);
         attn__scalar_attn_layernorm(y, ldy, t, d, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
-        attn__scalar_mha_run(&w->attn, t, d, tokens, t, d, tokens, causal, t, d, sub);
+        attn__scalar_mha_run(&w->attn, t, d, tokens, t, d, tokens, causal, km, c, win, t, d, sub);
         attn__scalar_attn_add(y, ldy, t, d, tokens, d);
         attn__scalar_attn_layernorm(y, ldy, t, d, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
         attn__scalar_ffn_run(&w->ffn, t, d, t, d, tokens, sub);
         attn__scalar_attn_add(y, ldy, t, d, tokens, d);
     } else {
-        attn__scalar_mha_run(&w->attn, x, ldx, tokens, x, ldx, tokens, causal, t, d, sub);
+        attn__scalar_mha_run(&w->attn, x, ldx, tokens, x, ldx, tokens, causal, km, c, win, t, d, sub);
         attn__scalar_attn_add(t, d, x, ldx, tokens, d);
         attn__scalar_attn_layernorm(t, d, y, ldy, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
         attn__scalar_ffn_run(&w->ffn, y, ldy, t, d, tokens, sub);
@@ -6098,6 +6305,13 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_encoder(const attn_encod
     }
     attn__scalar_flush_rows(y, ldy, tokens, d);
     return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_encoder(const attn_encoder_weights *w, const float *x, size_t ldx,
+                                  float *y, size_t ldy, size_t tokens, int causal,
+                                  void *workspace, size_t workspace_size)
+{
+    return attn__scalar_attn_encoder_ex(w, x, ldx, y, ldy, tokens, causal, NULL, workspace, workspace_size);
 }
 
 static attn_status attn__scalar_decoder_check(const attn_decoder_weights *w)
@@ -6125,33 +6339,44 @@ static size_t attn__scalar_decoder_ws(const attn_decoder_weights *w, size_t toke
 static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_decoder_workspace_size(const attn_decoder_weights *w, size_t tokens,
                                             size_t mem_tokens)
 {
-    if (attn__scalar_decoder_check(w) != ATTN_OK || tokens == 0 || mem_tokens == 0) return 0;
+    if (attn__scalar_decoder_check(w) != ATTN_OK || tokens == 0) return 0;
     return attn__scalar_decoder_ws(w, tokens, mem_tokens);
 }
 
-static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder(const attn_decoder_weights *w, const float *x, size_t ldx,
-                                  float *y, size_t ldy, size_t tokens, const float *mem,
-                                  size_t ldmem, size_t mem_tokens, void *workspace,
-                                  size_t workspace_size)
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder_ex(const attn_decoder_weights *w, const float *x, size_t ldx,
+                                     float *y, size_t ldy, size_t tokens, int causal,
+                                     const float *mem, size_t ldmem, size_t mem_tokens,
+                                     const attn_block_options *opt, void *workspace,
+                                     size_t workspace_size)
 {
     attn_status st = attn__scalar_decoder_check(w);
-    size_t need, d;
+    attn_kv_cache *c = opt ? opt->cache : NULL, *mc = opt ? opt->mem_cache : NULL;
+    const uint8_t *km = opt ? opt->key_mask : NULL, *mm = opt ? opt->mem_mask : NULL;
+    const size_t win = opt ? opt->window : 0;
+    size_t need, d, xb, yb, mb;
     unsigned char *cur, *sub;
     float *t;
     if (st != ATTN_OK) return st;
     d = w->ffn.d_model;
-    if (tokens && (!x || !y || !mem)) return ATTN_ERR_NULL;
+    if (tokens && (!x || !y || (!mem && (mem_tokens || !mc)))) return ATTN_ERR_NULL;
     if ((st = attn__scalar_check_mat(tokens, d, ldx)) != ATTN_OK) return st;
     if ((st = attn__scalar_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
-    if ((st = attn__scalar_check_mat(mem_tokens, d, ldmem)) != ATTN_OK) return st;
+    if (mem && (st = attn__scalar_check_mat(mem_tokens, d, ldmem)) != ATTN_OK) return st;
+    if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
     if (!tokens) return ATTN_OK;
-    if (!mem_tokens) return ATTN_ERR_SIZE; /* cross-attention with no keys */
+    if ((st = attn__scalar_mha_kv_check(&w->self_attn, c, tokens, win)) != ATTN_OK ||
+        (st = attn__scalar_mha_kv_check(&w->cross_attn, mc, mem_tokens, 0)) != ATTN_OK)
+        return st;
     if ((need = attn__scalar_decoder_ws(w, tokens, mem_tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    xb = attn__scalar_mat_bytes(tokens, d, ldx), yb = attn__scalar_mat_bytes(tokens, d, ldy);
+    mb = attn__scalar_mat_bytes(mem_tokens, d, ldmem);
     if (attn__scalar_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
-        attn__scalar_bytes_overlap(y, attn__scalar_mat_bytes(tokens, d, ldy), mem,
-                            attn__scalar_mat_bytes(mem_tokens, d, ldmem)) ||
-        attn__scalar_bytes_overlap(workspace, need, mem, attn__scalar_mat_bytes(mem_tokens, d, ldmem)))
+        attn__scalar_bytes_overlap(y, yb, mem, mb) || attn__scalar_bytes_overlap(workspace, need, mem, mb) ||
+        attn__scalar_kv_alias(c, km, attn__scalar_mha_keys(c, tokens), x, xb, mem, mb, y, yb, workspace, need,
+                       mc) ||
+        attn__scalar_kv_alias(mc, mm, attn__scalar_mha_keys(mc, mem_tokens), x, xb, mem, mb, y, yb, workspace,
+                       need, c))
         return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__scalar_align(workspace);
     t = (float *)attn__scalar_take(&cur, tokens * d * sizeof(float));
@@ -6159,19 +6384,22 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder(const attn_decod
     if (w->norm == ATTN_PRE_LN) {
         attn__scalar_copy_rows(x, ldx, y, ldy, tokens, d);
         attn__scalar_attn_layernorm(y, ldy, t, d, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
-        attn__scalar_mha_run(&w->self_attn, t, d, tokens, t, d, tokens, 1, t, d, sub);
+        attn__scalar_mha_run(&w->self_attn, t, d, tokens, t, d, tokens, causal, km, c, win, t, d, sub);
         attn__scalar_attn_add(y, ldy, t, d, tokens, d);
         attn__scalar_attn_layernorm(y, ldy, t, d, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
-        attn__scalar_mha_run(&w->cross_attn, t, d, tokens, mem, ldmem, mem_tokens, 0, t, d, sub);
+        attn__scalar_mha_run(&w->cross_attn, t, d, tokens, mem, ldmem, mem_tokens, 0, mm, mc, 0, t, d,
+                      sub);
         attn__scalar_attn_add(y, ldy, t, d, tokens, d);
         attn__scalar_attn_layernorm(y, ldy, t, d, tokens, d, w->ln3_gamma, w->ln3_beta, w->eps, NULL, NULL);
         attn__scalar_ffn_run(&w->ffn, t, d, t, d, tokens, sub);
         attn__scalar_attn_add(y, ldy, t, d, tokens, d);
     } else {
-        attn__scalar_mha_run(&w->self_attn, x, ldx, tokens, x, ldx, tokens, 1, t, d, sub);
+        attn__scalar_mha_run(&w->self_attn, x, ldx, tokens, x, ldx, tokens, causal, km, c, win, t, d,
+                      sub);
         attn__scalar_attn_add(t, d, x, ldx, tokens, d);
         attn__scalar_attn_layernorm(t, d, y, ldy, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
-        attn__scalar_mha_run(&w->cross_attn, y, ldy, tokens, mem, ldmem, mem_tokens, 0, t, d, sub);
+        attn__scalar_mha_run(&w->cross_attn, y, ldy, tokens, mem, ldmem, mem_tokens, 0, mm, mc, 0, t, d,
+                      sub);
         attn__scalar_attn_add(t, d, y, ldy, tokens, d);
         attn__scalar_attn_layernorm(t, d, y, ldy, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
         attn__scalar_ffn_run(&w->ffn, y, ldy, t, d, tokens, sub);
@@ -6180,6 +6408,15 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder(const attn_decod
     }
     attn__scalar_flush_rows(y, ldy, tokens, d);
     return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder(const attn_decoder_weights *w, const float *x, size_t ldx,
+                                  float *y, size_t ldy, size_t tokens, const float *mem,
+                                  size_t ldmem, size_t mem_tokens, void *workspace,
+                                  size_t workspace_size)
+{
+    return attn__scalar_attn_decoder_ex(w, x, ldx, y, ldy, tokens, 1, mem, ldmem, mem_tokens, NULL, workspace,
+                           workspace_size);
 }
 
 /* ---- parameter counts ------------------------------------------------------------------- */
@@ -6232,14 +6469,6 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder_param_count(size
  * attention with RoPE and grouped-query heads against a KV cache -> residual -> norm ->
  * (gated) MLP -> residual, or both branches from one input (parallel residual). Composed
  * from the public kernels; the weights are used as stored (attn_matrix views). */
-
-/* The checks of one matrix view mapping d_in -> d_out (nothing computed) */
-static attn_status attn__scalar_matrix_check(const attn_matrix *m, size_t d_in, size_t d_out)
-{
-    if (!m->w) return ATTN_ERR_NULL; /* then attn__scalar_attn_linear_typed's checks, the type's included */
-    return attn__scalar_attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
-                             ATTN_ACT_NONE, NULL, d_out, NULL, 0);
-}
 
 static size_t attn__scalar_dq(const attn_decoder_only_weights *w) { return w->heads * w->head_dim; }
 static size_t attn__scalar_dkv(const attn_decoder_only_weights *w) { return w->kv_heads * w->head_dim; }
@@ -6329,14 +6558,6 @@ static void attn__scalar_dec_only_norm(const attn_decoder_only_weights *w, const
         attn__scalar_attn_layernorm(x, ldx, y, w->d_model, rows, w->d_model, g, b, w->eps, NULL, NULL);
 }
 
-static void attn__scalar_dec_only_linear(const attn_matrix *m, const float *x, size_t tokens,
-                                  size_t d_in, size_t d_out, attn_act act, float *y,
-                                  void *mws, size_t mm)
-{
-    attn__scalar_attn_linear_typed(x, d_in, tokens, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
-                      act, y, d_out, mws, mm);
-}
-
 static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder_only(const attn_decoder_only_weights *w, const float *x,
                                        size_t ldx, float *y, size_t ldy, size_t tokens,
                                        attn_kv_cache *cache, void *workspace,
@@ -6344,7 +6565,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder_only(const attn_
 {
     attn_status st = attn__scalar_dec_only_check(w);
     attn_attention_params p;
-    size_t need, mm, dq, dkv, d, pos, cb;
+    size_t need, mm, dq, dkv, d, pos;
     unsigned char *cur;
     float *h, *q, *k, *v, *o, *t, *gate, *up;
     void *aws, *mws;
@@ -6358,22 +6579,13 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder_only(const attn_
     if (cache->batch != 1 || cache->kv_heads != w->kv_heads || cache->head_dim != w->head_dim ||
         cache->v_head_dim != w->head_dim)
         return ATTN_ERR_SIZE;
-    /* a ring takes any stream, up to capacity tokens a call, and with a window only as many
-     * as leave every key the window shows the first of them */
-    if (cache->ring ? tokens > cache->capacity || (w->window && w->window - 1 >
-                                                              cache->capacity - tokens)
-                    : tokens > cache->capacity - cache->len)
-        return ATTN_ERR_CAPACITY;
+    if (!attn__scalar_kv_room(cache, tokens, w->window)) return ATTN_ERR_CAPACITY;
     if ((need = attn__scalar_dec_only_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
-    cb = cache->capacity * dkv * attn__scalar_attn_dtype_size(cache->type); /* each of k and v (batch 1) */
     if (attn__scalar_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
-        attn__scalar_bytes_overlap(y, attn__scalar_mat_bytes(tokens, d, ldy), cache->k, cb) ||
-        attn__scalar_bytes_overlap(y, attn__scalar_mat_bytes(tokens, d, ldy), cache->v, cb) ||
-        attn__scalar_bytes_overlap(x, attn__scalar_mat_bytes(tokens, d, ldx), cache->k, cb) ||
-        attn__scalar_bytes_overlap(x, attn__scalar_mat_bytes(tokens, d, ldx), cache->v, cb) ||
-        attn__scalar_bytes_overlap(workspace, need, cache->k, cb) ||
-        attn__scalar_bytes_overlap(workspace, need, cache->v, cb))
+        attn__scalar_kv_hits(cache, y, attn__scalar_mat_bytes(tokens, d, ldy)) ||
+        attn__scalar_kv_hits(cache, x, attn__scalar_mat_bytes(tokens, d, ldx)) ||
+        attn__scalar_kv_hits(cache, workspace, need))
         return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__scalar_align(workspace);
     h = (float *)attn__scalar_take(&cur, tokens * d * sizeof(float));
@@ -6392,9 +6604,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder_only(const attn_
     /* attention: h = norm1(x); q, k, v; RoPE at the cache's positions; append; attend */
     pos = cache->ring ? cache->pos : cache->len;
     attn__scalar_dec_only_norm(w, w->attn_norm, w->attn_norm_b, x, ldx, h, tokens);
-    attn__scalar_dec_only_linear(&w->wq, h, tokens, d, dq, ATTN_ACT_NONE, q, mws, mm);
-    attn__scalar_dec_only_linear(&w->wk, h, tokens, d, dkv, ATTN_ACT_NONE, k, mws, mm);
-    attn__scalar_dec_only_linear(&w->wv, h, tokens, d, dkv, ATTN_ACT_NONE, v, mws, mm);
+    attn__scalar_linear_view(&w->wq, h, d, tokens, d, dq, ATTN_ACT_NONE, q, dq, mws, mm);
+    attn__scalar_linear_view(&w->wk, h, d, tokens, d, dkv, ATTN_ACT_NONE, k, dkv, mws, mm);
+    attn__scalar_linear_view(&w->wv, h, d, tokens, d, dkv, ATTN_ACT_NONE, v, dkv, mws, mm);
     if (w->rope.head_dim) {
         attn__scalar_attn_rope(&w->rope, q, dq, tokens, w->heads, pos, NULL);
         attn__scalar_attn_rope(&w->rope, k, dkv, tokens, w->kv_heads, pos, NULL);
@@ -6404,7 +6616,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder_only(const attn_
                                ATTN_CAUSAL_BOTTOM_RIGHT);
     p.window = w->window, p.sinks = w->sinks, p.alibi_slopes = w->alibi_slopes;
     attn__scalar_attn_attention(&p, aws, attn__scalar_attn_attention_workspace_size(&p));
-    attn__scalar_dec_only_linear(&w->wo, o, tokens, dq, d, ATTN_ACT_NONE, t, mws, mm);
+    attn__scalar_linear_view(&w->wo, o, dq, tokens, dq, d, ATTN_ACT_NONE, t, d, mws, mm);
     /* MLP: from norm2 of x (parallel) or of x + attention (sequential, written to y) */
     if (w->parallel_residual) {
         if (w->ffn_norm) attn__scalar_dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, x, ldx, h, tokens);
@@ -6413,13 +6625,15 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder_only(const attn_
         attn__scalar_copy_rows(t, d, y, ldy, tokens, d);
         attn__scalar_dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, y, ldy, h, tokens);
     }
-    attn__scalar_dec_only_linear(&w->w_up, h, tokens, d, w->d_ff,
-                          w->w_gate.w ? ATTN_ACT_NONE : w->act, up, mws, mm);
+    attn__scalar_linear_view(&w->w_up, h, d, tokens, d, w->d_ff, w->w_gate.w ? ATTN_ACT_NONE : w->act,
+                      up, w->d_ff, mws, mm);
     if (w->w_gate.w) {
-        attn__scalar_dec_only_linear(&w->w_gate, h, tokens, d, w->d_ff, ATTN_ACT_NONE, gate, mws, mm);
+        attn__scalar_linear_view(&w->w_gate, h, d, tokens, d, w->d_ff, ATTN_ACT_NONE, gate, w->d_ff,
+                          mws, mm);
         attn__scalar_attn_glu(w->act, gate, w->d_ff, up, w->d_ff, up, w->d_ff, tokens, w->d_ff);
     }
-    attn__scalar_dec_only_linear(&w->w_down, up, tokens, w->d_ff, d, ATTN_ACT_NONE, h, mws, mm);
+    attn__scalar_linear_view(&w->w_down, up, w->d_ff, tokens, w->d_ff, d, ATTN_ACT_NONE, h, d, mws,
+                      mm);
     if (w->parallel_residual) { /* y = x + attention + MLP */
         attn__scalar_attn_add(t, d, x, ldx, tokens, d);
         attn__scalar_attn_add(t, d, h, d, tokens, d);
@@ -11214,6 +11428,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_rope(const attn_rope_param
                                size_t heads, size_t pos0, const size_t *positions)
 {
     float c[2 * ATTN__AVX2_ROPE_CHUNK], s[2 * ATTN__AVX2_ROPE_CHUNK];
+    double f[ATTN__AVX2_ROPE_CHUNK];
     attn_status st;
     size_t r, half, t, k0, k, h, width;
     double theta, scale;
@@ -11236,15 +11451,17 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_rope(const attn_rope_param
     theta = p->theta > 0.0f ? (double)p->theta : 10000.0;
     scale = p->pos_scale > 0.0f ? (double)p->pos_scale : 1.0;
     half = r / 2;
-    for (t = 0; t < tokens; t++) {
-        const double pos = (double)(positions ? positions[t] : pos0 + t) * scale;
-        float *row = x + t * ldx;
-        for (k0 = 0; k0 < half; k0 += ATTN__AVX2_ROPE_CHUNK) {
-            const size_t nk = half - k0 < ATTN__AVX2_ROPE_CHUNK ? half - k0 : ATTN__AVX2_ROPE_CHUNK;
+    /* chunks of pairs outer, rows inner: the frequencies (a pow each) once per call */
+    for (k0 = 0; k0 < half; k0 += ATTN__AVX2_ROPE_CHUNK) {
+        const size_t nk = half - k0 < ATTN__AVX2_ROPE_CHUNK ? half - k0 : ATTN__AVX2_ROPE_CHUNK;
+        for (k = 0; k < nk; k++)
+            f[k] = p->inv_freq ? (double)p->inv_freq[k0 + k]
+                               : pow(theta, -2.0 * (double)(k0 + k) / (double)r);
+        for (t = 0; t < tokens; t++) {
+            const double pos = (double)(positions ? positions[t] : pos0 + t) * scale;
+            float *row = x + t * ldx;
             for (k = 0; k < nk; k++) {
-                const double f = p->inv_freq ? (double)p->inv_freq[k0 + k]
-                                             : pow(theta, -2.0 * (double)(k0 + k) / (double)r);
-                const float cs = (float)cos(pos * f), sn = (float)sin(pos * f);
+                const float cs = (float)cos(pos * f[k]), sn = (float)sin(pos * f[k]);
                 if (p->pairing == ATTN_ROPE_ADJACENT) {
                     c[2 * k] = c[2 * k + 1] = cs;
                     s[2 * k] = -sn;
@@ -11504,16 +11721,76 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_linear(const float *x, siz
                              workspace, workspace_size);
 }
 
+/* ---- weight views and caches --------------------------------------------------------------- */
+
+/* The checks of one matrix view mapping d_in -> d_out (nothing computed) */
+static attn_status attn__avx2_matrix_check(const attn_matrix *m, size_t d_in, size_t d_out)
+{
+    if (!m->w) return ATTN_ERR_NULL; /* then attn__avx2_attn_linear_typed's checks, the type's included */
+    return attn__avx2_attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
+                             ATTN_ACT_NONE, NULL, d_out, NULL, 0);
+}
+
+/* A block struct's weight as a view; ld 0 is the dense row of its stored layout */
+static attn_matrix attn__avx2_view(const float *w, size_t ld, attn_trans tr, attn_dtype type,
+                              const float *bias, size_t d_in, size_t d_out)
+{
+    attn_matrix m;
+    m.w = w, m.ld = ld ? ld : tr == ATTN_TRANS ? d_in : d_out, m.trans = tr, m.type = type;
+    m.bias = bias;
+    return m;
+}
+
+/* y = act(x op(W) + bias) for a view (x: tokens x d_in at ldx, y: tokens x d_out at ldy) */
+static void attn__avx2_linear_view(const attn_matrix *m, const float *x, size_t ldx, size_t tokens,
+                              size_t d_in, size_t d_out, attn_act act, float *y, size_t ldy,
+                              void *mws, size_t mm)
+{
+    attn__avx2_attn_linear_typed(x, ldx, tokens, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out, act,
+                      y, ldy, mws, mm);
+}
+
+/* Whether bytes [p, p + n) meet a cache's K or V (a valid cache, or NULL: never) */
+static int attn__avx2_kv_hits(const attn_kv_cache *c, const void *p, size_t n)
+{
+    size_t e;
+    if (!c) return 0;
+    e = c->batch * c->kv_heads * c->capacity * attn__avx2_attn_dtype_size(c->type);
+    return attn__avx2_bytes_overlap(p, n, c->k, e * c->head_dim) ||
+           attn__avx2_bytes_overlap(p, n, c->v, e * c->v_head_dim);
+}
+
+/* Whether a valid cache takes n more positions: a ring up to capacity a call, and with a
+ * window only as many as leave every key the window shows the first of them */
+static int attn__avx2_kv_room(const attn_kv_cache *c, size_t n, size_t window)
+{
+    return c->ring ? n <= c->capacity && (!window || window - 1 <= c->capacity - n)
+                   : n <= c->capacity - c->len;
+}
+
 /* ---- feed-forward ----------------------------------------------------------------------- */
+
+static attn_matrix attn__avx2_ffn_w1(const attn_ffn_weights *w)
+{
+    return attn__avx2_view(w->w1, w->ld1, w->trans, w->wtype, w->b1, w->d_model, w->d_ff);
+}
+
+static attn_matrix attn__avx2_ffn_w2(const attn_ffn_weights *w)
+{
+    return attn__avx2_view(w->w2, w->ld2, w->trans, w->wtype, w->b2, w->d_ff, w->d_model);
+}
 
 static attn_status attn__avx2_ffn_check(const attn_ffn_weights *w)
 {
     attn_status st;
+    attn_matrix m1, m2;
     if (!w) return ATTN_ERR_NULL;
     if (!w->w1 || !w->w2) return ATTN_ERR_NULL;
     if ((st = attn__avx2_check_mat(w->d_model, w->d_ff, w->d_ff)) != ATTN_OK) return st;
-    if (!attn__avx2_act_valid(w->act) || !attn__avx2_attn_dtype_size(w->wtype)) return ATTN_ERR_ARG;
-    return ATTN_OK;
+    if (!attn__avx2_act_valid(w->act)) return ATTN_ERR_ARG;
+    m1 = attn__avx2_ffn_w1(w), m2 = attn__avx2_ffn_w2(w);
+    if ((st = attn__avx2_matrix_check(&m1, w->d_model, w->d_ff)) != ATTN_OK) return st;
+    return attn__avx2_matrix_check(&m2, w->d_ff, w->d_model);
 }
 
 /* Whether a block's output y (tokens x d at ldy) overlaps its input x (other than exactly,
@@ -11529,8 +11806,8 @@ static int attn__avx2_block_alias(const float *x, size_t ldx, const float *y, si
 /* bytes of the matmul workspace of the FFN's two products */
 static size_t attn__avx2_ffn_mm(const attn_ffn_weights *w, size_t tokens)
 {
-    size_t a = attn__avx2_attn_linear_workspace_size(ATTN_NO_TRANS, tokens, w->d_model, w->d_ff);
-    size_t b = attn__avx2_attn_linear_workspace_size(ATTN_NO_TRANS, tokens, w->d_ff, w->d_model);
+    size_t a = attn__avx2_attn_linear_workspace_size(w->trans, tokens, w->d_model, w->d_ff);
+    size_t b = attn__avx2_attn_linear_workspace_size(w->trans, tokens, w->d_ff, w->d_model);
     return a > b ? a : b;
 }
 
@@ -11554,12 +11831,12 @@ static void attn__avx2_ffn_run(const attn_ffn_weights *w, const float *x, size_t
                           size_t ldy, size_t tokens, unsigned char *cur)
 {
     const size_t mm = attn__avx2_ffn_mm(w, tokens);
+    const attn_matrix m1 = attn__avx2_ffn_w1(w), m2 = attn__avx2_ffn_w2(w);
     float *h = (float *)attn__avx2_take(&cur, tokens * w->d_ff * sizeof(float));
     void *mws = mm ? attn__avx2_take(&cur, mm) : NULL;
-    attn__avx2_attn_linear_typed(x, ldx, tokens, w->d_model, ATTN_NO_TRANS, w->wtype, w->w1, w->d_ff, w->b1,
-                      w->d_ff, w->act, h, w->d_ff, mws, mm);
-    attn__avx2_attn_linear_typed(h, w->d_ff, tokens, w->d_ff, ATTN_NO_TRANS, w->wtype, w->w2, w->d_model,
-                      w->b2, w->d_model, ATTN_ACT_NONE, y, ldy, mws, mm);
+    attn__avx2_linear_view(&m1, x, ldx, tokens, w->d_model, w->d_ff, w->act, h, w->d_ff, mws, mm);
+    attn__avx2_linear_view(&m2, h, w->d_ff, tokens, w->d_ff, w->d_model, ATTN_ACT_NONE, y, ldy, mws,
+                      mm);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
@@ -11583,14 +11860,50 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_ffn(const attn_ffn_weights
 
 /* ---- multi-head attention ---------------------------------------------------------------- */
 
+/* view i of wq, wk, wv, wo (each d_model -> d_model) */
+static attn_matrix attn__avx2_mha_w(const attn_mha_weights *w, int i)
+{
+    const float *p[4], *b[4];
+    const size_t ld[4] = {w->ldq, w->ldk, w->ldv, w->ldo};
+    p[0] = w->wq, p[1] = w->wk, p[2] = w->wv, p[3] = w->wo;
+    b[0] = w->bq, b[1] = w->bk, b[2] = w->bv, b[3] = w->bo;
+    return attn__avx2_view(p[i], ld[i], w->trans, w->wtype, b[i], w->d_model, w->d_model);
+}
+
 static attn_status attn__avx2_mha_check(const attn_mha_weights *w)
 {
     attn_status st;
+    attn_matrix m;
+    int i;
     if (!w) return ATTN_ERR_NULL;
     if (!w->wq || !w->wk || !w->wv || !w->wo) return ATTN_ERR_NULL;
     if (!w->heads || !w->d_model || w->d_model % w->heads) return ATTN_ERR_SIZE;
     if ((st = attn__avx2_check_mat(w->d_model, w->d_model, w->d_model)) != ATTN_OK) return st;
-    return attn__avx2_attn_dtype_size(w->wtype) ? ATTN_OK : ATTN_ERR_ARG;
+    for (i = 0; i < 4; i++) {
+        m = attn__avx2_mha_w(w, i);
+        if ((st = attn__avx2_matrix_check(&m, w->d_model, w->d_model)) != ATTN_OK) return st;
+    }
+    return ATTN_OK;
+}
+
+/* The checks of an attention over lk new keys and values and a cache c (or none) */
+static attn_status attn__avx2_mha_kv_check(const attn_mha_weights *w, const attn_kv_cache *c,
+                                      size_t lk, size_t window)
+{
+    const size_t dh = w->d_model / w->heads;
+    if (!c) return lk ? ATTN_OK : ATTN_ERR_SIZE; /* queries with no keys */
+    if (!attn__avx2_kv_valid(c)) return ATTN_ERR_ARG;
+    if (c->batch != 1 || c->kv_heads != w->heads || c->head_dim != dh || c->v_head_dim != dh)
+        return ATTN_ERR_SIZE;
+    if (!attn__avx2_kv_room(c, lk, window)) return ATTN_ERR_CAPACITY;
+    return c->len || lk ? ATTN_OK : ATTN_ERR_SIZE;
+}
+
+/* Keys an attention over lk new ones and cache c (or none) sees after the append */
+static size_t attn__avx2_mha_keys(const attn_kv_cache *c, size_t lk)
+{
+    if (!c) return lk;
+    return c->ring && lk > c->capacity - c->len ? c->capacity : c->len + lk;
 }
 
 static attn_attention_params attn__avx2_mha_params(const attn_mha_weights *w, size_t lq, size_t lk,
@@ -11608,8 +11921,8 @@ static attn_attention_params attn__avx2_mha_params(const attn_mha_weights *w, si
 static size_t attn__avx2_mha_mm(const attn_mha_weights *w, size_t lq, size_t lk)
 {
     const size_t d = w->d_model;
-    size_t a = attn__avx2_attn_linear_workspace_size(ATTN_NO_TRANS, lq, d, d);
-    size_t b = attn__avx2_attn_linear_workspace_size(ATTN_NO_TRANS, lk, d, d);
+    size_t a = attn__avx2_attn_linear_workspace_size(w->trans, lq, d, d);
+    size_t b = attn__avx2_attn_linear_workspace_size(w->trans, lk, d, d);
     return a > b ? a : b;
 }
 
@@ -11618,8 +11931,8 @@ static size_t attn__avx2_mha_ws(const attn_mha_weights *w, size_t lq, size_t lk)
 {
     attn_attention_params p;
     size_t total = 0;
-    if (lq == 0 || lk == 0) return 0;
-    p = attn__avx2_mha_params(w, lq, lk, NULL, NULL, NULL, NULL, 0);
+    if (lq == 0) return 0;
+    p = attn__avx2_mha_params(w, lq, 1, NULL, NULL, NULL, NULL, 0);
     if (!attn__avx2_seg_f(&total, lq, w->d_model) || !attn__avx2_seg_f(&total, lk, w->d_model) ||
         !attn__avx2_seg_f(&total, lk, w->d_model) || !attn__avx2_seg_f(&total, lq, w->d_model) ||
         !attn__avx2_seg(&total, attn__avx2_attn_attention_workspace_size(&p)) ||
@@ -11637,11 +11950,17 @@ static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_mha_workspace_size(const attn_m
     return t && attn__avx2_seg(&t, ATTN__AVX2_ALIGN) ? t : 0;
 }
 
+/* The attention sublayer of a block on checked arguments: the lk rows of xkv projected
+ * (and appended to the cache c, if any), the lq queries of xq attending over them (or over
+ * the cache) with key mask km and window win; y = O Wo + bo */
 static void attn__avx2_mha_run(const attn_mha_weights *w, const float *xq, size_t ldxq, size_t lq,
-                          const float *xkv, size_t ldxkv, size_t lk, int causal, float *y,
+                          const float *xkv, size_t ldxkv, size_t lk, int causal,
+                          const uint8_t *km, attn_kv_cache *c, size_t win, float *y,
                           size_t ldy, unsigned char *cur)
 {
     const size_t d = w->d_model, mm = attn__avx2_mha_mm(w, lq, lk);
+    const attn_matrix mq = attn__avx2_mha_w(w, 0), mk = attn__avx2_mha_w(w, 1), mv = attn__avx2_mha_w(w, 2);
+    const attn_matrix mo = attn__avx2_mha_w(w, 3);
     float *q = (float *)attn__avx2_take(&cur, lq * d * sizeof(float));
     float *k = (float *)attn__avx2_take(&cur, lk * d * sizeof(float));
     float *v = (float *)attn__avx2_take(&cur, lk * d * sizeof(float));
@@ -11650,18 +11969,72 @@ static void attn__avx2_mha_run(const attn_mha_weights *w, const float *xq, size_
     const size_t aws = attn__avx2_attn_attention_workspace_size(&p);
     void *att_ws = attn__avx2_take(&cur, aws);
     void *mws = mm ? attn__avx2_take(&cur, mm) : NULL;
-    const attn_dtype t = w->wtype;
-    attn__avx2_attn_linear_typed(xq, ldxq, lq, d, ATTN_NO_TRANS, t, w->wq, d, w->bq, d, ATTN_ACT_NONE, q, d,
-                      mws, mm);
-    attn__avx2_attn_linear_typed(xkv, ldxkv, lk, d, ATTN_NO_TRANS, t, w->wk, d, w->bk, d, ATTN_ACT_NONE, k,
-                      d, mws, mm);
-    attn__avx2_attn_linear_typed(xkv, ldxkv, lk, d, ATTN_NO_TRANS, t, w->wv, d, w->bv, d, ATTN_ACT_NONE, v,
-                      d, mws, mm);
+    attn__avx2_linear_view(&mq, xq, ldxq, lq, d, d, ATTN_ACT_NONE, q, d, mws, mm);
+    attn__avx2_linear_view(&mk, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, k, d, mws, mm);
+    attn__avx2_linear_view(&mv, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, v, d, mws, mm);
+    if (c) {
+        attn__avx2_attn_kv_cache_append(c, lk, k, v, ATTN_LAYOUT_BLHD);
+        p = attn__avx2_attn_attention_init_kv(c, w->heads, lq, q, o, ATTN_LAYOUT_BLHD, p.causal);
+    }
+    p.bool_mask = km, p.bmask_sb = p.bmask_sh = p.bmask_sq = 0, p.window = win;
     attn__avx2_attn_attention(&p, att_ws, aws);
     /* the output of attention is a convex combination of V rows: it may be denormal only
      * where V is; attn__avx2_attn_linear flushes y */
-    attn__avx2_attn_linear_typed(o, d, lq, d, ATTN_NO_TRANS, t, w->wo, d, w->bo, d, ATTN_ACT_NONE, y, ldy,
-                      mws, mm);
+    attn__avx2_linear_view(&mo, o, d, lq, d, d, ATTN_ACT_NONE, y, ldy, mws, mm);
+}
+
+/* Whether a cache or a key mask (of `keys` bytes) meets what a block writes or reads: the
+ * inputs a and b, the output y, the workspace (need bytes), or the other cache */
+static int attn__avx2_kv_alias(const attn_kv_cache *c, const uint8_t *km, size_t keys,
+                          const void *a, size_t na, const void *b, size_t nb, const void *y,
+                          size_t ny, const void *ws, size_t need, const attn_kv_cache *other)
+{
+    const size_t kb = km ? keys : 0;
+    size_t e;
+    if (attn__avx2_kv_hits(c, a, na) || attn__avx2_kv_hits(c, b, nb) || attn__avx2_kv_hits(c, y, ny) ||
+        attn__avx2_kv_hits(c, ws, need) || attn__avx2_kv_hits(c, km, kb) ||
+        attn__avx2_bytes_overlap(km, kb, y, ny) || attn__avx2_bytes_overlap(km, kb, ws, need))
+        return 1;
+    if (!c || !other) return 0;
+    e = other->batch * other->kv_heads * other->capacity * attn__avx2_attn_dtype_size(other->type);
+    return c == other || attn__avx2_kv_hits(c, other->k, e * other->head_dim) ||
+           attn__avx2_kv_hits(c, other->v, e * other->v_head_dim);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_mha_ex(const attn_mha_weights *w, const float *xq, size_t ldxq,
+                                 size_t q_tokens, const float *xkv, size_t ldxkv,
+                                 size_t kv_tokens, int causal, const attn_block_options *opt,
+                                 float *y, size_t ldy, void *workspace, size_t workspace_size)
+{
+    attn_status st = attn__avx2_mha_check(w);
+    attn_kv_cache *c = opt ? opt->cache : NULL;
+    const uint8_t *km = opt ? opt->key_mask : NULL;
+    const size_t win = opt ? opt->window : 0;
+    size_t need, kb, qb, yb;
+    if (st != ATTN_OK) return st;
+    if (q_tokens && (!xq || !y || (!xkv && (kv_tokens || !c)))) return ATTN_ERR_NULL;
+    if ((st = attn__avx2_check_mat(q_tokens, w->d_model, ldxq)) != ATTN_OK) return st;
+    if (xkv && (st = attn__avx2_check_mat(kv_tokens, w->d_model, ldxkv)) != ATTN_OK) return st;
+    if ((st = attn__avx2_check_mat(q_tokens, w->d_model, ldy)) != ATTN_OK) return st;
+    if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if (!q_tokens) return ATTN_OK;
+    if ((st = attn__avx2_mha_kv_check(w, c, kv_tokens, win)) != ATTN_OK) return st;
+    if ((need = attn__avx2_attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    /* y may be xq or xkv exactly (same pointer, leading dimension and rows) */
+    kb = attn__avx2_mat_bytes(kv_tokens, w->d_model, ldxkv);
+    qb = attn__avx2_mat_bytes(q_tokens, w->d_model, ldxq);
+    yb = attn__avx2_mat_bytes(q_tokens, w->d_model, ldy);
+    if (attn__avx2_block_alias(xq, ldxq, y, ldy, q_tokens, w->d_model, 1, workspace, need) ||
+        (!(xkv == y && ldxkv == ldy && kv_tokens == q_tokens) &&
+         attn__avx2_bytes_overlap(y, yb, xkv, kb)) ||
+        attn__avx2_bytes_overlap(workspace, need, xkv, kb) ||
+        attn__avx2_kv_alias(c, km, attn__avx2_mha_keys(c, kv_tokens), xq, qb, xkv, kb, y, yb, workspace,
+                       need, NULL))
+        return ATTN_ERR_ALIAS;
+    attn__avx2_mha_run(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, km, c, win, y, ldy,
+                  (unsigned char *)attn__avx2_align(workspace));
+    return ATTN_OK;
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_mha(const attn_mha_weights *w, const float *xq, size_t ldxq,
@@ -11669,28 +12042,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_mha(const attn_mha_weights
                               int causal, float *y, size_t ldy, void *workspace,
                               size_t workspace_size)
 {
-    attn_status st = attn__avx2_mha_check(w);
-    size_t need, kb;
-    if (st != ATTN_OK) return st;
-    if (q_tokens && (!xq || !xkv || !y)) return ATTN_ERR_NULL;
-    if ((st = attn__avx2_check_mat(q_tokens, w->d_model, ldxq)) != ATTN_OK) return st;
-    if ((st = attn__avx2_check_mat(kv_tokens, w->d_model, ldxkv)) != ATTN_OK) return st;
-    if ((st = attn__avx2_check_mat(q_tokens, w->d_model, ldy)) != ATTN_OK) return st;
-    if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
-    if (!q_tokens) return ATTN_OK;
-    if (!kv_tokens) return ATTN_ERR_SIZE; /* queries with no keys */
-    if ((need = attn__avx2_attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
-    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
-    /* y may be xq or xkv exactly (same pointer, leading dimension and rows) */
-    kb = attn__avx2_mat_bytes(kv_tokens, w->d_model, ldxkv);
-    if (attn__avx2_block_alias(xq, ldxq, y, ldy, q_tokens, w->d_model, 1, workspace, need) ||
-        (!(xkv == y && ldxkv == ldy && kv_tokens == q_tokens) &&
-         attn__avx2_bytes_overlap(y, attn__avx2_mat_bytes(q_tokens, w->d_model, ldy), xkv, kb)) ||
-        attn__avx2_bytes_overlap(workspace, need, xkv, kb))
-        return ATTN_ERR_ALIAS;
-    attn__avx2_mha_run(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, y, ldy,
-                  (unsigned char *)attn__avx2_align(workspace));
-    return ATTN_OK;
+    return attn__avx2_attn_mha_ex(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, NULL, y, ldy,
+                       workspace, workspace_size);
 }
 
 /* ---- encoder and decoder blocks ------------------------------------------------------------ */
@@ -11738,11 +12091,15 @@ static void attn__avx2_copy_rows(const float *x, size_t ldx, float *y, size_t ld
     for (r = 0; r < rows; r++) memcpy(y + r * ldy, x + r * ldx, n * sizeof(float));
 }
 
-static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_encoder(const attn_encoder_weights *w, const float *x, size_t ldx,
-                                  float *y, size_t ldy, size_t tokens, int causal,
-                                  void *workspace, size_t workspace_size)
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_encoder_ex(const attn_encoder_weights *w, const float *x, size_t ldx,
+                                     float *y, size_t ldy, size_t tokens, int causal,
+                                     const attn_block_options *opt, void *workspace,
+                                     size_t workspace_size)
 {
     attn_status st = attn__avx2_encoder_check(w);
+    attn_kv_cache *c = opt ? opt->cache : NULL;
+    const uint8_t *km = opt ? opt->key_mask : NULL;
+    const size_t win = opt ? opt->window : 0;
     size_t need, d;
     unsigned char *cur, *sub;
     float *t;
@@ -11753,22 +12110,26 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_encoder(const attn_encoder
     if ((st = attn__avx2_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
     if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
     if (!tokens) return ATTN_OK;
+    if ((st = attn__avx2_mha_kv_check(&w->attn, c, tokens, win)) != ATTN_OK) return st;
     if ((need = attn__avx2_encoder_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
-    if (attn__avx2_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need)) return ATTN_ERR_ALIAS;
+    if (attn__avx2_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
+        attn__avx2_kv_alias(c, km, attn__avx2_mha_keys(c, tokens), x, attn__avx2_mat_bytes(tokens, d, ldx),
+                       NULL, 0, y, attn__avx2_mat_bytes(tokens, d, ldy), workspace, need, NULL))
+        return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__avx2_align(workspace);
     t = (float *)attn__avx2_take(&cur, tokens * d * sizeof(float));
     sub = cur; /* the sublayers' workspace, aligned */
     if (w->norm == ATTN_PRE_LN) {
         attn__avx2_copy_rows(x, ldx, y, ldy, tokens, d);
         attn__avx2_attn_layernorm(y, ldy, t, d, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
-        attn__avx2_mha_run(&w->attn, t, d, tokens, t, d, tokens, causal, t, d, sub);
+        attn__avx2_mha_run(&w->attn, t, d, tokens, t, d, tokens, causal, km, c, win, t, d, sub);
         attn__avx2_attn_add(y, ldy, t, d, tokens, d);
         attn__avx2_attn_layernorm(y, ldy, t, d, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
         attn__avx2_ffn_run(&w->ffn, t, d, t, d, tokens, sub);
         attn__avx2_attn_add(y, ldy, t, d, tokens, d);
     } else {
-        attn__avx2_mha_run(&w->attn, x, ldx, tokens, x, ldx, tokens, causal, t, d, sub);
+        attn__avx2_mha_run(&w->attn, x, ldx, tokens, x, ldx, tokens, causal, km, c, win, t, d, sub);
         attn__avx2_attn_add(t, d, x, ldx, tokens, d);
         attn__avx2_attn_layernorm(t, d, y, ldy, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
         attn__avx2_ffn_run(&w->ffn, y, ldy, t, d, tokens, sub);
@@ -11777,6 +12138,13 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_encoder(const attn_encoder
     }
     attn__avx2_flush_rows(y, ldy, tokens, d);
     return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_encoder(const attn_encoder_weights *w, const float *x, size_t ldx,
+                                  float *y, size_t ldy, size_t tokens, int causal,
+                                  void *workspace, size_t workspace_size)
+{
+    return attn__avx2_attn_encoder_ex(w, x, ldx, y, ldy, tokens, causal, NULL, workspace, workspace_size);
 }
 
 static attn_status attn__avx2_decoder_check(const attn_decoder_weights *w)
@@ -11804,33 +12172,44 @@ static size_t attn__avx2_decoder_ws(const attn_decoder_weights *w, size_t tokens
 static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_decoder_workspace_size(const attn_decoder_weights *w, size_t tokens,
                                             size_t mem_tokens)
 {
-    if (attn__avx2_decoder_check(w) != ATTN_OK || tokens == 0 || mem_tokens == 0) return 0;
+    if (attn__avx2_decoder_check(w) != ATTN_OK || tokens == 0) return 0;
     return attn__avx2_decoder_ws(w, tokens, mem_tokens);
 }
 
-static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder(const attn_decoder_weights *w, const float *x, size_t ldx,
-                                  float *y, size_t ldy, size_t tokens, const float *mem,
-                                  size_t ldmem, size_t mem_tokens, void *workspace,
-                                  size_t workspace_size)
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder_ex(const attn_decoder_weights *w, const float *x, size_t ldx,
+                                     float *y, size_t ldy, size_t tokens, int causal,
+                                     const float *mem, size_t ldmem, size_t mem_tokens,
+                                     const attn_block_options *opt, void *workspace,
+                                     size_t workspace_size)
 {
     attn_status st = attn__avx2_decoder_check(w);
-    size_t need, d;
+    attn_kv_cache *c = opt ? opt->cache : NULL, *mc = opt ? opt->mem_cache : NULL;
+    const uint8_t *km = opt ? opt->key_mask : NULL, *mm = opt ? opt->mem_mask : NULL;
+    const size_t win = opt ? opt->window : 0;
+    size_t need, d, xb, yb, mb;
     unsigned char *cur, *sub;
     float *t;
     if (st != ATTN_OK) return st;
     d = w->ffn.d_model;
-    if (tokens && (!x || !y || !mem)) return ATTN_ERR_NULL;
+    if (tokens && (!x || !y || (!mem && (mem_tokens || !mc)))) return ATTN_ERR_NULL;
     if ((st = attn__avx2_check_mat(tokens, d, ldx)) != ATTN_OK) return st;
     if ((st = attn__avx2_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
-    if ((st = attn__avx2_check_mat(mem_tokens, d, ldmem)) != ATTN_OK) return st;
+    if (mem && (st = attn__avx2_check_mat(mem_tokens, d, ldmem)) != ATTN_OK) return st;
+    if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
     if (!tokens) return ATTN_OK;
-    if (!mem_tokens) return ATTN_ERR_SIZE; /* cross-attention with no keys */
+    if ((st = attn__avx2_mha_kv_check(&w->self_attn, c, tokens, win)) != ATTN_OK ||
+        (st = attn__avx2_mha_kv_check(&w->cross_attn, mc, mem_tokens, 0)) != ATTN_OK)
+        return st;
     if ((need = attn__avx2_decoder_ws(w, tokens, mem_tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    xb = attn__avx2_mat_bytes(tokens, d, ldx), yb = attn__avx2_mat_bytes(tokens, d, ldy);
+    mb = attn__avx2_mat_bytes(mem_tokens, d, ldmem);
     if (attn__avx2_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
-        attn__avx2_bytes_overlap(y, attn__avx2_mat_bytes(tokens, d, ldy), mem,
-                            attn__avx2_mat_bytes(mem_tokens, d, ldmem)) ||
-        attn__avx2_bytes_overlap(workspace, need, mem, attn__avx2_mat_bytes(mem_tokens, d, ldmem)))
+        attn__avx2_bytes_overlap(y, yb, mem, mb) || attn__avx2_bytes_overlap(workspace, need, mem, mb) ||
+        attn__avx2_kv_alias(c, km, attn__avx2_mha_keys(c, tokens), x, xb, mem, mb, y, yb, workspace, need,
+                       mc) ||
+        attn__avx2_kv_alias(mc, mm, attn__avx2_mha_keys(mc, mem_tokens), x, xb, mem, mb, y, yb, workspace,
+                       need, c))
         return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__avx2_align(workspace);
     t = (float *)attn__avx2_take(&cur, tokens * d * sizeof(float));
@@ -11838,19 +12217,22 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder(const attn_decoder
     if (w->norm == ATTN_PRE_LN) {
         attn__avx2_copy_rows(x, ldx, y, ldy, tokens, d);
         attn__avx2_attn_layernorm(y, ldy, t, d, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
-        attn__avx2_mha_run(&w->self_attn, t, d, tokens, t, d, tokens, 1, t, d, sub);
+        attn__avx2_mha_run(&w->self_attn, t, d, tokens, t, d, tokens, causal, km, c, win, t, d, sub);
         attn__avx2_attn_add(y, ldy, t, d, tokens, d);
         attn__avx2_attn_layernorm(y, ldy, t, d, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
-        attn__avx2_mha_run(&w->cross_attn, t, d, tokens, mem, ldmem, mem_tokens, 0, t, d, sub);
+        attn__avx2_mha_run(&w->cross_attn, t, d, tokens, mem, ldmem, mem_tokens, 0, mm, mc, 0, t, d,
+                      sub);
         attn__avx2_attn_add(y, ldy, t, d, tokens, d);
         attn__avx2_attn_layernorm(y, ldy, t, d, tokens, d, w->ln3_gamma, w->ln3_beta, w->eps, NULL, NULL);
         attn__avx2_ffn_run(&w->ffn, t, d, t, d, tokens, sub);
         attn__avx2_attn_add(y, ldy, t, d, tokens, d);
     } else {
-        attn__avx2_mha_run(&w->self_attn, x, ldx, tokens, x, ldx, tokens, 1, t, d, sub);
+        attn__avx2_mha_run(&w->self_attn, x, ldx, tokens, x, ldx, tokens, causal, km, c, win, t, d,
+                      sub);
         attn__avx2_attn_add(t, d, x, ldx, tokens, d);
         attn__avx2_attn_layernorm(t, d, y, ldy, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
-        attn__avx2_mha_run(&w->cross_attn, y, ldy, tokens, mem, ldmem, mem_tokens, 0, t, d, sub);
+        attn__avx2_mha_run(&w->cross_attn, y, ldy, tokens, mem, ldmem, mem_tokens, 0, mm, mc, 0, t, d,
+                      sub);
         attn__avx2_attn_add(t, d, y, ldy, tokens, d);
         attn__avx2_attn_layernorm(t, d, y, ldy, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
         attn__avx2_ffn_run(&w->ffn, y, ldy, t, d, tokens, sub);
@@ -11859,6 +12241,15 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder(const attn_decoder
     }
     attn__avx2_flush_rows(y, ldy, tokens, d);
     return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder(const attn_decoder_weights *w, const float *x, size_t ldx,
+                                  float *y, size_t ldy, size_t tokens, const float *mem,
+                                  size_t ldmem, size_t mem_tokens, void *workspace,
+                                  size_t workspace_size)
+{
+    return attn__avx2_attn_decoder_ex(w, x, ldx, y, ldy, tokens, 1, mem, ldmem, mem_tokens, NULL, workspace,
+                           workspace_size);
 }
 
 /* ---- parameter counts ------------------------------------------------------------------- */
@@ -11911,14 +12302,6 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder_param_count(size_t
  * attention with RoPE and grouped-query heads against a KV cache -> residual -> norm ->
  * (gated) MLP -> residual, or both branches from one input (parallel residual). Composed
  * from the public kernels; the weights are used as stored (attn_matrix views). */
-
-/* The checks of one matrix view mapping d_in -> d_out (nothing computed) */
-static attn_status attn__avx2_matrix_check(const attn_matrix *m, size_t d_in, size_t d_out)
-{
-    if (!m->w) return ATTN_ERR_NULL; /* then attn__avx2_attn_linear_typed's checks, the type's included */
-    return attn__avx2_attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
-                             ATTN_ACT_NONE, NULL, d_out, NULL, 0);
-}
 
 static size_t attn__avx2_dq(const attn_decoder_only_weights *w) { return w->heads * w->head_dim; }
 static size_t attn__avx2_dkv(const attn_decoder_only_weights *w) { return w->kv_heads * w->head_dim; }
@@ -12008,14 +12391,6 @@ static void attn__avx2_dec_only_norm(const attn_decoder_only_weights *w, const f
         attn__avx2_attn_layernorm(x, ldx, y, w->d_model, rows, w->d_model, g, b, w->eps, NULL, NULL);
 }
 
-static void attn__avx2_dec_only_linear(const attn_matrix *m, const float *x, size_t tokens,
-                                  size_t d_in, size_t d_out, attn_act act, float *y,
-                                  void *mws, size_t mm)
-{
-    attn__avx2_attn_linear_typed(x, d_in, tokens, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
-                      act, y, d_out, mws, mm);
-}
-
 static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder_only(const attn_decoder_only_weights *w, const float *x,
                                        size_t ldx, float *y, size_t ldy, size_t tokens,
                                        attn_kv_cache *cache, void *workspace,
@@ -12023,7 +12398,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder_only(const attn_de
 {
     attn_status st = attn__avx2_dec_only_check(w);
     attn_attention_params p;
-    size_t need, mm, dq, dkv, d, pos, cb;
+    size_t need, mm, dq, dkv, d, pos;
     unsigned char *cur;
     float *h, *q, *k, *v, *o, *t, *gate, *up;
     void *aws, *mws;
@@ -12037,22 +12412,13 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder_only(const attn_de
     if (cache->batch != 1 || cache->kv_heads != w->kv_heads || cache->head_dim != w->head_dim ||
         cache->v_head_dim != w->head_dim)
         return ATTN_ERR_SIZE;
-    /* a ring takes any stream, up to capacity tokens a call, and with a window only as many
-     * as leave every key the window shows the first of them */
-    if (cache->ring ? tokens > cache->capacity || (w->window && w->window - 1 >
-                                                              cache->capacity - tokens)
-                    : tokens > cache->capacity - cache->len)
-        return ATTN_ERR_CAPACITY;
+    if (!attn__avx2_kv_room(cache, tokens, w->window)) return ATTN_ERR_CAPACITY;
     if ((need = attn__avx2_dec_only_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
-    cb = cache->capacity * dkv * attn__avx2_attn_dtype_size(cache->type); /* each of k and v (batch 1) */
     if (attn__avx2_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
-        attn__avx2_bytes_overlap(y, attn__avx2_mat_bytes(tokens, d, ldy), cache->k, cb) ||
-        attn__avx2_bytes_overlap(y, attn__avx2_mat_bytes(tokens, d, ldy), cache->v, cb) ||
-        attn__avx2_bytes_overlap(x, attn__avx2_mat_bytes(tokens, d, ldx), cache->k, cb) ||
-        attn__avx2_bytes_overlap(x, attn__avx2_mat_bytes(tokens, d, ldx), cache->v, cb) ||
-        attn__avx2_bytes_overlap(workspace, need, cache->k, cb) ||
-        attn__avx2_bytes_overlap(workspace, need, cache->v, cb))
+        attn__avx2_kv_hits(cache, y, attn__avx2_mat_bytes(tokens, d, ldy)) ||
+        attn__avx2_kv_hits(cache, x, attn__avx2_mat_bytes(tokens, d, ldx)) ||
+        attn__avx2_kv_hits(cache, workspace, need))
         return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__avx2_align(workspace);
     h = (float *)attn__avx2_take(&cur, tokens * d * sizeof(float));
@@ -12071,9 +12437,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder_only(const attn_de
     /* attention: h = norm1(x); q, k, v; RoPE at the cache's positions; append; attend */
     pos = cache->ring ? cache->pos : cache->len;
     attn__avx2_dec_only_norm(w, w->attn_norm, w->attn_norm_b, x, ldx, h, tokens);
-    attn__avx2_dec_only_linear(&w->wq, h, tokens, d, dq, ATTN_ACT_NONE, q, mws, mm);
-    attn__avx2_dec_only_linear(&w->wk, h, tokens, d, dkv, ATTN_ACT_NONE, k, mws, mm);
-    attn__avx2_dec_only_linear(&w->wv, h, tokens, d, dkv, ATTN_ACT_NONE, v, mws, mm);
+    attn__avx2_linear_view(&w->wq, h, d, tokens, d, dq, ATTN_ACT_NONE, q, dq, mws, mm);
+    attn__avx2_linear_view(&w->wk, h, d, tokens, d, dkv, ATTN_ACT_NONE, k, dkv, mws, mm);
+    attn__avx2_linear_view(&w->wv, h, d, tokens, d, dkv, ATTN_ACT_NONE, v, dkv, mws, mm);
     if (w->rope.head_dim) {
         attn__avx2_attn_rope(&w->rope, q, dq, tokens, w->heads, pos, NULL);
         attn__avx2_attn_rope(&w->rope, k, dkv, tokens, w->kv_heads, pos, NULL);
@@ -12083,7 +12449,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder_only(const attn_de
                                ATTN_CAUSAL_BOTTOM_RIGHT);
     p.window = w->window, p.sinks = w->sinks, p.alibi_slopes = w->alibi_slopes;
     attn__avx2_attn_attention(&p, aws, attn__avx2_attn_attention_workspace_size(&p));
-    attn__avx2_dec_only_linear(&w->wo, o, tokens, dq, d, ATTN_ACT_NONE, t, mws, mm);
+    attn__avx2_linear_view(&w->wo, o, dq, tokens, dq, d, ATTN_ACT_NONE, t, d, mws, mm);
     /* MLP: from norm2 of x (parallel) or of x + attention (sequential, written to y) */
     if (w->parallel_residual) {
         if (w->ffn_norm) attn__avx2_dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, x, ldx, h, tokens);
@@ -12092,13 +12458,15 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder_only(const attn_de
         attn__avx2_copy_rows(t, d, y, ldy, tokens, d);
         attn__avx2_dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, y, ldy, h, tokens);
     }
-    attn__avx2_dec_only_linear(&w->w_up, h, tokens, d, w->d_ff,
-                          w->w_gate.w ? ATTN_ACT_NONE : w->act, up, mws, mm);
+    attn__avx2_linear_view(&w->w_up, h, d, tokens, d, w->d_ff, w->w_gate.w ? ATTN_ACT_NONE : w->act,
+                      up, w->d_ff, mws, mm);
     if (w->w_gate.w) {
-        attn__avx2_dec_only_linear(&w->w_gate, h, tokens, d, w->d_ff, ATTN_ACT_NONE, gate, mws, mm);
+        attn__avx2_linear_view(&w->w_gate, h, d, tokens, d, w->d_ff, ATTN_ACT_NONE, gate, w->d_ff,
+                          mws, mm);
         attn__avx2_attn_glu(w->act, gate, w->d_ff, up, w->d_ff, up, w->d_ff, tokens, w->d_ff);
     }
-    attn__avx2_dec_only_linear(&w->w_down, up, tokens, w->d_ff, d, ATTN_ACT_NONE, h, mws, mm);
+    attn__avx2_linear_view(&w->w_down, up, w->d_ff, tokens, w->d_ff, d, ATTN_ACT_NONE, h, d, mws,
+                      mm);
     if (w->parallel_residual) { /* y = x + attention + MLP */
         attn__avx2_attn_add(t, d, x, ldx, tokens, d);
         attn__avx2_attn_add(t, d, h, d, tokens, d);
@@ -16897,6 +17265,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_rope(const attn_rope_par
                                size_t heads, size_t pos0, const size_t *positions)
 {
     float c[2 * ATTN__AVX512_ROPE_CHUNK], s[2 * ATTN__AVX512_ROPE_CHUNK];
+    double f[ATTN__AVX512_ROPE_CHUNK];
     attn_status st;
     size_t r, half, t, k0, k, h, width;
     double theta, scale;
@@ -16919,15 +17288,17 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_rope(const attn_rope_par
     theta = p->theta > 0.0f ? (double)p->theta : 10000.0;
     scale = p->pos_scale > 0.0f ? (double)p->pos_scale : 1.0;
     half = r / 2;
-    for (t = 0; t < tokens; t++) {
-        const double pos = (double)(positions ? positions[t] : pos0 + t) * scale;
-        float *row = x + t * ldx;
-        for (k0 = 0; k0 < half; k0 += ATTN__AVX512_ROPE_CHUNK) {
-            const size_t nk = half - k0 < ATTN__AVX512_ROPE_CHUNK ? half - k0 : ATTN__AVX512_ROPE_CHUNK;
+    /* chunks of pairs outer, rows inner: the frequencies (a pow each) once per call */
+    for (k0 = 0; k0 < half; k0 += ATTN__AVX512_ROPE_CHUNK) {
+        const size_t nk = half - k0 < ATTN__AVX512_ROPE_CHUNK ? half - k0 : ATTN__AVX512_ROPE_CHUNK;
+        for (k = 0; k < nk; k++)
+            f[k] = p->inv_freq ? (double)p->inv_freq[k0 + k]
+                               : pow(theta, -2.0 * (double)(k0 + k) / (double)r);
+        for (t = 0; t < tokens; t++) {
+            const double pos = (double)(positions ? positions[t] : pos0 + t) * scale;
+            float *row = x + t * ldx;
             for (k = 0; k < nk; k++) {
-                const double f = p->inv_freq ? (double)p->inv_freq[k0 + k]
-                                             : pow(theta, -2.0 * (double)(k0 + k) / (double)r);
-                const float cs = (float)cos(pos * f), sn = (float)sin(pos * f);
+                const float cs = (float)cos(pos * f[k]), sn = (float)sin(pos * f[k]);
                 if (p->pairing == ATTN_ROPE_ADJACENT) {
                     c[2 * k] = c[2 * k + 1] = cs;
                     s[2 * k] = -sn;
@@ -17187,16 +17558,76 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_linear(const float *x, s
                              workspace, workspace_size);
 }
 
+/* ---- weight views and caches --------------------------------------------------------------- */
+
+/* The checks of one matrix view mapping d_in -> d_out (nothing computed) */
+static attn_status attn__avx512_matrix_check(const attn_matrix *m, size_t d_in, size_t d_out)
+{
+    if (!m->w) return ATTN_ERR_NULL; /* then attn__avx512_attn_linear_typed's checks, the type's included */
+    return attn__avx512_attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
+                             ATTN_ACT_NONE, NULL, d_out, NULL, 0);
+}
+
+/* A block struct's weight as a view; ld 0 is the dense row of its stored layout */
+static attn_matrix attn__avx512_view(const float *w, size_t ld, attn_trans tr, attn_dtype type,
+                              const float *bias, size_t d_in, size_t d_out)
+{
+    attn_matrix m;
+    m.w = w, m.ld = ld ? ld : tr == ATTN_TRANS ? d_in : d_out, m.trans = tr, m.type = type;
+    m.bias = bias;
+    return m;
+}
+
+/* y = act(x op(W) + bias) for a view (x: tokens x d_in at ldx, y: tokens x d_out at ldy) */
+static void attn__avx512_linear_view(const attn_matrix *m, const float *x, size_t ldx, size_t tokens,
+                              size_t d_in, size_t d_out, attn_act act, float *y, size_t ldy,
+                              void *mws, size_t mm)
+{
+    attn__avx512_attn_linear_typed(x, ldx, tokens, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out, act,
+                      y, ldy, mws, mm);
+}
+
+/* Whether bytes [p, p + n) meet a cache's K or V (a valid cache, or NULL: never) */
+static int attn__avx512_kv_hits(const attn_kv_cache *c, const void *p, size_t n)
+{
+    size_t e;
+    if (!c) return 0;
+    e = c->batch * c->kv_heads * c->capacity * attn__avx512_attn_dtype_size(c->type);
+    return attn__avx512_bytes_overlap(p, n, c->k, e * c->head_dim) ||
+           attn__avx512_bytes_overlap(p, n, c->v, e * c->v_head_dim);
+}
+
+/* Whether a valid cache takes n more positions: a ring up to capacity a call, and with a
+ * window only as many as leave every key the window shows the first of them */
+static int attn__avx512_kv_room(const attn_kv_cache *c, size_t n, size_t window)
+{
+    return c->ring ? n <= c->capacity && (!window || window - 1 <= c->capacity - n)
+                   : n <= c->capacity - c->len;
+}
+
 /* ---- feed-forward ----------------------------------------------------------------------- */
+
+static attn_matrix attn__avx512_ffn_w1(const attn_ffn_weights *w)
+{
+    return attn__avx512_view(w->w1, w->ld1, w->trans, w->wtype, w->b1, w->d_model, w->d_ff);
+}
+
+static attn_matrix attn__avx512_ffn_w2(const attn_ffn_weights *w)
+{
+    return attn__avx512_view(w->w2, w->ld2, w->trans, w->wtype, w->b2, w->d_ff, w->d_model);
+}
 
 static attn_status attn__avx512_ffn_check(const attn_ffn_weights *w)
 {
     attn_status st;
+    attn_matrix m1, m2;
     if (!w) return ATTN_ERR_NULL;
     if (!w->w1 || !w->w2) return ATTN_ERR_NULL;
     if ((st = attn__avx512_check_mat(w->d_model, w->d_ff, w->d_ff)) != ATTN_OK) return st;
-    if (!attn__avx512_act_valid(w->act) || !attn__avx512_attn_dtype_size(w->wtype)) return ATTN_ERR_ARG;
-    return ATTN_OK;
+    if (!attn__avx512_act_valid(w->act)) return ATTN_ERR_ARG;
+    m1 = attn__avx512_ffn_w1(w), m2 = attn__avx512_ffn_w2(w);
+    if ((st = attn__avx512_matrix_check(&m1, w->d_model, w->d_ff)) != ATTN_OK) return st;
+    return attn__avx512_matrix_check(&m2, w->d_ff, w->d_model);
 }
 
 /* Whether a block's output y (tokens x d at ldy) overlaps its input x (other than exactly,
@@ -17212,8 +17643,8 @@ static int attn__avx512_block_alias(const float *x, size_t ldx, const float *y, 
 /* bytes of the matmul workspace of the FFN's two products */
 static size_t attn__avx512_ffn_mm(const attn_ffn_weights *w, size_t tokens)
 {
-    size_t a = attn__avx512_attn_linear_workspace_size(ATTN_NO_TRANS, tokens, w->d_model, w->d_ff);
-    size_t b = attn__avx512_attn_linear_workspace_size(ATTN_NO_TRANS, tokens, w->d_ff, w->d_model);
+    size_t a = attn__avx512_attn_linear_workspace_size(w->trans, tokens, w->d_model, w->d_ff);
+    size_t b = attn__avx512_attn_linear_workspace_size(w->trans, tokens, w->d_ff, w->d_model);
     return a > b ? a : b;
 }
 
@@ -17237,12 +17668,12 @@ static void attn__avx512_ffn_run(const attn_ffn_weights *w, const float *x, size
                           size_t ldy, size_t tokens, unsigned char *cur)
 {
     const size_t mm = attn__avx512_ffn_mm(w, tokens);
+    const attn_matrix m1 = attn__avx512_ffn_w1(w), m2 = attn__avx512_ffn_w2(w);
     float *h = (float *)attn__avx512_take(&cur, tokens * w->d_ff * sizeof(float));
     void *mws = mm ? attn__avx512_take(&cur, mm) : NULL;
-    attn__avx512_attn_linear_typed(x, ldx, tokens, w->d_model, ATTN_NO_TRANS, w->wtype, w->w1, w->d_ff, w->b1,
-                      w->d_ff, w->act, h, w->d_ff, mws, mm);
-    attn__avx512_attn_linear_typed(h, w->d_ff, tokens, w->d_ff, ATTN_NO_TRANS, w->wtype, w->w2, w->d_model,
-                      w->b2, w->d_model, ATTN_ACT_NONE, y, ldy, mws, mm);
+    attn__avx512_linear_view(&m1, x, ldx, tokens, w->d_model, w->d_ff, w->act, h, w->d_ff, mws, mm);
+    attn__avx512_linear_view(&m2, h, w->d_ff, tokens, w->d_ff, w->d_model, ATTN_ACT_NONE, y, ldy, mws,
+                      mm);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
@@ -17266,14 +17697,50 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_ffn(const attn_ffn_weigh
 
 /* ---- multi-head attention ---------------------------------------------------------------- */
 
+/* view i of wq, wk, wv, wo (each d_model -> d_model) */
+static attn_matrix attn__avx512_mha_w(const attn_mha_weights *w, int i)
+{
+    const float *p[4], *b[4];
+    const size_t ld[4] = {w->ldq, w->ldk, w->ldv, w->ldo};
+    p[0] = w->wq, p[1] = w->wk, p[2] = w->wv, p[3] = w->wo;
+    b[0] = w->bq, b[1] = w->bk, b[2] = w->bv, b[3] = w->bo;
+    return attn__avx512_view(p[i], ld[i], w->trans, w->wtype, b[i], w->d_model, w->d_model);
+}
+
 static attn_status attn__avx512_mha_check(const attn_mha_weights *w)
 {
     attn_status st;
+    attn_matrix m;
+    int i;
     if (!w) return ATTN_ERR_NULL;
     if (!w->wq || !w->wk || !w->wv || !w->wo) return ATTN_ERR_NULL;
     if (!w->heads || !w->d_model || w->d_model % w->heads) return ATTN_ERR_SIZE;
     if ((st = attn__avx512_check_mat(w->d_model, w->d_model, w->d_model)) != ATTN_OK) return st;
-    return attn__avx512_attn_dtype_size(w->wtype) ? ATTN_OK : ATTN_ERR_ARG;
+    for (i = 0; i < 4; i++) {
+        m = attn__avx512_mha_w(w, i);
+        if ((st = attn__avx512_matrix_check(&m, w->d_model, w->d_model)) != ATTN_OK) return st;
+    }
+    return ATTN_OK;
+}
+
+/* The checks of an attention over lk new keys and values and a cache c (or none) */
+static attn_status attn__avx512_mha_kv_check(const attn_mha_weights *w, const attn_kv_cache *c,
+                                      size_t lk, size_t window)
+{
+    const size_t dh = w->d_model / w->heads;
+    if (!c) return lk ? ATTN_OK : ATTN_ERR_SIZE; /* queries with no keys */
+    if (!attn__avx512_kv_valid(c)) return ATTN_ERR_ARG;
+    if (c->batch != 1 || c->kv_heads != w->heads || c->head_dim != dh || c->v_head_dim != dh)
+        return ATTN_ERR_SIZE;
+    if (!attn__avx512_kv_room(c, lk, window)) return ATTN_ERR_CAPACITY;
+    return c->len || lk ? ATTN_OK : ATTN_ERR_SIZE;
+}
+
+/* Keys an attention over lk new ones and cache c (or none) sees after the append */
+static size_t attn__avx512_mha_keys(const attn_kv_cache *c, size_t lk)
+{
+    if (!c) return lk;
+    return c->ring && lk > c->capacity - c->len ? c->capacity : c->len + lk;
 }
 
 static attn_attention_params attn__avx512_mha_params(const attn_mha_weights *w, size_t lq, size_t lk,
@@ -17291,8 +17758,8 @@ static attn_attention_params attn__avx512_mha_params(const attn_mha_weights *w, 
 static size_t attn__avx512_mha_mm(const attn_mha_weights *w, size_t lq, size_t lk)
 {
     const size_t d = w->d_model;
-    size_t a = attn__avx512_attn_linear_workspace_size(ATTN_NO_TRANS, lq, d, d);
-    size_t b = attn__avx512_attn_linear_workspace_size(ATTN_NO_TRANS, lk, d, d);
+    size_t a = attn__avx512_attn_linear_workspace_size(w->trans, lq, d, d);
+    size_t b = attn__avx512_attn_linear_workspace_size(w->trans, lk, d, d);
     return a > b ? a : b;
 }
 
@@ -17301,8 +17768,8 @@ static size_t attn__avx512_mha_ws(const attn_mha_weights *w, size_t lq, size_t l
 {
     attn_attention_params p;
     size_t total = 0;
-    if (lq == 0 || lk == 0) return 0;
-    p = attn__avx512_mha_params(w, lq, lk, NULL, NULL, NULL, NULL, 0);
+    if (lq == 0) return 0;
+    p = attn__avx512_mha_params(w, lq, 1, NULL, NULL, NULL, NULL, 0);
     if (!attn__avx512_seg_f(&total, lq, w->d_model) || !attn__avx512_seg_f(&total, lk, w->d_model) ||
         !attn__avx512_seg_f(&total, lk, w->d_model) || !attn__avx512_seg_f(&total, lq, w->d_model) ||
         !attn__avx512_seg(&total, attn__avx512_attn_attention_workspace_size(&p)) ||
@@ -17320,11 +17787,17 @@ static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_mha_workspace_size(const attn
     return t && attn__avx512_seg(&t, ATTN__AVX512_ALIGN) ? t : 0;
 }
 
+/* The attention sublayer of a block on checked arguments: the lk rows of xkv projected
+ * (and appended to the cache c, if any), the lq queries of xq attending over them (or over
+ * the cache) with key mask km and window win; y = O Wo + bo */
 static void attn__avx512_mha_run(const attn_mha_weights *w, const float *xq, size_t ldxq, size_t lq,
-                          const float *xkv, size_t ldxkv, size_t lk, int causal, float *y,
+                          const float *xkv, size_t ldxkv, size_t lk, int causal,
+                          const uint8_t *km, attn_kv_cache *c, size_t win, float *y,
                           size_t ldy, unsigned char *cur)
 {
     const size_t d = w->d_model, mm = attn__avx512_mha_mm(w, lq, lk);
+    const attn_matrix mq = attn__avx512_mha_w(w, 0), mk = attn__avx512_mha_w(w, 1), mv = attn__avx512_mha_w(w, 2);
+    const attn_matrix mo = attn__avx512_mha_w(w, 3);
     float *q = (float *)attn__avx512_take(&cur, lq * d * sizeof(float));
     float *k = (float *)attn__avx512_take(&cur, lk * d * sizeof(float));
     float *v = (float *)attn__avx512_take(&cur, lk * d * sizeof(float));
@@ -17333,18 +17806,72 @@ static void attn__avx512_mha_run(const attn_mha_weights *w, const float *xq, siz
     const size_t aws = attn__avx512_attn_attention_workspace_size(&p);
     void *att_ws = attn__avx512_take(&cur, aws);
     void *mws = mm ? attn__avx512_take(&cur, mm) : NULL;
-    const attn_dtype t = w->wtype;
-    attn__avx512_attn_linear_typed(xq, ldxq, lq, d, ATTN_NO_TRANS, t, w->wq, d, w->bq, d, ATTN_ACT_NONE, q, d,
-                      mws, mm);
-    attn__avx512_attn_linear_typed(xkv, ldxkv, lk, d, ATTN_NO_TRANS, t, w->wk, d, w->bk, d, ATTN_ACT_NONE, k,
-                      d, mws, mm);
-    attn__avx512_attn_linear_typed(xkv, ldxkv, lk, d, ATTN_NO_TRANS, t, w->wv, d, w->bv, d, ATTN_ACT_NONE, v,
-                      d, mws, mm);
+    attn__avx512_linear_view(&mq, xq, ldxq, lq, d, d, ATTN_ACT_NONE, q, d, mws, mm);
+    attn__avx512_linear_view(&mk, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, k, d, mws, mm);
+    attn__avx512_linear_view(&mv, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, v, d, mws, mm);
+    if (c) {
+        attn__avx512_attn_kv_cache_append(c, lk, k, v, ATTN_LAYOUT_BLHD);
+        p = attn__avx512_attn_attention_init_kv(c, w->heads, lq, q, o, ATTN_LAYOUT_BLHD, p.causal);
+    }
+    p.bool_mask = km, p.bmask_sb = p.bmask_sh = p.bmask_sq = 0, p.window = win;
     attn__avx512_attn_attention(&p, att_ws, aws);
     /* the output of attention is a convex combination of V rows: it may be denormal only
      * where V is; attn__avx512_attn_linear flushes y */
-    attn__avx512_attn_linear_typed(o, d, lq, d, ATTN_NO_TRANS, t, w->wo, d, w->bo, d, ATTN_ACT_NONE, y, ldy,
-                      mws, mm);
+    attn__avx512_linear_view(&mo, o, d, lq, d, d, ATTN_ACT_NONE, y, ldy, mws, mm);
+}
+
+/* Whether a cache or a key mask (of `keys` bytes) meets what a block writes or reads: the
+ * inputs a and b, the output y, the workspace (need bytes), or the other cache */
+static int attn__avx512_kv_alias(const attn_kv_cache *c, const uint8_t *km, size_t keys,
+                          const void *a, size_t na, const void *b, size_t nb, const void *y,
+                          size_t ny, const void *ws, size_t need, const attn_kv_cache *other)
+{
+    const size_t kb = km ? keys : 0;
+    size_t e;
+    if (attn__avx512_kv_hits(c, a, na) || attn__avx512_kv_hits(c, b, nb) || attn__avx512_kv_hits(c, y, ny) ||
+        attn__avx512_kv_hits(c, ws, need) || attn__avx512_kv_hits(c, km, kb) ||
+        attn__avx512_bytes_overlap(km, kb, y, ny) || attn__avx512_bytes_overlap(km, kb, ws, need))
+        return 1;
+    if (!c || !other) return 0;
+    e = other->batch * other->kv_heads * other->capacity * attn__avx512_attn_dtype_size(other->type);
+    return c == other || attn__avx512_kv_hits(c, other->k, e * other->head_dim) ||
+           attn__avx512_kv_hits(c, other->v, e * other->v_head_dim);
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_mha_ex(const attn_mha_weights *w, const float *xq, size_t ldxq,
+                                 size_t q_tokens, const float *xkv, size_t ldxkv,
+                                 size_t kv_tokens, int causal, const attn_block_options *opt,
+                                 float *y, size_t ldy, void *workspace, size_t workspace_size)
+{
+    attn_status st = attn__avx512_mha_check(w);
+    attn_kv_cache *c = opt ? opt->cache : NULL;
+    const uint8_t *km = opt ? opt->key_mask : NULL;
+    const size_t win = opt ? opt->window : 0;
+    size_t need, kb, qb, yb;
+    if (st != ATTN_OK) return st;
+    if (q_tokens && (!xq || !y || (!xkv && (kv_tokens || !c)))) return ATTN_ERR_NULL;
+    if ((st = attn__avx512_check_mat(q_tokens, w->d_model, ldxq)) != ATTN_OK) return st;
+    if (xkv && (st = attn__avx512_check_mat(kv_tokens, w->d_model, ldxkv)) != ATTN_OK) return st;
+    if ((st = attn__avx512_check_mat(q_tokens, w->d_model, ldy)) != ATTN_OK) return st;
+    if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if (!q_tokens) return ATTN_OK;
+    if ((st = attn__avx512_mha_kv_check(w, c, kv_tokens, win)) != ATTN_OK) return st;
+    if ((need = attn__avx512_attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    /* y may be xq or xkv exactly (same pointer, leading dimension and rows) */
+    kb = attn__avx512_mat_bytes(kv_tokens, w->d_model, ldxkv);
+    qb = attn__avx512_mat_bytes(q_tokens, w->d_model, ldxq);
+    yb = attn__avx512_mat_bytes(q_tokens, w->d_model, ldy);
+    if (attn__avx512_block_alias(xq, ldxq, y, ldy, q_tokens, w->d_model, 1, workspace, need) ||
+        (!(xkv == y && ldxkv == ldy && kv_tokens == q_tokens) &&
+         attn__avx512_bytes_overlap(y, yb, xkv, kb)) ||
+        attn__avx512_bytes_overlap(workspace, need, xkv, kb) ||
+        attn__avx512_kv_alias(c, km, attn__avx512_mha_keys(c, kv_tokens), xq, qb, xkv, kb, y, yb, workspace,
+                       need, NULL))
+        return ATTN_ERR_ALIAS;
+    attn__avx512_mha_run(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, km, c, win, y, ldy,
+                  (unsigned char *)attn__avx512_align(workspace));
+    return ATTN_OK;
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_mha(const attn_mha_weights *w, const float *xq, size_t ldxq,
@@ -17352,28 +17879,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_mha(const attn_mha_weigh
                               int causal, float *y, size_t ldy, void *workspace,
                               size_t workspace_size)
 {
-    attn_status st = attn__avx512_mha_check(w);
-    size_t need, kb;
-    if (st != ATTN_OK) return st;
-    if (q_tokens && (!xq || !xkv || !y)) return ATTN_ERR_NULL;
-    if ((st = attn__avx512_check_mat(q_tokens, w->d_model, ldxq)) != ATTN_OK) return st;
-    if ((st = attn__avx512_check_mat(kv_tokens, w->d_model, ldxkv)) != ATTN_OK) return st;
-    if ((st = attn__avx512_check_mat(q_tokens, w->d_model, ldy)) != ATTN_OK) return st;
-    if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
-    if (!q_tokens) return ATTN_OK;
-    if (!kv_tokens) return ATTN_ERR_SIZE; /* queries with no keys */
-    if ((need = attn__avx512_attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
-    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
-    /* y may be xq or xkv exactly (same pointer, leading dimension and rows) */
-    kb = attn__avx512_mat_bytes(kv_tokens, w->d_model, ldxkv);
-    if (attn__avx512_block_alias(xq, ldxq, y, ldy, q_tokens, w->d_model, 1, workspace, need) ||
-        (!(xkv == y && ldxkv == ldy && kv_tokens == q_tokens) &&
-         attn__avx512_bytes_overlap(y, attn__avx512_mat_bytes(q_tokens, w->d_model, ldy), xkv, kb)) ||
-        attn__avx512_bytes_overlap(workspace, need, xkv, kb))
-        return ATTN_ERR_ALIAS;
-    attn__avx512_mha_run(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, y, ldy,
-                  (unsigned char *)attn__avx512_align(workspace));
-    return ATTN_OK;
+    return attn__avx512_attn_mha_ex(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, NULL, y, ldy,
+                       workspace, workspace_size);
 }
 
 /* ---- encoder and decoder blocks ------------------------------------------------------------ */
@@ -17421,11 +17928,15 @@ static void attn__avx512_copy_rows(const float *x, size_t ldx, float *y, size_t 
     for (r = 0; r < rows; r++) memcpy(y + r * ldy, x + r * ldx, n * sizeof(float));
 }
 
-static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_encoder(const attn_encoder_weights *w, const float *x, size_t ldx,
-                                  float *y, size_t ldy, size_t tokens, int causal,
-                                  void *workspace, size_t workspace_size)
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_encoder_ex(const attn_encoder_weights *w, const float *x, size_t ldx,
+                                     float *y, size_t ldy, size_t tokens, int causal,
+                                     const attn_block_options *opt, void *workspace,
+                                     size_t workspace_size)
 {
     attn_status st = attn__avx512_encoder_check(w);
+    attn_kv_cache *c = opt ? opt->cache : NULL;
+    const uint8_t *km = opt ? opt->key_mask : NULL;
+    const size_t win = opt ? opt->window : 0;
     size_t need, d;
     unsigned char *cur, *sub;
     float *t;
@@ -17436,22 +17947,26 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_encoder(const attn_encod
     if ((st = attn__avx512_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
     if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
     if (!tokens) return ATTN_OK;
+    if ((st = attn__avx512_mha_kv_check(&w->attn, c, tokens, win)) != ATTN_OK) return st;
     if ((need = attn__avx512_encoder_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
-    if (attn__avx512_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need)) return ATTN_ERR_ALIAS;
+    if (attn__avx512_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
+        attn__avx512_kv_alias(c, km, attn__avx512_mha_keys(c, tokens), x, attn__avx512_mat_bytes(tokens, d, ldx),
+                       NULL, 0, y, attn__avx512_mat_bytes(tokens, d, ldy), workspace, need, NULL))
+        return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__avx512_align(workspace);
     t = (float *)attn__avx512_take(&cur, tokens * d * sizeof(float));
     sub = cur; /* the sublayers' workspace, aligned */
     if (w->norm == ATTN_PRE_LN) {
         attn__avx512_copy_rows(x, ldx, y, ldy, tokens, d);
         attn__avx512_attn_layernorm(y, ldy, t, d, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
-        attn__avx512_mha_run(&w->attn, t, d, tokens, t, d, tokens, causal, t, d, sub);
+        attn__avx512_mha_run(&w->attn, t, d, tokens, t, d, tokens, causal, km, c, win, t, d, sub);
         attn__avx512_attn_add(y, ldy, t, d, tokens, d);
         attn__avx512_attn_layernorm(y, ldy, t, d, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
         attn__avx512_ffn_run(&w->ffn, t, d, t, d, tokens, sub);
         attn__avx512_attn_add(y, ldy, t, d, tokens, d);
     } else {
-        attn__avx512_mha_run(&w->attn, x, ldx, tokens, x, ldx, tokens, causal, t, d, sub);
+        attn__avx512_mha_run(&w->attn, x, ldx, tokens, x, ldx, tokens, causal, km, c, win, t, d, sub);
         attn__avx512_attn_add(t, d, x, ldx, tokens, d);
         attn__avx512_attn_layernorm(t, d, y, ldy, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
         attn__avx512_ffn_run(&w->ffn, y, ldy, t, d, tokens, sub);
@@ -17460,6 +17975,13 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_encoder(const attn_encod
     }
     attn__avx512_flush_rows(y, ldy, tokens, d);
     return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_encoder(const attn_encoder_weights *w, const float *x, size_t ldx,
+                                  float *y, size_t ldy, size_t tokens, int causal,
+                                  void *workspace, size_t workspace_size)
+{
+    return attn__avx512_attn_encoder_ex(w, x, ldx, y, ldy, tokens, causal, NULL, workspace, workspace_size);
 }
 
 static attn_status attn__avx512_decoder_check(const attn_decoder_weights *w)
@@ -17487,33 +18009,44 @@ static size_t attn__avx512_decoder_ws(const attn_decoder_weights *w, size_t toke
 static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_decoder_workspace_size(const attn_decoder_weights *w, size_t tokens,
                                             size_t mem_tokens)
 {
-    if (attn__avx512_decoder_check(w) != ATTN_OK || tokens == 0 || mem_tokens == 0) return 0;
+    if (attn__avx512_decoder_check(w) != ATTN_OK || tokens == 0) return 0;
     return attn__avx512_decoder_ws(w, tokens, mem_tokens);
 }
 
-static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder(const attn_decoder_weights *w, const float *x, size_t ldx,
-                                  float *y, size_t ldy, size_t tokens, const float *mem,
-                                  size_t ldmem, size_t mem_tokens, void *workspace,
-                                  size_t workspace_size)
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder_ex(const attn_decoder_weights *w, const float *x, size_t ldx,
+                                     float *y, size_t ldy, size_t tokens, int causal,
+                                     const float *mem, size_t ldmem, size_t mem_tokens,
+                                     const attn_block_options *opt, void *workspace,
+                                     size_t workspace_size)
 {
     attn_status st = attn__avx512_decoder_check(w);
-    size_t need, d;
+    attn_kv_cache *c = opt ? opt->cache : NULL, *mc = opt ? opt->mem_cache : NULL;
+    const uint8_t *km = opt ? opt->key_mask : NULL, *mm = opt ? opt->mem_mask : NULL;
+    const size_t win = opt ? opt->window : 0;
+    size_t need, d, xb, yb, mb;
     unsigned char *cur, *sub;
     float *t;
     if (st != ATTN_OK) return st;
     d = w->ffn.d_model;
-    if (tokens && (!x || !y || !mem)) return ATTN_ERR_NULL;
+    if (tokens && (!x || !y || (!mem && (mem_tokens || !mc)))) return ATTN_ERR_NULL;
     if ((st = attn__avx512_check_mat(tokens, d, ldx)) != ATTN_OK) return st;
     if ((st = attn__avx512_check_mat(tokens, d, ldy)) != ATTN_OK) return st;
-    if ((st = attn__avx512_check_mat(mem_tokens, d, ldmem)) != ATTN_OK) return st;
+    if (mem && (st = attn__avx512_check_mat(mem_tokens, d, ldmem)) != ATTN_OK) return st;
+    if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
     if (!tokens) return ATTN_OK;
-    if (!mem_tokens) return ATTN_ERR_SIZE; /* cross-attention with no keys */
+    if ((st = attn__avx512_mha_kv_check(&w->self_attn, c, tokens, win)) != ATTN_OK ||
+        (st = attn__avx512_mha_kv_check(&w->cross_attn, mc, mem_tokens, 0)) != ATTN_OK)
+        return st;
     if ((need = attn__avx512_decoder_ws(w, tokens, mem_tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    xb = attn__avx512_mat_bytes(tokens, d, ldx), yb = attn__avx512_mat_bytes(tokens, d, ldy);
+    mb = attn__avx512_mat_bytes(mem_tokens, d, ldmem);
     if (attn__avx512_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
-        attn__avx512_bytes_overlap(y, attn__avx512_mat_bytes(tokens, d, ldy), mem,
-                            attn__avx512_mat_bytes(mem_tokens, d, ldmem)) ||
-        attn__avx512_bytes_overlap(workspace, need, mem, attn__avx512_mat_bytes(mem_tokens, d, ldmem)))
+        attn__avx512_bytes_overlap(y, yb, mem, mb) || attn__avx512_bytes_overlap(workspace, need, mem, mb) ||
+        attn__avx512_kv_alias(c, km, attn__avx512_mha_keys(c, tokens), x, xb, mem, mb, y, yb, workspace, need,
+                       mc) ||
+        attn__avx512_kv_alias(mc, mm, attn__avx512_mha_keys(mc, mem_tokens), x, xb, mem, mb, y, yb, workspace,
+                       need, c))
         return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__avx512_align(workspace);
     t = (float *)attn__avx512_take(&cur, tokens * d * sizeof(float));
@@ -17521,19 +18054,22 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder(const attn_decod
     if (w->norm == ATTN_PRE_LN) {
         attn__avx512_copy_rows(x, ldx, y, ldy, tokens, d);
         attn__avx512_attn_layernorm(y, ldy, t, d, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
-        attn__avx512_mha_run(&w->self_attn, t, d, tokens, t, d, tokens, 1, t, d, sub);
+        attn__avx512_mha_run(&w->self_attn, t, d, tokens, t, d, tokens, causal, km, c, win, t, d, sub);
         attn__avx512_attn_add(y, ldy, t, d, tokens, d);
         attn__avx512_attn_layernorm(y, ldy, t, d, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
-        attn__avx512_mha_run(&w->cross_attn, t, d, tokens, mem, ldmem, mem_tokens, 0, t, d, sub);
+        attn__avx512_mha_run(&w->cross_attn, t, d, tokens, mem, ldmem, mem_tokens, 0, mm, mc, 0, t, d,
+                      sub);
         attn__avx512_attn_add(y, ldy, t, d, tokens, d);
         attn__avx512_attn_layernorm(y, ldy, t, d, tokens, d, w->ln3_gamma, w->ln3_beta, w->eps, NULL, NULL);
         attn__avx512_ffn_run(&w->ffn, t, d, t, d, tokens, sub);
         attn__avx512_attn_add(y, ldy, t, d, tokens, d);
     } else {
-        attn__avx512_mha_run(&w->self_attn, x, ldx, tokens, x, ldx, tokens, 1, t, d, sub);
+        attn__avx512_mha_run(&w->self_attn, x, ldx, tokens, x, ldx, tokens, causal, km, c, win, t, d,
+                      sub);
         attn__avx512_attn_add(t, d, x, ldx, tokens, d);
         attn__avx512_attn_layernorm(t, d, y, ldy, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
-        attn__avx512_mha_run(&w->cross_attn, y, ldy, tokens, mem, ldmem, mem_tokens, 0, t, d, sub);
+        attn__avx512_mha_run(&w->cross_attn, y, ldy, tokens, mem, ldmem, mem_tokens, 0, mm, mc, 0, t, d,
+                      sub);
         attn__avx512_attn_add(t, d, y, ldy, tokens, d);
         attn__avx512_attn_layernorm(t, d, y, ldy, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
         attn__avx512_ffn_run(&w->ffn, y, ldy, t, d, tokens, sub);
@@ -17542,6 +18078,15 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder(const attn_decod
     }
     attn__avx512_flush_rows(y, ldy, tokens, d);
     return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder(const attn_decoder_weights *w, const float *x, size_t ldx,
+                                  float *y, size_t ldy, size_t tokens, const float *mem,
+                                  size_t ldmem, size_t mem_tokens, void *workspace,
+                                  size_t workspace_size)
+{
+    return attn__avx512_attn_decoder_ex(w, x, ldx, y, ldy, tokens, 1, mem, ldmem, mem_tokens, NULL, workspace,
+                           workspace_size);
 }
 
 /* ---- parameter counts ------------------------------------------------------------------- */
@@ -17594,14 +18139,6 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder_param_count(size
  * attention with RoPE and grouped-query heads against a KV cache -> residual -> norm ->
  * (gated) MLP -> residual, or both branches from one input (parallel residual). Composed
  * from the public kernels; the weights are used as stored (attn_matrix views). */
-
-/* The checks of one matrix view mapping d_in -> d_out (nothing computed) */
-static attn_status attn__avx512_matrix_check(const attn_matrix *m, size_t d_in, size_t d_out)
-{
-    if (!m->w) return ATTN_ERR_NULL; /* then attn__avx512_attn_linear_typed's checks, the type's included */
-    return attn__avx512_attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
-                             ATTN_ACT_NONE, NULL, d_out, NULL, 0);
-}
 
 static size_t attn__avx512_dq(const attn_decoder_only_weights *w) { return w->heads * w->head_dim; }
 static size_t attn__avx512_dkv(const attn_decoder_only_weights *w) { return w->kv_heads * w->head_dim; }
@@ -17691,14 +18228,6 @@ static void attn__avx512_dec_only_norm(const attn_decoder_only_weights *w, const
         attn__avx512_attn_layernorm(x, ldx, y, w->d_model, rows, w->d_model, g, b, w->eps, NULL, NULL);
 }
 
-static void attn__avx512_dec_only_linear(const attn_matrix *m, const float *x, size_t tokens,
-                                  size_t d_in, size_t d_out, attn_act act, float *y,
-                                  void *mws, size_t mm)
-{
-    attn__avx512_attn_linear_typed(x, d_in, tokens, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
-                      act, y, d_out, mws, mm);
-}
-
 static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder_only(const attn_decoder_only_weights *w, const float *x,
                                        size_t ldx, float *y, size_t ldy, size_t tokens,
                                        attn_kv_cache *cache, void *workspace,
@@ -17706,7 +18235,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder_only(const attn_
 {
     attn_status st = attn__avx512_dec_only_check(w);
     attn_attention_params p;
-    size_t need, mm, dq, dkv, d, pos, cb;
+    size_t need, mm, dq, dkv, d, pos;
     unsigned char *cur;
     float *h, *q, *k, *v, *o, *t, *gate, *up;
     void *aws, *mws;
@@ -17720,22 +18249,13 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder_only(const attn_
     if (cache->batch != 1 || cache->kv_heads != w->kv_heads || cache->head_dim != w->head_dim ||
         cache->v_head_dim != w->head_dim)
         return ATTN_ERR_SIZE;
-    /* a ring takes any stream, up to capacity tokens a call, and with a window only as many
-     * as leave every key the window shows the first of them */
-    if (cache->ring ? tokens > cache->capacity || (w->window && w->window - 1 >
-                                                              cache->capacity - tokens)
-                    : tokens > cache->capacity - cache->len)
-        return ATTN_ERR_CAPACITY;
+    if (!attn__avx512_kv_room(cache, tokens, w->window)) return ATTN_ERR_CAPACITY;
     if ((need = attn__avx512_dec_only_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
-    cb = cache->capacity * dkv * attn__avx512_attn_dtype_size(cache->type); /* each of k and v (batch 1) */
     if (attn__avx512_block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
-        attn__avx512_bytes_overlap(y, attn__avx512_mat_bytes(tokens, d, ldy), cache->k, cb) ||
-        attn__avx512_bytes_overlap(y, attn__avx512_mat_bytes(tokens, d, ldy), cache->v, cb) ||
-        attn__avx512_bytes_overlap(x, attn__avx512_mat_bytes(tokens, d, ldx), cache->k, cb) ||
-        attn__avx512_bytes_overlap(x, attn__avx512_mat_bytes(tokens, d, ldx), cache->v, cb) ||
-        attn__avx512_bytes_overlap(workspace, need, cache->k, cb) ||
-        attn__avx512_bytes_overlap(workspace, need, cache->v, cb))
+        attn__avx512_kv_hits(cache, y, attn__avx512_mat_bytes(tokens, d, ldy)) ||
+        attn__avx512_kv_hits(cache, x, attn__avx512_mat_bytes(tokens, d, ldx)) ||
+        attn__avx512_kv_hits(cache, workspace, need))
         return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__avx512_align(workspace);
     h = (float *)attn__avx512_take(&cur, tokens * d * sizeof(float));
@@ -17754,9 +18274,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder_only(const attn_
     /* attention: h = norm1(x); q, k, v; RoPE at the cache's positions; append; attend */
     pos = cache->ring ? cache->pos : cache->len;
     attn__avx512_dec_only_norm(w, w->attn_norm, w->attn_norm_b, x, ldx, h, tokens);
-    attn__avx512_dec_only_linear(&w->wq, h, tokens, d, dq, ATTN_ACT_NONE, q, mws, mm);
-    attn__avx512_dec_only_linear(&w->wk, h, tokens, d, dkv, ATTN_ACT_NONE, k, mws, mm);
-    attn__avx512_dec_only_linear(&w->wv, h, tokens, d, dkv, ATTN_ACT_NONE, v, mws, mm);
+    attn__avx512_linear_view(&w->wq, h, d, tokens, d, dq, ATTN_ACT_NONE, q, dq, mws, mm);
+    attn__avx512_linear_view(&w->wk, h, d, tokens, d, dkv, ATTN_ACT_NONE, k, dkv, mws, mm);
+    attn__avx512_linear_view(&w->wv, h, d, tokens, d, dkv, ATTN_ACT_NONE, v, dkv, mws, mm);
     if (w->rope.head_dim) {
         attn__avx512_attn_rope(&w->rope, q, dq, tokens, w->heads, pos, NULL);
         attn__avx512_attn_rope(&w->rope, k, dkv, tokens, w->kv_heads, pos, NULL);
@@ -17766,7 +18286,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder_only(const attn_
                                ATTN_CAUSAL_BOTTOM_RIGHT);
     p.window = w->window, p.sinks = w->sinks, p.alibi_slopes = w->alibi_slopes;
     attn__avx512_attn_attention(&p, aws, attn__avx512_attn_attention_workspace_size(&p));
-    attn__avx512_dec_only_linear(&w->wo, o, tokens, dq, d, ATTN_ACT_NONE, t, mws, mm);
+    attn__avx512_linear_view(&w->wo, o, dq, tokens, dq, d, ATTN_ACT_NONE, t, d, mws, mm);
     /* MLP: from norm2 of x (parallel) or of x + attention (sequential, written to y) */
     if (w->parallel_residual) {
         if (w->ffn_norm) attn__avx512_dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, x, ldx, h, tokens);
@@ -17775,13 +18295,15 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder_only(const attn_
         attn__avx512_copy_rows(t, d, y, ldy, tokens, d);
         attn__avx512_dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, y, ldy, h, tokens);
     }
-    attn__avx512_dec_only_linear(&w->w_up, h, tokens, d, w->d_ff,
-                          w->w_gate.w ? ATTN_ACT_NONE : w->act, up, mws, mm);
+    attn__avx512_linear_view(&w->w_up, h, d, tokens, d, w->d_ff, w->w_gate.w ? ATTN_ACT_NONE : w->act,
+                      up, w->d_ff, mws, mm);
     if (w->w_gate.w) {
-        attn__avx512_dec_only_linear(&w->w_gate, h, tokens, d, w->d_ff, ATTN_ACT_NONE, gate, mws, mm);
+        attn__avx512_linear_view(&w->w_gate, h, d, tokens, d, w->d_ff, ATTN_ACT_NONE, gate, w->d_ff,
+                          mws, mm);
         attn__avx512_attn_glu(w->act, gate, w->d_ff, up, w->d_ff, up, w->d_ff, tokens, w->d_ff);
     }
-    attn__avx512_dec_only_linear(&w->w_down, up, tokens, w->d_ff, d, ATTN_ACT_NONE, h, mws, mm);
+    attn__avx512_linear_view(&w->w_down, up, w->d_ff, tokens, w->d_ff, d, ATTN_ACT_NONE, h, d, mws,
+                      mm);
     if (w->parallel_residual) { /* y = x + attention + MLP */
         attn__avx512_attn_add(t, d, x, ldx, tokens, d);
         attn__avx512_attn_add(t, d, h, d, tokens, d);
@@ -18268,6 +18790,33 @@ ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x,
     case ATTN__T_AVX512: return attn__avx512_attn_decoder(w, x, ldx, y, ldy, tokens, mem, ldmem, mem_tokens, workspace, workspace_size);
     case ATTN__T_AVX2: return attn__avx2_attn_decoder(w, x, ldx, y, ldy, tokens, mem, ldmem, mem_tokens, workspace, workspace_size);
     default: return attn__scalar_attn_decoder(w, x, ldx, y, ldy, tokens, mem, ldmem, mem_tokens, workspace, workspace_size);
+    }
+}
+
+ATTN_API attn_status attn_mha_ex(const attn_mha_weights *w, const float *xq, size_t ldxq, size_t q_tokens, const float *xkv, size_t ldxkv, size_t kv_tokens, int causal, const attn_block_options *opt, float *y, size_t ldy, void *workspace, size_t workspace_size)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_mha_ex(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, opt, y, ldy, workspace, workspace_size);
+    case ATTN__T_AVX2: return attn__avx2_attn_mha_ex(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, opt, y, ldy, workspace, workspace_size);
+    default: return attn__scalar_attn_mha_ex(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, opt, y, ldy, workspace, workspace_size);
+    }
+}
+
+ATTN_API attn_status attn_encoder_ex(const attn_encoder_weights *w, const float *x, size_t ldx, float *y, size_t ldy, size_t tokens, int causal, const attn_block_options *opt, void *workspace, size_t workspace_size)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_encoder_ex(w, x, ldx, y, ldy, tokens, causal, opt, workspace, workspace_size);
+    case ATTN__T_AVX2: return attn__avx2_attn_encoder_ex(w, x, ldx, y, ldy, tokens, causal, opt, workspace, workspace_size);
+    default: return attn__scalar_attn_encoder_ex(w, x, ldx, y, ldy, tokens, causal, opt, workspace, workspace_size);
+    }
+}
+
+ATTN_API attn_status attn_decoder_ex(const attn_decoder_weights *w, const float *x, size_t ldx, float *y, size_t ldy, size_t tokens, int causal, const float *mem, size_t ldmem, size_t mem_tokens, const attn_block_options *opt, void *workspace, size_t workspace_size)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_decoder_ex(w, x, ldx, y, ldy, tokens, causal, mem, ldmem, mem_tokens, opt, workspace, workspace_size);
+    case ATTN__T_AVX2: return attn__avx2_attn_decoder_ex(w, x, ldx, y, ldy, tokens, causal, mem, ldmem, mem_tokens, opt, workspace, workspace_size);
+    default: return attn__scalar_attn_decoder_ex(w, x, ldx, y, ldy, tokens, causal, mem, ldmem, mem_tokens, opt, workspace, workspace_size);
     }
 }
 
@@ -23042,6 +23591,7 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
                                size_t heads, size_t pos0, const size_t *positions)
 {
     float c[2 * ATTN__ROPE_CHUNK], s[2 * ATTN__ROPE_CHUNK];
+    double f[ATTN__ROPE_CHUNK];
     attn_status st;
     size_t r, half, t, k0, k, h, width;
     double theta, scale;
@@ -23064,15 +23614,17 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
     theta = p->theta > 0.0f ? (double)p->theta : 10000.0;
     scale = p->pos_scale > 0.0f ? (double)p->pos_scale : 1.0;
     half = r / 2;
-    for (t = 0; t < tokens; t++) {
-        const double pos = (double)(positions ? positions[t] : pos0 + t) * scale;
-        float *row = x + t * ldx;
-        for (k0 = 0; k0 < half; k0 += ATTN__ROPE_CHUNK) {
-            const size_t nk = half - k0 < ATTN__ROPE_CHUNK ? half - k0 : ATTN__ROPE_CHUNK;
+    /* chunks of pairs outer, rows inner: the frequencies (a pow each) once per call */
+    for (k0 = 0; k0 < half; k0 += ATTN__ROPE_CHUNK) {
+        const size_t nk = half - k0 < ATTN__ROPE_CHUNK ? half - k0 : ATTN__ROPE_CHUNK;
+        for (k = 0; k < nk; k++)
+            f[k] = p->inv_freq ? (double)p->inv_freq[k0 + k]
+                               : pow(theta, -2.0 * (double)(k0 + k) / (double)r);
+        for (t = 0; t < tokens; t++) {
+            const double pos = (double)(positions ? positions[t] : pos0 + t) * scale;
+            float *row = x + t * ldx;
             for (k = 0; k < nk; k++) {
-                const double f = p->inv_freq ? (double)p->inv_freq[k0 + k]
-                                             : pow(theta, -2.0 * (double)(k0 + k) / (double)r);
-                const float cs = (float)cos(pos * f), sn = (float)sin(pos * f);
+                const float cs = (float)cos(pos * f[k]), sn = (float)sin(pos * f[k]);
                 if (p->pairing == ATTN_ROPE_ADJACENT) {
                     c[2 * k] = c[2 * k + 1] = cs;
                     s[2 * k] = -sn;
@@ -23332,16 +23884,76 @@ ATTN_API attn_status attn_linear(const float *x, size_t ldx, size_t tokens, size
                              workspace, workspace_size);
 }
 
+/* ---- weight views and caches --------------------------------------------------------------- */
+
+/* The checks of one matrix view mapping d_in -> d_out (nothing computed) */
+static attn_status attn__matrix_check(const attn_matrix *m, size_t d_in, size_t d_out)
+{
+    if (!m->w) return ATTN_ERR_NULL; /* then attn_linear_typed's checks, the type's included */
+    return attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
+                             ATTN_ACT_NONE, NULL, d_out, NULL, 0);
+}
+
+/* A block struct's weight as a view; ld 0 is the dense row of its stored layout */
+static attn_matrix attn__view(const float *w, size_t ld, attn_trans tr, attn_dtype type,
+                              const float *bias, size_t d_in, size_t d_out)
+{
+    attn_matrix m;
+    m.w = w, m.ld = ld ? ld : tr == ATTN_TRANS ? d_in : d_out, m.trans = tr, m.type = type;
+    m.bias = bias;
+    return m;
+}
+
+/* y = act(x op(W) + bias) for a view (x: tokens x d_in at ldx, y: tokens x d_out at ldy) */
+static void attn__linear_view(const attn_matrix *m, const float *x, size_t ldx, size_t tokens,
+                              size_t d_in, size_t d_out, attn_act act, float *y, size_t ldy,
+                              void *mws, size_t mm)
+{
+    attn_linear_typed(x, ldx, tokens, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out, act,
+                      y, ldy, mws, mm);
+}
+
+/* Whether bytes [p, p + n) meet a cache's K or V (a valid cache, or NULL: never) */
+static int attn__kv_hits(const attn_kv_cache *c, const void *p, size_t n)
+{
+    size_t e;
+    if (!c) return 0;
+    e = c->batch * c->kv_heads * c->capacity * attn_dtype_size(c->type);
+    return attn__bytes_overlap(p, n, c->k, e * c->head_dim) ||
+           attn__bytes_overlap(p, n, c->v, e * c->v_head_dim);
+}
+
+/* Whether a valid cache takes n more positions: a ring up to capacity a call, and with a
+ * window only as many as leave every key the window shows the first of them */
+static int attn__kv_room(const attn_kv_cache *c, size_t n, size_t window)
+{
+    return c->ring ? n <= c->capacity && (!window || window - 1 <= c->capacity - n)
+                   : n <= c->capacity - c->len;
+}
+
 /* ---- feed-forward ----------------------------------------------------------------------- */
+
+static attn_matrix attn__ffn_w1(const attn_ffn_weights *w)
+{
+    return attn__view(w->w1, w->ld1, w->trans, w->wtype, w->b1, w->d_model, w->d_ff);
+}
+
+static attn_matrix attn__ffn_w2(const attn_ffn_weights *w)
+{
+    return attn__view(w->w2, w->ld2, w->trans, w->wtype, w->b2, w->d_ff, w->d_model);
+}
 
 static attn_status attn__ffn_check(const attn_ffn_weights *w)
 {
     attn_status st;
+    attn_matrix m1, m2;
     if (!w) return ATTN_ERR_NULL;
     if (!w->w1 || !w->w2) return ATTN_ERR_NULL;
     if ((st = attn__check_mat(w->d_model, w->d_ff, w->d_ff)) != ATTN_OK) return st;
-    if (!attn__act_valid(w->act) || !attn_dtype_size(w->wtype)) return ATTN_ERR_ARG;
-    return ATTN_OK;
+    if (!attn__act_valid(w->act)) return ATTN_ERR_ARG;
+    m1 = attn__ffn_w1(w), m2 = attn__ffn_w2(w);
+    if ((st = attn__matrix_check(&m1, w->d_model, w->d_ff)) != ATTN_OK) return st;
+    return attn__matrix_check(&m2, w->d_ff, w->d_model);
 }
 
 /* Whether a block's output y (tokens x d at ldy) overlaps its input x (other than exactly,
@@ -23357,8 +23969,8 @@ static int attn__block_alias(const float *x, size_t ldx, const float *y, size_t 
 /* bytes of the matmul workspace of the FFN's two products */
 static size_t attn__ffn_mm(const attn_ffn_weights *w, size_t tokens)
 {
-    size_t a = attn_linear_workspace_size(ATTN_NO_TRANS, tokens, w->d_model, w->d_ff);
-    size_t b = attn_linear_workspace_size(ATTN_NO_TRANS, tokens, w->d_ff, w->d_model);
+    size_t a = attn_linear_workspace_size(w->trans, tokens, w->d_model, w->d_ff);
+    size_t b = attn_linear_workspace_size(w->trans, tokens, w->d_ff, w->d_model);
     return a > b ? a : b;
 }
 
@@ -23382,12 +23994,12 @@ static void attn__ffn_run(const attn_ffn_weights *w, const float *x, size_t ldx,
                           size_t ldy, size_t tokens, unsigned char *cur)
 {
     const size_t mm = attn__ffn_mm(w, tokens);
+    const attn_matrix m1 = attn__ffn_w1(w), m2 = attn__ffn_w2(w);
     float *h = (float *)attn__take(&cur, tokens * w->d_ff * sizeof(float));
     void *mws = mm ? attn__take(&cur, mm) : NULL;
-    attn_linear_typed(x, ldx, tokens, w->d_model, ATTN_NO_TRANS, w->wtype, w->w1, w->d_ff, w->b1,
-                      w->d_ff, w->act, h, w->d_ff, mws, mm);
-    attn_linear_typed(h, w->d_ff, tokens, w->d_ff, ATTN_NO_TRANS, w->wtype, w->w2, w->d_model,
-                      w->b2, w->d_model, ATTN_ACT_NONE, y, ldy, mws, mm);
+    attn__linear_view(&m1, x, ldx, tokens, w->d_model, w->d_ff, w->act, h, w->d_ff, mws, mm);
+    attn__linear_view(&m2, h, w->d_ff, tokens, w->d_ff, w->d_model, ATTN_ACT_NONE, y, ldy, mws,
+                      mm);
 }
 
 ATTN_API attn_status attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
@@ -23411,14 +24023,50 @@ ATTN_API attn_status attn_ffn(const attn_ffn_weights *w, const float *x, size_t 
 
 /* ---- multi-head attention ---------------------------------------------------------------- */
 
+/* view i of wq, wk, wv, wo (each d_model -> d_model) */
+static attn_matrix attn__mha_w(const attn_mha_weights *w, int i)
+{
+    const float *p[4], *b[4];
+    const size_t ld[4] = {w->ldq, w->ldk, w->ldv, w->ldo};
+    p[0] = w->wq, p[1] = w->wk, p[2] = w->wv, p[3] = w->wo;
+    b[0] = w->bq, b[1] = w->bk, b[2] = w->bv, b[3] = w->bo;
+    return attn__view(p[i], ld[i], w->trans, w->wtype, b[i], w->d_model, w->d_model);
+}
+
 static attn_status attn__mha_check(const attn_mha_weights *w)
 {
     attn_status st;
+    attn_matrix m;
+    int i;
     if (!w) return ATTN_ERR_NULL;
     if (!w->wq || !w->wk || !w->wv || !w->wo) return ATTN_ERR_NULL;
     if (!w->heads || !w->d_model || w->d_model % w->heads) return ATTN_ERR_SIZE;
     if ((st = attn__check_mat(w->d_model, w->d_model, w->d_model)) != ATTN_OK) return st;
-    return attn_dtype_size(w->wtype) ? ATTN_OK : ATTN_ERR_ARG;
+    for (i = 0; i < 4; i++) {
+        m = attn__mha_w(w, i);
+        if ((st = attn__matrix_check(&m, w->d_model, w->d_model)) != ATTN_OK) return st;
+    }
+    return ATTN_OK;
+}
+
+/* The checks of an attention over lk new keys and values and a cache c (or none) */
+static attn_status attn__mha_kv_check(const attn_mha_weights *w, const attn_kv_cache *c,
+                                      size_t lk, size_t window)
+{
+    const size_t dh = w->d_model / w->heads;
+    if (!c) return lk ? ATTN_OK : ATTN_ERR_SIZE; /* queries with no keys */
+    if (!attn__kv_valid(c)) return ATTN_ERR_ARG;
+    if (c->batch != 1 || c->kv_heads != w->heads || c->head_dim != dh || c->v_head_dim != dh)
+        return ATTN_ERR_SIZE;
+    if (!attn__kv_room(c, lk, window)) return ATTN_ERR_CAPACITY;
+    return c->len || lk ? ATTN_OK : ATTN_ERR_SIZE;
+}
+
+/* Keys an attention over lk new ones and cache c (or none) sees after the append */
+static size_t attn__mha_keys(const attn_kv_cache *c, size_t lk)
+{
+    if (!c) return lk;
+    return c->ring && lk > c->capacity - c->len ? c->capacity : c->len + lk;
 }
 
 static attn_attention_params attn__mha_params(const attn_mha_weights *w, size_t lq, size_t lk,
@@ -23436,8 +24084,8 @@ static attn_attention_params attn__mha_params(const attn_mha_weights *w, size_t 
 static size_t attn__mha_mm(const attn_mha_weights *w, size_t lq, size_t lk)
 {
     const size_t d = w->d_model;
-    size_t a = attn_linear_workspace_size(ATTN_NO_TRANS, lq, d, d);
-    size_t b = attn_linear_workspace_size(ATTN_NO_TRANS, lk, d, d);
+    size_t a = attn_linear_workspace_size(w->trans, lq, d, d);
+    size_t b = attn_linear_workspace_size(w->trans, lk, d, d);
     return a > b ? a : b;
 }
 
@@ -23446,8 +24094,8 @@ static size_t attn__mha_ws(const attn_mha_weights *w, size_t lq, size_t lk)
 {
     attn_attention_params p;
     size_t total = 0;
-    if (lq == 0 || lk == 0) return 0;
-    p = attn__mha_params(w, lq, lk, NULL, NULL, NULL, NULL, 0);
+    if (lq == 0) return 0;
+    p = attn__mha_params(w, lq, 1, NULL, NULL, NULL, NULL, 0);
     if (!attn__seg_f(&total, lq, w->d_model) || !attn__seg_f(&total, lk, w->d_model) ||
         !attn__seg_f(&total, lk, w->d_model) || !attn__seg_f(&total, lq, w->d_model) ||
         !attn__seg(&total, attn_attention_workspace_size(&p)) ||
@@ -23465,11 +24113,17 @@ ATTN_API size_t attn_mha_workspace_size(const attn_mha_weights *w, size_t q_toke
     return t && attn__seg(&t, ATTN__ALIGN) ? t : 0;
 }
 
+/* The attention sublayer of a block on checked arguments: the lk rows of xkv projected
+ * (and appended to the cache c, if any), the lq queries of xq attending over them (or over
+ * the cache) with key mask km and window win; y = O Wo + bo */
 static void attn__mha_run(const attn_mha_weights *w, const float *xq, size_t ldxq, size_t lq,
-                          const float *xkv, size_t ldxkv, size_t lk, int causal, float *y,
+                          const float *xkv, size_t ldxkv, size_t lk, int causal,
+                          const uint8_t *km, attn_kv_cache *c, size_t win, float *y,
                           size_t ldy, unsigned char *cur)
 {
     const size_t d = w->d_model, mm = attn__mha_mm(w, lq, lk);
+    const attn_matrix mq = attn__mha_w(w, 0), mk = attn__mha_w(w, 1), mv = attn__mha_w(w, 2);
+    const attn_matrix mo = attn__mha_w(w, 3);
     float *q = (float *)attn__take(&cur, lq * d * sizeof(float));
     float *k = (float *)attn__take(&cur, lk * d * sizeof(float));
     float *v = (float *)attn__take(&cur, lk * d * sizeof(float));
@@ -23478,18 +24132,72 @@ static void attn__mha_run(const attn_mha_weights *w, const float *xq, size_t ldx
     const size_t aws = attn_attention_workspace_size(&p);
     void *att_ws = attn__take(&cur, aws);
     void *mws = mm ? attn__take(&cur, mm) : NULL;
-    const attn_dtype t = w->wtype;
-    attn_linear_typed(xq, ldxq, lq, d, ATTN_NO_TRANS, t, w->wq, d, w->bq, d, ATTN_ACT_NONE, q, d,
-                      mws, mm);
-    attn_linear_typed(xkv, ldxkv, lk, d, ATTN_NO_TRANS, t, w->wk, d, w->bk, d, ATTN_ACT_NONE, k,
-                      d, mws, mm);
-    attn_linear_typed(xkv, ldxkv, lk, d, ATTN_NO_TRANS, t, w->wv, d, w->bv, d, ATTN_ACT_NONE, v,
-                      d, mws, mm);
+    attn__linear_view(&mq, xq, ldxq, lq, d, d, ATTN_ACT_NONE, q, d, mws, mm);
+    attn__linear_view(&mk, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, k, d, mws, mm);
+    attn__linear_view(&mv, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, v, d, mws, mm);
+    if (c) {
+        attn_kv_cache_append(c, lk, k, v, ATTN_LAYOUT_BLHD);
+        p = attn_attention_init_kv(c, w->heads, lq, q, o, ATTN_LAYOUT_BLHD, p.causal);
+    }
+    p.bool_mask = km, p.bmask_sb = p.bmask_sh = p.bmask_sq = 0, p.window = win;
     attn_attention(&p, att_ws, aws);
     /* the output of attention is a convex combination of V rows: it may be denormal only
      * where V is; attn_linear flushes y */
-    attn_linear_typed(o, d, lq, d, ATTN_NO_TRANS, t, w->wo, d, w->bo, d, ATTN_ACT_NONE, y, ldy,
-                      mws, mm);
+    attn__linear_view(&mo, o, d, lq, d, d, ATTN_ACT_NONE, y, ldy, mws, mm);
+}
+
+/* Whether a cache or a key mask (of `keys` bytes) meets what a block writes or reads: the
+ * inputs a and b, the output y, the workspace (need bytes), or the other cache */
+static int attn__kv_alias(const attn_kv_cache *c, const uint8_t *km, size_t keys,
+                          const void *a, size_t na, const void *b, size_t nb, const void *y,
+                          size_t ny, const void *ws, size_t need, const attn_kv_cache *other)
+{
+    const size_t kb = km ? keys : 0;
+    size_t e;
+    if (attn__kv_hits(c, a, na) || attn__kv_hits(c, b, nb) || attn__kv_hits(c, y, ny) ||
+        attn__kv_hits(c, ws, need) || attn__kv_hits(c, km, kb) ||
+        attn__bytes_overlap(km, kb, y, ny) || attn__bytes_overlap(km, kb, ws, need))
+        return 1;
+    if (!c || !other) return 0;
+    e = other->batch * other->kv_heads * other->capacity * attn_dtype_size(other->type);
+    return c == other || attn__kv_hits(c, other->k, e * other->head_dim) ||
+           attn__kv_hits(c, other->v, e * other->v_head_dim);
+}
+
+ATTN_API attn_status attn_mha_ex(const attn_mha_weights *w, const float *xq, size_t ldxq,
+                                 size_t q_tokens, const float *xkv, size_t ldxkv,
+                                 size_t kv_tokens, int causal, const attn_block_options *opt,
+                                 float *y, size_t ldy, void *workspace, size_t workspace_size)
+{
+    attn_status st = attn__mha_check(w);
+    attn_kv_cache *c = opt ? opt->cache : NULL;
+    const uint8_t *km = opt ? opt->key_mask : NULL;
+    const size_t win = opt ? opt->window : 0;
+    size_t need, kb, qb, yb;
+    if (st != ATTN_OK) return st;
+    if (q_tokens && (!xq || !y || (!xkv && (kv_tokens || !c)))) return ATTN_ERR_NULL;
+    if ((st = attn__check_mat(q_tokens, w->d_model, ldxq)) != ATTN_OK) return st;
+    if (xkv && (st = attn__check_mat(kv_tokens, w->d_model, ldxkv)) != ATTN_OK) return st;
+    if ((st = attn__check_mat(q_tokens, w->d_model, ldy)) != ATTN_OK) return st;
+    if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
+    if (!q_tokens) return ATTN_OK;
+    if ((st = attn__mha_kv_check(w, c, kv_tokens, win)) != ATTN_OK) return st;
+    if ((need = attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
+    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    /* y may be xq or xkv exactly (same pointer, leading dimension and rows) */
+    kb = attn__mat_bytes(kv_tokens, w->d_model, ldxkv);
+    qb = attn__mat_bytes(q_tokens, w->d_model, ldxq);
+    yb = attn__mat_bytes(q_tokens, w->d_model, ldy);
+    if (attn__block_alias(xq, ldxq, y, ldy, q_tokens, w->d_model, 1, workspace, need) ||
+        (!(xkv == y && ldxkv == ldy && kv_tokens == q_tokens) &&
+         attn__bytes_overlap(y, yb, xkv, kb)) ||
+        attn__bytes_overlap(workspace, need, xkv, kb) ||
+        attn__kv_alias(c, km, attn__mha_keys(c, kv_tokens), xq, qb, xkv, kb, y, yb, workspace,
+                       need, NULL))
+        return ATTN_ERR_ALIAS;
+    attn__mha_run(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, km, c, win, y, ldy,
+                  (unsigned char *)attn__align(workspace));
+    return ATTN_OK;
 }
 
 ATTN_API attn_status attn_mha(const attn_mha_weights *w, const float *xq, size_t ldxq,
@@ -23497,28 +24205,8 @@ ATTN_API attn_status attn_mha(const attn_mha_weights *w, const float *xq, size_t
                               int causal, float *y, size_t ldy, void *workspace,
                               size_t workspace_size)
 {
-    attn_status st = attn__mha_check(w);
-    size_t need, kb;
-    if (st != ATTN_OK) return st;
-    if (q_tokens && (!xq || !xkv || !y)) return ATTN_ERR_NULL;
-    if ((st = attn__check_mat(q_tokens, w->d_model, ldxq)) != ATTN_OK) return st;
-    if ((st = attn__check_mat(kv_tokens, w->d_model, ldxkv)) != ATTN_OK) return st;
-    if ((st = attn__check_mat(q_tokens, w->d_model, ldy)) != ATTN_OK) return st;
-    if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
-    if (!q_tokens) return ATTN_OK;
-    if (!kv_tokens) return ATTN_ERR_SIZE; /* queries with no keys */
-    if ((need = attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
-    if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
-    /* y may be xq or xkv exactly (same pointer, leading dimension and rows) */
-    kb = attn__mat_bytes(kv_tokens, w->d_model, ldxkv);
-    if (attn__block_alias(xq, ldxq, y, ldy, q_tokens, w->d_model, 1, workspace, need) ||
-        (!(xkv == y && ldxkv == ldy && kv_tokens == q_tokens) &&
-         attn__bytes_overlap(y, attn__mat_bytes(q_tokens, w->d_model, ldy), xkv, kb)) ||
-        attn__bytes_overlap(workspace, need, xkv, kb))
-        return ATTN_ERR_ALIAS;
-    attn__mha_run(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, y, ldy,
-                  (unsigned char *)attn__align(workspace));
-    return ATTN_OK;
+    return attn_mha_ex(w, xq, ldxq, q_tokens, xkv, ldxkv, kv_tokens, causal, NULL, y, ldy,
+                       workspace, workspace_size);
 }
 
 /* ---- encoder and decoder blocks ------------------------------------------------------------ */
@@ -23566,11 +24254,15 @@ static void attn__copy_rows(const float *x, size_t ldx, float *y, size_t ldy, si
     for (r = 0; r < rows; r++) memcpy(y + r * ldy, x + r * ldx, n * sizeof(float));
 }
 
-ATTN_API attn_status attn_encoder(const attn_encoder_weights *w, const float *x, size_t ldx,
-                                  float *y, size_t ldy, size_t tokens, int causal,
-                                  void *workspace, size_t workspace_size)
+ATTN_API attn_status attn_encoder_ex(const attn_encoder_weights *w, const float *x, size_t ldx,
+                                     float *y, size_t ldy, size_t tokens, int causal,
+                                     const attn_block_options *opt, void *workspace,
+                                     size_t workspace_size)
 {
     attn_status st = attn__encoder_check(w);
+    attn_kv_cache *c = opt ? opt->cache : NULL;
+    const uint8_t *km = opt ? opt->key_mask : NULL;
+    const size_t win = opt ? opt->window : 0;
     size_t need, d;
     unsigned char *cur, *sub;
     float *t;
@@ -23581,22 +24273,26 @@ ATTN_API attn_status attn_encoder(const attn_encoder_weights *w, const float *x,
     if ((st = attn__check_mat(tokens, d, ldy)) != ATTN_OK) return st;
     if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
     if (!tokens) return ATTN_OK;
+    if ((st = attn__mha_kv_check(&w->attn, c, tokens, win)) != ATTN_OK) return st;
     if ((need = attn__encoder_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
-    if (attn__block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need)) return ATTN_ERR_ALIAS;
+    if (attn__block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
+        attn__kv_alias(c, km, attn__mha_keys(c, tokens), x, attn__mat_bytes(tokens, d, ldx),
+                       NULL, 0, y, attn__mat_bytes(tokens, d, ldy), workspace, need, NULL))
+        return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__align(workspace);
     t = (float *)attn__take(&cur, tokens * d * sizeof(float));
     sub = cur; /* the sublayers' workspace, aligned */
     if (w->norm == ATTN_PRE_LN) {
         attn__copy_rows(x, ldx, y, ldy, tokens, d);
         attn_layernorm(y, ldy, t, d, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
-        attn__mha_run(&w->attn, t, d, tokens, t, d, tokens, causal, t, d, sub);
+        attn__mha_run(&w->attn, t, d, tokens, t, d, tokens, causal, km, c, win, t, d, sub);
         attn_add(y, ldy, t, d, tokens, d);
         attn_layernorm(y, ldy, t, d, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
         attn__ffn_run(&w->ffn, t, d, t, d, tokens, sub);
         attn_add(y, ldy, t, d, tokens, d);
     } else {
-        attn__mha_run(&w->attn, x, ldx, tokens, x, ldx, tokens, causal, t, d, sub);
+        attn__mha_run(&w->attn, x, ldx, tokens, x, ldx, tokens, causal, km, c, win, t, d, sub);
         attn_add(t, d, x, ldx, tokens, d);
         attn_layernorm(t, d, y, ldy, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
         attn__ffn_run(&w->ffn, y, ldy, t, d, tokens, sub);
@@ -23605,6 +24301,13 @@ ATTN_API attn_status attn_encoder(const attn_encoder_weights *w, const float *x,
     }
     attn__flush_rows(y, ldy, tokens, d);
     return ATTN_OK;
+}
+
+ATTN_API attn_status attn_encoder(const attn_encoder_weights *w, const float *x, size_t ldx,
+                                  float *y, size_t ldy, size_t tokens, int causal,
+                                  void *workspace, size_t workspace_size)
+{
+    return attn_encoder_ex(w, x, ldx, y, ldy, tokens, causal, NULL, workspace, workspace_size);
 }
 
 static attn_status attn__decoder_check(const attn_decoder_weights *w)
@@ -23632,33 +24335,44 @@ static size_t attn__decoder_ws(const attn_decoder_weights *w, size_t tokens, siz
 ATTN_API size_t attn_decoder_workspace_size(const attn_decoder_weights *w, size_t tokens,
                                             size_t mem_tokens)
 {
-    if (attn__decoder_check(w) != ATTN_OK || tokens == 0 || mem_tokens == 0) return 0;
+    if (attn__decoder_check(w) != ATTN_OK || tokens == 0) return 0;
     return attn__decoder_ws(w, tokens, mem_tokens);
 }
 
-ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x, size_t ldx,
-                                  float *y, size_t ldy, size_t tokens, const float *mem,
-                                  size_t ldmem, size_t mem_tokens, void *workspace,
-                                  size_t workspace_size)
+ATTN_API attn_status attn_decoder_ex(const attn_decoder_weights *w, const float *x, size_t ldx,
+                                     float *y, size_t ldy, size_t tokens, int causal,
+                                     const float *mem, size_t ldmem, size_t mem_tokens,
+                                     const attn_block_options *opt, void *workspace,
+                                     size_t workspace_size)
 {
     attn_status st = attn__decoder_check(w);
-    size_t need, d;
+    attn_kv_cache *c = opt ? opt->cache : NULL, *mc = opt ? opt->mem_cache : NULL;
+    const uint8_t *km = opt ? opt->key_mask : NULL, *mm = opt ? opt->mem_mask : NULL;
+    const size_t win = opt ? opt->window : 0;
+    size_t need, d, xb, yb, mb;
     unsigned char *cur, *sub;
     float *t;
     if (st != ATTN_OK) return st;
     d = w->ffn.d_model;
-    if (tokens && (!x || !y || !mem)) return ATTN_ERR_NULL;
+    if (tokens && (!x || !y || (!mem && (mem_tokens || !mc)))) return ATTN_ERR_NULL;
     if ((st = attn__check_mat(tokens, d, ldx)) != ATTN_OK) return st;
     if ((st = attn__check_mat(tokens, d, ldy)) != ATTN_OK) return st;
-    if ((st = attn__check_mat(mem_tokens, d, ldmem)) != ATTN_OK) return st;
+    if (mem && (st = attn__check_mat(mem_tokens, d, ldmem)) != ATTN_OK) return st;
+    if (causal != 0 && causal != 1) return ATTN_ERR_ARG;
     if (!tokens) return ATTN_OK;
-    if (!mem_tokens) return ATTN_ERR_SIZE; /* cross-attention with no keys */
+    if ((st = attn__mha_kv_check(&w->self_attn, c, tokens, win)) != ATTN_OK ||
+        (st = attn__mha_kv_check(&w->cross_attn, mc, mem_tokens, 0)) != ATTN_OK)
+        return st;
     if ((need = attn__decoder_ws(w, tokens, mem_tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
+    xb = attn__mat_bytes(tokens, d, ldx), yb = attn__mat_bytes(tokens, d, ldy);
+    mb = attn__mat_bytes(mem_tokens, d, ldmem);
     if (attn__block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
-        attn__bytes_overlap(y, attn__mat_bytes(tokens, d, ldy), mem,
-                            attn__mat_bytes(mem_tokens, d, ldmem)) ||
-        attn__bytes_overlap(workspace, need, mem, attn__mat_bytes(mem_tokens, d, ldmem)))
+        attn__bytes_overlap(y, yb, mem, mb) || attn__bytes_overlap(workspace, need, mem, mb) ||
+        attn__kv_alias(c, km, attn__mha_keys(c, tokens), x, xb, mem, mb, y, yb, workspace, need,
+                       mc) ||
+        attn__kv_alias(mc, mm, attn__mha_keys(mc, mem_tokens), x, xb, mem, mb, y, yb, workspace,
+                       need, c))
         return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__align(workspace);
     t = (float *)attn__take(&cur, tokens * d * sizeof(float));
@@ -23666,19 +24380,22 @@ ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x,
     if (w->norm == ATTN_PRE_LN) {
         attn__copy_rows(x, ldx, y, ldy, tokens, d);
         attn_layernorm(y, ldy, t, d, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
-        attn__mha_run(&w->self_attn, t, d, tokens, t, d, tokens, 1, t, d, sub);
+        attn__mha_run(&w->self_attn, t, d, tokens, t, d, tokens, causal, km, c, win, t, d, sub);
         attn_add(y, ldy, t, d, tokens, d);
         attn_layernorm(y, ldy, t, d, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
-        attn__mha_run(&w->cross_attn, t, d, tokens, mem, ldmem, mem_tokens, 0, t, d, sub);
+        attn__mha_run(&w->cross_attn, t, d, tokens, mem, ldmem, mem_tokens, 0, mm, mc, 0, t, d,
+                      sub);
         attn_add(y, ldy, t, d, tokens, d);
         attn_layernorm(y, ldy, t, d, tokens, d, w->ln3_gamma, w->ln3_beta, w->eps, NULL, NULL);
         attn__ffn_run(&w->ffn, t, d, t, d, tokens, sub);
         attn_add(y, ldy, t, d, tokens, d);
     } else {
-        attn__mha_run(&w->self_attn, x, ldx, tokens, x, ldx, tokens, 1, t, d, sub);
+        attn__mha_run(&w->self_attn, x, ldx, tokens, x, ldx, tokens, causal, km, c, win, t, d,
+                      sub);
         attn_add(t, d, x, ldx, tokens, d);
         attn_layernorm(t, d, y, ldy, tokens, d, w->ln1_gamma, w->ln1_beta, w->eps, NULL, NULL);
-        attn__mha_run(&w->cross_attn, y, ldy, tokens, mem, ldmem, mem_tokens, 0, t, d, sub);
+        attn__mha_run(&w->cross_attn, y, ldy, tokens, mem, ldmem, mem_tokens, 0, mm, mc, 0, t, d,
+                      sub);
         attn_add(t, d, y, ldy, tokens, d);
         attn_layernorm(t, d, y, ldy, tokens, d, w->ln2_gamma, w->ln2_beta, w->eps, NULL, NULL);
         attn__ffn_run(&w->ffn, y, ldy, t, d, tokens, sub);
@@ -23687,6 +24404,15 @@ ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x,
     }
     attn__flush_rows(y, ldy, tokens, d);
     return ATTN_OK;
+}
+
+ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x, size_t ldx,
+                                  float *y, size_t ldy, size_t tokens, const float *mem,
+                                  size_t ldmem, size_t mem_tokens, void *workspace,
+                                  size_t workspace_size)
+{
+    return attn_decoder_ex(w, x, ldx, y, ldy, tokens, 1, mem, ldmem, mem_tokens, NULL, workspace,
+                           workspace_size);
 }
 
 /* ---- parameter counts ------------------------------------------------------------------- */
@@ -23739,14 +24465,6 @@ ATTN_API attn_status attn_decoder_param_count(size_t d_model, size_t heads, size
  * attention with RoPE and grouped-query heads against a KV cache -> residual -> norm ->
  * (gated) MLP -> residual, or both branches from one input (parallel residual). Composed
  * from the public kernels; the weights are used as stored (attn_matrix views). */
-
-/* The checks of one matrix view mapping d_in -> d_out (nothing computed) */
-static attn_status attn__matrix_check(const attn_matrix *m, size_t d_in, size_t d_out)
-{
-    if (!m->w) return ATTN_ERR_NULL; /* then attn_linear_typed's checks, the type's included */
-    return attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
-                             ATTN_ACT_NONE, NULL, d_out, NULL, 0);
-}
 
 static size_t attn__dq(const attn_decoder_only_weights *w) { return w->heads * w->head_dim; }
 static size_t attn__dkv(const attn_decoder_only_weights *w) { return w->kv_heads * w->head_dim; }
@@ -23836,14 +24554,6 @@ static void attn__dec_only_norm(const attn_decoder_only_weights *w, const float 
         attn_layernorm(x, ldx, y, w->d_model, rows, w->d_model, g, b, w->eps, NULL, NULL);
 }
 
-static void attn__dec_only_linear(const attn_matrix *m, const float *x, size_t tokens,
-                                  size_t d_in, size_t d_out, attn_act act, float *y,
-                                  void *mws, size_t mm)
-{
-    attn_linear_typed(x, d_in, tokens, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
-                      act, y, d_out, mws, mm);
-}
-
 ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const float *x,
                                        size_t ldx, float *y, size_t ldy, size_t tokens,
                                        attn_kv_cache *cache, void *workspace,
@@ -23851,7 +24561,7 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
 {
     attn_status st = attn__dec_only_check(w);
     attn_attention_params p;
-    size_t need, mm, dq, dkv, d, pos, cb;
+    size_t need, mm, dq, dkv, d, pos;
     unsigned char *cur;
     float *h, *q, *k, *v, *o, *t, *gate, *up;
     void *aws, *mws;
@@ -23865,22 +24575,13 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
     if (cache->batch != 1 || cache->kv_heads != w->kv_heads || cache->head_dim != w->head_dim ||
         cache->v_head_dim != w->head_dim)
         return ATTN_ERR_SIZE;
-    /* a ring takes any stream, up to capacity tokens a call, and with a window only as many
-     * as leave every key the window shows the first of them */
-    if (cache->ring ? tokens > cache->capacity || (w->window && w->window - 1 >
-                                                              cache->capacity - tokens)
-                    : tokens > cache->capacity - cache->len)
-        return ATTN_ERR_CAPACITY;
+    if (!attn__kv_room(cache, tokens, w->window)) return ATTN_ERR_CAPACITY;
     if ((need = attn__dec_only_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
-    cb = cache->capacity * dkv * attn_dtype_size(cache->type); /* each of k and v (batch 1) */
     if (attn__block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
-        attn__bytes_overlap(y, attn__mat_bytes(tokens, d, ldy), cache->k, cb) ||
-        attn__bytes_overlap(y, attn__mat_bytes(tokens, d, ldy), cache->v, cb) ||
-        attn__bytes_overlap(x, attn__mat_bytes(tokens, d, ldx), cache->k, cb) ||
-        attn__bytes_overlap(x, attn__mat_bytes(tokens, d, ldx), cache->v, cb) ||
-        attn__bytes_overlap(workspace, need, cache->k, cb) ||
-        attn__bytes_overlap(workspace, need, cache->v, cb))
+        attn__kv_hits(cache, y, attn__mat_bytes(tokens, d, ldy)) ||
+        attn__kv_hits(cache, x, attn__mat_bytes(tokens, d, ldx)) ||
+        attn__kv_hits(cache, workspace, need))
         return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__align(workspace);
     h = (float *)attn__take(&cur, tokens * d * sizeof(float));
@@ -23899,9 +24600,9 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
     /* attention: h = norm1(x); q, k, v; RoPE at the cache's positions; append; attend */
     pos = cache->ring ? cache->pos : cache->len;
     attn__dec_only_norm(w, w->attn_norm, w->attn_norm_b, x, ldx, h, tokens);
-    attn__dec_only_linear(&w->wq, h, tokens, d, dq, ATTN_ACT_NONE, q, mws, mm);
-    attn__dec_only_linear(&w->wk, h, tokens, d, dkv, ATTN_ACT_NONE, k, mws, mm);
-    attn__dec_only_linear(&w->wv, h, tokens, d, dkv, ATTN_ACT_NONE, v, mws, mm);
+    attn__linear_view(&w->wq, h, d, tokens, d, dq, ATTN_ACT_NONE, q, dq, mws, mm);
+    attn__linear_view(&w->wk, h, d, tokens, d, dkv, ATTN_ACT_NONE, k, dkv, mws, mm);
+    attn__linear_view(&w->wv, h, d, tokens, d, dkv, ATTN_ACT_NONE, v, dkv, mws, mm);
     if (w->rope.head_dim) {
         attn_rope(&w->rope, q, dq, tokens, w->heads, pos, NULL);
         attn_rope(&w->rope, k, dkv, tokens, w->kv_heads, pos, NULL);
@@ -23911,7 +24612,7 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
                                ATTN_CAUSAL_BOTTOM_RIGHT);
     p.window = w->window, p.sinks = w->sinks, p.alibi_slopes = w->alibi_slopes;
     attn_attention(&p, aws, attn_attention_workspace_size(&p));
-    attn__dec_only_linear(&w->wo, o, tokens, dq, d, ATTN_ACT_NONE, t, mws, mm);
+    attn__linear_view(&w->wo, o, dq, tokens, dq, d, ATTN_ACT_NONE, t, d, mws, mm);
     /* MLP: from norm2 of x (parallel) or of x + attention (sequential, written to y) */
     if (w->parallel_residual) {
         if (w->ffn_norm) attn__dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, x, ldx, h, tokens);
@@ -23920,13 +24621,15 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
         attn__copy_rows(t, d, y, ldy, tokens, d);
         attn__dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, y, ldy, h, tokens);
     }
-    attn__dec_only_linear(&w->w_up, h, tokens, d, w->d_ff,
-                          w->w_gate.w ? ATTN_ACT_NONE : w->act, up, mws, mm);
+    attn__linear_view(&w->w_up, h, d, tokens, d, w->d_ff, w->w_gate.w ? ATTN_ACT_NONE : w->act,
+                      up, w->d_ff, mws, mm);
     if (w->w_gate.w) {
-        attn__dec_only_linear(&w->w_gate, h, tokens, d, w->d_ff, ATTN_ACT_NONE, gate, mws, mm);
+        attn__linear_view(&w->w_gate, h, d, tokens, d, w->d_ff, ATTN_ACT_NONE, gate, w->d_ff,
+                          mws, mm);
         attn_glu(w->act, gate, w->d_ff, up, w->d_ff, up, w->d_ff, tokens, w->d_ff);
     }
-    attn__dec_only_linear(&w->w_down, up, tokens, w->d_ff, d, ATTN_ACT_NONE, h, mws, mm);
+    attn__linear_view(&w->w_down, up, w->d_ff, tokens, w->d_ff, d, ATTN_ACT_NONE, h, d, mws,
+                      mm);
     if (w->parallel_residual) { /* y = x + attention + MLP */
         attn_add(t, d, x, ldx, tokens, d);
         attn_add(t, d, h, d, tokens, d);

@@ -31,7 +31,12 @@
     X(attention)     \
     X(decode)        \
     X(matvec)        \
-    X(linear16)
+    X(linear16)      \
+    X(rope)          \
+    X(mlp_dec)       \
+    X(mlp)           \
+    X(block)         \
+    X(block_dec)
 
 #define BENCH_DECLARE(id) extern struct op bench_op_##id;
 BENCH_OPS(BENCH_DECLARE)

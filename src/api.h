@@ -524,11 +524,13 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
  * attention, encoder and decoder blocks, parameter counts; and the floating-point
  * environment helpers for real-time use.
  *
- * Weights are caller-owned arrays, row-major and dense, never copied: float32, or f16 /
- * bf16 where a struct's wtype says so (encoder and decoder blocks: each sublayer's struct
- * has its own; an invalid wtype is ATTN_ERR_ARG). A linear
- * weight W of a block is d_in x d_out (y = x W + b; nn.Linear's [out, in] weight is its
- * transpose, which attn_linear also accepts). One sequence per call: x is tokens x
+ * Weights are caller-owned arrays, row-major, never copied: float32, or f16 / bf16 where a
+ * struct's wtype says so (encoder and decoder blocks: each sublayer's struct has its own;
+ * an invalid wtype is ATTN_ERR_ARG). A linear weight W of a block is d_in x d_out
+ * (y = x W + b), or stored as its transpose, nn.Linear's [out, in], with the struct's trans
+ * = ATTN_TRANS; leading dimensions (0 = dense) let a block use views into fused tensors, so
+ * a state dict is used as stored (an invalid trans is ATTN_ERR_ARG, a leading dimension
+ * below its row ATTN_ERR_LD). One sequence per call: x is tokens x
  * d_model with leading dimension ldx; batch by looping. Scratch memory comes from the
  * caller: *_workspace_size() gives the bytes for a given token count (it grows with the
  * tokens, as the activations do, and never decreases as any size grows, so the size for the
@@ -620,6 +622,9 @@ typedef struct attn_ffn_weights {
     attn_dtype wtype;    /* storage of w1 and w2: ATTN_F32 (0: zero-initialized structs), or
                             ATTN_F16 / ATTN_BF16 (the pointers then hold uint16_t elements,
                             cast to const float *); biases stay float32 */
+    attn_trans trans;    /* ATTN_TRANS: w1 stored d_ff x d_model and w2 d_model x d_ff, as
+                            PyTorch's nn.Linear weights ([out, in]); ATTN_NO_TRANS (0) as above */
+    size_t ld1, ld2;     /* leading dimensions of w1 and w2 in elements, 0 = dense */
 } attn_ffn_weights;
 
 /* Bytes of workspace attn_ffn needs for `tokens` rows (the d_ff hidden activations plus
@@ -645,10 +650,17 @@ typedef struct attn_mha_weights {
     const float *wq, *wk, *wv, *wo;  /* d_model x d_model each */
     const float *bq, *bk, *bv, *bo;  /* d_model floats each, or NULL (no bias) */
     attn_dtype wtype; /* storage of wq, wk, wv, wo: ATTN_F32 (0) or 16 bits, as in the FFN */
+    attn_trans trans; /* ATTN_TRANS: each stored [out, in] (nn.Linear); 0 as above */
+    size_t ldq, ldk, ldv, ldo; /* leading dimensions in elements, 0 = dense (d_model). Weights
+                                * used as stored: nn.MultiheadAttention's in_proj_weight [3E, E]
+                                * is wq = p, wk = p + E*E, wv = p + 2*E*E with ATTN_TRANS; a
+                                * fused [E, 3E] (GPT-2's c_attn) is wq = p, wk = p + E,
+                                * wv = p + 2*E, ldq = ldk = ldv = 3E with ATTN_NO_TRANS. */
 } attn_mha_weights;
 
 /* Bytes of workspace attn_mha needs (Q, K, V, O, the attention's and the matmul's).
- * Returns 0 for NULL or invalid weights, a zero token count, or on overflow. */
+ * Returns 0 for NULL or invalid weights, q_tokens 0, or on overflow; kv_tokens 0 is a
+ * cached call's (attn_mha_ex) that appends nothing. */
 ATTN_API size_t attn_mha_workspace_size(const attn_mha_weights *w, size_t q_tokens,
                                         size_t kv_tokens);
 
@@ -710,6 +722,54 @@ ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x,
                                   float *y, size_t ldy, size_t tokens, const float *mem,
                                   size_t ldmem, size_t mem_tokens, void *workspace,
                                   size_t workspace_size);
+
+/* Per-call options of attn_mha_ex, attn_encoder_ex and attn_decoder_ex (zero-initialize;
+ * every field optional; NULL options = all zero = attn_mha / attn_encoder / attn_decoder).
+ *   key_mask: [kv_len] uint8 over the self-attention's keys (attn_mha_ex: its keys), oldest
+ *             first, nonzero = attend: PyTorch's key_padding_mask negated. kv_len is
+ *             kv_tokens, or with a cache its len after the append.
+ *   mem_mask: [mem_len] over the decoder's memory keys (mem_tokens, or mem_cache's len).
+ *   cache:    a KV cache of the self-attention (batch 1, kv_heads = heads, head_dim =
+ *             v_head_dim = d_model / heads, any storage type, plain or ring): the call
+ *             appends the K and V of its new tokens and attends over every cached position;
+ *             causal makes the new tokens the last positions. Decoding token by token then
+ *             costs one token's projections per call. Errors as attn_decoder_only's: a
+ *             cache of another shape ATTN_ERR_SIZE, no room ATTN_ERR_CAPACITY, a cache over
+ *             an input, the output or the workspace ATTN_ERR_ALIAS; nothing is appended on
+ *             error.
+ *   mem_cache: attn_decoder_ex's cross-attention memory K and V (attn_mha_ex ignores it):
+ *             a call with mem appends mem's projected K and V (reset len to 0 first for a
+ *             new memory); a call with mem NULL (mem_tokens 0) reuses them, so the memory is
+ *             projected once per sequence.
+ *   window:   the self-attention's sliding window (see attn_attention); with a ring cache it
+ *             runs forever in fixed memory, capacity >= window + tokens per call - 1.
+ * The workspace queries count new tokens only (kv_tokens or mem_tokens 0 with a cache). */
+typedef struct attn_block_options {
+    const uint8_t *key_mask, *mem_mask;
+    attn_kv_cache *cache, *mem_cache;
+    size_t window;
+} attn_block_options;
+
+/* attn_mha with options: xkv may be NULL with kv_tokens 0 when opt->cache holds the keys. */
+ATTN_API attn_status attn_mha_ex(const attn_mha_weights *w, const float *xq, size_t ldxq,
+                                 size_t q_tokens, const float *xkv, size_t ldxkv,
+                                 size_t kv_tokens, int causal, const attn_block_options *opt,
+                                 float *y, size_t ldy, void *workspace, size_t workspace_size);
+
+/* attn_encoder with options (key_mask, cache, window). */
+ATTN_API attn_status attn_encoder_ex(const attn_encoder_weights *w, const float *x, size_t ldx,
+                                     float *y, size_t ldy, size_t tokens, int causal,
+                                     const attn_block_options *opt, void *workspace,
+                                     size_t workspace_size);
+
+/* attn_decoder with options and the self-attention's causal flag (1: attn_decoder; 0:
+ * bidirectional, 0 and 1 only); mem may be NULL with mem_tokens 0 when opt->mem_cache
+ * holds the memory's K and V. */
+ATTN_API attn_status attn_decoder_ex(const attn_decoder_weights *w, const float *x, size_t ldx,
+                                     float *y, size_t ldy, size_t tokens, int causal,
+                                     const float *mem, size_t ldmem, size_t mem_tokens,
+                                     const attn_block_options *opt, void *workspace,
+                                     size_t workspace_size);
 
 /* ---------------------------------------------------------------------------------------
  * Decoder-only block, the layer of today's small language models (Llama, Mistral, Qwen,

@@ -4,14 +4,6 @@
  * (gated) MLP -> residual, or both branches from one input (parallel residual). Composed
  * from the public kernels; the weights are used as stored (attn_matrix views). */
 
-/* The checks of one matrix view mapping d_in -> d_out (nothing computed) */
-static attn_status attn__matrix_check(const attn_matrix *m, size_t d_in, size_t d_out)
-{
-    if (!m->w) return ATTN_ERR_NULL; /* then attn_linear_typed's checks, the type's included */
-    return attn_linear_typed(NULL, d_in, 0, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
-                             ATTN_ACT_NONE, NULL, d_out, NULL, 0);
-}
-
 static size_t attn__dq(const attn_decoder_only_weights *w) { return w->heads * w->head_dim; }
 static size_t attn__dkv(const attn_decoder_only_weights *w) { return w->kv_heads * w->head_dim; }
 
@@ -100,14 +92,6 @@ static void attn__dec_only_norm(const attn_decoder_only_weights *w, const float 
         attn_layernorm(x, ldx, y, w->d_model, rows, w->d_model, g, b, w->eps, NULL, NULL);
 }
 
-static void attn__dec_only_linear(const attn_matrix *m, const float *x, size_t tokens,
-                                  size_t d_in, size_t d_out, attn_act act, float *y,
-                                  void *mws, size_t mm)
-{
-    attn_linear_typed(x, d_in, tokens, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out,
-                      act, y, d_out, mws, mm);
-}
-
 ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const float *x,
                                        size_t ldx, float *y, size_t ldy, size_t tokens,
                                        attn_kv_cache *cache, void *workspace,
@@ -115,7 +99,7 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
 {
     attn_status st = attn__dec_only_check(w);
     attn_attention_params p;
-    size_t need, mm, dq, dkv, d, pos, cb;
+    size_t need, mm, dq, dkv, d, pos;
     unsigned char *cur;
     float *h, *q, *k, *v, *o, *t, *gate, *up;
     void *aws, *mws;
@@ -129,22 +113,13 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
     if (cache->batch != 1 || cache->kv_heads != w->kv_heads || cache->head_dim != w->head_dim ||
         cache->v_head_dim != w->head_dim)
         return ATTN_ERR_SIZE;
-    /* a ring takes any stream, up to capacity tokens a call, and with a window only as many
-     * as leave every key the window shows the first of them */
-    if (cache->ring ? tokens > cache->capacity || (w->window && w->window - 1 >
-                                                              cache->capacity - tokens)
-                    : tokens > cache->capacity - cache->len)
-        return ATTN_ERR_CAPACITY;
+    if (!attn__kv_room(cache, tokens, w->window)) return ATTN_ERR_CAPACITY;
     if ((need = attn__dec_only_ws(w, tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
-    cb = cache->capacity * dkv * attn_dtype_size(cache->type); /* each of k and v (batch 1) */
     if (attn__block_alias(x, ldx, y, ldy, tokens, d, 1, workspace, need) ||
-        attn__bytes_overlap(y, attn__mat_bytes(tokens, d, ldy), cache->k, cb) ||
-        attn__bytes_overlap(y, attn__mat_bytes(tokens, d, ldy), cache->v, cb) ||
-        attn__bytes_overlap(x, attn__mat_bytes(tokens, d, ldx), cache->k, cb) ||
-        attn__bytes_overlap(x, attn__mat_bytes(tokens, d, ldx), cache->v, cb) ||
-        attn__bytes_overlap(workspace, need, cache->k, cb) ||
-        attn__bytes_overlap(workspace, need, cache->v, cb))
+        attn__kv_hits(cache, y, attn__mat_bytes(tokens, d, ldy)) ||
+        attn__kv_hits(cache, x, attn__mat_bytes(tokens, d, ldx)) ||
+        attn__kv_hits(cache, workspace, need))
         return ATTN_ERR_ALIAS;
     cur = (unsigned char *)attn__align(workspace);
     h = (float *)attn__take(&cur, tokens * d * sizeof(float));
@@ -163,9 +138,9 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
     /* attention: h = norm1(x); q, k, v; RoPE at the cache's positions; append; attend */
     pos = cache->ring ? cache->pos : cache->len;
     attn__dec_only_norm(w, w->attn_norm, w->attn_norm_b, x, ldx, h, tokens);
-    attn__dec_only_linear(&w->wq, h, tokens, d, dq, ATTN_ACT_NONE, q, mws, mm);
-    attn__dec_only_linear(&w->wk, h, tokens, d, dkv, ATTN_ACT_NONE, k, mws, mm);
-    attn__dec_only_linear(&w->wv, h, tokens, d, dkv, ATTN_ACT_NONE, v, mws, mm);
+    attn__linear_view(&w->wq, h, d, tokens, d, dq, ATTN_ACT_NONE, q, dq, mws, mm);
+    attn__linear_view(&w->wk, h, d, tokens, d, dkv, ATTN_ACT_NONE, k, dkv, mws, mm);
+    attn__linear_view(&w->wv, h, d, tokens, d, dkv, ATTN_ACT_NONE, v, dkv, mws, mm);
     if (w->rope.head_dim) {
         attn_rope(&w->rope, q, dq, tokens, w->heads, pos, NULL);
         attn_rope(&w->rope, k, dkv, tokens, w->kv_heads, pos, NULL);
@@ -175,7 +150,7 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
                                ATTN_CAUSAL_BOTTOM_RIGHT);
     p.window = w->window, p.sinks = w->sinks, p.alibi_slopes = w->alibi_slopes;
     attn_attention(&p, aws, attn_attention_workspace_size(&p));
-    attn__dec_only_linear(&w->wo, o, tokens, dq, d, ATTN_ACT_NONE, t, mws, mm);
+    attn__linear_view(&w->wo, o, dq, tokens, dq, d, ATTN_ACT_NONE, t, d, mws, mm);
     /* MLP: from norm2 of x (parallel) or of x + attention (sequential, written to y) */
     if (w->parallel_residual) {
         if (w->ffn_norm) attn__dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, x, ldx, h, tokens);
@@ -184,13 +159,15 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
         attn__copy_rows(t, d, y, ldy, tokens, d);
         attn__dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, y, ldy, h, tokens);
     }
-    attn__dec_only_linear(&w->w_up, h, tokens, d, w->d_ff,
-                          w->w_gate.w ? ATTN_ACT_NONE : w->act, up, mws, mm);
+    attn__linear_view(&w->w_up, h, d, tokens, d, w->d_ff, w->w_gate.w ? ATTN_ACT_NONE : w->act,
+                      up, w->d_ff, mws, mm);
     if (w->w_gate.w) {
-        attn__dec_only_linear(&w->w_gate, h, tokens, d, w->d_ff, ATTN_ACT_NONE, gate, mws, mm);
+        attn__linear_view(&w->w_gate, h, d, tokens, d, w->d_ff, ATTN_ACT_NONE, gate, w->d_ff,
+                          mws, mm);
         attn_glu(w->act, gate, w->d_ff, up, w->d_ff, up, w->d_ff, tokens, w->d_ff);
     }
-    attn__dec_only_linear(&w->w_down, up, tokens, w->d_ff, d, ATTN_ACT_NONE, h, mws, mm);
+    attn__linear_view(&w->w_down, up, w->d_ff, tokens, w->d_ff, d, ATTN_ACT_NONE, h, d, mws,
+                      mm);
     if (w->parallel_residual) { /* y = x + attention + MLP */
         attn_add(t, d, x, ldx, tokens, d);
         attn_add(t, d, h, d, tokens, d);

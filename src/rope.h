@@ -65,6 +65,7 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
                                size_t heads, size_t pos0, const size_t *positions)
 {
     float c[2 * ATTN__ROPE_CHUNK], s[2 * ATTN__ROPE_CHUNK];
+    double f[ATTN__ROPE_CHUNK];
     attn_status st;
     size_t r, half, t, k0, k, h, width;
     double theta, scale;
@@ -87,15 +88,17 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
     theta = p->theta > 0.0f ? (double)p->theta : 10000.0;
     scale = p->pos_scale > 0.0f ? (double)p->pos_scale : 1.0;
     half = r / 2;
-    for (t = 0; t < tokens; t++) {
-        const double pos = (double)(positions ? positions[t] : pos0 + t) * scale;
-        float *row = x + t * ldx;
-        for (k0 = 0; k0 < half; k0 += ATTN__ROPE_CHUNK) {
-            const size_t nk = half - k0 < ATTN__ROPE_CHUNK ? half - k0 : ATTN__ROPE_CHUNK;
+    /* chunks of pairs outer, rows inner: the frequencies (a pow each) once per call */
+    for (k0 = 0; k0 < half; k0 += ATTN__ROPE_CHUNK) {
+        const size_t nk = half - k0 < ATTN__ROPE_CHUNK ? half - k0 : ATTN__ROPE_CHUNK;
+        for (k = 0; k < nk; k++)
+            f[k] = p->inv_freq ? (double)p->inv_freq[k0 + k]
+                               : pow(theta, -2.0 * (double)(k0 + k) / (double)r);
+        for (t = 0; t < tokens; t++) {
+            const double pos = (double)(positions ? positions[t] : pos0 + t) * scale;
+            float *row = x + t * ldx;
             for (k = 0; k < nk; k++) {
-                const double f = p->inv_freq ? (double)p->inv_freq[k0 + k]
-                                             : pow(theta, -2.0 * (double)(k0 + k) / (double)r);
-                const float cs = (float)cos(pos * f), sn = (float)sin(pos * f);
+                const float cs = (float)cos(pos * f[k]), sn = (float)sin(pos * f[k]);
                 if (p->pairing == ATTN_ROPE_ADJACENT) {
                     c[2 * k] = c[2 * k + 1] = cs;
                     s[2 * k] = -sn;

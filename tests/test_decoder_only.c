@@ -16,49 +16,12 @@
 #define D 64  /* d_model */
 #define HD 16 /* head_dim */
 
-typedef struct rec {
-    char name[49];
-    uint32_t type, count;
-    void *data;
-} rec;
+#include "torch_records.h"
 
-static rec recs[64];
-static size_t nrecs;
-
-static int load(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    while (nrecs < 64) {
-        rec *r = &recs[nrecs];
-        unsigned char hdr[8];
-        size_t es;
-        memset(r->name, 0, sizeof r->name);
-        if (fread(r->name, 1, 48, f) != 48 || fread(hdr, 1, 8, f) != 8) break;
-        r->type = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 |
-                  (uint32_t)hdr[3] << 24;
-        r->count = (uint32_t)hdr[4] | (uint32_t)hdr[5] << 8 | (uint32_t)hdr[6] << 16 |
-                   (uint32_t)hdr[7] << 24;
-        es = r->type ? 2 : 4;
-        r->data = malloc(r->count * es + 1);
-        if (!r->data || fread(r->data, es, r->count, f) != r->count) break;
-        nrecs++;
-    }
-    fclose(f);
-    return nrecs > 0;
-}
-
-static const rec *find(const char *name)
-{
-    size_t i;
-    for (i = 0; i < nrecs; i++)
-        if (strcmp(recs[i].name, name) == 0) return &recs[i];
-    check(0, "record %s missing from the data", name);
-    exit(check_end("decoder_only"));
-}
+static const rec *find(const char *name) { return find_in(name, "decoder_only"); }
 
 /* a weight record as f16 (as stored) or widened to f32 (one copy per record) */
-static float *widened[64];
+static float *widened[TORCH_MAXREC];
 static const void *weight(const char *name, attn_dtype type)
 {
     const rec *r = find(name);
@@ -363,7 +326,7 @@ int main(int argc, char **argv)
     test_models();
     test_errors();
     test_window_ring();
-    for (i = 0; i < nrecs; i++) free(recs[i].data);
-    for (i = 0; i < 64; i++) free(widened[i]);
+    free_records();
+    for (i = 0; i < TORCH_MAXREC; i++) free(widened[i]);
     return check_end("decoder_only");
 }

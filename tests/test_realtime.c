@@ -463,6 +463,41 @@ static void c_mha(void)
     ERR(attn_mha(w, bx, d, CUR->T, bx, d, CUR->T, 7, by, d, bws, need_self));
 }
 
+/* the blocks with options: key masks, a bf16 cache in kc (2 T positions of d), a ring */
+static void c_blocks_ex(void)
+{
+    const size_t d = CUR->d, T = CUR->T, M = CUR->M, dh = d / CUR->heads;
+    size_t need = attn_encoder_workspace_size(&CUR->enc_pre, T);
+    size_t need1 = attn_decoder_workspace_size(&CUR->dec_pre, 1, 0);
+    size_t needd = attn_decoder_workspace_size(&CUR->dec_pre, 1, M);
+    size_t needm = attn_mha_workspace_size(&CUR->enc_pre.attn, T, M);
+    attn_block_options o;
+    attn_kv_cache c, mc;
+    memset(&o, 0, sizeof o);
+    o.key_mask = bbool;
+    OK(attn_mha_ex(&CUR->enc_pre.attn, bx, d, T, bm, d, M, 0, &o, by, d, bws, needm));
+    OK(attn_kv_cache_init_type(&c, ATTN_BF16, CUR->kc, CUR->vc, 1, CUR->heads, 2 * T, dh, dh));
+    o.cache = &c;
+    OK(attn_encoder_ex(&CUR->enc_pre, bx, d, by, d, T, 1, &o, bws, need)); /* prefill */
+    OK(attn_encoder_ex(&CUR->enc_post, by, d, by, d, 1, 1, &o, bws, need)); /* decode */
+    c.len = 2 * T;
+    ERR(attn_encoder_ex(&CUR->enc_pre, bx, d, by, d, 1, 1, &o, bws, need)); /* full */
+    OK(attn_kv_cache_init_ring(&c, ATTN_F16, CUR->kc, CUR->vc, 1, CUR->heads, T, dh, dh));
+    o.key_mask = NULL, o.window = 2;
+    OK(attn_encoder_ex(&CUR->enc_pre, bx, d, by, d, T - 1, 1, &o, bws, need));
+    OK(attn_encoder_ex(&CUR->enc_pre, by, d, by, d, 1, 1, &o, bws, need));
+    OK(attn_encoder_ex(&CUR->enc_pre, by, d, by, d, 1, 1, &o, bws, need)); /* wraps */
+    /* a decoder with a self cache and the memory's K and V cached once: the first half of
+     * kc / vc, and the second */
+    OK(attn_kv_cache_init_type(&c, ATTN_BF16, CUR->kc, CUR->vc, 1, CUR->heads, T, dh, dh));
+    OK(attn_kv_cache_init_type(&mc, ATTN_BF16, CUR->kc + T * d / 2, CUR->vc + T * d / 2, 1,
+                               CUR->heads, M, dh, dh));
+    o.window = 0, o.mem_cache = &mc, o.mem_mask = bbool;
+    OK(attn_decoder_ex(&CUR->dec_pre, bx, d, by, d, 1, 1, bm, d, M, &o, bws, needd));
+    OK(attn_decoder_ex(&CUR->dec_post, by, d, by, d, 1, 0, NULL, d, 0, &o, bws, need1));
+    ERR(attn_decoder_ex(&CUR->dec_post, by, d, by, d, 1, 2, NULL, d, 0, &o, bws, need1));
+}
+
 static void c_encoder(void)
 {
     const size_t d = CUR->d, T = CUR->T;
@@ -567,6 +602,7 @@ static const rt_call calls[] = {
     {"mha", "attn_mha attn_mha_workspace_size", c_mha},
     {"encoder", "attn_encoder attn_encoder_workspace_size", c_encoder},
     {"decoder", "attn_decoder attn_decoder_workspace_size", c_decoder},
+    {"blocks with options", "attn_mha_ex attn_encoder_ex attn_decoder_ex", c_blocks_ex},
     {"decoder-only", "attn_decoder_only attn_decoder_only_workspace_size", c_decoder_only},
     {"param counts", "attn_encoder_param_count attn_decoder_param_count", c_params},
     {"fp env", "attn_denormals_flush_supported attn_denormals_flush_begin attn_denormals_flush_end",
