@@ -128,18 +128,44 @@ ATTN_API attn_status attn_use_isa(const char *name);
 ATTN_API const char *attn_exp_impl(void);
 
 /* ---------------------------------------------------------------------------------------
- * Storage types. Every kernel computes in float32; arrays may be stored in 16 bits:
+ * Storage types. Every kernel computes in float32; arrays may be stored in 16 bits, and
+ * weights in 8 or 4 bits:
  *   ATTN_F32   IEEE binary32 (float), 4 bytes.
  *   ATTN_F16   IEEE binary16 (half): 1 sign, 5 exponent, 10 fraction bits, 2 bytes; largest
  *              finite 65504, smallest normal 2^-14, smallest subnormal 2^-24.
  *   ATTN_BF16  bfloat16: the top 16 bits of an IEEE binary32 (1 sign, 8 exponent, 7 fraction
  *              bits), 2 bytes; float32's range with 8 significant bits.
- * 16-bit elements are uint16_t bit patterns in the machine's byte order.
+ *   ATTN_Q8_0  blocks of 32 elements, 34 bytes each (ggml's block_q8_0, so tensors from such
+ *              files are used as they are): bytes 0-1 the scale d (binary16, little-endian),
+ *              bytes 2-33 q[0..31] (int8); element i = d * q[i].
+ *   ATTN_Q4_0  blocks of 32 elements, 18 bytes each (ggml's block_q4_0): bytes 0-1 the scale d
+ *              (binary16, little-endian), bytes 2-17 qs[0..15]; element i < 16 is
+ *              d * ((qs[i] & 15) - 8), element i + 16 is d * ((qs[i] >> 4) - 8).
+ * 16-bit elements are uint16_t bit patterns in the machine's byte order. Block types have no
+ * alignment; a row of them holds a whole number of blocks (lengths and leading dimensions in
+ * elements, multiples of 32) and lies along the reduction: weights [out, in] (ATTN_TRANS),
+ * as PyTorch and ggml store them. Dequantized elements (d times a small integer) are exact in
+ * float32, so every product computes on exactly the values the blocks stand for.
  */
-typedef enum attn_dtype { ATTN_F32 = 0, ATTN_F16 = 1, ATTN_BF16 = 2 } attn_dtype;
+typedef enum attn_dtype {
+    ATTN_F32 = 0,
+    ATTN_F16 = 1,
+    ATTN_BF16 = 2,
+    ATTN_Q8_0 = 3,
+    ATTN_Q4_0 = 4
+} attn_dtype;
 
-/* Bytes per element of a storage type: 4, 2, 2; 0 for a value that is not an attn_dtype. */
+/* Bytes per element of an element type: 4, 2, 2; 0 for the block types (see
+ * attn_dtype_bytes) and for a value that is not an attn_dtype. Everything that takes only
+ * element types (KV caches, attention) checks its type with this. */
 ATTN_API size_t attn_dtype_size(attn_dtype type);
+
+/* Elements per block: 1 for f32, f16, bf16; 32 for q8_0 and q4_0; 0 for another value. */
+ATTN_API size_t attn_dtype_block(attn_dtype type);
+
+/* Bytes of n contiguous elements of a type (n a multiple of its block: 34 n / 32 for q8_0,
+ * 18 n / 32 for q4_0); 0 when n is not, for an invalid type, or when it overflows. */
+ATTN_API size_t attn_dtype_bytes(attn_dtype type, size_t n);
 
 /* Converts n contiguous elements of src (stored as src_type) to dst (stored as dst_type),
  * any pair of types, vectorized (F16C on x86, the AArch64 conversions on NEON, shifts for
@@ -156,7 +182,20 @@ ATTN_API size_t attn_dtype_size(attn_dtype type);
  * be NULL). In place allowed (dst == src) when both types have the same size; any other
  * overlap of dst's and src's bytes is ATTN_ERR_ALIAS. Errors: ATTN_ERR_NULL (dst or src
  * NULL), ATTN_ERR_ARG (a type that is not an attn_dtype), ATTN_ERR_OVERFLOW (n elements of
- * either type exceed PTRDIFF_MAX bytes). */
+ * either type exceed PTRDIFF_MAX bytes).
+ * Quantize and dequantize: one type a block type (ATTN_Q8_0, ATTN_Q4_0), the other an element
+ * type (or the same block type: a copy; q8_0 <-> q4_0 is ATTN_ERR_ARG); n a multiple of 32,
+ * else ATTN_ERR_SIZE; no overlap at all. Dequantizing is exact (to f16 / bf16: d * q rounded
+ * once). Quantizing takes each block of 32 as floats (16-bit sources widened exactly) and
+ * gives ggml's reference bits:
+ *   q8_0: d = max|x| / 127 (in float32), q[i] = x[i] / d rounded half away from zero
+ *         (x[i] * (1 / d) as ggml computes it), d stored as binary16 (nearest even);
+ *   q4_0: m = the x[i] of largest |x[i]| (the first such), d = m / -8, q = x[i] * (1 / d) + 8.5
+ *         truncated, at most 15; d stored as binary16.
+ * A block of zeros has d = 0; where 1 / d overflows float32 (d rounds to 0 in binary16),
+ * q = 0 as for zeros (ggml's reference would form 0 * inf there). A NaN or infinite
+ * element, or a block whose scale overflows binary16 (max|x| above about 8.3e6 for q8_0,
+ * 5.2e5 for q4_0), is ATTN_ERR_ARG, found before anything is written. */
 ATTN_API attn_status attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type,
                                   const void *src, size_t n);
 
@@ -248,7 +287,14 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  * once; this order depends on k alone, but is not the order of products with m > 8. So
  * such a product gives the same bits whatever its column blocks, its workspace and its row
  * blocks of up to 8 rows; splitting it into blocks of more and of at most 8 rows may change
- * the last bits. op(B) = B with any m keeps attn_matmul's order exactly. */
+ * the last bits. op(B) = B with any m keeps attn_matmul's order exactly.
+ * Block types (ATTN_Q8_0, ATTN_Q4_0): B is n x k stored in blocks along k, so tb must be
+ * ATTN_TRANS (else ATTN_ERR_ARG), k and ldb multiples of 32 (else ATTN_ERR_SIZE and
+ * ATTN_ERR_LD). For m <= 8 (or without a workspace, 8 rows at a time) the blocks are
+ * streamed once and dequantized in registers (each block's per-lane partial sums scaled
+ * by its d, then added: an order that depends on k alone); larger products
+ * dequantize while packing. The result is attn_matmul's on the dequantized B (exact in
+ * float32), within its bound. */
 ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, size_t n,
                                        size_t k, float alpha, const float *a, size_t lda,
                                        attn_dtype b_type, const void *b, size_t ldb, float beta,
@@ -525,9 +571,11 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
  * attention, encoder and decoder blocks, parameter counts; and the floating-point
  * environment helpers for real-time use.
  *
- * Weights are caller-owned arrays, row-major, never copied: float32, or f16 / bf16 where a
- * struct's wtype says so (encoder and decoder blocks: each sublayer's struct has its own;
- * an invalid wtype is ATTN_ERR_ARG). A linear weight W of a block is d_in x d_out
+ * Weights are caller-owned arrays, row-major, never copied: float32, or f16 / bf16 / q8_0 /
+ * q4_0 where a struct's wtype says so (encoder and decoder blocks: each sublayer's struct
+ * has its own; an invalid wtype is ATTN_ERR_ARG; block types need trans = ATTN_TRANS and
+ * dimensions that are multiples of 32, as attn_matmul_typed says, and pointers into fused
+ * tensors then count bytes: attn_dtype_bytes). A linear weight W of a block is d_in x d_out
  * (y = x W + b), or stored as its transpose, nn.Linear's [out, in], with the struct's trans
  * = ATTN_TRANS; leading dimensions (0 = dense) let a block use views into fused tensors, so
  * a state dict is used as stored (an invalid trans is ATTN_ERR_ARG, a leading dimension
@@ -601,11 +649,13 @@ ATTN_API attn_status attn_linear(const float *x, size_t ldx, size_t tokens, size
                                  size_t d_out, attn_act act, float *y, size_t ldy,
                                  void *workspace, size_t workspace_size);
 
-/* attn_linear with W stored as w_type (ATTN_F32, ATTN_F16 or ATTN_BF16; ldw in elements;
- * ATTN_ERR_ARG for another value): the product is attn_matmul_typed's (for up to 8 tokens,
+/* attn_linear with W stored as w_type (any attn_dtype; ldw in elements; ATTN_ERR_ARG for
+ * another value; block types need tw = ATTN_TRANS and d_in, ldw multiples of 32, as
+ * attn_matmul_typed says): the product is attn_matmul_typed's (for up to 8 tokens,
  * the decode case, W is streamed once; with tw = ATTN_TRANS the rounding order of those
  * calls is its dot-product order), the rest attn_linear's. The result is attn_linear's on W
- * widened to float32, within its bound; with ATTN_F32 it is attn_linear, bit for bit. */
+ * widened (dequantized) to float32, within its bound; with ATTN_F32 it is attn_linear, bit
+ * for bit. */
 ATTN_API attn_status attn_linear_typed(const float *x, size_t ldx, size_t tokens, size_t d_in,
                                        attn_trans tw, attn_dtype w_type, const void *w,
                                        size_t ldw, const float *bias, size_t d_out, attn_act act,
@@ -795,7 +845,7 @@ typedef struct attn_matrix {
     const void *w;
     size_t ld;
     attn_trans trans;
-    attn_dtype type;   /* ATTN_F32 (0), ATTN_F16 or ATTN_BF16 */
+    attn_dtype type;   /* ATTN_F32 (0), ATTN_F16, ATTN_BF16, ATTN_Q8_0 or ATTN_Q4_0 */
     const float *bias; /* d_out floats or NULL */
 } attn_matrix;
 
@@ -1057,6 +1107,20 @@ static inline int attn__scalar_vany_neg(attn__scalar_v a)
 /* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
 #define ATTN__SCALAR_HAVE_VSWAP_PAIRS 1
 static inline attn__scalar_v attn__scalar_vswap_pairs(attn__scalar_v a) { return _mm512_permute_ps(a, 0xB1); }
+/* Block-quantized weights (simd/generic.h's contract): 16 bytes widened to 16 lanes */
+#define ATTN__SCALAR_HAVE_VQ 1
+static inline attn__scalar_v attn__scalar_vload_i8(const int8_t *p)
+{
+    const __m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b));
+}
+static inline attn__scalar_v attn__scalar_vload_u4(const uint8_t *p, int hi)
+{
+    __m512i w = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)p));
+    if (hi) w = _mm512_srli_epi32(w, 4);
+    w = _mm512_sub_epi32(_mm512_and_si512(w, _mm512_set1_epi32(15)), _mm512_set1_epi32(8));
+    return _mm512_cvtepi32_ps(w);
+}
 /* 16-bit storage widened in the load, narrowed in the store (simd/generic.h's contract):
  * f16 by vcvtph2ps / vcvtps2ph, bf16 by shifts with round-to-nearest-even, NaN kept quiet */
 #define ATTN__SCALAR_HAVE_VF16 1
@@ -1067,6 +1131,11 @@ static inline attn__scalar_v attn__scalar_vload_f16(const uint16_t *p)
 static inline void attn__scalar_vstore_f16(uint16_t *p, attn__scalar_v v)
 {
     _mm256_storeu_si256((__m256i *)(void *)p, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+#define ATTN__SCALAR_HAVE_VSET1_F16 1
+static inline attn__scalar_v attn__scalar_vset1_f16(uint16_t h)
+{
+    return _mm512_cvtph_ps(_mm256_set1_epi16((short)h));
 }
 #define ATTN__SCALAR_HAVE_VBF16 1
 static inline attn__scalar_v attn__scalar_vload_bf16(const uint16_t *p)
@@ -1278,6 +1347,11 @@ static inline void attn__scalar_vstore_f16(uint16_t *p, attn__scalar_v v)
 {
     _mm_storeu_si128((__m128i *)(void *)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
 }
+#define ATTN__SCALAR_HAVE_VSET1_F16 1
+static inline attn__scalar_v attn__scalar_vset1_f16(uint16_t h)
+{
+    return _mm256_cvtph_ps(_mm_set1_epi16((short)h));
+}
 #endif
 #define ATTN__SCALAR_HAVE_VBF16 1
 static inline attn__scalar_v attn__scalar_vload_bf16(const uint16_t *p)
@@ -1297,6 +1371,38 @@ static inline void attn__scalar_vstore_bf16(uint16_t *p, attn__scalar_v v)
     r = _mm256_packus_epi32(r, r); /* each 128-bit lane: its 4 halves twice */
     r = _mm256_permute4x64_epi64(r, 0x08); /* quadwords 0 and 2: the 8 halves in order */
     _mm_storeu_si128((__m128i *)(void *)p, _mm256_castsi256_si128(r));
+}
+/* Block-quantized weights (simd/generic.h's contract): 8 bytes widened to 8 lanes (a q4_0
+ * block's bytes widened 8 at a time, then split into their two nibbles) */
+#define ATTN__SCALAR_HAVE_VQ 1
+static inline attn__scalar_v attn__scalar_vload_i8(const int8_t *p)
+{
+    const __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)p);
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b));
+}
+static inline attn__scalar_v attn__scalar_vload_u4(const uint8_t *p, int hi)
+{
+    __m256i w = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p));
+    if (hi) w = _mm256_srli_epi32(w, 4);
+    w = _mm256_sub_epi32(_mm256_and_si256(w, _mm256_set1_epi32(15)), _mm256_set1_epi32(8));
+    return _mm256_cvtepi32_ps(w);
+}
+#define ATTN__SCALAR_HAVE_VQ32 1
+static inline void attn__scalar_vload_q8_32(const int8_t *p, attn__scalar_v *out)
+{
+    int v;
+    for (v = 0; v < 4; v++) out[v] = attn__scalar_vload_i8(p + 8 * v);
+}
+static inline void attn__scalar_vload_q4_32(const uint8_t *p, attn__scalar_v *out)
+{
+    const __m256i m = _mm256_set1_epi32(15), e = _mm256_set1_epi32(8);
+    int h;
+    for (h = 0; h < 2; h++) { /* bytes 8h .. 8h + 7: elements 8h .. and 16 + 8h .. */
+        const __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)(p + 8 * h));
+        const __m256i w = _mm256_cvtepu8_epi32(b);
+        out[h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(w, m), e));
+        out[2 + h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(w, 4), e));
+    }
 }
 /* non-temporal store (p aligned to 32 bytes): writes a line without reading it first;
  * attn__scalar_vstream_fence() before the function returns */
@@ -1514,6 +1620,11 @@ static inline void attn__scalar_vstore_f16(uint16_t *p, attn__scalar_v v)
 {
     vst1_u16(p, vreinterpret_u16_f16(vcvt_f16_f32(v)));
 }
+#define ATTN__SCALAR_HAVE_VSET1_F16 1
+static inline attn__scalar_v attn__scalar_vset1_f16(uint16_t h)
+{
+    return vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h)));
+}
 #endif
 #define ATTN__SCALAR_HAVE_VBF16 1
 static inline attn__scalar_v attn__scalar_vload_bf16(const uint16_t *p)
@@ -1527,6 +1638,24 @@ static inline void attn__scalar_vstore_bf16(uint16_t *p, attn__scalar_v v)
     const uint32x4_t rne = vaddq_u32(x, vaddq_u32(lsb, vdupq_n_u32(0x7FFF)));
     const uint32x4_t quiet = vorrq_u32(x, vdupq_n_u32(0x400000));
     vst1_u16(p, vshrn_n_u32(vbslq_u32(vceqq_f32(v, v), rne, quiet), 16));
+}
+/* Block-quantized weights (simd/generic.h's contract): 4 bytes widened to 4 lanes */
+#define ATTN__SCALAR_HAVE_VQ 1
+static inline attn__scalar_v attn__scalar_vload_i8(const int8_t *p)
+{
+    int32_t w;
+    memcpy(&w, p, 4);
+    return vcvtq_f32_s32(vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(w))))));
+}
+static inline attn__scalar_v attn__scalar_vload_u4(const uint8_t *p, int hi)
+{
+    uint32_t w;
+    uint8x8_t b;
+    memcpy(&w, p, 4);
+    b = vreinterpret_u8_u32(vdup_n_u32(w));
+    b = hi ? vshr_n_u8(b, 4) : vand_u8(b, vdup_n_u8(15));
+    return vcvtq_f32_s32(vsubq_s32(
+        vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(b)))), vdupq_n_s32(8)));
 }
 /* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
@@ -1979,6 +2108,44 @@ static inline void attn__scalar_vstore_bf16(uint16_t *p, attn__scalar_v v)
     attn__scalar_vstore(t, v);
     for (k = 0; k < ATTN__SCALAR_VW; k++) p[k] = attn__scalar_f32_to_bf16(t[k]);
 }
+#endif
+/* Block-quantized weights: ATTN__SCALAR_VW int8 values, or ATTN__SCALAR_VW 4-bit values (the low nibbles
+ * of p[0 ..], or with hi the high ones) less 8, as floats (exact); a block's 32 values as
+ * 32 / ATTN__SCALAR_VW vectors (q4: the 16 low nibbles, then the 16 high ones, less 8); a
+ * binary16 value in every lane. */
+#ifndef ATTN__SCALAR_HAVE_VQ
+static inline attn__scalar_v attn__scalar_vload_i8(const int8_t *p)
+{
+    float t[ATTN__SCALAR_VW];
+    size_t k;
+    for (k = 0; k < ATTN__SCALAR_VW; k++) t[k] = (float)p[k];
+    return attn__scalar_vload(t);
+}
+static inline attn__scalar_v attn__scalar_vload_u4(const uint8_t *p, int hi)
+{
+    float t[ATTN__SCALAR_VW];
+    size_t k;
+    for (k = 0; k < ATTN__SCALAR_VW; k++) t[k] = (float)((hi ? p[k] >> 4 : p[k] & 15) - 8);
+    return attn__scalar_vload(t);
+}
+#endif
+#ifndef ATTN__SCALAR_HAVE_VQ32
+static inline void attn__scalar_vload_q8_32(const int8_t *p, attn__scalar_v *out)
+{
+    size_t v;
+    for (v = 0; v < 32 / ATTN__SCALAR_VW; v++) out[v] = attn__scalar_vload_i8(p + v * ATTN__SCALAR_VW);
+}
+static inline void attn__scalar_vload_q4_32(const uint8_t *p, attn__scalar_v *out)
+{
+    size_t v;
+    for (v = 0; v < 16 / ATTN__SCALAR_VW; v++) {
+        out[v] = attn__scalar_vload_u4(p + v * ATTN__SCALAR_VW, 0);
+        out[16 / ATTN__SCALAR_VW + v] = attn__scalar_vload_u4(p + v * ATTN__SCALAR_VW, 1);
+    }
+}
+#endif
+#ifndef ATTN__SCALAR_HAVE_VSET1_F16
+static inline attn__scalar_v attn__scalar_vset1_f16(uint16_t h) { return attn__scalar_vset1(attn__scalar_f16_to_f32(h)); }
 #endif
 /* n < ATTN__SCALAR_VW elements (the other lanes 0 on load; nothing past p + n touched; with one
  * lane n is 0, which the compiler is told) */
@@ -2681,7 +2848,7 @@ static float attn__scalar_expf(float x)
     return t[0];
 }
 /* end of src/exp.h */
-/* ---- storage types: f32, f16, bf16 arrays converted ---------------------------------- */
+/* ---- storage types: f32, f16, bf16 arrays converted; q8_0, q4_0 blocks ----------------- */
 
 static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_dtype_size(attn_dtype type)
 {
@@ -2689,23 +2856,72 @@ static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_dtype_size(attn_dtype type)
     case ATTN_F32: return 4;
     case ATTN_F16: return 2;
     case ATTN_BF16: return 2;
+    default: break;
     }
     return 0;
 }
 
-/* The address of element i of an array of type t at p */
+#define ATTN__SCALAR_QK 32 /* elements per block of the block types */
+
+/* Bytes per block (per element for the element types); 0 for an invalid type */
+static size_t attn__scalar_dt_block_bytes(attn_dtype type)
+{
+    switch (type) {
+    case ATTN_Q8_0: return 2 + ATTN__SCALAR_QK;
+    case ATTN_Q4_0: return 2 + ATTN__SCALAR_QK / 2;
+    default: break;
+    }
+    return attn__scalar_attn_dtype_size(type);
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_dtype_block(attn_dtype type)
+{
+    if (type == ATTN_Q8_0 || type == ATTN_Q4_0) return ATTN__SCALAR_QK;
+    return attn__scalar_attn_dtype_size(type) ? 1 : 0;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_dtype_bytes(attn_dtype type, size_t n)
+{
+    const size_t bs = attn__scalar_dt_block_bytes(type), blk = attn__scalar_attn_dtype_block(type);
+    if (!bs || n % blk) return 0;
+    n /= blk;
+    return n > (size_t)PTRDIFF_MAX / bs ? 0 : n * bs;
+}
+
+/* The address of element i of an array of type t at p (for the block types: i a multiple of
+ * ATTN__SCALAR_QK, the address of its block) */
 static ATTN__SCALAR_FORCE_INLINE const void *attn__scalar_dt_at(attn_dtype t, const void *p, size_t i)
 {
-    return t == ATTN_F32 ? (const void *)((const float *)p + i)
-                         : (const void *)((const uint16_t *)p + i);
+    if (t == ATTN_F32) return (const float *)p + i;
+    if (t == ATTN_F16 || t == ATTN_BF16) return (const uint16_t *)p + i;
+    return (const unsigned char *)p + i / ATTN__SCALAR_QK * (t == ATTN_Q8_0 ? 34 : 18);
+}
+
+/* A block's scale (binary16, little-endian, any alignment) */
+static ATTN__SCALAR_FORCE_INLINE uint16_t attn__scalar_q_scale(const unsigned char *blk)
+{
+    return (uint16_t)(blk[0] | blk[1] << 8);
+}
+
+/* ATTN__SCALAR_VW elements of the block at blk from element off (a multiple of ATTN__SCALAR_VW),
+ * dequantized exactly (as ggml does, zeros signed): d * q, d * (nibble - 8) */
+static ATTN__SCALAR_FORCE_INLINE attn__scalar_v attn__scalar_vload_q(attn_dtype t, const unsigned char *blk,
+                                                size_t off)
+{
+    const attn__scalar_v d = attn__scalar_vset1_f16(attn__scalar_q_scale(blk));
+    if (t == ATTN_Q8_0) return attn__scalar_vmul(d, attn__scalar_vload_i8((const int8_t *)(blk + 2 + off)));
+    return attn__scalar_vmul(d, attn__scalar_vload_u4(blk + 2 + off % 16, off >= 16));
 }
 
 /* ATTN__SCALAR_VW elements of type t at element i of p, widened to floats (t: a constant after
  * inlining, so each conversion loop below is specialized) */
+/* (block types: p a block's address, i a multiple of ATTN__SCALAR_VW) */
 static ATTN__SCALAR_FORCE_INLINE attn__scalar_v attn__scalar_vload_dt(attn_dtype t, const void *p, size_t i)
 {
     if (t == ATTN_F16) return attn__scalar_vload_f16((const uint16_t *)p + i);
     if (t == ATTN_BF16) return attn__scalar_vload_bf16((const uint16_t *)p + i);
+    if (t == ATTN_Q8_0 || t == ATTN_Q4_0)
+        return attn__scalar_vload_q(t, (const unsigned char *)attn__scalar_dt_at(t, p, i), i % ATTN__SCALAR_QK);
     return attn__scalar_vload((const float *)p + i);
 }
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vstore_dt(attn_dtype t, void *p, size_t i, attn__scalar_v v)
@@ -2720,6 +2936,13 @@ static ATTN__SCALAR_FORCE_INLINE attn__scalar_v attn__scalar_vload_dt_part(attn_
 {
     if (t == ATTN_F16) return attn__scalar_vload_f16_part((const uint16_t *)p + i, n);
     if (t == ATTN_BF16) return attn__scalar_vload_bf16_part((const uint16_t *)p + i, n);
+    if (t == ATTN_Q8_0 || t == ATTN_Q4_0) { /* within one block: whole vectors readable */
+        float f[ATTN__SCALAR_VW];
+        size_t l;
+        attn__scalar_vstore(f, attn__scalar_vload_dt(t, p, i));
+        for (l = n; l < ATTN__SCALAR_VW; l++) f[l] = 0.0f;
+        return attn__scalar_vload(f);
+    }
     return attn__scalar_vload_part((const float *)p + i, n, 0.0f);
 }
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vstore_dt_part(attn_dtype t, void *p, size_t i, attn__scalar_v v,
@@ -2741,11 +2964,123 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_convert_run(attn_dtype dt, vo
     if (i < n) attn__scalar_vstore_dt_part(dt, dst, i, attn__scalar_vload_dt_part(st, src, i, n - i), n - i);
 }
 
+/* ---- quantization: one block of 32 floats, ggml's reference rules --------------------- */
+
+/* Whether a block quantizes: every element finite and the scale finite in binary16 */
+static int attn__scalar_q_block_ok(attn_dtype t, const float *x)
+{
+    float amax = 0.0f, d;
+    size_t j;
+    for (j = 0; j < ATTN__SCALAR_QK; j++) {
+        const float a = x[j] < 0.0f ? -x[j] : x[j];
+        if (!(a <= FLT_MAX)) return 0; /* NaN, inf */
+        if (a > amax) amax = a;
+    }
+    d = t == ATTN_Q8_0 ? amax / 127.0f : amax / 8.0f;
+    return (attn__scalar_f32_to_f16(d) & 0x7C00u) != 0x7C00u;
+}
+
+/* v rounded half away from zero (|v| <= 127: the truncation and v - t are exact) */
+static int attn__scalar_q_round(float v)
+{
+    const int t = (int)v;
+    const float f = v - (float)t;
+    return f >= 0.5f ? t + 1 : f <= -0.5f ? t - 1 : t;
+}
+
+/* Quantizes 32 floats x into the block at out. The products x * id are clamped to the
+ * range they lie in up to rounding (which changes no result) so that no compiler contracts
+ * them into the rounding's additions. */
+static void attn__scalar_q_block(attn_dtype t, const float *x, unsigned char *out)
+{
+    float amax = 0.0f, mx = 0.0f, d, id, v;
+    uint16_t h;
+    size_t j;
+    for (j = 0; j < ATTN__SCALAR_QK; j++) {
+        const float a = x[j] < 0.0f ? -x[j] : x[j];
+        if (a > amax) amax = a, mx = x[j];
+    }
+    d = t == ATTN_Q8_0 ? amax / 127.0f : mx / -8.0f;
+    id = d != 0.0f ? 1.0f / d : 0.0f;
+    if (!(id <= FLT_MAX && id >= -FLT_MAX)) id = 0.0f; /* d tiny: binary16 holds it as 0 */
+    h = attn__scalar_f32_to_f16(d);
+    out[0] = (unsigned char)(h & 0xFFu), out[1] = (unsigned char)(h >> 8);
+    if (t == ATTN_Q8_0) {
+        for (j = 0; j < ATTN__SCALAR_QK; j++) {
+            v = x[j] * id;
+            v = v < -127.0f ? -127.0f : v > 127.0f ? 127.0f : v;
+            out[2 + j] = (unsigned char)(signed char)attn__scalar_q_round(v);
+        }
+        return;
+    }
+    for (j = 0; j < ATTN__SCALAR_QK / 2; j++) {
+        int q0, q1;
+        float v1;
+        v = x[j] * id, v1 = x[j + ATTN__SCALAR_QK / 2] * id;
+        v = v < -8.0f ? -8.0f : v > 8.0f ? 8.0f : v;
+        v1 = v1 < -8.0f ? -8.0f : v1 > 8.0f ? 8.0f : v1;
+        q0 = (int)(v + 8.5f), q1 = (int)(v1 + 8.5f);
+        out[2 + j] = (unsigned char)((q0 > 15 ? 15 : q0) | (q1 > 15 ? 15 : q1) << 4);
+    }
+}
+
+/* n elements (a multiple of 32) between a block type qt and an element type et; src and dst
+ * already checked. Quantizing checks every block before writing one. */
+static attn_status attn__scalar_convert_q(int quantize, attn_dtype qt, attn_dtype et, void *dst,
+                                   const void *src, size_t n)
+{
+    const size_t bs = attn__scalar_dt_block_bytes(qt);
+    float x[ATTN__SCALAR_QK];
+    size_t b, j, pass;
+    if (!quantize) {
+        for (b = 0; b < n; b += ATTN__SCALAR_QK) {
+            const unsigned char *blk = (const unsigned char *)src + b / ATTN__SCALAR_QK * bs;
+            for (j = 0; j < ATTN__SCALAR_QK; j += ATTN__SCALAR_VW) {
+                const attn__scalar_v v = attn__scalar_vload_q(qt, blk, j);
+                if (et == ATTN_F16) attn__scalar_vstore_f16((uint16_t *)dst + b + j, v);
+                else if (et == ATTN_BF16) attn__scalar_vstore_bf16((uint16_t *)dst + b + j, v);
+                else attn__scalar_vstore((float *)dst + b + j, v);
+            }
+        }
+        return ATTN_OK;
+    }
+    for (pass = 0; pass < 2; pass++)
+        for (b = 0; b < n; b += ATTN__SCALAR_QK) {
+            for (j = 0; j < ATTN__SCALAR_QK; j += ATTN__SCALAR_VW)
+                attn__scalar_vstore(x + j, attn__scalar_vload_dt(et, src, b + j));
+            if (pass == 0 && !attn__scalar_q_block_ok(qt, x)) return ATTN_ERR_ARG;
+            if (pass == 1) attn__scalar_q_block(qt, x, (unsigned char *)dst + b / ATTN__SCALAR_QK * bs);
+        }
+    return ATTN_OK;
+}
+
 static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type,
                                   const void *src, size_t n)
 {
     const size_t ds = attn__scalar_attn_dtype_size(dst_type), ss = attn__scalar_attn_dtype_size(src_type);
-    if (!ds || !ss) return ATTN_ERR_ARG;
+    if (!attn__scalar_attn_dtype_block(dst_type) || !attn__scalar_attn_dtype_block(src_type)) return ATTN_ERR_ARG;
+    if (!ds || !ss) { /* a block type */
+        size_t db, sb;
+        if (!ds && !ss && dst_type != src_type) return ATTN_ERR_ARG;
+        if (n % ATTN__SCALAR_QK) return ATTN_ERR_SIZE;
+        if (n == 0) return ATTN_OK;
+        if (!dst || !src) return ATTN_ERR_NULL;
+        db = attn__scalar_attn_dtype_bytes(dst_type, n), sb = attn__scalar_attn_dtype_bytes(src_type, n);
+        if (!db || !sb || n > (size_t)PTRDIFF_MAX / 4) return ATTN_ERR_OVERFLOW;
+        if (attn__scalar_bytes_overlap(dst, db, src, sb)) return ATTN_ERR_ALIAS;
+        if (dst_type == src_type) {
+            memcpy(dst, src, db);
+            return ATTN_OK;
+        }
+        if (!ds) { /* quantize */
+            if (src_type == ATTN_F16) return attn__scalar_convert_q(1, dst_type, ATTN_F16, dst, src, n);
+            if (src_type == ATTN_BF16) return attn__scalar_convert_q(1, dst_type, ATTN_BF16, dst, src, n);
+            return attn__scalar_convert_q(1, dst_type, ATTN_F32, dst, src, n);
+        }
+        if (dst_type == ATTN_F16) return attn__scalar_convert_q(0, src_type, ATTN_F16, dst, src, n);
+        if (dst_type == ATTN_BF16) return attn__scalar_convert_q(0, src_type, ATTN_BF16, dst, src, n);
+        return attn__scalar_convert_q(0, src_type, ATTN_F32, dst, src, n);
+    }
     if (n == 0) return ATTN_OK;
     if (!dst || !src) return ATTN_ERR_NULL;
     if (n > (size_t)PTRDIFF_MAX / (ds > ss ? ds : ss)) return ATTN_ERR_OVERFLOW;
@@ -3760,13 +4095,21 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_positional_encoding(floa
 static size_t attn__scalar_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__scalar_min(size_t a, size_t b) { return a < b ? a : b; }
 
-/* B of any storage type (f32, f16, bf16): element i of p and the copies the paths below
- * read it through (its address: attn__scalar_dt_at). The conversions are exact, so every path
- * computes on the floats the 16-bit values stand for. */
+/* B of any storage type (f32, f16, bf16; q8_0, q4_0 stored n x k, whose blocks every path
+ * below reads from a block's start, in chunks of k that are multiples of 32): element i of
+ * p and the copies the paths below read it through (its address: attn__scalar_dt_at). The
+ * conversions are exact, so every path computes on the floats the stored values stand for. */
 static ATTN__SCALAR_FORCE_INLINE float attn__scalar_mm_elem(attn_dtype t, const void *p, size_t i)
 {
     if (t == ATTN_F16) return attn__scalar_f16_to_f32(((const uint16_t *)p)[i]);
     if (t == ATTN_BF16) return attn__scalar_bf16_to_f32(((const uint16_t *)p)[i]);
+    if (t == ATTN_Q8_0 || t == ATTN_Q4_0) {
+        const unsigned char *blk = (const unsigned char *)attn__scalar_dt_at(t, p, i - i % 32);
+        const float d = attn__scalar_f16_to_f32(attn__scalar_q_scale(blk));
+        const size_t o = i % 32;
+        if (t == ATTN_Q8_0) return d * (float)(signed char)blk[2 + o];
+        return d * (float)((o < 16 ? blk[2 + o] & 15 : blk[2 + o - 16] >> 4) - 8);
+    }
     return ((const float *)p)[i];
 }
 /* n <= ATTN__SCALAR_VW elements from element i (the rest 0), nothing past them read */
@@ -3776,19 +4119,21 @@ static ATTN__SCALAR_FORCE_INLINE attn__scalar_v attn__scalar_mm_vload_n(attn_dty
     if (n >= ATTN__SCALAR_VW) return attn__scalar_vload_dt(t, p, i);
     return n ? attn__scalar_vload_dt_part(t, p, i, n) : attn__scalar_vzero();
 }
-/* min(rows, ATTN__SCALAR_VW) rows of ATTN__SCALAR_VW elements at src (stride ld elements) transposed:
- * dst[q * ldd + i] = row i's element q; missing rows give zeros */
-static void attn__scalar_mm_tcopy(attn_dtype t, const void *src, size_t ld, size_t rows, float *dst,
-                           size_t ldd)
+/* min(rows, ATTN__SCALAR_VW) rows of ATTN__SCALAR_VW elements from element p of the rows at src (stride
+ * ld elements) transposed: dst[q * ldd + i] = row i's element p + q; missing rows give
+ * zeros */
+static void attn__scalar_mm_tcopy(attn_dtype t, const void *src, size_t p, size_t ld, size_t rows,
+                           float *dst, size_t ldd)
 {
     float tmp[ATTN__SCALAR_VW * ATTN__SCALAR_VW];
     size_t i;
     if (t == ATTN_F32) {
-        attn__scalar_vtranspose_copy((const float *)src, ld, rows, dst, ldd);
+        attn__scalar_vtranspose_copy((const float *)src + p, ld, rows, dst, ldd);
         return;
     }
     for (i = 0; i < ATTN__SCALAR_VW; i++) /* rows past `rows` zero, so all of tmp is written */
-        attn__scalar_vstore(tmp + i * ATTN__SCALAR_VW, i < rows ? attn__scalar_vload_dt(t, src, i * ld) : attn__scalar_vzero());
+        attn__scalar_vstore(tmp + i * ATTN__SCALAR_VW,
+                     i < rows ? attn__scalar_vload_dt(t, src, i * ld + p) : attn__scalar_vzero());
     attn__scalar_vtranspose_copy(tmp, ATTN__SCALAR_VW, ATTN__SCALAR_VW, dst, ldd);
 }
 
@@ -3895,7 +4240,7 @@ static void attn__scalar_mm_tile_any(size_t mr, size_t nr, size_t kc, const floa
             steps = attn__scalar_min(ATTN__SCALAR_VW, kc - p);
             if (steps == ATTN__SCALAR_VW) {
                 for (v = 0; v < ATTN__SCALAR_NR; v += ATTN__SCALAR_VW) /* no pointer past the last row */
-                    attn__scalar_mm_tcopy(bt, attn__scalar_dt_at(bt, b, (nr > v ? v : 0) * ldb + p), ldb,
+                    attn__scalar_mm_tcopy(bt, attn__scalar_dt_at(bt, b, (nr > v ? v : 0) * ldb), p, ldb,
                                    nr > v ? nr - v : 0, blk + v, ATTN__SCALAR_NR);
             } else {
                 for (q = 0; q < steps; q++)
@@ -3922,6 +4267,14 @@ static void attn__scalar_mm_tile_any(size_t mr, size_t nr, size_t kc, const floa
     for (i = 0; i < ATTN__SCALAR_MR; i++)
         for (v = 0; v < ATTN__SCALAR_NR / ATTN__SCALAR_VW; v++)
             attn__scalar_vstore(t + i * ATTN__SCALAR_NR + v * ATTN__SCALAR_VW, acc[i][v]);
+}
+
+/* The chunk depth for B of type bt: block types take whole blocks (k and KC multiples of 32,
+ * so the chunk stays within min(k, KC)) */
+static size_t attn__scalar_mm_kct(attn_dtype bt, size_t k)
+{
+    const size_t kc = attn__scalar_mm_kc(k);
+    return bt == ATTN_Q8_0 || bt == ATTN_Q4_0 ? attn__scalar_round_up(kc, 32) : kc;
 }
 
 /* Requests rows r0 .. r1 (stride ld) of kc floats each: the next sliver while one packs
@@ -3951,8 +4304,7 @@ static void attn__scalar_mm_pack_t_dt(attn_dtype st, const void *src, size_t ld,
             /* no rows left: zeros, nothing read */
             const void *sg = r > g ? attn__scalar_dt_at(st, sp, g * ld) : sp;
             for (p = 0; p + ATTN__SCALAR_VW <= kc; p += ATTN__SCALAR_VW)
-                attn__scalar_mm_tcopy(st, attn__scalar_dt_at(st, sg, p), ld, r > g ? r - g : 0,
-                               dst + p * w + g, w);
+                attn__scalar_mm_tcopy(st, sg, p, ld, r > g ? r - g : 0, dst + p * w + g, w);
             for (; p < kc; p++)
                 for (i = 0; i < ATTN__SCALAR_VW && g + i < w; i++)
                     dst[p * w + g + i] = g + i < r ? attn__scalar_mm_elem(st, sg, i * ld + p) : 0.0f;
@@ -4069,7 +4421,7 @@ static void attn__scalar_mm_nopack(int ta, int tb, size_t m, size_t n, size_t k,
                             const float *a, size_t lda, attn_dtype bt, const void *b, size_t ldb,
                             float beta, float *c, size_t ldc)
 {
-    const size_t kcb = attn__scalar_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
+    const size_t kcb = attn__scalar_mm_kct(bt, k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
     size_t i, j, pc;
     for (j = 0; j < n; j += ATTN__SCALAR_NR) {
         const size_t nr = attn__scalar_min(ATTN__SCALAR_NR, n - j);
@@ -4218,6 +4570,37 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_t_body(attn_dtype bt, size
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
+/* attn__scalar_mv_t_body for B in blocks (q8_0, q4_0): blocks [b0, b1) of k, each block of each
+ * of B's J rows dequantized in registers once for the R rows of A (its integers as floats;
+ * per lane, the block's partial sum times the block's d joins the lane's accumulator) */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
+                                               size_t b1, const float *a, size_t lda,
+                                               const void *const *brow, attn__scalar_v *acc)
+{
+    const size_t bs = bt == ATTN_Q8_0 ? 34 : 18;
+    attn__scalar_v s[4][4], w[32 / ATTN__SCALAR_VW], d;
+    size_t i, q, b, v;
+    for (i = 0; i < R; i++)
+        for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
+    for (b = b0; b < b1; b++) {
+        const float *ab = a + b * 32;
+        for (q = 0; q < J; q++) {
+            const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
+            d = attn__scalar_vset1_f16(attn__scalar_q_scale(blk));
+            if (bt == ATTN_Q8_0) attn__scalar_vload_q8_32((const int8_t *)(blk + 2), w);
+            else attn__scalar_vload_q4_32(blk + 2, w);
+            for (i = 0; i < R; i++) {
+                attn__scalar_v bsum = attn__scalar_vmul(attn__scalar_vload(ab + i * lda), w[0]);
+                for (v = 1; v < 32 / ATTN__SCALAR_VW; v++)
+                    bsum = attn__scalar_vfma(attn__scalar_vload(ab + i * lda + v * ATTN__SCALAR_VW), w[v], bsum);
+                s[i][q] = attn__scalar_vfma(d, bsum, s[i][q]);
+            }
+        }
+    }
+    for (i = 0; i < R; i++)
+        for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
+}
+
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers) */
 #define ATTN__SCALAR_MV_ROWS(T)                                                                    \
@@ -4230,19 +4613,32 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_t_body(attn_dtype bt, size
     } else if (R == 4) attn__scalar_mv_n_body(T, 4, p1, a, ars, lda, brow[0], p0, nr, t);           \
     else if (R == 2) attn__scalar_mv_n_body(T, 2, p1, a, ars, lda, brow[0], p0, nr, t);             \
     else attn__scalar_mv_n_body(T, 1, p1, a, ars, lda, brow[0], p0, nr, t);
-/* tr = 0: attn__scalar_mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__scalar_mv_t_body. Only
- * 16-bit B comes here (f32 B keeps attn__scalar_attn_matmul's paths, and so its bits). */
+#define ATTN__SCALAR_MV_QROWS(T)                                                                   \
+    if (!tr) return; /* never: block types are B^T */                                      \
+    if (R == 4) {                                                                           \
+        attn__scalar_mv_q_body(T, 4, 2, p0 / 32, p1 / 32, a, lda, brow, acc);                      \
+        attn__scalar_mv_q_body(T, 4, 2, p0 / 32, p1 / 32, a, lda, brow + 2, acc + 2);              \
+    } else if (R == 2) attn__scalar_mv_q_body(T, 2, 4, p0 / 32, p1 / 32, a, lda, brow, acc);       \
+    else attn__scalar_mv_q_body(T, 1, 4, p0 / 32, p1 / 32, a, lda, brow, acc);
+/* tr = 0: attn__scalar_mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__scalar_mv_t_body (or for
+ * the block types attn__scalar_mv_q_body, always tr = 1). Only 16-bit and block-type B come here
+ * (f32 B keeps attn__scalar_attn_matmul's paths, and so its bits). */
 static void attn__scalar_mv_rows(int tr, attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
                           size_t ars, size_t lda, const void *const *brow, attn__scalar_v *acc,
                           size_t nr, float *t)
 {
     if (bt == ATTN_F16) {
         ATTN__SCALAR_MV_ROWS(ATTN_F16)
-    } else {
+    } else if (bt == ATTN_BF16) {
         ATTN__SCALAR_MV_ROWS(ATTN_BF16)
+    } else if (bt == ATTN_Q8_0) {
+        ATTN__SCALAR_MV_QROWS(ATTN_Q8_0)
+    } else {
+        ATTN__SCALAR_MV_QROWS(ATTN_Q4_0)
     }
 }
 #undef ATTN__SCALAR_MV_ROWS
+#undef ATTN__SCALAR_MV_QROWS
 
 /* Rows of C taken together: 4, then 2, then 1 */
 static size_t attn__scalar_mv_group(size_t left) { return left >= 4 ? 4 : left >= 2 ? 2 : 1; }
@@ -4338,6 +4734,15 @@ static float *attn__scalar_align(void *p)
     return (float *)(void *)((u + ATTN__SCALAR_ALIGN - 1) & ~(uintptr_t)(ATTN__SCALAR_ALIGN - 1));
 }
 
+/* A block-type B (n x k): stored as op(B) = B^T, k and ldb whole blocks */
+static attn_status attn__scalar_mm_block_check(attn_dtype bt, attn_trans tb, size_t k, size_t ldb)
+{
+    if (bt != ATTN_Q8_0 && bt != ATTN_Q4_0) return ATTN_OK;
+    if (tb != ATTN_TRANS) return ATTN_ERR_ARG; /* blocks run along k */
+    if (k % 32) return ATTN_ERR_SIZE;
+    return k && ldb % 32 ? ATTN_ERR_LD : ATTN_OK;
+}
+
 /* attn__scalar_attn_matmul and attn__scalar_attn_matmul_typed: B stored as bt (attn_dtype; checked by the caller) */
 static attn_status attn__scalar_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
                                 float alpha, const float *a, size_t lda, attn_dtype bt,
@@ -4351,6 +4756,7 @@ static attn_status attn__scalar_matmul(attn_trans ta, attn_trans tb, size_t m, s
     size_t ab, bb, cb;
     if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
         return ATTN_ERR_ARG;
+    if ((st = attn__scalar_mm_block_check(bt, tb, k, ldb)) != ATTN_OK) return st;
     if (m == 0 || n == 0) return ATTN_OK; /* an empty C: nothing read or written */
     if (!c || (k && (!a || !b))) return ATTN_ERR_NULL;
     if (k > 0) {
@@ -4363,7 +4769,7 @@ static attn_status attn__scalar_matmul(attn_trans ta, attn_trans tb, size_t m, s
     /* C may not overlap A, B or the workspace, nor the workspace A or B */
     ab = k ? (ta ? attn__scalar_mat_bytes(k, m, lda) : attn__scalar_mat_bytes(m, k, lda)) : 0;
     bb = k ? (tb ? attn__scalar_mat_bytes(n, k, ldb) : attn__scalar_mat_bytes(k, n, ldb)) : 0;
-    if (bt != ATTN_F32) bb /= 2; /* 16-bit elements: half the floats' bytes */
+    if (bt != ATTN_F32) bb = attn__scalar_attn_dtype_bytes(bt, bb / sizeof(float)); /* the stored bytes */
     cb = attn__scalar_mat_bytes(m, n, ldc);
     need = workspace ? attn__scalar_attn_matmul_workspace_size(ta, tb, m, n, k) : 0;
     if (attn__scalar_bytes_overlap(c, cb, a, ab) || attn__scalar_bytes_overlap(c, cb, b, bb) ||
@@ -4392,7 +4798,7 @@ static attn_status attn__scalar_matmul(attn_trans ta, attn_trans tb, size_t m, s
         attn__scalar_mm_nopack(ta, tb, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
         return ATTN_OK;
     }
-    kcb = attn__scalar_mm_kc(k);
+    kcb = attn__scalar_mm_kct(bt, k);
     attn__scalar_mm_ws_floats(m, n, k, &fa, &fb);
     pa = attn__scalar_align(workspace);
     pb = pa + fa;
@@ -4448,7 +4854,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul_typed(attn_trans 
                                        float *c, size_t ldc, void *workspace,
                                        size_t workspace_size)
 {
-    if (!attn__scalar_attn_dtype_size(b_type)) return ATTN_ERR_ARG;
+    if (!attn__scalar_attn_dtype_block(b_type)) return ATTN_ERR_ARG;
     return attn__scalar_matmul(ta, tb, m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace,
                         workspace_size);
 }
@@ -5859,7 +6265,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_linear_typed(const float
     size_t r;
     if (tokens && (!x || !w || !y)) return ATTN_ERR_NULL;
     if (tw != ATTN_NO_TRANS && tw != ATTN_TRANS) return ATTN_ERR_ARG;
-    if (!attn__scalar_attn_dtype_size(w_type)) return ATTN_ERR_ARG;
+    if (!attn__scalar_attn_dtype_block(w_type)) return ATTN_ERR_ARG;
+    if ((st = attn__scalar_mm_block_check(w_type, tw, d_in, ldw)) != ATTN_OK) return st;
     if ((st = attn__scalar_check_mat(tokens, d_in, ldx)) != ATTN_OK) return st;
     if ((st = tw ? attn__scalar_check_mat(d_out, d_in, ldw) : attn__scalar_check_mat(d_in, d_out, ldw)) !=
         ATTN_OK)
@@ -6890,6 +7297,20 @@ static inline int attn__avx2_vany_neg(attn__avx2_v a)
 /* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
 #define ATTN__AVX2_HAVE_VSWAP_PAIRS 1
 static inline attn__avx2_v attn__avx2_vswap_pairs(attn__avx2_v a) { return _mm512_permute_ps(a, 0xB1); }
+/* Block-quantized weights (simd/generic.h's contract): 16 bytes widened to 16 lanes */
+#define ATTN__AVX2_HAVE_VQ 1
+static inline attn__avx2_v attn__avx2_vload_i8(const int8_t *p)
+{
+    const __m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b));
+}
+static inline attn__avx2_v attn__avx2_vload_u4(const uint8_t *p, int hi)
+{
+    __m512i w = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)p));
+    if (hi) w = _mm512_srli_epi32(w, 4);
+    w = _mm512_sub_epi32(_mm512_and_si512(w, _mm512_set1_epi32(15)), _mm512_set1_epi32(8));
+    return _mm512_cvtepi32_ps(w);
+}
 /* 16-bit storage widened in the load, narrowed in the store (simd/generic.h's contract):
  * f16 by vcvtph2ps / vcvtps2ph, bf16 by shifts with round-to-nearest-even, NaN kept quiet */
 #define ATTN__AVX2_HAVE_VF16 1
@@ -6900,6 +7321,11 @@ static inline attn__avx2_v attn__avx2_vload_f16(const uint16_t *p)
 static inline void attn__avx2_vstore_f16(uint16_t *p, attn__avx2_v v)
 {
     _mm256_storeu_si256((__m256i *)(void *)p, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+#define ATTN__AVX2_HAVE_VSET1_F16 1
+static inline attn__avx2_v attn__avx2_vset1_f16(uint16_t h)
+{
+    return _mm512_cvtph_ps(_mm256_set1_epi16((short)h));
 }
 #define ATTN__AVX2_HAVE_VBF16 1
 static inline attn__avx2_v attn__avx2_vload_bf16(const uint16_t *p)
@@ -7111,6 +7537,11 @@ static inline void attn__avx2_vstore_f16(uint16_t *p, attn__avx2_v v)
 {
     _mm_storeu_si128((__m128i *)(void *)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
 }
+#define ATTN__AVX2_HAVE_VSET1_F16 1
+static inline attn__avx2_v attn__avx2_vset1_f16(uint16_t h)
+{
+    return _mm256_cvtph_ps(_mm_set1_epi16((short)h));
+}
 #endif
 #define ATTN__AVX2_HAVE_VBF16 1
 static inline attn__avx2_v attn__avx2_vload_bf16(const uint16_t *p)
@@ -7130,6 +7561,38 @@ static inline void attn__avx2_vstore_bf16(uint16_t *p, attn__avx2_v v)
     r = _mm256_packus_epi32(r, r); /* each 128-bit lane: its 4 halves twice */
     r = _mm256_permute4x64_epi64(r, 0x08); /* quadwords 0 and 2: the 8 halves in order */
     _mm_storeu_si128((__m128i *)(void *)p, _mm256_castsi256_si128(r));
+}
+/* Block-quantized weights (simd/generic.h's contract): 8 bytes widened to 8 lanes (a q4_0
+ * block's bytes widened 8 at a time, then split into their two nibbles) */
+#define ATTN__AVX2_HAVE_VQ 1
+static inline attn__avx2_v attn__avx2_vload_i8(const int8_t *p)
+{
+    const __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)p);
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b));
+}
+static inline attn__avx2_v attn__avx2_vload_u4(const uint8_t *p, int hi)
+{
+    __m256i w = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p));
+    if (hi) w = _mm256_srli_epi32(w, 4);
+    w = _mm256_sub_epi32(_mm256_and_si256(w, _mm256_set1_epi32(15)), _mm256_set1_epi32(8));
+    return _mm256_cvtepi32_ps(w);
+}
+#define ATTN__AVX2_HAVE_VQ32 1
+static inline void attn__avx2_vload_q8_32(const int8_t *p, attn__avx2_v *out)
+{
+    int v;
+    for (v = 0; v < 4; v++) out[v] = attn__avx2_vload_i8(p + 8 * v);
+}
+static inline void attn__avx2_vload_q4_32(const uint8_t *p, attn__avx2_v *out)
+{
+    const __m256i m = _mm256_set1_epi32(15), e = _mm256_set1_epi32(8);
+    int h;
+    for (h = 0; h < 2; h++) { /* bytes 8h .. 8h + 7: elements 8h .. and 16 + 8h .. */
+        const __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)(p + 8 * h));
+        const __m256i w = _mm256_cvtepu8_epi32(b);
+        out[h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(w, m), e));
+        out[2 + h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(w, 4), e));
+    }
 }
 /* non-temporal store (p aligned to 32 bytes): writes a line without reading it first;
  * attn__avx2_vstream_fence() before the function returns */
@@ -7347,6 +7810,11 @@ static inline void attn__avx2_vstore_f16(uint16_t *p, attn__avx2_v v)
 {
     vst1_u16(p, vreinterpret_u16_f16(vcvt_f16_f32(v)));
 }
+#define ATTN__AVX2_HAVE_VSET1_F16 1
+static inline attn__avx2_v attn__avx2_vset1_f16(uint16_t h)
+{
+    return vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h)));
+}
 #endif
 #define ATTN__AVX2_HAVE_VBF16 1
 static inline attn__avx2_v attn__avx2_vload_bf16(const uint16_t *p)
@@ -7360,6 +7828,24 @@ static inline void attn__avx2_vstore_bf16(uint16_t *p, attn__avx2_v v)
     const uint32x4_t rne = vaddq_u32(x, vaddq_u32(lsb, vdupq_n_u32(0x7FFF)));
     const uint32x4_t quiet = vorrq_u32(x, vdupq_n_u32(0x400000));
     vst1_u16(p, vshrn_n_u32(vbslq_u32(vceqq_f32(v, v), rne, quiet), 16));
+}
+/* Block-quantized weights (simd/generic.h's contract): 4 bytes widened to 4 lanes */
+#define ATTN__AVX2_HAVE_VQ 1
+static inline attn__avx2_v attn__avx2_vload_i8(const int8_t *p)
+{
+    int32_t w;
+    memcpy(&w, p, 4);
+    return vcvtq_f32_s32(vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(w))))));
+}
+static inline attn__avx2_v attn__avx2_vload_u4(const uint8_t *p, int hi)
+{
+    uint32_t w;
+    uint8x8_t b;
+    memcpy(&w, p, 4);
+    b = vreinterpret_u8_u32(vdup_n_u32(w));
+    b = hi ? vshr_n_u8(b, 4) : vand_u8(b, vdup_n_u8(15));
+    return vcvtq_f32_s32(vsubq_s32(
+        vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(b)))), vdupq_n_s32(8)));
 }
 /* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
@@ -7812,6 +8298,44 @@ static inline void attn__avx2_vstore_bf16(uint16_t *p, attn__avx2_v v)
     attn__avx2_vstore(t, v);
     for (k = 0; k < ATTN__AVX2_VW; k++) p[k] = attn__avx2_f32_to_bf16(t[k]);
 }
+#endif
+/* Block-quantized weights: ATTN__AVX2_VW int8 values, or ATTN__AVX2_VW 4-bit values (the low nibbles
+ * of p[0 ..], or with hi the high ones) less 8, as floats (exact); a block's 32 values as
+ * 32 / ATTN__AVX2_VW vectors (q4: the 16 low nibbles, then the 16 high ones, less 8); a
+ * binary16 value in every lane. */
+#ifndef ATTN__AVX2_HAVE_VQ
+static inline attn__avx2_v attn__avx2_vload_i8(const int8_t *p)
+{
+    float t[ATTN__AVX2_VW];
+    size_t k;
+    for (k = 0; k < ATTN__AVX2_VW; k++) t[k] = (float)p[k];
+    return attn__avx2_vload(t);
+}
+static inline attn__avx2_v attn__avx2_vload_u4(const uint8_t *p, int hi)
+{
+    float t[ATTN__AVX2_VW];
+    size_t k;
+    for (k = 0; k < ATTN__AVX2_VW; k++) t[k] = (float)((hi ? p[k] >> 4 : p[k] & 15) - 8);
+    return attn__avx2_vload(t);
+}
+#endif
+#ifndef ATTN__AVX2_HAVE_VQ32
+static inline void attn__avx2_vload_q8_32(const int8_t *p, attn__avx2_v *out)
+{
+    size_t v;
+    for (v = 0; v < 32 / ATTN__AVX2_VW; v++) out[v] = attn__avx2_vload_i8(p + v * ATTN__AVX2_VW);
+}
+static inline void attn__avx2_vload_q4_32(const uint8_t *p, attn__avx2_v *out)
+{
+    size_t v;
+    for (v = 0; v < 16 / ATTN__AVX2_VW; v++) {
+        out[v] = attn__avx2_vload_u4(p + v * ATTN__AVX2_VW, 0);
+        out[16 / ATTN__AVX2_VW + v] = attn__avx2_vload_u4(p + v * ATTN__AVX2_VW, 1);
+    }
+}
+#endif
+#ifndef ATTN__AVX2_HAVE_VSET1_F16
+static inline attn__avx2_v attn__avx2_vset1_f16(uint16_t h) { return attn__avx2_vset1(attn__avx2_f16_to_f32(h)); }
 #endif
 /* n < ATTN__AVX2_VW elements (the other lanes 0 on load; nothing past p + n touched; with one
  * lane n is 0, which the compiler is told) */
@@ -8514,7 +9038,7 @@ static float attn__avx2_expf(float x)
     return t[0];
 }
 /* end of src/exp.h */
-/* ---- storage types: f32, f16, bf16 arrays converted ---------------------------------- */
+/* ---- storage types: f32, f16, bf16 arrays converted; q8_0, q4_0 blocks ----------------- */
 
 static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_dtype_size(attn_dtype type)
 {
@@ -8522,23 +9046,72 @@ static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_dtype_size(attn_dtype type)
     case ATTN_F32: return 4;
     case ATTN_F16: return 2;
     case ATTN_BF16: return 2;
+    default: break;
     }
     return 0;
 }
 
-/* The address of element i of an array of type t at p */
+#define ATTN__AVX2_QK 32 /* elements per block of the block types */
+
+/* Bytes per block (per element for the element types); 0 for an invalid type */
+static size_t attn__avx2_dt_block_bytes(attn_dtype type)
+{
+    switch (type) {
+    case ATTN_Q8_0: return 2 + ATTN__AVX2_QK;
+    case ATTN_Q4_0: return 2 + ATTN__AVX2_QK / 2;
+    default: break;
+    }
+    return attn__avx2_attn_dtype_size(type);
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_dtype_block(attn_dtype type)
+{
+    if (type == ATTN_Q8_0 || type == ATTN_Q4_0) return ATTN__AVX2_QK;
+    return attn__avx2_attn_dtype_size(type) ? 1 : 0;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_dtype_bytes(attn_dtype type, size_t n)
+{
+    const size_t bs = attn__avx2_dt_block_bytes(type), blk = attn__avx2_attn_dtype_block(type);
+    if (!bs || n % blk) return 0;
+    n /= blk;
+    return n > (size_t)PTRDIFF_MAX / bs ? 0 : n * bs;
+}
+
+/* The address of element i of an array of type t at p (for the block types: i a multiple of
+ * ATTN__AVX2_QK, the address of its block) */
 static ATTN__AVX2_FORCE_INLINE const void *attn__avx2_dt_at(attn_dtype t, const void *p, size_t i)
 {
-    return t == ATTN_F32 ? (const void *)((const float *)p + i)
-                         : (const void *)((const uint16_t *)p + i);
+    if (t == ATTN_F32) return (const float *)p + i;
+    if (t == ATTN_F16 || t == ATTN_BF16) return (const uint16_t *)p + i;
+    return (const unsigned char *)p + i / ATTN__AVX2_QK * (t == ATTN_Q8_0 ? 34 : 18);
+}
+
+/* A block's scale (binary16, little-endian, any alignment) */
+static ATTN__AVX2_FORCE_INLINE uint16_t attn__avx2_q_scale(const unsigned char *blk)
+{
+    return (uint16_t)(blk[0] | blk[1] << 8);
+}
+
+/* ATTN__AVX2_VW elements of the block at blk from element off (a multiple of ATTN__AVX2_VW),
+ * dequantized exactly (as ggml does, zeros signed): d * q, d * (nibble - 8) */
+static ATTN__AVX2_FORCE_INLINE attn__avx2_v attn__avx2_vload_q(attn_dtype t, const unsigned char *blk,
+                                                size_t off)
+{
+    const attn__avx2_v d = attn__avx2_vset1_f16(attn__avx2_q_scale(blk));
+    if (t == ATTN_Q8_0) return attn__avx2_vmul(d, attn__avx2_vload_i8((const int8_t *)(blk + 2 + off)));
+    return attn__avx2_vmul(d, attn__avx2_vload_u4(blk + 2 + off % 16, off >= 16));
 }
 
 /* ATTN__AVX2_VW elements of type t at element i of p, widened to floats (t: a constant after
  * inlining, so each conversion loop below is specialized) */
+/* (block types: p a block's address, i a multiple of ATTN__AVX2_VW) */
 static ATTN__AVX2_FORCE_INLINE attn__avx2_v attn__avx2_vload_dt(attn_dtype t, const void *p, size_t i)
 {
     if (t == ATTN_F16) return attn__avx2_vload_f16((const uint16_t *)p + i);
     if (t == ATTN_BF16) return attn__avx2_vload_bf16((const uint16_t *)p + i);
+    if (t == ATTN_Q8_0 || t == ATTN_Q4_0)
+        return attn__avx2_vload_q(t, (const unsigned char *)attn__avx2_dt_at(t, p, i), i % ATTN__AVX2_QK);
     return attn__avx2_vload((const float *)p + i);
 }
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_vstore_dt(attn_dtype t, void *p, size_t i, attn__avx2_v v)
@@ -8553,6 +9126,13 @@ static ATTN__AVX2_FORCE_INLINE attn__avx2_v attn__avx2_vload_dt_part(attn_dtype 
 {
     if (t == ATTN_F16) return attn__avx2_vload_f16_part((const uint16_t *)p + i, n);
     if (t == ATTN_BF16) return attn__avx2_vload_bf16_part((const uint16_t *)p + i, n);
+    if (t == ATTN_Q8_0 || t == ATTN_Q4_0) { /* within one block: whole vectors readable */
+        float f[ATTN__AVX2_VW];
+        size_t l;
+        attn__avx2_vstore(f, attn__avx2_vload_dt(t, p, i));
+        for (l = n; l < ATTN__AVX2_VW; l++) f[l] = 0.0f;
+        return attn__avx2_vload(f);
+    }
     return attn__avx2_vload_part((const float *)p + i, n, 0.0f);
 }
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_vstore_dt_part(attn_dtype t, void *p, size_t i, attn__avx2_v v,
@@ -8574,11 +9154,123 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_convert_run(attn_dtype dt, void *
     if (i < n) attn__avx2_vstore_dt_part(dt, dst, i, attn__avx2_vload_dt_part(st, src, i, n - i), n - i);
 }
 
+/* ---- quantization: one block of 32 floats, ggml's reference rules --------------------- */
+
+/* Whether a block quantizes: every element finite and the scale finite in binary16 */
+static int attn__avx2_q_block_ok(attn_dtype t, const float *x)
+{
+    float amax = 0.0f, d;
+    size_t j;
+    for (j = 0; j < ATTN__AVX2_QK; j++) {
+        const float a = x[j] < 0.0f ? -x[j] : x[j];
+        if (!(a <= FLT_MAX)) return 0; /* NaN, inf */
+        if (a > amax) amax = a;
+    }
+    d = t == ATTN_Q8_0 ? amax / 127.0f : amax / 8.0f;
+    return (attn__avx2_f32_to_f16(d) & 0x7C00u) != 0x7C00u;
+}
+
+/* v rounded half away from zero (|v| <= 127: the truncation and v - t are exact) */
+static int attn__avx2_q_round(float v)
+{
+    const int t = (int)v;
+    const float f = v - (float)t;
+    return f >= 0.5f ? t + 1 : f <= -0.5f ? t - 1 : t;
+}
+
+/* Quantizes 32 floats x into the block at out. The products x * id are clamped to the
+ * range they lie in up to rounding (which changes no result) so that no compiler contracts
+ * them into the rounding's additions. */
+static void attn__avx2_q_block(attn_dtype t, const float *x, unsigned char *out)
+{
+    float amax = 0.0f, mx = 0.0f, d, id, v;
+    uint16_t h;
+    size_t j;
+    for (j = 0; j < ATTN__AVX2_QK; j++) {
+        const float a = x[j] < 0.0f ? -x[j] : x[j];
+        if (a > amax) amax = a, mx = x[j];
+    }
+    d = t == ATTN_Q8_0 ? amax / 127.0f : mx / -8.0f;
+    id = d != 0.0f ? 1.0f / d : 0.0f;
+    if (!(id <= FLT_MAX && id >= -FLT_MAX)) id = 0.0f; /* d tiny: binary16 holds it as 0 */
+    h = attn__avx2_f32_to_f16(d);
+    out[0] = (unsigned char)(h & 0xFFu), out[1] = (unsigned char)(h >> 8);
+    if (t == ATTN_Q8_0) {
+        for (j = 0; j < ATTN__AVX2_QK; j++) {
+            v = x[j] * id;
+            v = v < -127.0f ? -127.0f : v > 127.0f ? 127.0f : v;
+            out[2 + j] = (unsigned char)(signed char)attn__avx2_q_round(v);
+        }
+        return;
+    }
+    for (j = 0; j < ATTN__AVX2_QK / 2; j++) {
+        int q0, q1;
+        float v1;
+        v = x[j] * id, v1 = x[j + ATTN__AVX2_QK / 2] * id;
+        v = v < -8.0f ? -8.0f : v > 8.0f ? 8.0f : v;
+        v1 = v1 < -8.0f ? -8.0f : v1 > 8.0f ? 8.0f : v1;
+        q0 = (int)(v + 8.5f), q1 = (int)(v1 + 8.5f);
+        out[2 + j] = (unsigned char)((q0 > 15 ? 15 : q0) | (q1 > 15 ? 15 : q1) << 4);
+    }
+}
+
+/* n elements (a multiple of 32) between a block type qt and an element type et; src and dst
+ * already checked. Quantizing checks every block before writing one. */
+static attn_status attn__avx2_convert_q(int quantize, attn_dtype qt, attn_dtype et, void *dst,
+                                   const void *src, size_t n)
+{
+    const size_t bs = attn__avx2_dt_block_bytes(qt);
+    float x[ATTN__AVX2_QK];
+    size_t b, j, pass;
+    if (!quantize) {
+        for (b = 0; b < n; b += ATTN__AVX2_QK) {
+            const unsigned char *blk = (const unsigned char *)src + b / ATTN__AVX2_QK * bs;
+            for (j = 0; j < ATTN__AVX2_QK; j += ATTN__AVX2_VW) {
+                const attn__avx2_v v = attn__avx2_vload_q(qt, blk, j);
+                if (et == ATTN_F16) attn__avx2_vstore_f16((uint16_t *)dst + b + j, v);
+                else if (et == ATTN_BF16) attn__avx2_vstore_bf16((uint16_t *)dst + b + j, v);
+                else attn__avx2_vstore((float *)dst + b + j, v);
+            }
+        }
+        return ATTN_OK;
+    }
+    for (pass = 0; pass < 2; pass++)
+        for (b = 0; b < n; b += ATTN__AVX2_QK) {
+            for (j = 0; j < ATTN__AVX2_QK; j += ATTN__AVX2_VW)
+                attn__avx2_vstore(x + j, attn__avx2_vload_dt(et, src, b + j));
+            if (pass == 0 && !attn__avx2_q_block_ok(qt, x)) return ATTN_ERR_ARG;
+            if (pass == 1) attn__avx2_q_block(qt, x, (unsigned char *)dst + b / ATTN__AVX2_QK * bs);
+        }
+    return ATTN_OK;
+}
+
 static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type,
                                   const void *src, size_t n)
 {
     const size_t ds = attn__avx2_attn_dtype_size(dst_type), ss = attn__avx2_attn_dtype_size(src_type);
-    if (!ds || !ss) return ATTN_ERR_ARG;
+    if (!attn__avx2_attn_dtype_block(dst_type) || !attn__avx2_attn_dtype_block(src_type)) return ATTN_ERR_ARG;
+    if (!ds || !ss) { /* a block type */
+        size_t db, sb;
+        if (!ds && !ss && dst_type != src_type) return ATTN_ERR_ARG;
+        if (n % ATTN__AVX2_QK) return ATTN_ERR_SIZE;
+        if (n == 0) return ATTN_OK;
+        if (!dst || !src) return ATTN_ERR_NULL;
+        db = attn__avx2_attn_dtype_bytes(dst_type, n), sb = attn__avx2_attn_dtype_bytes(src_type, n);
+        if (!db || !sb || n > (size_t)PTRDIFF_MAX / 4) return ATTN_ERR_OVERFLOW;
+        if (attn__avx2_bytes_overlap(dst, db, src, sb)) return ATTN_ERR_ALIAS;
+        if (dst_type == src_type) {
+            memcpy(dst, src, db);
+            return ATTN_OK;
+        }
+        if (!ds) { /* quantize */
+            if (src_type == ATTN_F16) return attn__avx2_convert_q(1, dst_type, ATTN_F16, dst, src, n);
+            if (src_type == ATTN_BF16) return attn__avx2_convert_q(1, dst_type, ATTN_BF16, dst, src, n);
+            return attn__avx2_convert_q(1, dst_type, ATTN_F32, dst, src, n);
+        }
+        if (dst_type == ATTN_F16) return attn__avx2_convert_q(0, src_type, ATTN_F16, dst, src, n);
+        if (dst_type == ATTN_BF16) return attn__avx2_convert_q(0, src_type, ATTN_BF16, dst, src, n);
+        return attn__avx2_convert_q(0, src_type, ATTN_F32, dst, src, n);
+    }
     if (n == 0) return ATTN_OK;
     if (!dst || !src) return ATTN_ERR_NULL;
     if (n > (size_t)PTRDIFF_MAX / (ds > ss ? ds : ss)) return ATTN_ERR_OVERFLOW;
@@ -9593,13 +10285,21 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_positional_encoding(float 
 static size_t attn__avx2_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__avx2_min(size_t a, size_t b) { return a < b ? a : b; }
 
-/* B of any storage type (f32, f16, bf16): element i of p and the copies the paths below
- * read it through (its address: attn__avx2_dt_at). The conversions are exact, so every path
- * computes on the floats the 16-bit values stand for. */
+/* B of any storage type (f32, f16, bf16; q8_0, q4_0 stored n x k, whose blocks every path
+ * below reads from a block's start, in chunks of k that are multiples of 32): element i of
+ * p and the copies the paths below read it through (its address: attn__avx2_dt_at). The
+ * conversions are exact, so every path computes on the floats the stored values stand for. */
 static ATTN__AVX2_FORCE_INLINE float attn__avx2_mm_elem(attn_dtype t, const void *p, size_t i)
 {
     if (t == ATTN_F16) return attn__avx2_f16_to_f32(((const uint16_t *)p)[i]);
     if (t == ATTN_BF16) return attn__avx2_bf16_to_f32(((const uint16_t *)p)[i]);
+    if (t == ATTN_Q8_0 || t == ATTN_Q4_0) {
+        const unsigned char *blk = (const unsigned char *)attn__avx2_dt_at(t, p, i - i % 32);
+        const float d = attn__avx2_f16_to_f32(attn__avx2_q_scale(blk));
+        const size_t o = i % 32;
+        if (t == ATTN_Q8_0) return d * (float)(signed char)blk[2 + o];
+        return d * (float)((o < 16 ? blk[2 + o] & 15 : blk[2 + o - 16] >> 4) - 8);
+    }
     return ((const float *)p)[i];
 }
 /* n <= ATTN__AVX2_VW elements from element i (the rest 0), nothing past them read */
@@ -9609,19 +10309,21 @@ static ATTN__AVX2_FORCE_INLINE attn__avx2_v attn__avx2_mm_vload_n(attn_dtype t, 
     if (n >= ATTN__AVX2_VW) return attn__avx2_vload_dt(t, p, i);
     return n ? attn__avx2_vload_dt_part(t, p, i, n) : attn__avx2_vzero();
 }
-/* min(rows, ATTN__AVX2_VW) rows of ATTN__AVX2_VW elements at src (stride ld elements) transposed:
- * dst[q * ldd + i] = row i's element q; missing rows give zeros */
-static void attn__avx2_mm_tcopy(attn_dtype t, const void *src, size_t ld, size_t rows, float *dst,
-                           size_t ldd)
+/* min(rows, ATTN__AVX2_VW) rows of ATTN__AVX2_VW elements from element p of the rows at src (stride
+ * ld elements) transposed: dst[q * ldd + i] = row i's element p + q; missing rows give
+ * zeros */
+static void attn__avx2_mm_tcopy(attn_dtype t, const void *src, size_t p, size_t ld, size_t rows,
+                           float *dst, size_t ldd)
 {
     float tmp[ATTN__AVX2_VW * ATTN__AVX2_VW];
     size_t i;
     if (t == ATTN_F32) {
-        attn__avx2_vtranspose_copy((const float *)src, ld, rows, dst, ldd);
+        attn__avx2_vtranspose_copy((const float *)src + p, ld, rows, dst, ldd);
         return;
     }
     for (i = 0; i < ATTN__AVX2_VW; i++) /* rows past `rows` zero, so all of tmp is written */
-        attn__avx2_vstore(tmp + i * ATTN__AVX2_VW, i < rows ? attn__avx2_vload_dt(t, src, i * ld) : attn__avx2_vzero());
+        attn__avx2_vstore(tmp + i * ATTN__AVX2_VW,
+                     i < rows ? attn__avx2_vload_dt(t, src, i * ld + p) : attn__avx2_vzero());
     attn__avx2_vtranspose_copy(tmp, ATTN__AVX2_VW, ATTN__AVX2_VW, dst, ldd);
 }
 
@@ -9728,7 +10430,7 @@ static void attn__avx2_mm_tile_any(size_t mr, size_t nr, size_t kc, const float 
             steps = attn__avx2_min(ATTN__AVX2_VW, kc - p);
             if (steps == ATTN__AVX2_VW) {
                 for (v = 0; v < ATTN__AVX2_NR; v += ATTN__AVX2_VW) /* no pointer past the last row */
-                    attn__avx2_mm_tcopy(bt, attn__avx2_dt_at(bt, b, (nr > v ? v : 0) * ldb + p), ldb,
+                    attn__avx2_mm_tcopy(bt, attn__avx2_dt_at(bt, b, (nr > v ? v : 0) * ldb), p, ldb,
                                    nr > v ? nr - v : 0, blk + v, ATTN__AVX2_NR);
             } else {
                 for (q = 0; q < steps; q++)
@@ -9755,6 +10457,14 @@ static void attn__avx2_mm_tile_any(size_t mr, size_t nr, size_t kc, const float 
     for (i = 0; i < ATTN__AVX2_MR; i++)
         for (v = 0; v < ATTN__AVX2_NR / ATTN__AVX2_VW; v++)
             attn__avx2_vstore(t + i * ATTN__AVX2_NR + v * ATTN__AVX2_VW, acc[i][v]);
+}
+
+/* The chunk depth for B of type bt: block types take whole blocks (k and KC multiples of 32,
+ * so the chunk stays within min(k, KC)) */
+static size_t attn__avx2_mm_kct(attn_dtype bt, size_t k)
+{
+    const size_t kc = attn__avx2_mm_kc(k);
+    return bt == ATTN_Q8_0 || bt == ATTN_Q4_0 ? attn__avx2_round_up(kc, 32) : kc;
 }
 
 /* Requests rows r0 .. r1 (stride ld) of kc floats each: the next sliver while one packs
@@ -9784,8 +10494,7 @@ static void attn__avx2_mm_pack_t_dt(attn_dtype st, const void *src, size_t ld, s
             /* no rows left: zeros, nothing read */
             const void *sg = r > g ? attn__avx2_dt_at(st, sp, g * ld) : sp;
             for (p = 0; p + ATTN__AVX2_VW <= kc; p += ATTN__AVX2_VW)
-                attn__avx2_mm_tcopy(st, attn__avx2_dt_at(st, sg, p), ld, r > g ? r - g : 0,
-                               dst + p * w + g, w);
+                attn__avx2_mm_tcopy(st, sg, p, ld, r > g ? r - g : 0, dst + p * w + g, w);
             for (; p < kc; p++)
                 for (i = 0; i < ATTN__AVX2_VW && g + i < w; i++)
                     dst[p * w + g + i] = g + i < r ? attn__avx2_mm_elem(st, sg, i * ld + p) : 0.0f;
@@ -9902,7 +10611,7 @@ static void attn__avx2_mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, f
                             const float *a, size_t lda, attn_dtype bt, const void *b, size_t ldb,
                             float beta, float *c, size_t ldc)
 {
-    const size_t kcb = attn__avx2_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
+    const size_t kcb = attn__avx2_mm_kct(bt, k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
     size_t i, j, pc;
     for (j = 0; j < n; j += ATTN__AVX2_NR) {
         const size_t nr = attn__avx2_min(ATTN__AVX2_NR, n - j);
@@ -10051,6 +10760,37 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_t_body(attn_dtype bt, size_t R
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
+/* attn__avx2_mv_t_body for B in blocks (q8_0, q4_0): blocks [b0, b1) of k, each block of each
+ * of B's J rows dequantized in registers once for the R rows of A (its integers as floats;
+ * per lane, the block's partial sum times the block's d joins the lane's accumulator) */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
+                                               size_t b1, const float *a, size_t lda,
+                                               const void *const *brow, attn__avx2_v *acc)
+{
+    const size_t bs = bt == ATTN_Q8_0 ? 34 : 18;
+    attn__avx2_v s[4][4], w[32 / ATTN__AVX2_VW], d;
+    size_t i, q, b, v;
+    for (i = 0; i < R; i++)
+        for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
+    for (b = b0; b < b1; b++) {
+        const float *ab = a + b * 32;
+        for (q = 0; q < J; q++) {
+            const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
+            d = attn__avx2_vset1_f16(attn__avx2_q_scale(blk));
+            if (bt == ATTN_Q8_0) attn__avx2_vload_q8_32((const int8_t *)(blk + 2), w);
+            else attn__avx2_vload_q4_32(blk + 2, w);
+            for (i = 0; i < R; i++) {
+                attn__avx2_v bsum = attn__avx2_vmul(attn__avx2_vload(ab + i * lda), w[0]);
+                for (v = 1; v < 32 / ATTN__AVX2_VW; v++)
+                    bsum = attn__avx2_vfma(attn__avx2_vload(ab + i * lda + v * ATTN__AVX2_VW), w[v], bsum);
+                s[i][q] = attn__avx2_vfma(d, bsum, s[i][q]);
+            }
+        }
+    }
+    for (i = 0; i < R; i++)
+        for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
+}
+
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers) */
 #define ATTN__AVX2_MV_ROWS(T)                                                                    \
@@ -10063,19 +10803,32 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_t_body(attn_dtype bt, size_t R
     } else if (R == 4) attn__avx2_mv_n_body(T, 4, p1, a, ars, lda, brow[0], p0, nr, t);           \
     else if (R == 2) attn__avx2_mv_n_body(T, 2, p1, a, ars, lda, brow[0], p0, nr, t);             \
     else attn__avx2_mv_n_body(T, 1, p1, a, ars, lda, brow[0], p0, nr, t);
-/* tr = 0: attn__avx2_mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__avx2_mv_t_body. Only
- * 16-bit B comes here (f32 B keeps attn__avx2_attn_matmul's paths, and so its bits). */
+#define ATTN__AVX2_MV_QROWS(T)                                                                   \
+    if (!tr) return; /* never: block types are B^T */                                      \
+    if (R == 4) {                                                                           \
+        attn__avx2_mv_q_body(T, 4, 2, p0 / 32, p1 / 32, a, lda, brow, acc);                      \
+        attn__avx2_mv_q_body(T, 4, 2, p0 / 32, p1 / 32, a, lda, brow + 2, acc + 2);              \
+    } else if (R == 2) attn__avx2_mv_q_body(T, 2, 4, p0 / 32, p1 / 32, a, lda, brow, acc);       \
+    else attn__avx2_mv_q_body(T, 1, 4, p0 / 32, p1 / 32, a, lda, brow, acc);
+/* tr = 0: attn__avx2_mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__avx2_mv_t_body (or for
+ * the block types attn__avx2_mv_q_body, always tr = 1). Only 16-bit and block-type B come here
+ * (f32 B keeps attn__avx2_attn_matmul's paths, and so its bits). */
 static void attn__avx2_mv_rows(int tr, attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
                           size_t ars, size_t lda, const void *const *brow, attn__avx2_v *acc,
                           size_t nr, float *t)
 {
     if (bt == ATTN_F16) {
         ATTN__AVX2_MV_ROWS(ATTN_F16)
-    } else {
+    } else if (bt == ATTN_BF16) {
         ATTN__AVX2_MV_ROWS(ATTN_BF16)
+    } else if (bt == ATTN_Q8_0) {
+        ATTN__AVX2_MV_QROWS(ATTN_Q8_0)
+    } else {
+        ATTN__AVX2_MV_QROWS(ATTN_Q4_0)
     }
 }
 #undef ATTN__AVX2_MV_ROWS
+#undef ATTN__AVX2_MV_QROWS
 
 /* Rows of C taken together: 4, then 2, then 1 */
 static size_t attn__avx2_mv_group(size_t left) { return left >= 4 ? 4 : left >= 2 ? 2 : 1; }
@@ -10171,6 +10924,15 @@ static float *attn__avx2_align(void *p)
     return (float *)(void *)((u + ATTN__AVX2_ALIGN - 1) & ~(uintptr_t)(ATTN__AVX2_ALIGN - 1));
 }
 
+/* A block-type B (n x k): stored as op(B) = B^T, k and ldb whole blocks */
+static attn_status attn__avx2_mm_block_check(attn_dtype bt, attn_trans tb, size_t k, size_t ldb)
+{
+    if (bt != ATTN_Q8_0 && bt != ATTN_Q4_0) return ATTN_OK;
+    if (tb != ATTN_TRANS) return ATTN_ERR_ARG; /* blocks run along k */
+    if (k % 32) return ATTN_ERR_SIZE;
+    return k && ldb % 32 ? ATTN_ERR_LD : ATTN_OK;
+}
+
 /* attn__avx2_attn_matmul and attn__avx2_attn_matmul_typed: B stored as bt (attn_dtype; checked by the caller) */
 static attn_status attn__avx2_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
                                 float alpha, const float *a, size_t lda, attn_dtype bt,
@@ -10184,6 +10946,7 @@ static attn_status attn__avx2_matmul(attn_trans ta, attn_trans tb, size_t m, siz
     size_t ab, bb, cb;
     if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
         return ATTN_ERR_ARG;
+    if ((st = attn__avx2_mm_block_check(bt, tb, k, ldb)) != ATTN_OK) return st;
     if (m == 0 || n == 0) return ATTN_OK; /* an empty C: nothing read or written */
     if (!c || (k && (!a || !b))) return ATTN_ERR_NULL;
     if (k > 0) {
@@ -10196,7 +10959,7 @@ static attn_status attn__avx2_matmul(attn_trans ta, attn_trans tb, size_t m, siz
     /* C may not overlap A, B or the workspace, nor the workspace A or B */
     ab = k ? (ta ? attn__avx2_mat_bytes(k, m, lda) : attn__avx2_mat_bytes(m, k, lda)) : 0;
     bb = k ? (tb ? attn__avx2_mat_bytes(n, k, ldb) : attn__avx2_mat_bytes(k, n, ldb)) : 0;
-    if (bt != ATTN_F32) bb /= 2; /* 16-bit elements: half the floats' bytes */
+    if (bt != ATTN_F32) bb = attn__avx2_attn_dtype_bytes(bt, bb / sizeof(float)); /* the stored bytes */
     cb = attn__avx2_mat_bytes(m, n, ldc);
     need = workspace ? attn__avx2_attn_matmul_workspace_size(ta, tb, m, n, k) : 0;
     if (attn__avx2_bytes_overlap(c, cb, a, ab) || attn__avx2_bytes_overlap(c, cb, b, bb) ||
@@ -10225,7 +10988,7 @@ static attn_status attn__avx2_matmul(attn_trans ta, attn_trans tb, size_t m, siz
         attn__avx2_mm_nopack(ta, tb, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
         return ATTN_OK;
     }
-    kcb = attn__avx2_mm_kc(k);
+    kcb = attn__avx2_mm_kct(bt, k);
     attn__avx2_mm_ws_floats(m, n, k, &fa, &fb);
     pa = attn__avx2_align(workspace);
     pb = pa + fa;
@@ -10281,7 +11044,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul_typed(attn_trans ta
                                        float *c, size_t ldc, void *workspace,
                                        size_t workspace_size)
 {
-    if (!attn__avx2_attn_dtype_size(b_type)) return ATTN_ERR_ARG;
+    if (!attn__avx2_attn_dtype_block(b_type)) return ATTN_ERR_ARG;
     return attn__avx2_matmul(ta, tb, m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace,
                         workspace_size);
 }
@@ -11692,7 +12455,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_linear_typed(const float *
     size_t r;
     if (tokens && (!x || !w || !y)) return ATTN_ERR_NULL;
     if (tw != ATTN_NO_TRANS && tw != ATTN_TRANS) return ATTN_ERR_ARG;
-    if (!attn__avx2_attn_dtype_size(w_type)) return ATTN_ERR_ARG;
+    if (!attn__avx2_attn_dtype_block(w_type)) return ATTN_ERR_ARG;
+    if ((st = attn__avx2_mm_block_check(w_type, tw, d_in, ldw)) != ATTN_OK) return st;
     if ((st = attn__avx2_check_mat(tokens, d_in, ldx)) != ATTN_OK) return st;
     if ((st = tw ? attn__avx2_check_mat(d_out, d_in, ldw) : attn__avx2_check_mat(d_in, d_out, ldw)) !=
         ATTN_OK)
@@ -12727,6 +13491,20 @@ static inline int attn__avx512_vany_neg(attn__avx512_v a)
 /* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
 #define ATTN__AVX512_HAVE_VSWAP_PAIRS 1
 static inline attn__avx512_v attn__avx512_vswap_pairs(attn__avx512_v a) { return _mm512_permute_ps(a, 0xB1); }
+/* Block-quantized weights (simd/generic.h's contract): 16 bytes widened to 16 lanes */
+#define ATTN__AVX512_HAVE_VQ 1
+static inline attn__avx512_v attn__avx512_vload_i8(const int8_t *p)
+{
+    const __m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b));
+}
+static inline attn__avx512_v attn__avx512_vload_u4(const uint8_t *p, int hi)
+{
+    __m512i w = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)p));
+    if (hi) w = _mm512_srli_epi32(w, 4);
+    w = _mm512_sub_epi32(_mm512_and_si512(w, _mm512_set1_epi32(15)), _mm512_set1_epi32(8));
+    return _mm512_cvtepi32_ps(w);
+}
 /* 16-bit storage widened in the load, narrowed in the store (simd/generic.h's contract):
  * f16 by vcvtph2ps / vcvtps2ph, bf16 by shifts with round-to-nearest-even, NaN kept quiet */
 #define ATTN__AVX512_HAVE_VF16 1
@@ -12737,6 +13515,11 @@ static inline attn__avx512_v attn__avx512_vload_f16(const uint16_t *p)
 static inline void attn__avx512_vstore_f16(uint16_t *p, attn__avx512_v v)
 {
     _mm256_storeu_si256((__m256i *)(void *)p, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+#define ATTN__AVX512_HAVE_VSET1_F16 1
+static inline attn__avx512_v attn__avx512_vset1_f16(uint16_t h)
+{
+    return _mm512_cvtph_ps(_mm256_set1_epi16((short)h));
 }
 #define ATTN__AVX512_HAVE_VBF16 1
 static inline attn__avx512_v attn__avx512_vload_bf16(const uint16_t *p)
@@ -12948,6 +13731,11 @@ static inline void attn__avx512_vstore_f16(uint16_t *p, attn__avx512_v v)
 {
     _mm_storeu_si128((__m128i *)(void *)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
 }
+#define ATTN__AVX512_HAVE_VSET1_F16 1
+static inline attn__avx512_v attn__avx512_vset1_f16(uint16_t h)
+{
+    return _mm256_cvtph_ps(_mm_set1_epi16((short)h));
+}
 #endif
 #define ATTN__AVX512_HAVE_VBF16 1
 static inline attn__avx512_v attn__avx512_vload_bf16(const uint16_t *p)
@@ -12967,6 +13755,38 @@ static inline void attn__avx512_vstore_bf16(uint16_t *p, attn__avx512_v v)
     r = _mm256_packus_epi32(r, r); /* each 128-bit lane: its 4 halves twice */
     r = _mm256_permute4x64_epi64(r, 0x08); /* quadwords 0 and 2: the 8 halves in order */
     _mm_storeu_si128((__m128i *)(void *)p, _mm256_castsi256_si128(r));
+}
+/* Block-quantized weights (simd/generic.h's contract): 8 bytes widened to 8 lanes (a q4_0
+ * block's bytes widened 8 at a time, then split into their two nibbles) */
+#define ATTN__AVX512_HAVE_VQ 1
+static inline attn__avx512_v attn__avx512_vload_i8(const int8_t *p)
+{
+    const __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)p);
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b));
+}
+static inline attn__avx512_v attn__avx512_vload_u4(const uint8_t *p, int hi)
+{
+    __m256i w = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p));
+    if (hi) w = _mm256_srli_epi32(w, 4);
+    w = _mm256_sub_epi32(_mm256_and_si256(w, _mm256_set1_epi32(15)), _mm256_set1_epi32(8));
+    return _mm256_cvtepi32_ps(w);
+}
+#define ATTN__AVX512_HAVE_VQ32 1
+static inline void attn__avx512_vload_q8_32(const int8_t *p, attn__avx512_v *out)
+{
+    int v;
+    for (v = 0; v < 4; v++) out[v] = attn__avx512_vload_i8(p + 8 * v);
+}
+static inline void attn__avx512_vload_q4_32(const uint8_t *p, attn__avx512_v *out)
+{
+    const __m256i m = _mm256_set1_epi32(15), e = _mm256_set1_epi32(8);
+    int h;
+    for (h = 0; h < 2; h++) { /* bytes 8h .. 8h + 7: elements 8h .. and 16 + 8h .. */
+        const __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)(p + 8 * h));
+        const __m256i w = _mm256_cvtepu8_epi32(b);
+        out[h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(w, m), e));
+        out[2 + h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(w, 4), e));
+    }
 }
 /* non-temporal store (p aligned to 32 bytes): writes a line without reading it first;
  * attn__avx512_vstream_fence() before the function returns */
@@ -13184,6 +14004,11 @@ static inline void attn__avx512_vstore_f16(uint16_t *p, attn__avx512_v v)
 {
     vst1_u16(p, vreinterpret_u16_f16(vcvt_f16_f32(v)));
 }
+#define ATTN__AVX512_HAVE_VSET1_F16 1
+static inline attn__avx512_v attn__avx512_vset1_f16(uint16_t h)
+{
+    return vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h)));
+}
 #endif
 #define ATTN__AVX512_HAVE_VBF16 1
 static inline attn__avx512_v attn__avx512_vload_bf16(const uint16_t *p)
@@ -13197,6 +14022,24 @@ static inline void attn__avx512_vstore_bf16(uint16_t *p, attn__avx512_v v)
     const uint32x4_t rne = vaddq_u32(x, vaddq_u32(lsb, vdupq_n_u32(0x7FFF)));
     const uint32x4_t quiet = vorrq_u32(x, vdupq_n_u32(0x400000));
     vst1_u16(p, vshrn_n_u32(vbslq_u32(vceqq_f32(v, v), rne, quiet), 16));
+}
+/* Block-quantized weights (simd/generic.h's contract): 4 bytes widened to 4 lanes */
+#define ATTN__AVX512_HAVE_VQ 1
+static inline attn__avx512_v attn__avx512_vload_i8(const int8_t *p)
+{
+    int32_t w;
+    memcpy(&w, p, 4);
+    return vcvtq_f32_s32(vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(w))))));
+}
+static inline attn__avx512_v attn__avx512_vload_u4(const uint8_t *p, int hi)
+{
+    uint32_t w;
+    uint8x8_t b;
+    memcpy(&w, p, 4);
+    b = vreinterpret_u8_u32(vdup_n_u32(w));
+    b = hi ? vshr_n_u8(b, 4) : vand_u8(b, vdup_n_u8(15));
+    return vcvtq_f32_s32(vsubq_s32(
+        vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(b)))), vdupq_n_s32(8)));
 }
 /* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
@@ -13649,6 +14492,44 @@ static inline void attn__avx512_vstore_bf16(uint16_t *p, attn__avx512_v v)
     attn__avx512_vstore(t, v);
     for (k = 0; k < ATTN__AVX512_VW; k++) p[k] = attn__avx512_f32_to_bf16(t[k]);
 }
+#endif
+/* Block-quantized weights: ATTN__AVX512_VW int8 values, or ATTN__AVX512_VW 4-bit values (the low nibbles
+ * of p[0 ..], or with hi the high ones) less 8, as floats (exact); a block's 32 values as
+ * 32 / ATTN__AVX512_VW vectors (q4: the 16 low nibbles, then the 16 high ones, less 8); a
+ * binary16 value in every lane. */
+#ifndef ATTN__AVX512_HAVE_VQ
+static inline attn__avx512_v attn__avx512_vload_i8(const int8_t *p)
+{
+    float t[ATTN__AVX512_VW];
+    size_t k;
+    for (k = 0; k < ATTN__AVX512_VW; k++) t[k] = (float)p[k];
+    return attn__avx512_vload(t);
+}
+static inline attn__avx512_v attn__avx512_vload_u4(const uint8_t *p, int hi)
+{
+    float t[ATTN__AVX512_VW];
+    size_t k;
+    for (k = 0; k < ATTN__AVX512_VW; k++) t[k] = (float)((hi ? p[k] >> 4 : p[k] & 15) - 8);
+    return attn__avx512_vload(t);
+}
+#endif
+#ifndef ATTN__AVX512_HAVE_VQ32
+static inline void attn__avx512_vload_q8_32(const int8_t *p, attn__avx512_v *out)
+{
+    size_t v;
+    for (v = 0; v < 32 / ATTN__AVX512_VW; v++) out[v] = attn__avx512_vload_i8(p + v * ATTN__AVX512_VW);
+}
+static inline void attn__avx512_vload_q4_32(const uint8_t *p, attn__avx512_v *out)
+{
+    size_t v;
+    for (v = 0; v < 16 / ATTN__AVX512_VW; v++) {
+        out[v] = attn__avx512_vload_u4(p + v * ATTN__AVX512_VW, 0);
+        out[16 / ATTN__AVX512_VW + v] = attn__avx512_vload_u4(p + v * ATTN__AVX512_VW, 1);
+    }
+}
+#endif
+#ifndef ATTN__AVX512_HAVE_VSET1_F16
+static inline attn__avx512_v attn__avx512_vset1_f16(uint16_t h) { return attn__avx512_vset1(attn__avx512_f16_to_f32(h)); }
 #endif
 /* n < ATTN__AVX512_VW elements (the other lanes 0 on load; nothing past p + n touched; with one
  * lane n is 0, which the compiler is told) */
@@ -14351,7 +15232,7 @@ static float attn__avx512_expf(float x)
     return t[0];
 }
 /* end of src/exp.h */
-/* ---- storage types: f32, f16, bf16 arrays converted ---------------------------------- */
+/* ---- storage types: f32, f16, bf16 arrays converted; q8_0, q4_0 blocks ----------------- */
 
 static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_dtype_size(attn_dtype type)
 {
@@ -14359,23 +15240,72 @@ static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_dtype_size(attn_dtype type)
     case ATTN_F32: return 4;
     case ATTN_F16: return 2;
     case ATTN_BF16: return 2;
+    default: break;
     }
     return 0;
 }
 
-/* The address of element i of an array of type t at p */
+#define ATTN__AVX512_QK 32 /* elements per block of the block types */
+
+/* Bytes per block (per element for the element types); 0 for an invalid type */
+static size_t attn__avx512_dt_block_bytes(attn_dtype type)
+{
+    switch (type) {
+    case ATTN_Q8_0: return 2 + ATTN__AVX512_QK;
+    case ATTN_Q4_0: return 2 + ATTN__AVX512_QK / 2;
+    default: break;
+    }
+    return attn__avx512_attn_dtype_size(type);
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_dtype_block(attn_dtype type)
+{
+    if (type == ATTN_Q8_0 || type == ATTN_Q4_0) return ATTN__AVX512_QK;
+    return attn__avx512_attn_dtype_size(type) ? 1 : 0;
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_dtype_bytes(attn_dtype type, size_t n)
+{
+    const size_t bs = attn__avx512_dt_block_bytes(type), blk = attn__avx512_attn_dtype_block(type);
+    if (!bs || n % blk) return 0;
+    n /= blk;
+    return n > (size_t)PTRDIFF_MAX / bs ? 0 : n * bs;
+}
+
+/* The address of element i of an array of type t at p (for the block types: i a multiple of
+ * ATTN__AVX512_QK, the address of its block) */
 static ATTN__AVX512_FORCE_INLINE const void *attn__avx512_dt_at(attn_dtype t, const void *p, size_t i)
 {
-    return t == ATTN_F32 ? (const void *)((const float *)p + i)
-                         : (const void *)((const uint16_t *)p + i);
+    if (t == ATTN_F32) return (const float *)p + i;
+    if (t == ATTN_F16 || t == ATTN_BF16) return (const uint16_t *)p + i;
+    return (const unsigned char *)p + i / ATTN__AVX512_QK * (t == ATTN_Q8_0 ? 34 : 18);
+}
+
+/* A block's scale (binary16, little-endian, any alignment) */
+static ATTN__AVX512_FORCE_INLINE uint16_t attn__avx512_q_scale(const unsigned char *blk)
+{
+    return (uint16_t)(blk[0] | blk[1] << 8);
+}
+
+/* ATTN__AVX512_VW elements of the block at blk from element off (a multiple of ATTN__AVX512_VW),
+ * dequantized exactly (as ggml does, zeros signed): d * q, d * (nibble - 8) */
+static ATTN__AVX512_FORCE_INLINE attn__avx512_v attn__avx512_vload_q(attn_dtype t, const unsigned char *blk,
+                                                size_t off)
+{
+    const attn__avx512_v d = attn__avx512_vset1_f16(attn__avx512_q_scale(blk));
+    if (t == ATTN_Q8_0) return attn__avx512_vmul(d, attn__avx512_vload_i8((const int8_t *)(blk + 2 + off)));
+    return attn__avx512_vmul(d, attn__avx512_vload_u4(blk + 2 + off % 16, off >= 16));
 }
 
 /* ATTN__AVX512_VW elements of type t at element i of p, widened to floats (t: a constant after
  * inlining, so each conversion loop below is specialized) */
+/* (block types: p a block's address, i a multiple of ATTN__AVX512_VW) */
 static ATTN__AVX512_FORCE_INLINE attn__avx512_v attn__avx512_vload_dt(attn_dtype t, const void *p, size_t i)
 {
     if (t == ATTN_F16) return attn__avx512_vload_f16((const uint16_t *)p + i);
     if (t == ATTN_BF16) return attn__avx512_vload_bf16((const uint16_t *)p + i);
+    if (t == ATTN_Q8_0 || t == ATTN_Q4_0)
+        return attn__avx512_vload_q(t, (const unsigned char *)attn__avx512_dt_at(t, p, i), i % ATTN__AVX512_QK);
     return attn__avx512_vload((const float *)p + i);
 }
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_vstore_dt(attn_dtype t, void *p, size_t i, attn__avx512_v v)
@@ -14390,6 +15320,13 @@ static ATTN__AVX512_FORCE_INLINE attn__avx512_v attn__avx512_vload_dt_part(attn_
 {
     if (t == ATTN_F16) return attn__avx512_vload_f16_part((const uint16_t *)p + i, n);
     if (t == ATTN_BF16) return attn__avx512_vload_bf16_part((const uint16_t *)p + i, n);
+    if (t == ATTN_Q8_0 || t == ATTN_Q4_0) { /* within one block: whole vectors readable */
+        float f[ATTN__AVX512_VW];
+        size_t l;
+        attn__avx512_vstore(f, attn__avx512_vload_dt(t, p, i));
+        for (l = n; l < ATTN__AVX512_VW; l++) f[l] = 0.0f;
+        return attn__avx512_vload(f);
+    }
     return attn__avx512_vload_part((const float *)p + i, n, 0.0f);
 }
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_vstore_dt_part(attn_dtype t, void *p, size_t i, attn__avx512_v v,
@@ -14411,11 +15348,123 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_convert_run(attn_dtype dt, vo
     if (i < n) attn__avx512_vstore_dt_part(dt, dst, i, attn__avx512_vload_dt_part(st, src, i, n - i), n - i);
 }
 
+/* ---- quantization: one block of 32 floats, ggml's reference rules --------------------- */
+
+/* Whether a block quantizes: every element finite and the scale finite in binary16 */
+static int attn__avx512_q_block_ok(attn_dtype t, const float *x)
+{
+    float amax = 0.0f, d;
+    size_t j;
+    for (j = 0; j < ATTN__AVX512_QK; j++) {
+        const float a = x[j] < 0.0f ? -x[j] : x[j];
+        if (!(a <= FLT_MAX)) return 0; /* NaN, inf */
+        if (a > amax) amax = a;
+    }
+    d = t == ATTN_Q8_0 ? amax / 127.0f : amax / 8.0f;
+    return (attn__avx512_f32_to_f16(d) & 0x7C00u) != 0x7C00u;
+}
+
+/* v rounded half away from zero (|v| <= 127: the truncation and v - t are exact) */
+static int attn__avx512_q_round(float v)
+{
+    const int t = (int)v;
+    const float f = v - (float)t;
+    return f >= 0.5f ? t + 1 : f <= -0.5f ? t - 1 : t;
+}
+
+/* Quantizes 32 floats x into the block at out. The products x * id are clamped to the
+ * range they lie in up to rounding (which changes no result) so that no compiler contracts
+ * them into the rounding's additions. */
+static void attn__avx512_q_block(attn_dtype t, const float *x, unsigned char *out)
+{
+    float amax = 0.0f, mx = 0.0f, d, id, v;
+    uint16_t h;
+    size_t j;
+    for (j = 0; j < ATTN__AVX512_QK; j++) {
+        const float a = x[j] < 0.0f ? -x[j] : x[j];
+        if (a > amax) amax = a, mx = x[j];
+    }
+    d = t == ATTN_Q8_0 ? amax / 127.0f : mx / -8.0f;
+    id = d != 0.0f ? 1.0f / d : 0.0f;
+    if (!(id <= FLT_MAX && id >= -FLT_MAX)) id = 0.0f; /* d tiny: binary16 holds it as 0 */
+    h = attn__avx512_f32_to_f16(d);
+    out[0] = (unsigned char)(h & 0xFFu), out[1] = (unsigned char)(h >> 8);
+    if (t == ATTN_Q8_0) {
+        for (j = 0; j < ATTN__AVX512_QK; j++) {
+            v = x[j] * id;
+            v = v < -127.0f ? -127.0f : v > 127.0f ? 127.0f : v;
+            out[2 + j] = (unsigned char)(signed char)attn__avx512_q_round(v);
+        }
+        return;
+    }
+    for (j = 0; j < ATTN__AVX512_QK / 2; j++) {
+        int q0, q1;
+        float v1;
+        v = x[j] * id, v1 = x[j + ATTN__AVX512_QK / 2] * id;
+        v = v < -8.0f ? -8.0f : v > 8.0f ? 8.0f : v;
+        v1 = v1 < -8.0f ? -8.0f : v1 > 8.0f ? 8.0f : v1;
+        q0 = (int)(v + 8.5f), q1 = (int)(v1 + 8.5f);
+        out[2 + j] = (unsigned char)((q0 > 15 ? 15 : q0) | (q1 > 15 ? 15 : q1) << 4);
+    }
+}
+
+/* n elements (a multiple of 32) between a block type qt and an element type et; src and dst
+ * already checked. Quantizing checks every block before writing one. */
+static attn_status attn__avx512_convert_q(int quantize, attn_dtype qt, attn_dtype et, void *dst,
+                                   const void *src, size_t n)
+{
+    const size_t bs = attn__avx512_dt_block_bytes(qt);
+    float x[ATTN__AVX512_QK];
+    size_t b, j, pass;
+    if (!quantize) {
+        for (b = 0; b < n; b += ATTN__AVX512_QK) {
+            const unsigned char *blk = (const unsigned char *)src + b / ATTN__AVX512_QK * bs;
+            for (j = 0; j < ATTN__AVX512_QK; j += ATTN__AVX512_VW) {
+                const attn__avx512_v v = attn__avx512_vload_q(qt, blk, j);
+                if (et == ATTN_F16) attn__avx512_vstore_f16((uint16_t *)dst + b + j, v);
+                else if (et == ATTN_BF16) attn__avx512_vstore_bf16((uint16_t *)dst + b + j, v);
+                else attn__avx512_vstore((float *)dst + b + j, v);
+            }
+        }
+        return ATTN_OK;
+    }
+    for (pass = 0; pass < 2; pass++)
+        for (b = 0; b < n; b += ATTN__AVX512_QK) {
+            for (j = 0; j < ATTN__AVX512_QK; j += ATTN__AVX512_VW)
+                attn__avx512_vstore(x + j, attn__avx512_vload_dt(et, src, b + j));
+            if (pass == 0 && !attn__avx512_q_block_ok(qt, x)) return ATTN_ERR_ARG;
+            if (pass == 1) attn__avx512_q_block(qt, x, (unsigned char *)dst + b / ATTN__AVX512_QK * bs);
+        }
+    return ATTN_OK;
+}
+
 static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type,
                                   const void *src, size_t n)
 {
     const size_t ds = attn__avx512_attn_dtype_size(dst_type), ss = attn__avx512_attn_dtype_size(src_type);
-    if (!ds || !ss) return ATTN_ERR_ARG;
+    if (!attn__avx512_attn_dtype_block(dst_type) || !attn__avx512_attn_dtype_block(src_type)) return ATTN_ERR_ARG;
+    if (!ds || !ss) { /* a block type */
+        size_t db, sb;
+        if (!ds && !ss && dst_type != src_type) return ATTN_ERR_ARG;
+        if (n % ATTN__AVX512_QK) return ATTN_ERR_SIZE;
+        if (n == 0) return ATTN_OK;
+        if (!dst || !src) return ATTN_ERR_NULL;
+        db = attn__avx512_attn_dtype_bytes(dst_type, n), sb = attn__avx512_attn_dtype_bytes(src_type, n);
+        if (!db || !sb || n > (size_t)PTRDIFF_MAX / 4) return ATTN_ERR_OVERFLOW;
+        if (attn__avx512_bytes_overlap(dst, db, src, sb)) return ATTN_ERR_ALIAS;
+        if (dst_type == src_type) {
+            memcpy(dst, src, db);
+            return ATTN_OK;
+        }
+        if (!ds) { /* quantize */
+            if (src_type == ATTN_F16) return attn__avx512_convert_q(1, dst_type, ATTN_F16, dst, src, n);
+            if (src_type == ATTN_BF16) return attn__avx512_convert_q(1, dst_type, ATTN_BF16, dst, src, n);
+            return attn__avx512_convert_q(1, dst_type, ATTN_F32, dst, src, n);
+        }
+        if (dst_type == ATTN_F16) return attn__avx512_convert_q(0, src_type, ATTN_F16, dst, src, n);
+        if (dst_type == ATTN_BF16) return attn__avx512_convert_q(0, src_type, ATTN_BF16, dst, src, n);
+        return attn__avx512_convert_q(0, src_type, ATTN_F32, dst, src, n);
+    }
     if (n == 0) return ATTN_OK;
     if (!dst || !src) return ATTN_ERR_NULL;
     if (n > (size_t)PTRDIFF_MAX / (ds > ss ? ds : ss)) return ATTN_ERR_OVERFLOW;
@@ -15430,13 +16479,21 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_positional_encoding(floa
 static size_t attn__avx512_round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__avx512_min(size_t a, size_t b) { return a < b ? a : b; }
 
-/* B of any storage type (f32, f16, bf16): element i of p and the copies the paths below
- * read it through (its address: attn__avx512_dt_at). The conversions are exact, so every path
- * computes on the floats the 16-bit values stand for. */
+/* B of any storage type (f32, f16, bf16; q8_0, q4_0 stored n x k, whose blocks every path
+ * below reads from a block's start, in chunks of k that are multiples of 32): element i of
+ * p and the copies the paths below read it through (its address: attn__avx512_dt_at). The
+ * conversions are exact, so every path computes on the floats the stored values stand for. */
 static ATTN__AVX512_FORCE_INLINE float attn__avx512_mm_elem(attn_dtype t, const void *p, size_t i)
 {
     if (t == ATTN_F16) return attn__avx512_f16_to_f32(((const uint16_t *)p)[i]);
     if (t == ATTN_BF16) return attn__avx512_bf16_to_f32(((const uint16_t *)p)[i]);
+    if (t == ATTN_Q8_0 || t == ATTN_Q4_0) {
+        const unsigned char *blk = (const unsigned char *)attn__avx512_dt_at(t, p, i - i % 32);
+        const float d = attn__avx512_f16_to_f32(attn__avx512_q_scale(blk));
+        const size_t o = i % 32;
+        if (t == ATTN_Q8_0) return d * (float)(signed char)blk[2 + o];
+        return d * (float)((o < 16 ? blk[2 + o] & 15 : blk[2 + o - 16] >> 4) - 8);
+    }
     return ((const float *)p)[i];
 }
 /* n <= ATTN__AVX512_VW elements from element i (the rest 0), nothing past them read */
@@ -15446,19 +16503,21 @@ static ATTN__AVX512_FORCE_INLINE attn__avx512_v attn__avx512_mm_vload_n(attn_dty
     if (n >= ATTN__AVX512_VW) return attn__avx512_vload_dt(t, p, i);
     return n ? attn__avx512_vload_dt_part(t, p, i, n) : attn__avx512_vzero();
 }
-/* min(rows, ATTN__AVX512_VW) rows of ATTN__AVX512_VW elements at src (stride ld elements) transposed:
- * dst[q * ldd + i] = row i's element q; missing rows give zeros */
-static void attn__avx512_mm_tcopy(attn_dtype t, const void *src, size_t ld, size_t rows, float *dst,
-                           size_t ldd)
+/* min(rows, ATTN__AVX512_VW) rows of ATTN__AVX512_VW elements from element p of the rows at src (stride
+ * ld elements) transposed: dst[q * ldd + i] = row i's element p + q; missing rows give
+ * zeros */
+static void attn__avx512_mm_tcopy(attn_dtype t, const void *src, size_t p, size_t ld, size_t rows,
+                           float *dst, size_t ldd)
 {
     float tmp[ATTN__AVX512_VW * ATTN__AVX512_VW];
     size_t i;
     if (t == ATTN_F32) {
-        attn__avx512_vtranspose_copy((const float *)src, ld, rows, dst, ldd);
+        attn__avx512_vtranspose_copy((const float *)src + p, ld, rows, dst, ldd);
         return;
     }
     for (i = 0; i < ATTN__AVX512_VW; i++) /* rows past `rows` zero, so all of tmp is written */
-        attn__avx512_vstore(tmp + i * ATTN__AVX512_VW, i < rows ? attn__avx512_vload_dt(t, src, i * ld) : attn__avx512_vzero());
+        attn__avx512_vstore(tmp + i * ATTN__AVX512_VW,
+                     i < rows ? attn__avx512_vload_dt(t, src, i * ld + p) : attn__avx512_vzero());
     attn__avx512_vtranspose_copy(tmp, ATTN__AVX512_VW, ATTN__AVX512_VW, dst, ldd);
 }
 
@@ -15565,7 +16624,7 @@ static void attn__avx512_mm_tile_any(size_t mr, size_t nr, size_t kc, const floa
             steps = attn__avx512_min(ATTN__AVX512_VW, kc - p);
             if (steps == ATTN__AVX512_VW) {
                 for (v = 0; v < ATTN__AVX512_NR; v += ATTN__AVX512_VW) /* no pointer past the last row */
-                    attn__avx512_mm_tcopy(bt, attn__avx512_dt_at(bt, b, (nr > v ? v : 0) * ldb + p), ldb,
+                    attn__avx512_mm_tcopy(bt, attn__avx512_dt_at(bt, b, (nr > v ? v : 0) * ldb), p, ldb,
                                    nr > v ? nr - v : 0, blk + v, ATTN__AVX512_NR);
             } else {
                 for (q = 0; q < steps; q++)
@@ -15592,6 +16651,14 @@ static void attn__avx512_mm_tile_any(size_t mr, size_t nr, size_t kc, const floa
     for (i = 0; i < ATTN__AVX512_MR; i++)
         for (v = 0; v < ATTN__AVX512_NR / ATTN__AVX512_VW; v++)
             attn__avx512_vstore(t + i * ATTN__AVX512_NR + v * ATTN__AVX512_VW, acc[i][v]);
+}
+
+/* The chunk depth for B of type bt: block types take whole blocks (k and KC multiples of 32,
+ * so the chunk stays within min(k, KC)) */
+static size_t attn__avx512_mm_kct(attn_dtype bt, size_t k)
+{
+    const size_t kc = attn__avx512_mm_kc(k);
+    return bt == ATTN_Q8_0 || bt == ATTN_Q4_0 ? attn__avx512_round_up(kc, 32) : kc;
 }
 
 /* Requests rows r0 .. r1 (stride ld) of kc floats each: the next sliver while one packs
@@ -15621,8 +16688,7 @@ static void attn__avx512_mm_pack_t_dt(attn_dtype st, const void *src, size_t ld,
             /* no rows left: zeros, nothing read */
             const void *sg = r > g ? attn__avx512_dt_at(st, sp, g * ld) : sp;
             for (p = 0; p + ATTN__AVX512_VW <= kc; p += ATTN__AVX512_VW)
-                attn__avx512_mm_tcopy(st, attn__avx512_dt_at(st, sg, p), ld, r > g ? r - g : 0,
-                               dst + p * w + g, w);
+                attn__avx512_mm_tcopy(st, sg, p, ld, r > g ? r - g : 0, dst + p * w + g, w);
             for (; p < kc; p++)
                 for (i = 0; i < ATTN__AVX512_VW && g + i < w; i++)
                     dst[p * w + g + i] = g + i < r ? attn__avx512_mm_elem(st, sg, i * ld + p) : 0.0f;
@@ -15739,7 +16805,7 @@ static void attn__avx512_mm_nopack(int ta, int tb, size_t m, size_t n, size_t k,
                             const float *a, size_t lda, attn_dtype bt, const void *b, size_t ldb,
                             float beta, float *c, size_t ldc)
 {
-    const size_t kcb = attn__avx512_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
+    const size_t kcb = attn__avx512_mm_kct(bt, k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
     size_t i, j, pc;
     for (j = 0; j < n; j += ATTN__AVX512_NR) {
         const size_t nr = attn__avx512_min(ATTN__AVX512_NR, n - j);
@@ -15888,6 +16954,37 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_t_body(attn_dtype bt, size
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
+/* attn__avx512_mv_t_body for B in blocks (q8_0, q4_0): blocks [b0, b1) of k, each block of each
+ * of B's J rows dequantized in registers once for the R rows of A (its integers as floats;
+ * per lane, the block's partial sum times the block's d joins the lane's accumulator) */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
+                                               size_t b1, const float *a, size_t lda,
+                                               const void *const *brow, attn__avx512_v *acc)
+{
+    const size_t bs = bt == ATTN_Q8_0 ? 34 : 18;
+    attn__avx512_v s[4][4], w[32 / ATTN__AVX512_VW], d;
+    size_t i, q, b, v;
+    for (i = 0; i < R; i++)
+        for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
+    for (b = b0; b < b1; b++) {
+        const float *ab = a + b * 32;
+        for (q = 0; q < J; q++) {
+            const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
+            d = attn__avx512_vset1_f16(attn__avx512_q_scale(blk));
+            if (bt == ATTN_Q8_0) attn__avx512_vload_q8_32((const int8_t *)(blk + 2), w);
+            else attn__avx512_vload_q4_32(blk + 2, w);
+            for (i = 0; i < R; i++) {
+                attn__avx512_v bsum = attn__avx512_vmul(attn__avx512_vload(ab + i * lda), w[0]);
+                for (v = 1; v < 32 / ATTN__AVX512_VW; v++)
+                    bsum = attn__avx512_vfma(attn__avx512_vload(ab + i * lda + v * ATTN__AVX512_VW), w[v], bsum);
+                s[i][q] = attn__avx512_vfma(d, bsum, s[i][q]);
+            }
+        }
+    }
+    for (i = 0; i < R; i++)
+        for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
+}
+
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers) */
 #define ATTN__AVX512_MV_ROWS(T)                                                                    \
@@ -15900,19 +16997,32 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_t_body(attn_dtype bt, size
     } else if (R == 4) attn__avx512_mv_n_body(T, 4, p1, a, ars, lda, brow[0], p0, nr, t);           \
     else if (R == 2) attn__avx512_mv_n_body(T, 2, p1, a, ars, lda, brow[0], p0, nr, t);             \
     else attn__avx512_mv_n_body(T, 1, p1, a, ars, lda, brow[0], p0, nr, t);
-/* tr = 0: attn__avx512_mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__avx512_mv_t_body. Only
- * 16-bit B comes here (f32 B keeps attn__avx512_attn_matmul's paths, and so its bits). */
+#define ATTN__AVX512_MV_QROWS(T)                                                                   \
+    if (!tr) return; /* never: block types are B^T */                                      \
+    if (R == 4) {                                                                           \
+        attn__avx512_mv_q_body(T, 4, 2, p0 / 32, p1 / 32, a, lda, brow, acc);                      \
+        attn__avx512_mv_q_body(T, 4, 2, p0 / 32, p1 / 32, a, lda, brow + 2, acc + 2);              \
+    } else if (R == 2) attn__avx512_mv_q_body(T, 2, 4, p0 / 32, p1 / 32, a, lda, brow, acc);       \
+    else attn__avx512_mv_q_body(T, 1, 4, p0 / 32, p1 / 32, a, lda, brow, acc);
+/* tr = 0: attn__avx512_mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__avx512_mv_t_body (or for
+ * the block types attn__avx512_mv_q_body, always tr = 1). Only 16-bit and block-type B come here
+ * (f32 B keeps attn__avx512_attn_matmul's paths, and so its bits). */
 static void attn__avx512_mv_rows(int tr, attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
                           size_t ars, size_t lda, const void *const *brow, attn__avx512_v *acc,
                           size_t nr, float *t)
 {
     if (bt == ATTN_F16) {
         ATTN__AVX512_MV_ROWS(ATTN_F16)
-    } else {
+    } else if (bt == ATTN_BF16) {
         ATTN__AVX512_MV_ROWS(ATTN_BF16)
+    } else if (bt == ATTN_Q8_0) {
+        ATTN__AVX512_MV_QROWS(ATTN_Q8_0)
+    } else {
+        ATTN__AVX512_MV_QROWS(ATTN_Q4_0)
     }
 }
 #undef ATTN__AVX512_MV_ROWS
+#undef ATTN__AVX512_MV_QROWS
 
 /* Rows of C taken together: 4, then 2, then 1 */
 static size_t attn__avx512_mv_group(size_t left) { return left >= 4 ? 4 : left >= 2 ? 2 : 1; }
@@ -16008,6 +17118,15 @@ static float *attn__avx512_align(void *p)
     return (float *)(void *)((u + ATTN__AVX512_ALIGN - 1) & ~(uintptr_t)(ATTN__AVX512_ALIGN - 1));
 }
 
+/* A block-type B (n x k): stored as op(B) = B^T, k and ldb whole blocks */
+static attn_status attn__avx512_mm_block_check(attn_dtype bt, attn_trans tb, size_t k, size_t ldb)
+{
+    if (bt != ATTN_Q8_0 && bt != ATTN_Q4_0) return ATTN_OK;
+    if (tb != ATTN_TRANS) return ATTN_ERR_ARG; /* blocks run along k */
+    if (k % 32) return ATTN_ERR_SIZE;
+    return k && ldb % 32 ? ATTN_ERR_LD : ATTN_OK;
+}
+
 /* attn__avx512_attn_matmul and attn__avx512_attn_matmul_typed: B stored as bt (attn_dtype; checked by the caller) */
 static attn_status attn__avx512_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
                                 float alpha, const float *a, size_t lda, attn_dtype bt,
@@ -16021,6 +17140,7 @@ static attn_status attn__avx512_matmul(attn_trans ta, attn_trans tb, size_t m, s
     size_t ab, bb, cb;
     if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
         return ATTN_ERR_ARG;
+    if ((st = attn__avx512_mm_block_check(bt, tb, k, ldb)) != ATTN_OK) return st;
     if (m == 0 || n == 0) return ATTN_OK; /* an empty C: nothing read or written */
     if (!c || (k && (!a || !b))) return ATTN_ERR_NULL;
     if (k > 0) {
@@ -16033,7 +17153,7 @@ static attn_status attn__avx512_matmul(attn_trans ta, attn_trans tb, size_t m, s
     /* C may not overlap A, B or the workspace, nor the workspace A or B */
     ab = k ? (ta ? attn__avx512_mat_bytes(k, m, lda) : attn__avx512_mat_bytes(m, k, lda)) : 0;
     bb = k ? (tb ? attn__avx512_mat_bytes(n, k, ldb) : attn__avx512_mat_bytes(k, n, ldb)) : 0;
-    if (bt != ATTN_F32) bb /= 2; /* 16-bit elements: half the floats' bytes */
+    if (bt != ATTN_F32) bb = attn__avx512_attn_dtype_bytes(bt, bb / sizeof(float)); /* the stored bytes */
     cb = attn__avx512_mat_bytes(m, n, ldc);
     need = workspace ? attn__avx512_attn_matmul_workspace_size(ta, tb, m, n, k) : 0;
     if (attn__avx512_bytes_overlap(c, cb, a, ab) || attn__avx512_bytes_overlap(c, cb, b, bb) ||
@@ -16062,7 +17182,7 @@ static attn_status attn__avx512_matmul(attn_trans ta, attn_trans tb, size_t m, s
         attn__avx512_mm_nopack(ta, tb, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
         return ATTN_OK;
     }
-    kcb = attn__avx512_mm_kc(k);
+    kcb = attn__avx512_mm_kct(bt, k);
     attn__avx512_mm_ws_floats(m, n, k, &fa, &fb);
     pa = attn__avx512_align(workspace);
     pb = pa + fa;
@@ -16118,7 +17238,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul_typed(attn_trans 
                                        float *c, size_t ldc, void *workspace,
                                        size_t workspace_size)
 {
-    if (!attn__avx512_attn_dtype_size(b_type)) return ATTN_ERR_ARG;
+    if (!attn__avx512_attn_dtype_block(b_type)) return ATTN_ERR_ARG;
     return attn__avx512_matmul(ta, tb, m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace,
                         workspace_size);
 }
@@ -17529,7 +18649,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_linear_typed(const float
     size_t r;
     if (tokens && (!x || !w || !y)) return ATTN_ERR_NULL;
     if (tw != ATTN_NO_TRANS && tw != ATTN_TRANS) return ATTN_ERR_ARG;
-    if (!attn__avx512_attn_dtype_size(w_type)) return ATTN_ERR_ARG;
+    if (!attn__avx512_attn_dtype_block(w_type)) return ATTN_ERR_ARG;
+    if ((st = attn__avx512_mm_block_check(w_type, tw, d_in, ldw)) != ATTN_OK) return st;
     if ((st = attn__avx512_check_mat(tokens, d_in, ldx)) != ATTN_OK) return st;
     if ((st = tw ? attn__avx512_check_mat(d_out, d_in, ldw) : attn__avx512_check_mat(d_in, d_out, ldw)) !=
         ATTN_OK)
@@ -18478,6 +19599,24 @@ ATTN_API size_t attn_dtype_size(attn_dtype type)
     }
 }
 
+ATTN_API size_t attn_dtype_block(attn_dtype type)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_dtype_block(type);
+    case ATTN__T_AVX2: return attn__avx2_attn_dtype_block(type);
+    default: return attn__scalar_attn_dtype_block(type);
+    }
+}
+
+ATTN_API size_t attn_dtype_bytes(attn_dtype type, size_t n)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_dtype_bytes(type, n);
+    case ATTN__T_AVX2: return attn__avx2_attn_dtype_bytes(type, n);
+    default: return attn__scalar_attn_dtype_bytes(type, n);
+    }
+}
+
 ATTN_API attn_status attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type, const void *src, size_t n)
 {
     switch (attn__target()) {
@@ -19053,6 +20192,20 @@ static inline int attn__vany_neg(attn__v a)
 /* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
 #define ATTN__HAVE_VSWAP_PAIRS 1
 static inline attn__v attn__vswap_pairs(attn__v a) { return _mm512_permute_ps(a, 0xB1); }
+/* Block-quantized weights (simd/generic.h's contract): 16 bytes widened to 16 lanes */
+#define ATTN__HAVE_VQ 1
+static inline attn__v attn__vload_i8(const int8_t *p)
+{
+    const __m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b));
+}
+static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
+{
+    __m512i w = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)p));
+    if (hi) w = _mm512_srli_epi32(w, 4);
+    w = _mm512_sub_epi32(_mm512_and_si512(w, _mm512_set1_epi32(15)), _mm512_set1_epi32(8));
+    return _mm512_cvtepi32_ps(w);
+}
 /* 16-bit storage widened in the load, narrowed in the store (simd/generic.h's contract):
  * f16 by vcvtph2ps / vcvtps2ph, bf16 by shifts with round-to-nearest-even, NaN kept quiet */
 #define ATTN__HAVE_VF16 1
@@ -19063,6 +20216,11 @@ static inline attn__v attn__vload_f16(const uint16_t *p)
 static inline void attn__vstore_f16(uint16_t *p, attn__v v)
 {
     _mm256_storeu_si256((__m256i *)(void *)p, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+#define ATTN__HAVE_VSET1_F16 1
+static inline attn__v attn__vset1_f16(uint16_t h)
+{
+    return _mm512_cvtph_ps(_mm256_set1_epi16((short)h));
 }
 #define ATTN__HAVE_VBF16 1
 static inline attn__v attn__vload_bf16(const uint16_t *p)
@@ -19274,6 +20432,11 @@ static inline void attn__vstore_f16(uint16_t *p, attn__v v)
 {
     _mm_storeu_si128((__m128i *)(void *)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
 }
+#define ATTN__HAVE_VSET1_F16 1
+static inline attn__v attn__vset1_f16(uint16_t h)
+{
+    return _mm256_cvtph_ps(_mm_set1_epi16((short)h));
+}
 #endif
 #define ATTN__HAVE_VBF16 1
 static inline attn__v attn__vload_bf16(const uint16_t *p)
@@ -19293,6 +20456,38 @@ static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
     r = _mm256_packus_epi32(r, r); /* each 128-bit lane: its 4 halves twice */
     r = _mm256_permute4x64_epi64(r, 0x08); /* quadwords 0 and 2: the 8 halves in order */
     _mm_storeu_si128((__m128i *)(void *)p, _mm256_castsi256_si128(r));
+}
+/* Block-quantized weights (simd/generic.h's contract): 8 bytes widened to 8 lanes (a q4_0
+ * block's bytes widened 8 at a time, then split into their two nibbles) */
+#define ATTN__HAVE_VQ 1
+static inline attn__v attn__vload_i8(const int8_t *p)
+{
+    const __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)p);
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b));
+}
+static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
+{
+    __m256i w = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p));
+    if (hi) w = _mm256_srli_epi32(w, 4);
+    w = _mm256_sub_epi32(_mm256_and_si256(w, _mm256_set1_epi32(15)), _mm256_set1_epi32(8));
+    return _mm256_cvtepi32_ps(w);
+}
+#define ATTN__HAVE_VQ32 1
+static inline void attn__vload_q8_32(const int8_t *p, attn__v *out)
+{
+    int v;
+    for (v = 0; v < 4; v++) out[v] = attn__vload_i8(p + 8 * v);
+}
+static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
+{
+    const __m256i m = _mm256_set1_epi32(15), e = _mm256_set1_epi32(8);
+    int h;
+    for (h = 0; h < 2; h++) { /* bytes 8h .. 8h + 7: elements 8h .. and 16 + 8h .. */
+        const __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)(p + 8 * h));
+        const __m256i w = _mm256_cvtepu8_epi32(b);
+        out[h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(w, m), e));
+        out[2 + h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(w, 4), e));
+    }
 }
 /* non-temporal store (p aligned to 32 bytes): writes a line without reading it first;
  * attn__vstream_fence() before the function returns */
@@ -19510,6 +20705,11 @@ static inline void attn__vstore_f16(uint16_t *p, attn__v v)
 {
     vst1_u16(p, vreinterpret_u16_f16(vcvt_f16_f32(v)));
 }
+#define ATTN__HAVE_VSET1_F16 1
+static inline attn__v attn__vset1_f16(uint16_t h)
+{
+    return vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h)));
+}
 #endif
 #define ATTN__HAVE_VBF16 1
 static inline attn__v attn__vload_bf16(const uint16_t *p)
@@ -19523,6 +20723,24 @@ static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
     const uint32x4_t rne = vaddq_u32(x, vaddq_u32(lsb, vdupq_n_u32(0x7FFF)));
     const uint32x4_t quiet = vorrq_u32(x, vdupq_n_u32(0x400000));
     vst1_u16(p, vshrn_n_u32(vbslq_u32(vceqq_f32(v, v), rne, quiet), 16));
+}
+/* Block-quantized weights (simd/generic.h's contract): 4 bytes widened to 4 lanes */
+#define ATTN__HAVE_VQ 1
+static inline attn__v attn__vload_i8(const int8_t *p)
+{
+    int32_t w;
+    memcpy(&w, p, 4);
+    return vcvtq_f32_s32(vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(w))))));
+}
+static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
+{
+    uint32_t w;
+    uint8x8_t b;
+    memcpy(&w, p, 4);
+    b = vreinterpret_u8_u32(vdup_n_u32(w));
+    b = hi ? vshr_n_u8(b, 4) : vand_u8(b, vdup_n_u8(15));
+    return vcvtq_f32_s32(vsubq_s32(
+        vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(b)))), vdupq_n_s32(8)));
 }
 /* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
@@ -19975,6 +21193,44 @@ static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
     attn__vstore(t, v);
     for (k = 0; k < ATTN__VW; k++) p[k] = attn__f32_to_bf16(t[k]);
 }
+#endif
+/* Block-quantized weights: ATTN__VW int8 values, or ATTN__VW 4-bit values (the low nibbles
+ * of p[0 ..], or with hi the high ones) less 8, as floats (exact); a block's 32 values as
+ * 32 / ATTN__VW vectors (q4: the 16 low nibbles, then the 16 high ones, less 8); a
+ * binary16 value in every lane. */
+#ifndef ATTN__HAVE_VQ
+static inline attn__v attn__vload_i8(const int8_t *p)
+{
+    float t[ATTN__VW];
+    size_t k;
+    for (k = 0; k < ATTN__VW; k++) t[k] = (float)p[k];
+    return attn__vload(t);
+}
+static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
+{
+    float t[ATTN__VW];
+    size_t k;
+    for (k = 0; k < ATTN__VW; k++) t[k] = (float)((hi ? p[k] >> 4 : p[k] & 15) - 8);
+    return attn__vload(t);
+}
+#endif
+#ifndef ATTN__HAVE_VQ32
+static inline void attn__vload_q8_32(const int8_t *p, attn__v *out)
+{
+    size_t v;
+    for (v = 0; v < 32 / ATTN__VW; v++) out[v] = attn__vload_i8(p + v * ATTN__VW);
+}
+static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
+{
+    size_t v;
+    for (v = 0; v < 16 / ATTN__VW; v++) {
+        out[v] = attn__vload_u4(p + v * ATTN__VW, 0);
+        out[16 / ATTN__VW + v] = attn__vload_u4(p + v * ATTN__VW, 1);
+    }
+}
+#endif
+#ifndef ATTN__HAVE_VSET1_F16
+static inline attn__v attn__vset1_f16(uint16_t h) { return attn__vset1(attn__f16_to_f32(h)); }
 #endif
 /* n < ATTN__VW elements (the other lanes 0 on load; nothing past p + n touched; with one
  * lane n is 0, which the compiler is told) */
@@ -20677,7 +21933,7 @@ static float attn__expf(float x)
     return t[0];
 }
 /* end of src/exp.h */
-/* ---- storage types: f32, f16, bf16 arrays converted ---------------------------------- */
+/* ---- storage types: f32, f16, bf16 arrays converted; q8_0, q4_0 blocks ----------------- */
 
 ATTN_API size_t attn_dtype_size(attn_dtype type)
 {
@@ -20685,23 +21941,72 @@ ATTN_API size_t attn_dtype_size(attn_dtype type)
     case ATTN_F32: return 4;
     case ATTN_F16: return 2;
     case ATTN_BF16: return 2;
+    default: break;
     }
     return 0;
 }
 
-/* The address of element i of an array of type t at p */
+#define ATTN__QK 32 /* elements per block of the block types */
+
+/* Bytes per block (per element for the element types); 0 for an invalid type */
+static size_t attn__dt_block_bytes(attn_dtype type)
+{
+    switch (type) {
+    case ATTN_Q8_0: return 2 + ATTN__QK;
+    case ATTN_Q4_0: return 2 + ATTN__QK / 2;
+    default: break;
+    }
+    return attn_dtype_size(type);
+}
+
+ATTN_API size_t attn_dtype_block(attn_dtype type)
+{
+    if (type == ATTN_Q8_0 || type == ATTN_Q4_0) return ATTN__QK;
+    return attn_dtype_size(type) ? 1 : 0;
+}
+
+ATTN_API size_t attn_dtype_bytes(attn_dtype type, size_t n)
+{
+    const size_t bs = attn__dt_block_bytes(type), blk = attn_dtype_block(type);
+    if (!bs || n % blk) return 0;
+    n /= blk;
+    return n > (size_t)PTRDIFF_MAX / bs ? 0 : n * bs;
+}
+
+/* The address of element i of an array of type t at p (for the block types: i a multiple of
+ * ATTN__QK, the address of its block) */
 static ATTN__FORCE_INLINE const void *attn__dt_at(attn_dtype t, const void *p, size_t i)
 {
-    return t == ATTN_F32 ? (const void *)((const float *)p + i)
-                         : (const void *)((const uint16_t *)p + i);
+    if (t == ATTN_F32) return (const float *)p + i;
+    if (t == ATTN_F16 || t == ATTN_BF16) return (const uint16_t *)p + i;
+    return (const unsigned char *)p + i / ATTN__QK * (t == ATTN_Q8_0 ? 34 : 18);
+}
+
+/* A block's scale (binary16, little-endian, any alignment) */
+static ATTN__FORCE_INLINE uint16_t attn__q_scale(const unsigned char *blk)
+{
+    return (uint16_t)(blk[0] | blk[1] << 8);
+}
+
+/* ATTN__VW elements of the block at blk from element off (a multiple of ATTN__VW),
+ * dequantized exactly (as ggml does, zeros signed): d * q, d * (nibble - 8) */
+static ATTN__FORCE_INLINE attn__v attn__vload_q(attn_dtype t, const unsigned char *blk,
+                                                size_t off)
+{
+    const attn__v d = attn__vset1_f16(attn__q_scale(blk));
+    if (t == ATTN_Q8_0) return attn__vmul(d, attn__vload_i8((const int8_t *)(blk + 2 + off)));
+    return attn__vmul(d, attn__vload_u4(blk + 2 + off % 16, off >= 16));
 }
 
 /* ATTN__VW elements of type t at element i of p, widened to floats (t: a constant after
  * inlining, so each conversion loop below is specialized) */
+/* (block types: p a block's address, i a multiple of ATTN__VW) */
 static ATTN__FORCE_INLINE attn__v attn__vload_dt(attn_dtype t, const void *p, size_t i)
 {
     if (t == ATTN_F16) return attn__vload_f16((const uint16_t *)p + i);
     if (t == ATTN_BF16) return attn__vload_bf16((const uint16_t *)p + i);
+    if (t == ATTN_Q8_0 || t == ATTN_Q4_0)
+        return attn__vload_q(t, (const unsigned char *)attn__dt_at(t, p, i), i % ATTN__QK);
     return attn__vload((const float *)p + i);
 }
 static ATTN__FORCE_INLINE void attn__vstore_dt(attn_dtype t, void *p, size_t i, attn__v v)
@@ -20716,6 +22021,13 @@ static ATTN__FORCE_INLINE attn__v attn__vload_dt_part(attn_dtype t, const void *
 {
     if (t == ATTN_F16) return attn__vload_f16_part((const uint16_t *)p + i, n);
     if (t == ATTN_BF16) return attn__vload_bf16_part((const uint16_t *)p + i, n);
+    if (t == ATTN_Q8_0 || t == ATTN_Q4_0) { /* within one block: whole vectors readable */
+        float f[ATTN__VW];
+        size_t l;
+        attn__vstore(f, attn__vload_dt(t, p, i));
+        for (l = n; l < ATTN__VW; l++) f[l] = 0.0f;
+        return attn__vload(f);
+    }
     return attn__vload_part((const float *)p + i, n, 0.0f);
 }
 static ATTN__FORCE_INLINE void attn__vstore_dt_part(attn_dtype t, void *p, size_t i, attn__v v,
@@ -20737,11 +22049,123 @@ static ATTN__FORCE_INLINE void attn__convert_run(attn_dtype dt, void *dst, attn_
     if (i < n) attn__vstore_dt_part(dt, dst, i, attn__vload_dt_part(st, src, i, n - i), n - i);
 }
 
+/* ---- quantization: one block of 32 floats, ggml's reference rules --------------------- */
+
+/* Whether a block quantizes: every element finite and the scale finite in binary16 */
+static int attn__q_block_ok(attn_dtype t, const float *x)
+{
+    float amax = 0.0f, d;
+    size_t j;
+    for (j = 0; j < ATTN__QK; j++) {
+        const float a = x[j] < 0.0f ? -x[j] : x[j];
+        if (!(a <= FLT_MAX)) return 0; /* NaN, inf */
+        if (a > amax) amax = a;
+    }
+    d = t == ATTN_Q8_0 ? amax / 127.0f : amax / 8.0f;
+    return (attn__f32_to_f16(d) & 0x7C00u) != 0x7C00u;
+}
+
+/* v rounded half away from zero (|v| <= 127: the truncation and v - t are exact) */
+static int attn__q_round(float v)
+{
+    const int t = (int)v;
+    const float f = v - (float)t;
+    return f >= 0.5f ? t + 1 : f <= -0.5f ? t - 1 : t;
+}
+
+/* Quantizes 32 floats x into the block at out. The products x * id are clamped to the
+ * range they lie in up to rounding (which changes no result) so that no compiler contracts
+ * them into the rounding's additions. */
+static void attn__q_block(attn_dtype t, const float *x, unsigned char *out)
+{
+    float amax = 0.0f, mx = 0.0f, d, id, v;
+    uint16_t h;
+    size_t j;
+    for (j = 0; j < ATTN__QK; j++) {
+        const float a = x[j] < 0.0f ? -x[j] : x[j];
+        if (a > amax) amax = a, mx = x[j];
+    }
+    d = t == ATTN_Q8_0 ? amax / 127.0f : mx / -8.0f;
+    id = d != 0.0f ? 1.0f / d : 0.0f;
+    if (!(id <= FLT_MAX && id >= -FLT_MAX)) id = 0.0f; /* d tiny: binary16 holds it as 0 */
+    h = attn__f32_to_f16(d);
+    out[0] = (unsigned char)(h & 0xFFu), out[1] = (unsigned char)(h >> 8);
+    if (t == ATTN_Q8_0) {
+        for (j = 0; j < ATTN__QK; j++) {
+            v = x[j] * id;
+            v = v < -127.0f ? -127.0f : v > 127.0f ? 127.0f : v;
+            out[2 + j] = (unsigned char)(signed char)attn__q_round(v);
+        }
+        return;
+    }
+    for (j = 0; j < ATTN__QK / 2; j++) {
+        int q0, q1;
+        float v1;
+        v = x[j] * id, v1 = x[j + ATTN__QK / 2] * id;
+        v = v < -8.0f ? -8.0f : v > 8.0f ? 8.0f : v;
+        v1 = v1 < -8.0f ? -8.0f : v1 > 8.0f ? 8.0f : v1;
+        q0 = (int)(v + 8.5f), q1 = (int)(v1 + 8.5f);
+        out[2 + j] = (unsigned char)((q0 > 15 ? 15 : q0) | (q1 > 15 ? 15 : q1) << 4);
+    }
+}
+
+/* n elements (a multiple of 32) between a block type qt and an element type et; src and dst
+ * already checked. Quantizing checks every block before writing one. */
+static attn_status attn__convert_q(int quantize, attn_dtype qt, attn_dtype et, void *dst,
+                                   const void *src, size_t n)
+{
+    const size_t bs = attn__dt_block_bytes(qt);
+    float x[ATTN__QK];
+    size_t b, j, pass;
+    if (!quantize) {
+        for (b = 0; b < n; b += ATTN__QK) {
+            const unsigned char *blk = (const unsigned char *)src + b / ATTN__QK * bs;
+            for (j = 0; j < ATTN__QK; j += ATTN__VW) {
+                const attn__v v = attn__vload_q(qt, blk, j);
+                if (et == ATTN_F16) attn__vstore_f16((uint16_t *)dst + b + j, v);
+                else if (et == ATTN_BF16) attn__vstore_bf16((uint16_t *)dst + b + j, v);
+                else attn__vstore((float *)dst + b + j, v);
+            }
+        }
+        return ATTN_OK;
+    }
+    for (pass = 0; pass < 2; pass++)
+        for (b = 0; b < n; b += ATTN__QK) {
+            for (j = 0; j < ATTN__QK; j += ATTN__VW)
+                attn__vstore(x + j, attn__vload_dt(et, src, b + j));
+            if (pass == 0 && !attn__q_block_ok(qt, x)) return ATTN_ERR_ARG;
+            if (pass == 1) attn__q_block(qt, x, (unsigned char *)dst + b / ATTN__QK * bs);
+        }
+    return ATTN_OK;
+}
+
 ATTN_API attn_status attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type,
                                   const void *src, size_t n)
 {
     const size_t ds = attn_dtype_size(dst_type), ss = attn_dtype_size(src_type);
-    if (!ds || !ss) return ATTN_ERR_ARG;
+    if (!attn_dtype_block(dst_type) || !attn_dtype_block(src_type)) return ATTN_ERR_ARG;
+    if (!ds || !ss) { /* a block type */
+        size_t db, sb;
+        if (!ds && !ss && dst_type != src_type) return ATTN_ERR_ARG;
+        if (n % ATTN__QK) return ATTN_ERR_SIZE;
+        if (n == 0) return ATTN_OK;
+        if (!dst || !src) return ATTN_ERR_NULL;
+        db = attn_dtype_bytes(dst_type, n), sb = attn_dtype_bytes(src_type, n);
+        if (!db || !sb || n > (size_t)PTRDIFF_MAX / 4) return ATTN_ERR_OVERFLOW;
+        if (attn__bytes_overlap(dst, db, src, sb)) return ATTN_ERR_ALIAS;
+        if (dst_type == src_type) {
+            memcpy(dst, src, db);
+            return ATTN_OK;
+        }
+        if (!ds) { /* quantize */
+            if (src_type == ATTN_F16) return attn__convert_q(1, dst_type, ATTN_F16, dst, src, n);
+            if (src_type == ATTN_BF16) return attn__convert_q(1, dst_type, ATTN_BF16, dst, src, n);
+            return attn__convert_q(1, dst_type, ATTN_F32, dst, src, n);
+        }
+        if (dst_type == ATTN_F16) return attn__convert_q(0, src_type, ATTN_F16, dst, src, n);
+        if (dst_type == ATTN_BF16) return attn__convert_q(0, src_type, ATTN_BF16, dst, src, n);
+        return attn__convert_q(0, src_type, ATTN_F32, dst, src, n);
+    }
     if (n == 0) return ATTN_OK;
     if (!dst || !src) return ATTN_ERR_NULL;
     if (n > (size_t)PTRDIFF_MAX / (ds > ss ? ds : ss)) return ATTN_ERR_OVERFLOW;
@@ -21756,13 +23180,21 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
 static size_t attn__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__min(size_t a, size_t b) { return a < b ? a : b; }
 
-/* B of any storage type (f32, f16, bf16): element i of p and the copies the paths below
- * read it through (its address: attn__dt_at). The conversions are exact, so every path
- * computes on the floats the 16-bit values stand for. */
+/* B of any storage type (f32, f16, bf16; q8_0, q4_0 stored n x k, whose blocks every path
+ * below reads from a block's start, in chunks of k that are multiples of 32): element i of
+ * p and the copies the paths below read it through (its address: attn__dt_at). The
+ * conversions are exact, so every path computes on the floats the stored values stand for. */
 static ATTN__FORCE_INLINE float attn__mm_elem(attn_dtype t, const void *p, size_t i)
 {
     if (t == ATTN_F16) return attn__f16_to_f32(((const uint16_t *)p)[i]);
     if (t == ATTN_BF16) return attn__bf16_to_f32(((const uint16_t *)p)[i]);
+    if (t == ATTN_Q8_0 || t == ATTN_Q4_0) {
+        const unsigned char *blk = (const unsigned char *)attn__dt_at(t, p, i - i % 32);
+        const float d = attn__f16_to_f32(attn__q_scale(blk));
+        const size_t o = i % 32;
+        if (t == ATTN_Q8_0) return d * (float)(signed char)blk[2 + o];
+        return d * (float)((o < 16 ? blk[2 + o] & 15 : blk[2 + o - 16] >> 4) - 8);
+    }
     return ((const float *)p)[i];
 }
 /* n <= ATTN__VW elements from element i (the rest 0), nothing past them read */
@@ -21772,19 +23204,21 @@ static ATTN__FORCE_INLINE attn__v attn__mm_vload_n(attn_dtype t, const void *p, 
     if (n >= ATTN__VW) return attn__vload_dt(t, p, i);
     return n ? attn__vload_dt_part(t, p, i, n) : attn__vzero();
 }
-/* min(rows, ATTN__VW) rows of ATTN__VW elements at src (stride ld elements) transposed:
- * dst[q * ldd + i] = row i's element q; missing rows give zeros */
-static void attn__mm_tcopy(attn_dtype t, const void *src, size_t ld, size_t rows, float *dst,
-                           size_t ldd)
+/* min(rows, ATTN__VW) rows of ATTN__VW elements from element p of the rows at src (stride
+ * ld elements) transposed: dst[q * ldd + i] = row i's element p + q; missing rows give
+ * zeros */
+static void attn__mm_tcopy(attn_dtype t, const void *src, size_t p, size_t ld, size_t rows,
+                           float *dst, size_t ldd)
 {
     float tmp[ATTN__VW * ATTN__VW];
     size_t i;
     if (t == ATTN_F32) {
-        attn__vtranspose_copy((const float *)src, ld, rows, dst, ldd);
+        attn__vtranspose_copy((const float *)src + p, ld, rows, dst, ldd);
         return;
     }
     for (i = 0; i < ATTN__VW; i++) /* rows past `rows` zero, so all of tmp is written */
-        attn__vstore(tmp + i * ATTN__VW, i < rows ? attn__vload_dt(t, src, i * ld) : attn__vzero());
+        attn__vstore(tmp + i * ATTN__VW,
+                     i < rows ? attn__vload_dt(t, src, i * ld + p) : attn__vzero());
     attn__vtranspose_copy(tmp, ATTN__VW, ATTN__VW, dst, ldd);
 }
 
@@ -21891,7 +23325,7 @@ static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, s
             steps = attn__min(ATTN__VW, kc - p);
             if (steps == ATTN__VW) {
                 for (v = 0; v < ATTN__NR; v += ATTN__VW) /* no pointer past the last row */
-                    attn__mm_tcopy(bt, attn__dt_at(bt, b, (nr > v ? v : 0) * ldb + p), ldb,
+                    attn__mm_tcopy(bt, attn__dt_at(bt, b, (nr > v ? v : 0) * ldb), p, ldb,
                                    nr > v ? nr - v : 0, blk + v, ATTN__NR);
             } else {
                 for (q = 0; q < steps; q++)
@@ -21918,6 +23352,14 @@ static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, s
     for (i = 0; i < ATTN__MR; i++)
         for (v = 0; v < ATTN__NR / ATTN__VW; v++)
             attn__vstore(t + i * ATTN__NR + v * ATTN__VW, acc[i][v]);
+}
+
+/* The chunk depth for B of type bt: block types take whole blocks (k and KC multiples of 32,
+ * so the chunk stays within min(k, KC)) */
+static size_t attn__mm_kct(attn_dtype bt, size_t k)
+{
+    const size_t kc = attn__mm_kc(k);
+    return bt == ATTN_Q8_0 || bt == ATTN_Q4_0 ? attn__round_up(kc, 32) : kc;
 }
 
 /* Requests rows r0 .. r1 (stride ld) of kc floats each: the next sliver while one packs
@@ -21947,8 +23389,7 @@ static void attn__mm_pack_t_dt(attn_dtype st, const void *src, size_t ld, size_t
             /* no rows left: zeros, nothing read */
             const void *sg = r > g ? attn__dt_at(st, sp, g * ld) : sp;
             for (p = 0; p + ATTN__VW <= kc; p += ATTN__VW)
-                attn__mm_tcopy(st, attn__dt_at(st, sg, p), ld, r > g ? r - g : 0,
-                               dst + p * w + g, w);
+                attn__mm_tcopy(st, sg, p, ld, r > g ? r - g : 0, dst + p * w + g, w);
             for (; p < kc; p++)
                 for (i = 0; i < ATTN__VW && g + i < w; i++)
                     dst[p * w + g + i] = g + i < r ? attn__mm_elem(st, sg, i * ld + p) : 0.0f;
@@ -22065,7 +23506,7 @@ static void attn__mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float 
                             const float *a, size_t lda, attn_dtype bt, const void *b, size_t ldb,
                             float beta, float *c, size_t ldc)
 {
-    const size_t kcb = attn__mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
+    const size_t kcb = attn__mm_kct(bt, k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
     size_t i, j, pc;
     for (j = 0; j < n; j += ATTN__NR) {
         const size_t nr = attn__min(ATTN__NR, n - j);
@@ -22214,6 +23655,37 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
+/* attn__mv_t_body for B in blocks (q8_0, q4_0): blocks [b0, b1) of k, each block of each
+ * of B's J rows dequantized in registers once for the R rows of A (its integers as floats;
+ * per lane, the block's partial sum times the block's d joins the lane's accumulator) */
+static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
+                                               size_t b1, const float *a, size_t lda,
+                                               const void *const *brow, attn__v *acc)
+{
+    const size_t bs = bt == ATTN_Q8_0 ? 34 : 18;
+    attn__v s[4][4], w[32 / ATTN__VW], d;
+    size_t i, q, b, v;
+    for (i = 0; i < R; i++)
+        for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
+    for (b = b0; b < b1; b++) {
+        const float *ab = a + b * 32;
+        for (q = 0; q < J; q++) {
+            const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
+            d = attn__vset1_f16(attn__q_scale(blk));
+            if (bt == ATTN_Q8_0) attn__vload_q8_32((const int8_t *)(blk + 2), w);
+            else attn__vload_q4_32(blk + 2, w);
+            for (i = 0; i < R; i++) {
+                attn__v bsum = attn__vmul(attn__vload(ab + i * lda), w[0]);
+                for (v = 1; v < 32 / ATTN__VW; v++)
+                    bsum = attn__vfma(attn__vload(ab + i * lda + v * ATTN__VW), w[v], bsum);
+                s[i][q] = attn__vfma(d, bsum, s[i][q]);
+            }
+        }
+    }
+    for (i = 0; i < R; i++)
+        for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
+}
+
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers) */
 #define ATTN__MV_ROWS(T)                                                                    \
@@ -22226,19 +23698,32 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
     } else if (R == 4) attn__mv_n_body(T, 4, p1, a, ars, lda, brow[0], p0, nr, t);           \
     else if (R == 2) attn__mv_n_body(T, 2, p1, a, ars, lda, brow[0], p0, nr, t);             \
     else attn__mv_n_body(T, 1, p1, a, ars, lda, brow[0], p0, nr, t);
-/* tr = 0: attn__mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__mv_t_body. Only
- * 16-bit B comes here (f32 B keeps attn_matmul's paths, and so its bits). */
+#define ATTN__MV_QROWS(T)                                                                   \
+    if (!tr) return; /* never: block types are B^T */                                      \
+    if (R == 4) {                                                                           \
+        attn__mv_q_body(T, 4, 2, p0 / 32, p1 / 32, a, lda, brow, acc);                      \
+        attn__mv_q_body(T, 4, 2, p0 / 32, p1 / 32, a, lda, brow + 2, acc + 2);              \
+    } else if (R == 2) attn__mv_q_body(T, 2, 4, p0 / 32, p1 / 32, a, lda, brow, acc);       \
+    else attn__mv_q_body(T, 1, 4, p0 / 32, p1 / 32, a, lda, brow, acc);
+/* tr = 0: attn__mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__mv_t_body (or for
+ * the block types attn__mv_q_body, always tr = 1). Only 16-bit and block-type B come here
+ * (f32 B keeps attn_matmul's paths, and so its bits). */
 static void attn__mv_rows(int tr, attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
                           size_t ars, size_t lda, const void *const *brow, attn__v *acc,
                           size_t nr, float *t)
 {
     if (bt == ATTN_F16) {
         ATTN__MV_ROWS(ATTN_F16)
-    } else {
+    } else if (bt == ATTN_BF16) {
         ATTN__MV_ROWS(ATTN_BF16)
+    } else if (bt == ATTN_Q8_0) {
+        ATTN__MV_QROWS(ATTN_Q8_0)
+    } else {
+        ATTN__MV_QROWS(ATTN_Q4_0)
     }
 }
 #undef ATTN__MV_ROWS
+#undef ATTN__MV_QROWS
 
 /* Rows of C taken together: 4, then 2, then 1 */
 static size_t attn__mv_group(size_t left) { return left >= 4 ? 4 : left >= 2 ? 2 : 1; }
@@ -22334,6 +23819,15 @@ static float *attn__align(void *p)
     return (float *)(void *)((u + ATTN__ALIGN - 1) & ~(uintptr_t)(ATTN__ALIGN - 1));
 }
 
+/* A block-type B (n x k): stored as op(B) = B^T, k and ldb whole blocks */
+static attn_status attn__mm_block_check(attn_dtype bt, attn_trans tb, size_t k, size_t ldb)
+{
+    if (bt != ATTN_Q8_0 && bt != ATTN_Q4_0) return ATTN_OK;
+    if (tb != ATTN_TRANS) return ATTN_ERR_ARG; /* blocks run along k */
+    if (k % 32) return ATTN_ERR_SIZE;
+    return k && ldb % 32 ? ATTN_ERR_LD : ATTN_OK;
+}
+
 /* attn_matmul and attn_matmul_typed: B stored as bt (attn_dtype; checked by the caller) */
 static attn_status attn__matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
                                 float alpha, const float *a, size_t lda, attn_dtype bt,
@@ -22347,6 +23841,7 @@ static attn_status attn__matmul(attn_trans ta, attn_trans tb, size_t m, size_t n
     size_t ab, bb, cb;
     if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
         return ATTN_ERR_ARG;
+    if ((st = attn__mm_block_check(bt, tb, k, ldb)) != ATTN_OK) return st;
     if (m == 0 || n == 0) return ATTN_OK; /* an empty C: nothing read or written */
     if (!c || (k && (!a || !b))) return ATTN_ERR_NULL;
     if (k > 0) {
@@ -22359,7 +23854,7 @@ static attn_status attn__matmul(attn_trans ta, attn_trans tb, size_t m, size_t n
     /* C may not overlap A, B or the workspace, nor the workspace A or B */
     ab = k ? (ta ? attn__mat_bytes(k, m, lda) : attn__mat_bytes(m, k, lda)) : 0;
     bb = k ? (tb ? attn__mat_bytes(n, k, ldb) : attn__mat_bytes(k, n, ldb)) : 0;
-    if (bt != ATTN_F32) bb /= 2; /* 16-bit elements: half the floats' bytes */
+    if (bt != ATTN_F32) bb = attn_dtype_bytes(bt, bb / sizeof(float)); /* the stored bytes */
     cb = attn__mat_bytes(m, n, ldc);
     need = workspace ? attn_matmul_workspace_size(ta, tb, m, n, k) : 0;
     if (attn__bytes_overlap(c, cb, a, ab) || attn__bytes_overlap(c, cb, b, bb) ||
@@ -22388,7 +23883,7 @@ static attn_status attn__matmul(attn_trans ta, attn_trans tb, size_t m, size_t n
         attn__mm_nopack(ta, tb, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
         return ATTN_OK;
     }
-    kcb = attn__mm_kc(k);
+    kcb = attn__mm_kct(bt, k);
     attn__mm_ws_floats(m, n, k, &fa, &fb);
     pa = attn__align(workspace);
     pb = pa + fa;
@@ -22444,7 +23939,7 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
                                        float *c, size_t ldc, void *workspace,
                                        size_t workspace_size)
 {
-    if (!attn_dtype_size(b_type)) return ATTN_ERR_ARG;
+    if (!attn_dtype_block(b_type)) return ATTN_ERR_ARG;
     return attn__matmul(ta, tb, m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace,
                         workspace_size);
 }
@@ -23855,7 +25350,8 @@ ATTN_API attn_status attn_linear_typed(const float *x, size_t ldx, size_t tokens
     size_t r;
     if (tokens && (!x || !w || !y)) return ATTN_ERR_NULL;
     if (tw != ATTN_NO_TRANS && tw != ATTN_TRANS) return ATTN_ERR_ARG;
-    if (!attn_dtype_size(w_type)) return ATTN_ERR_ARG;
+    if (!attn_dtype_block(w_type)) return ATTN_ERR_ARG;
+    if ((st = attn__mm_block_check(w_type, tw, d_in, ldw)) != ATTN_OK) return st;
     if ((st = attn__check_mat(tokens, d_in, ldx)) != ATTN_OK) return st;
     if ((st = tw ? attn__check_mat(d_out, d_in, ldw) : attn__check_mat(d_in, d_out, ldw)) !=
         ATTN_OK)

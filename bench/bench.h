@@ -189,7 +189,7 @@ struct predict {
     const char *what;
 };
 extern struct predict g_predict;
-extern double g_call_ns[BENCH_MAX_IMPLS][4]; /* [impl index][variant]: last time per call */
+extern double g_call_ns[BENCH_MAX_IMPLS][8]; /* [impl index][variant]: last time per call */
 int predict_skip(const struct op *op, size_t i, const char *label, const char *shape);
 
 /* ---------------------------------------------------------------------------------- */

@@ -1,8 +1,9 @@
-/* op_weights.c - products with the weights stored in f32, f16 or bf16 (attn_matmul_typed,
- * attn_linear_typed): the decode matrix-vector product (1 and 4 rows against a 4096 x 4096
- * weight, nn.Linear's [out, in] layout and the [in, out] one), whose speed is the weight
- * bytes streamed, and a prefill-sized linear layer (512 tokens, 1024 -> 1024). Each shape
- * runs once per storage type; a derived row gives the 16-bit speed over the f32 one. */
+/* op_weights.c - products with the weights stored in f32, f16, bf16, q8_0 or q4_0
+ * (attn_matmul_typed): the decode matrix-vector product (1 and 4 rows against a 4096 x 4096
+ * weight, nn.Linear's [out, in] layout and, for the element types, the [in, out] one), whose
+ * speed is the weight bytes streamed, and prefill-sized linear layers (512 tokens, 1024 ->
+ * 1024 and 4096 -> 4096). Each shape runs once per storage type; a derived row gives each
+ * type's speed over the f32 one. */
 #include "bench.h"
 
 #include <stdint.h>
@@ -12,10 +13,10 @@
 struct wcase {
     struct mmcase mm; /* a = X (m x k), b = W as floats (the 16-bit values widened), c = Y */
     attn_dtype t;
-    const void *w; /* W as stored: mm.b for f32, else 16-bit elements */
+    const void *w; /* W as stored: mm.b for f32, else 16-bit elements or blocks */
 };
 
-static const char *const type_name[3] = {"f32", "f16", "bf16"};
+static const char *const type_name[5] = {"f32", "f16", "bf16", "q8_0", "q4_0"};
 
 /* Y = X op(W), a triple loop on the widened W */
 static NAIVE_FN void naive_weights(void *ctx, void *data)
@@ -42,7 +43,7 @@ static void attn_weights_run(void *ctx, void *data)
           "attn_matmul_typed");
 }
 
-/* the attn row's speed with 16-bit weights over its speed with f32 weights (impls[1]) */
+/* the attn row's speed with t weights over its speed with f32 weights (impls[1]) */
 static void ratio_row(const struct op *op, const char *shape, attn_dtype t)
 {
     char impl[32], note[64];
@@ -54,23 +55,27 @@ static void ratio_row(const struct op *op, const char *shape, attn_dtype t)
     print_derived(op, shape, impl, "ratio", t32 / t16, note);
 }
 
-/* One shape, each storage type: m rows of X times a k x n op(W) */
-static void bench_w(struct op *op, size_t m, size_t n, size_t k, attn_trans tw, int bytes_metric)
+/* One shape, the storage types in the bit mask `types` (block types only for [out, in]):
+ * m rows of X times a k x n op(W) */
+static void bench_w(struct op *op, size_t m, size_t n, size_t k, attn_trans tw, int bytes_metric,
+                    unsigned types)
 {
     const size_t nw = n * k;
     float *x = falloc(m * k), *wf = falloc(nw), *y = falloc(m * n);
-    uint16_t *wh = (uint16_t *)xalloc(nw * sizeof(uint16_t));
+    uint16_t *wh = (uint16_t *)xalloc(nw * sizeof(uint16_t)); /* room for any type */
     int ty;
     fill_uniform(x, m * k, -1.0f, 1.0f);
-    for (ty = ATTN_F32; ty <= ATTN_BF16; ty++) {
+    for (ty = ATTN_F32; ty <= ATTN_Q4_0; ty++) {
         struct wcase c;
         struct limit lim;
         char shape[64];
         double work;
+        if (!(types >> ty & 1u) || (ty >= ATTN_Q8_0 && tw != ATTN_TRANS))
+            continue;
         fill_uniform(wf, nw, -1.0f, 1.0f);
         c.t = (attn_dtype)ty;
         c.w = wf;
-        if (ty != ATTN_F32) { /* round, and widen back for the naive loop */
+        if (ty != ATTN_F32) { /* round (quantize), and widen back for the naive loop */
             check(attn_convert(c.t, wh, ATTN_F32, wf, nw), "attn_convert");
             check(attn_convert(ATTN_F32, wf, c.t, wh, nw), "attn_convert");
             c.w = wh;
@@ -84,7 +89,7 @@ static void bench_w(struct op *op, size_t m, size_t n, size_t k, attn_trans tw, 
         c.mm.ws2 = NULL;
         memset(y, 0, m * n * sizeof(float));
         if (bytes_metric) { /* GB/s of the weight bytes stored */
-            work = (double)nw * (double)attn_dtype_size(c.t);
+            work = (double)attn_dtype_bytes(c.t, nw);
             lim.name = "read_256MiB";
             lim.value = g_lim.read_mem;
         } else {
@@ -115,12 +120,15 @@ static void bench_matvec(struct op *op)
     for (i = 0; i < 2; i++)
         for (tw = 1; tw >= 0; tw--)
             if (!g_opt.quick || (rows[i] == 1 && tw))
-                bench_w(op, rows[i], 4096, 4096, (attn_trans)tw, 1);
+                bench_w(op, rows[i], 4096, 4096, (attn_trans)tw, 1, 0x1Fu);
 }
 
 static void bench_linear(struct op *op)
 {
-    bench_w(op, g_opt.quick ? 64 : 512, 1024, 1024, ATTN_TRANS, 0);
+    bench_w(op, g_opt.quick ? 64 : 512, 1024, 1024, ATTN_TRANS, 0, 0x1Fu);
+    if (!g_opt.quick) /* a 7B model's square projection: f32 and the block types */
+        bench_w(op, 512, 4096, 4096, ATTN_TRANS, 0,
+                1u << ATTN_F32 | 1u << ATTN_Q8_0 | 1u << ATTN_Q4_0);
 }
 
 static const struct impl weights_impls[] = {
@@ -134,7 +142,7 @@ struct op bench_op_matvec = {
     .note = "shape m x n x k:NT|NN:<type>: m rows of X times a 4096 x 4096 weight stored as "
             "<type> (NT: [out, in], nn.Linear's layout), attn_matmul_typed; value = weight "
             "bytes stored / time; ratio = value / naive loop; share of the read bandwidth; "
-            "attn-<type>/f32 = calls/s with 16-bit weights over f32 weights",
+            "attn-<type>/f32 = calls/s with <type> weights over f32 weights",
     .own = weights_impls,
     .nown = NIMPL(weights_impls),
     .bench = bench_matvec,
@@ -147,7 +155,7 @@ struct op bench_op_linear16 = {
     .metric = "GFLOP/s",
     .note = "shape tokens x d_out x d_in:NT:<type>: a linear layer's product with the weight "
             "stored as <type> ([out, in]), attn_matmul_typed; value = 2 tokens d_out d_in / "
-            "time; attn-<type>/f32 = calls/s with 16-bit weights over f32 weights",
+            "time; attn-<type>/f32 = calls/s with <type> weights over f32 weights",
     .own = weights_impls,
     .nown = NIMPL(weights_impls),
     .bench = bench_linear,

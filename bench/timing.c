@@ -14,7 +14,7 @@
 #include <time.h>
 
 struct predict g_predict;
-double g_call_ns[BENCH_MAX_IMPLS][4];
+double g_call_ns[BENCH_MAX_IMPLS][8];
 
 double now_ns(void)
 {

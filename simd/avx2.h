@@ -135,6 +135,11 @@ static inline void attn__vstore_f16(uint16_t *p, attn__v v)
 {
     _mm_storeu_si128((__m128i *)(void *)p, _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
 }
+#define ATTN__HAVE_VSET1_F16 1
+static inline attn__v attn__vset1_f16(uint16_t h)
+{
+    return _mm256_cvtph_ps(_mm_set1_epi16((short)h));
+}
 #endif
 #define ATTN__HAVE_VBF16 1
 static inline attn__v attn__vload_bf16(const uint16_t *p)
@@ -154,6 +159,38 @@ static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
     r = _mm256_packus_epi32(r, r); /* each 128-bit lane: its 4 halves twice */
     r = _mm256_permute4x64_epi64(r, 0x08); /* quadwords 0 and 2: the 8 halves in order */
     _mm_storeu_si128((__m128i *)(void *)p, _mm256_castsi256_si128(r));
+}
+/* Block-quantized weights (simd/generic.h's contract): 8 bytes widened to 8 lanes (a q4_0
+ * block's bytes widened 8 at a time, then split into their two nibbles) */
+#define ATTN__HAVE_VQ 1
+static inline attn__v attn__vload_i8(const int8_t *p)
+{
+    const __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)p);
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(b));
+}
+static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
+{
+    __m256i w = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)p));
+    if (hi) w = _mm256_srli_epi32(w, 4);
+    w = _mm256_sub_epi32(_mm256_and_si256(w, _mm256_set1_epi32(15)), _mm256_set1_epi32(8));
+    return _mm256_cvtepi32_ps(w);
+}
+#define ATTN__HAVE_VQ32 1
+static inline void attn__vload_q8_32(const int8_t *p, attn__v *out)
+{
+    int v;
+    for (v = 0; v < 4; v++) out[v] = attn__vload_i8(p + 8 * v);
+}
+static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
+{
+    const __m256i m = _mm256_set1_epi32(15), e = _mm256_set1_epi32(8);
+    int h;
+    for (h = 0; h < 2; h++) { /* bytes 8h .. 8h + 7: elements 8h .. and 16 + 8h .. */
+        const __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)(p + 8 * h));
+        const __m256i w = _mm256_cvtepu8_epi32(b);
+        out[h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(w, m), e));
+        out[2 + h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(w, 4), e));
+    }
 }
 /* non-temporal store (p aligned to 32 bytes): writes a line without reading it first;
  * attn__vstream_fence() before the function returns */

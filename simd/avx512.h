@@ -114,6 +114,20 @@ static inline int attn__vany_neg(attn__v a)
 /* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
 #define ATTN__HAVE_VSWAP_PAIRS 1
 static inline attn__v attn__vswap_pairs(attn__v a) { return _mm512_permute_ps(a, 0xB1); }
+/* Block-quantized weights (simd/generic.h's contract): 16 bytes widened to 16 lanes */
+#define ATTN__HAVE_VQ 1
+static inline attn__v attn__vload_i8(const int8_t *p)
+{
+    const __m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b));
+}
+static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
+{
+    __m512i w = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)p));
+    if (hi) w = _mm512_srli_epi32(w, 4);
+    w = _mm512_sub_epi32(_mm512_and_si512(w, _mm512_set1_epi32(15)), _mm512_set1_epi32(8));
+    return _mm512_cvtepi32_ps(w);
+}
 /* 16-bit storage widened in the load, narrowed in the store (simd/generic.h's contract):
  * f16 by vcvtph2ps / vcvtps2ph, bf16 by shifts with round-to-nearest-even, NaN kept quiet */
 #define ATTN__HAVE_VF16 1
@@ -124,6 +138,11 @@ static inline attn__v attn__vload_f16(const uint16_t *p)
 static inline void attn__vstore_f16(uint16_t *p, attn__v v)
 {
     _mm256_storeu_si256((__m256i *)(void *)p, _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+}
+#define ATTN__HAVE_VSET1_F16 1
+static inline attn__v attn__vset1_f16(uint16_t h)
+{
+    return _mm512_cvtph_ps(_mm256_set1_epi16((short)h));
 }
 #define ATTN__HAVE_VBF16 1
 static inline attn__v attn__vload_bf16(const uint16_t *p)

@@ -137,6 +137,44 @@ static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
     for (k = 0; k < ATTN__VW; k++) p[k] = attn__f32_to_bf16(t[k]);
 }
 #endif
+/* Block-quantized weights: ATTN__VW int8 values, or ATTN__VW 4-bit values (the low nibbles
+ * of p[0 ..], or with hi the high ones) less 8, as floats (exact); a block's 32 values as
+ * 32 / ATTN__VW vectors (q4: the 16 low nibbles, then the 16 high ones, less 8); a
+ * binary16 value in every lane. */
+#ifndef ATTN__HAVE_VQ
+static inline attn__v attn__vload_i8(const int8_t *p)
+{
+    float t[ATTN__VW];
+    size_t k;
+    for (k = 0; k < ATTN__VW; k++) t[k] = (float)p[k];
+    return attn__vload(t);
+}
+static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
+{
+    float t[ATTN__VW];
+    size_t k;
+    for (k = 0; k < ATTN__VW; k++) t[k] = (float)((hi ? p[k] >> 4 : p[k] & 15) - 8);
+    return attn__vload(t);
+}
+#endif
+#ifndef ATTN__HAVE_VQ32
+static inline void attn__vload_q8_32(const int8_t *p, attn__v *out)
+{
+    size_t v;
+    for (v = 0; v < 32 / ATTN__VW; v++) out[v] = attn__vload_i8(p + v * ATTN__VW);
+}
+static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
+{
+    size_t v;
+    for (v = 0; v < 16 / ATTN__VW; v++) {
+        out[v] = attn__vload_u4(p + v * ATTN__VW, 0);
+        out[16 / ATTN__VW + v] = attn__vload_u4(p + v * ATTN__VW, 1);
+    }
+}
+#endif
+#ifndef ATTN__HAVE_VSET1_F16
+static inline attn__v attn__vset1_f16(uint16_t h) { return attn__vset1(attn__f16_to_f32(h)); }
+#endif
 /* n < ATTN__VW elements (the other lanes 0 on load; nothing past p + n touched; with one
  * lane n is 0, which the compiler is told) */
 static inline attn__v attn__vload_f16_part(const uint16_t *p, size_t n)

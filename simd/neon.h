@@ -152,6 +152,11 @@ static inline void attn__vstore_f16(uint16_t *p, attn__v v)
 {
     vst1_u16(p, vreinterpret_u16_f16(vcvt_f16_f32(v)));
 }
+#define ATTN__HAVE_VSET1_F16 1
+static inline attn__v attn__vset1_f16(uint16_t h)
+{
+    return vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h)));
+}
 #endif
 #define ATTN__HAVE_VBF16 1
 static inline attn__v attn__vload_bf16(const uint16_t *p)
@@ -165,6 +170,24 @@ static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
     const uint32x4_t rne = vaddq_u32(x, vaddq_u32(lsb, vdupq_n_u32(0x7FFF)));
     const uint32x4_t quiet = vorrq_u32(x, vdupq_n_u32(0x400000));
     vst1_u16(p, vshrn_n_u32(vbslq_u32(vceqq_f32(v, v), rne, quiet), 16));
+}
+/* Block-quantized weights (simd/generic.h's contract): 4 bytes widened to 4 lanes */
+#define ATTN__HAVE_VQ 1
+static inline attn__v attn__vload_i8(const int8_t *p)
+{
+    int32_t w;
+    memcpy(&w, p, 4);
+    return vcvtq_f32_s32(vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(w))))));
+}
+static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
+{
+    uint32_t w;
+    uint8x8_t b;
+    memcpy(&w, p, 4);
+    b = vreinterpret_u8_u32(vdup_n_u32(w));
+    b = hi ? vshr_n_u8(b, 4) : vand_u8(b, vdup_n_u8(15));
+    return vcvtq_f32_s32(vsubq_s32(
+        vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(b)))), vdupq_n_s32(8)));
 }
 /* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows

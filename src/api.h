@@ -127,18 +127,44 @@ ATTN_API attn_status attn_use_isa(const char *name);
 ATTN_API const char *attn_exp_impl(void);
 
 /* ---------------------------------------------------------------------------------------
- * Storage types. Every kernel computes in float32; arrays may be stored in 16 bits:
+ * Storage types. Every kernel computes in float32; arrays may be stored in 16 bits, and
+ * weights in 8 or 4 bits:
  *   ATTN_F32   IEEE binary32 (float), 4 bytes.
  *   ATTN_F16   IEEE binary16 (half): 1 sign, 5 exponent, 10 fraction bits, 2 bytes; largest
  *              finite 65504, smallest normal 2^-14, smallest subnormal 2^-24.
  *   ATTN_BF16  bfloat16: the top 16 bits of an IEEE binary32 (1 sign, 8 exponent, 7 fraction
  *              bits), 2 bytes; float32's range with 8 significant bits.
- * 16-bit elements are uint16_t bit patterns in the machine's byte order.
+ *   ATTN_Q8_0  blocks of 32 elements, 34 bytes each (ggml's block_q8_0, so tensors from such
+ *              files are used as they are): bytes 0-1 the scale d (binary16, little-endian),
+ *              bytes 2-33 q[0..31] (int8); element i = d * q[i].
+ *   ATTN_Q4_0  blocks of 32 elements, 18 bytes each (ggml's block_q4_0): bytes 0-1 the scale d
+ *              (binary16, little-endian), bytes 2-17 qs[0..15]; element i < 16 is
+ *              d * ((qs[i] & 15) - 8), element i + 16 is d * ((qs[i] >> 4) - 8).
+ * 16-bit elements are uint16_t bit patterns in the machine's byte order. Block types have no
+ * alignment; a row of them holds a whole number of blocks (lengths and leading dimensions in
+ * elements, multiples of 32) and lies along the reduction: weights [out, in] (ATTN_TRANS),
+ * as PyTorch and ggml store them. Dequantized elements (d times a small integer) are exact in
+ * float32, so every product computes on exactly the values the blocks stand for.
  */
-typedef enum attn_dtype { ATTN_F32 = 0, ATTN_F16 = 1, ATTN_BF16 = 2 } attn_dtype;
+typedef enum attn_dtype {
+    ATTN_F32 = 0,
+    ATTN_F16 = 1,
+    ATTN_BF16 = 2,
+    ATTN_Q8_0 = 3,
+    ATTN_Q4_0 = 4
+} attn_dtype;
 
-/* Bytes per element of a storage type: 4, 2, 2; 0 for a value that is not an attn_dtype. */
+/* Bytes per element of an element type: 4, 2, 2; 0 for the block types (see
+ * attn_dtype_bytes) and for a value that is not an attn_dtype. Everything that takes only
+ * element types (KV caches, attention) checks its type with this. */
 ATTN_API size_t attn_dtype_size(attn_dtype type);
+
+/* Elements per block: 1 for f32, f16, bf16; 32 for q8_0 and q4_0; 0 for another value. */
+ATTN_API size_t attn_dtype_block(attn_dtype type);
+
+/* Bytes of n contiguous elements of a type (n a multiple of its block: 34 n / 32 for q8_0,
+ * 18 n / 32 for q4_0); 0 when n is not, for an invalid type, or when it overflows. */
+ATTN_API size_t attn_dtype_bytes(attn_dtype type, size_t n);
 
 /* Converts n contiguous elements of src (stored as src_type) to dst (stored as dst_type),
  * any pair of types, vectorized (F16C on x86, the AArch64 conversions on NEON, shifts for
@@ -155,7 +181,20 @@ ATTN_API size_t attn_dtype_size(attn_dtype type);
  * be NULL). In place allowed (dst == src) when both types have the same size; any other
  * overlap of dst's and src's bytes is ATTN_ERR_ALIAS. Errors: ATTN_ERR_NULL (dst or src
  * NULL), ATTN_ERR_ARG (a type that is not an attn_dtype), ATTN_ERR_OVERFLOW (n elements of
- * either type exceed PTRDIFF_MAX bytes). */
+ * either type exceed PTRDIFF_MAX bytes).
+ * Quantize and dequantize: one type a block type (ATTN_Q8_0, ATTN_Q4_0), the other an element
+ * type (or the same block type: a copy; q8_0 <-> q4_0 is ATTN_ERR_ARG); n a multiple of 32,
+ * else ATTN_ERR_SIZE; no overlap at all. Dequantizing is exact (to f16 / bf16: d * q rounded
+ * once). Quantizing takes each block of 32 as floats (16-bit sources widened exactly) and
+ * gives ggml's reference bits:
+ *   q8_0: d = max|x| / 127 (in float32), q[i] = x[i] / d rounded half away from zero
+ *         (x[i] * (1 / d) as ggml computes it), d stored as binary16 (nearest even);
+ *   q4_0: m = the x[i] of largest |x[i]| (the first such), d = m / -8, q = x[i] * (1 / d) + 8.5
+ *         truncated, at most 15; d stored as binary16.
+ * A block of zeros has d = 0; where 1 / d overflows float32 (d rounds to 0 in binary16),
+ * q = 0 as for zeros (ggml's reference would form 0 * inf there). A NaN or infinite
+ * element, or a block whose scale overflows binary16 (max|x| above about 8.3e6 for q8_0,
+ * 5.2e5 for q4_0), is ATTN_ERR_ARG, found before anything is written. */
 ATTN_API attn_status attn_convert(attn_dtype dst_type, void *dst, attn_dtype src_type,
                                   const void *src, size_t n);
 
@@ -247,7 +286,14 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  * once; this order depends on k alone, but is not the order of products with m > 8. So
  * such a product gives the same bits whatever its column blocks, its workspace and its row
  * blocks of up to 8 rows; splitting it into blocks of more and of at most 8 rows may change
- * the last bits. op(B) = B with any m keeps attn_matmul's order exactly. */
+ * the last bits. op(B) = B with any m keeps attn_matmul's order exactly.
+ * Block types (ATTN_Q8_0, ATTN_Q4_0): B is n x k stored in blocks along k, so tb must be
+ * ATTN_TRANS (else ATTN_ERR_ARG), k and ldb multiples of 32 (else ATTN_ERR_SIZE and
+ * ATTN_ERR_LD). For m <= 8 (or without a workspace, 8 rows at a time) the blocks are
+ * streamed once and dequantized in registers (each block's per-lane partial sums scaled
+ * by its d, then added: an order that depends on k alone); larger products
+ * dequantize while packing. The result is attn_matmul's on the dequantized B (exact in
+ * float32), within its bound. */
 ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, size_t n,
                                        size_t k, float alpha, const float *a, size_t lda,
                                        attn_dtype b_type, const void *b, size_t ldb, float beta,
@@ -524,9 +570,11 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
  * attention, encoder and decoder blocks, parameter counts; and the floating-point
  * environment helpers for real-time use.
  *
- * Weights are caller-owned arrays, row-major, never copied: float32, or f16 / bf16 where a
- * struct's wtype says so (encoder and decoder blocks: each sublayer's struct has its own;
- * an invalid wtype is ATTN_ERR_ARG). A linear weight W of a block is d_in x d_out
+ * Weights are caller-owned arrays, row-major, never copied: float32, or f16 / bf16 / q8_0 /
+ * q4_0 where a struct's wtype says so (encoder and decoder blocks: each sublayer's struct
+ * has its own; an invalid wtype is ATTN_ERR_ARG; block types need trans = ATTN_TRANS and
+ * dimensions that are multiples of 32, as attn_matmul_typed says, and pointers into fused
+ * tensors then count bytes: attn_dtype_bytes). A linear weight W of a block is d_in x d_out
  * (y = x W + b), or stored as its transpose, nn.Linear's [out, in], with the struct's trans
  * = ATTN_TRANS; leading dimensions (0 = dense) let a block use views into fused tensors, so
  * a state dict is used as stored (an invalid trans is ATTN_ERR_ARG, a leading dimension
@@ -600,11 +648,13 @@ ATTN_API attn_status attn_linear(const float *x, size_t ldx, size_t tokens, size
                                  size_t d_out, attn_act act, float *y, size_t ldy,
                                  void *workspace, size_t workspace_size);
 
-/* attn_linear with W stored as w_type (ATTN_F32, ATTN_F16 or ATTN_BF16; ldw in elements;
- * ATTN_ERR_ARG for another value): the product is attn_matmul_typed's (for up to 8 tokens,
+/* attn_linear with W stored as w_type (any attn_dtype; ldw in elements; ATTN_ERR_ARG for
+ * another value; block types need tw = ATTN_TRANS and d_in, ldw multiples of 32, as
+ * attn_matmul_typed says): the product is attn_matmul_typed's (for up to 8 tokens,
  * the decode case, W is streamed once; with tw = ATTN_TRANS the rounding order of those
  * calls is its dot-product order), the rest attn_linear's. The result is attn_linear's on W
- * widened to float32, within its bound; with ATTN_F32 it is attn_linear, bit for bit. */
+ * widened (dequantized) to float32, within its bound; with ATTN_F32 it is attn_linear, bit
+ * for bit. */
 ATTN_API attn_status attn_linear_typed(const float *x, size_t ldx, size_t tokens, size_t d_in,
                                        attn_trans tw, attn_dtype w_type, const void *w,
                                        size_t ldw, const float *bias, size_t d_out, attn_act act,
@@ -794,7 +844,7 @@ typedef struct attn_matrix {
     const void *w;
     size_t ld;
     attn_trans trans;
-    attn_dtype type;   /* ATTN_F32 (0), ATTN_F16 or ATTN_BF16 */
+    attn_dtype type;   /* ATTN_F32 (0), ATTN_F16, ATTN_BF16, ATTN_Q8_0 or ATTN_Q4_0 */
     const float *bias; /* d_out floats or NULL */
 } attn_matrix;
 

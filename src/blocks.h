@@ -50,7 +50,8 @@ ATTN_API attn_status attn_linear_typed(const float *x, size_t ldx, size_t tokens
     size_t r;
     if (tokens && (!x || !w || !y)) return ATTN_ERR_NULL;
     if (tw != ATTN_NO_TRANS && tw != ATTN_TRANS) return ATTN_ERR_ARG;
-    if (!attn_dtype_size(w_type)) return ATTN_ERR_ARG;
+    if (!attn_dtype_block(w_type)) return ATTN_ERR_ARG;
+    if ((st = attn__mm_block_check(w_type, tw, d_in, ldw)) != ATTN_OK) return st;
     if ((st = attn__check_mat(tokens, d_in, ldx)) != ATTN_OK) return st;
     if ((st = tw ? attn__check_mat(d_out, d_in, ldw) : attn__check_mat(d_in, d_out, ldw)) !=
         ATTN_OK)

@@ -18,13 +18,21 @@
 static size_t attn__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__min(size_t a, size_t b) { return a < b ? a : b; }
 
-/* B of any storage type (f32, f16, bf16): element i of p and the copies the paths below
- * read it through (its address: attn__dt_at). The conversions are exact, so every path
- * computes on the floats the 16-bit values stand for. */
+/* B of any storage type (f32, f16, bf16; q8_0, q4_0 stored n x k, whose blocks every path
+ * below reads from a block's start, in chunks of k that are multiples of 32): element i of
+ * p and the copies the paths below read it through (its address: attn__dt_at). The
+ * conversions are exact, so every path computes on the floats the stored values stand for. */
 static ATTN__FORCE_INLINE float attn__mm_elem(attn_dtype t, const void *p, size_t i)
 {
     if (t == ATTN_F16) return attn__f16_to_f32(((const uint16_t *)p)[i]);
     if (t == ATTN_BF16) return attn__bf16_to_f32(((const uint16_t *)p)[i]);
+    if (t == ATTN_Q8_0 || t == ATTN_Q4_0) {
+        const unsigned char *blk = (const unsigned char *)attn__dt_at(t, p, i - i % 32);
+        const float d = attn__f16_to_f32(attn__q_scale(blk));
+        const size_t o = i % 32;
+        if (t == ATTN_Q8_0) return d * (float)(signed char)blk[2 + o];
+        return d * (float)((o < 16 ? blk[2 + o] & 15 : blk[2 + o - 16] >> 4) - 8);
+    }
     return ((const float *)p)[i];
 }
 /* n <= ATTN__VW elements from element i (the rest 0), nothing past them read */
@@ -34,19 +42,21 @@ static ATTN__FORCE_INLINE attn__v attn__mm_vload_n(attn_dtype t, const void *p, 
     if (n >= ATTN__VW) return attn__vload_dt(t, p, i);
     return n ? attn__vload_dt_part(t, p, i, n) : attn__vzero();
 }
-/* min(rows, ATTN__VW) rows of ATTN__VW elements at src (stride ld elements) transposed:
- * dst[q * ldd + i] = row i's element q; missing rows give zeros */
-static void attn__mm_tcopy(attn_dtype t, const void *src, size_t ld, size_t rows, float *dst,
-                           size_t ldd)
+/* min(rows, ATTN__VW) rows of ATTN__VW elements from element p of the rows at src (stride
+ * ld elements) transposed: dst[q * ldd + i] = row i's element p + q; missing rows give
+ * zeros */
+static void attn__mm_tcopy(attn_dtype t, const void *src, size_t p, size_t ld, size_t rows,
+                           float *dst, size_t ldd)
 {
     float tmp[ATTN__VW * ATTN__VW];
     size_t i;
     if (t == ATTN_F32) {
-        attn__vtranspose_copy((const float *)src, ld, rows, dst, ldd);
+        attn__vtranspose_copy((const float *)src + p, ld, rows, dst, ldd);
         return;
     }
     for (i = 0; i < ATTN__VW; i++) /* rows past `rows` zero, so all of tmp is written */
-        attn__vstore(tmp + i * ATTN__VW, i < rows ? attn__vload_dt(t, src, i * ld) : attn__vzero());
+        attn__vstore(tmp + i * ATTN__VW,
+                     i < rows ? attn__vload_dt(t, src, i * ld + p) : attn__vzero());
     attn__vtranspose_copy(tmp, ATTN__VW, ATTN__VW, dst, ldd);
 }
 
@@ -153,7 +163,7 @@ static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, s
             steps = attn__min(ATTN__VW, kc - p);
             if (steps == ATTN__VW) {
                 for (v = 0; v < ATTN__NR; v += ATTN__VW) /* no pointer past the last row */
-                    attn__mm_tcopy(bt, attn__dt_at(bt, b, (nr > v ? v : 0) * ldb + p), ldb,
+                    attn__mm_tcopy(bt, attn__dt_at(bt, b, (nr > v ? v : 0) * ldb), p, ldb,
                                    nr > v ? nr - v : 0, blk + v, ATTN__NR);
             } else {
                 for (q = 0; q < steps; q++)
@@ -180,6 +190,14 @@ static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, s
     for (i = 0; i < ATTN__MR; i++)
         for (v = 0; v < ATTN__NR / ATTN__VW; v++)
             attn__vstore(t + i * ATTN__NR + v * ATTN__VW, acc[i][v]);
+}
+
+/* The chunk depth for B of type bt: block types take whole blocks (k and KC multiples of 32,
+ * so the chunk stays within min(k, KC)) */
+static size_t attn__mm_kct(attn_dtype bt, size_t k)
+{
+    const size_t kc = attn__mm_kc(k);
+    return bt == ATTN_Q8_0 || bt == ATTN_Q4_0 ? attn__round_up(kc, 32) : kc;
 }
 
 /* Requests rows r0 .. r1 (stride ld) of kc floats each: the next sliver while one packs
@@ -209,8 +227,7 @@ static void attn__mm_pack_t_dt(attn_dtype st, const void *src, size_t ld, size_t
             /* no rows left: zeros, nothing read */
             const void *sg = r > g ? attn__dt_at(st, sp, g * ld) : sp;
             for (p = 0; p + ATTN__VW <= kc; p += ATTN__VW)
-                attn__mm_tcopy(st, attn__dt_at(st, sg, p), ld, r > g ? r - g : 0,
-                               dst + p * w + g, w);
+                attn__mm_tcopy(st, sg, p, ld, r > g ? r - g : 0, dst + p * w + g, w);
             for (; p < kc; p++)
                 for (i = 0; i < ATTN__VW && g + i < w; i++)
                     dst[p * w + g + i] = g + i < r ? attn__mm_elem(st, sg, i * ld + p) : 0.0f;
@@ -327,7 +344,7 @@ static void attn__mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float 
                             const float *a, size_t lda, attn_dtype bt, const void *b, size_t ldb,
                             float beta, float *c, size_t ldc)
 {
-    const size_t kcb = attn__mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
+    const size_t kcb = attn__mm_kct(bt, k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
     size_t i, j, pc;
     for (j = 0; j < n; j += ATTN__NR) {
         const size_t nr = attn__min(ATTN__NR, n - j);
@@ -476,6 +493,37 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
+/* attn__mv_t_body for B in blocks (q8_0, q4_0): blocks [b0, b1) of k, each block of each
+ * of B's J rows dequantized in registers once for the R rows of A (its integers as floats;
+ * per lane, the block's partial sum times the block's d joins the lane's accumulator) */
+static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
+                                               size_t b1, const float *a, size_t lda,
+                                               const void *const *brow, attn__v *acc)
+{
+    const size_t bs = bt == ATTN_Q8_0 ? 34 : 18;
+    attn__v s[4][4], w[32 / ATTN__VW], d;
+    size_t i, q, b, v;
+    for (i = 0; i < R; i++)
+        for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
+    for (b = b0; b < b1; b++) {
+        const float *ab = a + b * 32;
+        for (q = 0; q < J; q++) {
+            const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
+            d = attn__vset1_f16(attn__q_scale(blk));
+            if (bt == ATTN_Q8_0) attn__vload_q8_32((const int8_t *)(blk + 2), w);
+            else attn__vload_q4_32(blk + 2, w);
+            for (i = 0; i < R; i++) {
+                attn__v bsum = attn__vmul(attn__vload(ab + i * lda), w[0]);
+                for (v = 1; v < 32 / ATTN__VW; v++)
+                    bsum = attn__vfma(attn__vload(ab + i * lda + v * ATTN__VW), w[v], bsum);
+                s[i][q] = attn__vfma(d, bsum, s[i][q]);
+            }
+        }
+    }
+    for (i = 0; i < R; i++)
+        for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
+}
+
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers) */
 #define ATTN__MV_ROWS(T)                                                                    \
@@ -488,19 +536,32 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
     } else if (R == 4) attn__mv_n_body(T, 4, p1, a, ars, lda, brow[0], p0, nr, t);           \
     else if (R == 2) attn__mv_n_body(T, 2, p1, a, ars, lda, brow[0], p0, nr, t);             \
     else attn__mv_n_body(T, 1, p1, a, ars, lda, brow[0], p0, nr, t);
-/* tr = 0: attn__mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__mv_t_body. Only
- * 16-bit B comes here (f32 B keeps attn_matmul's paths, and so its bits). */
+#define ATTN__MV_QROWS(T)                                                                   \
+    if (!tr) return; /* never: block types are B^T */                                      \
+    if (R == 4) {                                                                           \
+        attn__mv_q_body(T, 4, 2, p0 / 32, p1 / 32, a, lda, brow, acc);                      \
+        attn__mv_q_body(T, 4, 2, p0 / 32, p1 / 32, a, lda, brow + 2, acc + 2);              \
+    } else if (R == 2) attn__mv_q_body(T, 2, 4, p0 / 32, p1 / 32, a, lda, brow, acc);       \
+    else attn__mv_q_body(T, 1, 4, p0 / 32, p1 / 32, a, lda, brow, acc);
+/* tr = 0: attn__mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__mv_t_body (or for
+ * the block types attn__mv_q_body, always tr = 1). Only 16-bit and block-type B come here
+ * (f32 B keeps attn_matmul's paths, and so its bits). */
 static void attn__mv_rows(int tr, attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
                           size_t ars, size_t lda, const void *const *brow, attn__v *acc,
                           size_t nr, float *t)
 {
     if (bt == ATTN_F16) {
         ATTN__MV_ROWS(ATTN_F16)
-    } else {
+    } else if (bt == ATTN_BF16) {
         ATTN__MV_ROWS(ATTN_BF16)
+    } else if (bt == ATTN_Q8_0) {
+        ATTN__MV_QROWS(ATTN_Q8_0)
+    } else {
+        ATTN__MV_QROWS(ATTN_Q4_0)
     }
 }
 #undef ATTN__MV_ROWS
+#undef ATTN__MV_QROWS
 
 /* Rows of C taken together: 4, then 2, then 1 */
 static size_t attn__mv_group(size_t left) { return left >= 4 ? 4 : left >= 2 ? 2 : 1; }
@@ -596,6 +657,15 @@ static float *attn__align(void *p)
     return (float *)(void *)((u + ATTN__ALIGN - 1) & ~(uintptr_t)(ATTN__ALIGN - 1));
 }
 
+/* A block-type B (n x k): stored as op(B) = B^T, k and ldb whole blocks */
+static attn_status attn__mm_block_check(attn_dtype bt, attn_trans tb, size_t k, size_t ldb)
+{
+    if (bt != ATTN_Q8_0 && bt != ATTN_Q4_0) return ATTN_OK;
+    if (tb != ATTN_TRANS) return ATTN_ERR_ARG; /* blocks run along k */
+    if (k % 32) return ATTN_ERR_SIZE;
+    return k && ldb % 32 ? ATTN_ERR_LD : ATTN_OK;
+}
+
 /* attn_matmul and attn_matmul_typed: B stored as bt (attn_dtype; checked by the caller) */
 static attn_status attn__matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k,
                                 float alpha, const float *a, size_t lda, attn_dtype bt,
@@ -609,6 +679,7 @@ static attn_status attn__matmul(attn_trans ta, attn_trans tb, size_t m, size_t n
     size_t ab, bb, cb;
     if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
         return ATTN_ERR_ARG;
+    if ((st = attn__mm_block_check(bt, tb, k, ldb)) != ATTN_OK) return st;
     if (m == 0 || n == 0) return ATTN_OK; /* an empty C: nothing read or written */
     if (!c || (k && (!a || !b))) return ATTN_ERR_NULL;
     if (k > 0) {
@@ -621,7 +692,7 @@ static attn_status attn__matmul(attn_trans ta, attn_trans tb, size_t m, size_t n
     /* C may not overlap A, B or the workspace, nor the workspace A or B */
     ab = k ? (ta ? attn__mat_bytes(k, m, lda) : attn__mat_bytes(m, k, lda)) : 0;
     bb = k ? (tb ? attn__mat_bytes(n, k, ldb) : attn__mat_bytes(k, n, ldb)) : 0;
-    if (bt != ATTN_F32) bb /= 2; /* 16-bit elements: half the floats' bytes */
+    if (bt != ATTN_F32) bb = attn_dtype_bytes(bt, bb / sizeof(float)); /* the stored bytes */
     cb = attn__mat_bytes(m, n, ldc);
     need = workspace ? attn_matmul_workspace_size(ta, tb, m, n, k) : 0;
     if (attn__bytes_overlap(c, cb, a, ab) || attn__bytes_overlap(c, cb, b, bb) ||
@@ -650,7 +721,7 @@ static attn_status attn__matmul(attn_trans ta, attn_trans tb, size_t m, size_t n
         attn__mm_nopack(ta, tb, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
         return ATTN_OK;
     }
-    kcb = attn__mm_kc(k);
+    kcb = attn__mm_kct(bt, k);
     attn__mm_ws_floats(m, n, k, &fa, &fb);
     pa = attn__align(workspace);
     pb = pa + fa;
@@ -706,7 +777,7 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
                                        float *c, size_t ldc, void *workspace,
                                        size_t workspace_size)
 {
-    if (!attn_dtype_size(b_type)) return ATTN_ERR_ARG;
+    if (!attn_dtype_block(b_type)) return ATTN_ERR_ARG;
     return attn__matmul(ta, tb, m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace,
                         workspace_size);
 }

@@ -513,7 +513,7 @@ static void test_errors(void)
     for (i = 0; i < 24; i++) o[i] = O_GUARD;
     p.kv_type = ATTN_F32; /* V's 21 floats reach byte 308: O inside */
     expect16("the same pointers as f32 (O inside V)", &p, ws, wsz, ATTN_ERR_ALIAS);
-    p.kv_type = (attn_dtype)3;
+    p.kv_type = (attn_dtype)7;
     expect16("kv_type 3", &p, ws, wsz, ATTN_ERR_ARG);
     p.kv_type = (attn_dtype)-1;
     expect16("kv_type -1", &p, ws, wsz, ATTN_ERR_ARG);
@@ -556,7 +556,7 @@ static void test_kv_cache(void)
 
         memset(kc, 0xEE, B * KVH * cap * d * 2);
         memset(vc, 0xEE, B * KVH * cap * dv * 2);
-        check(attn_kv_cache_init_type(&c, (attn_dtype)3, kc, vc, B, KVH, cap, d, dv) ==
+        check(attn_kv_cache_init_type(&c, (attn_dtype)7, kc, vc, B, KVH, cap, d, dv) ==
                   ATTN_ERR_ARG, "kv cache: type 3 accepted");
         check(attn_kv_cache_init_type(&c, T, kc, vc, B, KVH, cap, d, dv) == ATTN_OK &&
                   c.type == T && c.len == 0, "%s kv cache: init", tn);

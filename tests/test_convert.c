@@ -368,7 +368,7 @@ static void check_errors(void)
         {ATTN_F16, dst, ATTN_F32, NULL, 4, ATTN_ERR_NULL, "src NULL"},
         {ATTN_F16, dst, ATTN_F32, NULL, 0, ATTN_OK, "src NULL, n 0 (nothing read)"},
         {ATTN_F16, NULL, ATTN_F32, NULL, 0, ATTN_OK, "both NULL, n 0"},
-        {(attn_dtype)3, dst, ATTN_F32, src, 4, ATTN_ERR_ARG, "dst type 3"},
+        {(attn_dtype)7, dst, ATTN_F32, src, 4, ATTN_ERR_ARG, "dst type 7"},
         {ATTN_F16, dst, (attn_dtype)-1, src, 4, ATTN_ERR_ARG, "src type -1"},
         {(attn_dtype)7, dst, (attn_dtype)7, src, 0, ATTN_ERR_ARG, "types 7, n 0"},
         {ATTN_F16, dst, ATTN_F32, src, SIZE_MAX, ATTN_ERR_OVERFLOW, "n SIZE_MAX"},
@@ -418,7 +418,7 @@ static void check_errors(void)
         }
     }
     check(attn_dtype_size(ATTN_F32) == 4 && attn_dtype_size(ATTN_F16) == 2 &&
-              attn_dtype_size(ATTN_BF16) == 2 && attn_dtype_size((attn_dtype)3) == 0 &&
+              attn_dtype_size(ATTN_BF16) == 2 && attn_dtype_size((attn_dtype)7) == 0 &&
               attn_dtype_size((attn_dtype)-1) == 0, "attn_dtype_size");
 }
 

@@ -158,7 +158,7 @@ static void test_f32_and_errors(void)
           "matmul16: ATTN_F32 is not attn_matmul's bits");
     attn_convert(ATTN_F16, bh, ATTN_F32, b, k * n);
     memcpy(saved, c, sizeof saved);
-    check(attn_matmul_typed(ATTN_NO_TRANS, ATTN_NO_TRANS, m, n, k, 1.0f, a, k, (attn_dtype)3, bh,
+    check(attn_matmul_typed(ATTN_NO_TRANS, ATTN_NO_TRANS, m, n, k, 1.0f, a, k, (attn_dtype)7, bh,
                             n, 0.0f, c, n, NULL, 0) == ATTN_ERR_ARG,
           "matmul16: a bad type accepted");
     check(attn_matmul_typed(ATTN_NO_TRANS, ATTN_NO_TRANS, m, n, k, 1.0f, a, k, ATTN_F16, bh,

@@ -342,6 +342,14 @@ static void c_matmul(void)
                          attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_NO_TRANS, m, n, k)));
     ERR(attn_matmul(ATTN_NO_TRANS, (attn_trans)3, m, n, k, 1.0f, bx, k, bw, n, 0.0f, by, n, NULL,
                     0));
+    /* B in q8_0 / q4_0 blocks (bw's bytes, k = 32): the streaming and packed paths */
+    OK(attn_matmul_typed(ATTN_NO_TRANS, ATTN_TRANS, m, n, 32, 1.0f, bx, 32, ATTN_Q8_0, bw, 32, 0.0f,
+                         by, n, NULL, 0));
+    OK(attn_matmul_typed(ATTN_NO_TRANS, ATTN_TRANS, m, n, 32, 1.0f, bx, 32, ATTN_Q4_0, bw, 32, 0.0f,
+                         by, n, bws,
+                         attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_TRANS, m, n, 32)));
+    ERR(attn_matmul_typed(ATTN_NO_TRANS, ATTN_NO_TRANS, m, n, 32, 1.0f, bx, 32, ATTN_Q8_0, bw, n,
+                          0.0f, by, n, NULL, 0));
 }
 
 static void c_attention(void)
@@ -402,7 +410,7 @@ static void c_attention_tasks_kv(void)
     p = attn_attention_init_kv(&c, CUR->heads, 1, bx, by, ATTN_LAYOUT_BHLD,
                                ATTN_CAUSAL_BOTTOM_RIGHT);
     OK(attn_attention(&p, bws, attn_attention_workspace_size(&p)));
-    ERR(attn_kv_cache_init_type(&c, (attn_dtype)3, bm, bz, 2, 1, cap, dh, dh));
+    ERR(attn_kv_cache_init_type(&c, (attn_dtype)7, bm, bz, 2, 1, cap, dh, dh));
     OK(attn_kv_cache_init_ring(&c, ATTN_BF16, bm, bz, 2, 1, cap, dh, dh)); /* a ring, wrapped */
     OK(attn_kv_cache_append(&c, L, bx, bw, ATTN_LAYOUT_BHLD));
     OK(attn_kv_cache_append(&c, 4, bx, bw, ATTN_LAYOUT_BLHD)); /* one past the capacity */
@@ -559,8 +567,17 @@ static void c_convert(void)
     OK(attn_convert(ATTN_BF16, bz, ATTN_F16, by, n));
     OK(attn_convert(ATTN_F32, by, ATTN_BF16, bz, n));
     ERR(attn_convert(ATTN_F16, NULL, ATTN_F32, bx, n));
-    ERR(attn_convert((attn_dtype)3, by, ATTN_F32, bx, n));
+    ERR(attn_convert((attn_dtype)7, by, ATTN_F32, bx, n));
     ERR(attn_convert(ATTN_F32, bx, ATTN_F16, bx, n));
+    /* quantized and back (n rounded down to whole blocks), and the errors */
+    (void)attn_dtype_block(ATTN_Q4_0);
+    if (attn_dtype_bytes(ATTN_Q8_0, n / 32 * 32) > n * sizeof(float)) bad_status++;
+    OK(attn_convert(ATTN_Q8_0, by, ATTN_F32, bx, n / 32 * 32));
+    OK(attn_convert(ATTN_F16, bz, ATTN_Q8_0, by, n / 32 * 32));
+    OK(attn_convert(ATTN_Q4_0, by, ATTN_F16, bz, n / 32 * 32));
+    OK(attn_convert(ATTN_F32, bz, ATTN_Q4_0, by, n / 32 * 32));
+    ERR(attn_convert(ATTN_Q8_0, by, ATTN_F32, bx, 33));
+    ERR(attn_convert(ATTN_Q4_0, by, ATTN_Q8_0, bx, 32));
 }
 
 static void c_rope(void)
@@ -607,7 +624,7 @@ static const rt_call calls[] = {
     {"param counts", "attn_encoder_param_count attn_decoder_param_count", c_params},
     {"fp env", "attn_denormals_flush_supported attn_denormals_flush_begin attn_denormals_flush_end",
      c_fpenv},
-    {"convert", "attn_dtype_size attn_convert", c_convert},
+    {"convert", "attn_dtype_size attn_dtype_block attn_dtype_bytes attn_convert", c_convert},
     {"rope", "attn_rope", c_rope},
 };
 #define NCALLS (sizeof calls / sizeof calls[0])

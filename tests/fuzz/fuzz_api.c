@@ -450,6 +450,7 @@ static void fz_matmul(rd *r, int linear)
     size_t i, q, wsz = 0;
     void *ws;
     attn_status st;
+    attn_dtype bt;
     if (!ab || !bb || !cb) return;
     for (i = 0; i < ab->n; i++) ab->p[i] = dval(r);
     for (i = 0; i < bb->n; i++) bb->p[i] = dval(r);
@@ -462,24 +463,31 @@ static void fz_matmul(rd *r, int linear)
         fail("matmul workspace above its documented bound");
     ws = dws(r, q, &wsz, 1);
     ws_short = ws && wsz < q;
+    /* B's storage (decoded last: older inputs keep f32): f32, f16, bf16, q8_0, q4_0 (B's
+     * floats' bytes read as such; fewer bytes than the floats), or 5, invalid */
+    bt = linear ? ATTN_F32 : (attn_dtype)(u8(r) % 6);
     output(cb);
     if (cb->n) own_mat(cb, m, n, ldc);
     if (linear)
         st = attn_linear(ab->p, lda, m, k, (attn_trans)tb, bb->p, ldb, bias, n, act, cb->p, ldc,
                          ws, wsz);
     else
-        st = attn_matmul((attn_trans)ta, (attn_trans)tb, m, n, k, alpha, ab->p, lda, bb->p, ldb,
-                         beta, cb->p, ldc, ws, wsz);
+        st = attn_matmul_typed((attn_trans)ta, (attn_trans)tb, m, n, k, alpha, ab->p, lda, bt,
+                               bb->p, ldb, beta, cb->p, ldc, ws, wsz);
     verify(cb, st, linear ? "attn_linear" : "attn_matmul");
     /* m = 0 or n = 0: an empty product, leading dimensions unchecked */
     refused(st, imp && (linear || (m && n)), linear ? "attn_linear" : "attn_matmul");
     if (ws_short && st == ATTN_OK) fail("matmul accepted a short workspace");
-    if (st == ATTN_OK && !(vflags & 1)) finite_owned(cb, linear ? "attn_linear" : "attn_matmul");
+    if (st == ATTN_OK && (bt > ATTN_Q4_0 || ((bt == ATTN_Q8_0 || bt == ATTN_Q4_0) && m && n &&
+                                            (!tb || k % 32 || (k && ldb % 32)))))
+        fail("attn_matmul_typed accepted an invalid type or block layout");
+    if (st == ATTN_OK && !(vflags & 1) && bt == ATTN_F32)
+        finite_owned(cb, linear ? "attn_linear" : "attn_matmul");
     if (st == ATTN_OK && !linear && ws) { /* the same bits without a workspace */
         buf *c2 = balloc(cb->n);
         memcpy(c2->p, cb->snap + GUARD, cb->n * sizeof(float));
-        if (attn_matmul((attn_trans)ta, (attn_trans)tb, m, n, k, alpha, ab->p, lda, bb->p, ldb,
-                        beta, c2->p, ldc, NULL, 0) != ATTN_OK ||
+        if (attn_matmul_typed((attn_trans)ta, (attn_trans)tb, m, n, k, alpha, ab->p, lda, bt,
+                              bb->p, ldb, beta, c2->p, ldc, NULL, 0) != ATTN_OK ||
             differ(c2->p, cb->p, cb->n))
             fail("attn_matmul: workspace and no workspace differ");
     }
@@ -946,10 +954,15 @@ static void fz_misc(rd *r)
     if (attn_use_isa(NULL) != ATTN_OK || attn_use_isa("auto") != ATTN_OK ||
         attn_use_isa(attn_isa()) != ATTN_OK || attn_use_isa("no-such-isa") != ATTN_ERR_ARG)
         fail("attn_use_isa");
-    { /* storage conversions: exactly n elements written, nothing on an error */
-        const attn_dtype st = (attn_dtype)(u8(r) % 4), dt = (attn_dtype)(u8(r) % 4);
-        const size_t n = dsize(r, 100), ss = attn_dtype_size(st), ds = attn_dtype_size(dt);
+    { /* storage conversions: exactly n elements (their bytes) written, nothing on an error;
+       * types 0 .. 4 valid (3, 4 the block types: n a multiple of 32), 5 not */
+        const attn_dtype st = (attn_dtype)(u8(r) % 6), dt = (attn_dtype)(u8(r) % 6);
+        const size_t n = u8(r) & 1 ? dsize(r, 100) : dsize(r, 4) * 32;
+        const size_t ss = attn_dtype_size(st), ds = attn_dtype_bytes(dt, n);
         const int null_src = u8(r) % 16 == 0;
+        const int qs = st == ATTN_Q8_0 || st == ATTN_Q4_0, qd = dt == ATTN_Q8_0 || dt == ATTN_Q4_0;
+        const int bad = st > ATTN_Q4_0 || dt > ATTN_Q4_0 ||
+                        ((qs || qd) && (n % 32 || (qs && qd && st != dt)));
         buf *src, *dst;
         attn_status cs;
         size_t i2;
@@ -964,13 +977,13 @@ static void fz_misc(rd *r)
         src = balloc(n + 1), dst = balloc(n + 1);
         for (i2 = 0; i2 < n; i2++) src->p[i2] = dval(r);
         output(dst);
-        for (i2 = 0; ds && i2 < (n * ds + sizeof(float) - 1) / sizeof(float); i2++)
+        for (i2 = 0; !bad && i2 < (ds + sizeof(float) - 1) / sizeof(float); i2++)
             dst->own[GUARD + i2] = 1;
         cs = attn_convert(dt, dst->p, st, null_src ? NULL : src->p, n);
         verify(dst, cs, "attn_convert");
-        if (((st > ATTN_BF16 || dt > ATTN_BF16) && n && cs == ATTN_OK) ||
+        if ((bad && (n || st > ATTN_Q4_0 || dt > ATTN_Q4_0) && cs == ATTN_OK) ||
             (null_src && n && cs == ATTN_OK))
-            fail("attn_convert accepted an invalid type or NULL");
+            fail("attn_convert accepted an invalid type, size or NULL");
     }
 }
 
