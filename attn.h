@@ -1387,12 +1387,7 @@ static inline attn__scalar_v attn__scalar_vload_u4(const uint8_t *p, int hi)
     w = _mm256_sub_epi32(_mm256_and_si256(w, _mm256_set1_epi32(15)), _mm256_set1_epi32(8));
     return _mm256_cvtepi32_ps(w);
 }
-#define ATTN__SCALAR_HAVE_VQ32 1
-static inline void attn__scalar_vload_q8_32(const int8_t *p, attn__scalar_v *out)
-{
-    int v;
-    for (v = 0; v < 4; v++) out[v] = attn__scalar_vload_i8(p + 8 * v);
-}
+#define ATTN__SCALAR_HAVE_VQ4_32 1 /* each 8 bytes loaded and widened once for both nibbles */
 static inline void attn__scalar_vload_q4_32(const uint8_t *p, attn__scalar_v *out)
 {
     const __m256i m = _mm256_set1_epi32(15), e = _mm256_set1_epi32(8);
@@ -2129,12 +2124,12 @@ static inline attn__scalar_v attn__scalar_vload_u4(const uint8_t *p, int hi)
     return attn__scalar_vload(t);
 }
 #endif
-#ifndef ATTN__SCALAR_HAVE_VQ32
 static inline void attn__scalar_vload_q8_32(const int8_t *p, attn__scalar_v *out)
 {
     size_t v;
     for (v = 0; v < 32 / ATTN__SCALAR_VW; v++) out[v] = attn__scalar_vload_i8(p + v * ATTN__SCALAR_VW);
 }
+#ifndef ATTN__SCALAR_HAVE_VQ4_32
 static inline void attn__scalar_vload_q4_32(const uint8_t *p, attn__scalar_v *out)
 {
     size_t v;
@@ -2864,7 +2859,7 @@ static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_dtype_size(attn_dtype type)
 #define ATTN__SCALAR_QK 32 /* elements per block of the block types */
 
 /* Bytes per block (per element for the element types); 0 for an invalid type */
-static size_t attn__scalar_dt_block_bytes(attn_dtype type)
+static ATTN__SCALAR_FORCE_INLINE size_t attn__scalar_dt_block_bytes(attn_dtype type)
 {
     switch (type) {
     case ATTN_Q8_0: return 2 + ATTN__SCALAR_QK;
@@ -2894,7 +2889,7 @@ static ATTN__SCALAR_FORCE_INLINE const void *attn__scalar_dt_at(attn_dtype t, co
 {
     if (t == ATTN_F32) return (const float *)p + i;
     if (t == ATTN_F16 || t == ATTN_BF16) return (const uint16_t *)p + i;
-    return (const unsigned char *)p + i / ATTN__SCALAR_QK * (t == ATTN_Q8_0 ? 34 : 18);
+    return (const unsigned char *)p + i / ATTN__SCALAR_QK * attn__scalar_dt_block_bytes(t);
 }
 
 /* A block's scale (binary16, little-endian, any alignment) */
@@ -4096,7 +4091,7 @@ static size_t attn__scalar_round_up(size_t x, size_t m) { return (x + m - 1) / m
 static size_t attn__scalar_min(size_t a, size_t b) { return a < b ? a : b; }
 
 /* B of any storage type (f32, f16, bf16; q8_0, q4_0 stored n x k, whose blocks every path
- * below reads from a block's start, in chunks of k that are multiples of 32): element i of
+ * below reads from a block's start, in chunks of k of whole blocks): element i of
  * p and the copies the paths below read it through (its address: attn__scalar_dt_at). The
  * conversions are exact, so every path computes on the floats the stored values stand for. */
 static ATTN__SCALAR_FORCE_INLINE float attn__scalar_mm_elem(attn_dtype t, const void *p, size_t i)
@@ -4104,9 +4099,9 @@ static ATTN__SCALAR_FORCE_INLINE float attn__scalar_mm_elem(attn_dtype t, const 
     if (t == ATTN_F16) return attn__scalar_f16_to_f32(((const uint16_t *)p)[i]);
     if (t == ATTN_BF16) return attn__scalar_bf16_to_f32(((const uint16_t *)p)[i]);
     if (t == ATTN_Q8_0 || t == ATTN_Q4_0) {
-        const unsigned char *blk = (const unsigned char *)attn__scalar_dt_at(t, p, i - i % 32);
+        const unsigned char *blk = (const unsigned char *)attn__scalar_dt_at(t, p, i - i % ATTN__SCALAR_QK);
         const float d = attn__scalar_f16_to_f32(attn__scalar_q_scale(blk));
-        const size_t o = i % 32;
+        const size_t o = i % ATTN__SCALAR_QK;
         if (t == ATTN_Q8_0) return d * (float)(signed char)blk[2 + o];
         return d * (float)((o < 16 ? blk[2 + o] & 15 : blk[2 + o - 16] >> 4) - 8);
     }
@@ -4269,12 +4264,12 @@ static void attn__scalar_mm_tile_any(size_t mr, size_t nr, size_t kc, const floa
             attn__scalar_vstore(t + i * ATTN__SCALAR_NR + v * ATTN__SCALAR_VW, acc[i][v]);
 }
 
-/* The chunk depth for B of type bt: block types take whole blocks (k and KC multiples of 32,
- * so the chunk stays within min(k, KC)) */
+/* The chunk depth for B of type bt: block types take whole blocks (k and KC multiples of
+ * ATTN__SCALAR_QK, so the chunk stays within min(k, KC)) */
 static size_t attn__scalar_mm_kct(attn_dtype bt, size_t k)
 {
     const size_t kc = attn__scalar_mm_kc(k);
-    return bt == ATTN_Q8_0 || bt == ATTN_Q4_0 ? attn__scalar_round_up(kc, 32) : kc;
+    return bt == ATTN_Q8_0 || bt == ATTN_Q4_0 ? attn__scalar_round_up(kc, ATTN__SCALAR_QK) : kc;
 }
 
 /* Requests rows r0 .. r1 (stride ld) of kc floats each: the next sliver while one packs
@@ -4577,13 +4572,13 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size
                                                size_t b1, const float *a, size_t lda,
                                                const void *const *brow, attn__scalar_v *acc)
 {
-    const size_t bs = bt == ATTN_Q8_0 ? 34 : 18;
-    attn__scalar_v s[4][4], w[32 / ATTN__SCALAR_VW], d;
+    const size_t bs = attn__scalar_dt_block_bytes(bt);
+    attn__scalar_v s[4][4], w[ATTN__SCALAR_QK / ATTN__SCALAR_VW], d;
     size_t i, q, b, v;
     for (i = 0; i < R; i++)
         for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
     for (b = b0; b < b1; b++) {
-        const float *ab = a + b * 32;
+        const float *ab = a + b * ATTN__SCALAR_QK;
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
             d = attn__scalar_vset1_f16(attn__scalar_q_scale(blk));
@@ -4591,7 +4586,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size
             else attn__scalar_vload_q4_32(blk + 2, w);
             for (i = 0; i < R; i++) {
                 attn__scalar_v bsum = attn__scalar_vmul(attn__scalar_vload(ab + i * lda), w[0]);
-                for (v = 1; v < 32 / ATTN__SCALAR_VW; v++)
+                for (v = 1; v < ATTN__SCALAR_QK / ATTN__SCALAR_VW; v++)
                     bsum = attn__scalar_vfma(attn__scalar_vload(ab + i * lda + v * ATTN__SCALAR_VW), w[v], bsum);
                 s[i][q] = attn__scalar_vfma(d, bsum, s[i][q]);
             }
@@ -4615,11 +4610,12 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size
     else attn__scalar_mv_n_body(T, 1, p1, a, ars, lda, brow[0], p0, nr, t);
 #define ATTN__SCALAR_MV_QROWS(T)                                                                   \
     if (!tr) return; /* never: block types are B^T */                                      \
+    p0 /= ATTN__SCALAR_QK, p1 /= ATTN__SCALAR_QK;                                                         \
     if (R == 4) {                                                                           \
-        attn__scalar_mv_q_body(T, 4, 2, p0 / 32, p1 / 32, a, lda, brow, acc);                      \
-        attn__scalar_mv_q_body(T, 4, 2, p0 / 32, p1 / 32, a, lda, brow + 2, acc + 2);              \
-    } else if (R == 2) attn__scalar_mv_q_body(T, 2, 4, p0 / 32, p1 / 32, a, lda, brow, acc);       \
-    else attn__scalar_mv_q_body(T, 1, 4, p0 / 32, p1 / 32, a, lda, brow, acc);
+        attn__scalar_mv_q_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
+        attn__scalar_mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
+    } else if (R == 2) attn__scalar_mv_q_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
+    else attn__scalar_mv_q_body(T, 1, 4, p0, p1, a, lda, brow, acc);
 /* tr = 0: attn__scalar_mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__scalar_mv_t_body (or for
  * the block types attn__scalar_mv_q_body, always tr = 1). Only 16-bit and block-type B come here
  * (f32 B keeps attn__scalar_attn_matmul's paths, and so its bits). */
@@ -4739,8 +4735,8 @@ static attn_status attn__scalar_mm_block_check(attn_dtype bt, attn_trans tb, siz
 {
     if (bt != ATTN_Q8_0 && bt != ATTN_Q4_0) return ATTN_OK;
     if (tb != ATTN_TRANS) return ATTN_ERR_ARG; /* blocks run along k */
-    if (k % 32) return ATTN_ERR_SIZE;
-    return k && ldb % 32 ? ATTN_ERR_LD : ATTN_OK;
+    if (k % ATTN__SCALAR_QK) return ATTN_ERR_SIZE;
+    return k && ldb % ATTN__SCALAR_QK ? ATTN_ERR_LD : ATTN_OK;
 }
 
 /* attn__scalar_attn_matmul and attn__scalar_attn_matmul_typed: B stored as bt (attn_dtype; checked by the caller) */
@@ -7577,12 +7573,7 @@ static inline attn__avx2_v attn__avx2_vload_u4(const uint8_t *p, int hi)
     w = _mm256_sub_epi32(_mm256_and_si256(w, _mm256_set1_epi32(15)), _mm256_set1_epi32(8));
     return _mm256_cvtepi32_ps(w);
 }
-#define ATTN__AVX2_HAVE_VQ32 1
-static inline void attn__avx2_vload_q8_32(const int8_t *p, attn__avx2_v *out)
-{
-    int v;
-    for (v = 0; v < 4; v++) out[v] = attn__avx2_vload_i8(p + 8 * v);
-}
+#define ATTN__AVX2_HAVE_VQ4_32 1 /* each 8 bytes loaded and widened once for both nibbles */
 static inline void attn__avx2_vload_q4_32(const uint8_t *p, attn__avx2_v *out)
 {
     const __m256i m = _mm256_set1_epi32(15), e = _mm256_set1_epi32(8);
@@ -8319,12 +8310,12 @@ static inline attn__avx2_v attn__avx2_vload_u4(const uint8_t *p, int hi)
     return attn__avx2_vload(t);
 }
 #endif
-#ifndef ATTN__AVX2_HAVE_VQ32
 static inline void attn__avx2_vload_q8_32(const int8_t *p, attn__avx2_v *out)
 {
     size_t v;
     for (v = 0; v < 32 / ATTN__AVX2_VW; v++) out[v] = attn__avx2_vload_i8(p + v * ATTN__AVX2_VW);
 }
+#ifndef ATTN__AVX2_HAVE_VQ4_32
 static inline void attn__avx2_vload_q4_32(const uint8_t *p, attn__avx2_v *out)
 {
     size_t v;
@@ -9054,7 +9045,7 @@ static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_dtype_size(attn_dtype type)
 #define ATTN__AVX2_QK 32 /* elements per block of the block types */
 
 /* Bytes per block (per element for the element types); 0 for an invalid type */
-static size_t attn__avx2_dt_block_bytes(attn_dtype type)
+static ATTN__AVX2_FORCE_INLINE size_t attn__avx2_dt_block_bytes(attn_dtype type)
 {
     switch (type) {
     case ATTN_Q8_0: return 2 + ATTN__AVX2_QK;
@@ -9084,7 +9075,7 @@ static ATTN__AVX2_FORCE_INLINE const void *attn__avx2_dt_at(attn_dtype t, const 
 {
     if (t == ATTN_F32) return (const float *)p + i;
     if (t == ATTN_F16 || t == ATTN_BF16) return (const uint16_t *)p + i;
-    return (const unsigned char *)p + i / ATTN__AVX2_QK * (t == ATTN_Q8_0 ? 34 : 18);
+    return (const unsigned char *)p + i / ATTN__AVX2_QK * attn__avx2_dt_block_bytes(t);
 }
 
 /* A block's scale (binary16, little-endian, any alignment) */
@@ -10286,7 +10277,7 @@ static size_t attn__avx2_round_up(size_t x, size_t m) { return (x + m - 1) / m *
 static size_t attn__avx2_min(size_t a, size_t b) { return a < b ? a : b; }
 
 /* B of any storage type (f32, f16, bf16; q8_0, q4_0 stored n x k, whose blocks every path
- * below reads from a block's start, in chunks of k that are multiples of 32): element i of
+ * below reads from a block's start, in chunks of k of whole blocks): element i of
  * p and the copies the paths below read it through (its address: attn__avx2_dt_at). The
  * conversions are exact, so every path computes on the floats the stored values stand for. */
 static ATTN__AVX2_FORCE_INLINE float attn__avx2_mm_elem(attn_dtype t, const void *p, size_t i)
@@ -10294,9 +10285,9 @@ static ATTN__AVX2_FORCE_INLINE float attn__avx2_mm_elem(attn_dtype t, const void
     if (t == ATTN_F16) return attn__avx2_f16_to_f32(((const uint16_t *)p)[i]);
     if (t == ATTN_BF16) return attn__avx2_bf16_to_f32(((const uint16_t *)p)[i]);
     if (t == ATTN_Q8_0 || t == ATTN_Q4_0) {
-        const unsigned char *blk = (const unsigned char *)attn__avx2_dt_at(t, p, i - i % 32);
+        const unsigned char *blk = (const unsigned char *)attn__avx2_dt_at(t, p, i - i % ATTN__AVX2_QK);
         const float d = attn__avx2_f16_to_f32(attn__avx2_q_scale(blk));
-        const size_t o = i % 32;
+        const size_t o = i % ATTN__AVX2_QK;
         if (t == ATTN_Q8_0) return d * (float)(signed char)blk[2 + o];
         return d * (float)((o < 16 ? blk[2 + o] & 15 : blk[2 + o - 16] >> 4) - 8);
     }
@@ -10459,12 +10450,12 @@ static void attn__avx2_mm_tile_any(size_t mr, size_t nr, size_t kc, const float 
             attn__avx2_vstore(t + i * ATTN__AVX2_NR + v * ATTN__AVX2_VW, acc[i][v]);
 }
 
-/* The chunk depth for B of type bt: block types take whole blocks (k and KC multiples of 32,
- * so the chunk stays within min(k, KC)) */
+/* The chunk depth for B of type bt: block types take whole blocks (k and KC multiples of
+ * ATTN__AVX2_QK, so the chunk stays within min(k, KC)) */
 static size_t attn__avx2_mm_kct(attn_dtype bt, size_t k)
 {
     const size_t kc = attn__avx2_mm_kc(k);
-    return bt == ATTN_Q8_0 || bt == ATTN_Q4_0 ? attn__avx2_round_up(kc, 32) : kc;
+    return bt == ATTN_Q8_0 || bt == ATTN_Q4_0 ? attn__avx2_round_up(kc, ATTN__AVX2_QK) : kc;
 }
 
 /* Requests rows r0 .. r1 (stride ld) of kc floats each: the next sliver while one packs
@@ -10767,13 +10758,13 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R
                                                size_t b1, const float *a, size_t lda,
                                                const void *const *brow, attn__avx2_v *acc)
 {
-    const size_t bs = bt == ATTN_Q8_0 ? 34 : 18;
-    attn__avx2_v s[4][4], w[32 / ATTN__AVX2_VW], d;
+    const size_t bs = attn__avx2_dt_block_bytes(bt);
+    attn__avx2_v s[4][4], w[ATTN__AVX2_QK / ATTN__AVX2_VW], d;
     size_t i, q, b, v;
     for (i = 0; i < R; i++)
         for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
     for (b = b0; b < b1; b++) {
-        const float *ab = a + b * 32;
+        const float *ab = a + b * ATTN__AVX2_QK;
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
             d = attn__avx2_vset1_f16(attn__avx2_q_scale(blk));
@@ -10781,7 +10772,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R
             else attn__avx2_vload_q4_32(blk + 2, w);
             for (i = 0; i < R; i++) {
                 attn__avx2_v bsum = attn__avx2_vmul(attn__avx2_vload(ab + i * lda), w[0]);
-                for (v = 1; v < 32 / ATTN__AVX2_VW; v++)
+                for (v = 1; v < ATTN__AVX2_QK / ATTN__AVX2_VW; v++)
                     bsum = attn__avx2_vfma(attn__avx2_vload(ab + i * lda + v * ATTN__AVX2_VW), w[v], bsum);
                 s[i][q] = attn__avx2_vfma(d, bsum, s[i][q]);
             }
@@ -10805,11 +10796,12 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R
     else attn__avx2_mv_n_body(T, 1, p1, a, ars, lda, brow[0], p0, nr, t);
 #define ATTN__AVX2_MV_QROWS(T)                                                                   \
     if (!tr) return; /* never: block types are B^T */                                      \
+    p0 /= ATTN__AVX2_QK, p1 /= ATTN__AVX2_QK;                                                         \
     if (R == 4) {                                                                           \
-        attn__avx2_mv_q_body(T, 4, 2, p0 / 32, p1 / 32, a, lda, brow, acc);                      \
-        attn__avx2_mv_q_body(T, 4, 2, p0 / 32, p1 / 32, a, lda, brow + 2, acc + 2);              \
-    } else if (R == 2) attn__avx2_mv_q_body(T, 2, 4, p0 / 32, p1 / 32, a, lda, brow, acc);       \
-    else attn__avx2_mv_q_body(T, 1, 4, p0 / 32, p1 / 32, a, lda, brow, acc);
+        attn__avx2_mv_q_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
+        attn__avx2_mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
+    } else if (R == 2) attn__avx2_mv_q_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
+    else attn__avx2_mv_q_body(T, 1, 4, p0, p1, a, lda, brow, acc);
 /* tr = 0: attn__avx2_mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__avx2_mv_t_body (or for
  * the block types attn__avx2_mv_q_body, always tr = 1). Only 16-bit and block-type B come here
  * (f32 B keeps attn__avx2_attn_matmul's paths, and so its bits). */
@@ -10929,8 +10921,8 @@ static attn_status attn__avx2_mm_block_check(attn_dtype bt, attn_trans tb, size_
 {
     if (bt != ATTN_Q8_0 && bt != ATTN_Q4_0) return ATTN_OK;
     if (tb != ATTN_TRANS) return ATTN_ERR_ARG; /* blocks run along k */
-    if (k % 32) return ATTN_ERR_SIZE;
-    return k && ldb % 32 ? ATTN_ERR_LD : ATTN_OK;
+    if (k % ATTN__AVX2_QK) return ATTN_ERR_SIZE;
+    return k && ldb % ATTN__AVX2_QK ? ATTN_ERR_LD : ATTN_OK;
 }
 
 /* attn__avx2_attn_matmul and attn__avx2_attn_matmul_typed: B stored as bt (attn_dtype; checked by the caller) */
@@ -13771,12 +13763,7 @@ static inline attn__avx512_v attn__avx512_vload_u4(const uint8_t *p, int hi)
     w = _mm256_sub_epi32(_mm256_and_si256(w, _mm256_set1_epi32(15)), _mm256_set1_epi32(8));
     return _mm256_cvtepi32_ps(w);
 }
-#define ATTN__AVX512_HAVE_VQ32 1
-static inline void attn__avx512_vload_q8_32(const int8_t *p, attn__avx512_v *out)
-{
-    int v;
-    for (v = 0; v < 4; v++) out[v] = attn__avx512_vload_i8(p + 8 * v);
-}
+#define ATTN__AVX512_HAVE_VQ4_32 1 /* each 8 bytes loaded and widened once for both nibbles */
 static inline void attn__avx512_vload_q4_32(const uint8_t *p, attn__avx512_v *out)
 {
     const __m256i m = _mm256_set1_epi32(15), e = _mm256_set1_epi32(8);
@@ -14513,12 +14500,12 @@ static inline attn__avx512_v attn__avx512_vload_u4(const uint8_t *p, int hi)
     return attn__avx512_vload(t);
 }
 #endif
-#ifndef ATTN__AVX512_HAVE_VQ32
 static inline void attn__avx512_vload_q8_32(const int8_t *p, attn__avx512_v *out)
 {
     size_t v;
     for (v = 0; v < 32 / ATTN__AVX512_VW; v++) out[v] = attn__avx512_vload_i8(p + v * ATTN__AVX512_VW);
 }
+#ifndef ATTN__AVX512_HAVE_VQ4_32
 static inline void attn__avx512_vload_q4_32(const uint8_t *p, attn__avx512_v *out)
 {
     size_t v;
@@ -15248,7 +15235,7 @@ static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_dtype_size(attn_dtype type)
 #define ATTN__AVX512_QK 32 /* elements per block of the block types */
 
 /* Bytes per block (per element for the element types); 0 for an invalid type */
-static size_t attn__avx512_dt_block_bytes(attn_dtype type)
+static ATTN__AVX512_FORCE_INLINE size_t attn__avx512_dt_block_bytes(attn_dtype type)
 {
     switch (type) {
     case ATTN_Q8_0: return 2 + ATTN__AVX512_QK;
@@ -15278,7 +15265,7 @@ static ATTN__AVX512_FORCE_INLINE const void *attn__avx512_dt_at(attn_dtype t, co
 {
     if (t == ATTN_F32) return (const float *)p + i;
     if (t == ATTN_F16 || t == ATTN_BF16) return (const uint16_t *)p + i;
-    return (const unsigned char *)p + i / ATTN__AVX512_QK * (t == ATTN_Q8_0 ? 34 : 18);
+    return (const unsigned char *)p + i / ATTN__AVX512_QK * attn__avx512_dt_block_bytes(t);
 }
 
 /* A block's scale (binary16, little-endian, any alignment) */
@@ -16480,7 +16467,7 @@ static size_t attn__avx512_round_up(size_t x, size_t m) { return (x + m - 1) / m
 static size_t attn__avx512_min(size_t a, size_t b) { return a < b ? a : b; }
 
 /* B of any storage type (f32, f16, bf16; q8_0, q4_0 stored n x k, whose blocks every path
- * below reads from a block's start, in chunks of k that are multiples of 32): element i of
+ * below reads from a block's start, in chunks of k of whole blocks): element i of
  * p and the copies the paths below read it through (its address: attn__avx512_dt_at). The
  * conversions are exact, so every path computes on the floats the stored values stand for. */
 static ATTN__AVX512_FORCE_INLINE float attn__avx512_mm_elem(attn_dtype t, const void *p, size_t i)
@@ -16488,9 +16475,9 @@ static ATTN__AVX512_FORCE_INLINE float attn__avx512_mm_elem(attn_dtype t, const 
     if (t == ATTN_F16) return attn__avx512_f16_to_f32(((const uint16_t *)p)[i]);
     if (t == ATTN_BF16) return attn__avx512_bf16_to_f32(((const uint16_t *)p)[i]);
     if (t == ATTN_Q8_0 || t == ATTN_Q4_0) {
-        const unsigned char *blk = (const unsigned char *)attn__avx512_dt_at(t, p, i - i % 32);
+        const unsigned char *blk = (const unsigned char *)attn__avx512_dt_at(t, p, i - i % ATTN__AVX512_QK);
         const float d = attn__avx512_f16_to_f32(attn__avx512_q_scale(blk));
-        const size_t o = i % 32;
+        const size_t o = i % ATTN__AVX512_QK;
         if (t == ATTN_Q8_0) return d * (float)(signed char)blk[2 + o];
         return d * (float)((o < 16 ? blk[2 + o] & 15 : blk[2 + o - 16] >> 4) - 8);
     }
@@ -16653,12 +16640,12 @@ static void attn__avx512_mm_tile_any(size_t mr, size_t nr, size_t kc, const floa
             attn__avx512_vstore(t + i * ATTN__AVX512_NR + v * ATTN__AVX512_VW, acc[i][v]);
 }
 
-/* The chunk depth for B of type bt: block types take whole blocks (k and KC multiples of 32,
- * so the chunk stays within min(k, KC)) */
+/* The chunk depth for B of type bt: block types take whole blocks (k and KC multiples of
+ * ATTN__AVX512_QK, so the chunk stays within min(k, KC)) */
 static size_t attn__avx512_mm_kct(attn_dtype bt, size_t k)
 {
     const size_t kc = attn__avx512_mm_kc(k);
-    return bt == ATTN_Q8_0 || bt == ATTN_Q4_0 ? attn__avx512_round_up(kc, 32) : kc;
+    return bt == ATTN_Q8_0 || bt == ATTN_Q4_0 ? attn__avx512_round_up(kc, ATTN__AVX512_QK) : kc;
 }
 
 /* Requests rows r0 .. r1 (stride ld) of kc floats each: the next sliver while one packs
@@ -16961,13 +16948,13 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size
                                                size_t b1, const float *a, size_t lda,
                                                const void *const *brow, attn__avx512_v *acc)
 {
-    const size_t bs = bt == ATTN_Q8_0 ? 34 : 18;
-    attn__avx512_v s[4][4], w[32 / ATTN__AVX512_VW], d;
+    const size_t bs = attn__avx512_dt_block_bytes(bt);
+    attn__avx512_v s[4][4], w[ATTN__AVX512_QK / ATTN__AVX512_VW], d;
     size_t i, q, b, v;
     for (i = 0; i < R; i++)
         for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
     for (b = b0; b < b1; b++) {
-        const float *ab = a + b * 32;
+        const float *ab = a + b * ATTN__AVX512_QK;
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
             d = attn__avx512_vset1_f16(attn__avx512_q_scale(blk));
@@ -16975,7 +16962,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size
             else attn__avx512_vload_q4_32(blk + 2, w);
             for (i = 0; i < R; i++) {
                 attn__avx512_v bsum = attn__avx512_vmul(attn__avx512_vload(ab + i * lda), w[0]);
-                for (v = 1; v < 32 / ATTN__AVX512_VW; v++)
+                for (v = 1; v < ATTN__AVX512_QK / ATTN__AVX512_VW; v++)
                     bsum = attn__avx512_vfma(attn__avx512_vload(ab + i * lda + v * ATTN__AVX512_VW), w[v], bsum);
                 s[i][q] = attn__avx512_vfma(d, bsum, s[i][q]);
             }
@@ -16999,11 +16986,12 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size
     else attn__avx512_mv_n_body(T, 1, p1, a, ars, lda, brow[0], p0, nr, t);
 #define ATTN__AVX512_MV_QROWS(T)                                                                   \
     if (!tr) return; /* never: block types are B^T */                                      \
+    p0 /= ATTN__AVX512_QK, p1 /= ATTN__AVX512_QK;                                                         \
     if (R == 4) {                                                                           \
-        attn__avx512_mv_q_body(T, 4, 2, p0 / 32, p1 / 32, a, lda, brow, acc);                      \
-        attn__avx512_mv_q_body(T, 4, 2, p0 / 32, p1 / 32, a, lda, brow + 2, acc + 2);              \
-    } else if (R == 2) attn__avx512_mv_q_body(T, 2, 4, p0 / 32, p1 / 32, a, lda, brow, acc);       \
-    else attn__avx512_mv_q_body(T, 1, 4, p0 / 32, p1 / 32, a, lda, brow, acc);
+        attn__avx512_mv_q_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
+        attn__avx512_mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
+    } else if (R == 2) attn__avx512_mv_q_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
+    else attn__avx512_mv_q_body(T, 1, 4, p0, p1, a, lda, brow, acc);
 /* tr = 0: attn__avx512_mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__avx512_mv_t_body (or for
  * the block types attn__avx512_mv_q_body, always tr = 1). Only 16-bit and block-type B come here
  * (f32 B keeps attn__avx512_attn_matmul's paths, and so its bits). */
@@ -17123,8 +17111,8 @@ static attn_status attn__avx512_mm_block_check(attn_dtype bt, attn_trans tb, siz
 {
     if (bt != ATTN_Q8_0 && bt != ATTN_Q4_0) return ATTN_OK;
     if (tb != ATTN_TRANS) return ATTN_ERR_ARG; /* blocks run along k */
-    if (k % 32) return ATTN_ERR_SIZE;
-    return k && ldb % 32 ? ATTN_ERR_LD : ATTN_OK;
+    if (k % ATTN__AVX512_QK) return ATTN_ERR_SIZE;
+    return k && ldb % ATTN__AVX512_QK ? ATTN_ERR_LD : ATTN_OK;
 }
 
 /* attn__avx512_attn_matmul and attn__avx512_attn_matmul_typed: B stored as bt (attn_dtype; checked by the caller) */
@@ -20472,12 +20460,7 @@ static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
     w = _mm256_sub_epi32(_mm256_and_si256(w, _mm256_set1_epi32(15)), _mm256_set1_epi32(8));
     return _mm256_cvtepi32_ps(w);
 }
-#define ATTN__HAVE_VQ32 1
-static inline void attn__vload_q8_32(const int8_t *p, attn__v *out)
-{
-    int v;
-    for (v = 0; v < 4; v++) out[v] = attn__vload_i8(p + 8 * v);
-}
+#define ATTN__HAVE_VQ4_32 1 /* each 8 bytes loaded and widened once for both nibbles */
 static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
 {
     const __m256i m = _mm256_set1_epi32(15), e = _mm256_set1_epi32(8);
@@ -21214,12 +21197,12 @@ static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
     return attn__vload(t);
 }
 #endif
-#ifndef ATTN__HAVE_VQ32
 static inline void attn__vload_q8_32(const int8_t *p, attn__v *out)
 {
     size_t v;
     for (v = 0; v < 32 / ATTN__VW; v++) out[v] = attn__vload_i8(p + v * ATTN__VW);
 }
+#ifndef ATTN__HAVE_VQ4_32
 static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
 {
     size_t v;
@@ -21949,7 +21932,7 @@ ATTN_API size_t attn_dtype_size(attn_dtype type)
 #define ATTN__QK 32 /* elements per block of the block types */
 
 /* Bytes per block (per element for the element types); 0 for an invalid type */
-static size_t attn__dt_block_bytes(attn_dtype type)
+static ATTN__FORCE_INLINE size_t attn__dt_block_bytes(attn_dtype type)
 {
     switch (type) {
     case ATTN_Q8_0: return 2 + ATTN__QK;
@@ -21979,7 +21962,7 @@ static ATTN__FORCE_INLINE const void *attn__dt_at(attn_dtype t, const void *p, s
 {
     if (t == ATTN_F32) return (const float *)p + i;
     if (t == ATTN_F16 || t == ATTN_BF16) return (const uint16_t *)p + i;
-    return (const unsigned char *)p + i / ATTN__QK * (t == ATTN_Q8_0 ? 34 : 18);
+    return (const unsigned char *)p + i / ATTN__QK * attn__dt_block_bytes(t);
 }
 
 /* A block's scale (binary16, little-endian, any alignment) */
@@ -23181,7 +23164,7 @@ static size_t attn__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__min(size_t a, size_t b) { return a < b ? a : b; }
 
 /* B of any storage type (f32, f16, bf16; q8_0, q4_0 stored n x k, whose blocks every path
- * below reads from a block's start, in chunks of k that are multiples of 32): element i of
+ * below reads from a block's start, in chunks of k of whole blocks): element i of
  * p and the copies the paths below read it through (its address: attn__dt_at). The
  * conversions are exact, so every path computes on the floats the stored values stand for. */
 static ATTN__FORCE_INLINE float attn__mm_elem(attn_dtype t, const void *p, size_t i)
@@ -23189,9 +23172,9 @@ static ATTN__FORCE_INLINE float attn__mm_elem(attn_dtype t, const void *p, size_
     if (t == ATTN_F16) return attn__f16_to_f32(((const uint16_t *)p)[i]);
     if (t == ATTN_BF16) return attn__bf16_to_f32(((const uint16_t *)p)[i]);
     if (t == ATTN_Q8_0 || t == ATTN_Q4_0) {
-        const unsigned char *blk = (const unsigned char *)attn__dt_at(t, p, i - i % 32);
+        const unsigned char *blk = (const unsigned char *)attn__dt_at(t, p, i - i % ATTN__QK);
         const float d = attn__f16_to_f32(attn__q_scale(blk));
-        const size_t o = i % 32;
+        const size_t o = i % ATTN__QK;
         if (t == ATTN_Q8_0) return d * (float)(signed char)blk[2 + o];
         return d * (float)((o < 16 ? blk[2 + o] & 15 : blk[2 + o - 16] >> 4) - 8);
     }
@@ -23354,12 +23337,12 @@ static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, s
             attn__vstore(t + i * ATTN__NR + v * ATTN__VW, acc[i][v]);
 }
 
-/* The chunk depth for B of type bt: block types take whole blocks (k and KC multiples of 32,
- * so the chunk stays within min(k, KC)) */
+/* The chunk depth for B of type bt: block types take whole blocks (k and KC multiples of
+ * ATTN__QK, so the chunk stays within min(k, KC)) */
 static size_t attn__mm_kct(attn_dtype bt, size_t k)
 {
     const size_t kc = attn__mm_kc(k);
-    return bt == ATTN_Q8_0 || bt == ATTN_Q4_0 ? attn__round_up(kc, 32) : kc;
+    return bt == ATTN_Q8_0 || bt == ATTN_Q4_0 ? attn__round_up(kc, ATTN__QK) : kc;
 }
 
 /* Requests rows r0 .. r1 (stride ld) of kc floats each: the next sliver while one packs
@@ -23662,13 +23645,13 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
                                                size_t b1, const float *a, size_t lda,
                                                const void *const *brow, attn__v *acc)
 {
-    const size_t bs = bt == ATTN_Q8_0 ? 34 : 18;
-    attn__v s[4][4], w[32 / ATTN__VW], d;
+    const size_t bs = attn__dt_block_bytes(bt);
+    attn__v s[4][4], w[ATTN__QK / ATTN__VW], d;
     size_t i, q, b, v;
     for (i = 0; i < R; i++)
         for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
     for (b = b0; b < b1; b++) {
-        const float *ab = a + b * 32;
+        const float *ab = a + b * ATTN__QK;
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
             d = attn__vset1_f16(attn__q_scale(blk));
@@ -23676,7 +23659,7 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
             else attn__vload_q4_32(blk + 2, w);
             for (i = 0; i < R; i++) {
                 attn__v bsum = attn__vmul(attn__vload(ab + i * lda), w[0]);
-                for (v = 1; v < 32 / ATTN__VW; v++)
+                for (v = 1; v < ATTN__QK / ATTN__VW; v++)
                     bsum = attn__vfma(attn__vload(ab + i * lda + v * ATTN__VW), w[v], bsum);
                 s[i][q] = attn__vfma(d, bsum, s[i][q]);
             }
@@ -23700,11 +23683,12 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
     else attn__mv_n_body(T, 1, p1, a, ars, lda, brow[0], p0, nr, t);
 #define ATTN__MV_QROWS(T)                                                                   \
     if (!tr) return; /* never: block types are B^T */                                      \
+    p0 /= ATTN__QK, p1 /= ATTN__QK;                                                         \
     if (R == 4) {                                                                           \
-        attn__mv_q_body(T, 4, 2, p0 / 32, p1 / 32, a, lda, brow, acc);                      \
-        attn__mv_q_body(T, 4, 2, p0 / 32, p1 / 32, a, lda, brow + 2, acc + 2);              \
-    } else if (R == 2) attn__mv_q_body(T, 2, 4, p0 / 32, p1 / 32, a, lda, brow, acc);       \
-    else attn__mv_q_body(T, 1, 4, p0 / 32, p1 / 32, a, lda, brow, acc);
+        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
+        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
+    } else if (R == 2) attn__mv_q_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
+    else attn__mv_q_body(T, 1, 4, p0, p1, a, lda, brow, acc);
 /* tr = 0: attn__mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__mv_t_body (or for
  * the block types attn__mv_q_body, always tr = 1). Only 16-bit and block-type B come here
  * (f32 B keeps attn_matmul's paths, and so its bits). */
@@ -23824,8 +23808,8 @@ static attn_status attn__mm_block_check(attn_dtype bt, attn_trans tb, size_t k, 
 {
     if (bt != ATTN_Q8_0 && bt != ATTN_Q4_0) return ATTN_OK;
     if (tb != ATTN_TRANS) return ATTN_ERR_ARG; /* blocks run along k */
-    if (k % 32) return ATTN_ERR_SIZE;
-    return k && ldb % 32 ? ATTN_ERR_LD : ATTN_OK;
+    if (k % ATTN__QK) return ATTN_ERR_SIZE;
+    return k && ldb % ATTN__QK ? ATTN_ERR_LD : ATTN_OK;
 }
 
 /* attn_matmul and attn_matmul_typed: B stored as bt (attn_dtype; checked by the caller) */

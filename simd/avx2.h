@@ -175,12 +175,7 @@ static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
     w = _mm256_sub_epi32(_mm256_and_si256(w, _mm256_set1_epi32(15)), _mm256_set1_epi32(8));
     return _mm256_cvtepi32_ps(w);
 }
-#define ATTN__HAVE_VQ32 1
-static inline void attn__vload_q8_32(const int8_t *p, attn__v *out)
-{
-    int v;
-    for (v = 0; v < 4; v++) out[v] = attn__vload_i8(p + 8 * v);
-}
+#define ATTN__HAVE_VQ4_32 1 /* each 8 bytes loaded and widened once for both nibbles */
 static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
 {
     const __m256i m = _mm256_set1_epi32(15), e = _mm256_set1_epi32(8);

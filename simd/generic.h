@@ -157,12 +157,12 @@ static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
     return attn__vload(t);
 }
 #endif
-#ifndef ATTN__HAVE_VQ32
 static inline void attn__vload_q8_32(const int8_t *p, attn__v *out)
 {
     size_t v;
     for (v = 0; v < 32 / ATTN__VW; v++) out[v] = attn__vload_i8(p + v * ATTN__VW);
 }
+#ifndef ATTN__HAVE_VQ4_32
 static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
 {
     size_t v;

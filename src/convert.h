@@ -14,7 +14,7 @@ ATTN_API size_t attn_dtype_size(attn_dtype type)
 #define ATTN__QK 32 /* elements per block of the block types */
 
 /* Bytes per block (per element for the element types); 0 for an invalid type */
-static size_t attn__dt_block_bytes(attn_dtype type)
+static ATTN__FORCE_INLINE size_t attn__dt_block_bytes(attn_dtype type)
 {
     switch (type) {
     case ATTN_Q8_0: return 2 + ATTN__QK;
@@ -44,7 +44,7 @@ static ATTN__FORCE_INLINE const void *attn__dt_at(attn_dtype t, const void *p, s
 {
     if (t == ATTN_F32) return (const float *)p + i;
     if (t == ATTN_F16 || t == ATTN_BF16) return (const uint16_t *)p + i;
-    return (const unsigned char *)p + i / ATTN__QK * (t == ATTN_Q8_0 ? 34 : 18);
+    return (const unsigned char *)p + i / ATTN__QK * attn__dt_block_bytes(t);
 }
 
 /* A block's scale (binary16, little-endian, any alignment) */

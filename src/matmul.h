@@ -19,7 +19,7 @@ static size_t attn__round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 static size_t attn__min(size_t a, size_t b) { return a < b ? a : b; }
 
 /* B of any storage type (f32, f16, bf16; q8_0, q4_0 stored n x k, whose blocks every path
- * below reads from a block's start, in chunks of k that are multiples of 32): element i of
+ * below reads from a block's start, in chunks of k of whole blocks): element i of
  * p and the copies the paths below read it through (its address: attn__dt_at). The
  * conversions are exact, so every path computes on the floats the stored values stand for. */
 static ATTN__FORCE_INLINE float attn__mm_elem(attn_dtype t, const void *p, size_t i)
@@ -27,9 +27,9 @@ static ATTN__FORCE_INLINE float attn__mm_elem(attn_dtype t, const void *p, size_
     if (t == ATTN_F16) return attn__f16_to_f32(((const uint16_t *)p)[i]);
     if (t == ATTN_BF16) return attn__bf16_to_f32(((const uint16_t *)p)[i]);
     if (t == ATTN_Q8_0 || t == ATTN_Q4_0) {
-        const unsigned char *blk = (const unsigned char *)attn__dt_at(t, p, i - i % 32);
+        const unsigned char *blk = (const unsigned char *)attn__dt_at(t, p, i - i % ATTN__QK);
         const float d = attn__f16_to_f32(attn__q_scale(blk));
-        const size_t o = i % 32;
+        const size_t o = i % ATTN__QK;
         if (t == ATTN_Q8_0) return d * (float)(signed char)blk[2 + o];
         return d * (float)((o < 16 ? blk[2 + o] & 15 : blk[2 + o - 16] >> 4) - 8);
     }
@@ -192,12 +192,12 @@ static void attn__mm_tile_any(size_t mr, size_t nr, size_t kc, const float *a, s
             attn__vstore(t + i * ATTN__NR + v * ATTN__VW, acc[i][v]);
 }
 
-/* The chunk depth for B of type bt: block types take whole blocks (k and KC multiples of 32,
- * so the chunk stays within min(k, KC)) */
+/* The chunk depth for B of type bt: block types take whole blocks (k and KC multiples of
+ * ATTN__QK, so the chunk stays within min(k, KC)) */
 static size_t attn__mm_kct(attn_dtype bt, size_t k)
 {
     const size_t kc = attn__mm_kc(k);
-    return bt == ATTN_Q8_0 || bt == ATTN_Q4_0 ? attn__round_up(kc, 32) : kc;
+    return bt == ATTN_Q8_0 || bt == ATTN_Q4_0 ? attn__round_up(kc, ATTN__QK) : kc;
 }
 
 /* Requests rows r0 .. r1 (stride ld) of kc floats each: the next sliver while one packs
@@ -500,13 +500,13 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
                                                size_t b1, const float *a, size_t lda,
                                                const void *const *brow, attn__v *acc)
 {
-    const size_t bs = bt == ATTN_Q8_0 ? 34 : 18;
-    attn__v s[4][4], w[32 / ATTN__VW], d;
+    const size_t bs = attn__dt_block_bytes(bt);
+    attn__v s[4][4], w[ATTN__QK / ATTN__VW], d;
     size_t i, q, b, v;
     for (i = 0; i < R; i++)
         for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
     for (b = b0; b < b1; b++) {
-        const float *ab = a + b * 32;
+        const float *ab = a + b * ATTN__QK;
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
             d = attn__vset1_f16(attn__q_scale(blk));
@@ -514,7 +514,7 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
             else attn__vload_q4_32(blk + 2, w);
             for (i = 0; i < R; i++) {
                 attn__v bsum = attn__vmul(attn__vload(ab + i * lda), w[0]);
-                for (v = 1; v < 32 / ATTN__VW; v++)
+                for (v = 1; v < ATTN__QK / ATTN__VW; v++)
                     bsum = attn__vfma(attn__vload(ab + i * lda + v * ATTN__VW), w[v], bsum);
                 s[i][q] = attn__vfma(d, bsum, s[i][q]);
             }
@@ -538,11 +538,12 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
     else attn__mv_n_body(T, 1, p1, a, ars, lda, brow[0], p0, nr, t);
 #define ATTN__MV_QROWS(T)                                                                   \
     if (!tr) return; /* never: block types are B^T */                                      \
+    p0 /= ATTN__QK, p1 /= ATTN__QK;                                                         \
     if (R == 4) {                                                                           \
-        attn__mv_q_body(T, 4, 2, p0 / 32, p1 / 32, a, lda, brow, acc);                      \
-        attn__mv_q_body(T, 4, 2, p0 / 32, p1 / 32, a, lda, brow + 2, acc + 2);              \
-    } else if (R == 2) attn__mv_q_body(T, 2, 4, p0 / 32, p1 / 32, a, lda, brow, acc);       \
-    else attn__mv_q_body(T, 1, 4, p0 / 32, p1 / 32, a, lda, brow, acc);
+        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
+        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
+    } else if (R == 2) attn__mv_q_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
+    else attn__mv_q_body(T, 1, 4, p0, p1, a, lda, brow, acc);
 /* tr = 0: attn__mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__mv_t_body (or for
  * the block types attn__mv_q_body, always tr = 1). Only 16-bit and block-type B come here
  * (f32 B keeps attn_matmul's paths, and so its bits). */
@@ -662,8 +663,8 @@ static attn_status attn__mm_block_check(attn_dtype bt, attn_trans tb, size_t k, 
 {
     if (bt != ATTN_Q8_0 && bt != ATTN_Q4_0) return ATTN_OK;
     if (tb != ATTN_TRANS) return ATTN_ERR_ARG; /* blocks run along k */
-    if (k % 32) return ATTN_ERR_SIZE;
-    return k && ldb % 32 ? ATTN_ERR_LD : ATTN_OK;
+    if (k % ATTN__QK) return ATTN_ERR_SIZE;
+    return k && ldb % ATTN__QK ? ATTN_ERR_LD : ATTN_OK;
 }
 
 /* attn_matmul and attn_matmul_typed: B stored as bt (attn_dtype; checked by the caller) */
