@@ -316,6 +316,12 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
  * is read (no f32 copy, the same workspace): the output is bit for bit that of the f32 call
  * on the widened values, so its error against exact attention on the stored (rounded) K and
  * V is the f32 path's. Rounding K and V to 16 bits is the only other error (see the README).
+ * K and V in int8: kv_type = ATTN_Q8_0 stores each row as q8_0 blocks (ggml's block_q8_0:
+ * an f16 scale d, then 32 int8 q; x = d * q), about 1.06 bytes an element. head_dim and
+ * v_head_dim must be multiples of 32 (else ATTN_ERR_SIZE) and every K and V stride too (else
+ * ATTN_ERR_LD), in elements; k and v need no alignment. Dequantizing is exact, so the output
+ * is bit for bit the f32 call on the dequantized K and V; quantizing them is the only other
+ * error. (ATTN_Q4_0 is ATTN_ERR_ARG here.)
  * Q, O, masks and scores stay float. A kv_type that is not an attn_dtype is ATTN_ERR_ARG.
  *
  * Masks (all optional, combined):
@@ -422,7 +428,8 @@ typedef struct attn_attention_params {
     float *scores;              /* optional output, see above; NULL = none */
     size_t scores_sb, scores_sh, scores_sq;
     attn_scores scores_mode;
-    attn_dtype kv_type; /* storage of K and V: ATTN_F32 (0, the default), ATTN_F16, ATTN_BF16 */
+    attn_dtype kv_type; /* storage of K and V: ATTN_F32 (0, the default), ATTN_F16, ATTN_BF16,
+                         * ATTN_Q8_0 */
     const float *alibi_slopes; /* [heads] or NULL: ALiBi (see above) */
     size_t window;             /* 0 = none: sliding window (see above) */
     const float *sinks;        /* [heads] or NULL: learned attention sinks (see above) */
@@ -473,7 +480,7 @@ ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t 
  * KV cache: caller-owned key and value buffers that new positions are appended to, as an
  * autoregressive decoder needs (ONNX Attention's past/present: present = concat(past, new)).
  *   k: [batch, kv_heads, capacity, head_dim], v: [batch, kv_heads, capacity, v_head_dim],
- *   dense, of floats (or f16 / bf16: attn_kv_cache_init_type); positions 0 .. len-1 are
+ *   dense, of floats (or f16 / bf16 / q8_0: attn_kv_cache_init_type); positions 0 .. len-1 are
  *   filled. attn_kv_cache_init sets len = 0.
  * attn_kv_cache_append copies n new positions (k_new, v_new dense in `layout`:
  * [batch, kv_heads, n, dim] or [batch, n, kv_heads * dim]) after the filled ones:
@@ -508,10 +515,14 @@ ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, si
                                         size_t kv_heads, size_t capacity, size_t head_dim,
                                         size_t v_head_dim);
 /* The same for a cache stored as `type` (ATTN_F16 or ATTN_BF16: k and v hold uint16_t
- * elements, half the bytes; ATTN_F32 as attn_kv_cache_init; another value ATTN_ERR_ARG):
- * attn_kv_cache_append rounds the new float rows to it (to nearest even, inf past the
- * range, NaN kept a NaN) and attn_attention_init_kv sets kv_type, so attention reads the
- * 16-bit cache directly. */
+ * elements, half the bytes; ATTN_Q8_0: every row q8_0 blocks, about 0.27 of the f32 bytes
+ * (attn_dtype_bytes sizes the buffers), head_dim and v_head_dim multiples of 32, else
+ * ATTN_ERR_SIZE; ATTN_F32 as attn_kv_cache_init; another value ATTN_ERR_ARG):
+ * attn_kv_cache_append rounds the new float rows to it (16 bits: to nearest even, inf past
+ * the range, NaN kept a NaN; q8_0: attn_convert's quantization, each block of 32 of a row
+ * on its own scale, and a block holding NaN or inf, or whose scale would pass binary16's
+ * range (|x| > 65504 * 127), stored as NaN: scale NaN, q 0, all 32 values read as NaN) and
+ * attn_attention_init_kv sets kv_type, so attention reads the stored cache directly. */
 ATTN_API attn_status attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, void *k,
                                              void *v, size_t batch, size_t kv_heads,
                                              size_t capacity, size_t head_dim,
@@ -2908,6 +2919,16 @@ static ATTN__SCALAR_FORCE_INLINE attn__scalar_v attn__scalar_vload_q(attn_dtype 
     return attn__scalar_vmul(d, attn__scalar_vload_u4(blk + 2 + off % 16, off >= 16));
 }
 
+/* The 32 values of the q8_0 block at blk, dequantized exactly (d * q, the bits
+ * attn__scalar_vload_q gives), as ATTN__SCALAR_QK / ATTN__SCALAR_VW vectors: the scale widened once a block */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vload_q8_block(const void *blk, attn__scalar_v *w)
+{
+    const attn__scalar_v d = attn__scalar_vset1_f16(attn__scalar_q_scale((const unsigned char *)blk));
+    size_t v;
+    attn__scalar_vload_q8_32((const int8_t *)blk + 2, w);
+    for (v = 0; v < ATTN__SCALAR_QK / ATTN__SCALAR_VW; v++) w[v] = attn__scalar_vmul(d, w[v]);
+}
+
 /* ATTN__SCALAR_VW elements of type t at element i of p, widened to floats (t: a constant after
  * inlining, so each conversion loop below is specialized) */
 /* (block types: p a block's address, i a multiple of ATTN__SCALAR_VW) */
@@ -4877,20 +4898,28 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul_typed(attn_trans 
  * (attn__scalar_attn_attention_task), and from run to run.
  */
 
-/* K and V are stored as attn_dtype t (ATTN_F32, ATTN_F16 or ATTN_BF16) and widened in
- * registers as they are loaded (attn__scalar_vload_dt): the arithmetic is that of f32 rows holding
- * the same values, so a 16-bit cache gives the bits of the f32 path run on its widened
- * values. The bodies below take t as a constant (each is inlined into one function per
- * type, the type switch outside the loops over keys). */
+/* K and V are stored as attn_dtype t (ATTN_F32, ATTN_F16, ATTN_BF16, or ATTN_Q8_0 blocks
+ * along each row) and widened in registers as they are loaded (attn__scalar_vload_dt, exact): the
+ * arithmetic is that of f32 rows holding the same values, so a 16-bit or int8 cache gives
+ * the bits of the f32 path run on its widened values. The bodies below take t as a constant
+ * (each is inlined into one function per type, the type switch outside the loops over keys). */
 
 /* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
  * (two chains): k's loads shared, each row's operations the same whatever nr is */
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_dot_body(attn_dtype t, const float *const *q, size_t nr,
                                               const void *k, size_t d, float *out)
 {
-    attn__scalar_v s0[4], s1[4];
-    size_t i = 0, r;
+    attn__scalar_v s0[4], s1[4], w[ATTN__SCALAR_QK / ATTN__SCALAR_VW];
+    size_t i = 0, r, v;
     for (r = 0; r < nr; r++) s0[r] = attn__scalar_vzero(), s1[r] = attn__scalar_vzero();
+    for (; t == ATTN_Q8_0 && i < d; i += ATTN__SCALAR_QK) { /* d whole blocks: the chains below */
+        attn__scalar_vload_q8_block(attn__scalar_dt_at(t, k, i), w);
+        for (v = 0; v < ATTN__SCALAR_QK / ATTN__SCALAR_VW; v += 2)
+            for (r = 0; r < nr; r++) {
+                s0[r] = attn__scalar_vfma(attn__scalar_vload(q[r] + i + v * ATTN__SCALAR_VW), w[v], s0[r]);
+                s1[r] = attn__scalar_vfma(attn__scalar_vload(q[r] + i + (v + 1) * ATTN__SCALAR_VW), w[v + 1], s1[r]);
+            }
+    }
     for (; i + 2 * ATTN__SCALAR_VW <= d; i += 2 * ATTN__SCALAR_VW) {
         const attn__scalar_v k0 = attn__scalar_vload_dt(t, k, i), k1 = attn__scalar_vload_dt(t, k, i + ATTN__SCALAR_VW);
         for (r = 0; r < nr; r++) {
@@ -4947,6 +4976,7 @@ static void attn__scalar_kdots(attn_dtype t, const float *const *q, size_t gr, c
     switch (t) {
     case ATTN_F16: attn__scalar_kdots_body(ATTN_F16, q, gr, n, nmax, kt, ld, d, s, lds); break;
     case ATTN_BF16: attn__scalar_kdots_body(ATTN_BF16, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    case ATTN_Q8_0: attn__scalar_kdots_body(ATTN_Q8_0, q, gr, n, nmax, kt, ld, d, s, lds); break;
     default: attn__scalar_kdots_body(ATTN_F32, q, gr, n, nmax, kt, ld, d, s, lds); break;
     }
 }
@@ -4956,9 +4986,17 @@ static void attn__scalar_kdots(attn_dtype t, const float *const *q, size_t gr, c
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_axpy_body(attn_dtype t, float *const *y, const float *a,
                                                size_t nr, const void *x, size_t n)
 {
-    attn__scalar_v va[4];
-    size_t i = 0, r;
+    attn__scalar_v va[4], w[ATTN__SCALAR_QK / ATTN__SCALAR_VW];
+    size_t i = 0, r, v;
     for (r = 0; r < nr; r++) va[r] = attn__scalar_vset1(a[r]);
+    for (; t == ATTN_Q8_0 && i < n; i += ATTN__SCALAR_QK) { /* n whole blocks */
+        attn__scalar_vload_q8_block(attn__scalar_dt_at(t, x, i), w);
+        for (v = 0; v < ATTN__SCALAR_QK / ATTN__SCALAR_VW; v++)
+            for (r = 0; r < nr; r++) {
+                float *yp = y[r] + i + v * ATTN__SCALAR_VW;
+                attn__scalar_vstore(yp, attn__scalar_vfma(va[r], w[v], attn__scalar_vload(yp)));
+            }
+    }
     for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW) {
         const attn__scalar_v xv = attn__scalar_vload_dt(t, x, i);
         for (r = 0; r < nr; r++)
@@ -5006,6 +5044,9 @@ static void attn__scalar_vaxpy(attn_dtype t, float *acc, size_t lda, const float
         break;
     case ATTN_BF16:
         attn__scalar_vaxpy_body(ATTN_BF16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
+        break;
+    case ATTN_Q8_0:
+        attn__scalar_vaxpy_body(ATTN_Q8_0, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
         break;
     default: attn__scalar_vaxpy_body(ATTN_F32, acc, lda, p, lds, gr, n, nmax, vt, ld, dv); break;
     }
@@ -5290,6 +5331,9 @@ static int attn__scalar_pack_kv(const attn__scalar_hd *hd, size_t k0, size_t tk,
     case ATTN_BF16:
         attn__scalar_pack_kt_body(ATTN_BF16, k, hd->k_sl, tk, hd->d, kp, blk);
         return attn__scalar_pack_v_body(ATTN_BF16, v, hd->v_sl, tk, hd->dv, vp);
+    case ATTN_Q8_0:
+        attn__scalar_pack_kt_body(ATTN_Q8_0, k, hd->k_sl, tk, hd->d, kp, blk);
+        return attn__scalar_pack_v_body(ATTN_Q8_0, v, hd->v_sl, tk, hd->dv, vp);
     default:
         attn__scalar_mm_pack_t((const float *)k, hd->k_sl, tk, hd->d, ATTN__SCALAR_NR, 0, kp);
         return attn__scalar_pack_v_body(ATTN_F32, v, hd->v_sl, tk, hd->dv, vp);
@@ -5617,12 +5661,14 @@ static attn_status attn__scalar_attention_check(const attn_attention_params *p, 
                                          size_t ws_size, int *empty)
 {
     attn_status st;
-    size_t b, i, j, ext[7], need, es;
+    size_t b, i, j, ext[7], need;
     const void *at[7];
+    const int q8 = p && p->kv_type == ATTN_Q8_0; /* rows in blocks: dims, strides whole ones */
     *empty = 0;
     if (!p) return ATTN_ERR_NULL;
-    if (!(es = attn__scalar_attn_dtype_size(p->kv_type))) return ATTN_ERR_ARG;
-    if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads)
+    if (!attn__scalar_attn_dtype_size(p->kv_type) && !q8) return ATTN_ERR_ARG;
+    if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads ||
+        (q8 && (p->head_dim % ATTN__SCALAR_QK || p->v_head_dim % ATTN__SCALAR_QK)))
         return ATTN_ERR_SIZE;
     if (!attn__scalar_finite(p->scale) || !attn__scalar_finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
     if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
@@ -5637,6 +5683,8 @@ static attn_status attn__scalar_attention_check(const attn_attention_params *p, 
     }
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
+    if (q8 && (p->k_sb | p->k_sh | p->k_sl | p->v_sb | p->v_sh | p->v_sl) % ATTN__SCALAR_QK)
+        return ATTN_ERR_LD;
     if (p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if ((st = attn__scalar_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
                                  p->head_dim, 0)) ||
@@ -5681,10 +5729,14 @@ static attn_status attn__scalar_attention_check(const attn_attention_params *p, 
     at[2] = ws, ext[2] = need;
     at[3] = p->q, ext[3] = attn__scalar_tensor_bytes(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len,
                                               p->q_sl, p->head_dim, sizeof(float));
-    at[4] = p->k, ext[4] = attn__scalar_tensor_bytes(p->batch, p->k_sb, p->kv_heads, p->k_sh,
-                                              p->kv_len, p->k_sl, p->head_dim, es);
-    at[5] = p->v, ext[5] = attn__scalar_tensor_bytes(p->batch, p->v_sb, p->kv_heads, p->v_sh,
-                                              p->kv_len, p->v_sl, p->v_head_dim, es);
+    at[4] = p->k, ext[4] = attn__scalar_attn_dtype_bytes(p->kv_type,
+                                            attn__scalar_tensor_bytes(p->batch, p->k_sb, p->kv_heads,
+                                                               p->k_sh, p->kv_len, p->k_sl,
+                                                               p->head_dim, 1));
+    at[5] = p->v, ext[5] = attn__scalar_attn_dtype_bytes(p->kv_type,
+                                            attn__scalar_tensor_bytes(p->batch, p->v_sb, p->kv_heads,
+                                                               p->v_sh, p->kv_len, p->v_sl,
+                                                               p->v_head_dim, 1));
     at[6] = p->mask ? (const void *)p->mask : (const void *)p->bool_mask;
     ext[6] = p->mask ? attn__scalar_tensor_bytes(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
                                           p->mask_sq, p->kv_len, sizeof(float))
@@ -5796,10 +5848,11 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_init_type(attn_
                                              size_t v_head_dim)
 {
     size_t ek = head_dim, ev = v_head_dim;
-    const size_t es = attn__scalar_attn_dtype_size(type);
     if (!c || !k || !v) return ATTN_ERR_NULL;
-    if (!es) return ATTN_ERR_ARG;
-    if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim) return ATTN_ERR_SIZE;
+    if (!attn__scalar_attn_dtype_size(type) && type != ATTN_Q8_0) return ATTN_ERR_ARG;
+    if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim ||
+        head_dim % attn__scalar_attn_dtype_block(type) || v_head_dim % attn__scalar_attn_dtype_block(type))
+        return ATTN_ERR_SIZE;
     if (head_dim > ATTN__SCALAR_MAX_ELEMS || v_head_dim > ATTN__SCALAR_MAX_ELEMS ||
         !attn__scalar_extent_add(&ek, capacity - 1, head_dim) ||
         !attn__scalar_extent_add(&ek, kv_heads - 1, capacity * head_dim) ||
@@ -5808,7 +5861,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_init_type(attn_
         !attn__scalar_extent_add(&ev, kv_heads - 1, capacity * v_head_dim) ||
         !attn__scalar_extent_add(&ev, batch - 1, kv_heads * capacity * v_head_dim))
         return ATTN_ERR_OVERFLOW;
-    if (attn__scalar_bytes_overlap(k, ek * es, v, ev * es)) return ATTN_ERR_ALIAS;
+    if (attn__scalar_bytes_overlap(k, attn__scalar_attn_dtype_bytes(type, ek), v, attn__scalar_attn_dtype_bytes(type, ev)))
+        return ATTN_ERR_ALIAS;
     c->k = k;
     c->v = v;
     c->batch = batch;
@@ -5851,27 +5905,48 @@ static int attn__scalar_kv_valid(const attn_kv_cache *c)
                                    c->head_dim, c->v_head_dim) == ATTN_OK;
 }
 
-/* n floats from src to dst of type t (f32: a copy; 16 bits: rounded to nearest even; the
- * arguments already checked) */
+/* n floats from src to dst of type t (f32: a copy; 16 bits: rounded to nearest even; q8_0:
+ * quantized, a block that does not quantize (NaN, inf, a scale past binary16) stored as NaN:
+ * scale NaN, q = 0; the arguments already checked) */
 static void attn__scalar_kv_put(attn_dtype t, void *dst, const float *src, size_t n)
 {
-    (void)attn__scalar_attn_convert(t, dst, ATTN_F32, src, n);
+    size_t b;
+    if (t != ATTN_Q8_0) {
+        (void)attn__scalar_attn_convert(t, dst, ATTN_F32, src, n);
+        return;
+    }
+    for (b = 0; b < n; b += ATTN__SCALAR_QK) {
+        unsigned char *blk = (unsigned char *)dst + b / ATTN__SCALAR_QK * attn__scalar_dt_block_bytes(t);
+        if (attn__scalar_q_block_ok(t, src + b)) {
+            attn__scalar_q_block(t, src + b, blk);
+        } else {
+            memset(blk, 0, attn__scalar_dt_block_bytes(t));
+            blk[0] = 0x00, blk[1] = 0x7E; /* binary16 quiet NaN, little-endian */
+        }
+    }
+}
+
+/* The address of element i (a multiple of the type's block) of a cache array */
+static void *attn__scalar_kv_at(attn_dtype t, void *p, size_t i)
+{
+    return (unsigned char *)p + attn__scalar_attn_dtype_bytes(t, i);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout)
 {
-    size_t b, g, t, kd, vd, kb, vb, nk, nv, es, row0, run;
+    size_t b, g, t, kd, vd, kb, vb, nk, nv, row0, run;
+    attn_dtype ty;
     if (!c || (n && (!k_new || !v_new))) return ATTN_ERR_NULL;
     if (!attn__scalar_kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
     if (n > c->capacity - (c->ring ? 0 : c->len)) return ATTN_ERR_CAPACITY;
     if (!n) return ATTN_OK;
-    kd = c->head_dim, vd = c->v_head_dim, es = attn__scalar_attn_dtype_size(c->type);
+    kd = c->head_dim, vd = c->v_head_dim, ty = c->type;
     /* the new rows may not lie in the cache (sizes fit: the cache's extents do, and the new
      * rows are at most as many elements, of floats) */
-    kb = c->batch * c->kv_heads * c->capacity * kd * es;
-    vb = c->batch * c->kv_heads * c->capacity * vd * es;
+    kb = attn__scalar_attn_dtype_bytes(ty, c->batch * c->kv_heads * c->capacity * kd);
+    vb = attn__scalar_attn_dtype_bytes(ty, c->batch * c->kv_heads * c->capacity * vd);
     nk = c->batch * c->kv_heads * n * kd * sizeof(float);
     nv = c->batch * c->kv_heads * n * vd * sizeof(float);
     if (attn__scalar_bytes_overlap(k_new, nk, c->k, kb) || attn__scalar_bytes_overlap(k_new, nk, c->v, vb) ||
@@ -5882,21 +5957,21 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_append(attn_kv_
     run = attn__scalar_min(n, c->capacity - row0);
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
-            char *kc = (char *)c->k + (b * c->kv_heads + g) * c->capacity * kd * es;
-            char *vc = (char *)c->v + (b * c->kv_heads + g) * c->capacity * vd * es;
+            void *kc = attn__scalar_kv_at(ty, c->k, (b * c->kv_heads + g) * c->capacity * kd);
+            void *vc = attn__scalar_kv_at(ty, c->v, (b * c->kv_heads + g) * c->capacity * vd);
             if (layout == ATTN_LAYOUT_BHLD) {
                 const float *ks = k_new + (b * c->kv_heads + g) * n * kd;
                 const float *vs = v_new + (b * c->kv_heads + g) * n * vd;
-                attn__scalar_kv_put(c->type, kc + row0 * kd * es, ks, run * kd);
-                attn__scalar_kv_put(c->type, vc + row0 * vd * es, vs, run * vd);
-                attn__scalar_kv_put(c->type, kc, ks + run * kd, (n - run) * kd);
-                attn__scalar_kv_put(c->type, vc, vs + run * vd, (n - run) * vd);
+                attn__scalar_kv_put(ty, attn__scalar_kv_at(ty, kc, row0 * kd), ks, run * kd);
+                attn__scalar_kv_put(ty, attn__scalar_kv_at(ty, vc, row0 * vd), vs, run * vd);
+                attn__scalar_kv_put(ty, kc, ks + run * kd, (n - run) * kd);
+                attn__scalar_kv_put(ty, vc, vs + run * vd, (n - run) * vd);
             } else {
                 for (t = 0; t < n; t++) {
                     const size_t row = t < run ? row0 + t : t - run;
-                    attn__scalar_kv_put(c->type, kc + row * kd * es,
+                    attn__scalar_kv_put(ty, attn__scalar_kv_at(ty, kc, row * kd),
                                  k_new + ((b * n + t) * c->kv_heads + g) * kd, kd);
-                    attn__scalar_kv_put(c->type, vc + row * vd * es,
+                    attn__scalar_kv_put(ty, attn__scalar_kv_at(ty, vc, row * vd),
                                  v_new + ((b * n + t) * c->kv_heads + g) * vd, vd);
                 }
             }
@@ -6325,9 +6400,9 @@ static int attn__scalar_kv_hits(const attn_kv_cache *c, const void *p, size_t n)
 {
     size_t e;
     if (!c) return 0;
-    e = c->batch * c->kv_heads * c->capacity * attn__scalar_attn_dtype_size(c->type);
-    return attn__scalar_bytes_overlap(p, n, c->k, e * c->head_dim) ||
-           attn__scalar_bytes_overlap(p, n, c->v, e * c->v_head_dim);
+    e = c->batch * c->kv_heads * c->capacity;
+    return attn__scalar_bytes_overlap(p, n, c->k, attn__scalar_attn_dtype_bytes(c->type, e * c->head_dim)) ||
+           attn__scalar_bytes_overlap(p, n, c->v, attn__scalar_attn_dtype_bytes(c->type, e * c->v_head_dim));
 }
 
 /* Whether a valid cache takes n more positions: a ring up to capacity a call, and with a
@@ -6566,9 +6641,10 @@ static int attn__scalar_kv_alias(const attn_kv_cache *c, const uint8_t *km, size
         attn__scalar_bytes_overlap(km, kb, y, ny) || attn__scalar_bytes_overlap(km, kb, ws, need))
         return 1;
     if (!c || !other) return 0;
-    e = other->batch * other->kv_heads * other->capacity * attn__scalar_attn_dtype_size(other->type);
-    return c == other || attn__scalar_kv_hits(c, other->k, e * other->head_dim) ||
-           attn__scalar_kv_hits(c, other->v, e * other->v_head_dim);
+    e = other->batch * other->kv_heads * other->capacity;
+    return c == other ||
+           attn__scalar_kv_hits(c, other->k, attn__scalar_attn_dtype_bytes(other->type, e * other->head_dim)) ||
+           attn__scalar_kv_hits(c, other->v, attn__scalar_attn_dtype_bytes(other->type, e * other->v_head_dim));
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_mha_ex(const attn_mha_weights *w, const float *xq, size_t ldxq,
@@ -9094,6 +9170,16 @@ static ATTN__AVX2_FORCE_INLINE attn__avx2_v attn__avx2_vload_q(attn_dtype t, con
     return attn__avx2_vmul(d, attn__avx2_vload_u4(blk + 2 + off % 16, off >= 16));
 }
 
+/* The 32 values of the q8_0 block at blk, dequantized exactly (d * q, the bits
+ * attn__avx2_vload_q gives), as ATTN__AVX2_QK / ATTN__AVX2_VW vectors: the scale widened once a block */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_vload_q8_block(const void *blk, attn__avx2_v *w)
+{
+    const attn__avx2_v d = attn__avx2_vset1_f16(attn__avx2_q_scale((const unsigned char *)blk));
+    size_t v;
+    attn__avx2_vload_q8_32((const int8_t *)blk + 2, w);
+    for (v = 0; v < ATTN__AVX2_QK / ATTN__AVX2_VW; v++) w[v] = attn__avx2_vmul(d, w[v]);
+}
+
 /* ATTN__AVX2_VW elements of type t at element i of p, widened to floats (t: a constant after
  * inlining, so each conversion loop below is specialized) */
 /* (block types: p a block's address, i a multiple of ATTN__AVX2_VW) */
@@ -11063,20 +11149,28 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul_typed(attn_trans ta
  * (attn__avx2_attn_attention_task), and from run to run.
  */
 
-/* K and V are stored as attn_dtype t (ATTN_F32, ATTN_F16 or ATTN_BF16) and widened in
- * registers as they are loaded (attn__avx2_vload_dt): the arithmetic is that of f32 rows holding
- * the same values, so a 16-bit cache gives the bits of the f32 path run on its widened
- * values. The bodies below take t as a constant (each is inlined into one function per
- * type, the type switch outside the loops over keys). */
+/* K and V are stored as attn_dtype t (ATTN_F32, ATTN_F16, ATTN_BF16, or ATTN_Q8_0 blocks
+ * along each row) and widened in registers as they are loaded (attn__avx2_vload_dt, exact): the
+ * arithmetic is that of f32 rows holding the same values, so a 16-bit or int8 cache gives
+ * the bits of the f32 path run on its widened values. The bodies below take t as a constant
+ * (each is inlined into one function per type, the type switch outside the loops over keys). */
 
 /* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
  * (two chains): k's loads shared, each row's operations the same whatever nr is */
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_dot_body(attn_dtype t, const float *const *q, size_t nr,
                                               const void *k, size_t d, float *out)
 {
-    attn__avx2_v s0[4], s1[4];
-    size_t i = 0, r;
+    attn__avx2_v s0[4], s1[4], w[ATTN__AVX2_QK / ATTN__AVX2_VW];
+    size_t i = 0, r, v;
     for (r = 0; r < nr; r++) s0[r] = attn__avx2_vzero(), s1[r] = attn__avx2_vzero();
+    for (; t == ATTN_Q8_0 && i < d; i += ATTN__AVX2_QK) { /* d whole blocks: the chains below */
+        attn__avx2_vload_q8_block(attn__avx2_dt_at(t, k, i), w);
+        for (v = 0; v < ATTN__AVX2_QK / ATTN__AVX2_VW; v += 2)
+            for (r = 0; r < nr; r++) {
+                s0[r] = attn__avx2_vfma(attn__avx2_vload(q[r] + i + v * ATTN__AVX2_VW), w[v], s0[r]);
+                s1[r] = attn__avx2_vfma(attn__avx2_vload(q[r] + i + (v + 1) * ATTN__AVX2_VW), w[v + 1], s1[r]);
+            }
+    }
     for (; i + 2 * ATTN__AVX2_VW <= d; i += 2 * ATTN__AVX2_VW) {
         const attn__avx2_v k0 = attn__avx2_vload_dt(t, k, i), k1 = attn__avx2_vload_dt(t, k, i + ATTN__AVX2_VW);
         for (r = 0; r < nr; r++) {
@@ -11133,6 +11227,7 @@ static void attn__avx2_kdots(attn_dtype t, const float *const *q, size_t gr, con
     switch (t) {
     case ATTN_F16: attn__avx2_kdots_body(ATTN_F16, q, gr, n, nmax, kt, ld, d, s, lds); break;
     case ATTN_BF16: attn__avx2_kdots_body(ATTN_BF16, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    case ATTN_Q8_0: attn__avx2_kdots_body(ATTN_Q8_0, q, gr, n, nmax, kt, ld, d, s, lds); break;
     default: attn__avx2_kdots_body(ATTN_F32, q, gr, n, nmax, kt, ld, d, s, lds); break;
     }
 }
@@ -11142,9 +11237,17 @@ static void attn__avx2_kdots(attn_dtype t, const float *const *q, size_t gr, con
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_axpy_body(attn_dtype t, float *const *y, const float *a,
                                                size_t nr, const void *x, size_t n)
 {
-    attn__avx2_v va[4];
-    size_t i = 0, r;
+    attn__avx2_v va[4], w[ATTN__AVX2_QK / ATTN__AVX2_VW];
+    size_t i = 0, r, v;
     for (r = 0; r < nr; r++) va[r] = attn__avx2_vset1(a[r]);
+    for (; t == ATTN_Q8_0 && i < n; i += ATTN__AVX2_QK) { /* n whole blocks */
+        attn__avx2_vload_q8_block(attn__avx2_dt_at(t, x, i), w);
+        for (v = 0; v < ATTN__AVX2_QK / ATTN__AVX2_VW; v++)
+            for (r = 0; r < nr; r++) {
+                float *yp = y[r] + i + v * ATTN__AVX2_VW;
+                attn__avx2_vstore(yp, attn__avx2_vfma(va[r], w[v], attn__avx2_vload(yp)));
+            }
+    }
     for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW) {
         const attn__avx2_v xv = attn__avx2_vload_dt(t, x, i);
         for (r = 0; r < nr; r++)
@@ -11192,6 +11295,9 @@ static void attn__avx2_vaxpy(attn_dtype t, float *acc, size_t lda, const float *
         break;
     case ATTN_BF16:
         attn__avx2_vaxpy_body(ATTN_BF16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
+        break;
+    case ATTN_Q8_0:
+        attn__avx2_vaxpy_body(ATTN_Q8_0, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
         break;
     default: attn__avx2_vaxpy_body(ATTN_F32, acc, lda, p, lds, gr, n, nmax, vt, ld, dv); break;
     }
@@ -11476,6 +11582,9 @@ static int attn__avx2_pack_kv(const attn__avx2_hd *hd, size_t k0, size_t tk, flo
     case ATTN_BF16:
         attn__avx2_pack_kt_body(ATTN_BF16, k, hd->k_sl, tk, hd->d, kp, blk);
         return attn__avx2_pack_v_body(ATTN_BF16, v, hd->v_sl, tk, hd->dv, vp);
+    case ATTN_Q8_0:
+        attn__avx2_pack_kt_body(ATTN_Q8_0, k, hd->k_sl, tk, hd->d, kp, blk);
+        return attn__avx2_pack_v_body(ATTN_Q8_0, v, hd->v_sl, tk, hd->dv, vp);
     default:
         attn__avx2_mm_pack_t((const float *)k, hd->k_sl, tk, hd->d, ATTN__AVX2_NR, 0, kp);
         return attn__avx2_pack_v_body(ATTN_F32, v, hd->v_sl, tk, hd->dv, vp);
@@ -11803,12 +11912,14 @@ static attn_status attn__avx2_attention_check(const attn_attention_params *p, co
                                          size_t ws_size, int *empty)
 {
     attn_status st;
-    size_t b, i, j, ext[7], need, es;
+    size_t b, i, j, ext[7], need;
     const void *at[7];
+    const int q8 = p && p->kv_type == ATTN_Q8_0; /* rows in blocks: dims, strides whole ones */
     *empty = 0;
     if (!p) return ATTN_ERR_NULL;
-    if (!(es = attn__avx2_attn_dtype_size(p->kv_type))) return ATTN_ERR_ARG;
-    if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads)
+    if (!attn__avx2_attn_dtype_size(p->kv_type) && !q8) return ATTN_ERR_ARG;
+    if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads ||
+        (q8 && (p->head_dim % ATTN__AVX2_QK || p->v_head_dim % ATTN__AVX2_QK)))
         return ATTN_ERR_SIZE;
     if (!attn__avx2_finite(p->scale) || !attn__avx2_finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
     if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
@@ -11823,6 +11934,8 @@ static attn_status attn__avx2_attention_check(const attn_attention_params *p, co
     }
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
+    if (q8 && (p->k_sb | p->k_sh | p->k_sl | p->v_sb | p->v_sh | p->v_sl) % ATTN__AVX2_QK)
+        return ATTN_ERR_LD;
     if (p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if ((st = attn__avx2_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
                                  p->head_dim, 0)) ||
@@ -11867,10 +11980,14 @@ static attn_status attn__avx2_attention_check(const attn_attention_params *p, co
     at[2] = ws, ext[2] = need;
     at[3] = p->q, ext[3] = attn__avx2_tensor_bytes(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len,
                                               p->q_sl, p->head_dim, sizeof(float));
-    at[4] = p->k, ext[4] = attn__avx2_tensor_bytes(p->batch, p->k_sb, p->kv_heads, p->k_sh,
-                                              p->kv_len, p->k_sl, p->head_dim, es);
-    at[5] = p->v, ext[5] = attn__avx2_tensor_bytes(p->batch, p->v_sb, p->kv_heads, p->v_sh,
-                                              p->kv_len, p->v_sl, p->v_head_dim, es);
+    at[4] = p->k, ext[4] = attn__avx2_attn_dtype_bytes(p->kv_type,
+                                            attn__avx2_tensor_bytes(p->batch, p->k_sb, p->kv_heads,
+                                                               p->k_sh, p->kv_len, p->k_sl,
+                                                               p->head_dim, 1));
+    at[5] = p->v, ext[5] = attn__avx2_attn_dtype_bytes(p->kv_type,
+                                            attn__avx2_tensor_bytes(p->batch, p->v_sb, p->kv_heads,
+                                                               p->v_sh, p->kv_len, p->v_sl,
+                                                               p->v_head_dim, 1));
     at[6] = p->mask ? (const void *)p->mask : (const void *)p->bool_mask;
     ext[6] = p->mask ? attn__avx2_tensor_bytes(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
                                           p->mask_sq, p->kv_len, sizeof(float))
@@ -11982,10 +12099,11 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_init_type(attn_kv
                                              size_t v_head_dim)
 {
     size_t ek = head_dim, ev = v_head_dim;
-    const size_t es = attn__avx2_attn_dtype_size(type);
     if (!c || !k || !v) return ATTN_ERR_NULL;
-    if (!es) return ATTN_ERR_ARG;
-    if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim) return ATTN_ERR_SIZE;
+    if (!attn__avx2_attn_dtype_size(type) && type != ATTN_Q8_0) return ATTN_ERR_ARG;
+    if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim ||
+        head_dim % attn__avx2_attn_dtype_block(type) || v_head_dim % attn__avx2_attn_dtype_block(type))
+        return ATTN_ERR_SIZE;
     if (head_dim > ATTN__AVX2_MAX_ELEMS || v_head_dim > ATTN__AVX2_MAX_ELEMS ||
         !attn__avx2_extent_add(&ek, capacity - 1, head_dim) ||
         !attn__avx2_extent_add(&ek, kv_heads - 1, capacity * head_dim) ||
@@ -11994,7 +12112,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_init_type(attn_kv
         !attn__avx2_extent_add(&ev, kv_heads - 1, capacity * v_head_dim) ||
         !attn__avx2_extent_add(&ev, batch - 1, kv_heads * capacity * v_head_dim))
         return ATTN_ERR_OVERFLOW;
-    if (attn__avx2_bytes_overlap(k, ek * es, v, ev * es)) return ATTN_ERR_ALIAS;
+    if (attn__avx2_bytes_overlap(k, attn__avx2_attn_dtype_bytes(type, ek), v, attn__avx2_attn_dtype_bytes(type, ev)))
+        return ATTN_ERR_ALIAS;
     c->k = k;
     c->v = v;
     c->batch = batch;
@@ -12037,27 +12156,48 @@ static int attn__avx2_kv_valid(const attn_kv_cache *c)
                                    c->head_dim, c->v_head_dim) == ATTN_OK;
 }
 
-/* n floats from src to dst of type t (f32: a copy; 16 bits: rounded to nearest even; the
- * arguments already checked) */
+/* n floats from src to dst of type t (f32: a copy; 16 bits: rounded to nearest even; q8_0:
+ * quantized, a block that does not quantize (NaN, inf, a scale past binary16) stored as NaN:
+ * scale NaN, q = 0; the arguments already checked) */
 static void attn__avx2_kv_put(attn_dtype t, void *dst, const float *src, size_t n)
 {
-    (void)attn__avx2_attn_convert(t, dst, ATTN_F32, src, n);
+    size_t b;
+    if (t != ATTN_Q8_0) {
+        (void)attn__avx2_attn_convert(t, dst, ATTN_F32, src, n);
+        return;
+    }
+    for (b = 0; b < n; b += ATTN__AVX2_QK) {
+        unsigned char *blk = (unsigned char *)dst + b / ATTN__AVX2_QK * attn__avx2_dt_block_bytes(t);
+        if (attn__avx2_q_block_ok(t, src + b)) {
+            attn__avx2_q_block(t, src + b, blk);
+        } else {
+            memset(blk, 0, attn__avx2_dt_block_bytes(t));
+            blk[0] = 0x00, blk[1] = 0x7E; /* binary16 quiet NaN, little-endian */
+        }
+    }
+}
+
+/* The address of element i (a multiple of the type's block) of a cache array */
+static void *attn__avx2_kv_at(attn_dtype t, void *p, size_t i)
+{
+    return (unsigned char *)p + attn__avx2_attn_dtype_bytes(t, i);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout)
 {
-    size_t b, g, t, kd, vd, kb, vb, nk, nv, es, row0, run;
+    size_t b, g, t, kd, vd, kb, vb, nk, nv, row0, run;
+    attn_dtype ty;
     if (!c || (n && (!k_new || !v_new))) return ATTN_ERR_NULL;
     if (!attn__avx2_kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
     if (n > c->capacity - (c->ring ? 0 : c->len)) return ATTN_ERR_CAPACITY;
     if (!n) return ATTN_OK;
-    kd = c->head_dim, vd = c->v_head_dim, es = attn__avx2_attn_dtype_size(c->type);
+    kd = c->head_dim, vd = c->v_head_dim, ty = c->type;
     /* the new rows may not lie in the cache (sizes fit: the cache's extents do, and the new
      * rows are at most as many elements, of floats) */
-    kb = c->batch * c->kv_heads * c->capacity * kd * es;
-    vb = c->batch * c->kv_heads * c->capacity * vd * es;
+    kb = attn__avx2_attn_dtype_bytes(ty, c->batch * c->kv_heads * c->capacity * kd);
+    vb = attn__avx2_attn_dtype_bytes(ty, c->batch * c->kv_heads * c->capacity * vd);
     nk = c->batch * c->kv_heads * n * kd * sizeof(float);
     nv = c->batch * c->kv_heads * n * vd * sizeof(float);
     if (attn__avx2_bytes_overlap(k_new, nk, c->k, kb) || attn__avx2_bytes_overlap(k_new, nk, c->v, vb) ||
@@ -12068,21 +12208,21 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_append(attn_kv_ca
     run = attn__avx2_min(n, c->capacity - row0);
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
-            char *kc = (char *)c->k + (b * c->kv_heads + g) * c->capacity * kd * es;
-            char *vc = (char *)c->v + (b * c->kv_heads + g) * c->capacity * vd * es;
+            void *kc = attn__avx2_kv_at(ty, c->k, (b * c->kv_heads + g) * c->capacity * kd);
+            void *vc = attn__avx2_kv_at(ty, c->v, (b * c->kv_heads + g) * c->capacity * vd);
             if (layout == ATTN_LAYOUT_BHLD) {
                 const float *ks = k_new + (b * c->kv_heads + g) * n * kd;
                 const float *vs = v_new + (b * c->kv_heads + g) * n * vd;
-                attn__avx2_kv_put(c->type, kc + row0 * kd * es, ks, run * kd);
-                attn__avx2_kv_put(c->type, vc + row0 * vd * es, vs, run * vd);
-                attn__avx2_kv_put(c->type, kc, ks + run * kd, (n - run) * kd);
-                attn__avx2_kv_put(c->type, vc, vs + run * vd, (n - run) * vd);
+                attn__avx2_kv_put(ty, attn__avx2_kv_at(ty, kc, row0 * kd), ks, run * kd);
+                attn__avx2_kv_put(ty, attn__avx2_kv_at(ty, vc, row0 * vd), vs, run * vd);
+                attn__avx2_kv_put(ty, kc, ks + run * kd, (n - run) * kd);
+                attn__avx2_kv_put(ty, vc, vs + run * vd, (n - run) * vd);
             } else {
                 for (t = 0; t < n; t++) {
                     const size_t row = t < run ? row0 + t : t - run;
-                    attn__avx2_kv_put(c->type, kc + row * kd * es,
+                    attn__avx2_kv_put(ty, attn__avx2_kv_at(ty, kc, row * kd),
                                  k_new + ((b * n + t) * c->kv_heads + g) * kd, kd);
-                    attn__avx2_kv_put(c->type, vc + row * vd * es,
+                    attn__avx2_kv_put(ty, attn__avx2_kv_at(ty, vc, row * vd),
                                  v_new + ((b * n + t) * c->kv_heads + g) * vd, vd);
                 }
             }
@@ -12511,9 +12651,9 @@ static int attn__avx2_kv_hits(const attn_kv_cache *c, const void *p, size_t n)
 {
     size_t e;
     if (!c) return 0;
-    e = c->batch * c->kv_heads * c->capacity * attn__avx2_attn_dtype_size(c->type);
-    return attn__avx2_bytes_overlap(p, n, c->k, e * c->head_dim) ||
-           attn__avx2_bytes_overlap(p, n, c->v, e * c->v_head_dim);
+    e = c->batch * c->kv_heads * c->capacity;
+    return attn__avx2_bytes_overlap(p, n, c->k, attn__avx2_attn_dtype_bytes(c->type, e * c->head_dim)) ||
+           attn__avx2_bytes_overlap(p, n, c->v, attn__avx2_attn_dtype_bytes(c->type, e * c->v_head_dim));
 }
 
 /* Whether a valid cache takes n more positions: a ring up to capacity a call, and with a
@@ -12752,9 +12892,10 @@ static int attn__avx2_kv_alias(const attn_kv_cache *c, const uint8_t *km, size_t
         attn__avx2_bytes_overlap(km, kb, y, ny) || attn__avx2_bytes_overlap(km, kb, ws, need))
         return 1;
     if (!c || !other) return 0;
-    e = other->batch * other->kv_heads * other->capacity * attn__avx2_attn_dtype_size(other->type);
-    return c == other || attn__avx2_kv_hits(c, other->k, e * other->head_dim) ||
-           attn__avx2_kv_hits(c, other->v, e * other->v_head_dim);
+    e = other->batch * other->kv_heads * other->capacity;
+    return c == other ||
+           attn__avx2_kv_hits(c, other->k, attn__avx2_attn_dtype_bytes(other->type, e * other->head_dim)) ||
+           attn__avx2_kv_hits(c, other->v, attn__avx2_attn_dtype_bytes(other->type, e * other->v_head_dim));
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_mha_ex(const attn_mha_weights *w, const float *xq, size_t ldxq,
@@ -15284,6 +15425,16 @@ static ATTN__AVX512_FORCE_INLINE attn__avx512_v attn__avx512_vload_q(attn_dtype 
     return attn__avx512_vmul(d, attn__avx512_vload_u4(blk + 2 + off % 16, off >= 16));
 }
 
+/* The 32 values of the q8_0 block at blk, dequantized exactly (d * q, the bits
+ * attn__avx512_vload_q gives), as ATTN__AVX512_QK / ATTN__AVX512_VW vectors: the scale widened once a block */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_vload_q8_block(const void *blk, attn__avx512_v *w)
+{
+    const attn__avx512_v d = attn__avx512_vset1_f16(attn__avx512_q_scale((const unsigned char *)blk));
+    size_t v;
+    attn__avx512_vload_q8_32((const int8_t *)blk + 2, w);
+    for (v = 0; v < ATTN__AVX512_QK / ATTN__AVX512_VW; v++) w[v] = attn__avx512_vmul(d, w[v]);
+}
+
 /* ATTN__AVX512_VW elements of type t at element i of p, widened to floats (t: a constant after
  * inlining, so each conversion loop below is specialized) */
 /* (block types: p a block's address, i a multiple of ATTN__AVX512_VW) */
@@ -17253,20 +17404,28 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul_typed(attn_trans 
  * (attn__avx512_attn_attention_task), and from run to run.
  */
 
-/* K and V are stored as attn_dtype t (ATTN_F32, ATTN_F16 or ATTN_BF16) and widened in
- * registers as they are loaded (attn__avx512_vload_dt): the arithmetic is that of f32 rows holding
- * the same values, so a 16-bit cache gives the bits of the f32 path run on its widened
- * values. The bodies below take t as a constant (each is inlined into one function per
- * type, the type switch outside the loops over keys). */
+/* K and V are stored as attn_dtype t (ATTN_F32, ATTN_F16, ATTN_BF16, or ATTN_Q8_0 blocks
+ * along each row) and widened in registers as they are loaded (attn__avx512_vload_dt, exact): the
+ * arithmetic is that of f32 rows holding the same values, so a 16-bit or int8 cache gives
+ * the bits of the f32 path run on its widened values. The bodies below take t as a constant
+ * (each is inlined into one function per type, the type switch outside the loops over keys). */
 
 /* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
  * (two chains): k's loads shared, each row's operations the same whatever nr is */
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_dot_body(attn_dtype t, const float *const *q, size_t nr,
                                               const void *k, size_t d, float *out)
 {
-    attn__avx512_v s0[4], s1[4];
-    size_t i = 0, r;
+    attn__avx512_v s0[4], s1[4], w[ATTN__AVX512_QK / ATTN__AVX512_VW];
+    size_t i = 0, r, v;
     for (r = 0; r < nr; r++) s0[r] = attn__avx512_vzero(), s1[r] = attn__avx512_vzero();
+    for (; t == ATTN_Q8_0 && i < d; i += ATTN__AVX512_QK) { /* d whole blocks: the chains below */
+        attn__avx512_vload_q8_block(attn__avx512_dt_at(t, k, i), w);
+        for (v = 0; v < ATTN__AVX512_QK / ATTN__AVX512_VW; v += 2)
+            for (r = 0; r < nr; r++) {
+                s0[r] = attn__avx512_vfma(attn__avx512_vload(q[r] + i + v * ATTN__AVX512_VW), w[v], s0[r]);
+                s1[r] = attn__avx512_vfma(attn__avx512_vload(q[r] + i + (v + 1) * ATTN__AVX512_VW), w[v + 1], s1[r]);
+            }
+    }
     for (; i + 2 * ATTN__AVX512_VW <= d; i += 2 * ATTN__AVX512_VW) {
         const attn__avx512_v k0 = attn__avx512_vload_dt(t, k, i), k1 = attn__avx512_vload_dt(t, k, i + ATTN__AVX512_VW);
         for (r = 0; r < nr; r++) {
@@ -17323,6 +17482,7 @@ static void attn__avx512_kdots(attn_dtype t, const float *const *q, size_t gr, c
     switch (t) {
     case ATTN_F16: attn__avx512_kdots_body(ATTN_F16, q, gr, n, nmax, kt, ld, d, s, lds); break;
     case ATTN_BF16: attn__avx512_kdots_body(ATTN_BF16, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    case ATTN_Q8_0: attn__avx512_kdots_body(ATTN_Q8_0, q, gr, n, nmax, kt, ld, d, s, lds); break;
     default: attn__avx512_kdots_body(ATTN_F32, q, gr, n, nmax, kt, ld, d, s, lds); break;
     }
 }
@@ -17332,9 +17492,17 @@ static void attn__avx512_kdots(attn_dtype t, const float *const *q, size_t gr, c
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_axpy_body(attn_dtype t, float *const *y, const float *a,
                                                size_t nr, const void *x, size_t n)
 {
-    attn__avx512_v va[4];
-    size_t i = 0, r;
+    attn__avx512_v va[4], w[ATTN__AVX512_QK / ATTN__AVX512_VW];
+    size_t i = 0, r, v;
     for (r = 0; r < nr; r++) va[r] = attn__avx512_vset1(a[r]);
+    for (; t == ATTN_Q8_0 && i < n; i += ATTN__AVX512_QK) { /* n whole blocks */
+        attn__avx512_vload_q8_block(attn__avx512_dt_at(t, x, i), w);
+        for (v = 0; v < ATTN__AVX512_QK / ATTN__AVX512_VW; v++)
+            for (r = 0; r < nr; r++) {
+                float *yp = y[r] + i + v * ATTN__AVX512_VW;
+                attn__avx512_vstore(yp, attn__avx512_vfma(va[r], w[v], attn__avx512_vload(yp)));
+            }
+    }
     for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW) {
         const attn__avx512_v xv = attn__avx512_vload_dt(t, x, i);
         for (r = 0; r < nr; r++)
@@ -17382,6 +17550,9 @@ static void attn__avx512_vaxpy(attn_dtype t, float *acc, size_t lda, const float
         break;
     case ATTN_BF16:
         attn__avx512_vaxpy_body(ATTN_BF16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
+        break;
+    case ATTN_Q8_0:
+        attn__avx512_vaxpy_body(ATTN_Q8_0, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
         break;
     default: attn__avx512_vaxpy_body(ATTN_F32, acc, lda, p, lds, gr, n, nmax, vt, ld, dv); break;
     }
@@ -17666,6 +17837,9 @@ static int attn__avx512_pack_kv(const attn__avx512_hd *hd, size_t k0, size_t tk,
     case ATTN_BF16:
         attn__avx512_pack_kt_body(ATTN_BF16, k, hd->k_sl, tk, hd->d, kp, blk);
         return attn__avx512_pack_v_body(ATTN_BF16, v, hd->v_sl, tk, hd->dv, vp);
+    case ATTN_Q8_0:
+        attn__avx512_pack_kt_body(ATTN_Q8_0, k, hd->k_sl, tk, hd->d, kp, blk);
+        return attn__avx512_pack_v_body(ATTN_Q8_0, v, hd->v_sl, tk, hd->dv, vp);
     default:
         attn__avx512_mm_pack_t((const float *)k, hd->k_sl, tk, hd->d, ATTN__AVX512_NR, 0, kp);
         return attn__avx512_pack_v_body(ATTN_F32, v, hd->v_sl, tk, hd->dv, vp);
@@ -17993,12 +18167,14 @@ static attn_status attn__avx512_attention_check(const attn_attention_params *p, 
                                          size_t ws_size, int *empty)
 {
     attn_status st;
-    size_t b, i, j, ext[7], need, es;
+    size_t b, i, j, ext[7], need;
     const void *at[7];
+    const int q8 = p && p->kv_type == ATTN_Q8_0; /* rows in blocks: dims, strides whole ones */
     *empty = 0;
     if (!p) return ATTN_ERR_NULL;
-    if (!(es = attn__avx512_attn_dtype_size(p->kv_type))) return ATTN_ERR_ARG;
-    if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads)
+    if (!attn__avx512_attn_dtype_size(p->kv_type) && !q8) return ATTN_ERR_ARG;
+    if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads ||
+        (q8 && (p->head_dim % ATTN__AVX512_QK || p->v_head_dim % ATTN__AVX512_QK)))
         return ATTN_ERR_SIZE;
     if (!attn__avx512_finite(p->scale) || !attn__avx512_finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
     if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
@@ -18013,6 +18189,8 @@ static attn_status attn__avx512_attention_check(const attn_attention_params *p, 
     }
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
+    if (q8 && (p->k_sb | p->k_sh | p->k_sl | p->v_sb | p->v_sh | p->v_sl) % ATTN__AVX512_QK)
+        return ATTN_ERR_LD;
     if (p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if ((st = attn__avx512_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
                                  p->head_dim, 0)) ||
@@ -18057,10 +18235,14 @@ static attn_status attn__avx512_attention_check(const attn_attention_params *p, 
     at[2] = ws, ext[2] = need;
     at[3] = p->q, ext[3] = attn__avx512_tensor_bytes(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len,
                                               p->q_sl, p->head_dim, sizeof(float));
-    at[4] = p->k, ext[4] = attn__avx512_tensor_bytes(p->batch, p->k_sb, p->kv_heads, p->k_sh,
-                                              p->kv_len, p->k_sl, p->head_dim, es);
-    at[5] = p->v, ext[5] = attn__avx512_tensor_bytes(p->batch, p->v_sb, p->kv_heads, p->v_sh,
-                                              p->kv_len, p->v_sl, p->v_head_dim, es);
+    at[4] = p->k, ext[4] = attn__avx512_attn_dtype_bytes(p->kv_type,
+                                            attn__avx512_tensor_bytes(p->batch, p->k_sb, p->kv_heads,
+                                                               p->k_sh, p->kv_len, p->k_sl,
+                                                               p->head_dim, 1));
+    at[5] = p->v, ext[5] = attn__avx512_attn_dtype_bytes(p->kv_type,
+                                            attn__avx512_tensor_bytes(p->batch, p->v_sb, p->kv_heads,
+                                                               p->v_sh, p->kv_len, p->v_sl,
+                                                               p->v_head_dim, 1));
     at[6] = p->mask ? (const void *)p->mask : (const void *)p->bool_mask;
     ext[6] = p->mask ? attn__avx512_tensor_bytes(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
                                           p->mask_sq, p->kv_len, sizeof(float))
@@ -18172,10 +18354,11 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_init_type(attn_
                                              size_t v_head_dim)
 {
     size_t ek = head_dim, ev = v_head_dim;
-    const size_t es = attn__avx512_attn_dtype_size(type);
     if (!c || !k || !v) return ATTN_ERR_NULL;
-    if (!es) return ATTN_ERR_ARG;
-    if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim) return ATTN_ERR_SIZE;
+    if (!attn__avx512_attn_dtype_size(type) && type != ATTN_Q8_0) return ATTN_ERR_ARG;
+    if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim ||
+        head_dim % attn__avx512_attn_dtype_block(type) || v_head_dim % attn__avx512_attn_dtype_block(type))
+        return ATTN_ERR_SIZE;
     if (head_dim > ATTN__AVX512_MAX_ELEMS || v_head_dim > ATTN__AVX512_MAX_ELEMS ||
         !attn__avx512_extent_add(&ek, capacity - 1, head_dim) ||
         !attn__avx512_extent_add(&ek, kv_heads - 1, capacity * head_dim) ||
@@ -18184,7 +18367,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_init_type(attn_
         !attn__avx512_extent_add(&ev, kv_heads - 1, capacity * v_head_dim) ||
         !attn__avx512_extent_add(&ev, batch - 1, kv_heads * capacity * v_head_dim))
         return ATTN_ERR_OVERFLOW;
-    if (attn__avx512_bytes_overlap(k, ek * es, v, ev * es)) return ATTN_ERR_ALIAS;
+    if (attn__avx512_bytes_overlap(k, attn__avx512_attn_dtype_bytes(type, ek), v, attn__avx512_attn_dtype_bytes(type, ev)))
+        return ATTN_ERR_ALIAS;
     c->k = k;
     c->v = v;
     c->batch = batch;
@@ -18227,27 +18411,48 @@ static int attn__avx512_kv_valid(const attn_kv_cache *c)
                                    c->head_dim, c->v_head_dim) == ATTN_OK;
 }
 
-/* n floats from src to dst of type t (f32: a copy; 16 bits: rounded to nearest even; the
- * arguments already checked) */
+/* n floats from src to dst of type t (f32: a copy; 16 bits: rounded to nearest even; q8_0:
+ * quantized, a block that does not quantize (NaN, inf, a scale past binary16) stored as NaN:
+ * scale NaN, q = 0; the arguments already checked) */
 static void attn__avx512_kv_put(attn_dtype t, void *dst, const float *src, size_t n)
 {
-    (void)attn__avx512_attn_convert(t, dst, ATTN_F32, src, n);
+    size_t b;
+    if (t != ATTN_Q8_0) {
+        (void)attn__avx512_attn_convert(t, dst, ATTN_F32, src, n);
+        return;
+    }
+    for (b = 0; b < n; b += ATTN__AVX512_QK) {
+        unsigned char *blk = (unsigned char *)dst + b / ATTN__AVX512_QK * attn__avx512_dt_block_bytes(t);
+        if (attn__avx512_q_block_ok(t, src + b)) {
+            attn__avx512_q_block(t, src + b, blk);
+        } else {
+            memset(blk, 0, attn__avx512_dt_block_bytes(t));
+            blk[0] = 0x00, blk[1] = 0x7E; /* binary16 quiet NaN, little-endian */
+        }
+    }
+}
+
+/* The address of element i (a multiple of the type's block) of a cache array */
+static void *attn__avx512_kv_at(attn_dtype t, void *p, size_t i)
+{
+    return (unsigned char *)p + attn__avx512_attn_dtype_bytes(t, i);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout)
 {
-    size_t b, g, t, kd, vd, kb, vb, nk, nv, es, row0, run;
+    size_t b, g, t, kd, vd, kb, vb, nk, nv, row0, run;
+    attn_dtype ty;
     if (!c || (n && (!k_new || !v_new))) return ATTN_ERR_NULL;
     if (!attn__avx512_kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
     if (n > c->capacity - (c->ring ? 0 : c->len)) return ATTN_ERR_CAPACITY;
     if (!n) return ATTN_OK;
-    kd = c->head_dim, vd = c->v_head_dim, es = attn__avx512_attn_dtype_size(c->type);
+    kd = c->head_dim, vd = c->v_head_dim, ty = c->type;
     /* the new rows may not lie in the cache (sizes fit: the cache's extents do, and the new
      * rows are at most as many elements, of floats) */
-    kb = c->batch * c->kv_heads * c->capacity * kd * es;
-    vb = c->batch * c->kv_heads * c->capacity * vd * es;
+    kb = attn__avx512_attn_dtype_bytes(ty, c->batch * c->kv_heads * c->capacity * kd);
+    vb = attn__avx512_attn_dtype_bytes(ty, c->batch * c->kv_heads * c->capacity * vd);
     nk = c->batch * c->kv_heads * n * kd * sizeof(float);
     nv = c->batch * c->kv_heads * n * vd * sizeof(float);
     if (attn__avx512_bytes_overlap(k_new, nk, c->k, kb) || attn__avx512_bytes_overlap(k_new, nk, c->v, vb) ||
@@ -18258,21 +18463,21 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_append(attn_kv_
     run = attn__avx512_min(n, c->capacity - row0);
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
-            char *kc = (char *)c->k + (b * c->kv_heads + g) * c->capacity * kd * es;
-            char *vc = (char *)c->v + (b * c->kv_heads + g) * c->capacity * vd * es;
+            void *kc = attn__avx512_kv_at(ty, c->k, (b * c->kv_heads + g) * c->capacity * kd);
+            void *vc = attn__avx512_kv_at(ty, c->v, (b * c->kv_heads + g) * c->capacity * vd);
             if (layout == ATTN_LAYOUT_BHLD) {
                 const float *ks = k_new + (b * c->kv_heads + g) * n * kd;
                 const float *vs = v_new + (b * c->kv_heads + g) * n * vd;
-                attn__avx512_kv_put(c->type, kc + row0 * kd * es, ks, run * kd);
-                attn__avx512_kv_put(c->type, vc + row0 * vd * es, vs, run * vd);
-                attn__avx512_kv_put(c->type, kc, ks + run * kd, (n - run) * kd);
-                attn__avx512_kv_put(c->type, vc, vs + run * vd, (n - run) * vd);
+                attn__avx512_kv_put(ty, attn__avx512_kv_at(ty, kc, row0 * kd), ks, run * kd);
+                attn__avx512_kv_put(ty, attn__avx512_kv_at(ty, vc, row0 * vd), vs, run * vd);
+                attn__avx512_kv_put(ty, kc, ks + run * kd, (n - run) * kd);
+                attn__avx512_kv_put(ty, vc, vs + run * vd, (n - run) * vd);
             } else {
                 for (t = 0; t < n; t++) {
                     const size_t row = t < run ? row0 + t : t - run;
-                    attn__avx512_kv_put(c->type, kc + row * kd * es,
+                    attn__avx512_kv_put(ty, attn__avx512_kv_at(ty, kc, row * kd),
                                  k_new + ((b * n + t) * c->kv_heads + g) * kd, kd);
-                    attn__avx512_kv_put(c->type, vc + row * vd * es,
+                    attn__avx512_kv_put(ty, attn__avx512_kv_at(ty, vc, row * vd),
                                  v_new + ((b * n + t) * c->kv_heads + g) * vd, vd);
                 }
             }
@@ -18701,9 +18906,9 @@ static int attn__avx512_kv_hits(const attn_kv_cache *c, const void *p, size_t n)
 {
     size_t e;
     if (!c) return 0;
-    e = c->batch * c->kv_heads * c->capacity * attn__avx512_attn_dtype_size(c->type);
-    return attn__avx512_bytes_overlap(p, n, c->k, e * c->head_dim) ||
-           attn__avx512_bytes_overlap(p, n, c->v, e * c->v_head_dim);
+    e = c->batch * c->kv_heads * c->capacity;
+    return attn__avx512_bytes_overlap(p, n, c->k, attn__avx512_attn_dtype_bytes(c->type, e * c->head_dim)) ||
+           attn__avx512_bytes_overlap(p, n, c->v, attn__avx512_attn_dtype_bytes(c->type, e * c->v_head_dim));
 }
 
 /* Whether a valid cache takes n more positions: a ring up to capacity a call, and with a
@@ -18942,9 +19147,10 @@ static int attn__avx512_kv_alias(const attn_kv_cache *c, const uint8_t *km, size
         attn__avx512_bytes_overlap(km, kb, y, ny) || attn__avx512_bytes_overlap(km, kb, ws, need))
         return 1;
     if (!c || !other) return 0;
-    e = other->batch * other->kv_heads * other->capacity * attn__avx512_attn_dtype_size(other->type);
-    return c == other || attn__avx512_kv_hits(c, other->k, e * other->head_dim) ||
-           attn__avx512_kv_hits(c, other->v, e * other->v_head_dim);
+    e = other->batch * other->kv_heads * other->capacity;
+    return c == other ||
+           attn__avx512_kv_hits(c, other->k, attn__avx512_attn_dtype_bytes(other->type, e * other->head_dim)) ||
+           attn__avx512_kv_hits(c, other->v, attn__avx512_attn_dtype_bytes(other->type, e * other->v_head_dim));
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_mha_ex(const attn_mha_weights *w, const float *xq, size_t ldxq,
@@ -21981,6 +22187,16 @@ static ATTN__FORCE_INLINE attn__v attn__vload_q(attn_dtype t, const unsigned cha
     return attn__vmul(d, attn__vload_u4(blk + 2 + off % 16, off >= 16));
 }
 
+/* The 32 values of the q8_0 block at blk, dequantized exactly (d * q, the bits
+ * attn__vload_q gives), as ATTN__QK / ATTN__VW vectors: the scale widened once a block */
+static ATTN__FORCE_INLINE void attn__vload_q8_block(const void *blk, attn__v *w)
+{
+    const attn__v d = attn__vset1_f16(attn__q_scale((const unsigned char *)blk));
+    size_t v;
+    attn__vload_q8_32((const int8_t *)blk + 2, w);
+    for (v = 0; v < ATTN__QK / ATTN__VW; v++) w[v] = attn__vmul(d, w[v]);
+}
+
 /* ATTN__VW elements of type t at element i of p, widened to floats (t: a constant after
  * inlining, so each conversion loop below is specialized) */
 /* (block types: p a block's address, i a multiple of ATTN__VW) */
@@ -23950,20 +24166,28 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
  * (attn_attention_task), and from run to run.
  */
 
-/* K and V are stored as attn_dtype t (ATTN_F32, ATTN_F16 or ATTN_BF16) and widened in
- * registers as they are loaded (attn__vload_dt): the arithmetic is that of f32 rows holding
- * the same values, so a 16-bit cache gives the bits of the f32 path run on its widened
- * values. The bodies below take t as a constant (each is inlined into one function per
- * type, the type switch outside the loops over keys). */
+/* K and V are stored as attn_dtype t (ATTN_F32, ATTN_F16, ATTN_BF16, or ATTN_Q8_0 blocks
+ * along each row) and widened in registers as they are loaded (attn__vload_dt, exact): the
+ * arithmetic is that of f32 rows holding the same values, so a 16-bit or int8 cache gives
+ * the bits of the f32 path run on its widened values. The bodies below take t as a constant
+ * (each is inlined into one function per type, the type switch outside the loops over keys). */
 
 /* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
  * (two chains): k's loads shared, each row's operations the same whatever nr is */
 static ATTN__FORCE_INLINE void attn__dot_body(attn_dtype t, const float *const *q, size_t nr,
                                               const void *k, size_t d, float *out)
 {
-    attn__v s0[4], s1[4];
-    size_t i = 0, r;
+    attn__v s0[4], s1[4], w[ATTN__QK / ATTN__VW];
+    size_t i = 0, r, v;
     for (r = 0; r < nr; r++) s0[r] = attn__vzero(), s1[r] = attn__vzero();
+    for (; t == ATTN_Q8_0 && i < d; i += ATTN__QK) { /* d whole blocks: the chains below */
+        attn__vload_q8_block(attn__dt_at(t, k, i), w);
+        for (v = 0; v < ATTN__QK / ATTN__VW; v += 2)
+            for (r = 0; r < nr; r++) {
+                s0[r] = attn__vfma(attn__vload(q[r] + i + v * ATTN__VW), w[v], s0[r]);
+                s1[r] = attn__vfma(attn__vload(q[r] + i + (v + 1) * ATTN__VW), w[v + 1], s1[r]);
+            }
+    }
     for (; i + 2 * ATTN__VW <= d; i += 2 * ATTN__VW) {
         const attn__v k0 = attn__vload_dt(t, k, i), k1 = attn__vload_dt(t, k, i + ATTN__VW);
         for (r = 0; r < nr; r++) {
@@ -24020,6 +24244,7 @@ static void attn__kdots(attn_dtype t, const float *const *q, size_t gr, const si
     switch (t) {
     case ATTN_F16: attn__kdots_body(ATTN_F16, q, gr, n, nmax, kt, ld, d, s, lds); break;
     case ATTN_BF16: attn__kdots_body(ATTN_BF16, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    case ATTN_Q8_0: attn__kdots_body(ATTN_Q8_0, q, gr, n, nmax, kt, ld, d, s, lds); break;
     default: attn__kdots_body(ATTN_F32, q, gr, n, nmax, kt, ld, d, s, lds); break;
     }
 }
@@ -24029,9 +24254,17 @@ static void attn__kdots(attn_dtype t, const float *const *q, size_t gr, const si
 static ATTN__FORCE_INLINE void attn__axpy_body(attn_dtype t, float *const *y, const float *a,
                                                size_t nr, const void *x, size_t n)
 {
-    attn__v va[4];
-    size_t i = 0, r;
+    attn__v va[4], w[ATTN__QK / ATTN__VW];
+    size_t i = 0, r, v;
     for (r = 0; r < nr; r++) va[r] = attn__vset1(a[r]);
+    for (; t == ATTN_Q8_0 && i < n; i += ATTN__QK) { /* n whole blocks */
+        attn__vload_q8_block(attn__dt_at(t, x, i), w);
+        for (v = 0; v < ATTN__QK / ATTN__VW; v++)
+            for (r = 0; r < nr; r++) {
+                float *yp = y[r] + i + v * ATTN__VW;
+                attn__vstore(yp, attn__vfma(va[r], w[v], attn__vload(yp)));
+            }
+    }
     for (; i + ATTN__VW <= n; i += ATTN__VW) {
         const attn__v xv = attn__vload_dt(t, x, i);
         for (r = 0; r < nr; r++)
@@ -24079,6 +24312,9 @@ static void attn__vaxpy(attn_dtype t, float *acc, size_t lda, const float *p, si
         break;
     case ATTN_BF16:
         attn__vaxpy_body(ATTN_BF16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
+        break;
+    case ATTN_Q8_0:
+        attn__vaxpy_body(ATTN_Q8_0, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
         break;
     default: attn__vaxpy_body(ATTN_F32, acc, lda, p, lds, gr, n, nmax, vt, ld, dv); break;
     }
@@ -24363,6 +24599,9 @@ static int attn__pack_kv(const attn__hd *hd, size_t k0, size_t tk, float *kp, fl
     case ATTN_BF16:
         attn__pack_kt_body(ATTN_BF16, k, hd->k_sl, tk, hd->d, kp, blk);
         return attn__pack_v_body(ATTN_BF16, v, hd->v_sl, tk, hd->dv, vp);
+    case ATTN_Q8_0:
+        attn__pack_kt_body(ATTN_Q8_0, k, hd->k_sl, tk, hd->d, kp, blk);
+        return attn__pack_v_body(ATTN_Q8_0, v, hd->v_sl, tk, hd->dv, vp);
     default:
         attn__mm_pack_t((const float *)k, hd->k_sl, tk, hd->d, ATTN__NR, 0, kp);
         return attn__pack_v_body(ATTN_F32, v, hd->v_sl, tk, hd->dv, vp);
@@ -24690,12 +24929,14 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
                                          size_t ws_size, int *empty)
 {
     attn_status st;
-    size_t b, i, j, ext[7], need, es;
+    size_t b, i, j, ext[7], need;
     const void *at[7];
+    const int q8 = p && p->kv_type == ATTN_Q8_0; /* rows in blocks: dims, strides whole ones */
     *empty = 0;
     if (!p) return ATTN_ERR_NULL;
-    if (!(es = attn_dtype_size(p->kv_type))) return ATTN_ERR_ARG;
-    if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads)
+    if (!attn_dtype_size(p->kv_type) && !q8) return ATTN_ERR_ARG;
+    if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads ||
+        (q8 && (p->head_dim % ATTN__QK || p->v_head_dim % ATTN__QK)))
         return ATTN_ERR_SIZE;
     if (!attn__finite(p->scale) || !attn__finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
     if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
@@ -24710,6 +24951,8 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     }
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
+    if (q8 && (p->k_sb | p->k_sh | p->k_sl | p->v_sb | p->v_sh | p->v_sl) % ATTN__QK)
+        return ATTN_ERR_LD;
     if (p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if ((st = attn__check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
                                  p->head_dim, 0)) ||
@@ -24754,10 +24997,14 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     at[2] = ws, ext[2] = need;
     at[3] = p->q, ext[3] = attn__tensor_bytes(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len,
                                               p->q_sl, p->head_dim, sizeof(float));
-    at[4] = p->k, ext[4] = attn__tensor_bytes(p->batch, p->k_sb, p->kv_heads, p->k_sh,
-                                              p->kv_len, p->k_sl, p->head_dim, es);
-    at[5] = p->v, ext[5] = attn__tensor_bytes(p->batch, p->v_sb, p->kv_heads, p->v_sh,
-                                              p->kv_len, p->v_sl, p->v_head_dim, es);
+    at[4] = p->k, ext[4] = attn_dtype_bytes(p->kv_type,
+                                            attn__tensor_bytes(p->batch, p->k_sb, p->kv_heads,
+                                                               p->k_sh, p->kv_len, p->k_sl,
+                                                               p->head_dim, 1));
+    at[5] = p->v, ext[5] = attn_dtype_bytes(p->kv_type,
+                                            attn__tensor_bytes(p->batch, p->v_sb, p->kv_heads,
+                                                               p->v_sh, p->kv_len, p->v_sl,
+                                                               p->v_head_dim, 1));
     at[6] = p->mask ? (const void *)p->mask : (const void *)p->bool_mask;
     ext[6] = p->mask ? attn__tensor_bytes(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
                                           p->mask_sq, p->kv_len, sizeof(float))
@@ -24869,10 +25116,11 @@ ATTN_API attn_status attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, 
                                              size_t v_head_dim)
 {
     size_t ek = head_dim, ev = v_head_dim;
-    const size_t es = attn_dtype_size(type);
     if (!c || !k || !v) return ATTN_ERR_NULL;
-    if (!es) return ATTN_ERR_ARG;
-    if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim) return ATTN_ERR_SIZE;
+    if (!attn_dtype_size(type) && type != ATTN_Q8_0) return ATTN_ERR_ARG;
+    if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim ||
+        head_dim % attn_dtype_block(type) || v_head_dim % attn_dtype_block(type))
+        return ATTN_ERR_SIZE;
     if (head_dim > ATTN__MAX_ELEMS || v_head_dim > ATTN__MAX_ELEMS ||
         !attn__extent_add(&ek, capacity - 1, head_dim) ||
         !attn__extent_add(&ek, kv_heads - 1, capacity * head_dim) ||
@@ -24881,7 +25129,8 @@ ATTN_API attn_status attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, 
         !attn__extent_add(&ev, kv_heads - 1, capacity * v_head_dim) ||
         !attn__extent_add(&ev, batch - 1, kv_heads * capacity * v_head_dim))
         return ATTN_ERR_OVERFLOW;
-    if (attn__bytes_overlap(k, ek * es, v, ev * es)) return ATTN_ERR_ALIAS;
+    if (attn__bytes_overlap(k, attn_dtype_bytes(type, ek), v, attn_dtype_bytes(type, ev)))
+        return ATTN_ERR_ALIAS;
     c->k = k;
     c->v = v;
     c->batch = batch;
@@ -24924,27 +25173,48 @@ static int attn__kv_valid(const attn_kv_cache *c)
                                    c->head_dim, c->v_head_dim) == ATTN_OK;
 }
 
-/* n floats from src to dst of type t (f32: a copy; 16 bits: rounded to nearest even; the
- * arguments already checked) */
+/* n floats from src to dst of type t (f32: a copy; 16 bits: rounded to nearest even; q8_0:
+ * quantized, a block that does not quantize (NaN, inf, a scale past binary16) stored as NaN:
+ * scale NaN, q = 0; the arguments already checked) */
 static void attn__kv_put(attn_dtype t, void *dst, const float *src, size_t n)
 {
-    (void)attn_convert(t, dst, ATTN_F32, src, n);
+    size_t b;
+    if (t != ATTN_Q8_0) {
+        (void)attn_convert(t, dst, ATTN_F32, src, n);
+        return;
+    }
+    for (b = 0; b < n; b += ATTN__QK) {
+        unsigned char *blk = (unsigned char *)dst + b / ATTN__QK * attn__dt_block_bytes(t);
+        if (attn__q_block_ok(t, src + b)) {
+            attn__q_block(t, src + b, blk);
+        } else {
+            memset(blk, 0, attn__dt_block_bytes(t));
+            blk[0] = 0x00, blk[1] = 0x7E; /* binary16 quiet NaN, little-endian */
+        }
+    }
+}
+
+/* The address of element i (a multiple of the type's block) of a cache array */
+static void *attn__kv_at(attn_dtype t, void *p, size_t i)
+{
+    return (unsigned char *)p + attn_dtype_bytes(t, i);
 }
 
 ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout)
 {
-    size_t b, g, t, kd, vd, kb, vb, nk, nv, es, row0, run;
+    size_t b, g, t, kd, vd, kb, vb, nk, nv, row0, run;
+    attn_dtype ty;
     if (!c || (n && (!k_new || !v_new))) return ATTN_ERR_NULL;
     if (!attn__kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
     if (n > c->capacity - (c->ring ? 0 : c->len)) return ATTN_ERR_CAPACITY;
     if (!n) return ATTN_OK;
-    kd = c->head_dim, vd = c->v_head_dim, es = attn_dtype_size(c->type);
+    kd = c->head_dim, vd = c->v_head_dim, ty = c->type;
     /* the new rows may not lie in the cache (sizes fit: the cache's extents do, and the new
      * rows are at most as many elements, of floats) */
-    kb = c->batch * c->kv_heads * c->capacity * kd * es;
-    vb = c->batch * c->kv_heads * c->capacity * vd * es;
+    kb = attn_dtype_bytes(ty, c->batch * c->kv_heads * c->capacity * kd);
+    vb = attn_dtype_bytes(ty, c->batch * c->kv_heads * c->capacity * vd);
     nk = c->batch * c->kv_heads * n * kd * sizeof(float);
     nv = c->batch * c->kv_heads * n * vd * sizeof(float);
     if (attn__bytes_overlap(k_new, nk, c->k, kb) || attn__bytes_overlap(k_new, nk, c->v, vb) ||
@@ -24955,21 +25225,21 @@ ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const floa
     run = attn__min(n, c->capacity - row0);
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
-            char *kc = (char *)c->k + (b * c->kv_heads + g) * c->capacity * kd * es;
-            char *vc = (char *)c->v + (b * c->kv_heads + g) * c->capacity * vd * es;
+            void *kc = attn__kv_at(ty, c->k, (b * c->kv_heads + g) * c->capacity * kd);
+            void *vc = attn__kv_at(ty, c->v, (b * c->kv_heads + g) * c->capacity * vd);
             if (layout == ATTN_LAYOUT_BHLD) {
                 const float *ks = k_new + (b * c->kv_heads + g) * n * kd;
                 const float *vs = v_new + (b * c->kv_heads + g) * n * vd;
-                attn__kv_put(c->type, kc + row0 * kd * es, ks, run * kd);
-                attn__kv_put(c->type, vc + row0 * vd * es, vs, run * vd);
-                attn__kv_put(c->type, kc, ks + run * kd, (n - run) * kd);
-                attn__kv_put(c->type, vc, vs + run * vd, (n - run) * vd);
+                attn__kv_put(ty, attn__kv_at(ty, kc, row0 * kd), ks, run * kd);
+                attn__kv_put(ty, attn__kv_at(ty, vc, row0 * vd), vs, run * vd);
+                attn__kv_put(ty, kc, ks + run * kd, (n - run) * kd);
+                attn__kv_put(ty, vc, vs + run * vd, (n - run) * vd);
             } else {
                 for (t = 0; t < n; t++) {
                     const size_t row = t < run ? row0 + t : t - run;
-                    attn__kv_put(c->type, kc + row * kd * es,
+                    attn__kv_put(ty, attn__kv_at(ty, kc, row * kd),
                                  k_new + ((b * n + t) * c->kv_heads + g) * kd, kd);
-                    attn__kv_put(c->type, vc + row * vd * es,
+                    attn__kv_put(ty, attn__kv_at(ty, vc, row * vd),
                                  v_new + ((b * n + t) * c->kv_heads + g) * vd, vd);
                 }
             }
@@ -25398,9 +25668,9 @@ static int attn__kv_hits(const attn_kv_cache *c, const void *p, size_t n)
 {
     size_t e;
     if (!c) return 0;
-    e = c->batch * c->kv_heads * c->capacity * attn_dtype_size(c->type);
-    return attn__bytes_overlap(p, n, c->k, e * c->head_dim) ||
-           attn__bytes_overlap(p, n, c->v, e * c->v_head_dim);
+    e = c->batch * c->kv_heads * c->capacity;
+    return attn__bytes_overlap(p, n, c->k, attn_dtype_bytes(c->type, e * c->head_dim)) ||
+           attn__bytes_overlap(p, n, c->v, attn_dtype_bytes(c->type, e * c->v_head_dim));
 }
 
 /* Whether a valid cache takes n more positions: a ring up to capacity a call, and with a
@@ -25639,9 +25909,10 @@ static int attn__kv_alias(const attn_kv_cache *c, const uint8_t *km, size_t keys
         attn__bytes_overlap(km, kb, y, ny) || attn__bytes_overlap(km, kb, ws, need))
         return 1;
     if (!c || !other) return 0;
-    e = other->batch * other->kv_heads * other->capacity * attn_dtype_size(other->type);
-    return c == other || attn__kv_hits(c, other->k, e * other->head_dim) ||
-           attn__kv_hits(c, other->v, e * other->v_head_dim);
+    e = other->batch * other->kv_heads * other->capacity;
+    return c == other ||
+           attn__kv_hits(c, other->k, attn_dtype_bytes(other->type, e * other->head_dim)) ||
+           attn__kv_hits(c, other->v, attn_dtype_bytes(other->type, e * other->v_head_dim));
 }
 
 ATTN_API attn_status attn_mha_ex(const attn_mha_weights *w, const float *xq, size_t ldxq,

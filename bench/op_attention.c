@@ -20,26 +20,28 @@ static const float *att_v32(const struct attcase *c)
 }
 
 /* Stores the case's K and V (nk and nv floats at k and v, c->p pointing at them) as type t:
- * rounded into one 16-bit buffer that c->p then reads (kv_type t), and the rounded values
- * widened back into k and v for the implementations that read floats. f32: nothing. */
+ * rounded (16 bits) or quantized (q8_0) into one buffer that c->p then reads (kv_type t), and
+ * the stored values widened back into k and v for the implementations that read floats.
+ * f32: nothing. */
 static void attcase_store(struct attcase *c, attn_dtype t, float *k, float *v, size_t nk,
                           size_t nv)
 {
-    uint16_t *h;
+    unsigned char *h;
+    const size_t bk = attn_dtype_bytes(t, nk);
     c->k32 = c->v32 = NULL;
     c->kv16 = NULL;
     if (t == ATTN_F32)
         return;
-    h = (uint16_t *)xalloc((nk + nv) * sizeof(uint16_t));
+    h = (unsigned char *)xalloc(bk + attn_dtype_bytes(t, nv));
     check(attn_convert(t, h, ATTN_F32, k, nk), "attn_convert");
-    check(attn_convert(t, h + nk, ATTN_F32, v, nv), "attn_convert");
+    check(attn_convert(t, h + bk, ATTN_F32, v, nv), "attn_convert");
     check(attn_convert(ATTN_F32, k, t, h, nk), "attn_convert");
-    check(attn_convert(ATTN_F32, v, t, h + nk, nv), "attn_convert");
-    c->p.k = h, c->p.v = h + nk, c->p.kv_type = t;
+    check(attn_convert(ATTN_F32, v, t, h + bk, nv), "attn_convert");
+    c->p.k = h, c->p.v = h + bk, c->p.kv_type = t;
     c->k32 = k, c->v32 = v, c->kv16 = h;
 }
 
-static const char *const dtype_name[3] = {"f32", "f16", "bf16"};
+static const char *const dtype_name[4] = {"f32", "f16", "bf16", "q8_0"};
 
 /* The buffers of a case whose parameters c->p are set: the attention workspace, the
  * lq x lk scores and the matmul workspace of the unfused compositions (S = Q K^T, O = P V;
@@ -279,9 +281,9 @@ static void bench_attention(struct op *op)
     g_predict.factor = 0.0;
 }
 
-/* Decode: value = bytes of K and V stored (4 or 2 per element) read per call / time (GB/s),
- * share of the measured read bandwidth; each layout with the cache in f32, f16 and bf16,
- * and the 16-bit caches' calls per second over the f32 cache's. */
+/* Decode: value = bytes of K and V stored (4, 2 or 34/32 per element) read per call / time
+ * (GB/s), share of the measured read bandwidth; each layout with the cache in f32, f16, bf16
+ * and q8_0, and the other caches' calls per second over the f32 cache's. */
 static void bench_decode(struct op *op)
 {
     static const size_t cfg[][4] = {/* q_len, kv_len, heads, kv_heads */
@@ -292,7 +294,7 @@ static void bench_decode(struct op *op)
     size_t ci;
     int ty;
     for (ci = 0; ci < sizeof cfg / sizeof cfg[0]; ci++)
-        for (ty = ATTN_F32; ty <= ATTN_BF16; ty++) {
+        for (ty = ATTN_F32; ty <= ATTN_Q8_0; ty++) {
             const size_t lq = cfg[ci][0], lk = cfg[ci][1], heads = cfg[ci][2], kvh = cfg[ci][3];
             const size_t nq = heads * lq * d, nkv = kvh * lk * d;
             struct attcase c;
@@ -319,7 +321,7 @@ static void bench_decode(struct op *op)
             sprintf(shape, "q%lu:kv%lu:h%lu/%lu:d%lu%s%s", (unsigned long)lq, (unsigned long)lk,
                     (unsigned long)heads, (unsigned long)kvh, (unsigned long)d,
                     ty == ATTN_F32 ? "" : ":", ty == ATTN_F32 ? "" : dtype_name[ty]);
-            bench_shape(op, shape, 2.0 * (double)(nkv * attn_dtype_size((attn_dtype)ty)), &c, o,
+            bench_shape(op, shape, 2.0 * (double)attn_dtype_bytes((attn_dtype)ty, nkv), &c, o,
                         nq, 1, &lim);
             if (ty != ATTN_F32)
                 attn_ratio_row(op, shape, (attn_dtype)ty, ty, ATTN_F32);
@@ -366,12 +368,12 @@ struct op bench_op_decode = {
     .name = "decode",
     .metric = "GB/s",
     .note =
-        "shape q<queries per head>:kv<cached keys>:h<heads>/<kv heads>:d<head dim>[:f16 or "
-        ":bf16, the cache's type]; value = bytes of K and V stored in the cache / time; ratio "
+        "shape q<queries per head>:kv<cached keys>:h<heads>/<kv heads>:d<head dim>[:f16, "
+        ":bf16 or :q8_0, the cache's type]; value = bytes of K and V stored in the cache / time; ratio "
         "= value / naive loop (on the widened values); share of the read bandwidth measured "
         "at 256 MiB (the cache is 4-512 MiB, so part of it may sit in L3); "
         "*-unfused = sgemm (m = queries) + attn_softmax + sgemm; attn-<type>/f32 = calls/s "
-        "on the 16-bit cache over the f32 cache's",
+        "on the 16-bit or q8_0 cache over the f32 cache's",
     .own = decode_impls,
     .nown = NIMPL(decode_impls),
     .bench = bench_decode,

@@ -315,6 +315,12 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
  * is read (no f32 copy, the same workspace): the output is bit for bit that of the f32 call
  * on the widened values, so its error against exact attention on the stored (rounded) K and
  * V is the f32 path's. Rounding K and V to 16 bits is the only other error (see the README).
+ * K and V in int8: kv_type = ATTN_Q8_0 stores each row as q8_0 blocks (ggml's block_q8_0:
+ * an f16 scale d, then 32 int8 q; x = d * q), about 1.06 bytes an element. head_dim and
+ * v_head_dim must be multiples of 32 (else ATTN_ERR_SIZE) and every K and V stride too (else
+ * ATTN_ERR_LD), in elements; k and v need no alignment. Dequantizing is exact, so the output
+ * is bit for bit the f32 call on the dequantized K and V; quantizing them is the only other
+ * error. (ATTN_Q4_0 is ATTN_ERR_ARG here.)
  * Q, O, masks and scores stay float. A kv_type that is not an attn_dtype is ATTN_ERR_ARG.
  *
  * Masks (all optional, combined):
@@ -421,7 +427,8 @@ typedef struct attn_attention_params {
     float *scores;              /* optional output, see above; NULL = none */
     size_t scores_sb, scores_sh, scores_sq;
     attn_scores scores_mode;
-    attn_dtype kv_type; /* storage of K and V: ATTN_F32 (0, the default), ATTN_F16, ATTN_BF16 */
+    attn_dtype kv_type; /* storage of K and V: ATTN_F32 (0, the default), ATTN_F16, ATTN_BF16,
+                         * ATTN_Q8_0 */
     const float *alibi_slopes; /* [heads] or NULL: ALiBi (see above) */
     size_t window;             /* 0 = none: sliding window (see above) */
     const float *sinks;        /* [heads] or NULL: learned attention sinks (see above) */
@@ -472,7 +479,7 @@ ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t 
  * KV cache: caller-owned key and value buffers that new positions are appended to, as an
  * autoregressive decoder needs (ONNX Attention's past/present: present = concat(past, new)).
  *   k: [batch, kv_heads, capacity, head_dim], v: [batch, kv_heads, capacity, v_head_dim],
- *   dense, of floats (or f16 / bf16: attn_kv_cache_init_type); positions 0 .. len-1 are
+ *   dense, of floats (or f16 / bf16 / q8_0: attn_kv_cache_init_type); positions 0 .. len-1 are
  *   filled. attn_kv_cache_init sets len = 0.
  * attn_kv_cache_append copies n new positions (k_new, v_new dense in `layout`:
  * [batch, kv_heads, n, dim] or [batch, n, kv_heads * dim]) after the filled ones:
@@ -507,10 +514,14 @@ ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, si
                                         size_t kv_heads, size_t capacity, size_t head_dim,
                                         size_t v_head_dim);
 /* The same for a cache stored as `type` (ATTN_F16 or ATTN_BF16: k and v hold uint16_t
- * elements, half the bytes; ATTN_F32 as attn_kv_cache_init; another value ATTN_ERR_ARG):
- * attn_kv_cache_append rounds the new float rows to it (to nearest even, inf past the
- * range, NaN kept a NaN) and attn_attention_init_kv sets kv_type, so attention reads the
- * 16-bit cache directly. */
+ * elements, half the bytes; ATTN_Q8_0: every row q8_0 blocks, about 0.27 of the f32 bytes
+ * (attn_dtype_bytes sizes the buffers), head_dim and v_head_dim multiples of 32, else
+ * ATTN_ERR_SIZE; ATTN_F32 as attn_kv_cache_init; another value ATTN_ERR_ARG):
+ * attn_kv_cache_append rounds the new float rows to it (16 bits: to nearest even, inf past
+ * the range, NaN kept a NaN; q8_0: attn_convert's quantization, each block of 32 of a row
+ * on its own scale, and a block holding NaN or inf, or whose scale would pass binary16's
+ * range (|x| > 65504 * 127), stored as NaN: scale NaN, q 0, all 32 values read as NaN) and
+ * attn_attention_init_kv sets kv_type, so attention reads the stored cache directly. */
 ATTN_API attn_status attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, void *k,
                                              void *v, size_t batch, size_t kv_heads,
                                              size_t capacity, size_t head_dim,

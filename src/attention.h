@@ -20,20 +20,28 @@
  * (attn_attention_task), and from run to run.
  */
 
-/* K and V are stored as attn_dtype t (ATTN_F32, ATTN_F16 or ATTN_BF16) and widened in
- * registers as they are loaded (attn__vload_dt): the arithmetic is that of f32 rows holding
- * the same values, so a 16-bit cache gives the bits of the f32 path run on its widened
- * values. The bodies below take t as a constant (each is inlined into one function per
- * type, the type switch outside the loops over keys). */
+/* K and V are stored as attn_dtype t (ATTN_F32, ATTN_F16, ATTN_BF16, or ATTN_Q8_0 blocks
+ * along each row) and widened in registers as they are loaded (attn__vload_dt, exact): the
+ * arithmetic is that of f32 rows holding the same values, so a 16-bit or int8 cache gives
+ * the bits of the f32 path run on its widened values. The bodies below take t as a constant
+ * (each is inlined into one function per type, the type switch outside the loops over keys). */
 
 /* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
  * (two chains): k's loads shared, each row's operations the same whatever nr is */
 static ATTN__FORCE_INLINE void attn__dot_body(attn_dtype t, const float *const *q, size_t nr,
                                               const void *k, size_t d, float *out)
 {
-    attn__v s0[4], s1[4];
-    size_t i = 0, r;
+    attn__v s0[4], s1[4], w[ATTN__QK / ATTN__VW];
+    size_t i = 0, r, v;
     for (r = 0; r < nr; r++) s0[r] = attn__vzero(), s1[r] = attn__vzero();
+    for (; t == ATTN_Q8_0 && i < d; i += ATTN__QK) { /* d whole blocks: the chains below */
+        attn__vload_q8_block(attn__dt_at(t, k, i), w);
+        for (v = 0; v < ATTN__QK / ATTN__VW; v += 2)
+            for (r = 0; r < nr; r++) {
+                s0[r] = attn__vfma(attn__vload(q[r] + i + v * ATTN__VW), w[v], s0[r]);
+                s1[r] = attn__vfma(attn__vload(q[r] + i + (v + 1) * ATTN__VW), w[v + 1], s1[r]);
+            }
+    }
     for (; i + 2 * ATTN__VW <= d; i += 2 * ATTN__VW) {
         const attn__v k0 = attn__vload_dt(t, k, i), k1 = attn__vload_dt(t, k, i + ATTN__VW);
         for (r = 0; r < nr; r++) {
@@ -90,6 +98,7 @@ static void attn__kdots(attn_dtype t, const float *const *q, size_t gr, const si
     switch (t) {
     case ATTN_F16: attn__kdots_body(ATTN_F16, q, gr, n, nmax, kt, ld, d, s, lds); break;
     case ATTN_BF16: attn__kdots_body(ATTN_BF16, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    case ATTN_Q8_0: attn__kdots_body(ATTN_Q8_0, q, gr, n, nmax, kt, ld, d, s, lds); break;
     default: attn__kdots_body(ATTN_F32, q, gr, n, nmax, kt, ld, d, s, lds); break;
     }
 }
@@ -99,9 +108,17 @@ static void attn__kdots(attn_dtype t, const float *const *q, size_t gr, const si
 static ATTN__FORCE_INLINE void attn__axpy_body(attn_dtype t, float *const *y, const float *a,
                                                size_t nr, const void *x, size_t n)
 {
-    attn__v va[4];
-    size_t i = 0, r;
+    attn__v va[4], w[ATTN__QK / ATTN__VW];
+    size_t i = 0, r, v;
     for (r = 0; r < nr; r++) va[r] = attn__vset1(a[r]);
+    for (; t == ATTN_Q8_0 && i < n; i += ATTN__QK) { /* n whole blocks */
+        attn__vload_q8_block(attn__dt_at(t, x, i), w);
+        for (v = 0; v < ATTN__QK / ATTN__VW; v++)
+            for (r = 0; r < nr; r++) {
+                float *yp = y[r] + i + v * ATTN__VW;
+                attn__vstore(yp, attn__vfma(va[r], w[v], attn__vload(yp)));
+            }
+    }
     for (; i + ATTN__VW <= n; i += ATTN__VW) {
         const attn__v xv = attn__vload_dt(t, x, i);
         for (r = 0; r < nr; r++)
@@ -149,6 +166,9 @@ static void attn__vaxpy(attn_dtype t, float *acc, size_t lda, const float *p, si
         break;
     case ATTN_BF16:
         attn__vaxpy_body(ATTN_BF16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
+        break;
+    case ATTN_Q8_0:
+        attn__vaxpy_body(ATTN_Q8_0, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
         break;
     default: attn__vaxpy_body(ATTN_F32, acc, lda, p, lds, gr, n, nmax, vt, ld, dv); break;
     }
@@ -433,6 +453,9 @@ static int attn__pack_kv(const attn__hd *hd, size_t k0, size_t tk, float *kp, fl
     case ATTN_BF16:
         attn__pack_kt_body(ATTN_BF16, k, hd->k_sl, tk, hd->d, kp, blk);
         return attn__pack_v_body(ATTN_BF16, v, hd->v_sl, tk, hd->dv, vp);
+    case ATTN_Q8_0:
+        attn__pack_kt_body(ATTN_Q8_0, k, hd->k_sl, tk, hd->d, kp, blk);
+        return attn__pack_v_body(ATTN_Q8_0, v, hd->v_sl, tk, hd->dv, vp);
     default:
         attn__mm_pack_t((const float *)k, hd->k_sl, tk, hd->d, ATTN__NR, 0, kp);
         return attn__pack_v_body(ATTN_F32, v, hd->v_sl, tk, hd->dv, vp);
@@ -760,12 +783,14 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
                                          size_t ws_size, int *empty)
 {
     attn_status st;
-    size_t b, i, j, ext[7], need, es;
+    size_t b, i, j, ext[7], need;
     const void *at[7];
+    const int q8 = p && p->kv_type == ATTN_Q8_0; /* rows in blocks: dims, strides whole ones */
     *empty = 0;
     if (!p) return ATTN_ERR_NULL;
-    if (!(es = attn_dtype_size(p->kv_type))) return ATTN_ERR_ARG;
-    if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads)
+    if (!attn_dtype_size(p->kv_type) && !q8) return ATTN_ERR_ARG;
+    if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads ||
+        (q8 && (p->head_dim % ATTN__QK || p->v_head_dim % ATTN__QK)))
         return ATTN_ERR_SIZE;
     if (!attn__finite(p->scale) || !attn__finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
     if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
@@ -780,6 +805,8 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     }
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
+    if (q8 && (p->k_sb | p->k_sh | p->k_sl | p->v_sb | p->v_sh | p->v_sl) % ATTN__QK)
+        return ATTN_ERR_LD;
     if (p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if ((st = attn__check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
                                  p->head_dim, 0)) ||
@@ -824,10 +851,14 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     at[2] = ws, ext[2] = need;
     at[3] = p->q, ext[3] = attn__tensor_bytes(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len,
                                               p->q_sl, p->head_dim, sizeof(float));
-    at[4] = p->k, ext[4] = attn__tensor_bytes(p->batch, p->k_sb, p->kv_heads, p->k_sh,
-                                              p->kv_len, p->k_sl, p->head_dim, es);
-    at[5] = p->v, ext[5] = attn__tensor_bytes(p->batch, p->v_sb, p->kv_heads, p->v_sh,
-                                              p->kv_len, p->v_sl, p->v_head_dim, es);
+    at[4] = p->k, ext[4] = attn_dtype_bytes(p->kv_type,
+                                            attn__tensor_bytes(p->batch, p->k_sb, p->kv_heads,
+                                                               p->k_sh, p->kv_len, p->k_sl,
+                                                               p->head_dim, 1));
+    at[5] = p->v, ext[5] = attn_dtype_bytes(p->kv_type,
+                                            attn__tensor_bytes(p->batch, p->v_sb, p->kv_heads,
+                                                               p->v_sh, p->kv_len, p->v_sl,
+                                                               p->v_head_dim, 1));
     at[6] = p->mask ? (const void *)p->mask : (const void *)p->bool_mask;
     ext[6] = p->mask ? attn__tensor_bytes(p->batch, p->mask_sb, p->heads, p->mask_sh, p->q_len,
                                           p->mask_sq, p->kv_len, sizeof(float))

@@ -114,9 +114,9 @@ static int attn__kv_hits(const attn_kv_cache *c, const void *p, size_t n)
 {
     size_t e;
     if (!c) return 0;
-    e = c->batch * c->kv_heads * c->capacity * attn_dtype_size(c->type);
-    return attn__bytes_overlap(p, n, c->k, e * c->head_dim) ||
-           attn__bytes_overlap(p, n, c->v, e * c->v_head_dim);
+    e = c->batch * c->kv_heads * c->capacity;
+    return attn__bytes_overlap(p, n, c->k, attn_dtype_bytes(c->type, e * c->head_dim)) ||
+           attn__bytes_overlap(p, n, c->v, attn_dtype_bytes(c->type, e * c->v_head_dim));
 }
 
 /* Whether a valid cache takes n more positions: a ring up to capacity a call, and with a
@@ -355,9 +355,10 @@ static int attn__kv_alias(const attn_kv_cache *c, const uint8_t *km, size_t keys
         attn__bytes_overlap(km, kb, y, ny) || attn__bytes_overlap(km, kb, ws, need))
         return 1;
     if (!c || !other) return 0;
-    e = other->batch * other->kv_heads * other->capacity * attn_dtype_size(other->type);
-    return c == other || attn__kv_hits(c, other->k, e * other->head_dim) ||
-           attn__kv_hits(c, other->v, e * other->v_head_dim);
+    e = other->batch * other->kv_heads * other->capacity;
+    return c == other ||
+           attn__kv_hits(c, other->k, attn_dtype_bytes(other->type, e * other->head_dim)) ||
+           attn__kv_hits(c, other->v, attn_dtype_bytes(other->type, e * other->v_head_dim));
 }
 
 ATTN_API attn_status attn_mha_ex(const attn_mha_weights *w, const float *xq, size_t ldxq,

@@ -63,6 +63,16 @@ static ATTN__FORCE_INLINE attn__v attn__vload_q(attn_dtype t, const unsigned cha
     return attn__vmul(d, attn__vload_u4(blk + 2 + off % 16, off >= 16));
 }
 
+/* The 32 values of the q8_0 block at blk, dequantized exactly (d * q, the bits
+ * attn__vload_q gives), as ATTN__QK / ATTN__VW vectors: the scale widened once a block */
+static ATTN__FORCE_INLINE void attn__vload_q8_block(const void *blk, attn__v *w)
+{
+    const attn__v d = attn__vset1_f16(attn__q_scale((const unsigned char *)blk));
+    size_t v;
+    attn__vload_q8_32((const int8_t *)blk + 2, w);
+    for (v = 0; v < ATTN__QK / ATTN__VW; v++) w[v] = attn__vmul(d, w[v]);
+}
+
 /* ATTN__VW elements of type t at element i of p, widened to floats (t: a constant after
  * inlining, so each conversion loop below is specialized) */
 /* (block types: p a block's address, i a multiple of ATTN__VW) */

@@ -6,10 +6,11 @@ ATTN_API attn_status attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, 
                                              size_t v_head_dim)
 {
     size_t ek = head_dim, ev = v_head_dim;
-    const size_t es = attn_dtype_size(type);
     if (!c || !k || !v) return ATTN_ERR_NULL;
-    if (!es) return ATTN_ERR_ARG;
-    if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim) return ATTN_ERR_SIZE;
+    if (!attn_dtype_size(type) && type != ATTN_Q8_0) return ATTN_ERR_ARG;
+    if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim ||
+        head_dim % attn_dtype_block(type) || v_head_dim % attn_dtype_block(type))
+        return ATTN_ERR_SIZE;
     if (head_dim > ATTN__MAX_ELEMS || v_head_dim > ATTN__MAX_ELEMS ||
         !attn__extent_add(&ek, capacity - 1, head_dim) ||
         !attn__extent_add(&ek, kv_heads - 1, capacity * head_dim) ||
@@ -18,7 +19,8 @@ ATTN_API attn_status attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, 
         !attn__extent_add(&ev, kv_heads - 1, capacity * v_head_dim) ||
         !attn__extent_add(&ev, batch - 1, kv_heads * capacity * v_head_dim))
         return ATTN_ERR_OVERFLOW;
-    if (attn__bytes_overlap(k, ek * es, v, ev * es)) return ATTN_ERR_ALIAS;
+    if (attn__bytes_overlap(k, attn_dtype_bytes(type, ek), v, attn_dtype_bytes(type, ev)))
+        return ATTN_ERR_ALIAS;
     c->k = k;
     c->v = v;
     c->batch = batch;
@@ -61,27 +63,48 @@ static int attn__kv_valid(const attn_kv_cache *c)
                                    c->head_dim, c->v_head_dim) == ATTN_OK;
 }
 
-/* n floats from src to dst of type t (f32: a copy; 16 bits: rounded to nearest even; the
- * arguments already checked) */
+/* n floats from src to dst of type t (f32: a copy; 16 bits: rounded to nearest even; q8_0:
+ * quantized, a block that does not quantize (NaN, inf, a scale past binary16) stored as NaN:
+ * scale NaN, q = 0; the arguments already checked) */
 static void attn__kv_put(attn_dtype t, void *dst, const float *src, size_t n)
 {
-    (void)attn_convert(t, dst, ATTN_F32, src, n);
+    size_t b;
+    if (t != ATTN_Q8_0) {
+        (void)attn_convert(t, dst, ATTN_F32, src, n);
+        return;
+    }
+    for (b = 0; b < n; b += ATTN__QK) {
+        unsigned char *blk = (unsigned char *)dst + b / ATTN__QK * attn__dt_block_bytes(t);
+        if (attn__q_block_ok(t, src + b)) {
+            attn__q_block(t, src + b, blk);
+        } else {
+            memset(blk, 0, attn__dt_block_bytes(t));
+            blk[0] = 0x00, blk[1] = 0x7E; /* binary16 quiet NaN, little-endian */
+        }
+    }
+}
+
+/* The address of element i (a multiple of the type's block) of a cache array */
+static void *attn__kv_at(attn_dtype t, void *p, size_t i)
+{
+    return (unsigned char *)p + attn_dtype_bytes(t, i);
 }
 
 ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const float *k_new,
                                           const float *v_new, attn_layout layout)
 {
-    size_t b, g, t, kd, vd, kb, vb, nk, nv, es, row0, run;
+    size_t b, g, t, kd, vd, kb, vb, nk, nv, row0, run;
+    attn_dtype ty;
     if (!c || (n && (!k_new || !v_new))) return ATTN_ERR_NULL;
     if (!attn__kv_valid(c)) return ATTN_ERR_ARG;
     if (layout != ATTN_LAYOUT_BHLD && layout != ATTN_LAYOUT_BLHD) return ATTN_ERR_ARG;
     if (n > c->capacity - (c->ring ? 0 : c->len)) return ATTN_ERR_CAPACITY;
     if (!n) return ATTN_OK;
-    kd = c->head_dim, vd = c->v_head_dim, es = attn_dtype_size(c->type);
+    kd = c->head_dim, vd = c->v_head_dim, ty = c->type;
     /* the new rows may not lie in the cache (sizes fit: the cache's extents do, and the new
      * rows are at most as many elements, of floats) */
-    kb = c->batch * c->kv_heads * c->capacity * kd * es;
-    vb = c->batch * c->kv_heads * c->capacity * vd * es;
+    kb = attn_dtype_bytes(ty, c->batch * c->kv_heads * c->capacity * kd);
+    vb = attn_dtype_bytes(ty, c->batch * c->kv_heads * c->capacity * vd);
     nk = c->batch * c->kv_heads * n * kd * sizeof(float);
     nv = c->batch * c->kv_heads * n * vd * sizeof(float);
     if (attn__bytes_overlap(k_new, nk, c->k, kb) || attn__bytes_overlap(k_new, nk, c->v, vb) ||
@@ -92,21 +115,21 @@ ATTN_API attn_status attn_kv_cache_append(attn_kv_cache *c, size_t n, const floa
     run = attn__min(n, c->capacity - row0);
     for (b = 0; b < c->batch; b++)
         for (g = 0; g < c->kv_heads; g++) {
-            char *kc = (char *)c->k + (b * c->kv_heads + g) * c->capacity * kd * es;
-            char *vc = (char *)c->v + (b * c->kv_heads + g) * c->capacity * vd * es;
+            void *kc = attn__kv_at(ty, c->k, (b * c->kv_heads + g) * c->capacity * kd);
+            void *vc = attn__kv_at(ty, c->v, (b * c->kv_heads + g) * c->capacity * vd);
             if (layout == ATTN_LAYOUT_BHLD) {
                 const float *ks = k_new + (b * c->kv_heads + g) * n * kd;
                 const float *vs = v_new + (b * c->kv_heads + g) * n * vd;
-                attn__kv_put(c->type, kc + row0 * kd * es, ks, run * kd);
-                attn__kv_put(c->type, vc + row0 * vd * es, vs, run * vd);
-                attn__kv_put(c->type, kc, ks + run * kd, (n - run) * kd);
-                attn__kv_put(c->type, vc, vs + run * vd, (n - run) * vd);
+                attn__kv_put(ty, attn__kv_at(ty, kc, row0 * kd), ks, run * kd);
+                attn__kv_put(ty, attn__kv_at(ty, vc, row0 * vd), vs, run * vd);
+                attn__kv_put(ty, kc, ks + run * kd, (n - run) * kd);
+                attn__kv_put(ty, vc, vs + run * vd, (n - run) * vd);
             } else {
                 for (t = 0; t < n; t++) {
                     const size_t row = t < run ? row0 + t : t - run;
-                    attn__kv_put(c->type, kc + row * kd * es,
+                    attn__kv_put(ty, attn__kv_at(ty, kc, row * kd),
                                  k_new + ((b * n + t) * c->kv_heads + g) * kd, kd);
-                    attn__kv_put(c->type, vc + row * vd * es,
+                    attn__kv_put(ty, attn__kv_at(ty, vc, row * vd),
                                  v_new + ((b * n + t) * c->kv_heads + g) * vd, vd);
                 }
             }

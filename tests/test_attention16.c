@@ -1,10 +1,11 @@
-/* test_attention16: attn_attention with K and V stored in f16 and bf16 (kv_type), and the
- * KV cache in 16 bits (attn_kv_cache_init_type, append, attn_attention_init_kv).
+/* test_attention16: attn_attention with K and V stored in f16, bf16 and q8_0 (kv_type), and
+ * the KV cache in those types (attn_kv_cache_init_type, append, attn_attention_init_kv).
  *
  * Each case draws float K and V, rounds them to the 16-bit type with attn_convert (the
- * padding between rows holds NaN, rounded to a 16-bit NaN) and widens them back into float
- * tensors of the same layout. Then:
- *  - the 16-bit call must give O bit for bit equal to the f32 call on the widened values
+ * padding between rows holds NaN, rounded to a 16-bit NaN) or quantizes them to q8_0 blocks
+ * (a block holding NaN or inf stored as a NaN block, as the cache does) and widens them back
+ * into float tensors of the same layout. Then:
+ *  - the stored call must give O bit for bit equal to the f32 call on the widened values
  *    (the kernel widens each element exactly and then does the f32 path's arithmetic; two
  *    NaNs count as equal: their sign and payload are the compiler's choice), with O's
  *    padding and guards untouched, and the scores output likewise;
@@ -15,7 +16,10 @@
  *    test_attention.c for why), a row that sees no key exactly 0;
  *  - the call as work items in reverse order must give the same bits.
  * The error against the reference on the values before rounding is printed (not tested: it
- * is the rounding of K and V, about 2^-11 (f16) or 2^-8 (bf16) relative per element).
+ * is the rounding of K and V, about 2^-11 (f16) or 2^-8 (bf16) relative per element, q8_0
+ * up to half a step of max|block| / 127).
+ * q8_0 cases: head dims in {32, 64, 96, 128, 160, 256}, every stride and padding a multiple
+ * of 32 elements, the stored K and V at odd byte addresses in half of the cases.
  *
  * Sweeps as test_attention's: q_len x kv_len over {1,2,3,7,8,9,15,16,17,31,33,64,65,70}
  * (both types), head_dim x v_head_dim over {1,3,8,64,80,128} and 256 (every tail of
@@ -37,8 +41,25 @@
 #define GUARD 24 /* elements of guard before and after every tensor */
 
 static const float O_GUARD = -31337.5f;
-static double max_rel_err[3], max_tol_ratio[3], max_raw_err[3]; /* per kv type */
-static long n_calls[3];
+static double max_rel_err[4], max_tol_ratio[4], max_raw_err[4]; /* per kv type */
+static long n_calls[4];
+
+static const char *ty_name(attn_dtype t)
+{
+    return t == ATTN_F16 ? "f16" : t == ATTN_BF16 ? "bf16" : "q8_0";
+}
+
+/* n floats (a multiple of 32) to q8_0 blocks as the KV cache stores them: attn_convert's
+ * bits, a block it refuses (NaN, inf, scale overflow) a NaN block (scale NaN, q 0) */
+static void q8_store(unsigned char *dst, const float *src, size_t n)
+{
+    size_t b;
+    for (b = 0; b < n; b += 32, dst += 34)
+        if (attn_convert(ATTN_Q8_0, dst, ATTN_F32, src + b, 32) != ATTN_OK) {
+            memset(dst, 0, 34);
+            dst[1] = 0x7E;
+        }
+}
 
 static void *xmalloc(size_t n)
 {
@@ -57,33 +78,36 @@ static int same_or_nan(float a, float b)
 
 /* Layouts of a [B][H][L][D] tensor: dense BHLD, dense BLHD, padded BHLD, padded BLHD,
  * padded sequence-first */
-static void lay_strides(int lay, size_t B, size_t H, size_t L, size_t D, size_t *sb, size_t *sh,
-                        size_t *sl)
-{
+static void lay_strides(int lay, size_t B, size_t H, size_t L, size_t D, size_t u, size_t *sb,
+                        size_t *sh, size_t *sl)
+{ /* paddings in units of u elements (32 for q8_0: strides in whole blocks) */
     switch (lay) {
     case 0: *sl = D; *sh = L * D; *sb = H * L * D; break;
     case 1: *sh = D; *sl = H * D; *sb = L * H * D; break;
-    case 2: *sl = D + 1; *sh = L * (D + 1) + 2; *sb = H * *sh + 7; break;
-    case 3: *sh = D + 2; *sl = H * (D + 2) + 3; *sb = L * *sl + 5; break;
-    default: *sh = D + 1; *sb = H * (D + 1) + 1; *sl = B * *sb + 3; break;
+    case 2: *sl = D + u; *sh = L * (D + u) + 2 * u; *sb = H * *sh + 7 * u; break;
+    case 3: *sh = D + 2 * u; *sl = H * (D + 2 * u) + 3 * u; *sb = L * *sl + 5 * u; break;
+    default: *sh = D + u; *sb = H * (D + u) + u; *sl = B * *sb + 3 * u; break;
     }
 }
 
 typedef struct tens {
     float *buf, *p;  /* floats (the widened values) */
-    uint16_t *h16, *p16; /* the 16-bit storage (K and V), the same element layout */
+    unsigned char *h16;  /* the stored K or V (16 bits or q8_0), the same element layout */
+    void *p16;
     size_t total, B, H, L, D, sb, sh, sl;
 } tens;
 
+/* q8: every size a multiple of 32 elements (off then offsets the stored bytes instead) */
 static void tens_alloc(tens *t, int lay, size_t B, size_t H, size_t L, size_t D, int off,
-                       float fill)
+                       float fill, int q8)
 {
+    const size_t g = q8 ? 32 : GUARD, o = q8 ? 0 : (size_t)off;
     size_t i;
     t->B = B, t->H = H, t->L = L, t->D = D;
-    lay_strides(lay, B, H, L, D, &t->sb, &t->sh, &t->sl);
-    t->total = (B - 1) * t->sb + (H - 1) * t->sh + (L - 1) * t->sl + D + (size_t)off + 2 * GUARD;
+    lay_strides(lay, B, H, L, D, q8 ? 32 : 1, &t->sb, &t->sh, &t->sl);
+    t->total = (B - 1) * t->sb + (H - 1) * t->sh + (L - 1) * t->sl + D + o + 2 * g;
     t->buf = (float *)xmalloc(t->total * sizeof(float));
-    t->p = t->buf + GUARD + off;
+    t->p = t->buf + g + o;
     t->h16 = t->p16 = NULL;
     for (i = 0; i < t->total; i++) t->buf[i] = fill;
 }
@@ -102,13 +126,18 @@ static void tens_fill(tens *t, float lo, float hi)
                 for (c = 0; c < t->D; c++) tens_at(t, b, h, l)[c] = check_uniform(lo, hi);
 }
 
-/* The whole buffer (padding included) to 16 bits of type ty and back into buf */
-static void tens_round(tens *t, attn_dtype ty)
+/* The whole buffer (padding included) to type ty (q8_0: at byte offset off) and back into
+ * buf */
+static void tens_round(tens *t, attn_dtype ty, int off)
 {
-    t->h16 = (uint16_t *)xmalloc(t->total * sizeof(uint16_t));
-    t->p16 = t->h16 + (t->p - t->buf);
-    if (attn_convert(ty, t->h16, ATTN_F32, t->buf, t->total) != ATTN_OK ||
-        attn_convert(ATTN_F32, t->buf, ty, t->h16, t->total) != ATTN_OK) {
+    const size_t o = ty == ATTN_Q8_0 && off ? 1 : 0;
+    unsigned char *h;
+    t->h16 = (unsigned char *)xmalloc(attn_dtype_bytes(ty, t->total) + o);
+    h = t->h16 + o;
+    t->p16 = h + attn_dtype_bytes(ty, (size_t)(t->p - t->buf));
+    if (ty == ATTN_Q8_0) q8_store(h, t->buf, t->total);
+    else if (attn_convert(ty, h, ATTN_F32, t->buf, t->total) != ATTN_OK) t->total = 0;
+    if (!t->total || attn_convert(ATTN_F32, t->buf, ty, h, t->total) != ATTN_OK) {
         fprintf(stderr, "attn_convert failed\n");
         exit(2);
     }
@@ -179,7 +208,7 @@ static void run16(const char *group, const case16 *t)
                                    {0, 1, 2, 3}};
     const size_t B = t->B, H = t->H, KVH = t->KVH, Lq = t->Lq, Lk = t->Lk, d = t->d, dv = t->dv;
     const size_t G = H / KVH, nrows = B * H * Lq, tyi = (size_t)t->ty;
-    const int off = t->off ? 1 : 0;
+    const int off = t->off ? 1 : 0, q8 = t->ty == ATTN_Q8_0;
     int lq, lk, lv, lo;
     tens Q, K, V, O, O16;
     attn_attention_params p, p16, praw;
@@ -196,7 +225,7 @@ static void run16(const char *group, const case16 *t)
              "[%s %s] B=%zu H=%zu KVH=%zu Lq=%zu Lk=%zu d=%zu dv=%zu lay=%d off=%d scale=%g "
              "softcap=%g causal=%d(%td) fmask=%d bmask=%d klen=%d kill=%d poison=%d nanq=%d "
              "scores=%d",
-             group, t->ty == ATTN_F16 ? "f16" : "bf16", B, H, KVH, Lq, Lk, d, dv, t->lay, off,
+             group, ty_name(t->ty), B, H, KVH, Lq, Lk, d, dv, t->lay, off,
              (double)t->scale, (double)t->softcap, (int)t->causal, t->coff, t->fmask, t->bmask,
              t->klen, t->kill, t->poison, t->nan_q, t->scores);
     if (t->lay < 5) lq = lk = lv = lo = t->lay;
@@ -204,11 +233,11 @@ static void run16(const char *group, const case16 *t)
         const int *l = lays[(Lq + Lk) % 5];
         lq = l[0], lk = l[1], lv = l[2], lo = l[3];
     }
-    tens_alloc(&Q, lq, B, H, Lq, d, off, NAN);
-    tens_alloc(&K, lk, B, KVH, Lk, d, off, NAN);
-    tens_alloc(&V, lv, B, KVH, Lk, dv, off, NAN);
-    tens_alloc(&O, lo, B, H, Lq, dv, off, O_GUARD);
-    tens_alloc(&O16, lo, B, H, Lq, dv, off, O_GUARD);
+    tens_alloc(&Q, lq, B, H, Lq, d, off, NAN, q8);
+    tens_alloc(&K, lk, B, KVH, Lk, d, off, NAN, q8);
+    tens_alloc(&V, lv, B, KVH, Lk, dv, off, NAN, q8);
+    tens_alloc(&O, lo, B, H, Lq, dv, off, O_GUARD, q8);
+    tens_alloc(&O16, lo, B, H, Lq, dv, off, O_GUARD, q8);
     tens_fill(&Q, -t->qk, t->qk);
     tens_fill(&K, -t->qk, t->qk);
     tens_fill(&V, -1.0f, 1.0f);
@@ -286,8 +315,8 @@ static void run16(const char *group, const case16 *t)
     rdsc = (double *)xmalloc(nrows * sizeof(double));
     rnvis = (size_t *)xmalloc(nrows * sizeof(size_t));
     ref_attention(&praw, rref, rvmax, rdsc, rnvis);
-    tens_round(&K, t->ty);
-    tens_round(&V, t->ty);
+    tens_round(&K, t->ty, off);
+    tens_round(&V, t->ty, off);
     ref = (double *)xmalloc(nrows * dv * sizeof(double));
     vmax = (double *)xmalloc(nrows * dv * sizeof(double));
     dsc = (double *)xmalloc(nrows * sizeof(double));
@@ -343,9 +372,11 @@ static void run16(const char *group, const case16 *t)
                     if (isnan(want) || vm <= 0) continue;
                     if (err / vm > max_rel_err[tyi]) max_rel_err[tyi] = err / vm;
                     if (tol > 0 && err / tol > max_tol_ratio[tyi]) max_tol_ratio[tyi] = err / tol;
-                    if (t->qk == 1.0f && rvmax[row * dv + c] > 0 && /* inputs in [-1, 1) */
-                        raw / rvmax[row * dv + c] > max_raw_err[tyi])
-                        max_raw_err[tyi] = raw / rvmax[row * dv + c];
+                    /* inputs in [-1, 1); q8_0's step is max|block| / 127: relative to 1 */
+                    if (t->qk == 1.0f && rvmax[row * dv + c] > 0) {
+                        const double r = raw / (q8 ? 1.0 : rvmax[row * dv + c]);
+                        if (r > max_raw_err[tyi]) max_raw_err[tyi] = r;
+                    }
                 }
             }
     { /* work items in reverse order: the same bits */
@@ -373,6 +404,7 @@ done:
 static const size_t LSET[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 65, 70};
 static const size_t HCFG[][2] = {{1, 1}, {2, 2}, {2, 1}, {3, 1}, {4, 4}, {4, 2}, {4, 1}, {8, 1}};
 static const size_t DSET[] = {1, 3, 8, 64, 80, 128, 256};
+static const size_t D8SET[] = {32, 64, 96, 128, 160, 256}; /* q8_0: whole blocks */
 
 /* the knobs test_attention cycles through, from an index */
 static void knobs(case16 *t, long idx)
@@ -410,6 +442,12 @@ static void test_lengths(void)
                            LSET[qi], LSET[ki], DSET[idx % 7], DSET[(idx / 6 + idx) % 4]);
             knobs(&t, idx);
             run16("lengths", &t);
+            if (idx % 2 == 0) { /* q8_0 on every other pair of lengths */
+                t = c16(ATTN_Q8_0, 2, HCFG[idx / 2 % 8][0], HCFG[idx / 2 % 8][1], LSET[qi],
+                        LSET[ki], D8SET[idx / 2 % 6], D8SET[(idx / 12 + idx) % 4]);
+                knobs(&t, idx / 2);
+                run16("lengths", &t);
+            }
         }
 }
 
@@ -429,6 +467,14 @@ static void test_dims(void)
                 knobs(&t, idx * 3 + ty);
                 run16("dims", &t);
             }
+        }
+    idx = 0;
+    for (di = 0; di < 6; di++)
+        for (vi = 0; vi < 6; vi++, idx++) {
+            case16 t = c16(ATTN_Q8_0, 1 + (size_t)(idx % 2), HCFG[idx % 8][0], HCFG[idx % 8][1],
+                           Ls[idx % 6][0], Ls[idx % 6][1], D8SET[di], D8SET[vi]);
+            knobs(&t, idx * 3 + 2);
+            run16("dims", &t);
         }
 }
 
@@ -455,6 +501,8 @@ static void test_tiles(void)
             if (idx % 6 == 1) t.softcap = 30.0f;
             if (idx % 7 == 4) t.causal = ATTN_CAUSAL_OFFSET, t.coff = -5;
             run16("tiles", &t);
+            t.ty = ATTN_Q8_0, t.dv = k == 3 ? 96 : 128; /* the same case, q8_0 */
+            run16("tiles", &t);
         }
 }
 
@@ -462,12 +510,13 @@ static void test_tiles(void)
 static void test_values(void)
 {
     int ty;
-    for (ty = ATTN_F16; ty <= ATTN_BF16; ty++) {
-        case16 t = c16((attn_dtype)ty, 1, 2, 1, 5, 40, 16, 8);
+    for (ty = ATTN_F16; ty <= ATTN_Q8_0; ty++) {
+        const size_t d = ty == ATTN_Q8_0 ? 32 : 16, dv = ty == ATTN_Q8_0 ? 32 : 8;
+        case16 t = c16((attn_dtype)ty, 1, 2, 1, 5, 40, d, dv);
         t.qk = 60000.0f;
         t.scale = 1e-8f;
         run16("values", &t);
-        t = c16((attn_dtype)ty, 1, 2, 1, 14, 40, 16, 8);
+        t = c16((attn_dtype)ty, 1, 2, 1, 14, 40, d, dv);
         t.qk = 25.0f;
         t.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
         run16("values", &t);
@@ -529,49 +578,100 @@ static void test_errors(void)
     p.k = buf, p.k_sl = 7;
     expect16("K rows overlapping", &p, ws, wsz, ATTN_ERR_LD);
     free(buf), free(q), free(ws);
+    { /* q8_0: K and V [1, 1, 7, 32] (7 blocks of 34 bytes each), O right after V */
+        unsigned char *qb = (unsigned char *)xmalloc(4096);
+        float *q8 = (float *)xmalloc(8 * 32 * sizeof(float));
+        for (i = 0; i < 14; i++) { /* scale 1.0, every q 1 */
+            memset(qb + 34 * i, 1, 34);
+            qb[34 * i] = 0x00, qb[34 * i + 1] = 0x3C;
+        }
+        for (i = 0; i < 8 * 32; i++) q8[i] = check_uniform(-1.0f, 1.0f);
+        o = (float *)(void *)(qb + 476);
+        for (i = 0; i < 24; i++) o[i] = O_GUARD;
+        p = attn_attention_init(1, 1, 1, 8, 7, 32, 32, q8, NULL, NULL, o, ATTN_LAYOUT_BHLD);
+        p.k = qb, p.v = qb + 238, p.kv_type = ATTN_Q8_0;
+        wsz = attn_attention_workspace_size(&p);
+        ws = (unsigned char *)xmalloc(wsz);
+        expect16("q8_0: O just past V", &p, ws, wsz, ATTN_OK);
+        for (i = 0; i < 8 * 32; i++)
+            check(fabsf(o[i] - 1.0f) < 1e-6f, "q8_0 all-ones V: O[%zu] = %g", i, (double)o[i]);
+        p.o = (float *)(void *)(qb + 472);
+        expect16("q8_0: O on V's last bytes", &p, ws, wsz, ATTN_ERR_ALIAS);
+        p.o = o, p.kv_type = ATTN_Q4_0;
+        expect16("q4_0 K and V", &p, ws, wsz, ATTN_ERR_ARG);
+        p.kv_type = ATTN_Q8_0, p.head_dim = 16, p.k_sl = 16;
+        expect16("q8_0: head_dim 16", &p, ws, wsz, ATTN_ERR_SIZE);
+        p.head_dim = 32, p.k_sl = 32, p.v_head_dim = 48;
+        expect16("q8_0: v_head_dim 48", &p, ws, wsz, ATTN_ERR_SIZE);
+        p.v_head_dim = 32, p.k_sl = 48;
+        expect16("q8_0: K row stride 48", &p, ws, wsz, ATTN_ERR_LD);
+        p.k_sl = 32, p.v_sh = 7 * 32 + 1;
+        expect16("q8_0: V head stride off the blocks", &p, ws, wsz, ATTN_ERR_LD);
+        p.v_sh = 7 * 32;
+        expect16("q8_0: back to valid", &p, ws, wsz, ATTN_OK);
+        free(qb), free(q8), free(ws);
+    }
 }
 
-/* The KV cache in 16 bits */
+/* The stored row of n floats as the cache keeps it (q8_0: q8_store) */
+static void row_store(attn_dtype t, unsigned char *dst, const float *src, size_t n)
+{
+    if (t == ATTN_Q8_0) q8_store(dst, src, n);
+    else attn_convert(t, dst, ATTN_F32, src, n);
+}
+
+/* The KV cache in 16 bits and q8_0 */
 static void test_kv_cache(void)
 {
-    const size_t B = 2, KVH = 2, H = 4, cap = 40, d = 24, dv = 20;
+    const size_t B = 2, KVH = 2, H = 4, cap = 40;
     int ty;
-    for (ty = ATTN_F16; ty <= ATTN_BF16; ty++) {
+    for (ty = ATTN_F16; ty <= ATTN_Q8_0; ty++) {
         const attn_dtype T = (attn_dtype)ty;
-        uint16_t *kc = (uint16_t *)xmalloc(B * KVH * cap * d * 2);
-        uint16_t *vc = (uint16_t *)xmalloc(B * KVH * cap * dv * 2);
+        const size_t d = T == ATTN_Q8_0 ? 64 : 24, dv = T == ATTN_Q8_0 ? 32 : 20;
+        const size_t kbytes = attn_dtype_bytes(T, B * KVH * cap * d);
+        const size_t vbytes = attn_dtype_bytes(T, B * KVH * cap * dv);
+        unsigned char *kc = (unsigned char *)xmalloc(kbytes);
+        unsigned char *vc = (unsigned char *)xmalloc(vbytes);
         float *kn = (float *)xmalloc(B * KVH * cap * d * sizeof(float));
         float *vn = (float *)xmalloc(B * KVH * cap * dv * sizeof(float));
         float *q = (float *)xmalloc(B * H * 3 * d * sizeof(float));
         float *o1 = (float *)xmalloc(B * H * 3 * dv * sizeof(float));
         float *o2 = (float *)xmalloc(B * H * 3 * dv * sizeof(float));
-        uint16_t *row = (uint16_t *)xmalloc(d * 2);
+        unsigned char *row = (unsigned char *)xmalloc(d * 2);
         attn_kv_cache c;
         attn_attention_params p, pm;
         size_t step, len = 0, i, b, g, l, wsz;
         unsigned char *ws;
         int lay = 0, ok = 1;
         attn_status st;
-        const char *tn = T == ATTN_F16 ? "f16" : "bf16";
+        const char *tn = ty_name(T);
 
-        memset(kc, 0xEE, B * KVH * cap * d * 2);
-        memset(vc, 0xEE, B * KVH * cap * dv * 2);
+        memset(kc, 0xEE, kbytes);
+        memset(vc, 0xEE, vbytes);
         check(attn_kv_cache_init_type(&c, (attn_dtype)7, kc, vc, B, KVH, cap, d, dv) ==
                   ATTN_ERR_ARG, "kv cache: type 3 accepted");
         check(attn_kv_cache_init_type(&c, T, kc, vc, B, KVH, cap, d, dv) == ATTN_OK &&
                   c.type == T && c.len == 0, "%s kv cache: init", tn);
-        /* the same bytes as f32 would overlap: V right after the 16-bit K */
+        /* the same bytes as f32 would overlap: V right after the stored K */
         {
             attn_kv_cache c2;
-            check(attn_kv_cache_init_type(&c2, T, kc, kc + B * KVH * cap * d, 1, 1, 2, 2, 2) ==
-                      ATTN_OK, "%s kv cache: V right after K refused", tn);
-            check(attn_kv_cache_init_type(&c2, T, kc, kc + 3, 1, 1, 2, 2, 2) == ATTN_ERR_ALIAS,
+            const size_t e = T == ATTN_Q8_0 ? 32 : 2; /* the smallest head_dim of the type */
+            check(attn_kv_cache_init_type(&c2, T, kc, kc + attn_dtype_bytes(T, 2 * e), 1, 1, 2,
+                                          e, e) == ATTN_OK, "%s kv cache: V right after K refused",
+                  tn);
+            check(attn_kv_cache_init_type(&c2, T, kc, kc + 3, 1, 1, 2, e, e) == ATTN_ERR_ALIAS,
                   "%s kv cache: overlapping K and V accepted", tn);
+            check(attn_kv_cache_init_type(&c2, T, kc, vc, 1, 1, 2, e + (T == ATTN_Q8_0 ? 16 : 0),
+                                          e) == (T == ATTN_Q8_0 ? ATTN_ERR_SIZE : ATTN_OK),
+                  "%s kv cache: head_dim 48", tn);
+            check(attn_kv_cache_init_type(&c2, ATTN_Q4_0, kc, vc, 1, 1, 2, 32, 32) == ATTN_ERR_ARG,
+                  "kv cache: q4_0 accepted");
         }
         for (step = 1; len + step <= cap; len += step, step = step % 5 + 1, lay ^= 1) {
             for (i = 0; i < B * KVH * step * d; i++) kn[i] = check_uniform(-70000.0f, 70000.0f);
             for (i = 0; i < B * KVH * step * dv; i++) vn[i] = check_uniform(-2.0f, 2.0f);
             kn[0] = NAN;
+            if (step == 3) vn[dv] = 1e7f; /* q8_0: a scale past binary16: a NaN block */
             st = attn_kv_cache_append(&c, step, kn, vn, lay ? ATTN_LAYOUT_BLHD : ATTN_LAYOUT_BHLD);
             if (!check(st == ATTN_OK && c.len == len + step, "%s kv cache: append %zu: %s", tn,
                        step, attn_status_string(st)))
@@ -584,27 +684,30 @@ static void test_kv_cache(void)
                         const size_t srv = lay ? ((b * step + l) * KVH + g) * dv
                                                : ((b * KVH + g) * step + l) * dv;
                         const size_t dst = (b * KVH + g) * cap + len + l;
-                        attn_convert(T, row, ATTN_F32, kn + src, d);
-                        ok &= memcmp(row, kc + dst * d, d * 2) == 0;
-                        attn_convert(T, row, ATTN_F32, vn + srv, dv);
-                        ok &= memcmp(row, vc + dst * dv, dv * 2) == 0;
+                        row_store(T, row, kn + src, d);
+                        ok &= memcmp(row, kc + attn_dtype_bytes(T, dst * d),
+                                     attn_dtype_bytes(T, d)) == 0;
+                        row_store(T, row, vn + srv, dv);
+                        ok &= memcmp(row, vc + attn_dtype_bytes(T, dst * dv),
+                                     attn_dtype_bytes(T, dv)) == 0;
                     }
         }
         check(ok, "%s kv cache: appended rows differ from attn_convert's", tn);
         ok = 1;
         for (b = 0; b < B * KVH; b++) /* past len: untouched */
-            for (i = c.len * d; i < cap * d; i++) ok &= kc[b * cap * d + i] == 0xEEEE;
+            for (i = attn_dtype_bytes(T, c.len * d); i < attn_dtype_bytes(T, cap * d); i++)
+                ok &= kc[attn_dtype_bytes(T, b * cap * d) + i] == 0xEE;
         check(ok, "%s kv cache: bytes past len written", tn);
         check(attn_kv_cache_append(&c, cap, kn, vn, ATTN_LAYOUT_BHLD) == ATTN_ERR_CAPACITY,
               "%s kv cache: capacity", tn);
         check(attn_kv_cache_append(&c, 0, NULL, NULL, ATTN_LAYOUT_BHLD) == ATTN_OK && c.len == len,
               "%s kv cache: n = 0", tn);
         c.len = 30;
-        /* new rows inside the cache (16-bit byte sizes): the last bytes of K's buffer */
-        check(attn_kv_cache_append(&c, 1, (const float *)(void *)(kc + B * KVH * cap * d - 2), vn,
+        /* new rows inside the cache (stored byte sizes): the last bytes of K's buffer */
+        check(attn_kv_cache_append(&c, 1, (const float *)(void *)(kc + (kbytes - 8) / 4 * 4), vn,
                                    ATTN_LAYOUT_BHLD) == ATTN_ERR_ALIAS,
               "%s kv cache: k_new in the cache accepted", tn);
-        check(attn_kv_cache_append(&c, 1, kn, (const float *)(void *)(vc + 2), ATTN_LAYOUT_BHLD) ==
+        check(attn_kv_cache_append(&c, 1, kn, (const float *)(void *)(vc + 4), ATTN_LAYOUT_BHLD) ==
                   ATTN_ERR_ALIAS, "%s kv cache: v_new in the cache accepted", tn);
         check(c.len == 30, "%s kv cache: len moved by a refused append", tn);
         /* attention through the cache: the same as the params by hand */
@@ -648,11 +751,12 @@ int main(void)
     test_dims();
     test_tiles();
     test_values();
-    for (ty = ATTN_F16; ty <= ATTN_BF16; ty++)
+    for (ty = ATTN_F16; ty <= ATTN_Q8_0; ty++)
         printf("attention16 %s: %ld calls equal to the f32 path on the rounded K and V; max "
                "error %.3g of max|V| against the reference on the rounded values (%.3f of "
-               "the f32 tolerance), %.3g against the reference before rounding\n",
-               ty == ATTN_F16 ? "f16" : "bf16", n_calls[ty], max_rel_err[ty],
+               "the f32 tolerance), %.3g against the reference before rounding (q8_0: of 1, the "
+               "inputs' range)\n",
+               ty_name((attn_dtype)ty), n_calls[ty], max_rel_err[ty],
                max_tol_ratio[ty], max_raw_err[ty]);
     return check_end("attention16");
 }
