@@ -1189,33 +1189,33 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_t8x8(__m256 *r)
     r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
+/* Columns c..c+7 of the 16 rows at src (rows i >= `rows` zero, never read) transposed into
+ * dst rows c..c+7 (16 floats each), stored in row order */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_t16x8(const float *src, size_t lds, size_t rows, size_t c,
+                                           float *dst, size_t ldd)
+{
+    __m256 a[8], b[8]; /* rows 0-7 and 8-15: 16 registers, no stack array */
+    size_t i;
+    for (i = 0; i < 8; i++) {
+        a[i] = i < rows ? _mm256_loadu_ps(src + i * lds + c) : _mm256_setzero_ps();
+        b[i] = i + 8 < rows ? _mm256_loadu_ps(src + (i + 8) * lds + c) : _mm256_setzero_ps();
+    }
+    attn__scalar_t8x8(a);
+    attn__scalar_t8x8(b);
+    for (i = 0; i < 8; i++) {
+        _mm256_storeu_ps(dst + (c + i) * ldd, a[i]);
+        _mm256_storeu_ps(dst + (c + i) * ldd + 8, b[i]);
+    }
+}
 /* Transposes a 16 x 16 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
- * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As four
- * 8 x 8 transposes of ymm halves. */
+ * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As two
+ * halves of 8 columns, each two 8 x 8 transposes of ymm rows. */
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vtranspose_copy(const float *src, size_t lds,
                                                      size_t rows, float *dst, size_t ldd)
 {
-    __m256 lo[2][8], hi[2][8]; /* [rows 0-7 / 8-15][row]: columns 0-7 and 8-15 */
-    size_t i, h;
-    for (h = 0; h < 2; h++)
-        for (i = 0; i < 8; i++) {
-            const size_t r = h * 8 + i;
-            lo[h][i] = r < rows ? _mm256_loadu_ps(src + r * lds) : _mm256_setzero_ps();
-            hi[h][i] = r < rows ? _mm256_loadu_ps(src + r * lds + 8) : _mm256_setzero_ps();
-        }
-    attn__scalar_t8x8(lo[0]);
-    attn__scalar_t8x8(lo[1]);
-    attn__scalar_t8x8(hi[0]);
-    attn__scalar_t8x8(hi[1]);
-    for (i = 0; i < 8; i++) { /* dst row i: columns i of rows 0-7, then of rows 8-15 */
-        _mm256_storeu_ps(dst + i * ldd, lo[0][i]);
-        _mm256_storeu_ps(dst + i * ldd + 8, lo[1][i]);
-    }
-    for (i = 0; i < 8; i++) {
-        _mm256_storeu_ps(dst + (i + 8) * ldd, hi[0][i]);
-        _mm256_storeu_ps(dst + (i + 8) * ldd + 8, hi[1][i]);
-    }
+    attn__scalar_t16x8(src, lds, rows, 0, dst, ldd);
+    attn__scalar_t16x8(src, lds, rows, 8, dst, ldd);
 }
 #endif
 /* end of simd/avx512.h */
@@ -4138,19 +4138,23 @@ static ATTN__SCALAR_FORCE_INLINE attn__scalar_v attn__scalar_mm_vload_n(attn_dty
 /* min(rows, ATTN__SCALAR_VW) rows of ATTN__SCALAR_VW elements from element p of the rows at src (stride
  * ld elements) transposed: dst[q * ldd + i] = row i's element p + q; missing rows give
  * zeros */
-static void attn__scalar_mm_tcopy(attn_dtype t, const void *src, size_t p, size_t ld, size_t rows,
-                           float *dst, size_t ldd)
+static ATTN__SCALAR_NOINLINE void attn__scalar_mm_tcopy_dt(attn_dtype t, const void *src, size_t p,
+                                             size_t ld, size_t rows, float *dst, size_t ldd)
 {
-    float tmp[ATTN__SCALAR_VW * ATTN__SCALAR_VW];
+    float tmp[ATTN__SCALAR_VW * ATTN__SCALAR_VW]; /* in this function alone: f32 callers' frames lack it */
     size_t i;
-    if (t == ATTN_F32) {
-        attn__scalar_vtranspose_copy((const float *)src + p, ld, rows, dst, ldd);
-        return;
-    }
     for (i = 0; i < ATTN__SCALAR_VW; i++) /* rows past `rows` zero, so all of tmp is written */
         attn__scalar_vstore(tmp + i * ATTN__SCALAR_VW,
                      i < rows ? attn__scalar_vload_dt(t, src, i * ld + p) : attn__scalar_vzero());
     attn__scalar_vtranspose_copy(tmp, ATTN__SCALAR_VW, ATTN__SCALAR_VW, dst, ldd);
+}
+static void attn__scalar_mm_tcopy(attn_dtype t, const void *src, size_t p, size_t ld, size_t rows,
+                           float *dst, size_t ldd)
+{
+    if (t == ATTN_F32)
+        attn__scalar_vtranspose_copy((const float *)src + p, ld, rows, dst, ldd);
+    else
+        attn__scalar_mm_tcopy_dt(t, src, p, ld, rows, dst, ldd);
 }
 
 /* The chunk depth for a given k: k split into ceil(k / KC) near-equal chunks. Depends on
@@ -4911,10 +4915,13 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_dot_body(attn_dtype t, const 
 {
     attn__scalar_v s0[4], s1[4], w[ATTN__SCALAR_QK / ATTN__SCALAR_VW];
     size_t i = 0, r, v;
+    ATTN__SCALAR_UNROLL
     for (r = 0; r < nr; r++) s0[r] = attn__scalar_vzero(), s1[r] = attn__scalar_vzero();
     for (; t == ATTN_Q8_0 && i < d; i += ATTN__SCALAR_QK) { /* d whole blocks: the chains below */
         attn__scalar_vload_q8_block(attn__scalar_dt_at(t, k, i), w);
+        ATTN__SCALAR_UNROLL
         for (v = 0; v < ATTN__SCALAR_QK / ATTN__SCALAR_VW; v += 2)
+            ATTN__SCALAR_UNROLL
             for (r = 0; r < nr; r++) {
                 s0[r] = attn__scalar_vfma(attn__scalar_vload(q[r] + i + v * ATTN__SCALAR_VW), w[v], s0[r]);
                 s1[r] = attn__scalar_vfma(attn__scalar_vload(q[r] + i + (v + 1) * ATTN__SCALAR_VW), w[v + 1], s1[r]);
@@ -4922,6 +4929,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_dot_body(attn_dtype t, const 
     }
     for (; i + 2 * ATTN__SCALAR_VW <= d; i += 2 * ATTN__SCALAR_VW) {
         const attn__scalar_v k0 = attn__scalar_vload_dt(t, k, i), k1 = attn__scalar_vload_dt(t, k, i + ATTN__SCALAR_VW);
+        ATTN__SCALAR_UNROLL
         for (r = 0; r < nr; r++) {
             s0[r] = attn__scalar_vfma(attn__scalar_vload(q[r] + i), k0, s0[r]);
             s1[r] = attn__scalar_vfma(attn__scalar_vload(q[r] + i + ATTN__SCALAR_VW), k1, s1[r]);
@@ -4931,13 +4939,16 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_dot_body(attn_dtype t, const 
         const size_t n = d - i;
         if (n >= ATTN__SCALAR_VW) {
             const attn__scalar_v k0 = attn__scalar_vload_dt(t, k, i);
+            ATTN__SCALAR_UNROLL
             for (r = 0; r < nr; r++) s0[r] = attn__scalar_vfma(attn__scalar_vload(q[r] + i), k0, s0[r]);
         } else {
             const attn__scalar_v k1 = attn__scalar_vload_dt_part(t, k, i, n);
+            ATTN__SCALAR_UNROLL
             for (r = 0; r < nr; r++)
                 s1[r] = attn__scalar_vfma(attn__scalar_vload_part(q[r] + i, n, 0.0f), k1, s1[r]);
         }
     }
+    ATTN__SCALAR_UNROLL
     for (r = 0; r < nr; r++) out[r] = attn__scalar_vhsum(attn__scalar_vadd(s0[r], s1[r]));
 }
 
@@ -4988,10 +4999,12 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_axpy_body(attn_dtype t, float
 {
     attn__scalar_v va[4], w[ATTN__SCALAR_QK / ATTN__SCALAR_VW];
     size_t i = 0, r, v;
+    ATTN__SCALAR_UNROLL
     for (r = 0; r < nr; r++) va[r] = attn__scalar_vset1(a[r]);
     for (; t == ATTN_Q8_0 && i < n; i += ATTN__SCALAR_QK) { /* n whole blocks */
         attn__scalar_vload_q8_block(attn__scalar_dt_at(t, x, i), w);
         for (v = 0; v < ATTN__SCALAR_QK / ATTN__SCALAR_VW; v++)
+            ATTN__SCALAR_UNROLL
             for (r = 0; r < nr; r++) {
                 float *yp = y[r] + i + v * ATTN__SCALAR_VW;
                 attn__scalar_vstore(yp, attn__scalar_vfma(va[r], w[v], attn__scalar_vload(yp)));
@@ -4999,11 +5012,13 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_axpy_body(attn_dtype t, float
     }
     for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW) {
         const attn__scalar_v xv = attn__scalar_vload_dt(t, x, i);
+        ATTN__SCALAR_UNROLL
         for (r = 0; r < nr; r++)
             attn__scalar_vstore(y[r] + i, attn__scalar_vfma(va[r], xv, attn__scalar_vload(y[r] + i)));
     }
     if (i < n) {
         const attn__scalar_v xv = attn__scalar_vload_dt_part(t, x, i, n - i);
+        ATTN__SCALAR_UNROLL
         for (r = 0; r < nr; r++) {
             const attn__scalar_v yv = attn__scalar_vload_part(y[r] + i, n - i, 0.0f);
             attn__scalar_vstore_part(y[r] + i, attn__scalar_vfma(va[r], xv, yv), n - i);
@@ -5319,11 +5334,11 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_pack_kt_body(attn_dtype t, co
 #if ATTN__SCALAR_MR * ATTN__SCALAR_TK < ATTN__SCALAR_VW * ATTN__SCALAR_VW
 #error "attn__scalar_pack_kv's scratch (the MR x TK score sliver) is too small"
 #endif
-static int attn__scalar_pack_kv(const attn__scalar_hd *hd, size_t k0, size_t tk, float *kp, float *vp,
-                         float *blk)
+/* The stored types other than f32, apart: their widening bodies' frames stay out of the f32
+ * path's stack */
+static ATTN__SCALAR_NOINLINE int attn__scalar_pack_kv_dt(const attn__scalar_hd *hd, const void *k, const void *v,
+                                           size_t tk, float *kp, float *vp, float *blk)
 {
-    const void *k = attn__scalar_dt_at(hd->kvt, hd->k, attn__scalar_krow(hd, k0) * hd->k_sl);
-    const void *v = attn__scalar_dt_at(hd->kvt, hd->v, attn__scalar_krow(hd, k0) * hd->v_sl);
     switch (hd->kvt) {
     case ATTN_F16:
         attn__scalar_pack_kt_body(ATTN_F16, k, hd->k_sl, tk, hd->d, kp, blk);
@@ -5331,13 +5346,19 @@ static int attn__scalar_pack_kv(const attn__scalar_hd *hd, size_t k0, size_t tk,
     case ATTN_BF16:
         attn__scalar_pack_kt_body(ATTN_BF16, k, hd->k_sl, tk, hd->d, kp, blk);
         return attn__scalar_pack_v_body(ATTN_BF16, v, hd->v_sl, tk, hd->dv, vp);
-    case ATTN_Q8_0:
+    default:
         attn__scalar_pack_kt_body(ATTN_Q8_0, k, hd->k_sl, tk, hd->d, kp, blk);
         return attn__scalar_pack_v_body(ATTN_Q8_0, v, hd->v_sl, tk, hd->dv, vp);
-    default:
-        attn__scalar_mm_pack_t((const float *)k, hd->k_sl, tk, hd->d, ATTN__SCALAR_NR, 0, kp);
-        return attn__scalar_pack_v_body(ATTN_F32, v, hd->v_sl, tk, hd->dv, vp);
     }
+}
+static int attn__scalar_pack_kv(const attn__scalar_hd *hd, size_t k0, size_t tk, float *kp, float *vp,
+                         float *blk)
+{
+    const void *k = attn__scalar_dt_at(hd->kvt, hd->k, attn__scalar_krow(hd, k0) * hd->k_sl);
+    const void *v = attn__scalar_dt_at(hd->kvt, hd->v, attn__scalar_krow(hd, k0) * hd->v_sl);
+    if (hd->kvt != ATTN_F32) return attn__scalar_pack_kv_dt(hd, k, v, tk, kp, vp, blk);
+    attn__scalar_mm_pack_t((const float *)k, hd->k_sl, tk, hd->d, ATTN__SCALAR_NR, 0, kp);
+    return attn__scalar_pack_v_body(ATTN_F32, v, hd->v_sl, tk, hd->dv, vp);
 }
 
 /* The workspace: carved into 64-byte aligned segments (the same arithmetic sizes it). */
@@ -7440,33 +7461,33 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_t8x8(__m256 *r)
     r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
+/* Columns c..c+7 of the 16 rows at src (rows i >= `rows` zero, never read) transposed into
+ * dst rows c..c+7 (16 floats each), stored in row order */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_t16x8(const float *src, size_t lds, size_t rows, size_t c,
+                                           float *dst, size_t ldd)
+{
+    __m256 a[8], b[8]; /* rows 0-7 and 8-15: 16 registers, no stack array */
+    size_t i;
+    for (i = 0; i < 8; i++) {
+        a[i] = i < rows ? _mm256_loadu_ps(src + i * lds + c) : _mm256_setzero_ps();
+        b[i] = i + 8 < rows ? _mm256_loadu_ps(src + (i + 8) * lds + c) : _mm256_setzero_ps();
+    }
+    attn__avx2_t8x8(a);
+    attn__avx2_t8x8(b);
+    for (i = 0; i < 8; i++) {
+        _mm256_storeu_ps(dst + (c + i) * ldd, a[i]);
+        _mm256_storeu_ps(dst + (c + i) * ldd + 8, b[i]);
+    }
+}
 /* Transposes a 16 x 16 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
- * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As four
- * 8 x 8 transposes of ymm halves. */
+ * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As two
+ * halves of 8 columns, each two 8 x 8 transposes of ymm rows. */
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_vtranspose_copy(const float *src, size_t lds,
                                                      size_t rows, float *dst, size_t ldd)
 {
-    __m256 lo[2][8], hi[2][8]; /* [rows 0-7 / 8-15][row]: columns 0-7 and 8-15 */
-    size_t i, h;
-    for (h = 0; h < 2; h++)
-        for (i = 0; i < 8; i++) {
-            const size_t r = h * 8 + i;
-            lo[h][i] = r < rows ? _mm256_loadu_ps(src + r * lds) : _mm256_setzero_ps();
-            hi[h][i] = r < rows ? _mm256_loadu_ps(src + r * lds + 8) : _mm256_setzero_ps();
-        }
-    attn__avx2_t8x8(lo[0]);
-    attn__avx2_t8x8(lo[1]);
-    attn__avx2_t8x8(hi[0]);
-    attn__avx2_t8x8(hi[1]);
-    for (i = 0; i < 8; i++) { /* dst row i: columns i of rows 0-7, then of rows 8-15 */
-        _mm256_storeu_ps(dst + i * ldd, lo[0][i]);
-        _mm256_storeu_ps(dst + i * ldd + 8, lo[1][i]);
-    }
-    for (i = 0; i < 8; i++) {
-        _mm256_storeu_ps(dst + (i + 8) * ldd, hi[0][i]);
-        _mm256_storeu_ps(dst + (i + 8) * ldd + 8, hi[1][i]);
-    }
+    attn__avx2_t16x8(src, lds, rows, 0, dst, ldd);
+    attn__avx2_t16x8(src, lds, rows, 8, dst, ldd);
 }
 #endif
 /* end of simd/avx512.h */
@@ -10389,19 +10410,23 @@ static ATTN__AVX2_FORCE_INLINE attn__avx2_v attn__avx2_mm_vload_n(attn_dtype t, 
 /* min(rows, ATTN__AVX2_VW) rows of ATTN__AVX2_VW elements from element p of the rows at src (stride
  * ld elements) transposed: dst[q * ldd + i] = row i's element p + q; missing rows give
  * zeros */
-static void attn__avx2_mm_tcopy(attn_dtype t, const void *src, size_t p, size_t ld, size_t rows,
-                           float *dst, size_t ldd)
+static ATTN__AVX2_NOINLINE void attn__avx2_mm_tcopy_dt(attn_dtype t, const void *src, size_t p,
+                                             size_t ld, size_t rows, float *dst, size_t ldd)
 {
-    float tmp[ATTN__AVX2_VW * ATTN__AVX2_VW];
+    float tmp[ATTN__AVX2_VW * ATTN__AVX2_VW]; /* in this function alone: f32 callers' frames lack it */
     size_t i;
-    if (t == ATTN_F32) {
-        attn__avx2_vtranspose_copy((const float *)src + p, ld, rows, dst, ldd);
-        return;
-    }
     for (i = 0; i < ATTN__AVX2_VW; i++) /* rows past `rows` zero, so all of tmp is written */
         attn__avx2_vstore(tmp + i * ATTN__AVX2_VW,
                      i < rows ? attn__avx2_vload_dt(t, src, i * ld + p) : attn__avx2_vzero());
     attn__avx2_vtranspose_copy(tmp, ATTN__AVX2_VW, ATTN__AVX2_VW, dst, ldd);
+}
+static void attn__avx2_mm_tcopy(attn_dtype t, const void *src, size_t p, size_t ld, size_t rows,
+                           float *dst, size_t ldd)
+{
+    if (t == ATTN_F32)
+        attn__avx2_vtranspose_copy((const float *)src + p, ld, rows, dst, ldd);
+    else
+        attn__avx2_mm_tcopy_dt(t, src, p, ld, rows, dst, ldd);
 }
 
 /* The chunk depth for a given k: k split into ceil(k / KC) near-equal chunks. Depends on
@@ -11162,10 +11187,13 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_dot_body(attn_dtype t, const floa
 {
     attn__avx2_v s0[4], s1[4], w[ATTN__AVX2_QK / ATTN__AVX2_VW];
     size_t i = 0, r, v;
+    ATTN__AVX2_UNROLL
     for (r = 0; r < nr; r++) s0[r] = attn__avx2_vzero(), s1[r] = attn__avx2_vzero();
     for (; t == ATTN_Q8_0 && i < d; i += ATTN__AVX2_QK) { /* d whole blocks: the chains below */
         attn__avx2_vload_q8_block(attn__avx2_dt_at(t, k, i), w);
+        ATTN__AVX2_UNROLL
         for (v = 0; v < ATTN__AVX2_QK / ATTN__AVX2_VW; v += 2)
+            ATTN__AVX2_UNROLL
             for (r = 0; r < nr; r++) {
                 s0[r] = attn__avx2_vfma(attn__avx2_vload(q[r] + i + v * ATTN__AVX2_VW), w[v], s0[r]);
                 s1[r] = attn__avx2_vfma(attn__avx2_vload(q[r] + i + (v + 1) * ATTN__AVX2_VW), w[v + 1], s1[r]);
@@ -11173,6 +11201,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_dot_body(attn_dtype t, const floa
     }
     for (; i + 2 * ATTN__AVX2_VW <= d; i += 2 * ATTN__AVX2_VW) {
         const attn__avx2_v k0 = attn__avx2_vload_dt(t, k, i), k1 = attn__avx2_vload_dt(t, k, i + ATTN__AVX2_VW);
+        ATTN__AVX2_UNROLL
         for (r = 0; r < nr; r++) {
             s0[r] = attn__avx2_vfma(attn__avx2_vload(q[r] + i), k0, s0[r]);
             s1[r] = attn__avx2_vfma(attn__avx2_vload(q[r] + i + ATTN__AVX2_VW), k1, s1[r]);
@@ -11182,13 +11211,16 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_dot_body(attn_dtype t, const floa
         const size_t n = d - i;
         if (n >= ATTN__AVX2_VW) {
             const attn__avx2_v k0 = attn__avx2_vload_dt(t, k, i);
+            ATTN__AVX2_UNROLL
             for (r = 0; r < nr; r++) s0[r] = attn__avx2_vfma(attn__avx2_vload(q[r] + i), k0, s0[r]);
         } else {
             const attn__avx2_v k1 = attn__avx2_vload_dt_part(t, k, i, n);
+            ATTN__AVX2_UNROLL
             for (r = 0; r < nr; r++)
                 s1[r] = attn__avx2_vfma(attn__avx2_vload_part(q[r] + i, n, 0.0f), k1, s1[r]);
         }
     }
+    ATTN__AVX2_UNROLL
     for (r = 0; r < nr; r++) out[r] = attn__avx2_vhsum(attn__avx2_vadd(s0[r], s1[r]));
 }
 
@@ -11239,10 +11271,12 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_axpy_body(attn_dtype t, float *co
 {
     attn__avx2_v va[4], w[ATTN__AVX2_QK / ATTN__AVX2_VW];
     size_t i = 0, r, v;
+    ATTN__AVX2_UNROLL
     for (r = 0; r < nr; r++) va[r] = attn__avx2_vset1(a[r]);
     for (; t == ATTN_Q8_0 && i < n; i += ATTN__AVX2_QK) { /* n whole blocks */
         attn__avx2_vload_q8_block(attn__avx2_dt_at(t, x, i), w);
         for (v = 0; v < ATTN__AVX2_QK / ATTN__AVX2_VW; v++)
+            ATTN__AVX2_UNROLL
             for (r = 0; r < nr; r++) {
                 float *yp = y[r] + i + v * ATTN__AVX2_VW;
                 attn__avx2_vstore(yp, attn__avx2_vfma(va[r], w[v], attn__avx2_vload(yp)));
@@ -11250,11 +11284,13 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_axpy_body(attn_dtype t, float *co
     }
     for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW) {
         const attn__avx2_v xv = attn__avx2_vload_dt(t, x, i);
+        ATTN__AVX2_UNROLL
         for (r = 0; r < nr; r++)
             attn__avx2_vstore(y[r] + i, attn__avx2_vfma(va[r], xv, attn__avx2_vload(y[r] + i)));
     }
     if (i < n) {
         const attn__avx2_v xv = attn__avx2_vload_dt_part(t, x, i, n - i);
+        ATTN__AVX2_UNROLL
         for (r = 0; r < nr; r++) {
             const attn__avx2_v yv = attn__avx2_vload_part(y[r] + i, n - i, 0.0f);
             attn__avx2_vstore_part(y[r] + i, attn__avx2_vfma(va[r], xv, yv), n - i);
@@ -11570,11 +11606,11 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_pack_kt_body(attn_dtype t, const 
 #if ATTN__AVX2_MR * ATTN__AVX2_TK < ATTN__AVX2_VW * ATTN__AVX2_VW
 #error "attn__avx2_pack_kv's scratch (the MR x TK score sliver) is too small"
 #endif
-static int attn__avx2_pack_kv(const attn__avx2_hd *hd, size_t k0, size_t tk, float *kp, float *vp,
-                         float *blk)
+/* The stored types other than f32, apart: their widening bodies' frames stay out of the f32
+ * path's stack */
+static ATTN__AVX2_NOINLINE int attn__avx2_pack_kv_dt(const attn__avx2_hd *hd, const void *k, const void *v,
+                                           size_t tk, float *kp, float *vp, float *blk)
 {
-    const void *k = attn__avx2_dt_at(hd->kvt, hd->k, attn__avx2_krow(hd, k0) * hd->k_sl);
-    const void *v = attn__avx2_dt_at(hd->kvt, hd->v, attn__avx2_krow(hd, k0) * hd->v_sl);
     switch (hd->kvt) {
     case ATTN_F16:
         attn__avx2_pack_kt_body(ATTN_F16, k, hd->k_sl, tk, hd->d, kp, blk);
@@ -11582,13 +11618,19 @@ static int attn__avx2_pack_kv(const attn__avx2_hd *hd, size_t k0, size_t tk, flo
     case ATTN_BF16:
         attn__avx2_pack_kt_body(ATTN_BF16, k, hd->k_sl, tk, hd->d, kp, blk);
         return attn__avx2_pack_v_body(ATTN_BF16, v, hd->v_sl, tk, hd->dv, vp);
-    case ATTN_Q8_0:
+    default:
         attn__avx2_pack_kt_body(ATTN_Q8_0, k, hd->k_sl, tk, hd->d, kp, blk);
         return attn__avx2_pack_v_body(ATTN_Q8_0, v, hd->v_sl, tk, hd->dv, vp);
-    default:
-        attn__avx2_mm_pack_t((const float *)k, hd->k_sl, tk, hd->d, ATTN__AVX2_NR, 0, kp);
-        return attn__avx2_pack_v_body(ATTN_F32, v, hd->v_sl, tk, hd->dv, vp);
     }
+}
+static int attn__avx2_pack_kv(const attn__avx2_hd *hd, size_t k0, size_t tk, float *kp, float *vp,
+                         float *blk)
+{
+    const void *k = attn__avx2_dt_at(hd->kvt, hd->k, attn__avx2_krow(hd, k0) * hd->k_sl);
+    const void *v = attn__avx2_dt_at(hd->kvt, hd->v, attn__avx2_krow(hd, k0) * hd->v_sl);
+    if (hd->kvt != ATTN_F32) return attn__avx2_pack_kv_dt(hd, k, v, tk, kp, vp, blk);
+    attn__avx2_mm_pack_t((const float *)k, hd->k_sl, tk, hd->d, ATTN__AVX2_NR, 0, kp);
+    return attn__avx2_pack_v_body(ATTN_F32, v, hd->v_sl, tk, hd->dv, vp);
 }
 
 /* The workspace: carved into 64-byte aligned segments (the same arithmetic sizes it). */
@@ -13695,33 +13737,33 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_t8x8(__m256 *r)
     r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
+/* Columns c..c+7 of the 16 rows at src (rows i >= `rows` zero, never read) transposed into
+ * dst rows c..c+7 (16 floats each), stored in row order */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_t16x8(const float *src, size_t lds, size_t rows, size_t c,
+                                           float *dst, size_t ldd)
+{
+    __m256 a[8], b[8]; /* rows 0-7 and 8-15: 16 registers, no stack array */
+    size_t i;
+    for (i = 0; i < 8; i++) {
+        a[i] = i < rows ? _mm256_loadu_ps(src + i * lds + c) : _mm256_setzero_ps();
+        b[i] = i + 8 < rows ? _mm256_loadu_ps(src + (i + 8) * lds + c) : _mm256_setzero_ps();
+    }
+    attn__avx512_t8x8(a);
+    attn__avx512_t8x8(b);
+    for (i = 0; i < 8; i++) {
+        _mm256_storeu_ps(dst + (c + i) * ldd, a[i]);
+        _mm256_storeu_ps(dst + (c + i) * ldd + 8, b[i]);
+    }
+}
 /* Transposes a 16 x 16 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
- * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As four
- * 8 x 8 transposes of ymm halves. */
+ * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As two
+ * halves of 8 columns, each two 8 x 8 transposes of ymm rows. */
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_vtranspose_copy(const float *src, size_t lds,
                                                      size_t rows, float *dst, size_t ldd)
 {
-    __m256 lo[2][8], hi[2][8]; /* [rows 0-7 / 8-15][row]: columns 0-7 and 8-15 */
-    size_t i, h;
-    for (h = 0; h < 2; h++)
-        for (i = 0; i < 8; i++) {
-            const size_t r = h * 8 + i;
-            lo[h][i] = r < rows ? _mm256_loadu_ps(src + r * lds) : _mm256_setzero_ps();
-            hi[h][i] = r < rows ? _mm256_loadu_ps(src + r * lds + 8) : _mm256_setzero_ps();
-        }
-    attn__avx512_t8x8(lo[0]);
-    attn__avx512_t8x8(lo[1]);
-    attn__avx512_t8x8(hi[0]);
-    attn__avx512_t8x8(hi[1]);
-    for (i = 0; i < 8; i++) { /* dst row i: columns i of rows 0-7, then of rows 8-15 */
-        _mm256_storeu_ps(dst + i * ldd, lo[0][i]);
-        _mm256_storeu_ps(dst + i * ldd + 8, lo[1][i]);
-    }
-    for (i = 0; i < 8; i++) {
-        _mm256_storeu_ps(dst + (i + 8) * ldd, hi[0][i]);
-        _mm256_storeu_ps(dst + (i + 8) * ldd + 8, hi[1][i]);
-    }
+    attn__avx512_t16x8(src, lds, rows, 0, dst, ldd);
+    attn__avx512_t16x8(src, lds, rows, 8, dst, ldd);
 }
 #endif
 /* end of simd/avx512.h */
@@ -16644,19 +16686,23 @@ static ATTN__AVX512_FORCE_INLINE attn__avx512_v attn__avx512_mm_vload_n(attn_dty
 /* min(rows, ATTN__AVX512_VW) rows of ATTN__AVX512_VW elements from element p of the rows at src (stride
  * ld elements) transposed: dst[q * ldd + i] = row i's element p + q; missing rows give
  * zeros */
-static void attn__avx512_mm_tcopy(attn_dtype t, const void *src, size_t p, size_t ld, size_t rows,
-                           float *dst, size_t ldd)
+static ATTN__AVX512_NOINLINE void attn__avx512_mm_tcopy_dt(attn_dtype t, const void *src, size_t p,
+                                             size_t ld, size_t rows, float *dst, size_t ldd)
 {
-    float tmp[ATTN__AVX512_VW * ATTN__AVX512_VW];
+    float tmp[ATTN__AVX512_VW * ATTN__AVX512_VW]; /* in this function alone: f32 callers' frames lack it */
     size_t i;
-    if (t == ATTN_F32) {
-        attn__avx512_vtranspose_copy((const float *)src + p, ld, rows, dst, ldd);
-        return;
-    }
     for (i = 0; i < ATTN__AVX512_VW; i++) /* rows past `rows` zero, so all of tmp is written */
         attn__avx512_vstore(tmp + i * ATTN__AVX512_VW,
                      i < rows ? attn__avx512_vload_dt(t, src, i * ld + p) : attn__avx512_vzero());
     attn__avx512_vtranspose_copy(tmp, ATTN__AVX512_VW, ATTN__AVX512_VW, dst, ldd);
+}
+static void attn__avx512_mm_tcopy(attn_dtype t, const void *src, size_t p, size_t ld, size_t rows,
+                           float *dst, size_t ldd)
+{
+    if (t == ATTN_F32)
+        attn__avx512_vtranspose_copy((const float *)src + p, ld, rows, dst, ldd);
+    else
+        attn__avx512_mm_tcopy_dt(t, src, p, ld, rows, dst, ldd);
 }
 
 /* The chunk depth for a given k: k split into ceil(k / KC) near-equal chunks. Depends on
@@ -17417,10 +17463,13 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_dot_body(attn_dtype t, const 
 {
     attn__avx512_v s0[4], s1[4], w[ATTN__AVX512_QK / ATTN__AVX512_VW];
     size_t i = 0, r, v;
+    ATTN__AVX512_UNROLL
     for (r = 0; r < nr; r++) s0[r] = attn__avx512_vzero(), s1[r] = attn__avx512_vzero();
     for (; t == ATTN_Q8_0 && i < d; i += ATTN__AVX512_QK) { /* d whole blocks: the chains below */
         attn__avx512_vload_q8_block(attn__avx512_dt_at(t, k, i), w);
+        ATTN__AVX512_UNROLL
         for (v = 0; v < ATTN__AVX512_QK / ATTN__AVX512_VW; v += 2)
+            ATTN__AVX512_UNROLL
             for (r = 0; r < nr; r++) {
                 s0[r] = attn__avx512_vfma(attn__avx512_vload(q[r] + i + v * ATTN__AVX512_VW), w[v], s0[r]);
                 s1[r] = attn__avx512_vfma(attn__avx512_vload(q[r] + i + (v + 1) * ATTN__AVX512_VW), w[v + 1], s1[r]);
@@ -17428,6 +17477,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_dot_body(attn_dtype t, const 
     }
     for (; i + 2 * ATTN__AVX512_VW <= d; i += 2 * ATTN__AVX512_VW) {
         const attn__avx512_v k0 = attn__avx512_vload_dt(t, k, i), k1 = attn__avx512_vload_dt(t, k, i + ATTN__AVX512_VW);
+        ATTN__AVX512_UNROLL
         for (r = 0; r < nr; r++) {
             s0[r] = attn__avx512_vfma(attn__avx512_vload(q[r] + i), k0, s0[r]);
             s1[r] = attn__avx512_vfma(attn__avx512_vload(q[r] + i + ATTN__AVX512_VW), k1, s1[r]);
@@ -17437,13 +17487,16 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_dot_body(attn_dtype t, const 
         const size_t n = d - i;
         if (n >= ATTN__AVX512_VW) {
             const attn__avx512_v k0 = attn__avx512_vload_dt(t, k, i);
+            ATTN__AVX512_UNROLL
             for (r = 0; r < nr; r++) s0[r] = attn__avx512_vfma(attn__avx512_vload(q[r] + i), k0, s0[r]);
         } else {
             const attn__avx512_v k1 = attn__avx512_vload_dt_part(t, k, i, n);
+            ATTN__AVX512_UNROLL
             for (r = 0; r < nr; r++)
                 s1[r] = attn__avx512_vfma(attn__avx512_vload_part(q[r] + i, n, 0.0f), k1, s1[r]);
         }
     }
+    ATTN__AVX512_UNROLL
     for (r = 0; r < nr; r++) out[r] = attn__avx512_vhsum(attn__avx512_vadd(s0[r], s1[r]));
 }
 
@@ -17494,10 +17547,12 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_axpy_body(attn_dtype t, float
 {
     attn__avx512_v va[4], w[ATTN__AVX512_QK / ATTN__AVX512_VW];
     size_t i = 0, r, v;
+    ATTN__AVX512_UNROLL
     for (r = 0; r < nr; r++) va[r] = attn__avx512_vset1(a[r]);
     for (; t == ATTN_Q8_0 && i < n; i += ATTN__AVX512_QK) { /* n whole blocks */
         attn__avx512_vload_q8_block(attn__avx512_dt_at(t, x, i), w);
         for (v = 0; v < ATTN__AVX512_QK / ATTN__AVX512_VW; v++)
+            ATTN__AVX512_UNROLL
             for (r = 0; r < nr; r++) {
                 float *yp = y[r] + i + v * ATTN__AVX512_VW;
                 attn__avx512_vstore(yp, attn__avx512_vfma(va[r], w[v], attn__avx512_vload(yp)));
@@ -17505,11 +17560,13 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_axpy_body(attn_dtype t, float
     }
     for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW) {
         const attn__avx512_v xv = attn__avx512_vload_dt(t, x, i);
+        ATTN__AVX512_UNROLL
         for (r = 0; r < nr; r++)
             attn__avx512_vstore(y[r] + i, attn__avx512_vfma(va[r], xv, attn__avx512_vload(y[r] + i)));
     }
     if (i < n) {
         const attn__avx512_v xv = attn__avx512_vload_dt_part(t, x, i, n - i);
+        ATTN__AVX512_UNROLL
         for (r = 0; r < nr; r++) {
             const attn__avx512_v yv = attn__avx512_vload_part(y[r] + i, n - i, 0.0f);
             attn__avx512_vstore_part(y[r] + i, attn__avx512_vfma(va[r], xv, yv), n - i);
@@ -17825,11 +17882,11 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_pack_kt_body(attn_dtype t, co
 #if ATTN__AVX512_MR * ATTN__AVX512_TK < ATTN__AVX512_VW * ATTN__AVX512_VW
 #error "attn__avx512_pack_kv's scratch (the MR x TK score sliver) is too small"
 #endif
-static int attn__avx512_pack_kv(const attn__avx512_hd *hd, size_t k0, size_t tk, float *kp, float *vp,
-                         float *blk)
+/* The stored types other than f32, apart: their widening bodies' frames stay out of the f32
+ * path's stack */
+static ATTN__AVX512_NOINLINE int attn__avx512_pack_kv_dt(const attn__avx512_hd *hd, const void *k, const void *v,
+                                           size_t tk, float *kp, float *vp, float *blk)
 {
-    const void *k = attn__avx512_dt_at(hd->kvt, hd->k, attn__avx512_krow(hd, k0) * hd->k_sl);
-    const void *v = attn__avx512_dt_at(hd->kvt, hd->v, attn__avx512_krow(hd, k0) * hd->v_sl);
     switch (hd->kvt) {
     case ATTN_F16:
         attn__avx512_pack_kt_body(ATTN_F16, k, hd->k_sl, tk, hd->d, kp, blk);
@@ -17837,13 +17894,19 @@ static int attn__avx512_pack_kv(const attn__avx512_hd *hd, size_t k0, size_t tk,
     case ATTN_BF16:
         attn__avx512_pack_kt_body(ATTN_BF16, k, hd->k_sl, tk, hd->d, kp, blk);
         return attn__avx512_pack_v_body(ATTN_BF16, v, hd->v_sl, tk, hd->dv, vp);
-    case ATTN_Q8_0:
+    default:
         attn__avx512_pack_kt_body(ATTN_Q8_0, k, hd->k_sl, tk, hd->d, kp, blk);
         return attn__avx512_pack_v_body(ATTN_Q8_0, v, hd->v_sl, tk, hd->dv, vp);
-    default:
-        attn__avx512_mm_pack_t((const float *)k, hd->k_sl, tk, hd->d, ATTN__AVX512_NR, 0, kp);
-        return attn__avx512_pack_v_body(ATTN_F32, v, hd->v_sl, tk, hd->dv, vp);
     }
+}
+static int attn__avx512_pack_kv(const attn__avx512_hd *hd, size_t k0, size_t tk, float *kp, float *vp,
+                         float *blk)
+{
+    const void *k = attn__avx512_dt_at(hd->kvt, hd->k, attn__avx512_krow(hd, k0) * hd->k_sl);
+    const void *v = attn__avx512_dt_at(hd->kvt, hd->v, attn__avx512_krow(hd, k0) * hd->v_sl);
+    if (hd->kvt != ATTN_F32) return attn__avx512_pack_kv_dt(hd, k, v, tk, kp, vp, blk);
+    attn__avx512_mm_pack_t((const float *)k, hd->k_sl, tk, hd->d, ATTN__AVX512_NR, 0, kp);
+    return attn__avx512_pack_v_body(ATTN_F32, v, hd->v_sl, tk, hd->dv, vp);
 }
 
 /* The workspace: carved into 64-byte aligned segments (the same arithmetic sizes it). */
@@ -20457,33 +20520,33 @@ static ATTN__FORCE_INLINE void attn__t8x8(__m256 *r)
     r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
+/* Columns c..c+7 of the 16 rows at src (rows i >= `rows` zero, never read) transposed into
+ * dst rows c..c+7 (16 floats each), stored in row order */
+static ATTN__FORCE_INLINE void attn__t16x8(const float *src, size_t lds, size_t rows, size_t c,
+                                           float *dst, size_t ldd)
+{
+    __m256 a[8], b[8]; /* rows 0-7 and 8-15: 16 registers, no stack array */
+    size_t i;
+    for (i = 0; i < 8; i++) {
+        a[i] = i < rows ? _mm256_loadu_ps(src + i * lds + c) : _mm256_setzero_ps();
+        b[i] = i + 8 < rows ? _mm256_loadu_ps(src + (i + 8) * lds + c) : _mm256_setzero_ps();
+    }
+    attn__t8x8(a);
+    attn__t8x8(b);
+    for (i = 0; i < 8; i++) {
+        _mm256_storeu_ps(dst + (c + i) * ldd, a[i]);
+        _mm256_storeu_ps(dst + (c + i) * ldd + 8, b[i]);
+    }
+}
 /* Transposes a 16 x 16 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
- * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As four
- * 8 x 8 transposes of ymm halves. */
+ * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As two
+ * halves of 8 columns, each two 8 x 8 transposes of ymm rows. */
 static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t lds,
                                                      size_t rows, float *dst, size_t ldd)
 {
-    __m256 lo[2][8], hi[2][8]; /* [rows 0-7 / 8-15][row]: columns 0-7 and 8-15 */
-    size_t i, h;
-    for (h = 0; h < 2; h++)
-        for (i = 0; i < 8; i++) {
-            const size_t r = h * 8 + i;
-            lo[h][i] = r < rows ? _mm256_loadu_ps(src + r * lds) : _mm256_setzero_ps();
-            hi[h][i] = r < rows ? _mm256_loadu_ps(src + r * lds + 8) : _mm256_setzero_ps();
-        }
-    attn__t8x8(lo[0]);
-    attn__t8x8(lo[1]);
-    attn__t8x8(hi[0]);
-    attn__t8x8(hi[1]);
-    for (i = 0; i < 8; i++) { /* dst row i: columns i of rows 0-7, then of rows 8-15 */
-        _mm256_storeu_ps(dst + i * ldd, lo[0][i]);
-        _mm256_storeu_ps(dst + i * ldd + 8, lo[1][i]);
-    }
-    for (i = 0; i < 8; i++) {
-        _mm256_storeu_ps(dst + (i + 8) * ldd, hi[0][i]);
-        _mm256_storeu_ps(dst + (i + 8) * ldd + 8, hi[1][i]);
-    }
+    attn__t16x8(src, lds, rows, 0, dst, ldd);
+    attn__t16x8(src, lds, rows, 8, dst, ldd);
 }
 #endif
 /* end of simd/avx512.h */
@@ -23406,19 +23469,23 @@ static ATTN__FORCE_INLINE attn__v attn__mm_vload_n(attn_dtype t, const void *p, 
 /* min(rows, ATTN__VW) rows of ATTN__VW elements from element p of the rows at src (stride
  * ld elements) transposed: dst[q * ldd + i] = row i's element p + q; missing rows give
  * zeros */
-static void attn__mm_tcopy(attn_dtype t, const void *src, size_t p, size_t ld, size_t rows,
-                           float *dst, size_t ldd)
+static ATTN__NOINLINE void attn__mm_tcopy_dt(attn_dtype t, const void *src, size_t p,
+                                             size_t ld, size_t rows, float *dst, size_t ldd)
 {
-    float tmp[ATTN__VW * ATTN__VW];
+    float tmp[ATTN__VW * ATTN__VW]; /* in this function alone: f32 callers' frames lack it */
     size_t i;
-    if (t == ATTN_F32) {
-        attn__vtranspose_copy((const float *)src + p, ld, rows, dst, ldd);
-        return;
-    }
     for (i = 0; i < ATTN__VW; i++) /* rows past `rows` zero, so all of tmp is written */
         attn__vstore(tmp + i * ATTN__VW,
                      i < rows ? attn__vload_dt(t, src, i * ld + p) : attn__vzero());
     attn__vtranspose_copy(tmp, ATTN__VW, ATTN__VW, dst, ldd);
+}
+static void attn__mm_tcopy(attn_dtype t, const void *src, size_t p, size_t ld, size_t rows,
+                           float *dst, size_t ldd)
+{
+    if (t == ATTN_F32)
+        attn__vtranspose_copy((const float *)src + p, ld, rows, dst, ldd);
+    else
+        attn__mm_tcopy_dt(t, src, p, ld, rows, dst, ldd);
 }
 
 /* The chunk depth for a given k: k split into ceil(k / KC) near-equal chunks. Depends on
@@ -24179,10 +24246,13 @@ static ATTN__FORCE_INLINE void attn__dot_body(attn_dtype t, const float *const *
 {
     attn__v s0[4], s1[4], w[ATTN__QK / ATTN__VW];
     size_t i = 0, r, v;
+    ATTN__UNROLL
     for (r = 0; r < nr; r++) s0[r] = attn__vzero(), s1[r] = attn__vzero();
     for (; t == ATTN_Q8_0 && i < d; i += ATTN__QK) { /* d whole blocks: the chains below */
         attn__vload_q8_block(attn__dt_at(t, k, i), w);
+        ATTN__UNROLL
         for (v = 0; v < ATTN__QK / ATTN__VW; v += 2)
+            ATTN__UNROLL
             for (r = 0; r < nr; r++) {
                 s0[r] = attn__vfma(attn__vload(q[r] + i + v * ATTN__VW), w[v], s0[r]);
                 s1[r] = attn__vfma(attn__vload(q[r] + i + (v + 1) * ATTN__VW), w[v + 1], s1[r]);
@@ -24190,6 +24260,7 @@ static ATTN__FORCE_INLINE void attn__dot_body(attn_dtype t, const float *const *
     }
     for (; i + 2 * ATTN__VW <= d; i += 2 * ATTN__VW) {
         const attn__v k0 = attn__vload_dt(t, k, i), k1 = attn__vload_dt(t, k, i + ATTN__VW);
+        ATTN__UNROLL
         for (r = 0; r < nr; r++) {
             s0[r] = attn__vfma(attn__vload(q[r] + i), k0, s0[r]);
             s1[r] = attn__vfma(attn__vload(q[r] + i + ATTN__VW), k1, s1[r]);
@@ -24199,13 +24270,16 @@ static ATTN__FORCE_INLINE void attn__dot_body(attn_dtype t, const float *const *
         const size_t n = d - i;
         if (n >= ATTN__VW) {
             const attn__v k0 = attn__vload_dt(t, k, i);
+            ATTN__UNROLL
             for (r = 0; r < nr; r++) s0[r] = attn__vfma(attn__vload(q[r] + i), k0, s0[r]);
         } else {
             const attn__v k1 = attn__vload_dt_part(t, k, i, n);
+            ATTN__UNROLL
             for (r = 0; r < nr; r++)
                 s1[r] = attn__vfma(attn__vload_part(q[r] + i, n, 0.0f), k1, s1[r]);
         }
     }
+    ATTN__UNROLL
     for (r = 0; r < nr; r++) out[r] = attn__vhsum(attn__vadd(s0[r], s1[r]));
 }
 
@@ -24256,10 +24330,12 @@ static ATTN__FORCE_INLINE void attn__axpy_body(attn_dtype t, float *const *y, co
 {
     attn__v va[4], w[ATTN__QK / ATTN__VW];
     size_t i = 0, r, v;
+    ATTN__UNROLL
     for (r = 0; r < nr; r++) va[r] = attn__vset1(a[r]);
     for (; t == ATTN_Q8_0 && i < n; i += ATTN__QK) { /* n whole blocks */
         attn__vload_q8_block(attn__dt_at(t, x, i), w);
         for (v = 0; v < ATTN__QK / ATTN__VW; v++)
+            ATTN__UNROLL
             for (r = 0; r < nr; r++) {
                 float *yp = y[r] + i + v * ATTN__VW;
                 attn__vstore(yp, attn__vfma(va[r], w[v], attn__vload(yp)));
@@ -24267,11 +24343,13 @@ static ATTN__FORCE_INLINE void attn__axpy_body(attn_dtype t, float *const *y, co
     }
     for (; i + ATTN__VW <= n; i += ATTN__VW) {
         const attn__v xv = attn__vload_dt(t, x, i);
+        ATTN__UNROLL
         for (r = 0; r < nr; r++)
             attn__vstore(y[r] + i, attn__vfma(va[r], xv, attn__vload(y[r] + i)));
     }
     if (i < n) {
         const attn__v xv = attn__vload_dt_part(t, x, i, n - i);
+        ATTN__UNROLL
         for (r = 0; r < nr; r++) {
             const attn__v yv = attn__vload_part(y[r] + i, n - i, 0.0f);
             attn__vstore_part(y[r] + i, attn__vfma(va[r], xv, yv), n - i);
@@ -24587,11 +24665,11 @@ static ATTN__FORCE_INLINE void attn__pack_kt_body(attn_dtype t, const void *k, s
 #if ATTN__MR * ATTN__TK < ATTN__VW * ATTN__VW
 #error "attn__pack_kv's scratch (the MR x TK score sliver) is too small"
 #endif
-static int attn__pack_kv(const attn__hd *hd, size_t k0, size_t tk, float *kp, float *vp,
-                         float *blk)
+/* The stored types other than f32, apart: their widening bodies' frames stay out of the f32
+ * path's stack */
+static ATTN__NOINLINE int attn__pack_kv_dt(const attn__hd *hd, const void *k, const void *v,
+                                           size_t tk, float *kp, float *vp, float *blk)
 {
-    const void *k = attn__dt_at(hd->kvt, hd->k, attn__krow(hd, k0) * hd->k_sl);
-    const void *v = attn__dt_at(hd->kvt, hd->v, attn__krow(hd, k0) * hd->v_sl);
     switch (hd->kvt) {
     case ATTN_F16:
         attn__pack_kt_body(ATTN_F16, k, hd->k_sl, tk, hd->d, kp, blk);
@@ -24599,13 +24677,19 @@ static int attn__pack_kv(const attn__hd *hd, size_t k0, size_t tk, float *kp, fl
     case ATTN_BF16:
         attn__pack_kt_body(ATTN_BF16, k, hd->k_sl, tk, hd->d, kp, blk);
         return attn__pack_v_body(ATTN_BF16, v, hd->v_sl, tk, hd->dv, vp);
-    case ATTN_Q8_0:
+    default:
         attn__pack_kt_body(ATTN_Q8_0, k, hd->k_sl, tk, hd->d, kp, blk);
         return attn__pack_v_body(ATTN_Q8_0, v, hd->v_sl, tk, hd->dv, vp);
-    default:
-        attn__mm_pack_t((const float *)k, hd->k_sl, tk, hd->d, ATTN__NR, 0, kp);
-        return attn__pack_v_body(ATTN_F32, v, hd->v_sl, tk, hd->dv, vp);
     }
+}
+static int attn__pack_kv(const attn__hd *hd, size_t k0, size_t tk, float *kp, float *vp,
+                         float *blk)
+{
+    const void *k = attn__dt_at(hd->kvt, hd->k, attn__krow(hd, k0) * hd->k_sl);
+    const void *v = attn__dt_at(hd->kvt, hd->v, attn__krow(hd, k0) * hd->v_sl);
+    if (hd->kvt != ATTN_F32) return attn__pack_kv_dt(hd, k, v, tk, kp, vp, blk);
+    attn__mm_pack_t((const float *)k, hd->k_sl, tk, hd->d, ATTN__NR, 0, kp);
+    return attn__pack_v_body(ATTN_F32, v, hd->v_sl, tk, hd->dv, vp);
 }
 
 /* The workspace: carved into 64-byte aligned segments (the same arithmetic sizes it). */

@@ -185,32 +185,32 @@ static ATTN__FORCE_INLINE void attn__t8x8(__m256 *r)
     r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
 }
 
+/* Columns c..c+7 of the 16 rows at src (rows i >= `rows` zero, never read) transposed into
+ * dst rows c..c+7 (16 floats each), stored in row order */
+static ATTN__FORCE_INLINE void attn__t16x8(const float *src, size_t lds, size_t rows, size_t c,
+                                           float *dst, size_t ldd)
+{
+    __m256 a[8], b[8]; /* rows 0-7 and 8-15: 16 registers, no stack array */
+    size_t i;
+    for (i = 0; i < 8; i++) {
+        a[i] = i < rows ? _mm256_loadu_ps(src + i * lds + c) : _mm256_setzero_ps();
+        b[i] = i + 8 < rows ? _mm256_loadu_ps(src + (i + 8) * lds + c) : _mm256_setzero_ps();
+    }
+    attn__t8x8(a);
+    attn__t8x8(b);
+    for (i = 0; i < 8; i++) {
+        _mm256_storeu_ps(dst + (c + i) * ldd, a[i]);
+        _mm256_storeu_ps(dst + (c + i) * ldd + 8, b[i]);
+    }
+}
 /* Transposes a 16 x 16 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
- * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As four
- * 8 x 8 transposes of ymm halves. */
+ * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As two
+ * halves of 8 columns, each two 8 x 8 transposes of ymm rows. */
 static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t lds,
                                                      size_t rows, float *dst, size_t ldd)
 {
-    __m256 lo[2][8], hi[2][8]; /* [rows 0-7 / 8-15][row]: columns 0-7 and 8-15 */
-    size_t i, h;
-    for (h = 0; h < 2; h++)
-        for (i = 0; i < 8; i++) {
-            const size_t r = h * 8 + i;
-            lo[h][i] = r < rows ? _mm256_loadu_ps(src + r * lds) : _mm256_setzero_ps();
-            hi[h][i] = r < rows ? _mm256_loadu_ps(src + r * lds + 8) : _mm256_setzero_ps();
-        }
-    attn__t8x8(lo[0]);
-    attn__t8x8(lo[1]);
-    attn__t8x8(hi[0]);
-    attn__t8x8(hi[1]);
-    for (i = 0; i < 8; i++) { /* dst row i: columns i of rows 0-7, then of rows 8-15 */
-        _mm256_storeu_ps(dst + i * ldd, lo[0][i]);
-        _mm256_storeu_ps(dst + i * ldd + 8, lo[1][i]);
-    }
-    for (i = 0; i < 8; i++) {
-        _mm256_storeu_ps(dst + (i + 8) * ldd, hi[0][i]);
-        _mm256_storeu_ps(dst + (i + 8) * ldd + 8, hi[1][i]);
-    }
+    attn__t16x8(src, lds, rows, 0, dst, ldd);
+    attn__t16x8(src, lds, rows, 8, dst, ldd);
 }
 #endif

@@ -33,10 +33,13 @@ static ATTN__FORCE_INLINE void attn__dot_body(attn_dtype t, const float *const *
 {
     attn__v s0[4], s1[4], w[ATTN__QK / ATTN__VW];
     size_t i = 0, r, v;
+    ATTN__UNROLL
     for (r = 0; r < nr; r++) s0[r] = attn__vzero(), s1[r] = attn__vzero();
     for (; t == ATTN_Q8_0 && i < d; i += ATTN__QK) { /* d whole blocks: the chains below */
         attn__vload_q8_block(attn__dt_at(t, k, i), w);
+        ATTN__UNROLL
         for (v = 0; v < ATTN__QK / ATTN__VW; v += 2)
+            ATTN__UNROLL
             for (r = 0; r < nr; r++) {
                 s0[r] = attn__vfma(attn__vload(q[r] + i + v * ATTN__VW), w[v], s0[r]);
                 s1[r] = attn__vfma(attn__vload(q[r] + i + (v + 1) * ATTN__VW), w[v + 1], s1[r]);
@@ -44,6 +47,7 @@ static ATTN__FORCE_INLINE void attn__dot_body(attn_dtype t, const float *const *
     }
     for (; i + 2 * ATTN__VW <= d; i += 2 * ATTN__VW) {
         const attn__v k0 = attn__vload_dt(t, k, i), k1 = attn__vload_dt(t, k, i + ATTN__VW);
+        ATTN__UNROLL
         for (r = 0; r < nr; r++) {
             s0[r] = attn__vfma(attn__vload(q[r] + i), k0, s0[r]);
             s1[r] = attn__vfma(attn__vload(q[r] + i + ATTN__VW), k1, s1[r]);
@@ -53,13 +57,16 @@ static ATTN__FORCE_INLINE void attn__dot_body(attn_dtype t, const float *const *
         const size_t n = d - i;
         if (n >= ATTN__VW) {
             const attn__v k0 = attn__vload_dt(t, k, i);
+            ATTN__UNROLL
             for (r = 0; r < nr; r++) s0[r] = attn__vfma(attn__vload(q[r] + i), k0, s0[r]);
         } else {
             const attn__v k1 = attn__vload_dt_part(t, k, i, n);
+            ATTN__UNROLL
             for (r = 0; r < nr; r++)
                 s1[r] = attn__vfma(attn__vload_part(q[r] + i, n, 0.0f), k1, s1[r]);
         }
     }
+    ATTN__UNROLL
     for (r = 0; r < nr; r++) out[r] = attn__vhsum(attn__vadd(s0[r], s1[r]));
 }
 
@@ -110,10 +117,12 @@ static ATTN__FORCE_INLINE void attn__axpy_body(attn_dtype t, float *const *y, co
 {
     attn__v va[4], w[ATTN__QK / ATTN__VW];
     size_t i = 0, r, v;
+    ATTN__UNROLL
     for (r = 0; r < nr; r++) va[r] = attn__vset1(a[r]);
     for (; t == ATTN_Q8_0 && i < n; i += ATTN__QK) { /* n whole blocks */
         attn__vload_q8_block(attn__dt_at(t, x, i), w);
         for (v = 0; v < ATTN__QK / ATTN__VW; v++)
+            ATTN__UNROLL
             for (r = 0; r < nr; r++) {
                 float *yp = y[r] + i + v * ATTN__VW;
                 attn__vstore(yp, attn__vfma(va[r], w[v], attn__vload(yp)));
@@ -121,11 +130,13 @@ static ATTN__FORCE_INLINE void attn__axpy_body(attn_dtype t, float *const *y, co
     }
     for (; i + ATTN__VW <= n; i += ATTN__VW) {
         const attn__v xv = attn__vload_dt(t, x, i);
+        ATTN__UNROLL
         for (r = 0; r < nr; r++)
             attn__vstore(y[r] + i, attn__vfma(va[r], xv, attn__vload(y[r] + i)));
     }
     if (i < n) {
         const attn__v xv = attn__vload_dt_part(t, x, i, n - i);
+        ATTN__UNROLL
         for (r = 0; r < nr; r++) {
             const attn__v yv = attn__vload_part(y[r] + i, n - i, 0.0f);
             attn__vstore_part(y[r] + i, attn__vfma(va[r], xv, yv), n - i);
@@ -441,11 +452,11 @@ static ATTN__FORCE_INLINE void attn__pack_kt_body(attn_dtype t, const void *k, s
 #if ATTN__MR * ATTN__TK < ATTN__VW * ATTN__VW
 #error "attn__pack_kv's scratch (the MR x TK score sliver) is too small"
 #endif
-static int attn__pack_kv(const attn__hd *hd, size_t k0, size_t tk, float *kp, float *vp,
-                         float *blk)
+/* The stored types other than f32, apart: their widening bodies' frames stay out of the f32
+ * path's stack */
+static ATTN__NOINLINE int attn__pack_kv_dt(const attn__hd *hd, const void *k, const void *v,
+                                           size_t tk, float *kp, float *vp, float *blk)
 {
-    const void *k = attn__dt_at(hd->kvt, hd->k, attn__krow(hd, k0) * hd->k_sl);
-    const void *v = attn__dt_at(hd->kvt, hd->v, attn__krow(hd, k0) * hd->v_sl);
     switch (hd->kvt) {
     case ATTN_F16:
         attn__pack_kt_body(ATTN_F16, k, hd->k_sl, tk, hd->d, kp, blk);
@@ -453,13 +464,19 @@ static int attn__pack_kv(const attn__hd *hd, size_t k0, size_t tk, float *kp, fl
     case ATTN_BF16:
         attn__pack_kt_body(ATTN_BF16, k, hd->k_sl, tk, hd->d, kp, blk);
         return attn__pack_v_body(ATTN_BF16, v, hd->v_sl, tk, hd->dv, vp);
-    case ATTN_Q8_0:
+    default:
         attn__pack_kt_body(ATTN_Q8_0, k, hd->k_sl, tk, hd->d, kp, blk);
         return attn__pack_v_body(ATTN_Q8_0, v, hd->v_sl, tk, hd->dv, vp);
-    default:
-        attn__mm_pack_t((const float *)k, hd->k_sl, tk, hd->d, ATTN__NR, 0, kp);
-        return attn__pack_v_body(ATTN_F32, v, hd->v_sl, tk, hd->dv, vp);
     }
+}
+static int attn__pack_kv(const attn__hd *hd, size_t k0, size_t tk, float *kp, float *vp,
+                         float *blk)
+{
+    const void *k = attn__dt_at(hd->kvt, hd->k, attn__krow(hd, k0) * hd->k_sl);
+    const void *v = attn__dt_at(hd->kvt, hd->v, attn__krow(hd, k0) * hd->v_sl);
+    if (hd->kvt != ATTN_F32) return attn__pack_kv_dt(hd, k, v, tk, kp, vp, blk);
+    attn__mm_pack_t((const float *)k, hd->k_sl, tk, hd->d, ATTN__NR, 0, kp);
+    return attn__pack_v_body(ATTN_F32, v, hd->v_sl, tk, hd->dv, vp);
 }
 
 /* The workspace: carved into 64-byte aligned segments (the same arithmetic sizes it). */

@@ -45,19 +45,23 @@ static ATTN__FORCE_INLINE attn__v attn__mm_vload_n(attn_dtype t, const void *p, 
 /* min(rows, ATTN__VW) rows of ATTN__VW elements from element p of the rows at src (stride
  * ld elements) transposed: dst[q * ldd + i] = row i's element p + q; missing rows give
  * zeros */
-static void attn__mm_tcopy(attn_dtype t, const void *src, size_t p, size_t ld, size_t rows,
-                           float *dst, size_t ldd)
+static ATTN__NOINLINE void attn__mm_tcopy_dt(attn_dtype t, const void *src, size_t p,
+                                             size_t ld, size_t rows, float *dst, size_t ldd)
 {
-    float tmp[ATTN__VW * ATTN__VW];
+    float tmp[ATTN__VW * ATTN__VW]; /* in this function alone: f32 callers' frames lack it */
     size_t i;
-    if (t == ATTN_F32) {
-        attn__vtranspose_copy((const float *)src + p, ld, rows, dst, ldd);
-        return;
-    }
     for (i = 0; i < ATTN__VW; i++) /* rows past `rows` zero, so all of tmp is written */
         attn__vstore(tmp + i * ATTN__VW,
                      i < rows ? attn__vload_dt(t, src, i * ld + p) : attn__vzero());
     attn__vtranspose_copy(tmp, ATTN__VW, ATTN__VW, dst, ldd);
+}
+static void attn__mm_tcopy(attn_dtype t, const void *src, size_t p, size_t ld, size_t rows,
+                           float *dst, size_t ldd)
+{
+    if (t == ATTN_F32)
+        attn__vtranspose_copy((const float *)src + p, ld, rows, dst, ldd);
+    else
+        attn__mm_tcopy_dt(t, src, p, ld, rows, dst, ldd);
 }
 
 /* The chunk depth for a given k: k split into ceil(k / KC) near-equal chunks. Depends on
