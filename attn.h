@@ -2138,12 +2138,14 @@ static inline attn__scalar_v attn__scalar_vload_u4(const uint8_t *p, int hi)
 static inline void attn__scalar_vload_q8_32(const int8_t *p, attn__scalar_v *out)
 {
     size_t v;
+    ATTN__SCALAR_UNROLL
     for (v = 0; v < 32 / ATTN__SCALAR_VW; v++) out[v] = attn__scalar_vload_i8(p + v * ATTN__SCALAR_VW);
 }
 #ifndef ATTN__SCALAR_HAVE_VQ4_32
 static inline void attn__scalar_vload_q4_32(const uint8_t *p, attn__scalar_v *out)
 {
     size_t v;
+    ATTN__SCALAR_UNROLL
     for (v = 0; v < 16 / ATTN__SCALAR_VW; v++) {
         out[v] = attn__scalar_vload_u4(p + v * ATTN__SCALAR_VW, 0);
         out[16 / ATTN__SCALAR_VW + v] = attn__scalar_vload_u4(p + v * ATTN__SCALAR_VW, 1);
@@ -2886,6 +2888,10 @@ static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_dtype_block(attn_dtype type)
     return attn__scalar_attn_dtype_size(type) ? 1 : 0;
 }
 
+/* Whether a KV cache (or attn__scalar_attn_attention's K and V) can be stored as type t: every type but
+ * q4_0 */
+static int attn__scalar_kv_dtype(attn_dtype t) { return attn__scalar_attn_dtype_block(t) && t != ATTN_Q4_0; }
+
 static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_dtype_bytes(attn_dtype type, size_t n)
 {
     const size_t bs = attn__scalar_dt_block_bytes(type), blk = attn__scalar_attn_dtype_block(type);
@@ -2926,6 +2932,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vload_q8_block(const void *bl
     const attn__scalar_v d = attn__scalar_vset1_f16(attn__scalar_q_scale((const unsigned char *)blk));
     size_t v;
     attn__scalar_vload_q8_32((const int8_t *)blk + 2, w);
+    ATTN__SCALAR_UNROLL
     for (v = 0; v < ATTN__SCALAR_QK / ATTN__SCALAR_VW; v++) w[v] = attn__scalar_vmul(d, w[v]);
 }
 
@@ -3724,7 +3731,7 @@ static attn_status attn__scalar_norm_check(const float *x, size_t ldx, float *y,
 }
 
 /* The mean of x[0..32), unrolled: (x0 + x1) + (x2 + x3) in vectors */
-static float attn__scalar_norm_prefix_mean(const float *x)
+static ATTN__SCALAR_FORCE_INLINE float attn__scalar_norm_prefix_mean(const float *x)
 {
     attn__scalar_v p0 = attn__scalar_vload(x), p1 = attn__scalar_vload(x + ATTN__SCALAR_VW);
     size_t i;
@@ -3753,6 +3760,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_norm_sums_short(const float *
     int k;
     xs[0] = x0;
     xs[1] = x1;
+    ATTN__SCALAR_UNROLL
     for (k = 0; k < K; k++) {
         if (mode == 1) { /* the prefix mean, as attn__scalar_attn_layernorm's general loop (each row's
                           * own loads first: out of cache, reading 8 rows' prefixes ahead
@@ -3766,6 +3774,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_norm_sums_short(const float *
         a0[k] = a1[k] = a2[k] = a3[k] = b0[k] = b1[k] = b2[k] = b3[k] = attn__scalar_vzero();
     }
     for (i = 0; i + 4 * ATTN__SCALAR_VW <= n; i += 4 * ATTN__SCALAR_VW)
+        ATTN__SCALAR_UNROLL
         for (k = 0; k < K; k++) {
             attn__scalar_v u0 = attn__scalar_vload(xs[k] + i), u1 = attn__scalar_vload(xs[k] + i + ATTN__SCALAR_VW);
             attn__scalar_v u2 = attn__scalar_vload(xs[k] + i + 2 * ATTN__SCALAR_VW),
@@ -3786,6 +3795,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_norm_sums_short(const float *
             b3[k] = attn__scalar_vfma(u3, u3, b3[k]);
         }
     for (; i < n; i += ATTN__SCALAR_VW)
+        ATTN__SCALAR_UNROLL
         for (k = 0; k < K; k++) {
             const size_t m = n - i;
             attn__scalar_v u0 = m >= ATTN__SCALAR_VW ? attn__scalar_vload(xs[k] + i)
@@ -3796,6 +3806,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_norm_sums_short(const float *
             }
             b0[k] = attn__scalar_vfma(u0, u0, b0[k]);
         }
+    ATTN__SCALAR_UNROLL
     for (k = 0; k < K; k++) {
         if (mode == 1) tv[k] = attn__scalar_vadd(attn__scalar_vadd(a0[k], a1[k]), attn__scalar_vadd(a2[k], a3[k]));
         sv[k] = attn__scalar_vadd(attn__scalar_vadd(b0[k], b1[k]), attn__scalar_vadd(b2[k], b3[k]));
@@ -3812,7 +3823,9 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_norm_batch_sums(const float *
     const int mode = 1;
     attn__scalar_v tv[ATTN__SCALAR_NORM_BATCH], sv[ATTN__SCALAR_NORM_BATCH];
     size_t k;
+    ATTN__SCALAR_UNROLL
     for (k = 0; k < ATTN__SCALAR_NORM_BATCH; k++) tv[k] = sv[k] = attn__scalar_vzero();
+    ATTN__SCALAR_UNROLL
     for (k = nb; k < ATTN__SCALAR_NORM_BATCH; k++) c[k] = 0.0f;
     /* short rows two at a time (ATTN__SCALAR_NORM_PAIR), then (longer: up to one block of
      * attn__scalar_row_sums) one at a time */
@@ -3871,6 +3884,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_layernorm_short_body(const fl
         float c[ATTN__SCALAR_NORM_LANES], t[ATTN__SCALAR_NORM_LANES], s2[ATTN__SCALAR_NORM_LANES];
         float d[ATTN__SCALAR_NORM_LANES], rs[ATTN__SCALAR_NORM_LANES];
         size_t k;
+        ATTN__SCALAR_UNROLL
         for (k = ATTN__SCALAR_NORM_BATCH; k < ATTN__SCALAR_NORM_LANES; k++) c[k] = t[k] = s2[k] = 0.0f;
         if (n <= ATTN__SCALAR_SUM_BLOCK) {
             attn__scalar_norm_batch_sums(x + r0 * ldx, ldx, nb, n, c, t, s2);
@@ -4347,29 +4361,71 @@ static void attn__scalar_mm_pack_t(const float *src, size_t ld, size_t rows, siz
 static void attn__scalar_mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t i0,
                             size_t mc, size_t p0, size_t kc, float *pa)
 {
-    size_t s, p, g;
+    size_t s, p, g, q;
     if (ta) { /* A stored k x m: row p of the storage holds op(A)'s column p */
-        for (p = 0; p < kc; p++) {
-            const float *src = a + (p0 + p) * lda + i0;
-            float *dst = pa + p * ATTN__SCALAR_MR;
-            for (s = 0; s < mc; s += ATTN__SCALAR_MR, dst += ATTN__SCALAR_MR * kc) {
+        /* 16 rows of the storage at a time, sliver after sliver: each sliver receives whole
+         * cache lines in order (the slivers lie MR * kc floats apart, often a multiple of
+         * 4 KiB: a row at a time across them would write every sliver's line of one L1 set) */
+        for (q = 0; q < kc; q += 16)
+            for (s = 0; s < mc; s += ATTN__SCALAR_MR) {
                 const size_t mr = attn__scalar_min(ATTN__SCALAR_MR, mc - s);
-                for (g = 0; g < ATTN__SCALAR_MR; g += ATTN__SCALAR_VW) {
-                    attn__scalar_v x = attn__scalar_vzero();
-                    if (i0 + s + g + ATTN__SCALAR_VW <= m)
-                        x = attn__scalar_vload(src + s + g); /* lanes past mr: unused rows */
-                    else if (g < mr) x = attn__scalar_vload_part(src + s + g, mr - g, 0.0f);
-                    if (g + ATTN__SCALAR_VW > ATTN__SCALAR_MR && p + 1 == kc) /* not into the next sliver */
-                        attn__scalar_vstore_part(dst + g, x, ATTN__SCALAR_MR - g);
-                    else
-                        attn__scalar_vstore(dst + g, x);
+                for (p = q; p < kc && p < q + 16; p++) {
+                    const float *src = a + (p0 + p) * lda + i0 + s;
+                    float *dst = pa + s * kc + p * ATTN__SCALAR_MR;
+                    for (g = 0; g < ATTN__SCALAR_MR; g += ATTN__SCALAR_VW) {
+                        attn__scalar_v x = attn__scalar_vzero();
+                        if (i0 + s + g + ATTN__SCALAR_VW <= m)
+                            x = attn__scalar_vload(src + g); /* lanes past mr: unused rows */
+                        else if (g < mr) x = attn__scalar_vload_part(src + g, mr - g, 0.0f);
+                        if (g + ATTN__SCALAR_VW > ATTN__SCALAR_MR && p + 1 == kc) /* not into the next sliver */
+                            attn__scalar_vstore_part(dst + g, x, ATTN__SCALAR_MR - g);
+                        else
+                            attn__scalar_vstore(dst + g, x);
+                    }
                 }
             }
-        }
         return;
     }
     /* A stored m x k: transposes */
     attn__scalar_mm_pack_t(a + i0 * lda + p0, lda, mc, kc, ATTN__SCALAR_MR, m * lda > ATTN__SCALAR_MM_FAR, pa);
+}
+
+/* The next packed block of op(A) (rows i0 + MC.., or the next chunk of k from row 0),
+ * requested a share of its cache lines before each tile of the current block, so that its
+ * packing reads from cache rather than waiting on memory (A far out of cache: with few
+ * columns, the tiles of a block are too short to hide that wait). */
+typedef struct {
+    const float *x; /* the block's first element in A's storage */
+    size_t ld, rows, len, per, r, l; /* storage rows and their length, lines per step */
+} attn__scalar_mm_ahead;
+
+/* ta: as attn__scalar_mm_pack_a, or -1 (nothing requested); tiles: of the current block */
+static void attn__scalar_mm_ahead_init(attn__scalar_mm_ahead *h, int ta, const float *a, size_t lda,
+                                size_t m, size_t k, size_t kcb, size_t i0, size_t p0,
+                                size_t tiles)
+{
+    size_t lines;
+    h->x = a, h->ld = lda, h->rows = h->len = h->r = h->l = h->per = 0;
+    if (ta < 0) return;
+    if (i0 + ATTN__SCALAR_MM_MC < m) i0 += ATTN__SCALAR_MM_MC;
+    else if (p0 + kcb < k) i0 = 0, p0 += kcb;
+    else return;
+    kcb = attn__scalar_min(kcb, k - p0);
+    m = attn__scalar_min(ATTN__SCALAR_MM_MC, m - i0);
+    h->x = a + (ta ? p0 * lda + i0 : i0 * lda + p0);
+    h->rows = ta ? kcb : m;
+    h->len = ta ? m : kcb;
+    lines = h->rows * (h->len / 16 + 1);
+    h->per = (lines + tiles - 1) / tiles;
+}
+
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ahead_step(attn__scalar_mm_ahead *h)
+{
+    size_t q;
+    for (q = 0; q < h->per && h->r < h->rows; q++) {
+        ATTN__SCALAR_PREFETCH(h->x + h->r * h->ld + attn__scalar_min(h->l * 16, h->len - 1));
+        if (++h->l > h->len / 16) h->l = 0, h->r++;
+    }
 }
 
 /* Packs op(B)[p0 .. p0+kc, j0 .. j0+nc) into NR-column slivers: sliver s holds element
@@ -4539,6 +4595,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_n_body(attn_dtype bt, size
 {
     attn__scalar_v acc[4][2], b0, b1;
     size_t i, p;
+    ATTN__SCALAR_UNROLL
     for (i = 0; i < R; i++) acc[i][0] = acc[i][1] = attn__scalar_vzero();
     for (p = 0; p < kc; p++) {
         if (nr == 2 * ATTN__SCALAR_VW) {
@@ -4548,12 +4605,14 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_n_body(attn_dtype bt, size
             b0 = attn__scalar_mm_vload_n(bt, b, p * ldb, nr);
             b1 = attn__scalar_mm_vload_n(bt, b, p * ldb + ATTN__SCALAR_VW, nr > ATTN__SCALAR_VW ? nr - ATTN__SCALAR_VW : 0);
         }
+        ATTN__SCALAR_UNROLL
         for (i = 0; i < R; i++) {
             const attn__scalar_v av = attn__scalar_vset1(a[i * ars + p * acs]);
             acc[i][0] = attn__scalar_vfma(av, b0, acc[i][0]);
             acc[i][1] = attn__scalar_vfma(av, b1, acc[i][1]);
         }
     }
+    ATTN__SCALAR_UNROLL
     for (i = 0; i < R; i++) {
         attn__scalar_vstore(t + i * ATTN__SCALAR_NR, acc[i][0]);
         attn__scalar_vstore(t + i * ATTN__SCALAR_NR + ATTN__SCALAR_VW, acc[i][1]);
@@ -4570,23 +4629,33 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_t_body(attn_dtype bt, size
 {
     attn__scalar_v s[4][4], av[4], bv;
     size_t i, q, p;
+    ATTN__SCALAR_UNROLL
     for (i = 0; i < R; i++)
+        ATTN__SCALAR_UNROLL
         for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
     for (p = p0; p + ATTN__SCALAR_VW <= p1; p += ATTN__SCALAR_VW) {
+        ATTN__SCALAR_UNROLL
         for (i = 0; i < R; i++) av[i] = attn__scalar_vload(a + i * lda + p);
+        ATTN__SCALAR_UNROLL
         for (q = 0; q < J; q++) {
             bv = attn__scalar_vload_dt(bt, brow[q], p);
+            ATTN__SCALAR_UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__scalar_vfma(av[i], bv, s[i][q]);
         }
     }
     if (p < p1) {
+        ATTN__SCALAR_UNROLL
         for (i = 0; i < R; i++) av[i] = attn__scalar_vload_part(a + i * lda + p, p1 - p, 0.0f);
+        ATTN__SCALAR_UNROLL
         for (q = 0; q < J; q++) {
             bv = attn__scalar_vload_dt_part(bt, brow[q], p, p1 - p);
+            ATTN__SCALAR_UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__scalar_vfma(av[i], bv, s[i][q]);
         }
     }
+    ATTN__SCALAR_UNROLL
     for (i = 0; i < R; i++)
+        ATTN__SCALAR_UNROLL
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
@@ -4600,24 +4669,31 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size
     const size_t bs = attn__scalar_dt_block_bytes(bt);
     attn__scalar_v s[4][4], w[ATTN__SCALAR_QK / ATTN__SCALAR_VW], d;
     size_t i, q, b, v;
+    ATTN__SCALAR_UNROLL
     for (i = 0; i < R; i++)
+        ATTN__SCALAR_UNROLL
         for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
     for (b = b0; b < b1; b++) {
         const float *ab = a + b * ATTN__SCALAR_QK;
+        ATTN__SCALAR_UNROLL
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
             d = attn__scalar_vset1_f16(attn__scalar_q_scale(blk));
             if (bt == ATTN_Q8_0) attn__scalar_vload_q8_32((const int8_t *)(blk + 2), w);
             else attn__scalar_vload_q4_32(blk + 2, w);
+            ATTN__SCALAR_UNROLL
             for (i = 0; i < R; i++) {
                 attn__scalar_v bsum = attn__scalar_vmul(attn__scalar_vload(ab + i * lda), w[0]);
+                ATTN__SCALAR_UNROLL
                 for (v = 1; v < ATTN__SCALAR_QK / ATTN__SCALAR_VW; v++)
                     bsum = attn__scalar_vfma(attn__scalar_vload(ab + i * lda + v * ATTN__SCALAR_VW), w[v], bsum);
                 s[i][q] = attn__scalar_vfma(d, bsum, s[i][q]);
             }
         }
     }
+    ATTN__SCALAR_UNROLL
     for (i = 0; i < R; i++)
+        ATTN__SCALAR_UNROLL
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
@@ -4773,7 +4849,7 @@ static attn_status attn__scalar_matmul(attn_trans ta, attn_trans tb, size_t m, s
     attn_status st;
     size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
     float *pa, *pb;
-    int packa, pfc;
+    int packa, pfc, far;
     size_t ab, bb, cb;
     if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
         return ATTN_ERR_ARG;
@@ -4825,6 +4901,7 @@ static attn_status attn__scalar_matmul(attn_trans ta, attn_trans tb, size_t m, s
     pb = pa + fa;
     packa = ta || n > ATTN__SCALAR_MM_DIRECT_N;
     pfc = m * ldc > ATTN__SCALAR_MM_FAR;
+    far = ab / sizeof(float) > ATTN__SCALAR_MM_FAR;
     if (!packa && attn__scalar_mm_whole_b(n, k)) {
         /* all of op(B) packed at once: each A sliver then streams through all of k */
         const size_t np = attn__scalar_round_up(n, ATTN__SCALAR_NR);
@@ -4842,14 +4919,20 @@ static attn_status attn__scalar_matmul(attn_trans ta, attn_trans tb, size_t m, s
             if (packa) {
                 for (ic = 0; ic < m; ic += ATTN__SCALAR_MM_MC) {
                     const size_t mc = attn__scalar_min(ATTN__SCALAR_MM_MC, m - ic);
+                    attn__scalar_mm_ahead ah;
                     attn__scalar_mm_pack_a(ta, a, lda, m, ic, mc, pc, kc, pa);
+                    attn__scalar_mm_ahead_init(&ah, far ? (int)ta : -1, a, lda, m, k, kcb, ic, pc,
+                                        (mc + ATTN__SCALAR_MR - 1) / ATTN__SCALAR_MR *
+                                            ((nc + ATTN__SCALAR_NR - 1) / ATTN__SCALAR_NR));
                     for (jr = 0; jr < nc; jr += ATTN__SCALAR_NR)
-                        for (ir = 0; ir < mc; ir += ATTN__SCALAR_MR)
+                        for (ir = 0; ir < mc; ir += ATTN__SCALAR_MR) {
+                            attn__scalar_mm_ahead_step(&ah);
                             attn__scalar_mm_tile(attn__scalar_min(ATTN__SCALAR_MR, mc - ir),
                                           attn__scalar_min(ATTN__SCALAR_NR, nc - jr), kc, pa + ir * kc, 1,
                                           ATTN__SCALAR_MR, pb + jr * kc, ATTN__SCALAR_NR,
                                           c + (ic + ir) * ldc + jc + jr, ldc, alpha, beta, mode,
                                           pfc);
+                        }
                 }
             } else {
                 attn__scalar_mm_direct_a(m, nc, pc, pc + kc, kcb, a, lda, pb, 0, pa, c + jc, ldc, alpha,
@@ -5003,6 +5086,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_axpy_body(attn_dtype t, float
     for (r = 0; r < nr; r++) va[r] = attn__scalar_vset1(a[r]);
     for (; t == ATTN_Q8_0 && i < n; i += ATTN__SCALAR_QK) { /* n whole blocks */
         attn__scalar_vload_q8_block(attn__scalar_dt_at(t, x, i), w);
+        ATTN__SCALAR_UNROLL
         for (v = 0; v < ATTN__SCALAR_QK / ATTN__SCALAR_VW; v++)
             ATTN__SCALAR_UNROLL
             for (r = 0; r < nr; r++) {
@@ -5684,12 +5768,13 @@ static attn_status attn__scalar_attention_check(const attn_attention_params *p, 
     attn_status st;
     size_t b, i, j, ext[7], need;
     const void *at[7];
-    const int q8 = p && p->kv_type == ATTN_Q8_0; /* rows in blocks: dims, strides whole ones */
+    size_t blk; /* the type's block: head dims and strides whole blocks */
     *empty = 0;
     if (!p) return ATTN_ERR_NULL;
-    if (!attn__scalar_attn_dtype_size(p->kv_type) && !q8) return ATTN_ERR_ARG;
+    blk = attn__scalar_attn_dtype_block(p->kv_type);
+    if (!attn__scalar_kv_dtype(p->kv_type)) return ATTN_ERR_ARG;
     if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads ||
-        (q8 && (p->head_dim % ATTN__SCALAR_QK || p->v_head_dim % ATTN__SCALAR_QK)))
+        p->head_dim % blk || p->v_head_dim % blk)
         return ATTN_ERR_SIZE;
     if (!attn__scalar_finite(p->scale) || !attn__scalar_finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
     if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
@@ -5704,8 +5789,7 @@ static attn_status attn__scalar_attention_check(const attn_attention_params *p, 
     }
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
-    if (q8 && (p->k_sb | p->k_sh | p->k_sl | p->v_sb | p->v_sh | p->v_sl) % ATTN__SCALAR_QK)
-        return ATTN_ERR_LD;
+    if ((p->k_sb | p->k_sh | p->k_sl | p->v_sb | p->v_sh | p->v_sl) % blk) return ATTN_ERR_LD;
     if (p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if ((st = attn__scalar_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
                                  p->head_dim, 0)) ||
@@ -5870,7 +5954,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_kv_cache_init_type(attn_
 {
     size_t ek = head_dim, ev = v_head_dim;
     if (!c || !k || !v) return ATTN_ERR_NULL;
-    if (!attn__scalar_attn_dtype_size(type) && type != ATTN_Q8_0) return ATTN_ERR_ARG;
+    if (!attn__scalar_kv_dtype(type)) return ATTN_ERR_ARG;
     if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim ||
         head_dim % attn__scalar_attn_dtype_block(type) || v_head_dim % attn__scalar_attn_dtype_block(type))
         return ATTN_ERR_SIZE;
@@ -8410,12 +8494,14 @@ static inline attn__avx2_v attn__avx2_vload_u4(const uint8_t *p, int hi)
 static inline void attn__avx2_vload_q8_32(const int8_t *p, attn__avx2_v *out)
 {
     size_t v;
+    ATTN__AVX2_UNROLL
     for (v = 0; v < 32 / ATTN__AVX2_VW; v++) out[v] = attn__avx2_vload_i8(p + v * ATTN__AVX2_VW);
 }
 #ifndef ATTN__AVX2_HAVE_VQ4_32
 static inline void attn__avx2_vload_q4_32(const uint8_t *p, attn__avx2_v *out)
 {
     size_t v;
+    ATTN__AVX2_UNROLL
     for (v = 0; v < 16 / ATTN__AVX2_VW; v++) {
         out[v] = attn__avx2_vload_u4(p + v * ATTN__AVX2_VW, 0);
         out[16 / ATTN__AVX2_VW + v] = attn__avx2_vload_u4(p + v * ATTN__AVX2_VW, 1);
@@ -9158,6 +9244,10 @@ static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_dtype_block(attn_dtype type)
     return attn__avx2_attn_dtype_size(type) ? 1 : 0;
 }
 
+/* Whether a KV cache (or attn__avx2_attn_attention's K and V) can be stored as type t: every type but
+ * q4_0 */
+static int attn__avx2_kv_dtype(attn_dtype t) { return attn__avx2_attn_dtype_block(t) && t != ATTN_Q4_0; }
+
 static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_dtype_bytes(attn_dtype type, size_t n)
 {
     const size_t bs = attn__avx2_dt_block_bytes(type), blk = attn__avx2_attn_dtype_block(type);
@@ -9198,6 +9288,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_vload_q8_block(const void *blk, a
     const attn__avx2_v d = attn__avx2_vset1_f16(attn__avx2_q_scale((const unsigned char *)blk));
     size_t v;
     attn__avx2_vload_q8_32((const int8_t *)blk + 2, w);
+    ATTN__AVX2_UNROLL
     for (v = 0; v < ATTN__AVX2_QK / ATTN__AVX2_VW; v++) w[v] = attn__avx2_vmul(d, w[v]);
 }
 
@@ -9996,7 +10087,7 @@ static attn_status attn__avx2_norm_check(const float *x, size_t ldx, float *y, s
 }
 
 /* The mean of x[0..32), unrolled: (x0 + x1) + (x2 + x3) in vectors */
-static float attn__avx2_norm_prefix_mean(const float *x)
+static ATTN__AVX2_FORCE_INLINE float attn__avx2_norm_prefix_mean(const float *x)
 {
     attn__avx2_v p0 = attn__avx2_vload(x), p1 = attn__avx2_vload(x + ATTN__AVX2_VW);
     size_t i;
@@ -10025,6 +10116,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_norm_sums_short(const float *x0, 
     int k;
     xs[0] = x0;
     xs[1] = x1;
+    ATTN__AVX2_UNROLL
     for (k = 0; k < K; k++) {
         if (mode == 1) { /* the prefix mean, as attn__avx2_attn_layernorm's general loop (each row's
                           * own loads first: out of cache, reading 8 rows' prefixes ahead
@@ -10038,6 +10130,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_norm_sums_short(const float *x0, 
         a0[k] = a1[k] = a2[k] = a3[k] = b0[k] = b1[k] = b2[k] = b3[k] = attn__avx2_vzero();
     }
     for (i = 0; i + 4 * ATTN__AVX2_VW <= n; i += 4 * ATTN__AVX2_VW)
+        ATTN__AVX2_UNROLL
         for (k = 0; k < K; k++) {
             attn__avx2_v u0 = attn__avx2_vload(xs[k] + i), u1 = attn__avx2_vload(xs[k] + i + ATTN__AVX2_VW);
             attn__avx2_v u2 = attn__avx2_vload(xs[k] + i + 2 * ATTN__AVX2_VW),
@@ -10058,6 +10151,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_norm_sums_short(const float *x0, 
             b3[k] = attn__avx2_vfma(u3, u3, b3[k]);
         }
     for (; i < n; i += ATTN__AVX2_VW)
+        ATTN__AVX2_UNROLL
         for (k = 0; k < K; k++) {
             const size_t m = n - i;
             attn__avx2_v u0 = m >= ATTN__AVX2_VW ? attn__avx2_vload(xs[k] + i)
@@ -10068,6 +10162,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_norm_sums_short(const float *x0, 
             }
             b0[k] = attn__avx2_vfma(u0, u0, b0[k]);
         }
+    ATTN__AVX2_UNROLL
     for (k = 0; k < K; k++) {
         if (mode == 1) tv[k] = attn__avx2_vadd(attn__avx2_vadd(a0[k], a1[k]), attn__avx2_vadd(a2[k], a3[k]));
         sv[k] = attn__avx2_vadd(attn__avx2_vadd(b0[k], b1[k]), attn__avx2_vadd(b2[k], b3[k]));
@@ -10084,7 +10179,9 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_norm_batch_sums(const float *x, s
     const int mode = 1;
     attn__avx2_v tv[ATTN__AVX2_NORM_BATCH], sv[ATTN__AVX2_NORM_BATCH];
     size_t k;
+    ATTN__AVX2_UNROLL
     for (k = 0; k < ATTN__AVX2_NORM_BATCH; k++) tv[k] = sv[k] = attn__avx2_vzero();
+    ATTN__AVX2_UNROLL
     for (k = nb; k < ATTN__AVX2_NORM_BATCH; k++) c[k] = 0.0f;
     /* short rows two at a time (ATTN__AVX2_NORM_PAIR), then (longer: up to one block of
      * attn__avx2_row_sums) one at a time */
@@ -10143,6 +10240,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_layernorm_short_body(const float 
         float c[ATTN__AVX2_NORM_LANES], t[ATTN__AVX2_NORM_LANES], s2[ATTN__AVX2_NORM_LANES];
         float d[ATTN__AVX2_NORM_LANES], rs[ATTN__AVX2_NORM_LANES];
         size_t k;
+        ATTN__AVX2_UNROLL
         for (k = ATTN__AVX2_NORM_BATCH; k < ATTN__AVX2_NORM_LANES; k++) c[k] = t[k] = s2[k] = 0.0f;
         if (n <= ATTN__AVX2_SUM_BLOCK) {
             attn__avx2_norm_batch_sums(x + r0 * ldx, ldx, nb, n, c, t, s2);
@@ -10619,29 +10717,71 @@ static void attn__avx2_mm_pack_t(const float *src, size_t ld, size_t rows, size_
 static void attn__avx2_mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t i0,
                             size_t mc, size_t p0, size_t kc, float *pa)
 {
-    size_t s, p, g;
+    size_t s, p, g, q;
     if (ta) { /* A stored k x m: row p of the storage holds op(A)'s column p */
-        for (p = 0; p < kc; p++) {
-            const float *src = a + (p0 + p) * lda + i0;
-            float *dst = pa + p * ATTN__AVX2_MR;
-            for (s = 0; s < mc; s += ATTN__AVX2_MR, dst += ATTN__AVX2_MR * kc) {
+        /* 16 rows of the storage at a time, sliver after sliver: each sliver receives whole
+         * cache lines in order (the slivers lie MR * kc floats apart, often a multiple of
+         * 4 KiB: a row at a time across them would write every sliver's line of one L1 set) */
+        for (q = 0; q < kc; q += 16)
+            for (s = 0; s < mc; s += ATTN__AVX2_MR) {
                 const size_t mr = attn__avx2_min(ATTN__AVX2_MR, mc - s);
-                for (g = 0; g < ATTN__AVX2_MR; g += ATTN__AVX2_VW) {
-                    attn__avx2_v x = attn__avx2_vzero();
-                    if (i0 + s + g + ATTN__AVX2_VW <= m)
-                        x = attn__avx2_vload(src + s + g); /* lanes past mr: unused rows */
-                    else if (g < mr) x = attn__avx2_vload_part(src + s + g, mr - g, 0.0f);
-                    if (g + ATTN__AVX2_VW > ATTN__AVX2_MR && p + 1 == kc) /* not into the next sliver */
-                        attn__avx2_vstore_part(dst + g, x, ATTN__AVX2_MR - g);
-                    else
-                        attn__avx2_vstore(dst + g, x);
+                for (p = q; p < kc && p < q + 16; p++) {
+                    const float *src = a + (p0 + p) * lda + i0 + s;
+                    float *dst = pa + s * kc + p * ATTN__AVX2_MR;
+                    for (g = 0; g < ATTN__AVX2_MR; g += ATTN__AVX2_VW) {
+                        attn__avx2_v x = attn__avx2_vzero();
+                        if (i0 + s + g + ATTN__AVX2_VW <= m)
+                            x = attn__avx2_vload(src + g); /* lanes past mr: unused rows */
+                        else if (g < mr) x = attn__avx2_vload_part(src + g, mr - g, 0.0f);
+                        if (g + ATTN__AVX2_VW > ATTN__AVX2_MR && p + 1 == kc) /* not into the next sliver */
+                            attn__avx2_vstore_part(dst + g, x, ATTN__AVX2_MR - g);
+                        else
+                            attn__avx2_vstore(dst + g, x);
+                    }
                 }
             }
-        }
         return;
     }
     /* A stored m x k: transposes */
     attn__avx2_mm_pack_t(a + i0 * lda + p0, lda, mc, kc, ATTN__AVX2_MR, m * lda > ATTN__AVX2_MM_FAR, pa);
+}
+
+/* The next packed block of op(A) (rows i0 + MC.., or the next chunk of k from row 0),
+ * requested a share of its cache lines before each tile of the current block, so that its
+ * packing reads from cache rather than waiting on memory (A far out of cache: with few
+ * columns, the tiles of a block are too short to hide that wait). */
+typedef struct {
+    const float *x; /* the block's first element in A's storage */
+    size_t ld, rows, len, per, r, l; /* storage rows and their length, lines per step */
+} attn__avx2_mm_ahead;
+
+/* ta: as attn__avx2_mm_pack_a, or -1 (nothing requested); tiles: of the current block */
+static void attn__avx2_mm_ahead_init(attn__avx2_mm_ahead *h, int ta, const float *a, size_t lda,
+                                size_t m, size_t k, size_t kcb, size_t i0, size_t p0,
+                                size_t tiles)
+{
+    size_t lines;
+    h->x = a, h->ld = lda, h->rows = h->len = h->r = h->l = h->per = 0;
+    if (ta < 0) return;
+    if (i0 + ATTN__AVX2_MM_MC < m) i0 += ATTN__AVX2_MM_MC;
+    else if (p0 + kcb < k) i0 = 0, p0 += kcb;
+    else return;
+    kcb = attn__avx2_min(kcb, k - p0);
+    m = attn__avx2_min(ATTN__AVX2_MM_MC, m - i0);
+    h->x = a + (ta ? p0 * lda + i0 : i0 * lda + p0);
+    h->rows = ta ? kcb : m;
+    h->len = ta ? m : kcb;
+    lines = h->rows * (h->len / 16 + 1);
+    h->per = (lines + tiles - 1) / tiles;
+}
+
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ahead_step(attn__avx2_mm_ahead *h)
+{
+    size_t q;
+    for (q = 0; q < h->per && h->r < h->rows; q++) {
+        ATTN__AVX2_PREFETCH(h->x + h->r * h->ld + attn__avx2_min(h->l * 16, h->len - 1));
+        if (++h->l > h->len / 16) h->l = 0, h->r++;
+    }
 }
 
 /* Packs op(B)[p0 .. p0+kc, j0 .. j0+nc) into NR-column slivers: sliver s holds element
@@ -10811,6 +10951,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_n_body(attn_dtype bt, size_t R
 {
     attn__avx2_v acc[4][2], b0, b1;
     size_t i, p;
+    ATTN__AVX2_UNROLL
     for (i = 0; i < R; i++) acc[i][0] = acc[i][1] = attn__avx2_vzero();
     for (p = 0; p < kc; p++) {
         if (nr == 2 * ATTN__AVX2_VW) {
@@ -10820,12 +10961,14 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_n_body(attn_dtype bt, size_t R
             b0 = attn__avx2_mm_vload_n(bt, b, p * ldb, nr);
             b1 = attn__avx2_mm_vload_n(bt, b, p * ldb + ATTN__AVX2_VW, nr > ATTN__AVX2_VW ? nr - ATTN__AVX2_VW : 0);
         }
+        ATTN__AVX2_UNROLL
         for (i = 0; i < R; i++) {
             const attn__avx2_v av = attn__avx2_vset1(a[i * ars + p * acs]);
             acc[i][0] = attn__avx2_vfma(av, b0, acc[i][0]);
             acc[i][1] = attn__avx2_vfma(av, b1, acc[i][1]);
         }
     }
+    ATTN__AVX2_UNROLL
     for (i = 0; i < R; i++) {
         attn__avx2_vstore(t + i * ATTN__AVX2_NR, acc[i][0]);
         attn__avx2_vstore(t + i * ATTN__AVX2_NR + ATTN__AVX2_VW, acc[i][1]);
@@ -10842,23 +10985,33 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_t_body(attn_dtype bt, size_t R
 {
     attn__avx2_v s[4][4], av[4], bv;
     size_t i, q, p;
+    ATTN__AVX2_UNROLL
     for (i = 0; i < R; i++)
+        ATTN__AVX2_UNROLL
         for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
     for (p = p0; p + ATTN__AVX2_VW <= p1; p += ATTN__AVX2_VW) {
+        ATTN__AVX2_UNROLL
         for (i = 0; i < R; i++) av[i] = attn__avx2_vload(a + i * lda + p);
+        ATTN__AVX2_UNROLL
         for (q = 0; q < J; q++) {
             bv = attn__avx2_vload_dt(bt, brow[q], p);
+            ATTN__AVX2_UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__avx2_vfma(av[i], bv, s[i][q]);
         }
     }
     if (p < p1) {
+        ATTN__AVX2_UNROLL
         for (i = 0; i < R; i++) av[i] = attn__avx2_vload_part(a + i * lda + p, p1 - p, 0.0f);
+        ATTN__AVX2_UNROLL
         for (q = 0; q < J; q++) {
             bv = attn__avx2_vload_dt_part(bt, brow[q], p, p1 - p);
+            ATTN__AVX2_UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__avx2_vfma(av[i], bv, s[i][q]);
         }
     }
+    ATTN__AVX2_UNROLL
     for (i = 0; i < R; i++)
+        ATTN__AVX2_UNROLL
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
@@ -10872,24 +11025,31 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R
     const size_t bs = attn__avx2_dt_block_bytes(bt);
     attn__avx2_v s[4][4], w[ATTN__AVX2_QK / ATTN__AVX2_VW], d;
     size_t i, q, b, v;
+    ATTN__AVX2_UNROLL
     for (i = 0; i < R; i++)
+        ATTN__AVX2_UNROLL
         for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
     for (b = b0; b < b1; b++) {
         const float *ab = a + b * ATTN__AVX2_QK;
+        ATTN__AVX2_UNROLL
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
             d = attn__avx2_vset1_f16(attn__avx2_q_scale(blk));
             if (bt == ATTN_Q8_0) attn__avx2_vload_q8_32((const int8_t *)(blk + 2), w);
             else attn__avx2_vload_q4_32(blk + 2, w);
+            ATTN__AVX2_UNROLL
             for (i = 0; i < R; i++) {
                 attn__avx2_v bsum = attn__avx2_vmul(attn__avx2_vload(ab + i * lda), w[0]);
+                ATTN__AVX2_UNROLL
                 for (v = 1; v < ATTN__AVX2_QK / ATTN__AVX2_VW; v++)
                     bsum = attn__avx2_vfma(attn__avx2_vload(ab + i * lda + v * ATTN__AVX2_VW), w[v], bsum);
                 s[i][q] = attn__avx2_vfma(d, bsum, s[i][q]);
             }
         }
     }
+    ATTN__AVX2_UNROLL
     for (i = 0; i < R; i++)
+        ATTN__AVX2_UNROLL
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
@@ -11045,7 +11205,7 @@ static attn_status attn__avx2_matmul(attn_trans ta, attn_trans tb, size_t m, siz
     attn_status st;
     size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
     float *pa, *pb;
-    int packa, pfc;
+    int packa, pfc, far;
     size_t ab, bb, cb;
     if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
         return ATTN_ERR_ARG;
@@ -11097,6 +11257,7 @@ static attn_status attn__avx2_matmul(attn_trans ta, attn_trans tb, size_t m, siz
     pb = pa + fa;
     packa = ta || n > ATTN__AVX2_MM_DIRECT_N;
     pfc = m * ldc > ATTN__AVX2_MM_FAR;
+    far = ab / sizeof(float) > ATTN__AVX2_MM_FAR;
     if (!packa && attn__avx2_mm_whole_b(n, k)) {
         /* all of op(B) packed at once: each A sliver then streams through all of k */
         const size_t np = attn__avx2_round_up(n, ATTN__AVX2_NR);
@@ -11114,14 +11275,20 @@ static attn_status attn__avx2_matmul(attn_trans ta, attn_trans tb, size_t m, siz
             if (packa) {
                 for (ic = 0; ic < m; ic += ATTN__AVX2_MM_MC) {
                     const size_t mc = attn__avx2_min(ATTN__AVX2_MM_MC, m - ic);
+                    attn__avx2_mm_ahead ah;
                     attn__avx2_mm_pack_a(ta, a, lda, m, ic, mc, pc, kc, pa);
+                    attn__avx2_mm_ahead_init(&ah, far ? (int)ta : -1, a, lda, m, k, kcb, ic, pc,
+                                        (mc + ATTN__AVX2_MR - 1) / ATTN__AVX2_MR *
+                                            ((nc + ATTN__AVX2_NR - 1) / ATTN__AVX2_NR));
                     for (jr = 0; jr < nc; jr += ATTN__AVX2_NR)
-                        for (ir = 0; ir < mc; ir += ATTN__AVX2_MR)
+                        for (ir = 0; ir < mc; ir += ATTN__AVX2_MR) {
+                            attn__avx2_mm_ahead_step(&ah);
                             attn__avx2_mm_tile(attn__avx2_min(ATTN__AVX2_MR, mc - ir),
                                           attn__avx2_min(ATTN__AVX2_NR, nc - jr), kc, pa + ir * kc, 1,
                                           ATTN__AVX2_MR, pb + jr * kc, ATTN__AVX2_NR,
                                           c + (ic + ir) * ldc + jc + jr, ldc, alpha, beta, mode,
                                           pfc);
+                        }
                 }
             } else {
                 attn__avx2_mm_direct_a(m, nc, pc, pc + kc, kcb, a, lda, pb, 0, pa, c + jc, ldc, alpha,
@@ -11275,6 +11442,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_axpy_body(attn_dtype t, float *co
     for (r = 0; r < nr; r++) va[r] = attn__avx2_vset1(a[r]);
     for (; t == ATTN_Q8_0 && i < n; i += ATTN__AVX2_QK) { /* n whole blocks */
         attn__avx2_vload_q8_block(attn__avx2_dt_at(t, x, i), w);
+        ATTN__AVX2_UNROLL
         for (v = 0; v < ATTN__AVX2_QK / ATTN__AVX2_VW; v++)
             ATTN__AVX2_UNROLL
             for (r = 0; r < nr; r++) {
@@ -11956,12 +12124,13 @@ static attn_status attn__avx2_attention_check(const attn_attention_params *p, co
     attn_status st;
     size_t b, i, j, ext[7], need;
     const void *at[7];
-    const int q8 = p && p->kv_type == ATTN_Q8_0; /* rows in blocks: dims, strides whole ones */
+    size_t blk; /* the type's block: head dims and strides whole blocks */
     *empty = 0;
     if (!p) return ATTN_ERR_NULL;
-    if (!attn__avx2_attn_dtype_size(p->kv_type) && !q8) return ATTN_ERR_ARG;
+    blk = attn__avx2_attn_dtype_block(p->kv_type);
+    if (!attn__avx2_kv_dtype(p->kv_type)) return ATTN_ERR_ARG;
     if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads ||
-        (q8 && (p->head_dim % ATTN__AVX2_QK || p->v_head_dim % ATTN__AVX2_QK)))
+        p->head_dim % blk || p->v_head_dim % blk)
         return ATTN_ERR_SIZE;
     if (!attn__avx2_finite(p->scale) || !attn__avx2_finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
     if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
@@ -11976,8 +12145,7 @@ static attn_status attn__avx2_attention_check(const attn_attention_params *p, co
     }
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
-    if (q8 && (p->k_sb | p->k_sh | p->k_sl | p->v_sb | p->v_sh | p->v_sl) % ATTN__AVX2_QK)
-        return ATTN_ERR_LD;
+    if ((p->k_sb | p->k_sh | p->k_sl | p->v_sb | p->v_sh | p->v_sl) % blk) return ATTN_ERR_LD;
     if (p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if ((st = attn__avx2_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
                                  p->head_dim, 0)) ||
@@ -12142,7 +12310,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_kv_cache_init_type(attn_kv
 {
     size_t ek = head_dim, ev = v_head_dim;
     if (!c || !k || !v) return ATTN_ERR_NULL;
-    if (!attn__avx2_attn_dtype_size(type) && type != ATTN_Q8_0) return ATTN_ERR_ARG;
+    if (!attn__avx2_kv_dtype(type)) return ATTN_ERR_ARG;
     if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim ||
         head_dim % attn__avx2_attn_dtype_block(type) || v_head_dim % attn__avx2_attn_dtype_block(type))
         return ATTN_ERR_SIZE;
@@ -14686,12 +14854,14 @@ static inline attn__avx512_v attn__avx512_vload_u4(const uint8_t *p, int hi)
 static inline void attn__avx512_vload_q8_32(const int8_t *p, attn__avx512_v *out)
 {
     size_t v;
+    ATTN__AVX512_UNROLL
     for (v = 0; v < 32 / ATTN__AVX512_VW; v++) out[v] = attn__avx512_vload_i8(p + v * ATTN__AVX512_VW);
 }
 #ifndef ATTN__AVX512_HAVE_VQ4_32
 static inline void attn__avx512_vload_q4_32(const uint8_t *p, attn__avx512_v *out)
 {
     size_t v;
+    ATTN__AVX512_UNROLL
     for (v = 0; v < 16 / ATTN__AVX512_VW; v++) {
         out[v] = attn__avx512_vload_u4(p + v * ATTN__AVX512_VW, 0);
         out[16 / ATTN__AVX512_VW + v] = attn__avx512_vload_u4(p + v * ATTN__AVX512_VW, 1);
@@ -15434,6 +15604,10 @@ static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_dtype_block(attn_dtype type)
     return attn__avx512_attn_dtype_size(type) ? 1 : 0;
 }
 
+/* Whether a KV cache (or attn__avx512_attn_attention's K and V) can be stored as type t: every type but
+ * q4_0 */
+static int attn__avx512_kv_dtype(attn_dtype t) { return attn__avx512_attn_dtype_block(t) && t != ATTN_Q4_0; }
+
 static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_dtype_bytes(attn_dtype type, size_t n)
 {
     const size_t bs = attn__avx512_dt_block_bytes(type), blk = attn__avx512_attn_dtype_block(type);
@@ -15474,6 +15648,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_vload_q8_block(const void *bl
     const attn__avx512_v d = attn__avx512_vset1_f16(attn__avx512_q_scale((const unsigned char *)blk));
     size_t v;
     attn__avx512_vload_q8_32((const int8_t *)blk + 2, w);
+    ATTN__AVX512_UNROLL
     for (v = 0; v < ATTN__AVX512_QK / ATTN__AVX512_VW; v++) w[v] = attn__avx512_vmul(d, w[v]);
 }
 
@@ -16272,7 +16447,7 @@ static attn_status attn__avx512_norm_check(const float *x, size_t ldx, float *y,
 }
 
 /* The mean of x[0..32), unrolled: (x0 + x1) + (x2 + x3) in vectors */
-static float attn__avx512_norm_prefix_mean(const float *x)
+static ATTN__AVX512_FORCE_INLINE float attn__avx512_norm_prefix_mean(const float *x)
 {
     attn__avx512_v p0 = attn__avx512_vload(x), p1 = attn__avx512_vload(x + ATTN__AVX512_VW);
     size_t i;
@@ -16301,6 +16476,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_norm_sums_short(const float *
     int k;
     xs[0] = x0;
     xs[1] = x1;
+    ATTN__AVX512_UNROLL
     for (k = 0; k < K; k++) {
         if (mode == 1) { /* the prefix mean, as attn__avx512_attn_layernorm's general loop (each row's
                           * own loads first: out of cache, reading 8 rows' prefixes ahead
@@ -16314,6 +16490,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_norm_sums_short(const float *
         a0[k] = a1[k] = a2[k] = a3[k] = b0[k] = b1[k] = b2[k] = b3[k] = attn__avx512_vzero();
     }
     for (i = 0; i + 4 * ATTN__AVX512_VW <= n; i += 4 * ATTN__AVX512_VW)
+        ATTN__AVX512_UNROLL
         for (k = 0; k < K; k++) {
             attn__avx512_v u0 = attn__avx512_vload(xs[k] + i), u1 = attn__avx512_vload(xs[k] + i + ATTN__AVX512_VW);
             attn__avx512_v u2 = attn__avx512_vload(xs[k] + i + 2 * ATTN__AVX512_VW),
@@ -16334,6 +16511,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_norm_sums_short(const float *
             b3[k] = attn__avx512_vfma(u3, u3, b3[k]);
         }
     for (; i < n; i += ATTN__AVX512_VW)
+        ATTN__AVX512_UNROLL
         for (k = 0; k < K; k++) {
             const size_t m = n - i;
             attn__avx512_v u0 = m >= ATTN__AVX512_VW ? attn__avx512_vload(xs[k] + i)
@@ -16344,6 +16522,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_norm_sums_short(const float *
             }
             b0[k] = attn__avx512_vfma(u0, u0, b0[k]);
         }
+    ATTN__AVX512_UNROLL
     for (k = 0; k < K; k++) {
         if (mode == 1) tv[k] = attn__avx512_vadd(attn__avx512_vadd(a0[k], a1[k]), attn__avx512_vadd(a2[k], a3[k]));
         sv[k] = attn__avx512_vadd(attn__avx512_vadd(b0[k], b1[k]), attn__avx512_vadd(b2[k], b3[k]));
@@ -16360,7 +16539,9 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_norm_batch_sums(const float *
     const int mode = 1;
     attn__avx512_v tv[ATTN__AVX512_NORM_BATCH], sv[ATTN__AVX512_NORM_BATCH];
     size_t k;
+    ATTN__AVX512_UNROLL
     for (k = 0; k < ATTN__AVX512_NORM_BATCH; k++) tv[k] = sv[k] = attn__avx512_vzero();
+    ATTN__AVX512_UNROLL
     for (k = nb; k < ATTN__AVX512_NORM_BATCH; k++) c[k] = 0.0f;
     /* short rows two at a time (ATTN__AVX512_NORM_PAIR), then (longer: up to one block of
      * attn__avx512_row_sums) one at a time */
@@ -16419,6 +16600,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_layernorm_short_body(const fl
         float c[ATTN__AVX512_NORM_LANES], t[ATTN__AVX512_NORM_LANES], s2[ATTN__AVX512_NORM_LANES];
         float d[ATTN__AVX512_NORM_LANES], rs[ATTN__AVX512_NORM_LANES];
         size_t k;
+        ATTN__AVX512_UNROLL
         for (k = ATTN__AVX512_NORM_BATCH; k < ATTN__AVX512_NORM_LANES; k++) c[k] = t[k] = s2[k] = 0.0f;
         if (n <= ATTN__AVX512_SUM_BLOCK) {
             attn__avx512_norm_batch_sums(x + r0 * ldx, ldx, nb, n, c, t, s2);
@@ -16895,29 +17077,71 @@ static void attn__avx512_mm_pack_t(const float *src, size_t ld, size_t rows, siz
 static void attn__avx512_mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t i0,
                             size_t mc, size_t p0, size_t kc, float *pa)
 {
-    size_t s, p, g;
+    size_t s, p, g, q;
     if (ta) { /* A stored k x m: row p of the storage holds op(A)'s column p */
-        for (p = 0; p < kc; p++) {
-            const float *src = a + (p0 + p) * lda + i0;
-            float *dst = pa + p * ATTN__AVX512_MR;
-            for (s = 0; s < mc; s += ATTN__AVX512_MR, dst += ATTN__AVX512_MR * kc) {
+        /* 16 rows of the storage at a time, sliver after sliver: each sliver receives whole
+         * cache lines in order (the slivers lie MR * kc floats apart, often a multiple of
+         * 4 KiB: a row at a time across them would write every sliver's line of one L1 set) */
+        for (q = 0; q < kc; q += 16)
+            for (s = 0; s < mc; s += ATTN__AVX512_MR) {
                 const size_t mr = attn__avx512_min(ATTN__AVX512_MR, mc - s);
-                for (g = 0; g < ATTN__AVX512_MR; g += ATTN__AVX512_VW) {
-                    attn__avx512_v x = attn__avx512_vzero();
-                    if (i0 + s + g + ATTN__AVX512_VW <= m)
-                        x = attn__avx512_vload(src + s + g); /* lanes past mr: unused rows */
-                    else if (g < mr) x = attn__avx512_vload_part(src + s + g, mr - g, 0.0f);
-                    if (g + ATTN__AVX512_VW > ATTN__AVX512_MR && p + 1 == kc) /* not into the next sliver */
-                        attn__avx512_vstore_part(dst + g, x, ATTN__AVX512_MR - g);
-                    else
-                        attn__avx512_vstore(dst + g, x);
+                for (p = q; p < kc && p < q + 16; p++) {
+                    const float *src = a + (p0 + p) * lda + i0 + s;
+                    float *dst = pa + s * kc + p * ATTN__AVX512_MR;
+                    for (g = 0; g < ATTN__AVX512_MR; g += ATTN__AVX512_VW) {
+                        attn__avx512_v x = attn__avx512_vzero();
+                        if (i0 + s + g + ATTN__AVX512_VW <= m)
+                            x = attn__avx512_vload(src + g); /* lanes past mr: unused rows */
+                        else if (g < mr) x = attn__avx512_vload_part(src + g, mr - g, 0.0f);
+                        if (g + ATTN__AVX512_VW > ATTN__AVX512_MR && p + 1 == kc) /* not into the next sliver */
+                            attn__avx512_vstore_part(dst + g, x, ATTN__AVX512_MR - g);
+                        else
+                            attn__avx512_vstore(dst + g, x);
+                    }
                 }
             }
-        }
         return;
     }
     /* A stored m x k: transposes */
     attn__avx512_mm_pack_t(a + i0 * lda + p0, lda, mc, kc, ATTN__AVX512_MR, m * lda > ATTN__AVX512_MM_FAR, pa);
+}
+
+/* The next packed block of op(A) (rows i0 + MC.., or the next chunk of k from row 0),
+ * requested a share of its cache lines before each tile of the current block, so that its
+ * packing reads from cache rather than waiting on memory (A far out of cache: with few
+ * columns, the tiles of a block are too short to hide that wait). */
+typedef struct {
+    const float *x; /* the block's first element in A's storage */
+    size_t ld, rows, len, per, r, l; /* storage rows and their length, lines per step */
+} attn__avx512_mm_ahead;
+
+/* ta: as attn__avx512_mm_pack_a, or -1 (nothing requested); tiles: of the current block */
+static void attn__avx512_mm_ahead_init(attn__avx512_mm_ahead *h, int ta, const float *a, size_t lda,
+                                size_t m, size_t k, size_t kcb, size_t i0, size_t p0,
+                                size_t tiles)
+{
+    size_t lines;
+    h->x = a, h->ld = lda, h->rows = h->len = h->r = h->l = h->per = 0;
+    if (ta < 0) return;
+    if (i0 + ATTN__AVX512_MM_MC < m) i0 += ATTN__AVX512_MM_MC;
+    else if (p0 + kcb < k) i0 = 0, p0 += kcb;
+    else return;
+    kcb = attn__avx512_min(kcb, k - p0);
+    m = attn__avx512_min(ATTN__AVX512_MM_MC, m - i0);
+    h->x = a + (ta ? p0 * lda + i0 : i0 * lda + p0);
+    h->rows = ta ? kcb : m;
+    h->len = ta ? m : kcb;
+    lines = h->rows * (h->len / 16 + 1);
+    h->per = (lines + tiles - 1) / tiles;
+}
+
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ahead_step(attn__avx512_mm_ahead *h)
+{
+    size_t q;
+    for (q = 0; q < h->per && h->r < h->rows; q++) {
+        ATTN__AVX512_PREFETCH(h->x + h->r * h->ld + attn__avx512_min(h->l * 16, h->len - 1));
+        if (++h->l > h->len / 16) h->l = 0, h->r++;
+    }
 }
 
 /* Packs op(B)[p0 .. p0+kc, j0 .. j0+nc) into NR-column slivers: sliver s holds element
@@ -17087,6 +17311,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_n_body(attn_dtype bt, size
 {
     attn__avx512_v acc[4][2], b0, b1;
     size_t i, p;
+    ATTN__AVX512_UNROLL
     for (i = 0; i < R; i++) acc[i][0] = acc[i][1] = attn__avx512_vzero();
     for (p = 0; p < kc; p++) {
         if (nr == 2 * ATTN__AVX512_VW) {
@@ -17096,12 +17321,14 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_n_body(attn_dtype bt, size
             b0 = attn__avx512_mm_vload_n(bt, b, p * ldb, nr);
             b1 = attn__avx512_mm_vload_n(bt, b, p * ldb + ATTN__AVX512_VW, nr > ATTN__AVX512_VW ? nr - ATTN__AVX512_VW : 0);
         }
+        ATTN__AVX512_UNROLL
         for (i = 0; i < R; i++) {
             const attn__avx512_v av = attn__avx512_vset1(a[i * ars + p * acs]);
             acc[i][0] = attn__avx512_vfma(av, b0, acc[i][0]);
             acc[i][1] = attn__avx512_vfma(av, b1, acc[i][1]);
         }
     }
+    ATTN__AVX512_UNROLL
     for (i = 0; i < R; i++) {
         attn__avx512_vstore(t + i * ATTN__AVX512_NR, acc[i][0]);
         attn__avx512_vstore(t + i * ATTN__AVX512_NR + ATTN__AVX512_VW, acc[i][1]);
@@ -17118,23 +17345,33 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_t_body(attn_dtype bt, size
 {
     attn__avx512_v s[4][4], av[4], bv;
     size_t i, q, p;
+    ATTN__AVX512_UNROLL
     for (i = 0; i < R; i++)
+        ATTN__AVX512_UNROLL
         for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
     for (p = p0; p + ATTN__AVX512_VW <= p1; p += ATTN__AVX512_VW) {
+        ATTN__AVX512_UNROLL
         for (i = 0; i < R; i++) av[i] = attn__avx512_vload(a + i * lda + p);
+        ATTN__AVX512_UNROLL
         for (q = 0; q < J; q++) {
             bv = attn__avx512_vload_dt(bt, brow[q], p);
+            ATTN__AVX512_UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__avx512_vfma(av[i], bv, s[i][q]);
         }
     }
     if (p < p1) {
+        ATTN__AVX512_UNROLL
         for (i = 0; i < R; i++) av[i] = attn__avx512_vload_part(a + i * lda + p, p1 - p, 0.0f);
+        ATTN__AVX512_UNROLL
         for (q = 0; q < J; q++) {
             bv = attn__avx512_vload_dt_part(bt, brow[q], p, p1 - p);
+            ATTN__AVX512_UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__avx512_vfma(av[i], bv, s[i][q]);
         }
     }
+    ATTN__AVX512_UNROLL
     for (i = 0; i < R; i++)
+        ATTN__AVX512_UNROLL
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
@@ -17148,24 +17385,31 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size
     const size_t bs = attn__avx512_dt_block_bytes(bt);
     attn__avx512_v s[4][4], w[ATTN__AVX512_QK / ATTN__AVX512_VW], d;
     size_t i, q, b, v;
+    ATTN__AVX512_UNROLL
     for (i = 0; i < R; i++)
+        ATTN__AVX512_UNROLL
         for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
     for (b = b0; b < b1; b++) {
         const float *ab = a + b * ATTN__AVX512_QK;
+        ATTN__AVX512_UNROLL
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
             d = attn__avx512_vset1_f16(attn__avx512_q_scale(blk));
             if (bt == ATTN_Q8_0) attn__avx512_vload_q8_32((const int8_t *)(blk + 2), w);
             else attn__avx512_vload_q4_32(blk + 2, w);
+            ATTN__AVX512_UNROLL
             for (i = 0; i < R; i++) {
                 attn__avx512_v bsum = attn__avx512_vmul(attn__avx512_vload(ab + i * lda), w[0]);
+                ATTN__AVX512_UNROLL
                 for (v = 1; v < ATTN__AVX512_QK / ATTN__AVX512_VW; v++)
                     bsum = attn__avx512_vfma(attn__avx512_vload(ab + i * lda + v * ATTN__AVX512_VW), w[v], bsum);
                 s[i][q] = attn__avx512_vfma(d, bsum, s[i][q]);
             }
         }
     }
+    ATTN__AVX512_UNROLL
     for (i = 0; i < R; i++)
+        ATTN__AVX512_UNROLL
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
@@ -17321,7 +17565,7 @@ static attn_status attn__avx512_matmul(attn_trans ta, attn_trans tb, size_t m, s
     attn_status st;
     size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
     float *pa, *pb;
-    int packa, pfc;
+    int packa, pfc, far;
     size_t ab, bb, cb;
     if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
         return ATTN_ERR_ARG;
@@ -17373,6 +17617,7 @@ static attn_status attn__avx512_matmul(attn_trans ta, attn_trans tb, size_t m, s
     pb = pa + fa;
     packa = ta || n > ATTN__AVX512_MM_DIRECT_N;
     pfc = m * ldc > ATTN__AVX512_MM_FAR;
+    far = ab / sizeof(float) > ATTN__AVX512_MM_FAR;
     if (!packa && attn__avx512_mm_whole_b(n, k)) {
         /* all of op(B) packed at once: each A sliver then streams through all of k */
         const size_t np = attn__avx512_round_up(n, ATTN__AVX512_NR);
@@ -17390,14 +17635,20 @@ static attn_status attn__avx512_matmul(attn_trans ta, attn_trans tb, size_t m, s
             if (packa) {
                 for (ic = 0; ic < m; ic += ATTN__AVX512_MM_MC) {
                     const size_t mc = attn__avx512_min(ATTN__AVX512_MM_MC, m - ic);
+                    attn__avx512_mm_ahead ah;
                     attn__avx512_mm_pack_a(ta, a, lda, m, ic, mc, pc, kc, pa);
+                    attn__avx512_mm_ahead_init(&ah, far ? (int)ta : -1, a, lda, m, k, kcb, ic, pc,
+                                        (mc + ATTN__AVX512_MR - 1) / ATTN__AVX512_MR *
+                                            ((nc + ATTN__AVX512_NR - 1) / ATTN__AVX512_NR));
                     for (jr = 0; jr < nc; jr += ATTN__AVX512_NR)
-                        for (ir = 0; ir < mc; ir += ATTN__AVX512_MR)
+                        for (ir = 0; ir < mc; ir += ATTN__AVX512_MR) {
+                            attn__avx512_mm_ahead_step(&ah);
                             attn__avx512_mm_tile(attn__avx512_min(ATTN__AVX512_MR, mc - ir),
                                           attn__avx512_min(ATTN__AVX512_NR, nc - jr), kc, pa + ir * kc, 1,
                                           ATTN__AVX512_MR, pb + jr * kc, ATTN__AVX512_NR,
                                           c + (ic + ir) * ldc + jc + jr, ldc, alpha, beta, mode,
                                           pfc);
+                        }
                 }
             } else {
                 attn__avx512_mm_direct_a(m, nc, pc, pc + kc, kcb, a, lda, pb, 0, pa, c + jc, ldc, alpha,
@@ -17551,6 +17802,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_axpy_body(attn_dtype t, float
     for (r = 0; r < nr; r++) va[r] = attn__avx512_vset1(a[r]);
     for (; t == ATTN_Q8_0 && i < n; i += ATTN__AVX512_QK) { /* n whole blocks */
         attn__avx512_vload_q8_block(attn__avx512_dt_at(t, x, i), w);
+        ATTN__AVX512_UNROLL
         for (v = 0; v < ATTN__AVX512_QK / ATTN__AVX512_VW; v++)
             ATTN__AVX512_UNROLL
             for (r = 0; r < nr; r++) {
@@ -18232,12 +18484,13 @@ static attn_status attn__avx512_attention_check(const attn_attention_params *p, 
     attn_status st;
     size_t b, i, j, ext[7], need;
     const void *at[7];
-    const int q8 = p && p->kv_type == ATTN_Q8_0; /* rows in blocks: dims, strides whole ones */
+    size_t blk; /* the type's block: head dims and strides whole blocks */
     *empty = 0;
     if (!p) return ATTN_ERR_NULL;
-    if (!attn__avx512_attn_dtype_size(p->kv_type) && !q8) return ATTN_ERR_ARG;
+    blk = attn__avx512_attn_dtype_block(p->kv_type);
+    if (!attn__avx512_kv_dtype(p->kv_type)) return ATTN_ERR_ARG;
     if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads ||
-        (q8 && (p->head_dim % ATTN__AVX512_QK || p->v_head_dim % ATTN__AVX512_QK)))
+        p->head_dim % blk || p->v_head_dim % blk)
         return ATTN_ERR_SIZE;
     if (!attn__avx512_finite(p->scale) || !attn__avx512_finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
     if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
@@ -18252,8 +18505,7 @@ static attn_status attn__avx512_attention_check(const attn_attention_params *p, 
     }
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
-    if (q8 && (p->k_sb | p->k_sh | p->k_sl | p->v_sb | p->v_sh | p->v_sl) % ATTN__AVX512_QK)
-        return ATTN_ERR_LD;
+    if ((p->k_sb | p->k_sh | p->k_sl | p->v_sb | p->v_sh | p->v_sl) % blk) return ATTN_ERR_LD;
     if (p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if ((st = attn__avx512_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
                                  p->head_dim, 0)) ||
@@ -18418,7 +18670,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_kv_cache_init_type(attn_
 {
     size_t ek = head_dim, ev = v_head_dim;
     if (!c || !k || !v) return ATTN_ERR_NULL;
-    if (!attn__avx512_attn_dtype_size(type) && type != ATTN_Q8_0) return ATTN_ERR_ARG;
+    if (!attn__avx512_kv_dtype(type)) return ATTN_ERR_ARG;
     if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim ||
         head_dim % attn__avx512_attn_dtype_block(type) || v_head_dim % attn__avx512_attn_dtype_block(type))
         return ATTN_ERR_SIZE;
@@ -21469,12 +21721,14 @@ static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
 static inline void attn__vload_q8_32(const int8_t *p, attn__v *out)
 {
     size_t v;
+    ATTN__UNROLL
     for (v = 0; v < 32 / ATTN__VW; v++) out[v] = attn__vload_i8(p + v * ATTN__VW);
 }
 #ifndef ATTN__HAVE_VQ4_32
 static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
 {
     size_t v;
+    ATTN__UNROLL
     for (v = 0; v < 16 / ATTN__VW; v++) {
         out[v] = attn__vload_u4(p + v * ATTN__VW, 0);
         out[16 / ATTN__VW + v] = attn__vload_u4(p + v * ATTN__VW, 1);
@@ -22217,6 +22471,10 @@ ATTN_API size_t attn_dtype_block(attn_dtype type)
     return attn_dtype_size(type) ? 1 : 0;
 }
 
+/* Whether a KV cache (or attn_attention's K and V) can be stored as type t: every type but
+ * q4_0 */
+static int attn__kv_dtype(attn_dtype t) { return attn_dtype_block(t) && t != ATTN_Q4_0; }
+
 ATTN_API size_t attn_dtype_bytes(attn_dtype type, size_t n)
 {
     const size_t bs = attn__dt_block_bytes(type), blk = attn_dtype_block(type);
@@ -22257,6 +22515,7 @@ static ATTN__FORCE_INLINE void attn__vload_q8_block(const void *blk, attn__v *w)
     const attn__v d = attn__vset1_f16(attn__q_scale((const unsigned char *)blk));
     size_t v;
     attn__vload_q8_32((const int8_t *)blk + 2, w);
+    ATTN__UNROLL
     for (v = 0; v < ATTN__QK / ATTN__VW; v++) w[v] = attn__vmul(d, w[v]);
 }
 
@@ -23055,7 +23314,7 @@ static attn_status attn__norm_check(const float *x, size_t ldx, float *y, size_t
 }
 
 /* The mean of x[0..32), unrolled: (x0 + x1) + (x2 + x3) in vectors */
-static float attn__norm_prefix_mean(const float *x)
+static ATTN__FORCE_INLINE float attn__norm_prefix_mean(const float *x)
 {
     attn__v p0 = attn__vload(x), p1 = attn__vload(x + ATTN__VW);
     size_t i;
@@ -23084,6 +23343,7 @@ static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const floa
     int k;
     xs[0] = x0;
     xs[1] = x1;
+    ATTN__UNROLL
     for (k = 0; k < K; k++) {
         if (mode == 1) { /* the prefix mean, as attn_layernorm's general loop (each row's
                           * own loads first: out of cache, reading 8 rows' prefixes ahead
@@ -23097,6 +23357,7 @@ static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const floa
         a0[k] = a1[k] = a2[k] = a3[k] = b0[k] = b1[k] = b2[k] = b3[k] = attn__vzero();
     }
     for (i = 0; i + 4 * ATTN__VW <= n; i += 4 * ATTN__VW)
+        ATTN__UNROLL
         for (k = 0; k < K; k++) {
             attn__v u0 = attn__vload(xs[k] + i), u1 = attn__vload(xs[k] + i + ATTN__VW);
             attn__v u2 = attn__vload(xs[k] + i + 2 * ATTN__VW),
@@ -23117,6 +23378,7 @@ static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const floa
             b3[k] = attn__vfma(u3, u3, b3[k]);
         }
     for (; i < n; i += ATTN__VW)
+        ATTN__UNROLL
         for (k = 0; k < K; k++) {
             const size_t m = n - i;
             attn__v u0 = m >= ATTN__VW ? attn__vload(xs[k] + i)
@@ -23127,6 +23389,7 @@ static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const floa
             }
             b0[k] = attn__vfma(u0, u0, b0[k]);
         }
+    ATTN__UNROLL
     for (k = 0; k < K; k++) {
         if (mode == 1) tv[k] = attn__vadd(attn__vadd(a0[k], a1[k]), attn__vadd(a2[k], a3[k]));
         sv[k] = attn__vadd(attn__vadd(b0[k], b1[k]), attn__vadd(b2[k], b3[k]));
@@ -23143,7 +23406,9 @@ static ATTN__FORCE_INLINE void attn__norm_batch_sums(const float *x, size_t ldx,
     const int mode = 1;
     attn__v tv[ATTN__NORM_BATCH], sv[ATTN__NORM_BATCH];
     size_t k;
+    ATTN__UNROLL
     for (k = 0; k < ATTN__NORM_BATCH; k++) tv[k] = sv[k] = attn__vzero();
+    ATTN__UNROLL
     for (k = nb; k < ATTN__NORM_BATCH; k++) c[k] = 0.0f;
     /* short rows two at a time (ATTN__NORM_PAIR), then (longer: up to one block of
      * attn__row_sums) one at a time */
@@ -23202,6 +23467,7 @@ static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t
         float c[ATTN__NORM_LANES], t[ATTN__NORM_LANES], s2[ATTN__NORM_LANES];
         float d[ATTN__NORM_LANES], rs[ATTN__NORM_LANES];
         size_t k;
+        ATTN__UNROLL
         for (k = ATTN__NORM_BATCH; k < ATTN__NORM_LANES; k++) c[k] = t[k] = s2[k] = 0.0f;
         if (n <= ATTN__SUM_BLOCK) {
             attn__norm_batch_sums(x + r0 * ldx, ldx, nb, n, c, t, s2);
@@ -23678,29 +23944,71 @@ static void attn__mm_pack_t(const float *src, size_t ld, size_t rows, size_t kc,
 static void attn__mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t i0,
                             size_t mc, size_t p0, size_t kc, float *pa)
 {
-    size_t s, p, g;
+    size_t s, p, g, q;
     if (ta) { /* A stored k x m: row p of the storage holds op(A)'s column p */
-        for (p = 0; p < kc; p++) {
-            const float *src = a + (p0 + p) * lda + i0;
-            float *dst = pa + p * ATTN__MR;
-            for (s = 0; s < mc; s += ATTN__MR, dst += ATTN__MR * kc) {
+        /* 16 rows of the storage at a time, sliver after sliver: each sliver receives whole
+         * cache lines in order (the slivers lie MR * kc floats apart, often a multiple of
+         * 4 KiB: a row at a time across them would write every sliver's line of one L1 set) */
+        for (q = 0; q < kc; q += 16)
+            for (s = 0; s < mc; s += ATTN__MR) {
                 const size_t mr = attn__min(ATTN__MR, mc - s);
-                for (g = 0; g < ATTN__MR; g += ATTN__VW) {
-                    attn__v x = attn__vzero();
-                    if (i0 + s + g + ATTN__VW <= m)
-                        x = attn__vload(src + s + g); /* lanes past mr: unused rows */
-                    else if (g < mr) x = attn__vload_part(src + s + g, mr - g, 0.0f);
-                    if (g + ATTN__VW > ATTN__MR && p + 1 == kc) /* not into the next sliver */
-                        attn__vstore_part(dst + g, x, ATTN__MR - g);
-                    else
-                        attn__vstore(dst + g, x);
+                for (p = q; p < kc && p < q + 16; p++) {
+                    const float *src = a + (p0 + p) * lda + i0 + s;
+                    float *dst = pa + s * kc + p * ATTN__MR;
+                    for (g = 0; g < ATTN__MR; g += ATTN__VW) {
+                        attn__v x = attn__vzero();
+                        if (i0 + s + g + ATTN__VW <= m)
+                            x = attn__vload(src + g); /* lanes past mr: unused rows */
+                        else if (g < mr) x = attn__vload_part(src + g, mr - g, 0.0f);
+                        if (g + ATTN__VW > ATTN__MR && p + 1 == kc) /* not into the next sliver */
+                            attn__vstore_part(dst + g, x, ATTN__MR - g);
+                        else
+                            attn__vstore(dst + g, x);
+                    }
                 }
             }
-        }
         return;
     }
     /* A stored m x k: transposes */
     attn__mm_pack_t(a + i0 * lda + p0, lda, mc, kc, ATTN__MR, m * lda > ATTN__MM_FAR, pa);
+}
+
+/* The next packed block of op(A) (rows i0 + MC.., or the next chunk of k from row 0),
+ * requested a share of its cache lines before each tile of the current block, so that its
+ * packing reads from cache rather than waiting on memory (A far out of cache: with few
+ * columns, the tiles of a block are too short to hide that wait). */
+typedef struct {
+    const float *x; /* the block's first element in A's storage */
+    size_t ld, rows, len, per, r, l; /* storage rows and their length, lines per step */
+} attn__mm_ahead;
+
+/* ta: as attn__mm_pack_a, or -1 (nothing requested); tiles: of the current block */
+static void attn__mm_ahead_init(attn__mm_ahead *h, int ta, const float *a, size_t lda,
+                                size_t m, size_t k, size_t kcb, size_t i0, size_t p0,
+                                size_t tiles)
+{
+    size_t lines;
+    h->x = a, h->ld = lda, h->rows = h->len = h->r = h->l = h->per = 0;
+    if (ta < 0) return;
+    if (i0 + ATTN__MM_MC < m) i0 += ATTN__MM_MC;
+    else if (p0 + kcb < k) i0 = 0, p0 += kcb;
+    else return;
+    kcb = attn__min(kcb, k - p0);
+    m = attn__min(ATTN__MM_MC, m - i0);
+    h->x = a + (ta ? p0 * lda + i0 : i0 * lda + p0);
+    h->rows = ta ? kcb : m;
+    h->len = ta ? m : kcb;
+    lines = h->rows * (h->len / 16 + 1);
+    h->per = (lines + tiles - 1) / tiles;
+}
+
+static ATTN__FORCE_INLINE void attn__mm_ahead_step(attn__mm_ahead *h)
+{
+    size_t q;
+    for (q = 0; q < h->per && h->r < h->rows; q++) {
+        ATTN__PREFETCH(h->x + h->r * h->ld + attn__min(h->l * 16, h->len - 1));
+        if (++h->l > h->len / 16) h->l = 0, h->r++;
+    }
 }
 
 /* Packs op(B)[p0 .. p0+kc, j0 .. j0+nc) into NR-column slivers: sliver s holds element
@@ -23870,6 +24178,7 @@ static ATTN__FORCE_INLINE void attn__mv_n_body(attn_dtype bt, size_t R, size_t k
 {
     attn__v acc[4][2], b0, b1;
     size_t i, p;
+    ATTN__UNROLL
     for (i = 0; i < R; i++) acc[i][0] = acc[i][1] = attn__vzero();
     for (p = 0; p < kc; p++) {
         if (nr == 2 * ATTN__VW) {
@@ -23879,12 +24188,14 @@ static ATTN__FORCE_INLINE void attn__mv_n_body(attn_dtype bt, size_t R, size_t k
             b0 = attn__mm_vload_n(bt, b, p * ldb, nr);
             b1 = attn__mm_vload_n(bt, b, p * ldb + ATTN__VW, nr > ATTN__VW ? nr - ATTN__VW : 0);
         }
+        ATTN__UNROLL
         for (i = 0; i < R; i++) {
             const attn__v av = attn__vset1(a[i * ars + p * acs]);
             acc[i][0] = attn__vfma(av, b0, acc[i][0]);
             acc[i][1] = attn__vfma(av, b1, acc[i][1]);
         }
     }
+    ATTN__UNROLL
     for (i = 0; i < R; i++) {
         attn__vstore(t + i * ATTN__NR, acc[i][0]);
         attn__vstore(t + i * ATTN__NR + ATTN__VW, acc[i][1]);
@@ -23901,23 +24212,33 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
 {
     attn__v s[4][4], av[4], bv;
     size_t i, q, p;
+    ATTN__UNROLL
     for (i = 0; i < R; i++)
+        ATTN__UNROLL
         for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
     for (p = p0; p + ATTN__VW <= p1; p += ATTN__VW) {
+        ATTN__UNROLL
         for (i = 0; i < R; i++) av[i] = attn__vload(a + i * lda + p);
+        ATTN__UNROLL
         for (q = 0; q < J; q++) {
             bv = attn__vload_dt(bt, brow[q], p);
+            ATTN__UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__vfma(av[i], bv, s[i][q]);
         }
     }
     if (p < p1) {
+        ATTN__UNROLL
         for (i = 0; i < R; i++) av[i] = attn__vload_part(a + i * lda + p, p1 - p, 0.0f);
+        ATTN__UNROLL
         for (q = 0; q < J; q++) {
             bv = attn__vload_dt_part(bt, brow[q], p, p1 - p);
+            ATTN__UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__vfma(av[i], bv, s[i][q]);
         }
     }
+    ATTN__UNROLL
     for (i = 0; i < R; i++)
+        ATTN__UNROLL
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
@@ -23931,24 +24252,31 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
     const size_t bs = attn__dt_block_bytes(bt);
     attn__v s[4][4], w[ATTN__QK / ATTN__VW], d;
     size_t i, q, b, v;
+    ATTN__UNROLL
     for (i = 0; i < R; i++)
+        ATTN__UNROLL
         for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
     for (b = b0; b < b1; b++) {
         const float *ab = a + b * ATTN__QK;
+        ATTN__UNROLL
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
             d = attn__vset1_f16(attn__q_scale(blk));
             if (bt == ATTN_Q8_0) attn__vload_q8_32((const int8_t *)(blk + 2), w);
             else attn__vload_q4_32(blk + 2, w);
+            ATTN__UNROLL
             for (i = 0; i < R; i++) {
                 attn__v bsum = attn__vmul(attn__vload(ab + i * lda), w[0]);
+                ATTN__UNROLL
                 for (v = 1; v < ATTN__QK / ATTN__VW; v++)
                     bsum = attn__vfma(attn__vload(ab + i * lda + v * ATTN__VW), w[v], bsum);
                 s[i][q] = attn__vfma(d, bsum, s[i][q]);
             }
         }
     }
+    ATTN__UNROLL
     for (i = 0; i < R; i++)
+        ATTN__UNROLL
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
@@ -24104,7 +24432,7 @@ static attn_status attn__matmul(attn_trans ta, attn_trans tb, size_t m, size_t n
     attn_status st;
     size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
     float *pa, *pb;
-    int packa, pfc;
+    int packa, pfc, far;
     size_t ab, bb, cb;
     if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
         return ATTN_ERR_ARG;
@@ -24156,6 +24484,7 @@ static attn_status attn__matmul(attn_trans ta, attn_trans tb, size_t m, size_t n
     pb = pa + fa;
     packa = ta || n > ATTN__MM_DIRECT_N;
     pfc = m * ldc > ATTN__MM_FAR;
+    far = ab / sizeof(float) > ATTN__MM_FAR;
     if (!packa && attn__mm_whole_b(n, k)) {
         /* all of op(B) packed at once: each A sliver then streams through all of k */
         const size_t np = attn__round_up(n, ATTN__NR);
@@ -24173,14 +24502,20 @@ static attn_status attn__matmul(attn_trans ta, attn_trans tb, size_t m, size_t n
             if (packa) {
                 for (ic = 0; ic < m; ic += ATTN__MM_MC) {
                     const size_t mc = attn__min(ATTN__MM_MC, m - ic);
+                    attn__mm_ahead ah;
                     attn__mm_pack_a(ta, a, lda, m, ic, mc, pc, kc, pa);
+                    attn__mm_ahead_init(&ah, far ? (int)ta : -1, a, lda, m, k, kcb, ic, pc,
+                                        (mc + ATTN__MR - 1) / ATTN__MR *
+                                            ((nc + ATTN__NR - 1) / ATTN__NR));
                     for (jr = 0; jr < nc; jr += ATTN__NR)
-                        for (ir = 0; ir < mc; ir += ATTN__MR)
+                        for (ir = 0; ir < mc; ir += ATTN__MR) {
+                            attn__mm_ahead_step(&ah);
                             attn__mm_tile(attn__min(ATTN__MR, mc - ir),
                                           attn__min(ATTN__NR, nc - jr), kc, pa + ir * kc, 1,
                                           ATTN__MR, pb + jr * kc, ATTN__NR,
                                           c + (ic + ir) * ldc + jc + jr, ldc, alpha, beta, mode,
                                           pfc);
+                        }
                 }
             } else {
                 attn__mm_direct_a(m, nc, pc, pc + kc, kcb, a, lda, pb, 0, pa, c + jc, ldc, alpha,
@@ -24334,6 +24669,7 @@ static ATTN__FORCE_INLINE void attn__axpy_body(attn_dtype t, float *const *y, co
     for (r = 0; r < nr; r++) va[r] = attn__vset1(a[r]);
     for (; t == ATTN_Q8_0 && i < n; i += ATTN__QK) { /* n whole blocks */
         attn__vload_q8_block(attn__dt_at(t, x, i), w);
+        ATTN__UNROLL
         for (v = 0; v < ATTN__QK / ATTN__VW; v++)
             ATTN__UNROLL
             for (r = 0; r < nr; r++) {
@@ -25015,12 +25351,13 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     attn_status st;
     size_t b, i, j, ext[7], need;
     const void *at[7];
-    const int q8 = p && p->kv_type == ATTN_Q8_0; /* rows in blocks: dims, strides whole ones */
+    size_t blk; /* the type's block: head dims and strides whole blocks */
     *empty = 0;
     if (!p) return ATTN_ERR_NULL;
-    if (!attn_dtype_size(p->kv_type) && !q8) return ATTN_ERR_ARG;
+    blk = attn_dtype_block(p->kv_type);
+    if (!attn__kv_dtype(p->kv_type)) return ATTN_ERR_ARG;
     if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads ||
-        (q8 && (p->head_dim % ATTN__QK || p->v_head_dim % ATTN__QK)))
+        p->head_dim % blk || p->v_head_dim % blk)
         return ATTN_ERR_SIZE;
     if (!attn__finite(p->scale) || !attn__finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
     if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
@@ -25035,8 +25372,7 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     }
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
-    if (q8 && (p->k_sb | p->k_sh | p->k_sl | p->v_sb | p->v_sh | p->v_sl) % ATTN__QK)
-        return ATTN_ERR_LD;
+    if ((p->k_sb | p->k_sh | p->k_sl | p->v_sb | p->v_sh | p->v_sl) % blk) return ATTN_ERR_LD;
     if (p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if ((st = attn__check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
                                  p->head_dim, 0)) ||
@@ -25201,7 +25537,7 @@ ATTN_API attn_status attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, 
 {
     size_t ek = head_dim, ev = v_head_dim;
     if (!c || !k || !v) return ATTN_ERR_NULL;
-    if (!attn_dtype_size(type) && type != ATTN_Q8_0) return ATTN_ERR_ARG;
+    if (!attn__kv_dtype(type)) return ATTN_ERR_ARG;
     if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim ||
         head_dim % attn_dtype_block(type) || v_head_dim % attn_dtype_block(type))
         return ATTN_ERR_SIZE;

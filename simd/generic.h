@@ -160,12 +160,14 @@ static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
 static inline void attn__vload_q8_32(const int8_t *p, attn__v *out)
 {
     size_t v;
+    ATTN__UNROLL
     for (v = 0; v < 32 / ATTN__VW; v++) out[v] = attn__vload_i8(p + v * ATTN__VW);
 }
 #ifndef ATTN__HAVE_VQ4_32
 static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
 {
     size_t v;
+    ATTN__UNROLL
     for (v = 0; v < 16 / ATTN__VW; v++) {
         out[v] = attn__vload_u4(p + v * ATTN__VW, 0);
         out[16 / ATTN__VW + v] = attn__vload_u4(p + v * ATTN__VW, 1);

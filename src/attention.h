@@ -121,6 +121,7 @@ static ATTN__FORCE_INLINE void attn__axpy_body(attn_dtype t, float *const *y, co
     for (r = 0; r < nr; r++) va[r] = attn__vset1(a[r]);
     for (; t == ATTN_Q8_0 && i < n; i += ATTN__QK) { /* n whole blocks */
         attn__vload_q8_block(attn__dt_at(t, x, i), w);
+        ATTN__UNROLL
         for (v = 0; v < ATTN__QK / ATTN__VW; v++)
             ATTN__UNROLL
             for (r = 0; r < nr; r++) {
@@ -802,12 +803,13 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     attn_status st;
     size_t b, i, j, ext[7], need;
     const void *at[7];
-    const int q8 = p && p->kv_type == ATTN_Q8_0; /* rows in blocks: dims, strides whole ones */
+    size_t blk; /* the type's block: head dims and strides whole blocks */
     *empty = 0;
     if (!p) return ATTN_ERR_NULL;
-    if (!attn_dtype_size(p->kv_type) && !q8) return ATTN_ERR_ARG;
+    blk = attn_dtype_block(p->kv_type);
+    if (!attn__kv_dtype(p->kv_type)) return ATTN_ERR_ARG;
     if (!p->heads || !p->kv_heads || !p->head_dim || !p->v_head_dim || p->heads % p->kv_heads ||
-        (q8 && (p->head_dim % ATTN__QK || p->v_head_dim % ATTN__QK)))
+        p->head_dim % blk || p->v_head_dim % blk)
         return ATTN_ERR_SIZE;
     if (!attn__finite(p->scale) || !attn__finite(p->softcap) || p->softcap < 0) return ATTN_ERR_ARG;
     if (p->causal != ATTN_CAUSAL_NONE && p->causal != ATTN_CAUSAL_BOTTOM_RIGHT &&
@@ -822,8 +824,7 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     }
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
-    if (q8 && (p->k_sb | p->k_sh | p->k_sl | p->v_sb | p->v_sh | p->v_sl) % ATTN__QK)
-        return ATTN_ERR_LD;
+    if ((p->k_sb | p->k_sh | p->k_sl | p->v_sb | p->v_sh | p->v_sl) % blk) return ATTN_ERR_LD;
     if (p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if ((st = attn__check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
                                  p->head_dim, 0)) ||

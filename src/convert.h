@@ -30,6 +30,10 @@ ATTN_API size_t attn_dtype_block(attn_dtype type)
     return attn_dtype_size(type) ? 1 : 0;
 }
 
+/* Whether a KV cache (or attn_attention's K and V) can be stored as type t: every type but
+ * q4_0 */
+static int attn__kv_dtype(attn_dtype t) { return attn_dtype_block(t) && t != ATTN_Q4_0; }
+
 ATTN_API size_t attn_dtype_bytes(attn_dtype type, size_t n)
 {
     const size_t bs = attn__dt_block_bytes(type), blk = attn_dtype_block(type);
@@ -70,6 +74,7 @@ static ATTN__FORCE_INLINE void attn__vload_q8_block(const void *blk, attn__v *w)
     const attn__v d = attn__vset1_f16(attn__q_scale((const unsigned char *)blk));
     size_t v;
     attn__vload_q8_32((const int8_t *)blk + 2, w);
+    ATTN__UNROLL
     for (v = 0; v < ATTN__QK / ATTN__VW; v++) w[v] = attn__vmul(d, w[v]);
 }
 

@@ -7,7 +7,7 @@ ATTN_API attn_status attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, 
 {
     size_t ek = head_dim, ev = v_head_dim;
     if (!c || !k || !v) return ATTN_ERR_NULL;
-    if (!attn_dtype_size(type) && type != ATTN_Q8_0) return ATTN_ERR_ARG;
+    if (!attn__kv_dtype(type)) return ATTN_ERR_ARG;
     if (!batch || !kv_heads || !capacity || !head_dim || !v_head_dim ||
         head_dim % attn_dtype_block(type) || v_head_dim % attn_dtype_block(type))
         return ATTN_ERR_SIZE;

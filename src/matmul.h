@@ -254,29 +254,71 @@ static void attn__mm_pack_t(const float *src, size_t ld, size_t rows, size_t kc,
 static void attn__mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t i0,
                             size_t mc, size_t p0, size_t kc, float *pa)
 {
-    size_t s, p, g;
+    size_t s, p, g, q;
     if (ta) { /* A stored k x m: row p of the storage holds op(A)'s column p */
-        for (p = 0; p < kc; p++) {
-            const float *src = a + (p0 + p) * lda + i0;
-            float *dst = pa + p * ATTN__MR;
-            for (s = 0; s < mc; s += ATTN__MR, dst += ATTN__MR * kc) {
+        /* 16 rows of the storage at a time, sliver after sliver: each sliver receives whole
+         * cache lines in order (the slivers lie MR * kc floats apart, often a multiple of
+         * 4 KiB: a row at a time across them would write every sliver's line of one L1 set) */
+        for (q = 0; q < kc; q += 16)
+            for (s = 0; s < mc; s += ATTN__MR) {
                 const size_t mr = attn__min(ATTN__MR, mc - s);
-                for (g = 0; g < ATTN__MR; g += ATTN__VW) {
-                    attn__v x = attn__vzero();
-                    if (i0 + s + g + ATTN__VW <= m)
-                        x = attn__vload(src + s + g); /* lanes past mr: unused rows */
-                    else if (g < mr) x = attn__vload_part(src + s + g, mr - g, 0.0f);
-                    if (g + ATTN__VW > ATTN__MR && p + 1 == kc) /* not into the next sliver */
-                        attn__vstore_part(dst + g, x, ATTN__MR - g);
-                    else
-                        attn__vstore(dst + g, x);
+                for (p = q; p < kc && p < q + 16; p++) {
+                    const float *src = a + (p0 + p) * lda + i0 + s;
+                    float *dst = pa + s * kc + p * ATTN__MR;
+                    for (g = 0; g < ATTN__MR; g += ATTN__VW) {
+                        attn__v x = attn__vzero();
+                        if (i0 + s + g + ATTN__VW <= m)
+                            x = attn__vload(src + g); /* lanes past mr: unused rows */
+                        else if (g < mr) x = attn__vload_part(src + g, mr - g, 0.0f);
+                        if (g + ATTN__VW > ATTN__MR && p + 1 == kc) /* not into the next sliver */
+                            attn__vstore_part(dst + g, x, ATTN__MR - g);
+                        else
+                            attn__vstore(dst + g, x);
+                    }
                 }
             }
-        }
         return;
     }
     /* A stored m x k: transposes */
     attn__mm_pack_t(a + i0 * lda + p0, lda, mc, kc, ATTN__MR, m * lda > ATTN__MM_FAR, pa);
+}
+
+/* The next packed block of op(A) (rows i0 + MC.., or the next chunk of k from row 0),
+ * requested a share of its cache lines before each tile of the current block, so that its
+ * packing reads from cache rather than waiting on memory (A far out of cache: with few
+ * columns, the tiles of a block are too short to hide that wait). */
+typedef struct {
+    const float *x; /* the block's first element in A's storage */
+    size_t ld, rows, len, per, r, l; /* storage rows and their length, lines per step */
+} attn__mm_ahead;
+
+/* ta: as attn__mm_pack_a, or -1 (nothing requested); tiles: of the current block */
+static void attn__mm_ahead_init(attn__mm_ahead *h, int ta, const float *a, size_t lda,
+                                size_t m, size_t k, size_t kcb, size_t i0, size_t p0,
+                                size_t tiles)
+{
+    size_t lines;
+    h->x = a, h->ld = lda, h->rows = h->len = h->r = h->l = h->per = 0;
+    if (ta < 0) return;
+    if (i0 + ATTN__MM_MC < m) i0 += ATTN__MM_MC;
+    else if (p0 + kcb < k) i0 = 0, p0 += kcb;
+    else return;
+    kcb = attn__min(kcb, k - p0);
+    m = attn__min(ATTN__MM_MC, m - i0);
+    h->x = a + (ta ? p0 * lda + i0 : i0 * lda + p0);
+    h->rows = ta ? kcb : m;
+    h->len = ta ? m : kcb;
+    lines = h->rows * (h->len / 16 + 1);
+    h->per = (lines + tiles - 1) / tiles;
+}
+
+static ATTN__FORCE_INLINE void attn__mm_ahead_step(attn__mm_ahead *h)
+{
+    size_t q;
+    for (q = 0; q < h->per && h->r < h->rows; q++) {
+        ATTN__PREFETCH(h->x + h->r * h->ld + attn__min(h->l * 16, h->len - 1));
+        if (++h->l > h->len / 16) h->l = 0, h->r++;
+    }
 }
 
 /* Packs op(B)[p0 .. p0+kc, j0 .. j0+nc) into NR-column slivers: sliver s holds element
@@ -446,6 +488,7 @@ static ATTN__FORCE_INLINE void attn__mv_n_body(attn_dtype bt, size_t R, size_t k
 {
     attn__v acc[4][2], b0, b1;
     size_t i, p;
+    ATTN__UNROLL
     for (i = 0; i < R; i++) acc[i][0] = acc[i][1] = attn__vzero();
     for (p = 0; p < kc; p++) {
         if (nr == 2 * ATTN__VW) {
@@ -455,12 +498,14 @@ static ATTN__FORCE_INLINE void attn__mv_n_body(attn_dtype bt, size_t R, size_t k
             b0 = attn__mm_vload_n(bt, b, p * ldb, nr);
             b1 = attn__mm_vload_n(bt, b, p * ldb + ATTN__VW, nr > ATTN__VW ? nr - ATTN__VW : 0);
         }
+        ATTN__UNROLL
         for (i = 0; i < R; i++) {
             const attn__v av = attn__vset1(a[i * ars + p * acs]);
             acc[i][0] = attn__vfma(av, b0, acc[i][0]);
             acc[i][1] = attn__vfma(av, b1, acc[i][1]);
         }
     }
+    ATTN__UNROLL
     for (i = 0; i < R; i++) {
         attn__vstore(t + i * ATTN__NR, acc[i][0]);
         attn__vstore(t + i * ATTN__NR + ATTN__VW, acc[i][1]);
@@ -477,23 +522,33 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
 {
     attn__v s[4][4], av[4], bv;
     size_t i, q, p;
+    ATTN__UNROLL
     for (i = 0; i < R; i++)
+        ATTN__UNROLL
         for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
     for (p = p0; p + ATTN__VW <= p1; p += ATTN__VW) {
+        ATTN__UNROLL
         for (i = 0; i < R; i++) av[i] = attn__vload(a + i * lda + p);
+        ATTN__UNROLL
         for (q = 0; q < J; q++) {
             bv = attn__vload_dt(bt, brow[q], p);
+            ATTN__UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__vfma(av[i], bv, s[i][q]);
         }
     }
     if (p < p1) {
+        ATTN__UNROLL
         for (i = 0; i < R; i++) av[i] = attn__vload_part(a + i * lda + p, p1 - p, 0.0f);
+        ATTN__UNROLL
         for (q = 0; q < J; q++) {
             bv = attn__vload_dt_part(bt, brow[q], p, p1 - p);
+            ATTN__UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__vfma(av[i], bv, s[i][q]);
         }
     }
+    ATTN__UNROLL
     for (i = 0; i < R; i++)
+        ATTN__UNROLL
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
@@ -507,24 +562,31 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
     const size_t bs = attn__dt_block_bytes(bt);
     attn__v s[4][4], w[ATTN__QK / ATTN__VW], d;
     size_t i, q, b, v;
+    ATTN__UNROLL
     for (i = 0; i < R; i++)
+        ATTN__UNROLL
         for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
     for (b = b0; b < b1; b++) {
         const float *ab = a + b * ATTN__QK;
+        ATTN__UNROLL
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
             d = attn__vset1_f16(attn__q_scale(blk));
             if (bt == ATTN_Q8_0) attn__vload_q8_32((const int8_t *)(blk + 2), w);
             else attn__vload_q4_32(blk + 2, w);
+            ATTN__UNROLL
             for (i = 0; i < R; i++) {
                 attn__v bsum = attn__vmul(attn__vload(ab + i * lda), w[0]);
+                ATTN__UNROLL
                 for (v = 1; v < ATTN__QK / ATTN__VW; v++)
                     bsum = attn__vfma(attn__vload(ab + i * lda + v * ATTN__VW), w[v], bsum);
                 s[i][q] = attn__vfma(d, bsum, s[i][q]);
             }
         }
     }
+    ATTN__UNROLL
     for (i = 0; i < R; i++)
+        ATTN__UNROLL
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
@@ -680,7 +742,7 @@ static attn_status attn__matmul(attn_trans ta, attn_trans tb, size_t m, size_t n
     attn_status st;
     size_t i, j, need, kcb, fa, fb, jc, pc, ic, ir, jr;
     float *pa, *pb;
-    int packa, pfc;
+    int packa, pfc, far;
     size_t ab, bb, cb;
     if ((ta != ATTN_NO_TRANS && ta != ATTN_TRANS) || (tb != ATTN_NO_TRANS && tb != ATTN_TRANS))
         return ATTN_ERR_ARG;
@@ -732,6 +794,7 @@ static attn_status attn__matmul(attn_trans ta, attn_trans tb, size_t m, size_t n
     pb = pa + fa;
     packa = ta || n > ATTN__MM_DIRECT_N;
     pfc = m * ldc > ATTN__MM_FAR;
+    far = ab / sizeof(float) > ATTN__MM_FAR;
     if (!packa && attn__mm_whole_b(n, k)) {
         /* all of op(B) packed at once: each A sliver then streams through all of k */
         const size_t np = attn__round_up(n, ATTN__NR);
@@ -749,14 +812,20 @@ static attn_status attn__matmul(attn_trans ta, attn_trans tb, size_t m, size_t n
             if (packa) {
                 for (ic = 0; ic < m; ic += ATTN__MM_MC) {
                     const size_t mc = attn__min(ATTN__MM_MC, m - ic);
+                    attn__mm_ahead ah;
                     attn__mm_pack_a(ta, a, lda, m, ic, mc, pc, kc, pa);
+                    attn__mm_ahead_init(&ah, far ? (int)ta : -1, a, lda, m, k, kcb, ic, pc,
+                                        (mc + ATTN__MR - 1) / ATTN__MR *
+                                            ((nc + ATTN__NR - 1) / ATTN__NR));
                     for (jr = 0; jr < nc; jr += ATTN__NR)
-                        for (ir = 0; ir < mc; ir += ATTN__MR)
+                        for (ir = 0; ir < mc; ir += ATTN__MR) {
+                            attn__mm_ahead_step(&ah);
                             attn__mm_tile(attn__min(ATTN__MR, mc - ir),
                                           attn__min(ATTN__NR, nc - jr), kc, pa + ir * kc, 1,
                                           ATTN__MR, pb + jr * kc, ATTN__NR,
                                           c + (ic + ir) * ldc + jc + jr, ldc, alpha, beta, mode,
                                           pfc);
+                        }
                 }
             } else {
                 attn__mm_direct_a(m, nc, pc, pc + kc, kcb, a, lda, pb, 0, pa, c + jc, ldc, alpha,

@@ -144,7 +144,7 @@ static attn_status attn__norm_check(const float *x, size_t ldx, float *y, size_t
 }
 
 /* The mean of x[0..32), unrolled: (x0 + x1) + (x2 + x3) in vectors */
-static float attn__norm_prefix_mean(const float *x)
+static ATTN__FORCE_INLINE float attn__norm_prefix_mean(const float *x)
 {
     attn__v p0 = attn__vload(x), p1 = attn__vload(x + ATTN__VW);
     size_t i;
@@ -173,6 +173,7 @@ static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const floa
     int k;
     xs[0] = x0;
     xs[1] = x1;
+    ATTN__UNROLL
     for (k = 0; k < K; k++) {
         if (mode == 1) { /* the prefix mean, as attn_layernorm's general loop (each row's
                           * own loads first: out of cache, reading 8 rows' prefixes ahead
@@ -186,6 +187,7 @@ static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const floa
         a0[k] = a1[k] = a2[k] = a3[k] = b0[k] = b1[k] = b2[k] = b3[k] = attn__vzero();
     }
     for (i = 0; i + 4 * ATTN__VW <= n; i += 4 * ATTN__VW)
+        ATTN__UNROLL
         for (k = 0; k < K; k++) {
             attn__v u0 = attn__vload(xs[k] + i), u1 = attn__vload(xs[k] + i + ATTN__VW);
             attn__v u2 = attn__vload(xs[k] + i + 2 * ATTN__VW),
@@ -206,6 +208,7 @@ static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const floa
             b3[k] = attn__vfma(u3, u3, b3[k]);
         }
     for (; i < n; i += ATTN__VW)
+        ATTN__UNROLL
         for (k = 0; k < K; k++) {
             const size_t m = n - i;
             attn__v u0 = m >= ATTN__VW ? attn__vload(xs[k] + i)
@@ -216,6 +219,7 @@ static ATTN__FORCE_INLINE void attn__norm_sums_short(const float *x0, const floa
             }
             b0[k] = attn__vfma(u0, u0, b0[k]);
         }
+    ATTN__UNROLL
     for (k = 0; k < K; k++) {
         if (mode == 1) tv[k] = attn__vadd(attn__vadd(a0[k], a1[k]), attn__vadd(a2[k], a3[k]));
         sv[k] = attn__vadd(attn__vadd(b0[k], b1[k]), attn__vadd(b2[k], b3[k]));
@@ -232,7 +236,9 @@ static ATTN__FORCE_INLINE void attn__norm_batch_sums(const float *x, size_t ldx,
     const int mode = 1;
     attn__v tv[ATTN__NORM_BATCH], sv[ATTN__NORM_BATCH];
     size_t k;
+    ATTN__UNROLL
     for (k = 0; k < ATTN__NORM_BATCH; k++) tv[k] = sv[k] = attn__vzero();
+    ATTN__UNROLL
     for (k = nb; k < ATTN__NORM_BATCH; k++) c[k] = 0.0f;
     /* short rows two at a time (ATTN__NORM_PAIR), then (longer: up to one block of
      * attn__row_sums) one at a time */
@@ -291,6 +297,7 @@ static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t
         float c[ATTN__NORM_LANES], t[ATTN__NORM_LANES], s2[ATTN__NORM_LANES];
         float d[ATTN__NORM_LANES], rs[ATTN__NORM_LANES];
         size_t k;
+        ATTN__UNROLL
         for (k = ATTN__NORM_BATCH; k < ATTN__NORM_LANES; k++) c[k] = t[k] = s2[k] = 0.0f;
         if (n <= ATTN__SUM_BLOCK) {
             attn__norm_batch_sums(x + r0 * ldx, ldx, nb, n, c, t, s2);

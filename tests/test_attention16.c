@@ -523,12 +523,13 @@ static void test_values(void)
     }
 }
 
-/* Status of one attention call with O's bytes unchanged on error */
+/* Status of one attention call with O's bytes unchanged on error (the 8 x 32 floats from O,
+ * the largest O below, and for the smaller ones the buffer's bytes after it) */
 static void expect16(const char *what, const attn_attention_params *p, void *ws, size_t wsz,
                      attn_status want)
 {
-    const size_t n = 8 * 3;
-    float before[8 * 3];
+    const size_t n = 8 * 32;
+    float before[8 * 32];
     attn_status st;
     memcpy(before, p->o, n * sizeof(float));
     st = attn_attention(p, ws, wsz);
@@ -581,6 +582,7 @@ static void test_errors(void)
     { /* q8_0: K and V [1, 1, 7, 32] (7 blocks of 34 bytes each), O right after V */
         unsigned char *qb = (unsigned char *)xmalloc(4096);
         float *q8 = (float *)xmalloc(8 * 32 * sizeof(float));
+        memset(qb, 0, 4096);
         for (i = 0; i < 14; i++) { /* scale 1.0, every q 1 */
             memset(qb + 34 * i, 1, 34);
             qb[34 * i] = 0x00, qb[34 * i + 1] = 0x3C;
