@@ -283,33 +283,20 @@ static void attn__mm_pack_a(int ta, const float *a, size_t lda, size_t m, size_t
     attn__mm_pack_t(a + i0 * lda + p0, lda, mc, kc, ATTN__MR, m * lda > ATTN__MM_FAR, pa);
 }
 
-/* The next packed block of op(A) (rows i0 + MC.., or the next chunk of k from row 0),
- * requested a share of its cache lines before each tile of the current block, so that its
- * packing reads from cache rather than waiting on memory (A far out of cache: with few
- * columns, the tiles of a block are too short to hide that wait). */
+/* Requests the lines of `rows` rows of len floats (stride ld) from x, a share before each
+ * of `tiles` tiles (attn__mm_ahead_step): the next part of A (far out of cache) arrives
+ * while the current one computes, its short row pieces too few for the hardware prefetcher
+ * alone. rows = 0: nothing. */
 typedef struct {
-    const float *x; /* the block's first element in A's storage */
-    size_t ld, rows, len, per, r, l; /* storage rows and their length, lines per step */
+    const float *x;
+    size_t ld, rows, len, per, r, l; /* per: lines a step; r, l: the next row and line */
 } attn__mm_ahead;
 
-/* ta: as attn__mm_pack_a, or -1 (nothing requested); tiles: of the current block */
-static void attn__mm_ahead_init(attn__mm_ahead *h, int ta, const float *a, size_t lda,
-                                size_t m, size_t k, size_t kcb, size_t i0, size_t p0,
-                                size_t tiles)
+static void attn__mm_ahead_init(attn__mm_ahead *h, const float *x, size_t ld, size_t rows,
+                                size_t len, size_t tiles)
 {
-    size_t lines;
-    h->x = a, h->ld = lda, h->rows = h->len = h->r = h->l = h->per = 0;
-    if (ta < 0) return;
-    if (i0 + ATTN__MM_MC < m) i0 += ATTN__MM_MC;
-    else if (p0 + kcb < k) i0 = 0, p0 += kcb;
-    else return;
-    kcb = attn__min(kcb, k - p0);
-    m = attn__min(ATTN__MM_MC, m - i0);
-    h->x = a + (ta ? p0 * lda + i0 : i0 * lda + p0);
-    h->rows = ta ? kcb : m;
-    h->len = ta ? m : kcb;
-    lines = h->rows * (h->len / 16 + 1);
-    h->per = (lines + tiles - 1) / tiles;
+    h->x = x, h->ld = ld, h->rows = rows, h->len = len, h->r = h->l = 0;
+    h->per = rows ? (rows * (len / 16 + 1) + tiles - 1) / tiles : 0;
 }
 
 static ATTN__FORCE_INLINE void attn__mm_ahead_step(attn__mm_ahead *h)
@@ -421,9 +408,9 @@ static void attn__mm_nopack(int ta, int tb, size_t m, size_t n, size_t k, float 
  * pb + q * kcb * np. The B panels stay in L2 while A streams by. Edge rows: with the ISA's
  * exact-row kernels (ATTN__MM_UKR_ROWS), read in place, the last MR + r rows split into
  * two near-equal tiles; otherwise the edge sliver is packed into pa. With pfa, the next
- * sliver's lines are requested while one runs, a share before each tile (for short streams
- * of an A far out of cache; through all of k, the hardware's prefetcher does better
- * alone). pfc: see attn__mm_tile. */
+ * sliver's lines are requested while one runs (attn__mm_ahead; for short streams of an A
+ * far out of cache; through all of k, the hardware's prefetcher does better alone).
+ * pfc: see attn__mm_tile. */
 static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t kcb,
                               const float *a, size_t lda, const float *pb, size_t np, float *pa,
                               float *c, size_t ldc, float alpha, float beta, int pfa, int pfc)
@@ -438,11 +425,12 @@ static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t 
 #endif
         next = pfa ? attn__min(ATTN__MR, m - ir - mr) : 0; /* rows to request ahead */
         for (pc = p0; pc < p1; pc += kcb) {
-            const size_t kc = attn__min(kcb, p1 - pc), lines = (kc + 15) / 16;
-            const size_t per = (next * lines + tiles - 1) / tiles;
+            const size_t kc = attn__min(kcb, p1 - pc);
             const float *ap = a + ir * lda + pc, *bp = pb + (pc - p0) * np;
             const int mode = pc == 0 ? 1 : 2;
-            size_t ars = lda, acs = 1, r = 0, l = 0;
+            size_t ars = lda, acs = 1;
+            attn__mm_ahead ah;
+            attn__mm_ahead_init(&ah, next ? a + (ir + mr) * lda + pc : a, lda, next, kc, tiles);
 #ifndef ATTN__MM_UKR_ROWS
             if (mr < ATTN__MR) { /* rows past m do not exist: pack the edge */
                 attn__mm_pack_a(0, a, lda, m, ir, mr, pc, kc, pa);
@@ -452,14 +440,7 @@ static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t 
             }
 #endif
             for (jr = 0; jr < nc; jr += ATTN__NR) {
-                size_t q;
-                for (q = 0; q < per && r < next; q++) { /* line l of row r of the next tile */
-                    ATTN__PREFETCH(a + (ir + mr + r) * lda + pc + l * 16);
-                    if (++l == lines) {
-                        l = 0;
-                        r++;
-                    }
-                }
+                attn__mm_ahead_step(&ah);
                 attn__mm_tile(mr, attn__min(ATTN__NR, nc - jr), kc, ap, ars, acs, bp + jr * kc,
                               ATTN__NR, c + ir * ldc + jr, ldc, alpha, beta, mode, pfc);
             }
@@ -794,7 +775,7 @@ static attn_status attn__matmul(attn_trans ta, attn_trans tb, size_t m, size_t n
     pb = pa + fa;
     packa = ta || n > ATTN__MM_DIRECT_N;
     pfc = m * ldc > ATTN__MM_FAR;
-    far = ab / sizeof(float) > ATTN__MM_FAR;
+    far = ta && ab / sizeof(float) > ATTN__MM_FAR; /* A^T, for attn__mm_ahead */
     if (!packa && attn__mm_whole_b(n, k)) {
         /* all of op(B) packed at once: each A sliver then streams through all of k */
         const size_t np = attn__round_up(n, ATTN__NR);
@@ -812,9 +793,16 @@ static attn_status attn__matmul(attn_trans ta, attn_trans tb, size_t m, size_t n
             if (packa) {
                 for (ic = 0; ic < m; ic += ATTN__MM_MC) {
                     const size_t mc = attn__min(ATTN__MM_MC, m - ic);
+                    /* A^T far out of cache: the next block (rows i1.., depth p1..) requested
+                     * while this one's tiles run, so its packing reads from cache (a narrow
+                     * n leaves too few tiles to hide that wait) */
+                    size_t i1 = ic + ATTN__MM_MC, p1 = pc;
                     attn__mm_ahead ah;
+                    if (i1 >= m) i1 = 0, p1 += kcb;
                     attn__mm_pack_a(ta, a, lda, m, ic, mc, pc, kc, pa);
-                    attn__mm_ahead_init(&ah, far ? (int)ta : -1, a, lda, m, k, kcb, ic, pc,
+                    attn__mm_ahead_init(&ah, far && p1 < k ? a + p1 * lda + i1 : a, lda,
+                                        far && p1 < k ? attn__min(kcb, k - p1) : 0,
+                                        attn__min(ATTN__MM_MC, m - i1),
                                         (mc + ATTN__MR - 1) / ATTN__MR *
                                             ((nc + ATTN__NR - 1) / ATTN__NR));
                     for (jr = 0; jr < nc; jr += ATTN__NR)
