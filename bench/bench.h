@@ -18,6 +18,9 @@
 #define ATTN_BENCH_H
 
 #include "attn.h"
+#ifdef HAVE_DISPATCHED
+#include "dispatched.h"
+#endif
 
 #include <stddef.h>
 #include <stdio.h>

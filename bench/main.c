@@ -118,6 +118,11 @@ static void print_header(void)
             ATTN_VERSION_PATCH);
     fprintf(g_info, "cpu:      %s (%ld online)\n", cpu, sysconf(_SC_NPROCESSORS_ONLN));
     fprintf(g_info, "isa:      %s\n", attn_isa());
+#ifdef HAVE_DISPATCHED
+    fprintf(g_info, "dispatch: attn-dispatched rows (matmul, softmax, decode) = the library built "
+                    "with no -m flag (run-time\n          dispatch), in this binary, pinned to "
+                    "%s\n", bench_dispatched_isa());
+#endif
     fprintf(g_info, "exp:      %s\n", attn_exp_impl());
     snprintf(cc, sizeof cc, "%s", compiler_name());
     for (i = strlen(cc); i > 0 && cc[i - 1] == ' '; i--)
@@ -190,6 +195,10 @@ int main(int argc, char **argv)
         return peer_child_main(only);
     }
 
+#ifdef HAVE_DISPATCHED
+    if (!bench_dispatched_pin(attn_isa()))
+        die("attn_use_isa", "the dispatching copy cannot take this build's path");
+#endif
     print_header();
     if (g_opt.csv)
         printf("op,shape,impl,metric,value,ratio\n");

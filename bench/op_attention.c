@@ -118,6 +118,15 @@ static void attn_attention_run(void *ctx, void *data)
     check(attn_attention(&c->p, c->ws, c->ws_size), "attn_attention");
 }
 
+#ifdef HAVE_DISPATCHED
+static void dispatched_attention_run(void *ctx, void *data)
+{
+    const struct attcase *c = (const struct attcase *)data;
+    (void)ctx;
+    check(bench_dispatched_attention(&c->p, c->ws, c->ws_size), "attn_attention (dispatched)");
+}
+#endif
+
 static void gemm_attn(const struct attcase *c, int tb, size_t m, size_t n, size_t k, float alpha,
                       const float *a, size_t lda, const float *b, size_t ldb, float *out,
                       size_t ldc)
@@ -344,6 +353,9 @@ static const struct impl decode_impls[] = {
     {"naive", naive_attention, NULL, NULL, NULL, NULL, naive_att_extra, 0},
     {"attn", attn_attention_run, NULL, NULL, NULL, NULL, fused_att_extra, 0},
     {"attn-unfused", attn_unfused_run, NULL, NULL, NULL, NULL, attn_unfused_extra, 0},
+#ifdef HAVE_DISPATCHED
+    {"attn-dispatched", dispatched_attention_run, NULL, NULL, NULL, NULL, fused_att_extra, 0},
+#endif
 };
 
 /* Peer children compare with attn-unfused-128, the composition they are built like. */
@@ -373,7 +385,8 @@ struct op bench_op_decode = {
         "= value / naive loop (on the widened values); share of the read bandwidth measured "
         "at 256 MiB (the cache is 4-512 MiB, so part of it may sit in L3); "
         "*-unfused = sgemm (m = queries) + attn_softmax + sgemm; attn-<type>/f32 = calls/s "
-        "on the 16-bit or q8_0 cache over the f32 cache's",
+        "on the 16-bit or q8_0 cache over the f32 cache's; attn-dispatched = the one-binary "
+        "build (see the header)",
     .own = decode_impls,
     .nown = NIMPL(decode_impls),
     .bench = bench_decode,

@@ -1,6 +1,6 @@
 /* op_matmul.c - matrix multiplication C = op(A) op(B), alpha 1, beta 0: square sizes, the
  * shapes of attention's Q K^T and P V, every transpose combination; and the same on two
- * threads (matmul-2t). Peer: OpenBLAS cblas_sgemm (peers.c). */
+ * threads (matmul-2t). Peers: OpenBLAS cblas_sgemm, oneDNN dnnl_sgemm (peers.c). */
 #define _POSIX_C_SOURCE 200112L
 #include "bench.h"
 
@@ -39,6 +39,17 @@ static void attn_matmul_run(void *ctx, void *data)
     (void)ctx;
     attn_matmul_rows(c, 0, c->m, c->ws);
 }
+
+#ifdef HAVE_DISPATCHED
+static void dispatched_matmul_run(void *ctx, void *data)
+{
+    const struct mmcase *c = (const struct mmcase *)data;
+    (void)ctx;
+    check(bench_dispatched_matmul(c->ta, c->tb, c->m, c->n, c->k, 1.0f, c->a, c->lda, c->b,
+                                  c->ldb, 0.0f, c->c, c->ldc, c->ws, c->ws_size),
+          "attn_matmul (dispatched)");
+}
+#endif
 
 /* Two threads: C split into two row blocks (at a multiple of 4 rows), each thread with
  * its own workspace; this thread computes the first block. */
@@ -150,6 +161,9 @@ static void bench_matmul2t(struct op *op)
 static const struct impl matmul_impls[] = {
     {"naive", naive_matmul, NULL, NULL, NULL, NULL, NULL, 0},
     {"attn", attn_matmul_run, NULL, NULL, NULL, NULL, NULL, 0},
+#ifdef HAVE_DISPATCHED
+    {"attn-dispatched", dispatched_matmul_run, NULL, NULL, NULL, NULL, NULL, 0},
+#endif
 };
 
 static const struct impl matmul2t_impls[] = {
@@ -163,7 +177,7 @@ struct op bench_op_matmul = {
     .note =
         "shape m x n x k : op(A) op(B) (NT = B transposed); value = 2mnk / time; ratio = "
         "value / naive i-j-k triple loop (run only for 2mnk <= 3e8, 5e7 with --quick); share "
-        "of the FMA peak",
+        "of the FMA peak; attn-dispatched = the one-binary build (see the header)",
     .own = matmul_impls,
     .nown = NIMPL(matmul_impls),
     .bench = bench_matmul,

@@ -82,6 +82,16 @@ static void attn_softmax_run(void *ctx, void *data)
     check(attn_softmax(c->x, c->n, c->y, c->n, c->rows, c->n, 1.0f), "attn_softmax");
 }
 
+#ifdef HAVE_DISPATCHED
+static void dispatched_softmax_run(void *ctx, void *data)
+{
+    const struct rowcase *c = (const struct rowcase *)data;
+    (void)ctx;
+    check(bench_dispatched_softmax(c->x, c->n, c->y, c->n, c->rows, c->n, 1.0f),
+          "attn_softmax (dispatched)");
+}
+#endif
+
 /* In cache, softmax is bound by the exp. */
 static void bench_softmax(struct op *op)
 {
@@ -95,6 +105,9 @@ static void bench_softmax(struct op *op)
 static const struct impl softmax_impls[] = {
     {"naive", naive_softmax, NULL, NULL, NULL, NULL, NULL, 0},
     {"attn", attn_softmax_run, NULL, NULL, NULL, NULL, NULL, 0},
+#ifdef HAVE_DISPATCHED
+    {"attn-dispatched", dispatched_softmax_run, NULL, NULL, NULL, NULL, NULL, 0},
+#endif
 };
 
 struct op bench_op_softmax = {
@@ -103,7 +116,8 @@ struct op bench_op_softmax = {
     .note =
         "value = rows*n elements per ns (GB/s of input = 4 x value); ratio = attn_softmax "
         "/ naive 3-pass softmax with libm expf; share: in cache of the exp throughput, out of "
-        "cache 8 bytes (read x, write y) per element / memcpy bandwidth",
+        "cache 8 bytes (read x, write y) per element / memcpy bandwidth; attn-dispatched = "
+        "the one-binary build (see the header)",
     .own = softmax_impls,
     .nown = NIMPL(softmax_impls),
     .bench = bench_softmax,

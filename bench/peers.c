@@ -1,5 +1,5 @@
 /* peers.c - the peer libraries: OpenBLAS cblas_sgemm (matmul, and the unfused attention's
- * sgemm) and oneDNN softmax and layer normalization, found by meson when installed
+ * sgemm) and oneDNN dnnl_sgemm, softmax and layer normalization, found by meson when installed
  * (HAVE_OPENBLAS, HAVE_DNNL). Adding a peer library or setting touches this file only
  * (and bench/meson.build to find the library).
  *
@@ -37,8 +37,9 @@ extern char **environ;
 /* ---------------------------------------------------------------------------------- */
 /* Settings: openblas-avx2 (OPENBLAS_CORETYPE=Haswell) and openblas, 1 thread, for matmul
  * and (unrestricted) the unfused attention; the same on 2 threads for matmul-2t;
- * onednn-avx2 (DNNL_MAX_CPU_ISA=AVX2, ONEDNN_MAX_CPU_ISA=AVX2) and onednn (3 processes),
- * OMP_NUM_THREADS=1 (Debian's oneDNN uses OpenMP), for softmax and layernorm. */
+ * onednn-avx2 (DNNL_MAX_CPU_ISA=AVX2, ONEDNN_MAX_CPU_ISA=AVX2) and onednn (3 processes for
+ * the row ops, whose figures vary most from process to process; 1 for matmul),
+ * OMP_NUM_THREADS=1 (Debian's oneDNN uses OpenMP), for softmax, layernorm and matmul. */
 
 static const struct peer g_peers[] = {
     {"openblas-avx2", "openblas", " matmul attention decode ",
@@ -47,9 +48,10 @@ static const struct peer g_peers[] = {
     {"openblas-avx2-2t", "openblas", " matmul-2t ", {"OPENBLAS_CORETYPE=Haswell", NULL, NULL},
      2, 1},
     {"openblas-2t", "openblas", " matmul-2t ", {NULL, NULL, NULL}, 2, 1},
-    {"onednn-avx2", "onednn", " softmax layernorm ",
+    {"onednn-avx2", "onednn", " softmax layernorm matmul ",
      {"DNNL_MAX_CPU_ISA=AVX2", "ONEDNN_MAX_CPU_ISA=AVX2", NULL}, 1, 1},
     {"onednn", "onednn", " softmax layernorm ", {NULL, NULL, NULL}, 1, 3},
+    {"onednn-sgemm", "onednn", " matmul ", {NULL, NULL, NULL}, 1, 1},
 };
 #define NPEERS (sizeof g_peers / sizeof g_peers[0])
 
@@ -230,6 +232,19 @@ static void dnnl_run(void *ctx, void *data)
     dnnl_check(dnnl_stream_wait(g_dnnl.stream), "stream_wait");
 }
 
+/* dnnl_sgemm: row-major, like cblas_sgemm; its kernel is chosen per call for the
+ * setting's ISA (the packed-B variants are not used: attn_matmul does not pack ahead). */
+static void dnnl_matmul_run(void *ctx, void *data)
+{
+    const struct mmcase *c = (const struct mmcase *)data;
+    (void)ctx;
+    dnnl_check(dnnl_sgemm(c->ta == ATTN_TRANS ? 'T' : 'N', c->tb == ATTN_TRANS ? 'T' : 'N',
+                          (dnnl_dim_t)c->m, (dnnl_dim_t)c->n, (dnnl_dim_t)c->k, 1.0f, c->a,
+                          (dnnl_dim_t)c->lda, c->b, (dnnl_dim_t)c->ldb, 0.0f, c->c,
+                          (dnnl_dim_t)c->ldc),
+               "sgemm");
+}
+
 static void dnnl_release(void *ctx)
 {
     (void)ctx;
@@ -255,6 +270,7 @@ static const struct {
     {"softmax", {"", dnnl_run, NULL, "onednn", dnnl_prepare, dnnl_release, NULL, 0}},
     {"layernorm",
      {"", dnnl_run, &g_dnnl_layernorm_tag, "onednn", dnnl_prepare, dnnl_release, NULL, 0}},
+    {"matmul", {"", dnnl_matmul_run, NULL, "onednn", NULL, NULL, NULL, 0}},
 #endif
 #ifdef HAVE_OPENBLAS
     {"matmul", {"", openblas_matmul_run, NULL, "openblas", NULL, NULL, NULL, 0}},
@@ -483,7 +499,7 @@ void print_peers_header(void)
 #ifdef BENCH_DNNL
     {
         const dnnl_version_t *v = dnnl_version();
-        fprintf(g_info, "          oneDNN %d.%d.%d (hash %s, CPU runtime %s) (softmax, "
+        fprintf(g_info, "          oneDNN %d.%d.%d (hash %s, CPU runtime %s) (sgemm, softmax, "
                         "layer_normalization)\n",
                 v->major, v->minor, v->patch, v->hash ? v->hash : "?",
                 v->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP"
