@@ -2706,6 +2706,9 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__SCALAR_MM_WHOLE_B (128 * 1024)
 /* Attention: query tiles with fewer rows take the rows (decode) path. */
 #define ATTN__SCALAR_FUSED_MIN 12
+/* Attention, rows path: keys per block of P V (their V rows stay in L1 while the column
+ * chunks of the accumulators take them in registers). */
+#define ATTN__SCALAR_PV_KB 16
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
 #define ATTN__SCALAR_SM_FAR ((size_t)32 << 20)
@@ -5063,79 +5066,141 @@ static void attn__scalar_kdots(attn_dtype t, const float *const *q, size_t gr, c
     }
 }
 
-/* y[r][0..n) += a[r] * x[0..n) for nr (a constant) rows, x of type t: x's loads shared,
- * each row one fma an element (the same bits whatever nr is) */
-static ATTN__SCALAR_FORCE_INLINE void attn__scalar_axpy_body(attn_dtype t, float *const *y, const float *a,
-                                               size_t nr, const void *x, size_t n)
+/* P V, the rows path's and (for V holding inf or NaN) the fused path's: acc row r +=
+ * p[r * lds + j] * V row j for keys j in order, one fma a key and element, keys of weight 0
+ * adding nothing (not even 0 * inf). The caller zeroes p where a row sees no key. */
+
+/* Columns [c, c + nv * VW) (nv 1 or 2) of nr (1 or 4, a constant) rows, acc rows y[r] and p
+ * rows pr[r] (repeated rows allowed: each gets the same sums), keys j < nk of V rows ld
+ * elements of type t apart at vt: the chunk held in registers across the keys, every key
+ * applied. A weight of 0 then adds exactly nothing where V is finite (acc is never -0), so
+ * the sums equal the skipping ones unless they come out inf or NaN: then nothing is stored
+ * and 0 returned. */
+static ATTN__SCALAR_FORCE_INLINE int attn__scalar_pv_chunk(attn_dtype t, float *const *y,
+                                             const float *const *pr, size_t nr, size_t nk,
+                                             const void *vt, size_t ld, size_t c, size_t nv)
 {
-    attn__scalar_v va[4], w[ATTN__SCALAR_QK / ATTN__SCALAR_VW];
-    size_t i = 0, r, v;
+    const attn__scalar_v zero = attn__scalar_vzero();
+    attn__scalar_v a0[4], a1[4], chk = zero;
+    size_t j, r;
     ATTN__SCALAR_UNROLL
-    for (r = 0; r < nr; r++) va[r] = attn__scalar_vset1(a[r]);
-    for (; t == ATTN_Q8_0 && i < n; i += ATTN__SCALAR_QK) { /* n whole blocks */
-        attn__scalar_vload_q8_block(attn__scalar_dt_at(t, x, i), w);
-        ATTN__SCALAR_UNROLL
-        for (v = 0; v < ATTN__SCALAR_QK / ATTN__SCALAR_VW; v++)
+    for (r = 0; r < nr; r++) {
+        a0[r] = attn__scalar_vload(y[r] + c);
+        a1[r] = nv == 2 ? attn__scalar_vload(y[r] + c + ATTN__SCALAR_VW) : zero;
+    }
+    for (j = 0; j < nk; j++) {
+        const void *vj = attn__scalar_dt_at(t, vt, j * ld);
+        const attn__scalar_v v0 = attn__scalar_vload_dt(t, vj, c);
+        if (nv == 2) {
+            const attn__scalar_v v1 = attn__scalar_vload_dt(t, vj, c + ATTN__SCALAR_VW);
             ATTN__SCALAR_UNROLL
             for (r = 0; r < nr; r++) {
-                float *yp = y[r] + i + v * ATTN__SCALAR_VW;
-                attn__scalar_vstore(yp, attn__scalar_vfma(va[r], w[v], attn__scalar_vload(yp)));
+                const attn__scalar_v p = attn__scalar_vset1(pr[r][j]);
+                a0[r] = attn__scalar_vfma(p, v0, a0[r]);
+                a1[r] = attn__scalar_vfma(p, v1, a1[r]);
             }
+        } else {
+            ATTN__SCALAR_UNROLL
+            for (r = 0; r < nr; r++) a0[r] = attn__scalar_vfma(attn__scalar_vset1(pr[r][j]), v0, a0[r]);
+        }
     }
-    for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW) {
-        const attn__scalar_v xv = attn__scalar_vload_dt(t, x, i);
-        ATTN__SCALAR_UNROLL
-        for (r = 0; r < nr; r++)
-            attn__scalar_vstore(y[r] + i, attn__scalar_vfma(va[r], xv, attn__scalar_vload(y[r] + i)));
+    ATTN__SCALAR_UNROLL
+    for (r = 0; r < nr; r++) chk = attn__scalar_vfma(a0[r], zero, attn__scalar_vfma(a1[r], zero, chk));
+    if (!(attn__scalar_vhsum(chk) == 0.0f)) return 0; /* x * 0 is NaN where x is inf or NaN */
+    ATTN__SCALAR_UNROLL
+    for (r = 0; r < nr; r++) {
+        attn__scalar_vstore(y[r] + c, a0[r]);
+        if (nv == 2) attn__scalar_vstore(y[r] + c + ATTN__SCALAR_VW, a1[r]);
     }
-    if (i < n) {
-        const attn__scalar_v xv = attn__scalar_vload_dt_part(t, x, i, n - i);
-        ATTN__SCALAR_UNROLL
+    return 1;
+}
+
+/* The same sums in memory for columns [c, c1) of nr distinct rows, keys of weight 0
+ * skipped: for one row alone, a chunk whose sums came out inf or NaN, and the columns past
+ * the last whole vector */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_pv_skip0_body(attn_dtype t, float *acc, size_t lda,
+                                                   const float *p, size_t lds, size_t nr,
+                                                   size_t nk, const void *vt, size_t ld,
+                                                   size_t c, size_t c1)
+{
+    size_t j, r, e;
+    for (j = 0; j < nk; j++) {
+        const void *vj = attn__scalar_dt_at(t, vt, j * ld);
         for (r = 0; r < nr; r++) {
-            const attn__scalar_v yv = attn__scalar_vload_part(y[r] + i, n - i, 0.0f);
-            attn__scalar_vstore_part(y[r] + i, attn__scalar_vfma(va[r], xv, yv), n - i);
+            const float pj = p[r * lds + j];
+            const attn__scalar_v pv = attn__scalar_vset1(pj);
+            float *y = acc + r * lda;
+            if (pj == 0.0f) continue;
+            for (e = c; e + ATTN__SCALAR_VW <= c1; e += ATTN__SCALAR_VW)
+                attn__scalar_vstore(y + e, attn__scalar_vfma(pv, attn__scalar_vload_dt(t, vj, e), attn__scalar_vload(y + e)));
+            if (e < c1)
+                attn__scalar_vstore_part(y + e, attn__scalar_vfma(pv, attn__scalar_vload_dt_part(t, vj, e, c1 - e),
+                                                    attn__scalar_vload_part(y + e, c1 - e, 0.0f)),
+                                  c1 - e);
         }
     }
 }
 
-/* acc[r * lda ..] += p[r * lds + j] * V row j (dv elements of type t at vt, ld elements
- * apart) for keys j < nmax, rows r < gr with j < n[r] and a nonzero p (a key of weight 0
- * adds nothing, not even 0 * inf): a V row is read once for all the rows it weighs in. */
-static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vaxpy_body(attn_dtype t, float *acc, size_t lda,
-                                                const float *p, size_t lds, size_t gr,
-                                                const size_t *n, size_t nmax, const void *vt,
-                                                size_t ld, size_t dv)
+static ATTN__SCALAR_NOINLINE void attn__scalar_pv_skip0(attn_dtype t, float *acc, size_t lda, const float *p,
+                                          size_t lds, size_t nr, size_t nk, const void *vt,
+                                          size_t ld, size_t c, size_t c1)
 {
-    size_t j, r;
-    for (j = 0; j < nmax; j++) {
-        const void *vj = attn__scalar_dt_at(t, vt, j * ld);
-        float *y[4], a[4];
-        size_t c = 0;
-        for (r = 0; r < gr; r++)
-            if (j < n[r] && p[r * lds + j] != 0.0f) {
-                y[c] = acc + r * lda, a[c] = p[r * lds + j];
-                if (++c == 4) attn__scalar_axpy_body(t, y, a, 4, vj, dv), c = 0;
-            }
-        if (c >= 2) attn__scalar_axpy_body(t, y, a, 2, vj, dv);
-        if (c & 1) attn__scalar_axpy_body(t, y + c - 1, a + c - 1, 1, vj, dv);
+    switch (t) {
+    case ATTN_F16: attn__scalar_pv_skip0_body(ATTN_F16, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
+    case ATTN_BF16: attn__scalar_pv_skip0_body(ATTN_BF16, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
+    case ATTN_Q8_0: attn__scalar_pv_skip0_body(ATTN_Q8_0, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
+    default: attn__scalar_pv_skip0_body(ATTN_F32, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
     }
 }
 
-static void attn__scalar_vaxpy(attn_dtype t, float *acc, size_t lda, const float *p, size_t lds,
-                        size_t gr, const size_t *n, size_t nmax, const void *vt, size_t ld,
-                        size_t dv)
+/* acc[r * lda ..] += P V for rows r < gr and keys j < nk (p rows lds apart, V rows of dv
+ * elements of type t, ld apart at vt): blocks of ATTN__SCALAR_PV_KB keys, whose V rows stay in L1
+ * while 2-vector column chunks of 4 rows (fewer repeated) take them. */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_pv_body(attn_dtype t, float *acc, size_t lda,
+                                             const float *p, size_t lds, size_t gr, size_t nk,
+                                             const void *vt, size_t ld, size_t dv)
+{
+    const size_t dvc = dv / ATTN__SCALAR_VW * ATTN__SCALAR_VW, rowb = attn__scalar_attn_dtype_bytes(t, dv);
+    size_t j0, r, c, u, kb;
+    for (j0 = 0; j0 < nk; j0 += kb) {
+        const void *vb = attn__scalar_dt_at(t, vt, j0 * ld);
+        kb = attn__scalar_min(ATTN__SCALAR_PV_KB, nk - j0);
+        for (u = 0; gr > 1 && u < kb; u++) { /* whole rows, before the chunks take them */
+            const char *row = (const char *)attn__scalar_dt_at(t, vb, u * ld);
+            for (c = 0; c < rowb; c += 64) ATTN__SCALAR_PREFETCH(row + c);
+        }
+        for (r = 0; r < gr; r += 4) {
+            const size_t nr = attn__scalar_min(4, gr - r);
+            float *y[4];
+            const float *pr[4];
+            if (nr == 1) { /* one row: V rows streamed whole, acc in L1 */
+                attn__scalar_pv_skip0(t, acc + r * lda, lda, p + r * lds + j0, lds, 1, kb, vb, ld, 0,
+                               dv);
+                continue;
+            }
+            for (u = 0; u < 4; u++) {
+                const size_t ru = r + attn__scalar_min(u, nr - 1);
+                y[u] = acc + ru * lda, pr[u] = p + ru * lds + j0;
+            }
+            for (c = 0; c < dvc; c += 2 * ATTN__SCALAR_VW) {
+                const size_t nv = attn__scalar_min(2, (dvc - c) / ATTN__SCALAR_VW);
+                if (!attn__scalar_pv_chunk(t, y, pr, 4, kb, vb, ld, c, nv))
+                    attn__scalar_pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, c,
+                                   c + nv * ATTN__SCALAR_VW);
+            }
+            if (dvc < dv) attn__scalar_pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, dvc, dv);
+        }
+    }
+}
+
+static void attn__scalar_pv(attn_dtype t, float *acc, size_t lda, const float *p, size_t lds,
+                     size_t gr, size_t nk, const void *vt, size_t ld, size_t dv)
 {
     switch (t) {
-    case ATTN_F16:
-        attn__scalar_vaxpy_body(ATTN_F16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
-        break;
-    case ATTN_BF16:
-        attn__scalar_vaxpy_body(ATTN_BF16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
-        break;
-    case ATTN_Q8_0:
-        attn__scalar_vaxpy_body(ATTN_Q8_0, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
-        break;
-    default: attn__scalar_vaxpy_body(ATTN_F32, acc, lda, p, lds, gr, n, nmax, vt, ld, dv); break;
+    case ATTN_F16: attn__scalar_pv_body(ATTN_F16, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
+    case ATTN_BF16: attn__scalar_pv_body(ATTN_BF16, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
+    case ATTN_Q8_0: attn__scalar_pv_body(ATTN_Q8_0, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
+    default: attn__scalar_pv_body(ATTN_F32, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
     }
 }
 
@@ -5535,11 +5600,9 @@ static void attn__scalar_tile_fused(const attn__scalar_hd *hd, size_t q0, size_t
                     attn__scalar_mm_ukr_strided(ts, w->s, ATTN__SCALAR_TK, 1, w->vp + j * tk, ATTN__SCALAR_NR,
                                          acc + j, dvp, 1.0f, 0.0f, 2);
             } else { /* inf or NaN in V: keys with p = 0 must not contribute 0 * inf */
-                size_t nv[ATTN__SCALAR_MR];
-                for (i = 0; i < mr; i++) nv[i] = ts;
-                attn__scalar_vaxpy(hd->kvt, acc, dvp, w->s, ATTN__SCALAR_TK, mr, nv, ts,
-                            attn__scalar_dt_at(hd->kvt, hd->v, attn__scalar_krow(hd, k0) * hd->v_sl),
-                            hd->v_sl, dv);
+                attn__scalar_pv(hd->kvt, acc, dvp, w->s, ATTN__SCALAR_TK, mr, ts,
+                         attn__scalar_dt_at(hd->kvt, hd->v, attn__scalar_krow(hd, k0) * hd->v_sl), hd->v_sl,
+                         dv);
             }
         }
     }
@@ -5573,13 +5636,15 @@ static void attn__scalar_tile_rows(const attn__scalar_hd *hds, size_t nh, size_t
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
             attn__scalar_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__SCALAR_TK);
-            for (r = 0; r < gr; r++)
+            for (r = 0; r < gr; r++) /* p: 0 past a row's visible keys */
                 if (n[r])
-                    attn__scalar_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], n[r],
+                    attn__scalar_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], nmax,
                                      w->s + r * ATTN__SCALAR_TK, &w->m[g + r], &w->l[g + r],
                                      w->acc + (g + r) * dvp, dv);
-            attn__scalar_vaxpy(hd->kvt, w->acc + g * dvp, dvp, w->s, ATTN__SCALAR_TK, gr, n, nmax, vt,
-                        hd->v_sl, dv);
+                else
+                    memset(w->s + r * ATTN__SCALAR_TK, 0, nmax * sizeof(float));
+            attn__scalar_pv(hd->kvt, w->acc + g * dvp, dvp, w->s, ATTN__SCALAR_TK, gr, nmax, vt, hd->v_sl,
+                     dv);
         }
     }
     for (r = 0; r < nh; r++) attn__scalar_tile_out(&hds[r], q0, tq, w, r * tq);
@@ -9050,6 +9115,9 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__AVX2_MM_WHOLE_B (128 * 1024)
 /* Attention: query tiles with fewer rows take the rows (decode) path. */
 #define ATTN__AVX2_FUSED_MIN 12
+/* Attention, rows path: keys per block of P V (their V rows stay in L1 while the column
+ * chunks of the accumulators take them in registers). */
+#define ATTN__AVX2_PV_KB 16
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
 #define ATTN__AVX2_SM_FAR ((size_t)32 << 20)
@@ -11407,79 +11475,141 @@ static void attn__avx2_kdots(attn_dtype t, const float *const *q, size_t gr, con
     }
 }
 
-/* y[r][0..n) += a[r] * x[0..n) for nr (a constant) rows, x of type t: x's loads shared,
- * each row one fma an element (the same bits whatever nr is) */
-static ATTN__AVX2_FORCE_INLINE void attn__avx2_axpy_body(attn_dtype t, float *const *y, const float *a,
-                                               size_t nr, const void *x, size_t n)
+/* P V, the rows path's and (for V holding inf or NaN) the fused path's: acc row r +=
+ * p[r * lds + j] * V row j for keys j in order, one fma a key and element, keys of weight 0
+ * adding nothing (not even 0 * inf). The caller zeroes p where a row sees no key. */
+
+/* Columns [c, c + nv * VW) (nv 1 or 2) of nr (1 or 4, a constant) rows, acc rows y[r] and p
+ * rows pr[r] (repeated rows allowed: each gets the same sums), keys j < nk of V rows ld
+ * elements of type t apart at vt: the chunk held in registers across the keys, every key
+ * applied. A weight of 0 then adds exactly nothing where V is finite (acc is never -0), so
+ * the sums equal the skipping ones unless they come out inf or NaN: then nothing is stored
+ * and 0 returned. */
+static ATTN__AVX2_FORCE_INLINE int attn__avx2_pv_chunk(attn_dtype t, float *const *y,
+                                             const float *const *pr, size_t nr, size_t nk,
+                                             const void *vt, size_t ld, size_t c, size_t nv)
 {
-    attn__avx2_v va[4], w[ATTN__AVX2_QK / ATTN__AVX2_VW];
-    size_t i = 0, r, v;
+    const attn__avx2_v zero = attn__avx2_vzero();
+    attn__avx2_v a0[4], a1[4], chk = zero;
+    size_t j, r;
     ATTN__AVX2_UNROLL
-    for (r = 0; r < nr; r++) va[r] = attn__avx2_vset1(a[r]);
-    for (; t == ATTN_Q8_0 && i < n; i += ATTN__AVX2_QK) { /* n whole blocks */
-        attn__avx2_vload_q8_block(attn__avx2_dt_at(t, x, i), w);
-        ATTN__AVX2_UNROLL
-        for (v = 0; v < ATTN__AVX2_QK / ATTN__AVX2_VW; v++)
+    for (r = 0; r < nr; r++) {
+        a0[r] = attn__avx2_vload(y[r] + c);
+        a1[r] = nv == 2 ? attn__avx2_vload(y[r] + c + ATTN__AVX2_VW) : zero;
+    }
+    for (j = 0; j < nk; j++) {
+        const void *vj = attn__avx2_dt_at(t, vt, j * ld);
+        const attn__avx2_v v0 = attn__avx2_vload_dt(t, vj, c);
+        if (nv == 2) {
+            const attn__avx2_v v1 = attn__avx2_vload_dt(t, vj, c + ATTN__AVX2_VW);
             ATTN__AVX2_UNROLL
             for (r = 0; r < nr; r++) {
-                float *yp = y[r] + i + v * ATTN__AVX2_VW;
-                attn__avx2_vstore(yp, attn__avx2_vfma(va[r], w[v], attn__avx2_vload(yp)));
+                const attn__avx2_v p = attn__avx2_vset1(pr[r][j]);
+                a0[r] = attn__avx2_vfma(p, v0, a0[r]);
+                a1[r] = attn__avx2_vfma(p, v1, a1[r]);
             }
+        } else {
+            ATTN__AVX2_UNROLL
+            for (r = 0; r < nr; r++) a0[r] = attn__avx2_vfma(attn__avx2_vset1(pr[r][j]), v0, a0[r]);
+        }
     }
-    for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW) {
-        const attn__avx2_v xv = attn__avx2_vload_dt(t, x, i);
-        ATTN__AVX2_UNROLL
-        for (r = 0; r < nr; r++)
-            attn__avx2_vstore(y[r] + i, attn__avx2_vfma(va[r], xv, attn__avx2_vload(y[r] + i)));
+    ATTN__AVX2_UNROLL
+    for (r = 0; r < nr; r++) chk = attn__avx2_vfma(a0[r], zero, attn__avx2_vfma(a1[r], zero, chk));
+    if (!(attn__avx2_vhsum(chk) == 0.0f)) return 0; /* x * 0 is NaN where x is inf or NaN */
+    ATTN__AVX2_UNROLL
+    for (r = 0; r < nr; r++) {
+        attn__avx2_vstore(y[r] + c, a0[r]);
+        if (nv == 2) attn__avx2_vstore(y[r] + c + ATTN__AVX2_VW, a1[r]);
     }
-    if (i < n) {
-        const attn__avx2_v xv = attn__avx2_vload_dt_part(t, x, i, n - i);
-        ATTN__AVX2_UNROLL
+    return 1;
+}
+
+/* The same sums in memory for columns [c, c1) of nr distinct rows, keys of weight 0
+ * skipped: for one row alone, a chunk whose sums came out inf or NaN, and the columns past
+ * the last whole vector */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_pv_skip0_body(attn_dtype t, float *acc, size_t lda,
+                                                   const float *p, size_t lds, size_t nr,
+                                                   size_t nk, const void *vt, size_t ld,
+                                                   size_t c, size_t c1)
+{
+    size_t j, r, e;
+    for (j = 0; j < nk; j++) {
+        const void *vj = attn__avx2_dt_at(t, vt, j * ld);
         for (r = 0; r < nr; r++) {
-            const attn__avx2_v yv = attn__avx2_vload_part(y[r] + i, n - i, 0.0f);
-            attn__avx2_vstore_part(y[r] + i, attn__avx2_vfma(va[r], xv, yv), n - i);
+            const float pj = p[r * lds + j];
+            const attn__avx2_v pv = attn__avx2_vset1(pj);
+            float *y = acc + r * lda;
+            if (pj == 0.0f) continue;
+            for (e = c; e + ATTN__AVX2_VW <= c1; e += ATTN__AVX2_VW)
+                attn__avx2_vstore(y + e, attn__avx2_vfma(pv, attn__avx2_vload_dt(t, vj, e), attn__avx2_vload(y + e)));
+            if (e < c1)
+                attn__avx2_vstore_part(y + e, attn__avx2_vfma(pv, attn__avx2_vload_dt_part(t, vj, e, c1 - e),
+                                                    attn__avx2_vload_part(y + e, c1 - e, 0.0f)),
+                                  c1 - e);
         }
     }
 }
 
-/* acc[r * lda ..] += p[r * lds + j] * V row j (dv elements of type t at vt, ld elements
- * apart) for keys j < nmax, rows r < gr with j < n[r] and a nonzero p (a key of weight 0
- * adds nothing, not even 0 * inf): a V row is read once for all the rows it weighs in. */
-static ATTN__AVX2_FORCE_INLINE void attn__avx2_vaxpy_body(attn_dtype t, float *acc, size_t lda,
-                                                const float *p, size_t lds, size_t gr,
-                                                const size_t *n, size_t nmax, const void *vt,
-                                                size_t ld, size_t dv)
+static ATTN__AVX2_NOINLINE void attn__avx2_pv_skip0(attn_dtype t, float *acc, size_t lda, const float *p,
+                                          size_t lds, size_t nr, size_t nk, const void *vt,
+                                          size_t ld, size_t c, size_t c1)
 {
-    size_t j, r;
-    for (j = 0; j < nmax; j++) {
-        const void *vj = attn__avx2_dt_at(t, vt, j * ld);
-        float *y[4], a[4];
-        size_t c = 0;
-        for (r = 0; r < gr; r++)
-            if (j < n[r] && p[r * lds + j] != 0.0f) {
-                y[c] = acc + r * lda, a[c] = p[r * lds + j];
-                if (++c == 4) attn__avx2_axpy_body(t, y, a, 4, vj, dv), c = 0;
-            }
-        if (c >= 2) attn__avx2_axpy_body(t, y, a, 2, vj, dv);
-        if (c & 1) attn__avx2_axpy_body(t, y + c - 1, a + c - 1, 1, vj, dv);
+    switch (t) {
+    case ATTN_F16: attn__avx2_pv_skip0_body(ATTN_F16, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
+    case ATTN_BF16: attn__avx2_pv_skip0_body(ATTN_BF16, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
+    case ATTN_Q8_0: attn__avx2_pv_skip0_body(ATTN_Q8_0, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
+    default: attn__avx2_pv_skip0_body(ATTN_F32, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
     }
 }
 
-static void attn__avx2_vaxpy(attn_dtype t, float *acc, size_t lda, const float *p, size_t lds,
-                        size_t gr, const size_t *n, size_t nmax, const void *vt, size_t ld,
-                        size_t dv)
+/* acc[r * lda ..] += P V for rows r < gr and keys j < nk (p rows lds apart, V rows of dv
+ * elements of type t, ld apart at vt): blocks of ATTN__AVX2_PV_KB keys, whose V rows stay in L1
+ * while 2-vector column chunks of 4 rows (fewer repeated) take them. */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_pv_body(attn_dtype t, float *acc, size_t lda,
+                                             const float *p, size_t lds, size_t gr, size_t nk,
+                                             const void *vt, size_t ld, size_t dv)
+{
+    const size_t dvc = dv / ATTN__AVX2_VW * ATTN__AVX2_VW, rowb = attn__avx2_attn_dtype_bytes(t, dv);
+    size_t j0, r, c, u, kb;
+    for (j0 = 0; j0 < nk; j0 += kb) {
+        const void *vb = attn__avx2_dt_at(t, vt, j0 * ld);
+        kb = attn__avx2_min(ATTN__AVX2_PV_KB, nk - j0);
+        for (u = 0; gr > 1 && u < kb; u++) { /* whole rows, before the chunks take them */
+            const char *row = (const char *)attn__avx2_dt_at(t, vb, u * ld);
+            for (c = 0; c < rowb; c += 64) ATTN__AVX2_PREFETCH(row + c);
+        }
+        for (r = 0; r < gr; r += 4) {
+            const size_t nr = attn__avx2_min(4, gr - r);
+            float *y[4];
+            const float *pr[4];
+            if (nr == 1) { /* one row: V rows streamed whole, acc in L1 */
+                attn__avx2_pv_skip0(t, acc + r * lda, lda, p + r * lds + j0, lds, 1, kb, vb, ld, 0,
+                               dv);
+                continue;
+            }
+            for (u = 0; u < 4; u++) {
+                const size_t ru = r + attn__avx2_min(u, nr - 1);
+                y[u] = acc + ru * lda, pr[u] = p + ru * lds + j0;
+            }
+            for (c = 0; c < dvc; c += 2 * ATTN__AVX2_VW) {
+                const size_t nv = attn__avx2_min(2, (dvc - c) / ATTN__AVX2_VW);
+                if (!attn__avx2_pv_chunk(t, y, pr, 4, kb, vb, ld, c, nv))
+                    attn__avx2_pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, c,
+                                   c + nv * ATTN__AVX2_VW);
+            }
+            if (dvc < dv) attn__avx2_pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, dvc, dv);
+        }
+    }
+}
+
+static void attn__avx2_pv(attn_dtype t, float *acc, size_t lda, const float *p, size_t lds,
+                     size_t gr, size_t nk, const void *vt, size_t ld, size_t dv)
 {
     switch (t) {
-    case ATTN_F16:
-        attn__avx2_vaxpy_body(ATTN_F16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
-        break;
-    case ATTN_BF16:
-        attn__avx2_vaxpy_body(ATTN_BF16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
-        break;
-    case ATTN_Q8_0:
-        attn__avx2_vaxpy_body(ATTN_Q8_0, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
-        break;
-    default: attn__avx2_vaxpy_body(ATTN_F32, acc, lda, p, lds, gr, n, nmax, vt, ld, dv); break;
+    case ATTN_F16: attn__avx2_pv_body(ATTN_F16, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
+    case ATTN_BF16: attn__avx2_pv_body(ATTN_BF16, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
+    case ATTN_Q8_0: attn__avx2_pv_body(ATTN_Q8_0, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
+    default: attn__avx2_pv_body(ATTN_F32, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
     }
 }
 
@@ -11879,11 +12009,9 @@ static void attn__avx2_tile_fused(const attn__avx2_hd *hd, size_t q0, size_t tq,
                     attn__avx2_mm_ukr_strided(ts, w->s, ATTN__AVX2_TK, 1, w->vp + j * tk, ATTN__AVX2_NR,
                                          acc + j, dvp, 1.0f, 0.0f, 2);
             } else { /* inf or NaN in V: keys with p = 0 must not contribute 0 * inf */
-                size_t nv[ATTN__AVX2_MR];
-                for (i = 0; i < mr; i++) nv[i] = ts;
-                attn__avx2_vaxpy(hd->kvt, acc, dvp, w->s, ATTN__AVX2_TK, mr, nv, ts,
-                            attn__avx2_dt_at(hd->kvt, hd->v, attn__avx2_krow(hd, k0) * hd->v_sl),
-                            hd->v_sl, dv);
+                attn__avx2_pv(hd->kvt, acc, dvp, w->s, ATTN__AVX2_TK, mr, ts,
+                         attn__avx2_dt_at(hd->kvt, hd->v, attn__avx2_krow(hd, k0) * hd->v_sl), hd->v_sl,
+                         dv);
             }
         }
     }
@@ -11917,13 +12045,15 @@ static void attn__avx2_tile_rows(const attn__avx2_hd *hds, size_t nh, size_t q0,
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
             attn__avx2_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__AVX2_TK);
-            for (r = 0; r < gr; r++)
+            for (r = 0; r < gr; r++) /* p: 0 past a row's visible keys */
                 if (n[r])
-                    attn__avx2_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], n[r],
+                    attn__avx2_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], nmax,
                                      w->s + r * ATTN__AVX2_TK, &w->m[g + r], &w->l[g + r],
                                      w->acc + (g + r) * dvp, dv);
-            attn__avx2_vaxpy(hd->kvt, w->acc + g * dvp, dvp, w->s, ATTN__AVX2_TK, gr, n, nmax, vt,
-                        hd->v_sl, dv);
+                else
+                    memset(w->s + r * ATTN__AVX2_TK, 0, nmax * sizeof(float));
+            attn__avx2_pv(hd->kvt, w->acc + g * dvp, dvp, w->s, ATTN__AVX2_TK, gr, nmax, vt, hd->v_sl,
+                     dv);
         }
     }
     for (r = 0; r < nh; r++) attn__avx2_tile_out(&hds[r], q0, tq, w, r * tq);
@@ -15398,6 +15528,9 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__AVX512_MM_WHOLE_B (128 * 1024)
 /* Attention: query tiles with fewer rows take the rows (decode) path. */
 #define ATTN__AVX512_FUSED_MIN 12
+/* Attention, rows path: keys per block of P V (their V rows stay in L1 while the column
+ * chunks of the accumulators take them in registers). */
+#define ATTN__AVX512_PV_KB 16
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
 #define ATTN__AVX512_SM_FAR ((size_t)32 << 20)
@@ -17755,79 +17888,141 @@ static void attn__avx512_kdots(attn_dtype t, const float *const *q, size_t gr, c
     }
 }
 
-/* y[r][0..n) += a[r] * x[0..n) for nr (a constant) rows, x of type t: x's loads shared,
- * each row one fma an element (the same bits whatever nr is) */
-static ATTN__AVX512_FORCE_INLINE void attn__avx512_axpy_body(attn_dtype t, float *const *y, const float *a,
-                                               size_t nr, const void *x, size_t n)
+/* P V, the rows path's and (for V holding inf or NaN) the fused path's: acc row r +=
+ * p[r * lds + j] * V row j for keys j in order, one fma a key and element, keys of weight 0
+ * adding nothing (not even 0 * inf). The caller zeroes p where a row sees no key. */
+
+/* Columns [c, c + nv * VW) (nv 1 or 2) of nr (1 or 4, a constant) rows, acc rows y[r] and p
+ * rows pr[r] (repeated rows allowed: each gets the same sums), keys j < nk of V rows ld
+ * elements of type t apart at vt: the chunk held in registers across the keys, every key
+ * applied. A weight of 0 then adds exactly nothing where V is finite (acc is never -0), so
+ * the sums equal the skipping ones unless they come out inf or NaN: then nothing is stored
+ * and 0 returned. */
+static ATTN__AVX512_FORCE_INLINE int attn__avx512_pv_chunk(attn_dtype t, float *const *y,
+                                             const float *const *pr, size_t nr, size_t nk,
+                                             const void *vt, size_t ld, size_t c, size_t nv)
 {
-    attn__avx512_v va[4], w[ATTN__AVX512_QK / ATTN__AVX512_VW];
-    size_t i = 0, r, v;
+    const attn__avx512_v zero = attn__avx512_vzero();
+    attn__avx512_v a0[4], a1[4], chk = zero;
+    size_t j, r;
     ATTN__AVX512_UNROLL
-    for (r = 0; r < nr; r++) va[r] = attn__avx512_vset1(a[r]);
-    for (; t == ATTN_Q8_0 && i < n; i += ATTN__AVX512_QK) { /* n whole blocks */
-        attn__avx512_vload_q8_block(attn__avx512_dt_at(t, x, i), w);
-        ATTN__AVX512_UNROLL
-        for (v = 0; v < ATTN__AVX512_QK / ATTN__AVX512_VW; v++)
+    for (r = 0; r < nr; r++) {
+        a0[r] = attn__avx512_vload(y[r] + c);
+        a1[r] = nv == 2 ? attn__avx512_vload(y[r] + c + ATTN__AVX512_VW) : zero;
+    }
+    for (j = 0; j < nk; j++) {
+        const void *vj = attn__avx512_dt_at(t, vt, j * ld);
+        const attn__avx512_v v0 = attn__avx512_vload_dt(t, vj, c);
+        if (nv == 2) {
+            const attn__avx512_v v1 = attn__avx512_vload_dt(t, vj, c + ATTN__AVX512_VW);
             ATTN__AVX512_UNROLL
             for (r = 0; r < nr; r++) {
-                float *yp = y[r] + i + v * ATTN__AVX512_VW;
-                attn__avx512_vstore(yp, attn__avx512_vfma(va[r], w[v], attn__avx512_vload(yp)));
+                const attn__avx512_v p = attn__avx512_vset1(pr[r][j]);
+                a0[r] = attn__avx512_vfma(p, v0, a0[r]);
+                a1[r] = attn__avx512_vfma(p, v1, a1[r]);
             }
+        } else {
+            ATTN__AVX512_UNROLL
+            for (r = 0; r < nr; r++) a0[r] = attn__avx512_vfma(attn__avx512_vset1(pr[r][j]), v0, a0[r]);
+        }
     }
-    for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW) {
-        const attn__avx512_v xv = attn__avx512_vload_dt(t, x, i);
-        ATTN__AVX512_UNROLL
-        for (r = 0; r < nr; r++)
-            attn__avx512_vstore(y[r] + i, attn__avx512_vfma(va[r], xv, attn__avx512_vload(y[r] + i)));
+    ATTN__AVX512_UNROLL
+    for (r = 0; r < nr; r++) chk = attn__avx512_vfma(a0[r], zero, attn__avx512_vfma(a1[r], zero, chk));
+    if (!(attn__avx512_vhsum(chk) == 0.0f)) return 0; /* x * 0 is NaN where x is inf or NaN */
+    ATTN__AVX512_UNROLL
+    for (r = 0; r < nr; r++) {
+        attn__avx512_vstore(y[r] + c, a0[r]);
+        if (nv == 2) attn__avx512_vstore(y[r] + c + ATTN__AVX512_VW, a1[r]);
     }
-    if (i < n) {
-        const attn__avx512_v xv = attn__avx512_vload_dt_part(t, x, i, n - i);
-        ATTN__AVX512_UNROLL
+    return 1;
+}
+
+/* The same sums in memory for columns [c, c1) of nr distinct rows, keys of weight 0
+ * skipped: for one row alone, a chunk whose sums came out inf or NaN, and the columns past
+ * the last whole vector */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_pv_skip0_body(attn_dtype t, float *acc, size_t lda,
+                                                   const float *p, size_t lds, size_t nr,
+                                                   size_t nk, const void *vt, size_t ld,
+                                                   size_t c, size_t c1)
+{
+    size_t j, r, e;
+    for (j = 0; j < nk; j++) {
+        const void *vj = attn__avx512_dt_at(t, vt, j * ld);
         for (r = 0; r < nr; r++) {
-            const attn__avx512_v yv = attn__avx512_vload_part(y[r] + i, n - i, 0.0f);
-            attn__avx512_vstore_part(y[r] + i, attn__avx512_vfma(va[r], xv, yv), n - i);
+            const float pj = p[r * lds + j];
+            const attn__avx512_v pv = attn__avx512_vset1(pj);
+            float *y = acc + r * lda;
+            if (pj == 0.0f) continue;
+            for (e = c; e + ATTN__AVX512_VW <= c1; e += ATTN__AVX512_VW)
+                attn__avx512_vstore(y + e, attn__avx512_vfma(pv, attn__avx512_vload_dt(t, vj, e), attn__avx512_vload(y + e)));
+            if (e < c1)
+                attn__avx512_vstore_part(y + e, attn__avx512_vfma(pv, attn__avx512_vload_dt_part(t, vj, e, c1 - e),
+                                                    attn__avx512_vload_part(y + e, c1 - e, 0.0f)),
+                                  c1 - e);
         }
     }
 }
 
-/* acc[r * lda ..] += p[r * lds + j] * V row j (dv elements of type t at vt, ld elements
- * apart) for keys j < nmax, rows r < gr with j < n[r] and a nonzero p (a key of weight 0
- * adds nothing, not even 0 * inf): a V row is read once for all the rows it weighs in. */
-static ATTN__AVX512_FORCE_INLINE void attn__avx512_vaxpy_body(attn_dtype t, float *acc, size_t lda,
-                                                const float *p, size_t lds, size_t gr,
-                                                const size_t *n, size_t nmax, const void *vt,
-                                                size_t ld, size_t dv)
+static ATTN__AVX512_NOINLINE void attn__avx512_pv_skip0(attn_dtype t, float *acc, size_t lda, const float *p,
+                                          size_t lds, size_t nr, size_t nk, const void *vt,
+                                          size_t ld, size_t c, size_t c1)
 {
-    size_t j, r;
-    for (j = 0; j < nmax; j++) {
-        const void *vj = attn__avx512_dt_at(t, vt, j * ld);
-        float *y[4], a[4];
-        size_t c = 0;
-        for (r = 0; r < gr; r++)
-            if (j < n[r] && p[r * lds + j] != 0.0f) {
-                y[c] = acc + r * lda, a[c] = p[r * lds + j];
-                if (++c == 4) attn__avx512_axpy_body(t, y, a, 4, vj, dv), c = 0;
-            }
-        if (c >= 2) attn__avx512_axpy_body(t, y, a, 2, vj, dv);
-        if (c & 1) attn__avx512_axpy_body(t, y + c - 1, a + c - 1, 1, vj, dv);
+    switch (t) {
+    case ATTN_F16: attn__avx512_pv_skip0_body(ATTN_F16, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
+    case ATTN_BF16: attn__avx512_pv_skip0_body(ATTN_BF16, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
+    case ATTN_Q8_0: attn__avx512_pv_skip0_body(ATTN_Q8_0, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
+    default: attn__avx512_pv_skip0_body(ATTN_F32, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
     }
 }
 
-static void attn__avx512_vaxpy(attn_dtype t, float *acc, size_t lda, const float *p, size_t lds,
-                        size_t gr, const size_t *n, size_t nmax, const void *vt, size_t ld,
-                        size_t dv)
+/* acc[r * lda ..] += P V for rows r < gr and keys j < nk (p rows lds apart, V rows of dv
+ * elements of type t, ld apart at vt): blocks of ATTN__AVX512_PV_KB keys, whose V rows stay in L1
+ * while 2-vector column chunks of 4 rows (fewer repeated) take them. */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_pv_body(attn_dtype t, float *acc, size_t lda,
+                                             const float *p, size_t lds, size_t gr, size_t nk,
+                                             const void *vt, size_t ld, size_t dv)
+{
+    const size_t dvc = dv / ATTN__AVX512_VW * ATTN__AVX512_VW, rowb = attn__avx512_attn_dtype_bytes(t, dv);
+    size_t j0, r, c, u, kb;
+    for (j0 = 0; j0 < nk; j0 += kb) {
+        const void *vb = attn__avx512_dt_at(t, vt, j0 * ld);
+        kb = attn__avx512_min(ATTN__AVX512_PV_KB, nk - j0);
+        for (u = 0; gr > 1 && u < kb; u++) { /* whole rows, before the chunks take them */
+            const char *row = (const char *)attn__avx512_dt_at(t, vb, u * ld);
+            for (c = 0; c < rowb; c += 64) ATTN__AVX512_PREFETCH(row + c);
+        }
+        for (r = 0; r < gr; r += 4) {
+            const size_t nr = attn__avx512_min(4, gr - r);
+            float *y[4];
+            const float *pr[4];
+            if (nr == 1) { /* one row: V rows streamed whole, acc in L1 */
+                attn__avx512_pv_skip0(t, acc + r * lda, lda, p + r * lds + j0, lds, 1, kb, vb, ld, 0,
+                               dv);
+                continue;
+            }
+            for (u = 0; u < 4; u++) {
+                const size_t ru = r + attn__avx512_min(u, nr - 1);
+                y[u] = acc + ru * lda, pr[u] = p + ru * lds + j0;
+            }
+            for (c = 0; c < dvc; c += 2 * ATTN__AVX512_VW) {
+                const size_t nv = attn__avx512_min(2, (dvc - c) / ATTN__AVX512_VW);
+                if (!attn__avx512_pv_chunk(t, y, pr, 4, kb, vb, ld, c, nv))
+                    attn__avx512_pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, c,
+                                   c + nv * ATTN__AVX512_VW);
+            }
+            if (dvc < dv) attn__avx512_pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, dvc, dv);
+        }
+    }
+}
+
+static void attn__avx512_pv(attn_dtype t, float *acc, size_t lda, const float *p, size_t lds,
+                     size_t gr, size_t nk, const void *vt, size_t ld, size_t dv)
 {
     switch (t) {
-    case ATTN_F16:
-        attn__avx512_vaxpy_body(ATTN_F16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
-        break;
-    case ATTN_BF16:
-        attn__avx512_vaxpy_body(ATTN_BF16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
-        break;
-    case ATTN_Q8_0:
-        attn__avx512_vaxpy_body(ATTN_Q8_0, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
-        break;
-    default: attn__avx512_vaxpy_body(ATTN_F32, acc, lda, p, lds, gr, n, nmax, vt, ld, dv); break;
+    case ATTN_F16: attn__avx512_pv_body(ATTN_F16, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
+    case ATTN_BF16: attn__avx512_pv_body(ATTN_BF16, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
+    case ATTN_Q8_0: attn__avx512_pv_body(ATTN_Q8_0, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
+    default: attn__avx512_pv_body(ATTN_F32, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
     }
 }
 
@@ -18227,11 +18422,9 @@ static void attn__avx512_tile_fused(const attn__avx512_hd *hd, size_t q0, size_t
                     attn__avx512_mm_ukr_strided(ts, w->s, ATTN__AVX512_TK, 1, w->vp + j * tk, ATTN__AVX512_NR,
                                          acc + j, dvp, 1.0f, 0.0f, 2);
             } else { /* inf or NaN in V: keys with p = 0 must not contribute 0 * inf */
-                size_t nv[ATTN__AVX512_MR];
-                for (i = 0; i < mr; i++) nv[i] = ts;
-                attn__avx512_vaxpy(hd->kvt, acc, dvp, w->s, ATTN__AVX512_TK, mr, nv, ts,
-                            attn__avx512_dt_at(hd->kvt, hd->v, attn__avx512_krow(hd, k0) * hd->v_sl),
-                            hd->v_sl, dv);
+                attn__avx512_pv(hd->kvt, acc, dvp, w->s, ATTN__AVX512_TK, mr, ts,
+                         attn__avx512_dt_at(hd->kvt, hd->v, attn__avx512_krow(hd, k0) * hd->v_sl), hd->v_sl,
+                         dv);
             }
         }
     }
@@ -18265,13 +18458,15 @@ static void attn__avx512_tile_rows(const attn__avx512_hd *hds, size_t nh, size_t
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
             attn__avx512_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__AVX512_TK);
-            for (r = 0; r < gr; r++)
+            for (r = 0; r < gr; r++) /* p: 0 past a row's visible keys */
                 if (n[r])
-                    attn__avx512_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], n[r],
+                    attn__avx512_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], nmax,
                                      w->s + r * ATTN__AVX512_TK, &w->m[g + r], &w->l[g + r],
                                      w->acc + (g + r) * dvp, dv);
-            attn__avx512_vaxpy(hd->kvt, w->acc + g * dvp, dvp, w->s, ATTN__AVX512_TK, gr, n, nmax, vt,
-                        hd->v_sl, dv);
+                else
+                    memset(w->s + r * ATTN__AVX512_TK, 0, nmax * sizeof(float));
+            attn__avx512_pv(hd->kvt, w->acc + g * dvp, dvp, w->s, ATTN__AVX512_TK, gr, nmax, vt, hd->v_sl,
+                     dv);
         }
     }
     for (r = 0; r < nh; r++) attn__avx512_tile_out(&hds[r], q0, tq, w, r * tq);
@@ -22253,6 +22448,9 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__MM_WHOLE_B (128 * 1024)
 /* Attention: query tiles with fewer rows take the rows (decode) path. */
 #define ATTN__FUSED_MIN 12
+/* Attention, rows path: keys per block of P V (their V rows stay in L1 while the column
+ * chunks of the accumulators take them in registers). */
+#define ATTN__PV_KB 16
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
 #define ATTN__SM_FAR ((size_t)32 << 20)
@@ -24610,79 +24808,141 @@ static void attn__kdots(attn_dtype t, const float *const *q, size_t gr, const si
     }
 }
 
-/* y[r][0..n) += a[r] * x[0..n) for nr (a constant) rows, x of type t: x's loads shared,
- * each row one fma an element (the same bits whatever nr is) */
-static ATTN__FORCE_INLINE void attn__axpy_body(attn_dtype t, float *const *y, const float *a,
-                                               size_t nr, const void *x, size_t n)
+/* P V, the rows path's and (for V holding inf or NaN) the fused path's: acc row r +=
+ * p[r * lds + j] * V row j for keys j in order, one fma a key and element, keys of weight 0
+ * adding nothing (not even 0 * inf). The caller zeroes p where a row sees no key. */
+
+/* Columns [c, c + nv * VW) (nv 1 or 2) of nr (1 or 4, a constant) rows, acc rows y[r] and p
+ * rows pr[r] (repeated rows allowed: each gets the same sums), keys j < nk of V rows ld
+ * elements of type t apart at vt: the chunk held in registers across the keys, every key
+ * applied. A weight of 0 then adds exactly nothing where V is finite (acc is never -0), so
+ * the sums equal the skipping ones unless they come out inf or NaN: then nothing is stored
+ * and 0 returned. */
+static ATTN__FORCE_INLINE int attn__pv_chunk(attn_dtype t, float *const *y,
+                                             const float *const *pr, size_t nr, size_t nk,
+                                             const void *vt, size_t ld, size_t c, size_t nv)
 {
-    attn__v va[4], w[ATTN__QK / ATTN__VW];
-    size_t i = 0, r, v;
+    const attn__v zero = attn__vzero();
+    attn__v a0[4], a1[4], chk = zero;
+    size_t j, r;
     ATTN__UNROLL
-    for (r = 0; r < nr; r++) va[r] = attn__vset1(a[r]);
-    for (; t == ATTN_Q8_0 && i < n; i += ATTN__QK) { /* n whole blocks */
-        attn__vload_q8_block(attn__dt_at(t, x, i), w);
-        ATTN__UNROLL
-        for (v = 0; v < ATTN__QK / ATTN__VW; v++)
+    for (r = 0; r < nr; r++) {
+        a0[r] = attn__vload(y[r] + c);
+        a1[r] = nv == 2 ? attn__vload(y[r] + c + ATTN__VW) : zero;
+    }
+    for (j = 0; j < nk; j++) {
+        const void *vj = attn__dt_at(t, vt, j * ld);
+        const attn__v v0 = attn__vload_dt(t, vj, c);
+        if (nv == 2) {
+            const attn__v v1 = attn__vload_dt(t, vj, c + ATTN__VW);
             ATTN__UNROLL
             for (r = 0; r < nr; r++) {
-                float *yp = y[r] + i + v * ATTN__VW;
-                attn__vstore(yp, attn__vfma(va[r], w[v], attn__vload(yp)));
+                const attn__v p = attn__vset1(pr[r][j]);
+                a0[r] = attn__vfma(p, v0, a0[r]);
+                a1[r] = attn__vfma(p, v1, a1[r]);
             }
+        } else {
+            ATTN__UNROLL
+            for (r = 0; r < nr; r++) a0[r] = attn__vfma(attn__vset1(pr[r][j]), v0, a0[r]);
+        }
     }
-    for (; i + ATTN__VW <= n; i += ATTN__VW) {
-        const attn__v xv = attn__vload_dt(t, x, i);
-        ATTN__UNROLL
-        for (r = 0; r < nr; r++)
-            attn__vstore(y[r] + i, attn__vfma(va[r], xv, attn__vload(y[r] + i)));
+    ATTN__UNROLL
+    for (r = 0; r < nr; r++) chk = attn__vfma(a0[r], zero, attn__vfma(a1[r], zero, chk));
+    if (!(attn__vhsum(chk) == 0.0f)) return 0; /* x * 0 is NaN where x is inf or NaN */
+    ATTN__UNROLL
+    for (r = 0; r < nr; r++) {
+        attn__vstore(y[r] + c, a0[r]);
+        if (nv == 2) attn__vstore(y[r] + c + ATTN__VW, a1[r]);
     }
-    if (i < n) {
-        const attn__v xv = attn__vload_dt_part(t, x, i, n - i);
-        ATTN__UNROLL
+    return 1;
+}
+
+/* The same sums in memory for columns [c, c1) of nr distinct rows, keys of weight 0
+ * skipped: for one row alone, a chunk whose sums came out inf or NaN, and the columns past
+ * the last whole vector */
+static ATTN__FORCE_INLINE void attn__pv_skip0_body(attn_dtype t, float *acc, size_t lda,
+                                                   const float *p, size_t lds, size_t nr,
+                                                   size_t nk, const void *vt, size_t ld,
+                                                   size_t c, size_t c1)
+{
+    size_t j, r, e;
+    for (j = 0; j < nk; j++) {
+        const void *vj = attn__dt_at(t, vt, j * ld);
         for (r = 0; r < nr; r++) {
-            const attn__v yv = attn__vload_part(y[r] + i, n - i, 0.0f);
-            attn__vstore_part(y[r] + i, attn__vfma(va[r], xv, yv), n - i);
+            const float pj = p[r * lds + j];
+            const attn__v pv = attn__vset1(pj);
+            float *y = acc + r * lda;
+            if (pj == 0.0f) continue;
+            for (e = c; e + ATTN__VW <= c1; e += ATTN__VW)
+                attn__vstore(y + e, attn__vfma(pv, attn__vload_dt(t, vj, e), attn__vload(y + e)));
+            if (e < c1)
+                attn__vstore_part(y + e, attn__vfma(pv, attn__vload_dt_part(t, vj, e, c1 - e),
+                                                    attn__vload_part(y + e, c1 - e, 0.0f)),
+                                  c1 - e);
         }
     }
 }
 
-/* acc[r * lda ..] += p[r * lds + j] * V row j (dv elements of type t at vt, ld elements
- * apart) for keys j < nmax, rows r < gr with j < n[r] and a nonzero p (a key of weight 0
- * adds nothing, not even 0 * inf): a V row is read once for all the rows it weighs in. */
-static ATTN__FORCE_INLINE void attn__vaxpy_body(attn_dtype t, float *acc, size_t lda,
-                                                const float *p, size_t lds, size_t gr,
-                                                const size_t *n, size_t nmax, const void *vt,
-                                                size_t ld, size_t dv)
+static ATTN__NOINLINE void attn__pv_skip0(attn_dtype t, float *acc, size_t lda, const float *p,
+                                          size_t lds, size_t nr, size_t nk, const void *vt,
+                                          size_t ld, size_t c, size_t c1)
 {
-    size_t j, r;
-    for (j = 0; j < nmax; j++) {
-        const void *vj = attn__dt_at(t, vt, j * ld);
-        float *y[4], a[4];
-        size_t c = 0;
-        for (r = 0; r < gr; r++)
-            if (j < n[r] && p[r * lds + j] != 0.0f) {
-                y[c] = acc + r * lda, a[c] = p[r * lds + j];
-                if (++c == 4) attn__axpy_body(t, y, a, 4, vj, dv), c = 0;
-            }
-        if (c >= 2) attn__axpy_body(t, y, a, 2, vj, dv);
-        if (c & 1) attn__axpy_body(t, y + c - 1, a + c - 1, 1, vj, dv);
+    switch (t) {
+    case ATTN_F16: attn__pv_skip0_body(ATTN_F16, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
+    case ATTN_BF16: attn__pv_skip0_body(ATTN_BF16, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
+    case ATTN_Q8_0: attn__pv_skip0_body(ATTN_Q8_0, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
+    default: attn__pv_skip0_body(ATTN_F32, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
     }
 }
 
-static void attn__vaxpy(attn_dtype t, float *acc, size_t lda, const float *p, size_t lds,
-                        size_t gr, const size_t *n, size_t nmax, const void *vt, size_t ld,
-                        size_t dv)
+/* acc[r * lda ..] += P V for rows r < gr and keys j < nk (p rows lds apart, V rows of dv
+ * elements of type t, ld apart at vt): blocks of ATTN__PV_KB keys, whose V rows stay in L1
+ * while 2-vector column chunks of 4 rows (fewer repeated) take them. */
+static ATTN__FORCE_INLINE void attn__pv_body(attn_dtype t, float *acc, size_t lda,
+                                             const float *p, size_t lds, size_t gr, size_t nk,
+                                             const void *vt, size_t ld, size_t dv)
+{
+    const size_t dvc = dv / ATTN__VW * ATTN__VW, rowb = attn_dtype_bytes(t, dv);
+    size_t j0, r, c, u, kb;
+    for (j0 = 0; j0 < nk; j0 += kb) {
+        const void *vb = attn__dt_at(t, vt, j0 * ld);
+        kb = attn__min(ATTN__PV_KB, nk - j0);
+        for (u = 0; gr > 1 && u < kb; u++) { /* whole rows, before the chunks take them */
+            const char *row = (const char *)attn__dt_at(t, vb, u * ld);
+            for (c = 0; c < rowb; c += 64) ATTN__PREFETCH(row + c);
+        }
+        for (r = 0; r < gr; r += 4) {
+            const size_t nr = attn__min(4, gr - r);
+            float *y[4];
+            const float *pr[4];
+            if (nr == 1) { /* one row: V rows streamed whole, acc in L1 */
+                attn__pv_skip0(t, acc + r * lda, lda, p + r * lds + j0, lds, 1, kb, vb, ld, 0,
+                               dv);
+                continue;
+            }
+            for (u = 0; u < 4; u++) {
+                const size_t ru = r + attn__min(u, nr - 1);
+                y[u] = acc + ru * lda, pr[u] = p + ru * lds + j0;
+            }
+            for (c = 0; c < dvc; c += 2 * ATTN__VW) {
+                const size_t nv = attn__min(2, (dvc - c) / ATTN__VW);
+                if (!attn__pv_chunk(t, y, pr, 4, kb, vb, ld, c, nv))
+                    attn__pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, c,
+                                   c + nv * ATTN__VW);
+            }
+            if (dvc < dv) attn__pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, dvc, dv);
+        }
+    }
+}
+
+static void attn__pv(attn_dtype t, float *acc, size_t lda, const float *p, size_t lds,
+                     size_t gr, size_t nk, const void *vt, size_t ld, size_t dv)
 {
     switch (t) {
-    case ATTN_F16:
-        attn__vaxpy_body(ATTN_F16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
-        break;
-    case ATTN_BF16:
-        attn__vaxpy_body(ATTN_BF16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
-        break;
-    case ATTN_Q8_0:
-        attn__vaxpy_body(ATTN_Q8_0, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
-        break;
-    default: attn__vaxpy_body(ATTN_F32, acc, lda, p, lds, gr, n, nmax, vt, ld, dv); break;
+    case ATTN_F16: attn__pv_body(ATTN_F16, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
+    case ATTN_BF16: attn__pv_body(ATTN_BF16, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
+    case ATTN_Q8_0: attn__pv_body(ATTN_Q8_0, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
+    default: attn__pv_body(ATTN_F32, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
     }
 }
 
@@ -25082,11 +25342,9 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
                     attn__mm_ukr_strided(ts, w->s, ATTN__TK, 1, w->vp + j * tk, ATTN__NR,
                                          acc + j, dvp, 1.0f, 0.0f, 2);
             } else { /* inf or NaN in V: keys with p = 0 must not contribute 0 * inf */
-                size_t nv[ATTN__MR];
-                for (i = 0; i < mr; i++) nv[i] = ts;
-                attn__vaxpy(hd->kvt, acc, dvp, w->s, ATTN__TK, mr, nv, ts,
-                            attn__dt_at(hd->kvt, hd->v, attn__krow(hd, k0) * hd->v_sl),
-                            hd->v_sl, dv);
+                attn__pv(hd->kvt, acc, dvp, w->s, ATTN__TK, mr, ts,
+                         attn__dt_at(hd->kvt, hd->v, attn__krow(hd, k0) * hd->v_sl), hd->v_sl,
+                         dv);
             }
         }
     }
@@ -25120,13 +25378,15 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
             attn__kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__TK);
-            for (r = 0; r < gr; r++)
+            for (r = 0; r < gr; r++) /* p: 0 past a row's visible keys */
                 if (n[r])
-                    attn__online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], n[r],
+                    attn__online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], nmax,
                                      w->s + r * ATTN__TK, &w->m[g + r], &w->l[g + r],
                                      w->acc + (g + r) * dvp, dv);
-            attn__vaxpy(hd->kvt, w->acc + g * dvp, dvp, w->s, ATTN__TK, gr, n, nmax, vt,
-                        hd->v_sl, dv);
+                else
+                    memset(w->s + r * ATTN__TK, 0, nmax * sizeof(float));
+            attn__pv(hd->kvt, w->acc + g * dvp, dvp, w->s, ATTN__TK, gr, nmax, vt, hd->v_sl,
+                     dv);
         }
     }
     for (r = 0; r < nh; r++) attn__tile_out(&hds[r], q0, tq, w, r * tq);

@@ -381,8 +381,8 @@ struct op bench_op_decode = {
     .metric = "GB/s",
     .note =
         "shape q<queries per head>:kv<cached keys>:h<heads>/<kv heads>:d<head dim>[:f16, "
-        ":bf16 or :q8_0, the cache's type]; value = bytes of K and V stored in the cache / time; ratio "
-        "= value / naive loop (on the widened values); share of the read bandwidth measured "
+        ":bf16 or :q8_0, the cache's type]; value = bytes of K and V stored in the cache / "
+        "time; ratio = value / naive loop (on the widened values); share of the read bandwidth measured "
         "at 256 MiB (the cache is 4-512 MiB, so part of it may sit in L3); "
         "*-unfused = sgemm (m = queries) + attn_softmax + sgemm; attn-<type>/f32 = calls/s "
         "on the 16-bit or q8_0 cache over the f32 cache's; attn-dispatched = the one-binary "

@@ -110,79 +110,141 @@ static void attn__kdots(attn_dtype t, const float *const *q, size_t gr, const si
     }
 }
 
-/* y[r][0..n) += a[r] * x[0..n) for nr (a constant) rows, x of type t: x's loads shared,
- * each row one fma an element (the same bits whatever nr is) */
-static ATTN__FORCE_INLINE void attn__axpy_body(attn_dtype t, float *const *y, const float *a,
-                                               size_t nr, const void *x, size_t n)
+/* P V, the rows path's and (for V holding inf or NaN) the fused path's: acc row r +=
+ * p[r * lds + j] * V row j for keys j in order, one fma a key and element, keys of weight 0
+ * adding nothing (not even 0 * inf). The caller zeroes p where a row sees no key. */
+
+/* Columns [c, c + nv * VW) (nv 1 or 2) of nr (1 or 4, a constant) rows, acc rows y[r] and p
+ * rows pr[r] (repeated rows allowed: each gets the same sums), keys j < nk of V rows ld
+ * elements of type t apart at vt: the chunk held in registers across the keys, every key
+ * applied. A weight of 0 then adds exactly nothing where V is finite (acc is never -0), so
+ * the sums equal the skipping ones unless they come out inf or NaN: then nothing is stored
+ * and 0 returned. */
+static ATTN__FORCE_INLINE int attn__pv_chunk(attn_dtype t, float *const *y,
+                                             const float *const *pr, size_t nr, size_t nk,
+                                             const void *vt, size_t ld, size_t c, size_t nv)
 {
-    attn__v va[4], w[ATTN__QK / ATTN__VW];
-    size_t i = 0, r, v;
+    const attn__v zero = attn__vzero();
+    attn__v a0[4], a1[4], chk = zero;
+    size_t j, r;
     ATTN__UNROLL
-    for (r = 0; r < nr; r++) va[r] = attn__vset1(a[r]);
-    for (; t == ATTN_Q8_0 && i < n; i += ATTN__QK) { /* n whole blocks */
-        attn__vload_q8_block(attn__dt_at(t, x, i), w);
-        ATTN__UNROLL
-        for (v = 0; v < ATTN__QK / ATTN__VW; v++)
+    for (r = 0; r < nr; r++) {
+        a0[r] = attn__vload(y[r] + c);
+        a1[r] = nv == 2 ? attn__vload(y[r] + c + ATTN__VW) : zero;
+    }
+    for (j = 0; j < nk; j++) {
+        const void *vj = attn__dt_at(t, vt, j * ld);
+        const attn__v v0 = attn__vload_dt(t, vj, c);
+        if (nv == 2) {
+            const attn__v v1 = attn__vload_dt(t, vj, c + ATTN__VW);
             ATTN__UNROLL
             for (r = 0; r < nr; r++) {
-                float *yp = y[r] + i + v * ATTN__VW;
-                attn__vstore(yp, attn__vfma(va[r], w[v], attn__vload(yp)));
+                const attn__v p = attn__vset1(pr[r][j]);
+                a0[r] = attn__vfma(p, v0, a0[r]);
+                a1[r] = attn__vfma(p, v1, a1[r]);
             }
+        } else {
+            ATTN__UNROLL
+            for (r = 0; r < nr; r++) a0[r] = attn__vfma(attn__vset1(pr[r][j]), v0, a0[r]);
+        }
     }
-    for (; i + ATTN__VW <= n; i += ATTN__VW) {
-        const attn__v xv = attn__vload_dt(t, x, i);
-        ATTN__UNROLL
-        for (r = 0; r < nr; r++)
-            attn__vstore(y[r] + i, attn__vfma(va[r], xv, attn__vload(y[r] + i)));
+    ATTN__UNROLL
+    for (r = 0; r < nr; r++) chk = attn__vfma(a0[r], zero, attn__vfma(a1[r], zero, chk));
+    if (!(attn__vhsum(chk) == 0.0f)) return 0; /* x * 0 is NaN where x is inf or NaN */
+    ATTN__UNROLL
+    for (r = 0; r < nr; r++) {
+        attn__vstore(y[r] + c, a0[r]);
+        if (nv == 2) attn__vstore(y[r] + c + ATTN__VW, a1[r]);
     }
-    if (i < n) {
-        const attn__v xv = attn__vload_dt_part(t, x, i, n - i);
-        ATTN__UNROLL
+    return 1;
+}
+
+/* The same sums in memory for columns [c, c1) of nr distinct rows, keys of weight 0
+ * skipped: for one row alone, a chunk whose sums came out inf or NaN, and the columns past
+ * the last whole vector */
+static ATTN__FORCE_INLINE void attn__pv_skip0_body(attn_dtype t, float *acc, size_t lda,
+                                                   const float *p, size_t lds, size_t nr,
+                                                   size_t nk, const void *vt, size_t ld,
+                                                   size_t c, size_t c1)
+{
+    size_t j, r, e;
+    for (j = 0; j < nk; j++) {
+        const void *vj = attn__dt_at(t, vt, j * ld);
         for (r = 0; r < nr; r++) {
-            const attn__v yv = attn__vload_part(y[r] + i, n - i, 0.0f);
-            attn__vstore_part(y[r] + i, attn__vfma(va[r], xv, yv), n - i);
+            const float pj = p[r * lds + j];
+            const attn__v pv = attn__vset1(pj);
+            float *y = acc + r * lda;
+            if (pj == 0.0f) continue;
+            for (e = c; e + ATTN__VW <= c1; e += ATTN__VW)
+                attn__vstore(y + e, attn__vfma(pv, attn__vload_dt(t, vj, e), attn__vload(y + e)));
+            if (e < c1)
+                attn__vstore_part(y + e, attn__vfma(pv, attn__vload_dt_part(t, vj, e, c1 - e),
+                                                    attn__vload_part(y + e, c1 - e, 0.0f)),
+                                  c1 - e);
         }
     }
 }
 
-/* acc[r * lda ..] += p[r * lds + j] * V row j (dv elements of type t at vt, ld elements
- * apart) for keys j < nmax, rows r < gr with j < n[r] and a nonzero p (a key of weight 0
- * adds nothing, not even 0 * inf): a V row is read once for all the rows it weighs in. */
-static ATTN__FORCE_INLINE void attn__vaxpy_body(attn_dtype t, float *acc, size_t lda,
-                                                const float *p, size_t lds, size_t gr,
-                                                const size_t *n, size_t nmax, const void *vt,
-                                                size_t ld, size_t dv)
+static ATTN__NOINLINE void attn__pv_skip0(attn_dtype t, float *acc, size_t lda, const float *p,
+                                          size_t lds, size_t nr, size_t nk, const void *vt,
+                                          size_t ld, size_t c, size_t c1)
 {
-    size_t j, r;
-    for (j = 0; j < nmax; j++) {
-        const void *vj = attn__dt_at(t, vt, j * ld);
-        float *y[4], a[4];
-        size_t c = 0;
-        for (r = 0; r < gr; r++)
-            if (j < n[r] && p[r * lds + j] != 0.0f) {
-                y[c] = acc + r * lda, a[c] = p[r * lds + j];
-                if (++c == 4) attn__axpy_body(t, y, a, 4, vj, dv), c = 0;
-            }
-        if (c >= 2) attn__axpy_body(t, y, a, 2, vj, dv);
-        if (c & 1) attn__axpy_body(t, y + c - 1, a + c - 1, 1, vj, dv);
+    switch (t) {
+    case ATTN_F16: attn__pv_skip0_body(ATTN_F16, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
+    case ATTN_BF16: attn__pv_skip0_body(ATTN_BF16, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
+    case ATTN_Q8_0: attn__pv_skip0_body(ATTN_Q8_0, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
+    default: attn__pv_skip0_body(ATTN_F32, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
     }
 }
 
-static void attn__vaxpy(attn_dtype t, float *acc, size_t lda, const float *p, size_t lds,
-                        size_t gr, const size_t *n, size_t nmax, const void *vt, size_t ld,
-                        size_t dv)
+/* acc[r * lda ..] += P V for rows r < gr and keys j < nk (p rows lds apart, V rows of dv
+ * elements of type t, ld apart at vt): blocks of ATTN__PV_KB keys, whose V rows stay in L1
+ * while 2-vector column chunks of 4 rows (fewer repeated) take them. */
+static ATTN__FORCE_INLINE void attn__pv_body(attn_dtype t, float *acc, size_t lda,
+                                             const float *p, size_t lds, size_t gr, size_t nk,
+                                             const void *vt, size_t ld, size_t dv)
+{
+    const size_t dvc = dv / ATTN__VW * ATTN__VW, rowb = attn_dtype_bytes(t, dv);
+    size_t j0, r, c, u, kb;
+    for (j0 = 0; j0 < nk; j0 += kb) {
+        const void *vb = attn__dt_at(t, vt, j0 * ld);
+        kb = attn__min(ATTN__PV_KB, nk - j0);
+        for (u = 0; gr > 1 && u < kb; u++) { /* whole rows, before the chunks take them */
+            const char *row = (const char *)attn__dt_at(t, vb, u * ld);
+            for (c = 0; c < rowb; c += 64) ATTN__PREFETCH(row + c);
+        }
+        for (r = 0; r < gr; r += 4) {
+            const size_t nr = attn__min(4, gr - r);
+            float *y[4];
+            const float *pr[4];
+            if (nr == 1) { /* one row: V rows streamed whole, acc in L1 */
+                attn__pv_skip0(t, acc + r * lda, lda, p + r * lds + j0, lds, 1, kb, vb, ld, 0,
+                               dv);
+                continue;
+            }
+            for (u = 0; u < 4; u++) {
+                const size_t ru = r + attn__min(u, nr - 1);
+                y[u] = acc + ru * lda, pr[u] = p + ru * lds + j0;
+            }
+            for (c = 0; c < dvc; c += 2 * ATTN__VW) {
+                const size_t nv = attn__min(2, (dvc - c) / ATTN__VW);
+                if (!attn__pv_chunk(t, y, pr, 4, kb, vb, ld, c, nv))
+                    attn__pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, c,
+                                   c + nv * ATTN__VW);
+            }
+            if (dvc < dv) attn__pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, dvc, dv);
+        }
+    }
+}
+
+static void attn__pv(attn_dtype t, float *acc, size_t lda, const float *p, size_t lds,
+                     size_t gr, size_t nk, const void *vt, size_t ld, size_t dv)
 {
     switch (t) {
-    case ATTN_F16:
-        attn__vaxpy_body(ATTN_F16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
-        break;
-    case ATTN_BF16:
-        attn__vaxpy_body(ATTN_BF16, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
-        break;
-    case ATTN_Q8_0:
-        attn__vaxpy_body(ATTN_Q8_0, acc, lda, p, lds, gr, n, nmax, vt, ld, dv);
-        break;
-    default: attn__vaxpy_body(ATTN_F32, acc, lda, p, lds, gr, n, nmax, vt, ld, dv); break;
+    case ATTN_F16: attn__pv_body(ATTN_F16, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
+    case ATTN_BF16: attn__pv_body(ATTN_BF16, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
+    case ATTN_Q8_0: attn__pv_body(ATTN_Q8_0, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
+    default: attn__pv_body(ATTN_F32, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
     }
 }
 
@@ -582,11 +644,9 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
                     attn__mm_ukr_strided(ts, w->s, ATTN__TK, 1, w->vp + j * tk, ATTN__NR,
                                          acc + j, dvp, 1.0f, 0.0f, 2);
             } else { /* inf or NaN in V: keys with p = 0 must not contribute 0 * inf */
-                size_t nv[ATTN__MR];
-                for (i = 0; i < mr; i++) nv[i] = ts;
-                attn__vaxpy(hd->kvt, acc, dvp, w->s, ATTN__TK, mr, nv, ts,
-                            attn__dt_at(hd->kvt, hd->v, attn__krow(hd, k0) * hd->v_sl),
-                            hd->v_sl, dv);
+                attn__pv(hd->kvt, acc, dvp, w->s, ATTN__TK, mr, ts,
+                         attn__dt_at(hd->kvt, hd->v, attn__krow(hd, k0) * hd->v_sl), hd->v_sl,
+                         dv);
             }
         }
     }
@@ -620,13 +680,15 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
             attn__kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__TK);
-            for (r = 0; r < gr; r++)
+            for (r = 0; r < gr; r++) /* p: 0 past a row's visible keys */
                 if (n[r])
-                    attn__online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], n[r],
+                    attn__online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], nmax,
                                      w->s + r * ATTN__TK, &w->m[g + r], &w->l[g + r],
                                      w->acc + (g + r) * dvp, dv);
-            attn__vaxpy(hd->kvt, w->acc + g * dvp, dvp, w->s, ATTN__TK, gr, n, nmax, vt,
-                        hd->v_sl, dv);
+                else
+                    memset(w->s + r * ATTN__TK, 0, nmax * sizeof(float));
+            attn__pv(hd->kvt, w->acc + g * dvp, dvp, w->s, ATTN__TK, gr, nmax, vt, hd->v_sl,
+                     dv);
         }
     }
     for (r = 0; r < nh; r++) attn__tile_out(&hds[r], q0, tq, w, r * tq);

@@ -20,6 +20,9 @@
 #define ATTN__MM_WHOLE_B (128 * 1024)
 /* Attention: query tiles with fewer rows take the rows (decode) path. */
 #define ATTN__FUSED_MIN 12
+/* Attention, rows path: keys per block of P V (their V rows stay in L1 while the column
+ * chunks of the accumulators take them in registers). */
+#define ATTN__PV_KB 16
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
 #define ATTN__SM_FAR ((size_t)32 << 20)
