@@ -229,6 +229,8 @@ extern struct limits {
     const char *fma_what;
 } g_lim;
 void measure_limits(void);
+/* The FMA peak of the path this build runs (AVX-512's where attn_isa() is avx512). */
+void bench_fma_limit(struct limit *lim);
 void print_limits(void);
 /* GB/s of memcpy(y, x, n floats), read + written bytes. */
 double measure_copy(const float *x, float *y, size_t n);

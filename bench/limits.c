@@ -301,6 +301,13 @@ void measure_limits(void)
     free(y);
 }
 
+void bench_fma_limit(struct limit *lim)
+{
+    const int w512 = strcmp(attn_isa(), "avx512") == 0 && g_lim.fma512 > 0.0;
+    lim->name = w512 ? "avx512_fma_peak" : "fma_peak";
+    lim->value = w512 ? g_lim.fma512 : g_lim.fma;
+}
+
 void print_limits(void)
 {
     fprintf(g_info, "limits:   %s peak %.1f GFLOP/s (best sample %.1f; 12 chains)",

@@ -272,8 +272,7 @@ static void bench_attention(struct op *op)
                     flop *= 0.5;
                 }
                 attcase_alloc(&c, L, L, d);
-                lim.name = "fma_peak";
-                lim.value = g_lim.fma;
+                bench_fma_limit(&lim);
                 lim.factor = 1.0;
                 sprintf(shape, "%lux%lux%lux%lu:%s%s", (unsigned long)batch,
                         (unsigned long)heads, (unsigned long)L, (unsigned long)d,
@@ -382,8 +381,8 @@ struct op bench_op_decode = {
     .note =
         "shape q<queries per head>:kv<cached keys>:h<heads>/<kv heads>:d<head dim>[:f16, "
         ":bf16 or :q8_0, the cache's type]; value = bytes of K and V stored in the cache / "
-        "time; ratio = value / naive loop (on the widened values); share of the read bandwidth measured "
-        "at 256 MiB (the cache is 4-512 MiB, so part of it may sit in L3); "
+        "time; ratio = value / naive loop (on the widened values); share of the read "
+        "bandwidth measured at 256 MiB (the cache is 4-512 MiB, so part of it may sit in L3); "
         "*-unfused = sgemm (m = queries) + attn_softmax + sgemm; attn-<type>/f32 = calls/s "
         "on the 16-bit or q8_0 cache over the f32 cache's; attn-dispatched = the one-binary "
         "build (see the header)",

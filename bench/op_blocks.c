@@ -336,8 +336,7 @@ static void bench_mlp_tokens(struct op *op, int decode)
                 lim.name = "read_256MiB";
                 lim.value = g_lim.read_mem;
             } else {
-                lim.name = "fma_peak";
-                lim.value = g_lim.fma;
+                bench_fma_limit(&lim);
             }
             g_predict.variant = 2 * ty + gated;
             sprintf(shape, "%lu:%s%lu:%s", (unsigned long)tokens, gated ? "glu" : "ffn",
@@ -574,8 +573,7 @@ static void bench_block(struct op *op, int decode)
         } else {
             work = 2.0 * (double)np * (double)tokens +
                    2.0 * (double)tokens * (double)tokens * (double)(BLK_H * BLK_HD);
-            lim.name = "fma_peak";
-            lim.value = g_lim.fma;
+            bench_fma_limit(&lim);
             lim.factor = 1.0;
             sprintf(shape, "L%lu:%s", (unsigned long)tokens, blk_type_name[ty]);
         }

@@ -118,8 +118,7 @@ static void bench_mm(struct op *op, size_t m, size_t n, size_t k, attn_trans ta,
     c.ws_size = attn_matmul_workspace_size(ta, tb, m, n, k);
     c.ws = xalloc(c.ws_size);
     c.ws2 = xalloc(c.ws_size);
-    lim.name = "fma_peak";
-    lim.value = g_lim.fma;
+    bench_fma_limit(&lim);
     lim.factor = 1.0;
     sprintf(shape, "%lux%lux%lu:%c%c", (unsigned long)m, (unsigned long)n, (unsigned long)k,
             ta == ATTN_TRANS ? 'T' : 'N', tb == ATTN_TRANS ? 'T' : 'N');

@@ -94,8 +94,7 @@ static void bench_w(struct op *op, size_t m, size_t n, size_t k, attn_trans tw, 
             lim.value = g_lim.read_mem;
         } else {
             work = 2.0 * (double)m * (double)n * (double)k;
-            lim.name = "fma_peak";
-            lim.value = g_lim.fma;
+            bench_fma_limit(&lim);
         }
         lim.factor = 1.0;
         g_predict.variant = ty;

@@ -161,7 +161,9 @@ static void child_shape(struct op *op, const char *shape, double work, void *dat
 /* The limit an implementation on `threads` threads is held to: the FMA peak scales. */
 static const char *limit_name(const struct limit *lim, int threads)
 {
-    return threads > 1 && strcmp(lim->name, "fma_peak") == 0 ? "fma_peak_x2" : lim->name;
+    if (threads > 1 && strcmp(lim->name, "fma_peak") == 0) return "fma_peak_x2";
+    if (threads > 1 && strcmp(lim->name, "avx512_fma_peak") == 0) return "avx512_fma_peak_x2";
+    return lim->name;
 }
 
 void bench_shape(struct op *op, const char *shape, double work, void *data, const float *out,
