@@ -110,11 +110,12 @@ static void attn__kdots(attn_dtype t, const float *const *q, size_t gr, const si
     }
 }
 
-/* P V, the rows path's and (for V holding inf or NaN) the fused path's: acc row r +=
- * p[r * lds + j] * V row j for keys j in order, one fma a key and element, keys of weight 0
- * adding nothing (not even 0 * inf). The caller zeroes p where a row sees no key. */
+/* P V, the rows path's (and, by the skipping loop alone, the fused path's where V holds inf
+ * or NaN): acc row r += p[r * lds + j] * V row j for keys j in order, one fma a key and
+ * element, keys of weight 0 adding nothing (not even 0 * inf). The caller zeroes p where a
+ * row sees no key. */
 
-/* Columns [c, c + nv * VW) (nv 1 or 2) of nr (1 or 4, a constant) rows, acc rows y[r] and p
+/* Columns [c, c + nv * VW) (nv 1 or 2) of nr (4, a constant) rows, acc rows y[r] and p
  * rows pr[r] (repeated rows allowed: each gets the same sums), keys j < nk of V rows ld
  * elements of type t apart at vt: the chunk held in registers across the keys, every key
  * applied. A weight of 0 then adds exactly nothing where V is finite (acc is never -0), so
@@ -160,8 +161,8 @@ static ATTN__FORCE_INLINE int attn__pv_chunk(attn_dtype t, float *const *y,
 }
 
 /* The same sums in memory for columns [c, c1) of nr distinct rows, keys of weight 0
- * skipped: for one row alone, a chunk whose sums came out inf or NaN, and the columns past
- * the last whole vector */
+ * skipped: for one row alone, a chunk whose sums came out inf or NaN, the columns past the
+ * last whole vector, and the fused path's tiles whose V holds inf or NaN */
 static ATTN__FORCE_INLINE void attn__pv_skip0_body(attn_dtype t, float *acc, size_t lda,
                                                    const float *p, size_t lds, size_t nr,
                                                    size_t nk, const void *vt, size_t ld,
@@ -644,9 +645,9 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
                     attn__mm_ukr_strided(ts, w->s, ATTN__TK, 1, w->vp + j * tk, ATTN__NR,
                                          acc + j, dvp, 1.0f, 0.0f, 2);
             } else { /* inf or NaN in V: keys with p = 0 must not contribute 0 * inf */
-                attn__pv(hd->kvt, acc, dvp, w->s, ATTN__TK, mr, ts,
-                         attn__dt_at(hd->kvt, hd->v, attn__krow(hd, k0) * hd->v_sl), hd->v_sl,
-                         dv);
+                attn__pv_skip0(hd->kvt, acc, dvp, w->s, ATTN__TK, mr, ts,
+                               attn__dt_at(hd->kvt, hd->v, attn__krow(hd, k0) * hd->v_sl),
+                               hd->v_sl, 0, dv);
             }
         }
     }
