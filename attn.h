@@ -256,6 +256,9 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
  * attn_matmul is a packed, register-blocked sgemm (close to the FMA peak on large products).
  * Without one it still works, on A and B in place, tile by tile: somewhat slower for B not
  * transposed (10-30% on large products), several times slower for op(B) = B^T.
+ * Products of m <= 8 rows (decode: matrix-vector) read B once, in place, with or without a
+ * workspace (op(B) = B keeps its sums in the workspace if there is one, else in 4 KiB of
+ * stack), in the order of the rest.
  * A non-NULL workspace smaller than the query is ATTN_ERR_WORKSPACE.
  *
  * Determinism: each element of C is summed in an order that depends on k alone (one fma
@@ -278,7 +281,7 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  * checks (ATTN_ERR_ARG for b_type too), workspace (attn_matmul_workspace_size serves it) and
  * aliasing rules are attn_matmul's; with ATTN_F32 it is attn_matmul, bit for bit.
  * Large products widen B while packing it. Products of m <= 8 rows with a 16-bit B (decode:
- * a matrix-vector product) stream B once, unpacked, without a workspace, except op(A) = A^T
+ * a matrix-vector product) stream B once, unpacked, as attn_matmul's do, except op(A) = A^T
  * with op(B) = B^T, which takes the packed path.
  * Accuracy: the result is that of attn_matmul run on B widened to float32, within its bound.
  * Determinism: as attn_matmul's, with one difference. For op(B) = B^T, op(A) = A and
@@ -4224,16 +4227,16 @@ static void attn__scalar_mm_ukr_strided_rows(size_t mr, size_t kc, const float *
 }
 #undef ATTN__SCALAR_MM_ROWS_CASES
 
-/* Merges the mr x nr corner of a raw accumulator tile t (row length ATTN__SCALAR_NR) into C by the
+/* Merges the mr x nr corner of raw accumulators t (row length ldt) into C by the
  * microkernel's rule for mode 1 or 2: the same operations, lane for lane. */
-static void attn__scalar_mm_merge(float *c, size_t ldc, const float *t, size_t mr, size_t nr,
-                           float alpha, float beta, int mode)
+static void attn__scalar_mm_merge_ld(float *c, size_t ldc, const float *t, size_t ldt, size_t mr,
+                              size_t nr, float alpha, float beta, int mode)
 {
     const attn__scalar_v va = attn__scalar_vset1(alpha), vb = attn__scalar_vset1(beta);
     size_t i, j;
     for (i = 0; i < mr; i++) { /* row i at c + i * ldc: never a pointer past the last row */
         float *cr = c + i * ldc;
-        const float *tr = t + i * ATTN__SCALAR_NR;
+        const float *tr = t + i * ldt;
         for (j = 0; j < nr; j += ATTN__SCALAR_VW) {
             const size_t w = attn__scalar_min(ATTN__SCALAR_VW, nr - j);
             const attn__scalar_v acc = attn__scalar_vload(tr + j);
@@ -4251,6 +4254,11 @@ static void attn__scalar_mm_merge(float *c, size_t ldc, const float *t, size_t m
             else attn__scalar_vstore_part(cr + j, r, w);
         }
     }
+}
+static void attn__scalar_mm_merge(float *c, size_t ldc, const float *t, size_t mr, size_t nr,
+                           float alpha, float beta, int mode)
+{
+    attn__scalar_mm_merge_ld(c, ldc, t, ATTN__SCALAR_NR, mr, nr, alpha, beta, mode);
 }
 
 /* The general tile (no workspace: B^T, and edge tiles, read in place): raw accumulators of
@@ -4568,39 +4576,47 @@ static void attn__scalar_mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, 
  * each group of A's rows takes it; the accumulators wait in memory between passes, so the
  * summation order does not depend on it) */
 #define ATTN__SCALAR_MV_PASS 1024
+/* Floats of the stack buffer in which attn__scalar_mv_nn keeps its rows' chains */
+#define ATTN__SCALAR_MV_PANEL 1024
 
-/* op(B) = B (k x n): raw accumulators of R rows of op(A) (A(i, p) = a[i * ars + p * acs])
- * times the kc x nr block of B at b (nr <= 2 ATTN__SCALAR_VW columns, row stride ldb) into t (row
- * length ATTN__SCALAR_NR), each element one fma chain over p in order from 0: the microkernel's
- * order, so the result is the packed path's, bit for bit. */
-static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_n_body(attn_dtype bt, size_t R, size_t kc,
-                                               const float *a, size_t ars, size_t acs,
-                                               const void *b, size_t ldb, size_t nr, float *t)
+/* op(B) = B (k x n, row stride ldb): the chains of R rows of op(A) (A(i, p) = a[i * ars +
+ * p * acs]) over kc rows of B and the w columns at b, into t (R rows of wp >= w floats, zeroed
+ * here): each row of B read once, whole, for the R rows; each element one fma chain over p
+ * in order from 0, the microkernel's order, so the result is the packed path's, bit for
+ * bit. The chains wait in t (L1) between rows of B. */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_nn_step(attn_dtype bt, size_t R, size_t U,
+                                                const float *a, size_t ars, size_t acs,
+                                                const void *b, size_t ldb, size_t w, size_t wp,
+                                                float *t)
 {
-    attn__scalar_v acc[4][2], b0, b1;
-    size_t i, p;
+    attn__scalar_v av[4][4], bv[4], s;
+    size_t i, j, q;
     ATTN__SCALAR_UNROLL
-    for (i = 0; i < R; i++) acc[i][0] = acc[i][1] = attn__scalar_vzero();
-    for (p = 0; p < kc; p++) {
-        if (nr == 2 * ATTN__SCALAR_VW) {
-            b0 = attn__scalar_vload_dt(bt, b, p * ldb);
-            b1 = attn__scalar_vload_dt(bt, b, p * ldb + ATTN__SCALAR_VW);
-        } else {
-            b0 = attn__scalar_mm_vload_n(bt, b, p * ldb, nr);
-            b1 = attn__scalar_mm_vload_n(bt, b, p * ldb + ATTN__SCALAR_VW, nr > ATTN__SCALAR_VW ? nr - ATTN__SCALAR_VW : 0);
-        }
+    for (i = 0; i < R; i++)
+        ATTN__SCALAR_UNROLL
+        for (q = 0; q < U; q++) av[i][q] = attn__scalar_vset1(a[i * ars + q * acs]);
+    for (j = 0; j + ATTN__SCALAR_VW <= w; j += ATTN__SCALAR_VW) {
+        ATTN__SCALAR_UNROLL
+        for (q = 0; q < U; q++) bv[q] = attn__scalar_vload_dt(bt, b, q * ldb + j);
         ATTN__SCALAR_UNROLL
         for (i = 0; i < R; i++) {
-            const attn__scalar_v av = attn__scalar_vset1(a[i * ars + p * acs]);
-            acc[i][0] = attn__scalar_vfma(av, b0, acc[i][0]);
-            acc[i][1] = attn__scalar_vfma(av, b1, acc[i][1]);
+            s = attn__scalar_vload(t + i * wp + j);
+            ATTN__SCALAR_UNROLL
+            for (q = 0; q < U; q++) s = attn__scalar_vfma(av[i][q], bv[q], s);
+            attn__scalar_vstore(t + i * wp + j, s);
         }
     }
-    ATTN__SCALAR_UNROLL
-    for (i = 0; i < R; i++) {
-        attn__scalar_vstore(t + i * ATTN__SCALAR_NR, acc[i][0]);
-        attn__scalar_vstore(t + i * ATTN__SCALAR_NR + ATTN__SCALAR_VW, acc[i][1]);
-    }
+}
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_nn_body(attn_dtype bt, size_t R, size_t kc,
+                                                const float *a, size_t ars, size_t acs,
+                                                const void *b, size_t ldb, size_t w, size_t wp,
+                                                float *t)
+{
+    const size_t u = R == 4 ? 2 : 4; /* rows of B per pass over t: u x R broadcasts held */
+    size_t p;
+    for (p = 0; p + u <= kc; p += u)
+        attn__scalar_mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__scalar_dt_at(bt, b, p * ldb), ldb, w,
+                         wp, t);
 }
 
 /* op(B) = B^T (B n x k), op(A) = A: acc[i * 4 + q] += A(i, p .. p + VW) * B(row q, same p)
@@ -4683,74 +4699,182 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers) */
-#define ATTN__SCALAR_MV_ROWS(T)                                                                    \
-    if (tr) {                                                                               \
-        if (R == 4) {                                                                       \
-            attn__scalar_mv_t_body(T, 4, 2, p0, p1, a, lda, brow, acc);                            \
-            attn__scalar_mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                    \
-        } else if (R == 2) attn__scalar_mv_t_body(T, 2, 4, p0, p1, a, lda, brow, acc);             \
-        else attn__scalar_mv_t_body(T, 1, 4, p0, p1, a, lda, brow, acc);                           \
-    } else if (R == 4) attn__scalar_mv_n_body(T, 4, p1, a, ars, lda, brow[0], p0, nr, t);           \
-    else if (R == 2) attn__scalar_mv_n_body(T, 2, p1, a, ars, lda, brow[0], p0, nr, t);             \
-    else attn__scalar_mv_n_body(T, 1, p1, a, ars, lda, brow[0], p0, nr, t);
+#define ATTN__SCALAR_MV_TROWS(T)                                                                   \
+    if (R == 4) {                                                                           \
+        attn__scalar_mv_t_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
+        attn__scalar_mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
+    } else if (R == 2) attn__scalar_mv_t_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
+    else attn__scalar_mv_t_body(T, 1, 4, p0, p1, a, lda, brow, acc);
 #define ATTN__SCALAR_MV_QROWS(T)                                                                   \
-    if (!tr) return; /* never: block types are B^T */                                      \
     p0 /= ATTN__SCALAR_QK, p1 /= ATTN__SCALAR_QK;                                                         \
     if (R == 4) {                                                                           \
         attn__scalar_mv_q_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
         attn__scalar_mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
     } else if (R == 2) attn__scalar_mv_q_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
     else attn__scalar_mv_q_body(T, 1, 4, p0, p1, a, lda, brow, acc);
-/* tr = 0: attn__scalar_mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__scalar_mv_t_body (or for
- * the block types attn__scalar_mv_q_body, always tr = 1). Only 16-bit and block-type B come here
- * (f32 B keeps attn__scalar_attn_matmul's paths, and so its bits). */
-static void attn__scalar_mv_rows(int tr, attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
-                          size_t ars, size_t lda, const void *const *brow, attn__scalar_v *acc,
-                          size_t nr, float *t)
+/* attn__scalar_mv_t_body, or for the block types attn__scalar_mv_q_body: only 16-bit and block-type B
+ * come here (f32 B^T keeps attn__scalar_attn_matmul's order: attn__scalar_mv_tx) */
+static void attn__scalar_mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
+                           size_t lda, const void *const *brow, attn__scalar_v *acc)
 {
     if (bt == ATTN_F16) {
-        ATTN__SCALAR_MV_ROWS(ATTN_F16)
+        ATTN__SCALAR_MV_TROWS(ATTN_F16)
     } else if (bt == ATTN_BF16) {
-        ATTN__SCALAR_MV_ROWS(ATTN_BF16)
+        ATTN__SCALAR_MV_TROWS(ATTN_BF16)
     } else if (bt == ATTN_Q8_0) {
         ATTN__SCALAR_MV_QROWS(ATTN_Q8_0)
     } else {
         ATTN__SCALAR_MV_QROWS(ATTN_Q4_0)
     }
 }
-#undef ATTN__SCALAR_MV_ROWS
+#undef ATTN__SCALAR_MV_TROWS
 #undef ATTN__SCALAR_MV_QROWS
+static void attn__scalar_mv_nn_rows(attn_dtype bt, size_t R, size_t kc, const float *a, size_t ars,
+                             size_t acs, const void *b, size_t ldb, size_t w, size_t wp, float *t)
+{
+    const size_t u = R == 4 ? 2 : 4;
+    size_t i, p, j;
+    for (i = 0; i < R * wp; i += ATTN__SCALAR_VW) attn__scalar_vstore(t + i, attn__scalar_vzero());
+#define ATTN__SCALAR_MV_NN(T)                                                                      \
+    if (R == 4) attn__scalar_mv_nn_body(T, 4, kc, a, ars, acs, b, ldb, w, wp, t);                  \
+    else if (R == 2) attn__scalar_mv_nn_body(T, 2, kc, a, ars, acs, b, ldb, w, wp, t);             \
+    else attn__scalar_mv_nn_body(T, 1, kc, a, ars, acs, b, ldb, w, wp, t);
+    if (bt == ATTN_F16) {
+        ATTN__SCALAR_MV_NN(ATTN_F16)
+    } else if (bt == ATTN_BF16) {
+        ATTN__SCALAR_MV_NN(ATTN_BF16)
+    } else {
+        ATTN__SCALAR_MV_NN(ATTN_F32)
+    }
+#undef ATTN__SCALAR_MV_NN
+    for (p = 0; p < kc; p++) /* the last rows of B, and the last columns, one at a time */
+        for (j = p < kc / u * u ? w / ATTN__SCALAR_VW * ATTN__SCALAR_VW : 0; j < w; j += ATTN__SCALAR_VW) {
+            const attn__scalar_v bv = attn__scalar_mm_vload_n(bt, b, p * ldb + j, w - j);
+            for (i = 0; i < R; i++)
+                attn__scalar_vstore(t + i * wp + j, attn__scalar_vfma(attn__scalar_vset1(a[i * ars + p * acs]), bv,
+                                                        attn__scalar_vload(t + i * wp + j)));
+        }
+}
 
 /* Rows of C taken together: 4, then 2, then 1 */
 static size_t attn__scalar_mv_group(size_t left) { return left >= 4 ? 4 : left >= 2 ? 2 : 1; }
 
-/* C = alpha op(A) B (+ beta C), m <= ATTN__SCALAR_MM_SKINNY: for each chunk of k (attn__scalar_mm_kc, as
- * the packed path) and each block of 2 ATTN__SCALAR_VW columns, the rows' chains in registers,
- * merged into C by attn__scalar_mm_merge. */
-static void attn__scalar_mv_n(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
-                       size_t lda, attn_dtype bt, const void *b, size_t ldb, float beta,
-                       float *c, size_t ldc)
+/* C = alpha op(A) B (+ beta C), m <= ATTN__SCALAR_MM_SKINNY, B in f32 or 16 bits: for each panel of
+ * columns (as many as the chains of the largest row group fit in: ws's wsf floats if more
+ * than the ATTN__SCALAR_MV_PANEL on the stack) and each chunk of k (attn__scalar_mm_kc, as the packed path),
+ * each group of rows runs over the chunk's rows of B (read once from memory, from cache for
+ * the later groups), merged into C by attn__scalar_mm_merge_ld: attn__scalar_attn_matmul's order. */
+static void attn__scalar_mv_nn(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
+                        size_t lda, attn_dtype bt, const void *b, size_t ldb, float beta,
+                        float *c, size_t ldc, float *ws, size_t wsf)
 {
     const size_t kcb = attn__scalar_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
-    float t[4 * ATTN__SCALAR_NR];
+    const size_t g = attn__scalar_mv_group(m);
+    float stack[ATTN__SCALAR_MV_PANEL], *t = ws && wsf > ATTN__SCALAR_MV_PANEL ? ws : stack;
+    const size_t wmax = attn__scalar_min(attn__scalar_round_up(n, ATTN__SCALAR_VW),
+                                  (t == ws ? wsf : ATTN__SCALAR_MV_PANEL) / g / ATTN__SCALAR_VW * ATTN__SCALAR_VW);
     size_t pc, j, i, R;
-    for (pc = 0; pc < k; pc += kcb) {
-        const size_t kc = attn__scalar_min(kcb, k - pc);
-        for (j = 0; j < n; j += 2 * ATTN__SCALAR_VW) {
-            const size_t nr = attn__scalar_min(2 * ATTN__SCALAR_VW, n - j);
-            const void *bp = attn__scalar_dt_at(bt, b, pc * ldb + j);
+    for (j = 0; j < n; j += wmax) {
+        const size_t w = attn__scalar_min(wmax, n - j), wp = attn__scalar_round_up(w, ATTN__SCALAR_VW);
+        for (pc = 0; pc < k; pc += kcb) {
+            const size_t kc = attn__scalar_min(kcb, k - pc);
             for (i = 0; i < m; i += R) {
                 R = attn__scalar_mv_group(m - i);
-                attn__scalar_mv_rows(0, bt, R, ldb, kc, a + i * ars + pc * acs, ars, acs, &bp, NULL, nr,
-                              t);
-                attn__scalar_mm_merge(c + i * ldc + j, ldc, t, R, nr, alpha, beta, pc == 0 ? 1 : 2);
+                attn__scalar_mv_nn_rows(bt, R, kc, a + i * ars + pc * acs, ars, acs,
+                                 attn__scalar_dt_at(bt, b, pc * ldb + j), ldb, w, wp, t);
+                attn__scalar_mm_merge_ld(c + i * ldc + j, ldc, t, wp, R, w, alpha, beta,
+                                  pc == 0 ? 1 : 2);
             }
         }
     }
 }
 
-/* C = alpha A B^T (+ beta C), m <= ATTN__SCALAR_MM_SKINNY: 4 rows of B at a time, k in passes of
- * ATTN__SCALAR_MV_PASS, lane sums reduced (attn__scalar_vhsum) and merged into C once. */
+/* op(B) = B^T, f32 B (n x k): the chains of R rows of op(A) over kc steps of k of jn <= 2
+ * ATTN__SCALAR_VW rows of B at bj, into t (row length 2 ATTN__SCALAR_VW): the rows of B read along k
+ * together, transposed ATTN__SCALAR_VW steps at a time into blk, the chains in registers. */
+static void attn__scalar_mv_tx_block(const float *bj, size_t ldb, size_t jn, size_t p, size_t steps,
+                              float *blk)
+{
+    size_t q, l;
+    if (steps == ATTN__SCALAR_VW) {
+        attn__scalar_vtranspose_copy(bj + p, ldb, attn__scalar_min(jn, ATTN__SCALAR_VW), blk, 2 * ATTN__SCALAR_VW);
+        if (jn > ATTN__SCALAR_VW) /* no pointer past the last row */
+            attn__scalar_vtranspose_copy(bj + ATTN__SCALAR_VW * ldb + p, ldb, jn - ATTN__SCALAR_VW, blk + ATTN__SCALAR_VW,
+                                  2 * ATTN__SCALAR_VW);
+        else
+            for (q = 0; q < ATTN__SCALAR_VW; q++)
+                attn__scalar_vstore(blk + q * 2 * ATTN__SCALAR_VW + ATTN__SCALAR_VW, attn__scalar_vzero());
+    } else { /* all of blk written: a call's stack use does not depend on its sizes */
+        for (q = 0; q < ATTN__SCALAR_VW; q++)
+            for (l = 0; l < 2 * ATTN__SCALAR_VW; l++)
+                blk[q * 2 * ATTN__SCALAR_VW + l] = l < jn && q < steps ? bj[l * ldb + p + q] : 0.0f;
+    }
+}
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_tx_body(size_t R, size_t kc, const float *bj,
+                                                size_t ldb, size_t jn, const float *a,
+                                                size_t ars, size_t acs, float *t)
+{
+    float blk[ATTN__SCALAR_VW * 2 * ATTN__SCALAR_VW];
+    attn__scalar_v s[4][2], b0, b1, av;
+    size_t i, p, q, steps;
+    ATTN__SCALAR_UNROLL
+    for (i = 0; i < R; i++) s[i][0] = s[i][1] = attn__scalar_vzero();
+    for (p = 0; p < kc; p += steps) {
+        steps = attn__scalar_min(ATTN__SCALAR_VW, kc - p);
+        attn__scalar_mv_tx_block(bj, ldb, jn, p, steps, blk);
+        for (q = 0; q < steps; q++) {
+            b0 = attn__scalar_vload(blk + q * 2 * ATTN__SCALAR_VW);
+            b1 = attn__scalar_vload(blk + q * 2 * ATTN__SCALAR_VW + ATTN__SCALAR_VW);
+            ATTN__SCALAR_UNROLL
+            for (i = 0; i < R; i++) {
+                av = attn__scalar_vset1(a[i * ars + (p + q) * acs]);
+                s[i][0] = attn__scalar_vfma(av, b0, s[i][0]);
+                s[i][1] = attn__scalar_vfma(av, b1, s[i][1]);
+            }
+        }
+    }
+    ATTN__SCALAR_UNROLL
+    for (i = 0; i < R; i++) {
+        attn__scalar_vstore(t + i * 2 * ATTN__SCALAR_VW, s[i][0]);
+        attn__scalar_vstore(t + i * 2 * ATTN__SCALAR_VW + ATTN__SCALAR_VW, s[i][1]);
+    }
+}
+static void attn__scalar_mv_tx_rows(size_t R, size_t kc, const float *bj, size_t ldb, size_t jn,
+                             const float *a, size_t ars, size_t acs, float *t)
+{
+    if (R == 4) attn__scalar_mv_tx_body(4, kc, bj, ldb, jn, a, ars, acs, t);
+    else if (R == 2) attn__scalar_mv_tx_body(2, kc, bj, ldb, jn, a, ars, acs, t);
+    else attn__scalar_mv_tx_body(1, kc, bj, ldb, jn, a, ars, acs, t);
+}
+
+/* C = alpha op(A) B^T (+ beta C), m <= ATTN__SCALAR_MM_SKINNY, f32 B (n x k): attn__scalar_attn_matmul's order
+ * (one chain per element over each chunk of k, chunks merged in order) with B streamed once
+ * (2 ATTN__SCALAR_VW rows at a time; a second group of rows reads the chunk from L1). */
+static void attn__scalar_mv_tx(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
+                        size_t lda, const float *b, size_t ldb, float beta, float *c,
+                        size_t ldc)
+{
+    const size_t kcb = attn__scalar_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
+    float t[ATTN__SCALAR_MM_SKINNY * 2 * ATTN__SCALAR_VW];
+    size_t j, pc, i, R;
+    for (j = 0; j < n; j += 2 * ATTN__SCALAR_VW) {
+        const size_t jn = attn__scalar_min(2 * ATTN__SCALAR_VW, n - j);
+        for (pc = 0; pc < k; pc += kcb) {
+            const size_t kc = attn__scalar_min(kcb, k - pc);
+            for (i = 0; i < m; i += R) {
+                R = attn__scalar_mv_group(m - i);
+                attn__scalar_mv_tx_rows(R, kc, b + j * ldb + pc, ldb, jn, a + i * ars + pc * acs, ars,
+                                 acs, t + i * 2 * ATTN__SCALAR_VW);
+            }
+            attn__scalar_mm_merge_ld(c + j, ldc, t, 2 * ATTN__SCALAR_VW, m, jn, alpha, beta,
+                              pc == 0 ? 1 : 2);
+        }
+    }
+}
+
+/* C = alpha A B^T (+ beta C), m <= ATTN__SCALAR_MM_SKINNY, B in 16 bits or blocks: 4 rows of B at
+ * a time, k in passes of ATTN__SCALAR_MV_PASS, lane sums reduced (attn__scalar_vhsum) and merged into C
+ * once. */
 static void attn__scalar_mv_t(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                        attn_dtype bt, const void *b, size_t ldb, float beta, float *c,
                        size_t ldc)
@@ -4767,8 +4891,8 @@ static void attn__scalar_mv_t(size_t m, size_t n, size_t k, float alpha, const f
         for (p = 0; p < k; p += ATTN__SCALAR_MV_PASS)
             for (i = 0; i < m; i += R) {
                 R = attn__scalar_mv_group(m - i);
-                attn__scalar_mv_rows(1, bt, R, p, attn__scalar_min(k, p + ATTN__SCALAR_MV_PASS), a + i * lda, 0, lda,
-                              brow, acc + i * 4, 0, NULL);
+                attn__scalar_mv_trows(bt, R, p, attn__scalar_min(k, p + ATTN__SCALAR_MV_PASS), a + i * lda, lda,
+                               brow, acc + i * 4);
             }
         for (i = 0; i < m; i++)
             for (q = 0; q < 4; q++) t[i * ATTN__SCALAR_NR + q] = attn__scalar_vhsum(acc[i * 4 + q]);
@@ -4870,10 +4994,21 @@ static attn_status attn__scalar_matmul(attn_trans ta, attn_trans tb, size_t m, s
             for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
         return ATTN_OK;
     }
-    if (m <= ATTN__SCALAR_MM_SKINNY && bt != ATTN_F32 && !(ta && tb)) { /* decode: B read once */
-        if (tb) attn__scalar_mv_t(m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
-        else attn__scalar_mv_n(ta, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
-        return ATTN_OK;
+    if (m <= ATTN__SCALAR_MM_SKINNY) { /* decode: B read once */
+        if (!tb) { /* the chains of a panel in the workspace, if there is one */
+            attn__scalar_mm_ws_floats(m, n, k, &fa, &fb);
+            attn__scalar_mv_nn(ta, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc,
+                        workspace ? attn__scalar_align(workspace) : NULL, fa + fb);
+            return ATTN_OK;
+        }
+        if (bt == ATTN_F32) {
+            attn__scalar_mv_tx(ta, m, n, k, alpha, a, lda, (const float *)b, ldb, beta, c, ldc);
+            return ATTN_OK;
+        }
+        if (!ta) {
+            attn__scalar_mv_t(m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
+            return ATTN_OK;
+        }
     }
     if (!workspace) {
         attn__scalar_mm_nopack(ta, tb, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
@@ -10634,16 +10769,16 @@ static void attn__avx2_mm_ukr_strided_rows(size_t mr, size_t kc, const float *a,
 }
 #undef ATTN__AVX2_MM_ROWS_CASES
 
-/* Merges the mr x nr corner of a raw accumulator tile t (row length ATTN__AVX2_NR) into C by the
+/* Merges the mr x nr corner of raw accumulators t (row length ldt) into C by the
  * microkernel's rule for mode 1 or 2: the same operations, lane for lane. */
-static void attn__avx2_mm_merge(float *c, size_t ldc, const float *t, size_t mr, size_t nr,
-                           float alpha, float beta, int mode)
+static void attn__avx2_mm_merge_ld(float *c, size_t ldc, const float *t, size_t ldt, size_t mr,
+                              size_t nr, float alpha, float beta, int mode)
 {
     const attn__avx2_v va = attn__avx2_vset1(alpha), vb = attn__avx2_vset1(beta);
     size_t i, j;
     for (i = 0; i < mr; i++) { /* row i at c + i * ldc: never a pointer past the last row */
         float *cr = c + i * ldc;
-        const float *tr = t + i * ATTN__AVX2_NR;
+        const float *tr = t + i * ldt;
         for (j = 0; j < nr; j += ATTN__AVX2_VW) {
             const size_t w = attn__avx2_min(ATTN__AVX2_VW, nr - j);
             const attn__avx2_v acc = attn__avx2_vload(tr + j);
@@ -10661,6 +10796,11 @@ static void attn__avx2_mm_merge(float *c, size_t ldc, const float *t, size_t mr,
             else attn__avx2_vstore_part(cr + j, r, w);
         }
     }
+}
+static void attn__avx2_mm_merge(float *c, size_t ldc, const float *t, size_t mr, size_t nr,
+                           float alpha, float beta, int mode)
+{
+    attn__avx2_mm_merge_ld(c, ldc, t, ATTN__AVX2_NR, mr, nr, alpha, beta, mode);
 }
 
 /* The general tile (no workspace: B^T, and edge tiles, read in place): raw accumulators of
@@ -10978,39 +11118,47 @@ static void attn__avx2_mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, si
  * each group of A's rows takes it; the accumulators wait in memory between passes, so the
  * summation order does not depend on it) */
 #define ATTN__AVX2_MV_PASS 1024
+/* Floats of the stack buffer in which attn__avx2_mv_nn keeps its rows' chains */
+#define ATTN__AVX2_MV_PANEL 1024
 
-/* op(B) = B (k x n): raw accumulators of R rows of op(A) (A(i, p) = a[i * ars + p * acs])
- * times the kc x nr block of B at b (nr <= 2 ATTN__AVX2_VW columns, row stride ldb) into t (row
- * length ATTN__AVX2_NR), each element one fma chain over p in order from 0: the microkernel's
- * order, so the result is the packed path's, bit for bit. */
-static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_n_body(attn_dtype bt, size_t R, size_t kc,
-                                               const float *a, size_t ars, size_t acs,
-                                               const void *b, size_t ldb, size_t nr, float *t)
+/* op(B) = B (k x n, row stride ldb): the chains of R rows of op(A) (A(i, p) = a[i * ars +
+ * p * acs]) over kc rows of B and the w columns at b, into t (R rows of wp >= w floats, zeroed
+ * here): each row of B read once, whole, for the R rows; each element one fma chain over p
+ * in order from 0, the microkernel's order, so the result is the packed path's, bit for
+ * bit. The chains wait in t (L1) between rows of B. */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_nn_step(attn_dtype bt, size_t R, size_t U,
+                                                const float *a, size_t ars, size_t acs,
+                                                const void *b, size_t ldb, size_t w, size_t wp,
+                                                float *t)
 {
-    attn__avx2_v acc[4][2], b0, b1;
-    size_t i, p;
+    attn__avx2_v av[4][4], bv[4], s;
+    size_t i, j, q;
     ATTN__AVX2_UNROLL
-    for (i = 0; i < R; i++) acc[i][0] = acc[i][1] = attn__avx2_vzero();
-    for (p = 0; p < kc; p++) {
-        if (nr == 2 * ATTN__AVX2_VW) {
-            b0 = attn__avx2_vload_dt(bt, b, p * ldb);
-            b1 = attn__avx2_vload_dt(bt, b, p * ldb + ATTN__AVX2_VW);
-        } else {
-            b0 = attn__avx2_mm_vload_n(bt, b, p * ldb, nr);
-            b1 = attn__avx2_mm_vload_n(bt, b, p * ldb + ATTN__AVX2_VW, nr > ATTN__AVX2_VW ? nr - ATTN__AVX2_VW : 0);
-        }
+    for (i = 0; i < R; i++)
+        ATTN__AVX2_UNROLL
+        for (q = 0; q < U; q++) av[i][q] = attn__avx2_vset1(a[i * ars + q * acs]);
+    for (j = 0; j + ATTN__AVX2_VW <= w; j += ATTN__AVX2_VW) {
+        ATTN__AVX2_UNROLL
+        for (q = 0; q < U; q++) bv[q] = attn__avx2_vload_dt(bt, b, q * ldb + j);
         ATTN__AVX2_UNROLL
         for (i = 0; i < R; i++) {
-            const attn__avx2_v av = attn__avx2_vset1(a[i * ars + p * acs]);
-            acc[i][0] = attn__avx2_vfma(av, b0, acc[i][0]);
-            acc[i][1] = attn__avx2_vfma(av, b1, acc[i][1]);
+            s = attn__avx2_vload(t + i * wp + j);
+            ATTN__AVX2_UNROLL
+            for (q = 0; q < U; q++) s = attn__avx2_vfma(av[i][q], bv[q], s);
+            attn__avx2_vstore(t + i * wp + j, s);
         }
     }
-    ATTN__AVX2_UNROLL
-    for (i = 0; i < R; i++) {
-        attn__avx2_vstore(t + i * ATTN__AVX2_NR, acc[i][0]);
-        attn__avx2_vstore(t + i * ATTN__AVX2_NR + ATTN__AVX2_VW, acc[i][1]);
-    }
+}
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_nn_body(attn_dtype bt, size_t R, size_t kc,
+                                                const float *a, size_t ars, size_t acs,
+                                                const void *b, size_t ldb, size_t w, size_t wp,
+                                                float *t)
+{
+    const size_t u = R == 4 ? 2 : 4; /* rows of B per pass over t: u x R broadcasts held */
+    size_t p;
+    for (p = 0; p + u <= kc; p += u)
+        attn__avx2_mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__avx2_dt_at(bt, b, p * ldb), ldb, w,
+                         wp, t);
 }
 
 /* op(B) = B^T (B n x k), op(A) = A: acc[i * 4 + q] += A(i, p .. p + VW) * B(row q, same p)
@@ -11093,74 +11241,182 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers) */
-#define ATTN__AVX2_MV_ROWS(T)                                                                    \
-    if (tr) {                                                                               \
-        if (R == 4) {                                                                       \
-            attn__avx2_mv_t_body(T, 4, 2, p0, p1, a, lda, brow, acc);                            \
-            attn__avx2_mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                    \
-        } else if (R == 2) attn__avx2_mv_t_body(T, 2, 4, p0, p1, a, lda, brow, acc);             \
-        else attn__avx2_mv_t_body(T, 1, 4, p0, p1, a, lda, brow, acc);                           \
-    } else if (R == 4) attn__avx2_mv_n_body(T, 4, p1, a, ars, lda, brow[0], p0, nr, t);           \
-    else if (R == 2) attn__avx2_mv_n_body(T, 2, p1, a, ars, lda, brow[0], p0, nr, t);             \
-    else attn__avx2_mv_n_body(T, 1, p1, a, ars, lda, brow[0], p0, nr, t);
+#define ATTN__AVX2_MV_TROWS(T)                                                                   \
+    if (R == 4) {                                                                           \
+        attn__avx2_mv_t_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
+        attn__avx2_mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
+    } else if (R == 2) attn__avx2_mv_t_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
+    else attn__avx2_mv_t_body(T, 1, 4, p0, p1, a, lda, brow, acc);
 #define ATTN__AVX2_MV_QROWS(T)                                                                   \
-    if (!tr) return; /* never: block types are B^T */                                      \
     p0 /= ATTN__AVX2_QK, p1 /= ATTN__AVX2_QK;                                                         \
     if (R == 4) {                                                                           \
         attn__avx2_mv_q_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
         attn__avx2_mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
     } else if (R == 2) attn__avx2_mv_q_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
     else attn__avx2_mv_q_body(T, 1, 4, p0, p1, a, lda, brow, acc);
-/* tr = 0: attn__avx2_mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__avx2_mv_t_body (or for
- * the block types attn__avx2_mv_q_body, always tr = 1). Only 16-bit and block-type B come here
- * (f32 B keeps attn__avx2_attn_matmul's paths, and so its bits). */
-static void attn__avx2_mv_rows(int tr, attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
-                          size_t ars, size_t lda, const void *const *brow, attn__avx2_v *acc,
-                          size_t nr, float *t)
+/* attn__avx2_mv_t_body, or for the block types attn__avx2_mv_q_body: only 16-bit and block-type B
+ * come here (f32 B^T keeps attn__avx2_attn_matmul's order: attn__avx2_mv_tx) */
+static void attn__avx2_mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
+                           size_t lda, const void *const *brow, attn__avx2_v *acc)
 {
     if (bt == ATTN_F16) {
-        ATTN__AVX2_MV_ROWS(ATTN_F16)
+        ATTN__AVX2_MV_TROWS(ATTN_F16)
     } else if (bt == ATTN_BF16) {
-        ATTN__AVX2_MV_ROWS(ATTN_BF16)
+        ATTN__AVX2_MV_TROWS(ATTN_BF16)
     } else if (bt == ATTN_Q8_0) {
         ATTN__AVX2_MV_QROWS(ATTN_Q8_0)
     } else {
         ATTN__AVX2_MV_QROWS(ATTN_Q4_0)
     }
 }
-#undef ATTN__AVX2_MV_ROWS
+#undef ATTN__AVX2_MV_TROWS
 #undef ATTN__AVX2_MV_QROWS
+static void attn__avx2_mv_nn_rows(attn_dtype bt, size_t R, size_t kc, const float *a, size_t ars,
+                             size_t acs, const void *b, size_t ldb, size_t w, size_t wp, float *t)
+{
+    const size_t u = R == 4 ? 2 : 4;
+    size_t i, p, j;
+    for (i = 0; i < R * wp; i += ATTN__AVX2_VW) attn__avx2_vstore(t + i, attn__avx2_vzero());
+#define ATTN__AVX2_MV_NN(T)                                                                      \
+    if (R == 4) attn__avx2_mv_nn_body(T, 4, kc, a, ars, acs, b, ldb, w, wp, t);                  \
+    else if (R == 2) attn__avx2_mv_nn_body(T, 2, kc, a, ars, acs, b, ldb, w, wp, t);             \
+    else attn__avx2_mv_nn_body(T, 1, kc, a, ars, acs, b, ldb, w, wp, t);
+    if (bt == ATTN_F16) {
+        ATTN__AVX2_MV_NN(ATTN_F16)
+    } else if (bt == ATTN_BF16) {
+        ATTN__AVX2_MV_NN(ATTN_BF16)
+    } else {
+        ATTN__AVX2_MV_NN(ATTN_F32)
+    }
+#undef ATTN__AVX2_MV_NN
+    for (p = 0; p < kc; p++) /* the last rows of B, and the last columns, one at a time */
+        for (j = p < kc / u * u ? w / ATTN__AVX2_VW * ATTN__AVX2_VW : 0; j < w; j += ATTN__AVX2_VW) {
+            const attn__avx2_v bv = attn__avx2_mm_vload_n(bt, b, p * ldb + j, w - j);
+            for (i = 0; i < R; i++)
+                attn__avx2_vstore(t + i * wp + j, attn__avx2_vfma(attn__avx2_vset1(a[i * ars + p * acs]), bv,
+                                                        attn__avx2_vload(t + i * wp + j)));
+        }
+}
 
 /* Rows of C taken together: 4, then 2, then 1 */
 static size_t attn__avx2_mv_group(size_t left) { return left >= 4 ? 4 : left >= 2 ? 2 : 1; }
 
-/* C = alpha op(A) B (+ beta C), m <= ATTN__AVX2_MM_SKINNY: for each chunk of k (attn__avx2_mm_kc, as
- * the packed path) and each block of 2 ATTN__AVX2_VW columns, the rows' chains in registers,
- * merged into C by attn__avx2_mm_merge. */
-static void attn__avx2_mv_n(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
-                       size_t lda, attn_dtype bt, const void *b, size_t ldb, float beta,
-                       float *c, size_t ldc)
+/* C = alpha op(A) B (+ beta C), m <= ATTN__AVX2_MM_SKINNY, B in f32 or 16 bits: for each panel of
+ * columns (as many as the chains of the largest row group fit in: ws's wsf floats if more
+ * than the ATTN__AVX2_MV_PANEL on the stack) and each chunk of k (attn__avx2_mm_kc, as the packed path),
+ * each group of rows runs over the chunk's rows of B (read once from memory, from cache for
+ * the later groups), merged into C by attn__avx2_mm_merge_ld: attn__avx2_attn_matmul's order. */
+static void attn__avx2_mv_nn(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
+                        size_t lda, attn_dtype bt, const void *b, size_t ldb, float beta,
+                        float *c, size_t ldc, float *ws, size_t wsf)
 {
     const size_t kcb = attn__avx2_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
-    float t[4 * ATTN__AVX2_NR];
+    const size_t g = attn__avx2_mv_group(m);
+    float stack[ATTN__AVX2_MV_PANEL], *t = ws && wsf > ATTN__AVX2_MV_PANEL ? ws : stack;
+    const size_t wmax = attn__avx2_min(attn__avx2_round_up(n, ATTN__AVX2_VW),
+                                  (t == ws ? wsf : ATTN__AVX2_MV_PANEL) / g / ATTN__AVX2_VW * ATTN__AVX2_VW);
     size_t pc, j, i, R;
-    for (pc = 0; pc < k; pc += kcb) {
-        const size_t kc = attn__avx2_min(kcb, k - pc);
-        for (j = 0; j < n; j += 2 * ATTN__AVX2_VW) {
-            const size_t nr = attn__avx2_min(2 * ATTN__AVX2_VW, n - j);
-            const void *bp = attn__avx2_dt_at(bt, b, pc * ldb + j);
+    for (j = 0; j < n; j += wmax) {
+        const size_t w = attn__avx2_min(wmax, n - j), wp = attn__avx2_round_up(w, ATTN__AVX2_VW);
+        for (pc = 0; pc < k; pc += kcb) {
+            const size_t kc = attn__avx2_min(kcb, k - pc);
             for (i = 0; i < m; i += R) {
                 R = attn__avx2_mv_group(m - i);
-                attn__avx2_mv_rows(0, bt, R, ldb, kc, a + i * ars + pc * acs, ars, acs, &bp, NULL, nr,
-                              t);
-                attn__avx2_mm_merge(c + i * ldc + j, ldc, t, R, nr, alpha, beta, pc == 0 ? 1 : 2);
+                attn__avx2_mv_nn_rows(bt, R, kc, a + i * ars + pc * acs, ars, acs,
+                                 attn__avx2_dt_at(bt, b, pc * ldb + j), ldb, w, wp, t);
+                attn__avx2_mm_merge_ld(c + i * ldc + j, ldc, t, wp, R, w, alpha, beta,
+                                  pc == 0 ? 1 : 2);
             }
         }
     }
 }
 
-/* C = alpha A B^T (+ beta C), m <= ATTN__AVX2_MM_SKINNY: 4 rows of B at a time, k in passes of
- * ATTN__AVX2_MV_PASS, lane sums reduced (attn__avx2_vhsum) and merged into C once. */
+/* op(B) = B^T, f32 B (n x k): the chains of R rows of op(A) over kc steps of k of jn <= 2
+ * ATTN__AVX2_VW rows of B at bj, into t (row length 2 ATTN__AVX2_VW): the rows of B read along k
+ * together, transposed ATTN__AVX2_VW steps at a time into blk, the chains in registers. */
+static void attn__avx2_mv_tx_block(const float *bj, size_t ldb, size_t jn, size_t p, size_t steps,
+                              float *blk)
+{
+    size_t q, l;
+    if (steps == ATTN__AVX2_VW) {
+        attn__avx2_vtranspose_copy(bj + p, ldb, attn__avx2_min(jn, ATTN__AVX2_VW), blk, 2 * ATTN__AVX2_VW);
+        if (jn > ATTN__AVX2_VW) /* no pointer past the last row */
+            attn__avx2_vtranspose_copy(bj + ATTN__AVX2_VW * ldb + p, ldb, jn - ATTN__AVX2_VW, blk + ATTN__AVX2_VW,
+                                  2 * ATTN__AVX2_VW);
+        else
+            for (q = 0; q < ATTN__AVX2_VW; q++)
+                attn__avx2_vstore(blk + q * 2 * ATTN__AVX2_VW + ATTN__AVX2_VW, attn__avx2_vzero());
+    } else { /* all of blk written: a call's stack use does not depend on its sizes */
+        for (q = 0; q < ATTN__AVX2_VW; q++)
+            for (l = 0; l < 2 * ATTN__AVX2_VW; l++)
+                blk[q * 2 * ATTN__AVX2_VW + l] = l < jn && q < steps ? bj[l * ldb + p + q] : 0.0f;
+    }
+}
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_tx_body(size_t R, size_t kc, const float *bj,
+                                                size_t ldb, size_t jn, const float *a,
+                                                size_t ars, size_t acs, float *t)
+{
+    float blk[ATTN__AVX2_VW * 2 * ATTN__AVX2_VW];
+    attn__avx2_v s[4][2], b0, b1, av;
+    size_t i, p, q, steps;
+    ATTN__AVX2_UNROLL
+    for (i = 0; i < R; i++) s[i][0] = s[i][1] = attn__avx2_vzero();
+    for (p = 0; p < kc; p += steps) {
+        steps = attn__avx2_min(ATTN__AVX2_VW, kc - p);
+        attn__avx2_mv_tx_block(bj, ldb, jn, p, steps, blk);
+        for (q = 0; q < steps; q++) {
+            b0 = attn__avx2_vload(blk + q * 2 * ATTN__AVX2_VW);
+            b1 = attn__avx2_vload(blk + q * 2 * ATTN__AVX2_VW + ATTN__AVX2_VW);
+            ATTN__AVX2_UNROLL
+            for (i = 0; i < R; i++) {
+                av = attn__avx2_vset1(a[i * ars + (p + q) * acs]);
+                s[i][0] = attn__avx2_vfma(av, b0, s[i][0]);
+                s[i][1] = attn__avx2_vfma(av, b1, s[i][1]);
+            }
+        }
+    }
+    ATTN__AVX2_UNROLL
+    for (i = 0; i < R; i++) {
+        attn__avx2_vstore(t + i * 2 * ATTN__AVX2_VW, s[i][0]);
+        attn__avx2_vstore(t + i * 2 * ATTN__AVX2_VW + ATTN__AVX2_VW, s[i][1]);
+    }
+}
+static void attn__avx2_mv_tx_rows(size_t R, size_t kc, const float *bj, size_t ldb, size_t jn,
+                             const float *a, size_t ars, size_t acs, float *t)
+{
+    if (R == 4) attn__avx2_mv_tx_body(4, kc, bj, ldb, jn, a, ars, acs, t);
+    else if (R == 2) attn__avx2_mv_tx_body(2, kc, bj, ldb, jn, a, ars, acs, t);
+    else attn__avx2_mv_tx_body(1, kc, bj, ldb, jn, a, ars, acs, t);
+}
+
+/* C = alpha op(A) B^T (+ beta C), m <= ATTN__AVX2_MM_SKINNY, f32 B (n x k): attn__avx2_attn_matmul's order
+ * (one chain per element over each chunk of k, chunks merged in order) with B streamed once
+ * (2 ATTN__AVX2_VW rows at a time; a second group of rows reads the chunk from L1). */
+static void attn__avx2_mv_tx(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
+                        size_t lda, const float *b, size_t ldb, float beta, float *c,
+                        size_t ldc)
+{
+    const size_t kcb = attn__avx2_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
+    float t[ATTN__AVX2_MM_SKINNY * 2 * ATTN__AVX2_VW];
+    size_t j, pc, i, R;
+    for (j = 0; j < n; j += 2 * ATTN__AVX2_VW) {
+        const size_t jn = attn__avx2_min(2 * ATTN__AVX2_VW, n - j);
+        for (pc = 0; pc < k; pc += kcb) {
+            const size_t kc = attn__avx2_min(kcb, k - pc);
+            for (i = 0; i < m; i += R) {
+                R = attn__avx2_mv_group(m - i);
+                attn__avx2_mv_tx_rows(R, kc, b + j * ldb + pc, ldb, jn, a + i * ars + pc * acs, ars,
+                                 acs, t + i * 2 * ATTN__AVX2_VW);
+            }
+            attn__avx2_mm_merge_ld(c + j, ldc, t, 2 * ATTN__AVX2_VW, m, jn, alpha, beta,
+                              pc == 0 ? 1 : 2);
+        }
+    }
+}
+
+/* C = alpha A B^T (+ beta C), m <= ATTN__AVX2_MM_SKINNY, B in 16 bits or blocks: 4 rows of B at
+ * a time, k in passes of ATTN__AVX2_MV_PASS, lane sums reduced (attn__avx2_vhsum) and merged into C
+ * once. */
 static void attn__avx2_mv_t(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                        attn_dtype bt, const void *b, size_t ldb, float beta, float *c,
                        size_t ldc)
@@ -11177,8 +11433,8 @@ static void attn__avx2_mv_t(size_t m, size_t n, size_t k, float alpha, const flo
         for (p = 0; p < k; p += ATTN__AVX2_MV_PASS)
             for (i = 0; i < m; i += R) {
                 R = attn__avx2_mv_group(m - i);
-                attn__avx2_mv_rows(1, bt, R, p, attn__avx2_min(k, p + ATTN__AVX2_MV_PASS), a + i * lda, 0, lda,
-                              brow, acc + i * 4, 0, NULL);
+                attn__avx2_mv_trows(bt, R, p, attn__avx2_min(k, p + ATTN__AVX2_MV_PASS), a + i * lda, lda,
+                               brow, acc + i * 4);
             }
         for (i = 0; i < m; i++)
             for (q = 0; q < 4; q++) t[i * ATTN__AVX2_NR + q] = attn__avx2_vhsum(acc[i * 4 + q]);
@@ -11280,10 +11536,21 @@ static attn_status attn__avx2_matmul(attn_trans ta, attn_trans tb, size_t m, siz
             for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
         return ATTN_OK;
     }
-    if (m <= ATTN__AVX2_MM_SKINNY && bt != ATTN_F32 && !(ta && tb)) { /* decode: B read once */
-        if (tb) attn__avx2_mv_t(m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
-        else attn__avx2_mv_n(ta, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
-        return ATTN_OK;
+    if (m <= ATTN__AVX2_MM_SKINNY) { /* decode: B read once */
+        if (!tb) { /* the chains of a panel in the workspace, if there is one */
+            attn__avx2_mm_ws_floats(m, n, k, &fa, &fb);
+            attn__avx2_mv_nn(ta, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc,
+                        workspace ? attn__avx2_align(workspace) : NULL, fa + fb);
+            return ATTN_OK;
+        }
+        if (bt == ATTN_F32) {
+            attn__avx2_mv_tx(ta, m, n, k, alpha, a, lda, (const float *)b, ldb, beta, c, ldc);
+            return ATTN_OK;
+        }
+        if (!ta) {
+            attn__avx2_mv_t(m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
+            return ATTN_OK;
+        }
     }
     if (!workspace) {
         attn__avx2_mm_nopack(ta, tb, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
@@ -17048,16 +17315,16 @@ static void attn__avx512_mm_ukr_strided_rows(size_t mr, size_t kc, const float *
 }
 #undef ATTN__AVX512_MM_ROWS_CASES
 
-/* Merges the mr x nr corner of a raw accumulator tile t (row length ATTN__AVX512_NR) into C by the
+/* Merges the mr x nr corner of raw accumulators t (row length ldt) into C by the
  * microkernel's rule for mode 1 or 2: the same operations, lane for lane. */
-static void attn__avx512_mm_merge(float *c, size_t ldc, const float *t, size_t mr, size_t nr,
-                           float alpha, float beta, int mode)
+static void attn__avx512_mm_merge_ld(float *c, size_t ldc, const float *t, size_t ldt, size_t mr,
+                              size_t nr, float alpha, float beta, int mode)
 {
     const attn__avx512_v va = attn__avx512_vset1(alpha), vb = attn__avx512_vset1(beta);
     size_t i, j;
     for (i = 0; i < mr; i++) { /* row i at c + i * ldc: never a pointer past the last row */
         float *cr = c + i * ldc;
-        const float *tr = t + i * ATTN__AVX512_NR;
+        const float *tr = t + i * ldt;
         for (j = 0; j < nr; j += ATTN__AVX512_VW) {
             const size_t w = attn__avx512_min(ATTN__AVX512_VW, nr - j);
             const attn__avx512_v acc = attn__avx512_vload(tr + j);
@@ -17075,6 +17342,11 @@ static void attn__avx512_mm_merge(float *c, size_t ldc, const float *t, size_t m
             else attn__avx512_vstore_part(cr + j, r, w);
         }
     }
+}
+static void attn__avx512_mm_merge(float *c, size_t ldc, const float *t, size_t mr, size_t nr,
+                           float alpha, float beta, int mode)
+{
+    attn__avx512_mm_merge_ld(c, ldc, t, ATTN__AVX512_NR, mr, nr, alpha, beta, mode);
 }
 
 /* The general tile (no workspace: B^T, and edge tiles, read in place): raw accumulators of
@@ -17392,39 +17664,47 @@ static void attn__avx512_mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, 
  * each group of A's rows takes it; the accumulators wait in memory between passes, so the
  * summation order does not depend on it) */
 #define ATTN__AVX512_MV_PASS 1024
+/* Floats of the stack buffer in which attn__avx512_mv_nn keeps its rows' chains */
+#define ATTN__AVX512_MV_PANEL 1024
 
-/* op(B) = B (k x n): raw accumulators of R rows of op(A) (A(i, p) = a[i * ars + p * acs])
- * times the kc x nr block of B at b (nr <= 2 ATTN__AVX512_VW columns, row stride ldb) into t (row
- * length ATTN__AVX512_NR), each element one fma chain over p in order from 0: the microkernel's
- * order, so the result is the packed path's, bit for bit. */
-static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_n_body(attn_dtype bt, size_t R, size_t kc,
-                                               const float *a, size_t ars, size_t acs,
-                                               const void *b, size_t ldb, size_t nr, float *t)
+/* op(B) = B (k x n, row stride ldb): the chains of R rows of op(A) (A(i, p) = a[i * ars +
+ * p * acs]) over kc rows of B and the w columns at b, into t (R rows of wp >= w floats, zeroed
+ * here): each row of B read once, whole, for the R rows; each element one fma chain over p
+ * in order from 0, the microkernel's order, so the result is the packed path's, bit for
+ * bit. The chains wait in t (L1) between rows of B. */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_nn_step(attn_dtype bt, size_t R, size_t U,
+                                                const float *a, size_t ars, size_t acs,
+                                                const void *b, size_t ldb, size_t w, size_t wp,
+                                                float *t)
 {
-    attn__avx512_v acc[4][2], b0, b1;
-    size_t i, p;
+    attn__avx512_v av[4][4], bv[4], s;
+    size_t i, j, q;
     ATTN__AVX512_UNROLL
-    for (i = 0; i < R; i++) acc[i][0] = acc[i][1] = attn__avx512_vzero();
-    for (p = 0; p < kc; p++) {
-        if (nr == 2 * ATTN__AVX512_VW) {
-            b0 = attn__avx512_vload_dt(bt, b, p * ldb);
-            b1 = attn__avx512_vload_dt(bt, b, p * ldb + ATTN__AVX512_VW);
-        } else {
-            b0 = attn__avx512_mm_vload_n(bt, b, p * ldb, nr);
-            b1 = attn__avx512_mm_vload_n(bt, b, p * ldb + ATTN__AVX512_VW, nr > ATTN__AVX512_VW ? nr - ATTN__AVX512_VW : 0);
-        }
+    for (i = 0; i < R; i++)
+        ATTN__AVX512_UNROLL
+        for (q = 0; q < U; q++) av[i][q] = attn__avx512_vset1(a[i * ars + q * acs]);
+    for (j = 0; j + ATTN__AVX512_VW <= w; j += ATTN__AVX512_VW) {
+        ATTN__AVX512_UNROLL
+        for (q = 0; q < U; q++) bv[q] = attn__avx512_vload_dt(bt, b, q * ldb + j);
         ATTN__AVX512_UNROLL
         for (i = 0; i < R; i++) {
-            const attn__avx512_v av = attn__avx512_vset1(a[i * ars + p * acs]);
-            acc[i][0] = attn__avx512_vfma(av, b0, acc[i][0]);
-            acc[i][1] = attn__avx512_vfma(av, b1, acc[i][1]);
+            s = attn__avx512_vload(t + i * wp + j);
+            ATTN__AVX512_UNROLL
+            for (q = 0; q < U; q++) s = attn__avx512_vfma(av[i][q], bv[q], s);
+            attn__avx512_vstore(t + i * wp + j, s);
         }
     }
-    ATTN__AVX512_UNROLL
-    for (i = 0; i < R; i++) {
-        attn__avx512_vstore(t + i * ATTN__AVX512_NR, acc[i][0]);
-        attn__avx512_vstore(t + i * ATTN__AVX512_NR + ATTN__AVX512_VW, acc[i][1]);
-    }
+}
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_nn_body(attn_dtype bt, size_t R, size_t kc,
+                                                const float *a, size_t ars, size_t acs,
+                                                const void *b, size_t ldb, size_t w, size_t wp,
+                                                float *t)
+{
+    const size_t u = R == 4 ? 2 : 4; /* rows of B per pass over t: u x R broadcasts held */
+    size_t p;
+    for (p = 0; p + u <= kc; p += u)
+        attn__avx512_mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__avx512_dt_at(bt, b, p * ldb), ldb, w,
+                         wp, t);
 }
 
 /* op(B) = B^T (B n x k), op(A) = A: acc[i * 4 + q] += A(i, p .. p + VW) * B(row q, same p)
@@ -17507,74 +17787,182 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers) */
-#define ATTN__AVX512_MV_ROWS(T)                                                                    \
-    if (tr) {                                                                               \
-        if (R == 4) {                                                                       \
-            attn__avx512_mv_t_body(T, 4, 2, p0, p1, a, lda, brow, acc);                            \
-            attn__avx512_mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                    \
-        } else if (R == 2) attn__avx512_mv_t_body(T, 2, 4, p0, p1, a, lda, brow, acc);             \
-        else attn__avx512_mv_t_body(T, 1, 4, p0, p1, a, lda, brow, acc);                           \
-    } else if (R == 4) attn__avx512_mv_n_body(T, 4, p1, a, ars, lda, brow[0], p0, nr, t);           \
-    else if (R == 2) attn__avx512_mv_n_body(T, 2, p1, a, ars, lda, brow[0], p0, nr, t);             \
-    else attn__avx512_mv_n_body(T, 1, p1, a, ars, lda, brow[0], p0, nr, t);
+#define ATTN__AVX512_MV_TROWS(T)                                                                   \
+    if (R == 4) {                                                                           \
+        attn__avx512_mv_t_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
+        attn__avx512_mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
+    } else if (R == 2) attn__avx512_mv_t_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
+    else attn__avx512_mv_t_body(T, 1, 4, p0, p1, a, lda, brow, acc);
 #define ATTN__AVX512_MV_QROWS(T)                                                                   \
-    if (!tr) return; /* never: block types are B^T */                                      \
     p0 /= ATTN__AVX512_QK, p1 /= ATTN__AVX512_QK;                                                         \
     if (R == 4) {                                                                           \
         attn__avx512_mv_q_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
         attn__avx512_mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
     } else if (R == 2) attn__avx512_mv_q_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
     else attn__avx512_mv_q_body(T, 1, 4, p0, p1, a, lda, brow, acc);
-/* tr = 0: attn__avx512_mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__avx512_mv_t_body (or for
- * the block types attn__avx512_mv_q_body, always tr = 1). Only 16-bit and block-type B come here
- * (f32 B keeps attn__avx512_attn_matmul's paths, and so its bits). */
-static void attn__avx512_mv_rows(int tr, attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
-                          size_t ars, size_t lda, const void *const *brow, attn__avx512_v *acc,
-                          size_t nr, float *t)
+/* attn__avx512_mv_t_body, or for the block types attn__avx512_mv_q_body: only 16-bit and block-type B
+ * come here (f32 B^T keeps attn__avx512_attn_matmul's order: attn__avx512_mv_tx) */
+static void attn__avx512_mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
+                           size_t lda, const void *const *brow, attn__avx512_v *acc)
 {
     if (bt == ATTN_F16) {
-        ATTN__AVX512_MV_ROWS(ATTN_F16)
+        ATTN__AVX512_MV_TROWS(ATTN_F16)
     } else if (bt == ATTN_BF16) {
-        ATTN__AVX512_MV_ROWS(ATTN_BF16)
+        ATTN__AVX512_MV_TROWS(ATTN_BF16)
     } else if (bt == ATTN_Q8_0) {
         ATTN__AVX512_MV_QROWS(ATTN_Q8_0)
     } else {
         ATTN__AVX512_MV_QROWS(ATTN_Q4_0)
     }
 }
-#undef ATTN__AVX512_MV_ROWS
+#undef ATTN__AVX512_MV_TROWS
 #undef ATTN__AVX512_MV_QROWS
+static void attn__avx512_mv_nn_rows(attn_dtype bt, size_t R, size_t kc, const float *a, size_t ars,
+                             size_t acs, const void *b, size_t ldb, size_t w, size_t wp, float *t)
+{
+    const size_t u = R == 4 ? 2 : 4;
+    size_t i, p, j;
+    for (i = 0; i < R * wp; i += ATTN__AVX512_VW) attn__avx512_vstore(t + i, attn__avx512_vzero());
+#define ATTN__AVX512_MV_NN(T)                                                                      \
+    if (R == 4) attn__avx512_mv_nn_body(T, 4, kc, a, ars, acs, b, ldb, w, wp, t);                  \
+    else if (R == 2) attn__avx512_mv_nn_body(T, 2, kc, a, ars, acs, b, ldb, w, wp, t);             \
+    else attn__avx512_mv_nn_body(T, 1, kc, a, ars, acs, b, ldb, w, wp, t);
+    if (bt == ATTN_F16) {
+        ATTN__AVX512_MV_NN(ATTN_F16)
+    } else if (bt == ATTN_BF16) {
+        ATTN__AVX512_MV_NN(ATTN_BF16)
+    } else {
+        ATTN__AVX512_MV_NN(ATTN_F32)
+    }
+#undef ATTN__AVX512_MV_NN
+    for (p = 0; p < kc; p++) /* the last rows of B, and the last columns, one at a time */
+        for (j = p < kc / u * u ? w / ATTN__AVX512_VW * ATTN__AVX512_VW : 0; j < w; j += ATTN__AVX512_VW) {
+            const attn__avx512_v bv = attn__avx512_mm_vload_n(bt, b, p * ldb + j, w - j);
+            for (i = 0; i < R; i++)
+                attn__avx512_vstore(t + i * wp + j, attn__avx512_vfma(attn__avx512_vset1(a[i * ars + p * acs]), bv,
+                                                        attn__avx512_vload(t + i * wp + j)));
+        }
+}
 
 /* Rows of C taken together: 4, then 2, then 1 */
 static size_t attn__avx512_mv_group(size_t left) { return left >= 4 ? 4 : left >= 2 ? 2 : 1; }
 
-/* C = alpha op(A) B (+ beta C), m <= ATTN__AVX512_MM_SKINNY: for each chunk of k (attn__avx512_mm_kc, as
- * the packed path) and each block of 2 ATTN__AVX512_VW columns, the rows' chains in registers,
- * merged into C by attn__avx512_mm_merge. */
-static void attn__avx512_mv_n(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
-                       size_t lda, attn_dtype bt, const void *b, size_t ldb, float beta,
-                       float *c, size_t ldc)
+/* C = alpha op(A) B (+ beta C), m <= ATTN__AVX512_MM_SKINNY, B in f32 or 16 bits: for each panel of
+ * columns (as many as the chains of the largest row group fit in: ws's wsf floats if more
+ * than the ATTN__AVX512_MV_PANEL on the stack) and each chunk of k (attn__avx512_mm_kc, as the packed path),
+ * each group of rows runs over the chunk's rows of B (read once from memory, from cache for
+ * the later groups), merged into C by attn__avx512_mm_merge_ld: attn__avx512_attn_matmul's order. */
+static void attn__avx512_mv_nn(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
+                        size_t lda, attn_dtype bt, const void *b, size_t ldb, float beta,
+                        float *c, size_t ldc, float *ws, size_t wsf)
 {
     const size_t kcb = attn__avx512_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
-    float t[4 * ATTN__AVX512_NR];
+    const size_t g = attn__avx512_mv_group(m);
+    float stack[ATTN__AVX512_MV_PANEL], *t = ws && wsf > ATTN__AVX512_MV_PANEL ? ws : stack;
+    const size_t wmax = attn__avx512_min(attn__avx512_round_up(n, ATTN__AVX512_VW),
+                                  (t == ws ? wsf : ATTN__AVX512_MV_PANEL) / g / ATTN__AVX512_VW * ATTN__AVX512_VW);
     size_t pc, j, i, R;
-    for (pc = 0; pc < k; pc += kcb) {
-        const size_t kc = attn__avx512_min(kcb, k - pc);
-        for (j = 0; j < n; j += 2 * ATTN__AVX512_VW) {
-            const size_t nr = attn__avx512_min(2 * ATTN__AVX512_VW, n - j);
-            const void *bp = attn__avx512_dt_at(bt, b, pc * ldb + j);
+    for (j = 0; j < n; j += wmax) {
+        const size_t w = attn__avx512_min(wmax, n - j), wp = attn__avx512_round_up(w, ATTN__AVX512_VW);
+        for (pc = 0; pc < k; pc += kcb) {
+            const size_t kc = attn__avx512_min(kcb, k - pc);
             for (i = 0; i < m; i += R) {
                 R = attn__avx512_mv_group(m - i);
-                attn__avx512_mv_rows(0, bt, R, ldb, kc, a + i * ars + pc * acs, ars, acs, &bp, NULL, nr,
-                              t);
-                attn__avx512_mm_merge(c + i * ldc + j, ldc, t, R, nr, alpha, beta, pc == 0 ? 1 : 2);
+                attn__avx512_mv_nn_rows(bt, R, kc, a + i * ars + pc * acs, ars, acs,
+                                 attn__avx512_dt_at(bt, b, pc * ldb + j), ldb, w, wp, t);
+                attn__avx512_mm_merge_ld(c + i * ldc + j, ldc, t, wp, R, w, alpha, beta,
+                                  pc == 0 ? 1 : 2);
             }
         }
     }
 }
 
-/* C = alpha A B^T (+ beta C), m <= ATTN__AVX512_MM_SKINNY: 4 rows of B at a time, k in passes of
- * ATTN__AVX512_MV_PASS, lane sums reduced (attn__avx512_vhsum) and merged into C once. */
+/* op(B) = B^T, f32 B (n x k): the chains of R rows of op(A) over kc steps of k of jn <= 2
+ * ATTN__AVX512_VW rows of B at bj, into t (row length 2 ATTN__AVX512_VW): the rows of B read along k
+ * together, transposed ATTN__AVX512_VW steps at a time into blk, the chains in registers. */
+static void attn__avx512_mv_tx_block(const float *bj, size_t ldb, size_t jn, size_t p, size_t steps,
+                              float *blk)
+{
+    size_t q, l;
+    if (steps == ATTN__AVX512_VW) {
+        attn__avx512_vtranspose_copy(bj + p, ldb, attn__avx512_min(jn, ATTN__AVX512_VW), blk, 2 * ATTN__AVX512_VW);
+        if (jn > ATTN__AVX512_VW) /* no pointer past the last row */
+            attn__avx512_vtranspose_copy(bj + ATTN__AVX512_VW * ldb + p, ldb, jn - ATTN__AVX512_VW, blk + ATTN__AVX512_VW,
+                                  2 * ATTN__AVX512_VW);
+        else
+            for (q = 0; q < ATTN__AVX512_VW; q++)
+                attn__avx512_vstore(blk + q * 2 * ATTN__AVX512_VW + ATTN__AVX512_VW, attn__avx512_vzero());
+    } else { /* all of blk written: a call's stack use does not depend on its sizes */
+        for (q = 0; q < ATTN__AVX512_VW; q++)
+            for (l = 0; l < 2 * ATTN__AVX512_VW; l++)
+                blk[q * 2 * ATTN__AVX512_VW + l] = l < jn && q < steps ? bj[l * ldb + p + q] : 0.0f;
+    }
+}
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_tx_body(size_t R, size_t kc, const float *bj,
+                                                size_t ldb, size_t jn, const float *a,
+                                                size_t ars, size_t acs, float *t)
+{
+    float blk[ATTN__AVX512_VW * 2 * ATTN__AVX512_VW];
+    attn__avx512_v s[4][2], b0, b1, av;
+    size_t i, p, q, steps;
+    ATTN__AVX512_UNROLL
+    for (i = 0; i < R; i++) s[i][0] = s[i][1] = attn__avx512_vzero();
+    for (p = 0; p < kc; p += steps) {
+        steps = attn__avx512_min(ATTN__AVX512_VW, kc - p);
+        attn__avx512_mv_tx_block(bj, ldb, jn, p, steps, blk);
+        for (q = 0; q < steps; q++) {
+            b0 = attn__avx512_vload(blk + q * 2 * ATTN__AVX512_VW);
+            b1 = attn__avx512_vload(blk + q * 2 * ATTN__AVX512_VW + ATTN__AVX512_VW);
+            ATTN__AVX512_UNROLL
+            for (i = 0; i < R; i++) {
+                av = attn__avx512_vset1(a[i * ars + (p + q) * acs]);
+                s[i][0] = attn__avx512_vfma(av, b0, s[i][0]);
+                s[i][1] = attn__avx512_vfma(av, b1, s[i][1]);
+            }
+        }
+    }
+    ATTN__AVX512_UNROLL
+    for (i = 0; i < R; i++) {
+        attn__avx512_vstore(t + i * 2 * ATTN__AVX512_VW, s[i][0]);
+        attn__avx512_vstore(t + i * 2 * ATTN__AVX512_VW + ATTN__AVX512_VW, s[i][1]);
+    }
+}
+static void attn__avx512_mv_tx_rows(size_t R, size_t kc, const float *bj, size_t ldb, size_t jn,
+                             const float *a, size_t ars, size_t acs, float *t)
+{
+    if (R == 4) attn__avx512_mv_tx_body(4, kc, bj, ldb, jn, a, ars, acs, t);
+    else if (R == 2) attn__avx512_mv_tx_body(2, kc, bj, ldb, jn, a, ars, acs, t);
+    else attn__avx512_mv_tx_body(1, kc, bj, ldb, jn, a, ars, acs, t);
+}
+
+/* C = alpha op(A) B^T (+ beta C), m <= ATTN__AVX512_MM_SKINNY, f32 B (n x k): attn__avx512_attn_matmul's order
+ * (one chain per element over each chunk of k, chunks merged in order) with B streamed once
+ * (2 ATTN__AVX512_VW rows at a time; a second group of rows reads the chunk from L1). */
+static void attn__avx512_mv_tx(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
+                        size_t lda, const float *b, size_t ldb, float beta, float *c,
+                        size_t ldc)
+{
+    const size_t kcb = attn__avx512_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
+    float t[ATTN__AVX512_MM_SKINNY * 2 * ATTN__AVX512_VW];
+    size_t j, pc, i, R;
+    for (j = 0; j < n; j += 2 * ATTN__AVX512_VW) {
+        const size_t jn = attn__avx512_min(2 * ATTN__AVX512_VW, n - j);
+        for (pc = 0; pc < k; pc += kcb) {
+            const size_t kc = attn__avx512_min(kcb, k - pc);
+            for (i = 0; i < m; i += R) {
+                R = attn__avx512_mv_group(m - i);
+                attn__avx512_mv_tx_rows(R, kc, b + j * ldb + pc, ldb, jn, a + i * ars + pc * acs, ars,
+                                 acs, t + i * 2 * ATTN__AVX512_VW);
+            }
+            attn__avx512_mm_merge_ld(c + j, ldc, t, 2 * ATTN__AVX512_VW, m, jn, alpha, beta,
+                              pc == 0 ? 1 : 2);
+        }
+    }
+}
+
+/* C = alpha A B^T (+ beta C), m <= ATTN__AVX512_MM_SKINNY, B in 16 bits or blocks: 4 rows of B at
+ * a time, k in passes of ATTN__AVX512_MV_PASS, lane sums reduced (attn__avx512_vhsum) and merged into C
+ * once. */
 static void attn__avx512_mv_t(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                        attn_dtype bt, const void *b, size_t ldb, float beta, float *c,
                        size_t ldc)
@@ -17591,8 +17979,8 @@ static void attn__avx512_mv_t(size_t m, size_t n, size_t k, float alpha, const f
         for (p = 0; p < k; p += ATTN__AVX512_MV_PASS)
             for (i = 0; i < m; i += R) {
                 R = attn__avx512_mv_group(m - i);
-                attn__avx512_mv_rows(1, bt, R, p, attn__avx512_min(k, p + ATTN__AVX512_MV_PASS), a + i * lda, 0, lda,
-                              brow, acc + i * 4, 0, NULL);
+                attn__avx512_mv_trows(bt, R, p, attn__avx512_min(k, p + ATTN__AVX512_MV_PASS), a + i * lda, lda,
+                               brow, acc + i * 4);
             }
         for (i = 0; i < m; i++)
             for (q = 0; q < 4; q++) t[i * ATTN__AVX512_NR + q] = attn__avx512_vhsum(acc[i * 4 + q]);
@@ -17694,10 +18082,21 @@ static attn_status attn__avx512_matmul(attn_trans ta, attn_trans tb, size_t m, s
             for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
         return ATTN_OK;
     }
-    if (m <= ATTN__AVX512_MM_SKINNY && bt != ATTN_F32 && !(ta && tb)) { /* decode: B read once */
-        if (tb) attn__avx512_mv_t(m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
-        else attn__avx512_mv_n(ta, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
-        return ATTN_OK;
+    if (m <= ATTN__AVX512_MM_SKINNY) { /* decode: B read once */
+        if (!tb) { /* the chains of a panel in the workspace, if there is one */
+            attn__avx512_mm_ws_floats(m, n, k, &fa, &fb);
+            attn__avx512_mv_nn(ta, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc,
+                        workspace ? attn__avx512_align(workspace) : NULL, fa + fb);
+            return ATTN_OK;
+        }
+        if (bt == ATTN_F32) {
+            attn__avx512_mv_tx(ta, m, n, k, alpha, a, lda, (const float *)b, ldb, beta, c, ldc);
+            return ATTN_OK;
+        }
+        if (!ta) {
+            attn__avx512_mv_t(m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
+            return ATTN_OK;
+        }
     }
     if (!workspace) {
         attn__avx512_mm_nopack(ta, tb, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
@@ -23969,16 +24368,16 @@ static void attn__mm_ukr_strided_rows(size_t mr, size_t kc, const float *a, size
 }
 #undef ATTN__MM_ROWS_CASES
 
-/* Merges the mr x nr corner of a raw accumulator tile t (row length ATTN__NR) into C by the
+/* Merges the mr x nr corner of raw accumulators t (row length ldt) into C by the
  * microkernel's rule for mode 1 or 2: the same operations, lane for lane. */
-static void attn__mm_merge(float *c, size_t ldc, const float *t, size_t mr, size_t nr,
-                           float alpha, float beta, int mode)
+static void attn__mm_merge_ld(float *c, size_t ldc, const float *t, size_t ldt, size_t mr,
+                              size_t nr, float alpha, float beta, int mode)
 {
     const attn__v va = attn__vset1(alpha), vb = attn__vset1(beta);
     size_t i, j;
     for (i = 0; i < mr; i++) { /* row i at c + i * ldc: never a pointer past the last row */
         float *cr = c + i * ldc;
-        const float *tr = t + i * ATTN__NR;
+        const float *tr = t + i * ldt;
         for (j = 0; j < nr; j += ATTN__VW) {
             const size_t w = attn__min(ATTN__VW, nr - j);
             const attn__v acc = attn__vload(tr + j);
@@ -23996,6 +24395,11 @@ static void attn__mm_merge(float *c, size_t ldc, const float *t, size_t mr, size
             else attn__vstore_part(cr + j, r, w);
         }
     }
+}
+static void attn__mm_merge(float *c, size_t ldc, const float *t, size_t mr, size_t nr,
+                           float alpha, float beta, int mode)
+{
+    attn__mm_merge_ld(c, ldc, t, ATTN__NR, mr, nr, alpha, beta, mode);
 }
 
 /* The general tile (no workspace: B^T, and edge tiles, read in place): raw accumulators of
@@ -24313,39 +24717,47 @@ static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t 
  * each group of A's rows takes it; the accumulators wait in memory between passes, so the
  * summation order does not depend on it) */
 #define ATTN__MV_PASS 1024
+/* Floats of the stack buffer in which attn__mv_nn keeps its rows' chains */
+#define ATTN__MV_PANEL 1024
 
-/* op(B) = B (k x n): raw accumulators of R rows of op(A) (A(i, p) = a[i * ars + p * acs])
- * times the kc x nr block of B at b (nr <= 2 ATTN__VW columns, row stride ldb) into t (row
- * length ATTN__NR), each element one fma chain over p in order from 0: the microkernel's
- * order, so the result is the packed path's, bit for bit. */
-static ATTN__FORCE_INLINE void attn__mv_n_body(attn_dtype bt, size_t R, size_t kc,
-                                               const float *a, size_t ars, size_t acs,
-                                               const void *b, size_t ldb, size_t nr, float *t)
+/* op(B) = B (k x n, row stride ldb): the chains of R rows of op(A) (A(i, p) = a[i * ars +
+ * p * acs]) over kc rows of B and the w columns at b, into t (R rows of wp >= w floats, zeroed
+ * here): each row of B read once, whole, for the R rows; each element one fma chain over p
+ * in order from 0, the microkernel's order, so the result is the packed path's, bit for
+ * bit. The chains wait in t (L1) between rows of B. */
+static ATTN__FORCE_INLINE void attn__mv_nn_step(attn_dtype bt, size_t R, size_t U,
+                                                const float *a, size_t ars, size_t acs,
+                                                const void *b, size_t ldb, size_t w, size_t wp,
+                                                float *t)
 {
-    attn__v acc[4][2], b0, b1;
-    size_t i, p;
+    attn__v av[4][4], bv[4], s;
+    size_t i, j, q;
     ATTN__UNROLL
-    for (i = 0; i < R; i++) acc[i][0] = acc[i][1] = attn__vzero();
-    for (p = 0; p < kc; p++) {
-        if (nr == 2 * ATTN__VW) {
-            b0 = attn__vload_dt(bt, b, p * ldb);
-            b1 = attn__vload_dt(bt, b, p * ldb + ATTN__VW);
-        } else {
-            b0 = attn__mm_vload_n(bt, b, p * ldb, nr);
-            b1 = attn__mm_vload_n(bt, b, p * ldb + ATTN__VW, nr > ATTN__VW ? nr - ATTN__VW : 0);
-        }
+    for (i = 0; i < R; i++)
+        ATTN__UNROLL
+        for (q = 0; q < U; q++) av[i][q] = attn__vset1(a[i * ars + q * acs]);
+    for (j = 0; j + ATTN__VW <= w; j += ATTN__VW) {
+        ATTN__UNROLL
+        for (q = 0; q < U; q++) bv[q] = attn__vload_dt(bt, b, q * ldb + j);
         ATTN__UNROLL
         for (i = 0; i < R; i++) {
-            const attn__v av = attn__vset1(a[i * ars + p * acs]);
-            acc[i][0] = attn__vfma(av, b0, acc[i][0]);
-            acc[i][1] = attn__vfma(av, b1, acc[i][1]);
+            s = attn__vload(t + i * wp + j);
+            ATTN__UNROLL
+            for (q = 0; q < U; q++) s = attn__vfma(av[i][q], bv[q], s);
+            attn__vstore(t + i * wp + j, s);
         }
     }
-    ATTN__UNROLL
-    for (i = 0; i < R; i++) {
-        attn__vstore(t + i * ATTN__NR, acc[i][0]);
-        attn__vstore(t + i * ATTN__NR + ATTN__VW, acc[i][1]);
-    }
+}
+static ATTN__FORCE_INLINE void attn__mv_nn_body(attn_dtype bt, size_t R, size_t kc,
+                                                const float *a, size_t ars, size_t acs,
+                                                const void *b, size_t ldb, size_t w, size_t wp,
+                                                float *t)
+{
+    const size_t u = R == 4 ? 2 : 4; /* rows of B per pass over t: u x R broadcasts held */
+    size_t p;
+    for (p = 0; p + u <= kc; p += u)
+        attn__mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__dt_at(bt, b, p * ldb), ldb, w,
+                         wp, t);
 }
 
 /* op(B) = B^T (B n x k), op(A) = A: acc[i * 4 + q] += A(i, p .. p + VW) * B(row q, same p)
@@ -24428,74 +24840,182 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers) */
-#define ATTN__MV_ROWS(T)                                                                    \
-    if (tr) {                                                                               \
-        if (R == 4) {                                                                       \
-            attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow, acc);                            \
-            attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                    \
-        } else if (R == 2) attn__mv_t_body(T, 2, 4, p0, p1, a, lda, brow, acc);             \
-        else attn__mv_t_body(T, 1, 4, p0, p1, a, lda, brow, acc);                           \
-    } else if (R == 4) attn__mv_n_body(T, 4, p1, a, ars, lda, brow[0], p0, nr, t);           \
-    else if (R == 2) attn__mv_n_body(T, 2, p1, a, ars, lda, brow[0], p0, nr, t);             \
-    else attn__mv_n_body(T, 1, p1, a, ars, lda, brow[0], p0, nr, t);
+#define ATTN__MV_TROWS(T)                                                                   \
+    if (R == 4) {                                                                           \
+        attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
+        attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
+    } else if (R == 2) attn__mv_t_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
+    else attn__mv_t_body(T, 1, 4, p0, p1, a, lda, brow, acc);
 #define ATTN__MV_QROWS(T)                                                                   \
-    if (!tr) return; /* never: block types are B^T */                                      \
     p0 /= ATTN__QK, p1 /= ATTN__QK;                                                         \
     if (R == 4) {                                                                           \
         attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
         attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
     } else if (R == 2) attn__mv_q_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
     else attn__mv_q_body(T, 1, 4, p0, p1, a, lda, brow, acc);
-/* tr = 0: attn__mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__mv_t_body (or for
- * the block types attn__mv_q_body, always tr = 1). Only 16-bit and block-type B come here
- * (f32 B keeps attn_matmul's paths, and so its bits). */
-static void attn__mv_rows(int tr, attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
-                          size_t ars, size_t lda, const void *const *brow, attn__v *acc,
-                          size_t nr, float *t)
+/* attn__mv_t_body, or for the block types attn__mv_q_body: only 16-bit and block-type B
+ * come here (f32 B^T keeps attn_matmul's order: attn__mv_tx) */
+static void attn__mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
+                           size_t lda, const void *const *brow, attn__v *acc)
 {
     if (bt == ATTN_F16) {
-        ATTN__MV_ROWS(ATTN_F16)
+        ATTN__MV_TROWS(ATTN_F16)
     } else if (bt == ATTN_BF16) {
-        ATTN__MV_ROWS(ATTN_BF16)
+        ATTN__MV_TROWS(ATTN_BF16)
     } else if (bt == ATTN_Q8_0) {
         ATTN__MV_QROWS(ATTN_Q8_0)
     } else {
         ATTN__MV_QROWS(ATTN_Q4_0)
     }
 }
-#undef ATTN__MV_ROWS
+#undef ATTN__MV_TROWS
 #undef ATTN__MV_QROWS
+static void attn__mv_nn_rows(attn_dtype bt, size_t R, size_t kc, const float *a, size_t ars,
+                             size_t acs, const void *b, size_t ldb, size_t w, size_t wp, float *t)
+{
+    const size_t u = R == 4 ? 2 : 4;
+    size_t i, p, j;
+    for (i = 0; i < R * wp; i += ATTN__VW) attn__vstore(t + i, attn__vzero());
+#define ATTN__MV_NN(T)                                                                      \
+    if (R == 4) attn__mv_nn_body(T, 4, kc, a, ars, acs, b, ldb, w, wp, t);                  \
+    else if (R == 2) attn__mv_nn_body(T, 2, kc, a, ars, acs, b, ldb, w, wp, t);             \
+    else attn__mv_nn_body(T, 1, kc, a, ars, acs, b, ldb, w, wp, t);
+    if (bt == ATTN_F16) {
+        ATTN__MV_NN(ATTN_F16)
+    } else if (bt == ATTN_BF16) {
+        ATTN__MV_NN(ATTN_BF16)
+    } else {
+        ATTN__MV_NN(ATTN_F32)
+    }
+#undef ATTN__MV_NN
+    for (p = 0; p < kc; p++) /* the last rows of B, and the last columns, one at a time */
+        for (j = p < kc / u * u ? w / ATTN__VW * ATTN__VW : 0; j < w; j += ATTN__VW) {
+            const attn__v bv = attn__mm_vload_n(bt, b, p * ldb + j, w - j);
+            for (i = 0; i < R; i++)
+                attn__vstore(t + i * wp + j, attn__vfma(attn__vset1(a[i * ars + p * acs]), bv,
+                                                        attn__vload(t + i * wp + j)));
+        }
+}
 
 /* Rows of C taken together: 4, then 2, then 1 */
 static size_t attn__mv_group(size_t left) { return left >= 4 ? 4 : left >= 2 ? 2 : 1; }
 
-/* C = alpha op(A) B (+ beta C), m <= ATTN__MM_SKINNY: for each chunk of k (attn__mm_kc, as
- * the packed path) and each block of 2 ATTN__VW columns, the rows' chains in registers,
- * merged into C by attn__mm_merge. */
-static void attn__mv_n(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
-                       size_t lda, attn_dtype bt, const void *b, size_t ldb, float beta,
-                       float *c, size_t ldc)
+/* C = alpha op(A) B (+ beta C), m <= ATTN__MM_SKINNY, B in f32 or 16 bits: for each panel of
+ * columns (as many as the chains of the largest row group fit in: ws's wsf floats if more
+ * than the ATTN__MV_PANEL on the stack) and each chunk of k (attn__mm_kc, as the packed path),
+ * each group of rows runs over the chunk's rows of B (read once from memory, from cache for
+ * the later groups), merged into C by attn__mm_merge_ld: attn_matmul's order. */
+static void attn__mv_nn(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
+                        size_t lda, attn_dtype bt, const void *b, size_t ldb, float beta,
+                        float *c, size_t ldc, float *ws, size_t wsf)
 {
     const size_t kcb = attn__mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
-    float t[4 * ATTN__NR];
+    const size_t g = attn__mv_group(m);
+    float stack[ATTN__MV_PANEL], *t = ws && wsf > ATTN__MV_PANEL ? ws : stack;
+    const size_t wmax = attn__min(attn__round_up(n, ATTN__VW),
+                                  (t == ws ? wsf : ATTN__MV_PANEL) / g / ATTN__VW * ATTN__VW);
     size_t pc, j, i, R;
-    for (pc = 0; pc < k; pc += kcb) {
-        const size_t kc = attn__min(kcb, k - pc);
-        for (j = 0; j < n; j += 2 * ATTN__VW) {
-            const size_t nr = attn__min(2 * ATTN__VW, n - j);
-            const void *bp = attn__dt_at(bt, b, pc * ldb + j);
+    for (j = 0; j < n; j += wmax) {
+        const size_t w = attn__min(wmax, n - j), wp = attn__round_up(w, ATTN__VW);
+        for (pc = 0; pc < k; pc += kcb) {
+            const size_t kc = attn__min(kcb, k - pc);
             for (i = 0; i < m; i += R) {
                 R = attn__mv_group(m - i);
-                attn__mv_rows(0, bt, R, ldb, kc, a + i * ars + pc * acs, ars, acs, &bp, NULL, nr,
-                              t);
-                attn__mm_merge(c + i * ldc + j, ldc, t, R, nr, alpha, beta, pc == 0 ? 1 : 2);
+                attn__mv_nn_rows(bt, R, kc, a + i * ars + pc * acs, ars, acs,
+                                 attn__dt_at(bt, b, pc * ldb + j), ldb, w, wp, t);
+                attn__mm_merge_ld(c + i * ldc + j, ldc, t, wp, R, w, alpha, beta,
+                                  pc == 0 ? 1 : 2);
             }
         }
     }
 }
 
-/* C = alpha A B^T (+ beta C), m <= ATTN__MM_SKINNY: 4 rows of B at a time, k in passes of
- * ATTN__MV_PASS, lane sums reduced (attn__vhsum) and merged into C once. */
+/* op(B) = B^T, f32 B (n x k): the chains of R rows of op(A) over kc steps of k of jn <= 2
+ * ATTN__VW rows of B at bj, into t (row length 2 ATTN__VW): the rows of B read along k
+ * together, transposed ATTN__VW steps at a time into blk, the chains in registers. */
+static void attn__mv_tx_block(const float *bj, size_t ldb, size_t jn, size_t p, size_t steps,
+                              float *blk)
+{
+    size_t q, l;
+    if (steps == ATTN__VW) {
+        attn__vtranspose_copy(bj + p, ldb, attn__min(jn, ATTN__VW), blk, 2 * ATTN__VW);
+        if (jn > ATTN__VW) /* no pointer past the last row */
+            attn__vtranspose_copy(bj + ATTN__VW * ldb + p, ldb, jn - ATTN__VW, blk + ATTN__VW,
+                                  2 * ATTN__VW);
+        else
+            for (q = 0; q < ATTN__VW; q++)
+                attn__vstore(blk + q * 2 * ATTN__VW + ATTN__VW, attn__vzero());
+    } else { /* all of blk written: a call's stack use does not depend on its sizes */
+        for (q = 0; q < ATTN__VW; q++)
+            for (l = 0; l < 2 * ATTN__VW; l++)
+                blk[q * 2 * ATTN__VW + l] = l < jn && q < steps ? bj[l * ldb + p + q] : 0.0f;
+    }
+}
+static ATTN__FORCE_INLINE void attn__mv_tx_body(size_t R, size_t kc, const float *bj,
+                                                size_t ldb, size_t jn, const float *a,
+                                                size_t ars, size_t acs, float *t)
+{
+    float blk[ATTN__VW * 2 * ATTN__VW];
+    attn__v s[4][2], b0, b1, av;
+    size_t i, p, q, steps;
+    ATTN__UNROLL
+    for (i = 0; i < R; i++) s[i][0] = s[i][1] = attn__vzero();
+    for (p = 0; p < kc; p += steps) {
+        steps = attn__min(ATTN__VW, kc - p);
+        attn__mv_tx_block(bj, ldb, jn, p, steps, blk);
+        for (q = 0; q < steps; q++) {
+            b0 = attn__vload(blk + q * 2 * ATTN__VW);
+            b1 = attn__vload(blk + q * 2 * ATTN__VW + ATTN__VW);
+            ATTN__UNROLL
+            for (i = 0; i < R; i++) {
+                av = attn__vset1(a[i * ars + (p + q) * acs]);
+                s[i][0] = attn__vfma(av, b0, s[i][0]);
+                s[i][1] = attn__vfma(av, b1, s[i][1]);
+            }
+        }
+    }
+    ATTN__UNROLL
+    for (i = 0; i < R; i++) {
+        attn__vstore(t + i * 2 * ATTN__VW, s[i][0]);
+        attn__vstore(t + i * 2 * ATTN__VW + ATTN__VW, s[i][1]);
+    }
+}
+static void attn__mv_tx_rows(size_t R, size_t kc, const float *bj, size_t ldb, size_t jn,
+                             const float *a, size_t ars, size_t acs, float *t)
+{
+    if (R == 4) attn__mv_tx_body(4, kc, bj, ldb, jn, a, ars, acs, t);
+    else if (R == 2) attn__mv_tx_body(2, kc, bj, ldb, jn, a, ars, acs, t);
+    else attn__mv_tx_body(1, kc, bj, ldb, jn, a, ars, acs, t);
+}
+
+/* C = alpha op(A) B^T (+ beta C), m <= ATTN__MM_SKINNY, f32 B (n x k): attn_matmul's order
+ * (one chain per element over each chunk of k, chunks merged in order) with B streamed once
+ * (2 ATTN__VW rows at a time; a second group of rows reads the chunk from L1). */
+static void attn__mv_tx(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
+                        size_t lda, const float *b, size_t ldb, float beta, float *c,
+                        size_t ldc)
+{
+    const size_t kcb = attn__mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
+    float t[ATTN__MM_SKINNY * 2 * ATTN__VW];
+    size_t j, pc, i, R;
+    for (j = 0; j < n; j += 2 * ATTN__VW) {
+        const size_t jn = attn__min(2 * ATTN__VW, n - j);
+        for (pc = 0; pc < k; pc += kcb) {
+            const size_t kc = attn__min(kcb, k - pc);
+            for (i = 0; i < m; i += R) {
+                R = attn__mv_group(m - i);
+                attn__mv_tx_rows(R, kc, b + j * ldb + pc, ldb, jn, a + i * ars + pc * acs, ars,
+                                 acs, t + i * 2 * ATTN__VW);
+            }
+            attn__mm_merge_ld(c + j, ldc, t, 2 * ATTN__VW, m, jn, alpha, beta,
+                              pc == 0 ? 1 : 2);
+        }
+    }
+}
+
+/* C = alpha A B^T (+ beta C), m <= ATTN__MM_SKINNY, B in 16 bits or blocks: 4 rows of B at
+ * a time, k in passes of ATTN__MV_PASS, lane sums reduced (attn__vhsum) and merged into C
+ * once. */
 static void attn__mv_t(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                        attn_dtype bt, const void *b, size_t ldb, float beta, float *c,
                        size_t ldc)
@@ -24512,8 +25032,8 @@ static void attn__mv_t(size_t m, size_t n, size_t k, float alpha, const float *a
         for (p = 0; p < k; p += ATTN__MV_PASS)
             for (i = 0; i < m; i += R) {
                 R = attn__mv_group(m - i);
-                attn__mv_rows(1, bt, R, p, attn__min(k, p + ATTN__MV_PASS), a + i * lda, 0, lda,
-                              brow, acc + i * 4, 0, NULL);
+                attn__mv_trows(bt, R, p, attn__min(k, p + ATTN__MV_PASS), a + i * lda, lda,
+                               brow, acc + i * 4);
             }
         for (i = 0; i < m; i++)
             for (q = 0; q < 4; q++) t[i * ATTN__NR + q] = attn__vhsum(acc[i * 4 + q]);
@@ -24615,10 +25135,21 @@ static attn_status attn__matmul(attn_trans ta, attn_trans tb, size_t m, size_t n
             for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
         return ATTN_OK;
     }
-    if (m <= ATTN__MM_SKINNY && bt != ATTN_F32 && !(ta && tb)) { /* decode: B read once */
-        if (tb) attn__mv_t(m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
-        else attn__mv_n(ta, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
-        return ATTN_OK;
+    if (m <= ATTN__MM_SKINNY) { /* decode: B read once */
+        if (!tb) { /* the chains of a panel in the workspace, if there is one */
+            attn__mm_ws_floats(m, n, k, &fa, &fb);
+            attn__mv_nn(ta, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc,
+                        workspace ? attn__align(workspace) : NULL, fa + fb);
+            return ATTN_OK;
+        }
+        if (bt == ATTN_F32) {
+            attn__mv_tx(ta, m, n, k, alpha, a, lda, (const float *)b, ldb, beta, c, ldc);
+            return ATTN_OK;
+        }
+        if (!ta) {
+            attn__mv_t(m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
+            return ATTN_OK;
+        }
     }
     if (!workspace) {
         attn__mm_nopack(ta, tb, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);

@@ -255,6 +255,9 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
  * attn_matmul is a packed, register-blocked sgemm (close to the FMA peak on large products).
  * Without one it still works, on A and B in place, tile by tile: somewhat slower for B not
  * transposed (10-30% on large products), several times slower for op(B) = B^T.
+ * Products of m <= 8 rows (decode: matrix-vector) read B once, in place, with or without a
+ * workspace (op(B) = B keeps its sums in the workspace if there is one, else in 4 KiB of
+ * stack), in the order of the rest.
  * A non-NULL workspace smaller than the query is ATTN_ERR_WORKSPACE.
  *
  * Determinism: each element of C is summed in an order that depends on k alone (one fma
@@ -277,7 +280,7 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  * checks (ATTN_ERR_ARG for b_type too), workspace (attn_matmul_workspace_size serves it) and
  * aliasing rules are attn_matmul's; with ATTN_F32 it is attn_matmul, bit for bit.
  * Large products widen B while packing it. Products of m <= 8 rows with a 16-bit B (decode:
- * a matrix-vector product) stream B once, unpacked, without a workspace, except op(A) = A^T
+ * a matrix-vector product) stream B once, unpacked, as attn_matmul's do, except op(A) = A^T
  * with op(B) = B^T, which takes the packed path.
  * Accuracy: the result is that of attn_matmul run on B widened to float32, within its bound.
  * Determinism: as attn_matmul's, with one difference. For op(B) = B^T, op(A) = A and

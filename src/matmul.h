@@ -114,16 +114,16 @@ static void attn__mm_ukr_strided_rows(size_t mr, size_t kc, const float *a, size
 }
 #undef ATTN__MM_ROWS_CASES
 
-/* Merges the mr x nr corner of a raw accumulator tile t (row length ATTN__NR) into C by the
+/* Merges the mr x nr corner of raw accumulators t (row length ldt) into C by the
  * microkernel's rule for mode 1 or 2: the same operations, lane for lane. */
-static void attn__mm_merge(float *c, size_t ldc, const float *t, size_t mr, size_t nr,
-                           float alpha, float beta, int mode)
+static void attn__mm_merge_ld(float *c, size_t ldc, const float *t, size_t ldt, size_t mr,
+                              size_t nr, float alpha, float beta, int mode)
 {
     const attn__v va = attn__vset1(alpha), vb = attn__vset1(beta);
     size_t i, j;
     for (i = 0; i < mr; i++) { /* row i at c + i * ldc: never a pointer past the last row */
         float *cr = c + i * ldc;
-        const float *tr = t + i * ATTN__NR;
+        const float *tr = t + i * ldt;
         for (j = 0; j < nr; j += ATTN__VW) {
             const size_t w = attn__min(ATTN__VW, nr - j);
             const attn__v acc = attn__vload(tr + j);
@@ -141,6 +141,11 @@ static void attn__mm_merge(float *c, size_t ldc, const float *t, size_t mr, size
             else attn__vstore_part(cr + j, r, w);
         }
     }
+}
+static void attn__mm_merge(float *c, size_t ldc, const float *t, size_t mr, size_t nr,
+                           float alpha, float beta, int mode)
+{
+    attn__mm_merge_ld(c, ldc, t, ATTN__NR, mr, nr, alpha, beta, mode);
 }
 
 /* The general tile (no workspace: B^T, and edge tiles, read in place): raw accumulators of
@@ -458,39 +463,47 @@ static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t 
  * each group of A's rows takes it; the accumulators wait in memory between passes, so the
  * summation order does not depend on it) */
 #define ATTN__MV_PASS 1024
+/* Floats of the stack buffer in which attn__mv_nn keeps its rows' chains */
+#define ATTN__MV_PANEL 1024
 
-/* op(B) = B (k x n): raw accumulators of R rows of op(A) (A(i, p) = a[i * ars + p * acs])
- * times the kc x nr block of B at b (nr <= 2 ATTN__VW columns, row stride ldb) into t (row
- * length ATTN__NR), each element one fma chain over p in order from 0: the microkernel's
- * order, so the result is the packed path's, bit for bit. */
-static ATTN__FORCE_INLINE void attn__mv_n_body(attn_dtype bt, size_t R, size_t kc,
-                                               const float *a, size_t ars, size_t acs,
-                                               const void *b, size_t ldb, size_t nr, float *t)
+/* op(B) = B (k x n, row stride ldb): the chains of R rows of op(A) (A(i, p) = a[i * ars +
+ * p * acs]) over kc rows of B and the w columns at b, into t (R rows of wp >= w floats, zeroed
+ * here): each row of B read once, whole, for the R rows; each element one fma chain over p
+ * in order from 0, the microkernel's order, so the result is the packed path's, bit for
+ * bit. The chains wait in t (L1) between rows of B. */
+static ATTN__FORCE_INLINE void attn__mv_nn_step(attn_dtype bt, size_t R, size_t U,
+                                                const float *a, size_t ars, size_t acs,
+                                                const void *b, size_t ldb, size_t w, size_t wp,
+                                                float *t)
 {
-    attn__v acc[4][2], b0, b1;
-    size_t i, p;
+    attn__v av[4][4], bv[4], s;
+    size_t i, j, q;
     ATTN__UNROLL
-    for (i = 0; i < R; i++) acc[i][0] = acc[i][1] = attn__vzero();
-    for (p = 0; p < kc; p++) {
-        if (nr == 2 * ATTN__VW) {
-            b0 = attn__vload_dt(bt, b, p * ldb);
-            b1 = attn__vload_dt(bt, b, p * ldb + ATTN__VW);
-        } else {
-            b0 = attn__mm_vload_n(bt, b, p * ldb, nr);
-            b1 = attn__mm_vload_n(bt, b, p * ldb + ATTN__VW, nr > ATTN__VW ? nr - ATTN__VW : 0);
-        }
+    for (i = 0; i < R; i++)
+        ATTN__UNROLL
+        for (q = 0; q < U; q++) av[i][q] = attn__vset1(a[i * ars + q * acs]);
+    for (j = 0; j + ATTN__VW <= w; j += ATTN__VW) {
+        ATTN__UNROLL
+        for (q = 0; q < U; q++) bv[q] = attn__vload_dt(bt, b, q * ldb + j);
         ATTN__UNROLL
         for (i = 0; i < R; i++) {
-            const attn__v av = attn__vset1(a[i * ars + p * acs]);
-            acc[i][0] = attn__vfma(av, b0, acc[i][0]);
-            acc[i][1] = attn__vfma(av, b1, acc[i][1]);
+            s = attn__vload(t + i * wp + j);
+            ATTN__UNROLL
+            for (q = 0; q < U; q++) s = attn__vfma(av[i][q], bv[q], s);
+            attn__vstore(t + i * wp + j, s);
         }
     }
-    ATTN__UNROLL
-    for (i = 0; i < R; i++) {
-        attn__vstore(t + i * ATTN__NR, acc[i][0]);
-        attn__vstore(t + i * ATTN__NR + ATTN__VW, acc[i][1]);
-    }
+}
+static ATTN__FORCE_INLINE void attn__mv_nn_body(attn_dtype bt, size_t R, size_t kc,
+                                                const float *a, size_t ars, size_t acs,
+                                                const void *b, size_t ldb, size_t w, size_t wp,
+                                                float *t)
+{
+    const size_t u = R == 4 ? 2 : 4; /* rows of B per pass over t: u x R broadcasts held */
+    size_t p;
+    for (p = 0; p + u <= kc; p += u)
+        attn__mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__dt_at(bt, b, p * ldb), ldb, w,
+                         wp, t);
 }
 
 /* op(B) = B^T (B n x k), op(A) = A: acc[i * 4 + q] += A(i, p .. p + VW) * B(row q, same p)
@@ -573,74 +586,182 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers) */
-#define ATTN__MV_ROWS(T)                                                                    \
-    if (tr) {                                                                               \
-        if (R == 4) {                                                                       \
-            attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow, acc);                            \
-            attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                    \
-        } else if (R == 2) attn__mv_t_body(T, 2, 4, p0, p1, a, lda, brow, acc);             \
-        else attn__mv_t_body(T, 1, 4, p0, p1, a, lda, brow, acc);                           \
-    } else if (R == 4) attn__mv_n_body(T, 4, p1, a, ars, lda, brow[0], p0, nr, t);           \
-    else if (R == 2) attn__mv_n_body(T, 2, p1, a, ars, lda, brow[0], p0, nr, t);             \
-    else attn__mv_n_body(T, 1, p1, a, ars, lda, brow[0], p0, nr, t);
+#define ATTN__MV_TROWS(T)                                                                   \
+    if (R == 4) {                                                                           \
+        attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
+        attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
+    } else if (R == 2) attn__mv_t_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
+    else attn__mv_t_body(T, 1, 4, p0, p1, a, lda, brow, acc);
 #define ATTN__MV_QROWS(T)                                                                   \
-    if (!tr) return; /* never: block types are B^T */                                      \
     p0 /= ATTN__QK, p1 /= ATTN__QK;                                                         \
     if (R == 4) {                                                                           \
         attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
         attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
     } else if (R == 2) attn__mv_q_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
     else attn__mv_q_body(T, 1, 4, p0, p1, a, lda, brow, acc);
-/* tr = 0: attn__mv_n_body (kc = p1, acs = lda, ldb = p0); tr = 1: attn__mv_t_body (or for
- * the block types attn__mv_q_body, always tr = 1). Only 16-bit and block-type B come here
- * (f32 B keeps attn_matmul's paths, and so its bits). */
-static void attn__mv_rows(int tr, attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
-                          size_t ars, size_t lda, const void *const *brow, attn__v *acc,
-                          size_t nr, float *t)
+/* attn__mv_t_body, or for the block types attn__mv_q_body: only 16-bit and block-type B
+ * come here (f32 B^T keeps attn_matmul's order: attn__mv_tx) */
+static void attn__mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
+                           size_t lda, const void *const *brow, attn__v *acc)
 {
     if (bt == ATTN_F16) {
-        ATTN__MV_ROWS(ATTN_F16)
+        ATTN__MV_TROWS(ATTN_F16)
     } else if (bt == ATTN_BF16) {
-        ATTN__MV_ROWS(ATTN_BF16)
+        ATTN__MV_TROWS(ATTN_BF16)
     } else if (bt == ATTN_Q8_0) {
         ATTN__MV_QROWS(ATTN_Q8_0)
     } else {
         ATTN__MV_QROWS(ATTN_Q4_0)
     }
 }
-#undef ATTN__MV_ROWS
+#undef ATTN__MV_TROWS
 #undef ATTN__MV_QROWS
+static void attn__mv_nn_rows(attn_dtype bt, size_t R, size_t kc, const float *a, size_t ars,
+                             size_t acs, const void *b, size_t ldb, size_t w, size_t wp, float *t)
+{
+    const size_t u = R == 4 ? 2 : 4;
+    size_t i, p, j;
+    for (i = 0; i < R * wp; i += ATTN__VW) attn__vstore(t + i, attn__vzero());
+#define ATTN__MV_NN(T)                                                                      \
+    if (R == 4) attn__mv_nn_body(T, 4, kc, a, ars, acs, b, ldb, w, wp, t);                  \
+    else if (R == 2) attn__mv_nn_body(T, 2, kc, a, ars, acs, b, ldb, w, wp, t);             \
+    else attn__mv_nn_body(T, 1, kc, a, ars, acs, b, ldb, w, wp, t);
+    if (bt == ATTN_F16) {
+        ATTN__MV_NN(ATTN_F16)
+    } else if (bt == ATTN_BF16) {
+        ATTN__MV_NN(ATTN_BF16)
+    } else {
+        ATTN__MV_NN(ATTN_F32)
+    }
+#undef ATTN__MV_NN
+    for (p = 0; p < kc; p++) /* the last rows of B, and the last columns, one at a time */
+        for (j = p < kc / u * u ? w / ATTN__VW * ATTN__VW : 0; j < w; j += ATTN__VW) {
+            const attn__v bv = attn__mm_vload_n(bt, b, p * ldb + j, w - j);
+            for (i = 0; i < R; i++)
+                attn__vstore(t + i * wp + j, attn__vfma(attn__vset1(a[i * ars + p * acs]), bv,
+                                                        attn__vload(t + i * wp + j)));
+        }
+}
 
 /* Rows of C taken together: 4, then 2, then 1 */
 static size_t attn__mv_group(size_t left) { return left >= 4 ? 4 : left >= 2 ? 2 : 1; }
 
-/* C = alpha op(A) B (+ beta C), m <= ATTN__MM_SKINNY: for each chunk of k (attn__mm_kc, as
- * the packed path) and each block of 2 ATTN__VW columns, the rows' chains in registers,
- * merged into C by attn__mm_merge. */
-static void attn__mv_n(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
-                       size_t lda, attn_dtype bt, const void *b, size_t ldb, float beta,
-                       float *c, size_t ldc)
+/* C = alpha op(A) B (+ beta C), m <= ATTN__MM_SKINNY, B in f32 or 16 bits: for each panel of
+ * columns (as many as the chains of the largest row group fit in: ws's wsf floats if more
+ * than the ATTN__MV_PANEL on the stack) and each chunk of k (attn__mm_kc, as the packed path),
+ * each group of rows runs over the chunk's rows of B (read once from memory, from cache for
+ * the later groups), merged into C by attn__mm_merge_ld: attn_matmul's order. */
+static void attn__mv_nn(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
+                        size_t lda, attn_dtype bt, const void *b, size_t ldb, float beta,
+                        float *c, size_t ldc, float *ws, size_t wsf)
 {
     const size_t kcb = attn__mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
-    float t[4 * ATTN__NR];
+    const size_t g = attn__mv_group(m);
+    float stack[ATTN__MV_PANEL], *t = ws && wsf > ATTN__MV_PANEL ? ws : stack;
+    const size_t wmax = attn__min(attn__round_up(n, ATTN__VW),
+                                  (t == ws ? wsf : ATTN__MV_PANEL) / g / ATTN__VW * ATTN__VW);
     size_t pc, j, i, R;
-    for (pc = 0; pc < k; pc += kcb) {
-        const size_t kc = attn__min(kcb, k - pc);
-        for (j = 0; j < n; j += 2 * ATTN__VW) {
-            const size_t nr = attn__min(2 * ATTN__VW, n - j);
-            const void *bp = attn__dt_at(bt, b, pc * ldb + j);
+    for (j = 0; j < n; j += wmax) {
+        const size_t w = attn__min(wmax, n - j), wp = attn__round_up(w, ATTN__VW);
+        for (pc = 0; pc < k; pc += kcb) {
+            const size_t kc = attn__min(kcb, k - pc);
             for (i = 0; i < m; i += R) {
                 R = attn__mv_group(m - i);
-                attn__mv_rows(0, bt, R, ldb, kc, a + i * ars + pc * acs, ars, acs, &bp, NULL, nr,
-                              t);
-                attn__mm_merge(c + i * ldc + j, ldc, t, R, nr, alpha, beta, pc == 0 ? 1 : 2);
+                attn__mv_nn_rows(bt, R, kc, a + i * ars + pc * acs, ars, acs,
+                                 attn__dt_at(bt, b, pc * ldb + j), ldb, w, wp, t);
+                attn__mm_merge_ld(c + i * ldc + j, ldc, t, wp, R, w, alpha, beta,
+                                  pc == 0 ? 1 : 2);
             }
         }
     }
 }
 
-/* C = alpha A B^T (+ beta C), m <= ATTN__MM_SKINNY: 4 rows of B at a time, k in passes of
- * ATTN__MV_PASS, lane sums reduced (attn__vhsum) and merged into C once. */
+/* op(B) = B^T, f32 B (n x k): the chains of R rows of op(A) over kc steps of k of jn <= 2
+ * ATTN__VW rows of B at bj, into t (row length 2 ATTN__VW): the rows of B read along k
+ * together, transposed ATTN__VW steps at a time into blk, the chains in registers. */
+static void attn__mv_tx_block(const float *bj, size_t ldb, size_t jn, size_t p, size_t steps,
+                              float *blk)
+{
+    size_t q, l;
+    if (steps == ATTN__VW) {
+        attn__vtranspose_copy(bj + p, ldb, attn__min(jn, ATTN__VW), blk, 2 * ATTN__VW);
+        if (jn > ATTN__VW) /* no pointer past the last row */
+            attn__vtranspose_copy(bj + ATTN__VW * ldb + p, ldb, jn - ATTN__VW, blk + ATTN__VW,
+                                  2 * ATTN__VW);
+        else
+            for (q = 0; q < ATTN__VW; q++)
+                attn__vstore(blk + q * 2 * ATTN__VW + ATTN__VW, attn__vzero());
+    } else { /* all of blk written: a call's stack use does not depend on its sizes */
+        for (q = 0; q < ATTN__VW; q++)
+            for (l = 0; l < 2 * ATTN__VW; l++)
+                blk[q * 2 * ATTN__VW + l] = l < jn && q < steps ? bj[l * ldb + p + q] : 0.0f;
+    }
+}
+static ATTN__FORCE_INLINE void attn__mv_tx_body(size_t R, size_t kc, const float *bj,
+                                                size_t ldb, size_t jn, const float *a,
+                                                size_t ars, size_t acs, float *t)
+{
+    float blk[ATTN__VW * 2 * ATTN__VW];
+    attn__v s[4][2], b0, b1, av;
+    size_t i, p, q, steps;
+    ATTN__UNROLL
+    for (i = 0; i < R; i++) s[i][0] = s[i][1] = attn__vzero();
+    for (p = 0; p < kc; p += steps) {
+        steps = attn__min(ATTN__VW, kc - p);
+        attn__mv_tx_block(bj, ldb, jn, p, steps, blk);
+        for (q = 0; q < steps; q++) {
+            b0 = attn__vload(blk + q * 2 * ATTN__VW);
+            b1 = attn__vload(blk + q * 2 * ATTN__VW + ATTN__VW);
+            ATTN__UNROLL
+            for (i = 0; i < R; i++) {
+                av = attn__vset1(a[i * ars + (p + q) * acs]);
+                s[i][0] = attn__vfma(av, b0, s[i][0]);
+                s[i][1] = attn__vfma(av, b1, s[i][1]);
+            }
+        }
+    }
+    ATTN__UNROLL
+    for (i = 0; i < R; i++) {
+        attn__vstore(t + i * 2 * ATTN__VW, s[i][0]);
+        attn__vstore(t + i * 2 * ATTN__VW + ATTN__VW, s[i][1]);
+    }
+}
+static void attn__mv_tx_rows(size_t R, size_t kc, const float *bj, size_t ldb, size_t jn,
+                             const float *a, size_t ars, size_t acs, float *t)
+{
+    if (R == 4) attn__mv_tx_body(4, kc, bj, ldb, jn, a, ars, acs, t);
+    else if (R == 2) attn__mv_tx_body(2, kc, bj, ldb, jn, a, ars, acs, t);
+    else attn__mv_tx_body(1, kc, bj, ldb, jn, a, ars, acs, t);
+}
+
+/* C = alpha op(A) B^T (+ beta C), m <= ATTN__MM_SKINNY, f32 B (n x k): attn_matmul's order
+ * (one chain per element over each chunk of k, chunks merged in order) with B streamed once
+ * (2 ATTN__VW rows at a time; a second group of rows reads the chunk from L1). */
+static void attn__mv_tx(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
+                        size_t lda, const float *b, size_t ldb, float beta, float *c,
+                        size_t ldc)
+{
+    const size_t kcb = attn__mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
+    float t[ATTN__MM_SKINNY * 2 * ATTN__VW];
+    size_t j, pc, i, R;
+    for (j = 0; j < n; j += 2 * ATTN__VW) {
+        const size_t jn = attn__min(2 * ATTN__VW, n - j);
+        for (pc = 0; pc < k; pc += kcb) {
+            const size_t kc = attn__min(kcb, k - pc);
+            for (i = 0; i < m; i += R) {
+                R = attn__mv_group(m - i);
+                attn__mv_tx_rows(R, kc, b + j * ldb + pc, ldb, jn, a + i * ars + pc * acs, ars,
+                                 acs, t + i * 2 * ATTN__VW);
+            }
+            attn__mm_merge_ld(c + j, ldc, t, 2 * ATTN__VW, m, jn, alpha, beta,
+                              pc == 0 ? 1 : 2);
+        }
+    }
+}
+
+/* C = alpha A B^T (+ beta C), m <= ATTN__MM_SKINNY, B in 16 bits or blocks: 4 rows of B at
+ * a time, k in passes of ATTN__MV_PASS, lane sums reduced (attn__vhsum) and merged into C
+ * once. */
 static void attn__mv_t(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                        attn_dtype bt, const void *b, size_t ldb, float beta, float *c,
                        size_t ldc)
@@ -657,8 +778,8 @@ static void attn__mv_t(size_t m, size_t n, size_t k, float alpha, const float *a
         for (p = 0; p < k; p += ATTN__MV_PASS)
             for (i = 0; i < m; i += R) {
                 R = attn__mv_group(m - i);
-                attn__mv_rows(1, bt, R, p, attn__min(k, p + ATTN__MV_PASS), a + i * lda, 0, lda,
-                              brow, acc + i * 4, 0, NULL);
+                attn__mv_trows(bt, R, p, attn__min(k, p + ATTN__MV_PASS), a + i * lda, lda,
+                               brow, acc + i * 4);
             }
         for (i = 0; i < m; i++)
             for (q = 0; q < 4; q++) t[i * ATTN__NR + q] = attn__vhsum(acc[i * 4 + q]);
@@ -760,10 +881,21 @@ static attn_status attn__matmul(attn_trans ta, attn_trans tb, size_t m, size_t n
             for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
         return ATTN_OK;
     }
-    if (m <= ATTN__MM_SKINNY && bt != ATTN_F32 && !(ta && tb)) { /* decode: B read once */
-        if (tb) attn__mv_t(m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
-        else attn__mv_n(ta, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
-        return ATTN_OK;
+    if (m <= ATTN__MM_SKINNY) { /* decode: B read once */
+        if (!tb) { /* the chains of a panel in the workspace, if there is one */
+            attn__mm_ws_floats(m, n, k, &fa, &fb);
+            attn__mv_nn(ta, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc,
+                        workspace ? attn__align(workspace) : NULL, fa + fb);
+            return ATTN_OK;
+        }
+        if (bt == ATTN_F32) {
+            attn__mv_tx(ta, m, n, k, alpha, a, lda, (const float *)b, ldb, beta, c, ldc);
+            return ATTN_OK;
+        }
+        if (!ta) {
+            attn__mv_t(m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);
+            return ATTN_OK;
+        }
     }
     if (!workspace) {
         attn__mm_nopack(ta, tb, m, n, k, alpha, a, lda, bt, b, ldb, beta, c, ldc);

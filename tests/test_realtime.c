@@ -72,11 +72,12 @@ static int sm_path = ATTN__SM_AUTO;
 /* bytes; the largest measured use is printed. --far: 20 KiB (softmax's scratch) */
 #define STACK_LIMIT (sm_path == ATTN__SM_FAR_PATH ? 20 * 1024 : 16 * 1024)
 #endif
-/* large problems may take other code paths (packed vs in place; attention's fused tiles
- * vs its decode rows) with frames up to this much larger (AVX-512's 64-byte spills: more);
+/* large problems may take other code paths (packed vs in place; matrix-vector products of
+ * up to 8 rows vs tiles; attention's fused tiles vs its decode rows) with frames up to this
+ * much larger (AVX-512's 64-byte vectors: a tile's buffers twice as large, so more);
  * a VLA or alloca sized by the problem (rows of 160 floats = 640 bytes and up) still fails
  * on the narrower paths */
-#define STACK_SLACK (ATTN__VW > 8 ? 1280 : 384)
+#define STACK_SLACK (ATTN__VW > 8 ? 3072 : 384)
 
 /* ---- the allocator, counted --------------------------------------------------------------- */
 
