@@ -4583,11 +4583,12 @@ static void attn__scalar_mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, 
  * p * acs]) over kc rows of B and the w columns at b, into t (R rows of wp >= w floats, zeroed
  * here): each row of B read once, whole, for the R rows; each element one fma chain over p
  * in order from 0, the microkernel's order, so the result is the packed path's, bit for
- * bit. The chains wait in t (L1) between rows of B. */
+ * bit. The chains wait in t (L1) between rows of B. The U rows at nb are requested as
+ * these are read (the pieces of a panel are too short for the hardware prefetcher). */
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_nn_step(attn_dtype bt, size_t R, size_t U,
                                                 const float *a, size_t ars, size_t acs,
-                                                const void *b, size_t ldb, size_t w, size_t wp,
-                                                float *t)
+                                                const void *b, const void *nb, size_t ldb,
+                                                size_t w, size_t wp, float *t)
 {
     attn__scalar_v av[4][4], bv[4], s;
     size_t i, j, q;
@@ -4597,7 +4598,10 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_nn_step(attn_dtype bt, siz
         for (q = 0; q < U; q++) av[i][q] = attn__scalar_vset1(a[i * ars + q * acs]);
     for (j = 0; j + ATTN__SCALAR_VW <= w; j += ATTN__SCALAR_VW) {
         ATTN__SCALAR_UNROLL
-        for (q = 0; q < U; q++) bv[q] = attn__scalar_vload_dt(bt, b, q * ldb + j);
+        for (q = 0; q < U; q++) {
+            ATTN__SCALAR_PREFETCH(attn__scalar_dt_at(bt, nb, q * ldb + j));
+            bv[q] = attn__scalar_vload_dt(bt, b, q * ldb + j);
+        }
         ATTN__SCALAR_UNROLL
         for (i = 0; i < R; i++) {
             s = attn__scalar_vload(t + i * wp + j);
@@ -4614,18 +4618,21 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_nn_body(attn_dtype bt, siz
 {
     const size_t u = R == 4 ? 2 : 4; /* rows of B per pass over t: u x R broadcasts held */
     size_t p;
-    for (p = 0; p + u <= kc; p += u)
-        attn__scalar_mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__scalar_dt_at(bt, b, p * ldb), ldb, w,
-                         wp, t);
+    for (p = 0; p + u <= kc; p += u) /* the next u rows requested (or these, at the end) */
+        attn__scalar_mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__scalar_dt_at(bt, b, p * ldb),
+                         attn__scalar_dt_at(bt, b, (p + 2 * u <= kc ? p + u : p) * ldb), ldb, w, wp, t);
 }
 
 /* op(B) = B^T (B n x k), op(A) = A: acc[i * 4 + q] += A(i, p .. p + VW) * B(row q, same p)
  * lane by lane for p in [p0, p1) (whole vectors, then the rest of k zero padded), R rows of
  * A at a (stride lda), J rows of B at brow[q]: per element ATTN__SCALAR_VW fma chains over p in
- * order, lane l taking the p = l mod ATTN__SCALAR_VW. */
+ * order, lane l taking the p = l mod ATTN__SCALAR_VW. pf (or NULL): the rows of B the next call
+ * reads, requested at the same place of k (rows of a few KiB each are too short for the
+ * hardware prefetcher to catch up). */
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_t_body(attn_dtype bt, size_t R, size_t J, size_t p0,
                                                size_t p1, const float *a, size_t lda,
-                                               const void *const *brow, attn__scalar_v *acc)
+                                               const void *const *brow, const void *const *pf,
+                                               attn__scalar_v *acc)
 {
     attn__scalar_v s[4][4], av[4], bv;
     size_t i, q, p;
@@ -4638,6 +4645,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_t_body(attn_dtype bt, size
         for (i = 0; i < R; i++) av[i] = attn__scalar_vload(a + i * lda + p);
         ATTN__SCALAR_UNROLL
         for (q = 0; q < J; q++) {
+            if (pf) ATTN__SCALAR_PREFETCH(attn__scalar_dt_at(bt, pf[q], p));
             bv = attn__scalar_vload_dt(bt, brow[q], p);
             ATTN__SCALAR_UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__scalar_vfma(av[i], bv, s[i][q]);
@@ -4661,10 +4669,12 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_t_body(attn_dtype bt, size
 
 /* attn__scalar_mv_t_body for B in blocks (q8_0, q4_0): blocks [b0, b1) of k, each block of each
  * of B's J rows dequantized in registers once for the R rows of A (its integers as floats;
- * per lane, the block's partial sum times the block's d joins the lane's accumulator) */
+ * per lane, the block's partial sum times the block's d joins the lane's accumulator);
+ * pf as there */
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
                                                size_t b1, const float *a, size_t lda,
-                                               const void *const *brow, attn__scalar_v *acc)
+                                               const void *const *brow, const void *const *pf,
+                                               attn__scalar_v *acc)
 {
     const size_t bs = attn__scalar_dt_block_bytes(bt);
     attn__scalar_v s[4][4], w[ATTN__SCALAR_QK / ATTN__SCALAR_VW], d;
@@ -4678,6 +4688,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size
         ATTN__SCALAR_UNROLL
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
+            if (pf) ATTN__SCALAR_PREFETCH((const unsigned char *)pf[q] + b * bs);
             d = attn__scalar_vset1_f16(attn__scalar_q_scale(blk));
             if (bt == ATTN_Q8_0) attn__scalar_vload_q8_32((const int8_t *)(blk + 2), w);
             else attn__scalar_vload_q4_32(blk + 2, w);
@@ -4698,24 +4709,26 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size
 }
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
- * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers) */
-#define ATTN__SCALAR_MV_TROWS(T)                                                                   \
-    if (R == 4) {                                                                           \
-        attn__scalar_mv_t_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
-        attn__scalar_mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
-    } else if (R == 2) attn__scalar_mv_t_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
-    else attn__scalar_mv_t_body(T, 1, 4, p0, p1, a, lda, brow, acc);
-#define ATTN__SCALAR_MV_QROWS(T)                                                                   \
-    p0 /= ATTN__SCALAR_QK, p1 /= ATTN__SCALAR_QK;                                                         \
-    if (R == 4) {                                                                           \
-        attn__scalar_mv_q_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
-        attn__scalar_mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
-    } else if (R == 2) attn__scalar_mv_q_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
-    else attn__scalar_mv_q_body(T, 1, 4, p0, p1, a, lda, brow, acc);
+ * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). 4 rows of A
+ * make the block types' bodies compute-bound: they request nothing ahead. */
+#define ATTN__SCALAR_MV_TROWS(T)                                                                  \
+    if (R == 4) {                                                                          \
+        attn__scalar_mv_t_body(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                           \
+        attn__scalar_mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);     \
+    } else if (R == 2) attn__scalar_mv_t_body(T, 2, 4, p0, p1, a, lda, brow, pf, acc);            \
+    else attn__scalar_mv_t_body(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
+#define ATTN__SCALAR_MV_QROWS(T)                                                                  \
+    p0 /= ATTN__SCALAR_QK, p1 /= ATTN__SCALAR_QK;                                                        \
+    if (R == 4) {                                                                          \
+        attn__scalar_mv_q_body(T, 4, 2, p0, p1, a, lda, brow, NULL, acc);                         \
+        attn__scalar_mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, NULL, acc + 2);                 \
+    } else if (R == 2) attn__scalar_mv_q_body(T, 2, 4, p0, p1, a, lda, brow, pf, acc);            \
+    else attn__scalar_mv_q_body(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
 /* attn__scalar_mv_t_body, or for the block types attn__scalar_mv_q_body: only 16-bit and block-type B
  * come here (f32 B^T keeps attn__scalar_attn_matmul's order: attn__scalar_mv_tx) */
 static void attn__scalar_mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
-                           size_t lda, const void *const *brow, attn__scalar_v *acc)
+                           size_t lda, const void *const *brow, const void *const *pf,
+                           attn__scalar_v *acc)
 {
     if (bt == ATTN_F16) {
         ATTN__SCALAR_MV_TROWS(ATTN_F16)
@@ -4885,14 +4898,17 @@ static void attn__scalar_mv_t(size_t m, size_t n, size_t k, float alpha, const f
     memset(t, 0, sizeof t); /* lanes the merge loads but never stores */
     for (j = 0; j < n; j += 4) {
         const size_t jn = attn__scalar_min(4, n - j);
-        const void *brow[4]; /* rows past n repeat the last one; never stored */
-        for (q = 0; q < 4; q++) brow[q] = attn__scalar_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+        const void *brow[4], *pf[4]; /* rows past n repeat the last one; never stored */
+        for (q = 0; q < 4; q++) {
+            brow[q] = attn__scalar_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+            pf[q] = attn__scalar_dt_at(bt, b, attn__scalar_min(j + 4 + q, n - 1) * ldb);
+        }
         for (q = 0; q < m * 4; q++) acc[q] = attn__scalar_vzero();
         for (p = 0; p < k; p += ATTN__SCALAR_MV_PASS)
             for (i = 0; i < m; i += R) {
                 R = attn__scalar_mv_group(m - i);
                 attn__scalar_mv_trows(bt, R, p, attn__scalar_min(k, p + ATTN__SCALAR_MV_PASS), a + i * lda, lda,
-                               brow, acc + i * 4);
+                               brow, i ? NULL : pf, acc + i * 4);
             }
         for (i = 0; i < m; i++)
             for (q = 0; q < 4; q++) t[i * ATTN__SCALAR_NR + q] = attn__scalar_vhsum(acc[i * 4 + q]);
@@ -11125,11 +11141,12 @@ static void attn__avx2_mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, si
  * p * acs]) over kc rows of B and the w columns at b, into t (R rows of wp >= w floats, zeroed
  * here): each row of B read once, whole, for the R rows; each element one fma chain over p
  * in order from 0, the microkernel's order, so the result is the packed path's, bit for
- * bit. The chains wait in t (L1) between rows of B. */
+ * bit. The chains wait in t (L1) between rows of B. The U rows at nb are requested as
+ * these are read (the pieces of a panel are too short for the hardware prefetcher). */
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_nn_step(attn_dtype bt, size_t R, size_t U,
                                                 const float *a, size_t ars, size_t acs,
-                                                const void *b, size_t ldb, size_t w, size_t wp,
-                                                float *t)
+                                                const void *b, const void *nb, size_t ldb,
+                                                size_t w, size_t wp, float *t)
 {
     attn__avx2_v av[4][4], bv[4], s;
     size_t i, j, q;
@@ -11139,7 +11156,10 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_nn_step(attn_dtype bt, size_t 
         for (q = 0; q < U; q++) av[i][q] = attn__avx2_vset1(a[i * ars + q * acs]);
     for (j = 0; j + ATTN__AVX2_VW <= w; j += ATTN__AVX2_VW) {
         ATTN__AVX2_UNROLL
-        for (q = 0; q < U; q++) bv[q] = attn__avx2_vload_dt(bt, b, q * ldb + j);
+        for (q = 0; q < U; q++) {
+            ATTN__AVX2_PREFETCH(attn__avx2_dt_at(bt, nb, q * ldb + j));
+            bv[q] = attn__avx2_vload_dt(bt, b, q * ldb + j);
+        }
         ATTN__AVX2_UNROLL
         for (i = 0; i < R; i++) {
             s = attn__avx2_vload(t + i * wp + j);
@@ -11156,18 +11176,21 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_nn_body(attn_dtype bt, size_t 
 {
     const size_t u = R == 4 ? 2 : 4; /* rows of B per pass over t: u x R broadcasts held */
     size_t p;
-    for (p = 0; p + u <= kc; p += u)
-        attn__avx2_mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__avx2_dt_at(bt, b, p * ldb), ldb, w,
-                         wp, t);
+    for (p = 0; p + u <= kc; p += u) /* the next u rows requested (or these, at the end) */
+        attn__avx2_mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__avx2_dt_at(bt, b, p * ldb),
+                         attn__avx2_dt_at(bt, b, (p + 2 * u <= kc ? p + u : p) * ldb), ldb, w, wp, t);
 }
 
 /* op(B) = B^T (B n x k), op(A) = A: acc[i * 4 + q] += A(i, p .. p + VW) * B(row q, same p)
  * lane by lane for p in [p0, p1) (whole vectors, then the rest of k zero padded), R rows of
  * A at a (stride lda), J rows of B at brow[q]: per element ATTN__AVX2_VW fma chains over p in
- * order, lane l taking the p = l mod ATTN__AVX2_VW. */
+ * order, lane l taking the p = l mod ATTN__AVX2_VW. pf (or NULL): the rows of B the next call
+ * reads, requested at the same place of k (rows of a few KiB each are too short for the
+ * hardware prefetcher to catch up). */
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_t_body(attn_dtype bt, size_t R, size_t J, size_t p0,
                                                size_t p1, const float *a, size_t lda,
-                                               const void *const *brow, attn__avx2_v *acc)
+                                               const void *const *brow, const void *const *pf,
+                                               attn__avx2_v *acc)
 {
     attn__avx2_v s[4][4], av[4], bv;
     size_t i, q, p;
@@ -11180,6 +11203,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_t_body(attn_dtype bt, size_t R
         for (i = 0; i < R; i++) av[i] = attn__avx2_vload(a + i * lda + p);
         ATTN__AVX2_UNROLL
         for (q = 0; q < J; q++) {
+            if (pf) ATTN__AVX2_PREFETCH(attn__avx2_dt_at(bt, pf[q], p));
             bv = attn__avx2_vload_dt(bt, brow[q], p);
             ATTN__AVX2_UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__avx2_vfma(av[i], bv, s[i][q]);
@@ -11203,10 +11227,12 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_t_body(attn_dtype bt, size_t R
 
 /* attn__avx2_mv_t_body for B in blocks (q8_0, q4_0): blocks [b0, b1) of k, each block of each
  * of B's J rows dequantized in registers once for the R rows of A (its integers as floats;
- * per lane, the block's partial sum times the block's d joins the lane's accumulator) */
+ * per lane, the block's partial sum times the block's d joins the lane's accumulator);
+ * pf as there */
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
                                                size_t b1, const float *a, size_t lda,
-                                               const void *const *brow, attn__avx2_v *acc)
+                                               const void *const *brow, const void *const *pf,
+                                               attn__avx2_v *acc)
 {
     const size_t bs = attn__avx2_dt_block_bytes(bt);
     attn__avx2_v s[4][4], w[ATTN__AVX2_QK / ATTN__AVX2_VW], d;
@@ -11220,6 +11246,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R
         ATTN__AVX2_UNROLL
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
+            if (pf) ATTN__AVX2_PREFETCH((const unsigned char *)pf[q] + b * bs);
             d = attn__avx2_vset1_f16(attn__avx2_q_scale(blk));
             if (bt == ATTN_Q8_0) attn__avx2_vload_q8_32((const int8_t *)(blk + 2), w);
             else attn__avx2_vload_q4_32(blk + 2, w);
@@ -11240,24 +11267,26 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R
 }
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
- * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers) */
-#define ATTN__AVX2_MV_TROWS(T)                                                                   \
-    if (R == 4) {                                                                           \
-        attn__avx2_mv_t_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
-        attn__avx2_mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
-    } else if (R == 2) attn__avx2_mv_t_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
-    else attn__avx2_mv_t_body(T, 1, 4, p0, p1, a, lda, brow, acc);
-#define ATTN__AVX2_MV_QROWS(T)                                                                   \
-    p0 /= ATTN__AVX2_QK, p1 /= ATTN__AVX2_QK;                                                         \
-    if (R == 4) {                                                                           \
-        attn__avx2_mv_q_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
-        attn__avx2_mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
-    } else if (R == 2) attn__avx2_mv_q_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
-    else attn__avx2_mv_q_body(T, 1, 4, p0, p1, a, lda, brow, acc);
+ * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). 4 rows of A
+ * make the block types' bodies compute-bound: they request nothing ahead. */
+#define ATTN__AVX2_MV_TROWS(T)                                                                  \
+    if (R == 4) {                                                                          \
+        attn__avx2_mv_t_body(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                           \
+        attn__avx2_mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);     \
+    } else if (R == 2) attn__avx2_mv_t_body(T, 2, 4, p0, p1, a, lda, brow, pf, acc);            \
+    else attn__avx2_mv_t_body(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
+#define ATTN__AVX2_MV_QROWS(T)                                                                  \
+    p0 /= ATTN__AVX2_QK, p1 /= ATTN__AVX2_QK;                                                        \
+    if (R == 4) {                                                                          \
+        attn__avx2_mv_q_body(T, 4, 2, p0, p1, a, lda, brow, NULL, acc);                         \
+        attn__avx2_mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, NULL, acc + 2);                 \
+    } else if (R == 2) attn__avx2_mv_q_body(T, 2, 4, p0, p1, a, lda, brow, pf, acc);            \
+    else attn__avx2_mv_q_body(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
 /* attn__avx2_mv_t_body, or for the block types attn__avx2_mv_q_body: only 16-bit and block-type B
  * come here (f32 B^T keeps attn__avx2_attn_matmul's order: attn__avx2_mv_tx) */
 static void attn__avx2_mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
-                           size_t lda, const void *const *brow, attn__avx2_v *acc)
+                           size_t lda, const void *const *brow, const void *const *pf,
+                           attn__avx2_v *acc)
 {
     if (bt == ATTN_F16) {
         ATTN__AVX2_MV_TROWS(ATTN_F16)
@@ -11427,14 +11456,17 @@ static void attn__avx2_mv_t(size_t m, size_t n, size_t k, float alpha, const flo
     memset(t, 0, sizeof t); /* lanes the merge loads but never stores */
     for (j = 0; j < n; j += 4) {
         const size_t jn = attn__avx2_min(4, n - j);
-        const void *brow[4]; /* rows past n repeat the last one; never stored */
-        for (q = 0; q < 4; q++) brow[q] = attn__avx2_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+        const void *brow[4], *pf[4]; /* rows past n repeat the last one; never stored */
+        for (q = 0; q < 4; q++) {
+            brow[q] = attn__avx2_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+            pf[q] = attn__avx2_dt_at(bt, b, attn__avx2_min(j + 4 + q, n - 1) * ldb);
+        }
         for (q = 0; q < m * 4; q++) acc[q] = attn__avx2_vzero();
         for (p = 0; p < k; p += ATTN__AVX2_MV_PASS)
             for (i = 0; i < m; i += R) {
                 R = attn__avx2_mv_group(m - i);
                 attn__avx2_mv_trows(bt, R, p, attn__avx2_min(k, p + ATTN__AVX2_MV_PASS), a + i * lda, lda,
-                               brow, acc + i * 4);
+                               brow, i ? NULL : pf, acc + i * 4);
             }
         for (i = 0; i < m; i++)
             for (q = 0; q < 4; q++) t[i * ATTN__AVX2_NR + q] = attn__avx2_vhsum(acc[i * 4 + q]);
@@ -17671,11 +17703,12 @@ static void attn__avx512_mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, 
  * p * acs]) over kc rows of B and the w columns at b, into t (R rows of wp >= w floats, zeroed
  * here): each row of B read once, whole, for the R rows; each element one fma chain over p
  * in order from 0, the microkernel's order, so the result is the packed path's, bit for
- * bit. The chains wait in t (L1) between rows of B. */
+ * bit. The chains wait in t (L1) between rows of B. The U rows at nb are requested as
+ * these are read (the pieces of a panel are too short for the hardware prefetcher). */
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_nn_step(attn_dtype bt, size_t R, size_t U,
                                                 const float *a, size_t ars, size_t acs,
-                                                const void *b, size_t ldb, size_t w, size_t wp,
-                                                float *t)
+                                                const void *b, const void *nb, size_t ldb,
+                                                size_t w, size_t wp, float *t)
 {
     attn__avx512_v av[4][4], bv[4], s;
     size_t i, j, q;
@@ -17685,7 +17718,10 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_nn_step(attn_dtype bt, siz
         for (q = 0; q < U; q++) av[i][q] = attn__avx512_vset1(a[i * ars + q * acs]);
     for (j = 0; j + ATTN__AVX512_VW <= w; j += ATTN__AVX512_VW) {
         ATTN__AVX512_UNROLL
-        for (q = 0; q < U; q++) bv[q] = attn__avx512_vload_dt(bt, b, q * ldb + j);
+        for (q = 0; q < U; q++) {
+            ATTN__AVX512_PREFETCH(attn__avx512_dt_at(bt, nb, q * ldb + j));
+            bv[q] = attn__avx512_vload_dt(bt, b, q * ldb + j);
+        }
         ATTN__AVX512_UNROLL
         for (i = 0; i < R; i++) {
             s = attn__avx512_vload(t + i * wp + j);
@@ -17702,18 +17738,21 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_nn_body(attn_dtype bt, siz
 {
     const size_t u = R == 4 ? 2 : 4; /* rows of B per pass over t: u x R broadcasts held */
     size_t p;
-    for (p = 0; p + u <= kc; p += u)
-        attn__avx512_mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__avx512_dt_at(bt, b, p * ldb), ldb, w,
-                         wp, t);
+    for (p = 0; p + u <= kc; p += u) /* the next u rows requested (or these, at the end) */
+        attn__avx512_mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__avx512_dt_at(bt, b, p * ldb),
+                         attn__avx512_dt_at(bt, b, (p + 2 * u <= kc ? p + u : p) * ldb), ldb, w, wp, t);
 }
 
 /* op(B) = B^T (B n x k), op(A) = A: acc[i * 4 + q] += A(i, p .. p + VW) * B(row q, same p)
  * lane by lane for p in [p0, p1) (whole vectors, then the rest of k zero padded), R rows of
  * A at a (stride lda), J rows of B at brow[q]: per element ATTN__AVX512_VW fma chains over p in
- * order, lane l taking the p = l mod ATTN__AVX512_VW. */
+ * order, lane l taking the p = l mod ATTN__AVX512_VW. pf (or NULL): the rows of B the next call
+ * reads, requested at the same place of k (rows of a few KiB each are too short for the
+ * hardware prefetcher to catch up). */
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_t_body(attn_dtype bt, size_t R, size_t J, size_t p0,
                                                size_t p1, const float *a, size_t lda,
-                                               const void *const *brow, attn__avx512_v *acc)
+                                               const void *const *brow, const void *const *pf,
+                                               attn__avx512_v *acc)
 {
     attn__avx512_v s[4][4], av[4], bv;
     size_t i, q, p;
@@ -17726,6 +17765,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_t_body(attn_dtype bt, size
         for (i = 0; i < R; i++) av[i] = attn__avx512_vload(a + i * lda + p);
         ATTN__AVX512_UNROLL
         for (q = 0; q < J; q++) {
+            if (pf) ATTN__AVX512_PREFETCH(attn__avx512_dt_at(bt, pf[q], p));
             bv = attn__avx512_vload_dt(bt, brow[q], p);
             ATTN__AVX512_UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__avx512_vfma(av[i], bv, s[i][q]);
@@ -17749,10 +17789,12 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_t_body(attn_dtype bt, size
 
 /* attn__avx512_mv_t_body for B in blocks (q8_0, q4_0): blocks [b0, b1) of k, each block of each
  * of B's J rows dequantized in registers once for the R rows of A (its integers as floats;
- * per lane, the block's partial sum times the block's d joins the lane's accumulator) */
+ * per lane, the block's partial sum times the block's d joins the lane's accumulator);
+ * pf as there */
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
                                                size_t b1, const float *a, size_t lda,
-                                               const void *const *brow, attn__avx512_v *acc)
+                                               const void *const *brow, const void *const *pf,
+                                               attn__avx512_v *acc)
 {
     const size_t bs = attn__avx512_dt_block_bytes(bt);
     attn__avx512_v s[4][4], w[ATTN__AVX512_QK / ATTN__AVX512_VW], d;
@@ -17766,6 +17808,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size
         ATTN__AVX512_UNROLL
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
+            if (pf) ATTN__AVX512_PREFETCH((const unsigned char *)pf[q] + b * bs);
             d = attn__avx512_vset1_f16(attn__avx512_q_scale(blk));
             if (bt == ATTN_Q8_0) attn__avx512_vload_q8_32((const int8_t *)(blk + 2), w);
             else attn__avx512_vload_q4_32(blk + 2, w);
@@ -17786,24 +17829,26 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size
 }
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
- * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers) */
-#define ATTN__AVX512_MV_TROWS(T)                                                                   \
-    if (R == 4) {                                                                           \
-        attn__avx512_mv_t_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
-        attn__avx512_mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
-    } else if (R == 2) attn__avx512_mv_t_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
-    else attn__avx512_mv_t_body(T, 1, 4, p0, p1, a, lda, brow, acc);
-#define ATTN__AVX512_MV_QROWS(T)                                                                   \
-    p0 /= ATTN__AVX512_QK, p1 /= ATTN__AVX512_QK;                                                         \
-    if (R == 4) {                                                                           \
-        attn__avx512_mv_q_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
-        attn__avx512_mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
-    } else if (R == 2) attn__avx512_mv_q_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
-    else attn__avx512_mv_q_body(T, 1, 4, p0, p1, a, lda, brow, acc);
+ * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). 4 rows of A
+ * make the block types' bodies compute-bound: they request nothing ahead. */
+#define ATTN__AVX512_MV_TROWS(T)                                                                  \
+    if (R == 4) {                                                                          \
+        attn__avx512_mv_t_body(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                           \
+        attn__avx512_mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);     \
+    } else if (R == 2) attn__avx512_mv_t_body(T, 2, 4, p0, p1, a, lda, brow, pf, acc);            \
+    else attn__avx512_mv_t_body(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
+#define ATTN__AVX512_MV_QROWS(T)                                                                  \
+    p0 /= ATTN__AVX512_QK, p1 /= ATTN__AVX512_QK;                                                        \
+    if (R == 4) {                                                                          \
+        attn__avx512_mv_q_body(T, 4, 2, p0, p1, a, lda, brow, NULL, acc);                         \
+        attn__avx512_mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, NULL, acc + 2);                 \
+    } else if (R == 2) attn__avx512_mv_q_body(T, 2, 4, p0, p1, a, lda, brow, pf, acc);            \
+    else attn__avx512_mv_q_body(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
 /* attn__avx512_mv_t_body, or for the block types attn__avx512_mv_q_body: only 16-bit and block-type B
  * come here (f32 B^T keeps attn__avx512_attn_matmul's order: attn__avx512_mv_tx) */
 static void attn__avx512_mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
-                           size_t lda, const void *const *brow, attn__avx512_v *acc)
+                           size_t lda, const void *const *brow, const void *const *pf,
+                           attn__avx512_v *acc)
 {
     if (bt == ATTN_F16) {
         ATTN__AVX512_MV_TROWS(ATTN_F16)
@@ -17973,14 +18018,17 @@ static void attn__avx512_mv_t(size_t m, size_t n, size_t k, float alpha, const f
     memset(t, 0, sizeof t); /* lanes the merge loads but never stores */
     for (j = 0; j < n; j += 4) {
         const size_t jn = attn__avx512_min(4, n - j);
-        const void *brow[4]; /* rows past n repeat the last one; never stored */
-        for (q = 0; q < 4; q++) brow[q] = attn__avx512_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+        const void *brow[4], *pf[4]; /* rows past n repeat the last one; never stored */
+        for (q = 0; q < 4; q++) {
+            brow[q] = attn__avx512_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+            pf[q] = attn__avx512_dt_at(bt, b, attn__avx512_min(j + 4 + q, n - 1) * ldb);
+        }
         for (q = 0; q < m * 4; q++) acc[q] = attn__avx512_vzero();
         for (p = 0; p < k; p += ATTN__AVX512_MV_PASS)
             for (i = 0; i < m; i += R) {
                 R = attn__avx512_mv_group(m - i);
                 attn__avx512_mv_trows(bt, R, p, attn__avx512_min(k, p + ATTN__AVX512_MV_PASS), a + i * lda, lda,
-                               brow, acc + i * 4);
+                               brow, i ? NULL : pf, acc + i * 4);
             }
         for (i = 0; i < m; i++)
             for (q = 0; q < 4; q++) t[i * ATTN__AVX512_NR + q] = attn__avx512_vhsum(acc[i * 4 + q]);
@@ -24724,11 +24772,12 @@ static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t 
  * p * acs]) over kc rows of B and the w columns at b, into t (R rows of wp >= w floats, zeroed
  * here): each row of B read once, whole, for the R rows; each element one fma chain over p
  * in order from 0, the microkernel's order, so the result is the packed path's, bit for
- * bit. The chains wait in t (L1) between rows of B. */
+ * bit. The chains wait in t (L1) between rows of B. The U rows at nb are requested as
+ * these are read (the pieces of a panel are too short for the hardware prefetcher). */
 static ATTN__FORCE_INLINE void attn__mv_nn_step(attn_dtype bt, size_t R, size_t U,
                                                 const float *a, size_t ars, size_t acs,
-                                                const void *b, size_t ldb, size_t w, size_t wp,
-                                                float *t)
+                                                const void *b, const void *nb, size_t ldb,
+                                                size_t w, size_t wp, float *t)
 {
     attn__v av[4][4], bv[4], s;
     size_t i, j, q;
@@ -24738,7 +24787,10 @@ static ATTN__FORCE_INLINE void attn__mv_nn_step(attn_dtype bt, size_t R, size_t 
         for (q = 0; q < U; q++) av[i][q] = attn__vset1(a[i * ars + q * acs]);
     for (j = 0; j + ATTN__VW <= w; j += ATTN__VW) {
         ATTN__UNROLL
-        for (q = 0; q < U; q++) bv[q] = attn__vload_dt(bt, b, q * ldb + j);
+        for (q = 0; q < U; q++) {
+            ATTN__PREFETCH(attn__dt_at(bt, nb, q * ldb + j));
+            bv[q] = attn__vload_dt(bt, b, q * ldb + j);
+        }
         ATTN__UNROLL
         for (i = 0; i < R; i++) {
             s = attn__vload(t + i * wp + j);
@@ -24755,18 +24807,21 @@ static ATTN__FORCE_INLINE void attn__mv_nn_body(attn_dtype bt, size_t R, size_t 
 {
     const size_t u = R == 4 ? 2 : 4; /* rows of B per pass over t: u x R broadcasts held */
     size_t p;
-    for (p = 0; p + u <= kc; p += u)
-        attn__mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__dt_at(bt, b, p * ldb), ldb, w,
-                         wp, t);
+    for (p = 0; p + u <= kc; p += u) /* the next u rows requested (or these, at the end) */
+        attn__mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__dt_at(bt, b, p * ldb),
+                         attn__dt_at(bt, b, (p + 2 * u <= kc ? p + u : p) * ldb), ldb, w, wp, t);
 }
 
 /* op(B) = B^T (B n x k), op(A) = A: acc[i * 4 + q] += A(i, p .. p + VW) * B(row q, same p)
  * lane by lane for p in [p0, p1) (whole vectors, then the rest of k zero padded), R rows of
  * A at a (stride lda), J rows of B at brow[q]: per element ATTN__VW fma chains over p in
- * order, lane l taking the p = l mod ATTN__VW. */
+ * order, lane l taking the p = l mod ATTN__VW. pf (or NULL): the rows of B the next call
+ * reads, requested at the same place of k (rows of a few KiB each are too short for the
+ * hardware prefetcher to catch up). */
 static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J, size_t p0,
                                                size_t p1, const float *a, size_t lda,
-                                               const void *const *brow, attn__v *acc)
+                                               const void *const *brow, const void *const *pf,
+                                               attn__v *acc)
 {
     attn__v s[4][4], av[4], bv;
     size_t i, q, p;
@@ -24779,6 +24834,7 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
         for (i = 0; i < R; i++) av[i] = attn__vload(a + i * lda + p);
         ATTN__UNROLL
         for (q = 0; q < J; q++) {
+            if (pf) ATTN__PREFETCH(attn__dt_at(bt, pf[q], p));
             bv = attn__vload_dt(bt, brow[q], p);
             ATTN__UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__vfma(av[i], bv, s[i][q]);
@@ -24802,10 +24858,12 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
 
 /* attn__mv_t_body for B in blocks (q8_0, q4_0): blocks [b0, b1) of k, each block of each
  * of B's J rows dequantized in registers once for the R rows of A (its integers as floats;
- * per lane, the block's partial sum times the block's d joins the lane's accumulator) */
+ * per lane, the block's partial sum times the block's d joins the lane's accumulator);
+ * pf as there */
 static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
                                                size_t b1, const float *a, size_t lda,
-                                               const void *const *brow, attn__v *acc)
+                                               const void *const *brow, const void *const *pf,
+                                               attn__v *acc)
 {
     const size_t bs = attn__dt_block_bytes(bt);
     attn__v s[4][4], w[ATTN__QK / ATTN__VW], d;
@@ -24819,6 +24877,7 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
         ATTN__UNROLL
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
+            if (pf) ATTN__PREFETCH((const unsigned char *)pf[q] + b * bs);
             d = attn__vset1_f16(attn__q_scale(blk));
             if (bt == ATTN_Q8_0) attn__vload_q8_32((const int8_t *)(blk + 2), w);
             else attn__vload_q4_32(blk + 2, w);
@@ -24839,24 +24898,26 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
 }
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
- * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers) */
-#define ATTN__MV_TROWS(T)                                                                   \
-    if (R == 4) {                                                                           \
-        attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
-        attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
-    } else if (R == 2) attn__mv_t_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
-    else attn__mv_t_body(T, 1, 4, p0, p1, a, lda, brow, acc);
-#define ATTN__MV_QROWS(T)                                                                   \
-    p0 /= ATTN__QK, p1 /= ATTN__QK;                                                         \
-    if (R == 4) {                                                                           \
-        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
-        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
-    } else if (R == 2) attn__mv_q_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
-    else attn__mv_q_body(T, 1, 4, p0, p1, a, lda, brow, acc);
+ * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). 4 rows of A
+ * make the block types' bodies compute-bound: they request nothing ahead. */
+#define ATTN__MV_TROWS(T)                                                                  \
+    if (R == 4) {                                                                          \
+        attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                           \
+        attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);     \
+    } else if (R == 2) attn__mv_t_body(T, 2, 4, p0, p1, a, lda, brow, pf, acc);            \
+    else attn__mv_t_body(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
+#define ATTN__MV_QROWS(T)                                                                  \
+    p0 /= ATTN__QK, p1 /= ATTN__QK;                                                        \
+    if (R == 4) {                                                                          \
+        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow, NULL, acc);                         \
+        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, NULL, acc + 2);                 \
+    } else if (R == 2) attn__mv_q_body(T, 2, 4, p0, p1, a, lda, brow, pf, acc);            \
+    else attn__mv_q_body(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
 /* attn__mv_t_body, or for the block types attn__mv_q_body: only 16-bit and block-type B
  * come here (f32 B^T keeps attn_matmul's order: attn__mv_tx) */
 static void attn__mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
-                           size_t lda, const void *const *brow, attn__v *acc)
+                           size_t lda, const void *const *brow, const void *const *pf,
+                           attn__v *acc)
 {
     if (bt == ATTN_F16) {
         ATTN__MV_TROWS(ATTN_F16)
@@ -25026,14 +25087,17 @@ static void attn__mv_t(size_t m, size_t n, size_t k, float alpha, const float *a
     memset(t, 0, sizeof t); /* lanes the merge loads but never stores */
     for (j = 0; j < n; j += 4) {
         const size_t jn = attn__min(4, n - j);
-        const void *brow[4]; /* rows past n repeat the last one; never stored */
-        for (q = 0; q < 4; q++) brow[q] = attn__dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+        const void *brow[4], *pf[4]; /* rows past n repeat the last one; never stored */
+        for (q = 0; q < 4; q++) {
+            brow[q] = attn__dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+            pf[q] = attn__dt_at(bt, b, attn__min(j + 4 + q, n - 1) * ldb);
+        }
         for (q = 0; q < m * 4; q++) acc[q] = attn__vzero();
         for (p = 0; p < k; p += ATTN__MV_PASS)
             for (i = 0; i < m; i += R) {
                 R = attn__mv_group(m - i);
                 attn__mv_trows(bt, R, p, attn__min(k, p + ATTN__MV_PASS), a + i * lda, lda,
-                               brow, acc + i * 4);
+                               brow, i ? NULL : pf, acc + i * 4);
             }
         for (i = 0; i < m; i++)
             for (q = 0; q < 4; q++) t[i * ATTN__NR + q] = attn__vhsum(acc[i * 4 + q]);

@@ -470,11 +470,12 @@ static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t 
  * p * acs]) over kc rows of B and the w columns at b, into t (R rows of wp >= w floats, zeroed
  * here): each row of B read once, whole, for the R rows; each element one fma chain over p
  * in order from 0, the microkernel's order, so the result is the packed path's, bit for
- * bit. The chains wait in t (L1) between rows of B. */
+ * bit. The chains wait in t (L1) between rows of B. The U rows at nb are requested as
+ * these are read (the pieces of a panel are too short for the hardware prefetcher). */
 static ATTN__FORCE_INLINE void attn__mv_nn_step(attn_dtype bt, size_t R, size_t U,
                                                 const float *a, size_t ars, size_t acs,
-                                                const void *b, size_t ldb, size_t w, size_t wp,
-                                                float *t)
+                                                const void *b, const void *nb, size_t ldb,
+                                                size_t w, size_t wp, float *t)
 {
     attn__v av[4][4], bv[4], s;
     size_t i, j, q;
@@ -484,7 +485,10 @@ static ATTN__FORCE_INLINE void attn__mv_nn_step(attn_dtype bt, size_t R, size_t 
         for (q = 0; q < U; q++) av[i][q] = attn__vset1(a[i * ars + q * acs]);
     for (j = 0; j + ATTN__VW <= w; j += ATTN__VW) {
         ATTN__UNROLL
-        for (q = 0; q < U; q++) bv[q] = attn__vload_dt(bt, b, q * ldb + j);
+        for (q = 0; q < U; q++) {
+            ATTN__PREFETCH(attn__dt_at(bt, nb, q * ldb + j));
+            bv[q] = attn__vload_dt(bt, b, q * ldb + j);
+        }
         ATTN__UNROLL
         for (i = 0; i < R; i++) {
             s = attn__vload(t + i * wp + j);
@@ -501,18 +505,21 @@ static ATTN__FORCE_INLINE void attn__mv_nn_body(attn_dtype bt, size_t R, size_t 
 {
     const size_t u = R == 4 ? 2 : 4; /* rows of B per pass over t: u x R broadcasts held */
     size_t p;
-    for (p = 0; p + u <= kc; p += u)
-        attn__mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__dt_at(bt, b, p * ldb), ldb, w,
-                         wp, t);
+    for (p = 0; p + u <= kc; p += u) /* the next u rows requested (or these, at the end) */
+        attn__mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__dt_at(bt, b, p * ldb),
+                         attn__dt_at(bt, b, (p + 2 * u <= kc ? p + u : p) * ldb), ldb, w, wp, t);
 }
 
 /* op(B) = B^T (B n x k), op(A) = A: acc[i * 4 + q] += A(i, p .. p + VW) * B(row q, same p)
  * lane by lane for p in [p0, p1) (whole vectors, then the rest of k zero padded), R rows of
  * A at a (stride lda), J rows of B at brow[q]: per element ATTN__VW fma chains over p in
- * order, lane l taking the p = l mod ATTN__VW. */
+ * order, lane l taking the p = l mod ATTN__VW. pf (or NULL): the rows of B the next call
+ * reads, requested at the same place of k (rows of a few KiB each are too short for the
+ * hardware prefetcher to catch up). */
 static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J, size_t p0,
                                                size_t p1, const float *a, size_t lda,
-                                               const void *const *brow, attn__v *acc)
+                                               const void *const *brow, const void *const *pf,
+                                               attn__v *acc)
 {
     attn__v s[4][4], av[4], bv;
     size_t i, q, p;
@@ -525,6 +532,7 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
         for (i = 0; i < R; i++) av[i] = attn__vload(a + i * lda + p);
         ATTN__UNROLL
         for (q = 0; q < J; q++) {
+            if (pf) ATTN__PREFETCH(attn__dt_at(bt, pf[q], p));
             bv = attn__vload_dt(bt, brow[q], p);
             ATTN__UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__vfma(av[i], bv, s[i][q]);
@@ -548,10 +556,12 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
 
 /* attn__mv_t_body for B in blocks (q8_0, q4_0): blocks [b0, b1) of k, each block of each
  * of B's J rows dequantized in registers once for the R rows of A (its integers as floats;
- * per lane, the block's partial sum times the block's d joins the lane's accumulator) */
+ * per lane, the block's partial sum times the block's d joins the lane's accumulator);
+ * pf as there */
 static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
                                                size_t b1, const float *a, size_t lda,
-                                               const void *const *brow, attn__v *acc)
+                                               const void *const *brow, const void *const *pf,
+                                               attn__v *acc)
 {
     const size_t bs = attn__dt_block_bytes(bt);
     attn__v s[4][4], w[ATTN__QK / ATTN__VW], d;
@@ -565,6 +575,7 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
         ATTN__UNROLL
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
+            if (pf) ATTN__PREFETCH((const unsigned char *)pf[q] + b * bs);
             d = attn__vset1_f16(attn__q_scale(blk));
             if (bt == ATTN_Q8_0) attn__vload_q8_32((const int8_t *)(blk + 2), w);
             else attn__vload_q4_32(blk + 2, w);
@@ -585,24 +596,26 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
 }
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
- * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers) */
-#define ATTN__MV_TROWS(T)                                                                   \
-    if (R == 4) {                                                                           \
-        attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
-        attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
-    } else if (R == 2) attn__mv_t_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
-    else attn__mv_t_body(T, 1, 4, p0, p1, a, lda, brow, acc);
-#define ATTN__MV_QROWS(T)                                                                   \
-    p0 /= ATTN__QK, p1 /= ATTN__QK;                                                         \
-    if (R == 4) {                                                                           \
-        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow, acc);                                \
-        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, acc + 2);                        \
-    } else if (R == 2) attn__mv_q_body(T, 2, 4, p0, p1, a, lda, brow, acc);                 \
-    else attn__mv_q_body(T, 1, 4, p0, p1, a, lda, brow, acc);
+ * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). 4 rows of A
+ * make the block types' bodies compute-bound: they request nothing ahead. */
+#define ATTN__MV_TROWS(T)                                                                  \
+    if (R == 4) {                                                                          \
+        attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                           \
+        attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);     \
+    } else if (R == 2) attn__mv_t_body(T, 2, 4, p0, p1, a, lda, brow, pf, acc);            \
+    else attn__mv_t_body(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
+#define ATTN__MV_QROWS(T)                                                                  \
+    p0 /= ATTN__QK, p1 /= ATTN__QK;                                                        \
+    if (R == 4) {                                                                          \
+        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow, NULL, acc);                         \
+        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, NULL, acc + 2);                 \
+    } else if (R == 2) attn__mv_q_body(T, 2, 4, p0, p1, a, lda, brow, pf, acc);            \
+    else attn__mv_q_body(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
 /* attn__mv_t_body, or for the block types attn__mv_q_body: only 16-bit and block-type B
  * come here (f32 B^T keeps attn_matmul's order: attn__mv_tx) */
 static void attn__mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
-                           size_t lda, const void *const *brow, attn__v *acc)
+                           size_t lda, const void *const *brow, const void *const *pf,
+                           attn__v *acc)
 {
     if (bt == ATTN_F16) {
         ATTN__MV_TROWS(ATTN_F16)
@@ -772,14 +785,17 @@ static void attn__mv_t(size_t m, size_t n, size_t k, float alpha, const float *a
     memset(t, 0, sizeof t); /* lanes the merge loads but never stores */
     for (j = 0; j < n; j += 4) {
         const size_t jn = attn__min(4, n - j);
-        const void *brow[4]; /* rows past n repeat the last one; never stored */
-        for (q = 0; q < 4; q++) brow[q] = attn__dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+        const void *brow[4], *pf[4]; /* rows past n repeat the last one; never stored */
+        for (q = 0; q < 4; q++) {
+            brow[q] = attn__dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+            pf[q] = attn__dt_at(bt, b, attn__min(j + 4 + q, n - 1) * ldb);
+        }
         for (q = 0; q < m * 4; q++) acc[q] = attn__vzero();
         for (p = 0; p < k; p += ATTN__MV_PASS)
             for (i = 0; i < m; i += R) {
                 R = attn__mv_group(m - i);
                 attn__mv_trows(bt, R, p, attn__min(k, p + ATTN__MV_PASS), a + i * lda, lda,
-                               brow, acc + i * 4);
+                               brow, i ? NULL : pf, acc + i * 4);
             }
         for (i = 0; i < m; i++)
             for (q = 0; q < 4; q++) t[i * ATTN__NR + q] = attn__vhsum(acc[i * 4 + q]);
