@@ -1171,42 +1171,54 @@ static inline void attn__scalar_vstore_bf16(uint16_t *p, attn__scalar_v v)
 static inline void attn__scalar_vstream(float *p, attn__scalar_v v) { _mm512_stream_ps(p, v); }
 static inline void attn__scalar_vstream_fence(void) { _mm_sfence(); }
 
+/* 8 x 8 transpose of ymm rows r[0..7] in place */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_t8x8(__m256 *r)
+{
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* Columns c..c+7 of the 16 rows at src (rows i >= `rows` zero, never read) transposed into
+ * dst rows c..c+7 (16 floats each), stored in row order */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_t16x8(const float *src, size_t lds, size_t rows, size_t c,
+                                           float *dst, size_t ldd)
+{
+    __m256 a[8], b[8]; /* rows 0-7 and 8-15: 16 registers, no stack array */
+    size_t i;
+    for (i = 0; i < 8; i++) {
+        a[i] = i < rows ? _mm256_loadu_ps(src + i * lds + c) : _mm256_setzero_ps();
+        b[i] = i + 8 < rows ? _mm256_loadu_ps(src + (i + 8) * lds + c) : _mm256_setzero_ps();
+    }
+    attn__scalar_t8x8(a);
+    attn__scalar_t8x8(b);
+    for (i = 0; i < 8; i++) {
+        _mm256_storeu_ps(dst + (c + i) * ldd, a[i]);
+        _mm256_storeu_ps(dst + (c + i) * ldd + 8, b[i]);
+    }
+}
 /* Transposes a 16 x 16 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
- * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. In
- * registers, in four rounds of 16 shuffles: pairs of rows interleaved, then pairs of pairs
- * (each 128-bit lane then holds 4 rows of one column), then lanes gathered across 8 rows
- * and across all 16. */
+ * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As two
+ * halves of 8 columns, each two 8 x 8 transposes of ymm rows. */
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vtranspose_copy(const float *src, size_t lds,
                                                      size_t rows, float *dst, size_t ldd)
 {
-    __m512 r[16], t[16];
-    size_t i, j;
-    if (rows >= 16) /* the common case: no test per row */
-        for (i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + i * lds);
-    else
-        for (i = 0; i < 16; i++)
-            r[i] = i < rows ? _mm512_loadu_ps(src + i * lds) : _mm512_setzero_ps();
-    for (i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-    }
-    for (i = 0; i < 16; i += 4) { /* r[i + j], lane l: rows i .. i + 3 of column 4 l + j */
-        r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
-        r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
-        r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-        r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-    }
-    for (i = 0; i < 16; i += 8) /* t[i + j]: columns j, 8 + j; t[i + 4 + j]: 4 + j, 12 + j */
-        for (j = 0; j < 4; j++) {
-            t[i + j] = _mm512_shuffle_f32x4(r[i + j], r[i + 4 + j], 0x88);
-            t[i + 4 + j] = _mm512_shuffle_f32x4(r[i + j], r[i + 4 + j], 0xDD);
-        }
-    for (j = 0; j < 8; j++) { /* columns j and 8 + j */
-        r[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
-        r[j + 8] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xDD);
-    }
-    for (i = 0; i < 16; i++) _mm512_storeu_ps(dst + i * ldd, r[i]);
+    attn__scalar_t16x8(src, lds, rows, 0, dst, ldd);
+    attn__scalar_t16x8(src, lds, rows, 8, dst, ldd);
 }
 #endif
 /* end of simd/avx512.h */
@@ -7717,42 +7729,54 @@ static inline void attn__avx2_vstore_bf16(uint16_t *p, attn__avx2_v v)
 static inline void attn__avx2_vstream(float *p, attn__avx2_v v) { _mm512_stream_ps(p, v); }
 static inline void attn__avx2_vstream_fence(void) { _mm_sfence(); }
 
+/* 8 x 8 transpose of ymm rows r[0..7] in place */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_t8x8(__m256 *r)
+{
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* Columns c..c+7 of the 16 rows at src (rows i >= `rows` zero, never read) transposed into
+ * dst rows c..c+7 (16 floats each), stored in row order */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_t16x8(const float *src, size_t lds, size_t rows, size_t c,
+                                           float *dst, size_t ldd)
+{
+    __m256 a[8], b[8]; /* rows 0-7 and 8-15: 16 registers, no stack array */
+    size_t i;
+    for (i = 0; i < 8; i++) {
+        a[i] = i < rows ? _mm256_loadu_ps(src + i * lds + c) : _mm256_setzero_ps();
+        b[i] = i + 8 < rows ? _mm256_loadu_ps(src + (i + 8) * lds + c) : _mm256_setzero_ps();
+    }
+    attn__avx2_t8x8(a);
+    attn__avx2_t8x8(b);
+    for (i = 0; i < 8; i++) {
+        _mm256_storeu_ps(dst + (c + i) * ldd, a[i]);
+        _mm256_storeu_ps(dst + (c + i) * ldd + 8, b[i]);
+    }
+}
 /* Transposes a 16 x 16 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
- * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. In
- * registers, in four rounds of 16 shuffles: pairs of rows interleaved, then pairs of pairs
- * (each 128-bit lane then holds 4 rows of one column), then lanes gathered across 8 rows
- * and across all 16. */
+ * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As two
+ * halves of 8 columns, each two 8 x 8 transposes of ymm rows. */
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_vtranspose_copy(const float *src, size_t lds,
                                                      size_t rows, float *dst, size_t ldd)
 {
-    __m512 r[16], t[16];
-    size_t i, j;
-    if (rows >= 16) /* the common case: no test per row */
-        for (i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + i * lds);
-    else
-        for (i = 0; i < 16; i++)
-            r[i] = i < rows ? _mm512_loadu_ps(src + i * lds) : _mm512_setzero_ps();
-    for (i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-    }
-    for (i = 0; i < 16; i += 4) { /* r[i + j], lane l: rows i .. i + 3 of column 4 l + j */
-        r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
-        r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
-        r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-        r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-    }
-    for (i = 0; i < 16; i += 8) /* t[i + j]: columns j, 8 + j; t[i + 4 + j]: 4 + j, 12 + j */
-        for (j = 0; j < 4; j++) {
-            t[i + j] = _mm512_shuffle_f32x4(r[i + j], r[i + 4 + j], 0x88);
-            t[i + 4 + j] = _mm512_shuffle_f32x4(r[i + j], r[i + 4 + j], 0xDD);
-        }
-    for (j = 0; j < 8; j++) { /* columns j and 8 + j */
-        r[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
-        r[j + 8] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xDD);
-    }
-    for (i = 0; i < 16; i++) _mm512_storeu_ps(dst + i * ldd, r[i]);
+    attn__avx2_t16x8(src, lds, rows, 0, dst, ldd);
+    attn__avx2_t16x8(src, lds, rows, 8, dst, ldd);
 }
 #endif
 /* end of simd/avx512.h */
@@ -14267,42 +14291,54 @@ static inline void attn__avx512_vstore_bf16(uint16_t *p, attn__avx512_v v)
 static inline void attn__avx512_vstream(float *p, attn__avx512_v v) { _mm512_stream_ps(p, v); }
 static inline void attn__avx512_vstream_fence(void) { _mm_sfence(); }
 
+/* 8 x 8 transpose of ymm rows r[0..7] in place */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_t8x8(__m256 *r)
+{
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* Columns c..c+7 of the 16 rows at src (rows i >= `rows` zero, never read) transposed into
+ * dst rows c..c+7 (16 floats each), stored in row order */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_t16x8(const float *src, size_t lds, size_t rows, size_t c,
+                                           float *dst, size_t ldd)
+{
+    __m256 a[8], b[8]; /* rows 0-7 and 8-15: 16 registers, no stack array */
+    size_t i;
+    for (i = 0; i < 8; i++) {
+        a[i] = i < rows ? _mm256_loadu_ps(src + i * lds + c) : _mm256_setzero_ps();
+        b[i] = i + 8 < rows ? _mm256_loadu_ps(src + (i + 8) * lds + c) : _mm256_setzero_ps();
+    }
+    attn__avx512_t8x8(a);
+    attn__avx512_t8x8(b);
+    for (i = 0; i < 8; i++) {
+        _mm256_storeu_ps(dst + (c + i) * ldd, a[i]);
+        _mm256_storeu_ps(dst + (c + i) * ldd + 8, b[i]);
+    }
+}
 /* Transposes a 16 x 16 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
- * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. In
- * registers, in four rounds of 16 shuffles: pairs of rows interleaved, then pairs of pairs
- * (each 128-bit lane then holds 4 rows of one column), then lanes gathered across 8 rows
- * and across all 16. */
+ * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As two
+ * halves of 8 columns, each two 8 x 8 transposes of ymm rows. */
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_vtranspose_copy(const float *src, size_t lds,
                                                      size_t rows, float *dst, size_t ldd)
 {
-    __m512 r[16], t[16];
-    size_t i, j;
-    if (rows >= 16) /* the common case: no test per row */
-        for (i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + i * lds);
-    else
-        for (i = 0; i < 16; i++)
-            r[i] = i < rows ? _mm512_loadu_ps(src + i * lds) : _mm512_setzero_ps();
-    for (i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-    }
-    for (i = 0; i < 16; i += 4) { /* r[i + j], lane l: rows i .. i + 3 of column 4 l + j */
-        r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
-        r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
-        r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-        r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-    }
-    for (i = 0; i < 16; i += 8) /* t[i + j]: columns j, 8 + j; t[i + 4 + j]: 4 + j, 12 + j */
-        for (j = 0; j < 4; j++) {
-            t[i + j] = _mm512_shuffle_f32x4(r[i + j], r[i + 4 + j], 0x88);
-            t[i + 4 + j] = _mm512_shuffle_f32x4(r[i + j], r[i + 4 + j], 0xDD);
-        }
-    for (j = 0; j < 8; j++) { /* columns j and 8 + j */
-        r[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
-        r[j + 8] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xDD);
-    }
-    for (i = 0; i < 16; i++) _mm512_storeu_ps(dst + i * ldd, r[i]);
+    attn__avx512_t16x8(src, lds, rows, 0, dst, ldd);
+    attn__avx512_t16x8(src, lds, rows, 8, dst, ldd);
 }
 #endif
 /* end of simd/avx512.h */
@@ -21324,42 +21360,54 @@ static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
 static inline void attn__vstream(float *p, attn__v v) { _mm512_stream_ps(p, v); }
 static inline void attn__vstream_fence(void) { _mm_sfence(); }
 
+/* 8 x 8 transpose of ymm rows r[0..7] in place */
+static ATTN__FORCE_INLINE void attn__t8x8(__m256 *r)
+{
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
+    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
+    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
+    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
+    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
+    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
+    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
+    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
+}
+
+/* Columns c..c+7 of the 16 rows at src (rows i >= `rows` zero, never read) transposed into
+ * dst rows c..c+7 (16 floats each), stored in row order */
+static ATTN__FORCE_INLINE void attn__t16x8(const float *src, size_t lds, size_t rows, size_t c,
+                                           float *dst, size_t ldd)
+{
+    __m256 a[8], b[8]; /* rows 0-7 and 8-15: 16 registers, no stack array */
+    size_t i;
+    for (i = 0; i < 8; i++) {
+        a[i] = i < rows ? _mm256_loadu_ps(src + i * lds + c) : _mm256_setzero_ps();
+        b[i] = i + 8 < rows ? _mm256_loadu_ps(src + (i + 8) * lds + c) : _mm256_setzero_ps();
+    }
+    attn__t8x8(a);
+    attn__t8x8(b);
+    for (i = 0; i < 8; i++) {
+        _mm256_storeu_ps(dst + (c + i) * ldd, a[i]);
+        _mm256_storeu_ps(dst + (c + i) * ldd + 8, b[i]);
+    }
+}
 /* Transposes a 16 x 16 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
- * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. In
- * registers, in four rounds of 16 shuffles: pairs of rows interleaved, then pairs of pairs
- * (each 128-bit lane then holds 4 rows of one column), then lanes gathered across 8 rows
- * and across all 16. */
+ * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As two
+ * halves of 8 columns, each two 8 x 8 transposes of ymm rows. */
 static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t lds,
                                                      size_t rows, float *dst, size_t ldd)
 {
-    __m512 r[16], t[16];
-    size_t i, j;
-    if (rows >= 16) /* the common case: no test per row */
-        for (i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + i * lds);
-    else
-        for (i = 0; i < 16; i++)
-            r[i] = i < rows ? _mm512_loadu_ps(src + i * lds) : _mm512_setzero_ps();
-    for (i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-    }
-    for (i = 0; i < 16; i += 4) { /* r[i + j], lane l: rows i .. i + 3 of column 4 l + j */
-        r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
-        r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
-        r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-        r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-    }
-    for (i = 0; i < 16; i += 8) /* t[i + j]: columns j, 8 + j; t[i + 4 + j]: 4 + j, 12 + j */
-        for (j = 0; j < 4; j++) {
-            t[i + j] = _mm512_shuffle_f32x4(r[i + j], r[i + 4 + j], 0x88);
-            t[i + 4 + j] = _mm512_shuffle_f32x4(r[i + j], r[i + 4 + j], 0xDD);
-        }
-    for (j = 0; j < 8; j++) { /* columns j and 8 + j */
-        r[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
-        r[j + 8] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xDD);
-    }
-    for (i = 0; i < 16; i++) _mm512_storeu_ps(dst + i * ldd, r[i]);
+    attn__t16x8(src, lds, rows, 0, dst, ldd);
+    attn__t16x8(src, lds, rows, 8, dst, ldd);
 }
 #endif
 /* end of simd/avx512.h */
