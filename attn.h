@@ -5283,7 +5283,17 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_pv_skip0_body(attn_dtype t, f
             const attn__scalar_v pv = attn__scalar_vset1(pj);
             float *y = acc + r * lda;
             if (pj == 0.0f) continue;
-            for (e = c; e + ATTN__SCALAR_VW <= c1; e += ATTN__SCALAR_VW)
+            e = c;
+            for (; t == ATTN_Q8_0 && e % ATTN__SCALAR_QK == 0 && e + ATTN__SCALAR_QK <= c1; e += ATTN__SCALAR_QK) {
+                attn__scalar_v w[ATTN__SCALAR_QK / ATTN__SCALAR_VW]; /* a block's scale widened once */
+                size_t v;
+                attn__scalar_vload_q8_block(attn__scalar_dt_at(t, vj, e), w);
+                ATTN__SCALAR_UNROLL
+                for (v = 0; v < ATTN__SCALAR_QK / ATTN__SCALAR_VW; v++)
+                    attn__scalar_vstore(y + e + v * ATTN__SCALAR_VW,
+                                 attn__scalar_vfma(pv, w[v], attn__scalar_vload(y + e + v * ATTN__SCALAR_VW)));
+            }
+            for (; e + ATTN__SCALAR_VW <= c1; e += ATTN__SCALAR_VW)
                 attn__scalar_vstore(y + e, attn__scalar_vfma(pv, attn__scalar_vload_dt(t, vj, e), attn__scalar_vload(y + e)));
             if (e < c1)
                 attn__scalar_vstore_part(y + e, attn__scalar_vfma(pv, attn__scalar_vload_dt_part(t, vj, e, c1 - e),
@@ -11841,7 +11851,17 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_pv_skip0_body(attn_dtype t, float
             const attn__avx2_v pv = attn__avx2_vset1(pj);
             float *y = acc + r * lda;
             if (pj == 0.0f) continue;
-            for (e = c; e + ATTN__AVX2_VW <= c1; e += ATTN__AVX2_VW)
+            e = c;
+            for (; t == ATTN_Q8_0 && e % ATTN__AVX2_QK == 0 && e + ATTN__AVX2_QK <= c1; e += ATTN__AVX2_QK) {
+                attn__avx2_v w[ATTN__AVX2_QK / ATTN__AVX2_VW]; /* a block's scale widened once */
+                size_t v;
+                attn__avx2_vload_q8_block(attn__avx2_dt_at(t, vj, e), w);
+                ATTN__AVX2_UNROLL
+                for (v = 0; v < ATTN__AVX2_QK / ATTN__AVX2_VW; v++)
+                    attn__avx2_vstore(y + e + v * ATTN__AVX2_VW,
+                                 attn__avx2_vfma(pv, w[v], attn__avx2_vload(y + e + v * ATTN__AVX2_VW)));
+            }
+            for (; e + ATTN__AVX2_VW <= c1; e += ATTN__AVX2_VW)
                 attn__avx2_vstore(y + e, attn__avx2_vfma(pv, attn__avx2_vload_dt(t, vj, e), attn__avx2_vload(y + e)));
             if (e < c1)
                 attn__avx2_vstore_part(y + e, attn__avx2_vfma(pv, attn__avx2_vload_dt_part(t, vj, e, c1 - e),
@@ -18403,7 +18423,17 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_pv_skip0_body(attn_dtype t, f
             const attn__avx512_v pv = attn__avx512_vset1(pj);
             float *y = acc + r * lda;
             if (pj == 0.0f) continue;
-            for (e = c; e + ATTN__AVX512_VW <= c1; e += ATTN__AVX512_VW)
+            e = c;
+            for (; t == ATTN_Q8_0 && e % ATTN__AVX512_QK == 0 && e + ATTN__AVX512_QK <= c1; e += ATTN__AVX512_QK) {
+                attn__avx512_v w[ATTN__AVX512_QK / ATTN__AVX512_VW]; /* a block's scale widened once */
+                size_t v;
+                attn__avx512_vload_q8_block(attn__avx512_dt_at(t, vj, e), w);
+                ATTN__AVX512_UNROLL
+                for (v = 0; v < ATTN__AVX512_QK / ATTN__AVX512_VW; v++)
+                    attn__avx512_vstore(y + e + v * ATTN__AVX512_VW,
+                                 attn__avx512_vfma(pv, w[v], attn__avx512_vload(y + e + v * ATTN__AVX512_VW)));
+            }
+            for (; e + ATTN__AVX512_VW <= c1; e += ATTN__AVX512_VW)
                 attn__avx512_vstore(y + e, attn__avx512_vfma(pv, attn__avx512_vload_dt(t, vj, e), attn__avx512_vload(y + e)));
             if (e < c1)
                 attn__avx512_vstore_part(y + e, attn__avx512_vfma(pv, attn__avx512_vload_dt_part(t, vj, e, c1 - e),
@@ -25472,7 +25502,17 @@ static ATTN__FORCE_INLINE void attn__pv_skip0_body(attn_dtype t, float *acc, siz
             const attn__v pv = attn__vset1(pj);
             float *y = acc + r * lda;
             if (pj == 0.0f) continue;
-            for (e = c; e + ATTN__VW <= c1; e += ATTN__VW)
+            e = c;
+            for (; t == ATTN_Q8_0 && e % ATTN__QK == 0 && e + ATTN__QK <= c1; e += ATTN__QK) {
+                attn__v w[ATTN__QK / ATTN__VW]; /* a block's scale widened once */
+                size_t v;
+                attn__vload_q8_block(attn__dt_at(t, vj, e), w);
+                ATTN__UNROLL
+                for (v = 0; v < ATTN__QK / ATTN__VW; v++)
+                    attn__vstore(y + e + v * ATTN__VW,
+                                 attn__vfma(pv, w[v], attn__vload(y + e + v * ATTN__VW)));
+            }
+            for (; e + ATTN__VW <= c1; e += ATTN__VW)
                 attn__vstore(y + e, attn__vfma(pv, attn__vload_dt(t, vj, e), attn__vload(y + e)));
             if (e < c1)
                 attn__vstore_part(y + e, attn__vfma(pv, attn__vload_dt_part(t, vj, e, c1 - e),

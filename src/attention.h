@@ -176,7 +176,17 @@ static ATTN__FORCE_INLINE void attn__pv_skip0_body(attn_dtype t, float *acc, siz
             const attn__v pv = attn__vset1(pj);
             float *y = acc + r * lda;
             if (pj == 0.0f) continue;
-            for (e = c; e + ATTN__VW <= c1; e += ATTN__VW)
+            e = c;
+            for (; t == ATTN_Q8_0 && e % ATTN__QK == 0 && e + ATTN__QK <= c1; e += ATTN__QK) {
+                attn__v w[ATTN__QK / ATTN__VW]; /* a block's scale widened once */
+                size_t v;
+                attn__vload_q8_block(attn__dt_at(t, vj, e), w);
+                ATTN__UNROLL
+                for (v = 0; v < ATTN__QK / ATTN__VW; v++)
+                    attn__vstore(y + e + v * ATTN__VW,
+                                 attn__vfma(pv, w[v], attn__vload(y + e + v * ATTN__VW)));
+            }
+            for (; e + ATTN__VW <= c1; e += ATTN__VW)
                 attn__vstore(y + e, attn__vfma(pv, attn__vload_dt(t, vj, e), attn__vload(y + e)));
             if (e < c1)
                 attn__vstore_part(y + e, attn__vfma(pv, attn__vload_dt_part(t, vj, e, c1 - e),
