@@ -304,6 +304,30 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
                                        float *c, size_t ldc, void *workspace,
                                        size_t workspace_size);
 
+/* Prefill products with block-quantized weights in integer arithmetic:
+ *   C = alpha A B^T + beta C   (C m x n, A m x k floats, B n x k of b_type)
+ * A's rows are quantized to q8_0 per block of 32 (attn_convert's rule: d = max|x| / 127
+ * rounded to binary16, q = x / d rounded half away from zero) and multiplied by B (ATTN_Q8_0
+ * or ATTN_Q4_0 blocks along k, ggml's layouts, ldb in elements) with int8 dot products per
+ * block (AVX512-VNNI or AVX-VNNI where the compiler targets them, else AVX2's
+ * vpmaddubsw / vpmaddwd; Armv8.2 sdot where the target has dotprod, else plain integer
+ * multiplies), each block's exact integer sum scaled by the two d in float32.
+ * k and ldb multiples of 32 (ATTN_ERR_SIZE, ATTN_ERR_LD); lda, ldc >= k, n. The workspace
+ * is required (attn_matmul_int8_workspace_size: about 1.13 m k bytes for A's blocks plus a
+ * chunk of B's, up to 256 KiB); no overlap of C, A, B and workspace (ATTN_ERR_ALIAS).
+ * A block of A that does not quantize (inf, NaN, or max|x| above about 8.3e6) is
+ * ATTN_ERR_ARG, C untouched. beta = 0 never reads C.
+ * Accuracy: the result is the product of the dequantized A (what attn_convert to q8_0 and
+ * back gives) and the dequantized B, within attn_matmul's bound for it (each block exact,
+ * k / 32 float32 terms). Against the float A, quantizing adds up to d / 2 = max|x| / 254
+ * of a block per element of A (see the README). Rows and column groups are independent:
+ * the same bits whatever m, n and the workspace. */
+ATTN_API size_t attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k);
+ATTN_API attn_status attn_matmul_int8(size_t m, size_t n, size_t k, float alpha, const float *a,
+                                      size_t lda, attn_dtype b_type, const void *b, size_t ldb,
+                                      float beta, float *c, size_t ldc, void *workspace,
+                                      size_t workspace_size);
+
 /* ---------------------------------------------------------------------------------------
  * Scaled dot-product attention, fused (the Lq x Lk score matrix never exists):
  *   O[b,h] = softmax(mask(softcap(scale * Q[b,h] K[b,g]^T))) V[b,g],  g = h / (heads/kv_heads)
@@ -984,6 +1008,9 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+#if defined(__GNUC__) || defined(__clang__)
+#include <cpuid.h>
+#endif
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -1135,6 +1162,85 @@ static inline attn__scalar_v attn__scalar_vload_u4(const uint8_t *p, int hi)
     w = _mm512_sub_epi32(_mm512_and_si512(w, _mm512_set1_epi32(15)), _mm512_set1_epi32(8));
     return _mm512_cvtepi32_ps(w);
 }
+/* Integer dot products (simd/generic.h's contract): AVX512-VNNI's vpdpbusd takes a4 + 128
+ * unsigned; without it (AVX512F alone has no byte multiplies) two AVX2 halves, as
+ * simd/avx2.h: |b| times a4 carrying b's sign (vpmaddubsw), the pairs added (vpmaddwd).
+ * A build without -mavx512vnni still takes vpdpbusd where the CPU has it. */
+#define ATTN__SCALAR_HAVE_VSTORE_I8 1
+static inline void attn__scalar_vstore_i8(int8_t *p, attn__scalar_v v)
+{
+    _mm_storeu_si128((__m128i *)(void *)p, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v)));
+}
+#define ATTN__SCALAR_HAVE_VI 1
+#define ATTN__SCALAR_VI_DPBUSD(acc, a4, b)                                                         \
+    _mm512_dpbusd_epi32((acc), _mm512_set1_epi32((int)((a4) ^ 0x80808080u)),               \
+                        _mm512_loadu_si512((const void *)(b)))
+#define ATTN__SCALAR_VI_TOF128(acc, s)                                                             \
+    _mm512_cvtepi32_ps(                                                                    \
+        _mm512_sub_epi32((acc), _mm512_slli_epi32(_mm512_loadu_si512((const void *)(s)), 7)))
+#ifdef __AVX512VNNI__
+#define ATTN__SCALAR_VI_BIAS 128
+typedef __m512i attn__scalar_vi;
+static inline attn__scalar_vi attn__scalar_vi_zero(void) { return _mm512_setzero_si512(); }
+static inline attn__scalar_vi attn__scalar_vi_dot4(attn__scalar_vi acc, uint32_t a4, const int8_t *b)
+{
+    return ATTN__SCALAR_VI_DPBUSD(acc, a4, b);
+}
+static inline void attn__scalar_vi_store(int32_t *p, attn__scalar_vi v) { _mm512_storeu_si512((void *)p, v); }
+static inline attn__scalar_v attn__scalar_vi_tof(attn__scalar_vi acc, const int32_t *s)
+{
+    return ATTN__SCALAR_VI_TOF128(acc, s);
+}
+#else
+#define ATTN__SCALAR_VI_BIAS 0
+typedef struct {
+    __m256i lo, hi;
+} attn__scalar_vi;
+static inline attn__scalar_vi attn__scalar_vi_zero(void)
+{
+    attn__scalar_vi z;
+    z.lo = z.hi = _mm256_setzero_si256();
+    return z;
+}
+static inline __m256i attn__scalar_vi_half(__m256i acc, __m256i a, const int8_t *b)
+{
+    const __m256i bv = _mm256_loadu_si256((const __m256i *)(const void *)b);
+    const __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(bv), _mm256_sign_epi8(a, bv));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+}
+static inline attn__scalar_vi attn__scalar_vi_dot4(attn__scalar_vi acc, uint32_t a4, const int8_t *b)
+{
+    const __m256i a = _mm256_set1_epi32((int)a4);
+    acc.lo = attn__scalar_vi_half(acc.lo, a, b);
+    acc.hi = attn__scalar_vi_half(acc.hi, a, b + 32);
+    return acc;
+}
+static inline void attn__scalar_vi_store(int32_t *p, attn__scalar_vi v)
+{
+    _mm256_storeu_si256((__m256i *)(void *)p, v.lo);
+    _mm256_storeu_si256((__m256i *)(void *)(p + 8), v.hi);
+}
+static inline attn__scalar_v attn__scalar_vi_tof(attn__scalar_vi acc, const int32_t *s)
+{
+    (void)s;
+    return _mm512_cvtepi32_ps(_mm512_inserti64x4(_mm512_castsi256_si512(acc.lo), acc.hi, 1));
+}
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTN__SCALAR_HAVE_VI_RT 1
+#define ATTN__SCALAR_VI_RT_ATTR __attribute__((target("avx512vnni")))
+#define ATTN__SCALAR_VI_RT_BIAS 128
+typedef __m512i attn__scalar_vi_rt;
+#define attn__scalar_vi_rt_zero() _mm512_setzero_si512()
+#define attn__scalar_vi_rt_dot4 ATTN__SCALAR_VI_DPBUSD
+#define attn__scalar_vi_rt_tof ATTN__SCALAR_VI_TOF128
+/* AVX512-VNNI: cpuid leaf 7 subleaf 0, ecx bit 11 (its zmm state is AVX-512's) */
+static inline int attn__scalar_vi_rt_cpu(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
+}
+#endif
+#endif
 /* 16-bit storage widened in the load, narrowed in the store (simd/generic.h's contract):
  * f16 by vcvtph2ps / vcvtps2ph, bf16 by shifts with round-to-nearest-even, NaN kept quiet */
 #define ATTN__SCALAR_HAVE_VF16 1
@@ -1346,6 +1452,71 @@ static inline int attn__scalar_vany_neg(attn__scalar_v a) { return _mm256_movema
 /* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
 #define ATTN__SCALAR_HAVE_VSWAP_PAIRS 1
 static inline attn__scalar_v attn__scalar_vswap_pairs(attn__scalar_v a) { return _mm256_permute_ps(a, 0xB1); }
+/* Integer dot products (simd/generic.h's contract): AVX-VNNI's vpdpbusd takes a4 + 128
+ * unsigned; plain AVX2 multiplies |b| (unsigned: 128 for -128) by a4 carrying b's sign
+ * (vpmaddubsw; no pair reaches the int16 limit, |a| <= 127), then adds the pairs
+ * (vpmaddwd). A build without -mavxvnni still takes vpdpbusd where the CPU has it. */
+#define ATTN__SCALAR_HAVE_VSTORE_I8 1
+static inline void attn__scalar_vstore_i8(int8_t *p, attn__scalar_v v)
+{
+    const __m256i i = _mm256_cvtps_epi32(v);
+    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(i), _mm256_extracti128_si256(i, 1));
+    _mm_storel_epi64((__m128i *)(void *)p, _mm_packs_epi16(w, w));
+}
+#define ATTN__SCALAR_HAVE_VI 1
+typedef __m256i attn__scalar_vi;
+#define ATTN__SCALAR_VI_DPBUSD(acc, a4, b)                                                         \
+    _mm256_dpbusd_avx_epi32((acc), _mm256_set1_epi32((int)((a4) ^ 0x80808080u)),           \
+                            _mm256_loadu_si256((const __m256i *)(const void *)(b)))
+#define ATTN__SCALAR_VI_TOF128(acc, s)                                                             \
+    _mm256_cvtepi32_ps(_mm256_sub_epi32(                                                   \
+        (acc), _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(s)), 7)))
+static inline attn__scalar_vi attn__scalar_vi_zero(void) { return _mm256_setzero_si256(); }
+#ifdef __AVXVNNI__
+#define ATTN__SCALAR_VI_BIAS 128
+static inline attn__scalar_vi attn__scalar_vi_dot4(attn__scalar_vi acc, uint32_t a4, const int8_t *b)
+{
+    return ATTN__SCALAR_VI_DPBUSD(acc, a4, b);
+}
+static inline attn__scalar_v attn__scalar_vi_tof(attn__scalar_vi acc, const int32_t *s)
+{
+    return ATTN__SCALAR_VI_TOF128(acc, s);
+}
+#else
+#define ATTN__SCALAR_VI_BIAS 0
+static inline attn__scalar_vi attn__scalar_vi_dot4(attn__scalar_vi acc, uint32_t a4, const int8_t *b)
+{
+    const __m256i bv = _mm256_loadu_si256((const __m256i *)(const void *)b);
+    const __m256i p =
+        _mm256_maddubs_epi16(_mm256_abs_epi8(bv), _mm256_sign_epi8(_mm256_set1_epi32((int)a4), bv));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+}
+static inline attn__scalar_v attn__scalar_vi_tof(attn__scalar_vi acc, const int32_t *s)
+{
+    (void)s;
+    return _mm256_cvtepi32_ps(acc);
+}
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 || \
+    defined(__clang__) && __clang_major__ >= 12
+#define ATTN__SCALAR_HAVE_VI_RT 1
+#define ATTN__SCALAR_VI_RT_ATTR __attribute__((target("avxvnni")))
+#define ATTN__SCALAR_VI_RT_BIAS 128
+typedef __m256i attn__scalar_vi_rt;
+#define attn__scalar_vi_rt_zero() _mm256_setzero_si256()
+#define attn__scalar_vi_rt_dot4 ATTN__SCALAR_VI_DPBUSD
+#define attn__scalar_vi_rt_tof ATTN__SCALAR_VI_TOF128
+/* AVX-VNNI: cpuid leaf 7 subleaf 1, eax bit 4 (its ymm state is AVX2's) */
+static inline int attn__scalar_vi_rt_cpu(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
+}
+#endif
+#endif
+static inline void attn__scalar_vi_store(int32_t *p, attn__scalar_vi v)
+{
+    _mm256_storeu_si256((__m256i *)(void *)p, v);
+}
 /* 16-bit storage, 8 elements widened on load and narrowed on store. f16 by F16C (rounding
  * to nearest even from the immediate, whatever MXCSR says; half subnormals kept under
  * FTZ/DAZ), when the compiler has it (-mf16c; every AVX2 CPU does): else generic.h's exact
@@ -1666,6 +1837,31 @@ static inline attn__scalar_v attn__scalar_vload_u4(const uint8_t *p, int hi)
     return vcvtq_f32_s32(vsubq_s32(
         vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(b)))), vdupq_n_s32(8)));
 }
+#define ATTN__SCALAR_HAVE_VSTORE_I8 1
+static inline void attn__scalar_vstore_i8(int8_t *p, attn__scalar_v v)
+{
+    const int16x4_t h = vmovn_s32(vcvtq_s32_f32(v));
+    const int8x8_t b = vmovn_s16(vcombine_s16(h, h));
+    memcpy(p, &b, 4);
+}
+/* Integer dot products (simd/generic.h's contract) where the target has Armv8.2's sdot;
+ * elsewhere simd/generic.h's lanes */
+#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+#define ATTN__SCALAR_HAVE_VI 1
+#define ATTN__SCALAR_VI_BIAS 0
+typedef int32x4_t attn__scalar_vi;
+static inline attn__scalar_vi attn__scalar_vi_zero(void) { return vdupq_n_s32(0); }
+static inline attn__scalar_vi attn__scalar_vi_dot4(attn__scalar_vi acc, uint32_t a4, const int8_t *b)
+{
+    return vdotq_s32(acc, vld1q_s8(b), vreinterpretq_s8_u32(vdupq_n_u32(a4)));
+}
+static inline void attn__scalar_vi_store(int32_t *p, attn__scalar_vi v) { vst1q_s32(p, v); }
+static inline attn__scalar_v attn__scalar_vi_tof(attn__scalar_vi acc, const int32_t *s)
+{
+    (void)s;
+    return vcvtq_f32_s32(acc);
+}
+#endif
 /* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
  * are stored in order q = 0..3, so with ldd < 4 the later rows win the overlap. */
@@ -2153,6 +2349,55 @@ static inline void attn__scalar_vload_q4_32(const uint8_t *p, attn__scalar_v *ou
         out[v] = attn__scalar_vload_u4(p + v * ATTN__SCALAR_VW, 0);
         out[16 / ATTN__SCALAR_VW + v] = attn__scalar_vload_u4(p + v * ATTN__SCALAR_VW, 1);
     }
+}
+#endif
+/* Integer dot products of int8 blocks (the int8 matmul): attn__scalar_vi holds ATTN__SCALAR_VW int32
+ * lanes. attn__scalar_vi_dot4(acc, a4, b) adds to lane l the dot product of the 4 int8 in a4
+ * (byte t of its little-endian value; none of them -128) with b[4 l .. 4 l + 3], plus
+ * ATTN__SCALAR_VI_BIAS times the sum of those 4 b (an ISA whose instruction wants one operand
+ * unsigned takes a4 + 128); attn__scalar_vi_store stores the lanes; attn__scalar_vi_tof(acc, s) is
+ * acc - ATTN__SCALAR_VI_BIAS s[lane] as floats (s: the sums of the b the lane took). Every value
+ * is exact: a block's 32 products stay far below 2^24.
+ * An x86 ISA file may also offer the same three for a CPU that has more than the compiler
+ * targets (ATTN__SCALAR_HAVE_VI_RT: attn__scalar_vi_rt type, attn__scalar_vi_rt_zero, _dot4, _tof macros with
+ * ATTN__SCALAR_VI_RT_BIAS, valid in a function marked ATTN__SCALAR_VI_RT_ATTR; attn__scalar_vi_rt_cpu() says
+ * whether this CPU runs them). */
+#ifndef ATTN__SCALAR_HAVE_VSTORE_I8
+/* v's lanes, integers in [-127, 127], as ATTN__SCALAR_VW int8 at p */
+static inline void attn__scalar_vstore_i8(int8_t *p, attn__scalar_v v)
+{
+    float t[ATTN__SCALAR_VW];
+    size_t l;
+    attn__scalar_vstore(t, v);
+    for (l = 0; l < ATTN__SCALAR_VW; l++) p[l] = (int8_t)(int)t[l];
+}
+#endif
+#ifndef ATTN__SCALAR_HAVE_VI
+#define ATTN__SCALAR_VI_BIAS 0
+typedef struct {
+    int32_t l[ATTN__SCALAR_VW];
+} attn__scalar_vi;
+static inline attn__scalar_vi attn__scalar_vi_zero(void)
+{
+    attn__scalar_vi z;
+    memset(&z, 0, sizeof z);
+    return z;
+}
+static inline attn__scalar_vi attn__scalar_vi_dot4(attn__scalar_vi acc, uint32_t a4, const int8_t *b)
+{
+    size_t l, t;
+    for (l = 0; l < ATTN__SCALAR_VW; l++)
+        for (t = 0; t < 4; t++)
+            acc.l[l] += (int32_t)(int8_t)(uint8_t)(a4 >> 8 * t) * b[4 * l + t];
+    return acc;
+}
+static inline void attn__scalar_vi_store(int32_t *p, attn__scalar_vi v) { memcpy(p, v.l, sizeof v.l); }
+static inline attn__scalar_v attn__scalar_vi_tof(attn__scalar_vi acc, const int32_t *corr)
+{
+    float t[ATTN__SCALAR_VW];
+    size_t l;
+    for (l = 0; l < ATTN__SCALAR_VW; l++) t[l] = (float)(acc.l[l] - ATTN__SCALAR_VI_BIAS * corr[l]);
+    return attn__scalar_vload(t);
 }
 #endif
 #ifndef ATTN__SCALAR_HAVE_VSET1_F16
@@ -2717,6 +2962,16 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__SCALAR_SM_FAR ((size_t)32 << 20)
 /* Softmax: floats of that stack scratch (16 KiB); longer rows keep normal stores. */
 #define ATTN__SCALAR_SM_SCRATCH 4096
+/* int8 matmul: bytes of B repacked per chunk of columns (stays in L2 while every row of A
+ * passes over it) */
+#define ATTN__SCALAR_QD_PANEL (256 * 1024)
+/* int8 matmul: rows of A per tile (two column groups each; 4 rows make 8 integer and 8
+ * float accumulators: within 32 vector registers, and 16 with AVX2's 3) */
+#if ATTN__SCALAR_VW == 8
+#define ATTN__SCALAR_QD_MR 3
+#else
+#define ATTN__SCALAR_QD_MR 4
+#endif
 
 #if ATTN__SCALAR_VW == 16 /* ---- AVX-512 ---- */
 #define ATTN__SCALAR_MM_KC 256
@@ -5103,6 +5358,270 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul_typed(attn_trans 
     if (!attn__scalar_attn_dtype_block(b_type)) return ATTN_ERR_ARG;
     return attn__scalar_matmul(ta, tb, m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace,
                         workspace_size);
+}
+
+/* ---- int8 products: attn__scalar_attn_matmul_int8 ------------------------------------------------ */
+/* A is quantized into the workspace, each row as blocks of 36 bytes: the scale d as a float
+ * (the binary16 value attn__scalar_attn_convert stores), then 32 int8 (attn__scalar_attn_convert's q8_0 rule, so
+ * never -128). B (n x k, q8_0 or q4_0) is repacked a chunk of columns at a time, in groups
+ * of ATTN__SCALAR_VW columns; a group's block of 32 values of k is ATTN__SCALAR_QD_GB bytes:
+ *   8 steps of ATTN__SCALAR_VW x 4 int8 (lane l: column l's 4 values of the step; q4_0 less 8),
+ *   ATTN__SCALAR_VW floats (each column's d), ATTN__SCALAR_VW int32 (the sum of each column's values),
+ * so that one attn__scalar_vi_dot4 takes 4 values of k for ATTN__SCALAR_VW columns. Columns past n are
+ * zeros. */
+#define ATTN__SCALAR_QD_AB (4 + ATTN__SCALAR_QK)
+#define ATTN__SCALAR_QD_GB (40 * ATTN__SCALAR_VW)
+
+static void attn__scalar_qd_pack(attn_dtype bt, const unsigned char *b, size_t rb, size_t n,
+                          size_t j0, size_t kb, unsigned char *dst)
+{
+    const size_t bs = attn__scalar_dt_block_bytes(bt);
+    size_t blk, l, t;
+    for (blk = 0; blk < kb; blk++, dst += ATTN__SCALAR_QD_GB) {
+        float *d = (float *)(void *)(dst + 32 * ATTN__SCALAR_VW);
+        attn__scalar_vi s1 = attn__scalar_vi_zero(), s0 = attn__scalar_vi_zero();
+        int32_t sum[ATTN__SCALAR_VW], off[ATTN__SCALAR_VW];
+        for (l = 0; l < ATTN__SCALAR_VW; l++) {
+            unsigned char q[ATTN__SCALAR_QK];
+            memset(q, 0, sizeof q);
+            d[l] = 0.0f;
+            if (j0 + l < n) {
+                const unsigned char *s = b + (j0 + l) * rb + blk * bs;
+                d[l] = attn__scalar_f16_to_f32((uint16_t)(s[0] | s[1] << 8));
+                if (bt == ATTN_Q8_0) memcpy(q, s + 2, ATTN__SCALAR_QK);
+                else
+                    for (t = 0; t < ATTN__SCALAR_QK / 2; t++) {
+                        q[t] = (unsigned char)((s[2 + t] & 15) - 8);
+                        q[t + ATTN__SCALAR_QK / 2] = (unsigned char)((s[2 + t] >> 4) - 8);
+                    }
+            }
+            for (t = 0; t < ATTN__SCALAR_QK / 4; t++) memcpy(dst + (t * ATTN__SCALAR_VW + l) * 4, q + 4 * t, 4);
+        }
+        for (t = 0; t < ATTN__SCALAR_QK / 4; t++) { /* sums: dot products with ones, less the bias */
+            s1 = attn__scalar_vi_dot4(s1, 0x01010101u, (const int8_t *)dst + t * 4 * ATTN__SCALAR_VW);
+            s0 = attn__scalar_vi_dot4(s0, 0, (const int8_t *)dst + t * 4 * ATTN__SCALAR_VW);
+        }
+        attn__scalar_vi_store(sum, s1);
+        attn__scalar_vi_store(off, s0);
+        for (l = 0; l < ATTN__SCALAR_VW; l++) sum[l] -= off[l];
+        memcpy(dst + 36 * ATTN__SCALAR_VW, sum, sizeof sum);
+    }
+}
+
+/* attn__scalar_q_block's q8_0 rule on 32 floats of A, into a block of the layout above (the scale
+ * as the float its binary16 holds); 0 if the block does not quantize (attn__scalar_q_block_ok) */
+static int attn__scalar_qd_quant(const float *x, unsigned char *o)
+{
+    attn__scalar_v mx = attn__scalar_vzero(), nf = attn__scalar_vzero();
+    float d, id, dq;
+    uint16_t h;
+    size_t j;
+    for (j = 0; j < ATTN__SCALAR_QK; j += ATTN__SCALAR_VW) { /* max |x|; NaN in nf if any x is not finite */
+        const attn__scalar_v x1 = attn__scalar_vload(x + j);
+        mx = attn__scalar_vmax(mx, attn__scalar_vmax(x1, attn__scalar_vsub(attn__scalar_vzero(), x1)));
+        nf = attn__scalar_vadd(nf, attn__scalar_vmul(x1, attn__scalar_vzero()));
+    }
+    if (attn__scalar_vhsum(nf) != 0.0f) return 0;
+    d = attn__scalar_vhmax(mx) / 127.0f;
+    h = attn__scalar_f32_to_f16(d);
+    if ((h & 0x7C00u) == 0x7C00u) return 0;
+    id = d != 0.0f ? 1.0f / d : 0.0f;
+    if (!(id <= FLT_MAX)) id = 0.0f;
+    dq = attn__scalar_f16_to_f32(h);
+    memcpy(o, &dq, 4);
+    for (j = 0; j < ATTN__SCALAR_QK; j += ATTN__SCALAR_VW) { /* x id rounded half away from zero, exactly */
+        const attn__scalar_v one = attn__scalar_vset1(1.0f), big = attn__scalar_vset1(8388608.0f);
+        const attn__scalar_v v = attn__scalar_vmax(attn__scalar_vmin(attn__scalar_vmul(attn__scalar_vload(x + j), attn__scalar_vset1(id)),
+                                                attn__scalar_vset1(127.0f)),
+                                     attn__scalar_vset1(-127.0f));
+        const attn__scalar_v av = attn__scalar_vfabs(v);
+        attn__scalar_v fl = attn__scalar_vsub(attn__scalar_vadd(av, big), big); /* nearest, ties even (av < 2^23) */
+        fl = attn__scalar_vselect(attn__scalar_vlt(attn__scalar_vsub(av, fl), attn__scalar_vset1(0.5f)), fl, /* up a tie */
+                           attn__scalar_vadd(fl, one));
+        attn__scalar_vstore_i8((int8_t *)(void *)(o + 4 + j),
+                        attn__scalar_vselect(attn__scalar_vlt(v, attn__scalar_vzero()), attn__scalar_vsub(attn__scalar_vzero(), fl),
+                                      fl));
+    }
+    return 1;
+}
+
+/* NAME(R, kb, a, ra, g0, g1, out): R <= ATTN__SCALAR_QD_MR rows of quantized A (ra bytes apart)
+ * times two column groups g0, g1 over kb blocks, each block's integer dot products exact,
+ * then scaled by the two d and added into out[2 i + v]; over the integer primitives VI
+ * (VI_zero, VI_dot4, VI_tof), in functions marked ATTR. Defined once per set. */
+#define ATTN__SCALAR_QD_ROWS(NAME, ATTR, VI)                                                       \
+    static ATTR ATTN__SCALAR_FORCE_INLINE void NAME##_body(                                        \
+        size_t R, size_t kb, const unsigned char *a, size_t ra, const unsigned char *g0,    \
+        const unsigned char *g1, attn__scalar_v *out)                                              \
+    {                                                                                       \
+        attn__scalar_v f[2 * ATTN__SCALAR_QD_MR];                                                         \
+        size_t i, blk, st;                                                                  \
+        ATTN__SCALAR_UNROLL                                                                        \
+        for (i = 0; i < 2 * R; i++) f[i] = attn__scalar_vzero();                                   \
+        for (blk = 0; blk < kb;                                                             \
+             blk++, a += ATTN__SCALAR_QD_AB, g0 += ATTN__SCALAR_QD_GB, g1 += ATTN__SCALAR_QD_GB) {               \
+            VI s[2 * ATTN__SCALAR_QD_MR];                                                          \
+            const int32_t *s0 = (const int32_t *)(const void *)(g0 + 36 * ATTN__SCALAR_VW);        \
+            const int32_t *s1 = (const int32_t *)(const void *)(g1 + 36 * ATTN__SCALAR_VW);        \
+            attn__scalar_v d0, d1;                                                                 \
+            ATTN__SCALAR_UNROLL                                                                    \
+            for (i = 0; i < 2 * R; i++) s[i] = VI##_zero();                                 \
+            for (st = 0; st < 8; st++) {                                                    \
+                const int8_t *b0 = (const int8_t *)g0 + st * 4 * ATTN__SCALAR_VW;                  \
+                const int8_t *b1 = (const int8_t *)g1 + st * 4 * ATTN__SCALAR_VW;                  \
+                ATTN__SCALAR_UNROLL                                                                \
+                for (i = 0; i < R; i++) {                                                   \
+                    uint32_t a4;                                                            \
+                    memcpy(&a4, a + i * ra + 4 + 4 * st, 4);                                \
+                    s[2 * i] = VI##_dot4(s[2 * i], a4, b0);                                 \
+                    s[2 * i + 1] = VI##_dot4(s[2 * i + 1], a4, b1);                         \
+                }                                                                           \
+            }                                                                               \
+            d0 = attn__scalar_vload((const float *)(const void *)(g0 + 32 * ATTN__SCALAR_VW));            \
+            d1 = attn__scalar_vload((const float *)(const void *)(g1 + 32 * ATTN__SCALAR_VW));            \
+            ATTN__SCALAR_UNROLL                                                                    \
+            for (i = 0; i < R; i++) {                                                       \
+                float da;                                                                   \
+                attn__scalar_v dv;                                                                 \
+                memcpy(&da, a + i * ra, 4);                                                 \
+                dv = attn__scalar_vset1(da);                                                       \
+                f[2 * i] = attn__scalar_vfma(VI##_tof(s[2 * i], s0), attn__scalar_vmul(d0, dv), f[2 * i]);  \
+                f[2 * i + 1] =                                                              \
+                    attn__scalar_vfma(VI##_tof(s[2 * i + 1], s1), attn__scalar_vmul(d1, dv), f[2 * i + 1]); \
+            }                                                                               \
+        }                                                                                   \
+        ATTN__SCALAR_UNROLL                                                                        \
+        for (i = 0; i < 2 * R; i++) out[i] = f[i];                                          \
+    }                                                                                       \
+    static ATTR ATTN__SCALAR_NOINLINE void NAME(size_t R, size_t kb, const unsigned char *a,       \
+                                         size_t ra, const unsigned char *g0,                \
+                                         const unsigned char *g1, attn__scalar_v *out)             \
+    {                                                                                       \
+        size_t r;                                                                           \
+        ATTN__SCALAR_UNROLL                                                                        \
+        for (r = ATTN__SCALAR_QD_MR; r >= 1; r--)                                                  \
+            if (R == r) NAME##_body(r, kb, a, ra, g0, g1, out);                             \
+    }
+ATTN__SCALAR_QD_ROWS(attn__scalar_qd_rows, , attn__scalar_vi)
+#ifdef ATTN__SCALAR_HAVE_VI_RT
+ATTN__SCALAR_QD_ROWS(attn__scalar_qd_rows_rt, ATTN__SCALAR_VI_RT_ATTR, attn__scalar_vi_rt)
+#endif
+#undef ATTN__SCALAR_QD_ROWS
+
+/* Columns of B per packed chunk: about ATTN__SCALAR_QD_PANEL bytes, whole pairs of groups */
+static size_t attn__scalar_qd_nc(size_t n, size_t kb)
+{
+    const size_t pair = 2 * ATTN__SCALAR_VW, per = kb * 40;
+    size_t nc = ATTN__SCALAR_QD_PANEL / per / pair * pair;
+    if (nc < pair) nc = pair;
+    return attn__scalar_min(nc, attn__scalar_round_up(n, pair));
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
+{
+    const size_t kb = k / ATTN__SCALAR_QK;
+    size_t ab;
+    if (m == 0 || n == 0 || kb == 0) return 0;
+    if (kb > SIZE_MAX / 64 / ATTN__SCALAR_QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
+    ab = attn__scalar_round_up(m * kb * ATTN__SCALAR_QD_AB, ATTN__SCALAR_ALIGN);
+    return ab + attn__scalar_qd_nc(n, kb) / ATTN__SCALAR_VW * kb * ATTN__SCALAR_QD_GB + ATTN__SCALAR_ALIGN;
+}
+
+/* attn__scalar_attn_matmul_int8; rt = 0 keeps the primitives the compiler targets (for tests), 1 takes
+ * the ISA file's run-time ones where the CPU has them */
+static attn_status attn__scalar_matmul_int8_path(size_t m, size_t n, size_t k, float alpha,
+                                          const float *a, size_t lda, attn_dtype b_type,
+                                          const void *b, size_t ldb, float beta, float *c,
+                                          size_t ldc, void *workspace, size_t workspace_size,
+                                          int rt)
+{
+    const size_t kb = k / ATTN__SCALAR_QK;
+    size_t need, ab, bb, cb, i, j, jc, blk, rb, ra, nc;
+    unsigned char *qa, *pb;
+    attn_status st;
+    void (*rows)(size_t, size_t, const unsigned char *, size_t, const unsigned char *,
+                 const unsigned char *, attn__scalar_v *) = attn__scalar_qd_rows;
+    if (b_type != ATTN_Q8_0 && b_type != ATTN_Q4_0) return ATTN_ERR_ARG;
+    if (k % ATTN__SCALAR_QK) return ATTN_ERR_SIZE;
+    if (k && ldb % ATTN__SCALAR_QK) return ATTN_ERR_LD;
+    if (m == 0 || n == 0) return ATTN_OK;
+    if (!c || (k && (!a || !b))) return ATTN_ERR_NULL;
+    if (k > 0) {
+        if ((st = attn__scalar_check_mat(m, k, lda)) != ATTN_OK) return st;
+        if ((st = attn__scalar_check_mat(n, k, ldb)) != ATTN_OK) return st;
+    }
+    if ((st = attn__scalar_check_mat(m, n, ldc)) != ATTN_OK) return st;
+    need = attn__scalar_attn_matmul_int8_workspace_size(m, n, k);
+    if (need && !workspace) return ATTN_ERR_NULL;
+    if (need && workspace_size < need) return ATTN_ERR_WORKSPACE;
+    ab = k ? attn__scalar_mat_bytes(m, k, lda) : 0;
+    bb = k ? attn__scalar_attn_dtype_bytes(b_type, attn__scalar_mat_bytes(n, k, ldb) / sizeof(float)) : 0;
+    cb = attn__scalar_mat_bytes(m, n, ldc);
+    if (attn__scalar_bytes_overlap(c, cb, a, ab) || attn__scalar_bytes_overlap(c, cb, b, bb) ||
+        attn__scalar_bytes_overlap(workspace, need, a, ab) ||
+        attn__scalar_bytes_overlap(workspace, need, b, bb) || attn__scalar_bytes_overlap(workspace, need, c, cb))
+        return ATTN_ERR_ALIAS;
+    if (m == 1) ldc = n;
+    if (k == 0) {
+        for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+        return ATTN_OK;
+    }
+    /* A quantized into the workspace; every block must quantize before C is touched */
+    qa = (unsigned char *)attn__scalar_align(workspace);
+    ra = kb * ATTN__SCALAR_QD_AB;
+    pb = qa + attn__scalar_round_up(m * ra, ATTN__SCALAR_ALIGN);
+    for (i = 0; i < m; i++)
+        for (blk = 0; blk < kb; blk++)
+            if (!attn__scalar_qd_quant(a + i * lda + blk * ATTN__SCALAR_QK, qa + i * ra + blk * ATTN__SCALAR_QD_AB))
+                return ATTN_ERR_ARG;
+#ifdef ATTN__SCALAR_HAVE_VI_RT
+    if (rt && attn__scalar_vi_rt_cpu()) rows = attn__scalar_qd_rows_rt;
+#else
+    (void)rt;
+#endif
+    rb = ldb / ATTN__SCALAR_QK * attn__scalar_dt_block_bytes(b_type);
+    nc = attn__scalar_qd_nc(n, kb);
+    for (jc = 0; jc < n; jc += nc) {
+        const size_t w = attn__scalar_min(nc, n - jc), groups = (w + ATTN__SCALAR_VW - 1) / ATTN__SCALAR_VW;
+        size_t g, R;
+        for (g = 0; g < attn__scalar_round_up(groups, 2); g++)
+            attn__scalar_qd_pack(b_type, (const unsigned char *)b, rb, n, jc + g * ATTN__SCALAR_VW, kb,
+                          pb + g * kb * ATTN__SCALAR_QD_GB);
+        for (i = 0; i < m; i += R) {
+            R = attn__scalar_min(ATTN__SCALAR_QD_MR, m - i);
+            for (g = 0; g < groups; g += 2) {
+                attn__scalar_v acc[2 * ATTN__SCALAR_QD_MR];
+                size_t r, v;
+                const size_t j0 = jc + g * ATTN__SCALAR_VW, cols = attn__scalar_min(2 * ATTN__SCALAR_VW, n - j0);
+                rows(R, kb, qa + i * ra, ra, pb + g * kb * ATTN__SCALAR_QD_GB,
+                     pb + (g + 1) * kb * ATTN__SCALAR_QD_GB, acc);
+                for (r = 0; r < R; r++)
+                    for (v = 0; v * ATTN__SCALAR_VW < cols; v++) { /* C = alpha acc (+ beta C) */
+                        float *cv = c + (i + r) * ldc + j0 + v * ATTN__SCALAR_VW;
+                        const size_t w = attn__scalar_min(ATTN__SCALAR_VW, cols - v * ATTN__SCALAR_VW);
+                        attn__scalar_v y = attn__scalar_vmul(attn__scalar_vset1(alpha), acc[2 * r + v]);
+                        if (beta != 0.0f)
+                            y = attn__scalar_vfma(attn__scalar_vset1(beta),
+                                           w == ATTN__SCALAR_VW ? attn__scalar_vload(cv)
+                                                         : attn__scalar_vload_part(cv, w, 0.0f),
+                                           y);
+                        if (w == ATTN__SCALAR_VW) attn__scalar_vstore(cv, y);
+                        else attn__scalar_vstore_part(cv, y, w);
+                    }
+            }
+        }
+    }
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul_int8(size_t m, size_t n, size_t k, float alpha, const float *a,
+                                      size_t lda, attn_dtype b_type, const void *b, size_t ldb,
+                                      float beta, float *c, size_t ldc, void *workspace,
+                                      size_t workspace_size)
+{
+    return attn__scalar_matmul_int8_path(m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc,
+                                  workspace, workspace_size, 1);
 }
 /* end of src/matmul.h */
 /* src/attention.h - fused attention (attn__scalar_attn_attention and its work items).
@@ -7552,6 +8071,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_denormals_flush_end(cons
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+#if defined(__GNUC__) || defined(__clang__)
+#include <cpuid.h>
+#endif
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -7703,6 +8225,85 @@ static inline attn__avx2_v attn__avx2_vload_u4(const uint8_t *p, int hi)
     w = _mm512_sub_epi32(_mm512_and_si512(w, _mm512_set1_epi32(15)), _mm512_set1_epi32(8));
     return _mm512_cvtepi32_ps(w);
 }
+/* Integer dot products (simd/generic.h's contract): AVX512-VNNI's vpdpbusd takes a4 + 128
+ * unsigned; without it (AVX512F alone has no byte multiplies) two AVX2 halves, as
+ * simd/avx2.h: |b| times a4 carrying b's sign (vpmaddubsw), the pairs added (vpmaddwd).
+ * A build without -mavx512vnni still takes vpdpbusd where the CPU has it. */
+#define ATTN__AVX2_HAVE_VSTORE_I8 1
+static inline void attn__avx2_vstore_i8(int8_t *p, attn__avx2_v v)
+{
+    _mm_storeu_si128((__m128i *)(void *)p, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v)));
+}
+#define ATTN__AVX2_HAVE_VI 1
+#define ATTN__AVX2_VI_DPBUSD(acc, a4, b)                                                         \
+    _mm512_dpbusd_epi32((acc), _mm512_set1_epi32((int)((a4) ^ 0x80808080u)),               \
+                        _mm512_loadu_si512((const void *)(b)))
+#define ATTN__AVX2_VI_TOF128(acc, s)                                                             \
+    _mm512_cvtepi32_ps(                                                                    \
+        _mm512_sub_epi32((acc), _mm512_slli_epi32(_mm512_loadu_si512((const void *)(s)), 7)))
+#ifdef __AVX512VNNI__
+#define ATTN__AVX2_VI_BIAS 128
+typedef __m512i attn__avx2_vi;
+static inline attn__avx2_vi attn__avx2_vi_zero(void) { return _mm512_setzero_si512(); }
+static inline attn__avx2_vi attn__avx2_vi_dot4(attn__avx2_vi acc, uint32_t a4, const int8_t *b)
+{
+    return ATTN__AVX2_VI_DPBUSD(acc, a4, b);
+}
+static inline void attn__avx2_vi_store(int32_t *p, attn__avx2_vi v) { _mm512_storeu_si512((void *)p, v); }
+static inline attn__avx2_v attn__avx2_vi_tof(attn__avx2_vi acc, const int32_t *s)
+{
+    return ATTN__AVX2_VI_TOF128(acc, s);
+}
+#else
+#define ATTN__AVX2_VI_BIAS 0
+typedef struct {
+    __m256i lo, hi;
+} attn__avx2_vi;
+static inline attn__avx2_vi attn__avx2_vi_zero(void)
+{
+    attn__avx2_vi z;
+    z.lo = z.hi = _mm256_setzero_si256();
+    return z;
+}
+static inline __m256i attn__avx2_vi_half(__m256i acc, __m256i a, const int8_t *b)
+{
+    const __m256i bv = _mm256_loadu_si256((const __m256i *)(const void *)b);
+    const __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(bv), _mm256_sign_epi8(a, bv));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+}
+static inline attn__avx2_vi attn__avx2_vi_dot4(attn__avx2_vi acc, uint32_t a4, const int8_t *b)
+{
+    const __m256i a = _mm256_set1_epi32((int)a4);
+    acc.lo = attn__avx2_vi_half(acc.lo, a, b);
+    acc.hi = attn__avx2_vi_half(acc.hi, a, b + 32);
+    return acc;
+}
+static inline void attn__avx2_vi_store(int32_t *p, attn__avx2_vi v)
+{
+    _mm256_storeu_si256((__m256i *)(void *)p, v.lo);
+    _mm256_storeu_si256((__m256i *)(void *)(p + 8), v.hi);
+}
+static inline attn__avx2_v attn__avx2_vi_tof(attn__avx2_vi acc, const int32_t *s)
+{
+    (void)s;
+    return _mm512_cvtepi32_ps(_mm512_inserti64x4(_mm512_castsi256_si512(acc.lo), acc.hi, 1));
+}
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTN__AVX2_HAVE_VI_RT 1
+#define ATTN__AVX2_VI_RT_ATTR __attribute__((target("avx512vnni")))
+#define ATTN__AVX2_VI_RT_BIAS 128
+typedef __m512i attn__avx2_vi_rt;
+#define attn__avx2_vi_rt_zero() _mm512_setzero_si512()
+#define attn__avx2_vi_rt_dot4 ATTN__AVX2_VI_DPBUSD
+#define attn__avx2_vi_rt_tof ATTN__AVX2_VI_TOF128
+/* AVX512-VNNI: cpuid leaf 7 subleaf 0, ecx bit 11 (its zmm state is AVX-512's) */
+static inline int attn__avx2_vi_rt_cpu(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
+}
+#endif
+#endif
 /* 16-bit storage widened in the load, narrowed in the store (simd/generic.h's contract):
  * f16 by vcvtph2ps / vcvtps2ph, bf16 by shifts with round-to-nearest-even, NaN kept quiet */
 #define ATTN__AVX2_HAVE_VF16 1
@@ -7914,6 +8515,71 @@ static inline int attn__avx2_vany_neg(attn__avx2_v a) { return _mm256_movemask_p
 /* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
 #define ATTN__AVX2_HAVE_VSWAP_PAIRS 1
 static inline attn__avx2_v attn__avx2_vswap_pairs(attn__avx2_v a) { return _mm256_permute_ps(a, 0xB1); }
+/* Integer dot products (simd/generic.h's contract): AVX-VNNI's vpdpbusd takes a4 + 128
+ * unsigned; plain AVX2 multiplies |b| (unsigned: 128 for -128) by a4 carrying b's sign
+ * (vpmaddubsw; no pair reaches the int16 limit, |a| <= 127), then adds the pairs
+ * (vpmaddwd). A build without -mavxvnni still takes vpdpbusd where the CPU has it. */
+#define ATTN__AVX2_HAVE_VSTORE_I8 1
+static inline void attn__avx2_vstore_i8(int8_t *p, attn__avx2_v v)
+{
+    const __m256i i = _mm256_cvtps_epi32(v);
+    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(i), _mm256_extracti128_si256(i, 1));
+    _mm_storel_epi64((__m128i *)(void *)p, _mm_packs_epi16(w, w));
+}
+#define ATTN__AVX2_HAVE_VI 1
+typedef __m256i attn__avx2_vi;
+#define ATTN__AVX2_VI_DPBUSD(acc, a4, b)                                                         \
+    _mm256_dpbusd_avx_epi32((acc), _mm256_set1_epi32((int)((a4) ^ 0x80808080u)),           \
+                            _mm256_loadu_si256((const __m256i *)(const void *)(b)))
+#define ATTN__AVX2_VI_TOF128(acc, s)                                                             \
+    _mm256_cvtepi32_ps(_mm256_sub_epi32(                                                   \
+        (acc), _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(s)), 7)))
+static inline attn__avx2_vi attn__avx2_vi_zero(void) { return _mm256_setzero_si256(); }
+#ifdef __AVXVNNI__
+#define ATTN__AVX2_VI_BIAS 128
+static inline attn__avx2_vi attn__avx2_vi_dot4(attn__avx2_vi acc, uint32_t a4, const int8_t *b)
+{
+    return ATTN__AVX2_VI_DPBUSD(acc, a4, b);
+}
+static inline attn__avx2_v attn__avx2_vi_tof(attn__avx2_vi acc, const int32_t *s)
+{
+    return ATTN__AVX2_VI_TOF128(acc, s);
+}
+#else
+#define ATTN__AVX2_VI_BIAS 0
+static inline attn__avx2_vi attn__avx2_vi_dot4(attn__avx2_vi acc, uint32_t a4, const int8_t *b)
+{
+    const __m256i bv = _mm256_loadu_si256((const __m256i *)(const void *)b);
+    const __m256i p =
+        _mm256_maddubs_epi16(_mm256_abs_epi8(bv), _mm256_sign_epi8(_mm256_set1_epi32((int)a4), bv));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+}
+static inline attn__avx2_v attn__avx2_vi_tof(attn__avx2_vi acc, const int32_t *s)
+{
+    (void)s;
+    return _mm256_cvtepi32_ps(acc);
+}
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 || \
+    defined(__clang__) && __clang_major__ >= 12
+#define ATTN__AVX2_HAVE_VI_RT 1
+#define ATTN__AVX2_VI_RT_ATTR __attribute__((target("avxvnni")))
+#define ATTN__AVX2_VI_RT_BIAS 128
+typedef __m256i attn__avx2_vi_rt;
+#define attn__avx2_vi_rt_zero() _mm256_setzero_si256()
+#define attn__avx2_vi_rt_dot4 ATTN__AVX2_VI_DPBUSD
+#define attn__avx2_vi_rt_tof ATTN__AVX2_VI_TOF128
+/* AVX-VNNI: cpuid leaf 7 subleaf 1, eax bit 4 (its ymm state is AVX2's) */
+static inline int attn__avx2_vi_rt_cpu(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
+}
+#endif
+#endif
+static inline void attn__avx2_vi_store(int32_t *p, attn__avx2_vi v)
+{
+    _mm256_storeu_si256((__m256i *)(void *)p, v);
+}
 /* 16-bit storage, 8 elements widened on load and narrowed on store. f16 by F16C (rounding
  * to nearest even from the immediate, whatever MXCSR says; half subnormals kept under
  * FTZ/DAZ), when the compiler has it (-mf16c; every AVX2 CPU does): else generic.h's exact
@@ -8234,6 +8900,31 @@ static inline attn__avx2_v attn__avx2_vload_u4(const uint8_t *p, int hi)
     return vcvtq_f32_s32(vsubq_s32(
         vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(b)))), vdupq_n_s32(8)));
 }
+#define ATTN__AVX2_HAVE_VSTORE_I8 1
+static inline void attn__avx2_vstore_i8(int8_t *p, attn__avx2_v v)
+{
+    const int16x4_t h = vmovn_s32(vcvtq_s32_f32(v));
+    const int8x8_t b = vmovn_s16(vcombine_s16(h, h));
+    memcpy(p, &b, 4);
+}
+/* Integer dot products (simd/generic.h's contract) where the target has Armv8.2's sdot;
+ * elsewhere simd/generic.h's lanes */
+#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+#define ATTN__AVX2_HAVE_VI 1
+#define ATTN__AVX2_VI_BIAS 0
+typedef int32x4_t attn__avx2_vi;
+static inline attn__avx2_vi attn__avx2_vi_zero(void) { return vdupq_n_s32(0); }
+static inline attn__avx2_vi attn__avx2_vi_dot4(attn__avx2_vi acc, uint32_t a4, const int8_t *b)
+{
+    return vdotq_s32(acc, vld1q_s8(b), vreinterpretq_s8_u32(vdupq_n_u32(a4)));
+}
+static inline void attn__avx2_vi_store(int32_t *p, attn__avx2_vi v) { vst1q_s32(p, v); }
+static inline attn__avx2_v attn__avx2_vi_tof(attn__avx2_vi acc, const int32_t *s)
+{
+    (void)s;
+    return vcvtq_f32_s32(acc);
+}
+#endif
 /* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
  * are stored in order q = 0..3, so with ldd < 4 the later rows win the overlap. */
@@ -8721,6 +9412,55 @@ static inline void attn__avx2_vload_q4_32(const uint8_t *p, attn__avx2_v *out)
         out[v] = attn__avx2_vload_u4(p + v * ATTN__AVX2_VW, 0);
         out[16 / ATTN__AVX2_VW + v] = attn__avx2_vload_u4(p + v * ATTN__AVX2_VW, 1);
     }
+}
+#endif
+/* Integer dot products of int8 blocks (the int8 matmul): attn__avx2_vi holds ATTN__AVX2_VW int32
+ * lanes. attn__avx2_vi_dot4(acc, a4, b) adds to lane l the dot product of the 4 int8 in a4
+ * (byte t of its little-endian value; none of them -128) with b[4 l .. 4 l + 3], plus
+ * ATTN__AVX2_VI_BIAS times the sum of those 4 b (an ISA whose instruction wants one operand
+ * unsigned takes a4 + 128); attn__avx2_vi_store stores the lanes; attn__avx2_vi_tof(acc, s) is
+ * acc - ATTN__AVX2_VI_BIAS s[lane] as floats (s: the sums of the b the lane took). Every value
+ * is exact: a block's 32 products stay far below 2^24.
+ * An x86 ISA file may also offer the same three for a CPU that has more than the compiler
+ * targets (ATTN__AVX2_HAVE_VI_RT: attn__avx2_vi_rt type, attn__avx2_vi_rt_zero, _dot4, _tof macros with
+ * ATTN__AVX2_VI_RT_BIAS, valid in a function marked ATTN__AVX2_VI_RT_ATTR; attn__avx2_vi_rt_cpu() says
+ * whether this CPU runs them). */
+#ifndef ATTN__AVX2_HAVE_VSTORE_I8
+/* v's lanes, integers in [-127, 127], as ATTN__AVX2_VW int8 at p */
+static inline void attn__avx2_vstore_i8(int8_t *p, attn__avx2_v v)
+{
+    float t[ATTN__AVX2_VW];
+    size_t l;
+    attn__avx2_vstore(t, v);
+    for (l = 0; l < ATTN__AVX2_VW; l++) p[l] = (int8_t)(int)t[l];
+}
+#endif
+#ifndef ATTN__AVX2_HAVE_VI
+#define ATTN__AVX2_VI_BIAS 0
+typedef struct {
+    int32_t l[ATTN__AVX2_VW];
+} attn__avx2_vi;
+static inline attn__avx2_vi attn__avx2_vi_zero(void)
+{
+    attn__avx2_vi z;
+    memset(&z, 0, sizeof z);
+    return z;
+}
+static inline attn__avx2_vi attn__avx2_vi_dot4(attn__avx2_vi acc, uint32_t a4, const int8_t *b)
+{
+    size_t l, t;
+    for (l = 0; l < ATTN__AVX2_VW; l++)
+        for (t = 0; t < 4; t++)
+            acc.l[l] += (int32_t)(int8_t)(uint8_t)(a4 >> 8 * t) * b[4 * l + t];
+    return acc;
+}
+static inline void attn__avx2_vi_store(int32_t *p, attn__avx2_vi v) { memcpy(p, v.l, sizeof v.l); }
+static inline attn__avx2_v attn__avx2_vi_tof(attn__avx2_vi acc, const int32_t *corr)
+{
+    float t[ATTN__AVX2_VW];
+    size_t l;
+    for (l = 0; l < ATTN__AVX2_VW; l++) t[l] = (float)(acc.l[l] - ATTN__AVX2_VI_BIAS * corr[l]);
+    return attn__avx2_vload(t);
 }
 #endif
 #ifndef ATTN__AVX2_HAVE_VSET1_F16
@@ -9285,6 +10025,16 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__AVX2_SM_FAR ((size_t)32 << 20)
 /* Softmax: floats of that stack scratch (16 KiB); longer rows keep normal stores. */
 #define ATTN__AVX2_SM_SCRATCH 4096
+/* int8 matmul: bytes of B repacked per chunk of columns (stays in L2 while every row of A
+ * passes over it) */
+#define ATTN__AVX2_QD_PANEL (256 * 1024)
+/* int8 matmul: rows of A per tile (two column groups each; 4 rows make 8 integer and 8
+ * float accumulators: within 32 vector registers, and 16 with AVX2's 3) */
+#if ATTN__AVX2_VW == 8
+#define ATTN__AVX2_QD_MR 3
+#else
+#define ATTN__AVX2_QD_MR 4
+#endif
 
 #if ATTN__AVX2_VW == 16 /* ---- AVX-512 ---- */
 #define ATTN__AVX2_MM_KC 256
@@ -11671,6 +12421,270 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul_typed(attn_trans ta
     if (!attn__avx2_attn_dtype_block(b_type)) return ATTN_ERR_ARG;
     return attn__avx2_matmul(ta, tb, m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace,
                         workspace_size);
+}
+
+/* ---- int8 products: attn__avx2_attn_matmul_int8 ------------------------------------------------ */
+/* A is quantized into the workspace, each row as blocks of 36 bytes: the scale d as a float
+ * (the binary16 value attn__avx2_attn_convert stores), then 32 int8 (attn__avx2_attn_convert's q8_0 rule, so
+ * never -128). B (n x k, q8_0 or q4_0) is repacked a chunk of columns at a time, in groups
+ * of ATTN__AVX2_VW columns; a group's block of 32 values of k is ATTN__AVX2_QD_GB bytes:
+ *   8 steps of ATTN__AVX2_VW x 4 int8 (lane l: column l's 4 values of the step; q4_0 less 8),
+ *   ATTN__AVX2_VW floats (each column's d), ATTN__AVX2_VW int32 (the sum of each column's values),
+ * so that one attn__avx2_vi_dot4 takes 4 values of k for ATTN__AVX2_VW columns. Columns past n are
+ * zeros. */
+#define ATTN__AVX2_QD_AB (4 + ATTN__AVX2_QK)
+#define ATTN__AVX2_QD_GB (40 * ATTN__AVX2_VW)
+
+static void attn__avx2_qd_pack(attn_dtype bt, const unsigned char *b, size_t rb, size_t n,
+                          size_t j0, size_t kb, unsigned char *dst)
+{
+    const size_t bs = attn__avx2_dt_block_bytes(bt);
+    size_t blk, l, t;
+    for (blk = 0; blk < kb; blk++, dst += ATTN__AVX2_QD_GB) {
+        float *d = (float *)(void *)(dst + 32 * ATTN__AVX2_VW);
+        attn__avx2_vi s1 = attn__avx2_vi_zero(), s0 = attn__avx2_vi_zero();
+        int32_t sum[ATTN__AVX2_VW], off[ATTN__AVX2_VW];
+        for (l = 0; l < ATTN__AVX2_VW; l++) {
+            unsigned char q[ATTN__AVX2_QK];
+            memset(q, 0, sizeof q);
+            d[l] = 0.0f;
+            if (j0 + l < n) {
+                const unsigned char *s = b + (j0 + l) * rb + blk * bs;
+                d[l] = attn__avx2_f16_to_f32((uint16_t)(s[0] | s[1] << 8));
+                if (bt == ATTN_Q8_0) memcpy(q, s + 2, ATTN__AVX2_QK);
+                else
+                    for (t = 0; t < ATTN__AVX2_QK / 2; t++) {
+                        q[t] = (unsigned char)((s[2 + t] & 15) - 8);
+                        q[t + ATTN__AVX2_QK / 2] = (unsigned char)((s[2 + t] >> 4) - 8);
+                    }
+            }
+            for (t = 0; t < ATTN__AVX2_QK / 4; t++) memcpy(dst + (t * ATTN__AVX2_VW + l) * 4, q + 4 * t, 4);
+        }
+        for (t = 0; t < ATTN__AVX2_QK / 4; t++) { /* sums: dot products with ones, less the bias */
+            s1 = attn__avx2_vi_dot4(s1, 0x01010101u, (const int8_t *)dst + t * 4 * ATTN__AVX2_VW);
+            s0 = attn__avx2_vi_dot4(s0, 0, (const int8_t *)dst + t * 4 * ATTN__AVX2_VW);
+        }
+        attn__avx2_vi_store(sum, s1);
+        attn__avx2_vi_store(off, s0);
+        for (l = 0; l < ATTN__AVX2_VW; l++) sum[l] -= off[l];
+        memcpy(dst + 36 * ATTN__AVX2_VW, sum, sizeof sum);
+    }
+}
+
+/* attn__avx2_q_block's q8_0 rule on 32 floats of A, into a block of the layout above (the scale
+ * as the float its binary16 holds); 0 if the block does not quantize (attn__avx2_q_block_ok) */
+static int attn__avx2_qd_quant(const float *x, unsigned char *o)
+{
+    attn__avx2_v mx = attn__avx2_vzero(), nf = attn__avx2_vzero();
+    float d, id, dq;
+    uint16_t h;
+    size_t j;
+    for (j = 0; j < ATTN__AVX2_QK; j += ATTN__AVX2_VW) { /* max |x|; NaN in nf if any x is not finite */
+        const attn__avx2_v x1 = attn__avx2_vload(x + j);
+        mx = attn__avx2_vmax(mx, attn__avx2_vmax(x1, attn__avx2_vsub(attn__avx2_vzero(), x1)));
+        nf = attn__avx2_vadd(nf, attn__avx2_vmul(x1, attn__avx2_vzero()));
+    }
+    if (attn__avx2_vhsum(nf) != 0.0f) return 0;
+    d = attn__avx2_vhmax(mx) / 127.0f;
+    h = attn__avx2_f32_to_f16(d);
+    if ((h & 0x7C00u) == 0x7C00u) return 0;
+    id = d != 0.0f ? 1.0f / d : 0.0f;
+    if (!(id <= FLT_MAX)) id = 0.0f;
+    dq = attn__avx2_f16_to_f32(h);
+    memcpy(o, &dq, 4);
+    for (j = 0; j < ATTN__AVX2_QK; j += ATTN__AVX2_VW) { /* x id rounded half away from zero, exactly */
+        const attn__avx2_v one = attn__avx2_vset1(1.0f), big = attn__avx2_vset1(8388608.0f);
+        const attn__avx2_v v = attn__avx2_vmax(attn__avx2_vmin(attn__avx2_vmul(attn__avx2_vload(x + j), attn__avx2_vset1(id)),
+                                                attn__avx2_vset1(127.0f)),
+                                     attn__avx2_vset1(-127.0f));
+        const attn__avx2_v av = attn__avx2_vfabs(v);
+        attn__avx2_v fl = attn__avx2_vsub(attn__avx2_vadd(av, big), big); /* nearest, ties even (av < 2^23) */
+        fl = attn__avx2_vselect(attn__avx2_vlt(attn__avx2_vsub(av, fl), attn__avx2_vset1(0.5f)), fl, /* up a tie */
+                           attn__avx2_vadd(fl, one));
+        attn__avx2_vstore_i8((int8_t *)(void *)(o + 4 + j),
+                        attn__avx2_vselect(attn__avx2_vlt(v, attn__avx2_vzero()), attn__avx2_vsub(attn__avx2_vzero(), fl),
+                                      fl));
+    }
+    return 1;
+}
+
+/* NAME(R, kb, a, ra, g0, g1, out): R <= ATTN__AVX2_QD_MR rows of quantized A (ra bytes apart)
+ * times two column groups g0, g1 over kb blocks, each block's integer dot products exact,
+ * then scaled by the two d and added into out[2 i + v]; over the integer primitives VI
+ * (VI_zero, VI_dot4, VI_tof), in functions marked ATTR. Defined once per set. */
+#define ATTN__AVX2_QD_ROWS(NAME, ATTR, VI)                                                       \
+    static ATTR ATTN__AVX2_FORCE_INLINE void NAME##_body(                                        \
+        size_t R, size_t kb, const unsigned char *a, size_t ra, const unsigned char *g0,    \
+        const unsigned char *g1, attn__avx2_v *out)                                              \
+    {                                                                                       \
+        attn__avx2_v f[2 * ATTN__AVX2_QD_MR];                                                         \
+        size_t i, blk, st;                                                                  \
+        ATTN__AVX2_UNROLL                                                                        \
+        for (i = 0; i < 2 * R; i++) f[i] = attn__avx2_vzero();                                   \
+        for (blk = 0; blk < kb;                                                             \
+             blk++, a += ATTN__AVX2_QD_AB, g0 += ATTN__AVX2_QD_GB, g1 += ATTN__AVX2_QD_GB) {               \
+            VI s[2 * ATTN__AVX2_QD_MR];                                                          \
+            const int32_t *s0 = (const int32_t *)(const void *)(g0 + 36 * ATTN__AVX2_VW);        \
+            const int32_t *s1 = (const int32_t *)(const void *)(g1 + 36 * ATTN__AVX2_VW);        \
+            attn__avx2_v d0, d1;                                                                 \
+            ATTN__AVX2_UNROLL                                                                    \
+            for (i = 0; i < 2 * R; i++) s[i] = VI##_zero();                                 \
+            for (st = 0; st < 8; st++) {                                                    \
+                const int8_t *b0 = (const int8_t *)g0 + st * 4 * ATTN__AVX2_VW;                  \
+                const int8_t *b1 = (const int8_t *)g1 + st * 4 * ATTN__AVX2_VW;                  \
+                ATTN__AVX2_UNROLL                                                                \
+                for (i = 0; i < R; i++) {                                                   \
+                    uint32_t a4;                                                            \
+                    memcpy(&a4, a + i * ra + 4 + 4 * st, 4);                                \
+                    s[2 * i] = VI##_dot4(s[2 * i], a4, b0);                                 \
+                    s[2 * i + 1] = VI##_dot4(s[2 * i + 1], a4, b1);                         \
+                }                                                                           \
+            }                                                                               \
+            d0 = attn__avx2_vload((const float *)(const void *)(g0 + 32 * ATTN__AVX2_VW));            \
+            d1 = attn__avx2_vload((const float *)(const void *)(g1 + 32 * ATTN__AVX2_VW));            \
+            ATTN__AVX2_UNROLL                                                                    \
+            for (i = 0; i < R; i++) {                                                       \
+                float da;                                                                   \
+                attn__avx2_v dv;                                                                 \
+                memcpy(&da, a + i * ra, 4);                                                 \
+                dv = attn__avx2_vset1(da);                                                       \
+                f[2 * i] = attn__avx2_vfma(VI##_tof(s[2 * i], s0), attn__avx2_vmul(d0, dv), f[2 * i]);  \
+                f[2 * i + 1] =                                                              \
+                    attn__avx2_vfma(VI##_tof(s[2 * i + 1], s1), attn__avx2_vmul(d1, dv), f[2 * i + 1]); \
+            }                                                                               \
+        }                                                                                   \
+        ATTN__AVX2_UNROLL                                                                        \
+        for (i = 0; i < 2 * R; i++) out[i] = f[i];                                          \
+    }                                                                                       \
+    static ATTR ATTN__AVX2_NOINLINE void NAME(size_t R, size_t kb, const unsigned char *a,       \
+                                         size_t ra, const unsigned char *g0,                \
+                                         const unsigned char *g1, attn__avx2_v *out)             \
+    {                                                                                       \
+        size_t r;                                                                           \
+        ATTN__AVX2_UNROLL                                                                        \
+        for (r = ATTN__AVX2_QD_MR; r >= 1; r--)                                                  \
+            if (R == r) NAME##_body(r, kb, a, ra, g0, g1, out);                             \
+    }
+ATTN__AVX2_QD_ROWS(attn__avx2_qd_rows, , attn__avx2_vi)
+#ifdef ATTN__AVX2_HAVE_VI_RT
+ATTN__AVX2_QD_ROWS(attn__avx2_qd_rows_rt, ATTN__AVX2_VI_RT_ATTR, attn__avx2_vi_rt)
+#endif
+#undef ATTN__AVX2_QD_ROWS
+
+/* Columns of B per packed chunk: about ATTN__AVX2_QD_PANEL bytes, whole pairs of groups */
+static size_t attn__avx2_qd_nc(size_t n, size_t kb)
+{
+    const size_t pair = 2 * ATTN__AVX2_VW, per = kb * 40;
+    size_t nc = ATTN__AVX2_QD_PANEL / per / pair * pair;
+    if (nc < pair) nc = pair;
+    return attn__avx2_min(nc, attn__avx2_round_up(n, pair));
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
+{
+    const size_t kb = k / ATTN__AVX2_QK;
+    size_t ab;
+    if (m == 0 || n == 0 || kb == 0) return 0;
+    if (kb > SIZE_MAX / 64 / ATTN__AVX2_QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
+    ab = attn__avx2_round_up(m * kb * ATTN__AVX2_QD_AB, ATTN__AVX2_ALIGN);
+    return ab + attn__avx2_qd_nc(n, kb) / ATTN__AVX2_VW * kb * ATTN__AVX2_QD_GB + ATTN__AVX2_ALIGN;
+}
+
+/* attn__avx2_attn_matmul_int8; rt = 0 keeps the primitives the compiler targets (for tests), 1 takes
+ * the ISA file's run-time ones where the CPU has them */
+static attn_status attn__avx2_matmul_int8_path(size_t m, size_t n, size_t k, float alpha,
+                                          const float *a, size_t lda, attn_dtype b_type,
+                                          const void *b, size_t ldb, float beta, float *c,
+                                          size_t ldc, void *workspace, size_t workspace_size,
+                                          int rt)
+{
+    const size_t kb = k / ATTN__AVX2_QK;
+    size_t need, ab, bb, cb, i, j, jc, blk, rb, ra, nc;
+    unsigned char *qa, *pb;
+    attn_status st;
+    void (*rows)(size_t, size_t, const unsigned char *, size_t, const unsigned char *,
+                 const unsigned char *, attn__avx2_v *) = attn__avx2_qd_rows;
+    if (b_type != ATTN_Q8_0 && b_type != ATTN_Q4_0) return ATTN_ERR_ARG;
+    if (k % ATTN__AVX2_QK) return ATTN_ERR_SIZE;
+    if (k && ldb % ATTN__AVX2_QK) return ATTN_ERR_LD;
+    if (m == 0 || n == 0) return ATTN_OK;
+    if (!c || (k && (!a || !b))) return ATTN_ERR_NULL;
+    if (k > 0) {
+        if ((st = attn__avx2_check_mat(m, k, lda)) != ATTN_OK) return st;
+        if ((st = attn__avx2_check_mat(n, k, ldb)) != ATTN_OK) return st;
+    }
+    if ((st = attn__avx2_check_mat(m, n, ldc)) != ATTN_OK) return st;
+    need = attn__avx2_attn_matmul_int8_workspace_size(m, n, k);
+    if (need && !workspace) return ATTN_ERR_NULL;
+    if (need && workspace_size < need) return ATTN_ERR_WORKSPACE;
+    ab = k ? attn__avx2_mat_bytes(m, k, lda) : 0;
+    bb = k ? attn__avx2_attn_dtype_bytes(b_type, attn__avx2_mat_bytes(n, k, ldb) / sizeof(float)) : 0;
+    cb = attn__avx2_mat_bytes(m, n, ldc);
+    if (attn__avx2_bytes_overlap(c, cb, a, ab) || attn__avx2_bytes_overlap(c, cb, b, bb) ||
+        attn__avx2_bytes_overlap(workspace, need, a, ab) ||
+        attn__avx2_bytes_overlap(workspace, need, b, bb) || attn__avx2_bytes_overlap(workspace, need, c, cb))
+        return ATTN_ERR_ALIAS;
+    if (m == 1) ldc = n;
+    if (k == 0) {
+        for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+        return ATTN_OK;
+    }
+    /* A quantized into the workspace; every block must quantize before C is touched */
+    qa = (unsigned char *)attn__avx2_align(workspace);
+    ra = kb * ATTN__AVX2_QD_AB;
+    pb = qa + attn__avx2_round_up(m * ra, ATTN__AVX2_ALIGN);
+    for (i = 0; i < m; i++)
+        for (blk = 0; blk < kb; blk++)
+            if (!attn__avx2_qd_quant(a + i * lda + blk * ATTN__AVX2_QK, qa + i * ra + blk * ATTN__AVX2_QD_AB))
+                return ATTN_ERR_ARG;
+#ifdef ATTN__AVX2_HAVE_VI_RT
+    if (rt && attn__avx2_vi_rt_cpu()) rows = attn__avx2_qd_rows_rt;
+#else
+    (void)rt;
+#endif
+    rb = ldb / ATTN__AVX2_QK * attn__avx2_dt_block_bytes(b_type);
+    nc = attn__avx2_qd_nc(n, kb);
+    for (jc = 0; jc < n; jc += nc) {
+        const size_t w = attn__avx2_min(nc, n - jc), groups = (w + ATTN__AVX2_VW - 1) / ATTN__AVX2_VW;
+        size_t g, R;
+        for (g = 0; g < attn__avx2_round_up(groups, 2); g++)
+            attn__avx2_qd_pack(b_type, (const unsigned char *)b, rb, n, jc + g * ATTN__AVX2_VW, kb,
+                          pb + g * kb * ATTN__AVX2_QD_GB);
+        for (i = 0; i < m; i += R) {
+            R = attn__avx2_min(ATTN__AVX2_QD_MR, m - i);
+            for (g = 0; g < groups; g += 2) {
+                attn__avx2_v acc[2 * ATTN__AVX2_QD_MR];
+                size_t r, v;
+                const size_t j0 = jc + g * ATTN__AVX2_VW, cols = attn__avx2_min(2 * ATTN__AVX2_VW, n - j0);
+                rows(R, kb, qa + i * ra, ra, pb + g * kb * ATTN__AVX2_QD_GB,
+                     pb + (g + 1) * kb * ATTN__AVX2_QD_GB, acc);
+                for (r = 0; r < R; r++)
+                    for (v = 0; v * ATTN__AVX2_VW < cols; v++) { /* C = alpha acc (+ beta C) */
+                        float *cv = c + (i + r) * ldc + j0 + v * ATTN__AVX2_VW;
+                        const size_t w = attn__avx2_min(ATTN__AVX2_VW, cols - v * ATTN__AVX2_VW);
+                        attn__avx2_v y = attn__avx2_vmul(attn__avx2_vset1(alpha), acc[2 * r + v]);
+                        if (beta != 0.0f)
+                            y = attn__avx2_vfma(attn__avx2_vset1(beta),
+                                           w == ATTN__AVX2_VW ? attn__avx2_vload(cv)
+                                                         : attn__avx2_vload_part(cv, w, 0.0f),
+                                           y);
+                        if (w == ATTN__AVX2_VW) attn__avx2_vstore(cv, y);
+                        else attn__avx2_vstore_part(cv, y, w);
+                    }
+            }
+        }
+    }
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul_int8(size_t m, size_t n, size_t k, float alpha, const float *a,
+                                      size_t lda, attn_dtype b_type, const void *b, size_t ldb,
+                                      float beta, float *c, size_t ldc, void *workspace,
+                                      size_t workspace_size)
+{
+    return attn__avx2_matmul_int8_path(m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc,
+                                  workspace, workspace_size, 1);
 }
 /* end of src/matmul.h */
 /* src/attention.h - fused attention (attn__avx2_attn_attention and its work items).
@@ -14124,6 +15138,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_denormals_flush_end(const 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+#if defined(__GNUC__) || defined(__clang__)
+#include <cpuid.h>
+#endif
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -14275,6 +15292,85 @@ static inline attn__avx512_v attn__avx512_vload_u4(const uint8_t *p, int hi)
     w = _mm512_sub_epi32(_mm512_and_si512(w, _mm512_set1_epi32(15)), _mm512_set1_epi32(8));
     return _mm512_cvtepi32_ps(w);
 }
+/* Integer dot products (simd/generic.h's contract): AVX512-VNNI's vpdpbusd takes a4 + 128
+ * unsigned; without it (AVX512F alone has no byte multiplies) two AVX2 halves, as
+ * simd/avx2.h: |b| times a4 carrying b's sign (vpmaddubsw), the pairs added (vpmaddwd).
+ * A build without -mavx512vnni still takes vpdpbusd where the CPU has it. */
+#define ATTN__AVX512_HAVE_VSTORE_I8 1
+static inline void attn__avx512_vstore_i8(int8_t *p, attn__avx512_v v)
+{
+    _mm_storeu_si128((__m128i *)(void *)p, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v)));
+}
+#define ATTN__AVX512_HAVE_VI 1
+#define ATTN__AVX512_VI_DPBUSD(acc, a4, b)                                                         \
+    _mm512_dpbusd_epi32((acc), _mm512_set1_epi32((int)((a4) ^ 0x80808080u)),               \
+                        _mm512_loadu_si512((const void *)(b)))
+#define ATTN__AVX512_VI_TOF128(acc, s)                                                             \
+    _mm512_cvtepi32_ps(                                                                    \
+        _mm512_sub_epi32((acc), _mm512_slli_epi32(_mm512_loadu_si512((const void *)(s)), 7)))
+#ifdef __AVX512VNNI__
+#define ATTN__AVX512_VI_BIAS 128
+typedef __m512i attn__avx512_vi;
+static inline attn__avx512_vi attn__avx512_vi_zero(void) { return _mm512_setzero_si512(); }
+static inline attn__avx512_vi attn__avx512_vi_dot4(attn__avx512_vi acc, uint32_t a4, const int8_t *b)
+{
+    return ATTN__AVX512_VI_DPBUSD(acc, a4, b);
+}
+static inline void attn__avx512_vi_store(int32_t *p, attn__avx512_vi v) { _mm512_storeu_si512((void *)p, v); }
+static inline attn__avx512_v attn__avx512_vi_tof(attn__avx512_vi acc, const int32_t *s)
+{
+    return ATTN__AVX512_VI_TOF128(acc, s);
+}
+#else
+#define ATTN__AVX512_VI_BIAS 0
+typedef struct {
+    __m256i lo, hi;
+} attn__avx512_vi;
+static inline attn__avx512_vi attn__avx512_vi_zero(void)
+{
+    attn__avx512_vi z;
+    z.lo = z.hi = _mm256_setzero_si256();
+    return z;
+}
+static inline __m256i attn__avx512_vi_half(__m256i acc, __m256i a, const int8_t *b)
+{
+    const __m256i bv = _mm256_loadu_si256((const __m256i *)(const void *)b);
+    const __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(bv), _mm256_sign_epi8(a, bv));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+}
+static inline attn__avx512_vi attn__avx512_vi_dot4(attn__avx512_vi acc, uint32_t a4, const int8_t *b)
+{
+    const __m256i a = _mm256_set1_epi32((int)a4);
+    acc.lo = attn__avx512_vi_half(acc.lo, a, b);
+    acc.hi = attn__avx512_vi_half(acc.hi, a, b + 32);
+    return acc;
+}
+static inline void attn__avx512_vi_store(int32_t *p, attn__avx512_vi v)
+{
+    _mm256_storeu_si256((__m256i *)(void *)p, v.lo);
+    _mm256_storeu_si256((__m256i *)(void *)(p + 8), v.hi);
+}
+static inline attn__avx512_v attn__avx512_vi_tof(attn__avx512_vi acc, const int32_t *s)
+{
+    (void)s;
+    return _mm512_cvtepi32_ps(_mm512_inserti64x4(_mm512_castsi256_si512(acc.lo), acc.hi, 1));
+}
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTN__AVX512_HAVE_VI_RT 1
+#define ATTN__AVX512_VI_RT_ATTR __attribute__((target("avx512vnni")))
+#define ATTN__AVX512_VI_RT_BIAS 128
+typedef __m512i attn__avx512_vi_rt;
+#define attn__avx512_vi_rt_zero() _mm512_setzero_si512()
+#define attn__avx512_vi_rt_dot4 ATTN__AVX512_VI_DPBUSD
+#define attn__avx512_vi_rt_tof ATTN__AVX512_VI_TOF128
+/* AVX512-VNNI: cpuid leaf 7 subleaf 0, ecx bit 11 (its zmm state is AVX-512's) */
+static inline int attn__avx512_vi_rt_cpu(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
+}
+#endif
+#endif
 /* 16-bit storage widened in the load, narrowed in the store (simd/generic.h's contract):
  * f16 by vcvtph2ps / vcvtps2ph, bf16 by shifts with round-to-nearest-even, NaN kept quiet */
 #define ATTN__AVX512_HAVE_VF16 1
@@ -14486,6 +15582,71 @@ static inline int attn__avx512_vany_neg(attn__avx512_v a) { return _mm256_movema
 /* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
 #define ATTN__AVX512_HAVE_VSWAP_PAIRS 1
 static inline attn__avx512_v attn__avx512_vswap_pairs(attn__avx512_v a) { return _mm256_permute_ps(a, 0xB1); }
+/* Integer dot products (simd/generic.h's contract): AVX-VNNI's vpdpbusd takes a4 + 128
+ * unsigned; plain AVX2 multiplies |b| (unsigned: 128 for -128) by a4 carrying b's sign
+ * (vpmaddubsw; no pair reaches the int16 limit, |a| <= 127), then adds the pairs
+ * (vpmaddwd). A build without -mavxvnni still takes vpdpbusd where the CPU has it. */
+#define ATTN__AVX512_HAVE_VSTORE_I8 1
+static inline void attn__avx512_vstore_i8(int8_t *p, attn__avx512_v v)
+{
+    const __m256i i = _mm256_cvtps_epi32(v);
+    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(i), _mm256_extracti128_si256(i, 1));
+    _mm_storel_epi64((__m128i *)(void *)p, _mm_packs_epi16(w, w));
+}
+#define ATTN__AVX512_HAVE_VI 1
+typedef __m256i attn__avx512_vi;
+#define ATTN__AVX512_VI_DPBUSD(acc, a4, b)                                                         \
+    _mm256_dpbusd_avx_epi32((acc), _mm256_set1_epi32((int)((a4) ^ 0x80808080u)),           \
+                            _mm256_loadu_si256((const __m256i *)(const void *)(b)))
+#define ATTN__AVX512_VI_TOF128(acc, s)                                                             \
+    _mm256_cvtepi32_ps(_mm256_sub_epi32(                                                   \
+        (acc), _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(s)), 7)))
+static inline attn__avx512_vi attn__avx512_vi_zero(void) { return _mm256_setzero_si256(); }
+#ifdef __AVXVNNI__
+#define ATTN__AVX512_VI_BIAS 128
+static inline attn__avx512_vi attn__avx512_vi_dot4(attn__avx512_vi acc, uint32_t a4, const int8_t *b)
+{
+    return ATTN__AVX512_VI_DPBUSD(acc, a4, b);
+}
+static inline attn__avx512_v attn__avx512_vi_tof(attn__avx512_vi acc, const int32_t *s)
+{
+    return ATTN__AVX512_VI_TOF128(acc, s);
+}
+#else
+#define ATTN__AVX512_VI_BIAS 0
+static inline attn__avx512_vi attn__avx512_vi_dot4(attn__avx512_vi acc, uint32_t a4, const int8_t *b)
+{
+    const __m256i bv = _mm256_loadu_si256((const __m256i *)(const void *)b);
+    const __m256i p =
+        _mm256_maddubs_epi16(_mm256_abs_epi8(bv), _mm256_sign_epi8(_mm256_set1_epi32((int)a4), bv));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+}
+static inline attn__avx512_v attn__avx512_vi_tof(attn__avx512_vi acc, const int32_t *s)
+{
+    (void)s;
+    return _mm256_cvtepi32_ps(acc);
+}
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 || \
+    defined(__clang__) && __clang_major__ >= 12
+#define ATTN__AVX512_HAVE_VI_RT 1
+#define ATTN__AVX512_VI_RT_ATTR __attribute__((target("avxvnni")))
+#define ATTN__AVX512_VI_RT_BIAS 128
+typedef __m256i attn__avx512_vi_rt;
+#define attn__avx512_vi_rt_zero() _mm256_setzero_si256()
+#define attn__avx512_vi_rt_dot4 ATTN__AVX512_VI_DPBUSD
+#define attn__avx512_vi_rt_tof ATTN__AVX512_VI_TOF128
+/* AVX-VNNI: cpuid leaf 7 subleaf 1, eax bit 4 (its ymm state is AVX2's) */
+static inline int attn__avx512_vi_rt_cpu(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
+}
+#endif
+#endif
+static inline void attn__avx512_vi_store(int32_t *p, attn__avx512_vi v)
+{
+    _mm256_storeu_si256((__m256i *)(void *)p, v);
+}
 /* 16-bit storage, 8 elements widened on load and narrowed on store. f16 by F16C (rounding
  * to nearest even from the immediate, whatever MXCSR says; half subnormals kept under
  * FTZ/DAZ), when the compiler has it (-mf16c; every AVX2 CPU does): else generic.h's exact
@@ -14806,6 +15967,31 @@ static inline attn__avx512_v attn__avx512_vload_u4(const uint8_t *p, int hi)
     return vcvtq_f32_s32(vsubq_s32(
         vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(b)))), vdupq_n_s32(8)));
 }
+#define ATTN__AVX512_HAVE_VSTORE_I8 1
+static inline void attn__avx512_vstore_i8(int8_t *p, attn__avx512_v v)
+{
+    const int16x4_t h = vmovn_s32(vcvtq_s32_f32(v));
+    const int8x8_t b = vmovn_s16(vcombine_s16(h, h));
+    memcpy(p, &b, 4);
+}
+/* Integer dot products (simd/generic.h's contract) where the target has Armv8.2's sdot;
+ * elsewhere simd/generic.h's lanes */
+#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+#define ATTN__AVX512_HAVE_VI 1
+#define ATTN__AVX512_VI_BIAS 0
+typedef int32x4_t attn__avx512_vi;
+static inline attn__avx512_vi attn__avx512_vi_zero(void) { return vdupq_n_s32(0); }
+static inline attn__avx512_vi attn__avx512_vi_dot4(attn__avx512_vi acc, uint32_t a4, const int8_t *b)
+{
+    return vdotq_s32(acc, vld1q_s8(b), vreinterpretq_s8_u32(vdupq_n_u32(a4)));
+}
+static inline void attn__avx512_vi_store(int32_t *p, attn__avx512_vi v) { vst1q_s32(p, v); }
+static inline attn__avx512_v attn__avx512_vi_tof(attn__avx512_vi acc, const int32_t *s)
+{
+    (void)s;
+    return vcvtq_f32_s32(acc);
+}
+#endif
 /* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
  * are stored in order q = 0..3, so with ldd < 4 the later rows win the overlap. */
@@ -15293,6 +16479,55 @@ static inline void attn__avx512_vload_q4_32(const uint8_t *p, attn__avx512_v *ou
         out[v] = attn__avx512_vload_u4(p + v * ATTN__AVX512_VW, 0);
         out[16 / ATTN__AVX512_VW + v] = attn__avx512_vload_u4(p + v * ATTN__AVX512_VW, 1);
     }
+}
+#endif
+/* Integer dot products of int8 blocks (the int8 matmul): attn__avx512_vi holds ATTN__AVX512_VW int32
+ * lanes. attn__avx512_vi_dot4(acc, a4, b) adds to lane l the dot product of the 4 int8 in a4
+ * (byte t of its little-endian value; none of them -128) with b[4 l .. 4 l + 3], plus
+ * ATTN__AVX512_VI_BIAS times the sum of those 4 b (an ISA whose instruction wants one operand
+ * unsigned takes a4 + 128); attn__avx512_vi_store stores the lanes; attn__avx512_vi_tof(acc, s) is
+ * acc - ATTN__AVX512_VI_BIAS s[lane] as floats (s: the sums of the b the lane took). Every value
+ * is exact: a block's 32 products stay far below 2^24.
+ * An x86 ISA file may also offer the same three for a CPU that has more than the compiler
+ * targets (ATTN__AVX512_HAVE_VI_RT: attn__avx512_vi_rt type, attn__avx512_vi_rt_zero, _dot4, _tof macros with
+ * ATTN__AVX512_VI_RT_BIAS, valid in a function marked ATTN__AVX512_VI_RT_ATTR; attn__avx512_vi_rt_cpu() says
+ * whether this CPU runs them). */
+#ifndef ATTN__AVX512_HAVE_VSTORE_I8
+/* v's lanes, integers in [-127, 127], as ATTN__AVX512_VW int8 at p */
+static inline void attn__avx512_vstore_i8(int8_t *p, attn__avx512_v v)
+{
+    float t[ATTN__AVX512_VW];
+    size_t l;
+    attn__avx512_vstore(t, v);
+    for (l = 0; l < ATTN__AVX512_VW; l++) p[l] = (int8_t)(int)t[l];
+}
+#endif
+#ifndef ATTN__AVX512_HAVE_VI
+#define ATTN__AVX512_VI_BIAS 0
+typedef struct {
+    int32_t l[ATTN__AVX512_VW];
+} attn__avx512_vi;
+static inline attn__avx512_vi attn__avx512_vi_zero(void)
+{
+    attn__avx512_vi z;
+    memset(&z, 0, sizeof z);
+    return z;
+}
+static inline attn__avx512_vi attn__avx512_vi_dot4(attn__avx512_vi acc, uint32_t a4, const int8_t *b)
+{
+    size_t l, t;
+    for (l = 0; l < ATTN__AVX512_VW; l++)
+        for (t = 0; t < 4; t++)
+            acc.l[l] += (int32_t)(int8_t)(uint8_t)(a4 >> 8 * t) * b[4 * l + t];
+    return acc;
+}
+static inline void attn__avx512_vi_store(int32_t *p, attn__avx512_vi v) { memcpy(p, v.l, sizeof v.l); }
+static inline attn__avx512_v attn__avx512_vi_tof(attn__avx512_vi acc, const int32_t *corr)
+{
+    float t[ATTN__AVX512_VW];
+    size_t l;
+    for (l = 0; l < ATTN__AVX512_VW; l++) t[l] = (float)(acc.l[l] - ATTN__AVX512_VI_BIAS * corr[l]);
+    return attn__avx512_vload(t);
 }
 #endif
 #ifndef ATTN__AVX512_HAVE_VSET1_F16
@@ -15857,6 +17092,16 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__AVX512_SM_FAR ((size_t)32 << 20)
 /* Softmax: floats of that stack scratch (16 KiB); longer rows keep normal stores. */
 #define ATTN__AVX512_SM_SCRATCH 4096
+/* int8 matmul: bytes of B repacked per chunk of columns (stays in L2 while every row of A
+ * passes over it) */
+#define ATTN__AVX512_QD_PANEL (256 * 1024)
+/* int8 matmul: rows of A per tile (two column groups each; 4 rows make 8 integer and 8
+ * float accumulators: within 32 vector registers, and 16 with AVX2's 3) */
+#if ATTN__AVX512_VW == 8
+#define ATTN__AVX512_QD_MR 3
+#else
+#define ATTN__AVX512_QD_MR 4
+#endif
 
 #if ATTN__AVX512_VW == 16 /* ---- AVX-512 ---- */
 #define ATTN__AVX512_MM_KC 256
@@ -18243,6 +19488,270 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul_typed(attn_trans 
     if (!attn__avx512_attn_dtype_block(b_type)) return ATTN_ERR_ARG;
     return attn__avx512_matmul(ta, tb, m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace,
                         workspace_size);
+}
+
+/* ---- int8 products: attn__avx512_attn_matmul_int8 ------------------------------------------------ */
+/* A is quantized into the workspace, each row as blocks of 36 bytes: the scale d as a float
+ * (the binary16 value attn__avx512_attn_convert stores), then 32 int8 (attn__avx512_attn_convert's q8_0 rule, so
+ * never -128). B (n x k, q8_0 or q4_0) is repacked a chunk of columns at a time, in groups
+ * of ATTN__AVX512_VW columns; a group's block of 32 values of k is ATTN__AVX512_QD_GB bytes:
+ *   8 steps of ATTN__AVX512_VW x 4 int8 (lane l: column l's 4 values of the step; q4_0 less 8),
+ *   ATTN__AVX512_VW floats (each column's d), ATTN__AVX512_VW int32 (the sum of each column's values),
+ * so that one attn__avx512_vi_dot4 takes 4 values of k for ATTN__AVX512_VW columns. Columns past n are
+ * zeros. */
+#define ATTN__AVX512_QD_AB (4 + ATTN__AVX512_QK)
+#define ATTN__AVX512_QD_GB (40 * ATTN__AVX512_VW)
+
+static void attn__avx512_qd_pack(attn_dtype bt, const unsigned char *b, size_t rb, size_t n,
+                          size_t j0, size_t kb, unsigned char *dst)
+{
+    const size_t bs = attn__avx512_dt_block_bytes(bt);
+    size_t blk, l, t;
+    for (blk = 0; blk < kb; blk++, dst += ATTN__AVX512_QD_GB) {
+        float *d = (float *)(void *)(dst + 32 * ATTN__AVX512_VW);
+        attn__avx512_vi s1 = attn__avx512_vi_zero(), s0 = attn__avx512_vi_zero();
+        int32_t sum[ATTN__AVX512_VW], off[ATTN__AVX512_VW];
+        for (l = 0; l < ATTN__AVX512_VW; l++) {
+            unsigned char q[ATTN__AVX512_QK];
+            memset(q, 0, sizeof q);
+            d[l] = 0.0f;
+            if (j0 + l < n) {
+                const unsigned char *s = b + (j0 + l) * rb + blk * bs;
+                d[l] = attn__avx512_f16_to_f32((uint16_t)(s[0] | s[1] << 8));
+                if (bt == ATTN_Q8_0) memcpy(q, s + 2, ATTN__AVX512_QK);
+                else
+                    for (t = 0; t < ATTN__AVX512_QK / 2; t++) {
+                        q[t] = (unsigned char)((s[2 + t] & 15) - 8);
+                        q[t + ATTN__AVX512_QK / 2] = (unsigned char)((s[2 + t] >> 4) - 8);
+                    }
+            }
+            for (t = 0; t < ATTN__AVX512_QK / 4; t++) memcpy(dst + (t * ATTN__AVX512_VW + l) * 4, q + 4 * t, 4);
+        }
+        for (t = 0; t < ATTN__AVX512_QK / 4; t++) { /* sums: dot products with ones, less the bias */
+            s1 = attn__avx512_vi_dot4(s1, 0x01010101u, (const int8_t *)dst + t * 4 * ATTN__AVX512_VW);
+            s0 = attn__avx512_vi_dot4(s0, 0, (const int8_t *)dst + t * 4 * ATTN__AVX512_VW);
+        }
+        attn__avx512_vi_store(sum, s1);
+        attn__avx512_vi_store(off, s0);
+        for (l = 0; l < ATTN__AVX512_VW; l++) sum[l] -= off[l];
+        memcpy(dst + 36 * ATTN__AVX512_VW, sum, sizeof sum);
+    }
+}
+
+/* attn__avx512_q_block's q8_0 rule on 32 floats of A, into a block of the layout above (the scale
+ * as the float its binary16 holds); 0 if the block does not quantize (attn__avx512_q_block_ok) */
+static int attn__avx512_qd_quant(const float *x, unsigned char *o)
+{
+    attn__avx512_v mx = attn__avx512_vzero(), nf = attn__avx512_vzero();
+    float d, id, dq;
+    uint16_t h;
+    size_t j;
+    for (j = 0; j < ATTN__AVX512_QK; j += ATTN__AVX512_VW) { /* max |x|; NaN in nf if any x is not finite */
+        const attn__avx512_v x1 = attn__avx512_vload(x + j);
+        mx = attn__avx512_vmax(mx, attn__avx512_vmax(x1, attn__avx512_vsub(attn__avx512_vzero(), x1)));
+        nf = attn__avx512_vadd(nf, attn__avx512_vmul(x1, attn__avx512_vzero()));
+    }
+    if (attn__avx512_vhsum(nf) != 0.0f) return 0;
+    d = attn__avx512_vhmax(mx) / 127.0f;
+    h = attn__avx512_f32_to_f16(d);
+    if ((h & 0x7C00u) == 0x7C00u) return 0;
+    id = d != 0.0f ? 1.0f / d : 0.0f;
+    if (!(id <= FLT_MAX)) id = 0.0f;
+    dq = attn__avx512_f16_to_f32(h);
+    memcpy(o, &dq, 4);
+    for (j = 0; j < ATTN__AVX512_QK; j += ATTN__AVX512_VW) { /* x id rounded half away from zero, exactly */
+        const attn__avx512_v one = attn__avx512_vset1(1.0f), big = attn__avx512_vset1(8388608.0f);
+        const attn__avx512_v v = attn__avx512_vmax(attn__avx512_vmin(attn__avx512_vmul(attn__avx512_vload(x + j), attn__avx512_vset1(id)),
+                                                attn__avx512_vset1(127.0f)),
+                                     attn__avx512_vset1(-127.0f));
+        const attn__avx512_v av = attn__avx512_vfabs(v);
+        attn__avx512_v fl = attn__avx512_vsub(attn__avx512_vadd(av, big), big); /* nearest, ties even (av < 2^23) */
+        fl = attn__avx512_vselect(attn__avx512_vlt(attn__avx512_vsub(av, fl), attn__avx512_vset1(0.5f)), fl, /* up a tie */
+                           attn__avx512_vadd(fl, one));
+        attn__avx512_vstore_i8((int8_t *)(void *)(o + 4 + j),
+                        attn__avx512_vselect(attn__avx512_vlt(v, attn__avx512_vzero()), attn__avx512_vsub(attn__avx512_vzero(), fl),
+                                      fl));
+    }
+    return 1;
+}
+
+/* NAME(R, kb, a, ra, g0, g1, out): R <= ATTN__AVX512_QD_MR rows of quantized A (ra bytes apart)
+ * times two column groups g0, g1 over kb blocks, each block's integer dot products exact,
+ * then scaled by the two d and added into out[2 i + v]; over the integer primitives VI
+ * (VI_zero, VI_dot4, VI_tof), in functions marked ATTR. Defined once per set. */
+#define ATTN__AVX512_QD_ROWS(NAME, ATTR, VI)                                                       \
+    static ATTR ATTN__AVX512_FORCE_INLINE void NAME##_body(                                        \
+        size_t R, size_t kb, const unsigned char *a, size_t ra, const unsigned char *g0,    \
+        const unsigned char *g1, attn__avx512_v *out)                                              \
+    {                                                                                       \
+        attn__avx512_v f[2 * ATTN__AVX512_QD_MR];                                                         \
+        size_t i, blk, st;                                                                  \
+        ATTN__AVX512_UNROLL                                                                        \
+        for (i = 0; i < 2 * R; i++) f[i] = attn__avx512_vzero();                                   \
+        for (blk = 0; blk < kb;                                                             \
+             blk++, a += ATTN__AVX512_QD_AB, g0 += ATTN__AVX512_QD_GB, g1 += ATTN__AVX512_QD_GB) {               \
+            VI s[2 * ATTN__AVX512_QD_MR];                                                          \
+            const int32_t *s0 = (const int32_t *)(const void *)(g0 + 36 * ATTN__AVX512_VW);        \
+            const int32_t *s1 = (const int32_t *)(const void *)(g1 + 36 * ATTN__AVX512_VW);        \
+            attn__avx512_v d0, d1;                                                                 \
+            ATTN__AVX512_UNROLL                                                                    \
+            for (i = 0; i < 2 * R; i++) s[i] = VI##_zero();                                 \
+            for (st = 0; st < 8; st++) {                                                    \
+                const int8_t *b0 = (const int8_t *)g0 + st * 4 * ATTN__AVX512_VW;                  \
+                const int8_t *b1 = (const int8_t *)g1 + st * 4 * ATTN__AVX512_VW;                  \
+                ATTN__AVX512_UNROLL                                                                \
+                for (i = 0; i < R; i++) {                                                   \
+                    uint32_t a4;                                                            \
+                    memcpy(&a4, a + i * ra + 4 + 4 * st, 4);                                \
+                    s[2 * i] = VI##_dot4(s[2 * i], a4, b0);                                 \
+                    s[2 * i + 1] = VI##_dot4(s[2 * i + 1], a4, b1);                         \
+                }                                                                           \
+            }                                                                               \
+            d0 = attn__avx512_vload((const float *)(const void *)(g0 + 32 * ATTN__AVX512_VW));            \
+            d1 = attn__avx512_vload((const float *)(const void *)(g1 + 32 * ATTN__AVX512_VW));            \
+            ATTN__AVX512_UNROLL                                                                    \
+            for (i = 0; i < R; i++) {                                                       \
+                float da;                                                                   \
+                attn__avx512_v dv;                                                                 \
+                memcpy(&da, a + i * ra, 4);                                                 \
+                dv = attn__avx512_vset1(da);                                                       \
+                f[2 * i] = attn__avx512_vfma(VI##_tof(s[2 * i], s0), attn__avx512_vmul(d0, dv), f[2 * i]);  \
+                f[2 * i + 1] =                                                              \
+                    attn__avx512_vfma(VI##_tof(s[2 * i + 1], s1), attn__avx512_vmul(d1, dv), f[2 * i + 1]); \
+            }                                                                               \
+        }                                                                                   \
+        ATTN__AVX512_UNROLL                                                                        \
+        for (i = 0; i < 2 * R; i++) out[i] = f[i];                                          \
+    }                                                                                       \
+    static ATTR ATTN__AVX512_NOINLINE void NAME(size_t R, size_t kb, const unsigned char *a,       \
+                                         size_t ra, const unsigned char *g0,                \
+                                         const unsigned char *g1, attn__avx512_v *out)             \
+    {                                                                                       \
+        size_t r;                                                                           \
+        ATTN__AVX512_UNROLL                                                                        \
+        for (r = ATTN__AVX512_QD_MR; r >= 1; r--)                                                  \
+            if (R == r) NAME##_body(r, kb, a, ra, g0, g1, out);                             \
+    }
+ATTN__AVX512_QD_ROWS(attn__avx512_qd_rows, , attn__avx512_vi)
+#ifdef ATTN__AVX512_HAVE_VI_RT
+ATTN__AVX512_QD_ROWS(attn__avx512_qd_rows_rt, ATTN__AVX512_VI_RT_ATTR, attn__avx512_vi_rt)
+#endif
+#undef ATTN__AVX512_QD_ROWS
+
+/* Columns of B per packed chunk: about ATTN__AVX512_QD_PANEL bytes, whole pairs of groups */
+static size_t attn__avx512_qd_nc(size_t n, size_t kb)
+{
+    const size_t pair = 2 * ATTN__AVX512_VW, per = kb * 40;
+    size_t nc = ATTN__AVX512_QD_PANEL / per / pair * pair;
+    if (nc < pair) nc = pair;
+    return attn__avx512_min(nc, attn__avx512_round_up(n, pair));
+}
+
+static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
+{
+    const size_t kb = k / ATTN__AVX512_QK;
+    size_t ab;
+    if (m == 0 || n == 0 || kb == 0) return 0;
+    if (kb > SIZE_MAX / 64 / ATTN__AVX512_QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
+    ab = attn__avx512_round_up(m * kb * ATTN__AVX512_QD_AB, ATTN__AVX512_ALIGN);
+    return ab + attn__avx512_qd_nc(n, kb) / ATTN__AVX512_VW * kb * ATTN__AVX512_QD_GB + ATTN__AVX512_ALIGN;
+}
+
+/* attn__avx512_attn_matmul_int8; rt = 0 keeps the primitives the compiler targets (for tests), 1 takes
+ * the ISA file's run-time ones where the CPU has them */
+static attn_status attn__avx512_matmul_int8_path(size_t m, size_t n, size_t k, float alpha,
+                                          const float *a, size_t lda, attn_dtype b_type,
+                                          const void *b, size_t ldb, float beta, float *c,
+                                          size_t ldc, void *workspace, size_t workspace_size,
+                                          int rt)
+{
+    const size_t kb = k / ATTN__AVX512_QK;
+    size_t need, ab, bb, cb, i, j, jc, blk, rb, ra, nc;
+    unsigned char *qa, *pb;
+    attn_status st;
+    void (*rows)(size_t, size_t, const unsigned char *, size_t, const unsigned char *,
+                 const unsigned char *, attn__avx512_v *) = attn__avx512_qd_rows;
+    if (b_type != ATTN_Q8_0 && b_type != ATTN_Q4_0) return ATTN_ERR_ARG;
+    if (k % ATTN__AVX512_QK) return ATTN_ERR_SIZE;
+    if (k && ldb % ATTN__AVX512_QK) return ATTN_ERR_LD;
+    if (m == 0 || n == 0) return ATTN_OK;
+    if (!c || (k && (!a || !b))) return ATTN_ERR_NULL;
+    if (k > 0) {
+        if ((st = attn__avx512_check_mat(m, k, lda)) != ATTN_OK) return st;
+        if ((st = attn__avx512_check_mat(n, k, ldb)) != ATTN_OK) return st;
+    }
+    if ((st = attn__avx512_check_mat(m, n, ldc)) != ATTN_OK) return st;
+    need = attn__avx512_attn_matmul_int8_workspace_size(m, n, k);
+    if (need && !workspace) return ATTN_ERR_NULL;
+    if (need && workspace_size < need) return ATTN_ERR_WORKSPACE;
+    ab = k ? attn__avx512_mat_bytes(m, k, lda) : 0;
+    bb = k ? attn__avx512_attn_dtype_bytes(b_type, attn__avx512_mat_bytes(n, k, ldb) / sizeof(float)) : 0;
+    cb = attn__avx512_mat_bytes(m, n, ldc);
+    if (attn__avx512_bytes_overlap(c, cb, a, ab) || attn__avx512_bytes_overlap(c, cb, b, bb) ||
+        attn__avx512_bytes_overlap(workspace, need, a, ab) ||
+        attn__avx512_bytes_overlap(workspace, need, b, bb) || attn__avx512_bytes_overlap(workspace, need, c, cb))
+        return ATTN_ERR_ALIAS;
+    if (m == 1) ldc = n;
+    if (k == 0) {
+        for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+        return ATTN_OK;
+    }
+    /* A quantized into the workspace; every block must quantize before C is touched */
+    qa = (unsigned char *)attn__avx512_align(workspace);
+    ra = kb * ATTN__AVX512_QD_AB;
+    pb = qa + attn__avx512_round_up(m * ra, ATTN__AVX512_ALIGN);
+    for (i = 0; i < m; i++)
+        for (blk = 0; blk < kb; blk++)
+            if (!attn__avx512_qd_quant(a + i * lda + blk * ATTN__AVX512_QK, qa + i * ra + blk * ATTN__AVX512_QD_AB))
+                return ATTN_ERR_ARG;
+#ifdef ATTN__AVX512_HAVE_VI_RT
+    if (rt && attn__avx512_vi_rt_cpu()) rows = attn__avx512_qd_rows_rt;
+#else
+    (void)rt;
+#endif
+    rb = ldb / ATTN__AVX512_QK * attn__avx512_dt_block_bytes(b_type);
+    nc = attn__avx512_qd_nc(n, kb);
+    for (jc = 0; jc < n; jc += nc) {
+        const size_t w = attn__avx512_min(nc, n - jc), groups = (w + ATTN__AVX512_VW - 1) / ATTN__AVX512_VW;
+        size_t g, R;
+        for (g = 0; g < attn__avx512_round_up(groups, 2); g++)
+            attn__avx512_qd_pack(b_type, (const unsigned char *)b, rb, n, jc + g * ATTN__AVX512_VW, kb,
+                          pb + g * kb * ATTN__AVX512_QD_GB);
+        for (i = 0; i < m; i += R) {
+            R = attn__avx512_min(ATTN__AVX512_QD_MR, m - i);
+            for (g = 0; g < groups; g += 2) {
+                attn__avx512_v acc[2 * ATTN__AVX512_QD_MR];
+                size_t r, v;
+                const size_t j0 = jc + g * ATTN__AVX512_VW, cols = attn__avx512_min(2 * ATTN__AVX512_VW, n - j0);
+                rows(R, kb, qa + i * ra, ra, pb + g * kb * ATTN__AVX512_QD_GB,
+                     pb + (g + 1) * kb * ATTN__AVX512_QD_GB, acc);
+                for (r = 0; r < R; r++)
+                    for (v = 0; v * ATTN__AVX512_VW < cols; v++) { /* C = alpha acc (+ beta C) */
+                        float *cv = c + (i + r) * ldc + j0 + v * ATTN__AVX512_VW;
+                        const size_t w = attn__avx512_min(ATTN__AVX512_VW, cols - v * ATTN__AVX512_VW);
+                        attn__avx512_v y = attn__avx512_vmul(attn__avx512_vset1(alpha), acc[2 * r + v]);
+                        if (beta != 0.0f)
+                            y = attn__avx512_vfma(attn__avx512_vset1(beta),
+                                           w == ATTN__AVX512_VW ? attn__avx512_vload(cv)
+                                                         : attn__avx512_vload_part(cv, w, 0.0f),
+                                           y);
+                        if (w == ATTN__AVX512_VW) attn__avx512_vstore(cv, y);
+                        else attn__avx512_vstore_part(cv, y, w);
+                    }
+            }
+        }
+    }
+    return ATTN_OK;
+}
+
+static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul_int8(size_t m, size_t n, size_t k, float alpha, const float *a,
+                                      size_t lda, attn_dtype b_type, const void *b, size_t ldb,
+                                      float beta, float *c, size_t ldc, void *workspace,
+                                      size_t workspace_size)
+{
+    return attn__avx512_matmul_int8_path(m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc,
+                                  workspace, workspace_size, 1);
 }
 /* end of src/matmul.h */
 /* src/attention.h - fused attention (attn__avx512_attn_attention and its work items).
@@ -20846,6 +22355,24 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
     }
 }
 
+ATTN_API size_t attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_matmul_int8_workspace_size(m, n, k);
+    case ATTN__T_AVX2: return attn__avx2_attn_matmul_int8_workspace_size(m, n, k);
+    default: return attn__scalar_attn_matmul_int8_workspace_size(m, n, k);
+    }
+}
+
+ATTN_API attn_status attn_matmul_int8(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda, attn_dtype b_type, const void *b, size_t ldb, float beta, float *c, size_t ldc, void *workspace, size_t workspace_size)
+{
+    switch (attn__target()) {
+    case ATTN__T_AVX512: return attn__avx512_attn_matmul_int8(m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace, workspace_size);
+    case ATTN__T_AVX2: return attn__avx2_attn_matmul_int8(m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace, workspace_size);
+    default: return attn__scalar_attn_matmul_int8(m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace, workspace_size);
+    }
+}
+
 ATTN_API attn_status attn_alibi_slopes(size_t heads, float *slopes)
 {
     switch (attn__target()) {
@@ -21203,6 +22730,9 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state)
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+#if defined(__GNUC__) || defined(__clang__)
+#include <cpuid.h>
+#endif
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -21354,6 +22884,85 @@ static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
     w = _mm512_sub_epi32(_mm512_and_si512(w, _mm512_set1_epi32(15)), _mm512_set1_epi32(8));
     return _mm512_cvtepi32_ps(w);
 }
+/* Integer dot products (simd/generic.h's contract): AVX512-VNNI's vpdpbusd takes a4 + 128
+ * unsigned; without it (AVX512F alone has no byte multiplies) two AVX2 halves, as
+ * simd/avx2.h: |b| times a4 carrying b's sign (vpmaddubsw), the pairs added (vpmaddwd).
+ * A build without -mavx512vnni still takes vpdpbusd where the CPU has it. */
+#define ATTN__HAVE_VSTORE_I8 1
+static inline void attn__vstore_i8(int8_t *p, attn__v v)
+{
+    _mm_storeu_si128((__m128i *)(void *)p, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v)));
+}
+#define ATTN__HAVE_VI 1
+#define ATTN__VI_DPBUSD(acc, a4, b)                                                         \
+    _mm512_dpbusd_epi32((acc), _mm512_set1_epi32((int)((a4) ^ 0x80808080u)),               \
+                        _mm512_loadu_si512((const void *)(b)))
+#define ATTN__VI_TOF128(acc, s)                                                             \
+    _mm512_cvtepi32_ps(                                                                    \
+        _mm512_sub_epi32((acc), _mm512_slli_epi32(_mm512_loadu_si512((const void *)(s)), 7)))
+#ifdef __AVX512VNNI__
+#define ATTN__VI_BIAS 128
+typedef __m512i attn__vi;
+static inline attn__vi attn__vi_zero(void) { return _mm512_setzero_si512(); }
+static inline attn__vi attn__vi_dot4(attn__vi acc, uint32_t a4, const int8_t *b)
+{
+    return ATTN__VI_DPBUSD(acc, a4, b);
+}
+static inline void attn__vi_store(int32_t *p, attn__vi v) { _mm512_storeu_si512((void *)p, v); }
+static inline attn__v attn__vi_tof(attn__vi acc, const int32_t *s)
+{
+    return ATTN__VI_TOF128(acc, s);
+}
+#else
+#define ATTN__VI_BIAS 0
+typedef struct {
+    __m256i lo, hi;
+} attn__vi;
+static inline attn__vi attn__vi_zero(void)
+{
+    attn__vi z;
+    z.lo = z.hi = _mm256_setzero_si256();
+    return z;
+}
+static inline __m256i attn__vi_half(__m256i acc, __m256i a, const int8_t *b)
+{
+    const __m256i bv = _mm256_loadu_si256((const __m256i *)(const void *)b);
+    const __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(bv), _mm256_sign_epi8(a, bv));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+}
+static inline attn__vi attn__vi_dot4(attn__vi acc, uint32_t a4, const int8_t *b)
+{
+    const __m256i a = _mm256_set1_epi32((int)a4);
+    acc.lo = attn__vi_half(acc.lo, a, b);
+    acc.hi = attn__vi_half(acc.hi, a, b + 32);
+    return acc;
+}
+static inline void attn__vi_store(int32_t *p, attn__vi v)
+{
+    _mm256_storeu_si256((__m256i *)(void *)p, v.lo);
+    _mm256_storeu_si256((__m256i *)(void *)(p + 8), v.hi);
+}
+static inline attn__v attn__vi_tof(attn__vi acc, const int32_t *s)
+{
+    (void)s;
+    return _mm512_cvtepi32_ps(_mm512_inserti64x4(_mm512_castsi256_si512(acc.lo), acc.hi, 1));
+}
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTN__HAVE_VI_RT 1
+#define ATTN__VI_RT_ATTR __attribute__((target("avx512vnni")))
+#define ATTN__VI_RT_BIAS 128
+typedef __m512i attn__vi_rt;
+#define attn__vi_rt_zero() _mm512_setzero_si512()
+#define attn__vi_rt_dot4 ATTN__VI_DPBUSD
+#define attn__vi_rt_tof ATTN__VI_TOF128
+/* AVX512-VNNI: cpuid leaf 7 subleaf 0, ecx bit 11 (its zmm state is AVX-512's) */
+static inline int attn__vi_rt_cpu(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
+}
+#endif
+#endif
 /* 16-bit storage widened in the load, narrowed in the store (simd/generic.h's contract):
  * f16 by vcvtph2ps / vcvtps2ph, bf16 by shifts with round-to-nearest-even, NaN kept quiet */
 #define ATTN__HAVE_VF16 1
@@ -21565,6 +23174,71 @@ static inline int attn__vany_neg(attn__v a) { return _mm256_movemask_ps(a); }
 /* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
 #define ATTN__HAVE_VSWAP_PAIRS 1
 static inline attn__v attn__vswap_pairs(attn__v a) { return _mm256_permute_ps(a, 0xB1); }
+/* Integer dot products (simd/generic.h's contract): AVX-VNNI's vpdpbusd takes a4 + 128
+ * unsigned; plain AVX2 multiplies |b| (unsigned: 128 for -128) by a4 carrying b's sign
+ * (vpmaddubsw; no pair reaches the int16 limit, |a| <= 127), then adds the pairs
+ * (vpmaddwd). A build without -mavxvnni still takes vpdpbusd where the CPU has it. */
+#define ATTN__HAVE_VSTORE_I8 1
+static inline void attn__vstore_i8(int8_t *p, attn__v v)
+{
+    const __m256i i = _mm256_cvtps_epi32(v);
+    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(i), _mm256_extracti128_si256(i, 1));
+    _mm_storel_epi64((__m128i *)(void *)p, _mm_packs_epi16(w, w));
+}
+#define ATTN__HAVE_VI 1
+typedef __m256i attn__vi;
+#define ATTN__VI_DPBUSD(acc, a4, b)                                                         \
+    _mm256_dpbusd_avx_epi32((acc), _mm256_set1_epi32((int)((a4) ^ 0x80808080u)),           \
+                            _mm256_loadu_si256((const __m256i *)(const void *)(b)))
+#define ATTN__VI_TOF128(acc, s)                                                             \
+    _mm256_cvtepi32_ps(_mm256_sub_epi32(                                                   \
+        (acc), _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(s)), 7)))
+static inline attn__vi attn__vi_zero(void) { return _mm256_setzero_si256(); }
+#ifdef __AVXVNNI__
+#define ATTN__VI_BIAS 128
+static inline attn__vi attn__vi_dot4(attn__vi acc, uint32_t a4, const int8_t *b)
+{
+    return ATTN__VI_DPBUSD(acc, a4, b);
+}
+static inline attn__v attn__vi_tof(attn__vi acc, const int32_t *s)
+{
+    return ATTN__VI_TOF128(acc, s);
+}
+#else
+#define ATTN__VI_BIAS 0
+static inline attn__vi attn__vi_dot4(attn__vi acc, uint32_t a4, const int8_t *b)
+{
+    const __m256i bv = _mm256_loadu_si256((const __m256i *)(const void *)b);
+    const __m256i p =
+        _mm256_maddubs_epi16(_mm256_abs_epi8(bv), _mm256_sign_epi8(_mm256_set1_epi32((int)a4), bv));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+}
+static inline attn__v attn__vi_tof(attn__vi acc, const int32_t *s)
+{
+    (void)s;
+    return _mm256_cvtepi32_ps(acc);
+}
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 || \
+    defined(__clang__) && __clang_major__ >= 12
+#define ATTN__HAVE_VI_RT 1
+#define ATTN__VI_RT_ATTR __attribute__((target("avxvnni")))
+#define ATTN__VI_RT_BIAS 128
+typedef __m256i attn__vi_rt;
+#define attn__vi_rt_zero() _mm256_setzero_si256()
+#define attn__vi_rt_dot4 ATTN__VI_DPBUSD
+#define attn__vi_rt_tof ATTN__VI_TOF128
+/* AVX-VNNI: cpuid leaf 7 subleaf 1, eax bit 4 (its ymm state is AVX2's) */
+static inline int attn__vi_rt_cpu(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
+}
+#endif
+#endif
+static inline void attn__vi_store(int32_t *p, attn__vi v)
+{
+    _mm256_storeu_si256((__m256i *)(void *)p, v);
+}
 /* 16-bit storage, 8 elements widened on load and narrowed on store. f16 by F16C (rounding
  * to nearest even from the immediate, whatever MXCSR says; half subnormals kept under
  * FTZ/DAZ), when the compiler has it (-mf16c; every AVX2 CPU does): else generic.h's exact
@@ -21885,6 +23559,31 @@ static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
     return vcvtq_f32_s32(vsubq_s32(
         vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(b)))), vdupq_n_s32(8)));
 }
+#define ATTN__HAVE_VSTORE_I8 1
+static inline void attn__vstore_i8(int8_t *p, attn__v v)
+{
+    const int16x4_t h = vmovn_s32(vcvtq_s32_f32(v));
+    const int8x8_t b = vmovn_s16(vcombine_s16(h, h));
+    memcpy(p, &b, 4);
+}
+/* Integer dot products (simd/generic.h's contract) where the target has Armv8.2's sdot;
+ * elsewhere simd/generic.h's lanes */
+#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+#define ATTN__HAVE_VI 1
+#define ATTN__VI_BIAS 0
+typedef int32x4_t attn__vi;
+static inline attn__vi attn__vi_zero(void) { return vdupq_n_s32(0); }
+static inline attn__vi attn__vi_dot4(attn__vi acc, uint32_t a4, const int8_t *b)
+{
+    return vdotq_s32(acc, vld1q_s8(b), vreinterpretq_s8_u32(vdupq_n_u32(a4)));
+}
+static inline void attn__vi_store(int32_t *p, attn__vi v) { vst1q_s32(p, v); }
+static inline attn__v attn__vi_tof(attn__vi acc, const int32_t *s)
+{
+    (void)s;
+    return vcvtq_f32_s32(acc);
+}
+#endif
 /* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
  * are stored in order q = 0..3, so with ldd < 4 the later rows win the overlap. */
@@ -22372,6 +24071,55 @@ static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
         out[v] = attn__vload_u4(p + v * ATTN__VW, 0);
         out[16 / ATTN__VW + v] = attn__vload_u4(p + v * ATTN__VW, 1);
     }
+}
+#endif
+/* Integer dot products of int8 blocks (the int8 matmul): attn__vi holds ATTN__VW int32
+ * lanes. attn__vi_dot4(acc, a4, b) adds to lane l the dot product of the 4 int8 in a4
+ * (byte t of its little-endian value; none of them -128) with b[4 l .. 4 l + 3], plus
+ * ATTN__VI_BIAS times the sum of those 4 b (an ISA whose instruction wants one operand
+ * unsigned takes a4 + 128); attn__vi_store stores the lanes; attn__vi_tof(acc, s) is
+ * acc - ATTN__VI_BIAS s[lane] as floats (s: the sums of the b the lane took). Every value
+ * is exact: a block's 32 products stay far below 2^24.
+ * An x86 ISA file may also offer the same three for a CPU that has more than the compiler
+ * targets (ATTN__HAVE_VI_RT: attn__vi_rt type, attn__vi_rt_zero, _dot4, _tof macros with
+ * ATTN__VI_RT_BIAS, valid in a function marked ATTN__VI_RT_ATTR; attn__vi_rt_cpu() says
+ * whether this CPU runs them). */
+#ifndef ATTN__HAVE_VSTORE_I8
+/* v's lanes, integers in [-127, 127], as ATTN__VW int8 at p */
+static inline void attn__vstore_i8(int8_t *p, attn__v v)
+{
+    float t[ATTN__VW];
+    size_t l;
+    attn__vstore(t, v);
+    for (l = 0; l < ATTN__VW; l++) p[l] = (int8_t)(int)t[l];
+}
+#endif
+#ifndef ATTN__HAVE_VI
+#define ATTN__VI_BIAS 0
+typedef struct {
+    int32_t l[ATTN__VW];
+} attn__vi;
+static inline attn__vi attn__vi_zero(void)
+{
+    attn__vi z;
+    memset(&z, 0, sizeof z);
+    return z;
+}
+static inline attn__vi attn__vi_dot4(attn__vi acc, uint32_t a4, const int8_t *b)
+{
+    size_t l, t;
+    for (l = 0; l < ATTN__VW; l++)
+        for (t = 0; t < 4; t++)
+            acc.l[l] += (int32_t)(int8_t)(uint8_t)(a4 >> 8 * t) * b[4 * l + t];
+    return acc;
+}
+static inline void attn__vi_store(int32_t *p, attn__vi v) { memcpy(p, v.l, sizeof v.l); }
+static inline attn__v attn__vi_tof(attn__vi acc, const int32_t *corr)
+{
+    float t[ATTN__VW];
+    size_t l;
+    for (l = 0; l < ATTN__VW; l++) t[l] = (float)(acc.l[l] - ATTN__VI_BIAS * corr[l]);
+    return attn__vload(t);
 }
 #endif
 #ifndef ATTN__HAVE_VSET1_F16
@@ -22936,6 +24684,16 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__SM_FAR ((size_t)32 << 20)
 /* Softmax: floats of that stack scratch (16 KiB); longer rows keep normal stores. */
 #define ATTN__SM_SCRATCH 4096
+/* int8 matmul: bytes of B repacked per chunk of columns (stays in L2 while every row of A
+ * passes over it) */
+#define ATTN__QD_PANEL (256 * 1024)
+/* int8 matmul: rows of A per tile (two column groups each; 4 rows make 8 integer and 8
+ * float accumulators: within 32 vector registers, and 16 with AVX2's 3) */
+#if ATTN__VW == 8
+#define ATTN__QD_MR 3
+#else
+#define ATTN__QD_MR 4
+#endif
 
 #if ATTN__VW == 16 /* ---- AVX-512 ---- */
 #define ATTN__MM_KC 256
@@ -25322,6 +27080,270 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
     if (!attn_dtype_block(b_type)) return ATTN_ERR_ARG;
     return attn__matmul(ta, tb, m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace,
                         workspace_size);
+}
+
+/* ---- int8 products: attn_matmul_int8 ------------------------------------------------ */
+/* A is quantized into the workspace, each row as blocks of 36 bytes: the scale d as a float
+ * (the binary16 value attn_convert stores), then 32 int8 (attn_convert's q8_0 rule, so
+ * never -128). B (n x k, q8_0 or q4_0) is repacked a chunk of columns at a time, in groups
+ * of ATTN__VW columns; a group's block of 32 values of k is ATTN__QD_GB bytes:
+ *   8 steps of ATTN__VW x 4 int8 (lane l: column l's 4 values of the step; q4_0 less 8),
+ *   ATTN__VW floats (each column's d), ATTN__VW int32 (the sum of each column's values),
+ * so that one attn__vi_dot4 takes 4 values of k for ATTN__VW columns. Columns past n are
+ * zeros. */
+#define ATTN__QD_AB (4 + ATTN__QK)
+#define ATTN__QD_GB (40 * ATTN__VW)
+
+static void attn__qd_pack(attn_dtype bt, const unsigned char *b, size_t rb, size_t n,
+                          size_t j0, size_t kb, unsigned char *dst)
+{
+    const size_t bs = attn__dt_block_bytes(bt);
+    size_t blk, l, t;
+    for (blk = 0; blk < kb; blk++, dst += ATTN__QD_GB) {
+        float *d = (float *)(void *)(dst + 32 * ATTN__VW);
+        attn__vi s1 = attn__vi_zero(), s0 = attn__vi_zero();
+        int32_t sum[ATTN__VW], off[ATTN__VW];
+        for (l = 0; l < ATTN__VW; l++) {
+            unsigned char q[ATTN__QK];
+            memset(q, 0, sizeof q);
+            d[l] = 0.0f;
+            if (j0 + l < n) {
+                const unsigned char *s = b + (j0 + l) * rb + blk * bs;
+                d[l] = attn__f16_to_f32((uint16_t)(s[0] | s[1] << 8));
+                if (bt == ATTN_Q8_0) memcpy(q, s + 2, ATTN__QK);
+                else
+                    for (t = 0; t < ATTN__QK / 2; t++) {
+                        q[t] = (unsigned char)((s[2 + t] & 15) - 8);
+                        q[t + ATTN__QK / 2] = (unsigned char)((s[2 + t] >> 4) - 8);
+                    }
+            }
+            for (t = 0; t < ATTN__QK / 4; t++) memcpy(dst + (t * ATTN__VW + l) * 4, q + 4 * t, 4);
+        }
+        for (t = 0; t < ATTN__QK / 4; t++) { /* sums: dot products with ones, less the bias */
+            s1 = attn__vi_dot4(s1, 0x01010101u, (const int8_t *)dst + t * 4 * ATTN__VW);
+            s0 = attn__vi_dot4(s0, 0, (const int8_t *)dst + t * 4 * ATTN__VW);
+        }
+        attn__vi_store(sum, s1);
+        attn__vi_store(off, s0);
+        for (l = 0; l < ATTN__VW; l++) sum[l] -= off[l];
+        memcpy(dst + 36 * ATTN__VW, sum, sizeof sum);
+    }
+}
+
+/* attn__q_block's q8_0 rule on 32 floats of A, into a block of the layout above (the scale
+ * as the float its binary16 holds); 0 if the block does not quantize (attn__q_block_ok) */
+static int attn__qd_quant(const float *x, unsigned char *o)
+{
+    attn__v mx = attn__vzero(), nf = attn__vzero();
+    float d, id, dq;
+    uint16_t h;
+    size_t j;
+    for (j = 0; j < ATTN__QK; j += ATTN__VW) { /* max |x|; NaN in nf if any x is not finite */
+        const attn__v x1 = attn__vload(x + j);
+        mx = attn__vmax(mx, attn__vmax(x1, attn__vsub(attn__vzero(), x1)));
+        nf = attn__vadd(nf, attn__vmul(x1, attn__vzero()));
+    }
+    if (attn__vhsum(nf) != 0.0f) return 0;
+    d = attn__vhmax(mx) / 127.0f;
+    h = attn__f32_to_f16(d);
+    if ((h & 0x7C00u) == 0x7C00u) return 0;
+    id = d != 0.0f ? 1.0f / d : 0.0f;
+    if (!(id <= FLT_MAX)) id = 0.0f;
+    dq = attn__f16_to_f32(h);
+    memcpy(o, &dq, 4);
+    for (j = 0; j < ATTN__QK; j += ATTN__VW) { /* x id rounded half away from zero, exactly */
+        const attn__v one = attn__vset1(1.0f), big = attn__vset1(8388608.0f);
+        const attn__v v = attn__vmax(attn__vmin(attn__vmul(attn__vload(x + j), attn__vset1(id)),
+                                                attn__vset1(127.0f)),
+                                     attn__vset1(-127.0f));
+        const attn__v av = attn__vfabs(v);
+        attn__v fl = attn__vsub(attn__vadd(av, big), big); /* nearest, ties even (av < 2^23) */
+        fl = attn__vselect(attn__vlt(attn__vsub(av, fl), attn__vset1(0.5f)), fl, /* up a tie */
+                           attn__vadd(fl, one));
+        attn__vstore_i8((int8_t *)(void *)(o + 4 + j),
+                        attn__vselect(attn__vlt(v, attn__vzero()), attn__vsub(attn__vzero(), fl),
+                                      fl));
+    }
+    return 1;
+}
+
+/* NAME(R, kb, a, ra, g0, g1, out): R <= ATTN__QD_MR rows of quantized A (ra bytes apart)
+ * times two column groups g0, g1 over kb blocks, each block's integer dot products exact,
+ * then scaled by the two d and added into out[2 i + v]; over the integer primitives VI
+ * (VI_zero, VI_dot4, VI_tof), in functions marked ATTR. Defined once per set. */
+#define ATTN__QD_ROWS(NAME, ATTR, VI)                                                       \
+    static ATTR ATTN__FORCE_INLINE void NAME##_body(                                        \
+        size_t R, size_t kb, const unsigned char *a, size_t ra, const unsigned char *g0,    \
+        const unsigned char *g1, attn__v *out)                                              \
+    {                                                                                       \
+        attn__v f[2 * ATTN__QD_MR];                                                         \
+        size_t i, blk, st;                                                                  \
+        ATTN__UNROLL                                                                        \
+        for (i = 0; i < 2 * R; i++) f[i] = attn__vzero();                                   \
+        for (blk = 0; blk < kb;                                                             \
+             blk++, a += ATTN__QD_AB, g0 += ATTN__QD_GB, g1 += ATTN__QD_GB) {               \
+            VI s[2 * ATTN__QD_MR];                                                          \
+            const int32_t *s0 = (const int32_t *)(const void *)(g0 + 36 * ATTN__VW);        \
+            const int32_t *s1 = (const int32_t *)(const void *)(g1 + 36 * ATTN__VW);        \
+            attn__v d0, d1;                                                                 \
+            ATTN__UNROLL                                                                    \
+            for (i = 0; i < 2 * R; i++) s[i] = VI##_zero();                                 \
+            for (st = 0; st < 8; st++) {                                                    \
+                const int8_t *b0 = (const int8_t *)g0 + st * 4 * ATTN__VW;                  \
+                const int8_t *b1 = (const int8_t *)g1 + st * 4 * ATTN__VW;                  \
+                ATTN__UNROLL                                                                \
+                for (i = 0; i < R; i++) {                                                   \
+                    uint32_t a4;                                                            \
+                    memcpy(&a4, a + i * ra + 4 + 4 * st, 4);                                \
+                    s[2 * i] = VI##_dot4(s[2 * i], a4, b0);                                 \
+                    s[2 * i + 1] = VI##_dot4(s[2 * i + 1], a4, b1);                         \
+                }                                                                           \
+            }                                                                               \
+            d0 = attn__vload((const float *)(const void *)(g0 + 32 * ATTN__VW));            \
+            d1 = attn__vload((const float *)(const void *)(g1 + 32 * ATTN__VW));            \
+            ATTN__UNROLL                                                                    \
+            for (i = 0; i < R; i++) {                                                       \
+                float da;                                                                   \
+                attn__v dv;                                                                 \
+                memcpy(&da, a + i * ra, 4);                                                 \
+                dv = attn__vset1(da);                                                       \
+                f[2 * i] = attn__vfma(VI##_tof(s[2 * i], s0), attn__vmul(d0, dv), f[2 * i]);  \
+                f[2 * i + 1] =                                                              \
+                    attn__vfma(VI##_tof(s[2 * i + 1], s1), attn__vmul(d1, dv), f[2 * i + 1]); \
+            }                                                                               \
+        }                                                                                   \
+        ATTN__UNROLL                                                                        \
+        for (i = 0; i < 2 * R; i++) out[i] = f[i];                                          \
+    }                                                                                       \
+    static ATTR ATTN__NOINLINE void NAME(size_t R, size_t kb, const unsigned char *a,       \
+                                         size_t ra, const unsigned char *g0,                \
+                                         const unsigned char *g1, attn__v *out)             \
+    {                                                                                       \
+        size_t r;                                                                           \
+        ATTN__UNROLL                                                                        \
+        for (r = ATTN__QD_MR; r >= 1; r--)                                                  \
+            if (R == r) NAME##_body(r, kb, a, ra, g0, g1, out);                             \
+    }
+ATTN__QD_ROWS(attn__qd_rows, , attn__vi)
+#ifdef ATTN__HAVE_VI_RT
+ATTN__QD_ROWS(attn__qd_rows_rt, ATTN__VI_RT_ATTR, attn__vi_rt)
+#endif
+#undef ATTN__QD_ROWS
+
+/* Columns of B per packed chunk: about ATTN__QD_PANEL bytes, whole pairs of groups */
+static size_t attn__qd_nc(size_t n, size_t kb)
+{
+    const size_t pair = 2 * ATTN__VW, per = kb * 40;
+    size_t nc = ATTN__QD_PANEL / per / pair * pair;
+    if (nc < pair) nc = pair;
+    return attn__min(nc, attn__round_up(n, pair));
+}
+
+ATTN_API size_t attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
+{
+    const size_t kb = k / ATTN__QK;
+    size_t ab;
+    if (m == 0 || n == 0 || kb == 0) return 0;
+    if (kb > SIZE_MAX / 64 / ATTN__QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
+    ab = attn__round_up(m * kb * ATTN__QD_AB, ATTN__ALIGN);
+    return ab + attn__qd_nc(n, kb) / ATTN__VW * kb * ATTN__QD_GB + ATTN__ALIGN;
+}
+
+/* attn_matmul_int8; rt = 0 keeps the primitives the compiler targets (for tests), 1 takes
+ * the ISA file's run-time ones where the CPU has them */
+static attn_status attn__matmul_int8_path(size_t m, size_t n, size_t k, float alpha,
+                                          const float *a, size_t lda, attn_dtype b_type,
+                                          const void *b, size_t ldb, float beta, float *c,
+                                          size_t ldc, void *workspace, size_t workspace_size,
+                                          int rt)
+{
+    const size_t kb = k / ATTN__QK;
+    size_t need, ab, bb, cb, i, j, jc, blk, rb, ra, nc;
+    unsigned char *qa, *pb;
+    attn_status st;
+    void (*rows)(size_t, size_t, const unsigned char *, size_t, const unsigned char *,
+                 const unsigned char *, attn__v *) = attn__qd_rows;
+    if (b_type != ATTN_Q8_0 && b_type != ATTN_Q4_0) return ATTN_ERR_ARG;
+    if (k % ATTN__QK) return ATTN_ERR_SIZE;
+    if (k && ldb % ATTN__QK) return ATTN_ERR_LD;
+    if (m == 0 || n == 0) return ATTN_OK;
+    if (!c || (k && (!a || !b))) return ATTN_ERR_NULL;
+    if (k > 0) {
+        if ((st = attn__check_mat(m, k, lda)) != ATTN_OK) return st;
+        if ((st = attn__check_mat(n, k, ldb)) != ATTN_OK) return st;
+    }
+    if ((st = attn__check_mat(m, n, ldc)) != ATTN_OK) return st;
+    need = attn_matmul_int8_workspace_size(m, n, k);
+    if (need && !workspace) return ATTN_ERR_NULL;
+    if (need && workspace_size < need) return ATTN_ERR_WORKSPACE;
+    ab = k ? attn__mat_bytes(m, k, lda) : 0;
+    bb = k ? attn_dtype_bytes(b_type, attn__mat_bytes(n, k, ldb) / sizeof(float)) : 0;
+    cb = attn__mat_bytes(m, n, ldc);
+    if (attn__bytes_overlap(c, cb, a, ab) || attn__bytes_overlap(c, cb, b, bb) ||
+        attn__bytes_overlap(workspace, need, a, ab) ||
+        attn__bytes_overlap(workspace, need, b, bb) || attn__bytes_overlap(workspace, need, c, cb))
+        return ATTN_ERR_ALIAS;
+    if (m == 1) ldc = n;
+    if (k == 0) {
+        for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+        return ATTN_OK;
+    }
+    /* A quantized into the workspace; every block must quantize before C is touched */
+    qa = (unsigned char *)attn__align(workspace);
+    ra = kb * ATTN__QD_AB;
+    pb = qa + attn__round_up(m * ra, ATTN__ALIGN);
+    for (i = 0; i < m; i++)
+        for (blk = 0; blk < kb; blk++)
+            if (!attn__qd_quant(a + i * lda + blk * ATTN__QK, qa + i * ra + blk * ATTN__QD_AB))
+                return ATTN_ERR_ARG;
+#ifdef ATTN__HAVE_VI_RT
+    if (rt && attn__vi_rt_cpu()) rows = attn__qd_rows_rt;
+#else
+    (void)rt;
+#endif
+    rb = ldb / ATTN__QK * attn__dt_block_bytes(b_type);
+    nc = attn__qd_nc(n, kb);
+    for (jc = 0; jc < n; jc += nc) {
+        const size_t w = attn__min(nc, n - jc), groups = (w + ATTN__VW - 1) / ATTN__VW;
+        size_t g, R;
+        for (g = 0; g < attn__round_up(groups, 2); g++)
+            attn__qd_pack(b_type, (const unsigned char *)b, rb, n, jc + g * ATTN__VW, kb,
+                          pb + g * kb * ATTN__QD_GB);
+        for (i = 0; i < m; i += R) {
+            R = attn__min(ATTN__QD_MR, m - i);
+            for (g = 0; g < groups; g += 2) {
+                attn__v acc[2 * ATTN__QD_MR];
+                size_t r, v;
+                const size_t j0 = jc + g * ATTN__VW, cols = attn__min(2 * ATTN__VW, n - j0);
+                rows(R, kb, qa + i * ra, ra, pb + g * kb * ATTN__QD_GB,
+                     pb + (g + 1) * kb * ATTN__QD_GB, acc);
+                for (r = 0; r < R; r++)
+                    for (v = 0; v * ATTN__VW < cols; v++) { /* C = alpha acc (+ beta C) */
+                        float *cv = c + (i + r) * ldc + j0 + v * ATTN__VW;
+                        const size_t w = attn__min(ATTN__VW, cols - v * ATTN__VW);
+                        attn__v y = attn__vmul(attn__vset1(alpha), acc[2 * r + v]);
+                        if (beta != 0.0f)
+                            y = attn__vfma(attn__vset1(beta),
+                                           w == ATTN__VW ? attn__vload(cv)
+                                                         : attn__vload_part(cv, w, 0.0f),
+                                           y);
+                        if (w == ATTN__VW) attn__vstore(cv, y);
+                        else attn__vstore_part(cv, y, w);
+                    }
+            }
+        }
+    }
+    return ATTN_OK;
+}
+
+ATTN_API attn_status attn_matmul_int8(size_t m, size_t n, size_t k, float alpha, const float *a,
+                                      size_t lda, attn_dtype b_type, const void *b, size_t ldb,
+                                      float beta, float *c, size_t ldc, void *workspace,
+                                      size_t workspace_size)
+{
+    return attn__matmul_int8_path(m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc,
+                                  workspace, workspace_size, 1);
 }
 /* end of src/matmul.h */
 /* src/attention.h - fused attention (attn_attention and its work items).

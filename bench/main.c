@@ -32,6 +32,7 @@
     X(decode)        \
     X(matvec)        \
     X(linear16)      \
+    X(int8)          \
     X(rope)          \
     X(mlp_dec)       \
     X(mlp)           \

@@ -161,3 +161,95 @@ struct op bench_op_linear16 = {
     .primary = "attn",
     .child_ref = 1,
 };
+
+/* ---- int8: attn_matmul_int8 beside the dequantizing product of the same weights ---------- */
+
+/* X is rounded to q8_0 first (quantized and widened back): attn_matmul_int8 then quantizes
+ * it to the same codes, so every row computes one product and their outputs compare. */
+static void int8_run(void *ctx, void *data)
+{
+    const struct wcase *w = (const struct wcase *)data;
+    const struct mmcase *c = &w->mm;
+    (void)ctx;
+    check(attn_matmul_int8(c->m, c->n, c->k, 1.0f, c->a, c->lda, w->t, w->w, c->ldb, 0.0f,
+                           c->c, c->ldc, c->ws2, attn_matmul_int8_workspace_size(c->m, c->n,
+                                                                                 c->k)),
+          "attn_matmul_int8");
+}
+
+static void int8_f32_run(void *ctx, void *data)
+{
+    const struct mmcase *c = &((const struct wcase *)data)->mm;
+    (void)ctx;
+    check(attn_matmul(ATTN_NO_TRANS, ATTN_TRANS, c->m, c->n, c->k, 1.0f, c->a, c->lda, c->b,
+                      c->ldb, 0.0f, c->c, c->ldc, c->ws, c->ws_size),
+          "attn_matmul");
+}
+
+static void bench_int8(struct op *op)
+{
+    static const size_t dims[2] = {1024, 4096};
+    size_t di;
+    int ty;
+    for (di = 0; di < (g_opt.quick ? 1u : 2u); di++) {
+        const size_t m = g_opt.quick ? 64 : 512, n = dims[di], k = dims[di], nw = n * k;
+        float *x = falloc(m * k), *wf = falloc(nw), *y = falloc(m * n);
+        void *wq = xalloc(attn_dtype_bytes(ATTN_Q8_0, nw));
+        fill_uniform(x, m * k, -1.0f, 1.0f);
+        check(attn_convert(ATTN_Q8_0, wq, ATTN_F32, x, m * k), "attn_convert");
+        check(attn_convert(ATTN_F32, x, ATTN_Q8_0, wq, m * k), "attn_convert");
+        for (ty = ATTN_Q8_0; ty <= ATTN_Q4_0; ty++) {
+            struct wcase c;
+            struct limit lim;
+            char shape[64];
+            fill_uniform(wf, nw, -1.0f, 1.0f);
+            c.t = (attn_dtype)ty;
+            check(attn_convert(c.t, wq, ATTN_F32, wf, nw), "attn_convert");
+            check(attn_convert(ATTN_F32, wf, c.t, wq, nw), "attn_convert");
+            c.w = wq;
+            c.mm.ta = ATTN_NO_TRANS, c.mm.tb = ATTN_TRANS;
+            c.mm.m = m, c.mm.n = n, c.mm.k = k;
+            c.mm.a = x, c.mm.b = wf, c.mm.c = y;
+            c.mm.lda = k, c.mm.ldb = k, c.mm.ldc = n;
+            c.mm.ws_size = attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_TRANS, m, n, k);
+            c.mm.ws = xalloc(c.mm.ws_size);
+            c.mm.ws2 = xalloc(attn_matmul_int8_workspace_size(m, n, k));
+            memset(y, 0, m * n * sizeof(float));
+            bench_fma_limit(&lim);
+            lim.factor = 1.0;
+            g_predict.variant = ty;
+            sprintf(shape, "%lux%lux%lu:NT:%s", (unsigned long)m, (unsigned long)n,
+                    (unsigned long)k, type_name[ty]);
+            bench_shape(op, shape, 2.0 * (double)m * (double)n * (double)k, &c, y, m * n, 0,
+                        &lim);
+            free(c.mm.ws);
+            free(c.mm.ws2);
+        }
+        free(x);
+        free(wf);
+        free(y);
+        free(wq);
+    }
+}
+
+static const struct impl int8_impls[] = {
+    {"naive", naive_weights, NULL, NULL, NULL, NULL, NULL, 0},
+    {"attn", int8_run, NULL, NULL, NULL, NULL, NULL, 0},
+    {"attn-dequant", attn_weights_run, NULL, NULL, NULL, NULL, NULL, 0},
+    {"attn-f32", int8_f32_run, NULL, NULL, NULL, NULL, NULL, 0},
+};
+
+struct op bench_op_int8 = {
+    .name = "int8",
+    .metric = "GFLOP/s",
+    .note = "shape tokens x d_out x d_in:NT:<type>: a prefill linear layer's product with "
+            "<type> weights ([out, in]) and X on the q8_0 grid; attn = attn_matmul_int8 (X "
+            "quantized per block, int8 dot products), attn-dequant = attn_matmul_typed (the "
+            "weights widened while packing), attn-f32 = attn_matmul on the widened weights; "
+            "value = 2 tokens d_out d_in / time",
+    .own = int8_impls,
+    .nown = NIMPL(int8_impls),
+    .bench = bench_int8,
+    .primary = "attn",
+    .child_ref = 1,
+};

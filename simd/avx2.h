@@ -120,6 +120,71 @@ static inline int attn__vany_neg(attn__v a) { return _mm256_movemask_ps(a); }
 /* lanes 2i and 2i+1 swapped (RoPE's adjacent pairs) */
 #define ATTN__HAVE_VSWAP_PAIRS 1
 static inline attn__v attn__vswap_pairs(attn__v a) { return _mm256_permute_ps(a, 0xB1); }
+/* Integer dot products (simd/generic.h's contract): AVX-VNNI's vpdpbusd takes a4 + 128
+ * unsigned; plain AVX2 multiplies |b| (unsigned: 128 for -128) by a4 carrying b's sign
+ * (vpmaddubsw; no pair reaches the int16 limit, |a| <= 127), then adds the pairs
+ * (vpmaddwd). A build without -mavxvnni still takes vpdpbusd where the CPU has it. */
+#define ATTN__HAVE_VSTORE_I8 1
+static inline void attn__vstore_i8(int8_t *p, attn__v v)
+{
+    const __m256i i = _mm256_cvtps_epi32(v);
+    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(i), _mm256_extracti128_si256(i, 1));
+    _mm_storel_epi64((__m128i *)(void *)p, _mm_packs_epi16(w, w));
+}
+#define ATTN__HAVE_VI 1
+typedef __m256i attn__vi;
+#define ATTN__VI_DPBUSD(acc, a4, b)                                                         \
+    _mm256_dpbusd_avx_epi32((acc), _mm256_set1_epi32((int)((a4) ^ 0x80808080u)),           \
+                            _mm256_loadu_si256((const __m256i *)(const void *)(b)))
+#define ATTN__VI_TOF128(acc, s)                                                             \
+    _mm256_cvtepi32_ps(_mm256_sub_epi32(                                                   \
+        (acc), _mm256_slli_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(s)), 7)))
+static inline attn__vi attn__vi_zero(void) { return _mm256_setzero_si256(); }
+#ifdef __AVXVNNI__
+#define ATTN__VI_BIAS 128
+static inline attn__vi attn__vi_dot4(attn__vi acc, uint32_t a4, const int8_t *b)
+{
+    return ATTN__VI_DPBUSD(acc, a4, b);
+}
+static inline attn__v attn__vi_tof(attn__vi acc, const int32_t *s)
+{
+    return ATTN__VI_TOF128(acc, s);
+}
+#else
+#define ATTN__VI_BIAS 0
+static inline attn__vi attn__vi_dot4(attn__vi acc, uint32_t a4, const int8_t *b)
+{
+    const __m256i bv = _mm256_loadu_si256((const __m256i *)(const void *)b);
+    const __m256i p =
+        _mm256_maddubs_epi16(_mm256_abs_epi8(bv), _mm256_sign_epi8(_mm256_set1_epi32((int)a4), bv));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+}
+static inline attn__v attn__vi_tof(attn__vi acc, const int32_t *s)
+{
+    (void)s;
+    return _mm256_cvtepi32_ps(acc);
+}
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11 || \
+    defined(__clang__) && __clang_major__ >= 12
+#define ATTN__HAVE_VI_RT 1
+#define ATTN__VI_RT_ATTR __attribute__((target("avxvnni")))
+#define ATTN__VI_RT_BIAS 128
+typedef __m256i attn__vi_rt;
+#define attn__vi_rt_zero() _mm256_setzero_si256()
+#define attn__vi_rt_dot4 ATTN__VI_DPBUSD
+#define attn__vi_rt_tof ATTN__VI_TOF128
+/* AVX-VNNI: cpuid leaf 7 subleaf 1, eax bit 4 (its ymm state is AVX2's) */
+static inline int attn__vi_rt_cpu(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
+}
+#endif
+#endif
+static inline void attn__vi_store(int32_t *p, attn__vi v)
+{
+    _mm256_storeu_si256((__m256i *)(void *)p, v);
+}
 /* 16-bit storage, 8 elements widened on load and narrowed on store. f16 by F16C (rounding
  * to nearest even from the immediate, whatever MXCSR says; half subnormals kept under
  * FTZ/DAZ), when the compiler has it (-mf16c; every AVX2 CPU does): else generic.h's exact

@@ -128,6 +128,85 @@ static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
     w = _mm512_sub_epi32(_mm512_and_si512(w, _mm512_set1_epi32(15)), _mm512_set1_epi32(8));
     return _mm512_cvtepi32_ps(w);
 }
+/* Integer dot products (simd/generic.h's contract): AVX512-VNNI's vpdpbusd takes a4 + 128
+ * unsigned; without it (AVX512F alone has no byte multiplies) two AVX2 halves, as
+ * simd/avx2.h: |b| times a4 carrying b's sign (vpmaddubsw), the pairs added (vpmaddwd).
+ * A build without -mavx512vnni still takes vpdpbusd where the CPU has it. */
+#define ATTN__HAVE_VSTORE_I8 1
+static inline void attn__vstore_i8(int8_t *p, attn__v v)
+{
+    _mm_storeu_si128((__m128i *)(void *)p, _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(v)));
+}
+#define ATTN__HAVE_VI 1
+#define ATTN__VI_DPBUSD(acc, a4, b)                                                         \
+    _mm512_dpbusd_epi32((acc), _mm512_set1_epi32((int)((a4) ^ 0x80808080u)),               \
+                        _mm512_loadu_si512((const void *)(b)))
+#define ATTN__VI_TOF128(acc, s)                                                             \
+    _mm512_cvtepi32_ps(                                                                    \
+        _mm512_sub_epi32((acc), _mm512_slli_epi32(_mm512_loadu_si512((const void *)(s)), 7)))
+#ifdef __AVX512VNNI__
+#define ATTN__VI_BIAS 128
+typedef __m512i attn__vi;
+static inline attn__vi attn__vi_zero(void) { return _mm512_setzero_si512(); }
+static inline attn__vi attn__vi_dot4(attn__vi acc, uint32_t a4, const int8_t *b)
+{
+    return ATTN__VI_DPBUSD(acc, a4, b);
+}
+static inline void attn__vi_store(int32_t *p, attn__vi v) { _mm512_storeu_si512((void *)p, v); }
+static inline attn__v attn__vi_tof(attn__vi acc, const int32_t *s)
+{
+    return ATTN__VI_TOF128(acc, s);
+}
+#else
+#define ATTN__VI_BIAS 0
+typedef struct {
+    __m256i lo, hi;
+} attn__vi;
+static inline attn__vi attn__vi_zero(void)
+{
+    attn__vi z;
+    z.lo = z.hi = _mm256_setzero_si256();
+    return z;
+}
+static inline __m256i attn__vi_half(__m256i acc, __m256i a, const int8_t *b)
+{
+    const __m256i bv = _mm256_loadu_si256((const __m256i *)(const void *)b);
+    const __m256i p = _mm256_maddubs_epi16(_mm256_abs_epi8(bv), _mm256_sign_epi8(a, bv));
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(p, _mm256_set1_epi16(1)));
+}
+static inline attn__vi attn__vi_dot4(attn__vi acc, uint32_t a4, const int8_t *b)
+{
+    const __m256i a = _mm256_set1_epi32((int)a4);
+    acc.lo = attn__vi_half(acc.lo, a, b);
+    acc.hi = attn__vi_half(acc.hi, a, b + 32);
+    return acc;
+}
+static inline void attn__vi_store(int32_t *p, attn__vi v)
+{
+    _mm256_storeu_si256((__m256i *)(void *)p, v.lo);
+    _mm256_storeu_si256((__m256i *)(void *)(p + 8), v.hi);
+}
+static inline attn__v attn__vi_tof(attn__vi acc, const int32_t *s)
+{
+    (void)s;
+    return _mm512_cvtepi32_ps(_mm512_inserti64x4(_mm512_castsi256_si512(acc.lo), acc.hi, 1));
+}
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTN__HAVE_VI_RT 1
+#define ATTN__VI_RT_ATTR __attribute__((target("avx512vnni")))
+#define ATTN__VI_RT_BIAS 128
+typedef __m512i attn__vi_rt;
+#define attn__vi_rt_zero() _mm512_setzero_si512()
+#define attn__vi_rt_dot4 ATTN__VI_DPBUSD
+#define attn__vi_rt_tof ATTN__VI_TOF128
+/* AVX512-VNNI: cpuid leaf 7 subleaf 0, ecx bit 11 (its zmm state is AVX-512's) */
+static inline int attn__vi_rt_cpu(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
+}
+#endif
+#endif
 /* 16-bit storage widened in the load, narrowed in the store (simd/generic.h's contract):
  * f16 by vcvtph2ps / vcvtps2ph, bf16 by shifts with round-to-nearest-even, NaN kept quiet */
 #define ATTN__HAVE_VF16 1

@@ -15,6 +15,9 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+#if defined(__GNUC__) || defined(__clang__)
+#include <cpuid.h>
+#endif
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)

@@ -174,6 +174,55 @@ static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
     }
 }
 #endif
+/* Integer dot products of int8 blocks (the int8 matmul): attn__vi holds ATTN__VW int32
+ * lanes. attn__vi_dot4(acc, a4, b) adds to lane l the dot product of the 4 int8 in a4
+ * (byte t of its little-endian value; none of them -128) with b[4 l .. 4 l + 3], plus
+ * ATTN__VI_BIAS times the sum of those 4 b (an ISA whose instruction wants one operand
+ * unsigned takes a4 + 128); attn__vi_store stores the lanes; attn__vi_tof(acc, s) is
+ * acc - ATTN__VI_BIAS s[lane] as floats (s: the sums of the b the lane took). Every value
+ * is exact: a block's 32 products stay far below 2^24.
+ * An x86 ISA file may also offer the same three for a CPU that has more than the compiler
+ * targets (ATTN__HAVE_VI_RT: attn__vi_rt type, attn__vi_rt_zero, _dot4, _tof macros with
+ * ATTN__VI_RT_BIAS, valid in a function marked ATTN__VI_RT_ATTR; attn__vi_rt_cpu() says
+ * whether this CPU runs them). */
+#ifndef ATTN__HAVE_VSTORE_I8
+/* v's lanes, integers in [-127, 127], as ATTN__VW int8 at p */
+static inline void attn__vstore_i8(int8_t *p, attn__v v)
+{
+    float t[ATTN__VW];
+    size_t l;
+    attn__vstore(t, v);
+    for (l = 0; l < ATTN__VW; l++) p[l] = (int8_t)(int)t[l];
+}
+#endif
+#ifndef ATTN__HAVE_VI
+#define ATTN__VI_BIAS 0
+typedef struct {
+    int32_t l[ATTN__VW];
+} attn__vi;
+static inline attn__vi attn__vi_zero(void)
+{
+    attn__vi z;
+    memset(&z, 0, sizeof z);
+    return z;
+}
+static inline attn__vi attn__vi_dot4(attn__vi acc, uint32_t a4, const int8_t *b)
+{
+    size_t l, t;
+    for (l = 0; l < ATTN__VW; l++)
+        for (t = 0; t < 4; t++)
+            acc.l[l] += (int32_t)(int8_t)(uint8_t)(a4 >> 8 * t) * b[4 * l + t];
+    return acc;
+}
+static inline void attn__vi_store(int32_t *p, attn__vi v) { memcpy(p, v.l, sizeof v.l); }
+static inline attn__v attn__vi_tof(attn__vi acc, const int32_t *corr)
+{
+    float t[ATTN__VW];
+    size_t l;
+    for (l = 0; l < ATTN__VW; l++) t[l] = (float)(acc.l[l] - ATTN__VI_BIAS * corr[l]);
+    return attn__vload(t);
+}
+#endif
 #ifndef ATTN__HAVE_VSET1_F16
 static inline attn__v attn__vset1_f16(uint16_t h) { return attn__vset1(attn__f16_to_f32(h)); }
 #endif

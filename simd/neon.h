@@ -189,6 +189,31 @@ static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
     return vcvtq_f32_s32(vsubq_s32(
         vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(b)))), vdupq_n_s32(8)));
 }
+#define ATTN__HAVE_VSTORE_I8 1
+static inline void attn__vstore_i8(int8_t *p, attn__v v)
+{
+    const int16x4_t h = vmovn_s32(vcvtq_s32_f32(v));
+    const int8x8_t b = vmovn_s16(vcombine_s16(h, h));
+    memcpy(p, &b, 4);
+}
+/* Integer dot products (simd/generic.h's contract) where the target has Armv8.2's sdot;
+ * elsewhere simd/generic.h's lanes */
+#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD)
+#define ATTN__HAVE_VI 1
+#define ATTN__VI_BIAS 0
+typedef int32x4_t attn__vi;
+static inline attn__vi attn__vi_zero(void) { return vdupq_n_s32(0); }
+static inline attn__vi attn__vi_dot4(attn__vi acc, uint32_t a4, const int8_t *b)
+{
+    return vdotq_s32(acc, vld1q_s8(b), vreinterpretq_s8_u32(vdupq_n_u32(a4)));
+}
+static inline void attn__vi_store(int32_t *p, attn__vi v) { vst1q_s32(p, v); }
+static inline attn__v attn__vi_tof(attn__vi acc, const int32_t *s)
+{
+    (void)s;
+    return vcvtq_f32_s32(acc);
+}
+#endif
 /* Transposes a 4 x 4 block: row q of dst (at dst + q * ldd) receives column q of the
  * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
  * are stored in order q = 0..3, so with ldd < 4 the later rows win the overlap. */

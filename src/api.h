@@ -303,6 +303,30 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
                                        float *c, size_t ldc, void *workspace,
                                        size_t workspace_size);
 
+/* Prefill products with block-quantized weights in integer arithmetic:
+ *   C = alpha A B^T + beta C   (C m x n, A m x k floats, B n x k of b_type)
+ * A's rows are quantized to q8_0 per block of 32 (attn_convert's rule: d = max|x| / 127
+ * rounded to binary16, q = x / d rounded half away from zero) and multiplied by B (ATTN_Q8_0
+ * or ATTN_Q4_0 blocks along k, ggml's layouts, ldb in elements) with int8 dot products per
+ * block (AVX512-VNNI or AVX-VNNI where the compiler targets them, else AVX2's
+ * vpmaddubsw / vpmaddwd; Armv8.2 sdot where the target has dotprod, else plain integer
+ * multiplies), each block's exact integer sum scaled by the two d in float32.
+ * k and ldb multiples of 32 (ATTN_ERR_SIZE, ATTN_ERR_LD); lda, ldc >= k, n. The workspace
+ * is required (attn_matmul_int8_workspace_size: about 1.13 m k bytes for A's blocks plus a
+ * chunk of B's, up to 256 KiB); no overlap of C, A, B and workspace (ATTN_ERR_ALIAS).
+ * A block of A that does not quantize (inf, NaN, or max|x| above about 8.3e6) is
+ * ATTN_ERR_ARG, C untouched. beta = 0 never reads C.
+ * Accuracy: the result is the product of the dequantized A (what attn_convert to q8_0 and
+ * back gives) and the dequantized B, within attn_matmul's bound for it (each block exact,
+ * k / 32 float32 terms). Against the float A, quantizing adds up to d / 2 = max|x| / 254
+ * of a block per element of A (see the README). Rows and column groups are independent:
+ * the same bits whatever m, n and the workspace. */
+ATTN_API size_t attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k);
+ATTN_API attn_status attn_matmul_int8(size_t m, size_t n, size_t k, float alpha, const float *a,
+                                      size_t lda, attn_dtype b_type, const void *b, size_t ldb,
+                                      float beta, float *c, size_t ldc, void *workspace,
+                                      size_t workspace_size);
+
 /* ---------------------------------------------------------------------------------------
  * Scaled dot-product attention, fused (the Lq x Lk score matrix never exists):
  *   O[b,h] = softmax(mask(softcap(scale * Q[b,h] K[b,g]^T))) V[b,g],  g = h / (heads/kv_heads)

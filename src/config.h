@@ -28,6 +28,16 @@
 #define ATTN__SM_FAR ((size_t)32 << 20)
 /* Softmax: floats of that stack scratch (16 KiB); longer rows keep normal stores. */
 #define ATTN__SM_SCRATCH 4096
+/* int8 matmul: bytes of B repacked per chunk of columns (stays in L2 while every row of A
+ * passes over it) */
+#define ATTN__QD_PANEL (256 * 1024)
+/* int8 matmul: rows of A per tile (two column groups each; 4 rows make 8 integer and 8
+ * float accumulators: within 32 vector registers, and 16 with AVX2's 3) */
+#if ATTN__VW == 8
+#define ATTN__QD_MR 3
+#else
+#define ATTN__QD_MR 4
+#endif
 
 #if ATTN__VW == 16 /* ---- AVX-512 ---- */
 #define ATTN__MM_KC 256

@@ -991,3 +991,267 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
     return attn__matmul(ta, tb, m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc, workspace,
                         workspace_size);
 }
+
+/* ---- int8 products: attn_matmul_int8 ------------------------------------------------ */
+/* A is quantized into the workspace, each row as blocks of 36 bytes: the scale d as a float
+ * (the binary16 value attn_convert stores), then 32 int8 (attn_convert's q8_0 rule, so
+ * never -128). B (n x k, q8_0 or q4_0) is repacked a chunk of columns at a time, in groups
+ * of ATTN__VW columns; a group's block of 32 values of k is ATTN__QD_GB bytes:
+ *   8 steps of ATTN__VW x 4 int8 (lane l: column l's 4 values of the step; q4_0 less 8),
+ *   ATTN__VW floats (each column's d), ATTN__VW int32 (the sum of each column's values),
+ * so that one attn__vi_dot4 takes 4 values of k for ATTN__VW columns. Columns past n are
+ * zeros. */
+#define ATTN__QD_AB (4 + ATTN__QK)
+#define ATTN__QD_GB (40 * ATTN__VW)
+
+static void attn__qd_pack(attn_dtype bt, const unsigned char *b, size_t rb, size_t n,
+                          size_t j0, size_t kb, unsigned char *dst)
+{
+    const size_t bs = attn__dt_block_bytes(bt);
+    size_t blk, l, t;
+    for (blk = 0; blk < kb; blk++, dst += ATTN__QD_GB) {
+        float *d = (float *)(void *)(dst + 32 * ATTN__VW);
+        attn__vi s1 = attn__vi_zero(), s0 = attn__vi_zero();
+        int32_t sum[ATTN__VW], off[ATTN__VW];
+        for (l = 0; l < ATTN__VW; l++) {
+            unsigned char q[ATTN__QK];
+            memset(q, 0, sizeof q);
+            d[l] = 0.0f;
+            if (j0 + l < n) {
+                const unsigned char *s = b + (j0 + l) * rb + blk * bs;
+                d[l] = attn__f16_to_f32((uint16_t)(s[0] | s[1] << 8));
+                if (bt == ATTN_Q8_0) memcpy(q, s + 2, ATTN__QK);
+                else
+                    for (t = 0; t < ATTN__QK / 2; t++) {
+                        q[t] = (unsigned char)((s[2 + t] & 15) - 8);
+                        q[t + ATTN__QK / 2] = (unsigned char)((s[2 + t] >> 4) - 8);
+                    }
+            }
+            for (t = 0; t < ATTN__QK / 4; t++) memcpy(dst + (t * ATTN__VW + l) * 4, q + 4 * t, 4);
+        }
+        for (t = 0; t < ATTN__QK / 4; t++) { /* sums: dot products with ones, less the bias */
+            s1 = attn__vi_dot4(s1, 0x01010101u, (const int8_t *)dst + t * 4 * ATTN__VW);
+            s0 = attn__vi_dot4(s0, 0, (const int8_t *)dst + t * 4 * ATTN__VW);
+        }
+        attn__vi_store(sum, s1);
+        attn__vi_store(off, s0);
+        for (l = 0; l < ATTN__VW; l++) sum[l] -= off[l];
+        memcpy(dst + 36 * ATTN__VW, sum, sizeof sum);
+    }
+}
+
+/* attn__q_block's q8_0 rule on 32 floats of A, into a block of the layout above (the scale
+ * as the float its binary16 holds); 0 if the block does not quantize (attn__q_block_ok) */
+static int attn__qd_quant(const float *x, unsigned char *o)
+{
+    attn__v mx = attn__vzero(), nf = attn__vzero();
+    float d, id, dq;
+    uint16_t h;
+    size_t j;
+    for (j = 0; j < ATTN__QK; j += ATTN__VW) { /* max |x|; NaN in nf if any x is not finite */
+        const attn__v x1 = attn__vload(x + j);
+        mx = attn__vmax(mx, attn__vmax(x1, attn__vsub(attn__vzero(), x1)));
+        nf = attn__vadd(nf, attn__vmul(x1, attn__vzero()));
+    }
+    if (attn__vhsum(nf) != 0.0f) return 0;
+    d = attn__vhmax(mx) / 127.0f;
+    h = attn__f32_to_f16(d);
+    if ((h & 0x7C00u) == 0x7C00u) return 0;
+    id = d != 0.0f ? 1.0f / d : 0.0f;
+    if (!(id <= FLT_MAX)) id = 0.0f;
+    dq = attn__f16_to_f32(h);
+    memcpy(o, &dq, 4);
+    for (j = 0; j < ATTN__QK; j += ATTN__VW) { /* x id rounded half away from zero, exactly */
+        const attn__v one = attn__vset1(1.0f), big = attn__vset1(8388608.0f);
+        const attn__v v = attn__vmax(attn__vmin(attn__vmul(attn__vload(x + j), attn__vset1(id)),
+                                                attn__vset1(127.0f)),
+                                     attn__vset1(-127.0f));
+        const attn__v av = attn__vfabs(v);
+        attn__v fl = attn__vsub(attn__vadd(av, big), big); /* nearest, ties even (av < 2^23) */
+        fl = attn__vselect(attn__vlt(attn__vsub(av, fl), attn__vset1(0.5f)), fl, /* up a tie */
+                           attn__vadd(fl, one));
+        attn__vstore_i8((int8_t *)(void *)(o + 4 + j),
+                        attn__vselect(attn__vlt(v, attn__vzero()), attn__vsub(attn__vzero(), fl),
+                                      fl));
+    }
+    return 1;
+}
+
+/* NAME(R, kb, a, ra, g0, g1, out): R <= ATTN__QD_MR rows of quantized A (ra bytes apart)
+ * times two column groups g0, g1 over kb blocks, each block's integer dot products exact,
+ * then scaled by the two d and added into out[2 i + v]; over the integer primitives VI
+ * (VI_zero, VI_dot4, VI_tof), in functions marked ATTR. Defined once per set. */
+#define ATTN__QD_ROWS(NAME, ATTR, VI)                                                       \
+    static ATTR ATTN__FORCE_INLINE void NAME##_body(                                        \
+        size_t R, size_t kb, const unsigned char *a, size_t ra, const unsigned char *g0,    \
+        const unsigned char *g1, attn__v *out)                                              \
+    {                                                                                       \
+        attn__v f[2 * ATTN__QD_MR];                                                         \
+        size_t i, blk, st;                                                                  \
+        ATTN__UNROLL                                                                        \
+        for (i = 0; i < 2 * R; i++) f[i] = attn__vzero();                                   \
+        for (blk = 0; blk < kb;                                                             \
+             blk++, a += ATTN__QD_AB, g0 += ATTN__QD_GB, g1 += ATTN__QD_GB) {               \
+            VI s[2 * ATTN__QD_MR];                                                          \
+            const int32_t *s0 = (const int32_t *)(const void *)(g0 + 36 * ATTN__VW);        \
+            const int32_t *s1 = (const int32_t *)(const void *)(g1 + 36 * ATTN__VW);        \
+            attn__v d0, d1;                                                                 \
+            ATTN__UNROLL                                                                    \
+            for (i = 0; i < 2 * R; i++) s[i] = VI##_zero();                                 \
+            for (st = 0; st < 8; st++) {                                                    \
+                const int8_t *b0 = (const int8_t *)g0 + st * 4 * ATTN__VW;                  \
+                const int8_t *b1 = (const int8_t *)g1 + st * 4 * ATTN__VW;                  \
+                ATTN__UNROLL                                                                \
+                for (i = 0; i < R; i++) {                                                   \
+                    uint32_t a4;                                                            \
+                    memcpy(&a4, a + i * ra + 4 + 4 * st, 4);                                \
+                    s[2 * i] = VI##_dot4(s[2 * i], a4, b0);                                 \
+                    s[2 * i + 1] = VI##_dot4(s[2 * i + 1], a4, b1);                         \
+                }                                                                           \
+            }                                                                               \
+            d0 = attn__vload((const float *)(const void *)(g0 + 32 * ATTN__VW));            \
+            d1 = attn__vload((const float *)(const void *)(g1 + 32 * ATTN__VW));            \
+            ATTN__UNROLL                                                                    \
+            for (i = 0; i < R; i++) {                                                       \
+                float da;                                                                   \
+                attn__v dv;                                                                 \
+                memcpy(&da, a + i * ra, 4);                                                 \
+                dv = attn__vset1(da);                                                       \
+                f[2 * i] = attn__vfma(VI##_tof(s[2 * i], s0), attn__vmul(d0, dv), f[2 * i]);  \
+                f[2 * i + 1] =                                                              \
+                    attn__vfma(VI##_tof(s[2 * i + 1], s1), attn__vmul(d1, dv), f[2 * i + 1]); \
+            }                                                                               \
+        }                                                                                   \
+        ATTN__UNROLL                                                                        \
+        for (i = 0; i < 2 * R; i++) out[i] = f[i];                                          \
+    }                                                                                       \
+    static ATTR ATTN__NOINLINE void NAME(size_t R, size_t kb, const unsigned char *a,       \
+                                         size_t ra, const unsigned char *g0,                \
+                                         const unsigned char *g1, attn__v *out)             \
+    {                                                                                       \
+        size_t r;                                                                           \
+        ATTN__UNROLL                                                                        \
+        for (r = ATTN__QD_MR; r >= 1; r--)                                                  \
+            if (R == r) NAME##_body(r, kb, a, ra, g0, g1, out);                             \
+    }
+ATTN__QD_ROWS(attn__qd_rows, , attn__vi)
+#ifdef ATTN__HAVE_VI_RT
+ATTN__QD_ROWS(attn__qd_rows_rt, ATTN__VI_RT_ATTR, attn__vi_rt)
+#endif
+#undef ATTN__QD_ROWS
+
+/* Columns of B per packed chunk: about ATTN__QD_PANEL bytes, whole pairs of groups */
+static size_t attn__qd_nc(size_t n, size_t kb)
+{
+    const size_t pair = 2 * ATTN__VW, per = kb * 40;
+    size_t nc = ATTN__QD_PANEL / per / pair * pair;
+    if (nc < pair) nc = pair;
+    return attn__min(nc, attn__round_up(n, pair));
+}
+
+ATTN_API size_t attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
+{
+    const size_t kb = k / ATTN__QK;
+    size_t ab;
+    if (m == 0 || n == 0 || kb == 0) return 0;
+    if (kb > SIZE_MAX / 64 / ATTN__QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
+    ab = attn__round_up(m * kb * ATTN__QD_AB, ATTN__ALIGN);
+    return ab + attn__qd_nc(n, kb) / ATTN__VW * kb * ATTN__QD_GB + ATTN__ALIGN;
+}
+
+/* attn_matmul_int8; rt = 0 keeps the primitives the compiler targets (for tests), 1 takes
+ * the ISA file's run-time ones where the CPU has them */
+static attn_status attn__matmul_int8_path(size_t m, size_t n, size_t k, float alpha,
+                                          const float *a, size_t lda, attn_dtype b_type,
+                                          const void *b, size_t ldb, float beta, float *c,
+                                          size_t ldc, void *workspace, size_t workspace_size,
+                                          int rt)
+{
+    const size_t kb = k / ATTN__QK;
+    size_t need, ab, bb, cb, i, j, jc, blk, rb, ra, nc;
+    unsigned char *qa, *pb;
+    attn_status st;
+    void (*rows)(size_t, size_t, const unsigned char *, size_t, const unsigned char *,
+                 const unsigned char *, attn__v *) = attn__qd_rows;
+    if (b_type != ATTN_Q8_0 && b_type != ATTN_Q4_0) return ATTN_ERR_ARG;
+    if (k % ATTN__QK) return ATTN_ERR_SIZE;
+    if (k && ldb % ATTN__QK) return ATTN_ERR_LD;
+    if (m == 0 || n == 0) return ATTN_OK;
+    if (!c || (k && (!a || !b))) return ATTN_ERR_NULL;
+    if (k > 0) {
+        if ((st = attn__check_mat(m, k, lda)) != ATTN_OK) return st;
+        if ((st = attn__check_mat(n, k, ldb)) != ATTN_OK) return st;
+    }
+    if ((st = attn__check_mat(m, n, ldc)) != ATTN_OK) return st;
+    need = attn_matmul_int8_workspace_size(m, n, k);
+    if (need && !workspace) return ATTN_ERR_NULL;
+    if (need && workspace_size < need) return ATTN_ERR_WORKSPACE;
+    ab = k ? attn__mat_bytes(m, k, lda) : 0;
+    bb = k ? attn_dtype_bytes(b_type, attn__mat_bytes(n, k, ldb) / sizeof(float)) : 0;
+    cb = attn__mat_bytes(m, n, ldc);
+    if (attn__bytes_overlap(c, cb, a, ab) || attn__bytes_overlap(c, cb, b, bb) ||
+        attn__bytes_overlap(workspace, need, a, ab) ||
+        attn__bytes_overlap(workspace, need, b, bb) || attn__bytes_overlap(workspace, need, c, cb))
+        return ATTN_ERR_ALIAS;
+    if (m == 1) ldc = n;
+    if (k == 0) {
+        for (i = 0; i < m; i++)
+            for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+        return ATTN_OK;
+    }
+    /* A quantized into the workspace; every block must quantize before C is touched */
+    qa = (unsigned char *)attn__align(workspace);
+    ra = kb * ATTN__QD_AB;
+    pb = qa + attn__round_up(m * ra, ATTN__ALIGN);
+    for (i = 0; i < m; i++)
+        for (blk = 0; blk < kb; blk++)
+            if (!attn__qd_quant(a + i * lda + blk * ATTN__QK, qa + i * ra + blk * ATTN__QD_AB))
+                return ATTN_ERR_ARG;
+#ifdef ATTN__HAVE_VI_RT
+    if (rt && attn__vi_rt_cpu()) rows = attn__qd_rows_rt;
+#else
+    (void)rt;
+#endif
+    rb = ldb / ATTN__QK * attn__dt_block_bytes(b_type);
+    nc = attn__qd_nc(n, kb);
+    for (jc = 0; jc < n; jc += nc) {
+        const size_t w = attn__min(nc, n - jc), groups = (w + ATTN__VW - 1) / ATTN__VW;
+        size_t g, R;
+        for (g = 0; g < attn__round_up(groups, 2); g++)
+            attn__qd_pack(b_type, (const unsigned char *)b, rb, n, jc + g * ATTN__VW, kb,
+                          pb + g * kb * ATTN__QD_GB);
+        for (i = 0; i < m; i += R) {
+            R = attn__min(ATTN__QD_MR, m - i);
+            for (g = 0; g < groups; g += 2) {
+                attn__v acc[2 * ATTN__QD_MR];
+                size_t r, v;
+                const size_t j0 = jc + g * ATTN__VW, cols = attn__min(2 * ATTN__VW, n - j0);
+                rows(R, kb, qa + i * ra, ra, pb + g * kb * ATTN__QD_GB,
+                     pb + (g + 1) * kb * ATTN__QD_GB, acc);
+                for (r = 0; r < R; r++)
+                    for (v = 0; v * ATTN__VW < cols; v++) { /* C = alpha acc (+ beta C) */
+                        float *cv = c + (i + r) * ldc + j0 + v * ATTN__VW;
+                        const size_t w = attn__min(ATTN__VW, cols - v * ATTN__VW);
+                        attn__v y = attn__vmul(attn__vset1(alpha), acc[2 * r + v]);
+                        if (beta != 0.0f)
+                            y = attn__vfma(attn__vset1(beta),
+                                           w == ATTN__VW ? attn__vload(cv)
+                                                         : attn__vload_part(cv, w, 0.0f),
+                                           y);
+                        if (w == ATTN__VW) attn__vstore(cv, y);
+                        else attn__vstore_part(cv, y, w);
+                    }
+            }
+        }
+    }
+    return ATTN_OK;
+}
+
+ATTN_API attn_status attn_matmul_int8(size_t m, size_t n, size_t k, float alpha, const float *a,
+                                      size_t lda, attn_dtype b_type, const void *b, size_t ldb,
+                                      float beta, float *c, size_t ldc, void *workspace,
+                                      size_t workspace_size)
+{
+    return attn__matmul_int8_path(m, n, k, alpha, a, lda, b_type, b, ldb, beta, c, ldc,
+                                  workspace, workspace_size, 1);
+}

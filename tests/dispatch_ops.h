@@ -88,6 +88,17 @@ static size_t dispatch_ops(float *out)
         o = dsp_status(out, o, attn_convert(ATTN_F32, out + o + 1, ATTN_BF16, h, 1000));
         o += 1000;
     }
+    { /* int8 products with q8_0 and q4_0 weights */
+        static unsigned char q[40 * 64];
+        o = dsp_status(out, o, attn_convert(ATTN_Q8_0, q, ATTN_F32, b, 40 * 64));
+        o = dsp_status(out, o, attn_matmul_int8(9, 40, 64, 0.5f, a, 64, ATTN_Q8_0, q, 64, 0.0f,
+                                                out + o + 1, 40, ws, DSP_WS));
+        o += 9 * 40;
+        o = dsp_status(out, o, attn_convert(ATTN_Q4_0, q, ATTN_F32, b, 40 * 64));
+        o = dsp_status(out, o, attn_matmul_int8(9, 40, 64, 0.5f, a, 64, ATTN_Q4_0, q, 64, 0.0f,
+                                                out + o + 1, 40, ws, DSP_WS));
+        o += 9 * 40;
+    }
     o = dsp_status(out, o, attn_activation(ATTN_ACT_GELU, a, 100, out + o + 1, 100, 2, 100));
     o += 200;
     o = dsp_status(out, o, attn_linear(a, 33, 7, 33, ATTN_TRANS, b, 33, b + 2000, 40,

@@ -351,6 +351,13 @@ static void c_matmul(void)
                          attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_TRANS, m, n, 32)));
     ERR(attn_matmul_typed(ATTN_NO_TRANS, ATTN_NO_TRANS, m, n, 32, 1.0f, bx, 32, ATTN_Q8_0, bw, n,
                           0.0f, by, n, NULL, 0));
+    /* int8 products: A quantized into the workspace, B's blocks repacked there */
+    if (attn_matmul_int8_workspace_size(m, n, 64) > bws_size) bad_status++;
+    OK(attn_matmul_int8(m, n, 64, 1.0f, bx, 64, ATTN_Q8_0, bw, 64, 0.0f, by, n, bws,
+                        attn_matmul_int8_workspace_size(m, n, 64)));
+    OK(attn_matmul_int8(m, n, 32, 1.0f, bx, 32, ATTN_Q4_0, bw, 32, 0.5f, by, n, bws,
+                        attn_matmul_int8_workspace_size(m, n, 32)));
+    ERR(attn_matmul_int8(m, n, 32, 1.0f, bx, 32, ATTN_Q8_0, bw, 32, 0.0f, by, n, NULL, 0));
 }
 
 static void c_attention(void)
@@ -605,7 +612,8 @@ static const rt_call calls[] = {
     {"layernorm", "attn_layernorm", c_layernorm},
     {"rmsnorm", "attn_rmsnorm", c_rmsnorm},
     {"add, PE", "attn_add attn_positional_encoding", c_add_pe},
-    {"matmul", "attn_matmul attn_matmul_workspace_size attn_matmul_typed", c_matmul},
+    {"matmul", "attn_matmul attn_matmul_workspace_size attn_matmul_typed attn_matmul_int8 "
+               "attn_matmul_int8_workspace_size", c_matmul},
     {"attention",
      "attn_attention attn_attention_init attn_attention_workspace_size attn_alibi_slopes",
      c_attention},
