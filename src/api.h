@@ -308,9 +308,12 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
  * A's rows are quantized to q8_0 per block of 32 (attn_convert's rule: d = max|x| / 127
  * rounded to binary16, q = x / d rounded half away from zero) and multiplied by B (ATTN_Q8_0
  * or ATTN_Q4_0 blocks along k, ggml's layouts, ldb in elements) with int8 dot products per
- * block (AVX512-VNNI or AVX-VNNI where the compiler targets them, else AVX2's
+ * block (AVX512-VNNI or AVX-VNNI where the compiler targets them or, with gcc >= 11 or
+ * clang >= 12, where the CPU has them: checked by cpuid at each call; else AVX2's
  * vpmaddubsw / vpmaddwd; Armv8.2 sdot where the target has dotprod, else plain integer
- * multiplies), each block's exact integer sum scaled by the two d in float32.
+ * multiplies), each block's exact integer sum scaled by the two d in float32: the same bits
+ * with or without VNNI. Fastest for large m (prefill); m <= 8 is better served by
+ * attn_matmul_typed, which streams B without repacking it.
  * k and ldb multiples of 32 (ATTN_ERR_SIZE, ATTN_ERR_LD); lda, ldc >= k, n. The workspace
  * is required (attn_matmul_int8_workspace_size: about 1.13 m k bytes for A's blocks plus a
  * chunk of B's, up to 256 KiB); no overlap of C, A, B and workspace (ATTN_ERR_ALIAS).
