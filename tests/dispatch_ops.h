@@ -89,7 +89,7 @@ static size_t dispatch_ops(float *out)
         o += 1000;
     }
     { /* int8 products with q8_0 and q4_0 weights */
-        static unsigned char q[40 * 64];
+        static unsigned char q[40 * 2 * 34];
         o = dsp_status(out, o, attn_convert(ATTN_Q8_0, q, ATTN_F32, b, 40 * 64));
         o = dsp_status(out, o, attn_matmul_int8(9, 40, 64, 0.5f, a, 64, ATTN_Q8_0, q, 64, 0.0f,
                                                 out + o + 1, 40, ws, DSP_WS));
