@@ -5602,15 +5602,15 @@ static attn_status attn__scalar_matmul_int8_path(size_t m, size_t n, size_t k, f
                 for (r = 0; r < R; r++)
                     for (v = 0; v * ATTN__SCALAR_VW < cols; v++) { /* C = alpha acc (+ beta C) */
                         float *cv = c + (i + r) * ldc + j0 + v * ATTN__SCALAR_VW;
-                        const size_t w = attn__scalar_min(ATTN__SCALAR_VW, cols - v * ATTN__SCALAR_VW);
+                        const size_t wv = attn__scalar_min(ATTN__SCALAR_VW, cols - v * ATTN__SCALAR_VW);
                         attn__scalar_v y = attn__scalar_vmul(attn__scalar_vset1(alpha), acc[2 * r + v]);
                         if (beta != 0.0f)
                             y = attn__scalar_vfma(attn__scalar_vset1(beta),
-                                           w == ATTN__SCALAR_VW ? attn__scalar_vload(cv)
-                                                         : attn__scalar_vload_part(cv, w, 0.0f),
+                                           wv == ATTN__SCALAR_VW ? attn__scalar_vload(cv)
+                                                          : attn__scalar_vload_part(cv, wv, 0.0f),
                                            y);
-                        if (w == ATTN__SCALAR_VW) attn__scalar_vstore(cv, y);
-                        else attn__scalar_vstore_part(cv, y, w);
+                        if (wv == ATTN__SCALAR_VW) attn__scalar_vstore(cv, y);
+                        else attn__scalar_vstore_part(cv, y, wv);
                     }
             }
         }
@@ -12665,15 +12665,15 @@ static attn_status attn__avx2_matmul_int8_path(size_t m, size_t n, size_t k, flo
                 for (r = 0; r < R; r++)
                     for (v = 0; v * ATTN__AVX2_VW < cols; v++) { /* C = alpha acc (+ beta C) */
                         float *cv = c + (i + r) * ldc + j0 + v * ATTN__AVX2_VW;
-                        const size_t w = attn__avx2_min(ATTN__AVX2_VW, cols - v * ATTN__AVX2_VW);
+                        const size_t wv = attn__avx2_min(ATTN__AVX2_VW, cols - v * ATTN__AVX2_VW);
                         attn__avx2_v y = attn__avx2_vmul(attn__avx2_vset1(alpha), acc[2 * r + v]);
                         if (beta != 0.0f)
                             y = attn__avx2_vfma(attn__avx2_vset1(beta),
-                                           w == ATTN__AVX2_VW ? attn__avx2_vload(cv)
-                                                         : attn__avx2_vload_part(cv, w, 0.0f),
+                                           wv == ATTN__AVX2_VW ? attn__avx2_vload(cv)
+                                                          : attn__avx2_vload_part(cv, wv, 0.0f),
                                            y);
-                        if (w == ATTN__AVX2_VW) attn__avx2_vstore(cv, y);
-                        else attn__avx2_vstore_part(cv, y, w);
+                        if (wv == ATTN__AVX2_VW) attn__avx2_vstore(cv, y);
+                        else attn__avx2_vstore_part(cv, y, wv);
                     }
             }
         }
@@ -19732,15 +19732,15 @@ static attn_status attn__avx512_matmul_int8_path(size_t m, size_t n, size_t k, f
                 for (r = 0; r < R; r++)
                     for (v = 0; v * ATTN__AVX512_VW < cols; v++) { /* C = alpha acc (+ beta C) */
                         float *cv = c + (i + r) * ldc + j0 + v * ATTN__AVX512_VW;
-                        const size_t w = attn__avx512_min(ATTN__AVX512_VW, cols - v * ATTN__AVX512_VW);
+                        const size_t wv = attn__avx512_min(ATTN__AVX512_VW, cols - v * ATTN__AVX512_VW);
                         attn__avx512_v y = attn__avx512_vmul(attn__avx512_vset1(alpha), acc[2 * r + v]);
                         if (beta != 0.0f)
                             y = attn__avx512_vfma(attn__avx512_vset1(beta),
-                                           w == ATTN__AVX512_VW ? attn__avx512_vload(cv)
-                                                         : attn__avx512_vload_part(cv, w, 0.0f),
+                                           wv == ATTN__AVX512_VW ? attn__avx512_vload(cv)
+                                                          : attn__avx512_vload_part(cv, wv, 0.0f),
                                            y);
-                        if (w == ATTN__AVX512_VW) attn__avx512_vstore(cv, y);
-                        else attn__avx512_vstore_part(cv, y, w);
+                        if (wv == ATTN__AVX512_VW) attn__avx512_vstore(cv, y);
+                        else attn__avx512_vstore_part(cv, y, wv);
                     }
             }
         }
@@ -27324,15 +27324,15 @@ static attn_status attn__matmul_int8_path(size_t m, size_t n, size_t k, float al
                 for (r = 0; r < R; r++)
                     for (v = 0; v * ATTN__VW < cols; v++) { /* C = alpha acc (+ beta C) */
                         float *cv = c + (i + r) * ldc + j0 + v * ATTN__VW;
-                        const size_t w = attn__min(ATTN__VW, cols - v * ATTN__VW);
+                        const size_t wv = attn__min(ATTN__VW, cols - v * ATTN__VW);
                         attn__v y = attn__vmul(attn__vset1(alpha), acc[2 * r + v]);
                         if (beta != 0.0f)
                             y = attn__vfma(attn__vset1(beta),
-                                           w == ATTN__VW ? attn__vload(cv)
-                                                         : attn__vload_part(cv, w, 0.0f),
+                                           wv == ATTN__VW ? attn__vload(cv)
+                                                          : attn__vload_part(cv, wv, 0.0f),
                                            y);
-                        if (w == ATTN__VW) attn__vstore(cv, y);
-                        else attn__vstore_part(cv, y, w);
+                        if (wv == ATTN__VW) attn__vstore(cv, y);
+                        else attn__vstore_part(cv, y, wv);
                     }
             }
         }

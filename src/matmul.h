@@ -1231,15 +1231,15 @@ static attn_status attn__matmul_int8_path(size_t m, size_t n, size_t k, float al
                 for (r = 0; r < R; r++)
                     for (v = 0; v * ATTN__VW < cols; v++) { /* C = alpha acc (+ beta C) */
                         float *cv = c + (i + r) * ldc + j0 + v * ATTN__VW;
-                        const size_t w = attn__min(ATTN__VW, cols - v * ATTN__VW);
+                        const size_t wv = attn__min(ATTN__VW, cols - v * ATTN__VW);
                         attn__v y = attn__vmul(attn__vset1(alpha), acc[2 * r + v]);
                         if (beta != 0.0f)
                             y = attn__vfma(attn__vset1(beta),
-                                           w == ATTN__VW ? attn__vload(cv)
-                                                         : attn__vload_part(cv, w, 0.0f),
+                                           wv == ATTN__VW ? attn__vload(cv)
+                                                          : attn__vload_part(cv, wv, 0.0f),
                                            y);
-                        if (w == ATTN__VW) attn__vstore(cv, y);
-                        else attn__vstore_part(cv, y, w);
+                        if (wv == ATTN__VW) attn__vstore(cv, y);
+                        else attn__vstore_part(cv, y, wv);
                     }
             }
         }
