@@ -1280,55 +1280,69 @@ static inline void attn__scalar_vstore_bf16(uint16_t *p, attn__scalar_v v)
 static inline void attn__scalar_vstream(float *p, attn__scalar_v v) { _mm512_stream_ps(p, v); }
 static inline void attn__scalar_vstream_fence(void) { _mm_sfence(); }
 
-/* 8 x 8 transpose of ymm rows r[0..7] in place */
-static ATTN__SCALAR_FORCE_INLINE void attn__scalar_t8x8(__m256 *r)
-{
-    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
-    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
-    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-}
-
-/* Columns c..c+7 of the 16 rows at src (rows i >= `rows` zero, never read) transposed into
- * dst rows c..c+7 (16 floats each), stored in row order */
-static ATTN__SCALAR_FORCE_INLINE void attn__scalar_t16x8(const float *src, size_t lds, size_t rows, size_t c,
-                                           float *dst, size_t ldd)
-{
-    __m256 a[8], b[8]; /* rows 0-7 and 8-15: 16 registers, no stack array */
-    size_t i;
-    for (i = 0; i < 8; i++) {
-        a[i] = i < rows ? _mm256_loadu_ps(src + i * lds + c) : _mm256_setzero_ps();
-        b[i] = i + 8 < rows ? _mm256_loadu_ps(src + (i + 8) * lds + c) : _mm256_setzero_ps();
-    }
-    attn__scalar_t8x8(a);
-    attn__scalar_t8x8(b);
-    for (i = 0; i < 8; i++) {
-        _mm256_storeu_ps(dst + (c + i) * ldd, a[i]);
-        _mm256_storeu_ps(dst + (c + i) * ldd + 8, b[i]);
-    }
-}
 /* Transposes a 16 x 16 block: row q of dst (at dst + q * ldd) receives column q of the
- * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
- * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As two
- * halves of 8 columns, each two 8 x 8 transposes of ymm rows. */
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read: a masked
+ * load). dst rows are stored in order q = 0..15, so with ldd < 16 the later rows win the
+ * overlap. Named registers, no arrays, so that compilers keep it out of memory at -O2 too.
+ * Four rounds of 16 shuffles: pairs of rows interleaved in each 128-bit lane; then lane l
+ * of u(4 g + c) holds rows 4 g .. 4 g + 3 of column 4 l + c; then lanes gathered across the
+ * row groups, twice. */
+#define ATTN__SCALAR_TR_LOAD(LD)                                                                  \
+    r0 = LD(0), r1 = LD(1), r2 = LD(2), r3 = LD(3), r4 = LD(4), r5 = LD(5), r6 = LD(6);    \
+    r7 = LD(7), r8 = LD(8), r9 = LD(9), r10 = LD(10), r11 = LD(11), r12 = LD(12);          \
+    r13 = LD(13), r14 = LD(14), r15 = LD(15)
+#define ATTN__SCALAR_TR_LD(i) _mm512_loadu_ps(src + (i) * lds)
+#define ATTN__SCALAR_TR_LDZ(i)                                                                    \
+    _mm512_maskz_loadu_ps((__mmask16)((i) < rows ? 0xFFFF : 0),                           \
+                          src + ((i) < rows ? (i) : 0) * lds)
+#define ATTN__SCALAR_TR_R1(a, b, lo, hi) lo = _mm512_unpacklo_ps(a, b), hi = _mm512_unpackhi_ps(a, b)
+#define ATTN__SCALAR_TR_R2(t0, t1, t2, t3, u0, u1, u2, u3)                                        \
+    u0 = _mm512_shuffle_ps(t0, t2, 0x44), u1 = _mm512_shuffle_ps(t0, t2, 0xEE),          \
+    u2 = _mm512_shuffle_ps(t1, t3, 0x44), u3 = _mm512_shuffle_ps(t1, t3, 0xEE)
+/* dst rows c, 4 + c, 8 + c, 12 + c from u(c), u(4 + c), u(8 + c), u(12 + c) */
+#define ATTN__SCALAR_TR_R34(a, b, e, f, o0, o4, o8, o12)                                          \
+    t0 = _mm512_shuffle_f32x4(a, b, 0x88), t1 = _mm512_shuffle_f32x4(a, b, 0xDD);         \
+    t2 = _mm512_shuffle_f32x4(e, f, 0x88), t3 = _mm512_shuffle_f32x4(e, f, 0xDD);         \
+    o0 = _mm512_shuffle_f32x4(t0, t2, 0x88), o4 = _mm512_shuffle_f32x4(t1, t3, 0x88);     \
+    o8 = _mm512_shuffle_f32x4(t0, t2, 0xDD), o12 = _mm512_shuffle_f32x4(t1, t3, 0xDD)
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vtranspose_copy(const float *src, size_t lds,
                                                      size_t rows, float *dst, size_t ldd)
 {
-    attn__scalar_t16x8(src, lds, rows, 0, dst, ldd);
-    attn__scalar_t16x8(src, lds, rows, 8, dst, ldd);
+    __m512 r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11, r12, r13, r14, r15;
+    __m512 t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15;
+    if (rows >= 16) { /* the common case: no mask a row */
+        ATTN__SCALAR_TR_LOAD(ATTN__SCALAR_TR_LD);
+    } else {
+        ATTN__SCALAR_TR_LOAD(ATTN__SCALAR_TR_LDZ);
+    }
+    ATTN__SCALAR_TR_R1(r0, r1, t0, t1), ATTN__SCALAR_TR_R1(r2, r3, t2, t3);
+    ATTN__SCALAR_TR_R1(r4, r5, t4, t5), ATTN__SCALAR_TR_R1(r6, r7, t6, t7);
+    ATTN__SCALAR_TR_R1(r8, r9, t8, t9), ATTN__SCALAR_TR_R1(r10, r11, t10, t11);
+    ATTN__SCALAR_TR_R1(r12, r13, t12, t13), ATTN__SCALAR_TR_R1(r14, r15, t14, t15);
+    ATTN__SCALAR_TR_R2(t0, t1, t2, t3, r0, r1, r2, r3);
+    ATTN__SCALAR_TR_R2(t4, t5, t6, t7, r4, r5, r6, r7);
+    ATTN__SCALAR_TR_R2(t8, t9, t10, t11, r8, r9, r10, r11);
+    ATTN__SCALAR_TR_R2(t12, t13, t14, t15, r12, r13, r14, r15);
+    /* outputs in t4 .. t15 and (the last column) r3, r7, r11, r15 */
+    ATTN__SCALAR_TR_R34(r0, r4, r8, r12, t4, t8, t12, r0);
+    ATTN__SCALAR_TR_R34(r1, r5, r9, r13, t5, t9, t13, r1);
+    ATTN__SCALAR_TR_R34(r2, r6, r10, r14, t6, t10, t14, r2);
+    ATTN__SCALAR_TR_R34(r3, r7, r11, r15, t7, t11, t15, r3);
+    _mm512_storeu_ps(dst, t4), _mm512_storeu_ps(dst + ldd, t5);
+    _mm512_storeu_ps(dst + 2 * ldd, t6), _mm512_storeu_ps(dst + 3 * ldd, t7);
+    _mm512_storeu_ps(dst + 4 * ldd, t8), _mm512_storeu_ps(dst + 5 * ldd, t9);
+    _mm512_storeu_ps(dst + 6 * ldd, t10), _mm512_storeu_ps(dst + 7 * ldd, t11);
+    _mm512_storeu_ps(dst + 8 * ldd, t12), _mm512_storeu_ps(dst + 9 * ldd, t13);
+    _mm512_storeu_ps(dst + 10 * ldd, t14), _mm512_storeu_ps(dst + 11 * ldd, t15);
+    _mm512_storeu_ps(dst + 12 * ldd, r0), _mm512_storeu_ps(dst + 13 * ldd, r1);
+    _mm512_storeu_ps(dst + 14 * ldd, r2), _mm512_storeu_ps(dst + 15 * ldd, r3);
 }
+#undef ATTN__SCALAR_TR_LOAD
+#undef ATTN__SCALAR_TR_LD
+#undef ATTN__SCALAR_TR_LDZ
+#undef ATTN__SCALAR_TR_R1
+#undef ATTN__SCALAR_TR_R2
+#undef ATTN__SCALAR_TR_R34
 #endif
 /* end of simd/avx512.h */
 #elif defined(ATTN__SCALAR_FORCE_AVX2) || (!defined(ATTN__SCALAR_FORCE_ISA) && !defined(ATTN_NO_SIMD) && \
@@ -2974,6 +2988,15 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__SCALAR_QD_MR 3
 #else
 #define ATTN__SCALAR_QD_MR 4
+#endif
+
+/* Matrix-vector products with f32 B^T: vectors of B's rows read together (each lane a row
+ * of B along k). All those rows' lines at one step of k share an L1 set when B's rows are
+ * 4 KiB apart, so 16 of them (AVX-512's one vector) is the most that does not thrash it. */
+#if ATTN__SCALAR_VW == 16
+#define ATTN__SCALAR_MV_TXV 1
+#else
+#define ATTN__SCALAR_MV_TXV 2
 #endif
 
 #if ATTN__SCALAR_VW == 16 /* ---- AVX-512 ---- */
@@ -5060,55 +5083,61 @@ static void attn__scalar_mv_nn(int ta, size_t m, size_t n, size_t k, float alpha
     }
 }
 
-/* op(B) = B^T, f32 B (n x k): the chains of R rows of op(A) over kc steps of k of jn <= 2
- * ATTN__SCALAR_VW rows of B at bj, into t (row length 2 ATTN__SCALAR_VW): the rows of B read along k
- * together, transposed ATTN__SCALAR_VW steps at a time into blk, the chains in registers. */
+/* op(B) = B^T, f32 B (n x k): the chains of R rows of op(A) over kc steps of k of jn <=
+ * ATTN__SCALAR_MV_TXW rows of B at bj, into t (row length ATTN__SCALAR_MV_TXW): the rows of B read along
+ * k together, transposed ATTN__SCALAR_VW steps at a time into blk, the chains in registers. */
+#define ATTN__SCALAR_MV_TXW (ATTN__SCALAR_MV_TXV * ATTN__SCALAR_VW)
 static void attn__scalar_mv_tx_block(const float *bj, size_t ldb, size_t jn, size_t p, size_t steps,
                               float *blk)
 {
-    size_t q, l;
+    size_t q, l, v;
     if (steps == ATTN__SCALAR_VW) {
-        attn__scalar_vtranspose_copy(bj + p, ldb, attn__scalar_min(jn, ATTN__SCALAR_VW), blk, 2 * ATTN__SCALAR_VW);
-        if (jn > ATTN__SCALAR_VW) /* no pointer past the last row */
-            attn__scalar_vtranspose_copy(bj + ATTN__SCALAR_VW * ldb + p, ldb, jn - ATTN__SCALAR_VW, blk + ATTN__SCALAR_VW,
-                                  2 * ATTN__SCALAR_VW);
-        else
-            for (q = 0; q < ATTN__SCALAR_VW; q++)
-                attn__scalar_vstore(blk + q * 2 * ATTN__SCALAR_VW + ATTN__SCALAR_VW, attn__scalar_vzero());
+        ATTN__SCALAR_UNROLL
+        for (v = 0; v < ATTN__SCALAR_MV_TXW; v += ATTN__SCALAR_VW) {
+            if (jn > v) /* no pointer past the last row */
+                attn__scalar_vtranspose_copy(bj + v * ldb + p, ldb, attn__scalar_min(jn - v, ATTN__SCALAR_VW),
+                                      blk + v, ATTN__SCALAR_MV_TXW);
+            else
+                for (q = 0; q < ATTN__SCALAR_VW; q++)
+                    attn__scalar_vstore(blk + q * ATTN__SCALAR_MV_TXW + v, attn__scalar_vzero());
+        }
     } else { /* all of blk written: a call's stack use does not depend on its sizes */
         for (q = 0; q < ATTN__SCALAR_VW; q++)
-            for (l = 0; l < 2 * ATTN__SCALAR_VW; l++)
-                blk[q * 2 * ATTN__SCALAR_VW + l] = l < jn && q < steps ? bj[l * ldb + p + q] : 0.0f;
+            for (l = 0; l < ATTN__SCALAR_MV_TXW; l++)
+                blk[q * ATTN__SCALAR_MV_TXW + l] = l < jn && q < steps ? bj[l * ldb + p + q] : 0.0f;
     }
 }
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_tx_body(size_t R, size_t kc, const float *bj,
                                                 size_t ldb, size_t jn, const float *a,
                                                 size_t ars, size_t acs, float *t)
 {
-    float blk[ATTN__SCALAR_VW * 2 * ATTN__SCALAR_VW];
-    attn__scalar_v s[4][2], b0, b1, av;
-    size_t i, p, q, steps;
+    float blk[ATTN__SCALAR_VW * ATTN__SCALAR_MV_TXW];
+    attn__scalar_v s[4][ATTN__SCALAR_MV_TXV], bv[ATTN__SCALAR_MV_TXV], av;
+    size_t i, p, q, v, steps;
     ATTN__SCALAR_UNROLL
-    for (i = 0; i < R; i++) s[i][0] = s[i][1] = attn__scalar_vzero();
+    for (i = 0; i < R; i++)
+        ATTN__SCALAR_UNROLL
+        for (v = 0; v < ATTN__SCALAR_MV_TXV; v++) s[i][v] = attn__scalar_vzero();
     for (p = 0; p < kc; p += steps) {
         steps = attn__scalar_min(ATTN__SCALAR_VW, kc - p);
         attn__scalar_mv_tx_block(bj, ldb, jn, p, steps, blk);
         for (q = 0; q < steps; q++) {
-            b0 = attn__scalar_vload(blk + q * 2 * ATTN__SCALAR_VW);
-            b1 = attn__scalar_vload(blk + q * 2 * ATTN__SCALAR_VW + ATTN__SCALAR_VW);
+            ATTN__SCALAR_UNROLL
+            for (v = 0; v < ATTN__SCALAR_MV_TXV; v++)
+                bv[v] = attn__scalar_vload(blk + q * ATTN__SCALAR_MV_TXW + v * ATTN__SCALAR_VW);
             ATTN__SCALAR_UNROLL
             for (i = 0; i < R; i++) {
                 av = attn__scalar_vset1(a[i * ars + (p + q) * acs]);
-                s[i][0] = attn__scalar_vfma(av, b0, s[i][0]);
-                s[i][1] = attn__scalar_vfma(av, b1, s[i][1]);
+                ATTN__SCALAR_UNROLL
+                for (v = 0; v < ATTN__SCALAR_MV_TXV; v++) s[i][v] = attn__scalar_vfma(av, bv[v], s[i][v]);
             }
         }
     }
     ATTN__SCALAR_UNROLL
-    for (i = 0; i < R; i++) {
-        attn__scalar_vstore(t + i * 2 * ATTN__SCALAR_VW, s[i][0]);
-        attn__scalar_vstore(t + i * 2 * ATTN__SCALAR_VW + ATTN__SCALAR_VW, s[i][1]);
-    }
+    for (i = 0; i < R; i++)
+        ATTN__SCALAR_UNROLL
+        for (v = 0; v < ATTN__SCALAR_MV_TXV; v++)
+            attn__scalar_vstore(t + i * ATTN__SCALAR_MV_TXW + v * ATTN__SCALAR_VW, s[i][v]);
 }
 static void attn__scalar_mv_tx_rows(size_t R, size_t kc, const float *bj, size_t ldb, size_t jn,
                              const float *a, size_t ars, size_t acs, float *t)
@@ -5120,24 +5149,24 @@ static void attn__scalar_mv_tx_rows(size_t R, size_t kc, const float *bj, size_t
 
 /* C = alpha op(A) B^T (+ beta C), m <= ATTN__SCALAR_MM_SKINNY, f32 B (n x k): attn__scalar_attn_matmul's order
  * (one chain per element over each chunk of k, chunks merged in order) with B streamed once
- * (2 ATTN__SCALAR_VW rows at a time; a second group of rows reads the chunk from L1). */
+ * (ATTN__SCALAR_MV_TXW rows at a time; a second group of rows reads the chunk from L1). */
 static void attn__scalar_mv_tx(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
                         size_t lda, const float *b, size_t ldb, float beta, float *c,
                         size_t ldc)
 {
     const size_t kcb = attn__scalar_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
-    float t[ATTN__SCALAR_MM_SKINNY * 2 * ATTN__SCALAR_VW];
+    float t[ATTN__SCALAR_MM_SKINNY * ATTN__SCALAR_MV_TXW];
     size_t j, pc, i, R;
-    for (j = 0; j < n; j += 2 * ATTN__SCALAR_VW) {
-        const size_t jn = attn__scalar_min(2 * ATTN__SCALAR_VW, n - j);
+    for (j = 0; j < n; j += ATTN__SCALAR_MV_TXW) {
+        const size_t jn = attn__scalar_min(ATTN__SCALAR_MV_TXW, n - j);
         for (pc = 0; pc < k; pc += kcb) {
             const size_t kc = attn__scalar_min(kcb, k - pc);
             for (i = 0; i < m; i += R) {
                 R = attn__scalar_mv_group(m - i);
                 attn__scalar_mv_tx_rows(R, kc, b + j * ldb + pc, ldb, jn, a + i * ars + pc * acs, ars,
-                                 acs, t + i * 2 * ATTN__SCALAR_VW);
+                                 acs, t + i * ATTN__SCALAR_MV_TXW);
             }
-            attn__scalar_mm_merge_ld(c + j, ldc, t, 2 * ATTN__SCALAR_VW, m, jn, alpha, beta,
+            attn__scalar_mm_merge_ld(c + j, ldc, t, ATTN__SCALAR_MV_TXW, m, jn, alpha, beta,
                               pc == 0 ? 1 : 2);
         }
     }
@@ -8343,55 +8372,69 @@ static inline void attn__avx2_vstore_bf16(uint16_t *p, attn__avx2_v v)
 static inline void attn__avx2_vstream(float *p, attn__avx2_v v) { _mm512_stream_ps(p, v); }
 static inline void attn__avx2_vstream_fence(void) { _mm_sfence(); }
 
-/* 8 x 8 transpose of ymm rows r[0..7] in place */
-static ATTN__AVX2_FORCE_INLINE void attn__avx2_t8x8(__m256 *r)
-{
-    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
-    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
-    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-}
-
-/* Columns c..c+7 of the 16 rows at src (rows i >= `rows` zero, never read) transposed into
- * dst rows c..c+7 (16 floats each), stored in row order */
-static ATTN__AVX2_FORCE_INLINE void attn__avx2_t16x8(const float *src, size_t lds, size_t rows, size_t c,
-                                           float *dst, size_t ldd)
-{
-    __m256 a[8], b[8]; /* rows 0-7 and 8-15: 16 registers, no stack array */
-    size_t i;
-    for (i = 0; i < 8; i++) {
-        a[i] = i < rows ? _mm256_loadu_ps(src + i * lds + c) : _mm256_setzero_ps();
-        b[i] = i + 8 < rows ? _mm256_loadu_ps(src + (i + 8) * lds + c) : _mm256_setzero_ps();
-    }
-    attn__avx2_t8x8(a);
-    attn__avx2_t8x8(b);
-    for (i = 0; i < 8; i++) {
-        _mm256_storeu_ps(dst + (c + i) * ldd, a[i]);
-        _mm256_storeu_ps(dst + (c + i) * ldd + 8, b[i]);
-    }
-}
 /* Transposes a 16 x 16 block: row q of dst (at dst + q * ldd) receives column q of the
- * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
- * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As two
- * halves of 8 columns, each two 8 x 8 transposes of ymm rows. */
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read: a masked
+ * load). dst rows are stored in order q = 0..15, so with ldd < 16 the later rows win the
+ * overlap. Named registers, no arrays, so that compilers keep it out of memory at -O2 too.
+ * Four rounds of 16 shuffles: pairs of rows interleaved in each 128-bit lane; then lane l
+ * of u(4 g + c) holds rows 4 g .. 4 g + 3 of column 4 l + c; then lanes gathered across the
+ * row groups, twice. */
+#define ATTN__AVX2_TR_LOAD(LD)                                                                  \
+    r0 = LD(0), r1 = LD(1), r2 = LD(2), r3 = LD(3), r4 = LD(4), r5 = LD(5), r6 = LD(6);    \
+    r7 = LD(7), r8 = LD(8), r9 = LD(9), r10 = LD(10), r11 = LD(11), r12 = LD(12);          \
+    r13 = LD(13), r14 = LD(14), r15 = LD(15)
+#define ATTN__AVX2_TR_LD(i) _mm512_loadu_ps(src + (i) * lds)
+#define ATTN__AVX2_TR_LDZ(i)                                                                    \
+    _mm512_maskz_loadu_ps((__mmask16)((i) < rows ? 0xFFFF : 0),                           \
+                          src + ((i) < rows ? (i) : 0) * lds)
+#define ATTN__AVX2_TR_R1(a, b, lo, hi) lo = _mm512_unpacklo_ps(a, b), hi = _mm512_unpackhi_ps(a, b)
+#define ATTN__AVX2_TR_R2(t0, t1, t2, t3, u0, u1, u2, u3)                                        \
+    u0 = _mm512_shuffle_ps(t0, t2, 0x44), u1 = _mm512_shuffle_ps(t0, t2, 0xEE),          \
+    u2 = _mm512_shuffle_ps(t1, t3, 0x44), u3 = _mm512_shuffle_ps(t1, t3, 0xEE)
+/* dst rows c, 4 + c, 8 + c, 12 + c from u(c), u(4 + c), u(8 + c), u(12 + c) */
+#define ATTN__AVX2_TR_R34(a, b, e, f, o0, o4, o8, o12)                                          \
+    t0 = _mm512_shuffle_f32x4(a, b, 0x88), t1 = _mm512_shuffle_f32x4(a, b, 0xDD);         \
+    t2 = _mm512_shuffle_f32x4(e, f, 0x88), t3 = _mm512_shuffle_f32x4(e, f, 0xDD);         \
+    o0 = _mm512_shuffle_f32x4(t0, t2, 0x88), o4 = _mm512_shuffle_f32x4(t1, t3, 0x88);     \
+    o8 = _mm512_shuffle_f32x4(t0, t2, 0xDD), o12 = _mm512_shuffle_f32x4(t1, t3, 0xDD)
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_vtranspose_copy(const float *src, size_t lds,
                                                      size_t rows, float *dst, size_t ldd)
 {
-    attn__avx2_t16x8(src, lds, rows, 0, dst, ldd);
-    attn__avx2_t16x8(src, lds, rows, 8, dst, ldd);
+    __m512 r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11, r12, r13, r14, r15;
+    __m512 t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15;
+    if (rows >= 16) { /* the common case: no mask a row */
+        ATTN__AVX2_TR_LOAD(ATTN__AVX2_TR_LD);
+    } else {
+        ATTN__AVX2_TR_LOAD(ATTN__AVX2_TR_LDZ);
+    }
+    ATTN__AVX2_TR_R1(r0, r1, t0, t1), ATTN__AVX2_TR_R1(r2, r3, t2, t3);
+    ATTN__AVX2_TR_R1(r4, r5, t4, t5), ATTN__AVX2_TR_R1(r6, r7, t6, t7);
+    ATTN__AVX2_TR_R1(r8, r9, t8, t9), ATTN__AVX2_TR_R1(r10, r11, t10, t11);
+    ATTN__AVX2_TR_R1(r12, r13, t12, t13), ATTN__AVX2_TR_R1(r14, r15, t14, t15);
+    ATTN__AVX2_TR_R2(t0, t1, t2, t3, r0, r1, r2, r3);
+    ATTN__AVX2_TR_R2(t4, t5, t6, t7, r4, r5, r6, r7);
+    ATTN__AVX2_TR_R2(t8, t9, t10, t11, r8, r9, r10, r11);
+    ATTN__AVX2_TR_R2(t12, t13, t14, t15, r12, r13, r14, r15);
+    /* outputs in t4 .. t15 and (the last column) r3, r7, r11, r15 */
+    ATTN__AVX2_TR_R34(r0, r4, r8, r12, t4, t8, t12, r0);
+    ATTN__AVX2_TR_R34(r1, r5, r9, r13, t5, t9, t13, r1);
+    ATTN__AVX2_TR_R34(r2, r6, r10, r14, t6, t10, t14, r2);
+    ATTN__AVX2_TR_R34(r3, r7, r11, r15, t7, t11, t15, r3);
+    _mm512_storeu_ps(dst, t4), _mm512_storeu_ps(dst + ldd, t5);
+    _mm512_storeu_ps(dst + 2 * ldd, t6), _mm512_storeu_ps(dst + 3 * ldd, t7);
+    _mm512_storeu_ps(dst + 4 * ldd, t8), _mm512_storeu_ps(dst + 5 * ldd, t9);
+    _mm512_storeu_ps(dst + 6 * ldd, t10), _mm512_storeu_ps(dst + 7 * ldd, t11);
+    _mm512_storeu_ps(dst + 8 * ldd, t12), _mm512_storeu_ps(dst + 9 * ldd, t13);
+    _mm512_storeu_ps(dst + 10 * ldd, t14), _mm512_storeu_ps(dst + 11 * ldd, t15);
+    _mm512_storeu_ps(dst + 12 * ldd, r0), _mm512_storeu_ps(dst + 13 * ldd, r1);
+    _mm512_storeu_ps(dst + 14 * ldd, r2), _mm512_storeu_ps(dst + 15 * ldd, r3);
 }
+#undef ATTN__AVX2_TR_LOAD
+#undef ATTN__AVX2_TR_LD
+#undef ATTN__AVX2_TR_LDZ
+#undef ATTN__AVX2_TR_R1
+#undef ATTN__AVX2_TR_R2
+#undef ATTN__AVX2_TR_R34
 #endif
 /* end of simd/avx512.h */
 #elif defined(ATTN__AVX2_FORCE_AVX2) || (!defined(ATTN__AVX2_FORCE_ISA) && !defined(ATTN_NO_SIMD) && \
@@ -10037,6 +10080,15 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__AVX2_QD_MR 3
 #else
 #define ATTN__AVX2_QD_MR 4
+#endif
+
+/* Matrix-vector products with f32 B^T: vectors of B's rows read together (each lane a row
+ * of B along k). All those rows' lines at one step of k share an L1 set when B's rows are
+ * 4 KiB apart, so 16 of them (AVX-512's one vector) is the most that does not thrash it. */
+#if ATTN__AVX2_VW == 16
+#define ATTN__AVX2_MV_TXV 1
+#else
+#define ATTN__AVX2_MV_TXV 2
 #endif
 
 #if ATTN__AVX2_VW == 16 /* ---- AVX-512 ---- */
@@ -12123,55 +12175,61 @@ static void attn__avx2_mv_nn(int ta, size_t m, size_t n, size_t k, float alpha, 
     }
 }
 
-/* op(B) = B^T, f32 B (n x k): the chains of R rows of op(A) over kc steps of k of jn <= 2
- * ATTN__AVX2_VW rows of B at bj, into t (row length 2 ATTN__AVX2_VW): the rows of B read along k
- * together, transposed ATTN__AVX2_VW steps at a time into blk, the chains in registers. */
+/* op(B) = B^T, f32 B (n x k): the chains of R rows of op(A) over kc steps of k of jn <=
+ * ATTN__AVX2_MV_TXW rows of B at bj, into t (row length ATTN__AVX2_MV_TXW): the rows of B read along
+ * k together, transposed ATTN__AVX2_VW steps at a time into blk, the chains in registers. */
+#define ATTN__AVX2_MV_TXW (ATTN__AVX2_MV_TXV * ATTN__AVX2_VW)
 static void attn__avx2_mv_tx_block(const float *bj, size_t ldb, size_t jn, size_t p, size_t steps,
                               float *blk)
 {
-    size_t q, l;
+    size_t q, l, v;
     if (steps == ATTN__AVX2_VW) {
-        attn__avx2_vtranspose_copy(bj + p, ldb, attn__avx2_min(jn, ATTN__AVX2_VW), blk, 2 * ATTN__AVX2_VW);
-        if (jn > ATTN__AVX2_VW) /* no pointer past the last row */
-            attn__avx2_vtranspose_copy(bj + ATTN__AVX2_VW * ldb + p, ldb, jn - ATTN__AVX2_VW, blk + ATTN__AVX2_VW,
-                                  2 * ATTN__AVX2_VW);
-        else
-            for (q = 0; q < ATTN__AVX2_VW; q++)
-                attn__avx2_vstore(blk + q * 2 * ATTN__AVX2_VW + ATTN__AVX2_VW, attn__avx2_vzero());
+        ATTN__AVX2_UNROLL
+        for (v = 0; v < ATTN__AVX2_MV_TXW; v += ATTN__AVX2_VW) {
+            if (jn > v) /* no pointer past the last row */
+                attn__avx2_vtranspose_copy(bj + v * ldb + p, ldb, attn__avx2_min(jn - v, ATTN__AVX2_VW),
+                                      blk + v, ATTN__AVX2_MV_TXW);
+            else
+                for (q = 0; q < ATTN__AVX2_VW; q++)
+                    attn__avx2_vstore(blk + q * ATTN__AVX2_MV_TXW + v, attn__avx2_vzero());
+        }
     } else { /* all of blk written: a call's stack use does not depend on its sizes */
         for (q = 0; q < ATTN__AVX2_VW; q++)
-            for (l = 0; l < 2 * ATTN__AVX2_VW; l++)
-                blk[q * 2 * ATTN__AVX2_VW + l] = l < jn && q < steps ? bj[l * ldb + p + q] : 0.0f;
+            for (l = 0; l < ATTN__AVX2_MV_TXW; l++)
+                blk[q * ATTN__AVX2_MV_TXW + l] = l < jn && q < steps ? bj[l * ldb + p + q] : 0.0f;
     }
 }
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_tx_body(size_t R, size_t kc, const float *bj,
                                                 size_t ldb, size_t jn, const float *a,
                                                 size_t ars, size_t acs, float *t)
 {
-    float blk[ATTN__AVX2_VW * 2 * ATTN__AVX2_VW];
-    attn__avx2_v s[4][2], b0, b1, av;
-    size_t i, p, q, steps;
+    float blk[ATTN__AVX2_VW * ATTN__AVX2_MV_TXW];
+    attn__avx2_v s[4][ATTN__AVX2_MV_TXV], bv[ATTN__AVX2_MV_TXV], av;
+    size_t i, p, q, v, steps;
     ATTN__AVX2_UNROLL
-    for (i = 0; i < R; i++) s[i][0] = s[i][1] = attn__avx2_vzero();
+    for (i = 0; i < R; i++)
+        ATTN__AVX2_UNROLL
+        for (v = 0; v < ATTN__AVX2_MV_TXV; v++) s[i][v] = attn__avx2_vzero();
     for (p = 0; p < kc; p += steps) {
         steps = attn__avx2_min(ATTN__AVX2_VW, kc - p);
         attn__avx2_mv_tx_block(bj, ldb, jn, p, steps, blk);
         for (q = 0; q < steps; q++) {
-            b0 = attn__avx2_vload(blk + q * 2 * ATTN__AVX2_VW);
-            b1 = attn__avx2_vload(blk + q * 2 * ATTN__AVX2_VW + ATTN__AVX2_VW);
+            ATTN__AVX2_UNROLL
+            for (v = 0; v < ATTN__AVX2_MV_TXV; v++)
+                bv[v] = attn__avx2_vload(blk + q * ATTN__AVX2_MV_TXW + v * ATTN__AVX2_VW);
             ATTN__AVX2_UNROLL
             for (i = 0; i < R; i++) {
                 av = attn__avx2_vset1(a[i * ars + (p + q) * acs]);
-                s[i][0] = attn__avx2_vfma(av, b0, s[i][0]);
-                s[i][1] = attn__avx2_vfma(av, b1, s[i][1]);
+                ATTN__AVX2_UNROLL
+                for (v = 0; v < ATTN__AVX2_MV_TXV; v++) s[i][v] = attn__avx2_vfma(av, bv[v], s[i][v]);
             }
         }
     }
     ATTN__AVX2_UNROLL
-    for (i = 0; i < R; i++) {
-        attn__avx2_vstore(t + i * 2 * ATTN__AVX2_VW, s[i][0]);
-        attn__avx2_vstore(t + i * 2 * ATTN__AVX2_VW + ATTN__AVX2_VW, s[i][1]);
-    }
+    for (i = 0; i < R; i++)
+        ATTN__AVX2_UNROLL
+        for (v = 0; v < ATTN__AVX2_MV_TXV; v++)
+            attn__avx2_vstore(t + i * ATTN__AVX2_MV_TXW + v * ATTN__AVX2_VW, s[i][v]);
 }
 static void attn__avx2_mv_tx_rows(size_t R, size_t kc, const float *bj, size_t ldb, size_t jn,
                              const float *a, size_t ars, size_t acs, float *t)
@@ -12183,24 +12241,24 @@ static void attn__avx2_mv_tx_rows(size_t R, size_t kc, const float *bj, size_t l
 
 /* C = alpha op(A) B^T (+ beta C), m <= ATTN__AVX2_MM_SKINNY, f32 B (n x k): attn__avx2_attn_matmul's order
  * (one chain per element over each chunk of k, chunks merged in order) with B streamed once
- * (2 ATTN__AVX2_VW rows at a time; a second group of rows reads the chunk from L1). */
+ * (ATTN__AVX2_MV_TXW rows at a time; a second group of rows reads the chunk from L1). */
 static void attn__avx2_mv_tx(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
                         size_t lda, const float *b, size_t ldb, float beta, float *c,
                         size_t ldc)
 {
     const size_t kcb = attn__avx2_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
-    float t[ATTN__AVX2_MM_SKINNY * 2 * ATTN__AVX2_VW];
+    float t[ATTN__AVX2_MM_SKINNY * ATTN__AVX2_MV_TXW];
     size_t j, pc, i, R;
-    for (j = 0; j < n; j += 2 * ATTN__AVX2_VW) {
-        const size_t jn = attn__avx2_min(2 * ATTN__AVX2_VW, n - j);
+    for (j = 0; j < n; j += ATTN__AVX2_MV_TXW) {
+        const size_t jn = attn__avx2_min(ATTN__AVX2_MV_TXW, n - j);
         for (pc = 0; pc < k; pc += kcb) {
             const size_t kc = attn__avx2_min(kcb, k - pc);
             for (i = 0; i < m; i += R) {
                 R = attn__avx2_mv_group(m - i);
                 attn__avx2_mv_tx_rows(R, kc, b + j * ldb + pc, ldb, jn, a + i * ars + pc * acs, ars,
-                                 acs, t + i * 2 * ATTN__AVX2_VW);
+                                 acs, t + i * ATTN__AVX2_MV_TXW);
             }
-            attn__avx2_mm_merge_ld(c + j, ldc, t, 2 * ATTN__AVX2_VW, m, jn, alpha, beta,
+            attn__avx2_mm_merge_ld(c + j, ldc, t, ATTN__AVX2_MV_TXW, m, jn, alpha, beta,
                               pc == 0 ? 1 : 2);
         }
     }
@@ -15410,55 +15468,69 @@ static inline void attn__avx512_vstore_bf16(uint16_t *p, attn__avx512_v v)
 static inline void attn__avx512_vstream(float *p, attn__avx512_v v) { _mm512_stream_ps(p, v); }
 static inline void attn__avx512_vstream_fence(void) { _mm_sfence(); }
 
-/* 8 x 8 transpose of ymm rows r[0..7] in place */
-static ATTN__AVX512_FORCE_INLINE void attn__avx512_t8x8(__m256 *r)
-{
-    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
-    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
-    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-}
-
-/* Columns c..c+7 of the 16 rows at src (rows i >= `rows` zero, never read) transposed into
- * dst rows c..c+7 (16 floats each), stored in row order */
-static ATTN__AVX512_FORCE_INLINE void attn__avx512_t16x8(const float *src, size_t lds, size_t rows, size_t c,
-                                           float *dst, size_t ldd)
-{
-    __m256 a[8], b[8]; /* rows 0-7 and 8-15: 16 registers, no stack array */
-    size_t i;
-    for (i = 0; i < 8; i++) {
-        a[i] = i < rows ? _mm256_loadu_ps(src + i * lds + c) : _mm256_setzero_ps();
-        b[i] = i + 8 < rows ? _mm256_loadu_ps(src + (i + 8) * lds + c) : _mm256_setzero_ps();
-    }
-    attn__avx512_t8x8(a);
-    attn__avx512_t8x8(b);
-    for (i = 0; i < 8; i++) {
-        _mm256_storeu_ps(dst + (c + i) * ldd, a[i]);
-        _mm256_storeu_ps(dst + (c + i) * ldd + 8, b[i]);
-    }
-}
 /* Transposes a 16 x 16 block: row q of dst (at dst + q * ldd) receives column q of the
- * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
- * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As two
- * halves of 8 columns, each two 8 x 8 transposes of ymm rows. */
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read: a masked
+ * load). dst rows are stored in order q = 0..15, so with ldd < 16 the later rows win the
+ * overlap. Named registers, no arrays, so that compilers keep it out of memory at -O2 too.
+ * Four rounds of 16 shuffles: pairs of rows interleaved in each 128-bit lane; then lane l
+ * of u(4 g + c) holds rows 4 g .. 4 g + 3 of column 4 l + c; then lanes gathered across the
+ * row groups, twice. */
+#define ATTN__AVX512_TR_LOAD(LD)                                                                  \
+    r0 = LD(0), r1 = LD(1), r2 = LD(2), r3 = LD(3), r4 = LD(4), r5 = LD(5), r6 = LD(6);    \
+    r7 = LD(7), r8 = LD(8), r9 = LD(9), r10 = LD(10), r11 = LD(11), r12 = LD(12);          \
+    r13 = LD(13), r14 = LD(14), r15 = LD(15)
+#define ATTN__AVX512_TR_LD(i) _mm512_loadu_ps(src + (i) * lds)
+#define ATTN__AVX512_TR_LDZ(i)                                                                    \
+    _mm512_maskz_loadu_ps((__mmask16)((i) < rows ? 0xFFFF : 0),                           \
+                          src + ((i) < rows ? (i) : 0) * lds)
+#define ATTN__AVX512_TR_R1(a, b, lo, hi) lo = _mm512_unpacklo_ps(a, b), hi = _mm512_unpackhi_ps(a, b)
+#define ATTN__AVX512_TR_R2(t0, t1, t2, t3, u0, u1, u2, u3)                                        \
+    u0 = _mm512_shuffle_ps(t0, t2, 0x44), u1 = _mm512_shuffle_ps(t0, t2, 0xEE),          \
+    u2 = _mm512_shuffle_ps(t1, t3, 0x44), u3 = _mm512_shuffle_ps(t1, t3, 0xEE)
+/* dst rows c, 4 + c, 8 + c, 12 + c from u(c), u(4 + c), u(8 + c), u(12 + c) */
+#define ATTN__AVX512_TR_R34(a, b, e, f, o0, o4, o8, o12)                                          \
+    t0 = _mm512_shuffle_f32x4(a, b, 0x88), t1 = _mm512_shuffle_f32x4(a, b, 0xDD);         \
+    t2 = _mm512_shuffle_f32x4(e, f, 0x88), t3 = _mm512_shuffle_f32x4(e, f, 0xDD);         \
+    o0 = _mm512_shuffle_f32x4(t0, t2, 0x88), o4 = _mm512_shuffle_f32x4(t1, t3, 0x88);     \
+    o8 = _mm512_shuffle_f32x4(t0, t2, 0xDD), o12 = _mm512_shuffle_f32x4(t1, t3, 0xDD)
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_vtranspose_copy(const float *src, size_t lds,
                                                      size_t rows, float *dst, size_t ldd)
 {
-    attn__avx512_t16x8(src, lds, rows, 0, dst, ldd);
-    attn__avx512_t16x8(src, lds, rows, 8, dst, ldd);
+    __m512 r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11, r12, r13, r14, r15;
+    __m512 t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15;
+    if (rows >= 16) { /* the common case: no mask a row */
+        ATTN__AVX512_TR_LOAD(ATTN__AVX512_TR_LD);
+    } else {
+        ATTN__AVX512_TR_LOAD(ATTN__AVX512_TR_LDZ);
+    }
+    ATTN__AVX512_TR_R1(r0, r1, t0, t1), ATTN__AVX512_TR_R1(r2, r3, t2, t3);
+    ATTN__AVX512_TR_R1(r4, r5, t4, t5), ATTN__AVX512_TR_R1(r6, r7, t6, t7);
+    ATTN__AVX512_TR_R1(r8, r9, t8, t9), ATTN__AVX512_TR_R1(r10, r11, t10, t11);
+    ATTN__AVX512_TR_R1(r12, r13, t12, t13), ATTN__AVX512_TR_R1(r14, r15, t14, t15);
+    ATTN__AVX512_TR_R2(t0, t1, t2, t3, r0, r1, r2, r3);
+    ATTN__AVX512_TR_R2(t4, t5, t6, t7, r4, r5, r6, r7);
+    ATTN__AVX512_TR_R2(t8, t9, t10, t11, r8, r9, r10, r11);
+    ATTN__AVX512_TR_R2(t12, t13, t14, t15, r12, r13, r14, r15);
+    /* outputs in t4 .. t15 and (the last column) r3, r7, r11, r15 */
+    ATTN__AVX512_TR_R34(r0, r4, r8, r12, t4, t8, t12, r0);
+    ATTN__AVX512_TR_R34(r1, r5, r9, r13, t5, t9, t13, r1);
+    ATTN__AVX512_TR_R34(r2, r6, r10, r14, t6, t10, t14, r2);
+    ATTN__AVX512_TR_R34(r3, r7, r11, r15, t7, t11, t15, r3);
+    _mm512_storeu_ps(dst, t4), _mm512_storeu_ps(dst + ldd, t5);
+    _mm512_storeu_ps(dst + 2 * ldd, t6), _mm512_storeu_ps(dst + 3 * ldd, t7);
+    _mm512_storeu_ps(dst + 4 * ldd, t8), _mm512_storeu_ps(dst + 5 * ldd, t9);
+    _mm512_storeu_ps(dst + 6 * ldd, t10), _mm512_storeu_ps(dst + 7 * ldd, t11);
+    _mm512_storeu_ps(dst + 8 * ldd, t12), _mm512_storeu_ps(dst + 9 * ldd, t13);
+    _mm512_storeu_ps(dst + 10 * ldd, t14), _mm512_storeu_ps(dst + 11 * ldd, t15);
+    _mm512_storeu_ps(dst + 12 * ldd, r0), _mm512_storeu_ps(dst + 13 * ldd, r1);
+    _mm512_storeu_ps(dst + 14 * ldd, r2), _mm512_storeu_ps(dst + 15 * ldd, r3);
 }
+#undef ATTN__AVX512_TR_LOAD
+#undef ATTN__AVX512_TR_LD
+#undef ATTN__AVX512_TR_LDZ
+#undef ATTN__AVX512_TR_R1
+#undef ATTN__AVX512_TR_R2
+#undef ATTN__AVX512_TR_R34
 #endif
 /* end of simd/avx512.h */
 #elif defined(ATTN__AVX512_FORCE_AVX2) || (!defined(ATTN__AVX512_FORCE_ISA) && !defined(ATTN_NO_SIMD) && \
@@ -17104,6 +17176,15 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__AVX512_QD_MR 3
 #else
 #define ATTN__AVX512_QD_MR 4
+#endif
+
+/* Matrix-vector products with f32 B^T: vectors of B's rows read together (each lane a row
+ * of B along k). All those rows' lines at one step of k share an L1 set when B's rows are
+ * 4 KiB apart, so 16 of them (AVX-512's one vector) is the most that does not thrash it. */
+#if ATTN__AVX512_VW == 16
+#define ATTN__AVX512_MV_TXV 1
+#else
+#define ATTN__AVX512_MV_TXV 2
 #endif
 
 #if ATTN__AVX512_VW == 16 /* ---- AVX-512 ---- */
@@ -19190,55 +19271,61 @@ static void attn__avx512_mv_nn(int ta, size_t m, size_t n, size_t k, float alpha
     }
 }
 
-/* op(B) = B^T, f32 B (n x k): the chains of R rows of op(A) over kc steps of k of jn <= 2
- * ATTN__AVX512_VW rows of B at bj, into t (row length 2 ATTN__AVX512_VW): the rows of B read along k
- * together, transposed ATTN__AVX512_VW steps at a time into blk, the chains in registers. */
+/* op(B) = B^T, f32 B (n x k): the chains of R rows of op(A) over kc steps of k of jn <=
+ * ATTN__AVX512_MV_TXW rows of B at bj, into t (row length ATTN__AVX512_MV_TXW): the rows of B read along
+ * k together, transposed ATTN__AVX512_VW steps at a time into blk, the chains in registers. */
+#define ATTN__AVX512_MV_TXW (ATTN__AVX512_MV_TXV * ATTN__AVX512_VW)
 static void attn__avx512_mv_tx_block(const float *bj, size_t ldb, size_t jn, size_t p, size_t steps,
                               float *blk)
 {
-    size_t q, l;
+    size_t q, l, v;
     if (steps == ATTN__AVX512_VW) {
-        attn__avx512_vtranspose_copy(bj + p, ldb, attn__avx512_min(jn, ATTN__AVX512_VW), blk, 2 * ATTN__AVX512_VW);
-        if (jn > ATTN__AVX512_VW) /* no pointer past the last row */
-            attn__avx512_vtranspose_copy(bj + ATTN__AVX512_VW * ldb + p, ldb, jn - ATTN__AVX512_VW, blk + ATTN__AVX512_VW,
-                                  2 * ATTN__AVX512_VW);
-        else
-            for (q = 0; q < ATTN__AVX512_VW; q++)
-                attn__avx512_vstore(blk + q * 2 * ATTN__AVX512_VW + ATTN__AVX512_VW, attn__avx512_vzero());
+        ATTN__AVX512_UNROLL
+        for (v = 0; v < ATTN__AVX512_MV_TXW; v += ATTN__AVX512_VW) {
+            if (jn > v) /* no pointer past the last row */
+                attn__avx512_vtranspose_copy(bj + v * ldb + p, ldb, attn__avx512_min(jn - v, ATTN__AVX512_VW),
+                                      blk + v, ATTN__AVX512_MV_TXW);
+            else
+                for (q = 0; q < ATTN__AVX512_VW; q++)
+                    attn__avx512_vstore(blk + q * ATTN__AVX512_MV_TXW + v, attn__avx512_vzero());
+        }
     } else { /* all of blk written: a call's stack use does not depend on its sizes */
         for (q = 0; q < ATTN__AVX512_VW; q++)
-            for (l = 0; l < 2 * ATTN__AVX512_VW; l++)
-                blk[q * 2 * ATTN__AVX512_VW + l] = l < jn && q < steps ? bj[l * ldb + p + q] : 0.0f;
+            for (l = 0; l < ATTN__AVX512_MV_TXW; l++)
+                blk[q * ATTN__AVX512_MV_TXW + l] = l < jn && q < steps ? bj[l * ldb + p + q] : 0.0f;
     }
 }
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_tx_body(size_t R, size_t kc, const float *bj,
                                                 size_t ldb, size_t jn, const float *a,
                                                 size_t ars, size_t acs, float *t)
 {
-    float blk[ATTN__AVX512_VW * 2 * ATTN__AVX512_VW];
-    attn__avx512_v s[4][2], b0, b1, av;
-    size_t i, p, q, steps;
+    float blk[ATTN__AVX512_VW * ATTN__AVX512_MV_TXW];
+    attn__avx512_v s[4][ATTN__AVX512_MV_TXV], bv[ATTN__AVX512_MV_TXV], av;
+    size_t i, p, q, v, steps;
     ATTN__AVX512_UNROLL
-    for (i = 0; i < R; i++) s[i][0] = s[i][1] = attn__avx512_vzero();
+    for (i = 0; i < R; i++)
+        ATTN__AVX512_UNROLL
+        for (v = 0; v < ATTN__AVX512_MV_TXV; v++) s[i][v] = attn__avx512_vzero();
     for (p = 0; p < kc; p += steps) {
         steps = attn__avx512_min(ATTN__AVX512_VW, kc - p);
         attn__avx512_mv_tx_block(bj, ldb, jn, p, steps, blk);
         for (q = 0; q < steps; q++) {
-            b0 = attn__avx512_vload(blk + q * 2 * ATTN__AVX512_VW);
-            b1 = attn__avx512_vload(blk + q * 2 * ATTN__AVX512_VW + ATTN__AVX512_VW);
+            ATTN__AVX512_UNROLL
+            for (v = 0; v < ATTN__AVX512_MV_TXV; v++)
+                bv[v] = attn__avx512_vload(blk + q * ATTN__AVX512_MV_TXW + v * ATTN__AVX512_VW);
             ATTN__AVX512_UNROLL
             for (i = 0; i < R; i++) {
                 av = attn__avx512_vset1(a[i * ars + (p + q) * acs]);
-                s[i][0] = attn__avx512_vfma(av, b0, s[i][0]);
-                s[i][1] = attn__avx512_vfma(av, b1, s[i][1]);
+                ATTN__AVX512_UNROLL
+                for (v = 0; v < ATTN__AVX512_MV_TXV; v++) s[i][v] = attn__avx512_vfma(av, bv[v], s[i][v]);
             }
         }
     }
     ATTN__AVX512_UNROLL
-    for (i = 0; i < R; i++) {
-        attn__avx512_vstore(t + i * 2 * ATTN__AVX512_VW, s[i][0]);
-        attn__avx512_vstore(t + i * 2 * ATTN__AVX512_VW + ATTN__AVX512_VW, s[i][1]);
-    }
+    for (i = 0; i < R; i++)
+        ATTN__AVX512_UNROLL
+        for (v = 0; v < ATTN__AVX512_MV_TXV; v++)
+            attn__avx512_vstore(t + i * ATTN__AVX512_MV_TXW + v * ATTN__AVX512_VW, s[i][v]);
 }
 static void attn__avx512_mv_tx_rows(size_t R, size_t kc, const float *bj, size_t ldb, size_t jn,
                              const float *a, size_t ars, size_t acs, float *t)
@@ -19250,24 +19337,24 @@ static void attn__avx512_mv_tx_rows(size_t R, size_t kc, const float *bj, size_t
 
 /* C = alpha op(A) B^T (+ beta C), m <= ATTN__AVX512_MM_SKINNY, f32 B (n x k): attn__avx512_attn_matmul's order
  * (one chain per element over each chunk of k, chunks merged in order) with B streamed once
- * (2 ATTN__AVX512_VW rows at a time; a second group of rows reads the chunk from L1). */
+ * (ATTN__AVX512_MV_TXW rows at a time; a second group of rows reads the chunk from L1). */
 static void attn__avx512_mv_tx(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
                         size_t lda, const float *b, size_t ldb, float beta, float *c,
                         size_t ldc)
 {
     const size_t kcb = attn__avx512_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
-    float t[ATTN__AVX512_MM_SKINNY * 2 * ATTN__AVX512_VW];
+    float t[ATTN__AVX512_MM_SKINNY * ATTN__AVX512_MV_TXW];
     size_t j, pc, i, R;
-    for (j = 0; j < n; j += 2 * ATTN__AVX512_VW) {
-        const size_t jn = attn__avx512_min(2 * ATTN__AVX512_VW, n - j);
+    for (j = 0; j < n; j += ATTN__AVX512_MV_TXW) {
+        const size_t jn = attn__avx512_min(ATTN__AVX512_MV_TXW, n - j);
         for (pc = 0; pc < k; pc += kcb) {
             const size_t kc = attn__avx512_min(kcb, k - pc);
             for (i = 0; i < m; i += R) {
                 R = attn__avx512_mv_group(m - i);
                 attn__avx512_mv_tx_rows(R, kc, b + j * ldb + pc, ldb, jn, a + i * ars + pc * acs, ars,
-                                 acs, t + i * 2 * ATTN__AVX512_VW);
+                                 acs, t + i * ATTN__AVX512_MV_TXW);
             }
-            attn__avx512_mm_merge_ld(c + j, ldc, t, 2 * ATTN__AVX512_VW, m, jn, alpha, beta,
+            attn__avx512_mm_merge_ld(c + j, ldc, t, ATTN__AVX512_MV_TXW, m, jn, alpha, beta,
                               pc == 0 ? 1 : 2);
         }
     }
@@ -23002,55 +23089,69 @@ static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
 static inline void attn__vstream(float *p, attn__v v) { _mm512_stream_ps(p, v); }
 static inline void attn__vstream_fence(void) { _mm_sfence(); }
 
-/* 8 x 8 transpose of ymm rows r[0..7] in place */
-static ATTN__FORCE_INLINE void attn__t8x8(__m256 *r)
-{
-    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
-    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
-    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-}
-
-/* Columns c..c+7 of the 16 rows at src (rows i >= `rows` zero, never read) transposed into
- * dst rows c..c+7 (16 floats each), stored in row order */
-static ATTN__FORCE_INLINE void attn__t16x8(const float *src, size_t lds, size_t rows, size_t c,
-                                           float *dst, size_t ldd)
-{
-    __m256 a[8], b[8]; /* rows 0-7 and 8-15: 16 registers, no stack array */
-    size_t i;
-    for (i = 0; i < 8; i++) {
-        a[i] = i < rows ? _mm256_loadu_ps(src + i * lds + c) : _mm256_setzero_ps();
-        b[i] = i + 8 < rows ? _mm256_loadu_ps(src + (i + 8) * lds + c) : _mm256_setzero_ps();
-    }
-    attn__t8x8(a);
-    attn__t8x8(b);
-    for (i = 0; i < 8; i++) {
-        _mm256_storeu_ps(dst + (c + i) * ldd, a[i]);
-        _mm256_storeu_ps(dst + (c + i) * ldd + 8, b[i]);
-    }
-}
 /* Transposes a 16 x 16 block: row q of dst (at dst + q * ldd) receives column q of the
- * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
- * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As two
- * halves of 8 columns, each two 8 x 8 transposes of ymm rows. */
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read: a masked
+ * load). dst rows are stored in order q = 0..15, so with ldd < 16 the later rows win the
+ * overlap. Named registers, no arrays, so that compilers keep it out of memory at -O2 too.
+ * Four rounds of 16 shuffles: pairs of rows interleaved in each 128-bit lane; then lane l
+ * of u(4 g + c) holds rows 4 g .. 4 g + 3 of column 4 l + c; then lanes gathered across the
+ * row groups, twice. */
+#define ATTN__TR_LOAD(LD)                                                                  \
+    r0 = LD(0), r1 = LD(1), r2 = LD(2), r3 = LD(3), r4 = LD(4), r5 = LD(5), r6 = LD(6);    \
+    r7 = LD(7), r8 = LD(8), r9 = LD(9), r10 = LD(10), r11 = LD(11), r12 = LD(12);          \
+    r13 = LD(13), r14 = LD(14), r15 = LD(15)
+#define ATTN__TR_LD(i) _mm512_loadu_ps(src + (i) * lds)
+#define ATTN__TR_LDZ(i)                                                                    \
+    _mm512_maskz_loadu_ps((__mmask16)((i) < rows ? 0xFFFF : 0),                           \
+                          src + ((i) < rows ? (i) : 0) * lds)
+#define ATTN__TR_R1(a, b, lo, hi) lo = _mm512_unpacklo_ps(a, b), hi = _mm512_unpackhi_ps(a, b)
+#define ATTN__TR_R2(t0, t1, t2, t3, u0, u1, u2, u3)                                        \
+    u0 = _mm512_shuffle_ps(t0, t2, 0x44), u1 = _mm512_shuffle_ps(t0, t2, 0xEE),          \
+    u2 = _mm512_shuffle_ps(t1, t3, 0x44), u3 = _mm512_shuffle_ps(t1, t3, 0xEE)
+/* dst rows c, 4 + c, 8 + c, 12 + c from u(c), u(4 + c), u(8 + c), u(12 + c) */
+#define ATTN__TR_R34(a, b, e, f, o0, o4, o8, o12)                                          \
+    t0 = _mm512_shuffle_f32x4(a, b, 0x88), t1 = _mm512_shuffle_f32x4(a, b, 0xDD);         \
+    t2 = _mm512_shuffle_f32x4(e, f, 0x88), t3 = _mm512_shuffle_f32x4(e, f, 0xDD);         \
+    o0 = _mm512_shuffle_f32x4(t0, t2, 0x88), o4 = _mm512_shuffle_f32x4(t1, t3, 0x88);     \
+    o8 = _mm512_shuffle_f32x4(t0, t2, 0xDD), o12 = _mm512_shuffle_f32x4(t1, t3, 0xDD)
 static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t lds,
                                                      size_t rows, float *dst, size_t ldd)
 {
-    attn__t16x8(src, lds, rows, 0, dst, ldd);
-    attn__t16x8(src, lds, rows, 8, dst, ldd);
+    __m512 r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11, r12, r13, r14, r15;
+    __m512 t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15;
+    if (rows >= 16) { /* the common case: no mask a row */
+        ATTN__TR_LOAD(ATTN__TR_LD);
+    } else {
+        ATTN__TR_LOAD(ATTN__TR_LDZ);
+    }
+    ATTN__TR_R1(r0, r1, t0, t1), ATTN__TR_R1(r2, r3, t2, t3);
+    ATTN__TR_R1(r4, r5, t4, t5), ATTN__TR_R1(r6, r7, t6, t7);
+    ATTN__TR_R1(r8, r9, t8, t9), ATTN__TR_R1(r10, r11, t10, t11);
+    ATTN__TR_R1(r12, r13, t12, t13), ATTN__TR_R1(r14, r15, t14, t15);
+    ATTN__TR_R2(t0, t1, t2, t3, r0, r1, r2, r3);
+    ATTN__TR_R2(t4, t5, t6, t7, r4, r5, r6, r7);
+    ATTN__TR_R2(t8, t9, t10, t11, r8, r9, r10, r11);
+    ATTN__TR_R2(t12, t13, t14, t15, r12, r13, r14, r15);
+    /* outputs in t4 .. t15 and (the last column) r3, r7, r11, r15 */
+    ATTN__TR_R34(r0, r4, r8, r12, t4, t8, t12, r0);
+    ATTN__TR_R34(r1, r5, r9, r13, t5, t9, t13, r1);
+    ATTN__TR_R34(r2, r6, r10, r14, t6, t10, t14, r2);
+    ATTN__TR_R34(r3, r7, r11, r15, t7, t11, t15, r3);
+    _mm512_storeu_ps(dst, t4), _mm512_storeu_ps(dst + ldd, t5);
+    _mm512_storeu_ps(dst + 2 * ldd, t6), _mm512_storeu_ps(dst + 3 * ldd, t7);
+    _mm512_storeu_ps(dst + 4 * ldd, t8), _mm512_storeu_ps(dst + 5 * ldd, t9);
+    _mm512_storeu_ps(dst + 6 * ldd, t10), _mm512_storeu_ps(dst + 7 * ldd, t11);
+    _mm512_storeu_ps(dst + 8 * ldd, t12), _mm512_storeu_ps(dst + 9 * ldd, t13);
+    _mm512_storeu_ps(dst + 10 * ldd, t14), _mm512_storeu_ps(dst + 11 * ldd, t15);
+    _mm512_storeu_ps(dst + 12 * ldd, r0), _mm512_storeu_ps(dst + 13 * ldd, r1);
+    _mm512_storeu_ps(dst + 14 * ldd, r2), _mm512_storeu_ps(dst + 15 * ldd, r3);
 }
+#undef ATTN__TR_LOAD
+#undef ATTN__TR_LD
+#undef ATTN__TR_LDZ
+#undef ATTN__TR_R1
+#undef ATTN__TR_R2
+#undef ATTN__TR_R34
 #endif
 /* end of simd/avx512.h */
 #elif defined(ATTN__FORCE_AVX2) || (!defined(ATTN__FORCE_ISA) && !defined(ATTN_NO_SIMD) && \
@@ -24696,6 +24797,15 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__QD_MR 3
 #else
 #define ATTN__QD_MR 4
+#endif
+
+/* Matrix-vector products with f32 B^T: vectors of B's rows read together (each lane a row
+ * of B along k). All those rows' lines at one step of k share an L1 set when B's rows are
+ * 4 KiB apart, so 16 of them (AVX-512's one vector) is the most that does not thrash it. */
+#if ATTN__VW == 16
+#define ATTN__MV_TXV 1
+#else
+#define ATTN__MV_TXV 2
 #endif
 
 #if ATTN__VW == 16 /* ---- AVX-512 ---- */
@@ -26782,55 +26892,61 @@ static void attn__mv_nn(int ta, size_t m, size_t n, size_t k, float alpha, const
     }
 }
 
-/* op(B) = B^T, f32 B (n x k): the chains of R rows of op(A) over kc steps of k of jn <= 2
- * ATTN__VW rows of B at bj, into t (row length 2 ATTN__VW): the rows of B read along k
- * together, transposed ATTN__VW steps at a time into blk, the chains in registers. */
+/* op(B) = B^T, f32 B (n x k): the chains of R rows of op(A) over kc steps of k of jn <=
+ * ATTN__MV_TXW rows of B at bj, into t (row length ATTN__MV_TXW): the rows of B read along
+ * k together, transposed ATTN__VW steps at a time into blk, the chains in registers. */
+#define ATTN__MV_TXW (ATTN__MV_TXV * ATTN__VW)
 static void attn__mv_tx_block(const float *bj, size_t ldb, size_t jn, size_t p, size_t steps,
                               float *blk)
 {
-    size_t q, l;
+    size_t q, l, v;
     if (steps == ATTN__VW) {
-        attn__vtranspose_copy(bj + p, ldb, attn__min(jn, ATTN__VW), blk, 2 * ATTN__VW);
-        if (jn > ATTN__VW) /* no pointer past the last row */
-            attn__vtranspose_copy(bj + ATTN__VW * ldb + p, ldb, jn - ATTN__VW, blk + ATTN__VW,
-                                  2 * ATTN__VW);
-        else
-            for (q = 0; q < ATTN__VW; q++)
-                attn__vstore(blk + q * 2 * ATTN__VW + ATTN__VW, attn__vzero());
+        ATTN__UNROLL
+        for (v = 0; v < ATTN__MV_TXW; v += ATTN__VW) {
+            if (jn > v) /* no pointer past the last row */
+                attn__vtranspose_copy(bj + v * ldb + p, ldb, attn__min(jn - v, ATTN__VW),
+                                      blk + v, ATTN__MV_TXW);
+            else
+                for (q = 0; q < ATTN__VW; q++)
+                    attn__vstore(blk + q * ATTN__MV_TXW + v, attn__vzero());
+        }
     } else { /* all of blk written: a call's stack use does not depend on its sizes */
         for (q = 0; q < ATTN__VW; q++)
-            for (l = 0; l < 2 * ATTN__VW; l++)
-                blk[q * 2 * ATTN__VW + l] = l < jn && q < steps ? bj[l * ldb + p + q] : 0.0f;
+            for (l = 0; l < ATTN__MV_TXW; l++)
+                blk[q * ATTN__MV_TXW + l] = l < jn && q < steps ? bj[l * ldb + p + q] : 0.0f;
     }
 }
 static ATTN__FORCE_INLINE void attn__mv_tx_body(size_t R, size_t kc, const float *bj,
                                                 size_t ldb, size_t jn, const float *a,
                                                 size_t ars, size_t acs, float *t)
 {
-    float blk[ATTN__VW * 2 * ATTN__VW];
-    attn__v s[4][2], b0, b1, av;
-    size_t i, p, q, steps;
+    float blk[ATTN__VW * ATTN__MV_TXW];
+    attn__v s[4][ATTN__MV_TXV], bv[ATTN__MV_TXV], av;
+    size_t i, p, q, v, steps;
     ATTN__UNROLL
-    for (i = 0; i < R; i++) s[i][0] = s[i][1] = attn__vzero();
+    for (i = 0; i < R; i++)
+        ATTN__UNROLL
+        for (v = 0; v < ATTN__MV_TXV; v++) s[i][v] = attn__vzero();
     for (p = 0; p < kc; p += steps) {
         steps = attn__min(ATTN__VW, kc - p);
         attn__mv_tx_block(bj, ldb, jn, p, steps, blk);
         for (q = 0; q < steps; q++) {
-            b0 = attn__vload(blk + q * 2 * ATTN__VW);
-            b1 = attn__vload(blk + q * 2 * ATTN__VW + ATTN__VW);
+            ATTN__UNROLL
+            for (v = 0; v < ATTN__MV_TXV; v++)
+                bv[v] = attn__vload(blk + q * ATTN__MV_TXW + v * ATTN__VW);
             ATTN__UNROLL
             for (i = 0; i < R; i++) {
                 av = attn__vset1(a[i * ars + (p + q) * acs]);
-                s[i][0] = attn__vfma(av, b0, s[i][0]);
-                s[i][1] = attn__vfma(av, b1, s[i][1]);
+                ATTN__UNROLL
+                for (v = 0; v < ATTN__MV_TXV; v++) s[i][v] = attn__vfma(av, bv[v], s[i][v]);
             }
         }
     }
     ATTN__UNROLL
-    for (i = 0; i < R; i++) {
-        attn__vstore(t + i * 2 * ATTN__VW, s[i][0]);
-        attn__vstore(t + i * 2 * ATTN__VW + ATTN__VW, s[i][1]);
-    }
+    for (i = 0; i < R; i++)
+        ATTN__UNROLL
+        for (v = 0; v < ATTN__MV_TXV; v++)
+            attn__vstore(t + i * ATTN__MV_TXW + v * ATTN__VW, s[i][v]);
 }
 static void attn__mv_tx_rows(size_t R, size_t kc, const float *bj, size_t ldb, size_t jn,
                              const float *a, size_t ars, size_t acs, float *t)
@@ -26842,24 +26958,24 @@ static void attn__mv_tx_rows(size_t R, size_t kc, const float *bj, size_t ldb, s
 
 /* C = alpha op(A) B^T (+ beta C), m <= ATTN__MM_SKINNY, f32 B (n x k): attn_matmul's order
  * (one chain per element over each chunk of k, chunks merged in order) with B streamed once
- * (2 ATTN__VW rows at a time; a second group of rows reads the chunk from L1). */
+ * (ATTN__MV_TXW rows at a time; a second group of rows reads the chunk from L1). */
 static void attn__mv_tx(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
                         size_t lda, const float *b, size_t ldb, float beta, float *c,
                         size_t ldc)
 {
     const size_t kcb = attn__mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
-    float t[ATTN__MM_SKINNY * 2 * ATTN__VW];
+    float t[ATTN__MM_SKINNY * ATTN__MV_TXW];
     size_t j, pc, i, R;
-    for (j = 0; j < n; j += 2 * ATTN__VW) {
-        const size_t jn = attn__min(2 * ATTN__VW, n - j);
+    for (j = 0; j < n; j += ATTN__MV_TXW) {
+        const size_t jn = attn__min(ATTN__MV_TXW, n - j);
         for (pc = 0; pc < k; pc += kcb) {
             const size_t kc = attn__min(kcb, k - pc);
             for (i = 0; i < m; i += R) {
                 R = attn__mv_group(m - i);
                 attn__mv_tx_rows(R, kc, b + j * ldb + pc, ldb, jn, a + i * ars + pc * acs, ars,
-                                 acs, t + i * 2 * ATTN__VW);
+                                 acs, t + i * ATTN__MV_TXW);
             }
-            attn__mm_merge_ld(c + j, ldc, t, 2 * ATTN__VW, m, jn, alpha, beta,
+            attn__mm_merge_ld(c + j, ldc, t, ATTN__MV_TXW, m, jn, alpha, beta,
                               pc == 0 ? 1 : 2);
         }
     }

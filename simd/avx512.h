@@ -243,53 +243,67 @@ static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
 static inline void attn__vstream(float *p, attn__v v) { _mm512_stream_ps(p, v); }
 static inline void attn__vstream_fence(void) { _mm_sfence(); }
 
-/* 8 x 8 transpose of ymm rows r[0..7] in place */
-static ATTN__FORCE_INLINE void attn__t8x8(__m256 *r)
-{
-    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-    const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-    const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-    const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-    const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-    r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
-    r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-    r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
-    r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-    r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-    r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-    r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-    r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-}
-
-/* Columns c..c+7 of the 16 rows at src (rows i >= `rows` zero, never read) transposed into
- * dst rows c..c+7 (16 floats each), stored in row order */
-static ATTN__FORCE_INLINE void attn__t16x8(const float *src, size_t lds, size_t rows, size_t c,
-                                           float *dst, size_t ldd)
-{
-    __m256 a[8], b[8]; /* rows 0-7 and 8-15: 16 registers, no stack array */
-    size_t i;
-    for (i = 0; i < 8; i++) {
-        a[i] = i < rows ? _mm256_loadu_ps(src + i * lds + c) : _mm256_setzero_ps();
-        b[i] = i + 8 < rows ? _mm256_loadu_ps(src + (i + 8) * lds + c) : _mm256_setzero_ps();
-    }
-    attn__t8x8(a);
-    attn__t8x8(b);
-    for (i = 0; i < 8; i++) {
-        _mm256_storeu_ps(dst + (c + i) * ldd, a[i]);
-        _mm256_storeu_ps(dst + (c + i) * ldd + 8, b[i]);
-    }
-}
 /* Transposes a 16 x 16 block: row q of dst (at dst + q * ldd) receives column q of the
- * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read). dst rows
- * are stored in order q = 0..15, so with ldd < 16 the later rows win the overlap. As two
- * halves of 8 columns, each two 8 x 8 transposes of ymm rows. */
+ * block whose row i is at src + i * lds, rows i >= `rows` being zero (never read: a masked
+ * load). dst rows are stored in order q = 0..15, so with ldd < 16 the later rows win the
+ * overlap. Named registers, no arrays, so that compilers keep it out of memory at -O2 too.
+ * Four rounds of 16 shuffles: pairs of rows interleaved in each 128-bit lane; then lane l
+ * of u(4 g + c) holds rows 4 g .. 4 g + 3 of column 4 l + c; then lanes gathered across the
+ * row groups, twice. */
+#define ATTN__TR_LOAD(LD)                                                                  \
+    r0 = LD(0), r1 = LD(1), r2 = LD(2), r3 = LD(3), r4 = LD(4), r5 = LD(5), r6 = LD(6);    \
+    r7 = LD(7), r8 = LD(8), r9 = LD(9), r10 = LD(10), r11 = LD(11), r12 = LD(12);          \
+    r13 = LD(13), r14 = LD(14), r15 = LD(15)
+#define ATTN__TR_LD(i) _mm512_loadu_ps(src + (i) * lds)
+#define ATTN__TR_LDZ(i)                                                                    \
+    _mm512_maskz_loadu_ps((__mmask16)((i) < rows ? 0xFFFF : 0),                           \
+                          src + ((i) < rows ? (i) : 0) * lds)
+#define ATTN__TR_R1(a, b, lo, hi) lo = _mm512_unpacklo_ps(a, b), hi = _mm512_unpackhi_ps(a, b)
+#define ATTN__TR_R2(t0, t1, t2, t3, u0, u1, u2, u3)                                        \
+    u0 = _mm512_shuffle_ps(t0, t2, 0x44), u1 = _mm512_shuffle_ps(t0, t2, 0xEE),          \
+    u2 = _mm512_shuffle_ps(t1, t3, 0x44), u3 = _mm512_shuffle_ps(t1, t3, 0xEE)
+/* dst rows c, 4 + c, 8 + c, 12 + c from u(c), u(4 + c), u(8 + c), u(12 + c) */
+#define ATTN__TR_R34(a, b, e, f, o0, o4, o8, o12)                                          \
+    t0 = _mm512_shuffle_f32x4(a, b, 0x88), t1 = _mm512_shuffle_f32x4(a, b, 0xDD);         \
+    t2 = _mm512_shuffle_f32x4(e, f, 0x88), t3 = _mm512_shuffle_f32x4(e, f, 0xDD);         \
+    o0 = _mm512_shuffle_f32x4(t0, t2, 0x88), o4 = _mm512_shuffle_f32x4(t1, t3, 0x88);     \
+    o8 = _mm512_shuffle_f32x4(t0, t2, 0xDD), o12 = _mm512_shuffle_f32x4(t1, t3, 0xDD)
 static ATTN__FORCE_INLINE void attn__vtranspose_copy(const float *src, size_t lds,
                                                      size_t rows, float *dst, size_t ldd)
 {
-    attn__t16x8(src, lds, rows, 0, dst, ldd);
-    attn__t16x8(src, lds, rows, 8, dst, ldd);
+    __m512 r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11, r12, r13, r14, r15;
+    __m512 t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, t12, t13, t14, t15;
+    if (rows >= 16) { /* the common case: no mask a row */
+        ATTN__TR_LOAD(ATTN__TR_LD);
+    } else {
+        ATTN__TR_LOAD(ATTN__TR_LDZ);
+    }
+    ATTN__TR_R1(r0, r1, t0, t1), ATTN__TR_R1(r2, r3, t2, t3);
+    ATTN__TR_R1(r4, r5, t4, t5), ATTN__TR_R1(r6, r7, t6, t7);
+    ATTN__TR_R1(r8, r9, t8, t9), ATTN__TR_R1(r10, r11, t10, t11);
+    ATTN__TR_R1(r12, r13, t12, t13), ATTN__TR_R1(r14, r15, t14, t15);
+    ATTN__TR_R2(t0, t1, t2, t3, r0, r1, r2, r3);
+    ATTN__TR_R2(t4, t5, t6, t7, r4, r5, r6, r7);
+    ATTN__TR_R2(t8, t9, t10, t11, r8, r9, r10, r11);
+    ATTN__TR_R2(t12, t13, t14, t15, r12, r13, r14, r15);
+    /* outputs in t4 .. t15 and (the last column) r3, r7, r11, r15 */
+    ATTN__TR_R34(r0, r4, r8, r12, t4, t8, t12, r0);
+    ATTN__TR_R34(r1, r5, r9, r13, t5, t9, t13, r1);
+    ATTN__TR_R34(r2, r6, r10, r14, t6, t10, t14, r2);
+    ATTN__TR_R34(r3, r7, r11, r15, t7, t11, t15, r3);
+    _mm512_storeu_ps(dst, t4), _mm512_storeu_ps(dst + ldd, t5);
+    _mm512_storeu_ps(dst + 2 * ldd, t6), _mm512_storeu_ps(dst + 3 * ldd, t7);
+    _mm512_storeu_ps(dst + 4 * ldd, t8), _mm512_storeu_ps(dst + 5 * ldd, t9);
+    _mm512_storeu_ps(dst + 6 * ldd, t10), _mm512_storeu_ps(dst + 7 * ldd, t11);
+    _mm512_storeu_ps(dst + 8 * ldd, t12), _mm512_storeu_ps(dst + 9 * ldd, t13);
+    _mm512_storeu_ps(dst + 10 * ldd, t14), _mm512_storeu_ps(dst + 11 * ldd, t15);
+    _mm512_storeu_ps(dst + 12 * ldd, r0), _mm512_storeu_ps(dst + 13 * ldd, r1);
+    _mm512_storeu_ps(dst + 14 * ldd, r2), _mm512_storeu_ps(dst + 15 * ldd, r3);
 }
+#undef ATTN__TR_LOAD
+#undef ATTN__TR_LD
+#undef ATTN__TR_LDZ
+#undef ATTN__TR_R1
+#undef ATTN__TR_R2
+#undef ATTN__TR_R34
 #endif

@@ -39,6 +39,15 @@
 #define ATTN__QD_MR 4
 #endif
 
+/* Matrix-vector products with f32 B^T: vectors of B's rows read together (each lane a row
+ * of B along k). All those rows' lines at one step of k share an L1 set when B's rows are
+ * 4 KiB apart, so 16 of them (AVX-512's one vector) is the most that does not thrash it. */
+#if ATTN__VW == 16
+#define ATTN__MV_TXV 1
+#else
+#define ATTN__MV_TXV 2
+#endif
+
 #if ATTN__VW == 16 /* ---- AVX-512 ---- */
 #define ATTN__MM_KC 256
 #define ATTN__MM_MC (16 * ATTN__MR)

@@ -689,55 +689,61 @@ static void attn__mv_nn(int ta, size_t m, size_t n, size_t k, float alpha, const
     }
 }
 
-/* op(B) = B^T, f32 B (n x k): the chains of R rows of op(A) over kc steps of k of jn <= 2
- * ATTN__VW rows of B at bj, into t (row length 2 ATTN__VW): the rows of B read along k
- * together, transposed ATTN__VW steps at a time into blk, the chains in registers. */
+/* op(B) = B^T, f32 B (n x k): the chains of R rows of op(A) over kc steps of k of jn <=
+ * ATTN__MV_TXW rows of B at bj, into t (row length ATTN__MV_TXW): the rows of B read along
+ * k together, transposed ATTN__VW steps at a time into blk, the chains in registers. */
+#define ATTN__MV_TXW (ATTN__MV_TXV * ATTN__VW)
 static void attn__mv_tx_block(const float *bj, size_t ldb, size_t jn, size_t p, size_t steps,
                               float *blk)
 {
-    size_t q, l;
+    size_t q, l, v;
     if (steps == ATTN__VW) {
-        attn__vtranspose_copy(bj + p, ldb, attn__min(jn, ATTN__VW), blk, 2 * ATTN__VW);
-        if (jn > ATTN__VW) /* no pointer past the last row */
-            attn__vtranspose_copy(bj + ATTN__VW * ldb + p, ldb, jn - ATTN__VW, blk + ATTN__VW,
-                                  2 * ATTN__VW);
-        else
-            for (q = 0; q < ATTN__VW; q++)
-                attn__vstore(blk + q * 2 * ATTN__VW + ATTN__VW, attn__vzero());
+        ATTN__UNROLL
+        for (v = 0; v < ATTN__MV_TXW; v += ATTN__VW) {
+            if (jn > v) /* no pointer past the last row */
+                attn__vtranspose_copy(bj + v * ldb + p, ldb, attn__min(jn - v, ATTN__VW),
+                                      blk + v, ATTN__MV_TXW);
+            else
+                for (q = 0; q < ATTN__VW; q++)
+                    attn__vstore(blk + q * ATTN__MV_TXW + v, attn__vzero());
+        }
     } else { /* all of blk written: a call's stack use does not depend on its sizes */
         for (q = 0; q < ATTN__VW; q++)
-            for (l = 0; l < 2 * ATTN__VW; l++)
-                blk[q * 2 * ATTN__VW + l] = l < jn && q < steps ? bj[l * ldb + p + q] : 0.0f;
+            for (l = 0; l < ATTN__MV_TXW; l++)
+                blk[q * ATTN__MV_TXW + l] = l < jn && q < steps ? bj[l * ldb + p + q] : 0.0f;
     }
 }
 static ATTN__FORCE_INLINE void attn__mv_tx_body(size_t R, size_t kc, const float *bj,
                                                 size_t ldb, size_t jn, const float *a,
                                                 size_t ars, size_t acs, float *t)
 {
-    float blk[ATTN__VW * 2 * ATTN__VW];
-    attn__v s[4][2], b0, b1, av;
-    size_t i, p, q, steps;
+    float blk[ATTN__VW * ATTN__MV_TXW];
+    attn__v s[4][ATTN__MV_TXV], bv[ATTN__MV_TXV], av;
+    size_t i, p, q, v, steps;
     ATTN__UNROLL
-    for (i = 0; i < R; i++) s[i][0] = s[i][1] = attn__vzero();
+    for (i = 0; i < R; i++)
+        ATTN__UNROLL
+        for (v = 0; v < ATTN__MV_TXV; v++) s[i][v] = attn__vzero();
     for (p = 0; p < kc; p += steps) {
         steps = attn__min(ATTN__VW, kc - p);
         attn__mv_tx_block(bj, ldb, jn, p, steps, blk);
         for (q = 0; q < steps; q++) {
-            b0 = attn__vload(blk + q * 2 * ATTN__VW);
-            b1 = attn__vload(blk + q * 2 * ATTN__VW + ATTN__VW);
+            ATTN__UNROLL
+            for (v = 0; v < ATTN__MV_TXV; v++)
+                bv[v] = attn__vload(blk + q * ATTN__MV_TXW + v * ATTN__VW);
             ATTN__UNROLL
             for (i = 0; i < R; i++) {
                 av = attn__vset1(a[i * ars + (p + q) * acs]);
-                s[i][0] = attn__vfma(av, b0, s[i][0]);
-                s[i][1] = attn__vfma(av, b1, s[i][1]);
+                ATTN__UNROLL
+                for (v = 0; v < ATTN__MV_TXV; v++) s[i][v] = attn__vfma(av, bv[v], s[i][v]);
             }
         }
     }
     ATTN__UNROLL
-    for (i = 0; i < R; i++) {
-        attn__vstore(t + i * 2 * ATTN__VW, s[i][0]);
-        attn__vstore(t + i * 2 * ATTN__VW + ATTN__VW, s[i][1]);
-    }
+    for (i = 0; i < R; i++)
+        ATTN__UNROLL
+        for (v = 0; v < ATTN__MV_TXV; v++)
+            attn__vstore(t + i * ATTN__MV_TXW + v * ATTN__VW, s[i][v]);
 }
 static void attn__mv_tx_rows(size_t R, size_t kc, const float *bj, size_t ldb, size_t jn,
                              const float *a, size_t ars, size_t acs, float *t)
@@ -749,24 +755,24 @@ static void attn__mv_tx_rows(size_t R, size_t kc, const float *bj, size_t ldb, s
 
 /* C = alpha op(A) B^T (+ beta C), m <= ATTN__MM_SKINNY, f32 B (n x k): attn_matmul's order
  * (one chain per element over each chunk of k, chunks merged in order) with B streamed once
- * (2 ATTN__VW rows at a time; a second group of rows reads the chunk from L1). */
+ * (ATTN__MV_TXW rows at a time; a second group of rows reads the chunk from L1). */
 static void attn__mv_tx(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
                         size_t lda, const float *b, size_t ldb, float beta, float *c,
                         size_t ldc)
 {
     const size_t kcb = attn__mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
-    float t[ATTN__MM_SKINNY * 2 * ATTN__VW];
+    float t[ATTN__MM_SKINNY * ATTN__MV_TXW];
     size_t j, pc, i, R;
-    for (j = 0; j < n; j += 2 * ATTN__VW) {
-        const size_t jn = attn__min(2 * ATTN__VW, n - j);
+    for (j = 0; j < n; j += ATTN__MV_TXW) {
+        const size_t jn = attn__min(ATTN__MV_TXW, n - j);
         for (pc = 0; pc < k; pc += kcb) {
             const size_t kc = attn__min(kcb, k - pc);
             for (i = 0; i < m; i += R) {
                 R = attn__mv_group(m - i);
                 attn__mv_tx_rows(R, kc, b + j * ldb + pc, ldb, jn, a + i * ars + pc * acs, ars,
-                                 acs, t + i * 2 * ATTN__VW);
+                                 acs, t + i * ATTN__MV_TXW);
             }
-            attn__mm_merge_ld(c + j, ldc, t, 2 * ATTN__VW, m, jn, alpha, beta,
+            attn__mm_merge_ld(c + j, ldc, t, ATTN__MV_TXW, m, jn, alpha, beta,
                               pc == 0 ? 1 : 2);
         }
     }
