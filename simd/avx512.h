@@ -121,12 +121,23 @@ static inline attn__v attn__vload_i8(const int8_t *p)
     const __m128i b = _mm_loadu_si128((const __m128i *)(const void *)p);
     return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(b));
 }
+/* 4-bit values looked up (vpermps takes an index's low 4 bits: no mask, no conversion) */
+static inline __m512 attn__q4_table(void)
+{
+    return _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
+}
 static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
 {
     __m512i w = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)p));
     if (hi) w = _mm512_srli_epi32(w, 4);
-    w = _mm512_sub_epi32(_mm512_and_si512(w, _mm512_set1_epi32(15)), _mm512_set1_epi32(8));
-    return _mm512_cvtepi32_ps(w);
+    return _mm512_permutexvar_ps(w, attn__q4_table());
+}
+#define ATTN__HAVE_VQ4_32 1 /* the 16 bytes widened once for both nibbles */
+static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
+{
+    const __m512i w = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)p));
+    out[0] = _mm512_permutexvar_ps(w, attn__q4_table());
+    out[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(w, 4), attn__q4_table());
 }
 /* Integer dot products (simd/generic.h's contract): AVX512-VNNI's vpdpbusd takes a4 + 128
  * unsigned; without it (AVX512F alone has no byte multiplies) two AVX2 halves, as
