@@ -5001,8 +5001,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size
 }
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
- * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). 4 rows of A
- * make the block types' bodies compute-bound: they request nothing ahead. */
+ * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). */
 #define ATTN__SCALAR_MV_TROWS(T)                                                                  \
     if (R == 4) {                                                                          \
         attn__scalar_mv_t_body(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                           \
@@ -5012,8 +5011,8 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size
 #define ATTN__SCALAR_MV_QROWS(T)                                                                  \
     p0 /= ATTN__SCALAR_QK, p1 /= ATTN__SCALAR_QK;                                                        \
     if (R == 4) {                                                                          \
-        attn__scalar_mv_q_body(T, 4, 2, p0, p1, a, lda, brow, NULL, acc);                         \
-        attn__scalar_mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, NULL, acc + 2);                 \
+        attn__scalar_mv_q_body(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                           \
+        attn__scalar_mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);     \
     } else if (R == 2) attn__scalar_mv_q_body(T, 2, 4, p0, p1, a, lda, brow, pf, acc);            \
     else attn__scalar_mv_q_body(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
 /* attn__scalar_mv_t_body, or for the block types attn__scalar_mv_q_body: only 16-bit and block-type B
@@ -12104,8 +12103,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R
 }
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
- * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). 4 rows of A
- * make the block types' bodies compute-bound: they request nothing ahead. */
+ * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). */
 #define ATTN__AVX2_MV_TROWS(T)                                                                  \
     if (R == 4) {                                                                          \
         attn__avx2_mv_t_body(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                           \
@@ -12115,8 +12113,8 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R
 #define ATTN__AVX2_MV_QROWS(T)                                                                  \
     p0 /= ATTN__AVX2_QK, p1 /= ATTN__AVX2_QK;                                                        \
     if (R == 4) {                                                                          \
-        attn__avx2_mv_q_body(T, 4, 2, p0, p1, a, lda, brow, NULL, acc);                         \
-        attn__avx2_mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, NULL, acc + 2);                 \
+        attn__avx2_mv_q_body(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                           \
+        attn__avx2_mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);     \
     } else if (R == 2) attn__avx2_mv_q_body(T, 2, 4, p0, p1, a, lda, brow, pf, acc);            \
     else attn__avx2_mv_q_body(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
 /* attn__avx2_mv_t_body, or for the block types attn__avx2_mv_q_body: only 16-bit and block-type B
@@ -19211,8 +19209,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size
 }
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
- * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). 4 rows of A
- * make the block types' bodies compute-bound: they request nothing ahead. */
+ * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). */
 #define ATTN__AVX512_MV_TROWS(T)                                                                  \
     if (R == 4) {                                                                          \
         attn__avx512_mv_t_body(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                           \
@@ -19222,8 +19219,8 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size
 #define ATTN__AVX512_MV_QROWS(T)                                                                  \
     p0 /= ATTN__AVX512_QK, p1 /= ATTN__AVX512_QK;                                                        \
     if (R == 4) {                                                                          \
-        attn__avx512_mv_q_body(T, 4, 2, p0, p1, a, lda, brow, NULL, acc);                         \
-        attn__avx512_mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, NULL, acc + 2);                 \
+        attn__avx512_mv_q_body(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                           \
+        attn__avx512_mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);     \
     } else if (R == 2) attn__avx512_mv_q_body(T, 2, 4, p0, p1, a, lda, brow, pf, acc);            \
     else attn__avx512_mv_q_body(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
 /* attn__avx512_mv_t_body, or for the block types attn__avx512_mv_q_body: only 16-bit and block-type B
@@ -26843,8 +26840,7 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
 }
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
- * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). 4 rows of A
- * make the block types' bodies compute-bound: they request nothing ahead. */
+ * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). */
 #define ATTN__MV_TROWS(T)                                                                  \
     if (R == 4) {                                                                          \
         attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                           \
@@ -26854,8 +26850,8 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
 #define ATTN__MV_QROWS(T)                                                                  \
     p0 /= ATTN__QK, p1 /= ATTN__QK;                                                        \
     if (R == 4) {                                                                          \
-        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow, NULL, acc);                         \
-        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, NULL, acc + 2);                 \
+        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                           \
+        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);     \
     } else if (R == 2) attn__mv_q_body(T, 2, 4, p0, p1, a, lda, brow, pf, acc);            \
     else attn__mv_q_body(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
 /* attn__mv_t_body, or for the block types attn__mv_q_body: only 16-bit and block-type B

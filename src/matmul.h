@@ -596,8 +596,7 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
 }
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
- * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). 4 rows of A
- * make the block types' bodies compute-bound: they request nothing ahead. */
+ * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). */
 #define ATTN__MV_TROWS(T)                                                                  \
     if (R == 4) {                                                                          \
         attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                           \
@@ -607,8 +606,8 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
 #define ATTN__MV_QROWS(T)                                                                  \
     p0 /= ATTN__QK, p1 /= ATTN__QK;                                                        \
     if (R == 4) {                                                                          \
-        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow, NULL, acc);                         \
-        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, NULL, acc + 2);                 \
+        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                           \
+        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);     \
     } else if (R == 2) attn__mv_q_body(T, 2, 4, p0, p1, a, lda, brow, pf, acc);            \
     else attn__mv_q_body(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
 /* attn__mv_t_body, or for the block types attn__mv_q_body: only 16-bit and block-type B
