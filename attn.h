@@ -3002,8 +3002,9 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
 #endif
 
 /* Matrix-vector products with f32 B^T: vectors of B's rows read together (each lane a row
- * of B along k). All those rows' lines at one step of k share an L1 set when B's rows are
- * 4 KiB apart, so 16 of them (AVX-512's one vector) is the most that does not thrash it. */
+ * of B along k), 16 rows either way. The rows' lines at one step of k share an L1 set when
+ * B's rows are 4 KiB apart (a power-of-two d_in), and 32 rows (two AVX-512 vectors) thrash
+ * it: half the speed of 16. */
 #if ATTN__SCALAR_VW == 16
 #define ATTN__SCALAR_MV_TXV 1
 #else
@@ -10104,8 +10105,9 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
 #endif
 
 /* Matrix-vector products with f32 B^T: vectors of B's rows read together (each lane a row
- * of B along k). All those rows' lines at one step of k share an L1 set when B's rows are
- * 4 KiB apart, so 16 of them (AVX-512's one vector) is the most that does not thrash it. */
+ * of B along k), 16 rows either way. The rows' lines at one step of k share an L1 set when
+ * B's rows are 4 KiB apart (a power-of-two d_in), and 32 rows (two AVX-512 vectors) thrash
+ * it: half the speed of 16. */
 #if ATTN__AVX2_VW == 16
 #define ATTN__AVX2_MV_TXV 1
 #else
@@ -17210,8 +17212,9 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
 #endif
 
 /* Matrix-vector products with f32 B^T: vectors of B's rows read together (each lane a row
- * of B along k). All those rows' lines at one step of k share an L1 set when B's rows are
- * 4 KiB apart, so 16 of them (AVX-512's one vector) is the most that does not thrash it. */
+ * of B along k), 16 rows either way. The rows' lines at one step of k share an L1 set when
+ * B's rows are 4 KiB apart (a power-of-two d_in), and 32 rows (two AVX-512 vectors) thrash
+ * it: half the speed of 16. */
 #if ATTN__AVX512_VW == 16
 #define ATTN__AVX512_MV_TXV 1
 #else
@@ -24841,8 +24844,9 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 #endif
 
 /* Matrix-vector products with f32 B^T: vectors of B's rows read together (each lane a row
- * of B along k). All those rows' lines at one step of k share an L1 set when B's rows are
- * 4 KiB apart, so 16 of them (AVX-512's one vector) is the most that does not thrash it. */
+ * of B along k), 16 rows either way. The rows' lines at one step of k share an L1 set when
+ * B's rows are 4 KiB apart (a power-of-two d_in), and 32 rows (two AVX-512 vectors) thrash
+ * it: half the speed of 16. */
 #if ATTN__VW == 16
 #define ATTN__MV_TXV 1
 #else
