@@ -3004,7 +3004,7 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
 /* Matrix-vector products with f32 B^T: vectors of B's rows read together (each lane a row
  * of B along k), 16 rows either way. The rows' lines at one step of k share an L1 set when
  * B's rows are 4 KiB apart (a power-of-two d_in), and 32 rows (two AVX-512 vectors) thrash
- * it: half the speed of 16. */
+ * it. */
 #if ATTN__SCALAR_VW == 16
 #define ATTN__SCALAR_MV_TXV 1
 #else
@@ -10107,7 +10107,7 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
 /* Matrix-vector products with f32 B^T: vectors of B's rows read together (each lane a row
  * of B along k), 16 rows either way. The rows' lines at one step of k share an L1 set when
  * B's rows are 4 KiB apart (a power-of-two d_in), and 32 rows (two AVX-512 vectors) thrash
- * it: half the speed of 16. */
+ * it. */
 #if ATTN__AVX2_VW == 16
 #define ATTN__AVX2_MV_TXV 1
 #else
@@ -17214,7 +17214,7 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
 /* Matrix-vector products with f32 B^T: vectors of B's rows read together (each lane a row
  * of B along k), 16 rows either way. The rows' lines at one step of k share an L1 set when
  * B's rows are 4 KiB apart (a power-of-two d_in), and 32 rows (two AVX-512 vectors) thrash
- * it: half the speed of 16. */
+ * it. */
 #if ATTN__AVX512_VW == 16
 #define ATTN__AVX512_MV_TXV 1
 #else
@@ -24846,7 +24846,7 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 /* Matrix-vector products with f32 B^T: vectors of B's rows read together (each lane a row
  * of B along k), 16 rows either way. The rows' lines at one step of k share an L1 set when
  * B's rows are 4 KiB apart (a power-of-two d_in), and 32 rows (two AVX-512 vectors) thrash
- * it: half the speed of 16. */
+ * it. */
 #if ATTN__VW == 16
 #define ATTN__MV_TXV 1
 #else

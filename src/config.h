@@ -42,7 +42,7 @@
 /* Matrix-vector products with f32 B^T: vectors of B's rows read together (each lane a row
  * of B along k), 16 rows either way. The rows' lines at one step of k share an L1 set when
  * B's rows are 4 KiB apart (a power-of-two d_in), and 32 rows (two AVX-512 vectors) thrash
- * it: half the speed of 16. */
+ * it. */
 #if ATTN__VW == 16
 #define ATTN__MV_TXV 1
 #else
