@@ -597,37 +597,32 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). */
-#define ATTN__MV_TROWS(T)                                                                  \
+#define ATTN__MV_ROWS(BODY, T)                                                             \
     if (R == 4) {                                                                          \
-        attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                           \
-        attn__mv_t_body(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);     \
-    } else if (R == 2) attn__mv_t_body(T, 2, 4, p0, p1, a, lda, brow, pf, acc);            \
-    else attn__mv_t_body(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
-#define ATTN__MV_QROWS(T)                                                                  \
-    p0 /= ATTN__QK, p1 /= ATTN__QK;                                                        \
-    if (R == 4) {                                                                          \
-        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                           \
-        attn__mv_q_body(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);     \
-    } else if (R == 2) attn__mv_q_body(T, 2, 4, p0, p1, a, lda, brow, pf, acc);            \
-    else attn__mv_q_body(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
-/* attn__mv_t_body, or for the block types attn__mv_q_body: only 16-bit and block-type B
- * come here (f32 B^T keeps attn_matmul's order: attn__mv_tx) */
+        BODY(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                                      \
+        BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);                \
+    } else if (R == 2) BODY(T, 2, 4, p0, p1, a, lda, brow, pf, acc);                       \
+    else BODY(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
+/* attn__mv_t_body, or for the block types attn__mv_q_body (over blocks, not elements):
+ * only 16-bit and block-type B come here (f32 B^T keeps attn_matmul's order: attn__mv_tx) */
 static void attn__mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
                            size_t lda, const void *const *brow, const void *const *pf,
                            attn__v *acc)
 {
     if (bt == ATTN_F16) {
-        ATTN__MV_TROWS(ATTN_F16)
+        ATTN__MV_ROWS(attn__mv_t_body, ATTN_F16)
     } else if (bt == ATTN_BF16) {
-        ATTN__MV_TROWS(ATTN_BF16)
-    } else if (bt == ATTN_Q8_0) {
-        ATTN__MV_QROWS(ATTN_Q8_0)
+        ATTN__MV_ROWS(attn__mv_t_body, ATTN_BF16)
     } else {
-        ATTN__MV_QROWS(ATTN_Q4_0)
+        p0 /= ATTN__QK, p1 /= ATTN__QK;
+        if (bt == ATTN_Q8_0) {
+            ATTN__MV_ROWS(attn__mv_q_body, ATTN_Q8_0)
+        } else {
+            ATTN__MV_ROWS(attn__mv_q_body, ATTN_Q4_0)
+        }
     }
 }
-#undef ATTN__MV_TROWS
-#undef ATTN__MV_QROWS
+#undef ATTN__MV_ROWS
 static void attn__mv_nn_rows(attn_dtype bt, size_t R, size_t kc, const float *a, size_t ars,
                              size_t acs, const void *b, size_t ldb, size_t w, size_t wp, float *t)
 {
