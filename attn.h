@@ -2985,6 +2985,10 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
 /* Attention, rows path: keys per block of P V (their V rows stay in L1 while the column
  * chunks of the accumulators take them in registers). */
 #define ATTN__SCALAR_PV_KB 16
+/* Attention, rows path: one row alone (decode, one query per head) holds its accumulator
+ * in registers across a block of keys where it has at most this many vectors (its first
+ * half of them, or all: each V row then read in one pass); longer rows stream. */
+#define ATTN__SCALAR_PV_NV1 8
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
 #define ATTN__SCALAR_SM_FAR ((size_t)32 << 20)
@@ -5824,6 +5828,47 @@ static ATTN__SCALAR_FORCE_INLINE int attn__scalar_pv_chunk(attn_dtype t, float *
     return 1;
 }
 
+/* Columns [c, c + nv * VW) (nv <= ATTN__SCALAR_PV_NV1, a constant) of one acc row y, p row p,
+ * keys j < nk as attn__scalar_pv_chunk takes them: every key applied, the chunk in registers; 0
+ * returned (nothing stored) where a sum came out inf or NaN. */
+static ATTN__SCALAR_FORCE_INLINE int attn__scalar_pv_row_chunk(attn_dtype t, float *y, const float *p,
+                                                 size_t nk, const void *vt, size_t ld, size_t c,
+                                                 size_t nv)
+{
+    const attn__scalar_v zero = attn__scalar_vzero();
+    /* sized for a q8_0 block too: its branch is dead code where a block is more vectors */
+    attn__scalar_v a[ATTN__SCALAR_PV_NV1 > ATTN__SCALAR_QK / ATTN__SCALAR_VW ? ATTN__SCALAR_PV_NV1 : ATTN__SCALAR_QK / ATTN__SCALAR_VW];
+    attn__scalar_v chk = zero;
+    size_t j, i;
+    ATTN__SCALAR_UNROLL
+    for (i = 0; i < nv; i++) a[i] = attn__scalar_vload(y + c + i * ATTN__SCALAR_VW);
+    for (j = 0; j < nk; j++) {
+        const void *vj = attn__scalar_dt_at(t, vt, j * ld);
+        const attn__scalar_v pv = attn__scalar_vset1(p[j]);
+        if (t == ATTN_Q8_0 && (nv * ATTN__SCALAR_VW) % ATTN__SCALAR_QK == 0) { /* c: a multiple of QK */
+            attn__scalar_v w[ATTN__SCALAR_QK / ATTN__SCALAR_VW];
+            size_t e, v;
+            ATTN__SCALAR_UNROLL
+            for (e = 0; e < nv * ATTN__SCALAR_VW; e += ATTN__SCALAR_QK) {
+                attn__scalar_vload_q8_block(attn__scalar_dt_at(t, vj, c + e), w);
+                ATTN__SCALAR_UNROLL
+                for (v = 0; v < ATTN__SCALAR_QK / ATTN__SCALAR_VW; v++)
+                    a[e / ATTN__SCALAR_VW + v] = attn__scalar_vfma(pv, w[v], a[e / ATTN__SCALAR_VW + v]);
+            }
+        } else {
+            ATTN__SCALAR_UNROLL
+            for (i = 0; i < nv; i++)
+                a[i] = attn__scalar_vfma(pv, attn__scalar_vload_dt(t, vj, c + i * ATTN__SCALAR_VW), a[i]);
+        }
+    }
+    ATTN__SCALAR_UNROLL
+    for (i = 0; i < nv; i++) chk = attn__scalar_vfma(a[i], zero, chk);
+    if (!(attn__scalar_vhsum(chk) == 0.0f)) return 0;
+    ATTN__SCALAR_UNROLL
+    for (i = 0; i < nv; i++) attn__scalar_vstore(y + c + i * ATTN__SCALAR_VW, a[i]);
+    return 1;
+}
+
 /* The same sums in memory for columns [c, c1) of nr distinct rows, keys of weight 0
  * skipped: for one row alone, a chunk whose sums came out inf or NaN, the columns past the
  * last whole vector, and the fused path's tiles whose V holds inf or NaN */
@@ -5892,9 +5937,17 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_pv_body(attn_dtype t, float *
             const size_t nr = attn__scalar_min(4, gr - r);
             float *y[4];
             const float *pr[4];
-            if (nr == 1) { /* one row: V rows streamed whole, acc in L1 */
-                attn__scalar_pv_skip0(t, acc + r * lda, lda, p + r * lds + j0, lds, 1, kb, vb, ld, 0,
-                               dv);
+            if (nr == 1) { /* one row: in registers where it fits (V rows read in one pass),
+                            * else streamed whole with the accumulator in L1 */
+                float *y1 = acc + r * lda;
+                const float *p1 = p + r * lds + j0;
+                const size_t nv = dvc >= ATTN__SCALAR_PV_NV1 * ATTN__SCALAR_VW ? ATTN__SCALAR_PV_NV1 : ATTN__SCALAR_PV_NV1 / 2;
+                c = dv > ATTN__SCALAR_PV_NV1 * ATTN__SCALAR_VW || dvc < nv * ATTN__SCALAR_VW ? 0 : nv * ATTN__SCALAR_VW;
+                if (c && !(nv == ATTN__SCALAR_PV_NV1
+                               ? attn__scalar_pv_row_chunk(t, y1, p1, kb, vb, ld, 0, ATTN__SCALAR_PV_NV1)
+                               : attn__scalar_pv_row_chunk(t, y1, p1, kb, vb, ld, 0, ATTN__SCALAR_PV_NV1 / 2)))
+                    c = 0;
+                if (c < dv) attn__scalar_pv_skip0(t, y1, lda, p1, lds, 1, kb, vb, ld, c, dv);
                 continue;
             }
             for (u = 0; u < 4; u++) {
@@ -10083,6 +10136,10 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
 /* Attention, rows path: keys per block of P V (their V rows stay in L1 while the column
  * chunks of the accumulators take them in registers). */
 #define ATTN__AVX2_PV_KB 16
+/* Attention, rows path: one row alone (decode, one query per head) holds its accumulator
+ * in registers across a block of keys where it has at most this many vectors (its first
+ * half of them, or all: each V row then read in one pass); longer rows stream. */
+#define ATTN__AVX2_PV_NV1 8
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
 #define ATTN__AVX2_SM_FAR ((size_t)32 << 20)
@@ -12922,6 +12979,47 @@ static ATTN__AVX2_FORCE_INLINE int attn__avx2_pv_chunk(attn_dtype t, float *cons
     return 1;
 }
 
+/* Columns [c, c + nv * VW) (nv <= ATTN__AVX2_PV_NV1, a constant) of one acc row y, p row p,
+ * keys j < nk as attn__avx2_pv_chunk takes them: every key applied, the chunk in registers; 0
+ * returned (nothing stored) where a sum came out inf or NaN. */
+static ATTN__AVX2_FORCE_INLINE int attn__avx2_pv_row_chunk(attn_dtype t, float *y, const float *p,
+                                                 size_t nk, const void *vt, size_t ld, size_t c,
+                                                 size_t nv)
+{
+    const attn__avx2_v zero = attn__avx2_vzero();
+    /* sized for a q8_0 block too: its branch is dead code where a block is more vectors */
+    attn__avx2_v a[ATTN__AVX2_PV_NV1 > ATTN__AVX2_QK / ATTN__AVX2_VW ? ATTN__AVX2_PV_NV1 : ATTN__AVX2_QK / ATTN__AVX2_VW];
+    attn__avx2_v chk = zero;
+    size_t j, i;
+    ATTN__AVX2_UNROLL
+    for (i = 0; i < nv; i++) a[i] = attn__avx2_vload(y + c + i * ATTN__AVX2_VW);
+    for (j = 0; j < nk; j++) {
+        const void *vj = attn__avx2_dt_at(t, vt, j * ld);
+        const attn__avx2_v pv = attn__avx2_vset1(p[j]);
+        if (t == ATTN_Q8_0 && (nv * ATTN__AVX2_VW) % ATTN__AVX2_QK == 0) { /* c: a multiple of QK */
+            attn__avx2_v w[ATTN__AVX2_QK / ATTN__AVX2_VW];
+            size_t e, v;
+            ATTN__AVX2_UNROLL
+            for (e = 0; e < nv * ATTN__AVX2_VW; e += ATTN__AVX2_QK) {
+                attn__avx2_vload_q8_block(attn__avx2_dt_at(t, vj, c + e), w);
+                ATTN__AVX2_UNROLL
+                for (v = 0; v < ATTN__AVX2_QK / ATTN__AVX2_VW; v++)
+                    a[e / ATTN__AVX2_VW + v] = attn__avx2_vfma(pv, w[v], a[e / ATTN__AVX2_VW + v]);
+            }
+        } else {
+            ATTN__AVX2_UNROLL
+            for (i = 0; i < nv; i++)
+                a[i] = attn__avx2_vfma(pv, attn__avx2_vload_dt(t, vj, c + i * ATTN__AVX2_VW), a[i]);
+        }
+    }
+    ATTN__AVX2_UNROLL
+    for (i = 0; i < nv; i++) chk = attn__avx2_vfma(a[i], zero, chk);
+    if (!(attn__avx2_vhsum(chk) == 0.0f)) return 0;
+    ATTN__AVX2_UNROLL
+    for (i = 0; i < nv; i++) attn__avx2_vstore(y + c + i * ATTN__AVX2_VW, a[i]);
+    return 1;
+}
+
 /* The same sums in memory for columns [c, c1) of nr distinct rows, keys of weight 0
  * skipped: for one row alone, a chunk whose sums came out inf or NaN, the columns past the
  * last whole vector, and the fused path's tiles whose V holds inf or NaN */
@@ -12990,9 +13088,17 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_pv_body(attn_dtype t, float *acc,
             const size_t nr = attn__avx2_min(4, gr - r);
             float *y[4];
             const float *pr[4];
-            if (nr == 1) { /* one row: V rows streamed whole, acc in L1 */
-                attn__avx2_pv_skip0(t, acc + r * lda, lda, p + r * lds + j0, lds, 1, kb, vb, ld, 0,
-                               dv);
+            if (nr == 1) { /* one row: in registers where it fits (V rows read in one pass),
+                            * else streamed whole with the accumulator in L1 */
+                float *y1 = acc + r * lda;
+                const float *p1 = p + r * lds + j0;
+                const size_t nv = dvc >= ATTN__AVX2_PV_NV1 * ATTN__AVX2_VW ? ATTN__AVX2_PV_NV1 : ATTN__AVX2_PV_NV1 / 2;
+                c = dv > ATTN__AVX2_PV_NV1 * ATTN__AVX2_VW || dvc < nv * ATTN__AVX2_VW ? 0 : nv * ATTN__AVX2_VW;
+                if (c && !(nv == ATTN__AVX2_PV_NV1
+                               ? attn__avx2_pv_row_chunk(t, y1, p1, kb, vb, ld, 0, ATTN__AVX2_PV_NV1)
+                               : attn__avx2_pv_row_chunk(t, y1, p1, kb, vb, ld, 0, ATTN__AVX2_PV_NV1 / 2)))
+                    c = 0;
+                if (c < dv) attn__avx2_pv_skip0(t, y1, lda, p1, lds, 1, kb, vb, ld, c, dv);
                 continue;
             }
             for (u = 0; u < 4; u++) {
@@ -17185,6 +17291,10 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
 /* Attention, rows path: keys per block of P V (their V rows stay in L1 while the column
  * chunks of the accumulators take them in registers). */
 #define ATTN__AVX512_PV_KB 16
+/* Attention, rows path: one row alone (decode, one query per head) holds its accumulator
+ * in registers across a block of keys where it has at most this many vectors (its first
+ * half of them, or all: each V row then read in one pass); longer rows stream. */
+#define ATTN__AVX512_PV_NV1 8
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
 #define ATTN__AVX512_SM_FAR ((size_t)32 << 20)
@@ -20024,6 +20134,47 @@ static ATTN__AVX512_FORCE_INLINE int attn__avx512_pv_chunk(attn_dtype t, float *
     return 1;
 }
 
+/* Columns [c, c + nv * VW) (nv <= ATTN__AVX512_PV_NV1, a constant) of one acc row y, p row p,
+ * keys j < nk as attn__avx512_pv_chunk takes them: every key applied, the chunk in registers; 0
+ * returned (nothing stored) where a sum came out inf or NaN. */
+static ATTN__AVX512_FORCE_INLINE int attn__avx512_pv_row_chunk(attn_dtype t, float *y, const float *p,
+                                                 size_t nk, const void *vt, size_t ld, size_t c,
+                                                 size_t nv)
+{
+    const attn__avx512_v zero = attn__avx512_vzero();
+    /* sized for a q8_0 block too: its branch is dead code where a block is more vectors */
+    attn__avx512_v a[ATTN__AVX512_PV_NV1 > ATTN__AVX512_QK / ATTN__AVX512_VW ? ATTN__AVX512_PV_NV1 : ATTN__AVX512_QK / ATTN__AVX512_VW];
+    attn__avx512_v chk = zero;
+    size_t j, i;
+    ATTN__AVX512_UNROLL
+    for (i = 0; i < nv; i++) a[i] = attn__avx512_vload(y + c + i * ATTN__AVX512_VW);
+    for (j = 0; j < nk; j++) {
+        const void *vj = attn__avx512_dt_at(t, vt, j * ld);
+        const attn__avx512_v pv = attn__avx512_vset1(p[j]);
+        if (t == ATTN_Q8_0 && (nv * ATTN__AVX512_VW) % ATTN__AVX512_QK == 0) { /* c: a multiple of QK */
+            attn__avx512_v w[ATTN__AVX512_QK / ATTN__AVX512_VW];
+            size_t e, v;
+            ATTN__AVX512_UNROLL
+            for (e = 0; e < nv * ATTN__AVX512_VW; e += ATTN__AVX512_QK) {
+                attn__avx512_vload_q8_block(attn__avx512_dt_at(t, vj, c + e), w);
+                ATTN__AVX512_UNROLL
+                for (v = 0; v < ATTN__AVX512_QK / ATTN__AVX512_VW; v++)
+                    a[e / ATTN__AVX512_VW + v] = attn__avx512_vfma(pv, w[v], a[e / ATTN__AVX512_VW + v]);
+            }
+        } else {
+            ATTN__AVX512_UNROLL
+            for (i = 0; i < nv; i++)
+                a[i] = attn__avx512_vfma(pv, attn__avx512_vload_dt(t, vj, c + i * ATTN__AVX512_VW), a[i]);
+        }
+    }
+    ATTN__AVX512_UNROLL
+    for (i = 0; i < nv; i++) chk = attn__avx512_vfma(a[i], zero, chk);
+    if (!(attn__avx512_vhsum(chk) == 0.0f)) return 0;
+    ATTN__AVX512_UNROLL
+    for (i = 0; i < nv; i++) attn__avx512_vstore(y + c + i * ATTN__AVX512_VW, a[i]);
+    return 1;
+}
+
 /* The same sums in memory for columns [c, c1) of nr distinct rows, keys of weight 0
  * skipped: for one row alone, a chunk whose sums came out inf or NaN, the columns past the
  * last whole vector, and the fused path's tiles whose V holds inf or NaN */
@@ -20092,9 +20243,17 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_pv_body(attn_dtype t, float *
             const size_t nr = attn__avx512_min(4, gr - r);
             float *y[4];
             const float *pr[4];
-            if (nr == 1) { /* one row: V rows streamed whole, acc in L1 */
-                attn__avx512_pv_skip0(t, acc + r * lda, lda, p + r * lds + j0, lds, 1, kb, vb, ld, 0,
-                               dv);
+            if (nr == 1) { /* one row: in registers where it fits (V rows read in one pass),
+                            * else streamed whole with the accumulator in L1 */
+                float *y1 = acc + r * lda;
+                const float *p1 = p + r * lds + j0;
+                const size_t nv = dvc >= ATTN__AVX512_PV_NV1 * ATTN__AVX512_VW ? ATTN__AVX512_PV_NV1 : ATTN__AVX512_PV_NV1 / 2;
+                c = dv > ATTN__AVX512_PV_NV1 * ATTN__AVX512_VW || dvc < nv * ATTN__AVX512_VW ? 0 : nv * ATTN__AVX512_VW;
+                if (c && !(nv == ATTN__AVX512_PV_NV1
+                               ? attn__avx512_pv_row_chunk(t, y1, p1, kb, vb, ld, 0, ATTN__AVX512_PV_NV1)
+                               : attn__avx512_pv_row_chunk(t, y1, p1, kb, vb, ld, 0, ATTN__AVX512_PV_NV1 / 2)))
+                    c = 0;
+                if (c < dv) attn__avx512_pv_skip0(t, y1, lda, p1, lds, 1, kb, vb, ld, c, dv);
                 continue;
             }
             for (u = 0; u < 4; u++) {
@@ -24812,6 +24971,10 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 /* Attention, rows path: keys per block of P V (their V rows stay in L1 while the column
  * chunks of the accumulators take them in registers). */
 #define ATTN__PV_KB 16
+/* Attention, rows path: one row alone (decode, one query per head) holds its accumulator
+ * in registers across a block of keys where it has at most this many vectors (its first
+ * half of them, or all: each V row then read in one pass); longer rows stream. */
+#define ATTN__PV_NV1 8
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
 #define ATTN__SM_FAR ((size_t)32 << 20)
@@ -27651,6 +27814,47 @@ static ATTN__FORCE_INLINE int attn__pv_chunk(attn_dtype t, float *const *y,
     return 1;
 }
 
+/* Columns [c, c + nv * VW) (nv <= ATTN__PV_NV1, a constant) of one acc row y, p row p,
+ * keys j < nk as attn__pv_chunk takes them: every key applied, the chunk in registers; 0
+ * returned (nothing stored) where a sum came out inf or NaN. */
+static ATTN__FORCE_INLINE int attn__pv_row_chunk(attn_dtype t, float *y, const float *p,
+                                                 size_t nk, const void *vt, size_t ld, size_t c,
+                                                 size_t nv)
+{
+    const attn__v zero = attn__vzero();
+    /* sized for a q8_0 block too: its branch is dead code where a block is more vectors */
+    attn__v a[ATTN__PV_NV1 > ATTN__QK / ATTN__VW ? ATTN__PV_NV1 : ATTN__QK / ATTN__VW];
+    attn__v chk = zero;
+    size_t j, i;
+    ATTN__UNROLL
+    for (i = 0; i < nv; i++) a[i] = attn__vload(y + c + i * ATTN__VW);
+    for (j = 0; j < nk; j++) {
+        const void *vj = attn__dt_at(t, vt, j * ld);
+        const attn__v pv = attn__vset1(p[j]);
+        if (t == ATTN_Q8_0 && (nv * ATTN__VW) % ATTN__QK == 0) { /* c: a multiple of QK */
+            attn__v w[ATTN__QK / ATTN__VW];
+            size_t e, v;
+            ATTN__UNROLL
+            for (e = 0; e < nv * ATTN__VW; e += ATTN__QK) {
+                attn__vload_q8_block(attn__dt_at(t, vj, c + e), w);
+                ATTN__UNROLL
+                for (v = 0; v < ATTN__QK / ATTN__VW; v++)
+                    a[e / ATTN__VW + v] = attn__vfma(pv, w[v], a[e / ATTN__VW + v]);
+            }
+        } else {
+            ATTN__UNROLL
+            for (i = 0; i < nv; i++)
+                a[i] = attn__vfma(pv, attn__vload_dt(t, vj, c + i * ATTN__VW), a[i]);
+        }
+    }
+    ATTN__UNROLL
+    for (i = 0; i < nv; i++) chk = attn__vfma(a[i], zero, chk);
+    if (!(attn__vhsum(chk) == 0.0f)) return 0;
+    ATTN__UNROLL
+    for (i = 0; i < nv; i++) attn__vstore(y + c + i * ATTN__VW, a[i]);
+    return 1;
+}
+
 /* The same sums in memory for columns [c, c1) of nr distinct rows, keys of weight 0
  * skipped: for one row alone, a chunk whose sums came out inf or NaN, the columns past the
  * last whole vector, and the fused path's tiles whose V holds inf or NaN */
@@ -27719,9 +27923,17 @@ static ATTN__FORCE_INLINE void attn__pv_body(attn_dtype t, float *acc, size_t ld
             const size_t nr = attn__min(4, gr - r);
             float *y[4];
             const float *pr[4];
-            if (nr == 1) { /* one row: V rows streamed whole, acc in L1 */
-                attn__pv_skip0(t, acc + r * lda, lda, p + r * lds + j0, lds, 1, kb, vb, ld, 0,
-                               dv);
+            if (nr == 1) { /* one row: in registers where it fits (V rows read in one pass),
+                            * else streamed whole with the accumulator in L1 */
+                float *y1 = acc + r * lda;
+                const float *p1 = p + r * lds + j0;
+                const size_t nv = dvc >= ATTN__PV_NV1 * ATTN__VW ? ATTN__PV_NV1 : ATTN__PV_NV1 / 2;
+                c = dv > ATTN__PV_NV1 * ATTN__VW || dvc < nv * ATTN__VW ? 0 : nv * ATTN__VW;
+                if (c && !(nv == ATTN__PV_NV1
+                               ? attn__pv_row_chunk(t, y1, p1, kb, vb, ld, 0, ATTN__PV_NV1)
+                               : attn__pv_row_chunk(t, y1, p1, kb, vb, ld, 0, ATTN__PV_NV1 / 2)))
+                    c = 0;
+                if (c < dv) attn__pv_skip0(t, y1, lda, p1, lds, 1, kb, vb, ld, c, dv);
                 continue;
             }
             for (u = 0; u < 4; u++) {

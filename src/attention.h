@@ -160,6 +160,47 @@ static ATTN__FORCE_INLINE int attn__pv_chunk(attn_dtype t, float *const *y,
     return 1;
 }
 
+/* Columns [c, c + nv * VW) (nv <= ATTN__PV_NV1, a constant) of one acc row y, p row p,
+ * keys j < nk as attn__pv_chunk takes them: every key applied, the chunk in registers; 0
+ * returned (nothing stored) where a sum came out inf or NaN. */
+static ATTN__FORCE_INLINE int attn__pv_row_chunk(attn_dtype t, float *y, const float *p,
+                                                 size_t nk, const void *vt, size_t ld, size_t c,
+                                                 size_t nv)
+{
+    const attn__v zero = attn__vzero();
+    /* sized for a q8_0 block too: its branch is dead code where a block is more vectors */
+    attn__v a[ATTN__PV_NV1 > ATTN__QK / ATTN__VW ? ATTN__PV_NV1 : ATTN__QK / ATTN__VW];
+    attn__v chk = zero;
+    size_t j, i;
+    ATTN__UNROLL
+    for (i = 0; i < nv; i++) a[i] = attn__vload(y + c + i * ATTN__VW);
+    for (j = 0; j < nk; j++) {
+        const void *vj = attn__dt_at(t, vt, j * ld);
+        const attn__v pv = attn__vset1(p[j]);
+        if (t == ATTN_Q8_0 && (nv * ATTN__VW) % ATTN__QK == 0) { /* c: a multiple of QK */
+            attn__v w[ATTN__QK / ATTN__VW];
+            size_t e, v;
+            ATTN__UNROLL
+            for (e = 0; e < nv * ATTN__VW; e += ATTN__QK) {
+                attn__vload_q8_block(attn__dt_at(t, vj, c + e), w);
+                ATTN__UNROLL
+                for (v = 0; v < ATTN__QK / ATTN__VW; v++)
+                    a[e / ATTN__VW + v] = attn__vfma(pv, w[v], a[e / ATTN__VW + v]);
+            }
+        } else {
+            ATTN__UNROLL
+            for (i = 0; i < nv; i++)
+                a[i] = attn__vfma(pv, attn__vload_dt(t, vj, c + i * ATTN__VW), a[i]);
+        }
+    }
+    ATTN__UNROLL
+    for (i = 0; i < nv; i++) chk = attn__vfma(a[i], zero, chk);
+    if (!(attn__vhsum(chk) == 0.0f)) return 0;
+    ATTN__UNROLL
+    for (i = 0; i < nv; i++) attn__vstore(y + c + i * ATTN__VW, a[i]);
+    return 1;
+}
+
 /* The same sums in memory for columns [c, c1) of nr distinct rows, keys of weight 0
  * skipped: for one row alone, a chunk whose sums came out inf or NaN, the columns past the
  * last whole vector, and the fused path's tiles whose V holds inf or NaN */
@@ -228,9 +269,17 @@ static ATTN__FORCE_INLINE void attn__pv_body(attn_dtype t, float *acc, size_t ld
             const size_t nr = attn__min(4, gr - r);
             float *y[4];
             const float *pr[4];
-            if (nr == 1) { /* one row: V rows streamed whole, acc in L1 */
-                attn__pv_skip0(t, acc + r * lda, lda, p + r * lds + j0, lds, 1, kb, vb, ld, 0,
-                               dv);
+            if (nr == 1) { /* one row: in registers where it fits (V rows read in one pass),
+                            * else streamed whole with the accumulator in L1 */
+                float *y1 = acc + r * lda;
+                const float *p1 = p + r * lds + j0;
+                const size_t nv = dvc >= ATTN__PV_NV1 * ATTN__VW ? ATTN__PV_NV1 : ATTN__PV_NV1 / 2;
+                c = dv > ATTN__PV_NV1 * ATTN__VW || dvc < nv * ATTN__VW ? 0 : nv * ATTN__VW;
+                if (c && !(nv == ATTN__PV_NV1
+                               ? attn__pv_row_chunk(t, y1, p1, kb, vb, ld, 0, ATTN__PV_NV1)
+                               : attn__pv_row_chunk(t, y1, p1, kb, vb, ld, 0, ATTN__PV_NV1 / 2)))
+                    c = 0;
+                if (c < dv) attn__pv_skip0(t, y1, lda, p1, lds, 1, kb, vb, ld, c, dv);
                 continue;
             }
             for (u = 0; u < 4; u++) {

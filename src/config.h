@@ -23,6 +23,10 @@
 /* Attention, rows path: keys per block of P V (their V rows stay in L1 while the column
  * chunks of the accumulators take them in registers). */
 #define ATTN__PV_KB 16
+/* Attention, rows path: one row alone (decode, one query per head) holds its accumulator
+ * in registers across a block of keys where it has at most this many vectors (its first
+ * half of them, or all: each V row then read in one pass); longer rows stream. */
+#define ATTN__PV_NV1 8
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
 #define ATTN__SM_FAR ((size_t)32 << 20)
