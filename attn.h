@@ -5783,89 +5783,58 @@ static void attn__scalar_kdots(attn_dtype t, const float *const *q, size_t gr, c
  * element, keys of weight 0 adding nothing (not even 0 * inf). The caller zeroes p where a
  * row sees no key. */
 
-/* Columns [c, c + nv * VW) (nv 1 or 2) of nr (4, a constant) rows, acc rows y[r] and p
- * rows pr[r] (repeated rows allowed: each gets the same sums), keys j < nk of V rows ld
- * elements of type t apart at vt: the chunk held in registers across the keys, every key
- * applied. A weight of 0 then adds exactly nothing where V is finite (acc is never -0), so
- * the sums equal the skipping ones unless they come out inf or NaN: then nothing is stored
- * and 0 returned. */
+/* Columns [c, c + nv * VW) of nr rows (nr and nv constants, nr * nv <= 8), acc rows y[r]
+ * and p rows pr[r] (repeated rows allowed: each gets the same sums), keys j < nk of V rows
+ * ld elements of type t apart at vt: the chunk held in registers across the keys, each V
+ * row's chunk read once (a q8_0 block at a time where the chunk is whole blocks: c is then
+ * a multiple of QK), every key applied. A weight of 0 then adds exactly nothing where V is
+ * finite (acc is never -0), so the sums equal the skipping ones unless they come out inf or
+ * NaN: then nothing is stored and 0 returned. */
 static ATTN__SCALAR_FORCE_INLINE int attn__scalar_pv_chunk(attn_dtype t, float *const *y,
                                              const float *const *pr, size_t nr, size_t nk,
                                              const void *vt, size_t ld, size_t c, size_t nv)
 {
     const attn__scalar_v zero = attn__scalar_vzero();
-    attn__scalar_v a0[4], a1[4], chk = zero;
-    size_t j, r;
+    attn__scalar_v a[8], pv[4], w[ATTN__SCALAR_QK / ATTN__SCALAR_VW], chk = zero;
+    size_t j, r, i, e;
     ATTN__SCALAR_UNROLL
     for (r = 0; r < nr; r++) {
-        a0[r] = attn__scalar_vload(y[r] + c);
-        a1[r] = nv == 2 ? attn__scalar_vload(y[r] + c + ATTN__SCALAR_VW) : zero;
+        ATTN__SCALAR_UNROLL
+        for (i = 0; i < nv; i++) a[r * nv + i] = attn__scalar_vload(y[r] + c + i * ATTN__SCALAR_VW);
     }
     for (j = 0; j < nk; j++) {
         const void *vj = attn__scalar_dt_at(t, vt, j * ld);
-        const attn__scalar_v v0 = attn__scalar_vload_dt(t, vj, c);
-        if (nv == 2) {
-            const attn__scalar_v v1 = attn__scalar_vload_dt(t, vj, c + ATTN__SCALAR_VW);
+        ATTN__SCALAR_UNROLL
+        for (r = 0; r < nr; r++) pv[r] = attn__scalar_vset1(pr[r][j]);
+        if (t == ATTN_Q8_0 && (nv * ATTN__SCALAR_VW) % ATTN__SCALAR_QK == 0) { /* a block's scale widened once */
             ATTN__SCALAR_UNROLL
-            for (r = 0; r < nr; r++) {
-                const attn__scalar_v p = attn__scalar_vset1(pr[r][j]);
-                a0[r] = attn__scalar_vfma(p, v0, a0[r]);
-                a1[r] = attn__scalar_vfma(p, v1, a1[r]);
+            for (e = 0; e < nv; e += ATTN__SCALAR_QK / ATTN__SCALAR_VW) {
+                attn__scalar_vload_q8_block(attn__scalar_dt_at(t, vj, c + e * ATTN__SCALAR_VW), w);
+                ATTN__SCALAR_UNROLL
+                for (i = 0; i < ATTN__SCALAR_QK / ATTN__SCALAR_VW; i++) {
+                    ATTN__SCALAR_UNROLL
+                    for (r = 0; r < nr; r++)
+                        if (e + i < nv) /* always; bounds a's index where the branch is dead */
+                            a[r * nv + e + i] = attn__scalar_vfma(pv[r], w[i], a[r * nv + e + i]);
+                }
             }
         } else {
             ATTN__SCALAR_UNROLL
-            for (r = 0; r < nr; r++) a0[r] = attn__scalar_vfma(attn__scalar_vset1(pr[r][j]), v0, a0[r]);
+            for (i = 0; i < nv; i++) {
+                const attn__scalar_v x = attn__scalar_vload_dt(t, vj, c + i * ATTN__SCALAR_VW);
+                ATTN__SCALAR_UNROLL
+                for (r = 0; r < nr; r++) a[r * nv + i] = attn__scalar_vfma(pv[r], x, a[r * nv + i]);
+            }
         }
     }
     ATTN__SCALAR_UNROLL
-    for (r = 0; r < nr; r++) chk = attn__scalar_vfma(a0[r], zero, attn__scalar_vfma(a1[r], zero, chk));
+    for (i = 0; i < nr * nv; i++) chk = attn__scalar_vfma(a[i], zero, chk);
     if (!(attn__scalar_vhsum(chk) == 0.0f)) return 0; /* x * 0 is NaN where x is inf or NaN */
     ATTN__SCALAR_UNROLL
     for (r = 0; r < nr; r++) {
-        attn__scalar_vstore(y[r] + c, a0[r]);
-        if (nv == 2) attn__scalar_vstore(y[r] + c + ATTN__SCALAR_VW, a1[r]);
+        ATTN__SCALAR_UNROLL
+        for (i = 0; i < nv; i++) attn__scalar_vstore(y[r] + c + i * ATTN__SCALAR_VW, a[r * nv + i]);
     }
-    return 1;
-}
-
-/* Columns [c, c + nv * VW) (nv <= ATTN__SCALAR_PV_NV1, a constant) of one acc row y, p row p,
- * keys j < nk as attn__scalar_pv_chunk takes them: every key applied, the chunk in registers; 0
- * returned (nothing stored) where a sum came out inf or NaN. */
-static ATTN__SCALAR_FORCE_INLINE int attn__scalar_pv_row_chunk(attn_dtype t, float *y, const float *p,
-                                                 size_t nk, const void *vt, size_t ld, size_t c,
-                                                 size_t nv)
-{
-    const attn__scalar_v zero = attn__scalar_vzero();
-    /* sized for a q8_0 block too: its branch is dead code where a block is more vectors */
-    attn__scalar_v a[ATTN__SCALAR_PV_NV1 > ATTN__SCALAR_QK / ATTN__SCALAR_VW ? ATTN__SCALAR_PV_NV1 : ATTN__SCALAR_QK / ATTN__SCALAR_VW];
-    attn__scalar_v chk = zero;
-    size_t j, i;
-    ATTN__SCALAR_UNROLL
-    for (i = 0; i < nv; i++) a[i] = attn__scalar_vload(y + c + i * ATTN__SCALAR_VW);
-    for (j = 0; j < nk; j++) {
-        const void *vj = attn__scalar_dt_at(t, vt, j * ld);
-        const attn__scalar_v pv = attn__scalar_vset1(p[j]);
-        if (t == ATTN_Q8_0 && (nv * ATTN__SCALAR_VW) % ATTN__SCALAR_QK == 0) { /* c: a multiple of QK */
-            attn__scalar_v w[ATTN__SCALAR_QK / ATTN__SCALAR_VW];
-            size_t e, v;
-            ATTN__SCALAR_UNROLL
-            for (e = 0; e < nv * ATTN__SCALAR_VW; e += ATTN__SCALAR_QK) {
-                attn__scalar_vload_q8_block(attn__scalar_dt_at(t, vj, c + e), w);
-                ATTN__SCALAR_UNROLL
-                for (v = 0; v < ATTN__SCALAR_QK / ATTN__SCALAR_VW; v++)
-                    a[e / ATTN__SCALAR_VW + v] = attn__scalar_vfma(pv, w[v], a[e / ATTN__SCALAR_VW + v]);
-            }
-        } else {
-            ATTN__SCALAR_UNROLL
-            for (i = 0; i < nv; i++)
-                a[i] = attn__scalar_vfma(pv, attn__scalar_vload_dt(t, vj, c + i * ATTN__SCALAR_VW), a[i]);
-        }
-    }
-    ATTN__SCALAR_UNROLL
-    for (i = 0; i < nv; i++) chk = attn__scalar_vfma(a[i], zero, chk);
-    if (!(attn__scalar_vhsum(chk) == 0.0f)) return 0;
-    ATTN__SCALAR_UNROLL
-    for (i = 0; i < nv; i++) attn__scalar_vstore(y + c + i * ATTN__SCALAR_VW, a[i]);
     return 1;
 }
 
@@ -5919,12 +5888,13 @@ static ATTN__SCALAR_NOINLINE void attn__scalar_pv_skip0(attn_dtype t, float *acc
 
 /* acc[r * lda ..] += P V for rows r < gr and keys j < nk (p rows lds apart, V rows of dv
  * elements of type t, ld apart at vt): blocks of ATTN__SCALAR_PV_KB keys, whose V rows stay in L1
- * while 2-vector column chunks of 4 rows (fewer repeated) take them. */
+ * while register chunks take them: 2 vectors of 4 rows (fewer repeated), or one row's first
+ * 8 or 4 vectors. */
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_pv_body(attn_dtype t, float *acc, size_t lda,
                                              const float *p, size_t lds, size_t gr, size_t nk,
                                              const void *vt, size_t ld, size_t dv)
 {
-    const size_t dvc = dv / ATTN__SCALAR_VW * ATTN__SCALAR_VW, rowb = attn__scalar_attn_dtype_bytes(t, dv);
+    const size_t rowb = attn__scalar_attn_dtype_bytes(t, dv);
     size_t j0, r, c, u, kb;
     for (j0 = 0; j0 < nk; j0 += kb) {
         const void *vb = attn__scalar_dt_at(t, vt, j0 * ld);
@@ -5937,30 +5907,29 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_pv_body(attn_dtype t, float *
             const size_t nr = attn__scalar_min(4, gr - r);
             float *y[4];
             const float *pr[4];
-            if (nr == 1) { /* one row: in registers where it fits (V rows read in one pass),
-                            * else streamed whole with the accumulator in L1 */
-                float *y1 = acc + r * lda;
-                const float *p1 = p + r * lds + j0;
-                const size_t nv = dvc >= ATTN__SCALAR_PV_NV1 * ATTN__SCALAR_VW ? ATTN__SCALAR_PV_NV1 : ATTN__SCALAR_PV_NV1 / 2;
-                c = dv > ATTN__SCALAR_PV_NV1 * ATTN__SCALAR_VW || dvc < nv * ATTN__SCALAR_VW ? 0 : nv * ATTN__SCALAR_VW;
-                if (c && !(nv == ATTN__SCALAR_PV_NV1
-                               ? attn__scalar_pv_row_chunk(t, y1, p1, kb, vb, ld, 0, ATTN__SCALAR_PV_NV1)
-                               : attn__scalar_pv_row_chunk(t, y1, p1, kb, vb, ld, 0, ATTN__SCALAR_PV_NV1 / 2)))
-                    c = 0;
-                if (c < dv) attn__scalar_pv_skip0(t, y1, lda, p1, lds, 1, kb, vb, ld, c, dv);
-                continue;
-            }
             for (u = 0; u < 4; u++) {
                 const size_t ru = r + attn__scalar_min(u, nr - 1);
                 y[u] = acc + ru * lda, pr[u] = p + ru * lds + j0;
             }
-            for (c = 0; c < dvc; c += 2 * ATTN__SCALAR_VW) {
-                const size_t nv = attn__scalar_min(2, (dvc - c) / ATTN__SCALAR_VW);
-                if (!attn__scalar_pv_chunk(t, y, pr, 4, kb, vb, ld, c, nv))
-                    attn__scalar_pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, c,
-                                   c + nv * ATTN__SCALAR_VW);
+            if (nr == 1) { /* one row: its first 8 or 4 vectors in registers where the whole
+                            * row has at most 8 (V rows read in one pass), the rest streamed
+                            * with the accumulator in L1; longer rows streamed whole */
+                const size_t nv = dv <= ATTN__SCALAR_PV_NV1 * ATTN__SCALAR_VW ? dv / ATTN__SCALAR_VW : 0;
+                c = 0;
+                if (nv == ATTN__SCALAR_PV_NV1
+                    && attn__scalar_pv_chunk(t, y, pr, 1, kb, vb, ld, 0, ATTN__SCALAR_PV_NV1))
+                    c = ATTN__SCALAR_PV_NV1 * ATTN__SCALAR_VW;
+                else if (nv >= ATTN__SCALAR_PV_NV1 / 2 && nv < ATTN__SCALAR_PV_NV1
+                         && attn__scalar_pv_chunk(t, y, pr, 1, kb, vb, ld, 0, ATTN__SCALAR_PV_NV1 / 2))
+                    c = ATTN__SCALAR_PV_NV1 / 2 * ATTN__SCALAR_VW;
+                if (c < dv) attn__scalar_pv_skip0(t, y[0], lda, pr[0], lds, 1, kb, vb, ld, c, dv);
+                continue;
             }
-            if (dvc < dv) attn__scalar_pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, dvc, dv);
+            for (c = 0; c + 2 * ATTN__SCALAR_VW <= dv; c += 2 * ATTN__SCALAR_VW)
+                if (!attn__scalar_pv_chunk(t, y, pr, 4, kb, vb, ld, c, 2))
+                    attn__scalar_pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, c,
+                                   c + 2 * ATTN__SCALAR_VW);
+            if (c < dv) attn__scalar_pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, c, dv);
         }
     }
 }
@@ -12934,89 +12903,58 @@ static void attn__avx2_kdots(attn_dtype t, const float *const *q, size_t gr, con
  * element, keys of weight 0 adding nothing (not even 0 * inf). The caller zeroes p where a
  * row sees no key. */
 
-/* Columns [c, c + nv * VW) (nv 1 or 2) of nr (4, a constant) rows, acc rows y[r] and p
- * rows pr[r] (repeated rows allowed: each gets the same sums), keys j < nk of V rows ld
- * elements of type t apart at vt: the chunk held in registers across the keys, every key
- * applied. A weight of 0 then adds exactly nothing where V is finite (acc is never -0), so
- * the sums equal the skipping ones unless they come out inf or NaN: then nothing is stored
- * and 0 returned. */
+/* Columns [c, c + nv * VW) of nr rows (nr and nv constants, nr * nv <= 8), acc rows y[r]
+ * and p rows pr[r] (repeated rows allowed: each gets the same sums), keys j < nk of V rows
+ * ld elements of type t apart at vt: the chunk held in registers across the keys, each V
+ * row's chunk read once (a q8_0 block at a time where the chunk is whole blocks: c is then
+ * a multiple of QK), every key applied. A weight of 0 then adds exactly nothing where V is
+ * finite (acc is never -0), so the sums equal the skipping ones unless they come out inf or
+ * NaN: then nothing is stored and 0 returned. */
 static ATTN__AVX2_FORCE_INLINE int attn__avx2_pv_chunk(attn_dtype t, float *const *y,
                                              const float *const *pr, size_t nr, size_t nk,
                                              const void *vt, size_t ld, size_t c, size_t nv)
 {
     const attn__avx2_v zero = attn__avx2_vzero();
-    attn__avx2_v a0[4], a1[4], chk = zero;
-    size_t j, r;
+    attn__avx2_v a[8], pv[4], w[ATTN__AVX2_QK / ATTN__AVX2_VW], chk = zero;
+    size_t j, r, i, e;
     ATTN__AVX2_UNROLL
     for (r = 0; r < nr; r++) {
-        a0[r] = attn__avx2_vload(y[r] + c);
-        a1[r] = nv == 2 ? attn__avx2_vload(y[r] + c + ATTN__AVX2_VW) : zero;
+        ATTN__AVX2_UNROLL
+        for (i = 0; i < nv; i++) a[r * nv + i] = attn__avx2_vload(y[r] + c + i * ATTN__AVX2_VW);
     }
     for (j = 0; j < nk; j++) {
         const void *vj = attn__avx2_dt_at(t, vt, j * ld);
-        const attn__avx2_v v0 = attn__avx2_vload_dt(t, vj, c);
-        if (nv == 2) {
-            const attn__avx2_v v1 = attn__avx2_vload_dt(t, vj, c + ATTN__AVX2_VW);
+        ATTN__AVX2_UNROLL
+        for (r = 0; r < nr; r++) pv[r] = attn__avx2_vset1(pr[r][j]);
+        if (t == ATTN_Q8_0 && (nv * ATTN__AVX2_VW) % ATTN__AVX2_QK == 0) { /* a block's scale widened once */
             ATTN__AVX2_UNROLL
-            for (r = 0; r < nr; r++) {
-                const attn__avx2_v p = attn__avx2_vset1(pr[r][j]);
-                a0[r] = attn__avx2_vfma(p, v0, a0[r]);
-                a1[r] = attn__avx2_vfma(p, v1, a1[r]);
+            for (e = 0; e < nv; e += ATTN__AVX2_QK / ATTN__AVX2_VW) {
+                attn__avx2_vload_q8_block(attn__avx2_dt_at(t, vj, c + e * ATTN__AVX2_VW), w);
+                ATTN__AVX2_UNROLL
+                for (i = 0; i < ATTN__AVX2_QK / ATTN__AVX2_VW; i++) {
+                    ATTN__AVX2_UNROLL
+                    for (r = 0; r < nr; r++)
+                        if (e + i < nv) /* always; bounds a's index where the branch is dead */
+                            a[r * nv + e + i] = attn__avx2_vfma(pv[r], w[i], a[r * nv + e + i]);
+                }
             }
         } else {
             ATTN__AVX2_UNROLL
-            for (r = 0; r < nr; r++) a0[r] = attn__avx2_vfma(attn__avx2_vset1(pr[r][j]), v0, a0[r]);
+            for (i = 0; i < nv; i++) {
+                const attn__avx2_v x = attn__avx2_vload_dt(t, vj, c + i * ATTN__AVX2_VW);
+                ATTN__AVX2_UNROLL
+                for (r = 0; r < nr; r++) a[r * nv + i] = attn__avx2_vfma(pv[r], x, a[r * nv + i]);
+            }
         }
     }
     ATTN__AVX2_UNROLL
-    for (r = 0; r < nr; r++) chk = attn__avx2_vfma(a0[r], zero, attn__avx2_vfma(a1[r], zero, chk));
+    for (i = 0; i < nr * nv; i++) chk = attn__avx2_vfma(a[i], zero, chk);
     if (!(attn__avx2_vhsum(chk) == 0.0f)) return 0; /* x * 0 is NaN where x is inf or NaN */
     ATTN__AVX2_UNROLL
     for (r = 0; r < nr; r++) {
-        attn__avx2_vstore(y[r] + c, a0[r]);
-        if (nv == 2) attn__avx2_vstore(y[r] + c + ATTN__AVX2_VW, a1[r]);
+        ATTN__AVX2_UNROLL
+        for (i = 0; i < nv; i++) attn__avx2_vstore(y[r] + c + i * ATTN__AVX2_VW, a[r * nv + i]);
     }
-    return 1;
-}
-
-/* Columns [c, c + nv * VW) (nv <= ATTN__AVX2_PV_NV1, a constant) of one acc row y, p row p,
- * keys j < nk as attn__avx2_pv_chunk takes them: every key applied, the chunk in registers; 0
- * returned (nothing stored) where a sum came out inf or NaN. */
-static ATTN__AVX2_FORCE_INLINE int attn__avx2_pv_row_chunk(attn_dtype t, float *y, const float *p,
-                                                 size_t nk, const void *vt, size_t ld, size_t c,
-                                                 size_t nv)
-{
-    const attn__avx2_v zero = attn__avx2_vzero();
-    /* sized for a q8_0 block too: its branch is dead code where a block is more vectors */
-    attn__avx2_v a[ATTN__AVX2_PV_NV1 > ATTN__AVX2_QK / ATTN__AVX2_VW ? ATTN__AVX2_PV_NV1 : ATTN__AVX2_QK / ATTN__AVX2_VW];
-    attn__avx2_v chk = zero;
-    size_t j, i;
-    ATTN__AVX2_UNROLL
-    for (i = 0; i < nv; i++) a[i] = attn__avx2_vload(y + c + i * ATTN__AVX2_VW);
-    for (j = 0; j < nk; j++) {
-        const void *vj = attn__avx2_dt_at(t, vt, j * ld);
-        const attn__avx2_v pv = attn__avx2_vset1(p[j]);
-        if (t == ATTN_Q8_0 && (nv * ATTN__AVX2_VW) % ATTN__AVX2_QK == 0) { /* c: a multiple of QK */
-            attn__avx2_v w[ATTN__AVX2_QK / ATTN__AVX2_VW];
-            size_t e, v;
-            ATTN__AVX2_UNROLL
-            for (e = 0; e < nv * ATTN__AVX2_VW; e += ATTN__AVX2_QK) {
-                attn__avx2_vload_q8_block(attn__avx2_dt_at(t, vj, c + e), w);
-                ATTN__AVX2_UNROLL
-                for (v = 0; v < ATTN__AVX2_QK / ATTN__AVX2_VW; v++)
-                    a[e / ATTN__AVX2_VW + v] = attn__avx2_vfma(pv, w[v], a[e / ATTN__AVX2_VW + v]);
-            }
-        } else {
-            ATTN__AVX2_UNROLL
-            for (i = 0; i < nv; i++)
-                a[i] = attn__avx2_vfma(pv, attn__avx2_vload_dt(t, vj, c + i * ATTN__AVX2_VW), a[i]);
-        }
-    }
-    ATTN__AVX2_UNROLL
-    for (i = 0; i < nv; i++) chk = attn__avx2_vfma(a[i], zero, chk);
-    if (!(attn__avx2_vhsum(chk) == 0.0f)) return 0;
-    ATTN__AVX2_UNROLL
-    for (i = 0; i < nv; i++) attn__avx2_vstore(y + c + i * ATTN__AVX2_VW, a[i]);
     return 1;
 }
 
@@ -13070,12 +13008,13 @@ static ATTN__AVX2_NOINLINE void attn__avx2_pv_skip0(attn_dtype t, float *acc, si
 
 /* acc[r * lda ..] += P V for rows r < gr and keys j < nk (p rows lds apart, V rows of dv
  * elements of type t, ld apart at vt): blocks of ATTN__AVX2_PV_KB keys, whose V rows stay in L1
- * while 2-vector column chunks of 4 rows (fewer repeated) take them. */
+ * while register chunks take them: 2 vectors of 4 rows (fewer repeated), or one row's first
+ * 8 or 4 vectors. */
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_pv_body(attn_dtype t, float *acc, size_t lda,
                                              const float *p, size_t lds, size_t gr, size_t nk,
                                              const void *vt, size_t ld, size_t dv)
 {
-    const size_t dvc = dv / ATTN__AVX2_VW * ATTN__AVX2_VW, rowb = attn__avx2_attn_dtype_bytes(t, dv);
+    const size_t rowb = attn__avx2_attn_dtype_bytes(t, dv);
     size_t j0, r, c, u, kb;
     for (j0 = 0; j0 < nk; j0 += kb) {
         const void *vb = attn__avx2_dt_at(t, vt, j0 * ld);
@@ -13088,30 +13027,29 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_pv_body(attn_dtype t, float *acc,
             const size_t nr = attn__avx2_min(4, gr - r);
             float *y[4];
             const float *pr[4];
-            if (nr == 1) { /* one row: in registers where it fits (V rows read in one pass),
-                            * else streamed whole with the accumulator in L1 */
-                float *y1 = acc + r * lda;
-                const float *p1 = p + r * lds + j0;
-                const size_t nv = dvc >= ATTN__AVX2_PV_NV1 * ATTN__AVX2_VW ? ATTN__AVX2_PV_NV1 : ATTN__AVX2_PV_NV1 / 2;
-                c = dv > ATTN__AVX2_PV_NV1 * ATTN__AVX2_VW || dvc < nv * ATTN__AVX2_VW ? 0 : nv * ATTN__AVX2_VW;
-                if (c && !(nv == ATTN__AVX2_PV_NV1
-                               ? attn__avx2_pv_row_chunk(t, y1, p1, kb, vb, ld, 0, ATTN__AVX2_PV_NV1)
-                               : attn__avx2_pv_row_chunk(t, y1, p1, kb, vb, ld, 0, ATTN__AVX2_PV_NV1 / 2)))
-                    c = 0;
-                if (c < dv) attn__avx2_pv_skip0(t, y1, lda, p1, lds, 1, kb, vb, ld, c, dv);
-                continue;
-            }
             for (u = 0; u < 4; u++) {
                 const size_t ru = r + attn__avx2_min(u, nr - 1);
                 y[u] = acc + ru * lda, pr[u] = p + ru * lds + j0;
             }
-            for (c = 0; c < dvc; c += 2 * ATTN__AVX2_VW) {
-                const size_t nv = attn__avx2_min(2, (dvc - c) / ATTN__AVX2_VW);
-                if (!attn__avx2_pv_chunk(t, y, pr, 4, kb, vb, ld, c, nv))
-                    attn__avx2_pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, c,
-                                   c + nv * ATTN__AVX2_VW);
+            if (nr == 1) { /* one row: its first 8 or 4 vectors in registers where the whole
+                            * row has at most 8 (V rows read in one pass), the rest streamed
+                            * with the accumulator in L1; longer rows streamed whole */
+                const size_t nv = dv <= ATTN__AVX2_PV_NV1 * ATTN__AVX2_VW ? dv / ATTN__AVX2_VW : 0;
+                c = 0;
+                if (nv == ATTN__AVX2_PV_NV1
+                    && attn__avx2_pv_chunk(t, y, pr, 1, kb, vb, ld, 0, ATTN__AVX2_PV_NV1))
+                    c = ATTN__AVX2_PV_NV1 * ATTN__AVX2_VW;
+                else if (nv >= ATTN__AVX2_PV_NV1 / 2 && nv < ATTN__AVX2_PV_NV1
+                         && attn__avx2_pv_chunk(t, y, pr, 1, kb, vb, ld, 0, ATTN__AVX2_PV_NV1 / 2))
+                    c = ATTN__AVX2_PV_NV1 / 2 * ATTN__AVX2_VW;
+                if (c < dv) attn__avx2_pv_skip0(t, y[0], lda, pr[0], lds, 1, kb, vb, ld, c, dv);
+                continue;
             }
-            if (dvc < dv) attn__avx2_pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, dvc, dv);
+            for (c = 0; c + 2 * ATTN__AVX2_VW <= dv; c += 2 * ATTN__AVX2_VW)
+                if (!attn__avx2_pv_chunk(t, y, pr, 4, kb, vb, ld, c, 2))
+                    attn__avx2_pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, c,
+                                   c + 2 * ATTN__AVX2_VW);
+            if (c < dv) attn__avx2_pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, c, dv);
         }
     }
 }
@@ -20089,89 +20027,58 @@ static void attn__avx512_kdots(attn_dtype t, const float *const *q, size_t gr, c
  * element, keys of weight 0 adding nothing (not even 0 * inf). The caller zeroes p where a
  * row sees no key. */
 
-/* Columns [c, c + nv * VW) (nv 1 or 2) of nr (4, a constant) rows, acc rows y[r] and p
- * rows pr[r] (repeated rows allowed: each gets the same sums), keys j < nk of V rows ld
- * elements of type t apart at vt: the chunk held in registers across the keys, every key
- * applied. A weight of 0 then adds exactly nothing where V is finite (acc is never -0), so
- * the sums equal the skipping ones unless they come out inf or NaN: then nothing is stored
- * and 0 returned. */
+/* Columns [c, c + nv * VW) of nr rows (nr and nv constants, nr * nv <= 8), acc rows y[r]
+ * and p rows pr[r] (repeated rows allowed: each gets the same sums), keys j < nk of V rows
+ * ld elements of type t apart at vt: the chunk held in registers across the keys, each V
+ * row's chunk read once (a q8_0 block at a time where the chunk is whole blocks: c is then
+ * a multiple of QK), every key applied. A weight of 0 then adds exactly nothing where V is
+ * finite (acc is never -0), so the sums equal the skipping ones unless they come out inf or
+ * NaN: then nothing is stored and 0 returned. */
 static ATTN__AVX512_FORCE_INLINE int attn__avx512_pv_chunk(attn_dtype t, float *const *y,
                                              const float *const *pr, size_t nr, size_t nk,
                                              const void *vt, size_t ld, size_t c, size_t nv)
 {
     const attn__avx512_v zero = attn__avx512_vzero();
-    attn__avx512_v a0[4], a1[4], chk = zero;
-    size_t j, r;
+    attn__avx512_v a[8], pv[4], w[ATTN__AVX512_QK / ATTN__AVX512_VW], chk = zero;
+    size_t j, r, i, e;
     ATTN__AVX512_UNROLL
     for (r = 0; r < nr; r++) {
-        a0[r] = attn__avx512_vload(y[r] + c);
-        a1[r] = nv == 2 ? attn__avx512_vload(y[r] + c + ATTN__AVX512_VW) : zero;
+        ATTN__AVX512_UNROLL
+        for (i = 0; i < nv; i++) a[r * nv + i] = attn__avx512_vload(y[r] + c + i * ATTN__AVX512_VW);
     }
     for (j = 0; j < nk; j++) {
         const void *vj = attn__avx512_dt_at(t, vt, j * ld);
-        const attn__avx512_v v0 = attn__avx512_vload_dt(t, vj, c);
-        if (nv == 2) {
-            const attn__avx512_v v1 = attn__avx512_vload_dt(t, vj, c + ATTN__AVX512_VW);
+        ATTN__AVX512_UNROLL
+        for (r = 0; r < nr; r++) pv[r] = attn__avx512_vset1(pr[r][j]);
+        if (t == ATTN_Q8_0 && (nv * ATTN__AVX512_VW) % ATTN__AVX512_QK == 0) { /* a block's scale widened once */
             ATTN__AVX512_UNROLL
-            for (r = 0; r < nr; r++) {
-                const attn__avx512_v p = attn__avx512_vset1(pr[r][j]);
-                a0[r] = attn__avx512_vfma(p, v0, a0[r]);
-                a1[r] = attn__avx512_vfma(p, v1, a1[r]);
+            for (e = 0; e < nv; e += ATTN__AVX512_QK / ATTN__AVX512_VW) {
+                attn__avx512_vload_q8_block(attn__avx512_dt_at(t, vj, c + e * ATTN__AVX512_VW), w);
+                ATTN__AVX512_UNROLL
+                for (i = 0; i < ATTN__AVX512_QK / ATTN__AVX512_VW; i++) {
+                    ATTN__AVX512_UNROLL
+                    for (r = 0; r < nr; r++)
+                        if (e + i < nv) /* always; bounds a's index where the branch is dead */
+                            a[r * nv + e + i] = attn__avx512_vfma(pv[r], w[i], a[r * nv + e + i]);
+                }
             }
         } else {
             ATTN__AVX512_UNROLL
-            for (r = 0; r < nr; r++) a0[r] = attn__avx512_vfma(attn__avx512_vset1(pr[r][j]), v0, a0[r]);
+            for (i = 0; i < nv; i++) {
+                const attn__avx512_v x = attn__avx512_vload_dt(t, vj, c + i * ATTN__AVX512_VW);
+                ATTN__AVX512_UNROLL
+                for (r = 0; r < nr; r++) a[r * nv + i] = attn__avx512_vfma(pv[r], x, a[r * nv + i]);
+            }
         }
     }
     ATTN__AVX512_UNROLL
-    for (r = 0; r < nr; r++) chk = attn__avx512_vfma(a0[r], zero, attn__avx512_vfma(a1[r], zero, chk));
+    for (i = 0; i < nr * nv; i++) chk = attn__avx512_vfma(a[i], zero, chk);
     if (!(attn__avx512_vhsum(chk) == 0.0f)) return 0; /* x * 0 is NaN where x is inf or NaN */
     ATTN__AVX512_UNROLL
     for (r = 0; r < nr; r++) {
-        attn__avx512_vstore(y[r] + c, a0[r]);
-        if (nv == 2) attn__avx512_vstore(y[r] + c + ATTN__AVX512_VW, a1[r]);
+        ATTN__AVX512_UNROLL
+        for (i = 0; i < nv; i++) attn__avx512_vstore(y[r] + c + i * ATTN__AVX512_VW, a[r * nv + i]);
     }
-    return 1;
-}
-
-/* Columns [c, c + nv * VW) (nv <= ATTN__AVX512_PV_NV1, a constant) of one acc row y, p row p,
- * keys j < nk as attn__avx512_pv_chunk takes them: every key applied, the chunk in registers; 0
- * returned (nothing stored) where a sum came out inf or NaN. */
-static ATTN__AVX512_FORCE_INLINE int attn__avx512_pv_row_chunk(attn_dtype t, float *y, const float *p,
-                                                 size_t nk, const void *vt, size_t ld, size_t c,
-                                                 size_t nv)
-{
-    const attn__avx512_v zero = attn__avx512_vzero();
-    /* sized for a q8_0 block too: its branch is dead code where a block is more vectors */
-    attn__avx512_v a[ATTN__AVX512_PV_NV1 > ATTN__AVX512_QK / ATTN__AVX512_VW ? ATTN__AVX512_PV_NV1 : ATTN__AVX512_QK / ATTN__AVX512_VW];
-    attn__avx512_v chk = zero;
-    size_t j, i;
-    ATTN__AVX512_UNROLL
-    for (i = 0; i < nv; i++) a[i] = attn__avx512_vload(y + c + i * ATTN__AVX512_VW);
-    for (j = 0; j < nk; j++) {
-        const void *vj = attn__avx512_dt_at(t, vt, j * ld);
-        const attn__avx512_v pv = attn__avx512_vset1(p[j]);
-        if (t == ATTN_Q8_0 && (nv * ATTN__AVX512_VW) % ATTN__AVX512_QK == 0) { /* c: a multiple of QK */
-            attn__avx512_v w[ATTN__AVX512_QK / ATTN__AVX512_VW];
-            size_t e, v;
-            ATTN__AVX512_UNROLL
-            for (e = 0; e < nv * ATTN__AVX512_VW; e += ATTN__AVX512_QK) {
-                attn__avx512_vload_q8_block(attn__avx512_dt_at(t, vj, c + e), w);
-                ATTN__AVX512_UNROLL
-                for (v = 0; v < ATTN__AVX512_QK / ATTN__AVX512_VW; v++)
-                    a[e / ATTN__AVX512_VW + v] = attn__avx512_vfma(pv, w[v], a[e / ATTN__AVX512_VW + v]);
-            }
-        } else {
-            ATTN__AVX512_UNROLL
-            for (i = 0; i < nv; i++)
-                a[i] = attn__avx512_vfma(pv, attn__avx512_vload_dt(t, vj, c + i * ATTN__AVX512_VW), a[i]);
-        }
-    }
-    ATTN__AVX512_UNROLL
-    for (i = 0; i < nv; i++) chk = attn__avx512_vfma(a[i], zero, chk);
-    if (!(attn__avx512_vhsum(chk) == 0.0f)) return 0;
-    ATTN__AVX512_UNROLL
-    for (i = 0; i < nv; i++) attn__avx512_vstore(y + c + i * ATTN__AVX512_VW, a[i]);
     return 1;
 }
 
@@ -20225,12 +20132,13 @@ static ATTN__AVX512_NOINLINE void attn__avx512_pv_skip0(attn_dtype t, float *acc
 
 /* acc[r * lda ..] += P V for rows r < gr and keys j < nk (p rows lds apart, V rows of dv
  * elements of type t, ld apart at vt): blocks of ATTN__AVX512_PV_KB keys, whose V rows stay in L1
- * while 2-vector column chunks of 4 rows (fewer repeated) take them. */
+ * while register chunks take them: 2 vectors of 4 rows (fewer repeated), or one row's first
+ * 8 or 4 vectors. */
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_pv_body(attn_dtype t, float *acc, size_t lda,
                                              const float *p, size_t lds, size_t gr, size_t nk,
                                              const void *vt, size_t ld, size_t dv)
 {
-    const size_t dvc = dv / ATTN__AVX512_VW * ATTN__AVX512_VW, rowb = attn__avx512_attn_dtype_bytes(t, dv);
+    const size_t rowb = attn__avx512_attn_dtype_bytes(t, dv);
     size_t j0, r, c, u, kb;
     for (j0 = 0; j0 < nk; j0 += kb) {
         const void *vb = attn__avx512_dt_at(t, vt, j0 * ld);
@@ -20243,30 +20151,29 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_pv_body(attn_dtype t, float *
             const size_t nr = attn__avx512_min(4, gr - r);
             float *y[4];
             const float *pr[4];
-            if (nr == 1) { /* one row: in registers where it fits (V rows read in one pass),
-                            * else streamed whole with the accumulator in L1 */
-                float *y1 = acc + r * lda;
-                const float *p1 = p + r * lds + j0;
-                const size_t nv = dvc >= ATTN__AVX512_PV_NV1 * ATTN__AVX512_VW ? ATTN__AVX512_PV_NV1 : ATTN__AVX512_PV_NV1 / 2;
-                c = dv > ATTN__AVX512_PV_NV1 * ATTN__AVX512_VW || dvc < nv * ATTN__AVX512_VW ? 0 : nv * ATTN__AVX512_VW;
-                if (c && !(nv == ATTN__AVX512_PV_NV1
-                               ? attn__avx512_pv_row_chunk(t, y1, p1, kb, vb, ld, 0, ATTN__AVX512_PV_NV1)
-                               : attn__avx512_pv_row_chunk(t, y1, p1, kb, vb, ld, 0, ATTN__AVX512_PV_NV1 / 2)))
-                    c = 0;
-                if (c < dv) attn__avx512_pv_skip0(t, y1, lda, p1, lds, 1, kb, vb, ld, c, dv);
-                continue;
-            }
             for (u = 0; u < 4; u++) {
                 const size_t ru = r + attn__avx512_min(u, nr - 1);
                 y[u] = acc + ru * lda, pr[u] = p + ru * lds + j0;
             }
-            for (c = 0; c < dvc; c += 2 * ATTN__AVX512_VW) {
-                const size_t nv = attn__avx512_min(2, (dvc - c) / ATTN__AVX512_VW);
-                if (!attn__avx512_pv_chunk(t, y, pr, 4, kb, vb, ld, c, nv))
-                    attn__avx512_pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, c,
-                                   c + nv * ATTN__AVX512_VW);
+            if (nr == 1) { /* one row: its first 8 or 4 vectors in registers where the whole
+                            * row has at most 8 (V rows read in one pass), the rest streamed
+                            * with the accumulator in L1; longer rows streamed whole */
+                const size_t nv = dv <= ATTN__AVX512_PV_NV1 * ATTN__AVX512_VW ? dv / ATTN__AVX512_VW : 0;
+                c = 0;
+                if (nv == ATTN__AVX512_PV_NV1
+                    && attn__avx512_pv_chunk(t, y, pr, 1, kb, vb, ld, 0, ATTN__AVX512_PV_NV1))
+                    c = ATTN__AVX512_PV_NV1 * ATTN__AVX512_VW;
+                else if (nv >= ATTN__AVX512_PV_NV1 / 2 && nv < ATTN__AVX512_PV_NV1
+                         && attn__avx512_pv_chunk(t, y, pr, 1, kb, vb, ld, 0, ATTN__AVX512_PV_NV1 / 2))
+                    c = ATTN__AVX512_PV_NV1 / 2 * ATTN__AVX512_VW;
+                if (c < dv) attn__avx512_pv_skip0(t, y[0], lda, pr[0], lds, 1, kb, vb, ld, c, dv);
+                continue;
             }
-            if (dvc < dv) attn__avx512_pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, dvc, dv);
+            for (c = 0; c + 2 * ATTN__AVX512_VW <= dv; c += 2 * ATTN__AVX512_VW)
+                if (!attn__avx512_pv_chunk(t, y, pr, 4, kb, vb, ld, c, 2))
+                    attn__avx512_pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, c,
+                                   c + 2 * ATTN__AVX512_VW);
+            if (c < dv) attn__avx512_pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, c, dv);
         }
     }
 }
@@ -27769,89 +27676,58 @@ static void attn__kdots(attn_dtype t, const float *const *q, size_t gr, const si
  * element, keys of weight 0 adding nothing (not even 0 * inf). The caller zeroes p where a
  * row sees no key. */
 
-/* Columns [c, c + nv * VW) (nv 1 or 2) of nr (4, a constant) rows, acc rows y[r] and p
- * rows pr[r] (repeated rows allowed: each gets the same sums), keys j < nk of V rows ld
- * elements of type t apart at vt: the chunk held in registers across the keys, every key
- * applied. A weight of 0 then adds exactly nothing where V is finite (acc is never -0), so
- * the sums equal the skipping ones unless they come out inf or NaN: then nothing is stored
- * and 0 returned. */
+/* Columns [c, c + nv * VW) of nr rows (nr and nv constants, nr * nv <= 8), acc rows y[r]
+ * and p rows pr[r] (repeated rows allowed: each gets the same sums), keys j < nk of V rows
+ * ld elements of type t apart at vt: the chunk held in registers across the keys, each V
+ * row's chunk read once (a q8_0 block at a time where the chunk is whole blocks: c is then
+ * a multiple of QK), every key applied. A weight of 0 then adds exactly nothing where V is
+ * finite (acc is never -0), so the sums equal the skipping ones unless they come out inf or
+ * NaN: then nothing is stored and 0 returned. */
 static ATTN__FORCE_INLINE int attn__pv_chunk(attn_dtype t, float *const *y,
                                              const float *const *pr, size_t nr, size_t nk,
                                              const void *vt, size_t ld, size_t c, size_t nv)
 {
     const attn__v zero = attn__vzero();
-    attn__v a0[4], a1[4], chk = zero;
-    size_t j, r;
+    attn__v a[8], pv[4], w[ATTN__QK / ATTN__VW], chk = zero;
+    size_t j, r, i, e;
     ATTN__UNROLL
     for (r = 0; r < nr; r++) {
-        a0[r] = attn__vload(y[r] + c);
-        a1[r] = nv == 2 ? attn__vload(y[r] + c + ATTN__VW) : zero;
+        ATTN__UNROLL
+        for (i = 0; i < nv; i++) a[r * nv + i] = attn__vload(y[r] + c + i * ATTN__VW);
     }
     for (j = 0; j < nk; j++) {
         const void *vj = attn__dt_at(t, vt, j * ld);
-        const attn__v v0 = attn__vload_dt(t, vj, c);
-        if (nv == 2) {
-            const attn__v v1 = attn__vload_dt(t, vj, c + ATTN__VW);
+        ATTN__UNROLL
+        for (r = 0; r < nr; r++) pv[r] = attn__vset1(pr[r][j]);
+        if (t == ATTN_Q8_0 && (nv * ATTN__VW) % ATTN__QK == 0) { /* a block's scale widened once */
             ATTN__UNROLL
-            for (r = 0; r < nr; r++) {
-                const attn__v p = attn__vset1(pr[r][j]);
-                a0[r] = attn__vfma(p, v0, a0[r]);
-                a1[r] = attn__vfma(p, v1, a1[r]);
+            for (e = 0; e < nv; e += ATTN__QK / ATTN__VW) {
+                attn__vload_q8_block(attn__dt_at(t, vj, c + e * ATTN__VW), w);
+                ATTN__UNROLL
+                for (i = 0; i < ATTN__QK / ATTN__VW; i++) {
+                    ATTN__UNROLL
+                    for (r = 0; r < nr; r++)
+                        if (e + i < nv) /* always; bounds a's index where the branch is dead */
+                            a[r * nv + e + i] = attn__vfma(pv[r], w[i], a[r * nv + e + i]);
+                }
             }
         } else {
             ATTN__UNROLL
-            for (r = 0; r < nr; r++) a0[r] = attn__vfma(attn__vset1(pr[r][j]), v0, a0[r]);
+            for (i = 0; i < nv; i++) {
+                const attn__v x = attn__vload_dt(t, vj, c + i * ATTN__VW);
+                ATTN__UNROLL
+                for (r = 0; r < nr; r++) a[r * nv + i] = attn__vfma(pv[r], x, a[r * nv + i]);
+            }
         }
     }
     ATTN__UNROLL
-    for (r = 0; r < nr; r++) chk = attn__vfma(a0[r], zero, attn__vfma(a1[r], zero, chk));
+    for (i = 0; i < nr * nv; i++) chk = attn__vfma(a[i], zero, chk);
     if (!(attn__vhsum(chk) == 0.0f)) return 0; /* x * 0 is NaN where x is inf or NaN */
     ATTN__UNROLL
     for (r = 0; r < nr; r++) {
-        attn__vstore(y[r] + c, a0[r]);
-        if (nv == 2) attn__vstore(y[r] + c + ATTN__VW, a1[r]);
+        ATTN__UNROLL
+        for (i = 0; i < nv; i++) attn__vstore(y[r] + c + i * ATTN__VW, a[r * nv + i]);
     }
-    return 1;
-}
-
-/* Columns [c, c + nv * VW) (nv <= ATTN__PV_NV1, a constant) of one acc row y, p row p,
- * keys j < nk as attn__pv_chunk takes them: every key applied, the chunk in registers; 0
- * returned (nothing stored) where a sum came out inf or NaN. */
-static ATTN__FORCE_INLINE int attn__pv_row_chunk(attn_dtype t, float *y, const float *p,
-                                                 size_t nk, const void *vt, size_t ld, size_t c,
-                                                 size_t nv)
-{
-    const attn__v zero = attn__vzero();
-    /* sized for a q8_0 block too: its branch is dead code where a block is more vectors */
-    attn__v a[ATTN__PV_NV1 > ATTN__QK / ATTN__VW ? ATTN__PV_NV1 : ATTN__QK / ATTN__VW];
-    attn__v chk = zero;
-    size_t j, i;
-    ATTN__UNROLL
-    for (i = 0; i < nv; i++) a[i] = attn__vload(y + c + i * ATTN__VW);
-    for (j = 0; j < nk; j++) {
-        const void *vj = attn__dt_at(t, vt, j * ld);
-        const attn__v pv = attn__vset1(p[j]);
-        if (t == ATTN_Q8_0 && (nv * ATTN__VW) % ATTN__QK == 0) { /* c: a multiple of QK */
-            attn__v w[ATTN__QK / ATTN__VW];
-            size_t e, v;
-            ATTN__UNROLL
-            for (e = 0; e < nv * ATTN__VW; e += ATTN__QK) {
-                attn__vload_q8_block(attn__dt_at(t, vj, c + e), w);
-                ATTN__UNROLL
-                for (v = 0; v < ATTN__QK / ATTN__VW; v++)
-                    a[e / ATTN__VW + v] = attn__vfma(pv, w[v], a[e / ATTN__VW + v]);
-            }
-        } else {
-            ATTN__UNROLL
-            for (i = 0; i < nv; i++)
-                a[i] = attn__vfma(pv, attn__vload_dt(t, vj, c + i * ATTN__VW), a[i]);
-        }
-    }
-    ATTN__UNROLL
-    for (i = 0; i < nv; i++) chk = attn__vfma(a[i], zero, chk);
-    if (!(attn__vhsum(chk) == 0.0f)) return 0;
-    ATTN__UNROLL
-    for (i = 0; i < nv; i++) attn__vstore(y + c + i * ATTN__VW, a[i]);
     return 1;
 }
 
@@ -27905,12 +27781,13 @@ static ATTN__NOINLINE void attn__pv_skip0(attn_dtype t, float *acc, size_t lda, 
 
 /* acc[r * lda ..] += P V for rows r < gr and keys j < nk (p rows lds apart, V rows of dv
  * elements of type t, ld apart at vt): blocks of ATTN__PV_KB keys, whose V rows stay in L1
- * while 2-vector column chunks of 4 rows (fewer repeated) take them. */
+ * while register chunks take them: 2 vectors of 4 rows (fewer repeated), or one row's first
+ * 8 or 4 vectors. */
 static ATTN__FORCE_INLINE void attn__pv_body(attn_dtype t, float *acc, size_t lda,
                                              const float *p, size_t lds, size_t gr, size_t nk,
                                              const void *vt, size_t ld, size_t dv)
 {
-    const size_t dvc = dv / ATTN__VW * ATTN__VW, rowb = attn_dtype_bytes(t, dv);
+    const size_t rowb = attn_dtype_bytes(t, dv);
     size_t j0, r, c, u, kb;
     for (j0 = 0; j0 < nk; j0 += kb) {
         const void *vb = attn__dt_at(t, vt, j0 * ld);
@@ -27923,30 +27800,29 @@ static ATTN__FORCE_INLINE void attn__pv_body(attn_dtype t, float *acc, size_t ld
             const size_t nr = attn__min(4, gr - r);
             float *y[4];
             const float *pr[4];
-            if (nr == 1) { /* one row: in registers where it fits (V rows read in one pass),
-                            * else streamed whole with the accumulator in L1 */
-                float *y1 = acc + r * lda;
-                const float *p1 = p + r * lds + j0;
-                const size_t nv = dvc >= ATTN__PV_NV1 * ATTN__VW ? ATTN__PV_NV1 : ATTN__PV_NV1 / 2;
-                c = dv > ATTN__PV_NV1 * ATTN__VW || dvc < nv * ATTN__VW ? 0 : nv * ATTN__VW;
-                if (c && !(nv == ATTN__PV_NV1
-                               ? attn__pv_row_chunk(t, y1, p1, kb, vb, ld, 0, ATTN__PV_NV1)
-                               : attn__pv_row_chunk(t, y1, p1, kb, vb, ld, 0, ATTN__PV_NV1 / 2)))
-                    c = 0;
-                if (c < dv) attn__pv_skip0(t, y1, lda, p1, lds, 1, kb, vb, ld, c, dv);
-                continue;
-            }
             for (u = 0; u < 4; u++) {
                 const size_t ru = r + attn__min(u, nr - 1);
                 y[u] = acc + ru * lda, pr[u] = p + ru * lds + j0;
             }
-            for (c = 0; c < dvc; c += 2 * ATTN__VW) {
-                const size_t nv = attn__min(2, (dvc - c) / ATTN__VW);
-                if (!attn__pv_chunk(t, y, pr, 4, kb, vb, ld, c, nv))
-                    attn__pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, c,
-                                   c + nv * ATTN__VW);
+            if (nr == 1) { /* one row: its first 8 or 4 vectors in registers where the whole
+                            * row has at most 8 (V rows read in one pass), the rest streamed
+                            * with the accumulator in L1; longer rows streamed whole */
+                const size_t nv = dv <= ATTN__PV_NV1 * ATTN__VW ? dv / ATTN__VW : 0;
+                c = 0;
+                if (nv == ATTN__PV_NV1
+                    && attn__pv_chunk(t, y, pr, 1, kb, vb, ld, 0, ATTN__PV_NV1))
+                    c = ATTN__PV_NV1 * ATTN__VW;
+                else if (nv >= ATTN__PV_NV1 / 2 && nv < ATTN__PV_NV1
+                         && attn__pv_chunk(t, y, pr, 1, kb, vb, ld, 0, ATTN__PV_NV1 / 2))
+                    c = ATTN__PV_NV1 / 2 * ATTN__VW;
+                if (c < dv) attn__pv_skip0(t, y[0], lda, pr[0], lds, 1, kb, vb, ld, c, dv);
+                continue;
             }
-            if (dvc < dv) attn__pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, dvc, dv);
+            for (c = 0; c + 2 * ATTN__VW <= dv; c += 2 * ATTN__VW)
+                if (!attn__pv_chunk(t, y, pr, 4, kb, vb, ld, c, 2))
+                    attn__pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, c,
+                                   c + 2 * ATTN__VW);
+            if (c < dv) attn__pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, c, dv);
         }
     }
 }
