@@ -5795,8 +5795,10 @@ static ATTN__SCALAR_FORCE_INLINE int attn__scalar_pv_chunk(attn_dtype t, float *
                                              const void *vt, size_t ld, size_t c, size_t nv)
 {
     const attn__scalar_v zero = attn__scalar_vzero();
+    /* whole q8_0 blocks (c is then a multiple of QK) */
+    const int blocks = t == ATTN_Q8_0 && (nv * ATTN__SCALAR_VW) % ATTN__SCALAR_QK == 0;
     attn__scalar_v a[8], pv[4], w[ATTN__SCALAR_QK / ATTN__SCALAR_VW], chk = zero;
-    size_t j, r, i, e;
+    size_t j, r, i;
     ATTN__SCALAR_UNROLL
     for (r = 0; r < nr; r++) {
         ATTN__SCALAR_UNROLL
@@ -5806,25 +5808,18 @@ static ATTN__SCALAR_FORCE_INLINE int attn__scalar_pv_chunk(attn_dtype t, float *
         const void *vj = attn__scalar_dt_at(t, vt, j * ld);
         ATTN__SCALAR_UNROLL
         for (r = 0; r < nr; r++) pv[r] = attn__scalar_vset1(pr[r][j]);
-        if (t == ATTN_Q8_0 && (nv * ATTN__SCALAR_VW) % ATTN__SCALAR_QK == 0) { /* a block's scale widened once */
-            ATTN__SCALAR_UNROLL
-            for (e = 0; e < nv; e += ATTN__SCALAR_QK / ATTN__SCALAR_VW) {
-                attn__scalar_vload_q8_block(attn__scalar_dt_at(t, vj, c + e * ATTN__SCALAR_VW), w);
-                ATTN__SCALAR_UNROLL
-                for (i = 0; i < ATTN__SCALAR_QK / ATTN__SCALAR_VW; i++) {
-                    ATTN__SCALAR_UNROLL
-                    for (r = 0; r < nr; r++)
-                        if (e + i < nv) /* always; bounds a's index where the branch is dead */
-                            a[r * nv + e + i] = attn__scalar_vfma(pv[r], w[i], a[r * nv + e + i]);
-                }
+        ATTN__SCALAR_UNROLL
+        for (i = 0; i < nv; i++) {
+            attn__scalar_v x;
+            if (blocks) { /* a q8_0 block's scale widened once */
+                if (i % (ATTN__SCALAR_QK / ATTN__SCALAR_VW) == 0)
+                    attn__scalar_vload_q8_block(attn__scalar_dt_at(t, vj, c + i * ATTN__SCALAR_VW), w);
+                x = w[i % (ATTN__SCALAR_QK / ATTN__SCALAR_VW)];
+            } else {
+                x = attn__scalar_vload_dt(t, vj, c + i * ATTN__SCALAR_VW);
             }
-        } else {
             ATTN__SCALAR_UNROLL
-            for (i = 0; i < nv; i++) {
-                const attn__scalar_v x = attn__scalar_vload_dt(t, vj, c + i * ATTN__SCALAR_VW);
-                ATTN__SCALAR_UNROLL
-                for (r = 0; r < nr; r++) a[r * nv + i] = attn__scalar_vfma(pv[r], x, a[r * nv + i]);
-            }
+            for (r = 0; r < nr; r++) a[r * nv + i] = attn__scalar_vfma(pv[r], x, a[r * nv + i]);
         }
     }
     ATTN__SCALAR_UNROLL
@@ -12915,8 +12910,10 @@ static ATTN__AVX2_FORCE_INLINE int attn__avx2_pv_chunk(attn_dtype t, float *cons
                                              const void *vt, size_t ld, size_t c, size_t nv)
 {
     const attn__avx2_v zero = attn__avx2_vzero();
+    /* whole q8_0 blocks (c is then a multiple of QK) */
+    const int blocks = t == ATTN_Q8_0 && (nv * ATTN__AVX2_VW) % ATTN__AVX2_QK == 0;
     attn__avx2_v a[8], pv[4], w[ATTN__AVX2_QK / ATTN__AVX2_VW], chk = zero;
-    size_t j, r, i, e;
+    size_t j, r, i;
     ATTN__AVX2_UNROLL
     for (r = 0; r < nr; r++) {
         ATTN__AVX2_UNROLL
@@ -12926,25 +12923,18 @@ static ATTN__AVX2_FORCE_INLINE int attn__avx2_pv_chunk(attn_dtype t, float *cons
         const void *vj = attn__avx2_dt_at(t, vt, j * ld);
         ATTN__AVX2_UNROLL
         for (r = 0; r < nr; r++) pv[r] = attn__avx2_vset1(pr[r][j]);
-        if (t == ATTN_Q8_0 && (nv * ATTN__AVX2_VW) % ATTN__AVX2_QK == 0) { /* a block's scale widened once */
-            ATTN__AVX2_UNROLL
-            for (e = 0; e < nv; e += ATTN__AVX2_QK / ATTN__AVX2_VW) {
-                attn__avx2_vload_q8_block(attn__avx2_dt_at(t, vj, c + e * ATTN__AVX2_VW), w);
-                ATTN__AVX2_UNROLL
-                for (i = 0; i < ATTN__AVX2_QK / ATTN__AVX2_VW; i++) {
-                    ATTN__AVX2_UNROLL
-                    for (r = 0; r < nr; r++)
-                        if (e + i < nv) /* always; bounds a's index where the branch is dead */
-                            a[r * nv + e + i] = attn__avx2_vfma(pv[r], w[i], a[r * nv + e + i]);
-                }
+        ATTN__AVX2_UNROLL
+        for (i = 0; i < nv; i++) {
+            attn__avx2_v x;
+            if (blocks) { /* a q8_0 block's scale widened once */
+                if (i % (ATTN__AVX2_QK / ATTN__AVX2_VW) == 0)
+                    attn__avx2_vload_q8_block(attn__avx2_dt_at(t, vj, c + i * ATTN__AVX2_VW), w);
+                x = w[i % (ATTN__AVX2_QK / ATTN__AVX2_VW)];
+            } else {
+                x = attn__avx2_vload_dt(t, vj, c + i * ATTN__AVX2_VW);
             }
-        } else {
             ATTN__AVX2_UNROLL
-            for (i = 0; i < nv; i++) {
-                const attn__avx2_v x = attn__avx2_vload_dt(t, vj, c + i * ATTN__AVX2_VW);
-                ATTN__AVX2_UNROLL
-                for (r = 0; r < nr; r++) a[r * nv + i] = attn__avx2_vfma(pv[r], x, a[r * nv + i]);
-            }
+            for (r = 0; r < nr; r++) a[r * nv + i] = attn__avx2_vfma(pv[r], x, a[r * nv + i]);
         }
     }
     ATTN__AVX2_UNROLL
@@ -20039,8 +20029,10 @@ static ATTN__AVX512_FORCE_INLINE int attn__avx512_pv_chunk(attn_dtype t, float *
                                              const void *vt, size_t ld, size_t c, size_t nv)
 {
     const attn__avx512_v zero = attn__avx512_vzero();
+    /* whole q8_0 blocks (c is then a multiple of QK) */
+    const int blocks = t == ATTN_Q8_0 && (nv * ATTN__AVX512_VW) % ATTN__AVX512_QK == 0;
     attn__avx512_v a[8], pv[4], w[ATTN__AVX512_QK / ATTN__AVX512_VW], chk = zero;
-    size_t j, r, i, e;
+    size_t j, r, i;
     ATTN__AVX512_UNROLL
     for (r = 0; r < nr; r++) {
         ATTN__AVX512_UNROLL
@@ -20050,25 +20042,18 @@ static ATTN__AVX512_FORCE_INLINE int attn__avx512_pv_chunk(attn_dtype t, float *
         const void *vj = attn__avx512_dt_at(t, vt, j * ld);
         ATTN__AVX512_UNROLL
         for (r = 0; r < nr; r++) pv[r] = attn__avx512_vset1(pr[r][j]);
-        if (t == ATTN_Q8_0 && (nv * ATTN__AVX512_VW) % ATTN__AVX512_QK == 0) { /* a block's scale widened once */
-            ATTN__AVX512_UNROLL
-            for (e = 0; e < nv; e += ATTN__AVX512_QK / ATTN__AVX512_VW) {
-                attn__avx512_vload_q8_block(attn__avx512_dt_at(t, vj, c + e * ATTN__AVX512_VW), w);
-                ATTN__AVX512_UNROLL
-                for (i = 0; i < ATTN__AVX512_QK / ATTN__AVX512_VW; i++) {
-                    ATTN__AVX512_UNROLL
-                    for (r = 0; r < nr; r++)
-                        if (e + i < nv) /* always; bounds a's index where the branch is dead */
-                            a[r * nv + e + i] = attn__avx512_vfma(pv[r], w[i], a[r * nv + e + i]);
-                }
+        ATTN__AVX512_UNROLL
+        for (i = 0; i < nv; i++) {
+            attn__avx512_v x;
+            if (blocks) { /* a q8_0 block's scale widened once */
+                if (i % (ATTN__AVX512_QK / ATTN__AVX512_VW) == 0)
+                    attn__avx512_vload_q8_block(attn__avx512_dt_at(t, vj, c + i * ATTN__AVX512_VW), w);
+                x = w[i % (ATTN__AVX512_QK / ATTN__AVX512_VW)];
+            } else {
+                x = attn__avx512_vload_dt(t, vj, c + i * ATTN__AVX512_VW);
             }
-        } else {
             ATTN__AVX512_UNROLL
-            for (i = 0; i < nv; i++) {
-                const attn__avx512_v x = attn__avx512_vload_dt(t, vj, c + i * ATTN__AVX512_VW);
-                ATTN__AVX512_UNROLL
-                for (r = 0; r < nr; r++) a[r * nv + i] = attn__avx512_vfma(pv[r], x, a[r * nv + i]);
-            }
+            for (r = 0; r < nr; r++) a[r * nv + i] = attn__avx512_vfma(pv[r], x, a[r * nv + i]);
         }
     }
     ATTN__AVX512_UNROLL
@@ -27688,8 +27673,10 @@ static ATTN__FORCE_INLINE int attn__pv_chunk(attn_dtype t, float *const *y,
                                              const void *vt, size_t ld, size_t c, size_t nv)
 {
     const attn__v zero = attn__vzero();
+    /* whole q8_0 blocks (c is then a multiple of QK) */
+    const int blocks = t == ATTN_Q8_0 && (nv * ATTN__VW) % ATTN__QK == 0;
     attn__v a[8], pv[4], w[ATTN__QK / ATTN__VW], chk = zero;
-    size_t j, r, i, e;
+    size_t j, r, i;
     ATTN__UNROLL
     for (r = 0; r < nr; r++) {
         ATTN__UNROLL
@@ -27699,25 +27686,18 @@ static ATTN__FORCE_INLINE int attn__pv_chunk(attn_dtype t, float *const *y,
         const void *vj = attn__dt_at(t, vt, j * ld);
         ATTN__UNROLL
         for (r = 0; r < nr; r++) pv[r] = attn__vset1(pr[r][j]);
-        if (t == ATTN_Q8_0 && (nv * ATTN__VW) % ATTN__QK == 0) { /* a block's scale widened once */
-            ATTN__UNROLL
-            for (e = 0; e < nv; e += ATTN__QK / ATTN__VW) {
-                attn__vload_q8_block(attn__dt_at(t, vj, c + e * ATTN__VW), w);
-                ATTN__UNROLL
-                for (i = 0; i < ATTN__QK / ATTN__VW; i++) {
-                    ATTN__UNROLL
-                    for (r = 0; r < nr; r++)
-                        if (e + i < nv) /* always; bounds a's index where the branch is dead */
-                            a[r * nv + e + i] = attn__vfma(pv[r], w[i], a[r * nv + e + i]);
-                }
+        ATTN__UNROLL
+        for (i = 0; i < nv; i++) {
+            attn__v x;
+            if (blocks) { /* a q8_0 block's scale widened once */
+                if (i % (ATTN__QK / ATTN__VW) == 0)
+                    attn__vload_q8_block(attn__dt_at(t, vj, c + i * ATTN__VW), w);
+                x = w[i % (ATTN__QK / ATTN__VW)];
+            } else {
+                x = attn__vload_dt(t, vj, c + i * ATTN__VW);
             }
-        } else {
             ATTN__UNROLL
-            for (i = 0; i < nv; i++) {
-                const attn__v x = attn__vload_dt(t, vj, c + i * ATTN__VW);
-                ATTN__UNROLL
-                for (r = 0; r < nr; r++) a[r * nv + i] = attn__vfma(pv[r], x, a[r * nv + i]);
-            }
+            for (r = 0; r < nr; r++) a[r * nv + i] = attn__vfma(pv[r], x, a[r * nv + i]);
         }
     }
     ATTN__UNROLL

@@ -127,8 +127,10 @@ static ATTN__FORCE_INLINE int attn__pv_chunk(attn_dtype t, float *const *y,
                                              const void *vt, size_t ld, size_t c, size_t nv)
 {
     const attn__v zero = attn__vzero();
+    /* whole q8_0 blocks (c is then a multiple of QK) */
+    const int blocks = t == ATTN_Q8_0 && (nv * ATTN__VW) % ATTN__QK == 0;
     attn__v a[8], pv[4], w[ATTN__QK / ATTN__VW], chk = zero;
-    size_t j, r, i, e;
+    size_t j, r, i;
     ATTN__UNROLL
     for (r = 0; r < nr; r++) {
         ATTN__UNROLL
@@ -138,25 +140,18 @@ static ATTN__FORCE_INLINE int attn__pv_chunk(attn_dtype t, float *const *y,
         const void *vj = attn__dt_at(t, vt, j * ld);
         ATTN__UNROLL
         for (r = 0; r < nr; r++) pv[r] = attn__vset1(pr[r][j]);
-        if (t == ATTN_Q8_0 && (nv * ATTN__VW) % ATTN__QK == 0) { /* a block's scale widened once */
-            ATTN__UNROLL
-            for (e = 0; e < nv; e += ATTN__QK / ATTN__VW) {
-                attn__vload_q8_block(attn__dt_at(t, vj, c + e * ATTN__VW), w);
-                ATTN__UNROLL
-                for (i = 0; i < ATTN__QK / ATTN__VW; i++) {
-                    ATTN__UNROLL
-                    for (r = 0; r < nr; r++)
-                        if (e + i < nv) /* always; bounds a's index where the branch is dead */
-                            a[r * nv + e + i] = attn__vfma(pv[r], w[i], a[r * nv + e + i]);
-                }
+        ATTN__UNROLL
+        for (i = 0; i < nv; i++) {
+            attn__v x;
+            if (blocks) { /* a q8_0 block's scale widened once */
+                if (i % (ATTN__QK / ATTN__VW) == 0)
+                    attn__vload_q8_block(attn__dt_at(t, vj, c + i * ATTN__VW), w);
+                x = w[i % (ATTN__QK / ATTN__VW)];
+            } else {
+                x = attn__vload_dt(t, vj, c + i * ATTN__VW);
             }
-        } else {
             ATTN__UNROLL
-            for (i = 0; i < nv; i++) {
-                const attn__v x = attn__vload_dt(t, vj, c + i * ATTN__VW);
-                ATTN__UNROLL
-                for (r = 0; r < nr; r++) a[r * nv + i] = attn__vfma(pv[r], x, a[r * nv + i]);
-            }
+            for (r = 0; r < nr; r++) a[r * nv + i] = attn__vfma(pv[r], x, a[r * nv + i]);
         }
     }
     ATTN__UNROLL
