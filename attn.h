@@ -351,7 +351,12 @@ ATTN_API attn_status attn_matmul_int8(size_t m, size_t n, size_t k, float alpha,
  * v_head_dim must be multiples of 32 (else ATTN_ERR_SIZE) and every K and V stride too (else
  * ATTN_ERR_LD), in elements; k and v need no alignment. Dequantizing is exact, so the output
  * is bit for bit the f32 call on the dequantized K and V; quantizing them is the only other
- * error. (ATTN_Q4_0 is ATTN_ERR_ARG here.)
+ * error. Except on an AVX-512 build where the CPU has AVX512-VNNI: there the query tiles of
+ * fewer than 12 rows (decode) and every row when scores are asked for are first rounded to
+ * q8_0 themselves (attn_convert's rule, per block of 32: half a step, max|block| / 254, per
+ * element; a row that does not quantize, not finite or past binary16's range, is kept) and
+ * their scores are integer dot products, equal to the f32 path's on the rounded queries to
+ * within f32 rounding. (ATTN_Q4_0 is ATTN_ERR_ARG here.)
  * Q, O, masks and scores stay float. A kv_type that is not an attn_dtype is ATTN_ERR_ARG.
  *
  * Masks (all optional, combined):
@@ -1249,9 +1254,15 @@ typedef __m512i attn__scalar_vi_rt;
 #define attn__scalar_vi_rt_tof ATTN__SCALAR_VI_TOF128
 /* AVX512-VNNI: cpuid leaf 7 subleaf 0, ecx bit 11 (its zmm state is AVX-512's) */
 static inline int attn__scalar_vi_rt_cpu(void)
-{
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
+{ /* asked once (cpuid is slow under a hypervisor); one word, written with its value */
+    static int has = -1;
+    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
+    if (h < 0) {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        h = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
+        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
+    }
+    return h;
 }
 #endif
 #endif
@@ -1535,9 +1546,15 @@ typedef __m256i attn__scalar_vi_rt;
 #define attn__scalar_vi_rt_tof ATTN__SCALAR_VI_TOF128
 /* AVX-VNNI: cpuid leaf 7 subleaf 1, eax bit 4 (its ymm state is AVX2's) */
 static inline int attn__scalar_vi_rt_cpu(void)
-{
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
+{ /* asked once (cpuid is slow under a hypervisor); one word, written with its value */
+    static int has = -1;
+    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
+    if (h < 0) {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        h = __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
+        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
+    }
+    return h;
 }
 #endif
 #endif
@@ -2525,6 +2542,125 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
 #undef ATTN__SCALAR_UKR_ROWS
 #endif
 /* end of simd/mm_12x32_avx512.h */
+/* simd/qk_4xq8_avx512.h - attention's decode scores on a q8_0 K cache, AVX512-VNNI: four
+ * query rows quantized per block of 32 against one K row, by integer dot products.
+ * Compiles on its own (with simd/avx512.h). */
+#ifndef ATTN_SIMD_SCALAR_QK_4XQ8_AVX512_H
+#define ATTN_SIMD_SCALAR_QK_4XQ8_AVX512_H
+
+/* vpdpbusd where the compiler targets AVX512-VNNI, else in a function compiled for it and
+ * taken where the CPU has it (attn__scalar_qk8_cpu) */
+#if defined(__AVX512VNNI__)
+#define ATTN__SCALAR_HAVE_QK8 1
+#define ATTN__SCALAR_QK8_ATTR
+static inline int attn__scalar_qk8_cpu(void) { return 1; }
+#elif defined(ATTN__SCALAR_HAVE_VI_RT)
+#define ATTN__SCALAR_HAVE_QK8 1
+#define ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_VI_RT_ATTR
+static inline int attn__scalar_qk8_cpu(void) { return attn__scalar_vi_rt_cpu(); }
+#endif
+
+#ifdef ATTN__SCALAR_HAVE_QK8
+/* Four query rows, quantized, as a quad of nq blocks of 32 (nq a multiple of 4; blocks past
+ * the row's end zero): 4 x nq x 32 int8 (row r's values at r * nq * 32), then per group of
+ * 4 blocks 16 floats, lane 4 b + r the scale of row r's block b, then 16 int32, lane 4 b + r
+ * 128 times the sum of that block's values. */
+#define ATTN__SCALAR_QK8_QUAD_BYTES(nq) ((nq) * 160)
+
+/* Blocks 4 g .. 4 g + 3 of the K row k (nb blocks, the last ones zero padded: scale 0):
+ * their values + 128 as two vectors and their scales widened, lane 4 b + r block b's */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m512 attn__scalar_qk8_kload(const unsigned char *k,
+                                                                size_t nb, size_t g,
+                                                                __m512i *k0, __m512i *k1)
+{
+    const __m512i x80 = _mm512_set1_epi8((char)0x80);
+    const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    unsigned char tail[4 * 34];
+    const unsigned char *kg = k + g * 4 * 34;
+    uint64_t h4 = 0;
+    int b;
+    if (nb - 4 * g < 4) {
+        memset(tail, 0, sizeof tail);
+        memcpy(tail, kg, (nb - 4 * g) * 34);
+        kg = tail;
+    }
+    *k0 = _mm512_xor_si512(
+        _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(kg + 2))),
+            _mm256_loadu_si256((const __m256i *)(const void *)(kg + 36)), 1),
+        x80);
+    *k1 = _mm512_xor_si512(
+        _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(kg + 70))),
+            _mm256_loadu_si256((const __m256i *)(const void *)(kg + 104)), 1),
+        x80);
+    for (b = 0; b < 4; b++) {
+        uint16_t h;
+        memcpy(&h, kg + b * 34, 2);
+        h4 |= (uint64_t)h << 16 * b;
+    }
+    return _mm512_permutexvar_ps(
+        idx, _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_cvtsi64_si128((long long)h4))));
+}
+
+/* s[u * lds + j] for keys j < nk (K rows rb bytes apart at k, nb q8_0 blocks each) and rows
+ * u < nr of the quad (nr 1 .. 4), where j < n[u]: sum over blocks b of (dq[u][b] * dk[b]) *
+ * I[u][b], I the exact integer dot product of the blocks' values. Per 4 blocks: K + 128
+ * (unsigned) by vpdpbusd against the rows' int8, each row's lanes summed per block by
+ * integer shuffles and adds, the bias's 128 * sum taken off, then one fma with the scales
+ * into lane 4 b + r; the groups of 4 blocks in order, the 4 block lanes of a row summed
+ * last as ((b0 + b2) + (b1 + b3)). One row (nr 1) takes the same steps on its own lanes,
+ * so a row's scores are the same bits whatever rows share its quad. */
+static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
+                                            size_t nb, const unsigned char *quad, size_t nq,
+                                            size_t nr, const size_t *n, float *s, size_t lds)
+{
+    const unsigned char *qd = quad + 4 * nq * 32;
+    size_t j, g, u;
+    for (j = 0; j < nk; j++, k += rb) {
+        __m512 f = _mm512_setzero_ps();
+        float x[4];
+        for (g = 0; g < nq / 4; g++) {
+            __m512i k0, k1, z[4], t;
+            const __m512 dk = attn__scalar_qk8_kload(k, nb, g, &k0, &k1);
+            const size_t rows = nr == 1 ? 1 : 4;
+            size_t r;
+            for (r = 0; r < rows; r++) { /* quarters of z[r]: row r's blocks, 4 lanes each */
+                const unsigned char *qr = quad + r * nq * 32 + g * 128;
+                const __m512i a = _mm512_dpbusd_epi32(_mm512_setzero_si512(), k0,
+                                                      _mm512_loadu_si512((const void *)qr));
+                const __m512i c = _mm512_dpbusd_epi32(
+                    _mm512_setzero_si512(), k1, _mm512_loadu_si512((const void *)(qr + 64)));
+                z[r] = _mm512_add_epi32(_mm512_shuffle_i32x4(a, c, 0x88),
+                                        _mm512_shuffle_i32x4(a, c, 0xDD));
+            }
+            if (nr == 1) { /* every lane of quarter b: the block's sum */
+                t = _mm512_add_epi32(z[0], _mm512_shuffle_epi32(z[0], (_MM_PERM_ENUM)0x4E));
+                t = _mm512_add_epi32(t, _mm512_shuffle_epi32(t, (_MM_PERM_ENUM)0xB1));
+            } else { /* lane 4 b + r: row r's block b */
+                const __m512i u0 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[0], z[1]),
+                                                    _mm512_unpackhi_epi32(z[0], z[1]));
+                const __m512i u1 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2], z[3]),
+                                                    _mm512_unpackhi_epi32(z[2], z[3]));
+                t = _mm512_add_epi32(_mm512_unpacklo_epi64(u0, u1),
+                                     _mm512_unpackhi_epi64(u0, u1));
+            }
+            t = _mm512_sub_epi32(t, _mm512_loadu_si512((const void *)(qd + g * 128 + 64)));
+            f = _mm512_fmadd_ps(
+                _mm512_cvtepi32_ps(t),
+                _mm512_mul_ps(_mm512_loadu_ps((const float *)(const void *)(qd + g * 128)), dk),
+                f);
+        }
+        f = _mm512_add_ps(f, _mm512_shuffle_f32x4(f, f, 0xEE));
+        f = _mm512_add_ps(f, _mm512_shuffle_f32x4(f, f, 0x01));
+        _mm_storeu_ps(x, _mm512_castps512_ps128(f));
+        for (u = 0; u < nr; u++)
+            if (j < n[u]) s[u * lds + j] = x[u];
+    }
+}
+#endif
+#endif
+/* end of simd/qk_4xq8_avx512.h */
 #elif defined(ATTN__SCALAR_ISA_AVX2)
 /* simd/mm_6x16_avx2.h - attn.h's AVX2+FMA matmul microkernel: a 6 x 16 tile.
  * Compiles on its own (with simd/avx2.h). */
@@ -5691,7 +5827,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul_int8(size_t m, si
 /* K and V are stored as attn_dtype t (ATTN_F32, ATTN_F16, ATTN_BF16, or ATTN_Q8_0 blocks
  * along each row) and widened in registers as they are loaded (attn__scalar_vload_dt, exact): the
  * arithmetic is that of f32 rows holding the same values, so a 16-bit or int8 cache gives
- * the bits of the f32 path run on its widened values. The bodies below take t as a constant
+ * the bits of the f32 path run on its widened values (but for the rows path's scores on a
+ * q8_0 K where the CPU has AVX512-VNNI: attn__scalar_kdots_qk8). The bodies below take t as a constant
  * (each is inlined into one function per type, the type switch outside the loops over keys). */
 
 /* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
@@ -6243,16 +6380,29 @@ typedef struct attn__scalar_ws {
     float *m, *l; /* ATTN__SCALAR_TQ each: running max and sum */
     float *acc;  /* ATTN__SCALAR_TQ x dvp */
     size_t dvp;  /* dv rounded up to NR */
+    unsigned char *q8; /* attn__scalar_qk8_quads: the rows path's queries quantized (q8_0 K) */
+    int qk8;           /* the CPU runs attn__scalar_qk8_dot4 */
 } attn__scalar_ws;
+
+#ifdef ATTN__SCALAR_HAVE_QK8
+#define ATTN__SCALAR_QK8_QPG ((ATTN__SCALAR_MR + 3) / 4) /* quads per group of MR rows */
+#define ATTN__SCALAR_QK8_NQ(d) (((d) / ATTN__SCALAR_QK + 3) / 4 * 4)
+/* bytes of the quantized queries of a tile: its quads, then a flag per row */
+#define ATTN__SCALAR_QK8_BYTES(d)                                                                  \
+    (((ATTN__SCALAR_TQ + ATTN__SCALAR_MR - 1) / ATTN__SCALAR_MR * ATTN__SCALAR_QK8_QPG) *                              \
+         ATTN__SCALAR_QK8_QUAD_BYTES(ATTN__SCALAR_QK8_NQ(d)) + ATTN__SCALAR_TQ)
+#else
+#define ATTN__SCALAR_QK8_BYTES(d) 0
+#endif
 
 /* Lays the segments out from base (NULL: only sizes); returns the bytes, 0 on overflow */
 static size_t attn__scalar_ws_layout(void *base, size_t d, size_t dv, attn__scalar_ws *w)
 {
     const size_t lim = ATTN__SCALAR_MAX_ELEMS / (4 * (ATTN__SCALAR_TQ + ATTN__SCALAR_TK));
     const size_t fa = ATTN__SCALAR_ALIGN / sizeof(float);
-    size_t dvp, n[7], off = 0, i;
+    size_t dvp, n[8], off = 0, i;
     float *f = base ? attn__scalar_align(base) : NULL;
-    float *seg[7];
+    float *seg[8];
     if (d == 0 || dv == 0 || d > lim || dv > lim) return 0;
     dvp = attn__scalar_round_up(dv, ATTN__SCALAR_NR);
     n[0] = ATTN__SCALAR_TQ * d + ATTN__SCALAR_VW;
@@ -6262,13 +6412,20 @@ static size_t attn__scalar_ws_layout(void *base, size_t d, size_t dv, attn__scal
     n[4] = ATTN__SCALAR_TQ;
     n[5] = ATTN__SCALAR_TQ;
     n[6] = ATTN__SCALAR_TQ * dvp;
-    for (i = 0; i < 7; i++) {
+    n[7] = (ATTN__SCALAR_QK8_BYTES(d) + 3) / 4;
+    for (i = 0; i < 8; i++) {
         seg[i] = f ? f + off : NULL;
         off += attn__scalar_round_up(n[i], fa);
     }
     if (w) {
         w->qp = seg[0], w->kp = seg[1], w->vp = seg[2], w->s = seg[3];
         w->m = seg[4], w->l = seg[5], w->acc = seg[6], w->dvp = dvp;
+        w->q8 = (unsigned char *)seg[7];
+#ifdef ATTN__SCALAR_HAVE_QK8
+        w->qk8 = base && attn__scalar_qk8_cpu();
+#else
+        w->qk8 = 0;
+#endif
     }
     return off * sizeof(float) + ATTN__SCALAR_ALIGN;
 }
@@ -6345,6 +6502,75 @@ static void attn__scalar_tile_fused(const attn__scalar_hd *hd, size_t q0, size_t
     attn__scalar_tile_out(hd, q0, tq, w, 0);
 }
 
+#ifdef ATTN__SCALAR_HAVE_QK8
+/* The rows path on a q8_0 K where the CPU has AVX512-VNNI: each query row is quantized once
+ * per tile by attn__scalar_attn_convert's q8_0 rule (attn__scalar_qd_quant: a block's scale max|q| / 127, held
+ * as the float its binary16 gives) and its scores are integer dot products
+ * (attn__scalar_qk8_dot4): the f32 path's scores on the query so rounded, to within f32
+ * rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
+ * binary16's range) keeps the f32 path on its own values. */
+
+/* The quad of group row g (a multiple of MR) and chunk row r (a multiple of 4) */
+static unsigned char *attn__scalar_qk8_quad(const attn__scalar_ws *w, size_t d, size_t g, size_t r)
+{
+    const size_t q = g / ATTN__SCALAR_MR * ATTN__SCALAR_QK8_QPG + r / 4;
+    return w->q8 + q * ATTN__SCALAR_QK8_QUAD_BYTES(ATTN__SCALAR_QK8_NQ(d));
+}
+
+/* Quantizes the tile's rows (rows of heads hds, tq each) into their quads as
+ * attn__scalar_kdots_qk8 groups them, chunks of 3 as 4 with the last row twice, and flags each
+ * row that does not quantize; 0 if none quantizes */
+static int attn__scalar_qk8_quads(const attn__scalar_hd *hds, size_t q0, size_t tq, size_t rows,
+                           const attn__scalar_ws *w)
+{
+    const size_t d = hds->d, nb = d / ATTN__SCALAR_QK, nq = ATTN__SCALAR_QK8_NQ(d);
+    unsigned char *ok = w->q8 + (ATTN__SCALAR_QK8_BYTES(d) - ATTN__SCALAR_TQ);
+    size_t g, r, u, b, t, any = 0;
+    for (g = 0; g < rows; g += ATTN__SCALAR_MR)
+        for (r = 0; r < attn__scalar_min(ATTN__SCALAR_MR, rows - g); r += 4) {
+            const size_t nr = attn__scalar_min(4, attn__scalar_min(ATTN__SCALAR_MR, rows - g) - r);
+            unsigned char *quad = attn__scalar_qk8_quad(w, d, g, r);
+            unsigned char *qd = quad + 4 * nq * ATTN__SCALAR_QK;
+            memset(quad, 0, ATTN__SCALAR_QK8_QUAD_BYTES(nq));
+            for (u = 0; u < 4; u++) {
+                const size_t row = g + r + (u < nr ? u : nr - 1);
+                const float *qrow = hds[row / tq].q + (q0 + row % tq) * hds->q_sl;
+                int good = 1;
+                for (b = 0; b < nb && good; b++) {
+                    unsigned char blk[ATTN__SCALAR_QD_AB];
+                    const size_t lane = 4 * (b % 4) + u, at = b / 4 * 128;
+                    int32_t sum = 0;
+                    good = attn__scalar_qd_quant(qrow + b * ATTN__SCALAR_QK, blk);
+                    for (t = 0; t < ATTN__SCALAR_QK; t++) sum += (int8_t)blk[4 + t];
+                    memcpy(quad + (u * nq + b) * ATTN__SCALAR_QK, blk + 4, ATTN__SCALAR_QK);
+                    memcpy(qd + at + 4 * lane, blk, 4);
+                    sum *= 128;
+                    memcpy(qd + at + 64 + 4 * lane, &sum, 4);
+                }
+                if (u < nr) ok[g + r + u] = (unsigned char)good, any |= (size_t)good;
+            }
+        }
+    return any != 0;
+}
+
+/* attn__scalar_kdots for the gr rows of group g (rows q, of a q8_0 K) from their quads: the rows
+ * that did not quantize by attn__scalar_kdots on their own values */
+static void attn__scalar_kdots_qk8(const attn__scalar_ws *w, size_t g, const float *const *q, size_t gr,
+                            const size_t *n, size_t nmax, const void *kt, size_t ld,
+                            size_t d, float *s, size_t lds)
+{
+    const size_t nb = d / ATTN__SCALAR_QK, nq = ATTN__SCALAR_QK8_NQ(d);
+    const unsigned char *ok = w->q8 + (ATTN__SCALAR_QK8_BYTES(d) - ATTN__SCALAR_TQ) + g;
+    const size_t rb = attn__scalar_attn_dtype_bytes(ATTN_Q8_0, ld);
+    size_t r;
+    for (r = 0; r < gr; r += 4)
+        attn__scalar_qk8_scores((const unsigned char *)kt, rb, nmax, nb, attn__scalar_qk8_quad(w, d, g, r), nq,
+                         attn__scalar_min(4, gr - r), n + r, s + r * lds, lds);
+    for (r = 0; r < gr; r++)
+        if (!ok[r]) attn__scalar_kdots(ATTN_Q8_0, q + r, 1, n + r, n[r], kt, ld, d, s + r * lds, lds);
+}
+#endif
+
 /* The rows path for query rows q0 .. q0+tq of nh heads that share their K and V (a GQA
  * group; nh * tq <= ATTN__SCALAR_TQ): each key tile is read once for all of them. Rows whose
  * scores are written see every key the causal mask allows (the masked ones scored too). */
@@ -6355,6 +6581,9 @@ static void attn__scalar_tile_rows(const attn__scalar_hd *hds, size_t nh, size_t
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
     const size_t kend = attn__scalar_kend(hd, q0, tq); /* the same for every head of the group */
     size_t k0, g, r, tk;
+#ifdef ATTN__SCALAR_HAVE_QK8
+    const int qk8 = w->qk8 && hd->kvt == ATTN_Q8_0 && attn__scalar_qk8_quads(hds, q0, tq, rows, w);
+#endif
     attn__scalar_tile_init(hds, tq, rows, rows, w);
     /* with scores, every key is scored (the window's too) */
     for (k0 = hd->scores ? 0 : attn__scalar_first(hd, q0); k0 < kend; k0 += tk) {
@@ -6371,7 +6600,11 @@ static void attn__scalar_tile_rows(const attn__scalar_hd *hds, size_t nh, size_t
                 qr[r] = hds[(g + r) / tq].q + qi * hd->q_sl;
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
-            attn__scalar_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__SCALAR_TK);
+#ifdef ATTN__SCALAR_HAVE_QK8
+            if (qk8) attn__scalar_kdots_qk8(w, g, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__SCALAR_TK);
+            else
+#endif
+                attn__scalar_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__SCALAR_TK);
             for (r = 0; r < gr; r++) /* p: 0 past a row's visible keys */
                 if (n[r])
                     attn__scalar_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], nmax,
@@ -6402,10 +6635,22 @@ static void attn__scalar_tile_scores(const attn_attention_params *p, const attn_
             size_t nk;
             /* keys n .. kv_len in runs of consecutive rows (no pointer formed past them) */
             for (j = n; j < p->kv_len; j += nk) {
+                const void *kj = attn__scalar_dt_at(hd->kvt, hd->k, attn__scalar_krow(hd, j) * hd->k_sl);
                 nk = attn__scalar_krun(hd, j, p->kv_len - j);
-                attn__scalar_kdots(hd->kvt, &qrow, 1, &nk, nk,
-                            attn__scalar_dt_at(hd->kvt, hd->k, attn__scalar_krow(hd, j) * hd->k_sl), hd->k_sl,
-                            hd->d, sc + j, 0);
+#ifdef ATTN__SCALAR_HAVE_QK8
+                if (w->qk8 && hd->kvt == ATTN_Q8_0 &&
+                    w->q8[ATTN__SCALAR_QK8_BYTES(hd->d) - ATTN__SCALAR_TQ + i]) { /* as attn__scalar_kdots_qk8 */
+                    const size_t g = i / ATTN__SCALAR_MR * ATTN__SCALAR_MR, r = (i - g) / 4 * 4;
+                    size_t nn[4] = {0, 0, 0, 0};
+                    nn[i - g - r] = nk; /* only the row's own lane is stored (lds 0) */
+                    attn__scalar_qk8_scores((const unsigned char *)kj,
+                                     attn__scalar_attn_dtype_bytes(ATTN_Q8_0, hd->k_sl), nk, hd->d / ATTN__SCALAR_QK,
+                                     attn__scalar_qk8_quad(w, hd->d, g, r), ATTN__SCALAR_QK8_NQ(hd->d),
+                                     i - g - r + 1, nn, sc + j, 0);
+                    continue;
+                }
+#endif
+                attn__scalar_kdots(hd->kvt, &qrow, 1, &nk, nk, kj, hd->k_sl, hd->d, sc + j, 0);
             }
             for (j = n; j < p->kv_len; j++) {
                 float x = sc[j] * hd->scale;
@@ -8364,9 +8609,15 @@ typedef __m512i attn__avx2_vi_rt;
 #define attn__avx2_vi_rt_tof ATTN__AVX2_VI_TOF128
 /* AVX512-VNNI: cpuid leaf 7 subleaf 0, ecx bit 11 (its zmm state is AVX-512's) */
 static inline int attn__avx2_vi_rt_cpu(void)
-{
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
+{ /* asked once (cpuid is slow under a hypervisor); one word, written with its value */
+    static int has = -1;
+    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
+    if (h < 0) {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        h = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
+        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
+    }
+    return h;
 }
 #endif
 #endif
@@ -8650,9 +8901,15 @@ typedef __m256i attn__avx2_vi_rt;
 #define attn__avx2_vi_rt_tof ATTN__AVX2_VI_TOF128
 /* AVX-VNNI: cpuid leaf 7 subleaf 1, eax bit 4 (its ymm state is AVX2's) */
 static inline int attn__avx2_vi_rt_cpu(void)
-{
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
+{ /* asked once (cpuid is slow under a hypervisor); one word, written with its value */
+    static int has = -1;
+    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
+    if (h < 0) {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        h = __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
+        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
+    }
+    return h;
 }
 #endif
 #endif
@@ -9640,6 +9897,125 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
 #undef ATTN__AVX2_UKR_ROWS
 #endif
 /* end of simd/mm_12x32_avx512.h */
+/* simd/qk_4xq8_avx512.h - attention's decode scores on a q8_0 K cache, AVX512-VNNI: four
+ * query rows quantized per block of 32 against one K row, by integer dot products.
+ * Compiles on its own (with simd/avx512.h). */
+#ifndef ATTN_SIMD_AVX2_QK_4XQ8_AVX512_H
+#define ATTN_SIMD_AVX2_QK_4XQ8_AVX512_H
+
+/* vpdpbusd where the compiler targets AVX512-VNNI, else in a function compiled for it and
+ * taken where the CPU has it (attn__avx2_qk8_cpu) */
+#if defined(__AVX512VNNI__)
+#define ATTN__AVX2_HAVE_QK8 1
+#define ATTN__AVX2_QK8_ATTR
+static inline int attn__avx2_qk8_cpu(void) { return 1; }
+#elif defined(ATTN__AVX2_HAVE_VI_RT)
+#define ATTN__AVX2_HAVE_QK8 1
+#define ATTN__AVX2_QK8_ATTR ATTN__AVX2_VI_RT_ATTR
+static inline int attn__avx2_qk8_cpu(void) { return attn__avx2_vi_rt_cpu(); }
+#endif
+
+#ifdef ATTN__AVX2_HAVE_QK8
+/* Four query rows, quantized, as a quad of nq blocks of 32 (nq a multiple of 4; blocks past
+ * the row's end zero): 4 x nq x 32 int8 (row r's values at r * nq * 32), then per group of
+ * 4 blocks 16 floats, lane 4 b + r the scale of row r's block b, then 16 int32, lane 4 b + r
+ * 128 times the sum of that block's values. */
+#define ATTN__AVX2_QK8_QUAD_BYTES(nq) ((nq) * 160)
+
+/* Blocks 4 g .. 4 g + 3 of the K row k (nb blocks, the last ones zero padded: scale 0):
+ * their values + 128 as two vectors and their scales widened, lane 4 b + r block b's */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m512 attn__avx2_qk8_kload(const unsigned char *k,
+                                                                size_t nb, size_t g,
+                                                                __m512i *k0, __m512i *k1)
+{
+    const __m512i x80 = _mm512_set1_epi8((char)0x80);
+    const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    unsigned char tail[4 * 34];
+    const unsigned char *kg = k + g * 4 * 34;
+    uint64_t h4 = 0;
+    int b;
+    if (nb - 4 * g < 4) {
+        memset(tail, 0, sizeof tail);
+        memcpy(tail, kg, (nb - 4 * g) * 34);
+        kg = tail;
+    }
+    *k0 = _mm512_xor_si512(
+        _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(kg + 2))),
+            _mm256_loadu_si256((const __m256i *)(const void *)(kg + 36)), 1),
+        x80);
+    *k1 = _mm512_xor_si512(
+        _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(kg + 70))),
+            _mm256_loadu_si256((const __m256i *)(const void *)(kg + 104)), 1),
+        x80);
+    for (b = 0; b < 4; b++) {
+        uint16_t h;
+        memcpy(&h, kg + b * 34, 2);
+        h4 |= (uint64_t)h << 16 * b;
+    }
+    return _mm512_permutexvar_ps(
+        idx, _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_cvtsi64_si128((long long)h4))));
+}
+
+/* s[u * lds + j] for keys j < nk (K rows rb bytes apart at k, nb q8_0 blocks each) and rows
+ * u < nr of the quad (nr 1 .. 4), where j < n[u]: sum over blocks b of (dq[u][b] * dk[b]) *
+ * I[u][b], I the exact integer dot product of the blocks' values. Per 4 blocks: K + 128
+ * (unsigned) by vpdpbusd against the rows' int8, each row's lanes summed per block by
+ * integer shuffles and adds, the bias's 128 * sum taken off, then one fma with the scales
+ * into lane 4 b + r; the groups of 4 blocks in order, the 4 block lanes of a row summed
+ * last as ((b0 + b2) + (b1 + b3)). One row (nr 1) takes the same steps on its own lanes,
+ * so a row's scores are the same bits whatever rows share its quad. */
+static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
+                                            size_t nb, const unsigned char *quad, size_t nq,
+                                            size_t nr, const size_t *n, float *s, size_t lds)
+{
+    const unsigned char *qd = quad + 4 * nq * 32;
+    size_t j, g, u;
+    for (j = 0; j < nk; j++, k += rb) {
+        __m512 f = _mm512_setzero_ps();
+        float x[4];
+        for (g = 0; g < nq / 4; g++) {
+            __m512i k0, k1, z[4], t;
+            const __m512 dk = attn__avx2_qk8_kload(k, nb, g, &k0, &k1);
+            const size_t rows = nr == 1 ? 1 : 4;
+            size_t r;
+            for (r = 0; r < rows; r++) { /* quarters of z[r]: row r's blocks, 4 lanes each */
+                const unsigned char *qr = quad + r * nq * 32 + g * 128;
+                const __m512i a = _mm512_dpbusd_epi32(_mm512_setzero_si512(), k0,
+                                                      _mm512_loadu_si512((const void *)qr));
+                const __m512i c = _mm512_dpbusd_epi32(
+                    _mm512_setzero_si512(), k1, _mm512_loadu_si512((const void *)(qr + 64)));
+                z[r] = _mm512_add_epi32(_mm512_shuffle_i32x4(a, c, 0x88),
+                                        _mm512_shuffle_i32x4(a, c, 0xDD));
+            }
+            if (nr == 1) { /* every lane of quarter b: the block's sum */
+                t = _mm512_add_epi32(z[0], _mm512_shuffle_epi32(z[0], (_MM_PERM_ENUM)0x4E));
+                t = _mm512_add_epi32(t, _mm512_shuffle_epi32(t, (_MM_PERM_ENUM)0xB1));
+            } else { /* lane 4 b + r: row r's block b */
+                const __m512i u0 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[0], z[1]),
+                                                    _mm512_unpackhi_epi32(z[0], z[1]));
+                const __m512i u1 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2], z[3]),
+                                                    _mm512_unpackhi_epi32(z[2], z[3]));
+                t = _mm512_add_epi32(_mm512_unpacklo_epi64(u0, u1),
+                                     _mm512_unpackhi_epi64(u0, u1));
+            }
+            t = _mm512_sub_epi32(t, _mm512_loadu_si512((const void *)(qd + g * 128 + 64)));
+            f = _mm512_fmadd_ps(
+                _mm512_cvtepi32_ps(t),
+                _mm512_mul_ps(_mm512_loadu_ps((const float *)(const void *)(qd + g * 128)), dk),
+                f);
+        }
+        f = _mm512_add_ps(f, _mm512_shuffle_f32x4(f, f, 0xEE));
+        f = _mm512_add_ps(f, _mm512_shuffle_f32x4(f, f, 0x01));
+        _mm_storeu_ps(x, _mm512_castps512_ps128(f));
+        for (u = 0; u < nr; u++)
+            if (j < n[u]) s[u * lds + j] = x[u];
+    }
+}
+#endif
+#endif
+/* end of simd/qk_4xq8_avx512.h */
 #elif defined(ATTN__AVX2_ISA_AVX2)
 /* simd/mm_6x16_avx2.h - attn.h's AVX2+FMA matmul microkernel: a 6 x 16 tile.
  * Compiles on its own (with simd/avx2.h). */
@@ -12806,7 +13182,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul_int8(size_t m, size
 /* K and V are stored as attn_dtype t (ATTN_F32, ATTN_F16, ATTN_BF16, or ATTN_Q8_0 blocks
  * along each row) and widened in registers as they are loaded (attn__avx2_vload_dt, exact): the
  * arithmetic is that of f32 rows holding the same values, so a 16-bit or int8 cache gives
- * the bits of the f32 path run on its widened values. The bodies below take t as a constant
+ * the bits of the f32 path run on its widened values (but for the rows path's scores on a
+ * q8_0 K where the CPU has AVX512-VNNI: attn__avx2_kdots_qk8). The bodies below take t as a constant
  * (each is inlined into one function per type, the type switch outside the loops over keys). */
 
 /* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
@@ -13358,16 +13735,29 @@ typedef struct attn__avx2_ws {
     float *m, *l; /* ATTN__AVX2_TQ each: running max and sum */
     float *acc;  /* ATTN__AVX2_TQ x dvp */
     size_t dvp;  /* dv rounded up to NR */
+    unsigned char *q8; /* attn__avx2_qk8_quads: the rows path's queries quantized (q8_0 K) */
+    int qk8;           /* the CPU runs attn__avx2_qk8_dot4 */
 } attn__avx2_ws;
+
+#ifdef ATTN__AVX2_HAVE_QK8
+#define ATTN__AVX2_QK8_QPG ((ATTN__AVX2_MR + 3) / 4) /* quads per group of MR rows */
+#define ATTN__AVX2_QK8_NQ(d) (((d) / ATTN__AVX2_QK + 3) / 4 * 4)
+/* bytes of the quantized queries of a tile: its quads, then a flag per row */
+#define ATTN__AVX2_QK8_BYTES(d)                                                                  \
+    (((ATTN__AVX2_TQ + ATTN__AVX2_MR - 1) / ATTN__AVX2_MR * ATTN__AVX2_QK8_QPG) *                              \
+         ATTN__AVX2_QK8_QUAD_BYTES(ATTN__AVX2_QK8_NQ(d)) + ATTN__AVX2_TQ)
+#else
+#define ATTN__AVX2_QK8_BYTES(d) 0
+#endif
 
 /* Lays the segments out from base (NULL: only sizes); returns the bytes, 0 on overflow */
 static size_t attn__avx2_ws_layout(void *base, size_t d, size_t dv, attn__avx2_ws *w)
 {
     const size_t lim = ATTN__AVX2_MAX_ELEMS / (4 * (ATTN__AVX2_TQ + ATTN__AVX2_TK));
     const size_t fa = ATTN__AVX2_ALIGN / sizeof(float);
-    size_t dvp, n[7], off = 0, i;
+    size_t dvp, n[8], off = 0, i;
     float *f = base ? attn__avx2_align(base) : NULL;
-    float *seg[7];
+    float *seg[8];
     if (d == 0 || dv == 0 || d > lim || dv > lim) return 0;
     dvp = attn__avx2_round_up(dv, ATTN__AVX2_NR);
     n[0] = ATTN__AVX2_TQ * d + ATTN__AVX2_VW;
@@ -13377,13 +13767,20 @@ static size_t attn__avx2_ws_layout(void *base, size_t d, size_t dv, attn__avx2_w
     n[4] = ATTN__AVX2_TQ;
     n[5] = ATTN__AVX2_TQ;
     n[6] = ATTN__AVX2_TQ * dvp;
-    for (i = 0; i < 7; i++) {
+    n[7] = (ATTN__AVX2_QK8_BYTES(d) + 3) / 4;
+    for (i = 0; i < 8; i++) {
         seg[i] = f ? f + off : NULL;
         off += attn__avx2_round_up(n[i], fa);
     }
     if (w) {
         w->qp = seg[0], w->kp = seg[1], w->vp = seg[2], w->s = seg[3];
         w->m = seg[4], w->l = seg[5], w->acc = seg[6], w->dvp = dvp;
+        w->q8 = (unsigned char *)seg[7];
+#ifdef ATTN__AVX2_HAVE_QK8
+        w->qk8 = base && attn__avx2_qk8_cpu();
+#else
+        w->qk8 = 0;
+#endif
     }
     return off * sizeof(float) + ATTN__AVX2_ALIGN;
 }
@@ -13460,6 +13857,75 @@ static void attn__avx2_tile_fused(const attn__avx2_hd *hd, size_t q0, size_t tq,
     attn__avx2_tile_out(hd, q0, tq, w, 0);
 }
 
+#ifdef ATTN__AVX2_HAVE_QK8
+/* The rows path on a q8_0 K where the CPU has AVX512-VNNI: each query row is quantized once
+ * per tile by attn__avx2_attn_convert's q8_0 rule (attn__avx2_qd_quant: a block's scale max|q| / 127, held
+ * as the float its binary16 gives) and its scores are integer dot products
+ * (attn__avx2_qk8_dot4): the f32 path's scores on the query so rounded, to within f32
+ * rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
+ * binary16's range) keeps the f32 path on its own values. */
+
+/* The quad of group row g (a multiple of MR) and chunk row r (a multiple of 4) */
+static unsigned char *attn__avx2_qk8_quad(const attn__avx2_ws *w, size_t d, size_t g, size_t r)
+{
+    const size_t q = g / ATTN__AVX2_MR * ATTN__AVX2_QK8_QPG + r / 4;
+    return w->q8 + q * ATTN__AVX2_QK8_QUAD_BYTES(ATTN__AVX2_QK8_NQ(d));
+}
+
+/* Quantizes the tile's rows (rows of heads hds, tq each) into their quads as
+ * attn__avx2_kdots_qk8 groups them, chunks of 3 as 4 with the last row twice, and flags each
+ * row that does not quantize; 0 if none quantizes */
+static int attn__avx2_qk8_quads(const attn__avx2_hd *hds, size_t q0, size_t tq, size_t rows,
+                           const attn__avx2_ws *w)
+{
+    const size_t d = hds->d, nb = d / ATTN__AVX2_QK, nq = ATTN__AVX2_QK8_NQ(d);
+    unsigned char *ok = w->q8 + (ATTN__AVX2_QK8_BYTES(d) - ATTN__AVX2_TQ);
+    size_t g, r, u, b, t, any = 0;
+    for (g = 0; g < rows; g += ATTN__AVX2_MR)
+        for (r = 0; r < attn__avx2_min(ATTN__AVX2_MR, rows - g); r += 4) {
+            const size_t nr = attn__avx2_min(4, attn__avx2_min(ATTN__AVX2_MR, rows - g) - r);
+            unsigned char *quad = attn__avx2_qk8_quad(w, d, g, r);
+            unsigned char *qd = quad + 4 * nq * ATTN__AVX2_QK;
+            memset(quad, 0, ATTN__AVX2_QK8_QUAD_BYTES(nq));
+            for (u = 0; u < 4; u++) {
+                const size_t row = g + r + (u < nr ? u : nr - 1);
+                const float *qrow = hds[row / tq].q + (q0 + row % tq) * hds->q_sl;
+                int good = 1;
+                for (b = 0; b < nb && good; b++) {
+                    unsigned char blk[ATTN__AVX2_QD_AB];
+                    const size_t lane = 4 * (b % 4) + u, at = b / 4 * 128;
+                    int32_t sum = 0;
+                    good = attn__avx2_qd_quant(qrow + b * ATTN__AVX2_QK, blk);
+                    for (t = 0; t < ATTN__AVX2_QK; t++) sum += (int8_t)blk[4 + t];
+                    memcpy(quad + (u * nq + b) * ATTN__AVX2_QK, blk + 4, ATTN__AVX2_QK);
+                    memcpy(qd + at + 4 * lane, blk, 4);
+                    sum *= 128;
+                    memcpy(qd + at + 64 + 4 * lane, &sum, 4);
+                }
+                if (u < nr) ok[g + r + u] = (unsigned char)good, any |= (size_t)good;
+            }
+        }
+    return any != 0;
+}
+
+/* attn__avx2_kdots for the gr rows of group g (rows q, of a q8_0 K) from their quads: the rows
+ * that did not quantize by attn__avx2_kdots on their own values */
+static void attn__avx2_kdots_qk8(const attn__avx2_ws *w, size_t g, const float *const *q, size_t gr,
+                            const size_t *n, size_t nmax, const void *kt, size_t ld,
+                            size_t d, float *s, size_t lds)
+{
+    const size_t nb = d / ATTN__AVX2_QK, nq = ATTN__AVX2_QK8_NQ(d);
+    const unsigned char *ok = w->q8 + (ATTN__AVX2_QK8_BYTES(d) - ATTN__AVX2_TQ) + g;
+    const size_t rb = attn__avx2_attn_dtype_bytes(ATTN_Q8_0, ld);
+    size_t r;
+    for (r = 0; r < gr; r += 4)
+        attn__avx2_qk8_scores((const unsigned char *)kt, rb, nmax, nb, attn__avx2_qk8_quad(w, d, g, r), nq,
+                         attn__avx2_min(4, gr - r), n + r, s + r * lds, lds);
+    for (r = 0; r < gr; r++)
+        if (!ok[r]) attn__avx2_kdots(ATTN_Q8_0, q + r, 1, n + r, n[r], kt, ld, d, s + r * lds, lds);
+}
+#endif
+
 /* The rows path for query rows q0 .. q0+tq of nh heads that share their K and V (a GQA
  * group; nh * tq <= ATTN__AVX2_TQ): each key tile is read once for all of them. Rows whose
  * scores are written see every key the causal mask allows (the masked ones scored too). */
@@ -13470,6 +13936,9 @@ static void attn__avx2_tile_rows(const attn__avx2_hd *hds, size_t nh, size_t q0,
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
     const size_t kend = attn__avx2_kend(hd, q0, tq); /* the same for every head of the group */
     size_t k0, g, r, tk;
+#ifdef ATTN__AVX2_HAVE_QK8
+    const int qk8 = w->qk8 && hd->kvt == ATTN_Q8_0 && attn__avx2_qk8_quads(hds, q0, tq, rows, w);
+#endif
     attn__avx2_tile_init(hds, tq, rows, rows, w);
     /* with scores, every key is scored (the window's too) */
     for (k0 = hd->scores ? 0 : attn__avx2_first(hd, q0); k0 < kend; k0 += tk) {
@@ -13486,7 +13955,11 @@ static void attn__avx2_tile_rows(const attn__avx2_hd *hds, size_t nh, size_t q0,
                 qr[r] = hds[(g + r) / tq].q + qi * hd->q_sl;
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
-            attn__avx2_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__AVX2_TK);
+#ifdef ATTN__AVX2_HAVE_QK8
+            if (qk8) attn__avx2_kdots_qk8(w, g, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__AVX2_TK);
+            else
+#endif
+                attn__avx2_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__AVX2_TK);
             for (r = 0; r < gr; r++) /* p: 0 past a row's visible keys */
                 if (n[r])
                     attn__avx2_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], nmax,
@@ -13517,10 +13990,22 @@ static void attn__avx2_tile_scores(const attn_attention_params *p, const attn__a
             size_t nk;
             /* keys n .. kv_len in runs of consecutive rows (no pointer formed past them) */
             for (j = n; j < p->kv_len; j += nk) {
+                const void *kj = attn__avx2_dt_at(hd->kvt, hd->k, attn__avx2_krow(hd, j) * hd->k_sl);
                 nk = attn__avx2_krun(hd, j, p->kv_len - j);
-                attn__avx2_kdots(hd->kvt, &qrow, 1, &nk, nk,
-                            attn__avx2_dt_at(hd->kvt, hd->k, attn__avx2_krow(hd, j) * hd->k_sl), hd->k_sl,
-                            hd->d, sc + j, 0);
+#ifdef ATTN__AVX2_HAVE_QK8
+                if (w->qk8 && hd->kvt == ATTN_Q8_0 &&
+                    w->q8[ATTN__AVX2_QK8_BYTES(hd->d) - ATTN__AVX2_TQ + i]) { /* as attn__avx2_kdots_qk8 */
+                    const size_t g = i / ATTN__AVX2_MR * ATTN__AVX2_MR, r = (i - g) / 4 * 4;
+                    size_t nn[4] = {0, 0, 0, 0};
+                    nn[i - g - r] = nk; /* only the row's own lane is stored (lds 0) */
+                    attn__avx2_qk8_scores((const unsigned char *)kj,
+                                     attn__avx2_attn_dtype_bytes(ATTN_Q8_0, hd->k_sl), nk, hd->d / ATTN__AVX2_QK,
+                                     attn__avx2_qk8_quad(w, hd->d, g, r), ATTN__AVX2_QK8_NQ(hd->d),
+                                     i - g - r + 1, nn, sc + j, 0);
+                    continue;
+                }
+#endif
+                attn__avx2_kdots(hd->kvt, &qrow, 1, &nk, nk, kj, hd->k_sl, hd->d, sc + j, 0);
             }
             for (j = n; j < p->kv_len; j++) {
                 float x = sc[j] * hd->scale;
@@ -15483,9 +15968,15 @@ typedef __m512i attn__avx512_vi_rt;
 #define attn__avx512_vi_rt_tof ATTN__AVX512_VI_TOF128
 /* AVX512-VNNI: cpuid leaf 7 subleaf 0, ecx bit 11 (its zmm state is AVX-512's) */
 static inline int attn__avx512_vi_rt_cpu(void)
-{
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
+{ /* asked once (cpuid is slow under a hypervisor); one word, written with its value */
+    static int has = -1;
+    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
+    if (h < 0) {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        h = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
+        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
+    }
+    return h;
 }
 #endif
 #endif
@@ -15769,9 +16260,15 @@ typedef __m256i attn__avx512_vi_rt;
 #define attn__avx512_vi_rt_tof ATTN__AVX512_VI_TOF128
 /* AVX-VNNI: cpuid leaf 7 subleaf 1, eax bit 4 (its ymm state is AVX2's) */
 static inline int attn__avx512_vi_rt_cpu(void)
-{
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
+{ /* asked once (cpuid is slow under a hypervisor); one word, written with its value */
+    static int has = -1;
+    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
+    if (h < 0) {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        h = __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
+        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
+    }
+    return h;
 }
 #endif
 #endif
@@ -16759,6 +17256,125 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
 #undef ATTN__AVX512_UKR_ROWS
 #endif
 /* end of simd/mm_12x32_avx512.h */
+/* simd/qk_4xq8_avx512.h - attention's decode scores on a q8_0 K cache, AVX512-VNNI: four
+ * query rows quantized per block of 32 against one K row, by integer dot products.
+ * Compiles on its own (with simd/avx512.h). */
+#ifndef ATTN_SIMD_AVX512_QK_4XQ8_AVX512_H
+#define ATTN_SIMD_AVX512_QK_4XQ8_AVX512_H
+
+/* vpdpbusd where the compiler targets AVX512-VNNI, else in a function compiled for it and
+ * taken where the CPU has it (attn__avx512_qk8_cpu) */
+#if defined(__AVX512VNNI__)
+#define ATTN__AVX512_HAVE_QK8 1
+#define ATTN__AVX512_QK8_ATTR
+static inline int attn__avx512_qk8_cpu(void) { return 1; }
+#elif defined(ATTN__AVX512_HAVE_VI_RT)
+#define ATTN__AVX512_HAVE_QK8 1
+#define ATTN__AVX512_QK8_ATTR ATTN__AVX512_VI_RT_ATTR
+static inline int attn__avx512_qk8_cpu(void) { return attn__avx512_vi_rt_cpu(); }
+#endif
+
+#ifdef ATTN__AVX512_HAVE_QK8
+/* Four query rows, quantized, as a quad of nq blocks of 32 (nq a multiple of 4; blocks past
+ * the row's end zero): 4 x nq x 32 int8 (row r's values at r * nq * 32), then per group of
+ * 4 blocks 16 floats, lane 4 b + r the scale of row r's block b, then 16 int32, lane 4 b + r
+ * 128 times the sum of that block's values. */
+#define ATTN__AVX512_QK8_QUAD_BYTES(nq) ((nq) * 160)
+
+/* Blocks 4 g .. 4 g + 3 of the K row k (nb blocks, the last ones zero padded: scale 0):
+ * their values + 128 as two vectors and their scales widened, lane 4 b + r block b's */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m512 attn__avx512_qk8_kload(const unsigned char *k,
+                                                                size_t nb, size_t g,
+                                                                __m512i *k0, __m512i *k1)
+{
+    const __m512i x80 = _mm512_set1_epi8((char)0x80);
+    const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    unsigned char tail[4 * 34];
+    const unsigned char *kg = k + g * 4 * 34;
+    uint64_t h4 = 0;
+    int b;
+    if (nb - 4 * g < 4) {
+        memset(tail, 0, sizeof tail);
+        memcpy(tail, kg, (nb - 4 * g) * 34);
+        kg = tail;
+    }
+    *k0 = _mm512_xor_si512(
+        _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(kg + 2))),
+            _mm256_loadu_si256((const __m256i *)(const void *)(kg + 36)), 1),
+        x80);
+    *k1 = _mm512_xor_si512(
+        _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(kg + 70))),
+            _mm256_loadu_si256((const __m256i *)(const void *)(kg + 104)), 1),
+        x80);
+    for (b = 0; b < 4; b++) {
+        uint16_t h;
+        memcpy(&h, kg + b * 34, 2);
+        h4 |= (uint64_t)h << 16 * b;
+    }
+    return _mm512_permutexvar_ps(
+        idx, _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_cvtsi64_si128((long long)h4))));
+}
+
+/* s[u * lds + j] for keys j < nk (K rows rb bytes apart at k, nb q8_0 blocks each) and rows
+ * u < nr of the quad (nr 1 .. 4), where j < n[u]: sum over blocks b of (dq[u][b] * dk[b]) *
+ * I[u][b], I the exact integer dot product of the blocks' values. Per 4 blocks: K + 128
+ * (unsigned) by vpdpbusd against the rows' int8, each row's lanes summed per block by
+ * integer shuffles and adds, the bias's 128 * sum taken off, then one fma with the scales
+ * into lane 4 b + r; the groups of 4 blocks in order, the 4 block lanes of a row summed
+ * last as ((b0 + b2) + (b1 + b3)). One row (nr 1) takes the same steps on its own lanes,
+ * so a row's scores are the same bits whatever rows share its quad. */
+static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
+                                            size_t nb, const unsigned char *quad, size_t nq,
+                                            size_t nr, const size_t *n, float *s, size_t lds)
+{
+    const unsigned char *qd = quad + 4 * nq * 32;
+    size_t j, g, u;
+    for (j = 0; j < nk; j++, k += rb) {
+        __m512 f = _mm512_setzero_ps();
+        float x[4];
+        for (g = 0; g < nq / 4; g++) {
+            __m512i k0, k1, z[4], t;
+            const __m512 dk = attn__avx512_qk8_kload(k, nb, g, &k0, &k1);
+            const size_t rows = nr == 1 ? 1 : 4;
+            size_t r;
+            for (r = 0; r < rows; r++) { /* quarters of z[r]: row r's blocks, 4 lanes each */
+                const unsigned char *qr = quad + r * nq * 32 + g * 128;
+                const __m512i a = _mm512_dpbusd_epi32(_mm512_setzero_si512(), k0,
+                                                      _mm512_loadu_si512((const void *)qr));
+                const __m512i c = _mm512_dpbusd_epi32(
+                    _mm512_setzero_si512(), k1, _mm512_loadu_si512((const void *)(qr + 64)));
+                z[r] = _mm512_add_epi32(_mm512_shuffle_i32x4(a, c, 0x88),
+                                        _mm512_shuffle_i32x4(a, c, 0xDD));
+            }
+            if (nr == 1) { /* every lane of quarter b: the block's sum */
+                t = _mm512_add_epi32(z[0], _mm512_shuffle_epi32(z[0], (_MM_PERM_ENUM)0x4E));
+                t = _mm512_add_epi32(t, _mm512_shuffle_epi32(t, (_MM_PERM_ENUM)0xB1));
+            } else { /* lane 4 b + r: row r's block b */
+                const __m512i u0 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[0], z[1]),
+                                                    _mm512_unpackhi_epi32(z[0], z[1]));
+                const __m512i u1 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2], z[3]),
+                                                    _mm512_unpackhi_epi32(z[2], z[3]));
+                t = _mm512_add_epi32(_mm512_unpacklo_epi64(u0, u1),
+                                     _mm512_unpackhi_epi64(u0, u1));
+            }
+            t = _mm512_sub_epi32(t, _mm512_loadu_si512((const void *)(qd + g * 128 + 64)));
+            f = _mm512_fmadd_ps(
+                _mm512_cvtepi32_ps(t),
+                _mm512_mul_ps(_mm512_loadu_ps((const float *)(const void *)(qd + g * 128)), dk),
+                f);
+        }
+        f = _mm512_add_ps(f, _mm512_shuffle_f32x4(f, f, 0xEE));
+        f = _mm512_add_ps(f, _mm512_shuffle_f32x4(f, f, 0x01));
+        _mm_storeu_ps(x, _mm512_castps512_ps128(f));
+        for (u = 0; u < nr; u++)
+            if (j < n[u]) s[u * lds + j] = x[u];
+    }
+}
+#endif
+#endif
+/* end of simd/qk_4xq8_avx512.h */
 #elif defined(ATTN__AVX512_ISA_AVX2)
 /* simd/mm_6x16_avx2.h - attn.h's AVX2+FMA matmul microkernel: a 6 x 16 tile.
  * Compiles on its own (with simd/avx2.h). */
@@ -19925,7 +20541,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul_int8(size_t m, si
 /* K and V are stored as attn_dtype t (ATTN_F32, ATTN_F16, ATTN_BF16, or ATTN_Q8_0 blocks
  * along each row) and widened in registers as they are loaded (attn__avx512_vload_dt, exact): the
  * arithmetic is that of f32 rows holding the same values, so a 16-bit or int8 cache gives
- * the bits of the f32 path run on its widened values. The bodies below take t as a constant
+ * the bits of the f32 path run on its widened values (but for the rows path's scores on a
+ * q8_0 K where the CPU has AVX512-VNNI: attn__avx512_kdots_qk8). The bodies below take t as a constant
  * (each is inlined into one function per type, the type switch outside the loops over keys). */
 
 /* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
@@ -20477,16 +21094,29 @@ typedef struct attn__avx512_ws {
     float *m, *l; /* ATTN__AVX512_TQ each: running max and sum */
     float *acc;  /* ATTN__AVX512_TQ x dvp */
     size_t dvp;  /* dv rounded up to NR */
+    unsigned char *q8; /* attn__avx512_qk8_quads: the rows path's queries quantized (q8_0 K) */
+    int qk8;           /* the CPU runs attn__avx512_qk8_dot4 */
 } attn__avx512_ws;
+
+#ifdef ATTN__AVX512_HAVE_QK8
+#define ATTN__AVX512_QK8_QPG ((ATTN__AVX512_MR + 3) / 4) /* quads per group of MR rows */
+#define ATTN__AVX512_QK8_NQ(d) (((d) / ATTN__AVX512_QK + 3) / 4 * 4)
+/* bytes of the quantized queries of a tile: its quads, then a flag per row */
+#define ATTN__AVX512_QK8_BYTES(d)                                                                  \
+    (((ATTN__AVX512_TQ + ATTN__AVX512_MR - 1) / ATTN__AVX512_MR * ATTN__AVX512_QK8_QPG) *                              \
+         ATTN__AVX512_QK8_QUAD_BYTES(ATTN__AVX512_QK8_NQ(d)) + ATTN__AVX512_TQ)
+#else
+#define ATTN__AVX512_QK8_BYTES(d) 0
+#endif
 
 /* Lays the segments out from base (NULL: only sizes); returns the bytes, 0 on overflow */
 static size_t attn__avx512_ws_layout(void *base, size_t d, size_t dv, attn__avx512_ws *w)
 {
     const size_t lim = ATTN__AVX512_MAX_ELEMS / (4 * (ATTN__AVX512_TQ + ATTN__AVX512_TK));
     const size_t fa = ATTN__AVX512_ALIGN / sizeof(float);
-    size_t dvp, n[7], off = 0, i;
+    size_t dvp, n[8], off = 0, i;
     float *f = base ? attn__avx512_align(base) : NULL;
-    float *seg[7];
+    float *seg[8];
     if (d == 0 || dv == 0 || d > lim || dv > lim) return 0;
     dvp = attn__avx512_round_up(dv, ATTN__AVX512_NR);
     n[0] = ATTN__AVX512_TQ * d + ATTN__AVX512_VW;
@@ -20496,13 +21126,20 @@ static size_t attn__avx512_ws_layout(void *base, size_t d, size_t dv, attn__avx5
     n[4] = ATTN__AVX512_TQ;
     n[5] = ATTN__AVX512_TQ;
     n[6] = ATTN__AVX512_TQ * dvp;
-    for (i = 0; i < 7; i++) {
+    n[7] = (ATTN__AVX512_QK8_BYTES(d) + 3) / 4;
+    for (i = 0; i < 8; i++) {
         seg[i] = f ? f + off : NULL;
         off += attn__avx512_round_up(n[i], fa);
     }
     if (w) {
         w->qp = seg[0], w->kp = seg[1], w->vp = seg[2], w->s = seg[3];
         w->m = seg[4], w->l = seg[5], w->acc = seg[6], w->dvp = dvp;
+        w->q8 = (unsigned char *)seg[7];
+#ifdef ATTN__AVX512_HAVE_QK8
+        w->qk8 = base && attn__avx512_qk8_cpu();
+#else
+        w->qk8 = 0;
+#endif
     }
     return off * sizeof(float) + ATTN__AVX512_ALIGN;
 }
@@ -20579,6 +21216,75 @@ static void attn__avx512_tile_fused(const attn__avx512_hd *hd, size_t q0, size_t
     attn__avx512_tile_out(hd, q0, tq, w, 0);
 }
 
+#ifdef ATTN__AVX512_HAVE_QK8
+/* The rows path on a q8_0 K where the CPU has AVX512-VNNI: each query row is quantized once
+ * per tile by attn__avx512_attn_convert's q8_0 rule (attn__avx512_qd_quant: a block's scale max|q| / 127, held
+ * as the float its binary16 gives) and its scores are integer dot products
+ * (attn__avx512_qk8_dot4): the f32 path's scores on the query so rounded, to within f32
+ * rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
+ * binary16's range) keeps the f32 path on its own values. */
+
+/* The quad of group row g (a multiple of MR) and chunk row r (a multiple of 4) */
+static unsigned char *attn__avx512_qk8_quad(const attn__avx512_ws *w, size_t d, size_t g, size_t r)
+{
+    const size_t q = g / ATTN__AVX512_MR * ATTN__AVX512_QK8_QPG + r / 4;
+    return w->q8 + q * ATTN__AVX512_QK8_QUAD_BYTES(ATTN__AVX512_QK8_NQ(d));
+}
+
+/* Quantizes the tile's rows (rows of heads hds, tq each) into their quads as
+ * attn__avx512_kdots_qk8 groups them, chunks of 3 as 4 with the last row twice, and flags each
+ * row that does not quantize; 0 if none quantizes */
+static int attn__avx512_qk8_quads(const attn__avx512_hd *hds, size_t q0, size_t tq, size_t rows,
+                           const attn__avx512_ws *w)
+{
+    const size_t d = hds->d, nb = d / ATTN__AVX512_QK, nq = ATTN__AVX512_QK8_NQ(d);
+    unsigned char *ok = w->q8 + (ATTN__AVX512_QK8_BYTES(d) - ATTN__AVX512_TQ);
+    size_t g, r, u, b, t, any = 0;
+    for (g = 0; g < rows; g += ATTN__AVX512_MR)
+        for (r = 0; r < attn__avx512_min(ATTN__AVX512_MR, rows - g); r += 4) {
+            const size_t nr = attn__avx512_min(4, attn__avx512_min(ATTN__AVX512_MR, rows - g) - r);
+            unsigned char *quad = attn__avx512_qk8_quad(w, d, g, r);
+            unsigned char *qd = quad + 4 * nq * ATTN__AVX512_QK;
+            memset(quad, 0, ATTN__AVX512_QK8_QUAD_BYTES(nq));
+            for (u = 0; u < 4; u++) {
+                const size_t row = g + r + (u < nr ? u : nr - 1);
+                const float *qrow = hds[row / tq].q + (q0 + row % tq) * hds->q_sl;
+                int good = 1;
+                for (b = 0; b < nb && good; b++) {
+                    unsigned char blk[ATTN__AVX512_QD_AB];
+                    const size_t lane = 4 * (b % 4) + u, at = b / 4 * 128;
+                    int32_t sum = 0;
+                    good = attn__avx512_qd_quant(qrow + b * ATTN__AVX512_QK, blk);
+                    for (t = 0; t < ATTN__AVX512_QK; t++) sum += (int8_t)blk[4 + t];
+                    memcpy(quad + (u * nq + b) * ATTN__AVX512_QK, blk + 4, ATTN__AVX512_QK);
+                    memcpy(qd + at + 4 * lane, blk, 4);
+                    sum *= 128;
+                    memcpy(qd + at + 64 + 4 * lane, &sum, 4);
+                }
+                if (u < nr) ok[g + r + u] = (unsigned char)good, any |= (size_t)good;
+            }
+        }
+    return any != 0;
+}
+
+/* attn__avx512_kdots for the gr rows of group g (rows q, of a q8_0 K) from their quads: the rows
+ * that did not quantize by attn__avx512_kdots on their own values */
+static void attn__avx512_kdots_qk8(const attn__avx512_ws *w, size_t g, const float *const *q, size_t gr,
+                            const size_t *n, size_t nmax, const void *kt, size_t ld,
+                            size_t d, float *s, size_t lds)
+{
+    const size_t nb = d / ATTN__AVX512_QK, nq = ATTN__AVX512_QK8_NQ(d);
+    const unsigned char *ok = w->q8 + (ATTN__AVX512_QK8_BYTES(d) - ATTN__AVX512_TQ) + g;
+    const size_t rb = attn__avx512_attn_dtype_bytes(ATTN_Q8_0, ld);
+    size_t r;
+    for (r = 0; r < gr; r += 4)
+        attn__avx512_qk8_scores((const unsigned char *)kt, rb, nmax, nb, attn__avx512_qk8_quad(w, d, g, r), nq,
+                         attn__avx512_min(4, gr - r), n + r, s + r * lds, lds);
+    for (r = 0; r < gr; r++)
+        if (!ok[r]) attn__avx512_kdots(ATTN_Q8_0, q + r, 1, n + r, n[r], kt, ld, d, s + r * lds, lds);
+}
+#endif
+
 /* The rows path for query rows q0 .. q0+tq of nh heads that share their K and V (a GQA
  * group; nh * tq <= ATTN__AVX512_TQ): each key tile is read once for all of them. Rows whose
  * scores are written see every key the causal mask allows (the masked ones scored too). */
@@ -20589,6 +21295,9 @@ static void attn__avx512_tile_rows(const attn__avx512_hd *hds, size_t nh, size_t
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
     const size_t kend = attn__avx512_kend(hd, q0, tq); /* the same for every head of the group */
     size_t k0, g, r, tk;
+#ifdef ATTN__AVX512_HAVE_QK8
+    const int qk8 = w->qk8 && hd->kvt == ATTN_Q8_0 && attn__avx512_qk8_quads(hds, q0, tq, rows, w);
+#endif
     attn__avx512_tile_init(hds, tq, rows, rows, w);
     /* with scores, every key is scored (the window's too) */
     for (k0 = hd->scores ? 0 : attn__avx512_first(hd, q0); k0 < kend; k0 += tk) {
@@ -20605,7 +21314,11 @@ static void attn__avx512_tile_rows(const attn__avx512_hd *hds, size_t nh, size_t
                 qr[r] = hds[(g + r) / tq].q + qi * hd->q_sl;
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
-            attn__avx512_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__AVX512_TK);
+#ifdef ATTN__AVX512_HAVE_QK8
+            if (qk8) attn__avx512_kdots_qk8(w, g, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__AVX512_TK);
+            else
+#endif
+                attn__avx512_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__AVX512_TK);
             for (r = 0; r < gr; r++) /* p: 0 past a row's visible keys */
                 if (n[r])
                     attn__avx512_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], nmax,
@@ -20636,10 +21349,22 @@ static void attn__avx512_tile_scores(const attn_attention_params *p, const attn_
             size_t nk;
             /* keys n .. kv_len in runs of consecutive rows (no pointer formed past them) */
             for (j = n; j < p->kv_len; j += nk) {
+                const void *kj = attn__avx512_dt_at(hd->kvt, hd->k, attn__avx512_krow(hd, j) * hd->k_sl);
                 nk = attn__avx512_krun(hd, j, p->kv_len - j);
-                attn__avx512_kdots(hd->kvt, &qrow, 1, &nk, nk,
-                            attn__avx512_dt_at(hd->kvt, hd->k, attn__avx512_krow(hd, j) * hd->k_sl), hd->k_sl,
-                            hd->d, sc + j, 0);
+#ifdef ATTN__AVX512_HAVE_QK8
+                if (w->qk8 && hd->kvt == ATTN_Q8_0 &&
+                    w->q8[ATTN__AVX512_QK8_BYTES(hd->d) - ATTN__AVX512_TQ + i]) { /* as attn__avx512_kdots_qk8 */
+                    const size_t g = i / ATTN__AVX512_MR * ATTN__AVX512_MR, r = (i - g) / 4 * 4;
+                    size_t nn[4] = {0, 0, 0, 0};
+                    nn[i - g - r] = nk; /* only the row's own lane is stored (lds 0) */
+                    attn__avx512_qk8_scores((const unsigned char *)kj,
+                                     attn__avx512_attn_dtype_bytes(ATTN_Q8_0, hd->k_sl), nk, hd->d / ATTN__AVX512_QK,
+                                     attn__avx512_qk8_quad(w, hd->d, g, r), ATTN__AVX512_QK8_NQ(hd->d),
+                                     i - g - r + 1, nn, sc + j, 0);
+                    continue;
+                }
+#endif
+                attn__avx512_kdots(hd->kvt, &qrow, 1, &nk, nk, kj, hd->k_sl, hd->d, sc + j, 0);
             }
             for (j = n; j < p->kv_len; j++) {
                 float x = sc[j] * hd->scale;
@@ -23127,9 +23852,15 @@ typedef __m512i attn__vi_rt;
 #define attn__vi_rt_tof ATTN__VI_TOF128
 /* AVX512-VNNI: cpuid leaf 7 subleaf 0, ecx bit 11 (its zmm state is AVX-512's) */
 static inline int attn__vi_rt_cpu(void)
-{
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
+{ /* asked once (cpuid is slow under a hypervisor); one word, written with its value */
+    static int has = -1;
+    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
+    if (h < 0) {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        h = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
+        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
+    }
+    return h;
 }
 #endif
 #endif
@@ -23413,9 +24144,15 @@ typedef __m256i attn__vi_rt;
 #define attn__vi_rt_tof ATTN__VI_TOF128
 /* AVX-VNNI: cpuid leaf 7 subleaf 1, eax bit 4 (its ymm state is AVX2's) */
 static inline int attn__vi_rt_cpu(void)
-{
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
+{ /* asked once (cpuid is slow under a hypervisor); one word, written with its value */
+    static int has = -1;
+    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
+    if (h < 0) {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        h = __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
+        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
+    }
+    return h;
 }
 #endif
 #endif
@@ -24403,6 +25140,125 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 #undef ATTN__UKR_ROWS
 #endif
 /* end of simd/mm_12x32_avx512.h */
+/* simd/qk_4xq8_avx512.h - attention's decode scores on a q8_0 K cache, AVX512-VNNI: four
+ * query rows quantized per block of 32 against one K row, by integer dot products.
+ * Compiles on its own (with simd/avx512.h). */
+#ifndef ATTN_SIMD_QK_4XQ8_AVX512_H
+#define ATTN_SIMD_QK_4XQ8_AVX512_H
+
+/* vpdpbusd where the compiler targets AVX512-VNNI, else in a function compiled for it and
+ * taken where the CPU has it (attn__qk8_cpu) */
+#if defined(__AVX512VNNI__)
+#define ATTN__HAVE_QK8 1
+#define ATTN__QK8_ATTR
+static inline int attn__qk8_cpu(void) { return 1; }
+#elif defined(ATTN__HAVE_VI_RT)
+#define ATTN__HAVE_QK8 1
+#define ATTN__QK8_ATTR ATTN__VI_RT_ATTR
+static inline int attn__qk8_cpu(void) { return attn__vi_rt_cpu(); }
+#endif
+
+#ifdef ATTN__HAVE_QK8
+/* Four query rows, quantized, as a quad of nq blocks of 32 (nq a multiple of 4; blocks past
+ * the row's end zero): 4 x nq x 32 int8 (row r's values at r * nq * 32), then per group of
+ * 4 blocks 16 floats, lane 4 b + r the scale of row r's block b, then 16 int32, lane 4 b + r
+ * 128 times the sum of that block's values. */
+#define ATTN__QK8_QUAD_BYTES(nq) ((nq) * 160)
+
+/* Blocks 4 g .. 4 g + 3 of the K row k (nb blocks, the last ones zero padded: scale 0):
+ * their values + 128 as two vectors and their scales widened, lane 4 b + r block b's */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512 attn__qk8_kload(const unsigned char *k,
+                                                                size_t nb, size_t g,
+                                                                __m512i *k0, __m512i *k1)
+{
+    const __m512i x80 = _mm512_set1_epi8((char)0x80);
+    const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    unsigned char tail[4 * 34];
+    const unsigned char *kg = k + g * 4 * 34;
+    uint64_t h4 = 0;
+    int b;
+    if (nb - 4 * g < 4) {
+        memset(tail, 0, sizeof tail);
+        memcpy(tail, kg, (nb - 4 * g) * 34);
+        kg = tail;
+    }
+    *k0 = _mm512_xor_si512(
+        _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(kg + 2))),
+            _mm256_loadu_si256((const __m256i *)(const void *)(kg + 36)), 1),
+        x80);
+    *k1 = _mm512_xor_si512(
+        _mm512_inserti64x4(
+            _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(kg + 70))),
+            _mm256_loadu_si256((const __m256i *)(const void *)(kg + 104)), 1),
+        x80);
+    for (b = 0; b < 4; b++) {
+        uint16_t h;
+        memcpy(&h, kg + b * 34, 2);
+        h4 |= (uint64_t)h << 16 * b;
+    }
+    return _mm512_permutexvar_ps(
+        idx, _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_cvtsi64_si128((long long)h4))));
+}
+
+/* s[u * lds + j] for keys j < nk (K rows rb bytes apart at k, nb q8_0 blocks each) and rows
+ * u < nr of the quad (nr 1 .. 4), where j < n[u]: sum over blocks b of (dq[u][b] * dk[b]) *
+ * I[u][b], I the exact integer dot product of the blocks' values. Per 4 blocks: K + 128
+ * (unsigned) by vpdpbusd against the rows' int8, each row's lanes summed per block by
+ * integer shuffles and adds, the bias's 128 * sum taken off, then one fma with the scales
+ * into lane 4 b + r; the groups of 4 blocks in order, the 4 block lanes of a row summed
+ * last as ((b0 + b2) + (b1 + b3)). One row (nr 1) takes the same steps on its own lanes,
+ * so a row's scores are the same bits whatever rows share its quad. */
+static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, size_t nk,
+                                            size_t nb, const unsigned char *quad, size_t nq,
+                                            size_t nr, const size_t *n, float *s, size_t lds)
+{
+    const unsigned char *qd = quad + 4 * nq * 32;
+    size_t j, g, u;
+    for (j = 0; j < nk; j++, k += rb) {
+        __m512 f = _mm512_setzero_ps();
+        float x[4];
+        for (g = 0; g < nq / 4; g++) {
+            __m512i k0, k1, z[4], t;
+            const __m512 dk = attn__qk8_kload(k, nb, g, &k0, &k1);
+            const size_t rows = nr == 1 ? 1 : 4;
+            size_t r;
+            for (r = 0; r < rows; r++) { /* quarters of z[r]: row r's blocks, 4 lanes each */
+                const unsigned char *qr = quad + r * nq * 32 + g * 128;
+                const __m512i a = _mm512_dpbusd_epi32(_mm512_setzero_si512(), k0,
+                                                      _mm512_loadu_si512((const void *)qr));
+                const __m512i c = _mm512_dpbusd_epi32(
+                    _mm512_setzero_si512(), k1, _mm512_loadu_si512((const void *)(qr + 64)));
+                z[r] = _mm512_add_epi32(_mm512_shuffle_i32x4(a, c, 0x88),
+                                        _mm512_shuffle_i32x4(a, c, 0xDD));
+            }
+            if (nr == 1) { /* every lane of quarter b: the block's sum */
+                t = _mm512_add_epi32(z[0], _mm512_shuffle_epi32(z[0], (_MM_PERM_ENUM)0x4E));
+                t = _mm512_add_epi32(t, _mm512_shuffle_epi32(t, (_MM_PERM_ENUM)0xB1));
+            } else { /* lane 4 b + r: row r's block b */
+                const __m512i u0 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[0], z[1]),
+                                                    _mm512_unpackhi_epi32(z[0], z[1]));
+                const __m512i u1 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2], z[3]),
+                                                    _mm512_unpackhi_epi32(z[2], z[3]));
+                t = _mm512_add_epi32(_mm512_unpacklo_epi64(u0, u1),
+                                     _mm512_unpackhi_epi64(u0, u1));
+            }
+            t = _mm512_sub_epi32(t, _mm512_loadu_si512((const void *)(qd + g * 128 + 64)));
+            f = _mm512_fmadd_ps(
+                _mm512_cvtepi32_ps(t),
+                _mm512_mul_ps(_mm512_loadu_ps((const float *)(const void *)(qd + g * 128)), dk),
+                f);
+        }
+        f = _mm512_add_ps(f, _mm512_shuffle_f32x4(f, f, 0xEE));
+        f = _mm512_add_ps(f, _mm512_shuffle_f32x4(f, f, 0x01));
+        _mm_storeu_ps(x, _mm512_castps512_ps128(f));
+        for (u = 0; u < nr; u++)
+            if (j < n[u]) s[u * lds + j] = x[u];
+    }
+}
+#endif
+#endif
+/* end of simd/qk_4xq8_avx512.h */
 #elif defined(ATTN__ISA_AVX2)
 /* simd/mm_6x16_avx2.h - attn.h's AVX2+FMA matmul microkernel: a 6 x 16 tile.
  * Compiles on its own (with simd/avx2.h). */
@@ -27569,7 +28425,8 @@ ATTN_API attn_status attn_matmul_int8(size_t m, size_t n, size_t k, float alpha,
 /* K and V are stored as attn_dtype t (ATTN_F32, ATTN_F16, ATTN_BF16, or ATTN_Q8_0 blocks
  * along each row) and widened in registers as they are loaded (attn__vload_dt, exact): the
  * arithmetic is that of f32 rows holding the same values, so a 16-bit or int8 cache gives
- * the bits of the f32 path run on its widened values. The bodies below take t as a constant
+ * the bits of the f32 path run on its widened values (but for the rows path's scores on a
+ * q8_0 K where the CPU has AVX512-VNNI: attn__kdots_qk8). The bodies below take t as a constant
  * (each is inlined into one function per type, the type switch outside the loops over keys). */
 
 /* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
@@ -28121,16 +28978,29 @@ typedef struct attn__ws {
     float *m, *l; /* ATTN__TQ each: running max and sum */
     float *acc;  /* ATTN__TQ x dvp */
     size_t dvp;  /* dv rounded up to NR */
+    unsigned char *q8; /* attn__qk8_quads: the rows path's queries quantized (q8_0 K) */
+    int qk8;           /* the CPU runs attn__qk8_dot4 */
 } attn__ws;
+
+#ifdef ATTN__HAVE_QK8
+#define ATTN__QK8_QPG ((ATTN__MR + 3) / 4) /* quads per group of MR rows */
+#define ATTN__QK8_NQ(d) (((d) / ATTN__QK + 3) / 4 * 4)
+/* bytes of the quantized queries of a tile: its quads, then a flag per row */
+#define ATTN__QK8_BYTES(d)                                                                  \
+    (((ATTN__TQ + ATTN__MR - 1) / ATTN__MR * ATTN__QK8_QPG) *                              \
+         ATTN__QK8_QUAD_BYTES(ATTN__QK8_NQ(d)) + ATTN__TQ)
+#else
+#define ATTN__QK8_BYTES(d) 0
+#endif
 
 /* Lays the segments out from base (NULL: only sizes); returns the bytes, 0 on overflow */
 static size_t attn__ws_layout(void *base, size_t d, size_t dv, attn__ws *w)
 {
     const size_t lim = ATTN__MAX_ELEMS / (4 * (ATTN__TQ + ATTN__TK));
     const size_t fa = ATTN__ALIGN / sizeof(float);
-    size_t dvp, n[7], off = 0, i;
+    size_t dvp, n[8], off = 0, i;
     float *f = base ? attn__align(base) : NULL;
-    float *seg[7];
+    float *seg[8];
     if (d == 0 || dv == 0 || d > lim || dv > lim) return 0;
     dvp = attn__round_up(dv, ATTN__NR);
     n[0] = ATTN__TQ * d + ATTN__VW;
@@ -28140,13 +29010,20 @@ static size_t attn__ws_layout(void *base, size_t d, size_t dv, attn__ws *w)
     n[4] = ATTN__TQ;
     n[5] = ATTN__TQ;
     n[6] = ATTN__TQ * dvp;
-    for (i = 0; i < 7; i++) {
+    n[7] = (ATTN__QK8_BYTES(d) + 3) / 4;
+    for (i = 0; i < 8; i++) {
         seg[i] = f ? f + off : NULL;
         off += attn__round_up(n[i], fa);
     }
     if (w) {
         w->qp = seg[0], w->kp = seg[1], w->vp = seg[2], w->s = seg[3];
         w->m = seg[4], w->l = seg[5], w->acc = seg[6], w->dvp = dvp;
+        w->q8 = (unsigned char *)seg[7];
+#ifdef ATTN__HAVE_QK8
+        w->qk8 = base && attn__qk8_cpu();
+#else
+        w->qk8 = 0;
+#endif
     }
     return off * sizeof(float) + ATTN__ALIGN;
 }
@@ -28223,6 +29100,75 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
     attn__tile_out(hd, q0, tq, w, 0);
 }
 
+#ifdef ATTN__HAVE_QK8
+/* The rows path on a q8_0 K where the CPU has AVX512-VNNI: each query row is quantized once
+ * per tile by attn_convert's q8_0 rule (attn__qd_quant: a block's scale max|q| / 127, held
+ * as the float its binary16 gives) and its scores are integer dot products
+ * (attn__qk8_dot4): the f32 path's scores on the query so rounded, to within f32
+ * rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
+ * binary16's range) keeps the f32 path on its own values. */
+
+/* The quad of group row g (a multiple of MR) and chunk row r (a multiple of 4) */
+static unsigned char *attn__qk8_quad(const attn__ws *w, size_t d, size_t g, size_t r)
+{
+    const size_t q = g / ATTN__MR * ATTN__QK8_QPG + r / 4;
+    return w->q8 + q * ATTN__QK8_QUAD_BYTES(ATTN__QK8_NQ(d));
+}
+
+/* Quantizes the tile's rows (rows of heads hds, tq each) into their quads as
+ * attn__kdots_qk8 groups them, chunks of 3 as 4 with the last row twice, and flags each
+ * row that does not quantize; 0 if none quantizes */
+static int attn__qk8_quads(const attn__hd *hds, size_t q0, size_t tq, size_t rows,
+                           const attn__ws *w)
+{
+    const size_t d = hds->d, nb = d / ATTN__QK, nq = ATTN__QK8_NQ(d);
+    unsigned char *ok = w->q8 + (ATTN__QK8_BYTES(d) - ATTN__TQ);
+    size_t g, r, u, b, t, any = 0;
+    for (g = 0; g < rows; g += ATTN__MR)
+        for (r = 0; r < attn__min(ATTN__MR, rows - g); r += 4) {
+            const size_t nr = attn__min(4, attn__min(ATTN__MR, rows - g) - r);
+            unsigned char *quad = attn__qk8_quad(w, d, g, r);
+            unsigned char *qd = quad + 4 * nq * ATTN__QK;
+            memset(quad, 0, ATTN__QK8_QUAD_BYTES(nq));
+            for (u = 0; u < 4; u++) {
+                const size_t row = g + r + (u < nr ? u : nr - 1);
+                const float *qrow = hds[row / tq].q + (q0 + row % tq) * hds->q_sl;
+                int good = 1;
+                for (b = 0; b < nb && good; b++) {
+                    unsigned char blk[ATTN__QD_AB];
+                    const size_t lane = 4 * (b % 4) + u, at = b / 4 * 128;
+                    int32_t sum = 0;
+                    good = attn__qd_quant(qrow + b * ATTN__QK, blk);
+                    for (t = 0; t < ATTN__QK; t++) sum += (int8_t)blk[4 + t];
+                    memcpy(quad + (u * nq + b) * ATTN__QK, blk + 4, ATTN__QK);
+                    memcpy(qd + at + 4 * lane, blk, 4);
+                    sum *= 128;
+                    memcpy(qd + at + 64 + 4 * lane, &sum, 4);
+                }
+                if (u < nr) ok[g + r + u] = (unsigned char)good, any |= (size_t)good;
+            }
+        }
+    return any != 0;
+}
+
+/* attn__kdots for the gr rows of group g (rows q, of a q8_0 K) from their quads: the rows
+ * that did not quantize by attn__kdots on their own values */
+static void attn__kdots_qk8(const attn__ws *w, size_t g, const float *const *q, size_t gr,
+                            const size_t *n, size_t nmax, const void *kt, size_t ld,
+                            size_t d, float *s, size_t lds)
+{
+    const size_t nb = d / ATTN__QK, nq = ATTN__QK8_NQ(d);
+    const unsigned char *ok = w->q8 + (ATTN__QK8_BYTES(d) - ATTN__TQ) + g;
+    const size_t rb = attn_dtype_bytes(ATTN_Q8_0, ld);
+    size_t r;
+    for (r = 0; r < gr; r += 4)
+        attn__qk8_scores((const unsigned char *)kt, rb, nmax, nb, attn__qk8_quad(w, d, g, r), nq,
+                         attn__min(4, gr - r), n + r, s + r * lds, lds);
+    for (r = 0; r < gr; r++)
+        if (!ok[r]) attn__kdots(ATTN_Q8_0, q + r, 1, n + r, n[r], kt, ld, d, s + r * lds, lds);
+}
+#endif
+
 /* The rows path for query rows q0 .. q0+tq of nh heads that share their K and V (a GQA
  * group; nh * tq <= ATTN__TQ): each key tile is read once for all of them. Rows whose
  * scores are written see every key the causal mask allows (the masked ones scored too). */
@@ -28233,6 +29179,9 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
     const size_t kend = attn__kend(hd, q0, tq); /* the same for every head of the group */
     size_t k0, g, r, tk;
+#ifdef ATTN__HAVE_QK8
+    const int qk8 = w->qk8 && hd->kvt == ATTN_Q8_0 && attn__qk8_quads(hds, q0, tq, rows, w);
+#endif
     attn__tile_init(hds, tq, rows, rows, w);
     /* with scores, every key is scored (the window's too) */
     for (k0 = hd->scores ? 0 : attn__first(hd, q0); k0 < kend; k0 += tk) {
@@ -28249,7 +29198,11 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
                 qr[r] = hds[(g + r) / tq].q + qi * hd->q_sl;
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
-            attn__kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__TK);
+#ifdef ATTN__HAVE_QK8
+            if (qk8) attn__kdots_qk8(w, g, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__TK);
+            else
+#endif
+                attn__kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__TK);
             for (r = 0; r < gr; r++) /* p: 0 past a row's visible keys */
                 if (n[r])
                     attn__online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], nmax,
@@ -28280,10 +29233,22 @@ static void attn__tile_scores(const attn_attention_params *p, const attn__hd *hd
             size_t nk;
             /* keys n .. kv_len in runs of consecutive rows (no pointer formed past them) */
             for (j = n; j < p->kv_len; j += nk) {
+                const void *kj = attn__dt_at(hd->kvt, hd->k, attn__krow(hd, j) * hd->k_sl);
                 nk = attn__krun(hd, j, p->kv_len - j);
-                attn__kdots(hd->kvt, &qrow, 1, &nk, nk,
-                            attn__dt_at(hd->kvt, hd->k, attn__krow(hd, j) * hd->k_sl), hd->k_sl,
-                            hd->d, sc + j, 0);
+#ifdef ATTN__HAVE_QK8
+                if (w->qk8 && hd->kvt == ATTN_Q8_0 &&
+                    w->q8[ATTN__QK8_BYTES(hd->d) - ATTN__TQ + i]) { /* as attn__kdots_qk8 */
+                    const size_t g = i / ATTN__MR * ATTN__MR, r = (i - g) / 4 * 4;
+                    size_t nn[4] = {0, 0, 0, 0};
+                    nn[i - g - r] = nk; /* only the row's own lane is stored (lds 0) */
+                    attn__qk8_scores((const unsigned char *)kj,
+                                     attn_dtype_bytes(ATTN_Q8_0, hd->k_sl), nk, hd->d / ATTN__QK,
+                                     attn__qk8_quad(w, hd->d, g, r), ATTN__QK8_NQ(hd->d),
+                                     i - g - r + 1, nn, sc + j, 0);
+                    continue;
+                }
+#endif
+                attn__kdots(hd->kvt, &qrow, 1, &nk, nk, kj, hd->k_sl, hd->d, sc + j, 0);
             }
             for (j = n; j < p->kv_len; j++) {
                 float x = sc[j] * hd->scale;

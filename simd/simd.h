@@ -40,6 +40,7 @@
 
 #if defined(ATTN__ISA_AVX512)
 #include "mm_12x32_avx512.h"
+#include "qk_4xq8_avx512.h"
 #elif defined(ATTN__ISA_AVX2)
 #include "mm_6x16_avx2.h"
 #elif defined(ATTN__ISA_NEON) && defined(__aarch64__)

@@ -23,7 +23,8 @@
 /* K and V are stored as attn_dtype t (ATTN_F32, ATTN_F16, ATTN_BF16, or ATTN_Q8_0 blocks
  * along each row) and widened in registers as they are loaded (attn__vload_dt, exact): the
  * arithmetic is that of f32 rows holding the same values, so a 16-bit or int8 cache gives
- * the bits of the f32 path run on its widened values. The bodies below take t as a constant
+ * the bits of the f32 path run on its widened values (but for the rows path's scores on a
+ * q8_0 K where the CPU has AVX512-VNNI: attn__kdots_qk8). The bodies below take t as a constant
  * (each is inlined into one function per type, the type switch outside the loops over keys). */
 
 /* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
@@ -575,16 +576,29 @@ typedef struct attn__ws {
     float *m, *l; /* ATTN__TQ each: running max and sum */
     float *acc;  /* ATTN__TQ x dvp */
     size_t dvp;  /* dv rounded up to NR */
+    unsigned char *q8; /* attn__qk8_quads: the rows path's queries quantized (q8_0 K) */
+    int qk8;           /* the CPU runs attn__qk8_dot4 */
 } attn__ws;
+
+#ifdef ATTN__HAVE_QK8
+#define ATTN__QK8_QPG ((ATTN__MR + 3) / 4) /* quads per group of MR rows */
+#define ATTN__QK8_NQ(d) (((d) / ATTN__QK + 3) / 4 * 4)
+/* bytes of the quantized queries of a tile: its quads, then a flag per row */
+#define ATTN__QK8_BYTES(d)                                                                  \
+    (((ATTN__TQ + ATTN__MR - 1) / ATTN__MR * ATTN__QK8_QPG) *                              \
+         ATTN__QK8_QUAD_BYTES(ATTN__QK8_NQ(d)) + ATTN__TQ)
+#else
+#define ATTN__QK8_BYTES(d) 0
+#endif
 
 /* Lays the segments out from base (NULL: only sizes); returns the bytes, 0 on overflow */
 static size_t attn__ws_layout(void *base, size_t d, size_t dv, attn__ws *w)
 {
     const size_t lim = ATTN__MAX_ELEMS / (4 * (ATTN__TQ + ATTN__TK));
     const size_t fa = ATTN__ALIGN / sizeof(float);
-    size_t dvp, n[7], off = 0, i;
+    size_t dvp, n[8], off = 0, i;
     float *f = base ? attn__align(base) : NULL;
-    float *seg[7];
+    float *seg[8];
     if (d == 0 || dv == 0 || d > lim || dv > lim) return 0;
     dvp = attn__round_up(dv, ATTN__NR);
     n[0] = ATTN__TQ * d + ATTN__VW;
@@ -594,13 +608,20 @@ static size_t attn__ws_layout(void *base, size_t d, size_t dv, attn__ws *w)
     n[4] = ATTN__TQ;
     n[5] = ATTN__TQ;
     n[6] = ATTN__TQ * dvp;
-    for (i = 0; i < 7; i++) {
+    n[7] = (ATTN__QK8_BYTES(d) + 3) / 4;
+    for (i = 0; i < 8; i++) {
         seg[i] = f ? f + off : NULL;
         off += attn__round_up(n[i], fa);
     }
     if (w) {
         w->qp = seg[0], w->kp = seg[1], w->vp = seg[2], w->s = seg[3];
         w->m = seg[4], w->l = seg[5], w->acc = seg[6], w->dvp = dvp;
+        w->q8 = (unsigned char *)seg[7];
+#ifdef ATTN__HAVE_QK8
+        w->qk8 = base && attn__qk8_cpu();
+#else
+        w->qk8 = 0;
+#endif
     }
     return off * sizeof(float) + ATTN__ALIGN;
 }
@@ -677,6 +698,75 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
     attn__tile_out(hd, q0, tq, w, 0);
 }
 
+#ifdef ATTN__HAVE_QK8
+/* The rows path on a q8_0 K where the CPU has AVX512-VNNI: each query row is quantized once
+ * per tile by attn_convert's q8_0 rule (attn__qd_quant: a block's scale max|q| / 127, held
+ * as the float its binary16 gives) and its scores are integer dot products
+ * (attn__qk8_dot4): the f32 path's scores on the query so rounded, to within f32
+ * rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
+ * binary16's range) keeps the f32 path on its own values. */
+
+/* The quad of group row g (a multiple of MR) and chunk row r (a multiple of 4) */
+static unsigned char *attn__qk8_quad(const attn__ws *w, size_t d, size_t g, size_t r)
+{
+    const size_t q = g / ATTN__MR * ATTN__QK8_QPG + r / 4;
+    return w->q8 + q * ATTN__QK8_QUAD_BYTES(ATTN__QK8_NQ(d));
+}
+
+/* Quantizes the tile's rows (rows of heads hds, tq each) into their quads as
+ * attn__kdots_qk8 groups them, chunks of 3 as 4 with the last row twice, and flags each
+ * row that does not quantize; 0 if none quantizes */
+static int attn__qk8_quads(const attn__hd *hds, size_t q0, size_t tq, size_t rows,
+                           const attn__ws *w)
+{
+    const size_t d = hds->d, nb = d / ATTN__QK, nq = ATTN__QK8_NQ(d);
+    unsigned char *ok = w->q8 + (ATTN__QK8_BYTES(d) - ATTN__TQ);
+    size_t g, r, u, b, t, any = 0;
+    for (g = 0; g < rows; g += ATTN__MR)
+        for (r = 0; r < attn__min(ATTN__MR, rows - g); r += 4) {
+            const size_t nr = attn__min(4, attn__min(ATTN__MR, rows - g) - r);
+            unsigned char *quad = attn__qk8_quad(w, d, g, r);
+            unsigned char *qd = quad + 4 * nq * ATTN__QK;
+            memset(quad, 0, ATTN__QK8_QUAD_BYTES(nq));
+            for (u = 0; u < 4; u++) {
+                const size_t row = g + r + (u < nr ? u : nr - 1);
+                const float *qrow = hds[row / tq].q + (q0 + row % tq) * hds->q_sl;
+                int good = 1;
+                for (b = 0; b < nb && good; b++) {
+                    unsigned char blk[ATTN__QD_AB];
+                    const size_t lane = 4 * (b % 4) + u, at = b / 4 * 128;
+                    int32_t sum = 0;
+                    good = attn__qd_quant(qrow + b * ATTN__QK, blk);
+                    for (t = 0; t < ATTN__QK; t++) sum += (int8_t)blk[4 + t];
+                    memcpy(quad + (u * nq + b) * ATTN__QK, blk + 4, ATTN__QK);
+                    memcpy(qd + at + 4 * lane, blk, 4);
+                    sum *= 128;
+                    memcpy(qd + at + 64 + 4 * lane, &sum, 4);
+                }
+                if (u < nr) ok[g + r + u] = (unsigned char)good, any |= (size_t)good;
+            }
+        }
+    return any != 0;
+}
+
+/* attn__kdots for the gr rows of group g (rows q, of a q8_0 K) from their quads: the rows
+ * that did not quantize by attn__kdots on their own values */
+static void attn__kdots_qk8(const attn__ws *w, size_t g, const float *const *q, size_t gr,
+                            const size_t *n, size_t nmax, const void *kt, size_t ld,
+                            size_t d, float *s, size_t lds)
+{
+    const size_t nb = d / ATTN__QK, nq = ATTN__QK8_NQ(d);
+    const unsigned char *ok = w->q8 + (ATTN__QK8_BYTES(d) - ATTN__TQ) + g;
+    const size_t rb = attn_dtype_bytes(ATTN_Q8_0, ld);
+    size_t r;
+    for (r = 0; r < gr; r += 4)
+        attn__qk8_scores((const unsigned char *)kt, rb, nmax, nb, attn__qk8_quad(w, d, g, r), nq,
+                         attn__min(4, gr - r), n + r, s + r * lds, lds);
+    for (r = 0; r < gr; r++)
+        if (!ok[r]) attn__kdots(ATTN_Q8_0, q + r, 1, n + r, n[r], kt, ld, d, s + r * lds, lds);
+}
+#endif
+
 /* The rows path for query rows q0 .. q0+tq of nh heads that share their K and V (a GQA
  * group; nh * tq <= ATTN__TQ): each key tile is read once for all of them. Rows whose
  * scores are written see every key the causal mask allows (the masked ones scored too). */
@@ -687,6 +777,9 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
     const size_t kend = attn__kend(hd, q0, tq); /* the same for every head of the group */
     size_t k0, g, r, tk;
+#ifdef ATTN__HAVE_QK8
+    const int qk8 = w->qk8 && hd->kvt == ATTN_Q8_0 && attn__qk8_quads(hds, q0, tq, rows, w);
+#endif
     attn__tile_init(hds, tq, rows, rows, w);
     /* with scores, every key is scored (the window's too) */
     for (k0 = hd->scores ? 0 : attn__first(hd, q0); k0 < kend; k0 += tk) {
@@ -703,7 +796,11 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
                 qr[r] = hds[(g + r) / tq].q + qi * hd->q_sl;
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
-            attn__kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__TK);
+#ifdef ATTN__HAVE_QK8
+            if (qk8) attn__kdots_qk8(w, g, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__TK);
+            else
+#endif
+                attn__kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__TK);
             for (r = 0; r < gr; r++) /* p: 0 past a row's visible keys */
                 if (n[r])
                     attn__online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], nmax,
@@ -734,10 +831,22 @@ static void attn__tile_scores(const attn_attention_params *p, const attn__hd *hd
             size_t nk;
             /* keys n .. kv_len in runs of consecutive rows (no pointer formed past them) */
             for (j = n; j < p->kv_len; j += nk) {
+                const void *kj = attn__dt_at(hd->kvt, hd->k, attn__krow(hd, j) * hd->k_sl);
                 nk = attn__krun(hd, j, p->kv_len - j);
-                attn__kdots(hd->kvt, &qrow, 1, &nk, nk,
-                            attn__dt_at(hd->kvt, hd->k, attn__krow(hd, j) * hd->k_sl), hd->k_sl,
-                            hd->d, sc + j, 0);
+#ifdef ATTN__HAVE_QK8
+                if (w->qk8 && hd->kvt == ATTN_Q8_0 &&
+                    w->q8[ATTN__QK8_BYTES(hd->d) - ATTN__TQ + i]) { /* as attn__kdots_qk8 */
+                    const size_t g = i / ATTN__MR * ATTN__MR, r = (i - g) / 4 * 4;
+                    size_t nn[4] = {0, 0, 0, 0};
+                    nn[i - g - r] = nk; /* only the row's own lane is stored (lds 0) */
+                    attn__qk8_scores((const unsigned char *)kj,
+                                     attn_dtype_bytes(ATTN_Q8_0, hd->k_sl), nk, hd->d / ATTN__QK,
+                                     attn__qk8_quad(w, hd->d, g, r), ATTN__QK8_NQ(hd->d),
+                                     i - g - r + 1, nn, sc + j, 0);
+                    continue;
+                }
+#endif
+                attn__kdots(hd->kvt, &qrow, 1, &nk, nk, kj, hd->k_sl, hd->d, sc + j, 0);
             }
             for (j = n; j < p->kv_len; j++) {
                 float x = sc[j] * hd->scale;

@@ -202,6 +202,55 @@ static size_t first_diff(const float *a, const float *b, size_t n)
     return n;
 }
 
+/* Where the CPU has AVX512-VNNI, decode over a q8_0 K rounds each query row to q8_0 first
+ * (src/attention.h, attn__qk8_quads) */
+static int qk8_active(void)
+{
+#ifdef ATTN__HAVE_QK8
+    return attn__qk8_cpu();
+#else
+    return 0;
+#endif
+}
+
+/* A copy of Q's buffer with the rows the kernel rounds (those of the rows path: every row
+ * when scores are asked for, else the rows of a query tile shorter than ATTN__FUSED_MIN)
+ * rounded to q8_0 and back, each row whose blocks all quantize (finite, max|q| / 127
+ * within binary16's range) */
+static float *q8_queries(const attn_attention_params *p, const tens *Q, int scores)
+{
+    float *qh = (float *)xmalloc(Q->total * sizeof(float));
+    size_t b, h, i, c;
+    memcpy(qh, Q->buf, Q->total * sizeof(float));
+    for (b = 0; b < p->batch; b++)
+        for (h = 0; h < p->heads; h++)
+            for (i = 0; i < p->q_len; i++) {
+                const size_t q0 = i / ATTN__TQ * ATTN__TQ;
+                const size_t tq = p->q_len - q0 < ATTN__TQ ? p->q_len - q0 : ATTN__TQ;
+                float *row = qh + (tens_at(Q, b, h, i) - Q->buf);
+                unsigned char blk[34];
+                int good = 1;
+                if (!scores && tq >= ATTN__FUSED_MIN) continue;
+                for (c = 0; c < p->head_dim && good; c += 32) {
+                    float mx = 0.0f, dq;
+                    uint16_t hd;
+                    size_t e;
+                    for (e = 0; e < 32; e++) {
+                        good &= isfinite(row[c + e]) != 0;
+                        if (fabsf(row[c + e]) > mx) mx = fabsf(row[c + e]);
+                    }
+                    dq = mx / 127.0f;
+                    attn_convert(ATTN_F16, &hd, ATTN_F32, &dq, 1);
+                    good &= (hd & 0x7C00u) != 0x7C00u;
+                }
+                for (c = 0; c < p->head_dim && good; c += 32) {
+                    attn_convert(ATTN_Q8_0, blk, ATTN_F32, row + c, 32);
+                    attn_convert(ATTN_F32, row + c, ATTN_Q8_0, blk, 32);
+                }
+            }
+    return qh;
+}
+
 static void run16(const char *group, const case16 *t)
 {
     static const int lays[5][4] = {{2, 3, 4, 1}, {4, 0, 3, 2}, {3, 4, 2, 0}, {1, 2, 0, 4},
@@ -218,6 +267,7 @@ static void run16(const char *group, const case16 *t)
     double *ref, *vmax, *dsc, *rref, *rvmax, *rdsc;
     size_t *nvis, *rnvis, wsz, i, b, h, j, c, bad, nsc = 0;
     unsigned char *ws = NULL;
+    float *qhat = NULL;
     attn_status st, st16;
     char desc[360];
 
@@ -315,6 +365,8 @@ static void run16(const char *group, const case16 *t)
     rdsc = (double *)xmalloc(nrows * sizeof(double));
     rnvis = (size_t *)xmalloc(nrows * sizeof(size_t));
     ref_attention(&praw, rref, rvmax, rdsc, rnvis);
+    qhat = q8 && qk8_active() ? q8_queries(&p, &Q, t->scores != 0) : NULL;
+    if (qhat) p.q = qhat + (Q.p - Q.buf);
     tens_round(&K, t->ty, off);
     tens_round(&V, t->ty, off);
     ref = (double *)xmalloc(nrows * dv * sizeof(double));
@@ -324,6 +376,7 @@ static void run16(const char *group, const case16 *t)
     ref_attention(&p, ref, vmax, dsc, nvis);
 
     p16 = p;
+    p16.q = Q.p; /* the rounded queries are the kernel's own doing */
     p16.k = K.p16, p16.v = V.p16, p16.kv_type = t->ty, p16.o = O16.p;
     if (t->scores) {
         p.scores_mode = p16.scores_mode = (attn_scores)(t->scores - 1);
@@ -345,14 +398,22 @@ static void run16(const char *group, const case16 *t)
     if (!check(st == ATTN_OK && st16 == ATTN_OK, "%s: status f32 %s, 16-bit %s", desc,
                attn_status_string(st), attn_status_string(st16)))
         goto done;
-    bad = first_diff(O.buf, O16.buf, O.total);
+    bad = qhat ? O.total : first_diff(O.buf, O16.buf, O.total); /* qhat: integer products */
     check(bad == O.total, "%s: O (buffer index %zu) %.9g, the f32 path on the rounded "
                                 "values %.9g",
                 desc, bad, bad < O.total ? (double)O16.buf[bad] : 0.0,
                 bad < O.total ? (double)O.buf[bad] : 0.0);
-    if (t->scores) {
+    if (t->scores && !qhat) {
         bad = first_diff(sc32, sc16, nsc);
         check(bad == nsc, "%s: scores differ from the f32 path's at %zu", desc, bad);
+    } else if (t->scores) { /* integer products: the f32 path's logits to within its rounding */
+        const double sc = t->scale != 0.0f ? fabs((double)t->scale) : 1.0 / sqrt((double)d);
+        const double tl = 4e-7 * (double)d * t->qk * t->qk * sc + 1e-6;
+        const double tol = t->scores - 1 == ATTN_SCORES_PROBS ? 4.0 * tl : tl;
+        for (i = 0; i < nsc; i++)
+            if (!same_or_nan(sc32[i], sc16[i]) && !(fabs(sc32[i] - sc16[i]) <= tol)) break;
+        check(i == nsc, "%s: scores[%zu] %.9g, the f32 path on the rounded queries %.9g (tol %.3g)",
+              desc, i, i < nsc ? (double)sc16[i] : 0.0, i < nsc ? (double)sc32[i] : 0.0, tol);
     }
     for (b = 0; b < B; b++)
         for (h = 0; h < H; h++)
@@ -399,6 +460,7 @@ done:
     tens_free(&Q), tens_free(&K), tens_free(&V), tens_free(&O), tens_free(&O16);
     free(fm), free(bm), free(sc32), free(sc16), free(kraw), free(vraw);
     free(ref), free(vmax), free(dsc), free(nvis), free(rref), free(rvmax), free(rdsc), free(rnvis);
+    free(qhat);
 }
 
 static const size_t LSET[] = {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 64, 65, 70};
@@ -754,11 +816,15 @@ int main(void)
     test_tiles();
     test_values();
     for (ty = ATTN_F16; ty <= ATTN_Q8_0; ty++)
-        printf("attention16 %s: %ld calls equal to the f32 path on the rounded K and V; max "
+        printf("attention16 %s: %ld calls equal to the f32 path on the rounded K and V%s; max "
                "error %.3g of max|V| against the reference on the rounded values (%.3f of "
                "the f32 tolerance), %.3g against the reference before rounding (q8_0: of 1, the "
                "inputs' range)\n",
-               ty_name((attn_dtype)ty), n_calls[ty], max_rel_err[ty],
+               ty_name((attn_dtype)ty), n_calls[ty],
+               ty == ATTN_Q8_0 && qk8_active()
+                   ? " (decode: and queries, by integer products, to within tolerance)"
+                   : "",
+               max_rel_err[ty],
                max_tol_ratio[ty], max_raw_err[ty]);
     return check_end("attention16");
 }
