@@ -1253,16 +1253,10 @@ typedef __m512i attn__scalar_vi_rt;
 #define attn__scalar_vi_rt_dot4 ATTN__SCALAR_VI_DPBUSD
 #define attn__scalar_vi_rt_tof ATTN__SCALAR_VI_TOF128
 /* AVX512-VNNI: cpuid leaf 7 subleaf 0, ecx bit 11 (its zmm state is AVX-512's) */
-static inline int attn__scalar_vi_rt_cpu(void)
-{ /* asked once (cpuid is slow under a hypervisor); one word, written with its value */
-    static int has = -1;
-    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
-    if (h < 0) {
-        unsigned a = 0, b = 0, c = 0, d = 0;
-        h = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
-        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
-    }
-    return h;
+static inline int attn__scalar_vi_rt_probe(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
 }
 #endif
 #endif
@@ -1545,16 +1539,10 @@ typedef __m256i attn__scalar_vi_rt;
 #define attn__scalar_vi_rt_dot4 ATTN__SCALAR_VI_DPBUSD
 #define attn__scalar_vi_rt_tof ATTN__SCALAR_VI_TOF128
 /* AVX-VNNI: cpuid leaf 7 subleaf 1, eax bit 4 (its ymm state is AVX2's) */
-static inline int attn__scalar_vi_rt_cpu(void)
-{ /* asked once (cpuid is slow under a hypervisor); one word, written with its value */
-    static int has = -1;
-    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
-    if (h < 0) {
-        unsigned a = 0, b = 0, c = 0, d = 0;
-        h = __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
-        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
-    }
-    return h;
+static inline int attn__scalar_vi_rt_probe(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
 }
 #endif
 #endif
@@ -2405,8 +2393,20 @@ static inline void attn__scalar_vload_q4_32(const uint8_t *p, attn__scalar_v *ou
  * is exact: a block's 32 products stay far below 2^24.
  * An x86 ISA file may also offer the same three for a CPU that has more than the compiler
  * targets (ATTN__SCALAR_HAVE_VI_RT: attn__scalar_vi_rt type, attn__scalar_vi_rt_zero, _dot4, _tof macros with
- * ATTN__SCALAR_VI_RT_BIAS, valid in a function marked ATTN__SCALAR_VI_RT_ATTR; attn__scalar_vi_rt_cpu() says
- * whether this CPU runs them). */
+ * ATTN__SCALAR_VI_RT_BIAS, valid in a function marked ATTN__SCALAR_VI_RT_ATTR; attn__scalar_vi_rt_probe() says
+ * whether this CPU runs them, attn__scalar_vi_rt_cpu() below the same, asked once). */
+#ifdef ATTN__SCALAR_HAVE_VI_RT
+static inline int attn__scalar_vi_rt_cpu(void)
+{ /* cpuid is slow under a hypervisor: one word, written with its value */
+    static int has = -1;
+    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
+    if (h < 0) {
+        h = attn__scalar_vi_rt_probe();
+        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
+    }
+    return h;
+}
+#endif
 #ifndef ATTN__SCALAR_HAVE_VSTORE_I8
 /* v's lanes, integers in [-127, 127], as ATTN__SCALAR_VW int8 at p */
 static inline void attn__scalar_vstore_i8(int8_t *p, attn__scalar_v v)
@@ -2553,11 +2553,11 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
 #if defined(__AVX512VNNI__)
 #define ATTN__SCALAR_HAVE_QK8 1
 #define ATTN__SCALAR_QK8_ATTR
-static inline int attn__scalar_qk8_cpu(void) { return 1; }
+#define attn__scalar_qk8_cpu() 1
 #elif defined(ATTN__SCALAR_HAVE_VI_RT)
 #define ATTN__SCALAR_HAVE_QK8 1
 #define ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_VI_RT_ATTR
-static inline int attn__scalar_qk8_cpu(void) { return attn__scalar_vi_rt_cpu(); }
+#define attn__scalar_qk8_cpu() attn__scalar_vi_rt_cpu() /* simd/generic.h's */
 #endif
 
 #ifdef ATTN__SCALAR_HAVE_QK8
@@ -6510,6 +6510,12 @@ static void attn__scalar_tile_fused(const attn__scalar_hd *hd, size_t q0, size_t
  * rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
  * binary16's range) keeps the f32 path on its own values. */
 
+/* The tile's flags: row i quantized */
+static unsigned char *attn__scalar_qk8_ok(const attn__scalar_ws *w, size_t d)
+{
+    return w->q8 + (ATTN__SCALAR_QK8_BYTES(d) - ATTN__SCALAR_TQ);
+}
+
 /* The quad of group row g (a multiple of MR) and chunk row r (a multiple of 4) */
 static unsigned char *attn__scalar_qk8_quad(const attn__scalar_ws *w, size_t d, size_t g, size_t r)
 {
@@ -6524,7 +6530,7 @@ static int attn__scalar_qk8_quads(const attn__scalar_hd *hds, size_t q0, size_t 
                            const attn__scalar_ws *w)
 {
     const size_t d = hds->d, nb = d / ATTN__SCALAR_QK, nq = ATTN__SCALAR_QK8_NQ(d);
-    unsigned char *ok = w->q8 + (ATTN__SCALAR_QK8_BYTES(d) - ATTN__SCALAR_TQ);
+    unsigned char *ok = attn__scalar_qk8_ok(w, d);
     size_t g, r, u, b, t, any = 0;
     for (g = 0; g < rows; g += ATTN__SCALAR_MR)
         for (r = 0; r < attn__scalar_min(ATTN__SCALAR_MR, rows - g); r += 4) {
@@ -6560,7 +6566,7 @@ static void attn__scalar_kdots_qk8(const attn__scalar_ws *w, size_t g, const flo
                             size_t d, float *s, size_t lds)
 {
     const size_t nb = d / ATTN__SCALAR_QK, nq = ATTN__SCALAR_QK8_NQ(d);
-    const unsigned char *ok = w->q8 + (ATTN__SCALAR_QK8_BYTES(d) - ATTN__SCALAR_TQ) + g;
+    const unsigned char *ok = attn__scalar_qk8_ok(w, d) + g;
     const size_t rb = attn__scalar_attn_dtype_bytes(ATTN_Q8_0, ld);
     size_t r;
     for (r = 0; r < gr; r += 4)
@@ -6639,7 +6645,7 @@ static void attn__scalar_tile_scores(const attn_attention_params *p, const attn_
                 nk = attn__scalar_krun(hd, j, p->kv_len - j);
 #ifdef ATTN__SCALAR_HAVE_QK8
                 if (w->qk8 && hd->kvt == ATTN_Q8_0 &&
-                    w->q8[ATTN__SCALAR_QK8_BYTES(hd->d) - ATTN__SCALAR_TQ + i]) { /* as attn__scalar_kdots_qk8 */
+                    attn__scalar_qk8_ok(w, hd->d)[i]) { /* as attn__scalar_kdots_qk8 */
                     const size_t g = i / ATTN__SCALAR_MR * ATTN__SCALAR_MR, r = (i - g) / 4 * 4;
                     size_t nn[4] = {0, 0, 0, 0};
                     nn[i - g - r] = nk; /* only the row's own lane is stored (lds 0) */
@@ -8608,16 +8614,10 @@ typedef __m512i attn__avx2_vi_rt;
 #define attn__avx2_vi_rt_dot4 ATTN__AVX2_VI_DPBUSD
 #define attn__avx2_vi_rt_tof ATTN__AVX2_VI_TOF128
 /* AVX512-VNNI: cpuid leaf 7 subleaf 0, ecx bit 11 (its zmm state is AVX-512's) */
-static inline int attn__avx2_vi_rt_cpu(void)
-{ /* asked once (cpuid is slow under a hypervisor); one word, written with its value */
-    static int has = -1;
-    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
-    if (h < 0) {
-        unsigned a = 0, b = 0, c = 0, d = 0;
-        h = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
-        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
-    }
-    return h;
+static inline int attn__avx2_vi_rt_probe(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
 }
 #endif
 #endif
@@ -8900,16 +8900,10 @@ typedef __m256i attn__avx2_vi_rt;
 #define attn__avx2_vi_rt_dot4 ATTN__AVX2_VI_DPBUSD
 #define attn__avx2_vi_rt_tof ATTN__AVX2_VI_TOF128
 /* AVX-VNNI: cpuid leaf 7 subleaf 1, eax bit 4 (its ymm state is AVX2's) */
-static inline int attn__avx2_vi_rt_cpu(void)
-{ /* asked once (cpuid is slow under a hypervisor); one word, written with its value */
-    static int has = -1;
-    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
-    if (h < 0) {
-        unsigned a = 0, b = 0, c = 0, d = 0;
-        h = __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
-        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
-    }
-    return h;
+static inline int attn__avx2_vi_rt_probe(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
 }
 #endif
 #endif
@@ -9760,8 +9754,20 @@ static inline void attn__avx2_vload_q4_32(const uint8_t *p, attn__avx2_v *out)
  * is exact: a block's 32 products stay far below 2^24.
  * An x86 ISA file may also offer the same three for a CPU that has more than the compiler
  * targets (ATTN__AVX2_HAVE_VI_RT: attn__avx2_vi_rt type, attn__avx2_vi_rt_zero, _dot4, _tof macros with
- * ATTN__AVX2_VI_RT_BIAS, valid in a function marked ATTN__AVX2_VI_RT_ATTR; attn__avx2_vi_rt_cpu() says
- * whether this CPU runs them). */
+ * ATTN__AVX2_VI_RT_BIAS, valid in a function marked ATTN__AVX2_VI_RT_ATTR; attn__avx2_vi_rt_probe() says
+ * whether this CPU runs them, attn__avx2_vi_rt_cpu() below the same, asked once). */
+#ifdef ATTN__AVX2_HAVE_VI_RT
+static inline int attn__avx2_vi_rt_cpu(void)
+{ /* cpuid is slow under a hypervisor: one word, written with its value */
+    static int has = -1;
+    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
+    if (h < 0) {
+        h = attn__avx2_vi_rt_probe();
+        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
+    }
+    return h;
+}
+#endif
 #ifndef ATTN__AVX2_HAVE_VSTORE_I8
 /* v's lanes, integers in [-127, 127], as ATTN__AVX2_VW int8 at p */
 static inline void attn__avx2_vstore_i8(int8_t *p, attn__avx2_v v)
@@ -9908,11 +9914,11 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
 #if defined(__AVX512VNNI__)
 #define ATTN__AVX2_HAVE_QK8 1
 #define ATTN__AVX2_QK8_ATTR
-static inline int attn__avx2_qk8_cpu(void) { return 1; }
+#define attn__avx2_qk8_cpu() 1
 #elif defined(ATTN__AVX2_HAVE_VI_RT)
 #define ATTN__AVX2_HAVE_QK8 1
 #define ATTN__AVX2_QK8_ATTR ATTN__AVX2_VI_RT_ATTR
-static inline int attn__avx2_qk8_cpu(void) { return attn__avx2_vi_rt_cpu(); }
+#define attn__avx2_qk8_cpu() attn__avx2_vi_rt_cpu() /* simd/generic.h's */
 #endif
 
 #ifdef ATTN__AVX2_HAVE_QK8
@@ -13865,6 +13871,12 @@ static void attn__avx2_tile_fused(const attn__avx2_hd *hd, size_t q0, size_t tq,
  * rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
  * binary16's range) keeps the f32 path on its own values. */
 
+/* The tile's flags: row i quantized */
+static unsigned char *attn__avx2_qk8_ok(const attn__avx2_ws *w, size_t d)
+{
+    return w->q8 + (ATTN__AVX2_QK8_BYTES(d) - ATTN__AVX2_TQ);
+}
+
 /* The quad of group row g (a multiple of MR) and chunk row r (a multiple of 4) */
 static unsigned char *attn__avx2_qk8_quad(const attn__avx2_ws *w, size_t d, size_t g, size_t r)
 {
@@ -13879,7 +13891,7 @@ static int attn__avx2_qk8_quads(const attn__avx2_hd *hds, size_t q0, size_t tq, 
                            const attn__avx2_ws *w)
 {
     const size_t d = hds->d, nb = d / ATTN__AVX2_QK, nq = ATTN__AVX2_QK8_NQ(d);
-    unsigned char *ok = w->q8 + (ATTN__AVX2_QK8_BYTES(d) - ATTN__AVX2_TQ);
+    unsigned char *ok = attn__avx2_qk8_ok(w, d);
     size_t g, r, u, b, t, any = 0;
     for (g = 0; g < rows; g += ATTN__AVX2_MR)
         for (r = 0; r < attn__avx2_min(ATTN__AVX2_MR, rows - g); r += 4) {
@@ -13915,7 +13927,7 @@ static void attn__avx2_kdots_qk8(const attn__avx2_ws *w, size_t g, const float *
                             size_t d, float *s, size_t lds)
 {
     const size_t nb = d / ATTN__AVX2_QK, nq = ATTN__AVX2_QK8_NQ(d);
-    const unsigned char *ok = w->q8 + (ATTN__AVX2_QK8_BYTES(d) - ATTN__AVX2_TQ) + g;
+    const unsigned char *ok = attn__avx2_qk8_ok(w, d) + g;
     const size_t rb = attn__avx2_attn_dtype_bytes(ATTN_Q8_0, ld);
     size_t r;
     for (r = 0; r < gr; r += 4)
@@ -13994,7 +14006,7 @@ static void attn__avx2_tile_scores(const attn_attention_params *p, const attn__a
                 nk = attn__avx2_krun(hd, j, p->kv_len - j);
 #ifdef ATTN__AVX2_HAVE_QK8
                 if (w->qk8 && hd->kvt == ATTN_Q8_0 &&
-                    w->q8[ATTN__AVX2_QK8_BYTES(hd->d) - ATTN__AVX2_TQ + i]) { /* as attn__avx2_kdots_qk8 */
+                    attn__avx2_qk8_ok(w, hd->d)[i]) { /* as attn__avx2_kdots_qk8 */
                     const size_t g = i / ATTN__AVX2_MR * ATTN__AVX2_MR, r = (i - g) / 4 * 4;
                     size_t nn[4] = {0, 0, 0, 0};
                     nn[i - g - r] = nk; /* only the row's own lane is stored (lds 0) */
@@ -15967,16 +15979,10 @@ typedef __m512i attn__avx512_vi_rt;
 #define attn__avx512_vi_rt_dot4 ATTN__AVX512_VI_DPBUSD
 #define attn__avx512_vi_rt_tof ATTN__AVX512_VI_TOF128
 /* AVX512-VNNI: cpuid leaf 7 subleaf 0, ecx bit 11 (its zmm state is AVX-512's) */
-static inline int attn__avx512_vi_rt_cpu(void)
-{ /* asked once (cpuid is slow under a hypervisor); one word, written with its value */
-    static int has = -1;
-    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
-    if (h < 0) {
-        unsigned a = 0, b = 0, c = 0, d = 0;
-        h = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
-        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
-    }
-    return h;
+static inline int attn__avx512_vi_rt_probe(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
 }
 #endif
 #endif
@@ -16259,16 +16265,10 @@ typedef __m256i attn__avx512_vi_rt;
 #define attn__avx512_vi_rt_dot4 ATTN__AVX512_VI_DPBUSD
 #define attn__avx512_vi_rt_tof ATTN__AVX512_VI_TOF128
 /* AVX-VNNI: cpuid leaf 7 subleaf 1, eax bit 4 (its ymm state is AVX2's) */
-static inline int attn__avx512_vi_rt_cpu(void)
-{ /* asked once (cpuid is slow under a hypervisor); one word, written with its value */
-    static int has = -1;
-    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
-    if (h < 0) {
-        unsigned a = 0, b = 0, c = 0, d = 0;
-        h = __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
-        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
-    }
-    return h;
+static inline int attn__avx512_vi_rt_probe(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
 }
 #endif
 #endif
@@ -17119,8 +17119,20 @@ static inline void attn__avx512_vload_q4_32(const uint8_t *p, attn__avx512_v *ou
  * is exact: a block's 32 products stay far below 2^24.
  * An x86 ISA file may also offer the same three for a CPU that has more than the compiler
  * targets (ATTN__AVX512_HAVE_VI_RT: attn__avx512_vi_rt type, attn__avx512_vi_rt_zero, _dot4, _tof macros with
- * ATTN__AVX512_VI_RT_BIAS, valid in a function marked ATTN__AVX512_VI_RT_ATTR; attn__avx512_vi_rt_cpu() says
- * whether this CPU runs them). */
+ * ATTN__AVX512_VI_RT_BIAS, valid in a function marked ATTN__AVX512_VI_RT_ATTR; attn__avx512_vi_rt_probe() says
+ * whether this CPU runs them, attn__avx512_vi_rt_cpu() below the same, asked once). */
+#ifdef ATTN__AVX512_HAVE_VI_RT
+static inline int attn__avx512_vi_rt_cpu(void)
+{ /* cpuid is slow under a hypervisor: one word, written with its value */
+    static int has = -1;
+    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
+    if (h < 0) {
+        h = attn__avx512_vi_rt_probe();
+        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
+    }
+    return h;
+}
+#endif
 #ifndef ATTN__AVX512_HAVE_VSTORE_I8
 /* v's lanes, integers in [-127, 127], as ATTN__AVX512_VW int8 at p */
 static inline void attn__avx512_vstore_i8(int8_t *p, attn__avx512_v v)
@@ -17267,11 +17279,11 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
 #if defined(__AVX512VNNI__)
 #define ATTN__AVX512_HAVE_QK8 1
 #define ATTN__AVX512_QK8_ATTR
-static inline int attn__avx512_qk8_cpu(void) { return 1; }
+#define attn__avx512_qk8_cpu() 1
 #elif defined(ATTN__AVX512_HAVE_VI_RT)
 #define ATTN__AVX512_HAVE_QK8 1
 #define ATTN__AVX512_QK8_ATTR ATTN__AVX512_VI_RT_ATTR
-static inline int attn__avx512_qk8_cpu(void) { return attn__avx512_vi_rt_cpu(); }
+#define attn__avx512_qk8_cpu() attn__avx512_vi_rt_cpu() /* simd/generic.h's */
 #endif
 
 #ifdef ATTN__AVX512_HAVE_QK8
@@ -21224,6 +21236,12 @@ static void attn__avx512_tile_fused(const attn__avx512_hd *hd, size_t q0, size_t
  * rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
  * binary16's range) keeps the f32 path on its own values. */
 
+/* The tile's flags: row i quantized */
+static unsigned char *attn__avx512_qk8_ok(const attn__avx512_ws *w, size_t d)
+{
+    return w->q8 + (ATTN__AVX512_QK8_BYTES(d) - ATTN__AVX512_TQ);
+}
+
 /* The quad of group row g (a multiple of MR) and chunk row r (a multiple of 4) */
 static unsigned char *attn__avx512_qk8_quad(const attn__avx512_ws *w, size_t d, size_t g, size_t r)
 {
@@ -21238,7 +21256,7 @@ static int attn__avx512_qk8_quads(const attn__avx512_hd *hds, size_t q0, size_t 
                            const attn__avx512_ws *w)
 {
     const size_t d = hds->d, nb = d / ATTN__AVX512_QK, nq = ATTN__AVX512_QK8_NQ(d);
-    unsigned char *ok = w->q8 + (ATTN__AVX512_QK8_BYTES(d) - ATTN__AVX512_TQ);
+    unsigned char *ok = attn__avx512_qk8_ok(w, d);
     size_t g, r, u, b, t, any = 0;
     for (g = 0; g < rows; g += ATTN__AVX512_MR)
         for (r = 0; r < attn__avx512_min(ATTN__AVX512_MR, rows - g); r += 4) {
@@ -21274,7 +21292,7 @@ static void attn__avx512_kdots_qk8(const attn__avx512_ws *w, size_t g, const flo
                             size_t d, float *s, size_t lds)
 {
     const size_t nb = d / ATTN__AVX512_QK, nq = ATTN__AVX512_QK8_NQ(d);
-    const unsigned char *ok = w->q8 + (ATTN__AVX512_QK8_BYTES(d) - ATTN__AVX512_TQ) + g;
+    const unsigned char *ok = attn__avx512_qk8_ok(w, d) + g;
     const size_t rb = attn__avx512_attn_dtype_bytes(ATTN_Q8_0, ld);
     size_t r;
     for (r = 0; r < gr; r += 4)
@@ -21353,7 +21371,7 @@ static void attn__avx512_tile_scores(const attn_attention_params *p, const attn_
                 nk = attn__avx512_krun(hd, j, p->kv_len - j);
 #ifdef ATTN__AVX512_HAVE_QK8
                 if (w->qk8 && hd->kvt == ATTN_Q8_0 &&
-                    w->q8[ATTN__AVX512_QK8_BYTES(hd->d) - ATTN__AVX512_TQ + i]) { /* as attn__avx512_kdots_qk8 */
+                    attn__avx512_qk8_ok(w, hd->d)[i]) { /* as attn__avx512_kdots_qk8 */
                     const size_t g = i / ATTN__AVX512_MR * ATTN__AVX512_MR, r = (i - g) / 4 * 4;
                     size_t nn[4] = {0, 0, 0, 0};
                     nn[i - g - r] = nk; /* only the row's own lane is stored (lds 0) */
@@ -23851,16 +23869,10 @@ typedef __m512i attn__vi_rt;
 #define attn__vi_rt_dot4 ATTN__VI_DPBUSD
 #define attn__vi_rt_tof ATTN__VI_TOF128
 /* AVX512-VNNI: cpuid leaf 7 subleaf 0, ecx bit 11 (its zmm state is AVX-512's) */
-static inline int attn__vi_rt_cpu(void)
-{ /* asked once (cpuid is slow under a hypervisor); one word, written with its value */
-    static int has = -1;
-    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
-    if (h < 0) {
-        unsigned a = 0, b = 0, c = 0, d = 0;
-        h = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
-        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
-    }
-    return h;
+static inline int attn__vi_rt_probe(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (c >> 11 & 1u);
 }
 #endif
 #endif
@@ -24143,16 +24155,10 @@ typedef __m256i attn__vi_rt;
 #define attn__vi_rt_dot4 ATTN__VI_DPBUSD
 #define attn__vi_rt_tof ATTN__VI_TOF128
 /* AVX-VNNI: cpuid leaf 7 subleaf 1, eax bit 4 (its ymm state is AVX2's) */
-static inline int attn__vi_rt_cpu(void)
-{ /* asked once (cpuid is slow under a hypervisor); one word, written with its value */
-    static int has = -1;
-    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
-    if (h < 0) {
-        unsigned a = 0, b = 0, c = 0, d = 0;
-        h = __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
-        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
-    }
-    return h;
+static inline int attn__vi_rt_probe(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
 }
 #endif
 #endif
@@ -25003,8 +25009,20 @@ static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
  * is exact: a block's 32 products stay far below 2^24.
  * An x86 ISA file may also offer the same three for a CPU that has more than the compiler
  * targets (ATTN__HAVE_VI_RT: attn__vi_rt type, attn__vi_rt_zero, _dot4, _tof macros with
- * ATTN__VI_RT_BIAS, valid in a function marked ATTN__VI_RT_ATTR; attn__vi_rt_cpu() says
- * whether this CPU runs them). */
+ * ATTN__VI_RT_BIAS, valid in a function marked ATTN__VI_RT_ATTR; attn__vi_rt_probe() says
+ * whether this CPU runs them, attn__vi_rt_cpu() below the same, asked once). */
+#ifdef ATTN__HAVE_VI_RT
+static inline int attn__vi_rt_cpu(void)
+{ /* cpuid is slow under a hypervisor: one word, written with its value */
+    static int has = -1;
+    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
+    if (h < 0) {
+        h = attn__vi_rt_probe();
+        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
+    }
+    return h;
+}
+#endif
 #ifndef ATTN__HAVE_VSTORE_I8
 /* v's lanes, integers in [-127, 127], as ATTN__VW int8 at p */
 static inline void attn__vstore_i8(int8_t *p, attn__v v)
@@ -25151,11 +25169,11 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 #if defined(__AVX512VNNI__)
 #define ATTN__HAVE_QK8 1
 #define ATTN__QK8_ATTR
-static inline int attn__qk8_cpu(void) { return 1; }
+#define attn__qk8_cpu() 1
 #elif defined(ATTN__HAVE_VI_RT)
 #define ATTN__HAVE_QK8 1
 #define ATTN__QK8_ATTR ATTN__VI_RT_ATTR
-static inline int attn__qk8_cpu(void) { return attn__vi_rt_cpu(); }
+#define attn__qk8_cpu() attn__vi_rt_cpu() /* simd/generic.h's */
 #endif
 
 #ifdef ATTN__HAVE_QK8
@@ -29108,6 +29126,12 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
  * rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
  * binary16's range) keeps the f32 path on its own values. */
 
+/* The tile's flags: row i quantized */
+static unsigned char *attn__qk8_ok(const attn__ws *w, size_t d)
+{
+    return w->q8 + (ATTN__QK8_BYTES(d) - ATTN__TQ);
+}
+
 /* The quad of group row g (a multiple of MR) and chunk row r (a multiple of 4) */
 static unsigned char *attn__qk8_quad(const attn__ws *w, size_t d, size_t g, size_t r)
 {
@@ -29122,7 +29146,7 @@ static int attn__qk8_quads(const attn__hd *hds, size_t q0, size_t tq, size_t row
                            const attn__ws *w)
 {
     const size_t d = hds->d, nb = d / ATTN__QK, nq = ATTN__QK8_NQ(d);
-    unsigned char *ok = w->q8 + (ATTN__QK8_BYTES(d) - ATTN__TQ);
+    unsigned char *ok = attn__qk8_ok(w, d);
     size_t g, r, u, b, t, any = 0;
     for (g = 0; g < rows; g += ATTN__MR)
         for (r = 0; r < attn__min(ATTN__MR, rows - g); r += 4) {
@@ -29158,7 +29182,7 @@ static void attn__kdots_qk8(const attn__ws *w, size_t g, const float *const *q, 
                             size_t d, float *s, size_t lds)
 {
     const size_t nb = d / ATTN__QK, nq = ATTN__QK8_NQ(d);
-    const unsigned char *ok = w->q8 + (ATTN__QK8_BYTES(d) - ATTN__TQ) + g;
+    const unsigned char *ok = attn__qk8_ok(w, d) + g;
     const size_t rb = attn_dtype_bytes(ATTN_Q8_0, ld);
     size_t r;
     for (r = 0; r < gr; r += 4)
@@ -29237,7 +29261,7 @@ static void attn__tile_scores(const attn_attention_params *p, const attn__hd *hd
                 nk = attn__krun(hd, j, p->kv_len - j);
 #ifdef ATTN__HAVE_QK8
                 if (w->qk8 && hd->kvt == ATTN_Q8_0 &&
-                    w->q8[ATTN__QK8_BYTES(hd->d) - ATTN__TQ + i]) { /* as attn__kdots_qk8 */
+                    attn__qk8_ok(w, hd->d)[i]) { /* as attn__kdots_qk8 */
                     const size_t g = i / ATTN__MR * ATTN__MR, r = (i - g) / 4 * 4;
                     size_t nn[4] = {0, 0, 0, 0};
                     nn[i - g - r] = nk; /* only the row's own lane is stored (lds 0) */

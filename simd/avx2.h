@@ -174,16 +174,10 @@ typedef __m256i attn__vi_rt;
 #define attn__vi_rt_dot4 ATTN__VI_DPBUSD
 #define attn__vi_rt_tof ATTN__VI_TOF128
 /* AVX-VNNI: cpuid leaf 7 subleaf 1, eax bit 4 (its ymm state is AVX2's) */
-static inline int attn__vi_rt_cpu(void)
-{ /* asked once (cpuid is slow under a hypervisor); one word, written with its value */
-    static int has = -1;
-    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
-    if (h < 0) {
-        unsigned a = 0, b = 0, c = 0, d = 0;
-        h = __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
-        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
-    }
-    return h;
+static inline int attn__vi_rt_probe(void)
+{
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 4 & 1u);
 }
 #endif
 #endif

@@ -183,8 +183,20 @@ static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
  * is exact: a block's 32 products stay far below 2^24.
  * An x86 ISA file may also offer the same three for a CPU that has more than the compiler
  * targets (ATTN__HAVE_VI_RT: attn__vi_rt type, attn__vi_rt_zero, _dot4, _tof macros with
- * ATTN__VI_RT_BIAS, valid in a function marked ATTN__VI_RT_ATTR; attn__vi_rt_cpu() says
- * whether this CPU runs them). */
+ * ATTN__VI_RT_BIAS, valid in a function marked ATTN__VI_RT_ATTR; attn__vi_rt_probe() says
+ * whether this CPU runs them, attn__vi_rt_cpu() below the same, asked once). */
+#ifdef ATTN__HAVE_VI_RT
+static inline int attn__vi_rt_cpu(void)
+{ /* cpuid is slow under a hypervisor: one word, written with its value */
+    static int has = -1;
+    int h = __atomic_load_n(&has, __ATOMIC_RELAXED);
+    if (h < 0) {
+        h = attn__vi_rt_probe();
+        __atomic_store_n(&has, h, __ATOMIC_RELAXED);
+    }
+    return h;
+}
+#endif
 #ifndef ATTN__HAVE_VSTORE_I8
 /* v's lanes, integers in [-127, 127], as ATTN__VW int8 at p */
 static inline void attn__vstore_i8(int8_t *p, attn__v v)

@@ -10,11 +10,11 @@
 #if defined(__AVX512VNNI__)
 #define ATTN__HAVE_QK8 1
 #define ATTN__QK8_ATTR
-static inline int attn__qk8_cpu(void) { return 1; }
+#define attn__qk8_cpu() 1
 #elif defined(ATTN__HAVE_VI_RT)
 #define ATTN__HAVE_QK8 1
 #define ATTN__QK8_ATTR ATTN__VI_RT_ATTR
-static inline int attn__qk8_cpu(void) { return attn__vi_rt_cpu(); }
+#define attn__qk8_cpu() attn__vi_rt_cpu() /* simd/generic.h's */
 #endif
 
 #ifdef ATTN__HAVE_QK8

@@ -706,6 +706,12 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
  * rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
  * binary16's range) keeps the f32 path on its own values. */
 
+/* The tile's flags: row i quantized */
+static unsigned char *attn__qk8_ok(const attn__ws *w, size_t d)
+{
+    return w->q8 + (ATTN__QK8_BYTES(d) - ATTN__TQ);
+}
+
 /* The quad of group row g (a multiple of MR) and chunk row r (a multiple of 4) */
 static unsigned char *attn__qk8_quad(const attn__ws *w, size_t d, size_t g, size_t r)
 {
@@ -720,7 +726,7 @@ static int attn__qk8_quads(const attn__hd *hds, size_t q0, size_t tq, size_t row
                            const attn__ws *w)
 {
     const size_t d = hds->d, nb = d / ATTN__QK, nq = ATTN__QK8_NQ(d);
-    unsigned char *ok = w->q8 + (ATTN__QK8_BYTES(d) - ATTN__TQ);
+    unsigned char *ok = attn__qk8_ok(w, d);
     size_t g, r, u, b, t, any = 0;
     for (g = 0; g < rows; g += ATTN__MR)
         for (r = 0; r < attn__min(ATTN__MR, rows - g); r += 4) {
@@ -756,7 +762,7 @@ static void attn__kdots_qk8(const attn__ws *w, size_t g, const float *const *q, 
                             size_t d, float *s, size_t lds)
 {
     const size_t nb = d / ATTN__QK, nq = ATTN__QK8_NQ(d);
-    const unsigned char *ok = w->q8 + (ATTN__QK8_BYTES(d) - ATTN__TQ) + g;
+    const unsigned char *ok = attn__qk8_ok(w, d) + g;
     const size_t rb = attn_dtype_bytes(ATTN_Q8_0, ld);
     size_t r;
     for (r = 0; r < gr; r += 4)
@@ -835,7 +841,7 @@ static void attn__tile_scores(const attn_attention_params *p, const attn__hd *hd
                 nk = attn__krun(hd, j, p->kv_len - j);
 #ifdef ATTN__HAVE_QK8
                 if (w->qk8 && hd->kvt == ATTN_Q8_0 &&
-                    w->q8[ATTN__QK8_BYTES(hd->d) - ATTN__TQ + i]) { /* as attn__kdots_qk8 */
+                    attn__qk8_ok(w, hd->d)[i]) { /* as attn__kdots_qk8 */
                     const size_t g = i / ATTN__MR * ATTN__MR, r = (i - g) / 4 * 4;
                     size_t nn[4] = {0, 0, 0, 0};
                     nn[i - g - r] = nk; /* only the row's own lane is stored (lds 0) */
