@@ -313,8 +313,11 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
  * clang >= 12, where the CPU has them: checked by cpuid at each call; else AVX2's
  * vpmaddubsw / vpmaddwd; Armv8.2 sdot where the target has dotprod, else plain integer
  * multiplies), each block's exact integer sum scaled by the two d in float32: the same bits
- * with or without VNNI. Fastest for large m (prefill); m <= 8 is better served by
- * attn_matmul_typed, which streams B without repacking it.
+ * with or without VNNI. Built for large m (prefill), B repacked a chunk at a time; where
+ * the AVX-512 path runs on a CPU with AVX512-VNNI, m <= 8 reads B where it lies (4 rows of
+ * A against a column, or one row against 4; the same bits): faster than attn_matmul_typed
+ * from 4 rows up, level with it for one; elsewhere m <= 8 is better served by
+ * attn_matmul_typed, which streams B unpacked.
  * k and ldb multiples of 32 (ATTN_ERR_SIZE, ATTN_ERR_LD); lda, ldc >= k, n. The workspace
  * is required (attn_matmul_int8_workspace_size: about 1.13 m k bytes for A's blocks plus a
  * chunk of B's, up to 256 KiB); no overlap of C, A, B and workspace (ATTN_ERR_ALIAS).
@@ -2567,18 +2570,45 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
  * 128 times the sum of that block's values. */
 #define ATTN__SCALAR_QK8_QUAD_BYTES(nq) ((nq) * 160)
 
-/* Blocks 4 g .. 4 g + 3 of the K row k (nb blocks, the last ones zero padded: scale 0):
- * their values + 128 as two vectors and their scales widened, lane 4 b + r block b's */
-static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m512 attn__scalar_qk8_kload(const unsigned char *k,
+/* The scales of 4 blocks bs bytes apart at kg, as 4 binary16 */
+static ATTN__SCALAR_FORCE_INLINE uint64_t attn__scalar_qk8_h4(const unsigned char *kg, size_t bs)
+{
+    uint64_t h4 = 0;
+    int b;
+    for (b = 0; b < 4; b++) {
+        uint16_t h;
+        memcpy(&h, kg + b * bs, 2);
+        h4 |= (uint64_t)h << 16 * b;
+    }
+    return h4;
+}
+
+/* One row's 4 scales widened, lane 4 b + r block b's */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m512 attn__scalar_qk8_dk(uint64_t h4)
+{
+    const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    return _mm512_permutexvar_ps(
+        idx, _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_cvtsi64_si128((long long)h4))));
+}
+
+/* Four rows' 4 scales widened, lane 4 b + c row c's block b */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m512 attn__scalar_qk8_dk4(const uint64_t *h)
+{
+    const __m128i x01 = _mm_set_epi64x((long long)h[1], (long long)h[0]);
+    const __m128i x23 = _mm_set_epi64x((long long)h[3], (long long)h[2]);
+    const __m128i a = _mm_unpacklo_epi16(x01, x23), b = _mm_unpackhi_epi16(x01, x23);
+    return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(a, b)));
+}
+
+/* Blocks 4 g .. 4 g + 3 of the q8_0 row k (nb blocks, the last ones zero padded: scale 0):
+ * their values + 128 as two vectors, and their scales (attn__scalar_qk8_h4) */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE uint64_t attn__scalar_qk8_kload(const unsigned char *k,
                                                                 size_t nb, size_t g,
                                                                 __m512i *k0, __m512i *k1)
 {
     const __m512i x80 = _mm512_set1_epi8((char)0x80);
-    const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     unsigned char tail[4 * 34];
     const unsigned char *kg = k + g * 4 * 34;
-    uint64_t h4 = 0;
-    int b;
     if (nb - 4 * g < 4) {
         memset(tail, 0, sizeof tail);
         memcpy(tail, kg, (nb - 4 * g) * 34);
@@ -2594,13 +2624,58 @@ static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m512 attn__scalar_qk8_k
             _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(kg + 70))),
             _mm256_loadu_si256((const __m256i *)(const void *)(kg + 104)), 1),
         x80);
-    for (b = 0; b < 4; b++) {
-        uint16_t h;
-        memcpy(&h, kg + b * 34, 2);
-        h4 |= (uint64_t)h << 16 * b;
+    return attn__scalar_qk8_h4(kg, 34);
+}
+
+/* Two q4_0 blocks' 16 bytes of nibbles at p0, p1 as [lo0 hi0 lo1 hi1] */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m512i attn__scalar_qk4_pair(const unsigned char *p0,
+                                                                const unsigned char *p1)
+{
+    const __m512i x = _mm512_inserti64x4(
+        _mm512_castsi256_si512(
+            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p0))),
+        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p1)), 1);
+    return _mm512_and_si512(_mm512_mask_blend_epi64(0xCC, x, _mm512_srli_epi32(x, 4)),
+                            _mm512_set1_epi8(15));
+}
+
+/* The same for a q4_0 row: the nibbles (values + 8, unsigned), low ones first per block */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE uint64_t attn__scalar_qk4_kload(const unsigned char *k,
+                                                                size_t nb, size_t g,
+                                                                __m512i *k0, __m512i *k1)
+{
+    unsigned char tail[4 * 18];
+    const unsigned char *kg = k + g * 4 * 18;
+    if (nb - 4 * g < 4) {
+        memset(tail, 0, sizeof tail);
+        memcpy(tail, kg, (nb - 4 * g) * 18);
+        kg = tail;
     }
-    return _mm512_permutexvar_ps(
-        idx, _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_cvtsi64_si128((long long)h4))));
+    *k0 = attn__scalar_qk4_pair(kg + 2, kg + 20);
+    *k1 = attn__scalar_qk4_pair(kg + 38, kg + 56);
+    return attn__scalar_qk8_h4(kg, 18);
+}
+
+/* Row r's 4 blocks (int8 at qr) against k0, k1: quarter b of the result holds the 4 lanes
+ * whose sum is block b's dot product (unsigned k, signed q) */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m512i attn__scalar_qk8_z(__m512i k0, __m512i k1,
+                                                             const unsigned char *qr)
+{
+    const __m512i a =
+        _mm512_dpbusd_epi32(_mm512_setzero_si512(), k0, _mm512_loadu_si512((const void *)qr));
+    const __m512i c = _mm512_dpbusd_epi32(_mm512_setzero_si512(), k1,
+                                          _mm512_loadu_si512((const void *)(qr + 64)));
+    return _mm512_add_epi32(_mm512_shuffle_i32x4(a, c, 0x88), _mm512_shuffle_i32x4(a, c, 0xDD));
+}
+
+/* Four rows' z summed per block: lane 4 b + r row r's block b (exact) */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m512i attn__scalar_qk8_sum4(const __m512i *z)
+{
+    const __m512i u0 =
+        _mm512_add_epi32(_mm512_unpacklo_epi32(z[0], z[1]), _mm512_unpackhi_epi32(z[0], z[1]));
+    const __m512i u1 =
+        _mm512_add_epi32(_mm512_unpacklo_epi32(z[2], z[3]), _mm512_unpackhi_epi32(z[2], z[3]));
+    return _mm512_add_epi32(_mm512_unpacklo_epi64(u0, u1), _mm512_unpackhi_epi64(u0, u1));
 }
 
 /* s[u * lds + j] for keys j < nk (K rows rb bytes apart at k, nb q8_0 blocks each) and rows
@@ -2622,28 +2697,15 @@ static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_scores(const unsigned char *k
         float x[4];
         for (g = 0; g < nq / 4; g++) {
             __m512i k0, k1, z[4], t;
-            const __m512 dk = attn__scalar_qk8_kload(k, nb, g, &k0, &k1);
+            const __m512 dk = attn__scalar_qk8_dk(attn__scalar_qk8_kload(k, nb, g, &k0, &k1));
             const size_t rows = nr == 1 ? 1 : 4;
             size_t r;
-            for (r = 0; r < rows; r++) { /* quarters of z[r]: row r's blocks, 4 lanes each */
-                const unsigned char *qr = quad + r * nq * 32 + g * 128;
-                const __m512i a = _mm512_dpbusd_epi32(_mm512_setzero_si512(), k0,
-                                                      _mm512_loadu_si512((const void *)qr));
-                const __m512i c = _mm512_dpbusd_epi32(
-                    _mm512_setzero_si512(), k1, _mm512_loadu_si512((const void *)(qr + 64)));
-                z[r] = _mm512_add_epi32(_mm512_shuffle_i32x4(a, c, 0x88),
-                                        _mm512_shuffle_i32x4(a, c, 0xDD));
-            }
+            for (r = 0; r < rows; r++) z[r] = attn__scalar_qk8_z(k0, k1, quad + r * nq * 32 + g * 128);
             if (nr == 1) { /* every lane of quarter b: the block's sum */
                 t = _mm512_add_epi32(z[0], _mm512_shuffle_epi32(z[0], (_MM_PERM_ENUM)0x4E));
                 t = _mm512_add_epi32(t, _mm512_shuffle_epi32(t, (_MM_PERM_ENUM)0xB1));
-            } else { /* lane 4 b + r: row r's block b */
-                const __m512i u0 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[0], z[1]),
-                                                    _mm512_unpackhi_epi32(z[0], z[1]));
-                const __m512i u1 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2], z[3]),
-                                                    _mm512_unpackhi_epi32(z[2], z[3]));
-                t = _mm512_add_epi32(_mm512_unpacklo_epi64(u0, u1),
-                                     _mm512_unpackhi_epi64(u0, u1));
+            } else {
+                t = attn__scalar_qk8_sum4(z);
             }
             t = _mm512_sub_epi32(t, _mm512_loadu_si512((const void *)(qd + g * 128 + 64)));
             f = _mm512_fmadd_ps(
@@ -2656,6 +2718,79 @@ static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_scores(const unsigned char *k
         _mm_storeu_ps(x, _mm512_castps512_ps128(f));
         for (u = 0; u < nr; u++)
             if (j < n[u]) s[u * lds + j] = x[u];
+    }
+}
+
+/* attn__scalar_attn_matmul_int8 on a quad: 4 rows against one column of B at a time (rows), or one row
+ * (held in all 4 rows of the quad) against 4 columns (cols). B is q8_0 rows, or q4_0 where
+ * q4, rb bytes apart at b, nb blocks each. Each output: over the blocks in order, from 0,
+ * one fma each of I[b] and dq[b] * dk[b], I the exact integer dot product: attn__scalar_qd_rows's
+ * arithmetic, so its bits. Lane r of the group's f: row r of column k, or column r at
+ * k + r rb. */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m128 attn__scalar_qk8_group(int q4, int cols,
+                                                                const unsigned char *k,
+                                                                size_t rb, size_t nb, size_t g,
+                                                                const unsigned char *quad,
+                                                                size_t nq, __m128 f)
+{
+    const unsigned char *qd = quad + 4 * nq * 32 + g * 128;
+    __m512i k0, k1, z[4], bias = _mm512_loadu_si512((const void *)(qd + 64));
+    uint64_t h[4];
+    __m512 s, dd;
+    int r;
+    for (r = 0; r < 4; r++) {
+        if (r == 0 || cols)
+            h[r] = q4 ? attn__scalar_qk4_kload(k + r * rb, nb, g, &k0, &k1)
+                      : attn__scalar_qk8_kload(k + r * rb, nb, g, &k0, &k1);
+        z[r] = attn__scalar_qk8_z(k0, k1, quad + r * nq * 32 + g * 128);
+    }
+    if (q4) bias = _mm512_srai_epi32(bias, 4); /* 8 times the sum, for the nibbles' + 8 */
+    s = _mm512_cvtepi32_ps(_mm512_sub_epi32(attn__scalar_qk8_sum4(z), bias));
+    dd = _mm512_mul_ps(_mm512_loadu_ps((const float *)(const void *)qd),
+                       cols ? attn__scalar_qk8_dk4(h) : attn__scalar_qk8_dk(h[0]));
+    f = _mm_fmadd_ps(_mm512_castps512_ps128(s), _mm512_castps512_ps128(dd), f);
+    f = _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 1), _mm512_extractf32x4_ps(dd, 1), f);
+    f = _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 2), _mm512_extractf32x4_ps(dd, 2), f);
+    return _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 3), _mm512_extractf32x4_ps(dd, 3), f);
+}
+
+/* Columns j < nc: out[4 j + r] (rows), out[j] (cols); two groups of lanes at a time (two fma
+ * chains), the columns left over one at a time as rows (whose lanes then agree in cols). */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE void
+attn__scalar_qk8_cols_body(int q4, int cols, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+                    const unsigned char *quad, size_t nq, float *out)
+{
+    const size_t step = cols ? 4 : 1;
+    size_t j = 0, g;
+    for (; j + 2 * step <= nc; j += 2 * step) {
+        const unsigned char *b0 = b + j * rb;
+        __m128 f0 = _mm_setzero_ps(), f1 = _mm_setzero_ps();
+        for (g = 0; g < nq / 4; g++) {
+            f0 = attn__scalar_qk8_group(q4, cols, b0, rb, nb, g, quad, nq, f0);
+            f1 = attn__scalar_qk8_group(q4, cols, b0 + step * rb, rb, nb, g, quad, nq, f1);
+        }
+        _mm_storeu_ps(out + (cols ? j : 4 * j), f0);
+        _mm_storeu_ps(out + (cols ? j : 4 * j) + 4, f1);
+    }
+    for (; j < nc; j++) {
+        __m128 f0 = _mm_setzero_ps();
+        for (g = 0; g < nq / 4; g++)
+            f0 = attn__scalar_qk8_group(q4, 0, b + j * rb, rb, nb, g, quad, nq, f0);
+        if (cols) out[j] = _mm_cvtss_f32(f0);
+        else _mm_storeu_ps(out + 4 * j, f0);
+    }
+}
+
+static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_cols(int q4, int cols, const unsigned char *b, size_t rb,
+                                          size_t nc, size_t nb, const unsigned char *quad,
+                                          size_t nq, float *out)
+{
+    if (cols) {
+        if (q4) attn__scalar_qk8_cols_body(1, 1, b, rb, nc, nb, quad, nq, out);
+        else attn__scalar_qk8_cols_body(0, 1, b, rb, nc, nb, quad, nq, out);
+    } else {
+        if (q4) attn__scalar_qk8_cols_body(1, 0, b, rb, nc, nb, quad, nq, out);
+        else attn__scalar_qk8_cols_body(0, 0, b, rb, nc, nb, quad, nq, out);
     }
 }
 #endif
@@ -5686,6 +5821,46 @@ ATTN__SCALAR_QD_ROWS(attn__scalar_qd_rows_rt, ATTN__SCALAR_VI_RT_ATTR, attn__sca
 #endif
 #undef ATTN__SCALAR_QD_ROWS
 
+#ifdef ATTN__SCALAR_HAVE_QK8
+/* Few rows (m <= ATTN__SCALAR_QD_QUADS_M) where the CPU has AVX512-VNNI: A quantized into quads
+ * (simd/qk_4xq8_avx512.h; one row held 4 times, taking 4 columns at once), B read where it
+ * lies, ATTN__SCALAR_VW columns at a time for every quad: attn__scalar_qd_rows's bits without packing B. */
+#define ATTN__SCALAR_QD_QUADS_M 8
+#define ATTN__SCALAR_QD_NQ(kb) (((kb) + 3) / 4 * 4)
+
+/* Row u of a quad of nq blocks from the nb blocks of 32 floats at x (attn__scalar_qd_quant's
+ * rule); 0 at the first block that does not quantize */
+static int attn__scalar_qk8_quad_row(const float *x, size_t nb, unsigned char *quad, size_t nq,
+                              size_t u)
+{
+    unsigned char *qd = quad + 4 * nq * ATTN__SCALAR_QK;
+    size_t b, t;
+    for (b = 0; b < nb; b++) {
+        unsigned char blk[ATTN__SCALAR_QD_AB];
+        const size_t lane = 4 * (b % 4) + u, at = b / 4 * 128;
+        int32_t sum = 0;
+        if (!attn__scalar_qd_quant(x + b * ATTN__SCALAR_QK, blk)) return 0;
+        for (t = 0; t < ATTN__SCALAR_QK; t++) sum += (int8_t)blk[4 + t];
+        memcpy(quad + (u * nq + b) * ATTN__SCALAR_QK, blk + 4, ATTN__SCALAR_QK);
+        memcpy(qd + at + 4 * lane, blk, 4);
+        sum *= 128;
+        memcpy(qd + at + 64 + 4 * lane, &sum, 4);
+    }
+    return 1;
+}
+#endif
+
+/* C's ATTN__SCALAR_VW (wv <= VW) columns at cv = alpha acc (+ beta C) */
+static void attn__scalar_qd_store(float *cv, attn__scalar_v acc, size_t wv, float alpha, float beta)
+{
+    attn__scalar_v y = attn__scalar_vmul(attn__scalar_vset1(alpha), acc);
+    if (beta != 0.0f)
+        y = attn__scalar_vfma(attn__scalar_vset1(beta),
+                       wv == ATTN__SCALAR_VW ? attn__scalar_vload(cv) : attn__scalar_vload_part(cv, wv, 0.0f), y);
+    if (wv == ATTN__SCALAR_VW) attn__scalar_vstore(cv, y);
+    else attn__scalar_vstore_part(cv, y, wv);
+}
+
 /* Columns of B per packed chunk: about ATTN__SCALAR_QD_PANEL bytes, whole pairs of groups */
 static size_t attn__scalar_qd_nc(size_t n, size_t kb)
 {
@@ -5702,7 +5877,14 @@ static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_matmul_int8_workspace_size(si
     if (m == 0 || n == 0 || kb == 0) return 0;
     if (kb > SIZE_MAX / 64 / ATTN__SCALAR_QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
     ab = attn__scalar_round_up(m * kb * ATTN__SCALAR_QD_AB, ATTN__SCALAR_ALIGN);
-    return ab + attn__scalar_qd_nc(n, kb) / ATTN__SCALAR_VW * kb * ATTN__SCALAR_QD_GB + ATTN__SCALAR_ALIGN;
+    ab += attn__scalar_qd_nc(n, kb) / ATTN__SCALAR_VW * kb * ATTN__SCALAR_QD_GB + ATTN__SCALAR_ALIGN;
+#ifdef ATTN__SCALAR_HAVE_QK8
+    if (m <= ATTN__SCALAR_QD_QUADS_M) { /* the quads (the CPU decides at the call) */
+        const size_t qb = (m + 3) / 4 * ATTN__SCALAR_QK8_QUAD_BYTES(ATTN__SCALAR_QD_NQ(kb)) + ATTN__SCALAR_ALIGN;
+        if (qb > ab) ab = qb;
+    }
+#endif
+    return ab;
 }
 
 /* attn__scalar_attn_matmul_int8; rt = 0 keeps the primitives the compiler targets (for tests), 1 takes
@@ -5745,8 +5927,33 @@ static attn_status attn__scalar_matmul_int8_path(size_t m, size_t n, size_t k, f
             for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
         return ATTN_OK;
     }
-    /* A quantized into the workspace; every block must quantize before C is touched */
     qa = (unsigned char *)attn__scalar_align(workspace);
+#ifdef ATTN__SCALAR_HAVE_QK8
+    if (rt && m <= ATTN__SCALAR_QD_QUADS_M && attn__scalar_qk8_cpu()) {
+        const size_t nq = ATTN__SCALAR_QD_NQ(kb), qb = ATTN__SCALAR_QK8_QUAD_BYTES(nq);
+        const size_t rbq = ldb / ATTN__SCALAR_QK * attn__scalar_dt_block_bytes(b_type);
+        memset(qa, 0, (m + 3) / 4 * qb);
+        for (i = 0; i < m * (m == 1 ? 4 : 1); i++) /* before C is touched; one row 4 times */
+            if (!attn__scalar_qk8_quad_row(a + i % m * lda, kb, qa + i / 4 * qb, nq, i % 4))
+                return ATTN_ERR_ARG;
+        for (j = 0; j < n; j += ATTN__SCALAR_VW) {
+            const size_t wv = attn__scalar_min(ATTN__SCALAR_VW, n - j);
+            for (i = 0; i < m; i += 4) {
+                float o[4 * ATTN__SCALAR_VW], t[ATTN__SCALAR_VW];
+                size_t r, v;
+                attn__scalar_qk8_cols(b_type == ATTN_Q4_0, m == 1, (const unsigned char *)b + j * rbq,
+                               rbq, wv, kb, qa + i / 4 * qb, nq, o);
+                for (r = 0; r < attn__scalar_min(4, m - i); r++) {
+                    for (v = 0; v < ATTN__SCALAR_VW; v++)
+                        t[v] = v >= wv ? 0.0f : m == 1 ? o[v] : o[4 * v + r];
+                    attn__scalar_qd_store(c + (i + r) * ldc + j, attn__scalar_vload(t), wv, alpha, beta);
+                }
+            }
+        }
+        return ATTN_OK;
+    }
+#endif
+    /* A quantized into the workspace; every block must quantize before C is touched */
     ra = kb * ATTN__SCALAR_QD_AB;
     pb = qa + attn__scalar_round_up(m * ra, ATTN__SCALAR_ALIGN);
     for (i = 0; i < m; i++)
@@ -5775,18 +5982,9 @@ static attn_status attn__scalar_matmul_int8_path(size_t m, size_t n, size_t k, f
                 rows(R, kb, qa + i * ra, ra, pb + g * kb * ATTN__SCALAR_QD_GB,
                      pb + (g + 1) * kb * ATTN__SCALAR_QD_GB, acc);
                 for (r = 0; r < R; r++)
-                    for (v = 0; v * ATTN__SCALAR_VW < cols; v++) { /* C = alpha acc (+ beta C) */
-                        float *cv = c + (i + r) * ldc + j0 + v * ATTN__SCALAR_VW;
-                        const size_t wv = attn__scalar_min(ATTN__SCALAR_VW, cols - v * ATTN__SCALAR_VW);
-                        attn__scalar_v y = attn__scalar_vmul(attn__scalar_vset1(alpha), acc[2 * r + v]);
-                        if (beta != 0.0f)
-                            y = attn__scalar_vfma(attn__scalar_vset1(beta),
-                                           wv == ATTN__SCALAR_VW ? attn__scalar_vload(cv)
-                                                          : attn__scalar_vload_part(cv, wv, 0.0f),
-                                           y);
-                        if (wv == ATTN__SCALAR_VW) attn__scalar_vstore(cv, y);
-                        else attn__scalar_vstore_part(cv, y, wv);
-                    }
+                    for (v = 0; v * ATTN__SCALAR_VW < cols; v++)
+                        attn__scalar_qd_store(c + (i + r) * ldc + j0 + v * ATTN__SCALAR_VW, acc[2 * r + v],
+                                       attn__scalar_min(ATTN__SCALAR_VW, cols - v * ATTN__SCALAR_VW), alpha, beta);
             }
         }
     }
@@ -6531,28 +6729,16 @@ static int attn__scalar_qk8_quads(const attn__scalar_hd *hds, size_t q0, size_t 
 {
     const size_t d = hds->d, nb = d / ATTN__SCALAR_QK, nq = ATTN__SCALAR_QK8_NQ(d);
     unsigned char *ok = attn__scalar_qk8_ok(w, d);
-    size_t g, r, u, b, t, any = 0;
+    size_t g, r, u, any = 0;
     for (g = 0; g < rows; g += ATTN__SCALAR_MR)
         for (r = 0; r < attn__scalar_min(ATTN__SCALAR_MR, rows - g); r += 4) {
             const size_t nr = attn__scalar_min(4, attn__scalar_min(ATTN__SCALAR_MR, rows - g) - r);
             unsigned char *quad = attn__scalar_qk8_quad(w, d, g, r);
-            unsigned char *qd = quad + 4 * nq * ATTN__SCALAR_QK;
             memset(quad, 0, ATTN__SCALAR_QK8_QUAD_BYTES(nq));
             for (u = 0; u < 4; u++) {
                 const size_t row = g + r + (u < nr ? u : nr - 1);
                 const float *qrow = hds[row / tq].q + (q0 + row % tq) * hds->q_sl;
-                int good = 1;
-                for (b = 0; b < nb && good; b++) {
-                    unsigned char blk[ATTN__SCALAR_QD_AB];
-                    const size_t lane = 4 * (b % 4) + u, at = b / 4 * 128;
-                    int32_t sum = 0;
-                    good = attn__scalar_qd_quant(qrow + b * ATTN__SCALAR_QK, blk);
-                    for (t = 0; t < ATTN__SCALAR_QK; t++) sum += (int8_t)blk[4 + t];
-                    memcpy(quad + (u * nq + b) * ATTN__SCALAR_QK, blk + 4, ATTN__SCALAR_QK);
-                    memcpy(qd + at + 4 * lane, blk, 4);
-                    sum *= 128;
-                    memcpy(qd + at + 64 + 4 * lane, &sum, 4);
-                }
+                const int good = attn__scalar_qk8_quad_row(qrow, nb, quad, nq, u);
                 if (u < nr) ok[g + r + u] = (unsigned char)good, any |= (size_t)good;
             }
         }
@@ -9928,18 +10114,45 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
  * 128 times the sum of that block's values. */
 #define ATTN__AVX2_QK8_QUAD_BYTES(nq) ((nq) * 160)
 
-/* Blocks 4 g .. 4 g + 3 of the K row k (nb blocks, the last ones zero padded: scale 0):
- * their values + 128 as two vectors and their scales widened, lane 4 b + r block b's */
-static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m512 attn__avx2_qk8_kload(const unsigned char *k,
+/* The scales of 4 blocks bs bytes apart at kg, as 4 binary16 */
+static ATTN__AVX2_FORCE_INLINE uint64_t attn__avx2_qk8_h4(const unsigned char *kg, size_t bs)
+{
+    uint64_t h4 = 0;
+    int b;
+    for (b = 0; b < 4; b++) {
+        uint16_t h;
+        memcpy(&h, kg + b * bs, 2);
+        h4 |= (uint64_t)h << 16 * b;
+    }
+    return h4;
+}
+
+/* One row's 4 scales widened, lane 4 b + r block b's */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m512 attn__avx2_qk8_dk(uint64_t h4)
+{
+    const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    return _mm512_permutexvar_ps(
+        idx, _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_cvtsi64_si128((long long)h4))));
+}
+
+/* Four rows' 4 scales widened, lane 4 b + c row c's block b */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m512 attn__avx2_qk8_dk4(const uint64_t *h)
+{
+    const __m128i x01 = _mm_set_epi64x((long long)h[1], (long long)h[0]);
+    const __m128i x23 = _mm_set_epi64x((long long)h[3], (long long)h[2]);
+    const __m128i a = _mm_unpacklo_epi16(x01, x23), b = _mm_unpackhi_epi16(x01, x23);
+    return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(a, b)));
+}
+
+/* Blocks 4 g .. 4 g + 3 of the q8_0 row k (nb blocks, the last ones zero padded: scale 0):
+ * their values + 128 as two vectors, and their scales (attn__avx2_qk8_h4) */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE uint64_t attn__avx2_qk8_kload(const unsigned char *k,
                                                                 size_t nb, size_t g,
                                                                 __m512i *k0, __m512i *k1)
 {
     const __m512i x80 = _mm512_set1_epi8((char)0x80);
-    const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     unsigned char tail[4 * 34];
     const unsigned char *kg = k + g * 4 * 34;
-    uint64_t h4 = 0;
-    int b;
     if (nb - 4 * g < 4) {
         memset(tail, 0, sizeof tail);
         memcpy(tail, kg, (nb - 4 * g) * 34);
@@ -9955,13 +10168,58 @@ static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m512 attn__avx2_qk8_kload(c
             _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(kg + 70))),
             _mm256_loadu_si256((const __m256i *)(const void *)(kg + 104)), 1),
         x80);
-    for (b = 0; b < 4; b++) {
-        uint16_t h;
-        memcpy(&h, kg + b * 34, 2);
-        h4 |= (uint64_t)h << 16 * b;
+    return attn__avx2_qk8_h4(kg, 34);
+}
+
+/* Two q4_0 blocks' 16 bytes of nibbles at p0, p1 as [lo0 hi0 lo1 hi1] */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m512i attn__avx2_qk4_pair(const unsigned char *p0,
+                                                                const unsigned char *p1)
+{
+    const __m512i x = _mm512_inserti64x4(
+        _mm512_castsi256_si512(
+            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p0))),
+        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p1)), 1);
+    return _mm512_and_si512(_mm512_mask_blend_epi64(0xCC, x, _mm512_srli_epi32(x, 4)),
+                            _mm512_set1_epi8(15));
+}
+
+/* The same for a q4_0 row: the nibbles (values + 8, unsigned), low ones first per block */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE uint64_t attn__avx2_qk4_kload(const unsigned char *k,
+                                                                size_t nb, size_t g,
+                                                                __m512i *k0, __m512i *k1)
+{
+    unsigned char tail[4 * 18];
+    const unsigned char *kg = k + g * 4 * 18;
+    if (nb - 4 * g < 4) {
+        memset(tail, 0, sizeof tail);
+        memcpy(tail, kg, (nb - 4 * g) * 18);
+        kg = tail;
     }
-    return _mm512_permutexvar_ps(
-        idx, _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_cvtsi64_si128((long long)h4))));
+    *k0 = attn__avx2_qk4_pair(kg + 2, kg + 20);
+    *k1 = attn__avx2_qk4_pair(kg + 38, kg + 56);
+    return attn__avx2_qk8_h4(kg, 18);
+}
+
+/* Row r's 4 blocks (int8 at qr) against k0, k1: quarter b of the result holds the 4 lanes
+ * whose sum is block b's dot product (unsigned k, signed q) */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m512i attn__avx2_qk8_z(__m512i k0, __m512i k1,
+                                                             const unsigned char *qr)
+{
+    const __m512i a =
+        _mm512_dpbusd_epi32(_mm512_setzero_si512(), k0, _mm512_loadu_si512((const void *)qr));
+    const __m512i c = _mm512_dpbusd_epi32(_mm512_setzero_si512(), k1,
+                                          _mm512_loadu_si512((const void *)(qr + 64)));
+    return _mm512_add_epi32(_mm512_shuffle_i32x4(a, c, 0x88), _mm512_shuffle_i32x4(a, c, 0xDD));
+}
+
+/* Four rows' z summed per block: lane 4 b + r row r's block b (exact) */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m512i attn__avx2_qk8_sum4(const __m512i *z)
+{
+    const __m512i u0 =
+        _mm512_add_epi32(_mm512_unpacklo_epi32(z[0], z[1]), _mm512_unpackhi_epi32(z[0], z[1]));
+    const __m512i u1 =
+        _mm512_add_epi32(_mm512_unpacklo_epi32(z[2], z[3]), _mm512_unpackhi_epi32(z[2], z[3]));
+    return _mm512_add_epi32(_mm512_unpacklo_epi64(u0, u1), _mm512_unpackhi_epi64(u0, u1));
 }
 
 /* s[u * lds + j] for keys j < nk (K rows rb bytes apart at k, nb q8_0 blocks each) and rows
@@ -9983,28 +10241,15 @@ static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_scores(const unsigned char *k, si
         float x[4];
         for (g = 0; g < nq / 4; g++) {
             __m512i k0, k1, z[4], t;
-            const __m512 dk = attn__avx2_qk8_kload(k, nb, g, &k0, &k1);
+            const __m512 dk = attn__avx2_qk8_dk(attn__avx2_qk8_kload(k, nb, g, &k0, &k1));
             const size_t rows = nr == 1 ? 1 : 4;
             size_t r;
-            for (r = 0; r < rows; r++) { /* quarters of z[r]: row r's blocks, 4 lanes each */
-                const unsigned char *qr = quad + r * nq * 32 + g * 128;
-                const __m512i a = _mm512_dpbusd_epi32(_mm512_setzero_si512(), k0,
-                                                      _mm512_loadu_si512((const void *)qr));
-                const __m512i c = _mm512_dpbusd_epi32(
-                    _mm512_setzero_si512(), k1, _mm512_loadu_si512((const void *)(qr + 64)));
-                z[r] = _mm512_add_epi32(_mm512_shuffle_i32x4(a, c, 0x88),
-                                        _mm512_shuffle_i32x4(a, c, 0xDD));
-            }
+            for (r = 0; r < rows; r++) z[r] = attn__avx2_qk8_z(k0, k1, quad + r * nq * 32 + g * 128);
             if (nr == 1) { /* every lane of quarter b: the block's sum */
                 t = _mm512_add_epi32(z[0], _mm512_shuffle_epi32(z[0], (_MM_PERM_ENUM)0x4E));
                 t = _mm512_add_epi32(t, _mm512_shuffle_epi32(t, (_MM_PERM_ENUM)0xB1));
-            } else { /* lane 4 b + r: row r's block b */
-                const __m512i u0 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[0], z[1]),
-                                                    _mm512_unpackhi_epi32(z[0], z[1]));
-                const __m512i u1 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2], z[3]),
-                                                    _mm512_unpackhi_epi32(z[2], z[3]));
-                t = _mm512_add_epi32(_mm512_unpacklo_epi64(u0, u1),
-                                     _mm512_unpackhi_epi64(u0, u1));
+            } else {
+                t = attn__avx2_qk8_sum4(z);
             }
             t = _mm512_sub_epi32(t, _mm512_loadu_si512((const void *)(qd + g * 128 + 64)));
             f = _mm512_fmadd_ps(
@@ -10017,6 +10262,79 @@ static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_scores(const unsigned char *k, si
         _mm_storeu_ps(x, _mm512_castps512_ps128(f));
         for (u = 0; u < nr; u++)
             if (j < n[u]) s[u * lds + j] = x[u];
+    }
+}
+
+/* attn__avx2_attn_matmul_int8 on a quad: 4 rows against one column of B at a time (rows), or one row
+ * (held in all 4 rows of the quad) against 4 columns (cols). B is q8_0 rows, or q4_0 where
+ * q4, rb bytes apart at b, nb blocks each. Each output: over the blocks in order, from 0,
+ * one fma each of I[b] and dq[b] * dk[b], I the exact integer dot product: attn__avx2_qd_rows's
+ * arithmetic, so its bits. Lane r of the group's f: row r of column k, or column r at
+ * k + r rb. */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m128 attn__avx2_qk8_group(int q4, int cols,
+                                                                const unsigned char *k,
+                                                                size_t rb, size_t nb, size_t g,
+                                                                const unsigned char *quad,
+                                                                size_t nq, __m128 f)
+{
+    const unsigned char *qd = quad + 4 * nq * 32 + g * 128;
+    __m512i k0, k1, z[4], bias = _mm512_loadu_si512((const void *)(qd + 64));
+    uint64_t h[4];
+    __m512 s, dd;
+    int r;
+    for (r = 0; r < 4; r++) {
+        if (r == 0 || cols)
+            h[r] = q4 ? attn__avx2_qk4_kload(k + r * rb, nb, g, &k0, &k1)
+                      : attn__avx2_qk8_kload(k + r * rb, nb, g, &k0, &k1);
+        z[r] = attn__avx2_qk8_z(k0, k1, quad + r * nq * 32 + g * 128);
+    }
+    if (q4) bias = _mm512_srai_epi32(bias, 4); /* 8 times the sum, for the nibbles' + 8 */
+    s = _mm512_cvtepi32_ps(_mm512_sub_epi32(attn__avx2_qk8_sum4(z), bias));
+    dd = _mm512_mul_ps(_mm512_loadu_ps((const float *)(const void *)qd),
+                       cols ? attn__avx2_qk8_dk4(h) : attn__avx2_qk8_dk(h[0]));
+    f = _mm_fmadd_ps(_mm512_castps512_ps128(s), _mm512_castps512_ps128(dd), f);
+    f = _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 1), _mm512_extractf32x4_ps(dd, 1), f);
+    f = _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 2), _mm512_extractf32x4_ps(dd, 2), f);
+    return _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 3), _mm512_extractf32x4_ps(dd, 3), f);
+}
+
+/* Columns j < nc: out[4 j + r] (rows), out[j] (cols); two groups of lanes at a time (two fma
+ * chains), the columns left over one at a time as rows (whose lanes then agree in cols). */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE void
+attn__avx2_qk8_cols_body(int q4, int cols, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+                    const unsigned char *quad, size_t nq, float *out)
+{
+    const size_t step = cols ? 4 : 1;
+    size_t j = 0, g;
+    for (; j + 2 * step <= nc; j += 2 * step) {
+        const unsigned char *b0 = b + j * rb;
+        __m128 f0 = _mm_setzero_ps(), f1 = _mm_setzero_ps();
+        for (g = 0; g < nq / 4; g++) {
+            f0 = attn__avx2_qk8_group(q4, cols, b0, rb, nb, g, quad, nq, f0);
+            f1 = attn__avx2_qk8_group(q4, cols, b0 + step * rb, rb, nb, g, quad, nq, f1);
+        }
+        _mm_storeu_ps(out + (cols ? j : 4 * j), f0);
+        _mm_storeu_ps(out + (cols ? j : 4 * j) + 4, f1);
+    }
+    for (; j < nc; j++) {
+        __m128 f0 = _mm_setzero_ps();
+        for (g = 0; g < nq / 4; g++)
+            f0 = attn__avx2_qk8_group(q4, 0, b + j * rb, rb, nb, g, quad, nq, f0);
+        if (cols) out[j] = _mm_cvtss_f32(f0);
+        else _mm_storeu_ps(out + 4 * j, f0);
+    }
+}
+
+static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_cols(int q4, int cols, const unsigned char *b, size_t rb,
+                                          size_t nc, size_t nb, const unsigned char *quad,
+                                          size_t nq, float *out)
+{
+    if (cols) {
+        if (q4) attn__avx2_qk8_cols_body(1, 1, b, rb, nc, nb, quad, nq, out);
+        else attn__avx2_qk8_cols_body(0, 1, b, rb, nc, nb, quad, nq, out);
+    } else {
+        if (q4) attn__avx2_qk8_cols_body(1, 0, b, rb, nc, nb, quad, nq, out);
+        else attn__avx2_qk8_cols_body(0, 0, b, rb, nc, nb, quad, nq, out);
     }
 }
 #endif
@@ -13047,6 +13365,46 @@ ATTN__AVX2_QD_ROWS(attn__avx2_qd_rows_rt, ATTN__AVX2_VI_RT_ATTR, attn__avx2_vi_r
 #endif
 #undef ATTN__AVX2_QD_ROWS
 
+#ifdef ATTN__AVX2_HAVE_QK8
+/* Few rows (m <= ATTN__AVX2_QD_QUADS_M) where the CPU has AVX512-VNNI: A quantized into quads
+ * (simd/qk_4xq8_avx512.h; one row held 4 times, taking 4 columns at once), B read where it
+ * lies, ATTN__AVX2_VW columns at a time for every quad: attn__avx2_qd_rows's bits without packing B. */
+#define ATTN__AVX2_QD_QUADS_M 8
+#define ATTN__AVX2_QD_NQ(kb) (((kb) + 3) / 4 * 4)
+
+/* Row u of a quad of nq blocks from the nb blocks of 32 floats at x (attn__avx2_qd_quant's
+ * rule); 0 at the first block that does not quantize */
+static int attn__avx2_qk8_quad_row(const float *x, size_t nb, unsigned char *quad, size_t nq,
+                              size_t u)
+{
+    unsigned char *qd = quad + 4 * nq * ATTN__AVX2_QK;
+    size_t b, t;
+    for (b = 0; b < nb; b++) {
+        unsigned char blk[ATTN__AVX2_QD_AB];
+        const size_t lane = 4 * (b % 4) + u, at = b / 4 * 128;
+        int32_t sum = 0;
+        if (!attn__avx2_qd_quant(x + b * ATTN__AVX2_QK, blk)) return 0;
+        for (t = 0; t < ATTN__AVX2_QK; t++) sum += (int8_t)blk[4 + t];
+        memcpy(quad + (u * nq + b) * ATTN__AVX2_QK, blk + 4, ATTN__AVX2_QK);
+        memcpy(qd + at + 4 * lane, blk, 4);
+        sum *= 128;
+        memcpy(qd + at + 64 + 4 * lane, &sum, 4);
+    }
+    return 1;
+}
+#endif
+
+/* C's ATTN__AVX2_VW (wv <= VW) columns at cv = alpha acc (+ beta C) */
+static void attn__avx2_qd_store(float *cv, attn__avx2_v acc, size_t wv, float alpha, float beta)
+{
+    attn__avx2_v y = attn__avx2_vmul(attn__avx2_vset1(alpha), acc);
+    if (beta != 0.0f)
+        y = attn__avx2_vfma(attn__avx2_vset1(beta),
+                       wv == ATTN__AVX2_VW ? attn__avx2_vload(cv) : attn__avx2_vload_part(cv, wv, 0.0f), y);
+    if (wv == ATTN__AVX2_VW) attn__avx2_vstore(cv, y);
+    else attn__avx2_vstore_part(cv, y, wv);
+}
+
 /* Columns of B per packed chunk: about ATTN__AVX2_QD_PANEL bytes, whole pairs of groups */
 static size_t attn__avx2_qd_nc(size_t n, size_t kb)
 {
@@ -13063,7 +13421,14 @@ static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_matmul_int8_workspace_size(size
     if (m == 0 || n == 0 || kb == 0) return 0;
     if (kb > SIZE_MAX / 64 / ATTN__AVX2_QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
     ab = attn__avx2_round_up(m * kb * ATTN__AVX2_QD_AB, ATTN__AVX2_ALIGN);
-    return ab + attn__avx2_qd_nc(n, kb) / ATTN__AVX2_VW * kb * ATTN__AVX2_QD_GB + ATTN__AVX2_ALIGN;
+    ab += attn__avx2_qd_nc(n, kb) / ATTN__AVX2_VW * kb * ATTN__AVX2_QD_GB + ATTN__AVX2_ALIGN;
+#ifdef ATTN__AVX2_HAVE_QK8
+    if (m <= ATTN__AVX2_QD_QUADS_M) { /* the quads (the CPU decides at the call) */
+        const size_t qb = (m + 3) / 4 * ATTN__AVX2_QK8_QUAD_BYTES(ATTN__AVX2_QD_NQ(kb)) + ATTN__AVX2_ALIGN;
+        if (qb > ab) ab = qb;
+    }
+#endif
+    return ab;
 }
 
 /* attn__avx2_attn_matmul_int8; rt = 0 keeps the primitives the compiler targets (for tests), 1 takes
@@ -13106,8 +13471,33 @@ static attn_status attn__avx2_matmul_int8_path(size_t m, size_t n, size_t k, flo
             for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
         return ATTN_OK;
     }
-    /* A quantized into the workspace; every block must quantize before C is touched */
     qa = (unsigned char *)attn__avx2_align(workspace);
+#ifdef ATTN__AVX2_HAVE_QK8
+    if (rt && m <= ATTN__AVX2_QD_QUADS_M && attn__avx2_qk8_cpu()) {
+        const size_t nq = ATTN__AVX2_QD_NQ(kb), qb = ATTN__AVX2_QK8_QUAD_BYTES(nq);
+        const size_t rbq = ldb / ATTN__AVX2_QK * attn__avx2_dt_block_bytes(b_type);
+        memset(qa, 0, (m + 3) / 4 * qb);
+        for (i = 0; i < m * (m == 1 ? 4 : 1); i++) /* before C is touched; one row 4 times */
+            if (!attn__avx2_qk8_quad_row(a + i % m * lda, kb, qa + i / 4 * qb, nq, i % 4))
+                return ATTN_ERR_ARG;
+        for (j = 0; j < n; j += ATTN__AVX2_VW) {
+            const size_t wv = attn__avx2_min(ATTN__AVX2_VW, n - j);
+            for (i = 0; i < m; i += 4) {
+                float o[4 * ATTN__AVX2_VW], t[ATTN__AVX2_VW];
+                size_t r, v;
+                attn__avx2_qk8_cols(b_type == ATTN_Q4_0, m == 1, (const unsigned char *)b + j * rbq,
+                               rbq, wv, kb, qa + i / 4 * qb, nq, o);
+                for (r = 0; r < attn__avx2_min(4, m - i); r++) {
+                    for (v = 0; v < ATTN__AVX2_VW; v++)
+                        t[v] = v >= wv ? 0.0f : m == 1 ? o[v] : o[4 * v + r];
+                    attn__avx2_qd_store(c + (i + r) * ldc + j, attn__avx2_vload(t), wv, alpha, beta);
+                }
+            }
+        }
+        return ATTN_OK;
+    }
+#endif
+    /* A quantized into the workspace; every block must quantize before C is touched */
     ra = kb * ATTN__AVX2_QD_AB;
     pb = qa + attn__avx2_round_up(m * ra, ATTN__AVX2_ALIGN);
     for (i = 0; i < m; i++)
@@ -13136,18 +13526,9 @@ static attn_status attn__avx2_matmul_int8_path(size_t m, size_t n, size_t k, flo
                 rows(R, kb, qa + i * ra, ra, pb + g * kb * ATTN__AVX2_QD_GB,
                      pb + (g + 1) * kb * ATTN__AVX2_QD_GB, acc);
                 for (r = 0; r < R; r++)
-                    for (v = 0; v * ATTN__AVX2_VW < cols; v++) { /* C = alpha acc (+ beta C) */
-                        float *cv = c + (i + r) * ldc + j0 + v * ATTN__AVX2_VW;
-                        const size_t wv = attn__avx2_min(ATTN__AVX2_VW, cols - v * ATTN__AVX2_VW);
-                        attn__avx2_v y = attn__avx2_vmul(attn__avx2_vset1(alpha), acc[2 * r + v]);
-                        if (beta != 0.0f)
-                            y = attn__avx2_vfma(attn__avx2_vset1(beta),
-                                           wv == ATTN__AVX2_VW ? attn__avx2_vload(cv)
-                                                          : attn__avx2_vload_part(cv, wv, 0.0f),
-                                           y);
-                        if (wv == ATTN__AVX2_VW) attn__avx2_vstore(cv, y);
-                        else attn__avx2_vstore_part(cv, y, wv);
-                    }
+                    for (v = 0; v * ATTN__AVX2_VW < cols; v++)
+                        attn__avx2_qd_store(c + (i + r) * ldc + j0 + v * ATTN__AVX2_VW, acc[2 * r + v],
+                                       attn__avx2_min(ATTN__AVX2_VW, cols - v * ATTN__AVX2_VW), alpha, beta);
             }
         }
     }
@@ -13892,28 +14273,16 @@ static int attn__avx2_qk8_quads(const attn__avx2_hd *hds, size_t q0, size_t tq, 
 {
     const size_t d = hds->d, nb = d / ATTN__AVX2_QK, nq = ATTN__AVX2_QK8_NQ(d);
     unsigned char *ok = attn__avx2_qk8_ok(w, d);
-    size_t g, r, u, b, t, any = 0;
+    size_t g, r, u, any = 0;
     for (g = 0; g < rows; g += ATTN__AVX2_MR)
         for (r = 0; r < attn__avx2_min(ATTN__AVX2_MR, rows - g); r += 4) {
             const size_t nr = attn__avx2_min(4, attn__avx2_min(ATTN__AVX2_MR, rows - g) - r);
             unsigned char *quad = attn__avx2_qk8_quad(w, d, g, r);
-            unsigned char *qd = quad + 4 * nq * ATTN__AVX2_QK;
             memset(quad, 0, ATTN__AVX2_QK8_QUAD_BYTES(nq));
             for (u = 0; u < 4; u++) {
                 const size_t row = g + r + (u < nr ? u : nr - 1);
                 const float *qrow = hds[row / tq].q + (q0 + row % tq) * hds->q_sl;
-                int good = 1;
-                for (b = 0; b < nb && good; b++) {
-                    unsigned char blk[ATTN__AVX2_QD_AB];
-                    const size_t lane = 4 * (b % 4) + u, at = b / 4 * 128;
-                    int32_t sum = 0;
-                    good = attn__avx2_qd_quant(qrow + b * ATTN__AVX2_QK, blk);
-                    for (t = 0; t < ATTN__AVX2_QK; t++) sum += (int8_t)blk[4 + t];
-                    memcpy(quad + (u * nq + b) * ATTN__AVX2_QK, blk + 4, ATTN__AVX2_QK);
-                    memcpy(qd + at + 4 * lane, blk, 4);
-                    sum *= 128;
-                    memcpy(qd + at + 64 + 4 * lane, &sum, 4);
-                }
+                const int good = attn__avx2_qk8_quad_row(qrow, nb, quad, nq, u);
                 if (u < nr) ok[g + r + u] = (unsigned char)good, any |= (size_t)good;
             }
         }
@@ -17293,18 +17662,45 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
  * 128 times the sum of that block's values. */
 #define ATTN__AVX512_QK8_QUAD_BYTES(nq) ((nq) * 160)
 
-/* Blocks 4 g .. 4 g + 3 of the K row k (nb blocks, the last ones zero padded: scale 0):
- * their values + 128 as two vectors and their scales widened, lane 4 b + r block b's */
-static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m512 attn__avx512_qk8_kload(const unsigned char *k,
+/* The scales of 4 blocks bs bytes apart at kg, as 4 binary16 */
+static ATTN__AVX512_FORCE_INLINE uint64_t attn__avx512_qk8_h4(const unsigned char *kg, size_t bs)
+{
+    uint64_t h4 = 0;
+    int b;
+    for (b = 0; b < 4; b++) {
+        uint16_t h;
+        memcpy(&h, kg + b * bs, 2);
+        h4 |= (uint64_t)h << 16 * b;
+    }
+    return h4;
+}
+
+/* One row's 4 scales widened, lane 4 b + r block b's */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m512 attn__avx512_qk8_dk(uint64_t h4)
+{
+    const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    return _mm512_permutexvar_ps(
+        idx, _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_cvtsi64_si128((long long)h4))));
+}
+
+/* Four rows' 4 scales widened, lane 4 b + c row c's block b */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m512 attn__avx512_qk8_dk4(const uint64_t *h)
+{
+    const __m128i x01 = _mm_set_epi64x((long long)h[1], (long long)h[0]);
+    const __m128i x23 = _mm_set_epi64x((long long)h[3], (long long)h[2]);
+    const __m128i a = _mm_unpacklo_epi16(x01, x23), b = _mm_unpackhi_epi16(x01, x23);
+    return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(a, b)));
+}
+
+/* Blocks 4 g .. 4 g + 3 of the q8_0 row k (nb blocks, the last ones zero padded: scale 0):
+ * their values + 128 as two vectors, and their scales (attn__avx512_qk8_h4) */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE uint64_t attn__avx512_qk8_kload(const unsigned char *k,
                                                                 size_t nb, size_t g,
                                                                 __m512i *k0, __m512i *k1)
 {
     const __m512i x80 = _mm512_set1_epi8((char)0x80);
-    const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     unsigned char tail[4 * 34];
     const unsigned char *kg = k + g * 4 * 34;
-    uint64_t h4 = 0;
-    int b;
     if (nb - 4 * g < 4) {
         memset(tail, 0, sizeof tail);
         memcpy(tail, kg, (nb - 4 * g) * 34);
@@ -17320,13 +17716,58 @@ static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m512 attn__avx512_qk8_k
             _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(kg + 70))),
             _mm256_loadu_si256((const __m256i *)(const void *)(kg + 104)), 1),
         x80);
-    for (b = 0; b < 4; b++) {
-        uint16_t h;
-        memcpy(&h, kg + b * 34, 2);
-        h4 |= (uint64_t)h << 16 * b;
+    return attn__avx512_qk8_h4(kg, 34);
+}
+
+/* Two q4_0 blocks' 16 bytes of nibbles at p0, p1 as [lo0 hi0 lo1 hi1] */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m512i attn__avx512_qk4_pair(const unsigned char *p0,
+                                                                const unsigned char *p1)
+{
+    const __m512i x = _mm512_inserti64x4(
+        _mm512_castsi256_si512(
+            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p0))),
+        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p1)), 1);
+    return _mm512_and_si512(_mm512_mask_blend_epi64(0xCC, x, _mm512_srli_epi32(x, 4)),
+                            _mm512_set1_epi8(15));
+}
+
+/* The same for a q4_0 row: the nibbles (values + 8, unsigned), low ones first per block */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE uint64_t attn__avx512_qk4_kload(const unsigned char *k,
+                                                                size_t nb, size_t g,
+                                                                __m512i *k0, __m512i *k1)
+{
+    unsigned char tail[4 * 18];
+    const unsigned char *kg = k + g * 4 * 18;
+    if (nb - 4 * g < 4) {
+        memset(tail, 0, sizeof tail);
+        memcpy(tail, kg, (nb - 4 * g) * 18);
+        kg = tail;
     }
-    return _mm512_permutexvar_ps(
-        idx, _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_cvtsi64_si128((long long)h4))));
+    *k0 = attn__avx512_qk4_pair(kg + 2, kg + 20);
+    *k1 = attn__avx512_qk4_pair(kg + 38, kg + 56);
+    return attn__avx512_qk8_h4(kg, 18);
+}
+
+/* Row r's 4 blocks (int8 at qr) against k0, k1: quarter b of the result holds the 4 lanes
+ * whose sum is block b's dot product (unsigned k, signed q) */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m512i attn__avx512_qk8_z(__m512i k0, __m512i k1,
+                                                             const unsigned char *qr)
+{
+    const __m512i a =
+        _mm512_dpbusd_epi32(_mm512_setzero_si512(), k0, _mm512_loadu_si512((const void *)qr));
+    const __m512i c = _mm512_dpbusd_epi32(_mm512_setzero_si512(), k1,
+                                          _mm512_loadu_si512((const void *)(qr + 64)));
+    return _mm512_add_epi32(_mm512_shuffle_i32x4(a, c, 0x88), _mm512_shuffle_i32x4(a, c, 0xDD));
+}
+
+/* Four rows' z summed per block: lane 4 b + r row r's block b (exact) */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m512i attn__avx512_qk8_sum4(const __m512i *z)
+{
+    const __m512i u0 =
+        _mm512_add_epi32(_mm512_unpacklo_epi32(z[0], z[1]), _mm512_unpackhi_epi32(z[0], z[1]));
+    const __m512i u1 =
+        _mm512_add_epi32(_mm512_unpacklo_epi32(z[2], z[3]), _mm512_unpackhi_epi32(z[2], z[3]));
+    return _mm512_add_epi32(_mm512_unpacklo_epi64(u0, u1), _mm512_unpackhi_epi64(u0, u1));
 }
 
 /* s[u * lds + j] for keys j < nk (K rows rb bytes apart at k, nb q8_0 blocks each) and rows
@@ -17348,28 +17789,15 @@ static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_scores(const unsigned char *k
         float x[4];
         for (g = 0; g < nq / 4; g++) {
             __m512i k0, k1, z[4], t;
-            const __m512 dk = attn__avx512_qk8_kload(k, nb, g, &k0, &k1);
+            const __m512 dk = attn__avx512_qk8_dk(attn__avx512_qk8_kload(k, nb, g, &k0, &k1));
             const size_t rows = nr == 1 ? 1 : 4;
             size_t r;
-            for (r = 0; r < rows; r++) { /* quarters of z[r]: row r's blocks, 4 lanes each */
-                const unsigned char *qr = quad + r * nq * 32 + g * 128;
-                const __m512i a = _mm512_dpbusd_epi32(_mm512_setzero_si512(), k0,
-                                                      _mm512_loadu_si512((const void *)qr));
-                const __m512i c = _mm512_dpbusd_epi32(
-                    _mm512_setzero_si512(), k1, _mm512_loadu_si512((const void *)(qr + 64)));
-                z[r] = _mm512_add_epi32(_mm512_shuffle_i32x4(a, c, 0x88),
-                                        _mm512_shuffle_i32x4(a, c, 0xDD));
-            }
+            for (r = 0; r < rows; r++) z[r] = attn__avx512_qk8_z(k0, k1, quad + r * nq * 32 + g * 128);
             if (nr == 1) { /* every lane of quarter b: the block's sum */
                 t = _mm512_add_epi32(z[0], _mm512_shuffle_epi32(z[0], (_MM_PERM_ENUM)0x4E));
                 t = _mm512_add_epi32(t, _mm512_shuffle_epi32(t, (_MM_PERM_ENUM)0xB1));
-            } else { /* lane 4 b + r: row r's block b */
-                const __m512i u0 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[0], z[1]),
-                                                    _mm512_unpackhi_epi32(z[0], z[1]));
-                const __m512i u1 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2], z[3]),
-                                                    _mm512_unpackhi_epi32(z[2], z[3]));
-                t = _mm512_add_epi32(_mm512_unpacklo_epi64(u0, u1),
-                                     _mm512_unpackhi_epi64(u0, u1));
+            } else {
+                t = attn__avx512_qk8_sum4(z);
             }
             t = _mm512_sub_epi32(t, _mm512_loadu_si512((const void *)(qd + g * 128 + 64)));
             f = _mm512_fmadd_ps(
@@ -17382,6 +17810,79 @@ static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_scores(const unsigned char *k
         _mm_storeu_ps(x, _mm512_castps512_ps128(f));
         for (u = 0; u < nr; u++)
             if (j < n[u]) s[u * lds + j] = x[u];
+    }
+}
+
+/* attn__avx512_attn_matmul_int8 on a quad: 4 rows against one column of B at a time (rows), or one row
+ * (held in all 4 rows of the quad) against 4 columns (cols). B is q8_0 rows, or q4_0 where
+ * q4, rb bytes apart at b, nb blocks each. Each output: over the blocks in order, from 0,
+ * one fma each of I[b] and dq[b] * dk[b], I the exact integer dot product: attn__avx512_qd_rows's
+ * arithmetic, so its bits. Lane r of the group's f: row r of column k, or column r at
+ * k + r rb. */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m128 attn__avx512_qk8_group(int q4, int cols,
+                                                                const unsigned char *k,
+                                                                size_t rb, size_t nb, size_t g,
+                                                                const unsigned char *quad,
+                                                                size_t nq, __m128 f)
+{
+    const unsigned char *qd = quad + 4 * nq * 32 + g * 128;
+    __m512i k0, k1, z[4], bias = _mm512_loadu_si512((const void *)(qd + 64));
+    uint64_t h[4];
+    __m512 s, dd;
+    int r;
+    for (r = 0; r < 4; r++) {
+        if (r == 0 || cols)
+            h[r] = q4 ? attn__avx512_qk4_kload(k + r * rb, nb, g, &k0, &k1)
+                      : attn__avx512_qk8_kload(k + r * rb, nb, g, &k0, &k1);
+        z[r] = attn__avx512_qk8_z(k0, k1, quad + r * nq * 32 + g * 128);
+    }
+    if (q4) bias = _mm512_srai_epi32(bias, 4); /* 8 times the sum, for the nibbles' + 8 */
+    s = _mm512_cvtepi32_ps(_mm512_sub_epi32(attn__avx512_qk8_sum4(z), bias));
+    dd = _mm512_mul_ps(_mm512_loadu_ps((const float *)(const void *)qd),
+                       cols ? attn__avx512_qk8_dk4(h) : attn__avx512_qk8_dk(h[0]));
+    f = _mm_fmadd_ps(_mm512_castps512_ps128(s), _mm512_castps512_ps128(dd), f);
+    f = _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 1), _mm512_extractf32x4_ps(dd, 1), f);
+    f = _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 2), _mm512_extractf32x4_ps(dd, 2), f);
+    return _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 3), _mm512_extractf32x4_ps(dd, 3), f);
+}
+
+/* Columns j < nc: out[4 j + r] (rows), out[j] (cols); two groups of lanes at a time (two fma
+ * chains), the columns left over one at a time as rows (whose lanes then agree in cols). */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE void
+attn__avx512_qk8_cols_body(int q4, int cols, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+                    const unsigned char *quad, size_t nq, float *out)
+{
+    const size_t step = cols ? 4 : 1;
+    size_t j = 0, g;
+    for (; j + 2 * step <= nc; j += 2 * step) {
+        const unsigned char *b0 = b + j * rb;
+        __m128 f0 = _mm_setzero_ps(), f1 = _mm_setzero_ps();
+        for (g = 0; g < nq / 4; g++) {
+            f0 = attn__avx512_qk8_group(q4, cols, b0, rb, nb, g, quad, nq, f0);
+            f1 = attn__avx512_qk8_group(q4, cols, b0 + step * rb, rb, nb, g, quad, nq, f1);
+        }
+        _mm_storeu_ps(out + (cols ? j : 4 * j), f0);
+        _mm_storeu_ps(out + (cols ? j : 4 * j) + 4, f1);
+    }
+    for (; j < nc; j++) {
+        __m128 f0 = _mm_setzero_ps();
+        for (g = 0; g < nq / 4; g++)
+            f0 = attn__avx512_qk8_group(q4, 0, b + j * rb, rb, nb, g, quad, nq, f0);
+        if (cols) out[j] = _mm_cvtss_f32(f0);
+        else _mm_storeu_ps(out + 4 * j, f0);
+    }
+}
+
+static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_cols(int q4, int cols, const unsigned char *b, size_t rb,
+                                          size_t nc, size_t nb, const unsigned char *quad,
+                                          size_t nq, float *out)
+{
+    if (cols) {
+        if (q4) attn__avx512_qk8_cols_body(1, 1, b, rb, nc, nb, quad, nq, out);
+        else attn__avx512_qk8_cols_body(0, 1, b, rb, nc, nb, quad, nq, out);
+    } else {
+        if (q4) attn__avx512_qk8_cols_body(1, 0, b, rb, nc, nb, quad, nq, out);
+        else attn__avx512_qk8_cols_body(0, 0, b, rb, nc, nb, quad, nq, out);
     }
 }
 #endif
@@ -20412,6 +20913,46 @@ ATTN__AVX512_QD_ROWS(attn__avx512_qd_rows_rt, ATTN__AVX512_VI_RT_ATTR, attn__avx
 #endif
 #undef ATTN__AVX512_QD_ROWS
 
+#ifdef ATTN__AVX512_HAVE_QK8
+/* Few rows (m <= ATTN__AVX512_QD_QUADS_M) where the CPU has AVX512-VNNI: A quantized into quads
+ * (simd/qk_4xq8_avx512.h; one row held 4 times, taking 4 columns at once), B read where it
+ * lies, ATTN__AVX512_VW columns at a time for every quad: attn__avx512_qd_rows's bits without packing B. */
+#define ATTN__AVX512_QD_QUADS_M 8
+#define ATTN__AVX512_QD_NQ(kb) (((kb) + 3) / 4 * 4)
+
+/* Row u of a quad of nq blocks from the nb blocks of 32 floats at x (attn__avx512_qd_quant's
+ * rule); 0 at the first block that does not quantize */
+static int attn__avx512_qk8_quad_row(const float *x, size_t nb, unsigned char *quad, size_t nq,
+                              size_t u)
+{
+    unsigned char *qd = quad + 4 * nq * ATTN__AVX512_QK;
+    size_t b, t;
+    for (b = 0; b < nb; b++) {
+        unsigned char blk[ATTN__AVX512_QD_AB];
+        const size_t lane = 4 * (b % 4) + u, at = b / 4 * 128;
+        int32_t sum = 0;
+        if (!attn__avx512_qd_quant(x + b * ATTN__AVX512_QK, blk)) return 0;
+        for (t = 0; t < ATTN__AVX512_QK; t++) sum += (int8_t)blk[4 + t];
+        memcpy(quad + (u * nq + b) * ATTN__AVX512_QK, blk + 4, ATTN__AVX512_QK);
+        memcpy(qd + at + 4 * lane, blk, 4);
+        sum *= 128;
+        memcpy(qd + at + 64 + 4 * lane, &sum, 4);
+    }
+    return 1;
+}
+#endif
+
+/* C's ATTN__AVX512_VW (wv <= VW) columns at cv = alpha acc (+ beta C) */
+static void attn__avx512_qd_store(float *cv, attn__avx512_v acc, size_t wv, float alpha, float beta)
+{
+    attn__avx512_v y = attn__avx512_vmul(attn__avx512_vset1(alpha), acc);
+    if (beta != 0.0f)
+        y = attn__avx512_vfma(attn__avx512_vset1(beta),
+                       wv == ATTN__AVX512_VW ? attn__avx512_vload(cv) : attn__avx512_vload_part(cv, wv, 0.0f), y);
+    if (wv == ATTN__AVX512_VW) attn__avx512_vstore(cv, y);
+    else attn__avx512_vstore_part(cv, y, wv);
+}
+
 /* Columns of B per packed chunk: about ATTN__AVX512_QD_PANEL bytes, whole pairs of groups */
 static size_t attn__avx512_qd_nc(size_t n, size_t kb)
 {
@@ -20428,7 +20969,14 @@ static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_matmul_int8_workspace_size(si
     if (m == 0 || n == 0 || kb == 0) return 0;
     if (kb > SIZE_MAX / 64 / ATTN__AVX512_QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
     ab = attn__avx512_round_up(m * kb * ATTN__AVX512_QD_AB, ATTN__AVX512_ALIGN);
-    return ab + attn__avx512_qd_nc(n, kb) / ATTN__AVX512_VW * kb * ATTN__AVX512_QD_GB + ATTN__AVX512_ALIGN;
+    ab += attn__avx512_qd_nc(n, kb) / ATTN__AVX512_VW * kb * ATTN__AVX512_QD_GB + ATTN__AVX512_ALIGN;
+#ifdef ATTN__AVX512_HAVE_QK8
+    if (m <= ATTN__AVX512_QD_QUADS_M) { /* the quads (the CPU decides at the call) */
+        const size_t qb = (m + 3) / 4 * ATTN__AVX512_QK8_QUAD_BYTES(ATTN__AVX512_QD_NQ(kb)) + ATTN__AVX512_ALIGN;
+        if (qb > ab) ab = qb;
+    }
+#endif
+    return ab;
 }
 
 /* attn__avx512_attn_matmul_int8; rt = 0 keeps the primitives the compiler targets (for tests), 1 takes
@@ -20471,8 +21019,33 @@ static attn_status attn__avx512_matmul_int8_path(size_t m, size_t n, size_t k, f
             for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
         return ATTN_OK;
     }
-    /* A quantized into the workspace; every block must quantize before C is touched */
     qa = (unsigned char *)attn__avx512_align(workspace);
+#ifdef ATTN__AVX512_HAVE_QK8
+    if (rt && m <= ATTN__AVX512_QD_QUADS_M && attn__avx512_qk8_cpu()) {
+        const size_t nq = ATTN__AVX512_QD_NQ(kb), qb = ATTN__AVX512_QK8_QUAD_BYTES(nq);
+        const size_t rbq = ldb / ATTN__AVX512_QK * attn__avx512_dt_block_bytes(b_type);
+        memset(qa, 0, (m + 3) / 4 * qb);
+        for (i = 0; i < m * (m == 1 ? 4 : 1); i++) /* before C is touched; one row 4 times */
+            if (!attn__avx512_qk8_quad_row(a + i % m * lda, kb, qa + i / 4 * qb, nq, i % 4))
+                return ATTN_ERR_ARG;
+        for (j = 0; j < n; j += ATTN__AVX512_VW) {
+            const size_t wv = attn__avx512_min(ATTN__AVX512_VW, n - j);
+            for (i = 0; i < m; i += 4) {
+                float o[4 * ATTN__AVX512_VW], t[ATTN__AVX512_VW];
+                size_t r, v;
+                attn__avx512_qk8_cols(b_type == ATTN_Q4_0, m == 1, (const unsigned char *)b + j * rbq,
+                               rbq, wv, kb, qa + i / 4 * qb, nq, o);
+                for (r = 0; r < attn__avx512_min(4, m - i); r++) {
+                    for (v = 0; v < ATTN__AVX512_VW; v++)
+                        t[v] = v >= wv ? 0.0f : m == 1 ? o[v] : o[4 * v + r];
+                    attn__avx512_qd_store(c + (i + r) * ldc + j, attn__avx512_vload(t), wv, alpha, beta);
+                }
+            }
+        }
+        return ATTN_OK;
+    }
+#endif
+    /* A quantized into the workspace; every block must quantize before C is touched */
     ra = kb * ATTN__AVX512_QD_AB;
     pb = qa + attn__avx512_round_up(m * ra, ATTN__AVX512_ALIGN);
     for (i = 0; i < m; i++)
@@ -20501,18 +21074,9 @@ static attn_status attn__avx512_matmul_int8_path(size_t m, size_t n, size_t k, f
                 rows(R, kb, qa + i * ra, ra, pb + g * kb * ATTN__AVX512_QD_GB,
                      pb + (g + 1) * kb * ATTN__AVX512_QD_GB, acc);
                 for (r = 0; r < R; r++)
-                    for (v = 0; v * ATTN__AVX512_VW < cols; v++) { /* C = alpha acc (+ beta C) */
-                        float *cv = c + (i + r) * ldc + j0 + v * ATTN__AVX512_VW;
-                        const size_t wv = attn__avx512_min(ATTN__AVX512_VW, cols - v * ATTN__AVX512_VW);
-                        attn__avx512_v y = attn__avx512_vmul(attn__avx512_vset1(alpha), acc[2 * r + v]);
-                        if (beta != 0.0f)
-                            y = attn__avx512_vfma(attn__avx512_vset1(beta),
-                                           wv == ATTN__AVX512_VW ? attn__avx512_vload(cv)
-                                                          : attn__avx512_vload_part(cv, wv, 0.0f),
-                                           y);
-                        if (wv == ATTN__AVX512_VW) attn__avx512_vstore(cv, y);
-                        else attn__avx512_vstore_part(cv, y, wv);
-                    }
+                    for (v = 0; v * ATTN__AVX512_VW < cols; v++)
+                        attn__avx512_qd_store(c + (i + r) * ldc + j0 + v * ATTN__AVX512_VW, acc[2 * r + v],
+                                       attn__avx512_min(ATTN__AVX512_VW, cols - v * ATTN__AVX512_VW), alpha, beta);
             }
         }
     }
@@ -21257,28 +21821,16 @@ static int attn__avx512_qk8_quads(const attn__avx512_hd *hds, size_t q0, size_t 
 {
     const size_t d = hds->d, nb = d / ATTN__AVX512_QK, nq = ATTN__AVX512_QK8_NQ(d);
     unsigned char *ok = attn__avx512_qk8_ok(w, d);
-    size_t g, r, u, b, t, any = 0;
+    size_t g, r, u, any = 0;
     for (g = 0; g < rows; g += ATTN__AVX512_MR)
         for (r = 0; r < attn__avx512_min(ATTN__AVX512_MR, rows - g); r += 4) {
             const size_t nr = attn__avx512_min(4, attn__avx512_min(ATTN__AVX512_MR, rows - g) - r);
             unsigned char *quad = attn__avx512_qk8_quad(w, d, g, r);
-            unsigned char *qd = quad + 4 * nq * ATTN__AVX512_QK;
             memset(quad, 0, ATTN__AVX512_QK8_QUAD_BYTES(nq));
             for (u = 0; u < 4; u++) {
                 const size_t row = g + r + (u < nr ? u : nr - 1);
                 const float *qrow = hds[row / tq].q + (q0 + row % tq) * hds->q_sl;
-                int good = 1;
-                for (b = 0; b < nb && good; b++) {
-                    unsigned char blk[ATTN__AVX512_QD_AB];
-                    const size_t lane = 4 * (b % 4) + u, at = b / 4 * 128;
-                    int32_t sum = 0;
-                    good = attn__avx512_qd_quant(qrow + b * ATTN__AVX512_QK, blk);
-                    for (t = 0; t < ATTN__AVX512_QK; t++) sum += (int8_t)blk[4 + t];
-                    memcpy(quad + (u * nq + b) * ATTN__AVX512_QK, blk + 4, ATTN__AVX512_QK);
-                    memcpy(qd + at + 4 * lane, blk, 4);
-                    sum *= 128;
-                    memcpy(qd + at + 64 + 4 * lane, &sum, 4);
-                }
+                const int good = attn__avx512_qk8_quad_row(qrow, nb, quad, nq, u);
                 if (u < nr) ok[g + r + u] = (unsigned char)good, any |= (size_t)good;
             }
         }
@@ -25183,18 +25735,45 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
  * 128 times the sum of that block's values. */
 #define ATTN__QK8_QUAD_BYTES(nq) ((nq) * 160)
 
-/* Blocks 4 g .. 4 g + 3 of the K row k (nb blocks, the last ones zero padded: scale 0):
- * their values + 128 as two vectors and their scales widened, lane 4 b + r block b's */
-static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512 attn__qk8_kload(const unsigned char *k,
+/* The scales of 4 blocks bs bytes apart at kg, as 4 binary16 */
+static ATTN__FORCE_INLINE uint64_t attn__qk8_h4(const unsigned char *kg, size_t bs)
+{
+    uint64_t h4 = 0;
+    int b;
+    for (b = 0; b < 4; b++) {
+        uint16_t h;
+        memcpy(&h, kg + b * bs, 2);
+        h4 |= (uint64_t)h << 16 * b;
+    }
+    return h4;
+}
+
+/* One row's 4 scales widened, lane 4 b + r block b's */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512 attn__qk8_dk(uint64_t h4)
+{
+    const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+    return _mm512_permutexvar_ps(
+        idx, _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_cvtsi64_si128((long long)h4))));
+}
+
+/* Four rows' 4 scales widened, lane 4 b + c row c's block b */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512 attn__qk8_dk4(const uint64_t *h)
+{
+    const __m128i x01 = _mm_set_epi64x((long long)h[1], (long long)h[0]);
+    const __m128i x23 = _mm_set_epi64x((long long)h[3], (long long)h[2]);
+    const __m128i a = _mm_unpacklo_epi16(x01, x23), b = _mm_unpackhi_epi16(x01, x23);
+    return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(a, b)));
+}
+
+/* Blocks 4 g .. 4 g + 3 of the q8_0 row k (nb blocks, the last ones zero padded: scale 0):
+ * their values + 128 as two vectors, and their scales (attn__qk8_h4) */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint64_t attn__qk8_kload(const unsigned char *k,
                                                                 size_t nb, size_t g,
                                                                 __m512i *k0, __m512i *k1)
 {
     const __m512i x80 = _mm512_set1_epi8((char)0x80);
-    const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     unsigned char tail[4 * 34];
     const unsigned char *kg = k + g * 4 * 34;
-    uint64_t h4 = 0;
-    int b;
     if (nb - 4 * g < 4) {
         memset(tail, 0, sizeof tail);
         memcpy(tail, kg, (nb - 4 * g) * 34);
@@ -25210,13 +25789,58 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512 attn__qk8_kload(const unsigned c
             _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(kg + 70))),
             _mm256_loadu_si256((const __m256i *)(const void *)(kg + 104)), 1),
         x80);
-    for (b = 0; b < 4; b++) {
-        uint16_t h;
-        memcpy(&h, kg + b * 34, 2);
-        h4 |= (uint64_t)h << 16 * b;
+    return attn__qk8_h4(kg, 34);
+}
+
+/* Two q4_0 blocks' 16 bytes of nibbles at p0, p1 as [lo0 hi0 lo1 hi1] */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512i attn__qk4_pair(const unsigned char *p0,
+                                                                const unsigned char *p1)
+{
+    const __m512i x = _mm512_inserti64x4(
+        _mm512_castsi256_si512(
+            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p0))),
+        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p1)), 1);
+    return _mm512_and_si512(_mm512_mask_blend_epi64(0xCC, x, _mm512_srli_epi32(x, 4)),
+                            _mm512_set1_epi8(15));
+}
+
+/* The same for a q4_0 row: the nibbles (values + 8, unsigned), low ones first per block */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint64_t attn__qk4_kload(const unsigned char *k,
+                                                                size_t nb, size_t g,
+                                                                __m512i *k0, __m512i *k1)
+{
+    unsigned char tail[4 * 18];
+    const unsigned char *kg = k + g * 4 * 18;
+    if (nb - 4 * g < 4) {
+        memset(tail, 0, sizeof tail);
+        memcpy(tail, kg, (nb - 4 * g) * 18);
+        kg = tail;
     }
-    return _mm512_permutexvar_ps(
-        idx, _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_cvtsi64_si128((long long)h4))));
+    *k0 = attn__qk4_pair(kg + 2, kg + 20);
+    *k1 = attn__qk4_pair(kg + 38, kg + 56);
+    return attn__qk8_h4(kg, 18);
+}
+
+/* Row r's 4 blocks (int8 at qr) against k0, k1: quarter b of the result holds the 4 lanes
+ * whose sum is block b's dot product (unsigned k, signed q) */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512i attn__qk8_z(__m512i k0, __m512i k1,
+                                                             const unsigned char *qr)
+{
+    const __m512i a =
+        _mm512_dpbusd_epi32(_mm512_setzero_si512(), k0, _mm512_loadu_si512((const void *)qr));
+    const __m512i c = _mm512_dpbusd_epi32(_mm512_setzero_si512(), k1,
+                                          _mm512_loadu_si512((const void *)(qr + 64)));
+    return _mm512_add_epi32(_mm512_shuffle_i32x4(a, c, 0x88), _mm512_shuffle_i32x4(a, c, 0xDD));
+}
+
+/* Four rows' z summed per block: lane 4 b + r row r's block b (exact) */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512i attn__qk8_sum4(const __m512i *z)
+{
+    const __m512i u0 =
+        _mm512_add_epi32(_mm512_unpacklo_epi32(z[0], z[1]), _mm512_unpackhi_epi32(z[0], z[1]));
+    const __m512i u1 =
+        _mm512_add_epi32(_mm512_unpacklo_epi32(z[2], z[3]), _mm512_unpackhi_epi32(z[2], z[3]));
+    return _mm512_add_epi32(_mm512_unpacklo_epi64(u0, u1), _mm512_unpackhi_epi64(u0, u1));
 }
 
 /* s[u * lds + j] for keys j < nk (K rows rb bytes apart at k, nb q8_0 blocks each) and rows
@@ -25238,28 +25862,15 @@ static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, s
         float x[4];
         for (g = 0; g < nq / 4; g++) {
             __m512i k0, k1, z[4], t;
-            const __m512 dk = attn__qk8_kload(k, nb, g, &k0, &k1);
+            const __m512 dk = attn__qk8_dk(attn__qk8_kload(k, nb, g, &k0, &k1));
             const size_t rows = nr == 1 ? 1 : 4;
             size_t r;
-            for (r = 0; r < rows; r++) { /* quarters of z[r]: row r's blocks, 4 lanes each */
-                const unsigned char *qr = quad + r * nq * 32 + g * 128;
-                const __m512i a = _mm512_dpbusd_epi32(_mm512_setzero_si512(), k0,
-                                                      _mm512_loadu_si512((const void *)qr));
-                const __m512i c = _mm512_dpbusd_epi32(
-                    _mm512_setzero_si512(), k1, _mm512_loadu_si512((const void *)(qr + 64)));
-                z[r] = _mm512_add_epi32(_mm512_shuffle_i32x4(a, c, 0x88),
-                                        _mm512_shuffle_i32x4(a, c, 0xDD));
-            }
+            for (r = 0; r < rows; r++) z[r] = attn__qk8_z(k0, k1, quad + r * nq * 32 + g * 128);
             if (nr == 1) { /* every lane of quarter b: the block's sum */
                 t = _mm512_add_epi32(z[0], _mm512_shuffle_epi32(z[0], (_MM_PERM_ENUM)0x4E));
                 t = _mm512_add_epi32(t, _mm512_shuffle_epi32(t, (_MM_PERM_ENUM)0xB1));
-            } else { /* lane 4 b + r: row r's block b */
-                const __m512i u0 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[0], z[1]),
-                                                    _mm512_unpackhi_epi32(z[0], z[1]));
-                const __m512i u1 = _mm512_add_epi32(_mm512_unpacklo_epi32(z[2], z[3]),
-                                                    _mm512_unpackhi_epi32(z[2], z[3]));
-                t = _mm512_add_epi32(_mm512_unpacklo_epi64(u0, u1),
-                                     _mm512_unpackhi_epi64(u0, u1));
+            } else {
+                t = attn__qk8_sum4(z);
             }
             t = _mm512_sub_epi32(t, _mm512_loadu_si512((const void *)(qd + g * 128 + 64)));
             f = _mm512_fmadd_ps(
@@ -25272,6 +25883,79 @@ static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, s
         _mm_storeu_ps(x, _mm512_castps512_ps128(f));
         for (u = 0; u < nr; u++)
             if (j < n[u]) s[u * lds + j] = x[u];
+    }
+}
+
+/* attn_matmul_int8 on a quad: 4 rows against one column of B at a time (rows), or one row
+ * (held in all 4 rows of the quad) against 4 columns (cols). B is q8_0 rows, or q4_0 where
+ * q4, rb bytes apart at b, nb blocks each. Each output: over the blocks in order, from 0,
+ * one fma each of I[b] and dq[b] * dk[b], I the exact integer dot product: attn__qd_rows's
+ * arithmetic, so its bits. Lane r of the group's f: row r of column k, or column r at
+ * k + r rb. */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m128 attn__qk8_group(int q4, int cols,
+                                                                const unsigned char *k,
+                                                                size_t rb, size_t nb, size_t g,
+                                                                const unsigned char *quad,
+                                                                size_t nq, __m128 f)
+{
+    const unsigned char *qd = quad + 4 * nq * 32 + g * 128;
+    __m512i k0, k1, z[4], bias = _mm512_loadu_si512((const void *)(qd + 64));
+    uint64_t h[4];
+    __m512 s, dd;
+    int r;
+    for (r = 0; r < 4; r++) {
+        if (r == 0 || cols)
+            h[r] = q4 ? attn__qk4_kload(k + r * rb, nb, g, &k0, &k1)
+                      : attn__qk8_kload(k + r * rb, nb, g, &k0, &k1);
+        z[r] = attn__qk8_z(k0, k1, quad + r * nq * 32 + g * 128);
+    }
+    if (q4) bias = _mm512_srai_epi32(bias, 4); /* 8 times the sum, for the nibbles' + 8 */
+    s = _mm512_cvtepi32_ps(_mm512_sub_epi32(attn__qk8_sum4(z), bias));
+    dd = _mm512_mul_ps(_mm512_loadu_ps((const float *)(const void *)qd),
+                       cols ? attn__qk8_dk4(h) : attn__qk8_dk(h[0]));
+    f = _mm_fmadd_ps(_mm512_castps512_ps128(s), _mm512_castps512_ps128(dd), f);
+    f = _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 1), _mm512_extractf32x4_ps(dd, 1), f);
+    f = _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 2), _mm512_extractf32x4_ps(dd, 2), f);
+    return _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 3), _mm512_extractf32x4_ps(dd, 3), f);
+}
+
+/* Columns j < nc: out[4 j + r] (rows), out[j] (cols); two groups of lanes at a time (two fma
+ * chains), the columns left over one at a time as rows (whose lanes then agree in cols). */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE void
+attn__qk8_cols_body(int q4, int cols, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+                    const unsigned char *quad, size_t nq, float *out)
+{
+    const size_t step = cols ? 4 : 1;
+    size_t j = 0, g;
+    for (; j + 2 * step <= nc; j += 2 * step) {
+        const unsigned char *b0 = b + j * rb;
+        __m128 f0 = _mm_setzero_ps(), f1 = _mm_setzero_ps();
+        for (g = 0; g < nq / 4; g++) {
+            f0 = attn__qk8_group(q4, cols, b0, rb, nb, g, quad, nq, f0);
+            f1 = attn__qk8_group(q4, cols, b0 + step * rb, rb, nb, g, quad, nq, f1);
+        }
+        _mm_storeu_ps(out + (cols ? j : 4 * j), f0);
+        _mm_storeu_ps(out + (cols ? j : 4 * j) + 4, f1);
+    }
+    for (; j < nc; j++) {
+        __m128 f0 = _mm_setzero_ps();
+        for (g = 0; g < nq / 4; g++)
+            f0 = attn__qk8_group(q4, 0, b + j * rb, rb, nb, g, quad, nq, f0);
+        if (cols) out[j] = _mm_cvtss_f32(f0);
+        else _mm_storeu_ps(out + 4 * j, f0);
+    }
+}
+
+static ATTN__QK8_ATTR void attn__qk8_cols(int q4, int cols, const unsigned char *b, size_t rb,
+                                          size_t nc, size_t nb, const unsigned char *quad,
+                                          size_t nq, float *out)
+{
+    if (cols) {
+        if (q4) attn__qk8_cols_body(1, 1, b, rb, nc, nb, quad, nq, out);
+        else attn__qk8_cols_body(0, 1, b, rb, nc, nb, quad, nq, out);
+    } else {
+        if (q4) attn__qk8_cols_body(1, 0, b, rb, nc, nb, quad, nq, out);
+        else attn__qk8_cols_body(0, 0, b, rb, nc, nb, quad, nq, out);
     }
 }
 #endif
@@ -28302,6 +28986,46 @@ ATTN__QD_ROWS(attn__qd_rows_rt, ATTN__VI_RT_ATTR, attn__vi_rt)
 #endif
 #undef ATTN__QD_ROWS
 
+#ifdef ATTN__HAVE_QK8
+/* Few rows (m <= ATTN__QD_QUADS_M) where the CPU has AVX512-VNNI: A quantized into quads
+ * (simd/qk_4xq8_avx512.h; one row held 4 times, taking 4 columns at once), B read where it
+ * lies, ATTN__VW columns at a time for every quad: attn__qd_rows's bits without packing B. */
+#define ATTN__QD_QUADS_M 8
+#define ATTN__QD_NQ(kb) (((kb) + 3) / 4 * 4)
+
+/* Row u of a quad of nq blocks from the nb blocks of 32 floats at x (attn__qd_quant's
+ * rule); 0 at the first block that does not quantize */
+static int attn__qk8_quad_row(const float *x, size_t nb, unsigned char *quad, size_t nq,
+                              size_t u)
+{
+    unsigned char *qd = quad + 4 * nq * ATTN__QK;
+    size_t b, t;
+    for (b = 0; b < nb; b++) {
+        unsigned char blk[ATTN__QD_AB];
+        const size_t lane = 4 * (b % 4) + u, at = b / 4 * 128;
+        int32_t sum = 0;
+        if (!attn__qd_quant(x + b * ATTN__QK, blk)) return 0;
+        for (t = 0; t < ATTN__QK; t++) sum += (int8_t)blk[4 + t];
+        memcpy(quad + (u * nq + b) * ATTN__QK, blk + 4, ATTN__QK);
+        memcpy(qd + at + 4 * lane, blk, 4);
+        sum *= 128;
+        memcpy(qd + at + 64 + 4 * lane, &sum, 4);
+    }
+    return 1;
+}
+#endif
+
+/* C's ATTN__VW (wv <= VW) columns at cv = alpha acc (+ beta C) */
+static void attn__qd_store(float *cv, attn__v acc, size_t wv, float alpha, float beta)
+{
+    attn__v y = attn__vmul(attn__vset1(alpha), acc);
+    if (beta != 0.0f)
+        y = attn__vfma(attn__vset1(beta),
+                       wv == ATTN__VW ? attn__vload(cv) : attn__vload_part(cv, wv, 0.0f), y);
+    if (wv == ATTN__VW) attn__vstore(cv, y);
+    else attn__vstore_part(cv, y, wv);
+}
+
 /* Columns of B per packed chunk: about ATTN__QD_PANEL bytes, whole pairs of groups */
 static size_t attn__qd_nc(size_t n, size_t kb)
 {
@@ -28318,7 +29042,14 @@ ATTN_API size_t attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
     if (m == 0 || n == 0 || kb == 0) return 0;
     if (kb > SIZE_MAX / 64 / ATTN__QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
     ab = attn__round_up(m * kb * ATTN__QD_AB, ATTN__ALIGN);
-    return ab + attn__qd_nc(n, kb) / ATTN__VW * kb * ATTN__QD_GB + ATTN__ALIGN;
+    ab += attn__qd_nc(n, kb) / ATTN__VW * kb * ATTN__QD_GB + ATTN__ALIGN;
+#ifdef ATTN__HAVE_QK8
+    if (m <= ATTN__QD_QUADS_M) { /* the quads (the CPU decides at the call) */
+        const size_t qb = (m + 3) / 4 * ATTN__QK8_QUAD_BYTES(ATTN__QD_NQ(kb)) + ATTN__ALIGN;
+        if (qb > ab) ab = qb;
+    }
+#endif
+    return ab;
 }
 
 /* attn_matmul_int8; rt = 0 keeps the primitives the compiler targets (for tests), 1 takes
@@ -28361,8 +29092,33 @@ static attn_status attn__matmul_int8_path(size_t m, size_t n, size_t k, float al
             for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
         return ATTN_OK;
     }
-    /* A quantized into the workspace; every block must quantize before C is touched */
     qa = (unsigned char *)attn__align(workspace);
+#ifdef ATTN__HAVE_QK8
+    if (rt && m <= ATTN__QD_QUADS_M && attn__qk8_cpu()) {
+        const size_t nq = ATTN__QD_NQ(kb), qb = ATTN__QK8_QUAD_BYTES(nq);
+        const size_t rbq = ldb / ATTN__QK * attn__dt_block_bytes(b_type);
+        memset(qa, 0, (m + 3) / 4 * qb);
+        for (i = 0; i < m * (m == 1 ? 4 : 1); i++) /* before C is touched; one row 4 times */
+            if (!attn__qk8_quad_row(a + i % m * lda, kb, qa + i / 4 * qb, nq, i % 4))
+                return ATTN_ERR_ARG;
+        for (j = 0; j < n; j += ATTN__VW) {
+            const size_t wv = attn__min(ATTN__VW, n - j);
+            for (i = 0; i < m; i += 4) {
+                float o[4 * ATTN__VW], t[ATTN__VW];
+                size_t r, v;
+                attn__qk8_cols(b_type == ATTN_Q4_0, m == 1, (const unsigned char *)b + j * rbq,
+                               rbq, wv, kb, qa + i / 4 * qb, nq, o);
+                for (r = 0; r < attn__min(4, m - i); r++) {
+                    for (v = 0; v < ATTN__VW; v++)
+                        t[v] = v >= wv ? 0.0f : m == 1 ? o[v] : o[4 * v + r];
+                    attn__qd_store(c + (i + r) * ldc + j, attn__vload(t), wv, alpha, beta);
+                }
+            }
+        }
+        return ATTN_OK;
+    }
+#endif
+    /* A quantized into the workspace; every block must quantize before C is touched */
     ra = kb * ATTN__QD_AB;
     pb = qa + attn__round_up(m * ra, ATTN__ALIGN);
     for (i = 0; i < m; i++)
@@ -28391,18 +29147,9 @@ static attn_status attn__matmul_int8_path(size_t m, size_t n, size_t k, float al
                 rows(R, kb, qa + i * ra, ra, pb + g * kb * ATTN__QD_GB,
                      pb + (g + 1) * kb * ATTN__QD_GB, acc);
                 for (r = 0; r < R; r++)
-                    for (v = 0; v * ATTN__VW < cols; v++) { /* C = alpha acc (+ beta C) */
-                        float *cv = c + (i + r) * ldc + j0 + v * ATTN__VW;
-                        const size_t wv = attn__min(ATTN__VW, cols - v * ATTN__VW);
-                        attn__v y = attn__vmul(attn__vset1(alpha), acc[2 * r + v]);
-                        if (beta != 0.0f)
-                            y = attn__vfma(attn__vset1(beta),
-                                           wv == ATTN__VW ? attn__vload(cv)
-                                                          : attn__vload_part(cv, wv, 0.0f),
-                                           y);
-                        if (wv == ATTN__VW) attn__vstore(cv, y);
-                        else attn__vstore_part(cv, y, wv);
-                    }
+                    for (v = 0; v * ATTN__VW < cols; v++)
+                        attn__qd_store(c + (i + r) * ldc + j0 + v * ATTN__VW, acc[2 * r + v],
+                                       attn__min(ATTN__VW, cols - v * ATTN__VW), alpha, beta);
             }
         }
     }
@@ -29147,28 +29894,16 @@ static int attn__qk8_quads(const attn__hd *hds, size_t q0, size_t tq, size_t row
 {
     const size_t d = hds->d, nb = d / ATTN__QK, nq = ATTN__QK8_NQ(d);
     unsigned char *ok = attn__qk8_ok(w, d);
-    size_t g, r, u, b, t, any = 0;
+    size_t g, r, u, any = 0;
     for (g = 0; g < rows; g += ATTN__MR)
         for (r = 0; r < attn__min(ATTN__MR, rows - g); r += 4) {
             const size_t nr = attn__min(4, attn__min(ATTN__MR, rows - g) - r);
             unsigned char *quad = attn__qk8_quad(w, d, g, r);
-            unsigned char *qd = quad + 4 * nq * ATTN__QK;
             memset(quad, 0, ATTN__QK8_QUAD_BYTES(nq));
             for (u = 0; u < 4; u++) {
                 const size_t row = g + r + (u < nr ? u : nr - 1);
                 const float *qrow = hds[row / tq].q + (q0 + row % tq) * hds->q_sl;
-                int good = 1;
-                for (b = 0; b < nb && good; b++) {
-                    unsigned char blk[ATTN__QD_AB];
-                    const size_t lane = 4 * (b % 4) + u, at = b / 4 * 128;
-                    int32_t sum = 0;
-                    good = attn__qd_quant(qrow + b * ATTN__QK, blk);
-                    for (t = 0; t < ATTN__QK; t++) sum += (int8_t)blk[4 + t];
-                    memcpy(quad + (u * nq + b) * ATTN__QK, blk + 4, ATTN__QK);
-                    memcpy(qd + at + 4 * lane, blk, 4);
-                    sum *= 128;
-                    memcpy(qd + at + 64 + 4 * lane, &sum, 4);
-                }
+                const int good = attn__qk8_quad_row(qrow, nb, quad, nq, u);
                 if (u < nr) ok[g + r + u] = (unsigned char)good, any |= (size_t)good;
             }
         }

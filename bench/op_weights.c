@@ -188,11 +188,15 @@ static void int8_f32_run(void *ctx, void *data)
 
 static void bench_int8(struct op *op)
 {
-    static const size_t dims[2] = {1024, 4096};
+    /* prefill (m 512), then decode's few rows over the same weights (1 and 4 tokens) */
+    static const size_t ms[4] = {512, 512, 1, 4}, dims[4] = {1024, 4096, 4096, 4096};
     size_t di;
     int ty;
-    for (di = 0; di < (g_opt.quick ? 1u : 2u); di++) {
-        const size_t m = g_opt.quick ? 64 : 512, n = dims[di], k = dims[di], nw = n * k;
+    for (di = 0; di < 4; di++) {
+        const size_t m = g_opt.quick && di < 2 ? 64 : ms[di];
+        const size_t n = g_opt.quick ? 1024 : dims[di], k = n;
+        const size_t nw = n * k;
+        if (g_opt.quick && di == 1) continue;
         float *x = falloc(m * k), *wf = falloc(nw), *y = falloc(m * n);
         void *wq = xalloc(attn_dtype_bytes(ATTN_Q8_0, nw));
         fill_uniform(x, m * k, -1.0f, 1.0f);
@@ -242,8 +246,8 @@ static const struct impl int8_impls[] = {
 struct op bench_op_int8 = {
     .name = "int8",
     .metric = "GFLOP/s",
-    .note = "shape tokens x d_out x d_in:NT:<type>: a prefill linear layer's product with "
-            "<type> weights ([out, in]) and X on the q8_0 grid; attn = attn_matmul_int8 (X "
+    .note = "shape tokens x d_out x d_in:NT:<type>: a linear layer's product (prefill, and "
+            "decode's 1 and 4 tokens) with <type> weights ([out, in]) and X on the q8_0 grid; attn = attn_matmul_int8 (X "
             "quantized per block, int8 dot products), attn-dequant = attn_matmul_typed (the "
             "weights widened while packing), attn-f32 = attn_matmul on the widened weights; "
             "value = 2 tokens d_out d_in / time",

@@ -727,28 +727,16 @@ static int attn__qk8_quads(const attn__hd *hds, size_t q0, size_t tq, size_t row
 {
     const size_t d = hds->d, nb = d / ATTN__QK, nq = ATTN__QK8_NQ(d);
     unsigned char *ok = attn__qk8_ok(w, d);
-    size_t g, r, u, b, t, any = 0;
+    size_t g, r, u, any = 0;
     for (g = 0; g < rows; g += ATTN__MR)
         for (r = 0; r < attn__min(ATTN__MR, rows - g); r += 4) {
             const size_t nr = attn__min(4, attn__min(ATTN__MR, rows - g) - r);
             unsigned char *quad = attn__qk8_quad(w, d, g, r);
-            unsigned char *qd = quad + 4 * nq * ATTN__QK;
             memset(quad, 0, ATTN__QK8_QUAD_BYTES(nq));
             for (u = 0; u < 4; u++) {
                 const size_t row = g + r + (u < nr ? u : nr - 1);
                 const float *qrow = hds[row / tq].q + (q0 + row % tq) * hds->q_sl;
-                int good = 1;
-                for (b = 0; b < nb && good; b++) {
-                    unsigned char blk[ATTN__QD_AB];
-                    const size_t lane = 4 * (b % 4) + u, at = b / 4 * 128;
-                    int32_t sum = 0;
-                    good = attn__qd_quant(qrow + b * ATTN__QK, blk);
-                    for (t = 0; t < ATTN__QK; t++) sum += (int8_t)blk[4 + t];
-                    memcpy(quad + (u * nq + b) * ATTN__QK, blk + 4, ATTN__QK);
-                    memcpy(qd + at + 4 * lane, blk, 4);
-                    sum *= 128;
-                    memcpy(qd + at + 64 + 4 * lane, &sum, 4);
-                }
+                const int good = attn__qk8_quad_row(qrow, nb, quad, nq, u);
                 if (u < nr) ok[g + r + u] = (unsigned char)good, any |= (size_t)good;
             }
         }

@@ -1140,6 +1140,46 @@ ATTN__QD_ROWS(attn__qd_rows_rt, ATTN__VI_RT_ATTR, attn__vi_rt)
 #endif
 #undef ATTN__QD_ROWS
 
+#ifdef ATTN__HAVE_QK8
+/* Few rows (m <= ATTN__QD_QUADS_M) where the CPU has AVX512-VNNI: A quantized into quads
+ * (simd/qk_4xq8_avx512.h; one row held 4 times, taking 4 columns at once), B read where it
+ * lies, ATTN__VW columns at a time for every quad: attn__qd_rows's bits without packing B. */
+#define ATTN__QD_QUADS_M 8
+#define ATTN__QD_NQ(kb) (((kb) + 3) / 4 * 4)
+
+/* Row u of a quad of nq blocks from the nb blocks of 32 floats at x (attn__qd_quant's
+ * rule); 0 at the first block that does not quantize */
+static int attn__qk8_quad_row(const float *x, size_t nb, unsigned char *quad, size_t nq,
+                              size_t u)
+{
+    unsigned char *qd = quad + 4 * nq * ATTN__QK;
+    size_t b, t;
+    for (b = 0; b < nb; b++) {
+        unsigned char blk[ATTN__QD_AB];
+        const size_t lane = 4 * (b % 4) + u, at = b / 4 * 128;
+        int32_t sum = 0;
+        if (!attn__qd_quant(x + b * ATTN__QK, blk)) return 0;
+        for (t = 0; t < ATTN__QK; t++) sum += (int8_t)blk[4 + t];
+        memcpy(quad + (u * nq + b) * ATTN__QK, blk + 4, ATTN__QK);
+        memcpy(qd + at + 4 * lane, blk, 4);
+        sum *= 128;
+        memcpy(qd + at + 64 + 4 * lane, &sum, 4);
+    }
+    return 1;
+}
+#endif
+
+/* C's ATTN__VW (wv <= VW) columns at cv = alpha acc (+ beta C) */
+static void attn__qd_store(float *cv, attn__v acc, size_t wv, float alpha, float beta)
+{
+    attn__v y = attn__vmul(attn__vset1(alpha), acc);
+    if (beta != 0.0f)
+        y = attn__vfma(attn__vset1(beta),
+                       wv == ATTN__VW ? attn__vload(cv) : attn__vload_part(cv, wv, 0.0f), y);
+    if (wv == ATTN__VW) attn__vstore(cv, y);
+    else attn__vstore_part(cv, y, wv);
+}
+
 /* Columns of B per packed chunk: about ATTN__QD_PANEL bytes, whole pairs of groups */
 static size_t attn__qd_nc(size_t n, size_t kb)
 {
@@ -1156,7 +1196,14 @@ ATTN_API size_t attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
     if (m == 0 || n == 0 || kb == 0) return 0;
     if (kb > SIZE_MAX / 64 / ATTN__QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
     ab = attn__round_up(m * kb * ATTN__QD_AB, ATTN__ALIGN);
-    return ab + attn__qd_nc(n, kb) / ATTN__VW * kb * ATTN__QD_GB + ATTN__ALIGN;
+    ab += attn__qd_nc(n, kb) / ATTN__VW * kb * ATTN__QD_GB + ATTN__ALIGN;
+#ifdef ATTN__HAVE_QK8
+    if (m <= ATTN__QD_QUADS_M) { /* the quads (the CPU decides at the call) */
+        const size_t qb = (m + 3) / 4 * ATTN__QK8_QUAD_BYTES(ATTN__QD_NQ(kb)) + ATTN__ALIGN;
+        if (qb > ab) ab = qb;
+    }
+#endif
+    return ab;
 }
 
 /* attn_matmul_int8; rt = 0 keeps the primitives the compiler targets (for tests), 1 takes
@@ -1199,8 +1246,33 @@ static attn_status attn__matmul_int8_path(size_t m, size_t n, size_t k, float al
             for (j = 0; j < n; j++) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
         return ATTN_OK;
     }
-    /* A quantized into the workspace; every block must quantize before C is touched */
     qa = (unsigned char *)attn__align(workspace);
+#ifdef ATTN__HAVE_QK8
+    if (rt && m <= ATTN__QD_QUADS_M && attn__qk8_cpu()) {
+        const size_t nq = ATTN__QD_NQ(kb), qb = ATTN__QK8_QUAD_BYTES(nq);
+        const size_t rbq = ldb / ATTN__QK * attn__dt_block_bytes(b_type);
+        memset(qa, 0, (m + 3) / 4 * qb);
+        for (i = 0; i < m * (m == 1 ? 4 : 1); i++) /* before C is touched; one row 4 times */
+            if (!attn__qk8_quad_row(a + i % m * lda, kb, qa + i / 4 * qb, nq, i % 4))
+                return ATTN_ERR_ARG;
+        for (j = 0; j < n; j += ATTN__VW) {
+            const size_t wv = attn__min(ATTN__VW, n - j);
+            for (i = 0; i < m; i += 4) {
+                float o[4 * ATTN__VW], t[ATTN__VW];
+                size_t r, v;
+                attn__qk8_cols(b_type == ATTN_Q4_0, m == 1, (const unsigned char *)b + j * rbq,
+                               rbq, wv, kb, qa + i / 4 * qb, nq, o);
+                for (r = 0; r < attn__min(4, m - i); r++) {
+                    for (v = 0; v < ATTN__VW; v++)
+                        t[v] = v >= wv ? 0.0f : m == 1 ? o[v] : o[4 * v + r];
+                    attn__qd_store(c + (i + r) * ldc + j, attn__vload(t), wv, alpha, beta);
+                }
+            }
+        }
+        return ATTN_OK;
+    }
+#endif
+    /* A quantized into the workspace; every block must quantize before C is touched */
     ra = kb * ATTN__QD_AB;
     pb = qa + attn__round_up(m * ra, ATTN__ALIGN);
     for (i = 0; i < m; i++)
@@ -1229,18 +1301,9 @@ static attn_status attn__matmul_int8_path(size_t m, size_t n, size_t k, float al
                 rows(R, kb, qa + i * ra, ra, pb + g * kb * ATTN__QD_GB,
                      pb + (g + 1) * kb * ATTN__QD_GB, acc);
                 for (r = 0; r < R; r++)
-                    for (v = 0; v * ATTN__VW < cols; v++) { /* C = alpha acc (+ beta C) */
-                        float *cv = c + (i + r) * ldc + j0 + v * ATTN__VW;
-                        const size_t wv = attn__min(ATTN__VW, cols - v * ATTN__VW);
-                        attn__v y = attn__vmul(attn__vset1(alpha), acc[2 * r + v]);
-                        if (beta != 0.0f)
-                            y = attn__vfma(attn__vset1(beta),
-                                           wv == ATTN__VW ? attn__vload(cv)
-                                                          : attn__vload_part(cv, wv, 0.0f),
-                                           y);
-                        if (wv == ATTN__VW) attn__vstore(cv, y);
-                        else attn__vstore_part(cv, y, wv);
-                    }
+                    for (v = 0; v * ATTN__VW < cols; v++)
+                        attn__qd_store(c + (i + r) * ldc + j0 + v * ATTN__VW, acc[2 * r + v],
+                                       attn__min(ATTN__VW, cols - v * ATTN__VW), alpha, beta);
             }
         }
     }

@@ -8,7 +8,7 @@
  *  - B's codes at their extremes: q8_0 bytes of -128 and 127, q4_0 nibbles 0 and 15;
  *    A blocks of zeros, tiny values (subnormal scales), mixed magnitudes, large values, and
  *    blocks whose scale is 1 exactly holding ties (k + 1/2: away from zero) and 0.5 - 2^-25;
- *  - products over several chunks of B's columns (k = 4096, n = 100);
+ *  - products over several chunks of B's columns (k = 4096, n = 100), and one row (n = 37);
  *  - the bound: |C - ref| <= (k / 32 + 4) eps |alpha| sum |a b| + 2 eps |beta c| against the
  *    reference on A quantized by attn_convert (so one code of A off fails it);
  *  - determinism: the same bits row by row and column block by column block;
@@ -16,7 +16,9 @@
  *    skipped on a CPU without them; AArch64: sdot);
  *  - where the ISA file has int8 instructions chosen at run time (x86: AVX-VNNI, AVX512-VNNI)
  *    and this CPU has them, every case twice: those and the compiler-targeted ones (the
- *    test hook attn__matmul_int8_path), each to the bound, the two bit for bit;
+ *    test hook attn__matmul_int8_path), each to the bound, the two bit for bit; so also
+ *    the AVX-512 path's few rows (m <= 8: B read in place, 4 rows of A a column) against
+ *    the packed B, in every case;
  *  - refusals with C untouched: NaN, inf and a scale past binary16 in A's last block, k and
  *    ldb not whole blocks, other B types, NULL pointers and workspace, a short workspace,
  *    overlaps; m = 0 and n = 0 touch nothing; k = 0 gives beta C. */
@@ -150,6 +152,16 @@ static void check_case(attn_dtype bt, size_t m, size_t n, size_t k, float alpha,
     }
     check(bad == 0, "int8 %s m=%zu n=%zu k=%zu alpha=%g beta=%g: %zu elements off",
           bt == ATTN_Q8_0 ? "q8_0" : "q4_0", m, n, k, alpha, beta, bad);
+    if (g_rt) { /* the same bits from the compiler-targeted path (x86: no quads, B packed) */
+        memcpy(c1, c0, m * ldc * sizeof(float));
+        g_rt = 0;
+        mm8(m, n, k, alpha, a, lda, bt, b, ldb, beta, c1, ldc, w, ws);
+        g_rt = 1;
+        bad = 0;
+        for (i = 0; i < m * ldc; i++) bad += memcmp(&c[i], &c1[i], 4) != 0;
+        check(bad == 0, "int8 m=%zu n=%zu k=%zu: run-time and compiler-targeted paths, %zu "
+              "elements differ", m, n, k, bad);
+    }
     /* the same bits row by row, and in two column blocks */
     memcpy(c1, c0, m * ldc * sizeof(float));
     for (i = 0; i < m; i++)
@@ -188,6 +200,7 @@ static void test_products(void)
             }
     check_case(ATTN_Q8_0, 5, 100, 4096, 1.0f, 0.0f);
     check_case(ATTN_Q4_0, 3, 100, 4096, 2.0f, 1.0f);
+    check_case(ATTN_Q8_0, 1, 37, 4096, -1.0f, 0.5f);
 }
 
 static void test_refusals(void)
