@@ -2600,6 +2600,19 @@ static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m512 attn__scalar_qk8_d
     return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(a, b)));
 }
 
+/* Blocks 4 g .. 4 g + 3 (bs bytes each) of a row k of nb blocks: in place, or where the row
+ * ends sooner, copied into tail (4 bs bytes) and zero padded */
+static ATTN__SCALAR_FORCE_INLINE const unsigned char *attn__scalar_qk8_group_at(const unsigned char *k,
+                                                                  size_t nb, size_t g,
+                                                                  size_t bs, unsigned char *tail)
+{
+    const unsigned char *kg = k + g * 4 * bs;
+    if (nb - 4 * g >= 4) return kg;
+    memset(tail, 0, 4 * bs);
+    memcpy(tail, kg, (nb - 4 * g) * bs);
+    return tail;
+}
+
 /* Blocks 4 g .. 4 g + 3 of the q8_0 row k (nb blocks, the last ones zero padded: scale 0):
  * their values + 128 as two vectors, and their scales (attn__scalar_qk8_h4) */
 static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE uint64_t attn__scalar_qk8_kload(const unsigned char *k,
@@ -2608,12 +2621,7 @@ static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE uint64_t attn__scalar_qk8
 {
     const __m512i x80 = _mm512_set1_epi8((char)0x80);
     unsigned char tail[4 * 34];
-    const unsigned char *kg = k + g * 4 * 34;
-    if (nb - 4 * g < 4) {
-        memset(tail, 0, sizeof tail);
-        memcpy(tail, kg, (nb - 4 * g) * 34);
-        kg = tail;
-    }
+    const unsigned char *kg = attn__scalar_qk8_group_at(k, nb, g, 34, tail);
     *k0 = _mm512_xor_si512(
         _mm512_inserti64x4(
             _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(kg + 2))),
@@ -2645,12 +2653,7 @@ static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE uint64_t attn__scalar_qk4
                                                                 __m512i *k0, __m512i *k1)
 {
     unsigned char tail[4 * 18];
-    const unsigned char *kg = k + g * 4 * 18;
-    if (nb - 4 * g < 4) {
-        memset(tail, 0, sizeof tail);
-        memcpy(tail, kg, (nb - 4 * g) * 18);
-        kg = tail;
-    }
+    const unsigned char *kg = attn__scalar_qk8_group_at(k, nb, g, 18, tail);
     *k0 = attn__scalar_qk4_pair(kg + 2, kg + 20);
     *k1 = attn__scalar_qk4_pair(kg + 38, kg + 56);
     return attn__scalar_qk8_h4(kg, 18);
@@ -10144,6 +10147,19 @@ static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m512 attn__avx2_qk8_dk4(con
     return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(a, b)));
 }
 
+/* Blocks 4 g .. 4 g + 3 (bs bytes each) of a row k of nb blocks: in place, or where the row
+ * ends sooner, copied into tail (4 bs bytes) and zero padded */
+static ATTN__AVX2_FORCE_INLINE const unsigned char *attn__avx2_qk8_group_at(const unsigned char *k,
+                                                                  size_t nb, size_t g,
+                                                                  size_t bs, unsigned char *tail)
+{
+    const unsigned char *kg = k + g * 4 * bs;
+    if (nb - 4 * g >= 4) return kg;
+    memset(tail, 0, 4 * bs);
+    memcpy(tail, kg, (nb - 4 * g) * bs);
+    return tail;
+}
+
 /* Blocks 4 g .. 4 g + 3 of the q8_0 row k (nb blocks, the last ones zero padded: scale 0):
  * their values + 128 as two vectors, and their scales (attn__avx2_qk8_h4) */
 static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE uint64_t attn__avx2_qk8_kload(const unsigned char *k,
@@ -10152,12 +10168,7 @@ static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE uint64_t attn__avx2_qk8_kload
 {
     const __m512i x80 = _mm512_set1_epi8((char)0x80);
     unsigned char tail[4 * 34];
-    const unsigned char *kg = k + g * 4 * 34;
-    if (nb - 4 * g < 4) {
-        memset(tail, 0, sizeof tail);
-        memcpy(tail, kg, (nb - 4 * g) * 34);
-        kg = tail;
-    }
+    const unsigned char *kg = attn__avx2_qk8_group_at(k, nb, g, 34, tail);
     *k0 = _mm512_xor_si512(
         _mm512_inserti64x4(
             _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(kg + 2))),
@@ -10189,12 +10200,7 @@ static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE uint64_t attn__avx2_qk4_kload
                                                                 __m512i *k0, __m512i *k1)
 {
     unsigned char tail[4 * 18];
-    const unsigned char *kg = k + g * 4 * 18;
-    if (nb - 4 * g < 4) {
-        memset(tail, 0, sizeof tail);
-        memcpy(tail, kg, (nb - 4 * g) * 18);
-        kg = tail;
-    }
+    const unsigned char *kg = attn__avx2_qk8_group_at(k, nb, g, 18, tail);
     *k0 = attn__avx2_qk4_pair(kg + 2, kg + 20);
     *k1 = attn__avx2_qk4_pair(kg + 38, kg + 56);
     return attn__avx2_qk8_h4(kg, 18);
@@ -17692,6 +17698,19 @@ static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m512 attn__avx512_qk8_d
     return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(a, b)));
 }
 
+/* Blocks 4 g .. 4 g + 3 (bs bytes each) of a row k of nb blocks: in place, or where the row
+ * ends sooner, copied into tail (4 bs bytes) and zero padded */
+static ATTN__AVX512_FORCE_INLINE const unsigned char *attn__avx512_qk8_group_at(const unsigned char *k,
+                                                                  size_t nb, size_t g,
+                                                                  size_t bs, unsigned char *tail)
+{
+    const unsigned char *kg = k + g * 4 * bs;
+    if (nb - 4 * g >= 4) return kg;
+    memset(tail, 0, 4 * bs);
+    memcpy(tail, kg, (nb - 4 * g) * bs);
+    return tail;
+}
+
 /* Blocks 4 g .. 4 g + 3 of the q8_0 row k (nb blocks, the last ones zero padded: scale 0):
  * their values + 128 as two vectors, and their scales (attn__avx512_qk8_h4) */
 static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE uint64_t attn__avx512_qk8_kload(const unsigned char *k,
@@ -17700,12 +17719,7 @@ static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE uint64_t attn__avx512_qk8
 {
     const __m512i x80 = _mm512_set1_epi8((char)0x80);
     unsigned char tail[4 * 34];
-    const unsigned char *kg = k + g * 4 * 34;
-    if (nb - 4 * g < 4) {
-        memset(tail, 0, sizeof tail);
-        memcpy(tail, kg, (nb - 4 * g) * 34);
-        kg = tail;
-    }
+    const unsigned char *kg = attn__avx512_qk8_group_at(k, nb, g, 34, tail);
     *k0 = _mm512_xor_si512(
         _mm512_inserti64x4(
             _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(kg + 2))),
@@ -17737,12 +17751,7 @@ static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE uint64_t attn__avx512_qk4
                                                                 __m512i *k0, __m512i *k1)
 {
     unsigned char tail[4 * 18];
-    const unsigned char *kg = k + g * 4 * 18;
-    if (nb - 4 * g < 4) {
-        memset(tail, 0, sizeof tail);
-        memcpy(tail, kg, (nb - 4 * g) * 18);
-        kg = tail;
-    }
+    const unsigned char *kg = attn__avx512_qk8_group_at(k, nb, g, 18, tail);
     *k0 = attn__avx512_qk4_pair(kg + 2, kg + 20);
     *k1 = attn__avx512_qk4_pair(kg + 38, kg + 56);
     return attn__avx512_qk8_h4(kg, 18);
@@ -25765,6 +25774,19 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512 attn__qk8_dk4(const uint64_t *h)
     return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(a, b)));
 }
 
+/* Blocks 4 g .. 4 g + 3 (bs bytes each) of a row k of nb blocks: in place, or where the row
+ * ends sooner, copied into tail (4 bs bytes) and zero padded */
+static ATTN__FORCE_INLINE const unsigned char *attn__qk8_group_at(const unsigned char *k,
+                                                                  size_t nb, size_t g,
+                                                                  size_t bs, unsigned char *tail)
+{
+    const unsigned char *kg = k + g * 4 * bs;
+    if (nb - 4 * g >= 4) return kg;
+    memset(tail, 0, 4 * bs);
+    memcpy(tail, kg, (nb - 4 * g) * bs);
+    return tail;
+}
+
 /* Blocks 4 g .. 4 g + 3 of the q8_0 row k (nb blocks, the last ones zero padded: scale 0):
  * their values + 128 as two vectors, and their scales (attn__qk8_h4) */
 static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint64_t attn__qk8_kload(const unsigned char *k,
@@ -25773,12 +25795,7 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint64_t attn__qk8_kload(const unsigned
 {
     const __m512i x80 = _mm512_set1_epi8((char)0x80);
     unsigned char tail[4 * 34];
-    const unsigned char *kg = k + g * 4 * 34;
-    if (nb - 4 * g < 4) {
-        memset(tail, 0, sizeof tail);
-        memcpy(tail, kg, (nb - 4 * g) * 34);
-        kg = tail;
-    }
+    const unsigned char *kg = attn__qk8_group_at(k, nb, g, 34, tail);
     *k0 = _mm512_xor_si512(
         _mm512_inserti64x4(
             _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(kg + 2))),
@@ -25810,12 +25827,7 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint64_t attn__qk4_kload(const unsigned
                                                                 __m512i *k0, __m512i *k1)
 {
     unsigned char tail[4 * 18];
-    const unsigned char *kg = k + g * 4 * 18;
-    if (nb - 4 * g < 4) {
-        memset(tail, 0, sizeof tail);
-        memcpy(tail, kg, (nb - 4 * g) * 18);
-        kg = tail;
-    }
+    const unsigned char *kg = attn__qk8_group_at(k, nb, g, 18, tail);
     *k0 = attn__qk4_pair(kg + 2, kg + 20);
     *k1 = attn__qk4_pair(kg + 38, kg + 56);
     return attn__qk8_h4(kg, 18);
