@@ -1553,6 +1553,52 @@ static inline void attn__scalar_vi_store(int32_t *p, attn__scalar_vi v)
 {
     _mm256_storeu_si256((__m256i *)(void *)p, v);
 }
+/* attn__scalar_vi_t8 (simd/generic.h's contract): 16 bytes of column l in the low 128-bit lane
+ * and of column l + 4 in the high one, then 4 x 4 int32 transposes within the lanes */
+#define ATTN__SCALAR_HAVE_VI_T8 1
+static inline __m256i attn__scalar_vi_cols2(const unsigned char *p, const unsigned char *q)
+{
+    return _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p)),
+        _mm_loadu_si128((const __m128i *)(const void *)q), 1);
+}
+static inline __m256i attn__scalar_vi_t4(const __m256i *y, unsigned char *o, __m256i s)
+{ /* s plus the transposed vectors' byte pairs */
+    const __m256i t0 = _mm256_unpacklo_epi32(y[0], y[1]), t1 = _mm256_unpacklo_epi32(y[2], y[3]);
+    const __m256i t2 = _mm256_unpackhi_epi32(y[0], y[1]), t3 = _mm256_unpackhi_epi32(y[2], y[3]);
+    __m256i x[4];
+    size_t t;
+    x[0] = _mm256_unpacklo_epi64(t0, t1);
+    x[1] = _mm256_unpackhi_epi64(t0, t1);
+    x[2] = _mm256_unpacklo_epi64(t2, t3);
+    x[3] = _mm256_unpackhi_epi64(t2, t3);
+    for (t = 0; t < 4; t++) {
+        _mm256_storeu_si256((__m256i *)(void *)(o + 32 * t), x[t]);
+        s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_set1_epi8(1), x[t]));
+    }
+    return s;
+}
+static inline void attn__scalar_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
+                               int32_t *sum)
+{
+    const __m256i m = _mm256_set1_epi8(15), e = _mm256_set1_epi8(8);
+    __m256i y[4], z[4], s;
+    size_t l;
+    for (l = 0; l < 4; l++) {
+        const unsigned char *p = b + l * rb, *q = b + (l + 4) * rb;
+        if (q4) {
+            const __m256i v = attn__scalar_vi_cols2(p, q);
+            y[l] = _mm256_sub_epi8(_mm256_and_si256(v, m), e);
+            z[l] = _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(v, 4), m), e);
+        } else {
+            y[l] = attn__scalar_vi_cols2(p, q);
+            z[l] = attn__scalar_vi_cols2(p + 16, q + 16);
+        }
+    }
+    s = attn__scalar_vi_t4(z, o + 128, attn__scalar_vi_t4(y, o, _mm256_setzero_si256()));
+    _mm256_storeu_si256((__m256i *)(void *)sum, _mm256_madd_epi16(s, _mm256_set1_epi16(1)));
+}
+
 /* 16-bit storage, 8 elements widened on load and narrowed on store. f16 by F16C (rounding
  * to nearest even from the immediate, whatever MXCSR says; half subnormals kept under
  * FTZ/DAZ), when the compiler has it (-mf16c; every AVX2 CPU does): else generic.h's exact
@@ -2397,7 +2443,12 @@ static inline void attn__scalar_vload_q4_32(const uint8_t *p, attn__scalar_v *ou
  * An x86 ISA file may also offer the same three for a CPU that has more than the compiler
  * targets (ATTN__SCALAR_HAVE_VI_RT: attn__scalar_vi_rt type, attn__scalar_vi_rt_zero, _dot4, _tof macros with
  * ATTN__SCALAR_VI_RT_BIAS, valid in a function marked ATTN__SCALAR_VI_RT_ATTR; attn__scalar_vi_rt_probe() says
- * whether this CPU runs them, attn__scalar_vi_rt_cpu() below the same, asked once). */
+ * whether this CPU runs them, attn__scalar_vi_rt_cpu() below the same, asked once).
+ * attn__scalar_vi_t8(q4, b, rb, o, sum) transposes one block of
+ * ATTN__SCALAR_VW columns rb bytes apart for the int8 product (b: column 0's 32 int8 of a q8_0
+ * block, or the 16 bytes of a q4_0 block's nibbles, taken less 8): 8 steps of ATTN__SCALAR_VW x 4
+ * bytes at o (step t, lane l: column l's values 4 t .. 4 t + 3), sum[l] the sum of column
+ * l's 32 values. */
 #ifdef ATTN__SCALAR_HAVE_VI_RT
 static inline int attn__scalar_vi_rt_cpu(void)
 { /* cpuid is slow under a hypervisor: one word, written with its value */
@@ -2446,6 +2497,23 @@ static inline attn__scalar_v attn__scalar_vi_tof(attn__scalar_vi acc, const int3
     size_t l;
     for (l = 0; l < ATTN__SCALAR_VW; l++) t[l] = (float)(acc.l[l] - ATTN__SCALAR_VI_BIAS * corr[l]);
     return attn__scalar_vload(t);
+}
+#endif
+#ifndef ATTN__SCALAR_HAVE_VI_T8
+static inline void attn__scalar_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
+                               int32_t *sum)
+{
+    size_t l, t;
+    for (l = 0; l < ATTN__SCALAR_VW; l++) {
+        const unsigned char *c = b + l * rb;
+        int32_t s = 0;
+        for (t = 0; t < 32; t++) {
+            const int v = q4 ? (t < 16 ? c[t] & 15 : c[t - 16] >> 4) - 8 : (int8_t)c[t];
+            o[(t / 4 * ATTN__SCALAR_VW + l) * 4 + t % 4] = (unsigned char)v;
+            s += v;
+        }
+        sum[l] = s;
+    }
 }
 #endif
 #ifndef ATTN__SCALAR_HAVE_VSET1_F16
@@ -5679,8 +5747,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul_typed(attn_trans 
 /* ---- int8 products: attn__scalar_attn_matmul_int8 ------------------------------------------------ */
 /* A is quantized into the workspace, each row as blocks of 36 bytes: the scale d as a float
  * (the binary16 value attn__scalar_attn_convert stores), then 32 int8 (attn__scalar_attn_convert's q8_0 rule, so
- * never -128). B (n x k, q8_0 or q4_0) is repacked a chunk of columns at a time, in groups
- * of ATTN__SCALAR_VW columns; a group's block of 32 values of k is ATTN__SCALAR_QD_GB bytes:
+ * never -128). B (n x k, q8_0 or q4_0) is repacked a chunk of columns at a time (by the
+ * ISA's attn__scalar_vi_t8), in groups of ATTN__SCALAR_VW columns; a group's block of 32 values of k is
+ * ATTN__SCALAR_QD_GB bytes:
  *   8 steps of ATTN__SCALAR_VW x 4 int8 (lane l: column l's 4 values of the step; q4_0 less 8),
  *   ATTN__SCALAR_VW floats (each column's d), ATTN__SCALAR_VW int32 (the sum of each column's values),
  * so that one attn__scalar_vi_dot4 takes 4 values of k for ATTN__SCALAR_VW columns. Columns past n are
@@ -5691,35 +5760,24 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul_typed(attn_trans 
 static void attn__scalar_qd_pack(attn_dtype bt, const unsigned char *b, size_t rb, size_t n,
                           size_t j0, size_t kb, unsigned char *dst)
 {
-    const size_t bs = attn__scalar_dt_block_bytes(bt);
-    size_t blk, l, t;
+    const size_t bs = attn__scalar_dt_block_bytes(bt), w = j0 < n ? attn__scalar_min(ATTN__SCALAR_VW, n - j0) : 0;
+    unsigned char pad[ATTN__SCALAR_VW * (2 + ATTN__SCALAR_QK)]; /* a short group's blocks, zeros after */
+    size_t blk, l;
+    memset(pad, bt == ATTN_Q4_0 ? 0x88 : 0, sizeof pad);
     for (blk = 0; blk < kb; blk++, dst += ATTN__SCALAR_QD_GB) {
-        float *d = (float *)(void *)(dst + 32 * ATTN__SCALAR_VW);
-        attn__scalar_vi s1 = attn__scalar_vi_zero(), s0 = attn__scalar_vi_zero();
-        int32_t sum[ATTN__SCALAR_VW], off[ATTN__SCALAR_VW];
-        for (l = 0; l < ATTN__SCALAR_VW; l++) {
-            unsigned char q[ATTN__SCALAR_QK];
-            memset(q, 0, sizeof q);
-            d[l] = 0.0f;
-            if (j0 + l < n) {
-                const unsigned char *s = b + (j0 + l) * rb + blk * bs;
-                d[l] = attn__scalar_f16_to_f32((uint16_t)(s[0] | s[1] << 8));
-                if (bt == ATTN_Q8_0) memcpy(q, s + 2, ATTN__SCALAR_QK);
-                else
-                    for (t = 0; t < ATTN__SCALAR_QK / 2; t++) {
-                        q[t] = (unsigned char)((s[2 + t] & 15) - 8);
-                        q[t + ATTN__SCALAR_QK / 2] = (unsigned char)((s[2 + t] >> 4) - 8);
-                    }
-            }
-            for (t = 0; t < ATTN__SCALAR_QK / 4; t++) memcpy(dst + (t * ATTN__SCALAR_VW + l) * 4, q + 4 * t, 4);
+        const unsigned char *c0 = b + j0 * rb + blk * bs;
+        size_t r = rb;
+        uint16_t h[ATTN__SCALAR_VW];
+        int32_t sum[ATTN__SCALAR_VW];
+        if (w < ATTN__SCALAR_VW) {
+            for (l = 0; l < w; l++) memcpy(pad + l * bs, c0 + l * rb, bs);
+            c0 = pad;
+            r = bs;
         }
-        for (t = 0; t < ATTN__SCALAR_QK / 4; t++) { /* sums: dot products with ones, less the bias */
-            s1 = attn__scalar_vi_dot4(s1, 0x01010101u, (const int8_t *)dst + t * 4 * ATTN__SCALAR_VW);
-            s0 = attn__scalar_vi_dot4(s0, 0, (const int8_t *)dst + t * 4 * ATTN__SCALAR_VW);
-        }
-        attn__scalar_vi_store(sum, s1);
-        attn__scalar_vi_store(off, s0);
-        for (l = 0; l < ATTN__SCALAR_VW; l++) sum[l] -= off[l];
+        for (l = 0; l < ATTN__SCALAR_VW; l++)
+            h[l] = l < w ? (uint16_t)(c0[l * r] | c0[l * r + 1] << 8) : 0;
+        attn__scalar_vstore((float *)(void *)(dst + 32 * ATTN__SCALAR_VW), attn__scalar_vload_f16(h));
+        attn__scalar_vi_t8(bt == ATTN_Q4_0, c0 + 2, r, dst, sum);
         memcpy(dst + 36 * ATTN__SCALAR_VW, sum, sizeof sum);
     }
 }
@@ -9100,6 +9158,52 @@ static inline void attn__avx2_vi_store(int32_t *p, attn__avx2_vi v)
 {
     _mm256_storeu_si256((__m256i *)(void *)p, v);
 }
+/* attn__avx2_vi_t8 (simd/generic.h's contract): 16 bytes of column l in the low 128-bit lane
+ * and of column l + 4 in the high one, then 4 x 4 int32 transposes within the lanes */
+#define ATTN__AVX2_HAVE_VI_T8 1
+static inline __m256i attn__avx2_vi_cols2(const unsigned char *p, const unsigned char *q)
+{
+    return _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p)),
+        _mm_loadu_si128((const __m128i *)(const void *)q), 1);
+}
+static inline __m256i attn__avx2_vi_t4(const __m256i *y, unsigned char *o, __m256i s)
+{ /* s plus the transposed vectors' byte pairs */
+    const __m256i t0 = _mm256_unpacklo_epi32(y[0], y[1]), t1 = _mm256_unpacklo_epi32(y[2], y[3]);
+    const __m256i t2 = _mm256_unpackhi_epi32(y[0], y[1]), t3 = _mm256_unpackhi_epi32(y[2], y[3]);
+    __m256i x[4];
+    size_t t;
+    x[0] = _mm256_unpacklo_epi64(t0, t1);
+    x[1] = _mm256_unpackhi_epi64(t0, t1);
+    x[2] = _mm256_unpacklo_epi64(t2, t3);
+    x[3] = _mm256_unpackhi_epi64(t2, t3);
+    for (t = 0; t < 4; t++) {
+        _mm256_storeu_si256((__m256i *)(void *)(o + 32 * t), x[t]);
+        s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_set1_epi8(1), x[t]));
+    }
+    return s;
+}
+static inline void attn__avx2_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
+                               int32_t *sum)
+{
+    const __m256i m = _mm256_set1_epi8(15), e = _mm256_set1_epi8(8);
+    __m256i y[4], z[4], s;
+    size_t l;
+    for (l = 0; l < 4; l++) {
+        const unsigned char *p = b + l * rb, *q = b + (l + 4) * rb;
+        if (q4) {
+            const __m256i v = attn__avx2_vi_cols2(p, q);
+            y[l] = _mm256_sub_epi8(_mm256_and_si256(v, m), e);
+            z[l] = _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(v, 4), m), e);
+        } else {
+            y[l] = attn__avx2_vi_cols2(p, q);
+            z[l] = attn__avx2_vi_cols2(p + 16, q + 16);
+        }
+    }
+    s = attn__avx2_vi_t4(z, o + 128, attn__avx2_vi_t4(y, o, _mm256_setzero_si256()));
+    _mm256_storeu_si256((__m256i *)(void *)sum, _mm256_madd_epi16(s, _mm256_set1_epi16(1)));
+}
+
 /* 16-bit storage, 8 elements widened on load and narrowed on store. f16 by F16C (rounding
  * to nearest even from the immediate, whatever MXCSR says; half subnormals kept under
  * FTZ/DAZ), when the compiler has it (-mf16c; every AVX2 CPU does): else generic.h's exact
@@ -9944,7 +10048,12 @@ static inline void attn__avx2_vload_q4_32(const uint8_t *p, attn__avx2_v *out)
  * An x86 ISA file may also offer the same three for a CPU that has more than the compiler
  * targets (ATTN__AVX2_HAVE_VI_RT: attn__avx2_vi_rt type, attn__avx2_vi_rt_zero, _dot4, _tof macros with
  * ATTN__AVX2_VI_RT_BIAS, valid in a function marked ATTN__AVX2_VI_RT_ATTR; attn__avx2_vi_rt_probe() says
- * whether this CPU runs them, attn__avx2_vi_rt_cpu() below the same, asked once). */
+ * whether this CPU runs them, attn__avx2_vi_rt_cpu() below the same, asked once).
+ * attn__avx2_vi_t8(q4, b, rb, o, sum) transposes one block of
+ * ATTN__AVX2_VW columns rb bytes apart for the int8 product (b: column 0's 32 int8 of a q8_0
+ * block, or the 16 bytes of a q4_0 block's nibbles, taken less 8): 8 steps of ATTN__AVX2_VW x 4
+ * bytes at o (step t, lane l: column l's values 4 t .. 4 t + 3), sum[l] the sum of column
+ * l's 32 values. */
 #ifdef ATTN__AVX2_HAVE_VI_RT
 static inline int attn__avx2_vi_rt_cpu(void)
 { /* cpuid is slow under a hypervisor: one word, written with its value */
@@ -9993,6 +10102,23 @@ static inline attn__avx2_v attn__avx2_vi_tof(attn__avx2_vi acc, const int32_t *c
     size_t l;
     for (l = 0; l < ATTN__AVX2_VW; l++) t[l] = (float)(acc.l[l] - ATTN__AVX2_VI_BIAS * corr[l]);
     return attn__avx2_vload(t);
+}
+#endif
+#ifndef ATTN__AVX2_HAVE_VI_T8
+static inline void attn__avx2_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
+                               int32_t *sum)
+{
+    size_t l, t;
+    for (l = 0; l < ATTN__AVX2_VW; l++) {
+        const unsigned char *c = b + l * rb;
+        int32_t s = 0;
+        for (t = 0; t < 32; t++) {
+            const int v = q4 ? (t < 16 ? c[t] & 15 : c[t - 16] >> 4) - 8 : (int8_t)c[t];
+            o[(t / 4 * ATTN__AVX2_VW + l) * 4 + t % 4] = (unsigned char)v;
+            s += v;
+        }
+        sum[l] = s;
+    }
 }
 #endif
 #ifndef ATTN__AVX2_HAVE_VSET1_F16
@@ -13226,8 +13352,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul_typed(attn_trans ta
 /* ---- int8 products: attn__avx2_attn_matmul_int8 ------------------------------------------------ */
 /* A is quantized into the workspace, each row as blocks of 36 bytes: the scale d as a float
  * (the binary16 value attn__avx2_attn_convert stores), then 32 int8 (attn__avx2_attn_convert's q8_0 rule, so
- * never -128). B (n x k, q8_0 or q4_0) is repacked a chunk of columns at a time, in groups
- * of ATTN__AVX2_VW columns; a group's block of 32 values of k is ATTN__AVX2_QD_GB bytes:
+ * never -128). B (n x k, q8_0 or q4_0) is repacked a chunk of columns at a time (by the
+ * ISA's attn__avx2_vi_t8), in groups of ATTN__AVX2_VW columns; a group's block of 32 values of k is
+ * ATTN__AVX2_QD_GB bytes:
  *   8 steps of ATTN__AVX2_VW x 4 int8 (lane l: column l's 4 values of the step; q4_0 less 8),
  *   ATTN__AVX2_VW floats (each column's d), ATTN__AVX2_VW int32 (the sum of each column's values),
  * so that one attn__avx2_vi_dot4 takes 4 values of k for ATTN__AVX2_VW columns. Columns past n are
@@ -13238,35 +13365,24 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul_typed(attn_trans ta
 static void attn__avx2_qd_pack(attn_dtype bt, const unsigned char *b, size_t rb, size_t n,
                           size_t j0, size_t kb, unsigned char *dst)
 {
-    const size_t bs = attn__avx2_dt_block_bytes(bt);
-    size_t blk, l, t;
+    const size_t bs = attn__avx2_dt_block_bytes(bt), w = j0 < n ? attn__avx2_min(ATTN__AVX2_VW, n - j0) : 0;
+    unsigned char pad[ATTN__AVX2_VW * (2 + ATTN__AVX2_QK)]; /* a short group's blocks, zeros after */
+    size_t blk, l;
+    memset(pad, bt == ATTN_Q4_0 ? 0x88 : 0, sizeof pad);
     for (blk = 0; blk < kb; blk++, dst += ATTN__AVX2_QD_GB) {
-        float *d = (float *)(void *)(dst + 32 * ATTN__AVX2_VW);
-        attn__avx2_vi s1 = attn__avx2_vi_zero(), s0 = attn__avx2_vi_zero();
-        int32_t sum[ATTN__AVX2_VW], off[ATTN__AVX2_VW];
-        for (l = 0; l < ATTN__AVX2_VW; l++) {
-            unsigned char q[ATTN__AVX2_QK];
-            memset(q, 0, sizeof q);
-            d[l] = 0.0f;
-            if (j0 + l < n) {
-                const unsigned char *s = b + (j0 + l) * rb + blk * bs;
-                d[l] = attn__avx2_f16_to_f32((uint16_t)(s[0] | s[1] << 8));
-                if (bt == ATTN_Q8_0) memcpy(q, s + 2, ATTN__AVX2_QK);
-                else
-                    for (t = 0; t < ATTN__AVX2_QK / 2; t++) {
-                        q[t] = (unsigned char)((s[2 + t] & 15) - 8);
-                        q[t + ATTN__AVX2_QK / 2] = (unsigned char)((s[2 + t] >> 4) - 8);
-                    }
-            }
-            for (t = 0; t < ATTN__AVX2_QK / 4; t++) memcpy(dst + (t * ATTN__AVX2_VW + l) * 4, q + 4 * t, 4);
+        const unsigned char *c0 = b + j0 * rb + blk * bs;
+        size_t r = rb;
+        uint16_t h[ATTN__AVX2_VW];
+        int32_t sum[ATTN__AVX2_VW];
+        if (w < ATTN__AVX2_VW) {
+            for (l = 0; l < w; l++) memcpy(pad + l * bs, c0 + l * rb, bs);
+            c0 = pad;
+            r = bs;
         }
-        for (t = 0; t < ATTN__AVX2_QK / 4; t++) { /* sums: dot products with ones, less the bias */
-            s1 = attn__avx2_vi_dot4(s1, 0x01010101u, (const int8_t *)dst + t * 4 * ATTN__AVX2_VW);
-            s0 = attn__avx2_vi_dot4(s0, 0, (const int8_t *)dst + t * 4 * ATTN__AVX2_VW);
-        }
-        attn__avx2_vi_store(sum, s1);
-        attn__avx2_vi_store(off, s0);
-        for (l = 0; l < ATTN__AVX2_VW; l++) sum[l] -= off[l];
+        for (l = 0; l < ATTN__AVX2_VW; l++)
+            h[l] = l < w ? (uint16_t)(c0[l * r] | c0[l * r + 1] << 8) : 0;
+        attn__avx2_vstore((float *)(void *)(dst + 32 * ATTN__AVX2_VW), attn__avx2_vload_f16(h));
+        attn__avx2_vi_t8(bt == ATTN_Q4_0, c0 + 2, r, dst, sum);
         memcpy(dst + 36 * ATTN__AVX2_VW, sum, sizeof sum);
     }
 }
@@ -16651,6 +16767,52 @@ static inline void attn__avx512_vi_store(int32_t *p, attn__avx512_vi v)
 {
     _mm256_storeu_si256((__m256i *)(void *)p, v);
 }
+/* attn__avx512_vi_t8 (simd/generic.h's contract): 16 bytes of column l in the low 128-bit lane
+ * and of column l + 4 in the high one, then 4 x 4 int32 transposes within the lanes */
+#define ATTN__AVX512_HAVE_VI_T8 1
+static inline __m256i attn__avx512_vi_cols2(const unsigned char *p, const unsigned char *q)
+{
+    return _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p)),
+        _mm_loadu_si128((const __m128i *)(const void *)q), 1);
+}
+static inline __m256i attn__avx512_vi_t4(const __m256i *y, unsigned char *o, __m256i s)
+{ /* s plus the transposed vectors' byte pairs */
+    const __m256i t0 = _mm256_unpacklo_epi32(y[0], y[1]), t1 = _mm256_unpacklo_epi32(y[2], y[3]);
+    const __m256i t2 = _mm256_unpackhi_epi32(y[0], y[1]), t3 = _mm256_unpackhi_epi32(y[2], y[3]);
+    __m256i x[4];
+    size_t t;
+    x[0] = _mm256_unpacklo_epi64(t0, t1);
+    x[1] = _mm256_unpackhi_epi64(t0, t1);
+    x[2] = _mm256_unpacklo_epi64(t2, t3);
+    x[3] = _mm256_unpackhi_epi64(t2, t3);
+    for (t = 0; t < 4; t++) {
+        _mm256_storeu_si256((__m256i *)(void *)(o + 32 * t), x[t]);
+        s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_set1_epi8(1), x[t]));
+    }
+    return s;
+}
+static inline void attn__avx512_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
+                               int32_t *sum)
+{
+    const __m256i m = _mm256_set1_epi8(15), e = _mm256_set1_epi8(8);
+    __m256i y[4], z[4], s;
+    size_t l;
+    for (l = 0; l < 4; l++) {
+        const unsigned char *p = b + l * rb, *q = b + (l + 4) * rb;
+        if (q4) {
+            const __m256i v = attn__avx512_vi_cols2(p, q);
+            y[l] = _mm256_sub_epi8(_mm256_and_si256(v, m), e);
+            z[l] = _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(v, 4), m), e);
+        } else {
+            y[l] = attn__avx512_vi_cols2(p, q);
+            z[l] = attn__avx512_vi_cols2(p + 16, q + 16);
+        }
+    }
+    s = attn__avx512_vi_t4(z, o + 128, attn__avx512_vi_t4(y, o, _mm256_setzero_si256()));
+    _mm256_storeu_si256((__m256i *)(void *)sum, _mm256_madd_epi16(s, _mm256_set1_epi16(1)));
+}
+
 /* 16-bit storage, 8 elements widened on load and narrowed on store. f16 by F16C (rounding
  * to nearest even from the immediate, whatever MXCSR says; half subnormals kept under
  * FTZ/DAZ), when the compiler has it (-mf16c; every AVX2 CPU does): else generic.h's exact
@@ -17495,7 +17657,12 @@ static inline void attn__avx512_vload_q4_32(const uint8_t *p, attn__avx512_v *ou
  * An x86 ISA file may also offer the same three for a CPU that has more than the compiler
  * targets (ATTN__AVX512_HAVE_VI_RT: attn__avx512_vi_rt type, attn__avx512_vi_rt_zero, _dot4, _tof macros with
  * ATTN__AVX512_VI_RT_BIAS, valid in a function marked ATTN__AVX512_VI_RT_ATTR; attn__avx512_vi_rt_probe() says
- * whether this CPU runs them, attn__avx512_vi_rt_cpu() below the same, asked once). */
+ * whether this CPU runs them, attn__avx512_vi_rt_cpu() below the same, asked once).
+ * attn__avx512_vi_t8(q4, b, rb, o, sum) transposes one block of
+ * ATTN__AVX512_VW columns rb bytes apart for the int8 product (b: column 0's 32 int8 of a q8_0
+ * block, or the 16 bytes of a q4_0 block's nibbles, taken less 8): 8 steps of ATTN__AVX512_VW x 4
+ * bytes at o (step t, lane l: column l's values 4 t .. 4 t + 3), sum[l] the sum of column
+ * l's 32 values. */
 #ifdef ATTN__AVX512_HAVE_VI_RT
 static inline int attn__avx512_vi_rt_cpu(void)
 { /* cpuid is slow under a hypervisor: one word, written with its value */
@@ -17544,6 +17711,23 @@ static inline attn__avx512_v attn__avx512_vi_tof(attn__avx512_vi acc, const int3
     size_t l;
     for (l = 0; l < ATTN__AVX512_VW; l++) t[l] = (float)(acc.l[l] - ATTN__AVX512_VI_BIAS * corr[l]);
     return attn__avx512_vload(t);
+}
+#endif
+#ifndef ATTN__AVX512_HAVE_VI_T8
+static inline void attn__avx512_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
+                               int32_t *sum)
+{
+    size_t l, t;
+    for (l = 0; l < ATTN__AVX512_VW; l++) {
+        const unsigned char *c = b + l * rb;
+        int32_t s = 0;
+        for (t = 0; t < 32; t++) {
+            const int v = q4 ? (t < 16 ? c[t] & 15 : c[t - 16] >> 4) - 8 : (int8_t)c[t];
+            o[(t / 4 * ATTN__AVX512_VW + l) * 4 + t % 4] = (unsigned char)v;
+            s += v;
+        }
+        sum[l] = s;
+    }
 }
 #endif
 #ifndef ATTN__AVX512_HAVE_VSET1_F16
@@ -20777,8 +20961,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul_typed(attn_trans 
 /* ---- int8 products: attn__avx512_attn_matmul_int8 ------------------------------------------------ */
 /* A is quantized into the workspace, each row as blocks of 36 bytes: the scale d as a float
  * (the binary16 value attn__avx512_attn_convert stores), then 32 int8 (attn__avx512_attn_convert's q8_0 rule, so
- * never -128). B (n x k, q8_0 or q4_0) is repacked a chunk of columns at a time, in groups
- * of ATTN__AVX512_VW columns; a group's block of 32 values of k is ATTN__AVX512_QD_GB bytes:
+ * never -128). B (n x k, q8_0 or q4_0) is repacked a chunk of columns at a time (by the
+ * ISA's attn__avx512_vi_t8), in groups of ATTN__AVX512_VW columns; a group's block of 32 values of k is
+ * ATTN__AVX512_QD_GB bytes:
  *   8 steps of ATTN__AVX512_VW x 4 int8 (lane l: column l's 4 values of the step; q4_0 less 8),
  *   ATTN__AVX512_VW floats (each column's d), ATTN__AVX512_VW int32 (the sum of each column's values),
  * so that one attn__avx512_vi_dot4 takes 4 values of k for ATTN__AVX512_VW columns. Columns past n are
@@ -20789,35 +20974,24 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul_typed(attn_trans 
 static void attn__avx512_qd_pack(attn_dtype bt, const unsigned char *b, size_t rb, size_t n,
                           size_t j0, size_t kb, unsigned char *dst)
 {
-    const size_t bs = attn__avx512_dt_block_bytes(bt);
-    size_t blk, l, t;
+    const size_t bs = attn__avx512_dt_block_bytes(bt), w = j0 < n ? attn__avx512_min(ATTN__AVX512_VW, n - j0) : 0;
+    unsigned char pad[ATTN__AVX512_VW * (2 + ATTN__AVX512_QK)]; /* a short group's blocks, zeros after */
+    size_t blk, l;
+    memset(pad, bt == ATTN_Q4_0 ? 0x88 : 0, sizeof pad);
     for (blk = 0; blk < kb; blk++, dst += ATTN__AVX512_QD_GB) {
-        float *d = (float *)(void *)(dst + 32 * ATTN__AVX512_VW);
-        attn__avx512_vi s1 = attn__avx512_vi_zero(), s0 = attn__avx512_vi_zero();
-        int32_t sum[ATTN__AVX512_VW], off[ATTN__AVX512_VW];
-        for (l = 0; l < ATTN__AVX512_VW; l++) {
-            unsigned char q[ATTN__AVX512_QK];
-            memset(q, 0, sizeof q);
-            d[l] = 0.0f;
-            if (j0 + l < n) {
-                const unsigned char *s = b + (j0 + l) * rb + blk * bs;
-                d[l] = attn__avx512_f16_to_f32((uint16_t)(s[0] | s[1] << 8));
-                if (bt == ATTN_Q8_0) memcpy(q, s + 2, ATTN__AVX512_QK);
-                else
-                    for (t = 0; t < ATTN__AVX512_QK / 2; t++) {
-                        q[t] = (unsigned char)((s[2 + t] & 15) - 8);
-                        q[t + ATTN__AVX512_QK / 2] = (unsigned char)((s[2 + t] >> 4) - 8);
-                    }
-            }
-            for (t = 0; t < ATTN__AVX512_QK / 4; t++) memcpy(dst + (t * ATTN__AVX512_VW + l) * 4, q + 4 * t, 4);
+        const unsigned char *c0 = b + j0 * rb + blk * bs;
+        size_t r = rb;
+        uint16_t h[ATTN__AVX512_VW];
+        int32_t sum[ATTN__AVX512_VW];
+        if (w < ATTN__AVX512_VW) {
+            for (l = 0; l < w; l++) memcpy(pad + l * bs, c0 + l * rb, bs);
+            c0 = pad;
+            r = bs;
         }
-        for (t = 0; t < ATTN__AVX512_QK / 4; t++) { /* sums: dot products with ones, less the bias */
-            s1 = attn__avx512_vi_dot4(s1, 0x01010101u, (const int8_t *)dst + t * 4 * ATTN__AVX512_VW);
-            s0 = attn__avx512_vi_dot4(s0, 0, (const int8_t *)dst + t * 4 * ATTN__AVX512_VW);
-        }
-        attn__avx512_vi_store(sum, s1);
-        attn__avx512_vi_store(off, s0);
-        for (l = 0; l < ATTN__AVX512_VW; l++) sum[l] -= off[l];
+        for (l = 0; l < ATTN__AVX512_VW; l++)
+            h[l] = l < w ? (uint16_t)(c0[l * r] | c0[l * r + 1] << 8) : 0;
+        attn__avx512_vstore((float *)(void *)(dst + 32 * ATTN__AVX512_VW), attn__avx512_vload_f16(h));
+        attn__avx512_vi_t8(bt == ATTN_Q4_0, c0 + 2, r, dst, sum);
         memcpy(dst + 36 * ATTN__AVX512_VW, sum, sizeof sum);
     }
 }
@@ -24727,6 +24901,52 @@ static inline void attn__vi_store(int32_t *p, attn__vi v)
 {
     _mm256_storeu_si256((__m256i *)(void *)p, v);
 }
+/* attn__vi_t8 (simd/generic.h's contract): 16 bytes of column l in the low 128-bit lane
+ * and of column l + 4 in the high one, then 4 x 4 int32 transposes within the lanes */
+#define ATTN__HAVE_VI_T8 1
+static inline __m256i attn__vi_cols2(const unsigned char *p, const unsigned char *q)
+{
+    return _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p)),
+        _mm_loadu_si128((const __m128i *)(const void *)q), 1);
+}
+static inline __m256i attn__vi_t4(const __m256i *y, unsigned char *o, __m256i s)
+{ /* s plus the transposed vectors' byte pairs */
+    const __m256i t0 = _mm256_unpacklo_epi32(y[0], y[1]), t1 = _mm256_unpacklo_epi32(y[2], y[3]);
+    const __m256i t2 = _mm256_unpackhi_epi32(y[0], y[1]), t3 = _mm256_unpackhi_epi32(y[2], y[3]);
+    __m256i x[4];
+    size_t t;
+    x[0] = _mm256_unpacklo_epi64(t0, t1);
+    x[1] = _mm256_unpackhi_epi64(t0, t1);
+    x[2] = _mm256_unpacklo_epi64(t2, t3);
+    x[3] = _mm256_unpackhi_epi64(t2, t3);
+    for (t = 0; t < 4; t++) {
+        _mm256_storeu_si256((__m256i *)(void *)(o + 32 * t), x[t]);
+        s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_set1_epi8(1), x[t]));
+    }
+    return s;
+}
+static inline void attn__vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
+                               int32_t *sum)
+{
+    const __m256i m = _mm256_set1_epi8(15), e = _mm256_set1_epi8(8);
+    __m256i y[4], z[4], s;
+    size_t l;
+    for (l = 0; l < 4; l++) {
+        const unsigned char *p = b + l * rb, *q = b + (l + 4) * rb;
+        if (q4) {
+            const __m256i v = attn__vi_cols2(p, q);
+            y[l] = _mm256_sub_epi8(_mm256_and_si256(v, m), e);
+            z[l] = _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(v, 4), m), e);
+        } else {
+            y[l] = attn__vi_cols2(p, q);
+            z[l] = attn__vi_cols2(p + 16, q + 16);
+        }
+    }
+    s = attn__vi_t4(z, o + 128, attn__vi_t4(y, o, _mm256_setzero_si256()));
+    _mm256_storeu_si256((__m256i *)(void *)sum, _mm256_madd_epi16(s, _mm256_set1_epi16(1)));
+}
+
 /* 16-bit storage, 8 elements widened on load and narrowed on store. f16 by F16C (rounding
  * to nearest even from the immediate, whatever MXCSR says; half subnormals kept under
  * FTZ/DAZ), when the compiler has it (-mf16c; every AVX2 CPU does): else generic.h's exact
@@ -25571,7 +25791,12 @@ static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
  * An x86 ISA file may also offer the same three for a CPU that has more than the compiler
  * targets (ATTN__HAVE_VI_RT: attn__vi_rt type, attn__vi_rt_zero, _dot4, _tof macros with
  * ATTN__VI_RT_BIAS, valid in a function marked ATTN__VI_RT_ATTR; attn__vi_rt_probe() says
- * whether this CPU runs them, attn__vi_rt_cpu() below the same, asked once). */
+ * whether this CPU runs them, attn__vi_rt_cpu() below the same, asked once).
+ * attn__vi_t8(q4, b, rb, o, sum) transposes one block of
+ * ATTN__VW columns rb bytes apart for the int8 product (b: column 0's 32 int8 of a q8_0
+ * block, or the 16 bytes of a q4_0 block's nibbles, taken less 8): 8 steps of ATTN__VW x 4
+ * bytes at o (step t, lane l: column l's values 4 t .. 4 t + 3), sum[l] the sum of column
+ * l's 32 values. */
 #ifdef ATTN__HAVE_VI_RT
 static inline int attn__vi_rt_cpu(void)
 { /* cpuid is slow under a hypervisor: one word, written with its value */
@@ -25620,6 +25845,23 @@ static inline attn__v attn__vi_tof(attn__vi acc, const int32_t *corr)
     size_t l;
     for (l = 0; l < ATTN__VW; l++) t[l] = (float)(acc.l[l] - ATTN__VI_BIAS * corr[l]);
     return attn__vload(t);
+}
+#endif
+#ifndef ATTN__HAVE_VI_T8
+static inline void attn__vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
+                               int32_t *sum)
+{
+    size_t l, t;
+    for (l = 0; l < ATTN__VW; l++) {
+        const unsigned char *c = b + l * rb;
+        int32_t s = 0;
+        for (t = 0; t < 32; t++) {
+            const int v = q4 ? (t < 16 ? c[t] & 15 : c[t - 16] >> 4) - 8 : (int8_t)c[t];
+            o[(t / 4 * ATTN__VW + l) * 4 + t % 4] = (unsigned char)v;
+            s += v;
+        }
+        sum[l] = s;
+    }
 }
 #endif
 #ifndef ATTN__HAVE_VSET1_F16
@@ -28853,8 +29095,9 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
 /* ---- int8 products: attn_matmul_int8 ------------------------------------------------ */
 /* A is quantized into the workspace, each row as blocks of 36 bytes: the scale d as a float
  * (the binary16 value attn_convert stores), then 32 int8 (attn_convert's q8_0 rule, so
- * never -128). B (n x k, q8_0 or q4_0) is repacked a chunk of columns at a time, in groups
- * of ATTN__VW columns; a group's block of 32 values of k is ATTN__QD_GB bytes:
+ * never -128). B (n x k, q8_0 or q4_0) is repacked a chunk of columns at a time (by the
+ * ISA's attn__vi_t8), in groups of ATTN__VW columns; a group's block of 32 values of k is
+ * ATTN__QD_GB bytes:
  *   8 steps of ATTN__VW x 4 int8 (lane l: column l's 4 values of the step; q4_0 less 8),
  *   ATTN__VW floats (each column's d), ATTN__VW int32 (the sum of each column's values),
  * so that one attn__vi_dot4 takes 4 values of k for ATTN__VW columns. Columns past n are
@@ -28865,35 +29108,24 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
 static void attn__qd_pack(attn_dtype bt, const unsigned char *b, size_t rb, size_t n,
                           size_t j0, size_t kb, unsigned char *dst)
 {
-    const size_t bs = attn__dt_block_bytes(bt);
-    size_t blk, l, t;
+    const size_t bs = attn__dt_block_bytes(bt), w = j0 < n ? attn__min(ATTN__VW, n - j0) : 0;
+    unsigned char pad[ATTN__VW * (2 + ATTN__QK)]; /* a short group's blocks, zeros after */
+    size_t blk, l;
+    memset(pad, bt == ATTN_Q4_0 ? 0x88 : 0, sizeof pad);
     for (blk = 0; blk < kb; blk++, dst += ATTN__QD_GB) {
-        float *d = (float *)(void *)(dst + 32 * ATTN__VW);
-        attn__vi s1 = attn__vi_zero(), s0 = attn__vi_zero();
-        int32_t sum[ATTN__VW], off[ATTN__VW];
-        for (l = 0; l < ATTN__VW; l++) {
-            unsigned char q[ATTN__QK];
-            memset(q, 0, sizeof q);
-            d[l] = 0.0f;
-            if (j0 + l < n) {
-                const unsigned char *s = b + (j0 + l) * rb + blk * bs;
-                d[l] = attn__f16_to_f32((uint16_t)(s[0] | s[1] << 8));
-                if (bt == ATTN_Q8_0) memcpy(q, s + 2, ATTN__QK);
-                else
-                    for (t = 0; t < ATTN__QK / 2; t++) {
-                        q[t] = (unsigned char)((s[2 + t] & 15) - 8);
-                        q[t + ATTN__QK / 2] = (unsigned char)((s[2 + t] >> 4) - 8);
-                    }
-            }
-            for (t = 0; t < ATTN__QK / 4; t++) memcpy(dst + (t * ATTN__VW + l) * 4, q + 4 * t, 4);
+        const unsigned char *c0 = b + j0 * rb + blk * bs;
+        size_t r = rb;
+        uint16_t h[ATTN__VW];
+        int32_t sum[ATTN__VW];
+        if (w < ATTN__VW) {
+            for (l = 0; l < w; l++) memcpy(pad + l * bs, c0 + l * rb, bs);
+            c0 = pad;
+            r = bs;
         }
-        for (t = 0; t < ATTN__QK / 4; t++) { /* sums: dot products with ones, less the bias */
-            s1 = attn__vi_dot4(s1, 0x01010101u, (const int8_t *)dst + t * 4 * ATTN__VW);
-            s0 = attn__vi_dot4(s0, 0, (const int8_t *)dst + t * 4 * ATTN__VW);
-        }
-        attn__vi_store(sum, s1);
-        attn__vi_store(off, s0);
-        for (l = 0; l < ATTN__VW; l++) sum[l] -= off[l];
+        for (l = 0; l < ATTN__VW; l++)
+            h[l] = l < w ? (uint16_t)(c0[l * r] | c0[l * r + 1] << 8) : 0;
+        attn__vstore((float *)(void *)(dst + 32 * ATTN__VW), attn__vload_f16(h));
+        attn__vi_t8(bt == ATTN_Q4_0, c0 + 2, r, dst, sum);
         memcpy(dst + 36 * ATTN__VW, sum, sizeof sum);
     }
 }

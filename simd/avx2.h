@@ -185,6 +185,52 @@ static inline void attn__vi_store(int32_t *p, attn__vi v)
 {
     _mm256_storeu_si256((__m256i *)(void *)p, v);
 }
+/* attn__vi_t8 (simd/generic.h's contract): 16 bytes of column l in the low 128-bit lane
+ * and of column l + 4 in the high one, then 4 x 4 int32 transposes within the lanes */
+#define ATTN__HAVE_VI_T8 1
+static inline __m256i attn__vi_cols2(const unsigned char *p, const unsigned char *q)
+{
+    return _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p)),
+        _mm_loadu_si128((const __m128i *)(const void *)q), 1);
+}
+static inline __m256i attn__vi_t4(const __m256i *y, unsigned char *o, __m256i s)
+{ /* s plus the transposed vectors' byte pairs */
+    const __m256i t0 = _mm256_unpacklo_epi32(y[0], y[1]), t1 = _mm256_unpacklo_epi32(y[2], y[3]);
+    const __m256i t2 = _mm256_unpackhi_epi32(y[0], y[1]), t3 = _mm256_unpackhi_epi32(y[2], y[3]);
+    __m256i x[4];
+    size_t t;
+    x[0] = _mm256_unpacklo_epi64(t0, t1);
+    x[1] = _mm256_unpackhi_epi64(t0, t1);
+    x[2] = _mm256_unpacklo_epi64(t2, t3);
+    x[3] = _mm256_unpackhi_epi64(t2, t3);
+    for (t = 0; t < 4; t++) {
+        _mm256_storeu_si256((__m256i *)(void *)(o + 32 * t), x[t]);
+        s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_set1_epi8(1), x[t]));
+    }
+    return s;
+}
+static inline void attn__vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
+                               int32_t *sum)
+{
+    const __m256i m = _mm256_set1_epi8(15), e = _mm256_set1_epi8(8);
+    __m256i y[4], z[4], s;
+    size_t l;
+    for (l = 0; l < 4; l++) {
+        const unsigned char *p = b + l * rb, *q = b + (l + 4) * rb;
+        if (q4) {
+            const __m256i v = attn__vi_cols2(p, q);
+            y[l] = _mm256_sub_epi8(_mm256_and_si256(v, m), e);
+            z[l] = _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(v, 4), m), e);
+        } else {
+            y[l] = attn__vi_cols2(p, q);
+            z[l] = attn__vi_cols2(p + 16, q + 16);
+        }
+    }
+    s = attn__vi_t4(z, o + 128, attn__vi_t4(y, o, _mm256_setzero_si256()));
+    _mm256_storeu_si256((__m256i *)(void *)sum, _mm256_madd_epi16(s, _mm256_set1_epi16(1)));
+}
+
 /* 16-bit storage, 8 elements widened on load and narrowed on store. f16 by F16C (rounding
  * to nearest even from the immediate, whatever MXCSR says; half subnormals kept under
  * FTZ/DAZ), when the compiler has it (-mf16c; every AVX2 CPU does): else generic.h's exact

@@ -995,8 +995,9 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
 /* ---- int8 products: attn_matmul_int8 ------------------------------------------------ */
 /* A is quantized into the workspace, each row as blocks of 36 bytes: the scale d as a float
  * (the binary16 value attn_convert stores), then 32 int8 (attn_convert's q8_0 rule, so
- * never -128). B (n x k, q8_0 or q4_0) is repacked a chunk of columns at a time, in groups
- * of ATTN__VW columns; a group's block of 32 values of k is ATTN__QD_GB bytes:
+ * never -128). B (n x k, q8_0 or q4_0) is repacked a chunk of columns at a time (by the
+ * ISA's attn__vi_t8), in groups of ATTN__VW columns; a group's block of 32 values of k is
+ * ATTN__QD_GB bytes:
  *   8 steps of ATTN__VW x 4 int8 (lane l: column l's 4 values of the step; q4_0 less 8),
  *   ATTN__VW floats (each column's d), ATTN__VW int32 (the sum of each column's values),
  * so that one attn__vi_dot4 takes 4 values of k for ATTN__VW columns. Columns past n are
@@ -1007,35 +1008,24 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
 static void attn__qd_pack(attn_dtype bt, const unsigned char *b, size_t rb, size_t n,
                           size_t j0, size_t kb, unsigned char *dst)
 {
-    const size_t bs = attn__dt_block_bytes(bt);
-    size_t blk, l, t;
+    const size_t bs = attn__dt_block_bytes(bt), w = j0 < n ? attn__min(ATTN__VW, n - j0) : 0;
+    unsigned char pad[ATTN__VW * (2 + ATTN__QK)]; /* a short group's blocks, zeros after */
+    size_t blk, l;
+    memset(pad, bt == ATTN_Q4_0 ? 0x88 : 0, sizeof pad);
     for (blk = 0; blk < kb; blk++, dst += ATTN__QD_GB) {
-        float *d = (float *)(void *)(dst + 32 * ATTN__VW);
-        attn__vi s1 = attn__vi_zero(), s0 = attn__vi_zero();
-        int32_t sum[ATTN__VW], off[ATTN__VW];
-        for (l = 0; l < ATTN__VW; l++) {
-            unsigned char q[ATTN__QK];
-            memset(q, 0, sizeof q);
-            d[l] = 0.0f;
-            if (j0 + l < n) {
-                const unsigned char *s = b + (j0 + l) * rb + blk * bs;
-                d[l] = attn__f16_to_f32((uint16_t)(s[0] | s[1] << 8));
-                if (bt == ATTN_Q8_0) memcpy(q, s + 2, ATTN__QK);
-                else
-                    for (t = 0; t < ATTN__QK / 2; t++) {
-                        q[t] = (unsigned char)((s[2 + t] & 15) - 8);
-                        q[t + ATTN__QK / 2] = (unsigned char)((s[2 + t] >> 4) - 8);
-                    }
-            }
-            for (t = 0; t < ATTN__QK / 4; t++) memcpy(dst + (t * ATTN__VW + l) * 4, q + 4 * t, 4);
+        const unsigned char *c0 = b + j0 * rb + blk * bs;
+        size_t r = rb;
+        uint16_t h[ATTN__VW];
+        int32_t sum[ATTN__VW];
+        if (w < ATTN__VW) {
+            for (l = 0; l < w; l++) memcpy(pad + l * bs, c0 + l * rb, bs);
+            c0 = pad;
+            r = bs;
         }
-        for (t = 0; t < ATTN__QK / 4; t++) { /* sums: dot products with ones, less the bias */
-            s1 = attn__vi_dot4(s1, 0x01010101u, (const int8_t *)dst + t * 4 * ATTN__VW);
-            s0 = attn__vi_dot4(s0, 0, (const int8_t *)dst + t * 4 * ATTN__VW);
-        }
-        attn__vi_store(sum, s1);
-        attn__vi_store(off, s0);
-        for (l = 0; l < ATTN__VW; l++) sum[l] -= off[l];
+        for (l = 0; l < ATTN__VW; l++)
+            h[l] = l < w ? (uint16_t)(c0[l * r] | c0[l * r + 1] << 8) : 0;
+        attn__vstore((float *)(void *)(dst + 32 * ATTN__VW), attn__vload_f16(h));
+        attn__vi_t8(bt == ATTN_Q4_0, c0 + 2, r, dst, sum);
         memcpy(dst + 36 * ATTN__VW, sum, sizeof sum);
     }
 }
