@@ -1263,6 +1263,86 @@ static inline int attn__scalar_vi_rt_probe(void)
 }
 #endif
 #endif
+/* attn__scalar_vi_t8 (simd/generic.h's contract), in AVX-512F: 16 bytes of columns l, l + 4, l + 8,
+ * l + 12 in the four 128-bit lanes, 4 x 4 int32 transposes within the lanes; q4_0's nibbles
+ * less 8 by adding 0x78 (no carry between bytes) and flipping the top bit; the sums by
+ * AVX2's vpmaddubsw on each half */
+#define ATTN__SCALAR_HAVE_VI_T8 1
+static inline int attn__scalar_ld16(const unsigned char *p)
+{ /* x86: little-endian */
+    uint16_t t;
+    memcpy(&t, p, 2);
+    return t;
+}
+static inline __m128i attn__scalar_vi_h8(const unsigned char *b, size_t rb)
+{ /* 8 scales in a register: h is read as one */
+    __m128i h = _mm_cvtsi32_si128(attn__scalar_ld16(b));
+    h = _mm_insert_epi16(h, attn__scalar_ld16(b + rb), 1);
+    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 2 * rb), 2);
+    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 3 * rb), 3);
+    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 4 * rb), 4);
+    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 5 * rb), 5);
+    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 6 * rb), 6);
+    return _mm_insert_epi16(h, attn__scalar_ld16(b + 7 * rb), 7);
+}
+static inline __m512i attn__scalar_vi_cols4(const unsigned char *p, size_t rb)
+{
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)p));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p + 4 * rb)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p + 8 * rb)), 2);
+    return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p + 12 * rb)),
+                              3);
+}
+static inline void attn__scalar_vi_t4(const __m512i *y, unsigned char *o, __m256i *s)
+{ /* s[0], s[1]: the sums of the byte pairs of columns 0-7, 8-15 */
+    const __m512i t0 = _mm512_unpacklo_epi32(y[0], y[1]), t1 = _mm512_unpacklo_epi32(y[2], y[3]);
+    const __m512i t2 = _mm512_unpackhi_epi32(y[0], y[1]), t3 = _mm512_unpackhi_epi32(y[2], y[3]);
+    const __m256i one = _mm256_set1_epi8(1);
+    __m512i x[4];
+    size_t t;
+    x[0] = _mm512_unpacklo_epi64(t0, t1);
+    x[1] = _mm512_unpackhi_epi64(t0, t1);
+    x[2] = _mm512_unpacklo_epi64(t2, t3);
+    x[3] = _mm512_unpackhi_epi64(t2, t3);
+    ATTN__SCALAR_UNROLL
+    for (t = 0; t < 4; t++) {
+        _mm512_storeu_si512((void *)(o + 64 * t), x[t]);
+        s[0] = _mm256_add_epi16(s[0], _mm256_maddubs_epi16(one, _mm512_castsi512_si256(x[t])));
+        s[1] = _mm256_add_epi16(s[1],
+                                _mm256_maddubs_epi16(one, _mm512_extracti64x4_epi64(x[t], 1)));
+    }
+}
+static inline void attn__scalar_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
+                               int32_t *sum, uint16_t *h)
+{
+    const __m512i m = _mm512_set1_epi8(15), e = _mm512_set1_epi8(0x78);
+    const __m512i f = _mm512_set1_epi8((char)0x80);
+    __m512i y[4], z[4];
+    __m256i s[2];
+    size_t l;
+    _mm256_storeu_si256((__m256i *)(void *)h,
+                        _mm256_inserti128_si256(_mm256_castsi128_si256(attn__scalar_vi_h8(b, rb)),
+                                                attn__scalar_vi_h8(b + 8 * rb, rb), 1));
+    ATTN__SCALAR_UNROLL
+    for (l = 0; l < 4; l++) {
+        const unsigned char *p = b + l * rb + 2;
+        if (q4) {
+            const __m512i v = attn__scalar_vi_cols4(p, rb);
+            y[l] = _mm512_xor_si512(_mm512_add_epi32(_mm512_and_si512(v, m), e), f);
+            z[l] = _mm512_xor_si512(
+                _mm512_add_epi32(_mm512_and_si512(_mm512_srli_epi32(v, 4), m), e), f);
+        } else {
+            y[l] = attn__scalar_vi_cols4(p, rb);
+            z[l] = attn__scalar_vi_cols4(p + 16, rb);
+        }
+    }
+    s[0] = s[1] = _mm256_setzero_si256();
+    attn__scalar_vi_t4(y, o, s);
+    attn__scalar_vi_t4(z, o + 256, s);
+    _mm256_storeu_si256((__m256i *)(void *)sum, _mm256_madd_epi16(s[0], _mm256_set1_epi16(1)));
+    _mm256_storeu_si256((__m256i *)(void *)(sum + 8),
+                        _mm256_madd_epi16(s[1], _mm256_set1_epi16(1)));
+}
 /* 16-bit storage widened in the load, narrowed in the store (simd/generic.h's contract):
  * f16 by vcvtph2ps / vcvtps2ph, bf16 by shifts with round-to-nearest-even, NaN kept quiet */
 #define ATTN__SCALAR_HAVE_VF16 1
@@ -1572,20 +1652,37 @@ static inline __m256i attn__scalar_vi_t4(const __m256i *y, unsigned char *o, __m
     x[1] = _mm256_unpackhi_epi64(t0, t1);
     x[2] = _mm256_unpacklo_epi64(t2, t3);
     x[3] = _mm256_unpackhi_epi64(t2, t3);
+    ATTN__SCALAR_UNROLL
     for (t = 0; t < 4; t++) {
         _mm256_storeu_si256((__m256i *)(void *)(o + 32 * t), x[t]);
         s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_set1_epi8(1), x[t]));
     }
     return s;
 }
+static inline int attn__scalar_ld16(const unsigned char *p)
+{ /* x86: little-endian */
+    uint16_t t;
+    memcpy(&t, p, 2);
+    return t;
+}
 static inline void attn__scalar_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
-                               int32_t *sum)
+                               int32_t *sum, uint16_t *h)
 {
     const __m256i m = _mm256_set1_epi8(15), e = _mm256_set1_epi8(8);
     __m256i y[4], z[4], s;
     size_t l;
+    __m128i hv = _mm_cvtsi32_si128(attn__scalar_ld16(b)); /* in a register: h is read as one */
+    hv = _mm_insert_epi16(hv, attn__scalar_ld16(b + rb), 1);
+    hv = _mm_insert_epi16(hv, attn__scalar_ld16(b + 2 * rb), 2);
+    hv = _mm_insert_epi16(hv, attn__scalar_ld16(b + 3 * rb), 3);
+    hv = _mm_insert_epi16(hv, attn__scalar_ld16(b + 4 * rb), 4);
+    hv = _mm_insert_epi16(hv, attn__scalar_ld16(b + 5 * rb), 5);
+    hv = _mm_insert_epi16(hv, attn__scalar_ld16(b + 6 * rb), 6);
+    hv = _mm_insert_epi16(hv, attn__scalar_ld16(b + 7 * rb), 7);
+    _mm_storeu_si128((__m128i *)(void *)h, hv);
+    ATTN__SCALAR_UNROLL
     for (l = 0; l < 4; l++) {
-        const unsigned char *p = b + l * rb, *q = b + (l + 4) * rb;
+        const unsigned char *p = b + l * rb + 2, *q = b + (l + 4) * rb + 2;
         if (q4) {
             const __m256i v = attn__scalar_vi_cols2(p, q);
             y[l] = _mm256_sub_epi8(_mm256_and_si256(v, m), e);
@@ -2444,11 +2541,10 @@ static inline void attn__scalar_vload_q4_32(const uint8_t *p, attn__scalar_v *ou
  * targets (ATTN__SCALAR_HAVE_VI_RT: attn__scalar_vi_rt type, attn__scalar_vi_rt_zero, _dot4, _tof macros with
  * ATTN__SCALAR_VI_RT_BIAS, valid in a function marked ATTN__SCALAR_VI_RT_ATTR; attn__scalar_vi_rt_probe() says
  * whether this CPU runs them, attn__scalar_vi_rt_cpu() below the same, asked once).
- * attn__scalar_vi_t8(q4, b, rb, o, sum) transposes one block of
- * ATTN__SCALAR_VW columns rb bytes apart for the int8 product (b: column 0's 32 int8 of a q8_0
- * block, or the 16 bytes of a q4_0 block's nibbles, taken less 8): 8 steps of ATTN__SCALAR_VW x 4
- * bytes at o (step t, lane l: column l's values 4 t .. 4 t + 3), sum[l] the sum of column
- * l's 32 values. */
+ * attn__scalar_vi_t8(q4, b, rb, o, sum, h) transposes one block of ATTN__SCALAR_VW columns rb bytes
+ * apart for the int8 product (b: column 0's q8_0 or q4_0 block, the q4_0 values less 8): 8
+ * steps of ATTN__SCALAR_VW x 4 bytes at o (step t, lane l: column l's values 4 t .. 4 t + 3),
+ * sum[l] the sum of column l's 32 values, h[l] its scale's bits. */
 #ifdef ATTN__SCALAR_HAVE_VI_RT
 static inline int attn__scalar_vi_rt_cpu(void)
 { /* cpuid is slow under a hypervisor: one word, written with its value */
@@ -2501,12 +2597,13 @@ static inline attn__scalar_v attn__scalar_vi_tof(attn__scalar_vi acc, const int3
 #endif
 #ifndef ATTN__SCALAR_HAVE_VI_T8
 static inline void attn__scalar_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
-                               int32_t *sum)
+                               int32_t *sum, uint16_t *h)
 {
     size_t l, t;
     for (l = 0; l < ATTN__SCALAR_VW; l++) {
-        const unsigned char *c = b + l * rb;
+        const unsigned char *c = b + l * rb + 2;
         int32_t s = 0;
+        h[l] = (uint16_t)(c[-2] | c[-1] << 8);
         for (t = 0; t < 32; t++) {
             const int v = q4 ? (t < 16 ? c[t] & 15 : c[t - 16] >> 4) - 8 : (int8_t)c[t];
             o[(t / 4 * ATTN__SCALAR_VW + l) * 4 + t % 4] = (unsigned char)v;
@@ -2792,12 +2889,11 @@ static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_scores(const unsigned char *k
     }
 }
 
-/* attn__scalar_attn_matmul_int8 on a quad: 4 rows against one column of B at a time (rows), or one row
- * (held in all 4 rows of the quad) against 4 columns (cols). B is q8_0 rows, or q4_0 where
- * q4, rb bytes apart at b, nb blocks each. Each output: over the blocks in order, from 0,
- * one fma each of I[b] and dq[b] * dk[b], I the exact integer dot product: attn__scalar_qd_rows's
- * arithmetic, so its bits. Lane r of the group's f: row r of column k, or column r at
- * k + r rb. */
+/* attn__scalar_attn_matmul_int8 for one row of A, held in all 4 rows of a quad, against 4 columns of B at
+ * once (cols; else 1 column, its 4 lanes equal). B is q8_0 rows, or q4_0 where q4, rb bytes
+ * apart at b, nb blocks each. Each output: over the blocks in order, from 0, one fma each of
+ * I[b] and dq[b] * dk[b], I the exact integer dot product: attn__scalar_qd_rows's arithmetic, so
+ * its bits. Lane r of the group's f: column r at k + r rb. */
 static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m128 attn__scalar_qk8_group(int q4, int cols,
                                                                 const unsigned char *k,
                                                                 size_t rb, size_t nb, size_t g,
@@ -2825,44 +2921,36 @@ static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m128 attn__scalar_qk8_g
     return _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 3), _mm512_extractf32x4_ps(dd, 3), f);
 }
 
-/* Columns j < nc: out[4 j + r] (rows), out[j] (cols); two groups of lanes at a time (two fma
- * chains), the columns left over one at a time as rows (whose lanes then agree in cols). */
+/* Columns j < nc into out[j]: 8 at a time (two fma chains), the rest one at a time */
 static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE void
-attn__scalar_qk8_cols_body(int q4, int cols, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+attn__scalar_qk8_cols_body(int q4, const unsigned char *b, size_t rb, size_t nc, size_t nb,
                     const unsigned char *quad, size_t nq, float *out)
 {
-    const size_t step = cols ? 4 : 1;
     size_t j = 0, g;
-    for (; j + 2 * step <= nc; j += 2 * step) {
+    for (; j + 8 <= nc; j += 8) {
         const unsigned char *b0 = b + j * rb;
         __m128 f0 = _mm_setzero_ps(), f1 = _mm_setzero_ps();
         for (g = 0; g < nq / 4; g++) {
-            f0 = attn__scalar_qk8_group(q4, cols, b0, rb, nb, g, quad, nq, f0);
-            f1 = attn__scalar_qk8_group(q4, cols, b0 + step * rb, rb, nb, g, quad, nq, f1);
+            f0 = attn__scalar_qk8_group(q4, 1, b0, rb, nb, g, quad, nq, f0);
+            f1 = attn__scalar_qk8_group(q4, 1, b0 + 4 * rb, rb, nb, g, quad, nq, f1);
         }
-        _mm_storeu_ps(out + (cols ? j : 4 * j), f0);
-        _mm_storeu_ps(out + (cols ? j : 4 * j) + 4, f1);
+        _mm_storeu_ps(out + j, f0);
+        _mm_storeu_ps(out + j + 4, f1);
     }
     for (; j < nc; j++) {
         __m128 f0 = _mm_setzero_ps();
         for (g = 0; g < nq / 4; g++)
             f0 = attn__scalar_qk8_group(q4, 0, b + j * rb, rb, nb, g, quad, nq, f0);
-        if (cols) out[j] = _mm_cvtss_f32(f0);
-        else _mm_storeu_ps(out + 4 * j, f0);
+        out[j] = _mm_cvtss_f32(f0);
     }
 }
 
-static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_cols(int q4, int cols, const unsigned char *b, size_t rb,
-                                          size_t nc, size_t nb, const unsigned char *quad,
-                                          size_t nq, float *out)
+static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_cols(int q4, const unsigned char *b, size_t rb, size_t nc,
+                                          size_t nb, const unsigned char *quad, size_t nq,
+                                          float *out)
 {
-    if (cols) {
-        if (q4) attn__scalar_qk8_cols_body(1, 1, b, rb, nc, nb, quad, nq, out);
-        else attn__scalar_qk8_cols_body(0, 1, b, rb, nc, nb, quad, nq, out);
-    } else {
-        if (q4) attn__scalar_qk8_cols_body(1, 0, b, rb, nc, nb, quad, nq, out);
-        else attn__scalar_qk8_cols_body(0, 0, b, rb, nc, nb, quad, nq, out);
-    }
+    if (q4) attn__scalar_qk8_cols_body(1, b, rb, nc, nb, quad, nq, out);
+    else attn__scalar_qk8_cols_body(0, b, rb, nc, nb, quad, nq, out);
 }
 #endif
 #endif
@@ -5763,7 +5851,8 @@ static void attn__scalar_qd_pack(attn_dtype bt, const unsigned char *b, size_t r
     const size_t bs = attn__scalar_dt_block_bytes(bt), w = j0 < n ? attn__scalar_min(ATTN__SCALAR_VW, n - j0) : 0;
     unsigned char pad[ATTN__SCALAR_VW * (2 + ATTN__SCALAR_QK)]; /* a short group's blocks, zeros after */
     size_t blk, l;
-    memset(pad, bt == ATTN_Q4_0 ? 0x88 : 0, sizeof pad);
+    memset(pad, 0, sizeof pad);
+    for (l = 0; l < ATTN__SCALAR_VW && bt == ATTN_Q4_0; l++) memset(pad + l * bs + 2, 0x88, bs - 2);
     for (blk = 0; blk < kb; blk++, dst += ATTN__SCALAR_QD_GB) {
         const unsigned char *c0 = b + j0 * rb + blk * bs;
         size_t r = rb;
@@ -5774,10 +5863,8 @@ static void attn__scalar_qd_pack(attn_dtype bt, const unsigned char *b, size_t r
             c0 = pad;
             r = bs;
         }
-        for (l = 0; l < ATTN__SCALAR_VW; l++)
-            h[l] = l < w ? (uint16_t)(c0[l * r] | c0[l * r + 1] << 8) : 0;
+        attn__scalar_vi_t8(bt == ATTN_Q4_0, c0, r, dst, sum, h);
         attn__scalar_vstore((float *)(void *)(dst + 32 * ATTN__SCALAR_VW), attn__scalar_vload_f16(h));
-        attn__scalar_vi_t8(bt == ATTN_Q4_0, c0 + 2, r, dst, sum);
         memcpy(dst + 36 * ATTN__SCALAR_VW, sum, sizeof sum);
     }
 }
@@ -5883,10 +5970,9 @@ ATTN__SCALAR_QD_ROWS(attn__scalar_qd_rows_rt, ATTN__SCALAR_VI_RT_ATTR, attn__sca
 #undef ATTN__SCALAR_QD_ROWS
 
 #ifdef ATTN__SCALAR_HAVE_QK8
-/* Few rows (m <= ATTN__SCALAR_QD_QUADS_M) where the CPU has AVX512-VNNI: A quantized into quads
- * (simd/qk_4xq8_avx512.h; one row held 4 times, taking 4 columns at once), B read where it
- * lies, ATTN__SCALAR_VW columns at a time for every quad: attn__scalar_qd_rows's bits without packing B. */
-#define ATTN__SCALAR_QD_QUADS_M 8
+/* One row (decode's matrix-vector) where the CPU has AVX512-VNNI: A quantized into a quad
+ * (simd/qk_4xq8_avx512.h; the row held 4 times, taking 4 columns at once), B read where it
+ * lies: attn__scalar_qd_rows's bits without packing B. */
 #define ATTN__SCALAR_QD_NQ(kb) (((kb) + 3) / 4 * 4)
 
 /* Row u of a quad of nq blocks from the nb blocks of 32 floats at x (attn__scalar_qd_quant's
@@ -5940,8 +6026,8 @@ static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_matmul_int8_workspace_size(si
     ab = attn__scalar_round_up(m * kb * ATTN__SCALAR_QD_AB, ATTN__SCALAR_ALIGN);
     ab += attn__scalar_qd_nc(n, kb) / ATTN__SCALAR_VW * kb * ATTN__SCALAR_QD_GB + ATTN__SCALAR_ALIGN;
 #ifdef ATTN__SCALAR_HAVE_QK8
-    if (m <= ATTN__SCALAR_QD_QUADS_M) { /* the quads (the CPU decides at the call) */
-        const size_t qb = (m + 3) / 4 * ATTN__SCALAR_QK8_QUAD_BYTES(ATTN__SCALAR_QD_NQ(kb)) + ATTN__SCALAR_ALIGN;
+    if (m == 1) { /* the quad (the CPU decides at the call) */
+        const size_t qb = ATTN__SCALAR_QK8_QUAD_BYTES(ATTN__SCALAR_QD_NQ(kb)) + ATTN__SCALAR_ALIGN;
         if (qb > ab) ab = qb;
     }
 #endif
@@ -5990,26 +6076,19 @@ static attn_status attn__scalar_matmul_int8_path(size_t m, size_t n, size_t k, f
     }
     qa = (unsigned char *)attn__scalar_align(workspace);
 #ifdef ATTN__SCALAR_HAVE_QK8
-    if (rt && m <= ATTN__SCALAR_QD_QUADS_M && attn__scalar_qk8_cpu()) {
+    if (rt && m == 1 && attn__scalar_qk8_cpu()) {
         const size_t nq = ATTN__SCALAR_QD_NQ(kb), qb = ATTN__SCALAR_QK8_QUAD_BYTES(nq);
         const size_t rbq = ldb / ATTN__SCALAR_QK * attn__scalar_dt_block_bytes(b_type);
-        memset(qa, 0, (m + 3) / 4 * qb);
-        for (i = 0; i < m * (m == 1 ? 4 : 1); i++) /* before C is touched; one row 4 times */
-            if (!attn__scalar_qk8_quad_row(a + i % m * lda, kb, qa + i / 4 * qb, nq, i % 4))
-                return ATTN_ERR_ARG;
+        memset(qa, 0, qb);
+        for (i = 0; i < 4; i++) /* before C is touched */
+            if (!attn__scalar_qk8_quad_row(a, kb, qa, nq, i)) return ATTN_ERR_ARG;
         for (j = 0; j < n; j += ATTN__SCALAR_VW) {
             const size_t wv = attn__scalar_min(ATTN__SCALAR_VW, n - j);
-            for (i = 0; i < m; i += 4) {
-                float o[4 * ATTN__SCALAR_VW], t[ATTN__SCALAR_VW];
-                size_t r, v;
-                attn__scalar_qk8_cols(b_type == ATTN_Q4_0, m == 1, (const unsigned char *)b + j * rbq,
-                               rbq, wv, kb, qa + i / 4 * qb, nq, o);
-                for (r = 0; r < attn__scalar_min(4, m - i); r++) {
-                    for (v = 0; v < ATTN__SCALAR_VW; v++)
-                        t[v] = v >= wv ? 0.0f : m == 1 ? o[v] : o[4 * v + r];
-                    attn__scalar_qd_store(c + (i + r) * ldc + j, attn__scalar_vload(t), wv, alpha, beta);
-                }
-            }
+            float o[ATTN__SCALAR_VW];
+            attn__scalar_qk8_cols(b_type == ATTN_Q4_0, (const unsigned char *)b + j * rbq, rbq, wv, kb,
+                           qa, nq, o);
+            attn__scalar_qd_store(c + j, wv == ATTN__SCALAR_VW ? attn__scalar_vload(o) : attn__scalar_vload_part(o, wv, 0.0f),
+                           wv, alpha, beta);
         }
         return ATTN_OK;
     }
@@ -8868,6 +8947,86 @@ static inline int attn__avx2_vi_rt_probe(void)
 }
 #endif
 #endif
+/* attn__avx2_vi_t8 (simd/generic.h's contract), in AVX-512F: 16 bytes of columns l, l + 4, l + 8,
+ * l + 12 in the four 128-bit lanes, 4 x 4 int32 transposes within the lanes; q4_0's nibbles
+ * less 8 by adding 0x78 (no carry between bytes) and flipping the top bit; the sums by
+ * AVX2's vpmaddubsw on each half */
+#define ATTN__AVX2_HAVE_VI_T8 1
+static inline int attn__avx2_ld16(const unsigned char *p)
+{ /* x86: little-endian */
+    uint16_t t;
+    memcpy(&t, p, 2);
+    return t;
+}
+static inline __m128i attn__avx2_vi_h8(const unsigned char *b, size_t rb)
+{ /* 8 scales in a register: h is read as one */
+    __m128i h = _mm_cvtsi32_si128(attn__avx2_ld16(b));
+    h = _mm_insert_epi16(h, attn__avx2_ld16(b + rb), 1);
+    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 2 * rb), 2);
+    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 3 * rb), 3);
+    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 4 * rb), 4);
+    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 5 * rb), 5);
+    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 6 * rb), 6);
+    return _mm_insert_epi16(h, attn__avx2_ld16(b + 7 * rb), 7);
+}
+static inline __m512i attn__avx2_vi_cols4(const unsigned char *p, size_t rb)
+{
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)p));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p + 4 * rb)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p + 8 * rb)), 2);
+    return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p + 12 * rb)),
+                              3);
+}
+static inline void attn__avx2_vi_t4(const __m512i *y, unsigned char *o, __m256i *s)
+{ /* s[0], s[1]: the sums of the byte pairs of columns 0-7, 8-15 */
+    const __m512i t0 = _mm512_unpacklo_epi32(y[0], y[1]), t1 = _mm512_unpacklo_epi32(y[2], y[3]);
+    const __m512i t2 = _mm512_unpackhi_epi32(y[0], y[1]), t3 = _mm512_unpackhi_epi32(y[2], y[3]);
+    const __m256i one = _mm256_set1_epi8(1);
+    __m512i x[4];
+    size_t t;
+    x[0] = _mm512_unpacklo_epi64(t0, t1);
+    x[1] = _mm512_unpackhi_epi64(t0, t1);
+    x[2] = _mm512_unpacklo_epi64(t2, t3);
+    x[3] = _mm512_unpackhi_epi64(t2, t3);
+    ATTN__AVX2_UNROLL
+    for (t = 0; t < 4; t++) {
+        _mm512_storeu_si512((void *)(o + 64 * t), x[t]);
+        s[0] = _mm256_add_epi16(s[0], _mm256_maddubs_epi16(one, _mm512_castsi512_si256(x[t])));
+        s[1] = _mm256_add_epi16(s[1],
+                                _mm256_maddubs_epi16(one, _mm512_extracti64x4_epi64(x[t], 1)));
+    }
+}
+static inline void attn__avx2_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
+                               int32_t *sum, uint16_t *h)
+{
+    const __m512i m = _mm512_set1_epi8(15), e = _mm512_set1_epi8(0x78);
+    const __m512i f = _mm512_set1_epi8((char)0x80);
+    __m512i y[4], z[4];
+    __m256i s[2];
+    size_t l;
+    _mm256_storeu_si256((__m256i *)(void *)h,
+                        _mm256_inserti128_si256(_mm256_castsi128_si256(attn__avx2_vi_h8(b, rb)),
+                                                attn__avx2_vi_h8(b + 8 * rb, rb), 1));
+    ATTN__AVX2_UNROLL
+    for (l = 0; l < 4; l++) {
+        const unsigned char *p = b + l * rb + 2;
+        if (q4) {
+            const __m512i v = attn__avx2_vi_cols4(p, rb);
+            y[l] = _mm512_xor_si512(_mm512_add_epi32(_mm512_and_si512(v, m), e), f);
+            z[l] = _mm512_xor_si512(
+                _mm512_add_epi32(_mm512_and_si512(_mm512_srli_epi32(v, 4), m), e), f);
+        } else {
+            y[l] = attn__avx2_vi_cols4(p, rb);
+            z[l] = attn__avx2_vi_cols4(p + 16, rb);
+        }
+    }
+    s[0] = s[1] = _mm256_setzero_si256();
+    attn__avx2_vi_t4(y, o, s);
+    attn__avx2_vi_t4(z, o + 256, s);
+    _mm256_storeu_si256((__m256i *)(void *)sum, _mm256_madd_epi16(s[0], _mm256_set1_epi16(1)));
+    _mm256_storeu_si256((__m256i *)(void *)(sum + 8),
+                        _mm256_madd_epi16(s[1], _mm256_set1_epi16(1)));
+}
 /* 16-bit storage widened in the load, narrowed in the store (simd/generic.h's contract):
  * f16 by vcvtph2ps / vcvtps2ph, bf16 by shifts with round-to-nearest-even, NaN kept quiet */
 #define ATTN__AVX2_HAVE_VF16 1
@@ -9177,20 +9336,37 @@ static inline __m256i attn__avx2_vi_t4(const __m256i *y, unsigned char *o, __m25
     x[1] = _mm256_unpackhi_epi64(t0, t1);
     x[2] = _mm256_unpacklo_epi64(t2, t3);
     x[3] = _mm256_unpackhi_epi64(t2, t3);
+    ATTN__AVX2_UNROLL
     for (t = 0; t < 4; t++) {
         _mm256_storeu_si256((__m256i *)(void *)(o + 32 * t), x[t]);
         s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_set1_epi8(1), x[t]));
     }
     return s;
 }
+static inline int attn__avx2_ld16(const unsigned char *p)
+{ /* x86: little-endian */
+    uint16_t t;
+    memcpy(&t, p, 2);
+    return t;
+}
 static inline void attn__avx2_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
-                               int32_t *sum)
+                               int32_t *sum, uint16_t *h)
 {
     const __m256i m = _mm256_set1_epi8(15), e = _mm256_set1_epi8(8);
     __m256i y[4], z[4], s;
     size_t l;
+    __m128i hv = _mm_cvtsi32_si128(attn__avx2_ld16(b)); /* in a register: h is read as one */
+    hv = _mm_insert_epi16(hv, attn__avx2_ld16(b + rb), 1);
+    hv = _mm_insert_epi16(hv, attn__avx2_ld16(b + 2 * rb), 2);
+    hv = _mm_insert_epi16(hv, attn__avx2_ld16(b + 3 * rb), 3);
+    hv = _mm_insert_epi16(hv, attn__avx2_ld16(b + 4 * rb), 4);
+    hv = _mm_insert_epi16(hv, attn__avx2_ld16(b + 5 * rb), 5);
+    hv = _mm_insert_epi16(hv, attn__avx2_ld16(b + 6 * rb), 6);
+    hv = _mm_insert_epi16(hv, attn__avx2_ld16(b + 7 * rb), 7);
+    _mm_storeu_si128((__m128i *)(void *)h, hv);
+    ATTN__AVX2_UNROLL
     for (l = 0; l < 4; l++) {
-        const unsigned char *p = b + l * rb, *q = b + (l + 4) * rb;
+        const unsigned char *p = b + l * rb + 2, *q = b + (l + 4) * rb + 2;
         if (q4) {
             const __m256i v = attn__avx2_vi_cols2(p, q);
             y[l] = _mm256_sub_epi8(_mm256_and_si256(v, m), e);
@@ -10049,11 +10225,10 @@ static inline void attn__avx2_vload_q4_32(const uint8_t *p, attn__avx2_v *out)
  * targets (ATTN__AVX2_HAVE_VI_RT: attn__avx2_vi_rt type, attn__avx2_vi_rt_zero, _dot4, _tof macros with
  * ATTN__AVX2_VI_RT_BIAS, valid in a function marked ATTN__AVX2_VI_RT_ATTR; attn__avx2_vi_rt_probe() says
  * whether this CPU runs them, attn__avx2_vi_rt_cpu() below the same, asked once).
- * attn__avx2_vi_t8(q4, b, rb, o, sum) transposes one block of
- * ATTN__AVX2_VW columns rb bytes apart for the int8 product (b: column 0's 32 int8 of a q8_0
- * block, or the 16 bytes of a q4_0 block's nibbles, taken less 8): 8 steps of ATTN__AVX2_VW x 4
- * bytes at o (step t, lane l: column l's values 4 t .. 4 t + 3), sum[l] the sum of column
- * l's 32 values. */
+ * attn__avx2_vi_t8(q4, b, rb, o, sum, h) transposes one block of ATTN__AVX2_VW columns rb bytes
+ * apart for the int8 product (b: column 0's q8_0 or q4_0 block, the q4_0 values less 8): 8
+ * steps of ATTN__AVX2_VW x 4 bytes at o (step t, lane l: column l's values 4 t .. 4 t + 3),
+ * sum[l] the sum of column l's 32 values, h[l] its scale's bits. */
 #ifdef ATTN__AVX2_HAVE_VI_RT
 static inline int attn__avx2_vi_rt_cpu(void)
 { /* cpuid is slow under a hypervisor: one word, written with its value */
@@ -10106,12 +10281,13 @@ static inline attn__avx2_v attn__avx2_vi_tof(attn__avx2_vi acc, const int32_t *c
 #endif
 #ifndef ATTN__AVX2_HAVE_VI_T8
 static inline void attn__avx2_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
-                               int32_t *sum)
+                               int32_t *sum, uint16_t *h)
 {
     size_t l, t;
     for (l = 0; l < ATTN__AVX2_VW; l++) {
-        const unsigned char *c = b + l * rb;
+        const unsigned char *c = b + l * rb + 2;
         int32_t s = 0;
+        h[l] = (uint16_t)(c[-2] | c[-1] << 8);
         for (t = 0; t < 32; t++) {
             const int v = q4 ? (t < 16 ? c[t] & 15 : c[t - 16] >> 4) - 8 : (int8_t)c[t];
             o[(t / 4 * ATTN__AVX2_VW + l) * 4 + t % 4] = (unsigned char)v;
@@ -10397,12 +10573,11 @@ static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_scores(const unsigned char *k, si
     }
 }
 
-/* attn__avx2_attn_matmul_int8 on a quad: 4 rows against one column of B at a time (rows), or one row
- * (held in all 4 rows of the quad) against 4 columns (cols). B is q8_0 rows, or q4_0 where
- * q4, rb bytes apart at b, nb blocks each. Each output: over the blocks in order, from 0,
- * one fma each of I[b] and dq[b] * dk[b], I the exact integer dot product: attn__avx2_qd_rows's
- * arithmetic, so its bits. Lane r of the group's f: row r of column k, or column r at
- * k + r rb. */
+/* attn__avx2_attn_matmul_int8 for one row of A, held in all 4 rows of a quad, against 4 columns of B at
+ * once (cols; else 1 column, its 4 lanes equal). B is q8_0 rows, or q4_0 where q4, rb bytes
+ * apart at b, nb blocks each. Each output: over the blocks in order, from 0, one fma each of
+ * I[b] and dq[b] * dk[b], I the exact integer dot product: attn__avx2_qd_rows's arithmetic, so
+ * its bits. Lane r of the group's f: column r at k + r rb. */
 static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m128 attn__avx2_qk8_group(int q4, int cols,
                                                                 const unsigned char *k,
                                                                 size_t rb, size_t nb, size_t g,
@@ -10430,44 +10605,36 @@ static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m128 attn__avx2_qk8_group(i
     return _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 3), _mm512_extractf32x4_ps(dd, 3), f);
 }
 
-/* Columns j < nc: out[4 j + r] (rows), out[j] (cols); two groups of lanes at a time (two fma
- * chains), the columns left over one at a time as rows (whose lanes then agree in cols). */
+/* Columns j < nc into out[j]: 8 at a time (two fma chains), the rest one at a time */
 static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE void
-attn__avx2_qk8_cols_body(int q4, int cols, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+attn__avx2_qk8_cols_body(int q4, const unsigned char *b, size_t rb, size_t nc, size_t nb,
                     const unsigned char *quad, size_t nq, float *out)
 {
-    const size_t step = cols ? 4 : 1;
     size_t j = 0, g;
-    for (; j + 2 * step <= nc; j += 2 * step) {
+    for (; j + 8 <= nc; j += 8) {
         const unsigned char *b0 = b + j * rb;
         __m128 f0 = _mm_setzero_ps(), f1 = _mm_setzero_ps();
         for (g = 0; g < nq / 4; g++) {
-            f0 = attn__avx2_qk8_group(q4, cols, b0, rb, nb, g, quad, nq, f0);
-            f1 = attn__avx2_qk8_group(q4, cols, b0 + step * rb, rb, nb, g, quad, nq, f1);
+            f0 = attn__avx2_qk8_group(q4, 1, b0, rb, nb, g, quad, nq, f0);
+            f1 = attn__avx2_qk8_group(q4, 1, b0 + 4 * rb, rb, nb, g, quad, nq, f1);
         }
-        _mm_storeu_ps(out + (cols ? j : 4 * j), f0);
-        _mm_storeu_ps(out + (cols ? j : 4 * j) + 4, f1);
+        _mm_storeu_ps(out + j, f0);
+        _mm_storeu_ps(out + j + 4, f1);
     }
     for (; j < nc; j++) {
         __m128 f0 = _mm_setzero_ps();
         for (g = 0; g < nq / 4; g++)
             f0 = attn__avx2_qk8_group(q4, 0, b + j * rb, rb, nb, g, quad, nq, f0);
-        if (cols) out[j] = _mm_cvtss_f32(f0);
-        else _mm_storeu_ps(out + 4 * j, f0);
+        out[j] = _mm_cvtss_f32(f0);
     }
 }
 
-static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_cols(int q4, int cols, const unsigned char *b, size_t rb,
-                                          size_t nc, size_t nb, const unsigned char *quad,
-                                          size_t nq, float *out)
+static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_cols(int q4, const unsigned char *b, size_t rb, size_t nc,
+                                          size_t nb, const unsigned char *quad, size_t nq,
+                                          float *out)
 {
-    if (cols) {
-        if (q4) attn__avx2_qk8_cols_body(1, 1, b, rb, nc, nb, quad, nq, out);
-        else attn__avx2_qk8_cols_body(0, 1, b, rb, nc, nb, quad, nq, out);
-    } else {
-        if (q4) attn__avx2_qk8_cols_body(1, 0, b, rb, nc, nb, quad, nq, out);
-        else attn__avx2_qk8_cols_body(0, 0, b, rb, nc, nb, quad, nq, out);
-    }
+    if (q4) attn__avx2_qk8_cols_body(1, b, rb, nc, nb, quad, nq, out);
+    else attn__avx2_qk8_cols_body(0, b, rb, nc, nb, quad, nq, out);
 }
 #endif
 #endif
@@ -13368,7 +13535,8 @@ static void attn__avx2_qd_pack(attn_dtype bt, const unsigned char *b, size_t rb,
     const size_t bs = attn__avx2_dt_block_bytes(bt), w = j0 < n ? attn__avx2_min(ATTN__AVX2_VW, n - j0) : 0;
     unsigned char pad[ATTN__AVX2_VW * (2 + ATTN__AVX2_QK)]; /* a short group's blocks, zeros after */
     size_t blk, l;
-    memset(pad, bt == ATTN_Q4_0 ? 0x88 : 0, sizeof pad);
+    memset(pad, 0, sizeof pad);
+    for (l = 0; l < ATTN__AVX2_VW && bt == ATTN_Q4_0; l++) memset(pad + l * bs + 2, 0x88, bs - 2);
     for (blk = 0; blk < kb; blk++, dst += ATTN__AVX2_QD_GB) {
         const unsigned char *c0 = b + j0 * rb + blk * bs;
         size_t r = rb;
@@ -13379,10 +13547,8 @@ static void attn__avx2_qd_pack(attn_dtype bt, const unsigned char *b, size_t rb,
             c0 = pad;
             r = bs;
         }
-        for (l = 0; l < ATTN__AVX2_VW; l++)
-            h[l] = l < w ? (uint16_t)(c0[l * r] | c0[l * r + 1] << 8) : 0;
+        attn__avx2_vi_t8(bt == ATTN_Q4_0, c0, r, dst, sum, h);
         attn__avx2_vstore((float *)(void *)(dst + 32 * ATTN__AVX2_VW), attn__avx2_vload_f16(h));
-        attn__avx2_vi_t8(bt == ATTN_Q4_0, c0 + 2, r, dst, sum);
         memcpy(dst + 36 * ATTN__AVX2_VW, sum, sizeof sum);
     }
 }
@@ -13488,10 +13654,9 @@ ATTN__AVX2_QD_ROWS(attn__avx2_qd_rows_rt, ATTN__AVX2_VI_RT_ATTR, attn__avx2_vi_r
 #undef ATTN__AVX2_QD_ROWS
 
 #ifdef ATTN__AVX2_HAVE_QK8
-/* Few rows (m <= ATTN__AVX2_QD_QUADS_M) where the CPU has AVX512-VNNI: A quantized into quads
- * (simd/qk_4xq8_avx512.h; one row held 4 times, taking 4 columns at once), B read where it
- * lies, ATTN__AVX2_VW columns at a time for every quad: attn__avx2_qd_rows's bits without packing B. */
-#define ATTN__AVX2_QD_QUADS_M 8
+/* One row (decode's matrix-vector) where the CPU has AVX512-VNNI: A quantized into a quad
+ * (simd/qk_4xq8_avx512.h; the row held 4 times, taking 4 columns at once), B read where it
+ * lies: attn__avx2_qd_rows's bits without packing B. */
 #define ATTN__AVX2_QD_NQ(kb) (((kb) + 3) / 4 * 4)
 
 /* Row u of a quad of nq blocks from the nb blocks of 32 floats at x (attn__avx2_qd_quant's
@@ -13545,8 +13710,8 @@ static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_matmul_int8_workspace_size(size
     ab = attn__avx2_round_up(m * kb * ATTN__AVX2_QD_AB, ATTN__AVX2_ALIGN);
     ab += attn__avx2_qd_nc(n, kb) / ATTN__AVX2_VW * kb * ATTN__AVX2_QD_GB + ATTN__AVX2_ALIGN;
 #ifdef ATTN__AVX2_HAVE_QK8
-    if (m <= ATTN__AVX2_QD_QUADS_M) { /* the quads (the CPU decides at the call) */
-        const size_t qb = (m + 3) / 4 * ATTN__AVX2_QK8_QUAD_BYTES(ATTN__AVX2_QD_NQ(kb)) + ATTN__AVX2_ALIGN;
+    if (m == 1) { /* the quad (the CPU decides at the call) */
+        const size_t qb = ATTN__AVX2_QK8_QUAD_BYTES(ATTN__AVX2_QD_NQ(kb)) + ATTN__AVX2_ALIGN;
         if (qb > ab) ab = qb;
     }
 #endif
@@ -13595,26 +13760,19 @@ static attn_status attn__avx2_matmul_int8_path(size_t m, size_t n, size_t k, flo
     }
     qa = (unsigned char *)attn__avx2_align(workspace);
 #ifdef ATTN__AVX2_HAVE_QK8
-    if (rt && m <= ATTN__AVX2_QD_QUADS_M && attn__avx2_qk8_cpu()) {
+    if (rt && m == 1 && attn__avx2_qk8_cpu()) {
         const size_t nq = ATTN__AVX2_QD_NQ(kb), qb = ATTN__AVX2_QK8_QUAD_BYTES(nq);
         const size_t rbq = ldb / ATTN__AVX2_QK * attn__avx2_dt_block_bytes(b_type);
-        memset(qa, 0, (m + 3) / 4 * qb);
-        for (i = 0; i < m * (m == 1 ? 4 : 1); i++) /* before C is touched; one row 4 times */
-            if (!attn__avx2_qk8_quad_row(a + i % m * lda, kb, qa + i / 4 * qb, nq, i % 4))
-                return ATTN_ERR_ARG;
+        memset(qa, 0, qb);
+        for (i = 0; i < 4; i++) /* before C is touched */
+            if (!attn__avx2_qk8_quad_row(a, kb, qa, nq, i)) return ATTN_ERR_ARG;
         for (j = 0; j < n; j += ATTN__AVX2_VW) {
             const size_t wv = attn__avx2_min(ATTN__AVX2_VW, n - j);
-            for (i = 0; i < m; i += 4) {
-                float o[4 * ATTN__AVX2_VW], t[ATTN__AVX2_VW];
-                size_t r, v;
-                attn__avx2_qk8_cols(b_type == ATTN_Q4_0, m == 1, (const unsigned char *)b + j * rbq,
-                               rbq, wv, kb, qa + i / 4 * qb, nq, o);
-                for (r = 0; r < attn__avx2_min(4, m - i); r++) {
-                    for (v = 0; v < ATTN__AVX2_VW; v++)
-                        t[v] = v >= wv ? 0.0f : m == 1 ? o[v] : o[4 * v + r];
-                    attn__avx2_qd_store(c + (i + r) * ldc + j, attn__avx2_vload(t), wv, alpha, beta);
-                }
-            }
+            float o[ATTN__AVX2_VW];
+            attn__avx2_qk8_cols(b_type == ATTN_Q4_0, (const unsigned char *)b + j * rbq, rbq, wv, kb,
+                           qa, nq, o);
+            attn__avx2_qd_store(c + j, wv == ATTN__AVX2_VW ? attn__avx2_vload(o) : attn__avx2_vload_part(o, wv, 0.0f),
+                           wv, alpha, beta);
         }
         return ATTN_OK;
     }
@@ -16477,6 +16635,86 @@ static inline int attn__avx512_vi_rt_probe(void)
 }
 #endif
 #endif
+/* attn__avx512_vi_t8 (simd/generic.h's contract), in AVX-512F: 16 bytes of columns l, l + 4, l + 8,
+ * l + 12 in the four 128-bit lanes, 4 x 4 int32 transposes within the lanes; q4_0's nibbles
+ * less 8 by adding 0x78 (no carry between bytes) and flipping the top bit; the sums by
+ * AVX2's vpmaddubsw on each half */
+#define ATTN__AVX512_HAVE_VI_T8 1
+static inline int attn__avx512_ld16(const unsigned char *p)
+{ /* x86: little-endian */
+    uint16_t t;
+    memcpy(&t, p, 2);
+    return t;
+}
+static inline __m128i attn__avx512_vi_h8(const unsigned char *b, size_t rb)
+{ /* 8 scales in a register: h is read as one */
+    __m128i h = _mm_cvtsi32_si128(attn__avx512_ld16(b));
+    h = _mm_insert_epi16(h, attn__avx512_ld16(b + rb), 1);
+    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 2 * rb), 2);
+    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 3 * rb), 3);
+    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 4 * rb), 4);
+    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 5 * rb), 5);
+    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 6 * rb), 6);
+    return _mm_insert_epi16(h, attn__avx512_ld16(b + 7 * rb), 7);
+}
+static inline __m512i attn__avx512_vi_cols4(const unsigned char *p, size_t rb)
+{
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)p));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p + 4 * rb)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p + 8 * rb)), 2);
+    return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p + 12 * rb)),
+                              3);
+}
+static inline void attn__avx512_vi_t4(const __m512i *y, unsigned char *o, __m256i *s)
+{ /* s[0], s[1]: the sums of the byte pairs of columns 0-7, 8-15 */
+    const __m512i t0 = _mm512_unpacklo_epi32(y[0], y[1]), t1 = _mm512_unpacklo_epi32(y[2], y[3]);
+    const __m512i t2 = _mm512_unpackhi_epi32(y[0], y[1]), t3 = _mm512_unpackhi_epi32(y[2], y[3]);
+    const __m256i one = _mm256_set1_epi8(1);
+    __m512i x[4];
+    size_t t;
+    x[0] = _mm512_unpacklo_epi64(t0, t1);
+    x[1] = _mm512_unpackhi_epi64(t0, t1);
+    x[2] = _mm512_unpacklo_epi64(t2, t3);
+    x[3] = _mm512_unpackhi_epi64(t2, t3);
+    ATTN__AVX512_UNROLL
+    for (t = 0; t < 4; t++) {
+        _mm512_storeu_si512((void *)(o + 64 * t), x[t]);
+        s[0] = _mm256_add_epi16(s[0], _mm256_maddubs_epi16(one, _mm512_castsi512_si256(x[t])));
+        s[1] = _mm256_add_epi16(s[1],
+                                _mm256_maddubs_epi16(one, _mm512_extracti64x4_epi64(x[t], 1)));
+    }
+}
+static inline void attn__avx512_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
+                               int32_t *sum, uint16_t *h)
+{
+    const __m512i m = _mm512_set1_epi8(15), e = _mm512_set1_epi8(0x78);
+    const __m512i f = _mm512_set1_epi8((char)0x80);
+    __m512i y[4], z[4];
+    __m256i s[2];
+    size_t l;
+    _mm256_storeu_si256((__m256i *)(void *)h,
+                        _mm256_inserti128_si256(_mm256_castsi128_si256(attn__avx512_vi_h8(b, rb)),
+                                                attn__avx512_vi_h8(b + 8 * rb, rb), 1));
+    ATTN__AVX512_UNROLL
+    for (l = 0; l < 4; l++) {
+        const unsigned char *p = b + l * rb + 2;
+        if (q4) {
+            const __m512i v = attn__avx512_vi_cols4(p, rb);
+            y[l] = _mm512_xor_si512(_mm512_add_epi32(_mm512_and_si512(v, m), e), f);
+            z[l] = _mm512_xor_si512(
+                _mm512_add_epi32(_mm512_and_si512(_mm512_srli_epi32(v, 4), m), e), f);
+        } else {
+            y[l] = attn__avx512_vi_cols4(p, rb);
+            z[l] = attn__avx512_vi_cols4(p + 16, rb);
+        }
+    }
+    s[0] = s[1] = _mm256_setzero_si256();
+    attn__avx512_vi_t4(y, o, s);
+    attn__avx512_vi_t4(z, o + 256, s);
+    _mm256_storeu_si256((__m256i *)(void *)sum, _mm256_madd_epi16(s[0], _mm256_set1_epi16(1)));
+    _mm256_storeu_si256((__m256i *)(void *)(sum + 8),
+                        _mm256_madd_epi16(s[1], _mm256_set1_epi16(1)));
+}
 /* 16-bit storage widened in the load, narrowed in the store (simd/generic.h's contract):
  * f16 by vcvtph2ps / vcvtps2ph, bf16 by shifts with round-to-nearest-even, NaN kept quiet */
 #define ATTN__AVX512_HAVE_VF16 1
@@ -16786,20 +17024,37 @@ static inline __m256i attn__avx512_vi_t4(const __m256i *y, unsigned char *o, __m
     x[1] = _mm256_unpackhi_epi64(t0, t1);
     x[2] = _mm256_unpacklo_epi64(t2, t3);
     x[3] = _mm256_unpackhi_epi64(t2, t3);
+    ATTN__AVX512_UNROLL
     for (t = 0; t < 4; t++) {
         _mm256_storeu_si256((__m256i *)(void *)(o + 32 * t), x[t]);
         s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_set1_epi8(1), x[t]));
     }
     return s;
 }
+static inline int attn__avx512_ld16(const unsigned char *p)
+{ /* x86: little-endian */
+    uint16_t t;
+    memcpy(&t, p, 2);
+    return t;
+}
 static inline void attn__avx512_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
-                               int32_t *sum)
+                               int32_t *sum, uint16_t *h)
 {
     const __m256i m = _mm256_set1_epi8(15), e = _mm256_set1_epi8(8);
     __m256i y[4], z[4], s;
     size_t l;
+    __m128i hv = _mm_cvtsi32_si128(attn__avx512_ld16(b)); /* in a register: h is read as one */
+    hv = _mm_insert_epi16(hv, attn__avx512_ld16(b + rb), 1);
+    hv = _mm_insert_epi16(hv, attn__avx512_ld16(b + 2 * rb), 2);
+    hv = _mm_insert_epi16(hv, attn__avx512_ld16(b + 3 * rb), 3);
+    hv = _mm_insert_epi16(hv, attn__avx512_ld16(b + 4 * rb), 4);
+    hv = _mm_insert_epi16(hv, attn__avx512_ld16(b + 5 * rb), 5);
+    hv = _mm_insert_epi16(hv, attn__avx512_ld16(b + 6 * rb), 6);
+    hv = _mm_insert_epi16(hv, attn__avx512_ld16(b + 7 * rb), 7);
+    _mm_storeu_si128((__m128i *)(void *)h, hv);
+    ATTN__AVX512_UNROLL
     for (l = 0; l < 4; l++) {
-        const unsigned char *p = b + l * rb, *q = b + (l + 4) * rb;
+        const unsigned char *p = b + l * rb + 2, *q = b + (l + 4) * rb + 2;
         if (q4) {
             const __m256i v = attn__avx512_vi_cols2(p, q);
             y[l] = _mm256_sub_epi8(_mm256_and_si256(v, m), e);
@@ -17658,11 +17913,10 @@ static inline void attn__avx512_vload_q4_32(const uint8_t *p, attn__avx512_v *ou
  * targets (ATTN__AVX512_HAVE_VI_RT: attn__avx512_vi_rt type, attn__avx512_vi_rt_zero, _dot4, _tof macros with
  * ATTN__AVX512_VI_RT_BIAS, valid in a function marked ATTN__AVX512_VI_RT_ATTR; attn__avx512_vi_rt_probe() says
  * whether this CPU runs them, attn__avx512_vi_rt_cpu() below the same, asked once).
- * attn__avx512_vi_t8(q4, b, rb, o, sum) transposes one block of
- * ATTN__AVX512_VW columns rb bytes apart for the int8 product (b: column 0's 32 int8 of a q8_0
- * block, or the 16 bytes of a q4_0 block's nibbles, taken less 8): 8 steps of ATTN__AVX512_VW x 4
- * bytes at o (step t, lane l: column l's values 4 t .. 4 t + 3), sum[l] the sum of column
- * l's 32 values. */
+ * attn__avx512_vi_t8(q4, b, rb, o, sum, h) transposes one block of ATTN__AVX512_VW columns rb bytes
+ * apart for the int8 product (b: column 0's q8_0 or q4_0 block, the q4_0 values less 8): 8
+ * steps of ATTN__AVX512_VW x 4 bytes at o (step t, lane l: column l's values 4 t .. 4 t + 3),
+ * sum[l] the sum of column l's 32 values, h[l] its scale's bits. */
 #ifdef ATTN__AVX512_HAVE_VI_RT
 static inline int attn__avx512_vi_rt_cpu(void)
 { /* cpuid is slow under a hypervisor: one word, written with its value */
@@ -17715,12 +17969,13 @@ static inline attn__avx512_v attn__avx512_vi_tof(attn__avx512_vi acc, const int3
 #endif
 #ifndef ATTN__AVX512_HAVE_VI_T8
 static inline void attn__avx512_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
-                               int32_t *sum)
+                               int32_t *sum, uint16_t *h)
 {
     size_t l, t;
     for (l = 0; l < ATTN__AVX512_VW; l++) {
-        const unsigned char *c = b + l * rb;
+        const unsigned char *c = b + l * rb + 2;
         int32_t s = 0;
+        h[l] = (uint16_t)(c[-2] | c[-1] << 8);
         for (t = 0; t < 32; t++) {
             const int v = q4 ? (t < 16 ? c[t] & 15 : c[t - 16] >> 4) - 8 : (int8_t)c[t];
             o[(t / 4 * ATTN__AVX512_VW + l) * 4 + t % 4] = (unsigned char)v;
@@ -18006,12 +18261,11 @@ static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_scores(const unsigned char *k
     }
 }
 
-/* attn__avx512_attn_matmul_int8 on a quad: 4 rows against one column of B at a time (rows), or one row
- * (held in all 4 rows of the quad) against 4 columns (cols). B is q8_0 rows, or q4_0 where
- * q4, rb bytes apart at b, nb blocks each. Each output: over the blocks in order, from 0,
- * one fma each of I[b] and dq[b] * dk[b], I the exact integer dot product: attn__avx512_qd_rows's
- * arithmetic, so its bits. Lane r of the group's f: row r of column k, or column r at
- * k + r rb. */
+/* attn__avx512_attn_matmul_int8 for one row of A, held in all 4 rows of a quad, against 4 columns of B at
+ * once (cols; else 1 column, its 4 lanes equal). B is q8_0 rows, or q4_0 where q4, rb bytes
+ * apart at b, nb blocks each. Each output: over the blocks in order, from 0, one fma each of
+ * I[b] and dq[b] * dk[b], I the exact integer dot product: attn__avx512_qd_rows's arithmetic, so
+ * its bits. Lane r of the group's f: column r at k + r rb. */
 static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m128 attn__avx512_qk8_group(int q4, int cols,
                                                                 const unsigned char *k,
                                                                 size_t rb, size_t nb, size_t g,
@@ -18039,44 +18293,36 @@ static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m128 attn__avx512_qk8_g
     return _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 3), _mm512_extractf32x4_ps(dd, 3), f);
 }
 
-/* Columns j < nc: out[4 j + r] (rows), out[j] (cols); two groups of lanes at a time (two fma
- * chains), the columns left over one at a time as rows (whose lanes then agree in cols). */
+/* Columns j < nc into out[j]: 8 at a time (two fma chains), the rest one at a time */
 static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE void
-attn__avx512_qk8_cols_body(int q4, int cols, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+attn__avx512_qk8_cols_body(int q4, const unsigned char *b, size_t rb, size_t nc, size_t nb,
                     const unsigned char *quad, size_t nq, float *out)
 {
-    const size_t step = cols ? 4 : 1;
     size_t j = 0, g;
-    for (; j + 2 * step <= nc; j += 2 * step) {
+    for (; j + 8 <= nc; j += 8) {
         const unsigned char *b0 = b + j * rb;
         __m128 f0 = _mm_setzero_ps(), f1 = _mm_setzero_ps();
         for (g = 0; g < nq / 4; g++) {
-            f0 = attn__avx512_qk8_group(q4, cols, b0, rb, nb, g, quad, nq, f0);
-            f1 = attn__avx512_qk8_group(q4, cols, b0 + step * rb, rb, nb, g, quad, nq, f1);
+            f0 = attn__avx512_qk8_group(q4, 1, b0, rb, nb, g, quad, nq, f0);
+            f1 = attn__avx512_qk8_group(q4, 1, b0 + 4 * rb, rb, nb, g, quad, nq, f1);
         }
-        _mm_storeu_ps(out + (cols ? j : 4 * j), f0);
-        _mm_storeu_ps(out + (cols ? j : 4 * j) + 4, f1);
+        _mm_storeu_ps(out + j, f0);
+        _mm_storeu_ps(out + j + 4, f1);
     }
     for (; j < nc; j++) {
         __m128 f0 = _mm_setzero_ps();
         for (g = 0; g < nq / 4; g++)
             f0 = attn__avx512_qk8_group(q4, 0, b + j * rb, rb, nb, g, quad, nq, f0);
-        if (cols) out[j] = _mm_cvtss_f32(f0);
-        else _mm_storeu_ps(out + 4 * j, f0);
+        out[j] = _mm_cvtss_f32(f0);
     }
 }
 
-static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_cols(int q4, int cols, const unsigned char *b, size_t rb,
-                                          size_t nc, size_t nb, const unsigned char *quad,
-                                          size_t nq, float *out)
+static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_cols(int q4, const unsigned char *b, size_t rb, size_t nc,
+                                          size_t nb, const unsigned char *quad, size_t nq,
+                                          float *out)
 {
-    if (cols) {
-        if (q4) attn__avx512_qk8_cols_body(1, 1, b, rb, nc, nb, quad, nq, out);
-        else attn__avx512_qk8_cols_body(0, 1, b, rb, nc, nb, quad, nq, out);
-    } else {
-        if (q4) attn__avx512_qk8_cols_body(1, 0, b, rb, nc, nb, quad, nq, out);
-        else attn__avx512_qk8_cols_body(0, 0, b, rb, nc, nb, quad, nq, out);
-    }
+    if (q4) attn__avx512_qk8_cols_body(1, b, rb, nc, nb, quad, nq, out);
+    else attn__avx512_qk8_cols_body(0, b, rb, nc, nb, quad, nq, out);
 }
 #endif
 #endif
@@ -20977,7 +21223,8 @@ static void attn__avx512_qd_pack(attn_dtype bt, const unsigned char *b, size_t r
     const size_t bs = attn__avx512_dt_block_bytes(bt), w = j0 < n ? attn__avx512_min(ATTN__AVX512_VW, n - j0) : 0;
     unsigned char pad[ATTN__AVX512_VW * (2 + ATTN__AVX512_QK)]; /* a short group's blocks, zeros after */
     size_t blk, l;
-    memset(pad, bt == ATTN_Q4_0 ? 0x88 : 0, sizeof pad);
+    memset(pad, 0, sizeof pad);
+    for (l = 0; l < ATTN__AVX512_VW && bt == ATTN_Q4_0; l++) memset(pad + l * bs + 2, 0x88, bs - 2);
     for (blk = 0; blk < kb; blk++, dst += ATTN__AVX512_QD_GB) {
         const unsigned char *c0 = b + j0 * rb + blk * bs;
         size_t r = rb;
@@ -20988,10 +21235,8 @@ static void attn__avx512_qd_pack(attn_dtype bt, const unsigned char *b, size_t r
             c0 = pad;
             r = bs;
         }
-        for (l = 0; l < ATTN__AVX512_VW; l++)
-            h[l] = l < w ? (uint16_t)(c0[l * r] | c0[l * r + 1] << 8) : 0;
+        attn__avx512_vi_t8(bt == ATTN_Q4_0, c0, r, dst, sum, h);
         attn__avx512_vstore((float *)(void *)(dst + 32 * ATTN__AVX512_VW), attn__avx512_vload_f16(h));
-        attn__avx512_vi_t8(bt == ATTN_Q4_0, c0 + 2, r, dst, sum);
         memcpy(dst + 36 * ATTN__AVX512_VW, sum, sizeof sum);
     }
 }
@@ -21097,10 +21342,9 @@ ATTN__AVX512_QD_ROWS(attn__avx512_qd_rows_rt, ATTN__AVX512_VI_RT_ATTR, attn__avx
 #undef ATTN__AVX512_QD_ROWS
 
 #ifdef ATTN__AVX512_HAVE_QK8
-/* Few rows (m <= ATTN__AVX512_QD_QUADS_M) where the CPU has AVX512-VNNI: A quantized into quads
- * (simd/qk_4xq8_avx512.h; one row held 4 times, taking 4 columns at once), B read where it
- * lies, ATTN__AVX512_VW columns at a time for every quad: attn__avx512_qd_rows's bits without packing B. */
-#define ATTN__AVX512_QD_QUADS_M 8
+/* One row (decode's matrix-vector) where the CPU has AVX512-VNNI: A quantized into a quad
+ * (simd/qk_4xq8_avx512.h; the row held 4 times, taking 4 columns at once), B read where it
+ * lies: attn__avx512_qd_rows's bits without packing B. */
 #define ATTN__AVX512_QD_NQ(kb) (((kb) + 3) / 4 * 4)
 
 /* Row u of a quad of nq blocks from the nb blocks of 32 floats at x (attn__avx512_qd_quant's
@@ -21154,8 +21398,8 @@ static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_matmul_int8_workspace_size(si
     ab = attn__avx512_round_up(m * kb * ATTN__AVX512_QD_AB, ATTN__AVX512_ALIGN);
     ab += attn__avx512_qd_nc(n, kb) / ATTN__AVX512_VW * kb * ATTN__AVX512_QD_GB + ATTN__AVX512_ALIGN;
 #ifdef ATTN__AVX512_HAVE_QK8
-    if (m <= ATTN__AVX512_QD_QUADS_M) { /* the quads (the CPU decides at the call) */
-        const size_t qb = (m + 3) / 4 * ATTN__AVX512_QK8_QUAD_BYTES(ATTN__AVX512_QD_NQ(kb)) + ATTN__AVX512_ALIGN;
+    if (m == 1) { /* the quad (the CPU decides at the call) */
+        const size_t qb = ATTN__AVX512_QK8_QUAD_BYTES(ATTN__AVX512_QD_NQ(kb)) + ATTN__AVX512_ALIGN;
         if (qb > ab) ab = qb;
     }
 #endif
@@ -21204,26 +21448,19 @@ static attn_status attn__avx512_matmul_int8_path(size_t m, size_t n, size_t k, f
     }
     qa = (unsigned char *)attn__avx512_align(workspace);
 #ifdef ATTN__AVX512_HAVE_QK8
-    if (rt && m <= ATTN__AVX512_QD_QUADS_M && attn__avx512_qk8_cpu()) {
+    if (rt && m == 1 && attn__avx512_qk8_cpu()) {
         const size_t nq = ATTN__AVX512_QD_NQ(kb), qb = ATTN__AVX512_QK8_QUAD_BYTES(nq);
         const size_t rbq = ldb / ATTN__AVX512_QK * attn__avx512_dt_block_bytes(b_type);
-        memset(qa, 0, (m + 3) / 4 * qb);
-        for (i = 0; i < m * (m == 1 ? 4 : 1); i++) /* before C is touched; one row 4 times */
-            if (!attn__avx512_qk8_quad_row(a + i % m * lda, kb, qa + i / 4 * qb, nq, i % 4))
-                return ATTN_ERR_ARG;
+        memset(qa, 0, qb);
+        for (i = 0; i < 4; i++) /* before C is touched */
+            if (!attn__avx512_qk8_quad_row(a, kb, qa, nq, i)) return ATTN_ERR_ARG;
         for (j = 0; j < n; j += ATTN__AVX512_VW) {
             const size_t wv = attn__avx512_min(ATTN__AVX512_VW, n - j);
-            for (i = 0; i < m; i += 4) {
-                float o[4 * ATTN__AVX512_VW], t[ATTN__AVX512_VW];
-                size_t r, v;
-                attn__avx512_qk8_cols(b_type == ATTN_Q4_0, m == 1, (const unsigned char *)b + j * rbq,
-                               rbq, wv, kb, qa + i / 4 * qb, nq, o);
-                for (r = 0; r < attn__avx512_min(4, m - i); r++) {
-                    for (v = 0; v < ATTN__AVX512_VW; v++)
-                        t[v] = v >= wv ? 0.0f : m == 1 ? o[v] : o[4 * v + r];
-                    attn__avx512_qd_store(c + (i + r) * ldc + j, attn__avx512_vload(t), wv, alpha, beta);
-                }
-            }
+            float o[ATTN__AVX512_VW];
+            attn__avx512_qk8_cols(b_type == ATTN_Q4_0, (const unsigned char *)b + j * rbq, rbq, wv, kb,
+                           qa, nq, o);
+            attn__avx512_qd_store(c + j, wv == ATTN__AVX512_VW ? attn__avx512_vload(o) : attn__avx512_vload_part(o, wv, 0.0f),
+                           wv, alpha, beta);
         }
         return ATTN_OK;
     }
@@ -24611,6 +24848,86 @@ static inline int attn__vi_rt_probe(void)
 }
 #endif
 #endif
+/* attn__vi_t8 (simd/generic.h's contract), in AVX-512F: 16 bytes of columns l, l + 4, l + 8,
+ * l + 12 in the four 128-bit lanes, 4 x 4 int32 transposes within the lanes; q4_0's nibbles
+ * less 8 by adding 0x78 (no carry between bytes) and flipping the top bit; the sums by
+ * AVX2's vpmaddubsw on each half */
+#define ATTN__HAVE_VI_T8 1
+static inline int attn__ld16(const unsigned char *p)
+{ /* x86: little-endian */
+    uint16_t t;
+    memcpy(&t, p, 2);
+    return t;
+}
+static inline __m128i attn__vi_h8(const unsigned char *b, size_t rb)
+{ /* 8 scales in a register: h is read as one */
+    __m128i h = _mm_cvtsi32_si128(attn__ld16(b));
+    h = _mm_insert_epi16(h, attn__ld16(b + rb), 1);
+    h = _mm_insert_epi16(h, attn__ld16(b + 2 * rb), 2);
+    h = _mm_insert_epi16(h, attn__ld16(b + 3 * rb), 3);
+    h = _mm_insert_epi16(h, attn__ld16(b + 4 * rb), 4);
+    h = _mm_insert_epi16(h, attn__ld16(b + 5 * rb), 5);
+    h = _mm_insert_epi16(h, attn__ld16(b + 6 * rb), 6);
+    return _mm_insert_epi16(h, attn__ld16(b + 7 * rb), 7);
+}
+static inline __m512i attn__vi_cols4(const unsigned char *p, size_t rb)
+{
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)p));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p + 4 * rb)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p + 8 * rb)), 2);
+    return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p + 12 * rb)),
+                              3);
+}
+static inline void attn__vi_t4(const __m512i *y, unsigned char *o, __m256i *s)
+{ /* s[0], s[1]: the sums of the byte pairs of columns 0-7, 8-15 */
+    const __m512i t0 = _mm512_unpacklo_epi32(y[0], y[1]), t1 = _mm512_unpacklo_epi32(y[2], y[3]);
+    const __m512i t2 = _mm512_unpackhi_epi32(y[0], y[1]), t3 = _mm512_unpackhi_epi32(y[2], y[3]);
+    const __m256i one = _mm256_set1_epi8(1);
+    __m512i x[4];
+    size_t t;
+    x[0] = _mm512_unpacklo_epi64(t0, t1);
+    x[1] = _mm512_unpackhi_epi64(t0, t1);
+    x[2] = _mm512_unpacklo_epi64(t2, t3);
+    x[3] = _mm512_unpackhi_epi64(t2, t3);
+    ATTN__UNROLL
+    for (t = 0; t < 4; t++) {
+        _mm512_storeu_si512((void *)(o + 64 * t), x[t]);
+        s[0] = _mm256_add_epi16(s[0], _mm256_maddubs_epi16(one, _mm512_castsi512_si256(x[t])));
+        s[1] = _mm256_add_epi16(s[1],
+                                _mm256_maddubs_epi16(one, _mm512_extracti64x4_epi64(x[t], 1)));
+    }
+}
+static inline void attn__vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
+                               int32_t *sum, uint16_t *h)
+{
+    const __m512i m = _mm512_set1_epi8(15), e = _mm512_set1_epi8(0x78);
+    const __m512i f = _mm512_set1_epi8((char)0x80);
+    __m512i y[4], z[4];
+    __m256i s[2];
+    size_t l;
+    _mm256_storeu_si256((__m256i *)(void *)h,
+                        _mm256_inserti128_si256(_mm256_castsi128_si256(attn__vi_h8(b, rb)),
+                                                attn__vi_h8(b + 8 * rb, rb), 1));
+    ATTN__UNROLL
+    for (l = 0; l < 4; l++) {
+        const unsigned char *p = b + l * rb + 2;
+        if (q4) {
+            const __m512i v = attn__vi_cols4(p, rb);
+            y[l] = _mm512_xor_si512(_mm512_add_epi32(_mm512_and_si512(v, m), e), f);
+            z[l] = _mm512_xor_si512(
+                _mm512_add_epi32(_mm512_and_si512(_mm512_srli_epi32(v, 4), m), e), f);
+        } else {
+            y[l] = attn__vi_cols4(p, rb);
+            z[l] = attn__vi_cols4(p + 16, rb);
+        }
+    }
+    s[0] = s[1] = _mm256_setzero_si256();
+    attn__vi_t4(y, o, s);
+    attn__vi_t4(z, o + 256, s);
+    _mm256_storeu_si256((__m256i *)(void *)sum, _mm256_madd_epi16(s[0], _mm256_set1_epi16(1)));
+    _mm256_storeu_si256((__m256i *)(void *)(sum + 8),
+                        _mm256_madd_epi16(s[1], _mm256_set1_epi16(1)));
+}
 /* 16-bit storage widened in the load, narrowed in the store (simd/generic.h's contract):
  * f16 by vcvtph2ps / vcvtps2ph, bf16 by shifts with round-to-nearest-even, NaN kept quiet */
 #define ATTN__HAVE_VF16 1
@@ -24920,20 +25237,37 @@ static inline __m256i attn__vi_t4(const __m256i *y, unsigned char *o, __m256i s)
     x[1] = _mm256_unpackhi_epi64(t0, t1);
     x[2] = _mm256_unpacklo_epi64(t2, t3);
     x[3] = _mm256_unpackhi_epi64(t2, t3);
+    ATTN__UNROLL
     for (t = 0; t < 4; t++) {
         _mm256_storeu_si256((__m256i *)(void *)(o + 32 * t), x[t]);
         s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_set1_epi8(1), x[t]));
     }
     return s;
 }
+static inline int attn__ld16(const unsigned char *p)
+{ /* x86: little-endian */
+    uint16_t t;
+    memcpy(&t, p, 2);
+    return t;
+}
 static inline void attn__vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
-                               int32_t *sum)
+                               int32_t *sum, uint16_t *h)
 {
     const __m256i m = _mm256_set1_epi8(15), e = _mm256_set1_epi8(8);
     __m256i y[4], z[4], s;
     size_t l;
+    __m128i hv = _mm_cvtsi32_si128(attn__ld16(b)); /* in a register: h is read as one */
+    hv = _mm_insert_epi16(hv, attn__ld16(b + rb), 1);
+    hv = _mm_insert_epi16(hv, attn__ld16(b + 2 * rb), 2);
+    hv = _mm_insert_epi16(hv, attn__ld16(b + 3 * rb), 3);
+    hv = _mm_insert_epi16(hv, attn__ld16(b + 4 * rb), 4);
+    hv = _mm_insert_epi16(hv, attn__ld16(b + 5 * rb), 5);
+    hv = _mm_insert_epi16(hv, attn__ld16(b + 6 * rb), 6);
+    hv = _mm_insert_epi16(hv, attn__ld16(b + 7 * rb), 7);
+    _mm_storeu_si128((__m128i *)(void *)h, hv);
+    ATTN__UNROLL
     for (l = 0; l < 4; l++) {
-        const unsigned char *p = b + l * rb, *q = b + (l + 4) * rb;
+        const unsigned char *p = b + l * rb + 2, *q = b + (l + 4) * rb + 2;
         if (q4) {
             const __m256i v = attn__vi_cols2(p, q);
             y[l] = _mm256_sub_epi8(_mm256_and_si256(v, m), e);
@@ -25792,11 +26126,10 @@ static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
  * targets (ATTN__HAVE_VI_RT: attn__vi_rt type, attn__vi_rt_zero, _dot4, _tof macros with
  * ATTN__VI_RT_BIAS, valid in a function marked ATTN__VI_RT_ATTR; attn__vi_rt_probe() says
  * whether this CPU runs them, attn__vi_rt_cpu() below the same, asked once).
- * attn__vi_t8(q4, b, rb, o, sum) transposes one block of
- * ATTN__VW columns rb bytes apart for the int8 product (b: column 0's 32 int8 of a q8_0
- * block, or the 16 bytes of a q4_0 block's nibbles, taken less 8): 8 steps of ATTN__VW x 4
- * bytes at o (step t, lane l: column l's values 4 t .. 4 t + 3), sum[l] the sum of column
- * l's 32 values. */
+ * attn__vi_t8(q4, b, rb, o, sum, h) transposes one block of ATTN__VW columns rb bytes
+ * apart for the int8 product (b: column 0's q8_0 or q4_0 block, the q4_0 values less 8): 8
+ * steps of ATTN__VW x 4 bytes at o (step t, lane l: column l's values 4 t .. 4 t + 3),
+ * sum[l] the sum of column l's 32 values, h[l] its scale's bits. */
 #ifdef ATTN__HAVE_VI_RT
 static inline int attn__vi_rt_cpu(void)
 { /* cpuid is slow under a hypervisor: one word, written with its value */
@@ -25849,12 +26182,13 @@ static inline attn__v attn__vi_tof(attn__vi acc, const int32_t *corr)
 #endif
 #ifndef ATTN__HAVE_VI_T8
 static inline void attn__vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
-                               int32_t *sum)
+                               int32_t *sum, uint16_t *h)
 {
     size_t l, t;
     for (l = 0; l < ATTN__VW; l++) {
-        const unsigned char *c = b + l * rb;
+        const unsigned char *c = b + l * rb + 2;
         int32_t s = 0;
+        h[l] = (uint16_t)(c[-2] | c[-1] << 8);
         for (t = 0; t < 32; t++) {
             const int v = q4 ? (t < 16 ? c[t] & 15 : c[t - 16] >> 4) - 8 : (int8_t)c[t];
             o[(t / 4 * ATTN__VW + l) * 4 + t % 4] = (unsigned char)v;
@@ -26140,12 +26474,11 @@ static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, s
     }
 }
 
-/* attn_matmul_int8 on a quad: 4 rows against one column of B at a time (rows), or one row
- * (held in all 4 rows of the quad) against 4 columns (cols). B is q8_0 rows, or q4_0 where
- * q4, rb bytes apart at b, nb blocks each. Each output: over the blocks in order, from 0,
- * one fma each of I[b] and dq[b] * dk[b], I the exact integer dot product: attn__qd_rows's
- * arithmetic, so its bits. Lane r of the group's f: row r of column k, or column r at
- * k + r rb. */
+/* attn_matmul_int8 for one row of A, held in all 4 rows of a quad, against 4 columns of B at
+ * once (cols; else 1 column, its 4 lanes equal). B is q8_0 rows, or q4_0 where q4, rb bytes
+ * apart at b, nb blocks each. Each output: over the blocks in order, from 0, one fma each of
+ * I[b] and dq[b] * dk[b], I the exact integer dot product: attn__qd_rows's arithmetic, so
+ * its bits. Lane r of the group's f: column r at k + r rb. */
 static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m128 attn__qk8_group(int q4, int cols,
                                                                 const unsigned char *k,
                                                                 size_t rb, size_t nb, size_t g,
@@ -26173,44 +26506,36 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m128 attn__qk8_group(int q4, int cols
     return _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 3), _mm512_extractf32x4_ps(dd, 3), f);
 }
 
-/* Columns j < nc: out[4 j + r] (rows), out[j] (cols); two groups of lanes at a time (two fma
- * chains), the columns left over one at a time as rows (whose lanes then agree in cols). */
+/* Columns j < nc into out[j]: 8 at a time (two fma chains), the rest one at a time */
 static ATTN__QK8_ATTR ATTN__FORCE_INLINE void
-attn__qk8_cols_body(int q4, int cols, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+attn__qk8_cols_body(int q4, const unsigned char *b, size_t rb, size_t nc, size_t nb,
                     const unsigned char *quad, size_t nq, float *out)
 {
-    const size_t step = cols ? 4 : 1;
     size_t j = 0, g;
-    for (; j + 2 * step <= nc; j += 2 * step) {
+    for (; j + 8 <= nc; j += 8) {
         const unsigned char *b0 = b + j * rb;
         __m128 f0 = _mm_setzero_ps(), f1 = _mm_setzero_ps();
         for (g = 0; g < nq / 4; g++) {
-            f0 = attn__qk8_group(q4, cols, b0, rb, nb, g, quad, nq, f0);
-            f1 = attn__qk8_group(q4, cols, b0 + step * rb, rb, nb, g, quad, nq, f1);
+            f0 = attn__qk8_group(q4, 1, b0, rb, nb, g, quad, nq, f0);
+            f1 = attn__qk8_group(q4, 1, b0 + 4 * rb, rb, nb, g, quad, nq, f1);
         }
-        _mm_storeu_ps(out + (cols ? j : 4 * j), f0);
-        _mm_storeu_ps(out + (cols ? j : 4 * j) + 4, f1);
+        _mm_storeu_ps(out + j, f0);
+        _mm_storeu_ps(out + j + 4, f1);
     }
     for (; j < nc; j++) {
         __m128 f0 = _mm_setzero_ps();
         for (g = 0; g < nq / 4; g++)
             f0 = attn__qk8_group(q4, 0, b + j * rb, rb, nb, g, quad, nq, f0);
-        if (cols) out[j] = _mm_cvtss_f32(f0);
-        else _mm_storeu_ps(out + 4 * j, f0);
+        out[j] = _mm_cvtss_f32(f0);
     }
 }
 
-static ATTN__QK8_ATTR void attn__qk8_cols(int q4, int cols, const unsigned char *b, size_t rb,
-                                          size_t nc, size_t nb, const unsigned char *quad,
-                                          size_t nq, float *out)
+static ATTN__QK8_ATTR void attn__qk8_cols(int q4, const unsigned char *b, size_t rb, size_t nc,
+                                          size_t nb, const unsigned char *quad, size_t nq,
+                                          float *out)
 {
-    if (cols) {
-        if (q4) attn__qk8_cols_body(1, 1, b, rb, nc, nb, quad, nq, out);
-        else attn__qk8_cols_body(0, 1, b, rb, nc, nb, quad, nq, out);
-    } else {
-        if (q4) attn__qk8_cols_body(1, 0, b, rb, nc, nb, quad, nq, out);
-        else attn__qk8_cols_body(0, 0, b, rb, nc, nb, quad, nq, out);
-    }
+    if (q4) attn__qk8_cols_body(1, b, rb, nc, nb, quad, nq, out);
+    else attn__qk8_cols_body(0, b, rb, nc, nb, quad, nq, out);
 }
 #endif
 #endif
@@ -29111,7 +29436,8 @@ static void attn__qd_pack(attn_dtype bt, const unsigned char *b, size_t rb, size
     const size_t bs = attn__dt_block_bytes(bt), w = j0 < n ? attn__min(ATTN__VW, n - j0) : 0;
     unsigned char pad[ATTN__VW * (2 + ATTN__QK)]; /* a short group's blocks, zeros after */
     size_t blk, l;
-    memset(pad, bt == ATTN_Q4_0 ? 0x88 : 0, sizeof pad);
+    memset(pad, 0, sizeof pad);
+    for (l = 0; l < ATTN__VW && bt == ATTN_Q4_0; l++) memset(pad + l * bs + 2, 0x88, bs - 2);
     for (blk = 0; blk < kb; blk++, dst += ATTN__QD_GB) {
         const unsigned char *c0 = b + j0 * rb + blk * bs;
         size_t r = rb;
@@ -29122,10 +29448,8 @@ static void attn__qd_pack(attn_dtype bt, const unsigned char *b, size_t rb, size
             c0 = pad;
             r = bs;
         }
-        for (l = 0; l < ATTN__VW; l++)
-            h[l] = l < w ? (uint16_t)(c0[l * r] | c0[l * r + 1] << 8) : 0;
+        attn__vi_t8(bt == ATTN_Q4_0, c0, r, dst, sum, h);
         attn__vstore((float *)(void *)(dst + 32 * ATTN__VW), attn__vload_f16(h));
-        attn__vi_t8(bt == ATTN_Q4_0, c0 + 2, r, dst, sum);
         memcpy(dst + 36 * ATTN__VW, sum, sizeof sum);
     }
 }
@@ -29231,10 +29555,9 @@ ATTN__QD_ROWS(attn__qd_rows_rt, ATTN__VI_RT_ATTR, attn__vi_rt)
 #undef ATTN__QD_ROWS
 
 #ifdef ATTN__HAVE_QK8
-/* Few rows (m <= ATTN__QD_QUADS_M) where the CPU has AVX512-VNNI: A quantized into quads
- * (simd/qk_4xq8_avx512.h; one row held 4 times, taking 4 columns at once), B read where it
- * lies, ATTN__VW columns at a time for every quad: attn__qd_rows's bits without packing B. */
-#define ATTN__QD_QUADS_M 8
+/* One row (decode's matrix-vector) where the CPU has AVX512-VNNI: A quantized into a quad
+ * (simd/qk_4xq8_avx512.h; the row held 4 times, taking 4 columns at once), B read where it
+ * lies: attn__qd_rows's bits without packing B. */
 #define ATTN__QD_NQ(kb) (((kb) + 3) / 4 * 4)
 
 /* Row u of a quad of nq blocks from the nb blocks of 32 floats at x (attn__qd_quant's
@@ -29288,8 +29611,8 @@ ATTN_API size_t attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
     ab = attn__round_up(m * kb * ATTN__QD_AB, ATTN__ALIGN);
     ab += attn__qd_nc(n, kb) / ATTN__VW * kb * ATTN__QD_GB + ATTN__ALIGN;
 #ifdef ATTN__HAVE_QK8
-    if (m <= ATTN__QD_QUADS_M) { /* the quads (the CPU decides at the call) */
-        const size_t qb = (m + 3) / 4 * ATTN__QK8_QUAD_BYTES(ATTN__QD_NQ(kb)) + ATTN__ALIGN;
+    if (m == 1) { /* the quad (the CPU decides at the call) */
+        const size_t qb = ATTN__QK8_QUAD_BYTES(ATTN__QD_NQ(kb)) + ATTN__ALIGN;
         if (qb > ab) ab = qb;
     }
 #endif
@@ -29338,26 +29661,19 @@ static attn_status attn__matmul_int8_path(size_t m, size_t n, size_t k, float al
     }
     qa = (unsigned char *)attn__align(workspace);
 #ifdef ATTN__HAVE_QK8
-    if (rt && m <= ATTN__QD_QUADS_M && attn__qk8_cpu()) {
+    if (rt && m == 1 && attn__qk8_cpu()) {
         const size_t nq = ATTN__QD_NQ(kb), qb = ATTN__QK8_QUAD_BYTES(nq);
         const size_t rbq = ldb / ATTN__QK * attn__dt_block_bytes(b_type);
-        memset(qa, 0, (m + 3) / 4 * qb);
-        for (i = 0; i < m * (m == 1 ? 4 : 1); i++) /* before C is touched; one row 4 times */
-            if (!attn__qk8_quad_row(a + i % m * lda, kb, qa + i / 4 * qb, nq, i % 4))
-                return ATTN_ERR_ARG;
+        memset(qa, 0, qb);
+        for (i = 0; i < 4; i++) /* before C is touched */
+            if (!attn__qk8_quad_row(a, kb, qa, nq, i)) return ATTN_ERR_ARG;
         for (j = 0; j < n; j += ATTN__VW) {
             const size_t wv = attn__min(ATTN__VW, n - j);
-            for (i = 0; i < m; i += 4) {
-                float o[4 * ATTN__VW], t[ATTN__VW];
-                size_t r, v;
-                attn__qk8_cols(b_type == ATTN_Q4_0, m == 1, (const unsigned char *)b + j * rbq,
-                               rbq, wv, kb, qa + i / 4 * qb, nq, o);
-                for (r = 0; r < attn__min(4, m - i); r++) {
-                    for (v = 0; v < ATTN__VW; v++)
-                        t[v] = v >= wv ? 0.0f : m == 1 ? o[v] : o[4 * v + r];
-                    attn__qd_store(c + (i + r) * ldc + j, attn__vload(t), wv, alpha, beta);
-                }
-            }
+            float o[ATTN__VW];
+            attn__qk8_cols(b_type == ATTN_Q4_0, (const unsigned char *)b + j * rbq, rbq, wv, kb,
+                           qa, nq, o);
+            attn__qd_store(c + j, wv == ATTN__VW ? attn__vload(o) : attn__vload_part(o, wv, 0.0f),
+                           wv, alpha, beta);
         }
         return ATTN_OK;
     }

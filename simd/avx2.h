@@ -204,20 +204,37 @@ static inline __m256i attn__vi_t4(const __m256i *y, unsigned char *o, __m256i s)
     x[1] = _mm256_unpackhi_epi64(t0, t1);
     x[2] = _mm256_unpacklo_epi64(t2, t3);
     x[3] = _mm256_unpackhi_epi64(t2, t3);
+    ATTN__UNROLL
     for (t = 0; t < 4; t++) {
         _mm256_storeu_si256((__m256i *)(void *)(o + 32 * t), x[t]);
         s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_set1_epi8(1), x[t]));
     }
     return s;
 }
+static inline int attn__ld16(const unsigned char *p)
+{ /* x86: little-endian */
+    uint16_t t;
+    memcpy(&t, p, 2);
+    return t;
+}
 static inline void attn__vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
-                               int32_t *sum)
+                               int32_t *sum, uint16_t *h)
 {
     const __m256i m = _mm256_set1_epi8(15), e = _mm256_set1_epi8(8);
     __m256i y[4], z[4], s;
     size_t l;
+    __m128i hv = _mm_cvtsi32_si128(attn__ld16(b)); /* in a register: h is read as one */
+    hv = _mm_insert_epi16(hv, attn__ld16(b + rb), 1);
+    hv = _mm_insert_epi16(hv, attn__ld16(b + 2 * rb), 2);
+    hv = _mm_insert_epi16(hv, attn__ld16(b + 3 * rb), 3);
+    hv = _mm_insert_epi16(hv, attn__ld16(b + 4 * rb), 4);
+    hv = _mm_insert_epi16(hv, attn__ld16(b + 5 * rb), 5);
+    hv = _mm_insert_epi16(hv, attn__ld16(b + 6 * rb), 6);
+    hv = _mm_insert_epi16(hv, attn__ld16(b + 7 * rb), 7);
+    _mm_storeu_si128((__m128i *)(void *)h, hv);
+    ATTN__UNROLL
     for (l = 0; l < 4; l++) {
-        const unsigned char *p = b + l * rb, *q = b + (l + 4) * rb;
+        const unsigned char *p = b + l * rb + 2, *q = b + (l + 4) * rb + 2;
         if (q4) {
             const __m256i v = attn__vi_cols2(p, q);
             y[l] = _mm256_sub_epi8(_mm256_and_si256(v, m), e);

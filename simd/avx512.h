@@ -218,6 +218,86 @@ static inline int attn__vi_rt_probe(void)
 }
 #endif
 #endif
+/* attn__vi_t8 (simd/generic.h's contract), in AVX-512F: 16 bytes of columns l, l + 4, l + 8,
+ * l + 12 in the four 128-bit lanes, 4 x 4 int32 transposes within the lanes; q4_0's nibbles
+ * less 8 by adding 0x78 (no carry between bytes) and flipping the top bit; the sums by
+ * AVX2's vpmaddubsw on each half */
+#define ATTN__HAVE_VI_T8 1
+static inline int attn__ld16(const unsigned char *p)
+{ /* x86: little-endian */
+    uint16_t t;
+    memcpy(&t, p, 2);
+    return t;
+}
+static inline __m128i attn__vi_h8(const unsigned char *b, size_t rb)
+{ /* 8 scales in a register: h is read as one */
+    __m128i h = _mm_cvtsi32_si128(attn__ld16(b));
+    h = _mm_insert_epi16(h, attn__ld16(b + rb), 1);
+    h = _mm_insert_epi16(h, attn__ld16(b + 2 * rb), 2);
+    h = _mm_insert_epi16(h, attn__ld16(b + 3 * rb), 3);
+    h = _mm_insert_epi16(h, attn__ld16(b + 4 * rb), 4);
+    h = _mm_insert_epi16(h, attn__ld16(b + 5 * rb), 5);
+    h = _mm_insert_epi16(h, attn__ld16(b + 6 * rb), 6);
+    return _mm_insert_epi16(h, attn__ld16(b + 7 * rb), 7);
+}
+static inline __m512i attn__vi_cols4(const unsigned char *p, size_t rb)
+{
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)p));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p + 4 * rb)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p + 8 * rb)), 2);
+    return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p + 12 * rb)),
+                              3);
+}
+static inline void attn__vi_t4(const __m512i *y, unsigned char *o, __m256i *s)
+{ /* s[0], s[1]: the sums of the byte pairs of columns 0-7, 8-15 */
+    const __m512i t0 = _mm512_unpacklo_epi32(y[0], y[1]), t1 = _mm512_unpacklo_epi32(y[2], y[3]);
+    const __m512i t2 = _mm512_unpackhi_epi32(y[0], y[1]), t3 = _mm512_unpackhi_epi32(y[2], y[3]);
+    const __m256i one = _mm256_set1_epi8(1);
+    __m512i x[4];
+    size_t t;
+    x[0] = _mm512_unpacklo_epi64(t0, t1);
+    x[1] = _mm512_unpackhi_epi64(t0, t1);
+    x[2] = _mm512_unpacklo_epi64(t2, t3);
+    x[3] = _mm512_unpackhi_epi64(t2, t3);
+    ATTN__UNROLL
+    for (t = 0; t < 4; t++) {
+        _mm512_storeu_si512((void *)(o + 64 * t), x[t]);
+        s[0] = _mm256_add_epi16(s[0], _mm256_maddubs_epi16(one, _mm512_castsi512_si256(x[t])));
+        s[1] = _mm256_add_epi16(s[1],
+                                _mm256_maddubs_epi16(one, _mm512_extracti64x4_epi64(x[t], 1)));
+    }
+}
+static inline void attn__vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
+                               int32_t *sum, uint16_t *h)
+{
+    const __m512i m = _mm512_set1_epi8(15), e = _mm512_set1_epi8(0x78);
+    const __m512i f = _mm512_set1_epi8((char)0x80);
+    __m512i y[4], z[4];
+    __m256i s[2];
+    size_t l;
+    _mm256_storeu_si256((__m256i *)(void *)h,
+                        _mm256_inserti128_si256(_mm256_castsi128_si256(attn__vi_h8(b, rb)),
+                                                attn__vi_h8(b + 8 * rb, rb), 1));
+    ATTN__UNROLL
+    for (l = 0; l < 4; l++) {
+        const unsigned char *p = b + l * rb + 2;
+        if (q4) {
+            const __m512i v = attn__vi_cols4(p, rb);
+            y[l] = _mm512_xor_si512(_mm512_add_epi32(_mm512_and_si512(v, m), e), f);
+            z[l] = _mm512_xor_si512(
+                _mm512_add_epi32(_mm512_and_si512(_mm512_srli_epi32(v, 4), m), e), f);
+        } else {
+            y[l] = attn__vi_cols4(p, rb);
+            z[l] = attn__vi_cols4(p + 16, rb);
+        }
+    }
+    s[0] = s[1] = _mm256_setzero_si256();
+    attn__vi_t4(y, o, s);
+    attn__vi_t4(z, o + 256, s);
+    _mm256_storeu_si256((__m256i *)(void *)sum, _mm256_madd_epi16(s[0], _mm256_set1_epi16(1)));
+    _mm256_storeu_si256((__m256i *)(void *)(sum + 8),
+                        _mm256_madd_epi16(s[1], _mm256_set1_epi16(1)));
+}
 /* 16-bit storage widened in the load, narrowed in the store (simd/generic.h's contract):
  * f16 by vcvtph2ps / vcvtps2ph, bf16 by shifts with round-to-nearest-even, NaN kept quiet */
 #define ATTN__HAVE_VF16 1

@@ -185,11 +185,10 @@ static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
  * targets (ATTN__HAVE_VI_RT: attn__vi_rt type, attn__vi_rt_zero, _dot4, _tof macros with
  * ATTN__VI_RT_BIAS, valid in a function marked ATTN__VI_RT_ATTR; attn__vi_rt_probe() says
  * whether this CPU runs them, attn__vi_rt_cpu() below the same, asked once).
- * attn__vi_t8(q4, b, rb, o, sum) transposes one block of
- * ATTN__VW columns rb bytes apart for the int8 product (b: column 0's 32 int8 of a q8_0
- * block, or the 16 bytes of a q4_0 block's nibbles, taken less 8): 8 steps of ATTN__VW x 4
- * bytes at o (step t, lane l: column l's values 4 t .. 4 t + 3), sum[l] the sum of column
- * l's 32 values. */
+ * attn__vi_t8(q4, b, rb, o, sum, h) transposes one block of ATTN__VW columns rb bytes
+ * apart for the int8 product (b: column 0's q8_0 or q4_0 block, the q4_0 values less 8): 8
+ * steps of ATTN__VW x 4 bytes at o (step t, lane l: column l's values 4 t .. 4 t + 3),
+ * sum[l] the sum of column l's 32 values, h[l] its scale's bits. */
 #ifdef ATTN__HAVE_VI_RT
 static inline int attn__vi_rt_cpu(void)
 { /* cpuid is slow under a hypervisor: one word, written with its value */
@@ -242,12 +241,13 @@ static inline attn__v attn__vi_tof(attn__vi acc, const int32_t *corr)
 #endif
 #ifndef ATTN__HAVE_VI_T8
 static inline void attn__vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
-                               int32_t *sum)
+                               int32_t *sum, uint16_t *h)
 {
     size_t l, t;
     for (l = 0; l < ATTN__VW; l++) {
-        const unsigned char *c = b + l * rb;
+        const unsigned char *c = b + l * rb + 2;
         int32_t s = 0;
+        h[l] = (uint16_t)(c[-2] | c[-1] << 8);
         for (t = 0; t < 32; t++) {
             const int v = q4 ? (t < 16 ? c[t] & 15 : c[t - 16] >> 4) - 8 : (int8_t)c[t];
             o[(t / 4 * ATTN__VW + l) * 4 + t % 4] = (unsigned char)v;

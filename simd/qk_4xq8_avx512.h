@@ -178,12 +178,11 @@ static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, s
     }
 }
 
-/* attn_matmul_int8 on a quad: 4 rows against one column of B at a time (rows), or one row
- * (held in all 4 rows of the quad) against 4 columns (cols). B is q8_0 rows, or q4_0 where
- * q4, rb bytes apart at b, nb blocks each. Each output: over the blocks in order, from 0,
- * one fma each of I[b] and dq[b] * dk[b], I the exact integer dot product: attn__qd_rows's
- * arithmetic, so its bits. Lane r of the group's f: row r of column k, or column r at
- * k + r rb. */
+/* attn_matmul_int8 for one row of A, held in all 4 rows of a quad, against 4 columns of B at
+ * once (cols; else 1 column, its 4 lanes equal). B is q8_0 rows, or q4_0 where q4, rb bytes
+ * apart at b, nb blocks each. Each output: over the blocks in order, from 0, one fma each of
+ * I[b] and dq[b] * dk[b], I the exact integer dot product: attn__qd_rows's arithmetic, so
+ * its bits. Lane r of the group's f: column r at k + r rb. */
 static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m128 attn__qk8_group(int q4, int cols,
                                                                 const unsigned char *k,
                                                                 size_t rb, size_t nb, size_t g,
@@ -211,44 +210,36 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m128 attn__qk8_group(int q4, int cols
     return _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 3), _mm512_extractf32x4_ps(dd, 3), f);
 }
 
-/* Columns j < nc: out[4 j + r] (rows), out[j] (cols); two groups of lanes at a time (two fma
- * chains), the columns left over one at a time as rows (whose lanes then agree in cols). */
+/* Columns j < nc into out[j]: 8 at a time (two fma chains), the rest one at a time */
 static ATTN__QK8_ATTR ATTN__FORCE_INLINE void
-attn__qk8_cols_body(int q4, int cols, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+attn__qk8_cols_body(int q4, const unsigned char *b, size_t rb, size_t nc, size_t nb,
                     const unsigned char *quad, size_t nq, float *out)
 {
-    const size_t step = cols ? 4 : 1;
     size_t j = 0, g;
-    for (; j + 2 * step <= nc; j += 2 * step) {
+    for (; j + 8 <= nc; j += 8) {
         const unsigned char *b0 = b + j * rb;
         __m128 f0 = _mm_setzero_ps(), f1 = _mm_setzero_ps();
         for (g = 0; g < nq / 4; g++) {
-            f0 = attn__qk8_group(q4, cols, b0, rb, nb, g, quad, nq, f0);
-            f1 = attn__qk8_group(q4, cols, b0 + step * rb, rb, nb, g, quad, nq, f1);
+            f0 = attn__qk8_group(q4, 1, b0, rb, nb, g, quad, nq, f0);
+            f1 = attn__qk8_group(q4, 1, b0 + 4 * rb, rb, nb, g, quad, nq, f1);
         }
-        _mm_storeu_ps(out + (cols ? j : 4 * j), f0);
-        _mm_storeu_ps(out + (cols ? j : 4 * j) + 4, f1);
+        _mm_storeu_ps(out + j, f0);
+        _mm_storeu_ps(out + j + 4, f1);
     }
     for (; j < nc; j++) {
         __m128 f0 = _mm_setzero_ps();
         for (g = 0; g < nq / 4; g++)
             f0 = attn__qk8_group(q4, 0, b + j * rb, rb, nb, g, quad, nq, f0);
-        if (cols) out[j] = _mm_cvtss_f32(f0);
-        else _mm_storeu_ps(out + 4 * j, f0);
+        out[j] = _mm_cvtss_f32(f0);
     }
 }
 
-static ATTN__QK8_ATTR void attn__qk8_cols(int q4, int cols, const unsigned char *b, size_t rb,
-                                          size_t nc, size_t nb, const unsigned char *quad,
-                                          size_t nq, float *out)
+static ATTN__QK8_ATTR void attn__qk8_cols(int q4, const unsigned char *b, size_t rb, size_t nc,
+                                          size_t nb, const unsigned char *quad, size_t nq,
+                                          float *out)
 {
-    if (cols) {
-        if (q4) attn__qk8_cols_body(1, 1, b, rb, nc, nb, quad, nq, out);
-        else attn__qk8_cols_body(0, 1, b, rb, nc, nb, quad, nq, out);
-    } else {
-        if (q4) attn__qk8_cols_body(1, 0, b, rb, nc, nb, quad, nq, out);
-        else attn__qk8_cols_body(0, 0, b, rb, nc, nb, quad, nq, out);
-    }
+    if (q4) attn__qk8_cols_body(1, b, rb, nc, nb, quad, nq, out);
+    else attn__qk8_cols_body(0, b, rb, nc, nb, quad, nq, out);
 }
 #endif
 #endif

@@ -1011,7 +1011,8 @@ static void attn__qd_pack(attn_dtype bt, const unsigned char *b, size_t rb, size
     const size_t bs = attn__dt_block_bytes(bt), w = j0 < n ? attn__min(ATTN__VW, n - j0) : 0;
     unsigned char pad[ATTN__VW * (2 + ATTN__QK)]; /* a short group's blocks, zeros after */
     size_t blk, l;
-    memset(pad, bt == ATTN_Q4_0 ? 0x88 : 0, sizeof pad);
+    memset(pad, 0, sizeof pad);
+    for (l = 0; l < ATTN__VW && bt == ATTN_Q4_0; l++) memset(pad + l * bs + 2, 0x88, bs - 2);
     for (blk = 0; blk < kb; blk++, dst += ATTN__QD_GB) {
         const unsigned char *c0 = b + j0 * rb + blk * bs;
         size_t r = rb;
@@ -1022,10 +1023,8 @@ static void attn__qd_pack(attn_dtype bt, const unsigned char *b, size_t rb, size
             c0 = pad;
             r = bs;
         }
-        for (l = 0; l < ATTN__VW; l++)
-            h[l] = l < w ? (uint16_t)(c0[l * r] | c0[l * r + 1] << 8) : 0;
+        attn__vi_t8(bt == ATTN_Q4_0, c0, r, dst, sum, h);
         attn__vstore((float *)(void *)(dst + 32 * ATTN__VW), attn__vload_f16(h));
-        attn__vi_t8(bt == ATTN_Q4_0, c0 + 2, r, dst, sum);
         memcpy(dst + 36 * ATTN__VW, sum, sizeof sum);
     }
 }
@@ -1131,10 +1130,9 @@ ATTN__QD_ROWS(attn__qd_rows_rt, ATTN__VI_RT_ATTR, attn__vi_rt)
 #undef ATTN__QD_ROWS
 
 #ifdef ATTN__HAVE_QK8
-/* Few rows (m <= ATTN__QD_QUADS_M) where the CPU has AVX512-VNNI: A quantized into quads
- * (simd/qk_4xq8_avx512.h; one row held 4 times, taking 4 columns at once), B read where it
- * lies, ATTN__VW columns at a time for every quad: attn__qd_rows's bits without packing B. */
-#define ATTN__QD_QUADS_M 8
+/* One row (decode's matrix-vector) where the CPU has AVX512-VNNI: A quantized into a quad
+ * (simd/qk_4xq8_avx512.h; the row held 4 times, taking 4 columns at once), B read where it
+ * lies: attn__qd_rows's bits without packing B. */
 #define ATTN__QD_NQ(kb) (((kb) + 3) / 4 * 4)
 
 /* Row u of a quad of nq blocks from the nb blocks of 32 floats at x (attn__qd_quant's
@@ -1188,8 +1186,8 @@ ATTN_API size_t attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
     ab = attn__round_up(m * kb * ATTN__QD_AB, ATTN__ALIGN);
     ab += attn__qd_nc(n, kb) / ATTN__VW * kb * ATTN__QD_GB + ATTN__ALIGN;
 #ifdef ATTN__HAVE_QK8
-    if (m <= ATTN__QD_QUADS_M) { /* the quads (the CPU decides at the call) */
-        const size_t qb = (m + 3) / 4 * ATTN__QK8_QUAD_BYTES(ATTN__QD_NQ(kb)) + ATTN__ALIGN;
+    if (m == 1) { /* the quad (the CPU decides at the call) */
+        const size_t qb = ATTN__QK8_QUAD_BYTES(ATTN__QD_NQ(kb)) + ATTN__ALIGN;
         if (qb > ab) ab = qb;
     }
 #endif
@@ -1238,26 +1236,19 @@ static attn_status attn__matmul_int8_path(size_t m, size_t n, size_t k, float al
     }
     qa = (unsigned char *)attn__align(workspace);
 #ifdef ATTN__HAVE_QK8
-    if (rt && m <= ATTN__QD_QUADS_M && attn__qk8_cpu()) {
+    if (rt && m == 1 && attn__qk8_cpu()) {
         const size_t nq = ATTN__QD_NQ(kb), qb = ATTN__QK8_QUAD_BYTES(nq);
         const size_t rbq = ldb / ATTN__QK * attn__dt_block_bytes(b_type);
-        memset(qa, 0, (m + 3) / 4 * qb);
-        for (i = 0; i < m * (m == 1 ? 4 : 1); i++) /* before C is touched; one row 4 times */
-            if (!attn__qk8_quad_row(a + i % m * lda, kb, qa + i / 4 * qb, nq, i % 4))
-                return ATTN_ERR_ARG;
+        memset(qa, 0, qb);
+        for (i = 0; i < 4; i++) /* before C is touched */
+            if (!attn__qk8_quad_row(a, kb, qa, nq, i)) return ATTN_ERR_ARG;
         for (j = 0; j < n; j += ATTN__VW) {
             const size_t wv = attn__min(ATTN__VW, n - j);
-            for (i = 0; i < m; i += 4) {
-                float o[4 * ATTN__VW], t[ATTN__VW];
-                size_t r, v;
-                attn__qk8_cols(b_type == ATTN_Q4_0, m == 1, (const unsigned char *)b + j * rbq,
-                               rbq, wv, kb, qa + i / 4 * qb, nq, o);
-                for (r = 0; r < attn__min(4, m - i); r++) {
-                    for (v = 0; v < ATTN__VW; v++)
-                        t[v] = v >= wv ? 0.0f : m == 1 ? o[v] : o[4 * v + r];
-                    attn__qd_store(c + (i + r) * ldc + j, attn__vload(t), wv, alpha, beta);
-                }
-            }
+            float o[ATTN__VW];
+            attn__qk8_cols(b_type == ATTN_Q4_0, (const unsigned char *)b + j * rbq, rbq, wv, kb,
+                           qa, nq, o);
+            attn__qd_store(c + j, wv == ATTN__VW ? attn__vload(o) : attn__vload_part(o, wv, 0.0f),
+                           wv, alpha, beta);
         }
         return ATTN_OK;
     }
