@@ -313,11 +313,10 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
  * clang >= 12, where the CPU has them: checked by cpuid at each call; else AVX2's
  * vpmaddubsw / vpmaddwd; Armv8.2 sdot where the target has dotprod, else plain integer
  * multiplies), each block's exact integer sum scaled by the two d in float32: the same bits
- * with or without VNNI. Built for large m (prefill), B repacked a chunk at a time; where
- * the AVX-512 path runs on a CPU with AVX512-VNNI, m <= 8 reads B where it lies (4 rows of
- * A against a column, or one row against 4; the same bits): faster than attn_matmul_typed
- * from 4 rows up, level with it for one; elsewhere m <= 8 is better served by
- * attn_matmul_typed, which streams B unpacked.
+ * with or without VNNI. B is repacked a chunk at a time (the ISA's transposes), so few rows
+ * (decode) pay that once per call; where the AVX-512 path runs on a CPU with AVX512-VNNI,
+ * one row reads B where it lies instead, against 4 columns at once (the same bits). The
+ * README gives where this beats attn_matmul_typed, which streams B unpacked, on few rows.
  * k and ldb multiples of 32 (ATTN_ERR_SIZE, ATTN_ERR_LD); lda, ldc >= k, n. The workspace
  * is required (attn_matmul_int8_workspace_size: about 1.13 m k bytes for A's blocks plus a
  * chunk of B's, up to 256 KiB); no overlap of C, A, B and workspace (ATTN_ERR_ALIAS).
@@ -1665,21 +1664,24 @@ static inline int attn__scalar_ld16(const unsigned char *p)
     memcpy(&t, p, 2);
     return t;
 }
+static inline __m128i attn__scalar_vi_h8(const unsigned char *b, size_t rb)
+{ /* 8 scales in a register: h is read as one */
+    __m128i h = _mm_cvtsi32_si128(attn__scalar_ld16(b));
+    h = _mm_insert_epi16(h, attn__scalar_ld16(b + rb), 1);
+    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 2 * rb), 2);
+    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 3 * rb), 3);
+    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 4 * rb), 4);
+    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 5 * rb), 5);
+    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 6 * rb), 6);
+    return _mm_insert_epi16(h, attn__scalar_ld16(b + 7 * rb), 7);
+}
 static inline void attn__scalar_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
                                int32_t *sum, uint16_t *h)
 {
     const __m256i m = _mm256_set1_epi8(15), e = _mm256_set1_epi8(8);
     __m256i y[4], z[4], s;
     size_t l;
-    __m128i hv = _mm_cvtsi32_si128(attn__scalar_ld16(b)); /* in a register: h is read as one */
-    hv = _mm_insert_epi16(hv, attn__scalar_ld16(b + rb), 1);
-    hv = _mm_insert_epi16(hv, attn__scalar_ld16(b + 2 * rb), 2);
-    hv = _mm_insert_epi16(hv, attn__scalar_ld16(b + 3 * rb), 3);
-    hv = _mm_insert_epi16(hv, attn__scalar_ld16(b + 4 * rb), 4);
-    hv = _mm_insert_epi16(hv, attn__scalar_ld16(b + 5 * rb), 5);
-    hv = _mm_insert_epi16(hv, attn__scalar_ld16(b + 6 * rb), 6);
-    hv = _mm_insert_epi16(hv, attn__scalar_ld16(b + 7 * rb), 7);
-    _mm_storeu_si128((__m128i *)(void *)h, hv);
+    _mm_storeu_si128((__m128i *)(void *)h, attn__scalar_vi_h8(b, rb));
     ATTN__SCALAR_UNROLL
     for (l = 0; l < 4; l++) {
         const unsigned char *p = b + l * rb + 2, *q = b + (l + 4) * rb + 2;
@@ -9349,21 +9351,24 @@ static inline int attn__avx2_ld16(const unsigned char *p)
     memcpy(&t, p, 2);
     return t;
 }
+static inline __m128i attn__avx2_vi_h8(const unsigned char *b, size_t rb)
+{ /* 8 scales in a register: h is read as one */
+    __m128i h = _mm_cvtsi32_si128(attn__avx2_ld16(b));
+    h = _mm_insert_epi16(h, attn__avx2_ld16(b + rb), 1);
+    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 2 * rb), 2);
+    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 3 * rb), 3);
+    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 4 * rb), 4);
+    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 5 * rb), 5);
+    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 6 * rb), 6);
+    return _mm_insert_epi16(h, attn__avx2_ld16(b + 7 * rb), 7);
+}
 static inline void attn__avx2_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
                                int32_t *sum, uint16_t *h)
 {
     const __m256i m = _mm256_set1_epi8(15), e = _mm256_set1_epi8(8);
     __m256i y[4], z[4], s;
     size_t l;
-    __m128i hv = _mm_cvtsi32_si128(attn__avx2_ld16(b)); /* in a register: h is read as one */
-    hv = _mm_insert_epi16(hv, attn__avx2_ld16(b + rb), 1);
-    hv = _mm_insert_epi16(hv, attn__avx2_ld16(b + 2 * rb), 2);
-    hv = _mm_insert_epi16(hv, attn__avx2_ld16(b + 3 * rb), 3);
-    hv = _mm_insert_epi16(hv, attn__avx2_ld16(b + 4 * rb), 4);
-    hv = _mm_insert_epi16(hv, attn__avx2_ld16(b + 5 * rb), 5);
-    hv = _mm_insert_epi16(hv, attn__avx2_ld16(b + 6 * rb), 6);
-    hv = _mm_insert_epi16(hv, attn__avx2_ld16(b + 7 * rb), 7);
-    _mm_storeu_si128((__m128i *)(void *)h, hv);
+    _mm_storeu_si128((__m128i *)(void *)h, attn__avx2_vi_h8(b, rb));
     ATTN__AVX2_UNROLL
     for (l = 0; l < 4; l++) {
         const unsigned char *p = b + l * rb + 2, *q = b + (l + 4) * rb + 2;
@@ -17037,21 +17042,24 @@ static inline int attn__avx512_ld16(const unsigned char *p)
     memcpy(&t, p, 2);
     return t;
 }
+static inline __m128i attn__avx512_vi_h8(const unsigned char *b, size_t rb)
+{ /* 8 scales in a register: h is read as one */
+    __m128i h = _mm_cvtsi32_si128(attn__avx512_ld16(b));
+    h = _mm_insert_epi16(h, attn__avx512_ld16(b + rb), 1);
+    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 2 * rb), 2);
+    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 3 * rb), 3);
+    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 4 * rb), 4);
+    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 5 * rb), 5);
+    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 6 * rb), 6);
+    return _mm_insert_epi16(h, attn__avx512_ld16(b + 7 * rb), 7);
+}
 static inline void attn__avx512_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
                                int32_t *sum, uint16_t *h)
 {
     const __m256i m = _mm256_set1_epi8(15), e = _mm256_set1_epi8(8);
     __m256i y[4], z[4], s;
     size_t l;
-    __m128i hv = _mm_cvtsi32_si128(attn__avx512_ld16(b)); /* in a register: h is read as one */
-    hv = _mm_insert_epi16(hv, attn__avx512_ld16(b + rb), 1);
-    hv = _mm_insert_epi16(hv, attn__avx512_ld16(b + 2 * rb), 2);
-    hv = _mm_insert_epi16(hv, attn__avx512_ld16(b + 3 * rb), 3);
-    hv = _mm_insert_epi16(hv, attn__avx512_ld16(b + 4 * rb), 4);
-    hv = _mm_insert_epi16(hv, attn__avx512_ld16(b + 5 * rb), 5);
-    hv = _mm_insert_epi16(hv, attn__avx512_ld16(b + 6 * rb), 6);
-    hv = _mm_insert_epi16(hv, attn__avx512_ld16(b + 7 * rb), 7);
-    _mm_storeu_si128((__m128i *)(void *)h, hv);
+    _mm_storeu_si128((__m128i *)(void *)h, attn__avx512_vi_h8(b, rb));
     ATTN__AVX512_UNROLL
     for (l = 0; l < 4; l++) {
         const unsigned char *p = b + l * rb + 2, *q = b + (l + 4) * rb + 2;
@@ -25250,21 +25258,24 @@ static inline int attn__ld16(const unsigned char *p)
     memcpy(&t, p, 2);
     return t;
 }
+static inline __m128i attn__vi_h8(const unsigned char *b, size_t rb)
+{ /* 8 scales in a register: h is read as one */
+    __m128i h = _mm_cvtsi32_si128(attn__ld16(b));
+    h = _mm_insert_epi16(h, attn__ld16(b + rb), 1);
+    h = _mm_insert_epi16(h, attn__ld16(b + 2 * rb), 2);
+    h = _mm_insert_epi16(h, attn__ld16(b + 3 * rb), 3);
+    h = _mm_insert_epi16(h, attn__ld16(b + 4 * rb), 4);
+    h = _mm_insert_epi16(h, attn__ld16(b + 5 * rb), 5);
+    h = _mm_insert_epi16(h, attn__ld16(b + 6 * rb), 6);
+    return _mm_insert_epi16(h, attn__ld16(b + 7 * rb), 7);
+}
 static inline void attn__vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
                                int32_t *sum, uint16_t *h)
 {
     const __m256i m = _mm256_set1_epi8(15), e = _mm256_set1_epi8(8);
     __m256i y[4], z[4], s;
     size_t l;
-    __m128i hv = _mm_cvtsi32_si128(attn__ld16(b)); /* in a register: h is read as one */
-    hv = _mm_insert_epi16(hv, attn__ld16(b + rb), 1);
-    hv = _mm_insert_epi16(hv, attn__ld16(b + 2 * rb), 2);
-    hv = _mm_insert_epi16(hv, attn__ld16(b + 3 * rb), 3);
-    hv = _mm_insert_epi16(hv, attn__ld16(b + 4 * rb), 4);
-    hv = _mm_insert_epi16(hv, attn__ld16(b + 5 * rb), 5);
-    hv = _mm_insert_epi16(hv, attn__ld16(b + 6 * rb), 6);
-    hv = _mm_insert_epi16(hv, attn__ld16(b + 7 * rb), 7);
-    _mm_storeu_si128((__m128i *)(void *)h, hv);
+    _mm_storeu_si128((__m128i *)(void *)h, attn__vi_h8(b, rb));
     ATTN__UNROLL
     for (l = 0; l < 4; l++) {
         const unsigned char *p = b + l * rb + 2, *q = b + (l + 4) * rb + 2;

@@ -217,21 +217,24 @@ static inline int attn__ld16(const unsigned char *p)
     memcpy(&t, p, 2);
     return t;
 }
+static inline __m128i attn__vi_h8(const unsigned char *b, size_t rb)
+{ /* 8 scales in a register: h is read as one */
+    __m128i h = _mm_cvtsi32_si128(attn__ld16(b));
+    h = _mm_insert_epi16(h, attn__ld16(b + rb), 1);
+    h = _mm_insert_epi16(h, attn__ld16(b + 2 * rb), 2);
+    h = _mm_insert_epi16(h, attn__ld16(b + 3 * rb), 3);
+    h = _mm_insert_epi16(h, attn__ld16(b + 4 * rb), 4);
+    h = _mm_insert_epi16(h, attn__ld16(b + 5 * rb), 5);
+    h = _mm_insert_epi16(h, attn__ld16(b + 6 * rb), 6);
+    return _mm_insert_epi16(h, attn__ld16(b + 7 * rb), 7);
+}
 static inline void attn__vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
                                int32_t *sum, uint16_t *h)
 {
     const __m256i m = _mm256_set1_epi8(15), e = _mm256_set1_epi8(8);
     __m256i y[4], z[4], s;
     size_t l;
-    __m128i hv = _mm_cvtsi32_si128(attn__ld16(b)); /* in a register: h is read as one */
-    hv = _mm_insert_epi16(hv, attn__ld16(b + rb), 1);
-    hv = _mm_insert_epi16(hv, attn__ld16(b + 2 * rb), 2);
-    hv = _mm_insert_epi16(hv, attn__ld16(b + 3 * rb), 3);
-    hv = _mm_insert_epi16(hv, attn__ld16(b + 4 * rb), 4);
-    hv = _mm_insert_epi16(hv, attn__ld16(b + 5 * rb), 5);
-    hv = _mm_insert_epi16(hv, attn__ld16(b + 6 * rb), 6);
-    hv = _mm_insert_epi16(hv, attn__ld16(b + 7 * rb), 7);
-    _mm_storeu_si128((__m128i *)(void *)h, hv);
+    _mm_storeu_si128((__m128i *)(void *)h, attn__vi_h8(b, rb));
     ATTN__UNROLL
     for (l = 0; l < 4; l++) {
         const unsigned char *p = b + l * rb + 2, *q = b + (l + 4) * rb + 2;
