@@ -1001,7 +1001,8 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
  * scalar layer (also ATTN_NO_SIMD). */
 #ifndef ATTN_SIMD_SCALAR_SIMD_H
 #define ATTN_SIMD_SCALAR_SIMD_H
-/* simd/common.h - compiler macros shared by attn.h's vector layer and kernels. */
+/* simd/common.h - compiler macros shared by attn.h's vector layer and kernels, and the x86
+ * ISA files' few shared helpers. */
 #ifndef ATTN_SIMD_SCALAR_COMMON_H
 #define ATTN_SIMD_SCALAR_COMMON_H
 #include <stddef.h>
@@ -1035,6 +1036,30 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 #define ATTN__SCALAR_UNROLL
 #define ATTN__SCALAR_PREFETCH(p) ((void)(p))
 #define ATTN__SCALAR_PREFETCHW(p) ((void)(p))
+#endif
+
+#if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
+#include <string.h>
+/* For the x86 ISA files' attn__scalar_vi_t8: the 8 little-endian 16-bit block scales rb bytes apart
+ * at b, gathered in a register (its one 16-byte store then read back as one: 8 small stores
+ * would stall the load's store forwarding) */
+static inline int attn__scalar_ld16(const unsigned char *p)
+{
+    uint16_t t;
+    memcpy(&t, p, 2);
+    return t;
+}
+static inline __m128i attn__scalar_vi_h8(const unsigned char *b, size_t rb)
+{
+    __m128i h = _mm_cvtsi32_si128(attn__scalar_ld16(b));
+    h = _mm_insert_epi16(h, attn__scalar_ld16(b + rb), 1);
+    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 2 * rb), 2);
+    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 3 * rb), 3);
+    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 4 * rb), 4);
+    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 5 * rb), 5);
+    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 6 * rb), 6);
+    return _mm_insert_epi16(h, attn__scalar_ld16(b + 7 * rb), 7);
+}
 #endif
 #endif
 /* end of simd/common.h */
@@ -1267,23 +1292,6 @@ static inline int attn__scalar_vi_rt_probe(void)
  * less 8 by adding 0x78 (no carry between bytes) and flipping the top bit; the sums by
  * AVX2's vpmaddubsw on each half */
 #define ATTN__SCALAR_HAVE_VI_T8 1
-static inline int attn__scalar_ld16(const unsigned char *p)
-{ /* x86: little-endian */
-    uint16_t t;
-    memcpy(&t, p, 2);
-    return t;
-}
-static inline __m128i attn__scalar_vi_h8(const unsigned char *b, size_t rb)
-{ /* 8 scales in a register: h is read as one */
-    __m128i h = _mm_cvtsi32_si128(attn__scalar_ld16(b));
-    h = _mm_insert_epi16(h, attn__scalar_ld16(b + rb), 1);
-    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 2 * rb), 2);
-    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 3 * rb), 3);
-    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 4 * rb), 4);
-    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 5 * rb), 5);
-    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 6 * rb), 6);
-    return _mm_insert_epi16(h, attn__scalar_ld16(b + 7 * rb), 7);
-}
 static inline __m512i attn__scalar_vi_cols4(const unsigned char *p, size_t rb)
 {
     __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)p));
@@ -1657,23 +1665,6 @@ static inline __m256i attn__scalar_vi_t4(const __m256i *y, unsigned char *o, __m
         s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_set1_epi8(1), x[t]));
     }
     return s;
-}
-static inline int attn__scalar_ld16(const unsigned char *p)
-{ /* x86: little-endian */
-    uint16_t t;
-    memcpy(&t, p, 2);
-    return t;
-}
-static inline __m128i attn__scalar_vi_h8(const unsigned char *b, size_t rb)
-{ /* 8 scales in a register: h is read as one */
-    __m128i h = _mm_cvtsi32_si128(attn__scalar_ld16(b));
-    h = _mm_insert_epi16(h, attn__scalar_ld16(b + rb), 1);
-    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 2 * rb), 2);
-    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 3 * rb), 3);
-    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 4 * rb), 4);
-    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 5 * rb), 5);
-    h = _mm_insert_epi16(h, attn__scalar_ld16(b + 6 * rb), 6);
-    return _mm_insert_epi16(h, attn__scalar_ld16(b + 7 * rb), 7);
 }
 static inline void attn__scalar_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
                                int32_t *sum, uint16_t *h)
@@ -8688,7 +8679,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_denormals_flush_end(cons
  * scalar layer (also ATTN_NO_SIMD). */
 #ifndef ATTN_SIMD_AVX2_SIMD_H
 #define ATTN_SIMD_AVX2_SIMD_H
-/* simd/common.h - compiler macros shared by attn.h's vector layer and kernels. */
+/* simd/common.h - compiler macros shared by attn.h's vector layer and kernels, and the x86
+ * ISA files' few shared helpers. */
 #ifndef ATTN_SIMD_AVX2_COMMON_H
 #define ATTN_SIMD_AVX2_COMMON_H
 #include <stddef.h>
@@ -8722,6 +8714,30 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_denormals_flush_end(cons
 #define ATTN__AVX2_UNROLL
 #define ATTN__AVX2_PREFETCH(p) ((void)(p))
 #define ATTN__AVX2_PREFETCHW(p) ((void)(p))
+#endif
+
+#if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
+#include <string.h>
+/* For the x86 ISA files' attn__avx2_vi_t8: the 8 little-endian 16-bit block scales rb bytes apart
+ * at b, gathered in a register (its one 16-byte store then read back as one: 8 small stores
+ * would stall the load's store forwarding) */
+static inline int attn__avx2_ld16(const unsigned char *p)
+{
+    uint16_t t;
+    memcpy(&t, p, 2);
+    return t;
+}
+static inline __m128i attn__avx2_vi_h8(const unsigned char *b, size_t rb)
+{
+    __m128i h = _mm_cvtsi32_si128(attn__avx2_ld16(b));
+    h = _mm_insert_epi16(h, attn__avx2_ld16(b + rb), 1);
+    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 2 * rb), 2);
+    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 3 * rb), 3);
+    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 4 * rb), 4);
+    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 5 * rb), 5);
+    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 6 * rb), 6);
+    return _mm_insert_epi16(h, attn__avx2_ld16(b + 7 * rb), 7);
+}
 #endif
 #endif
 /* end of simd/common.h */
@@ -8954,23 +8970,6 @@ static inline int attn__avx2_vi_rt_probe(void)
  * less 8 by adding 0x78 (no carry between bytes) and flipping the top bit; the sums by
  * AVX2's vpmaddubsw on each half */
 #define ATTN__AVX2_HAVE_VI_T8 1
-static inline int attn__avx2_ld16(const unsigned char *p)
-{ /* x86: little-endian */
-    uint16_t t;
-    memcpy(&t, p, 2);
-    return t;
-}
-static inline __m128i attn__avx2_vi_h8(const unsigned char *b, size_t rb)
-{ /* 8 scales in a register: h is read as one */
-    __m128i h = _mm_cvtsi32_si128(attn__avx2_ld16(b));
-    h = _mm_insert_epi16(h, attn__avx2_ld16(b + rb), 1);
-    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 2 * rb), 2);
-    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 3 * rb), 3);
-    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 4 * rb), 4);
-    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 5 * rb), 5);
-    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 6 * rb), 6);
-    return _mm_insert_epi16(h, attn__avx2_ld16(b + 7 * rb), 7);
-}
 static inline __m512i attn__avx2_vi_cols4(const unsigned char *p, size_t rb)
 {
     __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)p));
@@ -9344,23 +9343,6 @@ static inline __m256i attn__avx2_vi_t4(const __m256i *y, unsigned char *o, __m25
         s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_set1_epi8(1), x[t]));
     }
     return s;
-}
-static inline int attn__avx2_ld16(const unsigned char *p)
-{ /* x86: little-endian */
-    uint16_t t;
-    memcpy(&t, p, 2);
-    return t;
-}
-static inline __m128i attn__avx2_vi_h8(const unsigned char *b, size_t rb)
-{ /* 8 scales in a register: h is read as one */
-    __m128i h = _mm_cvtsi32_si128(attn__avx2_ld16(b));
-    h = _mm_insert_epi16(h, attn__avx2_ld16(b + rb), 1);
-    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 2 * rb), 2);
-    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 3 * rb), 3);
-    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 4 * rb), 4);
-    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 5 * rb), 5);
-    h = _mm_insert_epi16(h, attn__avx2_ld16(b + 6 * rb), 6);
-    return _mm_insert_epi16(h, attn__avx2_ld16(b + 7 * rb), 7);
 }
 static inline void attn__avx2_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
                                int32_t *sum, uint16_t *h)
@@ -16379,7 +16361,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_denormals_flush_end(const 
  * scalar layer (also ATTN_NO_SIMD). */
 #ifndef ATTN_SIMD_AVX512_SIMD_H
 #define ATTN_SIMD_AVX512_SIMD_H
-/* simd/common.h - compiler macros shared by attn.h's vector layer and kernels. */
+/* simd/common.h - compiler macros shared by attn.h's vector layer and kernels, and the x86
+ * ISA files' few shared helpers. */
 #ifndef ATTN_SIMD_AVX512_COMMON_H
 #define ATTN_SIMD_AVX512_COMMON_H
 #include <stddef.h>
@@ -16413,6 +16396,30 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_denormals_flush_end(const 
 #define ATTN__AVX512_UNROLL
 #define ATTN__AVX512_PREFETCH(p) ((void)(p))
 #define ATTN__AVX512_PREFETCHW(p) ((void)(p))
+#endif
+
+#if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
+#include <string.h>
+/* For the x86 ISA files' attn__avx512_vi_t8: the 8 little-endian 16-bit block scales rb bytes apart
+ * at b, gathered in a register (its one 16-byte store then read back as one: 8 small stores
+ * would stall the load's store forwarding) */
+static inline int attn__avx512_ld16(const unsigned char *p)
+{
+    uint16_t t;
+    memcpy(&t, p, 2);
+    return t;
+}
+static inline __m128i attn__avx512_vi_h8(const unsigned char *b, size_t rb)
+{
+    __m128i h = _mm_cvtsi32_si128(attn__avx512_ld16(b));
+    h = _mm_insert_epi16(h, attn__avx512_ld16(b + rb), 1);
+    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 2 * rb), 2);
+    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 3 * rb), 3);
+    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 4 * rb), 4);
+    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 5 * rb), 5);
+    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 6 * rb), 6);
+    return _mm_insert_epi16(h, attn__avx512_ld16(b + 7 * rb), 7);
+}
 #endif
 #endif
 /* end of simd/common.h */
@@ -16645,23 +16652,6 @@ static inline int attn__avx512_vi_rt_probe(void)
  * less 8 by adding 0x78 (no carry between bytes) and flipping the top bit; the sums by
  * AVX2's vpmaddubsw on each half */
 #define ATTN__AVX512_HAVE_VI_T8 1
-static inline int attn__avx512_ld16(const unsigned char *p)
-{ /* x86: little-endian */
-    uint16_t t;
-    memcpy(&t, p, 2);
-    return t;
-}
-static inline __m128i attn__avx512_vi_h8(const unsigned char *b, size_t rb)
-{ /* 8 scales in a register: h is read as one */
-    __m128i h = _mm_cvtsi32_si128(attn__avx512_ld16(b));
-    h = _mm_insert_epi16(h, attn__avx512_ld16(b + rb), 1);
-    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 2 * rb), 2);
-    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 3 * rb), 3);
-    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 4 * rb), 4);
-    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 5 * rb), 5);
-    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 6 * rb), 6);
-    return _mm_insert_epi16(h, attn__avx512_ld16(b + 7 * rb), 7);
-}
 static inline __m512i attn__avx512_vi_cols4(const unsigned char *p, size_t rb)
 {
     __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)p));
@@ -17035,23 +17025,6 @@ static inline __m256i attn__avx512_vi_t4(const __m256i *y, unsigned char *o, __m
         s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_set1_epi8(1), x[t]));
     }
     return s;
-}
-static inline int attn__avx512_ld16(const unsigned char *p)
-{ /* x86: little-endian */
-    uint16_t t;
-    memcpy(&t, p, 2);
-    return t;
-}
-static inline __m128i attn__avx512_vi_h8(const unsigned char *b, size_t rb)
-{ /* 8 scales in a register: h is read as one */
-    __m128i h = _mm_cvtsi32_si128(attn__avx512_ld16(b));
-    h = _mm_insert_epi16(h, attn__avx512_ld16(b + rb), 1);
-    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 2 * rb), 2);
-    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 3 * rb), 3);
-    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 4 * rb), 4);
-    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 5 * rb), 5);
-    h = _mm_insert_epi16(h, attn__avx512_ld16(b + 6 * rb), 6);
-    return _mm_insert_epi16(h, attn__avx512_ld16(b + 7 * rb), 7);
 }
 static inline void attn__avx512_vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
                                int32_t *sum, uint16_t *h)
@@ -24595,7 +24568,8 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state)
  * scalar layer (also ATTN_NO_SIMD). */
 #ifndef ATTN_SIMD_SIMD_H
 #define ATTN_SIMD_SIMD_H
-/* simd/common.h - compiler macros shared by attn.h's vector layer and kernels. */
+/* simd/common.h - compiler macros shared by attn.h's vector layer and kernels, and the x86
+ * ISA files' few shared helpers. */
 #ifndef ATTN_SIMD_COMMON_H
 #define ATTN_SIMD_COMMON_H
 #include <stddef.h>
@@ -24629,6 +24603,30 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state)
 #define ATTN__UNROLL
 #define ATTN__PREFETCH(p) ((void)(p))
 #define ATTN__PREFETCHW(p) ((void)(p))
+#endif
+
+#if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
+#include <string.h>
+/* For the x86 ISA files' attn__vi_t8: the 8 little-endian 16-bit block scales rb bytes apart
+ * at b, gathered in a register (its one 16-byte store then read back as one: 8 small stores
+ * would stall the load's store forwarding) */
+static inline int attn__ld16(const unsigned char *p)
+{
+    uint16_t t;
+    memcpy(&t, p, 2);
+    return t;
+}
+static inline __m128i attn__vi_h8(const unsigned char *b, size_t rb)
+{
+    __m128i h = _mm_cvtsi32_si128(attn__ld16(b));
+    h = _mm_insert_epi16(h, attn__ld16(b + rb), 1);
+    h = _mm_insert_epi16(h, attn__ld16(b + 2 * rb), 2);
+    h = _mm_insert_epi16(h, attn__ld16(b + 3 * rb), 3);
+    h = _mm_insert_epi16(h, attn__ld16(b + 4 * rb), 4);
+    h = _mm_insert_epi16(h, attn__ld16(b + 5 * rb), 5);
+    h = _mm_insert_epi16(h, attn__ld16(b + 6 * rb), 6);
+    return _mm_insert_epi16(h, attn__ld16(b + 7 * rb), 7);
+}
 #endif
 #endif
 /* end of simd/common.h */
@@ -24861,23 +24859,6 @@ static inline int attn__vi_rt_probe(void)
  * less 8 by adding 0x78 (no carry between bytes) and flipping the top bit; the sums by
  * AVX2's vpmaddubsw on each half */
 #define ATTN__HAVE_VI_T8 1
-static inline int attn__ld16(const unsigned char *p)
-{ /* x86: little-endian */
-    uint16_t t;
-    memcpy(&t, p, 2);
-    return t;
-}
-static inline __m128i attn__vi_h8(const unsigned char *b, size_t rb)
-{ /* 8 scales in a register: h is read as one */
-    __m128i h = _mm_cvtsi32_si128(attn__ld16(b));
-    h = _mm_insert_epi16(h, attn__ld16(b + rb), 1);
-    h = _mm_insert_epi16(h, attn__ld16(b + 2 * rb), 2);
-    h = _mm_insert_epi16(h, attn__ld16(b + 3 * rb), 3);
-    h = _mm_insert_epi16(h, attn__ld16(b + 4 * rb), 4);
-    h = _mm_insert_epi16(h, attn__ld16(b + 5 * rb), 5);
-    h = _mm_insert_epi16(h, attn__ld16(b + 6 * rb), 6);
-    return _mm_insert_epi16(h, attn__ld16(b + 7 * rb), 7);
-}
 static inline __m512i attn__vi_cols4(const unsigned char *p, size_t rb)
 {
     __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)p));
@@ -25251,23 +25232,6 @@ static inline __m256i attn__vi_t4(const __m256i *y, unsigned char *o, __m256i s)
         s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_set1_epi8(1), x[t]));
     }
     return s;
-}
-static inline int attn__ld16(const unsigned char *p)
-{ /* x86: little-endian */
-    uint16_t t;
-    memcpy(&t, p, 2);
-    return t;
-}
-static inline __m128i attn__vi_h8(const unsigned char *b, size_t rb)
-{ /* 8 scales in a register: h is read as one */
-    __m128i h = _mm_cvtsi32_si128(attn__ld16(b));
-    h = _mm_insert_epi16(h, attn__ld16(b + rb), 1);
-    h = _mm_insert_epi16(h, attn__ld16(b + 2 * rb), 2);
-    h = _mm_insert_epi16(h, attn__ld16(b + 3 * rb), 3);
-    h = _mm_insert_epi16(h, attn__ld16(b + 4 * rb), 4);
-    h = _mm_insert_epi16(h, attn__ld16(b + 5 * rb), 5);
-    h = _mm_insert_epi16(h, attn__ld16(b + 6 * rb), 6);
-    return _mm_insert_epi16(h, attn__ld16(b + 7 * rb), 7);
 }
 static inline void attn__vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
                                int32_t *sum, uint16_t *h)

@@ -211,23 +211,6 @@ static inline __m256i attn__vi_t4(const __m256i *y, unsigned char *o, __m256i s)
     }
     return s;
 }
-static inline int attn__ld16(const unsigned char *p)
-{ /* x86: little-endian */
-    uint16_t t;
-    memcpy(&t, p, 2);
-    return t;
-}
-static inline __m128i attn__vi_h8(const unsigned char *b, size_t rb)
-{ /* 8 scales in a register: h is read as one */
-    __m128i h = _mm_cvtsi32_si128(attn__ld16(b));
-    h = _mm_insert_epi16(h, attn__ld16(b + rb), 1);
-    h = _mm_insert_epi16(h, attn__ld16(b + 2 * rb), 2);
-    h = _mm_insert_epi16(h, attn__ld16(b + 3 * rb), 3);
-    h = _mm_insert_epi16(h, attn__ld16(b + 4 * rb), 4);
-    h = _mm_insert_epi16(h, attn__ld16(b + 5 * rb), 5);
-    h = _mm_insert_epi16(h, attn__ld16(b + 6 * rb), 6);
-    return _mm_insert_epi16(h, attn__ld16(b + 7 * rb), 7);
-}
 static inline void attn__vi_t8(int q4, const unsigned char *b, size_t rb, unsigned char *o,
                                int32_t *sum, uint16_t *h)
 {

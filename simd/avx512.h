@@ -223,23 +223,6 @@ static inline int attn__vi_rt_probe(void)
  * less 8 by adding 0x78 (no carry between bytes) and flipping the top bit; the sums by
  * AVX2's vpmaddubsw on each half */
 #define ATTN__HAVE_VI_T8 1
-static inline int attn__ld16(const unsigned char *p)
-{ /* x86: little-endian */
-    uint16_t t;
-    memcpy(&t, p, 2);
-    return t;
-}
-static inline __m128i attn__vi_h8(const unsigned char *b, size_t rb)
-{ /* 8 scales in a register: h is read as one */
-    __m128i h = _mm_cvtsi32_si128(attn__ld16(b));
-    h = _mm_insert_epi16(h, attn__ld16(b + rb), 1);
-    h = _mm_insert_epi16(h, attn__ld16(b + 2 * rb), 2);
-    h = _mm_insert_epi16(h, attn__ld16(b + 3 * rb), 3);
-    h = _mm_insert_epi16(h, attn__ld16(b + 4 * rb), 4);
-    h = _mm_insert_epi16(h, attn__ld16(b + 5 * rb), 5);
-    h = _mm_insert_epi16(h, attn__ld16(b + 6 * rb), 6);
-    return _mm_insert_epi16(h, attn__ld16(b + 7 * rb), 7);
-}
 static inline __m512i attn__vi_cols4(const unsigned char *p, size_t rb)
 {
     __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)p));

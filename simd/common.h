@@ -1,4 +1,5 @@
-/* simd/common.h - compiler macros shared by attn.h's vector layer and kernels. */
+/* simd/common.h - compiler macros shared by attn.h's vector layer and kernels, and the x86
+ * ISA files' few shared helpers. */
 #ifndef ATTN_SIMD_COMMON_H
 #define ATTN_SIMD_COMMON_H
 #include <stddef.h>
@@ -32,5 +33,29 @@
 #define ATTN__UNROLL
 #define ATTN__PREFETCH(p) ((void)(p))
 #define ATTN__PREFETCHW(p) ((void)(p))
+#endif
+
+#if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
+#include <string.h>
+/* For the x86 ISA files' attn__vi_t8: the 8 little-endian 16-bit block scales rb bytes apart
+ * at b, gathered in a register (its one 16-byte store then read back as one: 8 small stores
+ * would stall the load's store forwarding) */
+static inline int attn__ld16(const unsigned char *p)
+{
+    uint16_t t;
+    memcpy(&t, p, 2);
+    return t;
+}
+static inline __m128i attn__vi_h8(const unsigned char *b, size_t rb)
+{
+    __m128i h = _mm_cvtsi32_si128(attn__ld16(b));
+    h = _mm_insert_epi16(h, attn__ld16(b + rb), 1);
+    h = _mm_insert_epi16(h, attn__ld16(b + 2 * rb), 2);
+    h = _mm_insert_epi16(h, attn__ld16(b + 3 * rb), 3);
+    h = _mm_insert_epi16(h, attn__ld16(b + 4 * rb), 4);
+    h = _mm_insert_epi16(h, attn__ld16(b + 5 * rb), 5);
+    h = _mm_insert_epi16(h, attn__ld16(b + 6 * rb), 6);
+    return _mm_insert_epi16(h, attn__ld16(b + 7 * rb), 7);
+}
 #endif
 #endif
