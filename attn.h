@@ -914,7 +914,17 @@ typedef struct attn_decoder_only_weights {
     size_t window;             /* sliding window (Mistral), 0 = none; see attn_attention */
     const float *sinks;        /* [heads] learned sink logits (gpt-oss), or NULL */
     const float *alibi_slopes; /* [heads] ALiBi slopes (BLOOM, MPT), or NULL */
+    int int8_products; /* 0 or 1: see below */
 } attn_decoder_only_weights;
+
+/* int8_products = 1: for calls of 2 or more tokens, the q8_0 / q4_0 matrices multiply their
+ * inputs (the normed rows, the attention's output, the gated MLP rows) rounded to q8_0 per
+ * block of 32, in integer arithmetic (attn_matmul_int8; llama.cpp's arithmetic for such
+ * weights); the workspace query counts its scratch. One token keeps the float products,
+ * which stream the weights as fast or faster. A product whose input does not quantize (inf,
+ * NaN, a block above about 8.3e6) runs as with 0. 0: every product in float32 on the
+ * dequantized weights (attn_matmul_typed). The README gives the speed and the error of each
+ * against the f32 weights; f32 / f16 / bf16 matrices are the same either way. */
 
 /* Bytes of workspace for `tokens` new tokens (0 for invalid weights, tokens 0 or overflow);
  * never decreases as tokens grows. */
@@ -7850,11 +7860,36 @@ static attn_matrix attn__scalar_view(const float *w, size_t ld, attn_trans tr, a
     return m;
 }
 
-/* y = act(x op(W) + bias) for a view (x: tokens x d_in at ldx, y: tokens x d_out at ldy) */
+/* Whether a view's product takes attn__scalar_attn_matmul_int8 (int8: the block's int8_products): for
+ * 2 or more rows; one row keeps the float product, which streams the weights as fast */
+static int attn__scalar_view_int8(const attn_matrix *m, int int8, size_t tokens)
+{
+    return int8 && tokens > 1 && (m->type == ATTN_Q8_0 || m->type == ATTN_Q4_0);
+}
+
+/* Bytes of matmul workspace of a view's product (int8: as attn__scalar_view_int8) */
+static size_t attn__scalar_view_ws(const attn_matrix *m, int int8, size_t tokens, size_t d_in,
+                            size_t d_out)
+{
+    const size_t s = attn__scalar_attn_linear_workspace_size(m->trans, tokens, d_in, d_out);
+    const size_t s8 =
+        attn__scalar_view_int8(m, int8, tokens) ? attn__scalar_attn_matmul_int8_workspace_size(tokens, d_out, d_in) : 0;
+    return s > s8 ? s : s8;
+}
+
+/* y = act(x op(W) + bias) for a view (x: tokens x d_in at ldx, y: tokens x d_out at ldy);
+ * int8: integer products for block types, as attn_decoder_only_weights.int8_products says */
 static void attn__scalar_linear_view(const attn_matrix *m, const float *x, size_t ldx, size_t tokens,
                               size_t d_in, size_t d_out, attn_act act, float *y, size_t ldy,
-                              void *mws, size_t mm)
+                              void *mws, size_t mm, int int8)
 {
+    size_t r;
+    if (attn__scalar_view_int8(m, int8, tokens) &&
+        attn__scalar_matmul_int8_path(tokens, d_out, d_in, 1.0f, x, ldx, m->type, m->w, m->ld, 0.0f, y,
+                               ldy, mws, mm, 1) == ATTN_OK) {
+        for (r = 0; r < tokens; r++) attn__scalar_act_row(act, y + r * ldy, m->bias, y + r * ldy, d_out);
+        return;
+    }
     attn__scalar_attn_linear_typed(x, ldx, tokens, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out, act,
                       y, ldy, mws, mm);
 }
@@ -7943,9 +7978,9 @@ static void attn__scalar_ffn_run(const attn_ffn_weights *w, const float *x, size
     const attn_matrix m1 = attn__scalar_ffn_w1(w), m2 = attn__scalar_ffn_w2(w);
     float *h = (float *)attn__scalar_take(&cur, tokens * w->d_ff * sizeof(float));
     void *mws = mm ? attn__scalar_take(&cur, mm) : NULL;
-    attn__scalar_linear_view(&m1, x, ldx, tokens, w->d_model, w->d_ff, w->act, h, w->d_ff, mws, mm);
+    attn__scalar_linear_view(&m1, x, ldx, tokens, w->d_model, w->d_ff, w->act, h, w->d_ff, mws, mm, 0);
     attn__scalar_linear_view(&m2, h, w->d_ff, tokens, w->d_ff, w->d_model, ATTN_ACT_NONE, y, ldy, mws,
-                      mm);
+                      mm, 0);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
@@ -8078,9 +8113,9 @@ static void attn__scalar_mha_run(const attn_mha_weights *w, const float *xq, siz
     const size_t aws = attn__scalar_attn_attention_workspace_size(&p);
     void *att_ws = attn__scalar_take(&cur, aws);
     void *mws = mm ? attn__scalar_take(&cur, mm) : NULL;
-    attn__scalar_linear_view(&mq, xq, ldxq, lq, d, d, ATTN_ACT_NONE, q, d, mws, mm);
-    attn__scalar_linear_view(&mk, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, k, d, mws, mm);
-    attn__scalar_linear_view(&mv, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, v, d, mws, mm);
+    attn__scalar_linear_view(&mq, xq, ldxq, lq, d, d, ATTN_ACT_NONE, q, d, mws, mm, 0);
+    attn__scalar_linear_view(&mk, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, k, d, mws, mm, 0);
+    attn__scalar_linear_view(&mv, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, v, d, mws, mm, 0);
     if (c) {
         attn__scalar_attn_kv_cache_append(c, lk, k, v, ATTN_LAYOUT_BLHD);
         p = attn__scalar_attn_attention_init_kv(c, w->heads, lq, q, o, ATTN_LAYOUT_BLHD, p.causal);
@@ -8089,7 +8124,7 @@ static void attn__scalar_mha_run(const attn_mha_weights *w, const float *xq, siz
     attn__scalar_attn_attention(&p, att_ws, aws);
     /* the output of attention is a convex combination of V rows: it may be denormal only
      * where V is; attn__scalar_attn_linear flushes y */
-    attn__scalar_linear_view(&mo, o, d, lq, d, d, ATTN_ACT_NONE, y, ldy, mws, mm);
+    attn__scalar_linear_view(&mo, o, d, lq, d, d, ATTN_ACT_NONE, y, ldy, mws, mm, 0);
 }
 
 /* Whether a cache or a key mask (of `keys` bytes) meets what a block writes or reads: the
@@ -8436,7 +8471,8 @@ static attn_status attn__scalar_dec_only_check(const attn_decoder_only_weights *
         return st;
     if (!w->attn_norm || (!w->parallel_residual && !w->ffn_norm)) return ATTN_ERR_NULL;
     if (!attn__scalar_act_valid(w->act) || (w->norm != ATTN_NORM_RMS && w->norm != ATTN_NORM_LAYER) ||
-        (w->parallel_residual != 0 && w->parallel_residual != 1) || !attn__scalar_finite(w->eps) ||
+        (w->parallel_residual != 0 && w->parallel_residual != 1) ||
+        (w->int8_products != 0 && w->int8_products != 1) || !attn__scalar_finite(w->eps) ||
         w->eps < 0)
         return ATTN_ERR_ARG;
     if (w->rope.head_dim && w->rope.head_dim != w->head_dim) return ATTN_ERR_SIZE;
@@ -8446,7 +8482,8 @@ static attn_status attn__scalar_dec_only_check(const attn_decoder_only_weights *
     return attn__scalar_head_arrays_check(w->heads, w->alibi_slopes, w->sinks);
 }
 
-/* The largest matmul workspace of the block's seven products for `tokens` rows */
+/* The largest matmul workspace of the block's seven products for `tokens` rows (with
+ * int8_products, attn__scalar_attn_matmul_int8's where it runs) */
 static size_t attn__scalar_dec_only_mm(const attn_decoder_only_weights *w, size_t tokens)
 {
     const attn_matrix *m[7];
@@ -8458,7 +8495,7 @@ static size_t attn__scalar_dec_only_mm(const attn_decoder_only_weights *w, size_
     m[0] = &w->wq, m[1] = &w->wk, m[2] = &w->wv, m[3] = &w->wo, m[4] = &w->w_up;
     m[5] = &w->w_gate, m[6] = &w->w_down;
     for (i = 0; i < 7; i++) {
-        const size_t s = attn__scalar_attn_linear_workspace_size(m[i]->trans, tokens, din[i], dout[i]);
+        const size_t s = attn__scalar_view_ws(m[i], w->int8_products, tokens, din[i], dout[i]);
         best = s > best ? s : best;
     }
     return best;
@@ -8507,6 +8544,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder_only(const attn_
                                        size_t workspace_size)
 {
     attn_status st = attn__scalar_dec_only_check(w);
+    const int i8 = w && w->int8_products;
     attn_attention_params p;
     size_t need, mm, dq, dkv, d, pos;
     unsigned char *cur;
@@ -8547,9 +8585,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder_only(const attn_
     /* attention: h = norm1(x); q, k, v; RoPE at the cache's positions; append; attend */
     pos = cache->ring ? cache->pos : cache->len;
     attn__scalar_dec_only_norm(w, w->attn_norm, w->attn_norm_b, x, ldx, h, tokens);
-    attn__scalar_linear_view(&w->wq, h, d, tokens, d, dq, ATTN_ACT_NONE, q, dq, mws, mm);
-    attn__scalar_linear_view(&w->wk, h, d, tokens, d, dkv, ATTN_ACT_NONE, k, dkv, mws, mm);
-    attn__scalar_linear_view(&w->wv, h, d, tokens, d, dkv, ATTN_ACT_NONE, v, dkv, mws, mm);
+    attn__scalar_linear_view(&w->wq, h, d, tokens, d, dq, ATTN_ACT_NONE, q, dq, mws, mm, i8);
+    attn__scalar_linear_view(&w->wk, h, d, tokens, d, dkv, ATTN_ACT_NONE, k, dkv, mws, mm, i8);
+    attn__scalar_linear_view(&w->wv, h, d, tokens, d, dkv, ATTN_ACT_NONE, v, dkv, mws, mm, i8);
     if (w->rope.head_dim) {
         attn__scalar_attn_rope(&w->rope, q, dq, tokens, w->heads, pos, NULL);
         attn__scalar_attn_rope(&w->rope, k, dkv, tokens, w->kv_heads, pos, NULL);
@@ -8559,7 +8597,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder_only(const attn_
                                ATTN_CAUSAL_BOTTOM_RIGHT);
     p.window = w->window, p.sinks = w->sinks, p.alibi_slopes = w->alibi_slopes;
     attn__scalar_attn_attention(&p, aws, attn__scalar_attn_attention_workspace_size(&p));
-    attn__scalar_linear_view(&w->wo, o, dq, tokens, dq, d, ATTN_ACT_NONE, t, d, mws, mm);
+    attn__scalar_linear_view(&w->wo, o, dq, tokens, dq, d, ATTN_ACT_NONE, t, d, mws, mm, i8);
     /* MLP: from norm2 of x (parallel) or of x + attention (sequential, written to y) */
     if (w->parallel_residual) {
         if (w->ffn_norm) attn__scalar_dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, x, ldx, h, tokens);
@@ -8569,14 +8607,14 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_decoder_only(const attn_
         attn__scalar_dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, y, ldy, h, tokens);
     }
     attn__scalar_linear_view(&w->w_up, h, d, tokens, d, w->d_ff, w->w_gate.w ? ATTN_ACT_NONE : w->act,
-                      up, w->d_ff, mws, mm);
+                      up, w->d_ff, mws, mm, i8);
     if (w->w_gate.w) {
         attn__scalar_linear_view(&w->w_gate, h, d, tokens, d, w->d_ff, ATTN_ACT_NONE, gate, w->d_ff,
-                          mws, mm);
+                          mws, mm, i8);
         attn__scalar_attn_glu(w->act, gate, w->d_ff, up, w->d_ff, up, w->d_ff, tokens, w->d_ff);
     }
     attn__scalar_linear_view(&w->w_down, up, w->d_ff, tokens, w->d_ff, d, ATTN_ACT_NONE, h, d, mws,
-                      mm);
+                      mm, i8);
     if (w->parallel_residual) { /* y = x + attention + MLP */
         attn__scalar_attn_add(t, d, x, ldx, tokens, d);
         attn__scalar_attn_add(t, d, h, d, tokens, d);
@@ -15528,11 +15566,36 @@ static attn_matrix attn__avx2_view(const float *w, size_t ld, attn_trans tr, att
     return m;
 }
 
-/* y = act(x op(W) + bias) for a view (x: tokens x d_in at ldx, y: tokens x d_out at ldy) */
+/* Whether a view's product takes attn__avx2_attn_matmul_int8 (int8: the block's int8_products): for
+ * 2 or more rows; one row keeps the float product, which streams the weights as fast */
+static int attn__avx2_view_int8(const attn_matrix *m, int int8, size_t tokens)
+{
+    return int8 && tokens > 1 && (m->type == ATTN_Q8_0 || m->type == ATTN_Q4_0);
+}
+
+/* Bytes of matmul workspace of a view's product (int8: as attn__avx2_view_int8) */
+static size_t attn__avx2_view_ws(const attn_matrix *m, int int8, size_t tokens, size_t d_in,
+                            size_t d_out)
+{
+    const size_t s = attn__avx2_attn_linear_workspace_size(m->trans, tokens, d_in, d_out);
+    const size_t s8 =
+        attn__avx2_view_int8(m, int8, tokens) ? attn__avx2_attn_matmul_int8_workspace_size(tokens, d_out, d_in) : 0;
+    return s > s8 ? s : s8;
+}
+
+/* y = act(x op(W) + bias) for a view (x: tokens x d_in at ldx, y: tokens x d_out at ldy);
+ * int8: integer products for block types, as attn_decoder_only_weights.int8_products says */
 static void attn__avx2_linear_view(const attn_matrix *m, const float *x, size_t ldx, size_t tokens,
                               size_t d_in, size_t d_out, attn_act act, float *y, size_t ldy,
-                              void *mws, size_t mm)
+                              void *mws, size_t mm, int int8)
 {
+    size_t r;
+    if (attn__avx2_view_int8(m, int8, tokens) &&
+        attn__avx2_matmul_int8_path(tokens, d_out, d_in, 1.0f, x, ldx, m->type, m->w, m->ld, 0.0f, y,
+                               ldy, mws, mm, 1) == ATTN_OK) {
+        for (r = 0; r < tokens; r++) attn__avx2_act_row(act, y + r * ldy, m->bias, y + r * ldy, d_out);
+        return;
+    }
     attn__avx2_attn_linear_typed(x, ldx, tokens, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out, act,
                       y, ldy, mws, mm);
 }
@@ -15621,9 +15684,9 @@ static void attn__avx2_ffn_run(const attn_ffn_weights *w, const float *x, size_t
     const attn_matrix m1 = attn__avx2_ffn_w1(w), m2 = attn__avx2_ffn_w2(w);
     float *h = (float *)attn__avx2_take(&cur, tokens * w->d_ff * sizeof(float));
     void *mws = mm ? attn__avx2_take(&cur, mm) : NULL;
-    attn__avx2_linear_view(&m1, x, ldx, tokens, w->d_model, w->d_ff, w->act, h, w->d_ff, mws, mm);
+    attn__avx2_linear_view(&m1, x, ldx, tokens, w->d_model, w->d_ff, w->act, h, w->d_ff, mws, mm, 0);
     attn__avx2_linear_view(&m2, h, w->d_ff, tokens, w->d_ff, w->d_model, ATTN_ACT_NONE, y, ldy, mws,
-                      mm);
+                      mm, 0);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
@@ -15756,9 +15819,9 @@ static void attn__avx2_mha_run(const attn_mha_weights *w, const float *xq, size_
     const size_t aws = attn__avx2_attn_attention_workspace_size(&p);
     void *att_ws = attn__avx2_take(&cur, aws);
     void *mws = mm ? attn__avx2_take(&cur, mm) : NULL;
-    attn__avx2_linear_view(&mq, xq, ldxq, lq, d, d, ATTN_ACT_NONE, q, d, mws, mm);
-    attn__avx2_linear_view(&mk, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, k, d, mws, mm);
-    attn__avx2_linear_view(&mv, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, v, d, mws, mm);
+    attn__avx2_linear_view(&mq, xq, ldxq, lq, d, d, ATTN_ACT_NONE, q, d, mws, mm, 0);
+    attn__avx2_linear_view(&mk, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, k, d, mws, mm, 0);
+    attn__avx2_linear_view(&mv, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, v, d, mws, mm, 0);
     if (c) {
         attn__avx2_attn_kv_cache_append(c, lk, k, v, ATTN_LAYOUT_BLHD);
         p = attn__avx2_attn_attention_init_kv(c, w->heads, lq, q, o, ATTN_LAYOUT_BLHD, p.causal);
@@ -15767,7 +15830,7 @@ static void attn__avx2_mha_run(const attn_mha_weights *w, const float *xq, size_
     attn__avx2_attn_attention(&p, att_ws, aws);
     /* the output of attention is a convex combination of V rows: it may be denormal only
      * where V is; attn__avx2_attn_linear flushes y */
-    attn__avx2_linear_view(&mo, o, d, lq, d, d, ATTN_ACT_NONE, y, ldy, mws, mm);
+    attn__avx2_linear_view(&mo, o, d, lq, d, d, ATTN_ACT_NONE, y, ldy, mws, mm, 0);
 }
 
 /* Whether a cache or a key mask (of `keys` bytes) meets what a block writes or reads: the
@@ -16114,7 +16177,8 @@ static attn_status attn__avx2_dec_only_check(const attn_decoder_only_weights *w)
         return st;
     if (!w->attn_norm || (!w->parallel_residual && !w->ffn_norm)) return ATTN_ERR_NULL;
     if (!attn__avx2_act_valid(w->act) || (w->norm != ATTN_NORM_RMS && w->norm != ATTN_NORM_LAYER) ||
-        (w->parallel_residual != 0 && w->parallel_residual != 1) || !attn__avx2_finite(w->eps) ||
+        (w->parallel_residual != 0 && w->parallel_residual != 1) ||
+        (w->int8_products != 0 && w->int8_products != 1) || !attn__avx2_finite(w->eps) ||
         w->eps < 0)
         return ATTN_ERR_ARG;
     if (w->rope.head_dim && w->rope.head_dim != w->head_dim) return ATTN_ERR_SIZE;
@@ -16124,7 +16188,8 @@ static attn_status attn__avx2_dec_only_check(const attn_decoder_only_weights *w)
     return attn__avx2_head_arrays_check(w->heads, w->alibi_slopes, w->sinks);
 }
 
-/* The largest matmul workspace of the block's seven products for `tokens` rows */
+/* The largest matmul workspace of the block's seven products for `tokens` rows (with
+ * int8_products, attn__avx2_attn_matmul_int8's where it runs) */
 static size_t attn__avx2_dec_only_mm(const attn_decoder_only_weights *w, size_t tokens)
 {
     const attn_matrix *m[7];
@@ -16136,7 +16201,7 @@ static size_t attn__avx2_dec_only_mm(const attn_decoder_only_weights *w, size_t 
     m[0] = &w->wq, m[1] = &w->wk, m[2] = &w->wv, m[3] = &w->wo, m[4] = &w->w_up;
     m[5] = &w->w_gate, m[6] = &w->w_down;
     for (i = 0; i < 7; i++) {
-        const size_t s = attn__avx2_attn_linear_workspace_size(m[i]->trans, tokens, din[i], dout[i]);
+        const size_t s = attn__avx2_view_ws(m[i], w->int8_products, tokens, din[i], dout[i]);
         best = s > best ? s : best;
     }
     return best;
@@ -16185,6 +16250,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder_only(const attn_de
                                        size_t workspace_size)
 {
     attn_status st = attn__avx2_dec_only_check(w);
+    const int i8 = w && w->int8_products;
     attn_attention_params p;
     size_t need, mm, dq, dkv, d, pos;
     unsigned char *cur;
@@ -16225,9 +16291,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder_only(const attn_de
     /* attention: h = norm1(x); q, k, v; RoPE at the cache's positions; append; attend */
     pos = cache->ring ? cache->pos : cache->len;
     attn__avx2_dec_only_norm(w, w->attn_norm, w->attn_norm_b, x, ldx, h, tokens);
-    attn__avx2_linear_view(&w->wq, h, d, tokens, d, dq, ATTN_ACT_NONE, q, dq, mws, mm);
-    attn__avx2_linear_view(&w->wk, h, d, tokens, d, dkv, ATTN_ACT_NONE, k, dkv, mws, mm);
-    attn__avx2_linear_view(&w->wv, h, d, tokens, d, dkv, ATTN_ACT_NONE, v, dkv, mws, mm);
+    attn__avx2_linear_view(&w->wq, h, d, tokens, d, dq, ATTN_ACT_NONE, q, dq, mws, mm, i8);
+    attn__avx2_linear_view(&w->wk, h, d, tokens, d, dkv, ATTN_ACT_NONE, k, dkv, mws, mm, i8);
+    attn__avx2_linear_view(&w->wv, h, d, tokens, d, dkv, ATTN_ACT_NONE, v, dkv, mws, mm, i8);
     if (w->rope.head_dim) {
         attn__avx2_attn_rope(&w->rope, q, dq, tokens, w->heads, pos, NULL);
         attn__avx2_attn_rope(&w->rope, k, dkv, tokens, w->kv_heads, pos, NULL);
@@ -16237,7 +16303,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder_only(const attn_de
                                ATTN_CAUSAL_BOTTOM_RIGHT);
     p.window = w->window, p.sinks = w->sinks, p.alibi_slopes = w->alibi_slopes;
     attn__avx2_attn_attention(&p, aws, attn__avx2_attn_attention_workspace_size(&p));
-    attn__avx2_linear_view(&w->wo, o, dq, tokens, dq, d, ATTN_ACT_NONE, t, d, mws, mm);
+    attn__avx2_linear_view(&w->wo, o, dq, tokens, dq, d, ATTN_ACT_NONE, t, d, mws, mm, i8);
     /* MLP: from norm2 of x (parallel) or of x + attention (sequential, written to y) */
     if (w->parallel_residual) {
         if (w->ffn_norm) attn__avx2_dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, x, ldx, h, tokens);
@@ -16247,14 +16313,14 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_decoder_only(const attn_de
         attn__avx2_dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, y, ldy, h, tokens);
     }
     attn__avx2_linear_view(&w->w_up, h, d, tokens, d, w->d_ff, w->w_gate.w ? ATTN_ACT_NONE : w->act,
-                      up, w->d_ff, mws, mm);
+                      up, w->d_ff, mws, mm, i8);
     if (w->w_gate.w) {
         attn__avx2_linear_view(&w->w_gate, h, d, tokens, d, w->d_ff, ATTN_ACT_NONE, gate, w->d_ff,
-                          mws, mm);
+                          mws, mm, i8);
         attn__avx2_attn_glu(w->act, gate, w->d_ff, up, w->d_ff, up, w->d_ff, tokens, w->d_ff);
     }
     attn__avx2_linear_view(&w->w_down, up, w->d_ff, tokens, w->d_ff, d, ATTN_ACT_NONE, h, d, mws,
-                      mm);
+                      mm, i8);
     if (w->parallel_residual) { /* y = x + attention + MLP */
         attn__avx2_attn_add(t, d, x, ldx, tokens, d);
         attn__avx2_attn_add(t, d, h, d, tokens, d);
@@ -23210,11 +23276,36 @@ static attn_matrix attn__avx512_view(const float *w, size_t ld, attn_trans tr, a
     return m;
 }
 
-/* y = act(x op(W) + bias) for a view (x: tokens x d_in at ldx, y: tokens x d_out at ldy) */
+/* Whether a view's product takes attn__avx512_attn_matmul_int8 (int8: the block's int8_products): for
+ * 2 or more rows; one row keeps the float product, which streams the weights as fast */
+static int attn__avx512_view_int8(const attn_matrix *m, int int8, size_t tokens)
+{
+    return int8 && tokens > 1 && (m->type == ATTN_Q8_0 || m->type == ATTN_Q4_0);
+}
+
+/* Bytes of matmul workspace of a view's product (int8: as attn__avx512_view_int8) */
+static size_t attn__avx512_view_ws(const attn_matrix *m, int int8, size_t tokens, size_t d_in,
+                            size_t d_out)
+{
+    const size_t s = attn__avx512_attn_linear_workspace_size(m->trans, tokens, d_in, d_out);
+    const size_t s8 =
+        attn__avx512_view_int8(m, int8, tokens) ? attn__avx512_attn_matmul_int8_workspace_size(tokens, d_out, d_in) : 0;
+    return s > s8 ? s : s8;
+}
+
+/* y = act(x op(W) + bias) for a view (x: tokens x d_in at ldx, y: tokens x d_out at ldy);
+ * int8: integer products for block types, as attn_decoder_only_weights.int8_products says */
 static void attn__avx512_linear_view(const attn_matrix *m, const float *x, size_t ldx, size_t tokens,
                               size_t d_in, size_t d_out, attn_act act, float *y, size_t ldy,
-                              void *mws, size_t mm)
+                              void *mws, size_t mm, int int8)
 {
+    size_t r;
+    if (attn__avx512_view_int8(m, int8, tokens) &&
+        attn__avx512_matmul_int8_path(tokens, d_out, d_in, 1.0f, x, ldx, m->type, m->w, m->ld, 0.0f, y,
+                               ldy, mws, mm, 1) == ATTN_OK) {
+        for (r = 0; r < tokens; r++) attn__avx512_act_row(act, y + r * ldy, m->bias, y + r * ldy, d_out);
+        return;
+    }
     attn__avx512_attn_linear_typed(x, ldx, tokens, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out, act,
                       y, ldy, mws, mm);
 }
@@ -23303,9 +23394,9 @@ static void attn__avx512_ffn_run(const attn_ffn_weights *w, const float *x, size
     const attn_matrix m1 = attn__avx512_ffn_w1(w), m2 = attn__avx512_ffn_w2(w);
     float *h = (float *)attn__avx512_take(&cur, tokens * w->d_ff * sizeof(float));
     void *mws = mm ? attn__avx512_take(&cur, mm) : NULL;
-    attn__avx512_linear_view(&m1, x, ldx, tokens, w->d_model, w->d_ff, w->act, h, w->d_ff, mws, mm);
+    attn__avx512_linear_view(&m1, x, ldx, tokens, w->d_model, w->d_ff, w->act, h, w->d_ff, mws, mm, 0);
     attn__avx512_linear_view(&m2, h, w->d_ff, tokens, w->d_ff, w->d_model, ATTN_ACT_NONE, y, ldy, mws,
-                      mm);
+                      mm, 0);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
@@ -23438,9 +23529,9 @@ static void attn__avx512_mha_run(const attn_mha_weights *w, const float *xq, siz
     const size_t aws = attn__avx512_attn_attention_workspace_size(&p);
     void *att_ws = attn__avx512_take(&cur, aws);
     void *mws = mm ? attn__avx512_take(&cur, mm) : NULL;
-    attn__avx512_linear_view(&mq, xq, ldxq, lq, d, d, ATTN_ACT_NONE, q, d, mws, mm);
-    attn__avx512_linear_view(&mk, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, k, d, mws, mm);
-    attn__avx512_linear_view(&mv, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, v, d, mws, mm);
+    attn__avx512_linear_view(&mq, xq, ldxq, lq, d, d, ATTN_ACT_NONE, q, d, mws, mm, 0);
+    attn__avx512_linear_view(&mk, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, k, d, mws, mm, 0);
+    attn__avx512_linear_view(&mv, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, v, d, mws, mm, 0);
     if (c) {
         attn__avx512_attn_kv_cache_append(c, lk, k, v, ATTN_LAYOUT_BLHD);
         p = attn__avx512_attn_attention_init_kv(c, w->heads, lq, q, o, ATTN_LAYOUT_BLHD, p.causal);
@@ -23449,7 +23540,7 @@ static void attn__avx512_mha_run(const attn_mha_weights *w, const float *xq, siz
     attn__avx512_attn_attention(&p, att_ws, aws);
     /* the output of attention is a convex combination of V rows: it may be denormal only
      * where V is; attn__avx512_attn_linear flushes y */
-    attn__avx512_linear_view(&mo, o, d, lq, d, d, ATTN_ACT_NONE, y, ldy, mws, mm);
+    attn__avx512_linear_view(&mo, o, d, lq, d, d, ATTN_ACT_NONE, y, ldy, mws, mm, 0);
 }
 
 /* Whether a cache or a key mask (of `keys` bytes) meets what a block writes or reads: the
@@ -23796,7 +23887,8 @@ static attn_status attn__avx512_dec_only_check(const attn_decoder_only_weights *
         return st;
     if (!w->attn_norm || (!w->parallel_residual && !w->ffn_norm)) return ATTN_ERR_NULL;
     if (!attn__avx512_act_valid(w->act) || (w->norm != ATTN_NORM_RMS && w->norm != ATTN_NORM_LAYER) ||
-        (w->parallel_residual != 0 && w->parallel_residual != 1) || !attn__avx512_finite(w->eps) ||
+        (w->parallel_residual != 0 && w->parallel_residual != 1) ||
+        (w->int8_products != 0 && w->int8_products != 1) || !attn__avx512_finite(w->eps) ||
         w->eps < 0)
         return ATTN_ERR_ARG;
     if (w->rope.head_dim && w->rope.head_dim != w->head_dim) return ATTN_ERR_SIZE;
@@ -23806,7 +23898,8 @@ static attn_status attn__avx512_dec_only_check(const attn_decoder_only_weights *
     return attn__avx512_head_arrays_check(w->heads, w->alibi_slopes, w->sinks);
 }
 
-/* The largest matmul workspace of the block's seven products for `tokens` rows */
+/* The largest matmul workspace of the block's seven products for `tokens` rows (with
+ * int8_products, attn__avx512_attn_matmul_int8's where it runs) */
 static size_t attn__avx512_dec_only_mm(const attn_decoder_only_weights *w, size_t tokens)
 {
     const attn_matrix *m[7];
@@ -23818,7 +23911,7 @@ static size_t attn__avx512_dec_only_mm(const attn_decoder_only_weights *w, size_
     m[0] = &w->wq, m[1] = &w->wk, m[2] = &w->wv, m[3] = &w->wo, m[4] = &w->w_up;
     m[5] = &w->w_gate, m[6] = &w->w_down;
     for (i = 0; i < 7; i++) {
-        const size_t s = attn__avx512_attn_linear_workspace_size(m[i]->trans, tokens, din[i], dout[i]);
+        const size_t s = attn__avx512_view_ws(m[i], w->int8_products, tokens, din[i], dout[i]);
         best = s > best ? s : best;
     }
     return best;
@@ -23867,6 +23960,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder_only(const attn_
                                        size_t workspace_size)
 {
     attn_status st = attn__avx512_dec_only_check(w);
+    const int i8 = w && w->int8_products;
     attn_attention_params p;
     size_t need, mm, dq, dkv, d, pos;
     unsigned char *cur;
@@ -23907,9 +24001,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder_only(const attn_
     /* attention: h = norm1(x); q, k, v; RoPE at the cache's positions; append; attend */
     pos = cache->ring ? cache->pos : cache->len;
     attn__avx512_dec_only_norm(w, w->attn_norm, w->attn_norm_b, x, ldx, h, tokens);
-    attn__avx512_linear_view(&w->wq, h, d, tokens, d, dq, ATTN_ACT_NONE, q, dq, mws, mm);
-    attn__avx512_linear_view(&w->wk, h, d, tokens, d, dkv, ATTN_ACT_NONE, k, dkv, mws, mm);
-    attn__avx512_linear_view(&w->wv, h, d, tokens, d, dkv, ATTN_ACT_NONE, v, dkv, mws, mm);
+    attn__avx512_linear_view(&w->wq, h, d, tokens, d, dq, ATTN_ACT_NONE, q, dq, mws, mm, i8);
+    attn__avx512_linear_view(&w->wk, h, d, tokens, d, dkv, ATTN_ACT_NONE, k, dkv, mws, mm, i8);
+    attn__avx512_linear_view(&w->wv, h, d, tokens, d, dkv, ATTN_ACT_NONE, v, dkv, mws, mm, i8);
     if (w->rope.head_dim) {
         attn__avx512_attn_rope(&w->rope, q, dq, tokens, w->heads, pos, NULL);
         attn__avx512_attn_rope(&w->rope, k, dkv, tokens, w->kv_heads, pos, NULL);
@@ -23919,7 +24013,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder_only(const attn_
                                ATTN_CAUSAL_BOTTOM_RIGHT);
     p.window = w->window, p.sinks = w->sinks, p.alibi_slopes = w->alibi_slopes;
     attn__avx512_attn_attention(&p, aws, attn__avx512_attn_attention_workspace_size(&p));
-    attn__avx512_linear_view(&w->wo, o, dq, tokens, dq, d, ATTN_ACT_NONE, t, d, mws, mm);
+    attn__avx512_linear_view(&w->wo, o, dq, tokens, dq, d, ATTN_ACT_NONE, t, d, mws, mm, i8);
     /* MLP: from norm2 of x (parallel) or of x + attention (sequential, written to y) */
     if (w->parallel_residual) {
         if (w->ffn_norm) attn__avx512_dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, x, ldx, h, tokens);
@@ -23929,14 +24023,14 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_decoder_only(const attn_
         attn__avx512_dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, y, ldy, h, tokens);
     }
     attn__avx512_linear_view(&w->w_up, h, d, tokens, d, w->d_ff, w->w_gate.w ? ATTN_ACT_NONE : w->act,
-                      up, w->d_ff, mws, mm);
+                      up, w->d_ff, mws, mm, i8);
     if (w->w_gate.w) {
         attn__avx512_linear_view(&w->w_gate, h, d, tokens, d, w->d_ff, ATTN_ACT_NONE, gate, w->d_ff,
-                          mws, mm);
+                          mws, mm, i8);
         attn__avx512_attn_glu(w->act, gate, w->d_ff, up, w->d_ff, up, w->d_ff, tokens, w->d_ff);
     }
     attn__avx512_linear_view(&w->w_down, up, w->d_ff, tokens, w->d_ff, d, ATTN_ACT_NONE, h, d, mws,
-                      mm);
+                      mm, i8);
     if (w->parallel_residual) { /* y = x + attention + MLP */
         attn__avx512_attn_add(t, d, x, ldx, tokens, d);
         attn__avx512_attn_add(t, d, h, d, tokens, d);
@@ -31417,11 +31511,36 @@ static attn_matrix attn__view(const float *w, size_t ld, attn_trans tr, attn_dty
     return m;
 }
 
-/* y = act(x op(W) + bias) for a view (x: tokens x d_in at ldx, y: tokens x d_out at ldy) */
+/* Whether a view's product takes attn_matmul_int8 (int8: the block's int8_products): for
+ * 2 or more rows; one row keeps the float product, which streams the weights as fast */
+static int attn__view_int8(const attn_matrix *m, int int8, size_t tokens)
+{
+    return int8 && tokens > 1 && (m->type == ATTN_Q8_0 || m->type == ATTN_Q4_0);
+}
+
+/* Bytes of matmul workspace of a view's product (int8: as attn__view_int8) */
+static size_t attn__view_ws(const attn_matrix *m, int int8, size_t tokens, size_t d_in,
+                            size_t d_out)
+{
+    const size_t s = attn_linear_workspace_size(m->trans, tokens, d_in, d_out);
+    const size_t s8 =
+        attn__view_int8(m, int8, tokens) ? attn_matmul_int8_workspace_size(tokens, d_out, d_in) : 0;
+    return s > s8 ? s : s8;
+}
+
+/* y = act(x op(W) + bias) for a view (x: tokens x d_in at ldx, y: tokens x d_out at ldy);
+ * int8: integer products for block types, as attn_decoder_only_weights.int8_products says */
 static void attn__linear_view(const attn_matrix *m, const float *x, size_t ldx, size_t tokens,
                               size_t d_in, size_t d_out, attn_act act, float *y, size_t ldy,
-                              void *mws, size_t mm)
+                              void *mws, size_t mm, int int8)
 {
+    size_t r;
+    if (attn__view_int8(m, int8, tokens) &&
+        attn__matmul_int8_path(tokens, d_out, d_in, 1.0f, x, ldx, m->type, m->w, m->ld, 0.0f, y,
+                               ldy, mws, mm, 1) == ATTN_OK) {
+        for (r = 0; r < tokens; r++) attn__act_row(act, y + r * ldy, m->bias, y + r * ldy, d_out);
+        return;
+    }
     attn_linear_typed(x, ldx, tokens, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out, act,
                       y, ldy, mws, mm);
 }
@@ -31510,9 +31629,9 @@ static void attn__ffn_run(const attn_ffn_weights *w, const float *x, size_t ldx,
     const attn_matrix m1 = attn__ffn_w1(w), m2 = attn__ffn_w2(w);
     float *h = (float *)attn__take(&cur, tokens * w->d_ff * sizeof(float));
     void *mws = mm ? attn__take(&cur, mm) : NULL;
-    attn__linear_view(&m1, x, ldx, tokens, w->d_model, w->d_ff, w->act, h, w->d_ff, mws, mm);
+    attn__linear_view(&m1, x, ldx, tokens, w->d_model, w->d_ff, w->act, h, w->d_ff, mws, mm, 0);
     attn__linear_view(&m2, h, w->d_ff, tokens, w->d_ff, w->d_model, ATTN_ACT_NONE, y, ldy, mws,
-                      mm);
+                      mm, 0);
 }
 
 ATTN_API attn_status attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
@@ -31645,9 +31764,9 @@ static void attn__mha_run(const attn_mha_weights *w, const float *xq, size_t ldx
     const size_t aws = attn_attention_workspace_size(&p);
     void *att_ws = attn__take(&cur, aws);
     void *mws = mm ? attn__take(&cur, mm) : NULL;
-    attn__linear_view(&mq, xq, ldxq, lq, d, d, ATTN_ACT_NONE, q, d, mws, mm);
-    attn__linear_view(&mk, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, k, d, mws, mm);
-    attn__linear_view(&mv, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, v, d, mws, mm);
+    attn__linear_view(&mq, xq, ldxq, lq, d, d, ATTN_ACT_NONE, q, d, mws, mm, 0);
+    attn__linear_view(&mk, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, k, d, mws, mm, 0);
+    attn__linear_view(&mv, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, v, d, mws, mm, 0);
     if (c) {
         attn_kv_cache_append(c, lk, k, v, ATTN_LAYOUT_BLHD);
         p = attn_attention_init_kv(c, w->heads, lq, q, o, ATTN_LAYOUT_BLHD, p.causal);
@@ -31656,7 +31775,7 @@ static void attn__mha_run(const attn_mha_weights *w, const float *xq, size_t ldx
     attn_attention(&p, att_ws, aws);
     /* the output of attention is a convex combination of V rows: it may be denormal only
      * where V is; attn_linear flushes y */
-    attn__linear_view(&mo, o, d, lq, d, d, ATTN_ACT_NONE, y, ldy, mws, mm);
+    attn__linear_view(&mo, o, d, lq, d, d, ATTN_ACT_NONE, y, ldy, mws, mm, 0);
 }
 
 /* Whether a cache or a key mask (of `keys` bytes) meets what a block writes or reads: the
@@ -32003,7 +32122,8 @@ static attn_status attn__dec_only_check(const attn_decoder_only_weights *w)
         return st;
     if (!w->attn_norm || (!w->parallel_residual && !w->ffn_norm)) return ATTN_ERR_NULL;
     if (!attn__act_valid(w->act) || (w->norm != ATTN_NORM_RMS && w->norm != ATTN_NORM_LAYER) ||
-        (w->parallel_residual != 0 && w->parallel_residual != 1) || !attn__finite(w->eps) ||
+        (w->parallel_residual != 0 && w->parallel_residual != 1) ||
+        (w->int8_products != 0 && w->int8_products != 1) || !attn__finite(w->eps) ||
         w->eps < 0)
         return ATTN_ERR_ARG;
     if (w->rope.head_dim && w->rope.head_dim != w->head_dim) return ATTN_ERR_SIZE;
@@ -32013,7 +32133,8 @@ static attn_status attn__dec_only_check(const attn_decoder_only_weights *w)
     return attn__head_arrays_check(w->heads, w->alibi_slopes, w->sinks);
 }
 
-/* The largest matmul workspace of the block's seven products for `tokens` rows */
+/* The largest matmul workspace of the block's seven products for `tokens` rows (with
+ * int8_products, attn_matmul_int8's where it runs) */
 static size_t attn__dec_only_mm(const attn_decoder_only_weights *w, size_t tokens)
 {
     const attn_matrix *m[7];
@@ -32025,7 +32146,7 @@ static size_t attn__dec_only_mm(const attn_decoder_only_weights *w, size_t token
     m[0] = &w->wq, m[1] = &w->wk, m[2] = &w->wv, m[3] = &w->wo, m[4] = &w->w_up;
     m[5] = &w->w_gate, m[6] = &w->w_down;
     for (i = 0; i < 7; i++) {
-        const size_t s = attn_linear_workspace_size(m[i]->trans, tokens, din[i], dout[i]);
+        const size_t s = attn__view_ws(m[i], w->int8_products, tokens, din[i], dout[i]);
         best = s > best ? s : best;
     }
     return best;
@@ -32074,6 +32195,7 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
                                        size_t workspace_size)
 {
     attn_status st = attn__dec_only_check(w);
+    const int i8 = w && w->int8_products;
     attn_attention_params p;
     size_t need, mm, dq, dkv, d, pos;
     unsigned char *cur;
@@ -32114,9 +32236,9 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
     /* attention: h = norm1(x); q, k, v; RoPE at the cache's positions; append; attend */
     pos = cache->ring ? cache->pos : cache->len;
     attn__dec_only_norm(w, w->attn_norm, w->attn_norm_b, x, ldx, h, tokens);
-    attn__linear_view(&w->wq, h, d, tokens, d, dq, ATTN_ACT_NONE, q, dq, mws, mm);
-    attn__linear_view(&w->wk, h, d, tokens, d, dkv, ATTN_ACT_NONE, k, dkv, mws, mm);
-    attn__linear_view(&w->wv, h, d, tokens, d, dkv, ATTN_ACT_NONE, v, dkv, mws, mm);
+    attn__linear_view(&w->wq, h, d, tokens, d, dq, ATTN_ACT_NONE, q, dq, mws, mm, i8);
+    attn__linear_view(&w->wk, h, d, tokens, d, dkv, ATTN_ACT_NONE, k, dkv, mws, mm, i8);
+    attn__linear_view(&w->wv, h, d, tokens, d, dkv, ATTN_ACT_NONE, v, dkv, mws, mm, i8);
     if (w->rope.head_dim) {
         attn_rope(&w->rope, q, dq, tokens, w->heads, pos, NULL);
         attn_rope(&w->rope, k, dkv, tokens, w->kv_heads, pos, NULL);
@@ -32126,7 +32248,7 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
                                ATTN_CAUSAL_BOTTOM_RIGHT);
     p.window = w->window, p.sinks = w->sinks, p.alibi_slopes = w->alibi_slopes;
     attn_attention(&p, aws, attn_attention_workspace_size(&p));
-    attn__linear_view(&w->wo, o, dq, tokens, dq, d, ATTN_ACT_NONE, t, d, mws, mm);
+    attn__linear_view(&w->wo, o, dq, tokens, dq, d, ATTN_ACT_NONE, t, d, mws, mm, i8);
     /* MLP: from norm2 of x (parallel) or of x + attention (sequential, written to y) */
     if (w->parallel_residual) {
         if (w->ffn_norm) attn__dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, x, ldx, h, tokens);
@@ -32136,14 +32258,14 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
         attn__dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, y, ldy, h, tokens);
     }
     attn__linear_view(&w->w_up, h, d, tokens, d, w->d_ff, w->w_gate.w ? ATTN_ACT_NONE : w->act,
-                      up, w->d_ff, mws, mm);
+                      up, w->d_ff, mws, mm, i8);
     if (w->w_gate.w) {
         attn__linear_view(&w->w_gate, h, d, tokens, d, w->d_ff, ATTN_ACT_NONE, gate, w->d_ff,
-                          mws, mm);
+                          mws, mm, i8);
         attn_glu(w->act, gate, w->d_ff, up, w->d_ff, up, w->d_ff, tokens, w->d_ff);
     }
     attn__linear_view(&w->w_down, up, w->d_ff, tokens, w->d_ff, d, ATTN_ACT_NONE, h, d, mws,
-                      mm);
+                      mm, i8);
     if (w->parallel_residual) { /* y = x + attention + MLP */
         attn_add(t, d, x, ldx, tokens, d);
         attn_add(t, d, h, d, tokens, d);

@@ -5,8 +5,8 @@
  * and at 128 tokens (GFLOP/s); and a small Llama-like block (attn_decoder_only: d_model
  * 1024, 16 heads, 4 kv heads, head_dim 64, d_ff 2816, RMSNorm, SwiGLU, RoPE halves) in
  * prefill (GFLOP/s) and decoding one token against a 2048-position KV cache (tokens/s).
- * Weights in PyTorch's [out, in] layout (ATTN_TRANS), f32 and f16; every buffer and
- * workspace caller-allocated. No peers. */
+ * Weights in PyTorch's [out, in] layout (ATTN_TRANS), f32 and f16 (the block also q8_0,
+ * with and without int8_products); every buffer and workspace caller-allocated. No peers. */
 #include "bench.h"
 
 #include <math.h>
@@ -377,7 +377,7 @@ static void bench_mlp_prefill(struct op *op) { bench_mlp_tokens(op, 0); }
 /* The decoder-only block. */
 
 enum { BLK_D = 1024, BLK_H = 16, BLK_KVH = 4, BLK_HD = 64, BLK_FF = 2816, BLK_CTX = 2048 };
-enum { BLK_MAXL = 8 }; /* decode: layers side by side (n_layers) */
+enum { BLK_MAXL = 16 }; /* decode: layers side by side (n_layers) */
 
 struct blockcase {
     attn_decoder_only_weights w[BLK_MAXL]; /* each layer's: the same values, own copies */
@@ -484,20 +484,23 @@ static void bench_block(struct op *op, int decode)
     float *tmp = falloc(4 * d + 2 * dq + 2 * dkv + 2 * BLK_FF + cap);
     uint16_t *wh = (uint16_t *)xalloc(np * sizeof(uint16_t));
     uint16_t *tmp16 = (uint16_t *)xalloc(dkv * sizeof(uint16_t));
+    /* variants: weights and cache in f32, f16, q8_0; q8_0 with int8_products */
+    static const attn_dtype vt[4] = {ATTN_F32, ATTN_F16, ATTN_Q8_0, ATTN_Q8_0};
+    static const char *const vname[4] = {"f32", "f16", "q8_0", "q8_0-int8"};
     int ty;
     fill_uniform(x, tokens * d, -1.0f, 1.0f);
     fill_uniform(gammas, 2 * d, 0.5f, 1.5f);
     fill_uniform(kv0, 2 * nkv, -1.0f, 1.0f);
-    for (ty = ATTN_F32; ty <= ATTN_F16; ty++) {
-        const attn_dtype t = (attn_dtype)ty;
-        const size_t es = attn_dtype_size(t), lw = np * es, lkv = nkv * es;
+    for (ty = 0; ty < 4; ty++) {
+        const attn_dtype t = vt[ty];
+        const size_t lw = attn_dtype_bytes(t, np), lkv = attn_dtype_bytes(t, nkv);
         const size_t layers = decode ? n_layers(lw + 2 * lkv) : 1;
         struct blockcase c;
         struct limit lim;
         char shape[64], *wl, *kc, *vc;
         size_t i, l;
         double work, bytes = (double)lw;
-        if (g_opt.quick && t != ATTN_F32)
+        if ((g_opt.quick && ty != 0) || (decode && ty == 3)) /* one token: no int8 products */
             continue;
         if (layers > BLK_MAXL)
             die("bench_block", "too many layers");
@@ -521,7 +524,7 @@ static void bench_block(struct op *op, int decode)
             m[0] = &w->wq, m[1] = &w->wk, m[2] = &w->wv, m[3] = &w->wo, m[4] = &w->w_gate;
             m[5] = &w->w_up, m[6] = &w->w_down;
             for (i = 0; i < 7; i++) { /* [out, in]: ld = d_in */
-                m[i]->w = wl + l * lw + off[i] * es;
+                m[i]->w = wl + l * lw + attn_dtype_bytes(t, off[i]);
                 m[i]->ld = i == 3 ? dq : i == 6 ? BLK_FF : d;
                 m[i]->trans = ATTN_TRANS;
                 m[i]->type = t;
@@ -533,6 +536,7 @@ static void bench_block(struct op *op, int decode)
             w->eps = 1e-5f;
             w->rope.head_dim = BLK_HD;
             w->rope.pairing = ATTN_ROPE_HALVES;
+            w->int8_products = ty == 3;
             check(attn_kv_cache_init_type(&c.cache[l], t, kc + l * lkv, vc + l * lkv, 1,
                                           BLK_KVH, cap, BLK_HD, BLK_HD),
                   "attn_kv_cache_init_type");
@@ -560,14 +564,14 @@ static void bench_block(struct op *op, int decode)
         memset(y, 0, tokens * d * sizeof(float));
         if (decode) { /* tokens/s; share: weights and the K and V read (len0 + 1 positions) */
             char text[160];
-            bytes += 2.0 * (double)((len0 + 1) * dkv * es);
+            bytes += 2.0 * (double)attn_dtype_bytes(t, (len0 + 1) * dkv);
             work = 1e9;
             lim.name = "read_256MiB";
             lim.value = g_lim.read_mem;
             lim.factor = bytes / 1e9;
-            sprintf(shape, "kv%lu:%s", (unsigned long)len0, blk_type_name[ty]);
+            sprintf(shape, "kv%lu:%s", (unsigned long)len0, vname[ty]);
             sprintf(text, "%s: %s weights and caches of %lu layers side by side (%.0f MiB), "
-                    "each call the next", op->name, blk_type_name[ty], (unsigned long)layers,
+                    "each call the next", op->name, vname[ty], (unsigned long)layers,
                     (double)(layers * (lw + 2 * lkv)) / 1048576.0);
             add_run_note(text);
         } else {
@@ -575,7 +579,7 @@ static void bench_block(struct op *op, int decode)
                    2.0 * (double)tokens * (double)tokens * (double)(BLK_H * BLK_HD);
             bench_fma_limit(&lim);
             lim.factor = 1.0;
-            sprintf(shape, "L%lu:%s", (unsigned long)tokens, blk_type_name[ty]);
+            sprintf(shape, "L%lu:%s", (unsigned long)tokens, vname[ty]);
         }
         g_predict.variant = ty;
         bench_shape(op, shape, work, &c, y, tokens * d, decode, &lim);
@@ -585,9 +589,15 @@ static void bench_block(struct op *op, int decode)
                     (double)lw / 1e6, (bytes - (double)lw) / 1e6);
             print_derived(op, shape, "bytes/token", "MB", bytes / 1e6, note);
         }
-        if (t != ATTN_F32)
+        if (ty == 1)
             blk_ratio_row(op, shape, "attn-f16/f32", "calls/s with f16 weights and cache / f32",
-                          ty, ATTN_F32);
+                          ty, 0);
+        if (ty >= 2)
+            blk_ratio_row(op, shape, "attn-q8/f32", "calls/s with q8_0 weights and cache / f32",
+                          ty, 0);
+        if (ty == 3)
+            blk_ratio_row(op, shape, "attn-int8/q8", "calls/s with int8_products / without",
+                          ty, 2);
         free(c.ws);
         free(wl);
         free(kc);
@@ -676,8 +686,9 @@ struct op bench_op_block = {
     .note = "shape L<tokens>:<type>: attn_decoder_only prefill into an empty cache, a "
             "Llama-like layer (d_model 1024, 16 heads, 4 kv heads, head_dim 64, d_ff 2816, "
             "RMSNorm, SwiGLU, RoPE halves, no biases) with weights [out, in] and the KV "
-            "cache in <type>; value = (2 x 11.27M weights x L + 2 L^2 heads head_dim, the "
-            "causal attention) / time; no naive loop (ratio -); share of the FMA peak",
+            "cache in <type> (q8_0-int8: q8_0 with int8_products); value = (2 x 11.27M "
+            "weights x L + 2 L^2 heads head_dim, the causal attention) / time; no naive loop "
+            "(ratio -); share of the FMA peak",
     .own = block_impls,
     .nown = NIMPL(block_impls),
     .bench = bench_block_prefill,

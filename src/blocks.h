@@ -100,11 +100,36 @@ static attn_matrix attn__view(const float *w, size_t ld, attn_trans tr, attn_dty
     return m;
 }
 
-/* y = act(x op(W) + bias) for a view (x: tokens x d_in at ldx, y: tokens x d_out at ldy) */
+/* Whether a view's product takes attn_matmul_int8 (int8: the block's int8_products): for
+ * 2 or more rows; one row keeps the float product, which streams the weights as fast */
+static int attn__view_int8(const attn_matrix *m, int int8, size_t tokens)
+{
+    return int8 && tokens > 1 && (m->type == ATTN_Q8_0 || m->type == ATTN_Q4_0);
+}
+
+/* Bytes of matmul workspace of a view's product (int8: as attn__view_int8) */
+static size_t attn__view_ws(const attn_matrix *m, int int8, size_t tokens, size_t d_in,
+                            size_t d_out)
+{
+    const size_t s = attn_linear_workspace_size(m->trans, tokens, d_in, d_out);
+    const size_t s8 =
+        attn__view_int8(m, int8, tokens) ? attn_matmul_int8_workspace_size(tokens, d_out, d_in) : 0;
+    return s > s8 ? s : s8;
+}
+
+/* y = act(x op(W) + bias) for a view (x: tokens x d_in at ldx, y: tokens x d_out at ldy);
+ * int8: integer products for block types, as attn_decoder_only_weights.int8_products says */
 static void attn__linear_view(const attn_matrix *m, const float *x, size_t ldx, size_t tokens,
                               size_t d_in, size_t d_out, attn_act act, float *y, size_t ldy,
-                              void *mws, size_t mm)
+                              void *mws, size_t mm, int int8)
 {
+    size_t r;
+    if (attn__view_int8(m, int8, tokens) &&
+        attn__matmul_int8_path(tokens, d_out, d_in, 1.0f, x, ldx, m->type, m->w, m->ld, 0.0f, y,
+                               ldy, mws, mm, 1) == ATTN_OK) {
+        for (r = 0; r < tokens; r++) attn__act_row(act, y + r * ldy, m->bias, y + r * ldy, d_out);
+        return;
+    }
     attn_linear_typed(x, ldx, tokens, d_in, m->trans, m->type, m->w, m->ld, m->bias, d_out, act,
                       y, ldy, mws, mm);
 }
@@ -193,9 +218,9 @@ static void attn__ffn_run(const attn_ffn_weights *w, const float *x, size_t ldx,
     const attn_matrix m1 = attn__ffn_w1(w), m2 = attn__ffn_w2(w);
     float *h = (float *)attn__take(&cur, tokens * w->d_ff * sizeof(float));
     void *mws = mm ? attn__take(&cur, mm) : NULL;
-    attn__linear_view(&m1, x, ldx, tokens, w->d_model, w->d_ff, w->act, h, w->d_ff, mws, mm);
+    attn__linear_view(&m1, x, ldx, tokens, w->d_model, w->d_ff, w->act, h, w->d_ff, mws, mm, 0);
     attn__linear_view(&m2, h, w->d_ff, tokens, w->d_ff, w->d_model, ATTN_ACT_NONE, y, ldy, mws,
-                      mm);
+                      mm, 0);
 }
 
 ATTN_API attn_status attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y,
@@ -328,9 +353,9 @@ static void attn__mha_run(const attn_mha_weights *w, const float *xq, size_t ldx
     const size_t aws = attn_attention_workspace_size(&p);
     void *att_ws = attn__take(&cur, aws);
     void *mws = mm ? attn__take(&cur, mm) : NULL;
-    attn__linear_view(&mq, xq, ldxq, lq, d, d, ATTN_ACT_NONE, q, d, mws, mm);
-    attn__linear_view(&mk, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, k, d, mws, mm);
-    attn__linear_view(&mv, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, v, d, mws, mm);
+    attn__linear_view(&mq, xq, ldxq, lq, d, d, ATTN_ACT_NONE, q, d, mws, mm, 0);
+    attn__linear_view(&mk, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, k, d, mws, mm, 0);
+    attn__linear_view(&mv, xkv, ldxkv, lk, d, d, ATTN_ACT_NONE, v, d, mws, mm, 0);
     if (c) {
         attn_kv_cache_append(c, lk, k, v, ATTN_LAYOUT_BLHD);
         p = attn_attention_init_kv(c, w->heads, lq, q, o, ATTN_LAYOUT_BLHD, p.causal);
@@ -339,7 +364,7 @@ static void attn__mha_run(const attn_mha_weights *w, const float *xq, size_t ldx
     attn_attention(&p, att_ws, aws);
     /* the output of attention is a convex combination of V rows: it may be denormal only
      * where V is; attn_linear flushes y */
-    attn__linear_view(&mo, o, d, lq, d, d, ATTN_ACT_NONE, y, ldy, mws, mm);
+    attn__linear_view(&mo, o, d, lq, d, d, ATTN_ACT_NONE, y, ldy, mws, mm, 0);
 }
 
 /* Whether a cache or a key mask (of `keys` bytes) meets what a block writes or reads: the

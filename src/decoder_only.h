@@ -27,7 +27,8 @@ static attn_status attn__dec_only_check(const attn_decoder_only_weights *w)
         return st;
     if (!w->attn_norm || (!w->parallel_residual && !w->ffn_norm)) return ATTN_ERR_NULL;
     if (!attn__act_valid(w->act) || (w->norm != ATTN_NORM_RMS && w->norm != ATTN_NORM_LAYER) ||
-        (w->parallel_residual != 0 && w->parallel_residual != 1) || !attn__finite(w->eps) ||
+        (w->parallel_residual != 0 && w->parallel_residual != 1) ||
+        (w->int8_products != 0 && w->int8_products != 1) || !attn__finite(w->eps) ||
         w->eps < 0)
         return ATTN_ERR_ARG;
     if (w->rope.head_dim && w->rope.head_dim != w->head_dim) return ATTN_ERR_SIZE;
@@ -37,7 +38,8 @@ static attn_status attn__dec_only_check(const attn_decoder_only_weights *w)
     return attn__head_arrays_check(w->heads, w->alibi_slopes, w->sinks);
 }
 
-/* The largest matmul workspace of the block's seven products for `tokens` rows */
+/* The largest matmul workspace of the block's seven products for `tokens` rows (with
+ * int8_products, attn_matmul_int8's where it runs) */
 static size_t attn__dec_only_mm(const attn_decoder_only_weights *w, size_t tokens)
 {
     const attn_matrix *m[7];
@@ -49,7 +51,7 @@ static size_t attn__dec_only_mm(const attn_decoder_only_weights *w, size_t token
     m[0] = &w->wq, m[1] = &w->wk, m[2] = &w->wv, m[3] = &w->wo, m[4] = &w->w_up;
     m[5] = &w->w_gate, m[6] = &w->w_down;
     for (i = 0; i < 7; i++) {
-        const size_t s = attn_linear_workspace_size(m[i]->trans, tokens, din[i], dout[i]);
+        const size_t s = attn__view_ws(m[i], w->int8_products, tokens, din[i], dout[i]);
         best = s > best ? s : best;
     }
     return best;
@@ -98,6 +100,7 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
                                        size_t workspace_size)
 {
     attn_status st = attn__dec_only_check(w);
+    const int i8 = w && w->int8_products;
     attn_attention_params p;
     size_t need, mm, dq, dkv, d, pos;
     unsigned char *cur;
@@ -138,9 +141,9 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
     /* attention: h = norm1(x); q, k, v; RoPE at the cache's positions; append; attend */
     pos = cache->ring ? cache->pos : cache->len;
     attn__dec_only_norm(w, w->attn_norm, w->attn_norm_b, x, ldx, h, tokens);
-    attn__linear_view(&w->wq, h, d, tokens, d, dq, ATTN_ACT_NONE, q, dq, mws, mm);
-    attn__linear_view(&w->wk, h, d, tokens, d, dkv, ATTN_ACT_NONE, k, dkv, mws, mm);
-    attn__linear_view(&w->wv, h, d, tokens, d, dkv, ATTN_ACT_NONE, v, dkv, mws, mm);
+    attn__linear_view(&w->wq, h, d, tokens, d, dq, ATTN_ACT_NONE, q, dq, mws, mm, i8);
+    attn__linear_view(&w->wk, h, d, tokens, d, dkv, ATTN_ACT_NONE, k, dkv, mws, mm, i8);
+    attn__linear_view(&w->wv, h, d, tokens, d, dkv, ATTN_ACT_NONE, v, dkv, mws, mm, i8);
     if (w->rope.head_dim) {
         attn_rope(&w->rope, q, dq, tokens, w->heads, pos, NULL);
         attn_rope(&w->rope, k, dkv, tokens, w->kv_heads, pos, NULL);
@@ -150,7 +153,7 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
                                ATTN_CAUSAL_BOTTOM_RIGHT);
     p.window = w->window, p.sinks = w->sinks, p.alibi_slopes = w->alibi_slopes;
     attn_attention(&p, aws, attn_attention_workspace_size(&p));
-    attn__linear_view(&w->wo, o, dq, tokens, dq, d, ATTN_ACT_NONE, t, d, mws, mm);
+    attn__linear_view(&w->wo, o, dq, tokens, dq, d, ATTN_ACT_NONE, t, d, mws, mm, i8);
     /* MLP: from norm2 of x (parallel) or of x + attention (sequential, written to y) */
     if (w->parallel_residual) {
         if (w->ffn_norm) attn__dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, x, ldx, h, tokens);
@@ -160,14 +163,14 @@ ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const
         attn__dec_only_norm(w, w->ffn_norm, w->ffn_norm_b, y, ldy, h, tokens);
     }
     attn__linear_view(&w->w_up, h, d, tokens, d, w->d_ff, w->w_gate.w ? ATTN_ACT_NONE : w->act,
-                      up, w->d_ff, mws, mm);
+                      up, w->d_ff, mws, mm, i8);
     if (w->w_gate.w) {
         attn__linear_view(&w->w_gate, h, d, tokens, d, w->d_ff, ATTN_ACT_NONE, gate, w->d_ff,
-                          mws, mm);
+                          mws, mm, i8);
         attn_glu(w->act, gate, w->d_ff, up, w->d_ff, up, w->d_ff, tokens, w->d_ff);
     }
     attn__linear_view(&w->w_down, up, w->d_ff, tokens, w->d_ff, d, ATTN_ACT_NONE, h, d, mws,
-                      mm);
+                      mm, i8);
     if (w->parallel_residual) { /* y = x + attention + MLP */
         attn_add(t, d, x, ldx, tokens, d);
         attn_add(t, d, h, d, tokens, d);

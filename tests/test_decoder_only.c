@@ -219,6 +219,8 @@ static void test_errors(void)
     DO_ERR(attn_decoder_only(&b, x, D, y, D, 4, &c, ws, need), ATTN_ERR_ARG, 0);
     b = w, b.norm = (attn_norm_kind)2;
     DO_ERR(attn_decoder_only(&b, x, D, y, D, 4, &c, ws, need), ATTN_ERR_ARG, 0);
+    b = w, b.int8_products = 2;
+    DO_ERR(attn_decoder_only(&b, x, D, y, D, 4, &c, ws, need), ATTN_ERR_ARG, 0);
     b = w, b.eps = -1.0f;
     DO_ERR(attn_decoder_only(&b, x, D, y, D, 4, &c, ws, need), ATTN_ERR_ARG, 0);
     b = w, b.rope.pairing = (attn_rope_pairing)5;

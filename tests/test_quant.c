@@ -40,13 +40,17 @@
  *    workspace) against ref_linear on the dequantized W within test_blocks' linear bound
  *    1.2 (d_in + 4) u mag + 2e-6 |ref|; its errors, y untouched;
  *  - a decoder-only layer (attn_decoder_only: d_model 64, 4 heads on 2 KV heads of 16,
- *    SwiGLU d_ff 96, RMSNorm, RoPE; weights [out, in]) run on 5 tokens of prefill and 3 decoded
- *    one at a time with (a) f32 weights, (b) the same quantized to q8_0 / q4_0, (c) the f32
+ *    SwiGLU d_ff 96, RMSNorm, RoPE; weights [out, in]) run on 5 tokens of prefill, then 2,
+ *    then 1 with (a) f32 weights, (b) the same quantized to q8_0 / q4_0, (c) the f32
  *    path on (b)'s weights dequantized: (b) against (c) within 1e-5 max|y| (the same arithmetic
  *    on the same values: only summation orders differ), (b) against (a) within a bound about
- *    3x the error measured when it was written (printed every run); errors of a q weight
- *    with trans NO_TRANS or a leading dimension not a multiple of 32, nothing written or
- *    appended. */
+ *    3x the error measured when it was written (printed every run); (d) (b) with
+ *    int8_products: bit for bit the layer composed here from the public kernels with
+ *    attn_matmul_int8 for its products (the composition with attn_linear_typed equal to (b)
+ *    bit for bit, so the composition is the block's), within TOL_ACT of (b) (and not equal
+ *    to it) and within (b)'s bound of (a); its workspace query never below (b)'s; errors of
+ *    a q weight with trans NO_TRANS or a leading dimension not a multiple of 32, nothing
+ *    written or appended. */
 #define ATTN_IMPLEMENTATION
 #include "attn.h"
 #include "check.h"
@@ -1200,13 +1204,17 @@ static void test_linear(void)
 #define NH 4   /* heads */
 #define NKV 2  /* kv_heads */
 #define FF 96  /* d_ff */
-#define NTOK 8 /* 5 prefilled, 3 decoded */
+#define NTOK 8 /* 5 prefilled, then 2 and 1 decoded */
 
 /* (b) against (a), max|y_b - y_a| / max|y_a|: measured 8.4e-3 (q8_0) and 0.098 (q4_0) when
  * written (AVX2; printed every run); the bounds are about 3x that */
 #define TOL_Q8 2.5e-2
 #define TOL_Q4 0.3
 #define TOL_SAME 1e-5
+/* int8_products against the float products on the same weights (the activations rounded to
+ * q8_0: half a step, max|block| / 254, per element, as large as the q8_0 weights' own
+ * rounding); measured 1.2e-2 (q8_0, q4_0) when written, the bound about 2.5x */
+#define TOL_ACT 3e-2
 
 enum { MQ, MK, MV, MO, MG, MU, MD, NMAT };
 static const size_t mat_out[NMAT] = {NH * HD, NKV * HD, NKV * HD, D, FF, FF, D};
@@ -1240,7 +1248,7 @@ static void set_weights(attn_decoder_only_weights *w, const model *md, const voi
     w->rope.head_dim = HD, w->rope.pairing = ATTN_ROPE_HALVES;
 }
 
-/* The 8 tokens through one layer: 5 at once, then 3 one at a time; y: NTOK x D */
+/* The 8 tokens through one layer: 5 at once, then 2, then 1; y: NTOK x D */
 static void run_model(const attn_decoder_only_weights *w, float *y, const char *what)
 {
     float kc[NTOK * NKV * HD], vc[NTOK * NKV * HD];
@@ -1250,7 +1258,7 @@ static void run_model(const attn_decoder_only_weights *w, float *y, const char *
     size_t pos = 0, n;
     attn_status st = attn_kv_cache_init(&c, kc, vc, 1, NKV, NTOK, HD, HD);
     check(st == ATTN_OK && need > 0, "%s: cache init %d, workspace %zu", what, (int)st, need);
-    for (n = 5; pos < NTOK; pos += n, n = 1) {
+    for (n = 5; pos < NTOK; pos += n, n = n == 5 ? 2 : 1) {
         st = attn_decoder_only(w, y + pos * D, D, y + pos * D, D, n, &c, ws, need);
         check(st == ATTN_OK, "%s: attn_decoder_only at %zu (%zu tokens): status %d", what, pos, n,
               (int)st);
@@ -1259,7 +1267,64 @@ static void run_model(const attn_decoder_only_weights *w, float *y, const char *
     free(ws);
 }
 
-static double model_err[2], model_same[2];
+static double model_err[2], model_same[2], model_i8[2], model_i8q[2];
+
+/* One product of the composed layer: attn_matmul_int8 (int8, 2 or more rows) or
+ * attn_linear_typed */
+static void comp_lin(const attn_matrix *m, int int8, const float *x, size_t rows, size_t din,
+                     size_t dout, float *y, void *ws, size_t wsz)
+{
+    attn_status st;
+    if (int8 && rows > 1)
+        st = attn_matmul_int8(rows, dout, din, 1.0f, x, din, m->type, m->w, m->ld, 0.0f, y, dout,
+                              ws, wsz);
+    else
+        st = attn_linear_typed(x, din, rows, din, m->trans, m->type, m->w, m->ld, NULL, dout,
+                               ATTN_ACT_NONE, y, dout, ws, wsz);
+    check(st == ATTN_OK, "composed layer: product status %d", (int)st);
+}
+
+/* The layer of set_weights composed here from the public kernels, as attn_decoder_only
+ * documents it, its products by comp_lin: run as run_model runs the block (5 tokens, then 2,
+ * then 1; y in place) */
+static void run_composed(const attn_decoder_only_weights *w, int int8, float *y)
+{
+    enum { T5 = 5 };
+    float kc[NTOK * NKV * HD], vc[NTOK * NKV * HD], h[T5 * D], t[T5 * D], q[T5 * NH * HD];
+    float o[T5 * NH * HD], k[T5 * NKV * HD], v[T5 * NKV * HD], up[T5 * FF], gate[T5 * FF];
+    const size_t wsz = (size_t)1 << 20;
+    void *ws = xmalloc(wsz);
+    attn_kv_cache c;
+    size_t pos = 0, n;
+    attn_kv_cache_init(&c, kc, vc, 1, NKV, NTOK, HD, HD);
+    for (n = T5; pos < NTOK; pos += n, n = n == T5 ? 2 : 1) {
+        float *x = y + pos * D;
+        attn_attention_params p;
+        check(attn_matmul_int8_workspace_size(n, FF, FF) <= wsz &&
+                  attn_linear_workspace_size(ATTN_TRANS, n, FF, FF) <= wsz,
+              "composed layer: workspace");
+        attn_rmsnorm(x, D, h, D, n, D, w->attn_norm, w->eps);
+        comp_lin(&w->wq, int8, h, n, D, NH * HD, q, ws, wsz);
+        comp_lin(&w->wk, int8, h, n, D, NKV * HD, k, ws, wsz);
+        comp_lin(&w->wv, int8, h, n, D, NKV * HD, v, ws, wsz);
+        attn_rope(&w->rope, q, NH * HD, n, NH, pos, NULL);
+        attn_rope(&w->rope, k, NKV * HD, n, NKV, pos, NULL);
+        attn_kv_cache_append(&c, n, k, v, ATTN_LAYOUT_BLHD);
+        p = attn_attention_init_kv(&c, NH, n, q, o, ATTN_LAYOUT_BLHD, ATTN_CAUSAL_BOTTOM_RIGHT);
+        check(attn_attention_workspace_size(&p) <= wsz, "composed layer: attention workspace");
+        check(attn_attention(&p, ws, attn_attention_workspace_size(&p)) == ATTN_OK,
+              "composed layer: attention");
+        comp_lin(&w->wo, int8, o, n, NH * HD, D, t, ws, wsz);
+        attn_add(x, D, t, D, n, D); /* x = x + attention */
+        attn_rmsnorm(x, D, h, D, n, D, w->ffn_norm, w->eps);
+        comp_lin(&w->w_up, int8, h, n, D, FF, up, ws, wsz);
+        comp_lin(&w->w_gate, int8, h, n, D, FF, gate, ws, wsz);
+        attn_glu(w->act, gate, FF, up, FF, up, FF, n, FF);
+        comp_lin(&w->w_down, int8, up, n, FF, D, t, ws, wsz);
+        attn_add(x, D, t, D, n, D);
+    }
+    free(ws);
+}
 
 static void test_model(void)
 {
@@ -1321,6 +1386,47 @@ static void test_model(void)
               qname(qt), e_ab, tol);
         check(e_ab > 1e-5, "%s model equals the f32 model (%.3g): the weights not quantized?",
               qname(qt), e_ab);
+        /* (d) int8_products: against the same layer composed with attn_matmul_int8 bit for
+         * bit (and the composition with attn_linear_typed against (b), the composition
+         * checked), against (b) (the activations' rounding) and against (a) */
+        {
+            float yd[NTOK * D], ye[NTOK * D];
+            attn_decoder_only_weights wi;
+            double e_db = 0.0, e_da = 0.0, bmax = 0.0;
+            for (i = 0; i < NMAT; i++) mats[i] = q[i].p;
+            set_weights(&w, &md, mats, qt);
+            memcpy(ye, md.x, sizeof ye);
+            run_composed(&w, 0, ye);
+            check(memcmp(ye, yb, sizeof ye) == 0, "%s: the composed layer (attn_linear_typed) "
+                  "differs from attn_decoder_only", qname(qt));
+            wi = w, wi.int8_products = 1;
+            /* (run_model gives the block exactly what it asks for: were the int8 scratch
+             * not counted, the products would refuse it and run in float, unlike ye) */
+            for (i = 1; i <= 9; i++)
+                check(attn_decoder_only_workspace_size(&wi, i) >=
+                          attn_decoder_only_workspace_size(&w, i),
+                      "%s: int8_products' workspace for %zu tokens", qname(qt), i);
+            memcpy(yd, md.x, sizeof yd);
+            snprintf(what, sizeof what, "%s model, int8 products", qname(qt));
+            run_model(&wi, yd, what);
+            memcpy(ye, md.x, sizeof ye);
+            run_composed(&w, 1, ye);
+            check(memcmp(ye, yd, sizeof ye) == 0, "%s: int8_products differs from the layer "
+                  "composed with attn_matmul_int8", qname(qt));
+            for (i = 0; i < NTOK * D; i++) bmax = fabs(yb[i]) > bmax ? fabs(yb[i]) : bmax;
+            for (i = 0; i < NTOK * D; i++) {
+                const double db = fabs((double)yd[i] - yb[i]), da = fabs((double)yd[i] - ya[i]);
+                if (!(db <= e_db)) e_db = db;
+                if (!(da <= e_da)) e_da = da;
+            }
+            e_db /= bmax, e_da /= amax;
+            model_i8[t] = e_da, model_i8q[t] = e_db;
+            check(e_db <= TOL_ACT && e_db > 1e-6, "%s model, int8 products, against the float "
+                  "products: max|dy| / max|y| = %.3g, bound %.3g (and above 1e-6)", qname(qt),
+                  e_db, TOL_ACT);
+            check(e_da <= tol, "%s model, int8 products, against the f32 model: max|dy| / "
+                  "max|y| = %.3g, bound %.3g", qname(qt), e_da, tol);
+        }
         /* errors: a q weight with NO_TRANS, an ld not a multiple of 32: nothing written or
          * appended */
         {
@@ -1348,10 +1454,13 @@ static void test_model(void)
         for (i = 0; i < NMAT; i++) qmat_free(&q[i]);
     }
     for (i = 0; i < NMAT; i++) free(md.wf[i]);
-    printf("quant: decoder-only layer, 5 prefilled + 3 decoded, max|y - y_f32| / max|y_f32|: "
-           "q8_0 %.3g (bound %.3g), q4_0 %.3g (bound %.3g); against the f32 path on the "
-           "dequantized weights: %.3g, %.3g (bound %.3g)\n", model_err[0], TOL_Q8, model_err[1],
-           TOL_Q4, model_same[0], model_same[1], TOL_SAME);
+    printf("quant: decoder-only layer, 5 prefilled + 2 + 1 decoded, max|y - y_f32| / "
+           "max|y_f32|: q8_0 %.3g (bound %.3g), q4_0 %.3g (bound %.3g); against the f32 path "
+           "on the dequantized weights: %.3g, %.3g (bound %.3g)\n", model_err[0], TOL_Q8,
+           model_err[1], TOL_Q4, model_same[0], model_same[1], TOL_SAME);
+    printf("quant: the layer with int8_products against the f32 model: q8_0 %.3g, q4_0 %.3g; "
+           "against the float products on the same weights: %.3g, %.3g (bound %.3g)\n",
+           model_i8[0], model_i8[1], model_i8q[0], model_i8q[1], TOL_ACT);
 }
 
 /* ---- the 2017-style blocks with block-type weights ----------------------------------------- */
