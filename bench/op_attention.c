@@ -297,7 +297,8 @@ static void bench_decode(struct op *op)
     static const size_t cfg[][4] = {/* q_len, kv_len, heads, kv_heads */
                                     {1, 4096, 8, 8},   {1, 4096, 32, 32}, {1, 4096, 32, 8},
                                     {4, 4096, 8, 8},   {1, 16384, 8, 8},  {1, 16384, 32, 32},
-                                    {1, 16384, 32, 8}, {4, 16384, 8, 8}};
+                                    {1, 16384, 32, 8}, {4, 16384, 8, 8},  {1, 256, 32, 8},
+                                    {4, 256, 8, 8}};
     const size_t d = 128;
     size_t ci;
     int ty;
@@ -382,7 +383,9 @@ struct op bench_op_decode = {
         "shape q<queries per head>:kv<cached keys>:h<heads>/<kv heads>:d<head dim>[:f16, "
         ":bf16 or :q8_0, the cache's type]; value = bytes of K and V stored in the cache / "
         "time; ratio = value / naive loop (on the widened values); share of the read "
-        "bandwidth measured at 256 MiB (the cache is 4-512 MiB, so part of it may sit in L3); "
+        "bandwidth measured at 256 MiB (the caches of 4096 and 16384 keys are 4-512 MiB, so "
+        "part may sit in L3; those of 256 keys, 0.25-2 MiB, sit in L2 or L3: the per-key work "
+        "binds there); "
         "*-unfused = sgemm (m = queries) + attn_softmax + sgemm; attn-<type>/f32 = calls/s "
         "on the 16-bit or q8_0 cache over the f32 cache's; attn-dispatched = the one-binary "
         "build (see the header)",

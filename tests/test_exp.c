@@ -108,5 +108,31 @@ int main(int argc, char **argv)
         for (i = 0; i < 16; i++)
             check(y[i] == 0.0f || !(fabsf(y[i]) < FLT_MIN), "denormal from exp(%g)", (double)sp[i]);
     }
+    { /* attn__vhred8: each of 8 lane sums (maxima, minima) the bits of attn__vhsum's
+       * (attn__vhmax's, attn__vhmin's) on that vector alone, lanes of mixed magnitude */
+        float x[8 * ATTN__VW], r8[8];
+        attn__v v[8];
+        uint32_t seed = 12345u;
+        int op, k, rep, bad = 0;
+        size_t i;
+        for (rep = 0; rep < 200; rep++) {
+            for (i = 0; i < 8 * ATTN__VW; i++) {
+                seed = seed * 1664525u + 1013904223u;
+                x[i] = ldexpf((float)(seed >> 8) / 16777216.0f - 0.5f, (int)(seed % 41) - 20);
+            }
+            if (rep == 1) x[3] = INFINITY, x[ATTN__VW + 1] = NAN, x[2 * ATTN__VW] = -INFINITY;
+            for (k = 0; k < 8; k++) v[k] = attn__vload(x + k * ATTN__VW);
+            for (op = 0; op < 3; op++) {
+                attn__vhred8(v, r8, op);
+                for (k = 0; k < 8; k++) {
+                    const float one = op == 0 ? attn__vhsum(v[k])
+                                      : op == 1 ? attn__vhmax(v[k]) : attn__vhmin(v[k]);
+                    if (u_of(one) != u_of(r8[k]) && !(one != one && r8[k] != r8[k])) bad++;
+                }
+            }
+        }
+        check(bad == 0, "attn__vhred8: %d of 4800 lane reductions differ from one by one",
+              bad);
+    }
     return check_end("exp");
 }
