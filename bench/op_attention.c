@@ -384,7 +384,7 @@ struct op bench_op_decode = {
         ":bf16 or :q8_0, the cache's type]; value = bytes of K and V stored in the cache / "
         "time; ratio = value / naive loop (on the widened values); share of the read "
         "bandwidth measured at 256 MiB (the caches of 4096 and 16384 keys are 4-512 MiB, so "
-        "part may sit in L3; those of 256 keys, 0.25-2 MiB, sit in L2 or L3: the per-key work "
+        "part may sit in L3; those of 256 keys, 0.5-2 MiB, sit in L2 or L3: the per-key work "
         "binds there); "
         "*-unfused = sgemm (m = queries) + attn_softmax + sgemm; attn-<type>/f32 = calls/s "
         "on the 16-bit or q8_0 cache over the f32 cache's; attn-dispatched = the one-binary "
