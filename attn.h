@@ -353,12 +353,13 @@ ATTN_API attn_status attn_matmul_int8(size_t m, size_t n, size_t k, float alpha,
  * v_head_dim must be multiples of 32 (else ATTN_ERR_SIZE) and every K and V stride too (else
  * ATTN_ERR_LD), in elements; k and v need no alignment. Dequantizing is exact, so the output
  * is bit for bit the f32 call on the dequantized K and V; quantizing them is the only other
- * error. Except on an AVX-512 build where the CPU has AVX512-VNNI: there the query tiles of
- * fewer than 12 rows (decode) and every row when scores are asked for are first rounded to
- * q8_0 themselves (attn_convert's rule, per block of 32: half a step, max|block| / 254, per
- * element; a row that does not quantize, not finite or past binary16's range, is kept) and
- * their scores are integer dot products, equal to the f32 path's on the rounded queries to
- * within f32 rounding. (ATTN_Q4_0 is ATTN_ERR_ARG here.)
+ * error. Except where the CPU has AVX512-VNNI (AVX-512 builds) or AVX-VNNI (AVX2 builds;
+ * gcc >= 11 or clang >= 12, else -mavxvnni): there the query tiles of fewer than 12 rows
+ * (decode) and every row when scores are asked for are first rounded to q8_0 themselves
+ * (attn_convert's rule, per block of 32: half a step, max|block| / 254, per element; a row
+ * that does not quantize, not finite or past binary16's range, is kept) and their scores
+ * are integer dot products, equal to the f32 path's on the rounded queries to within f32
+ * rounding. (ATTN_Q4_0 is ATTN_ERR_ARG here.)
  * Q, O, masks and scores stay float. A kv_type that is not an attn_dtype is ATTN_ERR_ARG.
  *
  * Masks (all optional, combined):
@@ -2646,6 +2647,33 @@ static inline void attn__scalar_vstore_bf16_part(uint16_t *p, attn__scalar_v v, 
     memcpy(p, t, (ATTN__SCALAR_VW == 1 ? 0 : n) * sizeof *t);
 }
 
+/* For the integer scores of simd/qk_4xq8_*.h, which take a row's blocks 4 at a time: the
+ * scales of 4 blocks bs bytes apart at kg, as 4 binary16 */
+static ATTN__SCALAR_FORCE_INLINE uint64_t attn__scalar_qk8_h4(const unsigned char *kg, size_t bs)
+{
+    uint64_t h4 = 0;
+    int b;
+    for (b = 0; b < 4; b++) {
+        uint16_t h;
+        memcpy(&h, kg + b * bs, 2);
+        h4 |= (uint64_t)h << 16 * b;
+    }
+    return h4;
+}
+
+/* Blocks 4 g .. 4 g + 3 (bs bytes each) of a row k of nb blocks: in place, or where the row
+ * ends sooner, copied into tail (4 bs bytes) and zero padded */
+static ATTN__SCALAR_FORCE_INLINE const unsigned char *attn__scalar_qk8_group_at(const unsigned char *k,
+                                                                  size_t nb, size_t g,
+                                                                  size_t bs, unsigned char *tail)
+{
+    const unsigned char *kg = k + g * 4 * bs;
+    if (nb - 4 * g >= 4) return kg;
+    memset(tail, 0, 4 * bs);
+    memcpy(tail, kg, (nb - 4 * g) * bs);
+    return tail;
+}
+
 #endif
 /* end of simd/generic.h */
 
@@ -2715,7 +2743,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
 /* end of simd/mm_12x32_avx512.h */
 /* simd/qk_4xq8_avx512.h - attention's decode scores on a q8_0 K cache, AVX512-VNNI: four
  * query rows quantized per block of 32 against one K row, by integer dot products.
- * Compiles on its own (with simd/avx512.h). */
+ * Compiles on its own (with simd/avx512.h and simd/generic.h). */
 #ifndef ATTN_SIMD_SCALAR_QK_4XQ8_AVX512_H
 #define ATTN_SIMD_SCALAR_QK_4XQ8_AVX512_H
 
@@ -2732,24 +2760,12 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
 #endif
 
 #ifdef ATTN__SCALAR_HAVE_QK8
+#define ATTN__SCALAR_HAVE_QK8_COLS 1 /* attn__scalar_qk8_cols, below */
 /* Four query rows, quantized, as a quad of nq blocks of 32 (nq a multiple of 4; blocks past
  * the row's end zero): 4 x nq x 32 int8 (row r's values at r * nq * 32), then per group of
  * 4 blocks 16 floats, lane 4 b + r the scale of row r's block b, then 16 int32, lane 4 b + r
  * 128 times the sum of that block's values. */
 #define ATTN__SCALAR_QK8_QUAD_BYTES(nq) ((nq) * 160)
-
-/* The scales of 4 blocks bs bytes apart at kg, as 4 binary16 */
-static ATTN__SCALAR_FORCE_INLINE uint64_t attn__scalar_qk8_h4(const unsigned char *kg, size_t bs)
-{
-    uint64_t h4 = 0;
-    int b;
-    for (b = 0; b < 4; b++) {
-        uint16_t h;
-        memcpy(&h, kg + b * bs, 2);
-        h4 |= (uint64_t)h << 16 * b;
-    }
-    return h4;
-}
 
 /* One row's 4 scales widened, lane 4 b + r block b's */
 static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m512 attn__scalar_qk8_dk(uint64_t h4)
@@ -2766,19 +2782,6 @@ static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m512 attn__scalar_qk8_d
     const __m128i x23 = _mm_set_epi64x((long long)h[3], (long long)h[2]);
     const __m128i a = _mm_unpacklo_epi16(x01, x23), b = _mm_unpackhi_epi16(x01, x23);
     return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(a, b)));
-}
-
-/* Blocks 4 g .. 4 g + 3 (bs bytes each) of a row k of nb blocks: in place, or where the row
- * ends sooner, copied into tail (4 bs bytes) and zero padded */
-static ATTN__SCALAR_FORCE_INLINE const unsigned char *attn__scalar_qk8_group_at(const unsigned char *k,
-                                                                  size_t nb, size_t g,
-                                                                  size_t bs, unsigned char *tail)
-{
-    const unsigned char *kg = k + g * 4 * bs;
-    if (nb - 4 * g >= 4) return kg;
-    memset(tail, 0, 4 * bs);
-    memcpy(tail, kg, (nb - 4 * g) * bs);
-    return tail;
 }
 
 /* Blocks 4 g .. 4 g + 3 of the q8_0 row k (nb blocks, the last ones zero padded: scale 0):
@@ -3029,6 +3032,108 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
 }
 #endif
 /* end of simd/mm_6x16_avx2.h */
+/* simd/qk_4xq8_avx2.h - attention's decode scores on a q8_0 K cache, AVX-VNNI: four query
+ * rows quantized per block of 32 against one K row, by integer dot products: each score's
+ * arithmetic that of simd/qk_4xq8_avx512.h, in 256-bit halves. Compiles on its own (with
+ * simd/avx2.h and simd/generic.h). */
+#ifndef ATTN_SIMD_SCALAR_QK_4XQ8_AVX2_H
+#define ATTN_SIMD_SCALAR_QK_4XQ8_AVX2_H
+
+/* vpdpbusd where the compiler targets AVX-VNNI (and F16C, for the scales), else in a
+ * function compiled for them (and FMA: its helpers are AVX2+FMA+F16C in a dispatching
+ * build) and taken where the CPU has AVX-VNNI (every such CPU has FMA and F16C):
+ * attn__scalar_qk8_cpu. Plain AVX2 keeps the f32 scores. */
+#if defined(__AVXVNNI__) && defined(__F16C__)
+#define ATTN__SCALAR_HAVE_QK8 1
+#define ATTN__SCALAR_QK8_ATTR
+#define attn__scalar_qk8_cpu() 1
+#elif defined(ATTN__SCALAR_HAVE_VI_RT)
+#define ATTN__SCALAR_HAVE_QK8 1
+#define ATTN__SCALAR_QK8_ATTR __attribute__((target("avxvnni,fma,f16c")))
+#define attn__scalar_qk8_cpu() attn__scalar_vi_rt_cpu() /* simd/generic.h's */
+#endif
+
+#ifdef ATTN__SCALAR_HAVE_QK8
+/* The quad's layout: simd/qk_4xq8_avx512.h's */
+#define ATTN__SCALAR_QK8_QUAD_BYTES(nq) ((nq) * 160)
+
+/* Row r's blocks b0, b1 (int8 at q0, q1) against K's (values + 128 at k0, k1) folded to
+ * [b0's four partial sums | b1's] */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m256i attn__scalar_qk8_z2(__m256i k0, __m256i k1,
+                                                              const unsigned char *q0,
+                                                              const unsigned char *q1)
+{
+    const __m256i z = _mm256_setzero_si256();
+    const __m256i a =
+        _mm256_dpbusd_avx_epi32(z, k0, _mm256_loadu_si256((const __m256i *)(const void *)q0));
+    const __m256i c =
+        _mm256_dpbusd_avx_epi32(z, k1, _mm256_loadu_si256((const __m256i *)(const void *)q1));
+    return _mm256_add_epi32(_mm256_blend_epi32(a, c, 0xF0), _mm256_permute2x128_si256(a, c, 0x21));
+}
+
+/* Four rows' folds summed per block: lane 4 b + r row r's block b (exact) */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m256i attn__scalar_qk8_sum4(const __m256i *w)
+{
+    const __m256i u0 =
+        _mm256_add_epi32(_mm256_unpacklo_epi32(w[0], w[1]), _mm256_unpackhi_epi32(w[0], w[1]));
+    const __m256i u1 =
+        _mm256_add_epi32(_mm256_unpacklo_epi32(w[2], w[3]), _mm256_unpackhi_epi32(w[2], w[3]));
+    return _mm256_add_epi32(_mm256_unpacklo_epi64(u0, u1), _mm256_unpackhi_epi64(u0, u1));
+}
+
+/* simd/qk_4xq8_avx512.h's attn__scalar_qk8_scores (the same contract and arithmetic): per group
+ * of 4 blocks, blocks 0 and 1 in f0's lanes 4 b + r, blocks 2 and 3 in f1's, so that
+ * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). */
+static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
+                                            size_t nb, const unsigned char *quad, size_t nq,
+                                            size_t nr, const size_t *n, float *s, size_t lds)
+{
+    const unsigned char *qd = quad + 4 * nq * 32;
+    const __m256i x80 = _mm256_set1_epi8((char)0x80);
+    const size_t rows = nr == 1 ? 1 : 4;
+    size_t j, g, u, h, r;
+    for (j = 0; j < nk; j++, k += rb) {
+        __m256 f[2];
+        __m128 x;
+        float o[4];
+        f[0] = f[1] = _mm256_setzero_ps();
+        for (g = 0; g < nq / 4; g++) {
+            unsigned char tail[4 * 34];
+            const unsigned char *kg = attn__scalar_qk8_group_at(k, nb, g, 34, tail);
+            const __m128 dk = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)attn__scalar_qk8_h4(kg, 34)));
+            for (h = 0; h < 2; h++) {
+                const unsigned char *k0 = kg + 68 * h + 2;
+                const __m256i kv0 = _mm256_xor_si256(
+                    _mm256_loadu_si256((const __m256i *)(const void *)k0), x80);
+                const __m256i kv1 = _mm256_xor_si256(
+                    _mm256_loadu_si256((const __m256i *)(const void *)(k0 + 34)), x80);
+                const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
+                const __m256 dk2 = _mm256_permutevar8x32_ps(
+                    _mm256_castps128_ps256(dk), _mm256_add_epi32(idx, _mm256_set1_epi32(2 * h)));
+                const unsigned char *qg = qd + g * 128 + 32 * h; /* its scales and bias */
+                __m256i w[4], t;
+                for (r = 0; r < rows; r++) {
+                    const unsigned char *qr = quad + r * nq * 32 + g * 128 + 64 * h;
+                    w[r] = attn__scalar_qk8_z2(kv0, kv1, qr, qr + 32);
+                }
+                for (; r < 4; r++) w[r] = w[0];
+                t = _mm256_sub_epi32(attn__scalar_qk8_sum4(w),
+                                     _mm256_loadu_si256((const __m256i *)(const void *)(qg + 64)));
+                f[h] = _mm256_fmadd_ps(
+                    _mm256_cvtepi32_ps(t),
+                    _mm256_mul_ps(_mm256_loadu_ps((const float *)(const void *)qg), dk2), f[h]);
+            }
+        }
+        f[0] = _mm256_add_ps(f[0], f[1]);
+        x = _mm_add_ps(_mm256_castps256_ps128(f[0]), _mm256_extractf128_ps(f[0], 1));
+        _mm_storeu_ps(o, x);
+        for (u = 0; u < nr; u++)
+            if (j < n[u]) s[u * lds + j] = o[u];
+    }
+}
+#endif
+#endif
+/* end of simd/qk_4xq8_avx2.h */
 #elif defined(ATTN__SCALAR_ISA_NEON) && defined(__aarch64__)
 /* simd/mm_8x12_neon.h - attn.h's AArch64 NEON matmul microkernel: an 8 x 12 tile.
  * Compiles on its own (with simd/neon.h). */
@@ -5973,9 +6078,9 @@ ATTN__SCALAR_QD_ROWS(attn__scalar_qd_rows_rt, ATTN__SCALAR_VI_RT_ATTR, attn__sca
 #undef ATTN__SCALAR_QD_ROWS
 
 #ifdef ATTN__SCALAR_HAVE_QK8
-/* One row (decode's matrix-vector) where the CPU has AVX512-VNNI: A quantized into a quad
- * (simd/qk_4xq8_avx512.h; the row held 4 times, taking 4 columns at once), B read where it
- * lies: attn__scalar_qd_rows's bits without packing B. */
+/* Quads (simd/qk_4xq8_*.h): the rows path's queries on a q8_0 K cache, and (AVX512-VNNI:
+ * ATTN__SCALAR_HAVE_QK8_COLS) one row of decode's matrix-vector, held 4 times to take 4 columns
+ * at once, B read where it lies: attn__scalar_qd_rows's bits without packing B. */
 #define ATTN__SCALAR_QD_NQ(kb) (((kb) + 3) / 4 * 4)
 
 /* Row u of a quad of nq blocks from the nb blocks of 32 floats at x (attn__scalar_qd_quant's
@@ -6028,7 +6133,7 @@ static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_matmul_int8_workspace_size(si
     if (kb > SIZE_MAX / 64 / ATTN__SCALAR_QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
     ab = attn__scalar_round_up(m * kb * ATTN__SCALAR_QD_AB, ATTN__SCALAR_ALIGN);
     ab += attn__scalar_qd_nc(n, kb) / ATTN__SCALAR_VW * kb * ATTN__SCALAR_QD_GB + ATTN__SCALAR_ALIGN;
-#ifdef ATTN__SCALAR_HAVE_QK8
+#ifdef ATTN__SCALAR_HAVE_QK8_COLS
     if (m == 1) { /* the quad (the CPU decides at the call) */
         const size_t qb = ATTN__SCALAR_QK8_QUAD_BYTES(ATTN__SCALAR_QD_NQ(kb)) + ATTN__SCALAR_ALIGN;
         if (qb > ab) ab = qb;
@@ -6078,7 +6183,7 @@ static attn_status attn__scalar_matmul_int8_path(size_t m, size_t n, size_t k, f
         return ATTN_OK;
     }
     qa = (unsigned char *)attn__scalar_align(workspace);
-#ifdef ATTN__SCALAR_HAVE_QK8
+#ifdef ATTN__SCALAR_HAVE_QK8_COLS
     if (rt && m == 1 && attn__scalar_qk8_cpu()) {
         const size_t nq = ATTN__SCALAR_QD_NQ(kb), qb = ATTN__SCALAR_QK8_QUAD_BYTES(nq);
         const size_t rbq = ldb / ATTN__SCALAR_QK * attn__scalar_dt_block_bytes(b_type);
@@ -6169,8 +6274,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul_int8(size_t m, si
  * along each row) and widened in registers as they are loaded (attn__scalar_vload_dt, exact): the
  * arithmetic is that of f32 rows holding the same values, so a 16-bit or int8 cache gives
  * the bits of the f32 path run on its widened values (but for the rows path's scores on a
- * q8_0 K where the CPU has AVX512-VNNI: attn__scalar_kdots_qk8). The bodies below take t as a constant
- * (each is inlined into one function per type, the type switch outside the loops over keys). */
+ * q8_0 K where the CPU has AVX512-VNNI or AVX-VNNI: attn__scalar_kdots_qk8). The bodies below take t
+ * as a constant (each is inlined into one function per type, the type switch outside the
+ * loops over keys). */
 
 /* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
  * (two chains): k's loads shared, each row's operations the same whatever nr is */
@@ -6722,7 +6828,7 @@ typedef struct attn__scalar_ws {
     float *acc;  /* ATTN__SCALAR_TQ x dvp */
     size_t dvp;  /* dv rounded up to NR */
     unsigned char *q8; /* attn__scalar_qk8_quads: the rows path's queries quantized (q8_0 K) */
-    int qk8;           /* the CPU runs attn__scalar_qk8_dot4 */
+    int qk8;           /* the CPU runs attn__scalar_qk8_scores */
 } attn__scalar_ws;
 
 #ifdef ATTN__SCALAR_HAVE_QK8
@@ -6844,11 +6950,11 @@ static void attn__scalar_tile_fused(const attn__scalar_hd *hd, size_t q0, size_t
 }
 
 #ifdef ATTN__SCALAR_HAVE_QK8
-/* The rows path on a q8_0 K where the CPU has AVX512-VNNI: each query row is quantized once
- * per tile by attn__scalar_attn_convert's q8_0 rule (attn__scalar_qd_quant: a block's scale max|q| / 127, held
- * as the float its binary16 gives) and its scores are integer dot products
- * (attn__scalar_qk8_dot4): the f32 path's scores on the query so rounded, to within f32
- * rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
+/* The rows path on a q8_0 K where the CPU has AVX512-VNNI (AVX-512 builds) or AVX-VNNI
+ * (AVX2 builds; simd/qk_4xq8_*.h): each query row is quantized once per tile by
+ * attn__scalar_attn_convert's q8_0 rule (attn__scalar_qd_quant: a block's scale max|q| / 127, held as the float
+ * its binary16 gives) and its scores are integer dot products (attn__scalar_qk8_scores): the f32
+ * path's scores on the query so rounded, to within f32 rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
  * binary16's range) keeps the f32 path on its own values. */
 
 /* The tile's flags: row i quantized */
@@ -10352,6 +10458,33 @@ static inline void attn__avx2_vstore_bf16_part(uint16_t *p, attn__avx2_v v, size
     memcpy(p, t, (ATTN__AVX2_VW == 1 ? 0 : n) * sizeof *t);
 }
 
+/* For the integer scores of simd/qk_4xq8_*.h, which take a row's blocks 4 at a time: the
+ * scales of 4 blocks bs bytes apart at kg, as 4 binary16 */
+static ATTN__AVX2_FORCE_INLINE uint64_t attn__avx2_qk8_h4(const unsigned char *kg, size_t bs)
+{
+    uint64_t h4 = 0;
+    int b;
+    for (b = 0; b < 4; b++) {
+        uint16_t h;
+        memcpy(&h, kg + b * bs, 2);
+        h4 |= (uint64_t)h << 16 * b;
+    }
+    return h4;
+}
+
+/* Blocks 4 g .. 4 g + 3 (bs bytes each) of a row k of nb blocks: in place, or where the row
+ * ends sooner, copied into tail (4 bs bytes) and zero padded */
+static ATTN__AVX2_FORCE_INLINE const unsigned char *attn__avx2_qk8_group_at(const unsigned char *k,
+                                                                  size_t nb, size_t g,
+                                                                  size_t bs, unsigned char *tail)
+{
+    const unsigned char *kg = k + g * 4 * bs;
+    if (nb - 4 * g >= 4) return kg;
+    memset(tail, 0, 4 * bs);
+    memcpy(tail, kg, (nb - 4 * g) * bs);
+    return tail;
+}
+
 #endif
 /* end of simd/generic.h */
 
@@ -10421,7 +10554,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
 /* end of simd/mm_12x32_avx512.h */
 /* simd/qk_4xq8_avx512.h - attention's decode scores on a q8_0 K cache, AVX512-VNNI: four
  * query rows quantized per block of 32 against one K row, by integer dot products.
- * Compiles on its own (with simd/avx512.h). */
+ * Compiles on its own (with simd/avx512.h and simd/generic.h). */
 #ifndef ATTN_SIMD_AVX2_QK_4XQ8_AVX512_H
 #define ATTN_SIMD_AVX2_QK_4XQ8_AVX512_H
 
@@ -10438,24 +10571,12 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
 #endif
 
 #ifdef ATTN__AVX2_HAVE_QK8
+#define ATTN__AVX2_HAVE_QK8_COLS 1 /* attn__avx2_qk8_cols, below */
 /* Four query rows, quantized, as a quad of nq blocks of 32 (nq a multiple of 4; blocks past
  * the row's end zero): 4 x nq x 32 int8 (row r's values at r * nq * 32), then per group of
  * 4 blocks 16 floats, lane 4 b + r the scale of row r's block b, then 16 int32, lane 4 b + r
  * 128 times the sum of that block's values. */
 #define ATTN__AVX2_QK8_QUAD_BYTES(nq) ((nq) * 160)
-
-/* The scales of 4 blocks bs bytes apart at kg, as 4 binary16 */
-static ATTN__AVX2_FORCE_INLINE uint64_t attn__avx2_qk8_h4(const unsigned char *kg, size_t bs)
-{
-    uint64_t h4 = 0;
-    int b;
-    for (b = 0; b < 4; b++) {
-        uint16_t h;
-        memcpy(&h, kg + b * bs, 2);
-        h4 |= (uint64_t)h << 16 * b;
-    }
-    return h4;
-}
 
 /* One row's 4 scales widened, lane 4 b + r block b's */
 static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m512 attn__avx2_qk8_dk(uint64_t h4)
@@ -10472,19 +10593,6 @@ static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m512 attn__avx2_qk8_dk4(con
     const __m128i x23 = _mm_set_epi64x((long long)h[3], (long long)h[2]);
     const __m128i a = _mm_unpacklo_epi16(x01, x23), b = _mm_unpackhi_epi16(x01, x23);
     return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(a, b)));
-}
-
-/* Blocks 4 g .. 4 g + 3 (bs bytes each) of a row k of nb blocks: in place, or where the row
- * ends sooner, copied into tail (4 bs bytes) and zero padded */
-static ATTN__AVX2_FORCE_INLINE const unsigned char *attn__avx2_qk8_group_at(const unsigned char *k,
-                                                                  size_t nb, size_t g,
-                                                                  size_t bs, unsigned char *tail)
-{
-    const unsigned char *kg = k + g * 4 * bs;
-    if (nb - 4 * g >= 4) return kg;
-    memset(tail, 0, 4 * bs);
-    memcpy(tail, kg, (nb - 4 * g) * bs);
-    return tail;
 }
 
 /* Blocks 4 g .. 4 g + 3 of the q8_0 row k (nb blocks, the last ones zero padded: scale 0):
@@ -10735,6 +10843,108 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
 }
 #endif
 /* end of simd/mm_6x16_avx2.h */
+/* simd/qk_4xq8_avx2.h - attention's decode scores on a q8_0 K cache, AVX-VNNI: four query
+ * rows quantized per block of 32 against one K row, by integer dot products: each score's
+ * arithmetic that of simd/qk_4xq8_avx512.h, in 256-bit halves. Compiles on its own (with
+ * simd/avx2.h and simd/generic.h). */
+#ifndef ATTN_SIMD_AVX2_QK_4XQ8_AVX2_H
+#define ATTN_SIMD_AVX2_QK_4XQ8_AVX2_H
+
+/* vpdpbusd where the compiler targets AVX-VNNI (and F16C, for the scales), else in a
+ * function compiled for them (and FMA: its helpers are AVX2+FMA+F16C in a dispatching
+ * build) and taken where the CPU has AVX-VNNI (every such CPU has FMA and F16C):
+ * attn__avx2_qk8_cpu. Plain AVX2 keeps the f32 scores. */
+#if defined(__AVXVNNI__) && defined(__F16C__)
+#define ATTN__AVX2_HAVE_QK8 1
+#define ATTN__AVX2_QK8_ATTR
+#define attn__avx2_qk8_cpu() 1
+#elif defined(ATTN__AVX2_HAVE_VI_RT)
+#define ATTN__AVX2_HAVE_QK8 1
+#define ATTN__AVX2_QK8_ATTR __attribute__((target("avxvnni,fma,f16c")))
+#define attn__avx2_qk8_cpu() attn__avx2_vi_rt_cpu() /* simd/generic.h's */
+#endif
+
+#ifdef ATTN__AVX2_HAVE_QK8
+/* The quad's layout: simd/qk_4xq8_avx512.h's */
+#define ATTN__AVX2_QK8_QUAD_BYTES(nq) ((nq) * 160)
+
+/* Row r's blocks b0, b1 (int8 at q0, q1) against K's (values + 128 at k0, k1) folded to
+ * [b0's four partial sums | b1's] */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m256i attn__avx2_qk8_z2(__m256i k0, __m256i k1,
+                                                              const unsigned char *q0,
+                                                              const unsigned char *q1)
+{
+    const __m256i z = _mm256_setzero_si256();
+    const __m256i a =
+        _mm256_dpbusd_avx_epi32(z, k0, _mm256_loadu_si256((const __m256i *)(const void *)q0));
+    const __m256i c =
+        _mm256_dpbusd_avx_epi32(z, k1, _mm256_loadu_si256((const __m256i *)(const void *)q1));
+    return _mm256_add_epi32(_mm256_blend_epi32(a, c, 0xF0), _mm256_permute2x128_si256(a, c, 0x21));
+}
+
+/* Four rows' folds summed per block: lane 4 b + r row r's block b (exact) */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m256i attn__avx2_qk8_sum4(const __m256i *w)
+{
+    const __m256i u0 =
+        _mm256_add_epi32(_mm256_unpacklo_epi32(w[0], w[1]), _mm256_unpackhi_epi32(w[0], w[1]));
+    const __m256i u1 =
+        _mm256_add_epi32(_mm256_unpacklo_epi32(w[2], w[3]), _mm256_unpackhi_epi32(w[2], w[3]));
+    return _mm256_add_epi32(_mm256_unpacklo_epi64(u0, u1), _mm256_unpackhi_epi64(u0, u1));
+}
+
+/* simd/qk_4xq8_avx512.h's attn__avx2_qk8_scores (the same contract and arithmetic): per group
+ * of 4 blocks, blocks 0 and 1 in f0's lanes 4 b + r, blocks 2 and 3 in f1's, so that
+ * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). */
+static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
+                                            size_t nb, const unsigned char *quad, size_t nq,
+                                            size_t nr, const size_t *n, float *s, size_t lds)
+{
+    const unsigned char *qd = quad + 4 * nq * 32;
+    const __m256i x80 = _mm256_set1_epi8((char)0x80);
+    const size_t rows = nr == 1 ? 1 : 4;
+    size_t j, g, u, h, r;
+    for (j = 0; j < nk; j++, k += rb) {
+        __m256 f[2];
+        __m128 x;
+        float o[4];
+        f[0] = f[1] = _mm256_setzero_ps();
+        for (g = 0; g < nq / 4; g++) {
+            unsigned char tail[4 * 34];
+            const unsigned char *kg = attn__avx2_qk8_group_at(k, nb, g, 34, tail);
+            const __m128 dk = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)attn__avx2_qk8_h4(kg, 34)));
+            for (h = 0; h < 2; h++) {
+                const unsigned char *k0 = kg + 68 * h + 2;
+                const __m256i kv0 = _mm256_xor_si256(
+                    _mm256_loadu_si256((const __m256i *)(const void *)k0), x80);
+                const __m256i kv1 = _mm256_xor_si256(
+                    _mm256_loadu_si256((const __m256i *)(const void *)(k0 + 34)), x80);
+                const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
+                const __m256 dk2 = _mm256_permutevar8x32_ps(
+                    _mm256_castps128_ps256(dk), _mm256_add_epi32(idx, _mm256_set1_epi32(2 * h)));
+                const unsigned char *qg = qd + g * 128 + 32 * h; /* its scales and bias */
+                __m256i w[4], t;
+                for (r = 0; r < rows; r++) {
+                    const unsigned char *qr = quad + r * nq * 32 + g * 128 + 64 * h;
+                    w[r] = attn__avx2_qk8_z2(kv0, kv1, qr, qr + 32);
+                }
+                for (; r < 4; r++) w[r] = w[0];
+                t = _mm256_sub_epi32(attn__avx2_qk8_sum4(w),
+                                     _mm256_loadu_si256((const __m256i *)(const void *)(qg + 64)));
+                f[h] = _mm256_fmadd_ps(
+                    _mm256_cvtepi32_ps(t),
+                    _mm256_mul_ps(_mm256_loadu_ps((const float *)(const void *)qg), dk2), f[h]);
+            }
+        }
+        f[0] = _mm256_add_ps(f[0], f[1]);
+        x = _mm_add_ps(_mm256_castps256_ps128(f[0]), _mm256_extractf128_ps(f[0], 1));
+        _mm_storeu_ps(o, x);
+        for (u = 0; u < nr; u++)
+            if (j < n[u]) s[u * lds + j] = o[u];
+    }
+}
+#endif
+#endif
+/* end of simd/qk_4xq8_avx2.h */
 #elif defined(ATTN__AVX2_ISA_NEON) && defined(__aarch64__)
 /* simd/mm_8x12_neon.h - attn.h's AArch64 NEON matmul microkernel: an 8 x 12 tile.
  * Compiles on its own (with simd/neon.h). */
@@ -13679,9 +13889,9 @@ ATTN__AVX2_QD_ROWS(attn__avx2_qd_rows_rt, ATTN__AVX2_VI_RT_ATTR, attn__avx2_vi_r
 #undef ATTN__AVX2_QD_ROWS
 
 #ifdef ATTN__AVX2_HAVE_QK8
-/* One row (decode's matrix-vector) where the CPU has AVX512-VNNI: A quantized into a quad
- * (simd/qk_4xq8_avx512.h; the row held 4 times, taking 4 columns at once), B read where it
- * lies: attn__avx2_qd_rows's bits without packing B. */
+/* Quads (simd/qk_4xq8_*.h): the rows path's queries on a q8_0 K cache, and (AVX512-VNNI:
+ * ATTN__AVX2_HAVE_QK8_COLS) one row of decode's matrix-vector, held 4 times to take 4 columns
+ * at once, B read where it lies: attn__avx2_qd_rows's bits without packing B. */
 #define ATTN__AVX2_QD_NQ(kb) (((kb) + 3) / 4 * 4)
 
 /* Row u of a quad of nq blocks from the nb blocks of 32 floats at x (attn__avx2_qd_quant's
@@ -13734,7 +13944,7 @@ static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_matmul_int8_workspace_size(size
     if (kb > SIZE_MAX / 64 / ATTN__AVX2_QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
     ab = attn__avx2_round_up(m * kb * ATTN__AVX2_QD_AB, ATTN__AVX2_ALIGN);
     ab += attn__avx2_qd_nc(n, kb) / ATTN__AVX2_VW * kb * ATTN__AVX2_QD_GB + ATTN__AVX2_ALIGN;
-#ifdef ATTN__AVX2_HAVE_QK8
+#ifdef ATTN__AVX2_HAVE_QK8_COLS
     if (m == 1) { /* the quad (the CPU decides at the call) */
         const size_t qb = ATTN__AVX2_QK8_QUAD_BYTES(ATTN__AVX2_QD_NQ(kb)) + ATTN__AVX2_ALIGN;
         if (qb > ab) ab = qb;
@@ -13784,7 +13994,7 @@ static attn_status attn__avx2_matmul_int8_path(size_t m, size_t n, size_t k, flo
         return ATTN_OK;
     }
     qa = (unsigned char *)attn__avx2_align(workspace);
-#ifdef ATTN__AVX2_HAVE_QK8
+#ifdef ATTN__AVX2_HAVE_QK8_COLS
     if (rt && m == 1 && attn__avx2_qk8_cpu()) {
         const size_t nq = ATTN__AVX2_QD_NQ(kb), qb = ATTN__AVX2_QK8_QUAD_BYTES(nq);
         const size_t rbq = ldb / ATTN__AVX2_QK * attn__avx2_dt_block_bytes(b_type);
@@ -13875,8 +14085,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul_int8(size_t m, size
  * along each row) and widened in registers as they are loaded (attn__avx2_vload_dt, exact): the
  * arithmetic is that of f32 rows holding the same values, so a 16-bit or int8 cache gives
  * the bits of the f32 path run on its widened values (but for the rows path's scores on a
- * q8_0 K where the CPU has AVX512-VNNI: attn__avx2_kdots_qk8). The bodies below take t as a constant
- * (each is inlined into one function per type, the type switch outside the loops over keys). */
+ * q8_0 K where the CPU has AVX512-VNNI or AVX-VNNI: attn__avx2_kdots_qk8). The bodies below take t
+ * as a constant (each is inlined into one function per type, the type switch outside the
+ * loops over keys). */
 
 /* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
  * (two chains): k's loads shared, each row's operations the same whatever nr is */
@@ -14428,7 +14639,7 @@ typedef struct attn__avx2_ws {
     float *acc;  /* ATTN__AVX2_TQ x dvp */
     size_t dvp;  /* dv rounded up to NR */
     unsigned char *q8; /* attn__avx2_qk8_quads: the rows path's queries quantized (q8_0 K) */
-    int qk8;           /* the CPU runs attn__avx2_qk8_dot4 */
+    int qk8;           /* the CPU runs attn__avx2_qk8_scores */
 } attn__avx2_ws;
 
 #ifdef ATTN__AVX2_HAVE_QK8
@@ -14550,11 +14761,11 @@ static void attn__avx2_tile_fused(const attn__avx2_hd *hd, size_t q0, size_t tq,
 }
 
 #ifdef ATTN__AVX2_HAVE_QK8
-/* The rows path on a q8_0 K where the CPU has AVX512-VNNI: each query row is quantized once
- * per tile by attn__avx2_attn_convert's q8_0 rule (attn__avx2_qd_quant: a block's scale max|q| / 127, held
- * as the float its binary16 gives) and its scores are integer dot products
- * (attn__avx2_qk8_dot4): the f32 path's scores on the query so rounded, to within f32
- * rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
+/* The rows path on a q8_0 K where the CPU has AVX512-VNNI (AVX-512 builds) or AVX-VNNI
+ * (AVX2 builds; simd/qk_4xq8_*.h): each query row is quantized once per tile by
+ * attn__avx2_attn_convert's q8_0 rule (attn__avx2_qd_quant: a block's scale max|q| / 127, held as the float
+ * its binary16 gives) and its scores are integer dot products (attn__avx2_qk8_scores): the f32
+ * path's scores on the query so rounded, to within f32 rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
  * binary16's range) keeps the f32 path on its own values. */
 
 /* The tile's flags: row i quantized */
@@ -18062,6 +18273,33 @@ static inline void attn__avx512_vstore_bf16_part(uint16_t *p, attn__avx512_v v, 
     memcpy(p, t, (ATTN__AVX512_VW == 1 ? 0 : n) * sizeof *t);
 }
 
+/* For the integer scores of simd/qk_4xq8_*.h, which take a row's blocks 4 at a time: the
+ * scales of 4 blocks bs bytes apart at kg, as 4 binary16 */
+static ATTN__AVX512_FORCE_INLINE uint64_t attn__avx512_qk8_h4(const unsigned char *kg, size_t bs)
+{
+    uint64_t h4 = 0;
+    int b;
+    for (b = 0; b < 4; b++) {
+        uint16_t h;
+        memcpy(&h, kg + b * bs, 2);
+        h4 |= (uint64_t)h << 16 * b;
+    }
+    return h4;
+}
+
+/* Blocks 4 g .. 4 g + 3 (bs bytes each) of a row k of nb blocks: in place, or where the row
+ * ends sooner, copied into tail (4 bs bytes) and zero padded */
+static ATTN__AVX512_FORCE_INLINE const unsigned char *attn__avx512_qk8_group_at(const unsigned char *k,
+                                                                  size_t nb, size_t g,
+                                                                  size_t bs, unsigned char *tail)
+{
+    const unsigned char *kg = k + g * 4 * bs;
+    if (nb - 4 * g >= 4) return kg;
+    memset(tail, 0, 4 * bs);
+    memcpy(tail, kg, (nb - 4 * g) * bs);
+    return tail;
+}
+
 #endif
 /* end of simd/generic.h */
 
@@ -18131,7 +18369,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
 /* end of simd/mm_12x32_avx512.h */
 /* simd/qk_4xq8_avx512.h - attention's decode scores on a q8_0 K cache, AVX512-VNNI: four
  * query rows quantized per block of 32 against one K row, by integer dot products.
- * Compiles on its own (with simd/avx512.h). */
+ * Compiles on its own (with simd/avx512.h and simd/generic.h). */
 #ifndef ATTN_SIMD_AVX512_QK_4XQ8_AVX512_H
 #define ATTN_SIMD_AVX512_QK_4XQ8_AVX512_H
 
@@ -18148,24 +18386,12 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
 #endif
 
 #ifdef ATTN__AVX512_HAVE_QK8
+#define ATTN__AVX512_HAVE_QK8_COLS 1 /* attn__avx512_qk8_cols, below */
 /* Four query rows, quantized, as a quad of nq blocks of 32 (nq a multiple of 4; blocks past
  * the row's end zero): 4 x nq x 32 int8 (row r's values at r * nq * 32), then per group of
  * 4 blocks 16 floats, lane 4 b + r the scale of row r's block b, then 16 int32, lane 4 b + r
  * 128 times the sum of that block's values. */
 #define ATTN__AVX512_QK8_QUAD_BYTES(nq) ((nq) * 160)
-
-/* The scales of 4 blocks bs bytes apart at kg, as 4 binary16 */
-static ATTN__AVX512_FORCE_INLINE uint64_t attn__avx512_qk8_h4(const unsigned char *kg, size_t bs)
-{
-    uint64_t h4 = 0;
-    int b;
-    for (b = 0; b < 4; b++) {
-        uint16_t h;
-        memcpy(&h, kg + b * bs, 2);
-        h4 |= (uint64_t)h << 16 * b;
-    }
-    return h4;
-}
 
 /* One row's 4 scales widened, lane 4 b + r block b's */
 static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m512 attn__avx512_qk8_dk(uint64_t h4)
@@ -18182,19 +18408,6 @@ static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m512 attn__avx512_qk8_d
     const __m128i x23 = _mm_set_epi64x((long long)h[3], (long long)h[2]);
     const __m128i a = _mm_unpacklo_epi16(x01, x23), b = _mm_unpackhi_epi16(x01, x23);
     return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(a, b)));
-}
-
-/* Blocks 4 g .. 4 g + 3 (bs bytes each) of a row k of nb blocks: in place, or where the row
- * ends sooner, copied into tail (4 bs bytes) and zero padded */
-static ATTN__AVX512_FORCE_INLINE const unsigned char *attn__avx512_qk8_group_at(const unsigned char *k,
-                                                                  size_t nb, size_t g,
-                                                                  size_t bs, unsigned char *tail)
-{
-    const unsigned char *kg = k + g * 4 * bs;
-    if (nb - 4 * g >= 4) return kg;
-    memset(tail, 0, 4 * bs);
-    memcpy(tail, kg, (nb - 4 * g) * bs);
-    return tail;
 }
 
 /* Blocks 4 g .. 4 g + 3 of the q8_0 row k (nb blocks, the last ones zero padded: scale 0):
@@ -18445,6 +18658,108 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
 }
 #endif
 /* end of simd/mm_6x16_avx2.h */
+/* simd/qk_4xq8_avx2.h - attention's decode scores on a q8_0 K cache, AVX-VNNI: four query
+ * rows quantized per block of 32 against one K row, by integer dot products: each score's
+ * arithmetic that of simd/qk_4xq8_avx512.h, in 256-bit halves. Compiles on its own (with
+ * simd/avx2.h and simd/generic.h). */
+#ifndef ATTN_SIMD_AVX512_QK_4XQ8_AVX2_H
+#define ATTN_SIMD_AVX512_QK_4XQ8_AVX2_H
+
+/* vpdpbusd where the compiler targets AVX-VNNI (and F16C, for the scales), else in a
+ * function compiled for them (and FMA: its helpers are AVX2+FMA+F16C in a dispatching
+ * build) and taken where the CPU has AVX-VNNI (every such CPU has FMA and F16C):
+ * attn__avx512_qk8_cpu. Plain AVX2 keeps the f32 scores. */
+#if defined(__AVXVNNI__) && defined(__F16C__)
+#define ATTN__AVX512_HAVE_QK8 1
+#define ATTN__AVX512_QK8_ATTR
+#define attn__avx512_qk8_cpu() 1
+#elif defined(ATTN__AVX512_HAVE_VI_RT)
+#define ATTN__AVX512_HAVE_QK8 1
+#define ATTN__AVX512_QK8_ATTR __attribute__((target("avxvnni,fma,f16c")))
+#define attn__avx512_qk8_cpu() attn__avx512_vi_rt_cpu() /* simd/generic.h's */
+#endif
+
+#ifdef ATTN__AVX512_HAVE_QK8
+/* The quad's layout: simd/qk_4xq8_avx512.h's */
+#define ATTN__AVX512_QK8_QUAD_BYTES(nq) ((nq) * 160)
+
+/* Row r's blocks b0, b1 (int8 at q0, q1) against K's (values + 128 at k0, k1) folded to
+ * [b0's four partial sums | b1's] */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m256i attn__avx512_qk8_z2(__m256i k0, __m256i k1,
+                                                              const unsigned char *q0,
+                                                              const unsigned char *q1)
+{
+    const __m256i z = _mm256_setzero_si256();
+    const __m256i a =
+        _mm256_dpbusd_avx_epi32(z, k0, _mm256_loadu_si256((const __m256i *)(const void *)q0));
+    const __m256i c =
+        _mm256_dpbusd_avx_epi32(z, k1, _mm256_loadu_si256((const __m256i *)(const void *)q1));
+    return _mm256_add_epi32(_mm256_blend_epi32(a, c, 0xF0), _mm256_permute2x128_si256(a, c, 0x21));
+}
+
+/* Four rows' folds summed per block: lane 4 b + r row r's block b (exact) */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m256i attn__avx512_qk8_sum4(const __m256i *w)
+{
+    const __m256i u0 =
+        _mm256_add_epi32(_mm256_unpacklo_epi32(w[0], w[1]), _mm256_unpackhi_epi32(w[0], w[1]));
+    const __m256i u1 =
+        _mm256_add_epi32(_mm256_unpacklo_epi32(w[2], w[3]), _mm256_unpackhi_epi32(w[2], w[3]));
+    return _mm256_add_epi32(_mm256_unpacklo_epi64(u0, u1), _mm256_unpackhi_epi64(u0, u1));
+}
+
+/* simd/qk_4xq8_avx512.h's attn__avx512_qk8_scores (the same contract and arithmetic): per group
+ * of 4 blocks, blocks 0 and 1 in f0's lanes 4 b + r, blocks 2 and 3 in f1's, so that
+ * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). */
+static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
+                                            size_t nb, const unsigned char *quad, size_t nq,
+                                            size_t nr, const size_t *n, float *s, size_t lds)
+{
+    const unsigned char *qd = quad + 4 * nq * 32;
+    const __m256i x80 = _mm256_set1_epi8((char)0x80);
+    const size_t rows = nr == 1 ? 1 : 4;
+    size_t j, g, u, h, r;
+    for (j = 0; j < nk; j++, k += rb) {
+        __m256 f[2];
+        __m128 x;
+        float o[4];
+        f[0] = f[1] = _mm256_setzero_ps();
+        for (g = 0; g < nq / 4; g++) {
+            unsigned char tail[4 * 34];
+            const unsigned char *kg = attn__avx512_qk8_group_at(k, nb, g, 34, tail);
+            const __m128 dk = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)attn__avx512_qk8_h4(kg, 34)));
+            for (h = 0; h < 2; h++) {
+                const unsigned char *k0 = kg + 68 * h + 2;
+                const __m256i kv0 = _mm256_xor_si256(
+                    _mm256_loadu_si256((const __m256i *)(const void *)k0), x80);
+                const __m256i kv1 = _mm256_xor_si256(
+                    _mm256_loadu_si256((const __m256i *)(const void *)(k0 + 34)), x80);
+                const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
+                const __m256 dk2 = _mm256_permutevar8x32_ps(
+                    _mm256_castps128_ps256(dk), _mm256_add_epi32(idx, _mm256_set1_epi32(2 * h)));
+                const unsigned char *qg = qd + g * 128 + 32 * h; /* its scales and bias */
+                __m256i w[4], t;
+                for (r = 0; r < rows; r++) {
+                    const unsigned char *qr = quad + r * nq * 32 + g * 128 + 64 * h;
+                    w[r] = attn__avx512_qk8_z2(kv0, kv1, qr, qr + 32);
+                }
+                for (; r < 4; r++) w[r] = w[0];
+                t = _mm256_sub_epi32(attn__avx512_qk8_sum4(w),
+                                     _mm256_loadu_si256((const __m256i *)(const void *)(qg + 64)));
+                f[h] = _mm256_fmadd_ps(
+                    _mm256_cvtepi32_ps(t),
+                    _mm256_mul_ps(_mm256_loadu_ps((const float *)(const void *)qg), dk2), f[h]);
+            }
+        }
+        f[0] = _mm256_add_ps(f[0], f[1]);
+        x = _mm_add_ps(_mm256_castps256_ps128(f[0]), _mm256_extractf128_ps(f[0], 1));
+        _mm_storeu_ps(o, x);
+        for (u = 0; u < nr; u++)
+            if (j < n[u]) s[u * lds + j] = o[u];
+    }
+}
+#endif
+#endif
+/* end of simd/qk_4xq8_avx2.h */
 #elif defined(ATTN__AVX512_ISA_NEON) && defined(__aarch64__)
 /* simd/mm_8x12_neon.h - attn.h's AArch64 NEON matmul microkernel: an 8 x 12 tile.
  * Compiles on its own (with simd/neon.h). */
@@ -21389,9 +21704,9 @@ ATTN__AVX512_QD_ROWS(attn__avx512_qd_rows_rt, ATTN__AVX512_VI_RT_ATTR, attn__avx
 #undef ATTN__AVX512_QD_ROWS
 
 #ifdef ATTN__AVX512_HAVE_QK8
-/* One row (decode's matrix-vector) where the CPU has AVX512-VNNI: A quantized into a quad
- * (simd/qk_4xq8_avx512.h; the row held 4 times, taking 4 columns at once), B read where it
- * lies: attn__avx512_qd_rows's bits without packing B. */
+/* Quads (simd/qk_4xq8_*.h): the rows path's queries on a q8_0 K cache, and (AVX512-VNNI:
+ * ATTN__AVX512_HAVE_QK8_COLS) one row of decode's matrix-vector, held 4 times to take 4 columns
+ * at once, B read where it lies: attn__avx512_qd_rows's bits without packing B. */
 #define ATTN__AVX512_QD_NQ(kb) (((kb) + 3) / 4 * 4)
 
 /* Row u of a quad of nq blocks from the nb blocks of 32 floats at x (attn__avx512_qd_quant's
@@ -21444,7 +21759,7 @@ static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_matmul_int8_workspace_size(si
     if (kb > SIZE_MAX / 64 / ATTN__AVX512_QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
     ab = attn__avx512_round_up(m * kb * ATTN__AVX512_QD_AB, ATTN__AVX512_ALIGN);
     ab += attn__avx512_qd_nc(n, kb) / ATTN__AVX512_VW * kb * ATTN__AVX512_QD_GB + ATTN__AVX512_ALIGN;
-#ifdef ATTN__AVX512_HAVE_QK8
+#ifdef ATTN__AVX512_HAVE_QK8_COLS
     if (m == 1) { /* the quad (the CPU decides at the call) */
         const size_t qb = ATTN__AVX512_QK8_QUAD_BYTES(ATTN__AVX512_QD_NQ(kb)) + ATTN__AVX512_ALIGN;
         if (qb > ab) ab = qb;
@@ -21494,7 +21809,7 @@ static attn_status attn__avx512_matmul_int8_path(size_t m, size_t n, size_t k, f
         return ATTN_OK;
     }
     qa = (unsigned char *)attn__avx512_align(workspace);
-#ifdef ATTN__AVX512_HAVE_QK8
+#ifdef ATTN__AVX512_HAVE_QK8_COLS
     if (rt && m == 1 && attn__avx512_qk8_cpu()) {
         const size_t nq = ATTN__AVX512_QD_NQ(kb), qb = ATTN__AVX512_QK8_QUAD_BYTES(nq);
         const size_t rbq = ldb / ATTN__AVX512_QK * attn__avx512_dt_block_bytes(b_type);
@@ -21585,8 +21900,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul_int8(size_t m, si
  * along each row) and widened in registers as they are loaded (attn__avx512_vload_dt, exact): the
  * arithmetic is that of f32 rows holding the same values, so a 16-bit or int8 cache gives
  * the bits of the f32 path run on its widened values (but for the rows path's scores on a
- * q8_0 K where the CPU has AVX512-VNNI: attn__avx512_kdots_qk8). The bodies below take t as a constant
- * (each is inlined into one function per type, the type switch outside the loops over keys). */
+ * q8_0 K where the CPU has AVX512-VNNI or AVX-VNNI: attn__avx512_kdots_qk8). The bodies below take t
+ * as a constant (each is inlined into one function per type, the type switch outside the
+ * loops over keys). */
 
 /* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
  * (two chains): k's loads shared, each row's operations the same whatever nr is */
@@ -22138,7 +22454,7 @@ typedef struct attn__avx512_ws {
     float *acc;  /* ATTN__AVX512_TQ x dvp */
     size_t dvp;  /* dv rounded up to NR */
     unsigned char *q8; /* attn__avx512_qk8_quads: the rows path's queries quantized (q8_0 K) */
-    int qk8;           /* the CPU runs attn__avx512_qk8_dot4 */
+    int qk8;           /* the CPU runs attn__avx512_qk8_scores */
 } attn__avx512_ws;
 
 #ifdef ATTN__AVX512_HAVE_QK8
@@ -22260,11 +22576,11 @@ static void attn__avx512_tile_fused(const attn__avx512_hd *hd, size_t q0, size_t
 }
 
 #ifdef ATTN__AVX512_HAVE_QK8
-/* The rows path on a q8_0 K where the CPU has AVX512-VNNI: each query row is quantized once
- * per tile by attn__avx512_attn_convert's q8_0 rule (attn__avx512_qd_quant: a block's scale max|q| / 127, held
- * as the float its binary16 gives) and its scores are integer dot products
- * (attn__avx512_qk8_dot4): the f32 path's scores on the query so rounded, to within f32
- * rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
+/* The rows path on a q8_0 K where the CPU has AVX512-VNNI (AVX-512 builds) or AVX-VNNI
+ * (AVX2 builds; simd/qk_4xq8_*.h): each query row is quantized once per tile by
+ * attn__avx512_attn_convert's q8_0 rule (attn__avx512_qd_quant: a block's scale max|q| / 127, held as the float
+ * its binary16 gives) and its scores are integer dot products (attn__avx512_qk8_scores): the f32
+ * path's scores on the query so rounded, to within f32 rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
  * binary16's range) keeps the f32 path on its own values. */
 
 /* The tile's flags: row i quantized */
@@ -26297,6 +26613,33 @@ static inline void attn__vstore_bf16_part(uint16_t *p, attn__v v, size_t n)
     memcpy(p, t, (ATTN__VW == 1 ? 0 : n) * sizeof *t);
 }
 
+/* For the integer scores of simd/qk_4xq8_*.h, which take a row's blocks 4 at a time: the
+ * scales of 4 blocks bs bytes apart at kg, as 4 binary16 */
+static ATTN__FORCE_INLINE uint64_t attn__qk8_h4(const unsigned char *kg, size_t bs)
+{
+    uint64_t h4 = 0;
+    int b;
+    for (b = 0; b < 4; b++) {
+        uint16_t h;
+        memcpy(&h, kg + b * bs, 2);
+        h4 |= (uint64_t)h << 16 * b;
+    }
+    return h4;
+}
+
+/* Blocks 4 g .. 4 g + 3 (bs bytes each) of a row k of nb blocks: in place, or where the row
+ * ends sooner, copied into tail (4 bs bytes) and zero padded */
+static ATTN__FORCE_INLINE const unsigned char *attn__qk8_group_at(const unsigned char *k,
+                                                                  size_t nb, size_t g,
+                                                                  size_t bs, unsigned char *tail)
+{
+    const unsigned char *kg = k + g * 4 * bs;
+    if (nb - 4 * g >= 4) return kg;
+    memset(tail, 0, 4 * bs);
+    memcpy(tail, kg, (nb - 4 * g) * bs);
+    return tail;
+}
+
 #endif
 /* end of simd/generic.h */
 
@@ -26366,7 +26709,7 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 /* end of simd/mm_12x32_avx512.h */
 /* simd/qk_4xq8_avx512.h - attention's decode scores on a q8_0 K cache, AVX512-VNNI: four
  * query rows quantized per block of 32 against one K row, by integer dot products.
- * Compiles on its own (with simd/avx512.h). */
+ * Compiles on its own (with simd/avx512.h and simd/generic.h). */
 #ifndef ATTN_SIMD_QK_4XQ8_AVX512_H
 #define ATTN_SIMD_QK_4XQ8_AVX512_H
 
@@ -26383,24 +26726,12 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 #endif
 
 #ifdef ATTN__HAVE_QK8
+#define ATTN__HAVE_QK8_COLS 1 /* attn__qk8_cols, below */
 /* Four query rows, quantized, as a quad of nq blocks of 32 (nq a multiple of 4; blocks past
  * the row's end zero): 4 x nq x 32 int8 (row r's values at r * nq * 32), then per group of
  * 4 blocks 16 floats, lane 4 b + r the scale of row r's block b, then 16 int32, lane 4 b + r
  * 128 times the sum of that block's values. */
 #define ATTN__QK8_QUAD_BYTES(nq) ((nq) * 160)
-
-/* The scales of 4 blocks bs bytes apart at kg, as 4 binary16 */
-static ATTN__FORCE_INLINE uint64_t attn__qk8_h4(const unsigned char *kg, size_t bs)
-{
-    uint64_t h4 = 0;
-    int b;
-    for (b = 0; b < 4; b++) {
-        uint16_t h;
-        memcpy(&h, kg + b * bs, 2);
-        h4 |= (uint64_t)h << 16 * b;
-    }
-    return h4;
-}
 
 /* One row's 4 scales widened, lane 4 b + r block b's */
 static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512 attn__qk8_dk(uint64_t h4)
@@ -26417,19 +26748,6 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512 attn__qk8_dk4(const uint64_t *h)
     const __m128i x23 = _mm_set_epi64x((long long)h[3], (long long)h[2]);
     const __m128i a = _mm_unpacklo_epi16(x01, x23), b = _mm_unpackhi_epi16(x01, x23);
     return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(a, b)));
-}
-
-/* Blocks 4 g .. 4 g + 3 (bs bytes each) of a row k of nb blocks: in place, or where the row
- * ends sooner, copied into tail (4 bs bytes) and zero padded */
-static ATTN__FORCE_INLINE const unsigned char *attn__qk8_group_at(const unsigned char *k,
-                                                                  size_t nb, size_t g,
-                                                                  size_t bs, unsigned char *tail)
-{
-    const unsigned char *kg = k + g * 4 * bs;
-    if (nb - 4 * g >= 4) return kg;
-    memset(tail, 0, 4 * bs);
-    memcpy(tail, kg, (nb - 4 * g) * bs);
-    return tail;
 }
 
 /* Blocks 4 g .. 4 g + 3 of the q8_0 row k (nb blocks, the last ones zero padded: scale 0):
@@ -26680,6 +26998,108 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 }
 #endif
 /* end of simd/mm_6x16_avx2.h */
+/* simd/qk_4xq8_avx2.h - attention's decode scores on a q8_0 K cache, AVX-VNNI: four query
+ * rows quantized per block of 32 against one K row, by integer dot products: each score's
+ * arithmetic that of simd/qk_4xq8_avx512.h, in 256-bit halves. Compiles on its own (with
+ * simd/avx2.h and simd/generic.h). */
+#ifndef ATTN_SIMD_QK_4XQ8_AVX2_H
+#define ATTN_SIMD_QK_4XQ8_AVX2_H
+
+/* vpdpbusd where the compiler targets AVX-VNNI (and F16C, for the scales), else in a
+ * function compiled for them (and FMA: its helpers are AVX2+FMA+F16C in a dispatching
+ * build) and taken where the CPU has AVX-VNNI (every such CPU has FMA and F16C):
+ * attn__qk8_cpu. Plain AVX2 keeps the f32 scores. */
+#if defined(__AVXVNNI__) && defined(__F16C__)
+#define ATTN__HAVE_QK8 1
+#define ATTN__QK8_ATTR
+#define attn__qk8_cpu() 1
+#elif defined(ATTN__HAVE_VI_RT)
+#define ATTN__HAVE_QK8 1
+#define ATTN__QK8_ATTR __attribute__((target("avxvnni,fma,f16c")))
+#define attn__qk8_cpu() attn__vi_rt_cpu() /* simd/generic.h's */
+#endif
+
+#ifdef ATTN__HAVE_QK8
+/* The quad's layout: simd/qk_4xq8_avx512.h's */
+#define ATTN__QK8_QUAD_BYTES(nq) ((nq) * 160)
+
+/* Row r's blocks b0, b1 (int8 at q0, q1) against K's (values + 128 at k0, k1) folded to
+ * [b0's four partial sums | b1's] */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m256i attn__qk8_z2(__m256i k0, __m256i k1,
+                                                              const unsigned char *q0,
+                                                              const unsigned char *q1)
+{
+    const __m256i z = _mm256_setzero_si256();
+    const __m256i a =
+        _mm256_dpbusd_avx_epi32(z, k0, _mm256_loadu_si256((const __m256i *)(const void *)q0));
+    const __m256i c =
+        _mm256_dpbusd_avx_epi32(z, k1, _mm256_loadu_si256((const __m256i *)(const void *)q1));
+    return _mm256_add_epi32(_mm256_blend_epi32(a, c, 0xF0), _mm256_permute2x128_si256(a, c, 0x21));
+}
+
+/* Four rows' folds summed per block: lane 4 b + r row r's block b (exact) */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m256i attn__qk8_sum4(const __m256i *w)
+{
+    const __m256i u0 =
+        _mm256_add_epi32(_mm256_unpacklo_epi32(w[0], w[1]), _mm256_unpackhi_epi32(w[0], w[1]));
+    const __m256i u1 =
+        _mm256_add_epi32(_mm256_unpacklo_epi32(w[2], w[3]), _mm256_unpackhi_epi32(w[2], w[3]));
+    return _mm256_add_epi32(_mm256_unpacklo_epi64(u0, u1), _mm256_unpackhi_epi64(u0, u1));
+}
+
+/* simd/qk_4xq8_avx512.h's attn__qk8_scores (the same contract and arithmetic): per group
+ * of 4 blocks, blocks 0 and 1 in f0's lanes 4 b + r, blocks 2 and 3 in f1's, so that
+ * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). */
+static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, size_t nk,
+                                            size_t nb, const unsigned char *quad, size_t nq,
+                                            size_t nr, const size_t *n, float *s, size_t lds)
+{
+    const unsigned char *qd = quad + 4 * nq * 32;
+    const __m256i x80 = _mm256_set1_epi8((char)0x80);
+    const size_t rows = nr == 1 ? 1 : 4;
+    size_t j, g, u, h, r;
+    for (j = 0; j < nk; j++, k += rb) {
+        __m256 f[2];
+        __m128 x;
+        float o[4];
+        f[0] = f[1] = _mm256_setzero_ps();
+        for (g = 0; g < nq / 4; g++) {
+            unsigned char tail[4 * 34];
+            const unsigned char *kg = attn__qk8_group_at(k, nb, g, 34, tail);
+            const __m128 dk = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)attn__qk8_h4(kg, 34)));
+            for (h = 0; h < 2; h++) {
+                const unsigned char *k0 = kg + 68 * h + 2;
+                const __m256i kv0 = _mm256_xor_si256(
+                    _mm256_loadu_si256((const __m256i *)(const void *)k0), x80);
+                const __m256i kv1 = _mm256_xor_si256(
+                    _mm256_loadu_si256((const __m256i *)(const void *)(k0 + 34)), x80);
+                const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
+                const __m256 dk2 = _mm256_permutevar8x32_ps(
+                    _mm256_castps128_ps256(dk), _mm256_add_epi32(idx, _mm256_set1_epi32(2 * h)));
+                const unsigned char *qg = qd + g * 128 + 32 * h; /* its scales and bias */
+                __m256i w[4], t;
+                for (r = 0; r < rows; r++) {
+                    const unsigned char *qr = quad + r * nq * 32 + g * 128 + 64 * h;
+                    w[r] = attn__qk8_z2(kv0, kv1, qr, qr + 32);
+                }
+                for (; r < 4; r++) w[r] = w[0];
+                t = _mm256_sub_epi32(attn__qk8_sum4(w),
+                                     _mm256_loadu_si256((const __m256i *)(const void *)(qg + 64)));
+                f[h] = _mm256_fmadd_ps(
+                    _mm256_cvtepi32_ps(t),
+                    _mm256_mul_ps(_mm256_loadu_ps((const float *)(const void *)qg), dk2), f[h]);
+            }
+        }
+        f[0] = _mm256_add_ps(f[0], f[1]);
+        x = _mm_add_ps(_mm256_castps256_ps128(f[0]), _mm256_extractf128_ps(f[0], 1));
+        _mm_storeu_ps(o, x);
+        for (u = 0; u < nr; u++)
+            if (j < n[u]) s[u * lds + j] = o[u];
+    }
+}
+#endif
+#endif
+/* end of simd/qk_4xq8_avx2.h */
 #elif defined(ATTN__ISA_NEON) && defined(__aarch64__)
 /* simd/mm_8x12_neon.h - attn.h's AArch64 NEON matmul microkernel: an 8 x 12 tile.
  * Compiles on its own (with simd/neon.h). */
@@ -29624,9 +30044,9 @@ ATTN__QD_ROWS(attn__qd_rows_rt, ATTN__VI_RT_ATTR, attn__vi_rt)
 #undef ATTN__QD_ROWS
 
 #ifdef ATTN__HAVE_QK8
-/* One row (decode's matrix-vector) where the CPU has AVX512-VNNI: A quantized into a quad
- * (simd/qk_4xq8_avx512.h; the row held 4 times, taking 4 columns at once), B read where it
- * lies: attn__qd_rows's bits without packing B. */
+/* Quads (simd/qk_4xq8_*.h): the rows path's queries on a q8_0 K cache, and (AVX512-VNNI:
+ * ATTN__HAVE_QK8_COLS) one row of decode's matrix-vector, held 4 times to take 4 columns
+ * at once, B read where it lies: attn__qd_rows's bits without packing B. */
 #define ATTN__QD_NQ(kb) (((kb) + 3) / 4 * 4)
 
 /* Row u of a quad of nq blocks from the nb blocks of 32 floats at x (attn__qd_quant's
@@ -29679,7 +30099,7 @@ ATTN_API size_t attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
     if (kb > SIZE_MAX / 64 / ATTN__QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
     ab = attn__round_up(m * kb * ATTN__QD_AB, ATTN__ALIGN);
     ab += attn__qd_nc(n, kb) / ATTN__VW * kb * ATTN__QD_GB + ATTN__ALIGN;
-#ifdef ATTN__HAVE_QK8
+#ifdef ATTN__HAVE_QK8_COLS
     if (m == 1) { /* the quad (the CPU decides at the call) */
         const size_t qb = ATTN__QK8_QUAD_BYTES(ATTN__QD_NQ(kb)) + ATTN__ALIGN;
         if (qb > ab) ab = qb;
@@ -29729,7 +30149,7 @@ static attn_status attn__matmul_int8_path(size_t m, size_t n, size_t k, float al
         return ATTN_OK;
     }
     qa = (unsigned char *)attn__align(workspace);
-#ifdef ATTN__HAVE_QK8
+#ifdef ATTN__HAVE_QK8_COLS
     if (rt && m == 1 && attn__qk8_cpu()) {
         const size_t nq = ATTN__QD_NQ(kb), qb = ATTN__QK8_QUAD_BYTES(nq);
         const size_t rbq = ldb / ATTN__QK * attn__dt_block_bytes(b_type);
@@ -29820,8 +30240,9 @@ ATTN_API attn_status attn_matmul_int8(size_t m, size_t n, size_t k, float alpha,
  * along each row) and widened in registers as they are loaded (attn__vload_dt, exact): the
  * arithmetic is that of f32 rows holding the same values, so a 16-bit or int8 cache gives
  * the bits of the f32 path run on its widened values (but for the rows path's scores on a
- * q8_0 K where the CPU has AVX512-VNNI: attn__kdots_qk8). The bodies below take t as a constant
- * (each is inlined into one function per type, the type switch outside the loops over keys). */
+ * q8_0 K where the CPU has AVX512-VNNI or AVX-VNNI: attn__kdots_qk8). The bodies below take t
+ * as a constant (each is inlined into one function per type, the type switch outside the
+ * loops over keys). */
 
 /* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
  * (two chains): k's loads shared, each row's operations the same whatever nr is */
@@ -30373,7 +30794,7 @@ typedef struct attn__ws {
     float *acc;  /* ATTN__TQ x dvp */
     size_t dvp;  /* dv rounded up to NR */
     unsigned char *q8; /* attn__qk8_quads: the rows path's queries quantized (q8_0 K) */
-    int qk8;           /* the CPU runs attn__qk8_dot4 */
+    int qk8;           /* the CPU runs attn__qk8_scores */
 } attn__ws;
 
 #ifdef ATTN__HAVE_QK8
@@ -30495,11 +30916,11 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
 }
 
 #ifdef ATTN__HAVE_QK8
-/* The rows path on a q8_0 K where the CPU has AVX512-VNNI: each query row is quantized once
- * per tile by attn_convert's q8_0 rule (attn__qd_quant: a block's scale max|q| / 127, held
- * as the float its binary16 gives) and its scores are integer dot products
- * (attn__qk8_dot4): the f32 path's scores on the query so rounded, to within f32
- * rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
+/* The rows path on a q8_0 K where the CPU has AVX512-VNNI (AVX-512 builds) or AVX-VNNI
+ * (AVX2 builds; simd/qk_4xq8_*.h): each query row is quantized once per tile by
+ * attn_convert's q8_0 rule (attn__qd_quant: a block's scale max|q| / 127, held as the float
+ * its binary16 gives) and its scores are integer dot products (attn__qk8_scores): the f32
+ * path's scores on the query so rounded, to within f32 rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
  * binary16's range) keeps the f32 path on its own values. */
 
 /* The tile's flags: row i quantized */

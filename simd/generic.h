@@ -287,4 +287,31 @@ static inline void attn__vstore_bf16_part(uint16_t *p, attn__v v, size_t n)
     memcpy(p, t, (ATTN__VW == 1 ? 0 : n) * sizeof *t);
 }
 
+/* For the integer scores of simd/qk_4xq8_*.h, which take a row's blocks 4 at a time: the
+ * scales of 4 blocks bs bytes apart at kg, as 4 binary16 */
+static ATTN__FORCE_INLINE uint64_t attn__qk8_h4(const unsigned char *kg, size_t bs)
+{
+    uint64_t h4 = 0;
+    int b;
+    for (b = 0; b < 4; b++) {
+        uint16_t h;
+        memcpy(&h, kg + b * bs, 2);
+        h4 |= (uint64_t)h << 16 * b;
+    }
+    return h4;
+}
+
+/* Blocks 4 g .. 4 g + 3 (bs bytes each) of a row k of nb blocks: in place, or where the row
+ * ends sooner, copied into tail (4 bs bytes) and zero padded */
+static ATTN__FORCE_INLINE const unsigned char *attn__qk8_group_at(const unsigned char *k,
+                                                                  size_t nb, size_t g,
+                                                                  size_t bs, unsigned char *tail)
+{
+    const unsigned char *kg = k + g * 4 * bs;
+    if (nb - 4 * g >= 4) return kg;
+    memset(tail, 0, 4 * bs);
+    memcpy(tail, kg, (nb - 4 * g) * bs);
+    return tail;
+}
+
 #endif

@@ -1,9 +1,10 @@
 /* simd/qk_4xq8_avx512.h - attention's decode scores on a q8_0 K cache, AVX512-VNNI: four
  * query rows quantized per block of 32 against one K row, by integer dot products.
- * Compiles on its own (with simd/avx512.h). */
+ * Compiles on its own (with simd/avx512.h and simd/generic.h). */
 #ifndef ATTN_SIMD_QK_4XQ8_AVX512_H
 #define ATTN_SIMD_QK_4XQ8_AVX512_H
 #include "avx512.h"
+#include "generic.h"
 
 /* vpdpbusd where the compiler targets AVX512-VNNI, else in a function compiled for it and
  * taken where the CPU has it (attn__qk8_cpu) */
@@ -18,24 +19,12 @@
 #endif
 
 #ifdef ATTN__HAVE_QK8
+#define ATTN__HAVE_QK8_COLS 1 /* attn__qk8_cols, below */
 /* Four query rows, quantized, as a quad of nq blocks of 32 (nq a multiple of 4; blocks past
  * the row's end zero): 4 x nq x 32 int8 (row r's values at r * nq * 32), then per group of
  * 4 blocks 16 floats, lane 4 b + r the scale of row r's block b, then 16 int32, lane 4 b + r
  * 128 times the sum of that block's values. */
 #define ATTN__QK8_QUAD_BYTES(nq) ((nq) * 160)
-
-/* The scales of 4 blocks bs bytes apart at kg, as 4 binary16 */
-static ATTN__FORCE_INLINE uint64_t attn__qk8_h4(const unsigned char *kg, size_t bs)
-{
-    uint64_t h4 = 0;
-    int b;
-    for (b = 0; b < 4; b++) {
-        uint16_t h;
-        memcpy(&h, kg + b * bs, 2);
-        h4 |= (uint64_t)h << 16 * b;
-    }
-    return h4;
-}
 
 /* One row's 4 scales widened, lane 4 b + r block b's */
 static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512 attn__qk8_dk(uint64_t h4)
@@ -52,19 +41,6 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512 attn__qk8_dk4(const uint64_t *h)
     const __m128i x23 = _mm_set_epi64x((long long)h[3], (long long)h[2]);
     const __m128i a = _mm_unpacklo_epi16(x01, x23), b = _mm_unpackhi_epi16(x01, x23);
     return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(a, b)));
-}
-
-/* Blocks 4 g .. 4 g + 3 (bs bytes each) of a row k of nb blocks: in place, or where the row
- * ends sooner, copied into tail (4 bs bytes) and zero padded */
-static ATTN__FORCE_INLINE const unsigned char *attn__qk8_group_at(const unsigned char *k,
-                                                                  size_t nb, size_t g,
-                                                                  size_t bs, unsigned char *tail)
-{
-    const unsigned char *kg = k + g * 4 * bs;
-    if (nb - 4 * g >= 4) return kg;
-    memset(tail, 0, 4 * bs);
-    memcpy(tail, kg, (nb - 4 * g) * bs);
-    return tail;
 }
 
 /* Blocks 4 g .. 4 g + 3 of the q8_0 row k (nb blocks, the last ones zero padded: scale 0):

@@ -43,6 +43,7 @@
 #include "qk_4xq8_avx512.h"
 #elif defined(ATTN__ISA_AVX2)
 #include "mm_6x16_avx2.h"
+#include "qk_4xq8_avx2.h"
 #elif defined(ATTN__ISA_NEON) && defined(__aarch64__)
 #include "mm_8x12_neon.h"
 #elif defined(ATTN__ISA_NEON)

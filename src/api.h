@@ -352,12 +352,13 @@ ATTN_API attn_status attn_matmul_int8(size_t m, size_t n, size_t k, float alpha,
  * v_head_dim must be multiples of 32 (else ATTN_ERR_SIZE) and every K and V stride too (else
  * ATTN_ERR_LD), in elements; k and v need no alignment. Dequantizing is exact, so the output
  * is bit for bit the f32 call on the dequantized K and V; quantizing them is the only other
- * error. Except on an AVX-512 build where the CPU has AVX512-VNNI: there the query tiles of
- * fewer than 12 rows (decode) and every row when scores are asked for are first rounded to
- * q8_0 themselves (attn_convert's rule, per block of 32: half a step, max|block| / 254, per
- * element; a row that does not quantize, not finite or past binary16's range, is kept) and
- * their scores are integer dot products, equal to the f32 path's on the rounded queries to
- * within f32 rounding. (ATTN_Q4_0 is ATTN_ERR_ARG here.)
+ * error. Except where the CPU has AVX512-VNNI (AVX-512 builds) or AVX-VNNI (AVX2 builds;
+ * gcc >= 11 or clang >= 12, else -mavxvnni): there the query tiles of fewer than 12 rows
+ * (decode) and every row when scores are asked for are first rounded to q8_0 themselves
+ * (attn_convert's rule, per block of 32: half a step, max|block| / 254, per element; a row
+ * that does not quantize, not finite or past binary16's range, is kept) and their scores
+ * are integer dot products, equal to the f32 path's on the rounded queries to within f32
+ * rounding. (ATTN_Q4_0 is ATTN_ERR_ARG here.)
  * Q, O, masks and scores stay float. A kv_type that is not an attn_dtype is ATTN_ERR_ARG.
  *
  * Masks (all optional, combined):

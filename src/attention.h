@@ -24,8 +24,9 @@
  * along each row) and widened in registers as they are loaded (attn__vload_dt, exact): the
  * arithmetic is that of f32 rows holding the same values, so a 16-bit or int8 cache gives
  * the bits of the f32 path run on its widened values (but for the rows path's scores on a
- * q8_0 K where the CPU has AVX512-VNNI: attn__kdots_qk8). The bodies below take t as a constant
- * (each is inlined into one function per type, the type switch outside the loops over keys). */
+ * q8_0 K where the CPU has AVX512-VNNI or AVX-VNNI: attn__kdots_qk8). The bodies below take t
+ * as a constant (each is inlined into one function per type, the type switch outside the
+ * loops over keys). */
 
 /* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
  * (two chains): k's loads shared, each row's operations the same whatever nr is */
@@ -577,7 +578,7 @@ typedef struct attn__ws {
     float *acc;  /* ATTN__TQ x dvp */
     size_t dvp;  /* dv rounded up to NR */
     unsigned char *q8; /* attn__qk8_quads: the rows path's queries quantized (q8_0 K) */
-    int qk8;           /* the CPU runs attn__qk8_dot4 */
+    int qk8;           /* the CPU runs attn__qk8_scores */
 } attn__ws;
 
 #ifdef ATTN__HAVE_QK8
@@ -699,11 +700,11 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
 }
 
 #ifdef ATTN__HAVE_QK8
-/* The rows path on a q8_0 K where the CPU has AVX512-VNNI: each query row is quantized once
- * per tile by attn_convert's q8_0 rule (attn__qd_quant: a block's scale max|q| / 127, held
- * as the float its binary16 gives) and its scores are integer dot products
- * (attn__qk8_dot4): the f32 path's scores on the query so rounded, to within f32
- * rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
+/* The rows path on a q8_0 K where the CPU has AVX512-VNNI (AVX-512 builds) or AVX-VNNI
+ * (AVX2 builds; simd/qk_4xq8_*.h): each query row is quantized once per tile by
+ * attn_convert's q8_0 rule (attn__qd_quant: a block's scale max|q| / 127, held as the float
+ * its binary16 gives) and its scores are integer dot products (attn__qk8_scores): the f32
+ * path's scores on the query so rounded, to within f32 rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
  * binary16's range) keeps the f32 path on its own values. */
 
 /* The tile's flags: row i quantized */

@@ -1130,9 +1130,9 @@ ATTN__QD_ROWS(attn__qd_rows_rt, ATTN__VI_RT_ATTR, attn__vi_rt)
 #undef ATTN__QD_ROWS
 
 #ifdef ATTN__HAVE_QK8
-/* One row (decode's matrix-vector) where the CPU has AVX512-VNNI: A quantized into a quad
- * (simd/qk_4xq8_avx512.h; the row held 4 times, taking 4 columns at once), B read where it
- * lies: attn__qd_rows's bits without packing B. */
+/* Quads (simd/qk_4xq8_*.h): the rows path's queries on a q8_0 K cache, and (AVX512-VNNI:
+ * ATTN__HAVE_QK8_COLS) one row of decode's matrix-vector, held 4 times to take 4 columns
+ * at once, B read where it lies: attn__qd_rows's bits without packing B. */
 #define ATTN__QD_NQ(kb) (((kb) + 3) / 4 * 4)
 
 /* Row u of a quad of nq blocks from the nb blocks of 32 floats at x (attn__qd_quant's
@@ -1185,7 +1185,7 @@ ATTN_API size_t attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
     if (kb > SIZE_MAX / 64 / ATTN__QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
     ab = attn__round_up(m * kb * ATTN__QD_AB, ATTN__ALIGN);
     ab += attn__qd_nc(n, kb) / ATTN__VW * kb * ATTN__QD_GB + ATTN__ALIGN;
-#ifdef ATTN__HAVE_QK8
+#ifdef ATTN__HAVE_QK8_COLS
     if (m == 1) { /* the quad (the CPU decides at the call) */
         const size_t qb = ATTN__QK8_QUAD_BYTES(ATTN__QD_NQ(kb)) + ATTN__ALIGN;
         if (qb > ab) ab = qb;
@@ -1235,7 +1235,7 @@ static attn_status attn__matmul_int8_path(size_t m, size_t n, size_t k, float al
         return ATTN_OK;
     }
     qa = (unsigned char *)attn__align(workspace);
-#ifdef ATTN__HAVE_QK8
+#ifdef ATTN__HAVE_QK8_COLS
     if (rt && m == 1 && attn__qk8_cpu()) {
         const size_t nq = ATTN__QD_NQ(kb), qb = ATTN__QK8_QUAD_BYTES(nq);
         const size_t rbq = ldb / ATTN__QK * attn__dt_block_bytes(b_type);

@@ -51,6 +51,26 @@ static CHECK__UNUSED void check_begin(const char *name)
     printf("%s: testing the %s path (exp: %s)\n", name, attn_isa(), attn_exp_impl());
 }
 
+/* 1 (after saying so) where the program was built for VNNI (AVX512-VNNI or AVX-VNNI) and
+ * this CPU lacks it: the program must then exit 77 (skipped) before any kernel runs */
+static CHECK__UNUSED int check_vnni_missing(const char *name)
+{
+#if (defined(__AVX512VNNI__) || defined(__AVXVNNI__)) && (defined(__GNUC__) || defined(__clang__))
+    unsigned ra = 0, rb = 0, rc = 0, rd = 0;
+#ifdef __AVX512VNNI__
+    const int has = __get_cpuid_count(7, 0, &ra, &rb, &rc, &rd) && (rc >> 11 & 1u);
+#else
+    const int has = __get_cpuid_count(7, 1, &ra, &rb, &rc, &rd) && (ra >> 4 & 1u);
+#endif
+    if (!has) {
+        printf("%s: built for VNNI, which this CPU lacks: not run\n", name);
+        return 1;
+    }
+#endif
+    (void)name;
+    return 0;
+}
+
 /* Prints the closing line and returns the exit code. */
 static CHECK__UNUSED int check_end(const char *name)
 {

@@ -202,8 +202,8 @@ static size_t first_diff(const float *a, const float *b, size_t n)
     return n;
 }
 
-/* Where the CPU has AVX512-VNNI, decode over a q8_0 K rounds each query row to q8_0 first
- * (src/attention.h, attn__qk8_quads) */
+/* Where the CPU has AVX512-VNNI (AVX-512 builds) or AVX-VNNI (AVX2 builds), decode over a
+ * q8_0 K rounds each query row to q8_0 first (src/attention.h, attn__qk8_quads) */
 static int qk8_active(void)
 {
 #ifdef ATTN__HAVE_QK8
@@ -807,6 +807,7 @@ static void test_kv_cache(void)
 int main(void)
 {
     int ty;
+    if (check_vnni_missing("attention16")) return 77;
     check_begin("attention16");
     check_seed(0xA77E1716ull);
     test_errors();

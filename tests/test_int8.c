@@ -272,18 +272,7 @@ static void test_refusals(void)
 
 int main(void)
 {
-#if (defined(__AVX512VNNI__) || defined(__AVXVNNI__)) && (defined(__GNUC__) || defined(__clang__))
-    unsigned ra = 0, rb = 0, rc = 0, rd = 0;
-#ifdef __AVX512VNNI__
-    const int has = __get_cpuid_count(7, 0, &ra, &rb, &rc, &rd) && (rc >> 11 & 1u);
-#else
-    const int has = __get_cpuid_count(7, 1, &ra, &rb, &rc, &rd) && (ra >> 4 & 1u);
-#endif
-    if (!has) {
-        printf("test_int8: built for VNNI, which this CPU lacks: not run\n");
-        return 77;
-    }
-#endif
+    if (check_vnni_missing("test_int8")) return 77;
     check_begin("test_int8");
     check_seed(7);
     test_products();

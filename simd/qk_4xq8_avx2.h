@@ -1,0 +1,103 @@
+/* simd/qk_4xq8_avx2.h - attention's decode scores on a q8_0 K cache, AVX-VNNI: four query
+ * rows quantized per block of 32 against one K row, by integer dot products: each score's
+ * arithmetic that of simd/qk_4xq8_avx512.h, in 256-bit halves. Compiles on its own (with
+ * simd/avx2.h and simd/generic.h). */
+#ifndef ATTN_SIMD_QK_4XQ8_AVX2_H
+#define ATTN_SIMD_QK_4XQ8_AVX2_H
+#include "avx2.h"
+#include "generic.h"
+
+/* vpdpbusd where the compiler targets AVX-VNNI (and F16C, for the scales), else in a
+ * function compiled for them (and FMA: its helpers are AVX2+FMA+F16C in a dispatching
+ * build) and taken where the CPU has AVX-VNNI (every such CPU has FMA and F16C):
+ * attn__qk8_cpu. Plain AVX2 keeps the f32 scores. */
+#if defined(__AVXVNNI__) && defined(__F16C__)
+#define ATTN__HAVE_QK8 1
+#define ATTN__QK8_ATTR
+#define attn__qk8_cpu() 1
+#elif defined(ATTN__HAVE_VI_RT)
+#define ATTN__HAVE_QK8 1
+#define ATTN__QK8_ATTR __attribute__((target("avxvnni,fma,f16c")))
+#define attn__qk8_cpu() attn__vi_rt_cpu() /* simd/generic.h's */
+#endif
+
+#ifdef ATTN__HAVE_QK8
+/* The quad's layout: simd/qk_4xq8_avx512.h's */
+#define ATTN__QK8_QUAD_BYTES(nq) ((nq) * 160)
+
+/* Row r's blocks b0, b1 (int8 at q0, q1) against K's (values + 128 at k0, k1) folded to
+ * [b0's four partial sums | b1's] */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m256i attn__qk8_z2(__m256i k0, __m256i k1,
+                                                              const unsigned char *q0,
+                                                              const unsigned char *q1)
+{
+    const __m256i z = _mm256_setzero_si256();
+    const __m256i a =
+        _mm256_dpbusd_avx_epi32(z, k0, _mm256_loadu_si256((const __m256i *)(const void *)q0));
+    const __m256i c =
+        _mm256_dpbusd_avx_epi32(z, k1, _mm256_loadu_si256((const __m256i *)(const void *)q1));
+    return _mm256_add_epi32(_mm256_blend_epi32(a, c, 0xF0), _mm256_permute2x128_si256(a, c, 0x21));
+}
+
+/* Four rows' folds summed per block: lane 4 b + r row r's block b (exact) */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m256i attn__qk8_sum4(const __m256i *w)
+{
+    const __m256i u0 =
+        _mm256_add_epi32(_mm256_unpacklo_epi32(w[0], w[1]), _mm256_unpackhi_epi32(w[0], w[1]));
+    const __m256i u1 =
+        _mm256_add_epi32(_mm256_unpacklo_epi32(w[2], w[3]), _mm256_unpackhi_epi32(w[2], w[3]));
+    return _mm256_add_epi32(_mm256_unpacklo_epi64(u0, u1), _mm256_unpackhi_epi64(u0, u1));
+}
+
+/* simd/qk_4xq8_avx512.h's attn__qk8_scores (the same contract and arithmetic): per group
+ * of 4 blocks, blocks 0 and 1 in f0's lanes 4 b + r, blocks 2 and 3 in f1's, so that
+ * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). */
+static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, size_t nk,
+                                            size_t nb, const unsigned char *quad, size_t nq,
+                                            size_t nr, const size_t *n, float *s, size_t lds)
+{
+    const unsigned char *qd = quad + 4 * nq * 32;
+    const __m256i x80 = _mm256_set1_epi8((char)0x80);
+    const size_t rows = nr == 1 ? 1 : 4;
+    size_t j, g, u, h, r;
+    for (j = 0; j < nk; j++, k += rb) {
+        __m256 f[2];
+        __m128 x;
+        float o[4];
+        f[0] = f[1] = _mm256_setzero_ps();
+        for (g = 0; g < nq / 4; g++) {
+            unsigned char tail[4 * 34];
+            const unsigned char *kg = attn__qk8_group_at(k, nb, g, 34, tail);
+            const __m128 dk = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)attn__qk8_h4(kg, 34)));
+            for (h = 0; h < 2; h++) {
+                const unsigned char *k0 = kg + 68 * h + 2;
+                const __m256i kv0 = _mm256_xor_si256(
+                    _mm256_loadu_si256((const __m256i *)(const void *)k0), x80);
+                const __m256i kv1 = _mm256_xor_si256(
+                    _mm256_loadu_si256((const __m256i *)(const void *)(k0 + 34)), x80);
+                const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
+                const __m256 dk2 = _mm256_permutevar8x32_ps(
+                    _mm256_castps128_ps256(dk), _mm256_add_epi32(idx, _mm256_set1_epi32(2 * h)));
+                const unsigned char *qg = qd + g * 128 + 32 * h; /* its scales and bias */
+                __m256i w[4], t;
+                for (r = 0; r < rows; r++) {
+                    const unsigned char *qr = quad + r * nq * 32 + g * 128 + 64 * h;
+                    w[r] = attn__qk8_z2(kv0, kv1, qr, qr + 32);
+                }
+                for (; r < 4; r++) w[r] = w[0];
+                t = _mm256_sub_epi32(attn__qk8_sum4(w),
+                                     _mm256_loadu_si256((const __m256i *)(const void *)(qg + 64)));
+                f[h] = _mm256_fmadd_ps(
+                    _mm256_cvtepi32_ps(t),
+                    _mm256_mul_ps(_mm256_loadu_ps((const float *)(const void *)qg), dk2), f[h]);
+            }
+        }
+        f[0] = _mm256_add_ps(f[0], f[1]);
+        x = _mm_add_ps(_mm256_castps256_ps128(f[0]), _mm256_extractf128_ps(f[0], 1));
+        _mm_storeu_ps(o, x);
+        for (u = 0; u < nr; u++)
+            if (j < n[u]) s[u * lds + j] = o[u];
+    }
+}
+#endif
+#endif
