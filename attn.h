@@ -6954,8 +6954,9 @@ static void attn__scalar_tile_fused(const attn__scalar_hd *hd, size_t q0, size_t
  * (AVX2 builds; simd/qk_4xq8_*.h): each query row is quantized once per tile by
  * attn__scalar_attn_convert's q8_0 rule (attn__scalar_qd_quant: a block's scale max|q| / 127, held as the float
  * its binary16 gives) and its scores are integer dot products (attn__scalar_qk8_scores): the f32
- * path's scores on the query so rounded, to within f32 rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
- * binary16's range) keeps the f32 path on its own values. */
+ * path's scores on the query so rounded, to within f32 rounding. A row that does not
+ * quantize (a value not finite, or max|q| / 127 past binary16's range) keeps the f32 path
+ * on its own values. */
 
 /* The tile's flags: row i quantized */
 static unsigned char *attn__scalar_qk8_ok(const attn__scalar_ws *w, size_t d)
@@ -14765,8 +14766,9 @@ static void attn__avx2_tile_fused(const attn__avx2_hd *hd, size_t q0, size_t tq,
  * (AVX2 builds; simd/qk_4xq8_*.h): each query row is quantized once per tile by
  * attn__avx2_attn_convert's q8_0 rule (attn__avx2_qd_quant: a block's scale max|q| / 127, held as the float
  * its binary16 gives) and its scores are integer dot products (attn__avx2_qk8_scores): the f32
- * path's scores on the query so rounded, to within f32 rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
- * binary16's range) keeps the f32 path on its own values. */
+ * path's scores on the query so rounded, to within f32 rounding. A row that does not
+ * quantize (a value not finite, or max|q| / 127 past binary16's range) keeps the f32 path
+ * on its own values. */
 
 /* The tile's flags: row i quantized */
 static unsigned char *attn__avx2_qk8_ok(const attn__avx2_ws *w, size_t d)
@@ -22580,8 +22582,9 @@ static void attn__avx512_tile_fused(const attn__avx512_hd *hd, size_t q0, size_t
  * (AVX2 builds; simd/qk_4xq8_*.h): each query row is quantized once per tile by
  * attn__avx512_attn_convert's q8_0 rule (attn__avx512_qd_quant: a block's scale max|q| / 127, held as the float
  * its binary16 gives) and its scores are integer dot products (attn__avx512_qk8_scores): the f32
- * path's scores on the query so rounded, to within f32 rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
- * binary16's range) keeps the f32 path on its own values. */
+ * path's scores on the query so rounded, to within f32 rounding. A row that does not
+ * quantize (a value not finite, or max|q| / 127 past binary16's range) keeps the f32 path
+ * on its own values. */
 
 /* The tile's flags: row i quantized */
 static unsigned char *attn__avx512_qk8_ok(const attn__avx512_ws *w, size_t d)
@@ -30920,8 +30923,9 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
  * (AVX2 builds; simd/qk_4xq8_*.h): each query row is quantized once per tile by
  * attn_convert's q8_0 rule (attn__qd_quant: a block's scale max|q| / 127, held as the float
  * its binary16 gives) and its scores are integer dot products (attn__qk8_scores): the f32
- * path's scores on the query so rounded, to within f32 rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
- * binary16's range) keeps the f32 path on its own values. */
+ * path's scores on the query so rounded, to within f32 rounding. A row that does not
+ * quantize (a value not finite, or max|q| / 127 past binary16's range) keeps the f32 path
+ * on its own values. */
 
 /* The tile's flags: row i quantized */
 static unsigned char *attn__qk8_ok(const attn__ws *w, size_t d)

@@ -704,8 +704,9 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
  * (AVX2 builds; simd/qk_4xq8_*.h): each query row is quantized once per tile by
  * attn_convert's q8_0 rule (attn__qd_quant: a block's scale max|q| / 127, held as the float
  * its binary16 gives) and its scores are integer dot products (attn__qk8_scores): the f32
- * path's scores on the query so rounded, to within f32 rounding. A row that does not quantize (a value not finite, or max|q| / 127 past
- * binary16's range) keeps the f32 path on its own values. */
+ * path's scores on the query so rounded, to within f32 rounding. A row that does not
+ * quantize (a value not finite, or max|q| / 127 past binary16's range) keeps the f32 path
+ * on its own values. */
 
 /* The tile's flags: row i quantized */
 static unsigned char *attn__qk8_ok(const attn__ws *w, size_t d)
