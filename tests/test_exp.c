@@ -112,13 +112,13 @@ int main(int argc, char **argv)
        * (attn__vhmax's, attn__vhmin's) on that vector alone, lanes of mixed magnitude */
         float x[8 * ATTN__VW], r8[8];
         attn__v v[8];
-        uint32_t seed = 12345u;
         int op, k, rep, bad = 0;
         size_t i;
+        check_seed(12345u);
         for (rep = 0; rep < 200; rep++) {
-            for (i = 0; i < 8 * ATTN__VW; i++) {
-                seed = seed * 1664525u + 1013904223u;
-                x[i] = ldexpf((float)(seed >> 8) / 16777216.0f - 0.5f, (int)(seed % 41) - 20);
+            for (i = 0; i < 8 * ATTN__VW; i++) { /* exponents -20 .. 20 */
+                const int e = (int)floorf(check_uniform(-20.0f, 21.0f));
+                x[i] = ldexpf(check_uniform(-0.5f, 0.5f), e < 20 ? e : 20);
             }
             if (rep == 1) x[3] = INFINITY, x[ATTN__VW + 1] = NAN, x[2 * ATTN__VW] = -INFINITY;
             for (k = 0; k < 8; k++) v[k] = attn__vload(x + k * ATTN__VW);
