@@ -313,10 +313,11 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
  * clang >= 12, where the CPU has them: checked by cpuid at each call; else AVX2's
  * vpmaddubsw / vpmaddwd; Armv8.2 sdot where the target has dotprod, else plain integer
  * multiplies), each block's exact integer sum scaled by the two d in float32: the same bits
- * with or without VNNI. B is repacked a chunk at a time (the ISA's transposes), so few rows
- * (decode) pay that once per call; where the AVX-512 path runs on a CPU with AVX512-VNNI,
- * one row reads B where it lies instead, against 4 columns at once (the same bits). The
- * README gives where this beats attn_matmul_typed, which streams B unpacked, on few rows.
+ * with or without VNNI. B is repacked a chunk at a time (the ISA's transposes); up to 8
+ * rows (decode) read B where it lies instead where the CPU runs VNNI (AVX512-VNNI on the
+ * AVX-512 path, AVX-VNNI on AVX2's), 4 rows of A against 4 columns (AVX2: 2) per instruction
+ * (the same bits). The README gives where this beats attn_matmul_typed, which streams B
+ * unpacked, on few rows.
  * k and ldb multiples of 32 (ATTN_ERR_SIZE, ATTN_ERR_LD); lda, ldc >= k, n. The workspace
  * is required (attn_matmul_int8_workspace_size: about 1.13 m k bytes for A's blocks plus a
  * chunk of B's, up to 256 KiB); no overlap of C, A, B and workspace (ATTN_ERR_ALIAS).
@@ -2742,7 +2743,8 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
 #endif
 /* end of simd/mm_12x32_avx512.h */
 /* simd/qk_4xq8_avx512.h - attention's decode scores on a q8_0 K cache, AVX512-VNNI: four
- * query rows quantized per block of 32 against one K row, by integer dot products.
+ * query rows quantized per block of 32 against one K row, by integer dot products; and the
+ * same quads of rows against q8_0 / q4_0 weights for attn__scalar_attn_matmul_int8's few rows.
  * Compiles on its own (with simd/avx512.h and simd/generic.h). */
 #ifndef ATTN_SIMD_SCALAR_QK_4XQ8_AVX512_H
 #define ATTN_SIMD_SCALAR_QK_4XQ8_AVX512_H
@@ -2760,7 +2762,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
 #endif
 
 #ifdef ATTN__SCALAR_HAVE_QK8
-#define ATTN__SCALAR_HAVE_QK8_COLS 1 /* attn__scalar_qk8_cols, below */
+#define ATTN__SCALAR_HAVE_QK8_ROWS 1 /* attn__scalar_qk8_rows, below */
 /* Four query rows, quantized, as a quad of nq blocks of 32 (nq a multiple of 4; blocks past
  * the row's end zero): 4 x nq x 32 int8 (row r's values at r * nq * 32), then per group of
  * 4 blocks 16 floats, lane 4 b + r the scale of row r's block b, then 16 int32, lane 4 b + r
@@ -2773,15 +2775,6 @@ static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m512 attn__scalar_qk8_d
     const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     return _mm512_permutexvar_ps(
         idx, _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_cvtsi64_si128((long long)h4))));
-}
-
-/* Four rows' 4 scales widened, lane 4 b + c row c's block b */
-static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m512 attn__scalar_qk8_dk4(const uint64_t *h)
-{
-    const __m128i x01 = _mm_set_epi64x((long long)h[1], (long long)h[0]);
-    const __m128i x23 = _mm_set_epi64x((long long)h[3], (long long)h[2]);
-    const __m128i a = _mm_unpacklo_epi16(x01, x23), b = _mm_unpackhi_epi16(x01, x23);
-    return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(a, b)));
 }
 
 /* Blocks 4 g .. 4 g + 3 of the q8_0 row k (nb blocks, the last ones zero padded: scale 0):
@@ -2804,30 +2797,6 @@ static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE uint64_t attn__scalar_qk8
             _mm256_loadu_si256((const __m256i *)(const void *)(kg + 104)), 1),
         x80);
     return attn__scalar_qk8_h4(kg, 34);
-}
-
-/* Two q4_0 blocks' 16 bytes of nibbles at p0, p1 as [lo0 hi0 lo1 hi1] */
-static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m512i attn__scalar_qk4_pair(const unsigned char *p0,
-                                                                const unsigned char *p1)
-{
-    const __m512i x = _mm512_inserti64x4(
-        _mm512_castsi256_si512(
-            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p0))),
-        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p1)), 1);
-    return _mm512_and_si512(_mm512_mask_blend_epi64(0xCC, x, _mm512_srli_epi32(x, 4)),
-                            _mm512_set1_epi8(15));
-}
-
-/* The same for a q4_0 row: the nibbles (values + 8, unsigned), low ones first per block */
-static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE uint64_t attn__scalar_qk4_kload(const unsigned char *k,
-                                                                size_t nb, size_t g,
-                                                                __m512i *k0, __m512i *k1)
-{
-    unsigned char tail[4 * 18];
-    const unsigned char *kg = attn__scalar_qk8_group_at(k, nb, g, 18, tail);
-    *k0 = attn__scalar_qk4_pair(kg + 2, kg + 20);
-    *k1 = attn__scalar_qk4_pair(kg + 38, kg + 56);
-    return attn__scalar_qk8_h4(kg, 18);
 }
 
 /* Row r's 4 blocks (int8 at qr) against k0, k1: quarter b of the result holds the 4 lanes
@@ -2895,68 +2864,99 @@ static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_scores(const unsigned char *k
     }
 }
 
-/* attn__scalar_attn_matmul_int8 for one row of A, held in all 4 rows of a quad, against 4 columns of B at
- * once (cols; else 1 column, its 4 lanes equal). B is q8_0 rows, or q4_0 where q4, rb bytes
- * apart at b, nb blocks each. Each output: over the blocks in order, from 0, one fma each of
- * I[b] and dq[b] * dk[b], I the exact integer dot product: attn__scalar_qd_rows's arithmetic, so
- * its bits. Lane r of the group's f: column r at k + r rb. */
-static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m128 attn__scalar_qk8_group(int q4, int cols,
-                                                                const unsigned char *k,
-                                                                size_t rb, size_t nb, size_t g,
-                                                                const unsigned char *quad,
-                                                                size_t nq, __m128 f)
+/* 16 bytes at p + o[c] in quarter c */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m512i attn__scalar_qk8_q4x16(const unsigned char *const *p,
+                                                                 size_t o)
 {
-    const unsigned char *qd = quad + 4 * nq * 32 + g * 128;
-    __m512i k0, k1, z[4], bias = _mm512_loadu_si512((const void *)(qd + 64));
-    uint64_t h[4];
-    __m512 s, dd;
-    int r;
-    for (r = 0; r < 4; r++) {
-        if (r == 0 || cols)
-            h[r] = q4 ? attn__scalar_qk4_kload(k + r * rb, nb, g, &k0, &k1)
-                      : attn__scalar_qk8_kload(k + r * rb, nb, g, &k0, &k1);
-        z[r] = attn__scalar_qk8_z(k0, k1, quad + r * nq * 32 + g * 128);
-    }
-    if (q4) bias = _mm512_srai_epi32(bias, 4); /* 8 times the sum, for the nibbles' + 8 */
-    s = _mm512_cvtepi32_ps(_mm512_sub_epi32(attn__scalar_qk8_sum4(z), bias));
-    dd = _mm512_mul_ps(_mm512_loadu_ps((const float *)(const void *)qd),
-                       cols ? attn__scalar_qk8_dk4(h) : attn__scalar_qk8_dk(h[0]));
-    f = _mm_fmadd_ps(_mm512_castps512_ps128(s), _mm512_castps512_ps128(dd), f);
-    f = _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 1), _mm512_extractf32x4_ps(dd, 1), f);
-    f = _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 2), _mm512_extractf32x4_ps(dd, 2), f);
-    return _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 3), _mm512_extractf32x4_ps(dd, 3), f);
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(p[0] + o)));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p[1] + o)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p[2] + o)), 2);
+    return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p[3] + o)), 3);
 }
 
-/* Columns j < nc into out[j]: 8 at a time (two fma chains), the rest one at a time */
+/* Column c's (c < 4, at p[c]) block at byte ob: its values (q8_0 + 128, or q4_0's nibbles)
+ * 0-15 in quarter c of *x0, 16-31 in quarter c of *x1; returns the 4 scales' bits */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE uint64_t attn__scalar_qk8_c4(int q4,
+                                                              const unsigned char *const *p,
+                                                              size_t ob, __m512i *x0,
+                                                              __m512i *x1)
+{
+    uint64_t h4 = 0;
+    size_t c;
+    if (q4) {
+        const __m512i v = attn__scalar_qk8_q4x16(p, ob + 2), m15 = _mm512_set1_epi8(15);
+        *x0 = _mm512_and_si512(v, m15);
+        *x1 = _mm512_and_si512(_mm512_srli_epi32(v, 4), m15);
+    } else {
+        const __m512i x80 = _mm512_set1_epi8((char)0x80);
+        *x0 = _mm512_xor_si512(attn__scalar_qk8_q4x16(p, ob + 2), x80);
+        *x1 = _mm512_xor_si512(attn__scalar_qk8_q4x16(p, ob + 18), x80);
+    }
+    ATTN__SCALAR_UNROLL
+    for (c = 0; c < 4; c++) {
+        uint16_t h;
+        memcpy(&h, p[c] + ob, 2);
+        h4 |= (uint64_t)h << 16 * c;
+    }
+    return h4;
+}
+
+/* attn__scalar_attn_matmul_int8 for the quad's rows r < R (R 1 or 4; A's rows, each its own) against
+ * columns j < nc of B (q8_0, or q4_0 where q4; rows rb bytes apart at b, nb blocks each),
+ * out[r * ldo + j]: 4 columns at a time, their half-blocks in quarters (attn__scalar_qk8_c4)
+ * against a row's half-block broadcast, so one vpdpbusd per row and half; per block the
+ * rows' lanes summed by integer shuffles (lane 4 c + r), then one fma of I and dq dk into
+ * lane 4 c + r: attn__scalar_qd_rows's arithmetic, so its bits, without packing B. */
 static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE void
-attn__scalar_qk8_cols_body(int q4, const unsigned char *b, size_t rb, size_t nc, size_t nb,
-                    const unsigned char *quad, size_t nq, float *out)
+attn__scalar_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+                    const unsigned char *quad, size_t nq, float *out, size_t ldo)
 {
-    size_t j = 0, g;
-    for (; j + 8 <= nc; j += 8) {
-        const unsigned char *b0 = b + j * rb;
-        __m128 f0 = _mm_setzero_ps(), f1 = _mm_setzero_ps();
-        for (g = 0; g < nq / 4; g++) {
-            f0 = attn__scalar_qk8_group(q4, 1, b0, rb, nb, g, quad, nq, f0);
-            f1 = attn__scalar_qk8_group(q4, 1, b0 + 4 * rb, rb, nb, g, quad, nq, f1);
+    const size_t bs = q4 ? 18 : 34;
+    const unsigned char *qd = quad + 4 * nq * 32;
+    size_t j, blk, c, r;
+    for (j = 0; j < nc; j += 4) {
+        const unsigned char *p[4];
+        __m512 f = _mm512_setzero_ps();
+        float o[16];
+        for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        for (blk = 0; blk < nb; blk++) {
+            const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
+            const __m128i b4 = _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64));
+            __m512i x0, x1, z[4], bias = _mm512_broadcast_i32x4(b4);
+            const uint64_t h4 = attn__scalar_qk8_c4(q4, p, ob, &x0, &x1);
+            ATTN__SCALAR_UNROLL
+            for (r = 0; r < 4; r++) {
+                const unsigned char *qr = quad + (r * nq + blk) * 32;
+                z[r] = r < R ? _mm512_dpbusd_epi32(
+                                   _mm512_dpbusd_epi32(_mm512_setzero_si512(), x0,
+                                                       _mm512_broadcast_i32x4(_mm_loadu_si128(
+                                                           (const __m128i *)(const void *)qr))),
+                                   x1,
+                                   _mm512_broadcast_i32x4(
+                                       _mm_loadu_si128((const __m128i *)(const void *)(qr + 16))))
+                             : _mm512_setzero_si512();
+            }
+            if (q4) bias = _mm512_srai_epi32(bias, 4); /* 8 times the sum */
+            f = _mm512_fmadd_ps(
+                _mm512_cvtepi32_ps(_mm512_sub_epi32(attn__scalar_qk8_sum4(z), bias)),
+                _mm512_mul_ps(attn__scalar_qk8_dk(h4), _mm512_broadcast_f32x4(_mm_loadu_ps(
+                                                    (const float *)(const void *)(qd + oq)))),
+                f);
         }
-        _mm_storeu_ps(out + j, f0);
-        _mm_storeu_ps(out + j + 4, f1);
-    }
-    for (; j < nc; j++) {
-        __m128 f0 = _mm_setzero_ps();
-        for (g = 0; g < nq / 4; g++)
-            f0 = attn__scalar_qk8_group(q4, 0, b + j * rb, rb, nb, g, quad, nq, f0);
-        out[j] = _mm_cvtss_f32(f0);
+        _mm512_storeu_ps(o, f);
+        for (c = 0; c < 4 && j + c < nc; c++)
+            for (r = 0; r < 4; r++) out[r * ldo + j + c] = o[4 * c + r];
     }
 }
 
-static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_cols(int q4, const unsigned char *b, size_t rb, size_t nc,
-                                          size_t nb, const unsigned char *quad, size_t nq,
-                                          float *out)
+static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
+                                          size_t nc, size_t nb, const unsigned char *quad,
+                                          size_t nq, float *out, size_t ldo)
 {
-    if (q4) attn__scalar_qk8_cols_body(1, b, rb, nc, nb, quad, nq, out);
-    else attn__scalar_qk8_cols_body(0, b, rb, nc, nb, quad, nq, out);
+    if (q4 && R == 1) attn__scalar_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (q4) attn__scalar_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (R == 1) attn__scalar_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else attn__scalar_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
 }
 #endif
 #endif
@@ -3033,9 +3033,10 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
 #endif
 /* end of simd/mm_6x16_avx2.h */
 /* simd/qk_4xq8_avx2.h - attention's decode scores on a q8_0 K cache, AVX-VNNI: four query
- * rows quantized per block of 32 against one K row, by integer dot products: each score's
- * arithmetic that of simd/qk_4xq8_avx512.h, in 256-bit halves. Compiles on its own (with
- * simd/avx2.h and simd/generic.h). */
+ * rows quantized per block of 32 against one K row, by integer dot products; and the same
+ * quads against weights for attn__scalar_attn_matmul_int8's few rows: each result's arithmetic that of
+ * simd/qk_4xq8_avx512.h, in 256-bit halves. Compiles on its own (with simd/avx2.h and
+ * simd/generic.h). */
 #ifndef ATTN_SIMD_SCALAR_QK_4XQ8_AVX2_H
 #define ATTN_SIMD_SCALAR_QK_4XQ8_AVX2_H
 
@@ -3054,6 +3055,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
 #endif
 
 #ifdef ATTN__SCALAR_HAVE_QK8
+#define ATTN__SCALAR_HAVE_QK8_ROWS 1 /* attn__scalar_qk8_rows, below */
 /* The quad's layout: simd/qk_4xq8_avx512.h's */
 #define ATTN__SCALAR_QK8_QUAD_BYTES(nq) ((nq) * 160)
 
@@ -3079,6 +3081,94 @@ static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m256i attn__scalar_qk8_
     const __m256i u1 =
         _mm256_add_epi32(_mm256_unpacklo_epi32(w[2], w[3]), _mm256_unpackhi_epi32(w[2], w[3]));
     return _mm256_add_epi32(_mm256_unpacklo_epi64(u0, u1), _mm256_unpackhi_epi64(u0, u1));
+}
+
+/* Columns c < 2 (at p[c]) block at byte ob: values (q8_0 + 128, or q4_0's nibbles) 0-15 in
+ * half c of *x0, 16-31 in half c of *x1; returns the 2 scales' bits */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE uint32_t attn__scalar_qk8_c2(int q4,
+                                                              const unsigned char *const *p,
+                                                              size_t ob, __m256i *x0,
+                                                              __m256i *x1)
+{
+    uint16_t h0, h1;
+    if (q4) {
+        const __m256i m15 = _mm256_set1_epi8(15);
+        const __m256i v = _mm256_loadu2_m128i((const __m128i *)(const void *)(p[1] + ob + 2),
+                                              (const __m128i *)(const void *)(p[0] + ob + 2));
+        *x0 = _mm256_and_si256(v, m15);
+        *x1 = _mm256_and_si256(_mm256_srli_epi16(v, 4), m15);
+    } else {
+        const __m256i x80 = _mm256_set1_epi8((char)0x80);
+        *x0 = _mm256_xor_si256(
+            _mm256_loadu2_m128i((const __m128i *)(const void *)(p[1] + ob + 2),
+                                (const __m128i *)(const void *)(p[0] + ob + 2)), x80);
+        *x1 = _mm256_xor_si256(
+            _mm256_loadu2_m128i((const __m128i *)(const void *)(p[1] + ob + 18),
+                                (const __m128i *)(const void *)(p[0] + ob + 18)), x80);
+    }
+    memcpy(&h0, p[0] + ob, 2);
+    memcpy(&h1, p[1] + ob, 2);
+    return (uint32_t)h0 | (uint32_t)h1 << 16;
+}
+
+/* simd/qk_4xq8_avx512.h's attn__scalar_qk8_rows (the same contract and arithmetic, so the same
+ * bits), 2 columns to a vector (half c: column c), 4 columns at a time */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE void
+attn__scalar_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+                    const unsigned char *quad, size_t nq, float *out, size_t ldo)
+{
+    const size_t bs = q4 ? 18 : 34;
+    const unsigned char *qd = quad + 4 * nq * 32;
+    const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
+    size_t j, blk, c, r, u;
+    for (j = 0; j < nc; j += 2 * 2) {
+        const unsigned char *p[2 * 2];
+        __m256 f[2];
+        float o[8 * 2];
+        for (u = 0; u < 2; u++) f[u] = _mm256_setzero_ps();
+        for (c = 0; c < 2 * 2; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        for (blk = 0; blk < nb; blk++) {
+            const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
+            const __m256 da = _mm256_broadcast_ps((const __m128 *)(const void *)(qd + oq));
+            __m256i bias = _mm256_broadcastsi128_si256(
+                _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64)));
+            if (q4) bias = _mm256_srai_epi32(bias, 4); /* 8 times the sum */
+            ATTN__SCALAR_UNROLL
+            for (u = 0; u < 2; u++) {
+                __m256i x0, x1, z[4];
+                const uint32_t h2 = attn__scalar_qk8_c2(q4, p + 2 * u, ob, &x0, &x1);
+                const __m256 dk = _mm256_permutevar8x32_ps(
+                    _mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)h2))), idx);
+                ATTN__SCALAR_UNROLL
+                for (r = 0; r < 4; r++) {
+                    const unsigned char *qr = quad + (r * nq + blk) * 32;
+                    const __m256i a0 = _mm256_broadcastsi128_si256(
+                        _mm_loadu_si128((const __m128i *)(const void *)qr));
+                    const __m256i a1 = _mm256_broadcastsi128_si256(
+                        _mm_loadu_si128((const __m128i *)(const void *)(qr + 16)));
+                    z[r] = r < R ? _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(
+                                       _mm256_setzero_si256(), x0, a0), x1, a1)
+                                 : _mm256_setzero_si256();
+                }
+                f[u] = _mm256_fmadd_ps(
+                    _mm256_cvtepi32_ps(_mm256_sub_epi32(attn__scalar_qk8_sum4(z), bias)),
+                    _mm256_mul_ps(dk, da), f[u]);
+            }
+        }
+        for (u = 0; u < 2; u++) _mm256_storeu_ps(o + 8 * u, f[u]);
+        for (c = 0; c < 2 * 2 && j + c < nc; c++)
+            for (r = 0; r < 4; r++) out[r * ldo + j + c] = o[4 * c + r];
+    }
+}
+
+static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
+                                          size_t nc, size_t nb, const unsigned char *quad,
+                                          size_t nq, float *out, size_t ldo)
+{
+    if (q4 && R == 1) attn__scalar_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (q4) attn__scalar_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (R == 1) attn__scalar_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else attn__scalar_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
 }
 
 /* simd/qk_4xq8_avx512.h's attn__scalar_qk8_scores (the same contract and arithmetic): per group
@@ -3535,6 +3625,10 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
 /* int8 matmul: bytes of B repacked per chunk of columns (stays in L2 while every row of A
  * passes over it) */
 #define ATTN__SCALAR_QD_PANEL (256 * 1024)
+/* int8 matmul on AVX512-VNNI CPUs: up to this many rows of A read B where it lies, in quads
+ * of 4 rows over chunks of ATTN__SCALAR_QK8_NC columns (the chunk stays in L2 for the next quad) */
+#define ATTN__SCALAR_QK8_MR 8
+#define ATTN__SCALAR_QK8_NC 64
 /* int8 matmul: rows of A per tile (two column groups each; 4 rows make 8 integer and 8
  * float accumulators: within 32 vector registers, and 16 with AVX2's 3) */
 #if ATTN__SCALAR_VW == 8
@@ -6079,8 +6173,8 @@ ATTN__SCALAR_QD_ROWS(attn__scalar_qd_rows_rt, ATTN__SCALAR_VI_RT_ATTR, attn__sca
 
 #ifdef ATTN__SCALAR_HAVE_QK8
 /* Quads (simd/qk_4xq8_*.h): the rows path's queries on a q8_0 K cache, and (AVX512-VNNI:
- * ATTN__SCALAR_HAVE_QK8_COLS) one row of decode's matrix-vector, held 4 times to take 4 columns
- * at once, B read where it lies: attn__scalar_qd_rows's bits without packing B. */
+ * ATTN__SCALAR_HAVE_QK8_ROWS) decode's few rows of A in attn__scalar_attn_matmul_int8, B read where it lies:
+ * attn__scalar_qd_rows's bits without packing B. */
 #define ATTN__SCALAR_QD_NQ(kb) (((kb) + 3) / 4 * 4)
 
 /* Row u of a quad of nq blocks from the nb blocks of 32 floats at x (attn__scalar_qd_quant's
@@ -6133,9 +6227,9 @@ static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_matmul_int8_workspace_size(si
     if (kb > SIZE_MAX / 64 / ATTN__SCALAR_QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
     ab = attn__scalar_round_up(m * kb * ATTN__SCALAR_QD_AB, ATTN__SCALAR_ALIGN);
     ab += attn__scalar_qd_nc(n, kb) / ATTN__SCALAR_VW * kb * ATTN__SCALAR_QD_GB + ATTN__SCALAR_ALIGN;
-#ifdef ATTN__SCALAR_HAVE_QK8_COLS
-    if (m == 1) { /* the quad (the CPU decides at the call) */
-        const size_t qb = ATTN__SCALAR_QK8_QUAD_BYTES(ATTN__SCALAR_QD_NQ(kb)) + ATTN__SCALAR_ALIGN;
+#ifdef ATTN__SCALAR_HAVE_QK8_ROWS
+    if (m <= ATTN__SCALAR_QK8_MR) { /* the quads (the CPU decides at the call) */
+        const size_t qb = (m + 3) / 4 * ATTN__SCALAR_QK8_QUAD_BYTES(ATTN__SCALAR_QD_NQ(kb)) + ATTN__SCALAR_ALIGN;
         if (qb > ab) ab = qb;
     }
 #endif
@@ -6183,20 +6277,32 @@ static attn_status attn__scalar_matmul_int8_path(size_t m, size_t n, size_t k, f
         return ATTN_OK;
     }
     qa = (unsigned char *)attn__scalar_align(workspace);
-#ifdef ATTN__SCALAR_HAVE_QK8_COLS
-    if (rt && m == 1 && attn__scalar_qk8_cpu()) {
-        const size_t nq = ATTN__SCALAR_QD_NQ(kb), qb = ATTN__SCALAR_QK8_QUAD_BYTES(nq);
+#ifdef ATTN__SCALAR_HAVE_QK8_ROWS
+    if (rt && m <= ATTN__SCALAR_QK8_MR && attn__scalar_qk8_cpu()) {
+        const size_t nq = ATTN__SCALAR_QD_NQ(kb), qb = ATTN__SCALAR_QK8_QUAD_BYTES(nq), nquad = (m + 3) / 4;
         const size_t rbq = ldb / ATTN__SCALAR_QK * attn__scalar_dt_block_bytes(b_type);
-        memset(qa, 0, qb);
-        for (i = 0; i < 4; i++) /* before C is touched */
-            if (!attn__scalar_qk8_quad_row(a, kb, qa, nq, i)) return ATTN_ERR_ARG;
-        for (j = 0; j < n; j += ATTN__SCALAR_VW) {
-            const size_t wv = attn__scalar_min(ATTN__SCALAR_VW, n - j);
-            float o[ATTN__SCALAR_VW];
-            attn__scalar_qk8_cols(b_type == ATTN_Q4_0, (const unsigned char *)b + j * rbq, rbq, wv, kb,
-                           qa, nq, o);
-            attn__scalar_qd_store(c + j, wv == ATTN__SCALAR_VW ? attn__scalar_vload(o) : attn__scalar_vload_part(o, wv, 0.0f),
-                           wv, alpha, beta);
+        const int q4 = b_type == ATTN_Q4_0;
+        memset(qa, 0, nquad * qb);
+        for (i = 0; i < m; i++) /* before C is touched; a quad's missing rows zero */
+            if (!attn__scalar_qk8_quad_row(a + i * lda, kb, qa + i / 4 * qb, nq, i % 4))
+                return ATTN_ERR_ARG;
+        for (j = 0; j < n; j += ATTN__SCALAR_QK8_NC) {
+            const size_t w = attn__scalar_min(ATTN__SCALAR_QK8_NC, n - j);
+            float o[4 * ATTN__SCALAR_QK8_NC];
+            size_t q, r, v;
+            for (q = 0; q < nquad; q++) {
+                attn__scalar_qk8_rows(q4, m == 1 ? 1 : 4, (const unsigned char *)b + j * rbq, rbq, w,
+                               kb, qa + q * qb, nq, o, ATTN__SCALAR_QK8_NC);
+                for (r = 0; r < 4 && 4 * q + r < m; r++)
+                    for (v = 0; v < w; v += ATTN__SCALAR_VW) {
+                        const size_t wv = attn__scalar_min(ATTN__SCALAR_VW, w - v);
+                        const float *ov = o + r * ATTN__SCALAR_QK8_NC + v;
+                        attn__scalar_qd_store(c + (4 * q + r) * ldc + j + v,
+                                       wv == ATTN__SCALAR_VW ? attn__scalar_vload(ov)
+                                                      : attn__scalar_vload_part(ov, wv, 0.0f),
+                                       wv, alpha, beta);
+                    }
+            }
         }
         return ATTN_OK;
     }
@@ -10554,7 +10660,8 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
 #endif
 /* end of simd/mm_12x32_avx512.h */
 /* simd/qk_4xq8_avx512.h - attention's decode scores on a q8_0 K cache, AVX512-VNNI: four
- * query rows quantized per block of 32 against one K row, by integer dot products.
+ * query rows quantized per block of 32 against one K row, by integer dot products; and the
+ * same quads of rows against q8_0 / q4_0 weights for attn__avx2_attn_matmul_int8's few rows.
  * Compiles on its own (with simd/avx512.h and simd/generic.h). */
 #ifndef ATTN_SIMD_AVX2_QK_4XQ8_AVX512_H
 #define ATTN_SIMD_AVX2_QK_4XQ8_AVX512_H
@@ -10572,7 +10679,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
 #endif
 
 #ifdef ATTN__AVX2_HAVE_QK8
-#define ATTN__AVX2_HAVE_QK8_COLS 1 /* attn__avx2_qk8_cols, below */
+#define ATTN__AVX2_HAVE_QK8_ROWS 1 /* attn__avx2_qk8_rows, below */
 /* Four query rows, quantized, as a quad of nq blocks of 32 (nq a multiple of 4; blocks past
  * the row's end zero): 4 x nq x 32 int8 (row r's values at r * nq * 32), then per group of
  * 4 blocks 16 floats, lane 4 b + r the scale of row r's block b, then 16 int32, lane 4 b + r
@@ -10585,15 +10692,6 @@ static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m512 attn__avx2_qk8_dk(uint
     const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     return _mm512_permutexvar_ps(
         idx, _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_cvtsi64_si128((long long)h4))));
-}
-
-/* Four rows' 4 scales widened, lane 4 b + c row c's block b */
-static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m512 attn__avx2_qk8_dk4(const uint64_t *h)
-{
-    const __m128i x01 = _mm_set_epi64x((long long)h[1], (long long)h[0]);
-    const __m128i x23 = _mm_set_epi64x((long long)h[3], (long long)h[2]);
-    const __m128i a = _mm_unpacklo_epi16(x01, x23), b = _mm_unpackhi_epi16(x01, x23);
-    return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(a, b)));
 }
 
 /* Blocks 4 g .. 4 g + 3 of the q8_0 row k (nb blocks, the last ones zero padded: scale 0):
@@ -10616,30 +10714,6 @@ static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE uint64_t attn__avx2_qk8_kload
             _mm256_loadu_si256((const __m256i *)(const void *)(kg + 104)), 1),
         x80);
     return attn__avx2_qk8_h4(kg, 34);
-}
-
-/* Two q4_0 blocks' 16 bytes of nibbles at p0, p1 as [lo0 hi0 lo1 hi1] */
-static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m512i attn__avx2_qk4_pair(const unsigned char *p0,
-                                                                const unsigned char *p1)
-{
-    const __m512i x = _mm512_inserti64x4(
-        _mm512_castsi256_si512(
-            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p0))),
-        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p1)), 1);
-    return _mm512_and_si512(_mm512_mask_blend_epi64(0xCC, x, _mm512_srli_epi32(x, 4)),
-                            _mm512_set1_epi8(15));
-}
-
-/* The same for a q4_0 row: the nibbles (values + 8, unsigned), low ones first per block */
-static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE uint64_t attn__avx2_qk4_kload(const unsigned char *k,
-                                                                size_t nb, size_t g,
-                                                                __m512i *k0, __m512i *k1)
-{
-    unsigned char tail[4 * 18];
-    const unsigned char *kg = attn__avx2_qk8_group_at(k, nb, g, 18, tail);
-    *k0 = attn__avx2_qk4_pair(kg + 2, kg + 20);
-    *k1 = attn__avx2_qk4_pair(kg + 38, kg + 56);
-    return attn__avx2_qk8_h4(kg, 18);
 }
 
 /* Row r's 4 blocks (int8 at qr) against k0, k1: quarter b of the result holds the 4 lanes
@@ -10707,68 +10781,99 @@ static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_scores(const unsigned char *k, si
     }
 }
 
-/* attn__avx2_attn_matmul_int8 for one row of A, held in all 4 rows of a quad, against 4 columns of B at
- * once (cols; else 1 column, its 4 lanes equal). B is q8_0 rows, or q4_0 where q4, rb bytes
- * apart at b, nb blocks each. Each output: over the blocks in order, from 0, one fma each of
- * I[b] and dq[b] * dk[b], I the exact integer dot product: attn__avx2_qd_rows's arithmetic, so
- * its bits. Lane r of the group's f: column r at k + r rb. */
-static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m128 attn__avx2_qk8_group(int q4, int cols,
-                                                                const unsigned char *k,
-                                                                size_t rb, size_t nb, size_t g,
-                                                                const unsigned char *quad,
-                                                                size_t nq, __m128 f)
+/* 16 bytes at p + o[c] in quarter c */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m512i attn__avx2_qk8_q4x16(const unsigned char *const *p,
+                                                                 size_t o)
 {
-    const unsigned char *qd = quad + 4 * nq * 32 + g * 128;
-    __m512i k0, k1, z[4], bias = _mm512_loadu_si512((const void *)(qd + 64));
-    uint64_t h[4];
-    __m512 s, dd;
-    int r;
-    for (r = 0; r < 4; r++) {
-        if (r == 0 || cols)
-            h[r] = q4 ? attn__avx2_qk4_kload(k + r * rb, nb, g, &k0, &k1)
-                      : attn__avx2_qk8_kload(k + r * rb, nb, g, &k0, &k1);
-        z[r] = attn__avx2_qk8_z(k0, k1, quad + r * nq * 32 + g * 128);
-    }
-    if (q4) bias = _mm512_srai_epi32(bias, 4); /* 8 times the sum, for the nibbles' + 8 */
-    s = _mm512_cvtepi32_ps(_mm512_sub_epi32(attn__avx2_qk8_sum4(z), bias));
-    dd = _mm512_mul_ps(_mm512_loadu_ps((const float *)(const void *)qd),
-                       cols ? attn__avx2_qk8_dk4(h) : attn__avx2_qk8_dk(h[0]));
-    f = _mm_fmadd_ps(_mm512_castps512_ps128(s), _mm512_castps512_ps128(dd), f);
-    f = _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 1), _mm512_extractf32x4_ps(dd, 1), f);
-    f = _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 2), _mm512_extractf32x4_ps(dd, 2), f);
-    return _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 3), _mm512_extractf32x4_ps(dd, 3), f);
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(p[0] + o)));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p[1] + o)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p[2] + o)), 2);
+    return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p[3] + o)), 3);
 }
 
-/* Columns j < nc into out[j]: 8 at a time (two fma chains), the rest one at a time */
+/* Column c's (c < 4, at p[c]) block at byte ob: its values (q8_0 + 128, or q4_0's nibbles)
+ * 0-15 in quarter c of *x0, 16-31 in quarter c of *x1; returns the 4 scales' bits */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE uint64_t attn__avx2_qk8_c4(int q4,
+                                                              const unsigned char *const *p,
+                                                              size_t ob, __m512i *x0,
+                                                              __m512i *x1)
+{
+    uint64_t h4 = 0;
+    size_t c;
+    if (q4) {
+        const __m512i v = attn__avx2_qk8_q4x16(p, ob + 2), m15 = _mm512_set1_epi8(15);
+        *x0 = _mm512_and_si512(v, m15);
+        *x1 = _mm512_and_si512(_mm512_srli_epi32(v, 4), m15);
+    } else {
+        const __m512i x80 = _mm512_set1_epi8((char)0x80);
+        *x0 = _mm512_xor_si512(attn__avx2_qk8_q4x16(p, ob + 2), x80);
+        *x1 = _mm512_xor_si512(attn__avx2_qk8_q4x16(p, ob + 18), x80);
+    }
+    ATTN__AVX2_UNROLL
+    for (c = 0; c < 4; c++) {
+        uint16_t h;
+        memcpy(&h, p[c] + ob, 2);
+        h4 |= (uint64_t)h << 16 * c;
+    }
+    return h4;
+}
+
+/* attn__avx2_attn_matmul_int8 for the quad's rows r < R (R 1 or 4; A's rows, each its own) against
+ * columns j < nc of B (q8_0, or q4_0 where q4; rows rb bytes apart at b, nb blocks each),
+ * out[r * ldo + j]: 4 columns at a time, their half-blocks in quarters (attn__avx2_qk8_c4)
+ * against a row's half-block broadcast, so one vpdpbusd per row and half; per block the
+ * rows' lanes summed by integer shuffles (lane 4 c + r), then one fma of I and dq dk into
+ * lane 4 c + r: attn__avx2_qd_rows's arithmetic, so its bits, without packing B. */
 static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE void
-attn__avx2_qk8_cols_body(int q4, const unsigned char *b, size_t rb, size_t nc, size_t nb,
-                    const unsigned char *quad, size_t nq, float *out)
+attn__avx2_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+                    const unsigned char *quad, size_t nq, float *out, size_t ldo)
 {
-    size_t j = 0, g;
-    for (; j + 8 <= nc; j += 8) {
-        const unsigned char *b0 = b + j * rb;
-        __m128 f0 = _mm_setzero_ps(), f1 = _mm_setzero_ps();
-        for (g = 0; g < nq / 4; g++) {
-            f0 = attn__avx2_qk8_group(q4, 1, b0, rb, nb, g, quad, nq, f0);
-            f1 = attn__avx2_qk8_group(q4, 1, b0 + 4 * rb, rb, nb, g, quad, nq, f1);
+    const size_t bs = q4 ? 18 : 34;
+    const unsigned char *qd = quad + 4 * nq * 32;
+    size_t j, blk, c, r;
+    for (j = 0; j < nc; j += 4) {
+        const unsigned char *p[4];
+        __m512 f = _mm512_setzero_ps();
+        float o[16];
+        for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        for (blk = 0; blk < nb; blk++) {
+            const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
+            const __m128i b4 = _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64));
+            __m512i x0, x1, z[4], bias = _mm512_broadcast_i32x4(b4);
+            const uint64_t h4 = attn__avx2_qk8_c4(q4, p, ob, &x0, &x1);
+            ATTN__AVX2_UNROLL
+            for (r = 0; r < 4; r++) {
+                const unsigned char *qr = quad + (r * nq + blk) * 32;
+                z[r] = r < R ? _mm512_dpbusd_epi32(
+                                   _mm512_dpbusd_epi32(_mm512_setzero_si512(), x0,
+                                                       _mm512_broadcast_i32x4(_mm_loadu_si128(
+                                                           (const __m128i *)(const void *)qr))),
+                                   x1,
+                                   _mm512_broadcast_i32x4(
+                                       _mm_loadu_si128((const __m128i *)(const void *)(qr + 16))))
+                             : _mm512_setzero_si512();
+            }
+            if (q4) bias = _mm512_srai_epi32(bias, 4); /* 8 times the sum */
+            f = _mm512_fmadd_ps(
+                _mm512_cvtepi32_ps(_mm512_sub_epi32(attn__avx2_qk8_sum4(z), bias)),
+                _mm512_mul_ps(attn__avx2_qk8_dk(h4), _mm512_broadcast_f32x4(_mm_loadu_ps(
+                                                    (const float *)(const void *)(qd + oq)))),
+                f);
         }
-        _mm_storeu_ps(out + j, f0);
-        _mm_storeu_ps(out + j + 4, f1);
-    }
-    for (; j < nc; j++) {
-        __m128 f0 = _mm_setzero_ps();
-        for (g = 0; g < nq / 4; g++)
-            f0 = attn__avx2_qk8_group(q4, 0, b + j * rb, rb, nb, g, quad, nq, f0);
-        out[j] = _mm_cvtss_f32(f0);
+        _mm512_storeu_ps(o, f);
+        for (c = 0; c < 4 && j + c < nc; c++)
+            for (r = 0; r < 4; r++) out[r * ldo + j + c] = o[4 * c + r];
     }
 }
 
-static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_cols(int q4, const unsigned char *b, size_t rb, size_t nc,
-                                          size_t nb, const unsigned char *quad, size_t nq,
-                                          float *out)
+static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
+                                          size_t nc, size_t nb, const unsigned char *quad,
+                                          size_t nq, float *out, size_t ldo)
 {
-    if (q4) attn__avx2_qk8_cols_body(1, b, rb, nc, nb, quad, nq, out);
-    else attn__avx2_qk8_cols_body(0, b, rb, nc, nb, quad, nq, out);
+    if (q4 && R == 1) attn__avx2_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (q4) attn__avx2_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (R == 1) attn__avx2_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else attn__avx2_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
 }
 #endif
 #endif
@@ -10845,9 +10950,10 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
 #endif
 /* end of simd/mm_6x16_avx2.h */
 /* simd/qk_4xq8_avx2.h - attention's decode scores on a q8_0 K cache, AVX-VNNI: four query
- * rows quantized per block of 32 against one K row, by integer dot products: each score's
- * arithmetic that of simd/qk_4xq8_avx512.h, in 256-bit halves. Compiles on its own (with
- * simd/avx2.h and simd/generic.h). */
+ * rows quantized per block of 32 against one K row, by integer dot products; and the same
+ * quads against weights for attn__avx2_attn_matmul_int8's few rows: each result's arithmetic that of
+ * simd/qk_4xq8_avx512.h, in 256-bit halves. Compiles on its own (with simd/avx2.h and
+ * simd/generic.h). */
 #ifndef ATTN_SIMD_AVX2_QK_4XQ8_AVX2_H
 #define ATTN_SIMD_AVX2_QK_4XQ8_AVX2_H
 
@@ -10866,6 +10972,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
 #endif
 
 #ifdef ATTN__AVX2_HAVE_QK8
+#define ATTN__AVX2_HAVE_QK8_ROWS 1 /* attn__avx2_qk8_rows, below */
 /* The quad's layout: simd/qk_4xq8_avx512.h's */
 #define ATTN__AVX2_QK8_QUAD_BYTES(nq) ((nq) * 160)
 
@@ -10891,6 +10998,94 @@ static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m256i attn__avx2_qk8_sum4(c
     const __m256i u1 =
         _mm256_add_epi32(_mm256_unpacklo_epi32(w[2], w[3]), _mm256_unpackhi_epi32(w[2], w[3]));
     return _mm256_add_epi32(_mm256_unpacklo_epi64(u0, u1), _mm256_unpackhi_epi64(u0, u1));
+}
+
+/* Columns c < 2 (at p[c]) block at byte ob: values (q8_0 + 128, or q4_0's nibbles) 0-15 in
+ * half c of *x0, 16-31 in half c of *x1; returns the 2 scales' bits */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE uint32_t attn__avx2_qk8_c2(int q4,
+                                                              const unsigned char *const *p,
+                                                              size_t ob, __m256i *x0,
+                                                              __m256i *x1)
+{
+    uint16_t h0, h1;
+    if (q4) {
+        const __m256i m15 = _mm256_set1_epi8(15);
+        const __m256i v = _mm256_loadu2_m128i((const __m128i *)(const void *)(p[1] + ob + 2),
+                                              (const __m128i *)(const void *)(p[0] + ob + 2));
+        *x0 = _mm256_and_si256(v, m15);
+        *x1 = _mm256_and_si256(_mm256_srli_epi16(v, 4), m15);
+    } else {
+        const __m256i x80 = _mm256_set1_epi8((char)0x80);
+        *x0 = _mm256_xor_si256(
+            _mm256_loadu2_m128i((const __m128i *)(const void *)(p[1] + ob + 2),
+                                (const __m128i *)(const void *)(p[0] + ob + 2)), x80);
+        *x1 = _mm256_xor_si256(
+            _mm256_loadu2_m128i((const __m128i *)(const void *)(p[1] + ob + 18),
+                                (const __m128i *)(const void *)(p[0] + ob + 18)), x80);
+    }
+    memcpy(&h0, p[0] + ob, 2);
+    memcpy(&h1, p[1] + ob, 2);
+    return (uint32_t)h0 | (uint32_t)h1 << 16;
+}
+
+/* simd/qk_4xq8_avx512.h's attn__avx2_qk8_rows (the same contract and arithmetic, so the same
+ * bits), 2 columns to a vector (half c: column c), 4 columns at a time */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE void
+attn__avx2_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+                    const unsigned char *quad, size_t nq, float *out, size_t ldo)
+{
+    const size_t bs = q4 ? 18 : 34;
+    const unsigned char *qd = quad + 4 * nq * 32;
+    const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
+    size_t j, blk, c, r, u;
+    for (j = 0; j < nc; j += 2 * 2) {
+        const unsigned char *p[2 * 2];
+        __m256 f[2];
+        float o[8 * 2];
+        for (u = 0; u < 2; u++) f[u] = _mm256_setzero_ps();
+        for (c = 0; c < 2 * 2; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        for (blk = 0; blk < nb; blk++) {
+            const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
+            const __m256 da = _mm256_broadcast_ps((const __m128 *)(const void *)(qd + oq));
+            __m256i bias = _mm256_broadcastsi128_si256(
+                _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64)));
+            if (q4) bias = _mm256_srai_epi32(bias, 4); /* 8 times the sum */
+            ATTN__AVX2_UNROLL
+            for (u = 0; u < 2; u++) {
+                __m256i x0, x1, z[4];
+                const uint32_t h2 = attn__avx2_qk8_c2(q4, p + 2 * u, ob, &x0, &x1);
+                const __m256 dk = _mm256_permutevar8x32_ps(
+                    _mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)h2))), idx);
+                ATTN__AVX2_UNROLL
+                for (r = 0; r < 4; r++) {
+                    const unsigned char *qr = quad + (r * nq + blk) * 32;
+                    const __m256i a0 = _mm256_broadcastsi128_si256(
+                        _mm_loadu_si128((const __m128i *)(const void *)qr));
+                    const __m256i a1 = _mm256_broadcastsi128_si256(
+                        _mm_loadu_si128((const __m128i *)(const void *)(qr + 16)));
+                    z[r] = r < R ? _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(
+                                       _mm256_setzero_si256(), x0, a0), x1, a1)
+                                 : _mm256_setzero_si256();
+                }
+                f[u] = _mm256_fmadd_ps(
+                    _mm256_cvtepi32_ps(_mm256_sub_epi32(attn__avx2_qk8_sum4(z), bias)),
+                    _mm256_mul_ps(dk, da), f[u]);
+            }
+        }
+        for (u = 0; u < 2; u++) _mm256_storeu_ps(o + 8 * u, f[u]);
+        for (c = 0; c < 2 * 2 && j + c < nc; c++)
+            for (r = 0; r < 4; r++) out[r * ldo + j + c] = o[4 * c + r];
+    }
+}
+
+static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
+                                          size_t nc, size_t nb, const unsigned char *quad,
+                                          size_t nq, float *out, size_t ldo)
+{
+    if (q4 && R == 1) attn__avx2_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (q4) attn__avx2_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (R == 1) attn__avx2_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else attn__avx2_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
 }
 
 /* simd/qk_4xq8_avx512.h's attn__avx2_qk8_scores (the same contract and arithmetic): per group
@@ -11347,6 +11542,10 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
 /* int8 matmul: bytes of B repacked per chunk of columns (stays in L2 while every row of A
  * passes over it) */
 #define ATTN__AVX2_QD_PANEL (256 * 1024)
+/* int8 matmul on AVX512-VNNI CPUs: up to this many rows of A read B where it lies, in quads
+ * of 4 rows over chunks of ATTN__AVX2_QK8_NC columns (the chunk stays in L2 for the next quad) */
+#define ATTN__AVX2_QK8_MR 8
+#define ATTN__AVX2_QK8_NC 64
 /* int8 matmul: rows of A per tile (two column groups each; 4 rows make 8 integer and 8
  * float accumulators: within 32 vector registers, and 16 with AVX2's 3) */
 #if ATTN__AVX2_VW == 8
@@ -13891,8 +14090,8 @@ ATTN__AVX2_QD_ROWS(attn__avx2_qd_rows_rt, ATTN__AVX2_VI_RT_ATTR, attn__avx2_vi_r
 
 #ifdef ATTN__AVX2_HAVE_QK8
 /* Quads (simd/qk_4xq8_*.h): the rows path's queries on a q8_0 K cache, and (AVX512-VNNI:
- * ATTN__AVX2_HAVE_QK8_COLS) one row of decode's matrix-vector, held 4 times to take 4 columns
- * at once, B read where it lies: attn__avx2_qd_rows's bits without packing B. */
+ * ATTN__AVX2_HAVE_QK8_ROWS) decode's few rows of A in attn__avx2_attn_matmul_int8, B read where it lies:
+ * attn__avx2_qd_rows's bits without packing B. */
 #define ATTN__AVX2_QD_NQ(kb) (((kb) + 3) / 4 * 4)
 
 /* Row u of a quad of nq blocks from the nb blocks of 32 floats at x (attn__avx2_qd_quant's
@@ -13945,9 +14144,9 @@ static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_matmul_int8_workspace_size(size
     if (kb > SIZE_MAX / 64 / ATTN__AVX2_QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
     ab = attn__avx2_round_up(m * kb * ATTN__AVX2_QD_AB, ATTN__AVX2_ALIGN);
     ab += attn__avx2_qd_nc(n, kb) / ATTN__AVX2_VW * kb * ATTN__AVX2_QD_GB + ATTN__AVX2_ALIGN;
-#ifdef ATTN__AVX2_HAVE_QK8_COLS
-    if (m == 1) { /* the quad (the CPU decides at the call) */
-        const size_t qb = ATTN__AVX2_QK8_QUAD_BYTES(ATTN__AVX2_QD_NQ(kb)) + ATTN__AVX2_ALIGN;
+#ifdef ATTN__AVX2_HAVE_QK8_ROWS
+    if (m <= ATTN__AVX2_QK8_MR) { /* the quads (the CPU decides at the call) */
+        const size_t qb = (m + 3) / 4 * ATTN__AVX2_QK8_QUAD_BYTES(ATTN__AVX2_QD_NQ(kb)) + ATTN__AVX2_ALIGN;
         if (qb > ab) ab = qb;
     }
 #endif
@@ -13995,20 +14194,32 @@ static attn_status attn__avx2_matmul_int8_path(size_t m, size_t n, size_t k, flo
         return ATTN_OK;
     }
     qa = (unsigned char *)attn__avx2_align(workspace);
-#ifdef ATTN__AVX2_HAVE_QK8_COLS
-    if (rt && m == 1 && attn__avx2_qk8_cpu()) {
-        const size_t nq = ATTN__AVX2_QD_NQ(kb), qb = ATTN__AVX2_QK8_QUAD_BYTES(nq);
+#ifdef ATTN__AVX2_HAVE_QK8_ROWS
+    if (rt && m <= ATTN__AVX2_QK8_MR && attn__avx2_qk8_cpu()) {
+        const size_t nq = ATTN__AVX2_QD_NQ(kb), qb = ATTN__AVX2_QK8_QUAD_BYTES(nq), nquad = (m + 3) / 4;
         const size_t rbq = ldb / ATTN__AVX2_QK * attn__avx2_dt_block_bytes(b_type);
-        memset(qa, 0, qb);
-        for (i = 0; i < 4; i++) /* before C is touched */
-            if (!attn__avx2_qk8_quad_row(a, kb, qa, nq, i)) return ATTN_ERR_ARG;
-        for (j = 0; j < n; j += ATTN__AVX2_VW) {
-            const size_t wv = attn__avx2_min(ATTN__AVX2_VW, n - j);
-            float o[ATTN__AVX2_VW];
-            attn__avx2_qk8_cols(b_type == ATTN_Q4_0, (const unsigned char *)b + j * rbq, rbq, wv, kb,
-                           qa, nq, o);
-            attn__avx2_qd_store(c + j, wv == ATTN__AVX2_VW ? attn__avx2_vload(o) : attn__avx2_vload_part(o, wv, 0.0f),
-                           wv, alpha, beta);
+        const int q4 = b_type == ATTN_Q4_0;
+        memset(qa, 0, nquad * qb);
+        for (i = 0; i < m; i++) /* before C is touched; a quad's missing rows zero */
+            if (!attn__avx2_qk8_quad_row(a + i * lda, kb, qa + i / 4 * qb, nq, i % 4))
+                return ATTN_ERR_ARG;
+        for (j = 0; j < n; j += ATTN__AVX2_QK8_NC) {
+            const size_t w = attn__avx2_min(ATTN__AVX2_QK8_NC, n - j);
+            float o[4 * ATTN__AVX2_QK8_NC];
+            size_t q, r, v;
+            for (q = 0; q < nquad; q++) {
+                attn__avx2_qk8_rows(q4, m == 1 ? 1 : 4, (const unsigned char *)b + j * rbq, rbq, w,
+                               kb, qa + q * qb, nq, o, ATTN__AVX2_QK8_NC);
+                for (r = 0; r < 4 && 4 * q + r < m; r++)
+                    for (v = 0; v < w; v += ATTN__AVX2_VW) {
+                        const size_t wv = attn__avx2_min(ATTN__AVX2_VW, w - v);
+                        const float *ov = o + r * ATTN__AVX2_QK8_NC + v;
+                        attn__avx2_qd_store(c + (4 * q + r) * ldc + j + v,
+                                       wv == ATTN__AVX2_VW ? attn__avx2_vload(ov)
+                                                      : attn__avx2_vload_part(ov, wv, 0.0f),
+                                       wv, alpha, beta);
+                    }
+            }
         }
         return ATTN_OK;
     }
@@ -18370,7 +18581,8 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
 #endif
 /* end of simd/mm_12x32_avx512.h */
 /* simd/qk_4xq8_avx512.h - attention's decode scores on a q8_0 K cache, AVX512-VNNI: four
- * query rows quantized per block of 32 against one K row, by integer dot products.
+ * query rows quantized per block of 32 against one K row, by integer dot products; and the
+ * same quads of rows against q8_0 / q4_0 weights for attn__avx512_attn_matmul_int8's few rows.
  * Compiles on its own (with simd/avx512.h and simd/generic.h). */
 #ifndef ATTN_SIMD_AVX512_QK_4XQ8_AVX512_H
 #define ATTN_SIMD_AVX512_QK_4XQ8_AVX512_H
@@ -18388,7 +18600,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
 #endif
 
 #ifdef ATTN__AVX512_HAVE_QK8
-#define ATTN__AVX512_HAVE_QK8_COLS 1 /* attn__avx512_qk8_cols, below */
+#define ATTN__AVX512_HAVE_QK8_ROWS 1 /* attn__avx512_qk8_rows, below */
 /* Four query rows, quantized, as a quad of nq blocks of 32 (nq a multiple of 4; blocks past
  * the row's end zero): 4 x nq x 32 int8 (row r's values at r * nq * 32), then per group of
  * 4 blocks 16 floats, lane 4 b + r the scale of row r's block b, then 16 int32, lane 4 b + r
@@ -18401,15 +18613,6 @@ static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m512 attn__avx512_qk8_d
     const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     return _mm512_permutexvar_ps(
         idx, _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_cvtsi64_si128((long long)h4))));
-}
-
-/* Four rows' 4 scales widened, lane 4 b + c row c's block b */
-static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m512 attn__avx512_qk8_dk4(const uint64_t *h)
-{
-    const __m128i x01 = _mm_set_epi64x((long long)h[1], (long long)h[0]);
-    const __m128i x23 = _mm_set_epi64x((long long)h[3], (long long)h[2]);
-    const __m128i a = _mm_unpacklo_epi16(x01, x23), b = _mm_unpackhi_epi16(x01, x23);
-    return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(a, b)));
 }
 
 /* Blocks 4 g .. 4 g + 3 of the q8_0 row k (nb blocks, the last ones zero padded: scale 0):
@@ -18432,30 +18635,6 @@ static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE uint64_t attn__avx512_qk8
             _mm256_loadu_si256((const __m256i *)(const void *)(kg + 104)), 1),
         x80);
     return attn__avx512_qk8_h4(kg, 34);
-}
-
-/* Two q4_0 blocks' 16 bytes of nibbles at p0, p1 as [lo0 hi0 lo1 hi1] */
-static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m512i attn__avx512_qk4_pair(const unsigned char *p0,
-                                                                const unsigned char *p1)
-{
-    const __m512i x = _mm512_inserti64x4(
-        _mm512_castsi256_si512(
-            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p0))),
-        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p1)), 1);
-    return _mm512_and_si512(_mm512_mask_blend_epi64(0xCC, x, _mm512_srli_epi32(x, 4)),
-                            _mm512_set1_epi8(15));
-}
-
-/* The same for a q4_0 row: the nibbles (values + 8, unsigned), low ones first per block */
-static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE uint64_t attn__avx512_qk4_kload(const unsigned char *k,
-                                                                size_t nb, size_t g,
-                                                                __m512i *k0, __m512i *k1)
-{
-    unsigned char tail[4 * 18];
-    const unsigned char *kg = attn__avx512_qk8_group_at(k, nb, g, 18, tail);
-    *k0 = attn__avx512_qk4_pair(kg + 2, kg + 20);
-    *k1 = attn__avx512_qk4_pair(kg + 38, kg + 56);
-    return attn__avx512_qk8_h4(kg, 18);
 }
 
 /* Row r's 4 blocks (int8 at qr) against k0, k1: quarter b of the result holds the 4 lanes
@@ -18523,68 +18702,99 @@ static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_scores(const unsigned char *k
     }
 }
 
-/* attn__avx512_attn_matmul_int8 for one row of A, held in all 4 rows of a quad, against 4 columns of B at
- * once (cols; else 1 column, its 4 lanes equal). B is q8_0 rows, or q4_0 where q4, rb bytes
- * apart at b, nb blocks each. Each output: over the blocks in order, from 0, one fma each of
- * I[b] and dq[b] * dk[b], I the exact integer dot product: attn__avx512_qd_rows's arithmetic, so
- * its bits. Lane r of the group's f: column r at k + r rb. */
-static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m128 attn__avx512_qk8_group(int q4, int cols,
-                                                                const unsigned char *k,
-                                                                size_t rb, size_t nb, size_t g,
-                                                                const unsigned char *quad,
-                                                                size_t nq, __m128 f)
+/* 16 bytes at p + o[c] in quarter c */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m512i attn__avx512_qk8_q4x16(const unsigned char *const *p,
+                                                                 size_t o)
 {
-    const unsigned char *qd = quad + 4 * nq * 32 + g * 128;
-    __m512i k0, k1, z[4], bias = _mm512_loadu_si512((const void *)(qd + 64));
-    uint64_t h[4];
-    __m512 s, dd;
-    int r;
-    for (r = 0; r < 4; r++) {
-        if (r == 0 || cols)
-            h[r] = q4 ? attn__avx512_qk4_kload(k + r * rb, nb, g, &k0, &k1)
-                      : attn__avx512_qk8_kload(k + r * rb, nb, g, &k0, &k1);
-        z[r] = attn__avx512_qk8_z(k0, k1, quad + r * nq * 32 + g * 128);
-    }
-    if (q4) bias = _mm512_srai_epi32(bias, 4); /* 8 times the sum, for the nibbles' + 8 */
-    s = _mm512_cvtepi32_ps(_mm512_sub_epi32(attn__avx512_qk8_sum4(z), bias));
-    dd = _mm512_mul_ps(_mm512_loadu_ps((const float *)(const void *)qd),
-                       cols ? attn__avx512_qk8_dk4(h) : attn__avx512_qk8_dk(h[0]));
-    f = _mm_fmadd_ps(_mm512_castps512_ps128(s), _mm512_castps512_ps128(dd), f);
-    f = _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 1), _mm512_extractf32x4_ps(dd, 1), f);
-    f = _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 2), _mm512_extractf32x4_ps(dd, 2), f);
-    return _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 3), _mm512_extractf32x4_ps(dd, 3), f);
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(p[0] + o)));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p[1] + o)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p[2] + o)), 2);
+    return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p[3] + o)), 3);
 }
 
-/* Columns j < nc into out[j]: 8 at a time (two fma chains), the rest one at a time */
+/* Column c's (c < 4, at p[c]) block at byte ob: its values (q8_0 + 128, or q4_0's nibbles)
+ * 0-15 in quarter c of *x0, 16-31 in quarter c of *x1; returns the 4 scales' bits */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE uint64_t attn__avx512_qk8_c4(int q4,
+                                                              const unsigned char *const *p,
+                                                              size_t ob, __m512i *x0,
+                                                              __m512i *x1)
+{
+    uint64_t h4 = 0;
+    size_t c;
+    if (q4) {
+        const __m512i v = attn__avx512_qk8_q4x16(p, ob + 2), m15 = _mm512_set1_epi8(15);
+        *x0 = _mm512_and_si512(v, m15);
+        *x1 = _mm512_and_si512(_mm512_srli_epi32(v, 4), m15);
+    } else {
+        const __m512i x80 = _mm512_set1_epi8((char)0x80);
+        *x0 = _mm512_xor_si512(attn__avx512_qk8_q4x16(p, ob + 2), x80);
+        *x1 = _mm512_xor_si512(attn__avx512_qk8_q4x16(p, ob + 18), x80);
+    }
+    ATTN__AVX512_UNROLL
+    for (c = 0; c < 4; c++) {
+        uint16_t h;
+        memcpy(&h, p[c] + ob, 2);
+        h4 |= (uint64_t)h << 16 * c;
+    }
+    return h4;
+}
+
+/* attn__avx512_attn_matmul_int8 for the quad's rows r < R (R 1 or 4; A's rows, each its own) against
+ * columns j < nc of B (q8_0, or q4_0 where q4; rows rb bytes apart at b, nb blocks each),
+ * out[r * ldo + j]: 4 columns at a time, their half-blocks in quarters (attn__avx512_qk8_c4)
+ * against a row's half-block broadcast, so one vpdpbusd per row and half; per block the
+ * rows' lanes summed by integer shuffles (lane 4 c + r), then one fma of I and dq dk into
+ * lane 4 c + r: attn__avx512_qd_rows's arithmetic, so its bits, without packing B. */
 static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE void
-attn__avx512_qk8_cols_body(int q4, const unsigned char *b, size_t rb, size_t nc, size_t nb,
-                    const unsigned char *quad, size_t nq, float *out)
+attn__avx512_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+                    const unsigned char *quad, size_t nq, float *out, size_t ldo)
 {
-    size_t j = 0, g;
-    for (; j + 8 <= nc; j += 8) {
-        const unsigned char *b0 = b + j * rb;
-        __m128 f0 = _mm_setzero_ps(), f1 = _mm_setzero_ps();
-        for (g = 0; g < nq / 4; g++) {
-            f0 = attn__avx512_qk8_group(q4, 1, b0, rb, nb, g, quad, nq, f0);
-            f1 = attn__avx512_qk8_group(q4, 1, b0 + 4 * rb, rb, nb, g, quad, nq, f1);
+    const size_t bs = q4 ? 18 : 34;
+    const unsigned char *qd = quad + 4 * nq * 32;
+    size_t j, blk, c, r;
+    for (j = 0; j < nc; j += 4) {
+        const unsigned char *p[4];
+        __m512 f = _mm512_setzero_ps();
+        float o[16];
+        for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        for (blk = 0; blk < nb; blk++) {
+            const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
+            const __m128i b4 = _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64));
+            __m512i x0, x1, z[4], bias = _mm512_broadcast_i32x4(b4);
+            const uint64_t h4 = attn__avx512_qk8_c4(q4, p, ob, &x0, &x1);
+            ATTN__AVX512_UNROLL
+            for (r = 0; r < 4; r++) {
+                const unsigned char *qr = quad + (r * nq + blk) * 32;
+                z[r] = r < R ? _mm512_dpbusd_epi32(
+                                   _mm512_dpbusd_epi32(_mm512_setzero_si512(), x0,
+                                                       _mm512_broadcast_i32x4(_mm_loadu_si128(
+                                                           (const __m128i *)(const void *)qr))),
+                                   x1,
+                                   _mm512_broadcast_i32x4(
+                                       _mm_loadu_si128((const __m128i *)(const void *)(qr + 16))))
+                             : _mm512_setzero_si512();
+            }
+            if (q4) bias = _mm512_srai_epi32(bias, 4); /* 8 times the sum */
+            f = _mm512_fmadd_ps(
+                _mm512_cvtepi32_ps(_mm512_sub_epi32(attn__avx512_qk8_sum4(z), bias)),
+                _mm512_mul_ps(attn__avx512_qk8_dk(h4), _mm512_broadcast_f32x4(_mm_loadu_ps(
+                                                    (const float *)(const void *)(qd + oq)))),
+                f);
         }
-        _mm_storeu_ps(out + j, f0);
-        _mm_storeu_ps(out + j + 4, f1);
-    }
-    for (; j < nc; j++) {
-        __m128 f0 = _mm_setzero_ps();
-        for (g = 0; g < nq / 4; g++)
-            f0 = attn__avx512_qk8_group(q4, 0, b + j * rb, rb, nb, g, quad, nq, f0);
-        out[j] = _mm_cvtss_f32(f0);
+        _mm512_storeu_ps(o, f);
+        for (c = 0; c < 4 && j + c < nc; c++)
+            for (r = 0; r < 4; r++) out[r * ldo + j + c] = o[4 * c + r];
     }
 }
 
-static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_cols(int q4, const unsigned char *b, size_t rb, size_t nc,
-                                          size_t nb, const unsigned char *quad, size_t nq,
-                                          float *out)
+static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
+                                          size_t nc, size_t nb, const unsigned char *quad,
+                                          size_t nq, float *out, size_t ldo)
 {
-    if (q4) attn__avx512_qk8_cols_body(1, b, rb, nc, nb, quad, nq, out);
-    else attn__avx512_qk8_cols_body(0, b, rb, nc, nb, quad, nq, out);
+    if (q4 && R == 1) attn__avx512_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (q4) attn__avx512_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (R == 1) attn__avx512_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else attn__avx512_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
 }
 #endif
 #endif
@@ -18661,9 +18871,10 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
 #endif
 /* end of simd/mm_6x16_avx2.h */
 /* simd/qk_4xq8_avx2.h - attention's decode scores on a q8_0 K cache, AVX-VNNI: four query
- * rows quantized per block of 32 against one K row, by integer dot products: each score's
- * arithmetic that of simd/qk_4xq8_avx512.h, in 256-bit halves. Compiles on its own (with
- * simd/avx2.h and simd/generic.h). */
+ * rows quantized per block of 32 against one K row, by integer dot products; and the same
+ * quads against weights for attn__avx512_attn_matmul_int8's few rows: each result's arithmetic that of
+ * simd/qk_4xq8_avx512.h, in 256-bit halves. Compiles on its own (with simd/avx2.h and
+ * simd/generic.h). */
 #ifndef ATTN_SIMD_AVX512_QK_4XQ8_AVX2_H
 #define ATTN_SIMD_AVX512_QK_4XQ8_AVX2_H
 
@@ -18682,6 +18893,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
 #endif
 
 #ifdef ATTN__AVX512_HAVE_QK8
+#define ATTN__AVX512_HAVE_QK8_ROWS 1 /* attn__avx512_qk8_rows, below */
 /* The quad's layout: simd/qk_4xq8_avx512.h's */
 #define ATTN__AVX512_QK8_QUAD_BYTES(nq) ((nq) * 160)
 
@@ -18707,6 +18919,94 @@ static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m256i attn__avx512_qk8_
     const __m256i u1 =
         _mm256_add_epi32(_mm256_unpacklo_epi32(w[2], w[3]), _mm256_unpackhi_epi32(w[2], w[3]));
     return _mm256_add_epi32(_mm256_unpacklo_epi64(u0, u1), _mm256_unpackhi_epi64(u0, u1));
+}
+
+/* Columns c < 2 (at p[c]) block at byte ob: values (q8_0 + 128, or q4_0's nibbles) 0-15 in
+ * half c of *x0, 16-31 in half c of *x1; returns the 2 scales' bits */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE uint32_t attn__avx512_qk8_c2(int q4,
+                                                              const unsigned char *const *p,
+                                                              size_t ob, __m256i *x0,
+                                                              __m256i *x1)
+{
+    uint16_t h0, h1;
+    if (q4) {
+        const __m256i m15 = _mm256_set1_epi8(15);
+        const __m256i v = _mm256_loadu2_m128i((const __m128i *)(const void *)(p[1] + ob + 2),
+                                              (const __m128i *)(const void *)(p[0] + ob + 2));
+        *x0 = _mm256_and_si256(v, m15);
+        *x1 = _mm256_and_si256(_mm256_srli_epi16(v, 4), m15);
+    } else {
+        const __m256i x80 = _mm256_set1_epi8((char)0x80);
+        *x0 = _mm256_xor_si256(
+            _mm256_loadu2_m128i((const __m128i *)(const void *)(p[1] + ob + 2),
+                                (const __m128i *)(const void *)(p[0] + ob + 2)), x80);
+        *x1 = _mm256_xor_si256(
+            _mm256_loadu2_m128i((const __m128i *)(const void *)(p[1] + ob + 18),
+                                (const __m128i *)(const void *)(p[0] + ob + 18)), x80);
+    }
+    memcpy(&h0, p[0] + ob, 2);
+    memcpy(&h1, p[1] + ob, 2);
+    return (uint32_t)h0 | (uint32_t)h1 << 16;
+}
+
+/* simd/qk_4xq8_avx512.h's attn__avx512_qk8_rows (the same contract and arithmetic, so the same
+ * bits), 2 columns to a vector (half c: column c), 4 columns at a time */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE void
+attn__avx512_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+                    const unsigned char *quad, size_t nq, float *out, size_t ldo)
+{
+    const size_t bs = q4 ? 18 : 34;
+    const unsigned char *qd = quad + 4 * nq * 32;
+    const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
+    size_t j, blk, c, r, u;
+    for (j = 0; j < nc; j += 2 * 2) {
+        const unsigned char *p[2 * 2];
+        __m256 f[2];
+        float o[8 * 2];
+        for (u = 0; u < 2; u++) f[u] = _mm256_setzero_ps();
+        for (c = 0; c < 2 * 2; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        for (blk = 0; blk < nb; blk++) {
+            const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
+            const __m256 da = _mm256_broadcast_ps((const __m128 *)(const void *)(qd + oq));
+            __m256i bias = _mm256_broadcastsi128_si256(
+                _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64)));
+            if (q4) bias = _mm256_srai_epi32(bias, 4); /* 8 times the sum */
+            ATTN__AVX512_UNROLL
+            for (u = 0; u < 2; u++) {
+                __m256i x0, x1, z[4];
+                const uint32_t h2 = attn__avx512_qk8_c2(q4, p + 2 * u, ob, &x0, &x1);
+                const __m256 dk = _mm256_permutevar8x32_ps(
+                    _mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)h2))), idx);
+                ATTN__AVX512_UNROLL
+                for (r = 0; r < 4; r++) {
+                    const unsigned char *qr = quad + (r * nq + blk) * 32;
+                    const __m256i a0 = _mm256_broadcastsi128_si256(
+                        _mm_loadu_si128((const __m128i *)(const void *)qr));
+                    const __m256i a1 = _mm256_broadcastsi128_si256(
+                        _mm_loadu_si128((const __m128i *)(const void *)(qr + 16)));
+                    z[r] = r < R ? _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(
+                                       _mm256_setzero_si256(), x0, a0), x1, a1)
+                                 : _mm256_setzero_si256();
+                }
+                f[u] = _mm256_fmadd_ps(
+                    _mm256_cvtepi32_ps(_mm256_sub_epi32(attn__avx512_qk8_sum4(z), bias)),
+                    _mm256_mul_ps(dk, da), f[u]);
+            }
+        }
+        for (u = 0; u < 2; u++) _mm256_storeu_ps(o + 8 * u, f[u]);
+        for (c = 0; c < 2 * 2 && j + c < nc; c++)
+            for (r = 0; r < 4; r++) out[r * ldo + j + c] = o[4 * c + r];
+    }
+}
+
+static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
+                                          size_t nc, size_t nb, const unsigned char *quad,
+                                          size_t nq, float *out, size_t ldo)
+{
+    if (q4 && R == 1) attn__avx512_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (q4) attn__avx512_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (R == 1) attn__avx512_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else attn__avx512_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
 }
 
 /* simd/qk_4xq8_avx512.h's attn__avx512_qk8_scores (the same contract and arithmetic): per group
@@ -19163,6 +19463,10 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
 /* int8 matmul: bytes of B repacked per chunk of columns (stays in L2 while every row of A
  * passes over it) */
 #define ATTN__AVX512_QD_PANEL (256 * 1024)
+/* int8 matmul on AVX512-VNNI CPUs: up to this many rows of A read B where it lies, in quads
+ * of 4 rows over chunks of ATTN__AVX512_QK8_NC columns (the chunk stays in L2 for the next quad) */
+#define ATTN__AVX512_QK8_MR 8
+#define ATTN__AVX512_QK8_NC 64
 /* int8 matmul: rows of A per tile (two column groups each; 4 rows make 8 integer and 8
  * float accumulators: within 32 vector registers, and 16 with AVX2's 3) */
 #if ATTN__AVX512_VW == 8
@@ -21707,8 +22011,8 @@ ATTN__AVX512_QD_ROWS(attn__avx512_qd_rows_rt, ATTN__AVX512_VI_RT_ATTR, attn__avx
 
 #ifdef ATTN__AVX512_HAVE_QK8
 /* Quads (simd/qk_4xq8_*.h): the rows path's queries on a q8_0 K cache, and (AVX512-VNNI:
- * ATTN__AVX512_HAVE_QK8_COLS) one row of decode's matrix-vector, held 4 times to take 4 columns
- * at once, B read where it lies: attn__avx512_qd_rows's bits without packing B. */
+ * ATTN__AVX512_HAVE_QK8_ROWS) decode's few rows of A in attn__avx512_attn_matmul_int8, B read where it lies:
+ * attn__avx512_qd_rows's bits without packing B. */
 #define ATTN__AVX512_QD_NQ(kb) (((kb) + 3) / 4 * 4)
 
 /* Row u of a quad of nq blocks from the nb blocks of 32 floats at x (attn__avx512_qd_quant's
@@ -21761,9 +22065,9 @@ static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_matmul_int8_workspace_size(si
     if (kb > SIZE_MAX / 64 / ATTN__AVX512_QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
     ab = attn__avx512_round_up(m * kb * ATTN__AVX512_QD_AB, ATTN__AVX512_ALIGN);
     ab += attn__avx512_qd_nc(n, kb) / ATTN__AVX512_VW * kb * ATTN__AVX512_QD_GB + ATTN__AVX512_ALIGN;
-#ifdef ATTN__AVX512_HAVE_QK8_COLS
-    if (m == 1) { /* the quad (the CPU decides at the call) */
-        const size_t qb = ATTN__AVX512_QK8_QUAD_BYTES(ATTN__AVX512_QD_NQ(kb)) + ATTN__AVX512_ALIGN;
+#ifdef ATTN__AVX512_HAVE_QK8_ROWS
+    if (m <= ATTN__AVX512_QK8_MR) { /* the quads (the CPU decides at the call) */
+        const size_t qb = (m + 3) / 4 * ATTN__AVX512_QK8_QUAD_BYTES(ATTN__AVX512_QD_NQ(kb)) + ATTN__AVX512_ALIGN;
         if (qb > ab) ab = qb;
     }
 #endif
@@ -21811,20 +22115,32 @@ static attn_status attn__avx512_matmul_int8_path(size_t m, size_t n, size_t k, f
         return ATTN_OK;
     }
     qa = (unsigned char *)attn__avx512_align(workspace);
-#ifdef ATTN__AVX512_HAVE_QK8_COLS
-    if (rt && m == 1 && attn__avx512_qk8_cpu()) {
-        const size_t nq = ATTN__AVX512_QD_NQ(kb), qb = ATTN__AVX512_QK8_QUAD_BYTES(nq);
+#ifdef ATTN__AVX512_HAVE_QK8_ROWS
+    if (rt && m <= ATTN__AVX512_QK8_MR && attn__avx512_qk8_cpu()) {
+        const size_t nq = ATTN__AVX512_QD_NQ(kb), qb = ATTN__AVX512_QK8_QUAD_BYTES(nq), nquad = (m + 3) / 4;
         const size_t rbq = ldb / ATTN__AVX512_QK * attn__avx512_dt_block_bytes(b_type);
-        memset(qa, 0, qb);
-        for (i = 0; i < 4; i++) /* before C is touched */
-            if (!attn__avx512_qk8_quad_row(a, kb, qa, nq, i)) return ATTN_ERR_ARG;
-        for (j = 0; j < n; j += ATTN__AVX512_VW) {
-            const size_t wv = attn__avx512_min(ATTN__AVX512_VW, n - j);
-            float o[ATTN__AVX512_VW];
-            attn__avx512_qk8_cols(b_type == ATTN_Q4_0, (const unsigned char *)b + j * rbq, rbq, wv, kb,
-                           qa, nq, o);
-            attn__avx512_qd_store(c + j, wv == ATTN__AVX512_VW ? attn__avx512_vload(o) : attn__avx512_vload_part(o, wv, 0.0f),
-                           wv, alpha, beta);
+        const int q4 = b_type == ATTN_Q4_0;
+        memset(qa, 0, nquad * qb);
+        for (i = 0; i < m; i++) /* before C is touched; a quad's missing rows zero */
+            if (!attn__avx512_qk8_quad_row(a + i * lda, kb, qa + i / 4 * qb, nq, i % 4))
+                return ATTN_ERR_ARG;
+        for (j = 0; j < n; j += ATTN__AVX512_QK8_NC) {
+            const size_t w = attn__avx512_min(ATTN__AVX512_QK8_NC, n - j);
+            float o[4 * ATTN__AVX512_QK8_NC];
+            size_t q, r, v;
+            for (q = 0; q < nquad; q++) {
+                attn__avx512_qk8_rows(q4, m == 1 ? 1 : 4, (const unsigned char *)b + j * rbq, rbq, w,
+                               kb, qa + q * qb, nq, o, ATTN__AVX512_QK8_NC);
+                for (r = 0; r < 4 && 4 * q + r < m; r++)
+                    for (v = 0; v < w; v += ATTN__AVX512_VW) {
+                        const size_t wv = attn__avx512_min(ATTN__AVX512_VW, w - v);
+                        const float *ov = o + r * ATTN__AVX512_QK8_NC + v;
+                        attn__avx512_qd_store(c + (4 * q + r) * ldc + j + v,
+                                       wv == ATTN__AVX512_VW ? attn__avx512_vload(ov)
+                                                      : attn__avx512_vload_part(ov, wv, 0.0f),
+                                       wv, alpha, beta);
+                    }
+            }
         }
         return ATTN_OK;
     }
@@ -26711,7 +27027,8 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 #endif
 /* end of simd/mm_12x32_avx512.h */
 /* simd/qk_4xq8_avx512.h - attention's decode scores on a q8_0 K cache, AVX512-VNNI: four
- * query rows quantized per block of 32 against one K row, by integer dot products.
+ * query rows quantized per block of 32 against one K row, by integer dot products; and the
+ * same quads of rows against q8_0 / q4_0 weights for attn_matmul_int8's few rows.
  * Compiles on its own (with simd/avx512.h and simd/generic.h). */
 #ifndef ATTN_SIMD_QK_4XQ8_AVX512_H
 #define ATTN_SIMD_QK_4XQ8_AVX512_H
@@ -26729,7 +27046,7 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 #endif
 
 #ifdef ATTN__HAVE_QK8
-#define ATTN__HAVE_QK8_COLS 1 /* attn__qk8_cols, below */
+#define ATTN__HAVE_QK8_ROWS 1 /* attn__qk8_rows, below */
 /* Four query rows, quantized, as a quad of nq blocks of 32 (nq a multiple of 4; blocks past
  * the row's end zero): 4 x nq x 32 int8 (row r's values at r * nq * 32), then per group of
  * 4 blocks 16 floats, lane 4 b + r the scale of row r's block b, then 16 int32, lane 4 b + r
@@ -26742,15 +27059,6 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512 attn__qk8_dk(uint64_t h4)
     const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     return _mm512_permutexvar_ps(
         idx, _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_cvtsi64_si128((long long)h4))));
-}
-
-/* Four rows' 4 scales widened, lane 4 b + c row c's block b */
-static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512 attn__qk8_dk4(const uint64_t *h)
-{
-    const __m128i x01 = _mm_set_epi64x((long long)h[1], (long long)h[0]);
-    const __m128i x23 = _mm_set_epi64x((long long)h[3], (long long)h[2]);
-    const __m128i a = _mm_unpacklo_epi16(x01, x23), b = _mm_unpackhi_epi16(x01, x23);
-    return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(a, b)));
 }
 
 /* Blocks 4 g .. 4 g + 3 of the q8_0 row k (nb blocks, the last ones zero padded: scale 0):
@@ -26773,30 +27081,6 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint64_t attn__qk8_kload(const unsigned
             _mm256_loadu_si256((const __m256i *)(const void *)(kg + 104)), 1),
         x80);
     return attn__qk8_h4(kg, 34);
-}
-
-/* Two q4_0 blocks' 16 bytes of nibbles at p0, p1 as [lo0 hi0 lo1 hi1] */
-static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512i attn__qk4_pair(const unsigned char *p0,
-                                                                const unsigned char *p1)
-{
-    const __m512i x = _mm512_inserti64x4(
-        _mm512_castsi256_si512(
-            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p0))),
-        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p1)), 1);
-    return _mm512_and_si512(_mm512_mask_blend_epi64(0xCC, x, _mm512_srli_epi32(x, 4)),
-                            _mm512_set1_epi8(15));
-}
-
-/* The same for a q4_0 row: the nibbles (values + 8, unsigned), low ones first per block */
-static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint64_t attn__qk4_kload(const unsigned char *k,
-                                                                size_t nb, size_t g,
-                                                                __m512i *k0, __m512i *k1)
-{
-    unsigned char tail[4 * 18];
-    const unsigned char *kg = attn__qk8_group_at(k, nb, g, 18, tail);
-    *k0 = attn__qk4_pair(kg + 2, kg + 20);
-    *k1 = attn__qk4_pair(kg + 38, kg + 56);
-    return attn__qk8_h4(kg, 18);
 }
 
 /* Row r's 4 blocks (int8 at qr) against k0, k1: quarter b of the result holds the 4 lanes
@@ -26864,68 +27148,99 @@ static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, s
     }
 }
 
-/* attn_matmul_int8 for one row of A, held in all 4 rows of a quad, against 4 columns of B at
- * once (cols; else 1 column, its 4 lanes equal). B is q8_0 rows, or q4_0 where q4, rb bytes
- * apart at b, nb blocks each. Each output: over the blocks in order, from 0, one fma each of
- * I[b] and dq[b] * dk[b], I the exact integer dot product: attn__qd_rows's arithmetic, so
- * its bits. Lane r of the group's f: column r at k + r rb. */
-static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m128 attn__qk8_group(int q4, int cols,
-                                                                const unsigned char *k,
-                                                                size_t rb, size_t nb, size_t g,
-                                                                const unsigned char *quad,
-                                                                size_t nq, __m128 f)
+/* 16 bytes at p + o[c] in quarter c */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512i attn__qk8_q4x16(const unsigned char *const *p,
+                                                                 size_t o)
 {
-    const unsigned char *qd = quad + 4 * nq * 32 + g * 128;
-    __m512i k0, k1, z[4], bias = _mm512_loadu_si512((const void *)(qd + 64));
-    uint64_t h[4];
-    __m512 s, dd;
-    int r;
-    for (r = 0; r < 4; r++) {
-        if (r == 0 || cols)
-            h[r] = q4 ? attn__qk4_kload(k + r * rb, nb, g, &k0, &k1)
-                      : attn__qk8_kload(k + r * rb, nb, g, &k0, &k1);
-        z[r] = attn__qk8_z(k0, k1, quad + r * nq * 32 + g * 128);
-    }
-    if (q4) bias = _mm512_srai_epi32(bias, 4); /* 8 times the sum, for the nibbles' + 8 */
-    s = _mm512_cvtepi32_ps(_mm512_sub_epi32(attn__qk8_sum4(z), bias));
-    dd = _mm512_mul_ps(_mm512_loadu_ps((const float *)(const void *)qd),
-                       cols ? attn__qk8_dk4(h) : attn__qk8_dk(h[0]));
-    f = _mm_fmadd_ps(_mm512_castps512_ps128(s), _mm512_castps512_ps128(dd), f);
-    f = _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 1), _mm512_extractf32x4_ps(dd, 1), f);
-    f = _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 2), _mm512_extractf32x4_ps(dd, 2), f);
-    return _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 3), _mm512_extractf32x4_ps(dd, 3), f);
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(p[0] + o)));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p[1] + o)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p[2] + o)), 2);
+    return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p[3] + o)), 3);
 }
 
-/* Columns j < nc into out[j]: 8 at a time (two fma chains), the rest one at a time */
+/* Column c's (c < 4, at p[c]) block at byte ob: its values (q8_0 + 128, or q4_0's nibbles)
+ * 0-15 in quarter c of *x0, 16-31 in quarter c of *x1; returns the 4 scales' bits */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint64_t attn__qk8_c4(int q4,
+                                                              const unsigned char *const *p,
+                                                              size_t ob, __m512i *x0,
+                                                              __m512i *x1)
+{
+    uint64_t h4 = 0;
+    size_t c;
+    if (q4) {
+        const __m512i v = attn__qk8_q4x16(p, ob + 2), m15 = _mm512_set1_epi8(15);
+        *x0 = _mm512_and_si512(v, m15);
+        *x1 = _mm512_and_si512(_mm512_srli_epi32(v, 4), m15);
+    } else {
+        const __m512i x80 = _mm512_set1_epi8((char)0x80);
+        *x0 = _mm512_xor_si512(attn__qk8_q4x16(p, ob + 2), x80);
+        *x1 = _mm512_xor_si512(attn__qk8_q4x16(p, ob + 18), x80);
+    }
+    ATTN__UNROLL
+    for (c = 0; c < 4; c++) {
+        uint16_t h;
+        memcpy(&h, p[c] + ob, 2);
+        h4 |= (uint64_t)h << 16 * c;
+    }
+    return h4;
+}
+
+/* attn_matmul_int8 for the quad's rows r < R (R 1 or 4; A's rows, each its own) against
+ * columns j < nc of B (q8_0, or q4_0 where q4; rows rb bytes apart at b, nb blocks each),
+ * out[r * ldo + j]: 4 columns at a time, their half-blocks in quarters (attn__qk8_c4)
+ * against a row's half-block broadcast, so one vpdpbusd per row and half; per block the
+ * rows' lanes summed by integer shuffles (lane 4 c + r), then one fma of I and dq dk into
+ * lane 4 c + r: attn__qd_rows's arithmetic, so its bits, without packing B. */
 static ATTN__QK8_ATTR ATTN__FORCE_INLINE void
-attn__qk8_cols_body(int q4, const unsigned char *b, size_t rb, size_t nc, size_t nb,
-                    const unsigned char *quad, size_t nq, float *out)
+attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+                    const unsigned char *quad, size_t nq, float *out, size_t ldo)
 {
-    size_t j = 0, g;
-    for (; j + 8 <= nc; j += 8) {
-        const unsigned char *b0 = b + j * rb;
-        __m128 f0 = _mm_setzero_ps(), f1 = _mm_setzero_ps();
-        for (g = 0; g < nq / 4; g++) {
-            f0 = attn__qk8_group(q4, 1, b0, rb, nb, g, quad, nq, f0);
-            f1 = attn__qk8_group(q4, 1, b0 + 4 * rb, rb, nb, g, quad, nq, f1);
+    const size_t bs = q4 ? 18 : 34;
+    const unsigned char *qd = quad + 4 * nq * 32;
+    size_t j, blk, c, r;
+    for (j = 0; j < nc; j += 4) {
+        const unsigned char *p[4];
+        __m512 f = _mm512_setzero_ps();
+        float o[16];
+        for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        for (blk = 0; blk < nb; blk++) {
+            const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
+            const __m128i b4 = _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64));
+            __m512i x0, x1, z[4], bias = _mm512_broadcast_i32x4(b4);
+            const uint64_t h4 = attn__qk8_c4(q4, p, ob, &x0, &x1);
+            ATTN__UNROLL
+            for (r = 0; r < 4; r++) {
+                const unsigned char *qr = quad + (r * nq + blk) * 32;
+                z[r] = r < R ? _mm512_dpbusd_epi32(
+                                   _mm512_dpbusd_epi32(_mm512_setzero_si512(), x0,
+                                                       _mm512_broadcast_i32x4(_mm_loadu_si128(
+                                                           (const __m128i *)(const void *)qr))),
+                                   x1,
+                                   _mm512_broadcast_i32x4(
+                                       _mm_loadu_si128((const __m128i *)(const void *)(qr + 16))))
+                             : _mm512_setzero_si512();
+            }
+            if (q4) bias = _mm512_srai_epi32(bias, 4); /* 8 times the sum */
+            f = _mm512_fmadd_ps(
+                _mm512_cvtepi32_ps(_mm512_sub_epi32(attn__qk8_sum4(z), bias)),
+                _mm512_mul_ps(attn__qk8_dk(h4), _mm512_broadcast_f32x4(_mm_loadu_ps(
+                                                    (const float *)(const void *)(qd + oq)))),
+                f);
         }
-        _mm_storeu_ps(out + j, f0);
-        _mm_storeu_ps(out + j + 4, f1);
-    }
-    for (; j < nc; j++) {
-        __m128 f0 = _mm_setzero_ps();
-        for (g = 0; g < nq / 4; g++)
-            f0 = attn__qk8_group(q4, 0, b + j * rb, rb, nb, g, quad, nq, f0);
-        out[j] = _mm_cvtss_f32(f0);
+        _mm512_storeu_ps(o, f);
+        for (c = 0; c < 4 && j + c < nc; c++)
+            for (r = 0; r < 4; r++) out[r * ldo + j + c] = o[4 * c + r];
     }
 }
 
-static ATTN__QK8_ATTR void attn__qk8_cols(int q4, const unsigned char *b, size_t rb, size_t nc,
-                                          size_t nb, const unsigned char *quad, size_t nq,
-                                          float *out)
+static ATTN__QK8_ATTR void attn__qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
+                                          size_t nc, size_t nb, const unsigned char *quad,
+                                          size_t nq, float *out, size_t ldo)
 {
-    if (q4) attn__qk8_cols_body(1, b, rb, nc, nb, quad, nq, out);
-    else attn__qk8_cols_body(0, b, rb, nc, nb, quad, nq, out);
+    if (q4 && R == 1) attn__qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (q4) attn__qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (R == 1) attn__qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else attn__qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
 }
 #endif
 #endif
@@ -27002,9 +27317,10 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 #endif
 /* end of simd/mm_6x16_avx2.h */
 /* simd/qk_4xq8_avx2.h - attention's decode scores on a q8_0 K cache, AVX-VNNI: four query
- * rows quantized per block of 32 against one K row, by integer dot products: each score's
- * arithmetic that of simd/qk_4xq8_avx512.h, in 256-bit halves. Compiles on its own (with
- * simd/avx2.h and simd/generic.h). */
+ * rows quantized per block of 32 against one K row, by integer dot products; and the same
+ * quads against weights for attn_matmul_int8's few rows: each result's arithmetic that of
+ * simd/qk_4xq8_avx512.h, in 256-bit halves. Compiles on its own (with simd/avx2.h and
+ * simd/generic.h). */
 #ifndef ATTN_SIMD_QK_4XQ8_AVX2_H
 #define ATTN_SIMD_QK_4XQ8_AVX2_H
 
@@ -27023,6 +27339,7 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 #endif
 
 #ifdef ATTN__HAVE_QK8
+#define ATTN__HAVE_QK8_ROWS 1 /* attn__qk8_rows, below */
 /* The quad's layout: simd/qk_4xq8_avx512.h's */
 #define ATTN__QK8_QUAD_BYTES(nq) ((nq) * 160)
 
@@ -27048,6 +27365,94 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m256i attn__qk8_sum4(const __m256i *w
     const __m256i u1 =
         _mm256_add_epi32(_mm256_unpacklo_epi32(w[2], w[3]), _mm256_unpackhi_epi32(w[2], w[3]));
     return _mm256_add_epi32(_mm256_unpacklo_epi64(u0, u1), _mm256_unpackhi_epi64(u0, u1));
+}
+
+/* Columns c < 2 (at p[c]) block at byte ob: values (q8_0 + 128, or q4_0's nibbles) 0-15 in
+ * half c of *x0, 16-31 in half c of *x1; returns the 2 scales' bits */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint32_t attn__qk8_c2(int q4,
+                                                              const unsigned char *const *p,
+                                                              size_t ob, __m256i *x0,
+                                                              __m256i *x1)
+{
+    uint16_t h0, h1;
+    if (q4) {
+        const __m256i m15 = _mm256_set1_epi8(15);
+        const __m256i v = _mm256_loadu2_m128i((const __m128i *)(const void *)(p[1] + ob + 2),
+                                              (const __m128i *)(const void *)(p[0] + ob + 2));
+        *x0 = _mm256_and_si256(v, m15);
+        *x1 = _mm256_and_si256(_mm256_srli_epi16(v, 4), m15);
+    } else {
+        const __m256i x80 = _mm256_set1_epi8((char)0x80);
+        *x0 = _mm256_xor_si256(
+            _mm256_loadu2_m128i((const __m128i *)(const void *)(p[1] + ob + 2),
+                                (const __m128i *)(const void *)(p[0] + ob + 2)), x80);
+        *x1 = _mm256_xor_si256(
+            _mm256_loadu2_m128i((const __m128i *)(const void *)(p[1] + ob + 18),
+                                (const __m128i *)(const void *)(p[0] + ob + 18)), x80);
+    }
+    memcpy(&h0, p[0] + ob, 2);
+    memcpy(&h1, p[1] + ob, 2);
+    return (uint32_t)h0 | (uint32_t)h1 << 16;
+}
+
+/* simd/qk_4xq8_avx512.h's attn__qk8_rows (the same contract and arithmetic, so the same
+ * bits), 2 columns to a vector (half c: column c), 4 columns at a time */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE void
+attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+                    const unsigned char *quad, size_t nq, float *out, size_t ldo)
+{
+    const size_t bs = q4 ? 18 : 34;
+    const unsigned char *qd = quad + 4 * nq * 32;
+    const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
+    size_t j, blk, c, r, u;
+    for (j = 0; j < nc; j += 2 * 2) {
+        const unsigned char *p[2 * 2];
+        __m256 f[2];
+        float o[8 * 2];
+        for (u = 0; u < 2; u++) f[u] = _mm256_setzero_ps();
+        for (c = 0; c < 2 * 2; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        for (blk = 0; blk < nb; blk++) {
+            const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
+            const __m256 da = _mm256_broadcast_ps((const __m128 *)(const void *)(qd + oq));
+            __m256i bias = _mm256_broadcastsi128_si256(
+                _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64)));
+            if (q4) bias = _mm256_srai_epi32(bias, 4); /* 8 times the sum */
+            ATTN__UNROLL
+            for (u = 0; u < 2; u++) {
+                __m256i x0, x1, z[4];
+                const uint32_t h2 = attn__qk8_c2(q4, p + 2 * u, ob, &x0, &x1);
+                const __m256 dk = _mm256_permutevar8x32_ps(
+                    _mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)h2))), idx);
+                ATTN__UNROLL
+                for (r = 0; r < 4; r++) {
+                    const unsigned char *qr = quad + (r * nq + blk) * 32;
+                    const __m256i a0 = _mm256_broadcastsi128_si256(
+                        _mm_loadu_si128((const __m128i *)(const void *)qr));
+                    const __m256i a1 = _mm256_broadcastsi128_si256(
+                        _mm_loadu_si128((const __m128i *)(const void *)(qr + 16)));
+                    z[r] = r < R ? _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(
+                                       _mm256_setzero_si256(), x0, a0), x1, a1)
+                                 : _mm256_setzero_si256();
+                }
+                f[u] = _mm256_fmadd_ps(
+                    _mm256_cvtepi32_ps(_mm256_sub_epi32(attn__qk8_sum4(z), bias)),
+                    _mm256_mul_ps(dk, da), f[u]);
+            }
+        }
+        for (u = 0; u < 2; u++) _mm256_storeu_ps(o + 8 * u, f[u]);
+        for (c = 0; c < 2 * 2 && j + c < nc; c++)
+            for (r = 0; r < 4; r++) out[r * ldo + j + c] = o[4 * c + r];
+    }
+}
+
+static ATTN__QK8_ATTR void attn__qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
+                                          size_t nc, size_t nb, const unsigned char *quad,
+                                          size_t nq, float *out, size_t ldo)
+{
+    if (q4 && R == 1) attn__qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (q4) attn__qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (R == 1) attn__qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else attn__qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
 }
 
 /* simd/qk_4xq8_avx512.h's attn__qk8_scores (the same contract and arithmetic): per group
@@ -27504,6 +27909,10 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 /* int8 matmul: bytes of B repacked per chunk of columns (stays in L2 while every row of A
  * passes over it) */
 #define ATTN__QD_PANEL (256 * 1024)
+/* int8 matmul on AVX512-VNNI CPUs: up to this many rows of A read B where it lies, in quads
+ * of 4 rows over chunks of ATTN__QK8_NC columns (the chunk stays in L2 for the next quad) */
+#define ATTN__QK8_MR 8
+#define ATTN__QK8_NC 64
 /* int8 matmul: rows of A per tile (two column groups each; 4 rows make 8 integer and 8
  * float accumulators: within 32 vector registers, and 16 with AVX2's 3) */
 #if ATTN__VW == 8
@@ -30048,8 +30457,8 @@ ATTN__QD_ROWS(attn__qd_rows_rt, ATTN__VI_RT_ATTR, attn__vi_rt)
 
 #ifdef ATTN__HAVE_QK8
 /* Quads (simd/qk_4xq8_*.h): the rows path's queries on a q8_0 K cache, and (AVX512-VNNI:
- * ATTN__HAVE_QK8_COLS) one row of decode's matrix-vector, held 4 times to take 4 columns
- * at once, B read where it lies: attn__qd_rows's bits without packing B. */
+ * ATTN__HAVE_QK8_ROWS) decode's few rows of A in attn_matmul_int8, B read where it lies:
+ * attn__qd_rows's bits without packing B. */
 #define ATTN__QD_NQ(kb) (((kb) + 3) / 4 * 4)
 
 /* Row u of a quad of nq blocks from the nb blocks of 32 floats at x (attn__qd_quant's
@@ -30102,9 +30511,9 @@ ATTN_API size_t attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
     if (kb > SIZE_MAX / 64 / ATTN__QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
     ab = attn__round_up(m * kb * ATTN__QD_AB, ATTN__ALIGN);
     ab += attn__qd_nc(n, kb) / ATTN__VW * kb * ATTN__QD_GB + ATTN__ALIGN;
-#ifdef ATTN__HAVE_QK8_COLS
-    if (m == 1) { /* the quad (the CPU decides at the call) */
-        const size_t qb = ATTN__QK8_QUAD_BYTES(ATTN__QD_NQ(kb)) + ATTN__ALIGN;
+#ifdef ATTN__HAVE_QK8_ROWS
+    if (m <= ATTN__QK8_MR) { /* the quads (the CPU decides at the call) */
+        const size_t qb = (m + 3) / 4 * ATTN__QK8_QUAD_BYTES(ATTN__QD_NQ(kb)) + ATTN__ALIGN;
         if (qb > ab) ab = qb;
     }
 #endif
@@ -30152,20 +30561,32 @@ static attn_status attn__matmul_int8_path(size_t m, size_t n, size_t k, float al
         return ATTN_OK;
     }
     qa = (unsigned char *)attn__align(workspace);
-#ifdef ATTN__HAVE_QK8_COLS
-    if (rt && m == 1 && attn__qk8_cpu()) {
-        const size_t nq = ATTN__QD_NQ(kb), qb = ATTN__QK8_QUAD_BYTES(nq);
+#ifdef ATTN__HAVE_QK8_ROWS
+    if (rt && m <= ATTN__QK8_MR && attn__qk8_cpu()) {
+        const size_t nq = ATTN__QD_NQ(kb), qb = ATTN__QK8_QUAD_BYTES(nq), nquad = (m + 3) / 4;
         const size_t rbq = ldb / ATTN__QK * attn__dt_block_bytes(b_type);
-        memset(qa, 0, qb);
-        for (i = 0; i < 4; i++) /* before C is touched */
-            if (!attn__qk8_quad_row(a, kb, qa, nq, i)) return ATTN_ERR_ARG;
-        for (j = 0; j < n; j += ATTN__VW) {
-            const size_t wv = attn__min(ATTN__VW, n - j);
-            float o[ATTN__VW];
-            attn__qk8_cols(b_type == ATTN_Q4_0, (const unsigned char *)b + j * rbq, rbq, wv, kb,
-                           qa, nq, o);
-            attn__qd_store(c + j, wv == ATTN__VW ? attn__vload(o) : attn__vload_part(o, wv, 0.0f),
-                           wv, alpha, beta);
+        const int q4 = b_type == ATTN_Q4_0;
+        memset(qa, 0, nquad * qb);
+        for (i = 0; i < m; i++) /* before C is touched; a quad's missing rows zero */
+            if (!attn__qk8_quad_row(a + i * lda, kb, qa + i / 4 * qb, nq, i % 4))
+                return ATTN_ERR_ARG;
+        for (j = 0; j < n; j += ATTN__QK8_NC) {
+            const size_t w = attn__min(ATTN__QK8_NC, n - j);
+            float o[4 * ATTN__QK8_NC];
+            size_t q, r, v;
+            for (q = 0; q < nquad; q++) {
+                attn__qk8_rows(q4, m == 1 ? 1 : 4, (const unsigned char *)b + j * rbq, rbq, w,
+                               kb, qa + q * qb, nq, o, ATTN__QK8_NC);
+                for (r = 0; r < 4 && 4 * q + r < m; r++)
+                    for (v = 0; v < w; v += ATTN__VW) {
+                        const size_t wv = attn__min(ATTN__VW, w - v);
+                        const float *ov = o + r * ATTN__QK8_NC + v;
+                        attn__qd_store(c + (4 * q + r) * ldc + j + v,
+                                       wv == ATTN__VW ? attn__vload(ov)
+                                                      : attn__vload_part(ov, wv, 0.0f),
+                                       wv, alpha, beta);
+                    }
+            }
         }
         return ATTN_OK;
     }

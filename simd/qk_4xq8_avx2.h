@@ -1,7 +1,8 @@
 /* simd/qk_4xq8_avx2.h - attention's decode scores on a q8_0 K cache, AVX-VNNI: four query
- * rows quantized per block of 32 against one K row, by integer dot products: each score's
- * arithmetic that of simd/qk_4xq8_avx512.h, in 256-bit halves. Compiles on its own (with
- * simd/avx2.h and simd/generic.h). */
+ * rows quantized per block of 32 against one K row, by integer dot products; and the same
+ * quads against weights for attn_matmul_int8's few rows: each result's arithmetic that of
+ * simd/qk_4xq8_avx512.h, in 256-bit halves. Compiles on its own (with simd/avx2.h and
+ * simd/generic.h). */
 #ifndef ATTN_SIMD_QK_4XQ8_AVX2_H
 #define ATTN_SIMD_QK_4XQ8_AVX2_H
 #include "avx2.h"
@@ -22,6 +23,7 @@
 #endif
 
 #ifdef ATTN__HAVE_QK8
+#define ATTN__HAVE_QK8_ROWS 1 /* attn__qk8_rows, below */
 /* The quad's layout: simd/qk_4xq8_avx512.h's */
 #define ATTN__QK8_QUAD_BYTES(nq) ((nq) * 160)
 
@@ -47,6 +49,94 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m256i attn__qk8_sum4(const __m256i *w
     const __m256i u1 =
         _mm256_add_epi32(_mm256_unpacklo_epi32(w[2], w[3]), _mm256_unpackhi_epi32(w[2], w[3]));
     return _mm256_add_epi32(_mm256_unpacklo_epi64(u0, u1), _mm256_unpackhi_epi64(u0, u1));
+}
+
+/* Columns c < 2 (at p[c]) block at byte ob: values (q8_0 + 128, or q4_0's nibbles) 0-15 in
+ * half c of *x0, 16-31 in half c of *x1; returns the 2 scales' bits */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint32_t attn__qk8_c2(int q4,
+                                                              const unsigned char *const *p,
+                                                              size_t ob, __m256i *x0,
+                                                              __m256i *x1)
+{
+    uint16_t h0, h1;
+    if (q4) {
+        const __m256i m15 = _mm256_set1_epi8(15);
+        const __m256i v = _mm256_loadu2_m128i((const __m128i *)(const void *)(p[1] + ob + 2),
+                                              (const __m128i *)(const void *)(p[0] + ob + 2));
+        *x0 = _mm256_and_si256(v, m15);
+        *x1 = _mm256_and_si256(_mm256_srli_epi16(v, 4), m15);
+    } else {
+        const __m256i x80 = _mm256_set1_epi8((char)0x80);
+        *x0 = _mm256_xor_si256(
+            _mm256_loadu2_m128i((const __m128i *)(const void *)(p[1] + ob + 2),
+                                (const __m128i *)(const void *)(p[0] + ob + 2)), x80);
+        *x1 = _mm256_xor_si256(
+            _mm256_loadu2_m128i((const __m128i *)(const void *)(p[1] + ob + 18),
+                                (const __m128i *)(const void *)(p[0] + ob + 18)), x80);
+    }
+    memcpy(&h0, p[0] + ob, 2);
+    memcpy(&h1, p[1] + ob, 2);
+    return (uint32_t)h0 | (uint32_t)h1 << 16;
+}
+
+/* simd/qk_4xq8_avx512.h's attn__qk8_rows (the same contract and arithmetic, so the same
+ * bits), 2 columns to a vector (half c: column c), 4 columns at a time */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE void
+attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+                    const unsigned char *quad, size_t nq, float *out, size_t ldo)
+{
+    const size_t bs = q4 ? 18 : 34;
+    const unsigned char *qd = quad + 4 * nq * 32;
+    const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
+    size_t j, blk, c, r, u;
+    for (j = 0; j < nc; j += 2 * 2) {
+        const unsigned char *p[2 * 2];
+        __m256 f[2];
+        float o[8 * 2];
+        for (u = 0; u < 2; u++) f[u] = _mm256_setzero_ps();
+        for (c = 0; c < 2 * 2; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        for (blk = 0; blk < nb; blk++) {
+            const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
+            const __m256 da = _mm256_broadcast_ps((const __m128 *)(const void *)(qd + oq));
+            __m256i bias = _mm256_broadcastsi128_si256(
+                _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64)));
+            if (q4) bias = _mm256_srai_epi32(bias, 4); /* 8 times the sum */
+            ATTN__UNROLL
+            for (u = 0; u < 2; u++) {
+                __m256i x0, x1, z[4];
+                const uint32_t h2 = attn__qk8_c2(q4, p + 2 * u, ob, &x0, &x1);
+                const __m256 dk = _mm256_permutevar8x32_ps(
+                    _mm256_castps128_ps256(_mm_cvtph_ps(_mm_cvtsi32_si128((int)h2))), idx);
+                ATTN__UNROLL
+                for (r = 0; r < 4; r++) {
+                    const unsigned char *qr = quad + (r * nq + blk) * 32;
+                    const __m256i a0 = _mm256_broadcastsi128_si256(
+                        _mm_loadu_si128((const __m128i *)(const void *)qr));
+                    const __m256i a1 = _mm256_broadcastsi128_si256(
+                        _mm_loadu_si128((const __m128i *)(const void *)(qr + 16)));
+                    z[r] = r < R ? _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(
+                                       _mm256_setzero_si256(), x0, a0), x1, a1)
+                                 : _mm256_setzero_si256();
+                }
+                f[u] = _mm256_fmadd_ps(
+                    _mm256_cvtepi32_ps(_mm256_sub_epi32(attn__qk8_sum4(z), bias)),
+                    _mm256_mul_ps(dk, da), f[u]);
+            }
+        }
+        for (u = 0; u < 2; u++) _mm256_storeu_ps(o + 8 * u, f[u]);
+        for (c = 0; c < 2 * 2 && j + c < nc; c++)
+            for (r = 0; r < 4; r++) out[r * ldo + j + c] = o[4 * c + r];
+    }
+}
+
+static ATTN__QK8_ATTR void attn__qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
+                                          size_t nc, size_t nb, const unsigned char *quad,
+                                          size_t nq, float *out, size_t ldo)
+{
+    if (q4 && R == 1) attn__qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (q4) attn__qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (R == 1) attn__qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else attn__qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
 }
 
 /* simd/qk_4xq8_avx512.h's attn__qk8_scores (the same contract and arithmetic): per group

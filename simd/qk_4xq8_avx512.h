@@ -1,5 +1,6 @@
 /* simd/qk_4xq8_avx512.h - attention's decode scores on a q8_0 K cache, AVX512-VNNI: four
- * query rows quantized per block of 32 against one K row, by integer dot products.
+ * query rows quantized per block of 32 against one K row, by integer dot products; and the
+ * same quads of rows against q8_0 / q4_0 weights for attn_matmul_int8's few rows.
  * Compiles on its own (with simd/avx512.h and simd/generic.h). */
 #ifndef ATTN_SIMD_QK_4XQ8_AVX512_H
 #define ATTN_SIMD_QK_4XQ8_AVX512_H
@@ -19,7 +20,7 @@
 #endif
 
 #ifdef ATTN__HAVE_QK8
-#define ATTN__HAVE_QK8_COLS 1 /* attn__qk8_cols, below */
+#define ATTN__HAVE_QK8_ROWS 1 /* attn__qk8_rows, below */
 /* Four query rows, quantized, as a quad of nq blocks of 32 (nq a multiple of 4; blocks past
  * the row's end zero): 4 x nq x 32 int8 (row r's values at r * nq * 32), then per group of
  * 4 blocks 16 floats, lane 4 b + r the scale of row r's block b, then 16 int32, lane 4 b + r
@@ -32,15 +33,6 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512 attn__qk8_dk(uint64_t h4)
     const __m512i idx = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
     return _mm512_permutexvar_ps(
         idx, _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_cvtsi64_si128((long long)h4))));
-}
-
-/* Four rows' 4 scales widened, lane 4 b + c row c's block b */
-static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512 attn__qk8_dk4(const uint64_t *h)
-{
-    const __m128i x01 = _mm_set_epi64x((long long)h[1], (long long)h[0]);
-    const __m128i x23 = _mm_set_epi64x((long long)h[3], (long long)h[2]);
-    const __m128i a = _mm_unpacklo_epi16(x01, x23), b = _mm_unpackhi_epi16(x01, x23);
-    return _mm512_cvtph_ps(_mm256_set_m128i(_mm_unpackhi_epi16(a, b), _mm_unpacklo_epi16(a, b)));
 }
 
 /* Blocks 4 g .. 4 g + 3 of the q8_0 row k (nb blocks, the last ones zero padded: scale 0):
@@ -63,30 +55,6 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint64_t attn__qk8_kload(const unsigned
             _mm256_loadu_si256((const __m256i *)(const void *)(kg + 104)), 1),
         x80);
     return attn__qk8_h4(kg, 34);
-}
-
-/* Two q4_0 blocks' 16 bytes of nibbles at p0, p1 as [lo0 hi0 lo1 hi1] */
-static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512i attn__qk4_pair(const unsigned char *p0,
-                                                                const unsigned char *p1)
-{
-    const __m512i x = _mm512_inserti64x4(
-        _mm512_castsi256_si512(
-            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p0))),
-        _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)p1)), 1);
-    return _mm512_and_si512(_mm512_mask_blend_epi64(0xCC, x, _mm512_srli_epi32(x, 4)),
-                            _mm512_set1_epi8(15));
-}
-
-/* The same for a q4_0 row: the nibbles (values + 8, unsigned), low ones first per block */
-static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint64_t attn__qk4_kload(const unsigned char *k,
-                                                                size_t nb, size_t g,
-                                                                __m512i *k0, __m512i *k1)
-{
-    unsigned char tail[4 * 18];
-    const unsigned char *kg = attn__qk8_group_at(k, nb, g, 18, tail);
-    *k0 = attn__qk4_pair(kg + 2, kg + 20);
-    *k1 = attn__qk4_pair(kg + 38, kg + 56);
-    return attn__qk8_h4(kg, 18);
 }
 
 /* Row r's 4 blocks (int8 at qr) against k0, k1: quarter b of the result holds the 4 lanes
@@ -154,68 +122,99 @@ static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, s
     }
 }
 
-/* attn_matmul_int8 for one row of A, held in all 4 rows of a quad, against 4 columns of B at
- * once (cols; else 1 column, its 4 lanes equal). B is q8_0 rows, or q4_0 where q4, rb bytes
- * apart at b, nb blocks each. Each output: over the blocks in order, from 0, one fma each of
- * I[b] and dq[b] * dk[b], I the exact integer dot product: attn__qd_rows's arithmetic, so
- * its bits. Lane r of the group's f: column r at k + r rb. */
-static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m128 attn__qk8_group(int q4, int cols,
-                                                                const unsigned char *k,
-                                                                size_t rb, size_t nb, size_t g,
-                                                                const unsigned char *quad,
-                                                                size_t nq, __m128 f)
+/* 16 bytes at p + o[c] in quarter c */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512i attn__qk8_q4x16(const unsigned char *const *p,
+                                                                 size_t o)
 {
-    const unsigned char *qd = quad + 4 * nq * 32 + g * 128;
-    __m512i k0, k1, z[4], bias = _mm512_loadu_si512((const void *)(qd + 64));
-    uint64_t h[4];
-    __m512 s, dd;
-    int r;
-    for (r = 0; r < 4; r++) {
-        if (r == 0 || cols)
-            h[r] = q4 ? attn__qk4_kload(k + r * rb, nb, g, &k0, &k1)
-                      : attn__qk8_kload(k + r * rb, nb, g, &k0, &k1);
-        z[r] = attn__qk8_z(k0, k1, quad + r * nq * 32 + g * 128);
-    }
-    if (q4) bias = _mm512_srai_epi32(bias, 4); /* 8 times the sum, for the nibbles' + 8 */
-    s = _mm512_cvtepi32_ps(_mm512_sub_epi32(attn__qk8_sum4(z), bias));
-    dd = _mm512_mul_ps(_mm512_loadu_ps((const float *)(const void *)qd),
-                       cols ? attn__qk8_dk4(h) : attn__qk8_dk(h[0]));
-    f = _mm_fmadd_ps(_mm512_castps512_ps128(s), _mm512_castps512_ps128(dd), f);
-    f = _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 1), _mm512_extractf32x4_ps(dd, 1), f);
-    f = _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 2), _mm512_extractf32x4_ps(dd, 2), f);
-    return _mm_fmadd_ps(_mm512_extractf32x4_ps(s, 3), _mm512_extractf32x4_ps(dd, 3), f);
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(p[0] + o)));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p[1] + o)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p[2] + o)), 2);
+    return _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(p[3] + o)), 3);
 }
 
-/* Columns j < nc into out[j]: 8 at a time (two fma chains), the rest one at a time */
+/* Column c's (c < 4, at p[c]) block at byte ob: its values (q8_0 + 128, or q4_0's nibbles)
+ * 0-15 in quarter c of *x0, 16-31 in quarter c of *x1; returns the 4 scales' bits */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint64_t attn__qk8_c4(int q4,
+                                                              const unsigned char *const *p,
+                                                              size_t ob, __m512i *x0,
+                                                              __m512i *x1)
+{
+    uint64_t h4 = 0;
+    size_t c;
+    if (q4) {
+        const __m512i v = attn__qk8_q4x16(p, ob + 2), m15 = _mm512_set1_epi8(15);
+        *x0 = _mm512_and_si512(v, m15);
+        *x1 = _mm512_and_si512(_mm512_srli_epi32(v, 4), m15);
+    } else {
+        const __m512i x80 = _mm512_set1_epi8((char)0x80);
+        *x0 = _mm512_xor_si512(attn__qk8_q4x16(p, ob + 2), x80);
+        *x1 = _mm512_xor_si512(attn__qk8_q4x16(p, ob + 18), x80);
+    }
+    ATTN__UNROLL
+    for (c = 0; c < 4; c++) {
+        uint16_t h;
+        memcpy(&h, p[c] + ob, 2);
+        h4 |= (uint64_t)h << 16 * c;
+    }
+    return h4;
+}
+
+/* attn_matmul_int8 for the quad's rows r < R (R 1 or 4; A's rows, each its own) against
+ * columns j < nc of B (q8_0, or q4_0 where q4; rows rb bytes apart at b, nb blocks each),
+ * out[r * ldo + j]: 4 columns at a time, their half-blocks in quarters (attn__qk8_c4)
+ * against a row's half-block broadcast, so one vpdpbusd per row and half; per block the
+ * rows' lanes summed by integer shuffles (lane 4 c + r), then one fma of I and dq dk into
+ * lane 4 c + r: attn__qd_rows's arithmetic, so its bits, without packing B. */
 static ATTN__QK8_ATTR ATTN__FORCE_INLINE void
-attn__qk8_cols_body(int q4, const unsigned char *b, size_t rb, size_t nc, size_t nb,
-                    const unsigned char *quad, size_t nq, float *out)
+attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+                    const unsigned char *quad, size_t nq, float *out, size_t ldo)
 {
-    size_t j = 0, g;
-    for (; j + 8 <= nc; j += 8) {
-        const unsigned char *b0 = b + j * rb;
-        __m128 f0 = _mm_setzero_ps(), f1 = _mm_setzero_ps();
-        for (g = 0; g < nq / 4; g++) {
-            f0 = attn__qk8_group(q4, 1, b0, rb, nb, g, quad, nq, f0);
-            f1 = attn__qk8_group(q4, 1, b0 + 4 * rb, rb, nb, g, quad, nq, f1);
+    const size_t bs = q4 ? 18 : 34;
+    const unsigned char *qd = quad + 4 * nq * 32;
+    size_t j, blk, c, r;
+    for (j = 0; j < nc; j += 4) {
+        const unsigned char *p[4];
+        __m512 f = _mm512_setzero_ps();
+        float o[16];
+        for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        for (blk = 0; blk < nb; blk++) {
+            const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
+            const __m128i b4 = _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64));
+            __m512i x0, x1, z[4], bias = _mm512_broadcast_i32x4(b4);
+            const uint64_t h4 = attn__qk8_c4(q4, p, ob, &x0, &x1);
+            ATTN__UNROLL
+            for (r = 0; r < 4; r++) {
+                const unsigned char *qr = quad + (r * nq + blk) * 32;
+                z[r] = r < R ? _mm512_dpbusd_epi32(
+                                   _mm512_dpbusd_epi32(_mm512_setzero_si512(), x0,
+                                                       _mm512_broadcast_i32x4(_mm_loadu_si128(
+                                                           (const __m128i *)(const void *)qr))),
+                                   x1,
+                                   _mm512_broadcast_i32x4(
+                                       _mm_loadu_si128((const __m128i *)(const void *)(qr + 16))))
+                             : _mm512_setzero_si512();
+            }
+            if (q4) bias = _mm512_srai_epi32(bias, 4); /* 8 times the sum */
+            f = _mm512_fmadd_ps(
+                _mm512_cvtepi32_ps(_mm512_sub_epi32(attn__qk8_sum4(z), bias)),
+                _mm512_mul_ps(attn__qk8_dk(h4), _mm512_broadcast_f32x4(_mm_loadu_ps(
+                                                    (const float *)(const void *)(qd + oq)))),
+                f);
         }
-        _mm_storeu_ps(out + j, f0);
-        _mm_storeu_ps(out + j + 4, f1);
-    }
-    for (; j < nc; j++) {
-        __m128 f0 = _mm_setzero_ps();
-        for (g = 0; g < nq / 4; g++)
-            f0 = attn__qk8_group(q4, 0, b + j * rb, rb, nb, g, quad, nq, f0);
-        out[j] = _mm_cvtss_f32(f0);
+        _mm512_storeu_ps(o, f);
+        for (c = 0; c < 4 && j + c < nc; c++)
+            for (r = 0; r < 4; r++) out[r * ldo + j + c] = o[4 * c + r];
     }
 }
 
-static ATTN__QK8_ATTR void attn__qk8_cols(int q4, const unsigned char *b, size_t rb, size_t nc,
-                                          size_t nb, const unsigned char *quad, size_t nq,
-                                          float *out)
+static ATTN__QK8_ATTR void attn__qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
+                                          size_t nc, size_t nb, const unsigned char *quad,
+                                          size_t nq, float *out, size_t ldo)
 {
-    if (q4) attn__qk8_cols_body(1, b, rb, nc, nb, quad, nq, out);
-    else attn__qk8_cols_body(0, b, rb, nc, nb, quad, nq, out);
+    if (q4 && R == 1) attn__qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (q4) attn__qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (R == 1) attn__qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else attn__qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
 }
 #endif
 #endif

@@ -1131,8 +1131,8 @@ ATTN__QD_ROWS(attn__qd_rows_rt, ATTN__VI_RT_ATTR, attn__vi_rt)
 
 #ifdef ATTN__HAVE_QK8
 /* Quads (simd/qk_4xq8_*.h): the rows path's queries on a q8_0 K cache, and (AVX512-VNNI:
- * ATTN__HAVE_QK8_COLS) one row of decode's matrix-vector, held 4 times to take 4 columns
- * at once, B read where it lies: attn__qd_rows's bits without packing B. */
+ * ATTN__HAVE_QK8_ROWS) decode's few rows of A in attn_matmul_int8, B read where it lies:
+ * attn__qd_rows's bits without packing B. */
 #define ATTN__QD_NQ(kb) (((kb) + 3) / 4 * 4)
 
 /* Row u of a quad of nq blocks from the nb blocks of 32 floats at x (attn__qd_quant's
@@ -1185,9 +1185,9 @@ ATTN_API size_t attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
     if (kb > SIZE_MAX / 64 / ATTN__QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
     ab = attn__round_up(m * kb * ATTN__QD_AB, ATTN__ALIGN);
     ab += attn__qd_nc(n, kb) / ATTN__VW * kb * ATTN__QD_GB + ATTN__ALIGN;
-#ifdef ATTN__HAVE_QK8_COLS
-    if (m == 1) { /* the quad (the CPU decides at the call) */
-        const size_t qb = ATTN__QK8_QUAD_BYTES(ATTN__QD_NQ(kb)) + ATTN__ALIGN;
+#ifdef ATTN__HAVE_QK8_ROWS
+    if (m <= ATTN__QK8_MR) { /* the quads (the CPU decides at the call) */
+        const size_t qb = (m + 3) / 4 * ATTN__QK8_QUAD_BYTES(ATTN__QD_NQ(kb)) + ATTN__ALIGN;
         if (qb > ab) ab = qb;
     }
 #endif
@@ -1235,20 +1235,32 @@ static attn_status attn__matmul_int8_path(size_t m, size_t n, size_t k, float al
         return ATTN_OK;
     }
     qa = (unsigned char *)attn__align(workspace);
-#ifdef ATTN__HAVE_QK8_COLS
-    if (rt && m == 1 && attn__qk8_cpu()) {
-        const size_t nq = ATTN__QD_NQ(kb), qb = ATTN__QK8_QUAD_BYTES(nq);
+#ifdef ATTN__HAVE_QK8_ROWS
+    if (rt && m <= ATTN__QK8_MR && attn__qk8_cpu()) {
+        const size_t nq = ATTN__QD_NQ(kb), qb = ATTN__QK8_QUAD_BYTES(nq), nquad = (m + 3) / 4;
         const size_t rbq = ldb / ATTN__QK * attn__dt_block_bytes(b_type);
-        memset(qa, 0, qb);
-        for (i = 0; i < 4; i++) /* before C is touched */
-            if (!attn__qk8_quad_row(a, kb, qa, nq, i)) return ATTN_ERR_ARG;
-        for (j = 0; j < n; j += ATTN__VW) {
-            const size_t wv = attn__min(ATTN__VW, n - j);
-            float o[ATTN__VW];
-            attn__qk8_cols(b_type == ATTN_Q4_0, (const unsigned char *)b + j * rbq, rbq, wv, kb,
-                           qa, nq, o);
-            attn__qd_store(c + j, wv == ATTN__VW ? attn__vload(o) : attn__vload_part(o, wv, 0.0f),
-                           wv, alpha, beta);
+        const int q4 = b_type == ATTN_Q4_0;
+        memset(qa, 0, nquad * qb);
+        for (i = 0; i < m; i++) /* before C is touched; a quad's missing rows zero */
+            if (!attn__qk8_quad_row(a + i * lda, kb, qa + i / 4 * qb, nq, i % 4))
+                return ATTN_ERR_ARG;
+        for (j = 0; j < n; j += ATTN__QK8_NC) {
+            const size_t w = attn__min(ATTN__QK8_NC, n - j);
+            float o[4 * ATTN__QK8_NC];
+            size_t q, r, v;
+            for (q = 0; q < nquad; q++) {
+                attn__qk8_rows(q4, m == 1 ? 1 : 4, (const unsigned char *)b + j * rbq, rbq, w,
+                               kb, qa + q * qb, nq, o, ATTN__QK8_NC);
+                for (r = 0; r < 4 && 4 * q + r < m; r++)
+                    for (v = 0; v < w; v += ATTN__VW) {
+                        const size_t wv = attn__min(ATTN__VW, w - v);
+                        const float *ov = o + r * ATTN__QK8_NC + v;
+                        attn__qd_store(c + (4 * q + r) * ldc + j + v,
+                                       wv == ATTN__VW ? attn__vload(ov)
+                                                      : attn__vload_part(ov, wv, 0.0f),
+                                       wv, alpha, beta);
+                    }
+            }
         }
         return ATTN_OK;
     }

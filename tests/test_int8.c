@@ -17,8 +17,8 @@
  *  - where the ISA file has int8 instructions chosen at run time (x86: AVX-VNNI, AVX512-VNNI)
  *    and this CPU has them, every case twice: those and the compiler-targeted ones (the
  *    test hook attn__matmul_int8_path), each to the bound, the two bit for bit; so also
- *    the AVX-512 path's few rows (m <= 8: B read in place, 4 rows of A a column) against
- *    the packed B, in every case;
+ *    the few rows read B in place (m <= 8: quads of 4 rows of A against 4 columns, one row
+ *    on its own) against the packed B, in every case;
  *  - refusals with C untouched: NaN, inf and a scale past binary16 in A's last block, k and
  *    ldb not whole blocks, other B types, NULL pointers and workspace, a short workspace,
  *    overlaps; m = 0 and n = 0 touch nothing; k = 0 gives beta C. */
