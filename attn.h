@@ -3121,12 +3121,12 @@ attn__scalar_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     size_t j, blk, c, r, u;
-    for (j = 0; j < nc; j += 2 * 2) {
-        const unsigned char *p[2 * 2];
+    for (j = 0; j < nc; j += 4) {
+        const unsigned char *p[4];
         __m256 f[2];
-        float o[8 * 2];
+        float o[16];
         for (u = 0; u < 2; u++) f[u] = _mm256_setzero_ps();
-        for (c = 0; c < 2 * 2; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
             const __m256 da = _mm256_broadcast_ps((const __m128 *)(const void *)(qd + oq));
@@ -3156,7 +3156,7 @@ attn__scalar_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
             }
         }
         for (u = 0; u < 2; u++) _mm256_storeu_ps(o + 8 * u, f[u]);
-        for (c = 0; c < 2 * 2 && j + c < nc; c++)
+        for (c = 0; c < 4 && j + c < nc; c++)
             for (r = 0; r < 4; r++) out[r * ldo + j + c] = o[4 * c + r];
     }
 }
@@ -3625,8 +3625,9 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
 /* int8 matmul: bytes of B repacked per chunk of columns (stays in L2 while every row of A
  * passes over it) */
 #define ATTN__SCALAR_QD_PANEL (256 * 1024)
-/* int8 matmul on AVX512-VNNI CPUs: up to this many rows of A read B where it lies, in quads
- * of 4 rows over chunks of ATTN__SCALAR_QK8_NC columns (the chunk stays in L2 for the next quad) */
+/* int8 matmul on CPUs with VNNI (AVX512-VNNI, AVX-VNNI): up to this many rows of A read B
+ * where it lies, in quads of 4 rows over chunks of ATTN__SCALAR_QK8_NC columns (a chunk stays in L2
+ * for the next quad) */
 #define ATTN__SCALAR_QK8_MR 8
 #define ATTN__SCALAR_QK8_NC 64
 /* int8 matmul: rows of A per tile (two column groups each; 4 rows make 8 integer and 8
@@ -11038,12 +11039,12 @@ attn__avx2_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, si
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     size_t j, blk, c, r, u;
-    for (j = 0; j < nc; j += 2 * 2) {
-        const unsigned char *p[2 * 2];
+    for (j = 0; j < nc; j += 4) {
+        const unsigned char *p[4];
         __m256 f[2];
-        float o[8 * 2];
+        float o[16];
         for (u = 0; u < 2; u++) f[u] = _mm256_setzero_ps();
-        for (c = 0; c < 2 * 2; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
             const __m256 da = _mm256_broadcast_ps((const __m128 *)(const void *)(qd + oq));
@@ -11073,7 +11074,7 @@ attn__avx2_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, si
             }
         }
         for (u = 0; u < 2; u++) _mm256_storeu_ps(o + 8 * u, f[u]);
-        for (c = 0; c < 2 * 2 && j + c < nc; c++)
+        for (c = 0; c < 4 && j + c < nc; c++)
             for (r = 0; r < 4; r++) out[r * ldo + j + c] = o[4 * c + r];
     }
 }
@@ -11542,8 +11543,9 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
 /* int8 matmul: bytes of B repacked per chunk of columns (stays in L2 while every row of A
  * passes over it) */
 #define ATTN__AVX2_QD_PANEL (256 * 1024)
-/* int8 matmul on AVX512-VNNI CPUs: up to this many rows of A read B where it lies, in quads
- * of 4 rows over chunks of ATTN__AVX2_QK8_NC columns (the chunk stays in L2 for the next quad) */
+/* int8 matmul on CPUs with VNNI (AVX512-VNNI, AVX-VNNI): up to this many rows of A read B
+ * where it lies, in quads of 4 rows over chunks of ATTN__AVX2_QK8_NC columns (a chunk stays in L2
+ * for the next quad) */
 #define ATTN__AVX2_QK8_MR 8
 #define ATTN__AVX2_QK8_NC 64
 /* int8 matmul: rows of A per tile (two column groups each; 4 rows make 8 integer and 8
@@ -18959,12 +18961,12 @@ attn__avx512_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     size_t j, blk, c, r, u;
-    for (j = 0; j < nc; j += 2 * 2) {
-        const unsigned char *p[2 * 2];
+    for (j = 0; j < nc; j += 4) {
+        const unsigned char *p[4];
         __m256 f[2];
-        float o[8 * 2];
+        float o[16];
         for (u = 0; u < 2; u++) f[u] = _mm256_setzero_ps();
-        for (c = 0; c < 2 * 2; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
             const __m256 da = _mm256_broadcast_ps((const __m128 *)(const void *)(qd + oq));
@@ -18994,7 +18996,7 @@ attn__avx512_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
             }
         }
         for (u = 0; u < 2; u++) _mm256_storeu_ps(o + 8 * u, f[u]);
-        for (c = 0; c < 2 * 2 && j + c < nc; c++)
+        for (c = 0; c < 4 && j + c < nc; c++)
             for (r = 0; r < 4; r++) out[r * ldo + j + c] = o[4 * c + r];
     }
 }
@@ -19463,8 +19465,9 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
 /* int8 matmul: bytes of B repacked per chunk of columns (stays in L2 while every row of A
  * passes over it) */
 #define ATTN__AVX512_QD_PANEL (256 * 1024)
-/* int8 matmul on AVX512-VNNI CPUs: up to this many rows of A read B where it lies, in quads
- * of 4 rows over chunks of ATTN__AVX512_QK8_NC columns (the chunk stays in L2 for the next quad) */
+/* int8 matmul on CPUs with VNNI (AVX512-VNNI, AVX-VNNI): up to this many rows of A read B
+ * where it lies, in quads of 4 rows over chunks of ATTN__AVX512_QK8_NC columns (a chunk stays in L2
+ * for the next quad) */
 #define ATTN__AVX512_QK8_MR 8
 #define ATTN__AVX512_QK8_NC 64
 /* int8 matmul: rows of A per tile (two column groups each; 4 rows make 8 integer and 8
@@ -27405,12 +27408,12 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     size_t j, blk, c, r, u;
-    for (j = 0; j < nc; j += 2 * 2) {
-        const unsigned char *p[2 * 2];
+    for (j = 0; j < nc; j += 4) {
+        const unsigned char *p[4];
         __m256 f[2];
-        float o[8 * 2];
+        float o[16];
         for (u = 0; u < 2; u++) f[u] = _mm256_setzero_ps();
-        for (c = 0; c < 2 * 2; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
             const __m256 da = _mm256_broadcast_ps((const __m128 *)(const void *)(qd + oq));
@@ -27440,7 +27443,7 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
             }
         }
         for (u = 0; u < 2; u++) _mm256_storeu_ps(o + 8 * u, f[u]);
-        for (c = 0; c < 2 * 2 && j + c < nc; c++)
+        for (c = 0; c < 4 && j + c < nc; c++)
             for (r = 0; r < 4; r++) out[r * ldo + j + c] = o[4 * c + r];
     }
 }
@@ -27909,8 +27912,9 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 /* int8 matmul: bytes of B repacked per chunk of columns (stays in L2 while every row of A
  * passes over it) */
 #define ATTN__QD_PANEL (256 * 1024)
-/* int8 matmul on AVX512-VNNI CPUs: up to this many rows of A read B where it lies, in quads
- * of 4 rows over chunks of ATTN__QK8_NC columns (the chunk stays in L2 for the next quad) */
+/* int8 matmul on CPUs with VNNI (AVX512-VNNI, AVX-VNNI): up to this many rows of A read B
+ * where it lies, in quads of 4 rows over chunks of ATTN__QK8_NC columns (a chunk stays in L2
+ * for the next quad) */
 #define ATTN__QK8_MR 8
 #define ATTN__QK8_NC 64
 /* int8 matmul: rows of A per tile (two column groups each; 4 rows make 8 integer and 8

@@ -89,12 +89,12 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     size_t j, blk, c, r, u;
-    for (j = 0; j < nc; j += 2 * 2) {
-        const unsigned char *p[2 * 2];
+    for (j = 0; j < nc; j += 4) {
+        const unsigned char *p[4];
         __m256 f[2];
-        float o[8 * 2];
+        float o[16];
         for (u = 0; u < 2; u++) f[u] = _mm256_setzero_ps();
-        for (c = 0; c < 2 * 2; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
             const __m256 da = _mm256_broadcast_ps((const __m128 *)(const void *)(qd + oq));
@@ -124,7 +124,7 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
             }
         }
         for (u = 0; u < 2; u++) _mm256_storeu_ps(o + 8 * u, f[u]);
-        for (c = 0; c < 2 * 2 && j + c < nc; c++)
+        for (c = 0; c < 4 && j + c < nc; c++)
             for (r = 0; r < 4; r++) out[r * ldo + j + c] = o[4 * c + r];
     }
 }

@@ -35,8 +35,9 @@
 /* int8 matmul: bytes of B repacked per chunk of columns (stays in L2 while every row of A
  * passes over it) */
 #define ATTN__QD_PANEL (256 * 1024)
-/* int8 matmul on AVX512-VNNI CPUs: up to this many rows of A read B where it lies, in quads
- * of 4 rows over chunks of ATTN__QK8_NC columns (the chunk stays in L2 for the next quad) */
+/* int8 matmul on CPUs with VNNI (AVX512-VNNI, AVX-VNNI): up to this many rows of A read B
+ * where it lies, in quads of 4 rows over chunks of ATTN__QK8_NC columns (a chunk stays in L2
+ * for the next quad) */
 #define ATTN__QK8_MR 8
 #define ATTN__QK8_NC 64
 /* int8 matmul: rows of A per tile (two column groups each; 4 rows make 8 integer and 8
