@@ -2762,7 +2762,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
 #endif
 
 #ifdef ATTN__SCALAR_HAVE_QK8
-#define ATTN__SCALAR_HAVE_QK8_ROWS 1 /* attn__scalar_qk8_rows, below */
+#define ATTN__SCALAR_HAVE_QK8_ROWS 1 /* attn__scalar_qk8_rows_body, below */
 /* Four query rows, quantized, as a quad of nq blocks of 32 (nq a multiple of 4; blocks past
  * the row's end zero): 4 x nq x 32 int8 (row r's values at r * nq * 32), then per group of
  * 4 blocks 16 floats, lane 4 b + r the scale of row r's block b, then 16 int32, lane 4 b + r
@@ -2949,15 +2949,6 @@ attn__scalar_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
     }
 }
 
-static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
-                                          size_t nc, size_t nb, const unsigned char *quad,
-                                          size_t nq, float *out, size_t ldo)
-{
-    if (q4 && R == 1) attn__scalar_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (q4) attn__scalar_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (R == 1) attn__scalar_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else attn__scalar_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
-}
 #endif
 #endif
 /* end of simd/qk_4xq8_avx512.h */
@@ -3055,7 +3046,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
 #endif
 
 #ifdef ATTN__SCALAR_HAVE_QK8
-#define ATTN__SCALAR_HAVE_QK8_ROWS 1 /* attn__scalar_qk8_rows, below */
+#define ATTN__SCALAR_HAVE_QK8_ROWS 1 /* attn__scalar_qk8_rows_body, below */
 /* The quad's layout: simd/qk_4xq8_avx512.h's */
 #define ATTN__SCALAR_QK8_QUAD_BYTES(nq) ((nq) * 160)
 
@@ -3111,7 +3102,7 @@ static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE uint32_t attn__scalar_qk8
     return (uint32_t)h0 | (uint32_t)h1 << 16;
 }
 
-/* simd/qk_4xq8_avx512.h's attn__scalar_qk8_rows (the same contract and arithmetic, so the same
+/* simd/qk_4xq8_avx512.h's attn__scalar_qk8_rows_body (the same contract and arithmetic, so the same
  * bits), 2 columns to a vector (half c: column c), 4 columns at a time */
 static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE void
 attn__scalar_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
@@ -3161,15 +3152,6 @@ attn__scalar_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
     }
 }
 
-static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
-                                          size_t nc, size_t nb, const unsigned char *quad,
-                                          size_t nq, float *out, size_t ldo)
-{
-    if (q4 && R == 1) attn__scalar_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (q4) attn__scalar_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (R == 1) attn__scalar_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else attn__scalar_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
-}
 
 /* simd/qk_4xq8_avx512.h's attn__scalar_qk8_scores (the same contract and arithmetic): per group
  * of 4 blocks, blocks 0 and 1 in f0's lanes 4 b + r, blocks 2 and 3 in f1's, so that
@@ -6197,6 +6179,19 @@ static int attn__scalar_qk8_quad_row(const float *x, size_t nb, unsigned char *q
         memcpy(qd + at + 64 + 4 * lane, &sum, 4);
     }
     return 1;
+}
+#endif
+
+#ifdef ATTN__SCALAR_HAVE_QK8_ROWS
+/* The ISA file's attn__scalar_qk8_rows_body for q8_0 or q4_0 (q4) B and 1 or 4 (R) rows */
+static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
+                                          size_t nc, size_t nb, const unsigned char *quad,
+                                          size_t nq, float *out, size_t ldo)
+{
+    if (q4 && R == 1) attn__scalar_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (q4) attn__scalar_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (R == 1) attn__scalar_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else attn__scalar_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
 }
 #endif
 
@@ -10680,7 +10675,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
 #endif
 
 #ifdef ATTN__AVX2_HAVE_QK8
-#define ATTN__AVX2_HAVE_QK8_ROWS 1 /* attn__avx2_qk8_rows, below */
+#define ATTN__AVX2_HAVE_QK8_ROWS 1 /* attn__avx2_qk8_rows_body, below */
 /* Four query rows, quantized, as a quad of nq blocks of 32 (nq a multiple of 4; blocks past
  * the row's end zero): 4 x nq x 32 int8 (row r's values at r * nq * 32), then per group of
  * 4 blocks 16 floats, lane 4 b + r the scale of row r's block b, then 16 int32, lane 4 b + r
@@ -10867,15 +10862,6 @@ attn__avx2_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, si
     }
 }
 
-static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
-                                          size_t nc, size_t nb, const unsigned char *quad,
-                                          size_t nq, float *out, size_t ldo)
-{
-    if (q4 && R == 1) attn__avx2_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (q4) attn__avx2_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (R == 1) attn__avx2_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else attn__avx2_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
-}
 #endif
 #endif
 /* end of simd/qk_4xq8_avx512.h */
@@ -10973,7 +10959,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
 #endif
 
 #ifdef ATTN__AVX2_HAVE_QK8
-#define ATTN__AVX2_HAVE_QK8_ROWS 1 /* attn__avx2_qk8_rows, below */
+#define ATTN__AVX2_HAVE_QK8_ROWS 1 /* attn__avx2_qk8_rows_body, below */
 /* The quad's layout: simd/qk_4xq8_avx512.h's */
 #define ATTN__AVX2_QK8_QUAD_BYTES(nq) ((nq) * 160)
 
@@ -11029,7 +11015,7 @@ static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE uint32_t attn__avx2_qk8_c2(in
     return (uint32_t)h0 | (uint32_t)h1 << 16;
 }
 
-/* simd/qk_4xq8_avx512.h's attn__avx2_qk8_rows (the same contract and arithmetic, so the same
+/* simd/qk_4xq8_avx512.h's attn__avx2_qk8_rows_body (the same contract and arithmetic, so the same
  * bits), 2 columns to a vector (half c: column c), 4 columns at a time */
 static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE void
 attn__avx2_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
@@ -11079,15 +11065,6 @@ attn__avx2_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, si
     }
 }
 
-static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
-                                          size_t nc, size_t nb, const unsigned char *quad,
-                                          size_t nq, float *out, size_t ldo)
-{
-    if (q4 && R == 1) attn__avx2_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (q4) attn__avx2_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (R == 1) attn__avx2_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else attn__avx2_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
-}
 
 /* simd/qk_4xq8_avx512.h's attn__avx2_qk8_scores (the same contract and arithmetic): per group
  * of 4 blocks, blocks 0 and 1 in f0's lanes 4 b + r, blocks 2 and 3 in f1's, so that
@@ -14115,6 +14092,19 @@ static int attn__avx2_qk8_quad_row(const float *x, size_t nb, unsigned char *qua
         memcpy(qd + at + 64 + 4 * lane, &sum, 4);
     }
     return 1;
+}
+#endif
+
+#ifdef ATTN__AVX2_HAVE_QK8_ROWS
+/* The ISA file's attn__avx2_qk8_rows_body for q8_0 or q4_0 (q4) B and 1 or 4 (R) rows */
+static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
+                                          size_t nc, size_t nb, const unsigned char *quad,
+                                          size_t nq, float *out, size_t ldo)
+{
+    if (q4 && R == 1) attn__avx2_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (q4) attn__avx2_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (R == 1) attn__avx2_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else attn__avx2_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
 }
 #endif
 
@@ -18602,7 +18592,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
 #endif
 
 #ifdef ATTN__AVX512_HAVE_QK8
-#define ATTN__AVX512_HAVE_QK8_ROWS 1 /* attn__avx512_qk8_rows, below */
+#define ATTN__AVX512_HAVE_QK8_ROWS 1 /* attn__avx512_qk8_rows_body, below */
 /* Four query rows, quantized, as a quad of nq blocks of 32 (nq a multiple of 4; blocks past
  * the row's end zero): 4 x nq x 32 int8 (row r's values at r * nq * 32), then per group of
  * 4 blocks 16 floats, lane 4 b + r the scale of row r's block b, then 16 int32, lane 4 b + r
@@ -18789,15 +18779,6 @@ attn__avx512_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
     }
 }
 
-static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
-                                          size_t nc, size_t nb, const unsigned char *quad,
-                                          size_t nq, float *out, size_t ldo)
-{
-    if (q4 && R == 1) attn__avx512_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (q4) attn__avx512_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (R == 1) attn__avx512_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else attn__avx512_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
-}
 #endif
 #endif
 /* end of simd/qk_4xq8_avx512.h */
@@ -18895,7 +18876,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
 #endif
 
 #ifdef ATTN__AVX512_HAVE_QK8
-#define ATTN__AVX512_HAVE_QK8_ROWS 1 /* attn__avx512_qk8_rows, below */
+#define ATTN__AVX512_HAVE_QK8_ROWS 1 /* attn__avx512_qk8_rows_body, below */
 /* The quad's layout: simd/qk_4xq8_avx512.h's */
 #define ATTN__AVX512_QK8_QUAD_BYTES(nq) ((nq) * 160)
 
@@ -18951,7 +18932,7 @@ static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE uint32_t attn__avx512_qk8
     return (uint32_t)h0 | (uint32_t)h1 << 16;
 }
 
-/* simd/qk_4xq8_avx512.h's attn__avx512_qk8_rows (the same contract and arithmetic, so the same
+/* simd/qk_4xq8_avx512.h's attn__avx512_qk8_rows_body (the same contract and arithmetic, so the same
  * bits), 2 columns to a vector (half c: column c), 4 columns at a time */
 static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE void
 attn__avx512_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
@@ -19001,15 +18982,6 @@ attn__avx512_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
     }
 }
 
-static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
-                                          size_t nc, size_t nb, const unsigned char *quad,
-                                          size_t nq, float *out, size_t ldo)
-{
-    if (q4 && R == 1) attn__avx512_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (q4) attn__avx512_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (R == 1) attn__avx512_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else attn__avx512_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
-}
 
 /* simd/qk_4xq8_avx512.h's attn__avx512_qk8_scores (the same contract and arithmetic): per group
  * of 4 blocks, blocks 0 and 1 in f0's lanes 4 b + r, blocks 2 and 3 in f1's, so that
@@ -22037,6 +22009,19 @@ static int attn__avx512_qk8_quad_row(const float *x, size_t nb, unsigned char *q
         memcpy(qd + at + 64 + 4 * lane, &sum, 4);
     }
     return 1;
+}
+#endif
+
+#ifdef ATTN__AVX512_HAVE_QK8_ROWS
+/* The ISA file's attn__avx512_qk8_rows_body for q8_0 or q4_0 (q4) B and 1 or 4 (R) rows */
+static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
+                                          size_t nc, size_t nb, const unsigned char *quad,
+                                          size_t nq, float *out, size_t ldo)
+{
+    if (q4 && R == 1) attn__avx512_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (q4) attn__avx512_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (R == 1) attn__avx512_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else attn__avx512_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
 }
 #endif
 
@@ -27049,7 +27034,7 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 #endif
 
 #ifdef ATTN__HAVE_QK8
-#define ATTN__HAVE_QK8_ROWS 1 /* attn__qk8_rows, below */
+#define ATTN__HAVE_QK8_ROWS 1 /* attn__qk8_rows_body, below */
 /* Four query rows, quantized, as a quad of nq blocks of 32 (nq a multiple of 4; blocks past
  * the row's end zero): 4 x nq x 32 int8 (row r's values at r * nq * 32), then per group of
  * 4 blocks 16 floats, lane 4 b + r the scale of row r's block b, then 16 int32, lane 4 b + r
@@ -27236,15 +27221,6 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
     }
 }
 
-static ATTN__QK8_ATTR void attn__qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
-                                          size_t nc, size_t nb, const unsigned char *quad,
-                                          size_t nq, float *out, size_t ldo)
-{
-    if (q4 && R == 1) attn__qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (q4) attn__qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (R == 1) attn__qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else attn__qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
-}
 #endif
 #endif
 /* end of simd/qk_4xq8_avx512.h */
@@ -27342,7 +27318,7 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 #endif
 
 #ifdef ATTN__HAVE_QK8
-#define ATTN__HAVE_QK8_ROWS 1 /* attn__qk8_rows, below */
+#define ATTN__HAVE_QK8_ROWS 1 /* attn__qk8_rows_body, below */
 /* The quad's layout: simd/qk_4xq8_avx512.h's */
 #define ATTN__QK8_QUAD_BYTES(nq) ((nq) * 160)
 
@@ -27398,7 +27374,7 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint32_t attn__qk8_c2(int q4,
     return (uint32_t)h0 | (uint32_t)h1 << 16;
 }
 
-/* simd/qk_4xq8_avx512.h's attn__qk8_rows (the same contract and arithmetic, so the same
+/* simd/qk_4xq8_avx512.h's attn__qk8_rows_body (the same contract and arithmetic, so the same
  * bits), 2 columns to a vector (half c: column c), 4 columns at a time */
 static ATTN__QK8_ATTR ATTN__FORCE_INLINE void
 attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
@@ -27448,15 +27424,6 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
     }
 }
 
-static ATTN__QK8_ATTR void attn__qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
-                                          size_t nc, size_t nb, const unsigned char *quad,
-                                          size_t nq, float *out, size_t ldo)
-{
-    if (q4 && R == 1) attn__qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (q4) attn__qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (R == 1) attn__qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else attn__qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
-}
 
 /* simd/qk_4xq8_avx512.h's attn__qk8_scores (the same contract and arithmetic): per group
  * of 4 blocks, blocks 0 and 1 in f0's lanes 4 b + r, blocks 2 and 3 in f1's, so that
@@ -30484,6 +30451,19 @@ static int attn__qk8_quad_row(const float *x, size_t nb, unsigned char *quad, si
         memcpy(qd + at + 64 + 4 * lane, &sum, 4);
     }
     return 1;
+}
+#endif
+
+#ifdef ATTN__HAVE_QK8_ROWS
+/* The ISA file's attn__qk8_rows_body for q8_0 or q4_0 (q4) B and 1 or 4 (R) rows */
+static ATTN__QK8_ATTR void attn__qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
+                                          size_t nc, size_t nb, const unsigned char *quad,
+                                          size_t nq, float *out, size_t ldo)
+{
+    if (q4 && R == 1) attn__qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (q4) attn__qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (R == 1) attn__qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else attn__qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
 }
 #endif
 

@@ -23,7 +23,7 @@
 #endif
 
 #ifdef ATTN__HAVE_QK8
-#define ATTN__HAVE_QK8_ROWS 1 /* attn__qk8_rows, below */
+#define ATTN__HAVE_QK8_ROWS 1 /* attn__qk8_rows_body, below */
 /* The quad's layout: simd/qk_4xq8_avx512.h's */
 #define ATTN__QK8_QUAD_BYTES(nq) ((nq) * 160)
 
@@ -79,7 +79,7 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint32_t attn__qk8_c2(int q4,
     return (uint32_t)h0 | (uint32_t)h1 << 16;
 }
 
-/* simd/qk_4xq8_avx512.h's attn__qk8_rows (the same contract and arithmetic, so the same
+/* simd/qk_4xq8_avx512.h's attn__qk8_rows_body (the same contract and arithmetic, so the same
  * bits), 2 columns to a vector (half c: column c), 4 columns at a time */
 static ATTN__QK8_ATTR ATTN__FORCE_INLINE void
 attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
@@ -129,15 +129,6 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
     }
 }
 
-static ATTN__QK8_ATTR void attn__qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
-                                          size_t nc, size_t nb, const unsigned char *quad,
-                                          size_t nq, float *out, size_t ldo)
-{
-    if (q4 && R == 1) attn__qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (q4) attn__qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (R == 1) attn__qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else attn__qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
-}
 
 /* simd/qk_4xq8_avx512.h's attn__qk8_scores (the same contract and arithmetic): per group
  * of 4 blocks, blocks 0 and 1 in f0's lanes 4 b + r, blocks 2 and 3 in f1's, so that

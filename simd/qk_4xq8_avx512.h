@@ -20,7 +20,7 @@
 #endif
 
 #ifdef ATTN__HAVE_QK8
-#define ATTN__HAVE_QK8_ROWS 1 /* attn__qk8_rows, below */
+#define ATTN__HAVE_QK8_ROWS 1 /* attn__qk8_rows_body, below */
 /* Four query rows, quantized, as a quad of nq blocks of 32 (nq a multiple of 4; blocks past
  * the row's end zero): 4 x nq x 32 int8 (row r's values at r * nq * 32), then per group of
  * 4 blocks 16 floats, lane 4 b + r the scale of row r's block b, then 16 int32, lane 4 b + r
@@ -207,14 +207,5 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
     }
 }
 
-static ATTN__QK8_ATTR void attn__qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
-                                          size_t nc, size_t nb, const unsigned char *quad,
-                                          size_t nq, float *out, size_t ldo)
-{
-    if (q4 && R == 1) attn__qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (q4) attn__qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (R == 1) attn__qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else attn__qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
-}
 #endif
 #endif

@@ -1157,6 +1157,19 @@ static int attn__qk8_quad_row(const float *x, size_t nb, unsigned char *quad, si
 }
 #endif
 
+#ifdef ATTN__HAVE_QK8_ROWS
+/* The ISA file's attn__qk8_rows_body for q8_0 or q4_0 (q4) B and 1 or 4 (R) rows */
+static ATTN__QK8_ATTR void attn__qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
+                                          size_t nc, size_t nb, const unsigned char *quad,
+                                          size_t nq, float *out, size_t ldo)
+{
+    if (q4 && R == 1) attn__qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (q4) attn__qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
+    else if (R == 1) attn__qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
+    else attn__qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
+}
+#endif
+
 /* C's ATTN__VW (wv <= VW) columns at cv = alpha acc (+ beta C) */
 static void attn__qd_store(float *cv, attn__v acc, size_t wv, float alpha, float beta)
 {
