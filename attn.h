@@ -7124,11 +7124,17 @@ static void attn__scalar_tile_rows(const attn__scalar_hd *hds, size_t nh, size_t
     const attn__scalar_hd *hd = hds;
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
     const size_t kend = attn__scalar_kend(hd, q0, tq); /* the same for every head of the group */
+    /* the rows copied to the packed queries' (unused) segment, each at a 64-byte boundary,
+     * wherever they fit: Q's loads in the dot products then never split a cache line */
+    const size_t dq = attn__scalar_round_up(d, ATTN__SCALAR_ALIGN / sizeof(float));
+    const int staged = rows * dq <= ATTN__SCALAR_TQ * d + ATTN__SCALAR_VW;
     size_t k0, g, r, tk;
 #ifdef ATTN__SCALAR_HAVE_QK8
     const int qk8 = w->qk8 && hd->kvt == ATTN_Q8_0 && attn__scalar_qk8_quads(hds, q0, tq, rows, w);
 #endif
     attn__scalar_tile_init(hds, tq, rows, rows, w);
+    for (r = 0; staged && r < rows; r++)
+        memcpy(w->qp + r * dq, hds[r / tq].q + (q0 + r % tq) * hd->q_sl, d * sizeof(float));
     /* with scores, every key is scored (the window's too) */
     for (k0 = hd->scores ? 0 : attn__scalar_first(hd, q0); k0 < kend; k0 += tk) {
         const void *kt = attn__scalar_dt_at(hd->kvt, hd->k, attn__scalar_krow(hd, k0) * hd->k_sl);
@@ -7141,7 +7147,7 @@ static void attn__scalar_tile_rows(const attn__scalar_hd *hds, size_t nh, size_t
             for (r = 0; r < gr; r++) { /* row g + r: head (g + r) / tq, query (g + r) % tq */
                 const size_t qi = q0 + (g + r) % tq;
                 n[r] = attn__scalar_visible(hd, qi, k0, tk);
-                qr[r] = hds[(g + r) / tq].q + qi * hd->q_sl;
+                qr[r] = staged ? w->qp + (g + r) * dq : hds[(g + r) / tq].q + qi * hd->q_sl;
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
 #ifdef ATTN__SCALAR_HAVE_QK8
@@ -15037,11 +15043,17 @@ static void attn__avx2_tile_rows(const attn__avx2_hd *hds, size_t nh, size_t q0,
     const attn__avx2_hd *hd = hds;
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
     const size_t kend = attn__avx2_kend(hd, q0, tq); /* the same for every head of the group */
+    /* the rows copied to the packed queries' (unused) segment, each at a 64-byte boundary,
+     * wherever they fit: Q's loads in the dot products then never split a cache line */
+    const size_t dq = attn__avx2_round_up(d, ATTN__AVX2_ALIGN / sizeof(float));
+    const int staged = rows * dq <= ATTN__AVX2_TQ * d + ATTN__AVX2_VW;
     size_t k0, g, r, tk;
 #ifdef ATTN__AVX2_HAVE_QK8
     const int qk8 = w->qk8 && hd->kvt == ATTN_Q8_0 && attn__avx2_qk8_quads(hds, q0, tq, rows, w);
 #endif
     attn__avx2_tile_init(hds, tq, rows, rows, w);
+    for (r = 0; staged && r < rows; r++)
+        memcpy(w->qp + r * dq, hds[r / tq].q + (q0 + r % tq) * hd->q_sl, d * sizeof(float));
     /* with scores, every key is scored (the window's too) */
     for (k0 = hd->scores ? 0 : attn__avx2_first(hd, q0); k0 < kend; k0 += tk) {
         const void *kt = attn__avx2_dt_at(hd->kvt, hd->k, attn__avx2_krow(hd, k0) * hd->k_sl);
@@ -15054,7 +15066,7 @@ static void attn__avx2_tile_rows(const attn__avx2_hd *hds, size_t nh, size_t q0,
             for (r = 0; r < gr; r++) { /* row g + r: head (g + r) / tq, query (g + r) % tq */
                 const size_t qi = q0 + (g + r) % tq;
                 n[r] = attn__avx2_visible(hd, qi, k0, tk);
-                qr[r] = hds[(g + r) / tq].q + qi * hd->q_sl;
+                qr[r] = staged ? w->qp + (g + r) * dq : hds[(g + r) / tq].q + qi * hd->q_sl;
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
 #ifdef ATTN__AVX2_HAVE_QK8
@@ -22954,11 +22966,17 @@ static void attn__avx512_tile_rows(const attn__avx512_hd *hds, size_t nh, size_t
     const attn__avx512_hd *hd = hds;
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
     const size_t kend = attn__avx512_kend(hd, q0, tq); /* the same for every head of the group */
+    /* the rows copied to the packed queries' (unused) segment, each at a 64-byte boundary,
+     * wherever they fit: Q's loads in the dot products then never split a cache line */
+    const size_t dq = attn__avx512_round_up(d, ATTN__AVX512_ALIGN / sizeof(float));
+    const int staged = rows * dq <= ATTN__AVX512_TQ * d + ATTN__AVX512_VW;
     size_t k0, g, r, tk;
 #ifdef ATTN__AVX512_HAVE_QK8
     const int qk8 = w->qk8 && hd->kvt == ATTN_Q8_0 && attn__avx512_qk8_quads(hds, q0, tq, rows, w);
 #endif
     attn__avx512_tile_init(hds, tq, rows, rows, w);
+    for (r = 0; staged && r < rows; r++)
+        memcpy(w->qp + r * dq, hds[r / tq].q + (q0 + r % tq) * hd->q_sl, d * sizeof(float));
     /* with scores, every key is scored (the window's too) */
     for (k0 = hd->scores ? 0 : attn__avx512_first(hd, q0); k0 < kend; k0 += tk) {
         const void *kt = attn__avx512_dt_at(hd->kvt, hd->k, attn__avx512_krow(hd, k0) * hd->k_sl);
@@ -22971,7 +22989,7 @@ static void attn__avx512_tile_rows(const attn__avx512_hd *hds, size_t nh, size_t
             for (r = 0; r < gr; r++) { /* row g + r: head (g + r) / tq, query (g + r) % tq */
                 const size_t qi = q0 + (g + r) % tq;
                 n[r] = attn__avx512_visible(hd, qi, k0, tk);
-                qr[r] = hds[(g + r) / tq].q + qi * hd->q_sl;
+                qr[r] = staged ? w->qp + (g + r) * dq : hds[(g + r) / tq].q + qi * hd->q_sl;
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
 #ifdef ATTN__AVX512_HAVE_QK8
@@ -31396,11 +31414,17 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
     const attn__hd *hd = hds;
     const size_t d = hd->d, dv = hd->dv, dvp = w->dvp, rows = nh * tq;
     const size_t kend = attn__kend(hd, q0, tq); /* the same for every head of the group */
+    /* the rows copied to the packed queries' (unused) segment, each at a 64-byte boundary,
+     * wherever they fit: Q's loads in the dot products then never split a cache line */
+    const size_t dq = attn__round_up(d, ATTN__ALIGN / sizeof(float));
+    const int staged = rows * dq <= ATTN__TQ * d + ATTN__VW;
     size_t k0, g, r, tk;
 #ifdef ATTN__HAVE_QK8
     const int qk8 = w->qk8 && hd->kvt == ATTN_Q8_0 && attn__qk8_quads(hds, q0, tq, rows, w);
 #endif
     attn__tile_init(hds, tq, rows, rows, w);
+    for (r = 0; staged && r < rows; r++)
+        memcpy(w->qp + r * dq, hds[r / tq].q + (q0 + r % tq) * hd->q_sl, d * sizeof(float));
     /* with scores, every key is scored (the window's too) */
     for (k0 = hd->scores ? 0 : attn__first(hd, q0); k0 < kend; k0 += tk) {
         const void *kt = attn__dt_at(hd->kvt, hd->k, attn__krow(hd, k0) * hd->k_sl);
@@ -31413,7 +31437,7 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
             for (r = 0; r < gr; r++) { /* row g + r: head (g + r) / tq, query (g + r) % tq */
                 const size_t qi = q0 + (g + r) % tq;
                 n[r] = attn__visible(hd, qi, k0, tk);
-                qr[r] = hds[(g + r) / tq].q + qi * hd->q_sl;
+                qr[r] = staged ? w->qp + (g + r) * dq : hds[(g + r) / tq].q + qi * hd->q_sl;
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
 #ifdef ATTN__HAVE_QK8

@@ -294,17 +294,19 @@ static void bench_attention(struct op *op)
  * and q8_0, and the other caches' calls per second over the f32 cache's. */
 static void bench_decode(struct op *op)
 {
-    static const size_t cfg[][4] = {/* q_len, kv_len, heads, kv_heads */
-                                    {1, 4096, 8, 8},   {1, 4096, 32, 32}, {1, 4096, 32, 8},
-                                    {4, 4096, 8, 8},   {1, 16384, 8, 8},  {1, 16384, 32, 32},
-                                    {1, 16384, 32, 8}, {4, 16384, 8, 8},  {1, 256, 32, 8},
-                                    {4, 256, 8, 8}};
+    /* q_len, kv_len, heads, kv_heads, Q's offset from a 64-byte boundary in floats (4: the
+     * 16 bytes malloc guarantees) */
+    static const size_t cfg[][5] = {
+        {1, 4096, 8, 8, 0},   {1, 4096, 32, 32, 0}, {1, 4096, 32, 8, 0},  {4, 4096, 8, 8, 0},
+        {1, 16384, 8, 8, 0},  {1, 16384, 32, 32, 0}, {1, 16384, 32, 8, 0}, {4, 16384, 8, 8, 0},
+        {1, 256, 32, 8, 0},   {4, 256, 8, 8, 0},    {1, 4096, 32, 8, 4},  {4, 4096, 8, 8, 4}};
     const size_t d = 128;
     size_t ci;
     int ty;
     for (ci = 0; ci < sizeof cfg / sizeof cfg[0]; ci++)
         for (ty = ATTN_F32; ty <= ATTN_Q8_0; ty++) {
             const size_t lq = cfg[ci][0], lk = cfg[ci][1], heads = cfg[ci][2], kvh = cfg[ci][3];
+            const size_t qoff = cfg[ci][4];
             const size_t nq = heads * lq * d, nkv = kvh * lk * d;
             struct attcase c;
             struct limit lim;
@@ -312,24 +314,26 @@ static void bench_decode(struct op *op)
             float *q, *k, *v, *o;
             if (g_opt.quick && ci > 0)
                 continue;
-            q = falloc(nq);
+            q = falloc(nq + qoff);
             k = falloc(nkv);
             v = falloc(nkv);
             o = falloc(nq);
-            fill_uniform(q, nq, -1.0f, 1.0f);
+            fill_uniform(q + qoff, nq, -1.0f, 1.0f);
             fill_uniform(k, nkv, -1.0f, 1.0f);
             fill_uniform(v, nkv, -1.0f, 1.0f);
             memset(o, 0, nq * sizeof(float));
-            c.p = attn_attention_init(1, heads, kvh, lq, lk, d, d, q, k, v, o, ATTN_LAYOUT_BHLD);
+            c.p = attn_attention_init(1, heads, kvh, lq, lk, d, d, q + qoff, k, v, o,
+                                      ATTN_LAYOUT_BHLD);
             attcase_store(&c, (attn_dtype)ty, k, v, nkv, nkv);
             attcase_alloc(&c, lq, lk, d);
             lim.name = "read_256MiB";
             lim.value = g_lim.read_mem;
             lim.factor = 1.0;
             g_predict.variant = ty;
-            sprintf(shape, "q%lu:kv%lu:h%lu/%lu:d%lu%s%s", (unsigned long)lq, (unsigned long)lk,
-                    (unsigned long)heads, (unsigned long)kvh, (unsigned long)d,
-                    ty == ATTN_F32 ? "" : ":", ty == ATTN_F32 ? "" : dtype_name[ty]);
+            sprintf(shape, "q%lu:kv%lu:h%lu/%lu:d%lu%s%s%s", (unsigned long)lq,
+                    (unsigned long)lk, (unsigned long)heads, (unsigned long)kvh,
+                    (unsigned long)d, ty == ATTN_F32 ? "" : ":",
+                    ty == ATTN_F32 ? "" : dtype_name[ty], qoff ? ":q16B" : "");
             bench_shape(op, shape, 2.0 * (double)attn_dtype_bytes((attn_dtype)ty, nkv), &c, o,
                         nq, 1, &lim);
             if (ty != ATTN_F32)
@@ -385,7 +389,7 @@ struct op bench_op_decode = {
         "time; ratio = value / naive loop (on the widened values); share of the read "
         "bandwidth measured at 256 MiB (the caches of 4096 and 16384 keys are 4-512 MiB, so "
         "part may sit in L3; those of 256 keys, 0.5-2 MiB, sit in L2 or L3: the per-key work "
-        "binds there); "
+        "binds there); :q16B = Q 16 bytes past a 64-byte boundary, as malloc may give it; "
         "*-unfused = sgemm (m = queries) + attn_softmax + sgemm; attn-<type>/f32 = calls/s "
         "on the 16-bit or q8_0 cache over the f32 cache's; attn-dispatched = the one-binary "
         "build (see the header)",
