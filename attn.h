@@ -3152,7 +3152,6 @@ attn__scalar_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
     }
 }
 
-
 /* simd/qk_4xq8_avx512.h's attn__scalar_qk8_scores (the same contract and arithmetic): per group
  * of 4 blocks, blocks 0 and 1 in f0's lanes 4 b + r, blocks 2 and 3 in f1's, so that
  * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). */
@@ -11070,7 +11069,6 @@ attn__avx2_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, si
             for (r = 0; r < 4; r++) out[r * ldo + j + c] = o[4 * c + r];
     }
 }
-
 
 /* simd/qk_4xq8_avx512.h's attn__avx2_qk8_scores (the same contract and arithmetic): per group
  * of 4 blocks, blocks 0 and 1 in f0's lanes 4 b + r, blocks 2 and 3 in f1's, so that
@@ -18993,7 +18991,6 @@ attn__avx512_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
             for (r = 0; r < 4; r++) out[r * ldo + j + c] = o[4 * c + r];
     }
 }
-
 
 /* simd/qk_4xq8_avx512.h's attn__avx512_qk8_scores (the same contract and arithmetic): per group
  * of 4 blocks, blocks 0 and 1 in f0's lanes 4 b + r, blocks 2 and 3 in f1's, so that
@@ -27441,7 +27438,6 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
             for (r = 0; r < 4; r++) out[r * ldo + j + c] = o[4 * c + r];
     }
 }
-
 
 /* simd/qk_4xq8_avx512.h's attn__qk8_scores (the same contract and arithmetic): per group
  * of 4 blocks, blocks 0 and 1 in f0's lanes 4 b + r, blocks 2 and 3 in f1's, so that

@@ -129,7 +129,6 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
     }
 }
 
-
 /* simd/qk_4xq8_avx512.h's attn__qk8_scores (the same contract and arithmetic): per group
  * of 4 blocks, blocks 0 and 1 in f0's lanes 4 b + r, blocks 2 and 3 in f1's, so that
  * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). */
