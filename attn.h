@@ -1041,14 +1041,27 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 #define ATTN__SCALAR_UNROLL _Pragma("GCC unroll 8") /* the next loop, in full */
 #define ATTN__SCALAR_NOINLINE __attribute__((noinline))
 #define ATTN__SCALAR_PREFETCH(p) __builtin_prefetch(p)
+#define ATTN__SCALAR_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2) /* to L2 (and out) only */
 #define ATTN__SCALAR_PREFETCHW(p) __builtin_prefetch(p, 1)
 #else
 #define ATTN__SCALAR_FORCE_INLINE inline
 #define ATTN__SCALAR_NOINLINE
 #define ATTN__SCALAR_UNROLL
 #define ATTN__SCALAR_PREFETCH(p) ((void)(p))
+#define ATTN__SCALAR_PREFETCH_L2(p) ((void)(p))
 #define ATTN__SCALAR_PREFETCHW(p) ((void)(p))
 #endif
+
+/* The cache lines of bytes [p, p + n) requested into L2 (n > 0): the decode path asks for
+ * V row j while it scores K row j, so out of cache the two streams arrive together (L2, as
+ * a tile's V rows in f32 outgrow L1 before P V reads them) */
+static inline void attn__scalar_prefetch_bytes(const void *p, size_t n)
+{
+    const char *b = (const char *)p;
+    size_t c;
+    for (c = 0; c < n; c += 64) ATTN__SCALAR_PREFETCH_L2(b + c);
+    ATTN__SCALAR_PREFETCH_L2(b + n - 1);
+}
 
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
 #include <string.h>
@@ -2828,16 +2841,19 @@ static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m512i attn__scalar_qk8_
  * integer shuffles and adds, the bias's 128 * sum taken off, then one fma with the scales
  * into lane 4 b + r; the groups of 4 blocks in order, the 4 block lanes of a row summed
  * last as ((b0 + b2) + (b1 + b3)). One row (nr 1) takes the same steps on its own lanes,
- * so a row's scores are the same bits whatever rows share its quad. */
+ * so a row's scores are the same bits whatever rows share its quad. V row j (vb bytes at
+ * v + j * vrb; none where v is NULL) is requested as K row j is read. */
 static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
                                             size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds)
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
 {
     const unsigned char *qd = quad + 4 * nq * 32;
     size_t j, g, u;
     for (j = 0; j < nk; j++, k += rb) {
         __m512 f = _mm512_setzero_ps();
         float x[4];
+        if (v) attn__scalar_prefetch_bytes(v + j * vrb, vb);
         for (g = 0; g < nq / 4; g++) {
             __m512i k0, k1, z[4], t;
             const __m512 dk = attn__scalar_qk8_dk(attn__scalar_qk8_kload(k, nb, g, &k0, &k1));
@@ -3157,7 +3173,8 @@ attn__scalar_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
  * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). */
 static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
                                             size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds)
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
 {
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i x80 = _mm256_set1_epi8((char)0x80);
@@ -3167,6 +3184,7 @@ static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_scores(const unsigned char *k
         __m256 f[2];
         __m128 x;
         float o[4];
+        if (v) attn__scalar_prefetch_bytes(v + j * vrb, vb);
         f[0] = f[1] = _mm256_setzero_ps();
         for (g = 0; g < nq / 4; g++) {
             unsigned char tail[4 * 34];
@@ -3598,6 +3616,10 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
  * in registers across a block of keys where it has at most this many vectors (its first
  * half of them, or all: each V row then read in one pass); longer rows stream. */
 #define ATTN__SCALAR_PV_NV1 8
+/* Attention, rows path: bytes of K and V a call reads past which each key tile's V rows
+ * are requested while its K rows are scored (out of cache the two streams then overlap;
+ * in L2 the requests cost more than they save). */
+#define ATTN__SCALAR_DEC_PF ((size_t)2 << 20)
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
 #define ATTN__SCALAR_SM_FAR ((size_t)32 << 20)
@@ -6423,18 +6445,26 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_dot_body(attn_dtype t, const 
     for (r = 0; r < nr; r++) out[r] = attn__scalar_vhsum(attn__scalar_vadd(s0[r], s1[r]));
 }
 
+/* Rows to prefetch beside K's: V row j, vb bytes at v + j * rs, or none (v NULL) */
+typedef struct {
+    const unsigned char *v;
+    size_t rs, vb;
+} attn__scalar_vpf;
+
 /* s[r * lds + j] = q[r] . K row j for rows r < gr and keys j < n[r] (nmax the largest n[r];
  * K rows of type t at kt, ld elements apart): a K row is read once for all the rows, up to
  * four rows at a time sharing its loads (three as four, the last row twice); each score has
- * the same bits whatever gr is. */
+ * the same bits whatever gr is. V row j of pf requested as K row j is read. */
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_kdots_body(attn_dtype t, const float *const *q, size_t gr,
                                                 const size_t *n, size_t nmax, const void *kt,
-                                                size_t ld, size_t d, float *s, size_t lds)
+                                                size_t ld, size_t d, float *s, size_t lds,
+                                                attn__scalar_vpf pf)
 {
     size_t j, r, u;
     float x[4];
     for (j = 0; j < nmax; j++) {
         const void *kj = attn__scalar_dt_at(t, kt, j * ld);
+        if (pf.v) attn__scalar_prefetch_bytes(pf.v + j * pf.rs, pf.vb);
         for (r = 0; r < gr; r += 4) {
             const size_t nr = attn__scalar_min(4, gr - r);
             if (nr == 1) {
@@ -6453,13 +6483,14 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_kdots_body(attn_dtype t, cons
 }
 
 static void attn__scalar_kdots(attn_dtype t, const float *const *q, size_t gr, const size_t *n,
-                        size_t nmax, const void *kt, size_t ld, size_t d, float *s, size_t lds)
+                        size_t nmax, const void *kt, size_t ld, size_t d, float *s, size_t lds,
+                        attn__scalar_vpf pf)
 {
     switch (t) {
-    case ATTN_F16: attn__scalar_kdots_body(ATTN_F16, q, gr, n, nmax, kt, ld, d, s, lds); break;
-    case ATTN_BF16: attn__scalar_kdots_body(ATTN_BF16, q, gr, n, nmax, kt, ld, d, s, lds); break;
-    case ATTN_Q8_0: attn__scalar_kdots_body(ATTN_Q8_0, q, gr, n, nmax, kt, ld, d, s, lds); break;
-    default: attn__scalar_kdots_body(ATTN_F32, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    case ATTN_F16: attn__scalar_kdots_body(ATTN_F16, q, gr, n, nmax, kt, ld, d, s, lds, pf); break;
+    case ATTN_BF16: attn__scalar_kdots_body(ATTN_BF16, q, gr, n, nmax, kt, ld, d, s, lds, pf); break;
+    case ATTN_Q8_0: attn__scalar_kdots_body(ATTN_Q8_0, q, gr, n, nmax, kt, ld, d, s, lds, pf); break;
+    default: attn__scalar_kdots_body(ATTN_F32, q, gr, n, nmax, kt, ld, d, s, lds, pf); break;
     }
 }
 
@@ -6930,6 +6961,7 @@ typedef struct attn__scalar_ws {
     size_t dvp;  /* dv rounded up to NR */
     unsigned char *q8; /* attn__scalar_qk8_quads: the rows path's queries quantized (q8_0 K) */
     int qk8;           /* the CPU runs attn__scalar_qk8_scores */
+    int pfv;           /* the rows path requests V rows as it scores (attn__scalar_ws_set) */
 } attn__scalar_ws;
 
 #ifdef ATTN__SCALAR_HAVE_QK8
@@ -6976,6 +7008,17 @@ static size_t attn__scalar_ws_layout(void *base, size_t d, size_t dv, attn__scal
 #endif
     }
     return off * sizeof(float) + ATTN__SCALAR_ALIGN;
+}
+
+/* The workspace of a call on p: its segments, and whether its K and V are far (past
+ * ATTN__SCALAR_DEC_PF bytes) */
+static void attn__scalar_ws_set(const attn_attention_params *p, void *base, attn__scalar_ws *w)
+{
+    const double kv = (double)p->batch * (double)p->kv_heads * (double)p->kv_len *
+                      (double)(attn__scalar_attn_dtype_bytes(p->kv_type, p->head_dim) +
+                               attn__scalar_attn_dtype_bytes(p->kv_type, p->v_head_dim));
+    attn__scalar_ws_layout(base, p->head_dim, p->v_head_dim, w);
+    w->pfv = kv > (double)ATTN__SCALAR_DEC_PF;
 }
 
 /* Key tiles a query tile of rows q0 .. q0+tq visits: [0, kend) */
@@ -7100,17 +7143,20 @@ static int attn__scalar_qk8_quads(const attn__scalar_hd *hds, size_t q0, size_t 
  * that did not quantize by attn__scalar_kdots on their own values */
 static void attn__scalar_kdots_qk8(const attn__scalar_ws *w, size_t g, const float *const *q, size_t gr,
                             const size_t *n, size_t nmax, const void *kt, size_t ld,
-                            size_t d, float *s, size_t lds)
+                            size_t d, float *s, size_t lds, attn__scalar_vpf pf)
 {
     const size_t nb = d / ATTN__SCALAR_QK, nq = ATTN__SCALAR_QK8_NQ(d);
     const unsigned char *ok = attn__scalar_qk8_ok(w, d) + g;
     const size_t rb = attn__scalar_attn_dtype_bytes(ATTN_Q8_0, ld);
+    const attn__scalar_vpf none = {NULL, 0, 0};
     size_t r;
-    for (r = 0; r < gr; r += 4)
+    for (r = 0; r < gr; r += 4, pf = none)
         attn__scalar_qk8_scores((const unsigned char *)kt, rb, nmax, nb, attn__scalar_qk8_quad(w, d, g, r), nq,
-                         attn__scalar_min(4, gr - r), n + r, s + r * lds, lds);
+                         attn__scalar_min(4, gr - r), n + r, s + r * lds, lds,
+                         pf.v, pf.rs, pf.vb);
     for (r = 0; r < gr; r++)
-        if (!ok[r]) attn__scalar_kdots(ATTN_Q8_0, q + r, 1, n + r, n[r], kt, ld, d, s + r * lds, lds);
+        if (!ok[r])
+            attn__scalar_kdots(ATTN_Q8_0, q + r, 1, n + r, n[r], kt, ld, d, s + r * lds, lds, none);
 }
 #endif
 
@@ -7138,7 +7184,10 @@ static void attn__scalar_tile_rows(const attn__scalar_hd *hds, size_t nh, size_t
     for (k0 = hd->scores ? 0 : attn__scalar_first(hd, q0); k0 < kend; k0 += tk) {
         const void *kt = attn__scalar_dt_at(hd->kvt, hd->k, attn__scalar_krow(hd, k0) * hd->k_sl);
         const void *vt = attn__scalar_dt_at(hd->kvt, hd->v, attn__scalar_krow(hd, k0) * hd->v_sl);
+        attn__scalar_vpf pf; /* the tile's V rows, requested as the first group scores their keys */
         tk = attn__scalar_krun(hd, k0, attn__scalar_min(ATTN__SCALAR_TK, kend - k0));
+        pf.v = w->pfv ? (const unsigned char *)vt : NULL;
+        pf.rs = attn__scalar_attn_dtype_bytes(hd->kvt, hd->v_sl), pf.vb = attn__scalar_attn_dtype_bytes(hd->kvt, dv);
         for (g = 0; g < rows; g += ATTN__SCALAR_MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__scalar_min(ATTN__SCALAR_MR, rows - g);
             const float *qr[ATTN__SCALAR_MR];
@@ -7150,10 +7199,12 @@ static void attn__scalar_tile_rows(const attn__scalar_hd *hds, size_t nh, size_t
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
 #ifdef ATTN__SCALAR_HAVE_QK8
-            if (qk8) attn__scalar_kdots_qk8(w, g, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__SCALAR_TK);
+            if (qk8)
+                attn__scalar_kdots_qk8(w, g, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__SCALAR_TK, pf);
             else
 #endif
-                attn__scalar_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__SCALAR_TK);
+                attn__scalar_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__SCALAR_TK, pf);
+            pf.v = NULL; /* the later groups find V in cache */
             for (r = 0; r < gr; r++) /* p: 0 past a row's visible keys */
                 if (n[r])
                     attn__scalar_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], nmax,
@@ -7174,6 +7225,7 @@ static void attn__scalar_tile_rows(const attn__scalar_hd *hds, size_t nh, size_t
 static void attn__scalar_tile_scores(const attn_attention_params *p, const attn__scalar_hd *hd, size_t q0,
                               size_t tq, const attn__scalar_ws *w)
 {
+    const attn__scalar_vpf nopf = {NULL, 0, 0};
     size_t i, j;
     for (i = 0; i < tq; i++) {
         const size_t qi = q0 + i, n = attn__scalar_visible(hd, qi, 0, hd->klen);
@@ -7195,11 +7247,11 @@ static void attn__scalar_tile_scores(const attn_attention_params *p, const attn_
                     attn__scalar_qk8_scores((const unsigned char *)kj,
                                      attn__scalar_attn_dtype_bytes(ATTN_Q8_0, hd->k_sl), nk, hd->d / ATTN__SCALAR_QK,
                                      attn__scalar_qk8_quad(w, hd->d, g, r), ATTN__SCALAR_QK8_NQ(hd->d),
-                                     i - g - r + 1, nn, sc + j, 0);
+                                     i - g - r + 1, nn, sc + j, 0, NULL, 0, 0);
                     continue;
                 }
 #endif
-                attn__scalar_kdots(hd->kvt, &qrow, 1, &nk, nk, kj, hd->k_sl, hd->d, sc + j, 0);
+                attn__scalar_kdots(hd->kvt, &qrow, 1, &nk, nk, kj, hd->k_sl, hd->d, sc + j, 0, nopf);
             }
             for (j = n; j < p->kv_len; j++) {
                 float x = sc[j] * hd->scale;
@@ -7463,7 +7515,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_attention(const attn_att
     attn__scalar_ws w;
     size_t b, h, q0;
     if (st != ATTN_OK || empty) return st;
-    attn__scalar_ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
+    attn__scalar_ws_set(p, workspace, &w);
     if (p->q_len < ATTN__SCALAR_FUSED_MIN && !p->scores && p->heads > p->kv_heads) {
         /* decode with grouped-query heads: the heads of a group share each K/V tile read
          * (the same rows path, row by row, as one head alone: the same bits) */
@@ -7522,7 +7574,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_attention_task(const att
     if (empty) return ATTN_ERR_ARG; /* no work items */
     if (task >= attn__scalar_attn_attention_tasks(p)) return ATTN_ERR_ARG;
     nt = attn__scalar_qtiles(p);
-    attn__scalar_ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
+    attn__scalar_ws_set(p, workspace, &w);
     hd = attn__scalar_head(p, task / (nt * p->heads), task / nt % p->heads);
     attn__scalar_head_tile(p, &hd, task % nt * ATTN__SCALAR_TQ, &w);
     return ATTN_OK;
@@ -8959,14 +9011,27 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_denormals_flush_end(cons
 #define ATTN__AVX2_UNROLL _Pragma("GCC unroll 8") /* the next loop, in full */
 #define ATTN__AVX2_NOINLINE __attribute__((noinline))
 #define ATTN__AVX2_PREFETCH(p) __builtin_prefetch(p)
+#define ATTN__AVX2_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2) /* to L2 (and out) only */
 #define ATTN__AVX2_PREFETCHW(p) __builtin_prefetch(p, 1)
 #else
 #define ATTN__AVX2_FORCE_INLINE inline
 #define ATTN__AVX2_NOINLINE
 #define ATTN__AVX2_UNROLL
 #define ATTN__AVX2_PREFETCH(p) ((void)(p))
+#define ATTN__AVX2_PREFETCH_L2(p) ((void)(p))
 #define ATTN__AVX2_PREFETCHW(p) ((void)(p))
 #endif
+
+/* The cache lines of bytes [p, p + n) requested into L2 (n > 0): the decode path asks for
+ * V row j while it scores K row j, so out of cache the two streams arrive together (L2, as
+ * a tile's V rows in f32 outgrow L1 before P V reads them) */
+static inline void attn__avx2_prefetch_bytes(const void *p, size_t n)
+{
+    const char *b = (const char *)p;
+    size_t c;
+    for (c = 0; c < n; c += 64) ATTN__AVX2_PREFETCH_L2(b + c);
+    ATTN__AVX2_PREFETCH_L2(b + n - 1);
+}
 
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
 #include <string.h>
@@ -10746,16 +10811,19 @@ static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m512i attn__avx2_qk8_sum4(c
  * integer shuffles and adds, the bias's 128 * sum taken off, then one fma with the scales
  * into lane 4 b + r; the groups of 4 blocks in order, the 4 block lanes of a row summed
  * last as ((b0 + b2) + (b1 + b3)). One row (nr 1) takes the same steps on its own lanes,
- * so a row's scores are the same bits whatever rows share its quad. */
+ * so a row's scores are the same bits whatever rows share its quad. V row j (vb bytes at
+ * v + j * vrb; none where v is NULL) is requested as K row j is read. */
 static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
                                             size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds)
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
 {
     const unsigned char *qd = quad + 4 * nq * 32;
     size_t j, g, u;
     for (j = 0; j < nk; j++, k += rb) {
         __m512 f = _mm512_setzero_ps();
         float x[4];
+        if (v) attn__avx2_prefetch_bytes(v + j * vrb, vb);
         for (g = 0; g < nq / 4; g++) {
             __m512i k0, k1, z[4], t;
             const __m512 dk = attn__avx2_qk8_dk(attn__avx2_qk8_kload(k, nb, g, &k0, &k1));
@@ -11075,7 +11143,8 @@ attn__avx2_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, si
  * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). */
 static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
                                             size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds)
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
 {
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i x80 = _mm256_set1_epi8((char)0x80);
@@ -11085,6 +11154,7 @@ static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_scores(const unsigned char *k, si
         __m256 f[2];
         __m128 x;
         float o[4];
+        if (v) attn__avx2_prefetch_bytes(v + j * vrb, vb);
         f[0] = f[1] = _mm256_setzero_ps();
         for (g = 0; g < nq / 4; g++) {
             unsigned char tail[4 * 34];
@@ -11516,6 +11586,10 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
  * in registers across a block of keys where it has at most this many vectors (its first
  * half of them, or all: each V row then read in one pass); longer rows stream. */
 #define ATTN__AVX2_PV_NV1 8
+/* Attention, rows path: bytes of K and V a call reads past which each key tile's V rows
+ * are requested while its K rows are scored (out of cache the two streams then overlap;
+ * in L2 the requests cost more than they save). */
+#define ATTN__AVX2_DEC_PF ((size_t)2 << 20)
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
 #define ATTN__AVX2_SM_FAR ((size_t)32 << 20)
@@ -14341,18 +14415,26 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_dot_body(attn_dtype t, const floa
     for (r = 0; r < nr; r++) out[r] = attn__avx2_vhsum(attn__avx2_vadd(s0[r], s1[r]));
 }
 
+/* Rows to prefetch beside K's: V row j, vb bytes at v + j * rs, or none (v NULL) */
+typedef struct {
+    const unsigned char *v;
+    size_t rs, vb;
+} attn__avx2_vpf;
+
 /* s[r * lds + j] = q[r] . K row j for rows r < gr and keys j < n[r] (nmax the largest n[r];
  * K rows of type t at kt, ld elements apart): a K row is read once for all the rows, up to
  * four rows at a time sharing its loads (three as four, the last row twice); each score has
- * the same bits whatever gr is. */
+ * the same bits whatever gr is. V row j of pf requested as K row j is read. */
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_kdots_body(attn_dtype t, const float *const *q, size_t gr,
                                                 const size_t *n, size_t nmax, const void *kt,
-                                                size_t ld, size_t d, float *s, size_t lds)
+                                                size_t ld, size_t d, float *s, size_t lds,
+                                                attn__avx2_vpf pf)
 {
     size_t j, r, u;
     float x[4];
     for (j = 0; j < nmax; j++) {
         const void *kj = attn__avx2_dt_at(t, kt, j * ld);
+        if (pf.v) attn__avx2_prefetch_bytes(pf.v + j * pf.rs, pf.vb);
         for (r = 0; r < gr; r += 4) {
             const size_t nr = attn__avx2_min(4, gr - r);
             if (nr == 1) {
@@ -14371,13 +14453,14 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_kdots_body(attn_dtype t, const fl
 }
 
 static void attn__avx2_kdots(attn_dtype t, const float *const *q, size_t gr, const size_t *n,
-                        size_t nmax, const void *kt, size_t ld, size_t d, float *s, size_t lds)
+                        size_t nmax, const void *kt, size_t ld, size_t d, float *s, size_t lds,
+                        attn__avx2_vpf pf)
 {
     switch (t) {
-    case ATTN_F16: attn__avx2_kdots_body(ATTN_F16, q, gr, n, nmax, kt, ld, d, s, lds); break;
-    case ATTN_BF16: attn__avx2_kdots_body(ATTN_BF16, q, gr, n, nmax, kt, ld, d, s, lds); break;
-    case ATTN_Q8_0: attn__avx2_kdots_body(ATTN_Q8_0, q, gr, n, nmax, kt, ld, d, s, lds); break;
-    default: attn__avx2_kdots_body(ATTN_F32, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    case ATTN_F16: attn__avx2_kdots_body(ATTN_F16, q, gr, n, nmax, kt, ld, d, s, lds, pf); break;
+    case ATTN_BF16: attn__avx2_kdots_body(ATTN_BF16, q, gr, n, nmax, kt, ld, d, s, lds, pf); break;
+    case ATTN_Q8_0: attn__avx2_kdots_body(ATTN_Q8_0, q, gr, n, nmax, kt, ld, d, s, lds, pf); break;
+    default: attn__avx2_kdots_body(ATTN_F32, q, gr, n, nmax, kt, ld, d, s, lds, pf); break;
     }
 }
 
@@ -14848,6 +14931,7 @@ typedef struct attn__avx2_ws {
     size_t dvp;  /* dv rounded up to NR */
     unsigned char *q8; /* attn__avx2_qk8_quads: the rows path's queries quantized (q8_0 K) */
     int qk8;           /* the CPU runs attn__avx2_qk8_scores */
+    int pfv;           /* the rows path requests V rows as it scores (attn__avx2_ws_set) */
 } attn__avx2_ws;
 
 #ifdef ATTN__AVX2_HAVE_QK8
@@ -14894,6 +14978,17 @@ static size_t attn__avx2_ws_layout(void *base, size_t d, size_t dv, attn__avx2_w
 #endif
     }
     return off * sizeof(float) + ATTN__AVX2_ALIGN;
+}
+
+/* The workspace of a call on p: its segments, and whether its K and V are far (past
+ * ATTN__AVX2_DEC_PF bytes) */
+static void attn__avx2_ws_set(const attn_attention_params *p, void *base, attn__avx2_ws *w)
+{
+    const double kv = (double)p->batch * (double)p->kv_heads * (double)p->kv_len *
+                      (double)(attn__avx2_attn_dtype_bytes(p->kv_type, p->head_dim) +
+                               attn__avx2_attn_dtype_bytes(p->kv_type, p->v_head_dim));
+    attn__avx2_ws_layout(base, p->head_dim, p->v_head_dim, w);
+    w->pfv = kv > (double)ATTN__AVX2_DEC_PF;
 }
 
 /* Key tiles a query tile of rows q0 .. q0+tq visits: [0, kend) */
@@ -15018,17 +15113,20 @@ static int attn__avx2_qk8_quads(const attn__avx2_hd *hds, size_t q0, size_t tq, 
  * that did not quantize by attn__avx2_kdots on their own values */
 static void attn__avx2_kdots_qk8(const attn__avx2_ws *w, size_t g, const float *const *q, size_t gr,
                             const size_t *n, size_t nmax, const void *kt, size_t ld,
-                            size_t d, float *s, size_t lds)
+                            size_t d, float *s, size_t lds, attn__avx2_vpf pf)
 {
     const size_t nb = d / ATTN__AVX2_QK, nq = ATTN__AVX2_QK8_NQ(d);
     const unsigned char *ok = attn__avx2_qk8_ok(w, d) + g;
     const size_t rb = attn__avx2_attn_dtype_bytes(ATTN_Q8_0, ld);
+    const attn__avx2_vpf none = {NULL, 0, 0};
     size_t r;
-    for (r = 0; r < gr; r += 4)
+    for (r = 0; r < gr; r += 4, pf = none)
         attn__avx2_qk8_scores((const unsigned char *)kt, rb, nmax, nb, attn__avx2_qk8_quad(w, d, g, r), nq,
-                         attn__avx2_min(4, gr - r), n + r, s + r * lds, lds);
+                         attn__avx2_min(4, gr - r), n + r, s + r * lds, lds,
+                         pf.v, pf.rs, pf.vb);
     for (r = 0; r < gr; r++)
-        if (!ok[r]) attn__avx2_kdots(ATTN_Q8_0, q + r, 1, n + r, n[r], kt, ld, d, s + r * lds, lds);
+        if (!ok[r])
+            attn__avx2_kdots(ATTN_Q8_0, q + r, 1, n + r, n[r], kt, ld, d, s + r * lds, lds, none);
 }
 #endif
 
@@ -15056,7 +15154,10 @@ static void attn__avx2_tile_rows(const attn__avx2_hd *hds, size_t nh, size_t q0,
     for (k0 = hd->scores ? 0 : attn__avx2_first(hd, q0); k0 < kend; k0 += tk) {
         const void *kt = attn__avx2_dt_at(hd->kvt, hd->k, attn__avx2_krow(hd, k0) * hd->k_sl);
         const void *vt = attn__avx2_dt_at(hd->kvt, hd->v, attn__avx2_krow(hd, k0) * hd->v_sl);
+        attn__avx2_vpf pf; /* the tile's V rows, requested as the first group scores their keys */
         tk = attn__avx2_krun(hd, k0, attn__avx2_min(ATTN__AVX2_TK, kend - k0));
+        pf.v = w->pfv ? (const unsigned char *)vt : NULL;
+        pf.rs = attn__avx2_attn_dtype_bytes(hd->kvt, hd->v_sl), pf.vb = attn__avx2_attn_dtype_bytes(hd->kvt, dv);
         for (g = 0; g < rows; g += ATTN__AVX2_MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__avx2_min(ATTN__AVX2_MR, rows - g);
             const float *qr[ATTN__AVX2_MR];
@@ -15068,10 +15169,12 @@ static void attn__avx2_tile_rows(const attn__avx2_hd *hds, size_t nh, size_t q0,
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
 #ifdef ATTN__AVX2_HAVE_QK8
-            if (qk8) attn__avx2_kdots_qk8(w, g, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__AVX2_TK);
+            if (qk8)
+                attn__avx2_kdots_qk8(w, g, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__AVX2_TK, pf);
             else
 #endif
-                attn__avx2_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__AVX2_TK);
+                attn__avx2_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__AVX2_TK, pf);
+            pf.v = NULL; /* the later groups find V in cache */
             for (r = 0; r < gr; r++) /* p: 0 past a row's visible keys */
                 if (n[r])
                     attn__avx2_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], nmax,
@@ -15092,6 +15195,7 @@ static void attn__avx2_tile_rows(const attn__avx2_hd *hds, size_t nh, size_t q0,
 static void attn__avx2_tile_scores(const attn_attention_params *p, const attn__avx2_hd *hd, size_t q0,
                               size_t tq, const attn__avx2_ws *w)
 {
+    const attn__avx2_vpf nopf = {NULL, 0, 0};
     size_t i, j;
     for (i = 0; i < tq; i++) {
         const size_t qi = q0 + i, n = attn__avx2_visible(hd, qi, 0, hd->klen);
@@ -15113,11 +15217,11 @@ static void attn__avx2_tile_scores(const attn_attention_params *p, const attn__a
                     attn__avx2_qk8_scores((const unsigned char *)kj,
                                      attn__avx2_attn_dtype_bytes(ATTN_Q8_0, hd->k_sl), nk, hd->d / ATTN__AVX2_QK,
                                      attn__avx2_qk8_quad(w, hd->d, g, r), ATTN__AVX2_QK8_NQ(hd->d),
-                                     i - g - r + 1, nn, sc + j, 0);
+                                     i - g - r + 1, nn, sc + j, 0, NULL, 0, 0);
                     continue;
                 }
 #endif
-                attn__avx2_kdots(hd->kvt, &qrow, 1, &nk, nk, kj, hd->k_sl, hd->d, sc + j, 0);
+                attn__avx2_kdots(hd->kvt, &qrow, 1, &nk, nk, kj, hd->k_sl, hd->d, sc + j, 0, nopf);
             }
             for (j = n; j < p->kv_len; j++) {
                 float x = sc[j] * hd->scale;
@@ -15381,7 +15485,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_attention(const attn_atten
     attn__avx2_ws w;
     size_t b, h, q0;
     if (st != ATTN_OK || empty) return st;
-    attn__avx2_ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
+    attn__avx2_ws_set(p, workspace, &w);
     if (p->q_len < ATTN__AVX2_FUSED_MIN && !p->scores && p->heads > p->kv_heads) {
         /* decode with grouped-query heads: the heads of a group share each K/V tile read
          * (the same rows path, row by row, as one head alone: the same bits) */
@@ -15440,7 +15544,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_attention_task(const attn_
     if (empty) return ATTN_ERR_ARG; /* no work items */
     if (task >= attn__avx2_attn_attention_tasks(p)) return ATTN_ERR_ARG;
     nt = attn__avx2_qtiles(p);
-    attn__avx2_ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
+    attn__avx2_ws_set(p, workspace, &w);
     hd = attn__avx2_head(p, task / (nt * p->heads), task / nt % p->heads);
     attn__avx2_head_tile(p, &hd, task % nt * ATTN__AVX2_TQ, &w);
     return ATTN_OK;
@@ -16881,14 +16985,27 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_denormals_flush_end(const 
 #define ATTN__AVX512_UNROLL _Pragma("GCC unroll 8") /* the next loop, in full */
 #define ATTN__AVX512_NOINLINE __attribute__((noinline))
 #define ATTN__AVX512_PREFETCH(p) __builtin_prefetch(p)
+#define ATTN__AVX512_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2) /* to L2 (and out) only */
 #define ATTN__AVX512_PREFETCHW(p) __builtin_prefetch(p, 1)
 #else
 #define ATTN__AVX512_FORCE_INLINE inline
 #define ATTN__AVX512_NOINLINE
 #define ATTN__AVX512_UNROLL
 #define ATTN__AVX512_PREFETCH(p) ((void)(p))
+#define ATTN__AVX512_PREFETCH_L2(p) ((void)(p))
 #define ATTN__AVX512_PREFETCHW(p) ((void)(p))
 #endif
+
+/* The cache lines of bytes [p, p + n) requested into L2 (n > 0): the decode path asks for
+ * V row j while it scores K row j, so out of cache the two streams arrive together (L2, as
+ * a tile's V rows in f32 outgrow L1 before P V reads them) */
+static inline void attn__avx512_prefetch_bytes(const void *p, size_t n)
+{
+    const char *b = (const char *)p;
+    size_t c;
+    for (c = 0; c < n; c += 64) ATTN__AVX512_PREFETCH_L2(b + c);
+    ATTN__AVX512_PREFETCH_L2(b + n - 1);
+}
 
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
 #include <string.h>
@@ -18668,16 +18785,19 @@ static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m512i attn__avx512_qk8_
  * integer shuffles and adds, the bias's 128 * sum taken off, then one fma with the scales
  * into lane 4 b + r; the groups of 4 blocks in order, the 4 block lanes of a row summed
  * last as ((b0 + b2) + (b1 + b3)). One row (nr 1) takes the same steps on its own lanes,
- * so a row's scores are the same bits whatever rows share its quad. */
+ * so a row's scores are the same bits whatever rows share its quad. V row j (vb bytes at
+ * v + j * vrb; none where v is NULL) is requested as K row j is read. */
 static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
                                             size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds)
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
 {
     const unsigned char *qd = quad + 4 * nq * 32;
     size_t j, g, u;
     for (j = 0; j < nk; j++, k += rb) {
         __m512 f = _mm512_setzero_ps();
         float x[4];
+        if (v) attn__avx512_prefetch_bytes(v + j * vrb, vb);
         for (g = 0; g < nq / 4; g++) {
             __m512i k0, k1, z[4], t;
             const __m512 dk = attn__avx512_qk8_dk(attn__avx512_qk8_kload(k, nb, g, &k0, &k1));
@@ -18997,7 +19117,8 @@ attn__avx512_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
  * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). */
 static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
                                             size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds)
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
 {
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i x80 = _mm256_set1_epi8((char)0x80);
@@ -19007,6 +19128,7 @@ static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_scores(const unsigned char *k
         __m256 f[2];
         __m128 x;
         float o[4];
+        if (v) attn__avx512_prefetch_bytes(v + j * vrb, vb);
         f[0] = f[1] = _mm256_setzero_ps();
         for (g = 0; g < nq / 4; g++) {
             unsigned char tail[4 * 34];
@@ -19438,6 +19560,10 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
  * in registers across a block of keys where it has at most this many vectors (its first
  * half of them, or all: each V row then read in one pass); longer rows stream. */
 #define ATTN__AVX512_PV_NV1 8
+/* Attention, rows path: bytes of K and V a call reads past which each key tile's V rows
+ * are requested while its K rows are scored (out of cache the two streams then overlap;
+ * in L2 the requests cost more than they save). */
+#define ATTN__AVX512_DEC_PF ((size_t)2 << 20)
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
 #define ATTN__AVX512_SM_FAR ((size_t)32 << 20)
@@ -22263,18 +22389,26 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_dot_body(attn_dtype t, const 
     for (r = 0; r < nr; r++) out[r] = attn__avx512_vhsum(attn__avx512_vadd(s0[r], s1[r]));
 }
 
+/* Rows to prefetch beside K's: V row j, vb bytes at v + j * rs, or none (v NULL) */
+typedef struct {
+    const unsigned char *v;
+    size_t rs, vb;
+} attn__avx512_vpf;
+
 /* s[r * lds + j] = q[r] . K row j for rows r < gr and keys j < n[r] (nmax the largest n[r];
  * K rows of type t at kt, ld elements apart): a K row is read once for all the rows, up to
  * four rows at a time sharing its loads (three as four, the last row twice); each score has
- * the same bits whatever gr is. */
+ * the same bits whatever gr is. V row j of pf requested as K row j is read. */
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_kdots_body(attn_dtype t, const float *const *q, size_t gr,
                                                 const size_t *n, size_t nmax, const void *kt,
-                                                size_t ld, size_t d, float *s, size_t lds)
+                                                size_t ld, size_t d, float *s, size_t lds,
+                                                attn__avx512_vpf pf)
 {
     size_t j, r, u;
     float x[4];
     for (j = 0; j < nmax; j++) {
         const void *kj = attn__avx512_dt_at(t, kt, j * ld);
+        if (pf.v) attn__avx512_prefetch_bytes(pf.v + j * pf.rs, pf.vb);
         for (r = 0; r < gr; r += 4) {
             const size_t nr = attn__avx512_min(4, gr - r);
             if (nr == 1) {
@@ -22293,13 +22427,14 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_kdots_body(attn_dtype t, cons
 }
 
 static void attn__avx512_kdots(attn_dtype t, const float *const *q, size_t gr, const size_t *n,
-                        size_t nmax, const void *kt, size_t ld, size_t d, float *s, size_t lds)
+                        size_t nmax, const void *kt, size_t ld, size_t d, float *s, size_t lds,
+                        attn__avx512_vpf pf)
 {
     switch (t) {
-    case ATTN_F16: attn__avx512_kdots_body(ATTN_F16, q, gr, n, nmax, kt, ld, d, s, lds); break;
-    case ATTN_BF16: attn__avx512_kdots_body(ATTN_BF16, q, gr, n, nmax, kt, ld, d, s, lds); break;
-    case ATTN_Q8_0: attn__avx512_kdots_body(ATTN_Q8_0, q, gr, n, nmax, kt, ld, d, s, lds); break;
-    default: attn__avx512_kdots_body(ATTN_F32, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    case ATTN_F16: attn__avx512_kdots_body(ATTN_F16, q, gr, n, nmax, kt, ld, d, s, lds, pf); break;
+    case ATTN_BF16: attn__avx512_kdots_body(ATTN_BF16, q, gr, n, nmax, kt, ld, d, s, lds, pf); break;
+    case ATTN_Q8_0: attn__avx512_kdots_body(ATTN_Q8_0, q, gr, n, nmax, kt, ld, d, s, lds, pf); break;
+    default: attn__avx512_kdots_body(ATTN_F32, q, gr, n, nmax, kt, ld, d, s, lds, pf); break;
     }
 }
 
@@ -22770,6 +22905,7 @@ typedef struct attn__avx512_ws {
     size_t dvp;  /* dv rounded up to NR */
     unsigned char *q8; /* attn__avx512_qk8_quads: the rows path's queries quantized (q8_0 K) */
     int qk8;           /* the CPU runs attn__avx512_qk8_scores */
+    int pfv;           /* the rows path requests V rows as it scores (attn__avx512_ws_set) */
 } attn__avx512_ws;
 
 #ifdef ATTN__AVX512_HAVE_QK8
@@ -22816,6 +22952,17 @@ static size_t attn__avx512_ws_layout(void *base, size_t d, size_t dv, attn__avx5
 #endif
     }
     return off * sizeof(float) + ATTN__AVX512_ALIGN;
+}
+
+/* The workspace of a call on p: its segments, and whether its K and V are far (past
+ * ATTN__AVX512_DEC_PF bytes) */
+static void attn__avx512_ws_set(const attn_attention_params *p, void *base, attn__avx512_ws *w)
+{
+    const double kv = (double)p->batch * (double)p->kv_heads * (double)p->kv_len *
+                      (double)(attn__avx512_attn_dtype_bytes(p->kv_type, p->head_dim) +
+                               attn__avx512_attn_dtype_bytes(p->kv_type, p->v_head_dim));
+    attn__avx512_ws_layout(base, p->head_dim, p->v_head_dim, w);
+    w->pfv = kv > (double)ATTN__AVX512_DEC_PF;
 }
 
 /* Key tiles a query tile of rows q0 .. q0+tq visits: [0, kend) */
@@ -22940,17 +23087,20 @@ static int attn__avx512_qk8_quads(const attn__avx512_hd *hds, size_t q0, size_t 
  * that did not quantize by attn__avx512_kdots on their own values */
 static void attn__avx512_kdots_qk8(const attn__avx512_ws *w, size_t g, const float *const *q, size_t gr,
                             const size_t *n, size_t nmax, const void *kt, size_t ld,
-                            size_t d, float *s, size_t lds)
+                            size_t d, float *s, size_t lds, attn__avx512_vpf pf)
 {
     const size_t nb = d / ATTN__AVX512_QK, nq = ATTN__AVX512_QK8_NQ(d);
     const unsigned char *ok = attn__avx512_qk8_ok(w, d) + g;
     const size_t rb = attn__avx512_attn_dtype_bytes(ATTN_Q8_0, ld);
+    const attn__avx512_vpf none = {NULL, 0, 0};
     size_t r;
-    for (r = 0; r < gr; r += 4)
+    for (r = 0; r < gr; r += 4, pf = none)
         attn__avx512_qk8_scores((const unsigned char *)kt, rb, nmax, nb, attn__avx512_qk8_quad(w, d, g, r), nq,
-                         attn__avx512_min(4, gr - r), n + r, s + r * lds, lds);
+                         attn__avx512_min(4, gr - r), n + r, s + r * lds, lds,
+                         pf.v, pf.rs, pf.vb);
     for (r = 0; r < gr; r++)
-        if (!ok[r]) attn__avx512_kdots(ATTN_Q8_0, q + r, 1, n + r, n[r], kt, ld, d, s + r * lds, lds);
+        if (!ok[r])
+            attn__avx512_kdots(ATTN_Q8_0, q + r, 1, n + r, n[r], kt, ld, d, s + r * lds, lds, none);
 }
 #endif
 
@@ -22978,7 +23128,10 @@ static void attn__avx512_tile_rows(const attn__avx512_hd *hds, size_t nh, size_t
     for (k0 = hd->scores ? 0 : attn__avx512_first(hd, q0); k0 < kend; k0 += tk) {
         const void *kt = attn__avx512_dt_at(hd->kvt, hd->k, attn__avx512_krow(hd, k0) * hd->k_sl);
         const void *vt = attn__avx512_dt_at(hd->kvt, hd->v, attn__avx512_krow(hd, k0) * hd->v_sl);
+        attn__avx512_vpf pf; /* the tile's V rows, requested as the first group scores their keys */
         tk = attn__avx512_krun(hd, k0, attn__avx512_min(ATTN__AVX512_TK, kend - k0));
+        pf.v = w->pfv ? (const unsigned char *)vt : NULL;
+        pf.rs = attn__avx512_attn_dtype_bytes(hd->kvt, hd->v_sl), pf.vb = attn__avx512_attn_dtype_bytes(hd->kvt, dv);
         for (g = 0; g < rows; g += ATTN__AVX512_MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__avx512_min(ATTN__AVX512_MR, rows - g);
             const float *qr[ATTN__AVX512_MR];
@@ -22990,10 +23143,12 @@ static void attn__avx512_tile_rows(const attn__avx512_hd *hds, size_t nh, size_t
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
 #ifdef ATTN__AVX512_HAVE_QK8
-            if (qk8) attn__avx512_kdots_qk8(w, g, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__AVX512_TK);
+            if (qk8)
+                attn__avx512_kdots_qk8(w, g, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__AVX512_TK, pf);
             else
 #endif
-                attn__avx512_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__AVX512_TK);
+                attn__avx512_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__AVX512_TK, pf);
+            pf.v = NULL; /* the later groups find V in cache */
             for (r = 0; r < gr; r++) /* p: 0 past a row's visible keys */
                 if (n[r])
                     attn__avx512_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], nmax,
@@ -23014,6 +23169,7 @@ static void attn__avx512_tile_rows(const attn__avx512_hd *hds, size_t nh, size_t
 static void attn__avx512_tile_scores(const attn_attention_params *p, const attn__avx512_hd *hd, size_t q0,
                               size_t tq, const attn__avx512_ws *w)
 {
+    const attn__avx512_vpf nopf = {NULL, 0, 0};
     size_t i, j;
     for (i = 0; i < tq; i++) {
         const size_t qi = q0 + i, n = attn__avx512_visible(hd, qi, 0, hd->klen);
@@ -23035,11 +23191,11 @@ static void attn__avx512_tile_scores(const attn_attention_params *p, const attn_
                     attn__avx512_qk8_scores((const unsigned char *)kj,
                                      attn__avx512_attn_dtype_bytes(ATTN_Q8_0, hd->k_sl), nk, hd->d / ATTN__AVX512_QK,
                                      attn__avx512_qk8_quad(w, hd->d, g, r), ATTN__AVX512_QK8_NQ(hd->d),
-                                     i - g - r + 1, nn, sc + j, 0);
+                                     i - g - r + 1, nn, sc + j, 0, NULL, 0, 0);
                     continue;
                 }
 #endif
-                attn__avx512_kdots(hd->kvt, &qrow, 1, &nk, nk, kj, hd->k_sl, hd->d, sc + j, 0);
+                attn__avx512_kdots(hd->kvt, &qrow, 1, &nk, nk, kj, hd->k_sl, hd->d, sc + j, 0, nopf);
             }
             for (j = n; j < p->kv_len; j++) {
                 float x = sc[j] * hd->scale;
@@ -23303,7 +23459,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_attention(const attn_att
     attn__avx512_ws w;
     size_t b, h, q0;
     if (st != ATTN_OK || empty) return st;
-    attn__avx512_ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
+    attn__avx512_ws_set(p, workspace, &w);
     if (p->q_len < ATTN__AVX512_FUSED_MIN && !p->scores && p->heads > p->kv_heads) {
         /* decode with grouped-query heads: the heads of a group share each K/V tile read
          * (the same rows path, row by row, as one head alone: the same bits) */
@@ -23362,7 +23518,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_attention_task(const att
     if (empty) return ATTN_ERR_ARG; /* no work items */
     if (task >= attn__avx512_attn_attention_tasks(p)) return ATTN_ERR_ARG;
     nt = attn__avx512_qtiles(p);
-    attn__avx512_ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
+    attn__avx512_ws_set(p, workspace, &w);
     hd = attn__avx512_head(p, task / (nt * p->heads), task / nt % p->heads);
     attn__avx512_head_tile(p, &hd, task % nt * ATTN__AVX512_TQ, &w);
     return ATTN_OK;
@@ -25328,14 +25484,27 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state)
 #define ATTN__UNROLL _Pragma("GCC unroll 8") /* the next loop, in full */
 #define ATTN__NOINLINE __attribute__((noinline))
 #define ATTN__PREFETCH(p) __builtin_prefetch(p)
+#define ATTN__PREFETCH_L2(p) __builtin_prefetch(p, 0, 2) /* to L2 (and out) only */
 #define ATTN__PREFETCHW(p) __builtin_prefetch(p, 1)
 #else
 #define ATTN__FORCE_INLINE inline
 #define ATTN__NOINLINE
 #define ATTN__UNROLL
 #define ATTN__PREFETCH(p) ((void)(p))
+#define ATTN__PREFETCH_L2(p) ((void)(p))
 #define ATTN__PREFETCHW(p) ((void)(p))
 #endif
+
+/* The cache lines of bytes [p, p + n) requested into L2 (n > 0): the decode path asks for
+ * V row j while it scores K row j, so out of cache the two streams arrive together (L2, as
+ * a tile's V rows in f32 outgrow L1 before P V reads them) */
+static inline void attn__prefetch_bytes(const void *p, size_t n)
+{
+    const char *b = (const char *)p;
+    size_t c;
+    for (c = 0; c < n; c += 64) ATTN__PREFETCH_L2(b + c);
+    ATTN__PREFETCH_L2(b + n - 1);
+}
 
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
 #include <string.h>
@@ -27115,16 +27284,19 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512i attn__qk8_sum4(const __m512i *z
  * integer shuffles and adds, the bias's 128 * sum taken off, then one fma with the scales
  * into lane 4 b + r; the groups of 4 blocks in order, the 4 block lanes of a row summed
  * last as ((b0 + b2) + (b1 + b3)). One row (nr 1) takes the same steps on its own lanes,
- * so a row's scores are the same bits whatever rows share its quad. */
+ * so a row's scores are the same bits whatever rows share its quad. V row j (vb bytes at
+ * v + j * vrb; none where v is NULL) is requested as K row j is read. */
 static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, size_t nk,
                                             size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds)
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
 {
     const unsigned char *qd = quad + 4 * nq * 32;
     size_t j, g, u;
     for (j = 0; j < nk; j++, k += rb) {
         __m512 f = _mm512_setzero_ps();
         float x[4];
+        if (v) attn__prefetch_bytes(v + j * vrb, vb);
         for (g = 0; g < nq / 4; g++) {
             __m512i k0, k1, z[4], t;
             const __m512 dk = attn__qk8_dk(attn__qk8_kload(k, nb, g, &k0, &k1));
@@ -27444,7 +27616,8 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
  * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). */
 static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, size_t nk,
                                             size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds)
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
 {
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i x80 = _mm256_set1_epi8((char)0x80);
@@ -27454,6 +27627,7 @@ static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, s
         __m256 f[2];
         __m128 x;
         float o[4];
+        if (v) attn__prefetch_bytes(v + j * vrb, vb);
         f[0] = f[1] = _mm256_setzero_ps();
         for (g = 0; g < nq / 4; g++) {
             unsigned char tail[4 * 34];
@@ -27885,6 +28059,10 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
  * in registers across a block of keys where it has at most this many vectors (its first
  * half of them, or all: each V row then read in one pass); longer rows stream. */
 #define ATTN__PV_NV1 8
+/* Attention, rows path: bytes of K and V a call reads past which each key tile's V rows
+ * are requested while its K rows are scored (out of cache the two streams then overlap;
+ * in L2 the requests cost more than they save). */
+#define ATTN__DEC_PF ((size_t)2 << 20)
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
 #define ATTN__SM_FAR ((size_t)32 << 20)
@@ -30710,18 +30888,26 @@ static ATTN__FORCE_INLINE void attn__dot_body(attn_dtype t, const float *const *
     for (r = 0; r < nr; r++) out[r] = attn__vhsum(attn__vadd(s0[r], s1[r]));
 }
 
+/* Rows to prefetch beside K's: V row j, vb bytes at v + j * rs, or none (v NULL) */
+typedef struct {
+    const unsigned char *v;
+    size_t rs, vb;
+} attn__vpf;
+
 /* s[r * lds + j] = q[r] . K row j for rows r < gr and keys j < n[r] (nmax the largest n[r];
  * K rows of type t at kt, ld elements apart): a K row is read once for all the rows, up to
  * four rows at a time sharing its loads (three as four, the last row twice); each score has
- * the same bits whatever gr is. */
+ * the same bits whatever gr is. V row j of pf requested as K row j is read. */
 static ATTN__FORCE_INLINE void attn__kdots_body(attn_dtype t, const float *const *q, size_t gr,
                                                 const size_t *n, size_t nmax, const void *kt,
-                                                size_t ld, size_t d, float *s, size_t lds)
+                                                size_t ld, size_t d, float *s, size_t lds,
+                                                attn__vpf pf)
 {
     size_t j, r, u;
     float x[4];
     for (j = 0; j < nmax; j++) {
         const void *kj = attn__dt_at(t, kt, j * ld);
+        if (pf.v) attn__prefetch_bytes(pf.v + j * pf.rs, pf.vb);
         for (r = 0; r < gr; r += 4) {
             const size_t nr = attn__min(4, gr - r);
             if (nr == 1) {
@@ -30740,13 +30926,14 @@ static ATTN__FORCE_INLINE void attn__kdots_body(attn_dtype t, const float *const
 }
 
 static void attn__kdots(attn_dtype t, const float *const *q, size_t gr, const size_t *n,
-                        size_t nmax, const void *kt, size_t ld, size_t d, float *s, size_t lds)
+                        size_t nmax, const void *kt, size_t ld, size_t d, float *s, size_t lds,
+                        attn__vpf pf)
 {
     switch (t) {
-    case ATTN_F16: attn__kdots_body(ATTN_F16, q, gr, n, nmax, kt, ld, d, s, lds); break;
-    case ATTN_BF16: attn__kdots_body(ATTN_BF16, q, gr, n, nmax, kt, ld, d, s, lds); break;
-    case ATTN_Q8_0: attn__kdots_body(ATTN_Q8_0, q, gr, n, nmax, kt, ld, d, s, lds); break;
-    default: attn__kdots_body(ATTN_F32, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    case ATTN_F16: attn__kdots_body(ATTN_F16, q, gr, n, nmax, kt, ld, d, s, lds, pf); break;
+    case ATTN_BF16: attn__kdots_body(ATTN_BF16, q, gr, n, nmax, kt, ld, d, s, lds, pf); break;
+    case ATTN_Q8_0: attn__kdots_body(ATTN_Q8_0, q, gr, n, nmax, kt, ld, d, s, lds, pf); break;
+    default: attn__kdots_body(ATTN_F32, q, gr, n, nmax, kt, ld, d, s, lds, pf); break;
     }
 }
 
@@ -31217,6 +31404,7 @@ typedef struct attn__ws {
     size_t dvp;  /* dv rounded up to NR */
     unsigned char *q8; /* attn__qk8_quads: the rows path's queries quantized (q8_0 K) */
     int qk8;           /* the CPU runs attn__qk8_scores */
+    int pfv;           /* the rows path requests V rows as it scores (attn__ws_set) */
 } attn__ws;
 
 #ifdef ATTN__HAVE_QK8
@@ -31263,6 +31451,17 @@ static size_t attn__ws_layout(void *base, size_t d, size_t dv, attn__ws *w)
 #endif
     }
     return off * sizeof(float) + ATTN__ALIGN;
+}
+
+/* The workspace of a call on p: its segments, and whether its K and V are far (past
+ * ATTN__DEC_PF bytes) */
+static void attn__ws_set(const attn_attention_params *p, void *base, attn__ws *w)
+{
+    const double kv = (double)p->batch * (double)p->kv_heads * (double)p->kv_len *
+                      (double)(attn_dtype_bytes(p->kv_type, p->head_dim) +
+                               attn_dtype_bytes(p->kv_type, p->v_head_dim));
+    attn__ws_layout(base, p->head_dim, p->v_head_dim, w);
+    w->pfv = kv > (double)ATTN__DEC_PF;
 }
 
 /* Key tiles a query tile of rows q0 .. q0+tq visits: [0, kend) */
@@ -31387,17 +31586,20 @@ static int attn__qk8_quads(const attn__hd *hds, size_t q0, size_t tq, size_t row
  * that did not quantize by attn__kdots on their own values */
 static void attn__kdots_qk8(const attn__ws *w, size_t g, const float *const *q, size_t gr,
                             const size_t *n, size_t nmax, const void *kt, size_t ld,
-                            size_t d, float *s, size_t lds)
+                            size_t d, float *s, size_t lds, attn__vpf pf)
 {
     const size_t nb = d / ATTN__QK, nq = ATTN__QK8_NQ(d);
     const unsigned char *ok = attn__qk8_ok(w, d) + g;
     const size_t rb = attn_dtype_bytes(ATTN_Q8_0, ld);
+    const attn__vpf none = {NULL, 0, 0};
     size_t r;
-    for (r = 0; r < gr; r += 4)
+    for (r = 0; r < gr; r += 4, pf = none)
         attn__qk8_scores((const unsigned char *)kt, rb, nmax, nb, attn__qk8_quad(w, d, g, r), nq,
-                         attn__min(4, gr - r), n + r, s + r * lds, lds);
+                         attn__min(4, gr - r), n + r, s + r * lds, lds,
+                         pf.v, pf.rs, pf.vb);
     for (r = 0; r < gr; r++)
-        if (!ok[r]) attn__kdots(ATTN_Q8_0, q + r, 1, n + r, n[r], kt, ld, d, s + r * lds, lds);
+        if (!ok[r])
+            attn__kdots(ATTN_Q8_0, q + r, 1, n + r, n[r], kt, ld, d, s + r * lds, lds, none);
 }
 #endif
 
@@ -31425,7 +31627,10 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
     for (k0 = hd->scores ? 0 : attn__first(hd, q0); k0 < kend; k0 += tk) {
         const void *kt = attn__dt_at(hd->kvt, hd->k, attn__krow(hd, k0) * hd->k_sl);
         const void *vt = attn__dt_at(hd->kvt, hd->v, attn__krow(hd, k0) * hd->v_sl);
+        attn__vpf pf; /* the tile's V rows, requested as the first group scores their keys */
         tk = attn__krun(hd, k0, attn__min(ATTN__TK, kend - k0));
+        pf.v = w->pfv ? (const unsigned char *)vt : NULL;
+        pf.rs = attn_dtype_bytes(hd->kvt, hd->v_sl), pf.vb = attn_dtype_bytes(hd->kvt, dv);
         for (g = 0; g < rows; g += ATTN__MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__min(ATTN__MR, rows - g);
             const float *qr[ATTN__MR];
@@ -31437,10 +31642,12 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
 #ifdef ATTN__HAVE_QK8
-            if (qk8) attn__kdots_qk8(w, g, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__TK);
+            if (qk8)
+                attn__kdots_qk8(w, g, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__TK, pf);
             else
 #endif
-                attn__kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__TK);
+                attn__kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__TK, pf);
+            pf.v = NULL; /* the later groups find V in cache */
             for (r = 0; r < gr; r++) /* p: 0 past a row's visible keys */
                 if (n[r])
                     attn__online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], nmax,
@@ -31461,6 +31668,7 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
 static void attn__tile_scores(const attn_attention_params *p, const attn__hd *hd, size_t q0,
                               size_t tq, const attn__ws *w)
 {
+    const attn__vpf nopf = {NULL, 0, 0};
     size_t i, j;
     for (i = 0; i < tq; i++) {
         const size_t qi = q0 + i, n = attn__visible(hd, qi, 0, hd->klen);
@@ -31482,11 +31690,11 @@ static void attn__tile_scores(const attn_attention_params *p, const attn__hd *hd
                     attn__qk8_scores((const unsigned char *)kj,
                                      attn_dtype_bytes(ATTN_Q8_0, hd->k_sl), nk, hd->d / ATTN__QK,
                                      attn__qk8_quad(w, hd->d, g, r), ATTN__QK8_NQ(hd->d),
-                                     i - g - r + 1, nn, sc + j, 0);
+                                     i - g - r + 1, nn, sc + j, 0, NULL, 0, 0);
                     continue;
                 }
 #endif
-                attn__kdots(hd->kvt, &qrow, 1, &nk, nk, kj, hd->k_sl, hd->d, sc + j, 0);
+                attn__kdots(hd->kvt, &qrow, 1, &nk, nk, kj, hd->k_sl, hd->d, sc + j, 0, nopf);
             }
             for (j = n; j < p->kv_len; j++) {
                 float x = sc[j] * hd->scale;
@@ -31750,7 +31958,7 @@ ATTN_API attn_status attn_attention(const attn_attention_params *p, void *worksp
     attn__ws w;
     size_t b, h, q0;
     if (st != ATTN_OK || empty) return st;
-    attn__ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
+    attn__ws_set(p, workspace, &w);
     if (p->q_len < ATTN__FUSED_MIN && !p->scores && p->heads > p->kv_heads) {
         /* decode with grouped-query heads: the heads of a group share each K/V tile read
          * (the same rows path, row by row, as one head alone: the same bits) */
@@ -31809,7 +32017,7 @@ ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t 
     if (empty) return ATTN_ERR_ARG; /* no work items */
     if (task >= attn_attention_tasks(p)) return ATTN_ERR_ARG;
     nt = attn__qtiles(p);
-    attn__ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
+    attn__ws_set(p, workspace, &w);
     hd = attn__head(p, task / (nt * p->heads), task / nt % p->heads);
     attn__head_tile(p, &hd, task % nt * ATTN__TQ, &w);
     return ATTN_OK;

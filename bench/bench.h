@@ -152,6 +152,14 @@ void unfused_attention(const struct attcase *c, gemm_fn gemm, size_t block);
 double unfused_att_extra(const void *data);
 double unfused128_att_extra(const void *data);
 
+/* Out-of-cache shapes (decode-cold, matvec-cold): the call rotates over copies of its
+ * inputs that together span at least this many bytes, as the read-bandwidth limit's buffer
+ * does, so that each call reads data last touched 256 MiB of reads earlier. */
+#define BENCH_COLD_BYTES ((size_t)256 << 20)
+#define BENCH_COLD_MAX 64 /* copies at most */
+/* copies of `bytes` each that span BENCH_COLD_BYTES (1 to BENCH_COLD_MAX) */
+size_t cold_copies(double bytes);
+
 /* op_softmax.c: the row operations' shapes, shared with the norms. The in-cache shapes
  * are held to `in_cache` (limit value in the op's unit), the out-of-cache ones to a memcpy
  * of the same buffers. */

@@ -30,7 +30,9 @@
     X(matmul2t)      \
     X(attention)     \
     X(decode)        \
+    X(decode_cold)   \
     X(matvec)        \
+    X(matvec_cold)   \
     X(linear16)      \
     X(int8)          \
     X(rope)          \

@@ -216,13 +216,13 @@ static double attn_unfused128_extra(const void *data)
     return unfused128_att_extra(data) + (double)((const struct attcase *)data)->mm_ws_size;
 }
 
-/* The attn row's speed on a 16-bit cache over its speed on the f32 cache, from the last
- * times per call of variants v16 and v32 (impls[1] is attn) */
+/* The attn row's speed on a 16-bit or q8_0 cache over its speed on the f32 cache, from the
+ * last times per call of variants v16 and v32 of impls[ia] (attn) */
 static void attn_ratio_row(const struct op *op, const char *shape, attn_dtype t, int v16,
-                           int v32)
+                           int v32, int ia)
 {
     char impl[32], note[64];
-    const double t16 = g_call_ns[1][v16], t32 = g_call_ns[1][v32];
+    const double t16 = g_call_ns[ia][v16], t32 = g_call_ns[ia][v32];
     if (!(t16 > 0.0 && t32 > 0.0))
         return;
     snprintf(impl, sizeof impl, "attn-%s/f32", dtype_name[t]);
@@ -279,7 +279,7 @@ static void bench_attention(struct op *op)
                         causal ? "causal" : "full", ty == ATTN_F16 ? ":f16" : "");
                 bench_shape(op, shape, flop, &c, o, count, L <= 512, &lim);
                 if (ty == ATTN_F16)
-                    attn_ratio_row(op, shape, ATTN_F16, causal + 2, causal);
+                    attn_ratio_row(op, shape, ATTN_F16, causal + 2, causal, 1);
                 free(q);
                 free(k);
                 free(v);
@@ -337,12 +337,94 @@ static void bench_decode(struct op *op)
             bench_shape(op, shape, 2.0 * (double)attn_dtype_bytes((attn_dtype)ty, nkv), &c, o,
                         nq, 1, &lim);
             if (ty != ATTN_F32)
-                attn_ratio_row(op, shape, (attn_dtype)ty, ty, ATTN_F32);
+                attn_ratio_row(op, shape, (attn_dtype)ty, ty, ATTN_F32, 1);
             free(q);
             free(k);
             free(v);
             free(o);
             attcase_free(&c);
+        }
+}
+
+/* decode-cold: the decode shapes of 4096 and 16384 keys out of cache. A case's K and V are
+ * stored in `n` copies spanning BENCH_COLD_BYTES; each call reads the next copy. */
+struct coldatt {
+    struct attcase c[BENCH_COLD_MAX]; /* one workspace (c[0].ws), one Q and one O for all */
+    size_t n, next;
+};
+
+static void attn_cold_run(void *ctx, void *data)
+{
+    struct coldatt *w = (struct coldatt *)data;
+    const struct attcase *c = &w->c[w->next];
+    (void)ctx;
+    w->next = w->next + 1 < w->n ? w->next + 1 : 0;
+    check(attn_attention(&c->p, w->c[0].ws, w->c[0].ws_size), "attn_attention");
+}
+
+static void bench_decode_cold(struct op *op)
+{
+    /* q_len, kv_len, heads, kv_heads: the decode op's shapes of 4096 and 16384 keys */
+    static const size_t cfg[][4] = {{1, 4096, 8, 8},  {1, 4096, 32, 32},  {1, 4096, 32, 8},
+                                    {4, 4096, 8, 8},  {1, 16384, 8, 8},   {1, 16384, 32, 32},
+                                    {1, 16384, 32, 8}, {4, 16384, 8, 8}};
+    static struct coldatt w;
+    const size_t d = 128;
+    size_t ci, i;
+    int ty;
+    for (ci = 0; ci < sizeof cfg / sizeof cfg[0]; ci++)
+        for (ty = ATTN_F32; ty <= ATTN_Q8_0; ty++) {
+            const size_t lq = cfg[ci][0], lk = cfg[ci][1], heads = cfg[ci][2], kvh = cfg[ci][3];
+            const size_t nq = heads * lq * d, nkv = kvh * lk * d;
+            const double bytes = 2.0 * (double)attn_dtype_bytes((attn_dtype)ty, nkv);
+            struct limit lim;
+            char shape[64];
+            float *q, *o;
+            if (g_opt.quick && ci > 0)
+                continue;
+            q = falloc(nq);
+            o = falloc(nq);
+            fill_uniform(q, nq, -1.0f, 1.0f);
+            memset(o, 0, nq * sizeof(float));
+            w.n = cold_copies(bytes);
+            w.next = 0;
+            for (i = 0; i < w.n; i++) {
+                struct attcase *c = &w.c[i];
+                float *k = falloc(nkv), *v = falloc(nkv);
+                fill_uniform(k, nkv, -1.0f, 1.0f);
+                fill_uniform(v, nkv, -1.0f, 1.0f);
+                c->p = attn_attention_init(1, heads, kvh, lq, lk, d, d, q, k, v, o,
+                                           ATTN_LAYOUT_BHLD);
+                attcase_store(c, (attn_dtype)ty, k, v, nkv, nkv);
+                if (ty != ATTN_F32) { /* the stored copy only */
+                    free(k);
+                    free(v);
+                    c->k32 = c->v32 = NULL;
+                }
+                c->ws = NULL;
+            }
+            w.c[0].ws_size = attn_attention_workspace_size(&w.c[0].p);
+            w.c[0].ws = xalloc(w.c[0].ws_size);
+            lim.name = "read_256MiB";
+            lim.value = g_lim.read_mem;
+            lim.factor = 1.0;
+            g_predict.variant = ty;
+            sprintf(shape, "q%lu:kv%lu:h%lu/%lu:d%lu%s%s", (unsigned long)lq, (unsigned long)lk,
+                    (unsigned long)heads, (unsigned long)kvh, (unsigned long)d,
+                    ty == ATTN_F32 ? "" : ":", ty == ATTN_F32 ? "" : dtype_name[ty]);
+            bench_shape(op, shape, bytes, &w, o, nq, 1, &lim);
+            if (ty != ATTN_F32)
+                attn_ratio_row(op, shape, (attn_dtype)ty, ty, ATTN_F32, 0);
+            free(w.c[0].ws);
+            for (i = 0; i < w.n; i++) {
+                if (ty == ATTN_F32) {
+                    free((void *)w.c[i].p.k);
+                    free((void *)w.c[i].p.v);
+                }
+                free(w.c[i].kv16);
+            }
+            free(q);
+            free(o);
         }
 }
 
@@ -398,4 +480,24 @@ struct op bench_op_decode = {
     .bench = bench_decode,
     .primary = "attn",
     .child_ref = 1,
+};
+
+static const struct impl decode_cold_impls[] = {
+    {"attn", attn_cold_run, NULL, NULL, NULL, NULL, NULL, 0},
+};
+
+struct op bench_op_decode_cold = {
+    .name = "decode-cold",
+    .metric = "GB/s",
+    .note =
+        "the decode op's shapes of 4096 and 16384 keys out of cache: each shape's K and V "
+        "stored in as many copies as span 256 MiB (the read bandwidth's buffer), each call "
+        "on the next copy; value = bytes of K and V stored / time; share of the read "
+        "bandwidth measured at 256 MiB; attn-<type>/f32 = calls/s on the 16-bit or q8_0 "
+        "cache over the f32 cache's, both out of cache",
+    .own = decode_cold_impls,
+    .nown = NIMPL(decode_cold_impls),
+    .bench = bench_decode_cold,
+    .primary = "attn",
+    .child_ref = 0,
 };

@@ -43,11 +43,11 @@ static void attn_weights_run(void *ctx, void *data)
           "attn_matmul_typed");
 }
 
-/* the attn row's speed with t weights over its speed with f32 weights (impls[1]) */
-static void ratio_row(const struct op *op, const char *shape, attn_dtype t)
+/* the attn row's speed with t weights over its speed with f32 weights (impls[ia]) */
+static void ratio_row(const struct op *op, const char *shape, attn_dtype t, int ia)
 {
     char impl[32], note[64];
-    const double t16 = g_call_ns[1][t], t32 = g_call_ns[1][ATTN_F32];
+    const double t16 = g_call_ns[ia][t], t32 = g_call_ns[ia][ATTN_F32];
     if (!(t16 > 0.0 && t32 > 0.0))
         return;
     snprintf(impl, sizeof impl, "attn-%s/f32", type_name[t]);
@@ -102,7 +102,7 @@ static void bench_w(struct op *op, size_t m, size_t n, size_t k, attn_trans tw, 
                 (unsigned long)k, tw == ATTN_TRANS ? "NT" : "NN", type_name[ty]);
         bench_shape(op, shape, work, &c, y, m * n, bytes_metric, &lim);
         if (ty != ATTN_F32)
-            ratio_row(op, shape, c.t);
+            ratio_row(op, shape, c.t, 1);
         free(c.mm.ws);
     }
     free(x);
@@ -130,6 +130,80 @@ static void bench_linear(struct op *op)
                 1u << ATTN_F32 | 1u << ATTN_Q8_0 | 1u << ATTN_Q4_0);
 }
 
+/* matvec-cold: the [out, in] matrix-vector shapes out of cache. The weights are stored in
+ * `n` copies spanning BENCH_COLD_BYTES; each call multiplies by the next copy. */
+struct wcold {
+    struct wcase c[BENCH_COLD_MAX]; /* one X, one Y and one workspace (c[0]'s) for all */
+    size_t n, next;
+};
+
+static void attn_cold_run(void *ctx, void *data)
+{
+    struct wcold *w = (struct wcold *)data;
+    const struct wcase *c = &w->c[w->next];
+    (void)ctx;
+    w->next = w->next + 1 < w->n ? w->next + 1 : 0;
+    check(attn_matmul_typed(ATTN_NO_TRANS, ATTN_TRANS, c->mm.m, c->mm.n, c->mm.k, 1.0f,
+                            c->mm.a, c->mm.lda, c->t, c->w, c->mm.ldb, 0.0f, c->mm.c,
+                            c->mm.ldc, w->c[0].mm.ws, w->c[0].mm.ws_size),
+          "attn_matmul_typed");
+}
+
+static void bench_matvec_cold(struct op *op)
+{
+    static const size_t rows[] = {1, 4};
+    static struct wcold w;
+    const size_t n = 4096, k = 4096, nw = n * k;
+    size_t ri, i;
+    int ty;
+    float *wf = falloc(nw);
+    for (ri = 0; ri < 2; ri++)
+        for (ty = ATTN_F32; ty <= ATTN_Q4_0; ty++) {
+            const size_t m = rows[ri];
+            const double bytes = (double)attn_dtype_bytes((attn_dtype)ty, nw);
+            float *x = falloc(m * k), *y = falloc(m * n);
+            struct limit lim;
+            char shape[64];
+            if (g_opt.quick && ri > 0)
+                continue;
+            fill_uniform(x, m * k, -1.0f, 1.0f);
+            memset(y, 0, m * n * sizeof(float));
+            w.n = cold_copies(bytes);
+            w.next = 0;
+            for (i = 0; i < w.n; i++) {
+                struct wcase *c = &w.c[i];
+                void *st = xalloc((size_t)bytes);
+                fill_uniform(wf, nw, -1.0f, 1.0f);
+                check(attn_convert((attn_dtype)ty, st, ATTN_F32, wf, nw), "attn_convert");
+                c->t = (attn_dtype)ty;
+                c->w = st;
+                c->mm.ta = ATTN_NO_TRANS, c->mm.tb = ATTN_TRANS;
+                c->mm.m = m, c->mm.n = n, c->mm.k = k;
+                c->mm.a = x, c->mm.b = NULL, c->mm.c = y;
+                c->mm.lda = k, c->mm.ldb = k, c->mm.ldc = n;
+                c->mm.ws = c->mm.ws2 = NULL;
+                c->mm.ws_size = 0;
+            }
+            w.c[0].mm.ws_size = attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_TRANS, m, n, k);
+            w.c[0].mm.ws = xalloc(w.c[0].mm.ws_size);
+            lim.name = "read_256MiB";
+            lim.value = g_lim.read_mem;
+            lim.factor = 1.0;
+            g_predict.variant = ty;
+            sprintf(shape, "%lux%lux%lu:NT:%s", (unsigned long)m, (unsigned long)n,
+                    (unsigned long)k, type_name[ty]);
+            bench_shape(op, shape, bytes, &w, y, m * n, 1, &lim);
+            if (ty != ATTN_F32)
+                ratio_row(op, shape, (attn_dtype)ty, 0);
+            free(w.c[0].mm.ws);
+            for (i = 0; i < w.n; i++)
+                free((void *)w.c[i].w);
+            free(x);
+            free(y);
+        }
+    free(wf);
+}
+
 static const struct impl weights_impls[] = {
     {"naive", naive_weights, NULL, NULL, NULL, NULL, NULL, 0},
     {"attn", attn_weights_run, NULL, NULL, NULL, NULL, NULL, 0},
@@ -147,6 +221,25 @@ struct op bench_op_matvec = {
     .bench = bench_matvec,
     .primary = "attn",
     .child_ref = 1,
+};
+
+static const struct impl matvec_cold_impls[] = {
+    {"attn", attn_cold_run, NULL, NULL, NULL, NULL, NULL, 0},
+};
+
+struct op bench_op_matvec_cold = {
+    .name = "matvec-cold",
+    .metric = "GB/s",
+    .note = "the matvec op's [out, in] shapes out of cache: the weight stored in as many "
+            "copies as span 256 MiB (the read bandwidth's buffer), each call on the next "
+            "copy; value = weight bytes stored / time; share of the read bandwidth measured "
+            "at 256 MiB; attn-<type>/f32 = calls/s with <type> weights over f32 weights, both "
+            "out of cache",
+    .own = matvec_cold_impls,
+    .nown = NIMPL(matvec_cold_impls),
+    .bench = bench_matvec_cold,
+    .primary = "attn",
+    .child_ref = 0,
 };
 
 struct op bench_op_linear16 = {

@@ -68,6 +68,13 @@ void fill_uniform(float *x, size_t count, float lo, float hi)
     }
 }
 
+size_t cold_copies(double bytes)
+{
+    double n = bytes > 0.0 ? (double)BENCH_COLD_BYTES / bytes : 1.0;
+    size_t c = (size_t)n + ((double)(size_t)n < n);
+    return c < 1 ? 1 : c > BENCH_COLD_MAX ? BENCH_COLD_MAX : c;
+}
+
 void copy_str(char *dst, size_t size, const char *src)
 {
     size_t i;

@@ -26,14 +26,27 @@
 #define ATTN__UNROLL _Pragma("GCC unroll 8") /* the next loop, in full */
 #define ATTN__NOINLINE __attribute__((noinline))
 #define ATTN__PREFETCH(p) __builtin_prefetch(p)
+#define ATTN__PREFETCH_L2(p) __builtin_prefetch(p, 0, 2) /* to L2 (and out) only */
 #define ATTN__PREFETCHW(p) __builtin_prefetch(p, 1)
 #else
 #define ATTN__FORCE_INLINE inline
 #define ATTN__NOINLINE
 #define ATTN__UNROLL
 #define ATTN__PREFETCH(p) ((void)(p))
+#define ATTN__PREFETCH_L2(p) ((void)(p))
 #define ATTN__PREFETCHW(p) ((void)(p))
 #endif
+
+/* The cache lines of bytes [p, p + n) requested into L2 (n > 0): the decode path asks for
+ * V row j while it scores K row j, so out of cache the two streams arrive together (L2, as
+ * a tile's V rows in f32 outgrow L1 before P V reads them) */
+static inline void attn__prefetch_bytes(const void *p, size_t n)
+{
+    const char *b = (const char *)p;
+    size_t c;
+    for (c = 0; c < n; c += 64) ATTN__PREFETCH_L2(b + c);
+    ATTN__PREFETCH_L2(b + n - 1);
+}
 
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
 #include <string.h>

@@ -134,7 +134,8 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
  * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). */
 static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, size_t nk,
                                             size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds)
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
 {
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i x80 = _mm256_set1_epi8((char)0x80);
@@ -144,6 +145,7 @@ static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, s
         __m256 f[2];
         __m128 x;
         float o[4];
+        if (v) attn__prefetch_bytes(v + j * vrb, vb);
         f[0] = f[1] = _mm256_setzero_ps();
         for (g = 0; g < nq / 4; g++) {
             unsigned char tail[4 * 34];

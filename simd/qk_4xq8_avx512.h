@@ -86,16 +86,19 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512i attn__qk8_sum4(const __m512i *z
  * integer shuffles and adds, the bias's 128 * sum taken off, then one fma with the scales
  * into lane 4 b + r; the groups of 4 blocks in order, the 4 block lanes of a row summed
  * last as ((b0 + b2) + (b1 + b3)). One row (nr 1) takes the same steps on its own lanes,
- * so a row's scores are the same bits whatever rows share its quad. */
+ * so a row's scores are the same bits whatever rows share its quad. V row j (vb bytes at
+ * v + j * vrb; none where v is NULL) is requested as K row j is read. */
 static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, size_t nk,
                                             size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds)
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
 {
     const unsigned char *qd = quad + 4 * nq * 32;
     size_t j, g, u;
     for (j = 0; j < nk; j++, k += rb) {
         __m512 f = _mm512_setzero_ps();
         float x[4];
+        if (v) attn__prefetch_bytes(v + j * vrb, vb);
         for (g = 0; g < nq / 4; g++) {
             __m512i k0, k1, z[4], t;
             const __m512 dk = attn__qk8_dk(attn__qk8_kload(k, nb, g, &k0, &k1));

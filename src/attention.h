@@ -72,18 +72,26 @@ static ATTN__FORCE_INLINE void attn__dot_body(attn_dtype t, const float *const *
     for (r = 0; r < nr; r++) out[r] = attn__vhsum(attn__vadd(s0[r], s1[r]));
 }
 
+/* Rows to prefetch beside K's: V row j, vb bytes at v + j * rs, or none (v NULL) */
+typedef struct {
+    const unsigned char *v;
+    size_t rs, vb;
+} attn__vpf;
+
 /* s[r * lds + j] = q[r] . K row j for rows r < gr and keys j < n[r] (nmax the largest n[r];
  * K rows of type t at kt, ld elements apart): a K row is read once for all the rows, up to
  * four rows at a time sharing its loads (three as four, the last row twice); each score has
- * the same bits whatever gr is. */
+ * the same bits whatever gr is. V row j of pf requested as K row j is read. */
 static ATTN__FORCE_INLINE void attn__kdots_body(attn_dtype t, const float *const *q, size_t gr,
                                                 const size_t *n, size_t nmax, const void *kt,
-                                                size_t ld, size_t d, float *s, size_t lds)
+                                                size_t ld, size_t d, float *s, size_t lds,
+                                                attn__vpf pf)
 {
     size_t j, r, u;
     float x[4];
     for (j = 0; j < nmax; j++) {
         const void *kj = attn__dt_at(t, kt, j * ld);
+        if (pf.v) attn__prefetch_bytes(pf.v + j * pf.rs, pf.vb);
         for (r = 0; r < gr; r += 4) {
             const size_t nr = attn__min(4, gr - r);
             if (nr == 1) {
@@ -102,13 +110,14 @@ static ATTN__FORCE_INLINE void attn__kdots_body(attn_dtype t, const float *const
 }
 
 static void attn__kdots(attn_dtype t, const float *const *q, size_t gr, const size_t *n,
-                        size_t nmax, const void *kt, size_t ld, size_t d, float *s, size_t lds)
+                        size_t nmax, const void *kt, size_t ld, size_t d, float *s, size_t lds,
+                        attn__vpf pf)
 {
     switch (t) {
-    case ATTN_F16: attn__kdots_body(ATTN_F16, q, gr, n, nmax, kt, ld, d, s, lds); break;
-    case ATTN_BF16: attn__kdots_body(ATTN_BF16, q, gr, n, nmax, kt, ld, d, s, lds); break;
-    case ATTN_Q8_0: attn__kdots_body(ATTN_Q8_0, q, gr, n, nmax, kt, ld, d, s, lds); break;
-    default: attn__kdots_body(ATTN_F32, q, gr, n, nmax, kt, ld, d, s, lds); break;
+    case ATTN_F16: attn__kdots_body(ATTN_F16, q, gr, n, nmax, kt, ld, d, s, lds, pf); break;
+    case ATTN_BF16: attn__kdots_body(ATTN_BF16, q, gr, n, nmax, kt, ld, d, s, lds, pf); break;
+    case ATTN_Q8_0: attn__kdots_body(ATTN_Q8_0, q, gr, n, nmax, kt, ld, d, s, lds, pf); break;
+    default: attn__kdots_body(ATTN_F32, q, gr, n, nmax, kt, ld, d, s, lds, pf); break;
     }
 }
 
@@ -579,6 +588,7 @@ typedef struct attn__ws {
     size_t dvp;  /* dv rounded up to NR */
     unsigned char *q8; /* attn__qk8_quads: the rows path's queries quantized (q8_0 K) */
     int qk8;           /* the CPU runs attn__qk8_scores */
+    int pfv;           /* the rows path requests V rows as it scores (attn__ws_set) */
 } attn__ws;
 
 #ifdef ATTN__HAVE_QK8
@@ -625,6 +635,17 @@ static size_t attn__ws_layout(void *base, size_t d, size_t dv, attn__ws *w)
 #endif
     }
     return off * sizeof(float) + ATTN__ALIGN;
+}
+
+/* The workspace of a call on p: its segments, and whether its K and V are far (past
+ * ATTN__DEC_PF bytes) */
+static void attn__ws_set(const attn_attention_params *p, void *base, attn__ws *w)
+{
+    const double kv = (double)p->batch * (double)p->kv_heads * (double)p->kv_len *
+                      (double)(attn_dtype_bytes(p->kv_type, p->head_dim) +
+                               attn_dtype_bytes(p->kv_type, p->v_head_dim));
+    attn__ws_layout(base, p->head_dim, p->v_head_dim, w);
+    w->pfv = kv > (double)ATTN__DEC_PF;
 }
 
 /* Key tiles a query tile of rows q0 .. q0+tq visits: [0, kend) */
@@ -749,17 +770,20 @@ static int attn__qk8_quads(const attn__hd *hds, size_t q0, size_t tq, size_t row
  * that did not quantize by attn__kdots on their own values */
 static void attn__kdots_qk8(const attn__ws *w, size_t g, const float *const *q, size_t gr,
                             const size_t *n, size_t nmax, const void *kt, size_t ld,
-                            size_t d, float *s, size_t lds)
+                            size_t d, float *s, size_t lds, attn__vpf pf)
 {
     const size_t nb = d / ATTN__QK, nq = ATTN__QK8_NQ(d);
     const unsigned char *ok = attn__qk8_ok(w, d) + g;
     const size_t rb = attn_dtype_bytes(ATTN_Q8_0, ld);
+    const attn__vpf none = {NULL, 0, 0};
     size_t r;
-    for (r = 0; r < gr; r += 4)
+    for (r = 0; r < gr; r += 4, pf = none)
         attn__qk8_scores((const unsigned char *)kt, rb, nmax, nb, attn__qk8_quad(w, d, g, r), nq,
-                         attn__min(4, gr - r), n + r, s + r * lds, lds);
+                         attn__min(4, gr - r), n + r, s + r * lds, lds,
+                         pf.v, pf.rs, pf.vb);
     for (r = 0; r < gr; r++)
-        if (!ok[r]) attn__kdots(ATTN_Q8_0, q + r, 1, n + r, n[r], kt, ld, d, s + r * lds, lds);
+        if (!ok[r])
+            attn__kdots(ATTN_Q8_0, q + r, 1, n + r, n[r], kt, ld, d, s + r * lds, lds, none);
 }
 #endif
 
@@ -787,7 +811,10 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
     for (k0 = hd->scores ? 0 : attn__first(hd, q0); k0 < kend; k0 += tk) {
         const void *kt = attn__dt_at(hd->kvt, hd->k, attn__krow(hd, k0) * hd->k_sl);
         const void *vt = attn__dt_at(hd->kvt, hd->v, attn__krow(hd, k0) * hd->v_sl);
+        attn__vpf pf; /* the tile's V rows, requested as the first group scores their keys */
         tk = attn__krun(hd, k0, attn__min(ATTN__TK, kend - k0));
+        pf.v = w->pfv ? (const unsigned char *)vt : NULL;
+        pf.rs = attn_dtype_bytes(hd->kvt, hd->v_sl), pf.vb = attn_dtype_bytes(hd->kvt, dv);
         for (g = 0; g < rows; g += ATTN__MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__min(ATTN__MR, rows - g);
             const float *qr[ATTN__MR];
@@ -799,10 +826,12 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
                 nmax = n[r] > nmax ? n[r] : nmax;
             }
 #ifdef ATTN__HAVE_QK8
-            if (qk8) attn__kdots_qk8(w, g, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__TK);
+            if (qk8)
+                attn__kdots_qk8(w, g, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__TK, pf);
             else
 #endif
-                attn__kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__TK);
+                attn__kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__TK, pf);
+            pf.v = NULL; /* the later groups find V in cache */
             for (r = 0; r < gr; r++) /* p: 0 past a row's visible keys */
                 if (n[r])
                     attn__online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], nmax,
@@ -823,6 +852,7 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
 static void attn__tile_scores(const attn_attention_params *p, const attn__hd *hd, size_t q0,
                               size_t tq, const attn__ws *w)
 {
+    const attn__vpf nopf = {NULL, 0, 0};
     size_t i, j;
     for (i = 0; i < tq; i++) {
         const size_t qi = q0 + i, n = attn__visible(hd, qi, 0, hd->klen);
@@ -844,11 +874,11 @@ static void attn__tile_scores(const attn_attention_params *p, const attn__hd *hd
                     attn__qk8_scores((const unsigned char *)kj,
                                      attn_dtype_bytes(ATTN_Q8_0, hd->k_sl), nk, hd->d / ATTN__QK,
                                      attn__qk8_quad(w, hd->d, g, r), ATTN__QK8_NQ(hd->d),
-                                     i - g - r + 1, nn, sc + j, 0);
+                                     i - g - r + 1, nn, sc + j, 0, NULL, 0, 0);
                     continue;
                 }
 #endif
-                attn__kdots(hd->kvt, &qrow, 1, &nk, nk, kj, hd->k_sl, hd->d, sc + j, 0);
+                attn__kdots(hd->kvt, &qrow, 1, &nk, nk, kj, hd->k_sl, hd->d, sc + j, 0, nopf);
             }
             for (j = n; j < p->kv_len; j++) {
                 float x = sc[j] * hd->scale;
@@ -1112,7 +1142,7 @@ ATTN_API attn_status attn_attention(const attn_attention_params *p, void *worksp
     attn__ws w;
     size_t b, h, q0;
     if (st != ATTN_OK || empty) return st;
-    attn__ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
+    attn__ws_set(p, workspace, &w);
     if (p->q_len < ATTN__FUSED_MIN && !p->scores && p->heads > p->kv_heads) {
         /* decode with grouped-query heads: the heads of a group share each K/V tile read
          * (the same rows path, row by row, as one head alone: the same bits) */
@@ -1171,7 +1201,7 @@ ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t 
     if (empty) return ATTN_ERR_ARG; /* no work items */
     if (task >= attn_attention_tasks(p)) return ATTN_ERR_ARG;
     nt = attn__qtiles(p);
-    attn__ws_layout(workspace, p->head_dim, p->v_head_dim, &w);
+    attn__ws_set(p, workspace, &w);
     hd = attn__head(p, task / (nt * p->heads), task / nt % p->heads);
     attn__head_tile(p, &hd, task % nt * ATTN__TQ, &w);
     return ATTN_OK;

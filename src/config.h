@@ -27,6 +27,10 @@
  * in registers across a block of keys where it has at most this many vectors (its first
  * half of them, or all: each V row then read in one pass); longer rows stream. */
 #define ATTN__PV_NV1 8
+/* Attention, rows path: bytes of K and V a call reads past which each key tile's V rows
+ * are requested while its K rows are scored (out of cache the two streams then overlap;
+ * in L2 the requests cost more than they save). */
+#define ATTN__DEC_PF ((size_t)2 << 20)
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
 #define ATTN__SM_FAR ((size_t)32 << 20)

@@ -794,6 +794,20 @@ static void test_large(void)
     t.lay = 6;
     run_case("large", &t);
 
+    /* decode over more than ATTN__DEC_PF bytes of K and V (each tile's V rows requested
+     * while its K rows are scored): one query of 8 heads on 2 KV heads, 4 queries of 2 */
+    t = at_default(1, 8, 2, 1, 2100, 128, 128);
+    check(2 * 2100 * 256 * sizeof(float) > ATTN__DEC_PF, "the case is under ATTN__DEC_PF");
+    t.klen = KL_RANDOM;
+    t.poison = 1;
+    t.off = 1;
+    run_case("large", &t);
+    t = at_default(2, 2, 2, 4, 1100, 128, 96);
+    t.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+    t.kv_start = 700; /* a ring */
+    t.lay = 3;
+    run_case("large", &t);
+
     t = at_default(1, 2, 1, 65, 257, 80, 3);
     t.softcap = 15.0f;
     t.qk = 3.0f;
