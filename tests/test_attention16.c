@@ -542,6 +542,8 @@ static void test_dims(void)
 
 /* decode (q_len 1..4, the rows path and the GQA group path) and prefill (>= 12 rows, the
  * fused path) at model sizes */
+static int emulated; /* --emulated: fewer of the largest cases (the cross builds' runs) */
+
 static void test_tiles(void)
 {
     static const size_t lq[] = {1, 2, 3, 4, 11, 12, 13, 192, 193, 200};
@@ -550,6 +552,8 @@ static void test_tiles(void)
     long idx = 0;
     for (i = 0; i < sizeof lq / sizeof lq[0]; i++)
         for (k = 0; k < 4; k++, idx++) {
+            /* under emulation, of the query counts past the tiles only the ragged 193 */
+            if (emulated && (lq[i] == 192 || lq[i] == 200)) continue;
             const int ty = idx % 2 ? ATTN_BF16 : ATTN_F16;
             const size_t H = lq[i] > 100 ? (k == 2 ? 8 : 2) : hk[k][0];
             const size_t KVH = lq[i] > 100 ? (k % 2 ? 1 : 2) : hk[k][1];
@@ -816,9 +820,10 @@ static void test_kv_cache(void)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     int ty;
+    emulated = argc > 1 && strcmp(argv[1], "--emulated") == 0;
     if (check_vnni_missing("attention16")) return 77;
     check_begin("attention16");
     check_seed(0xA77E1716ull);

@@ -27,7 +27,6 @@
  * output scale (about 1 here: layer-normed or residual values). The measured errors are
  * printed; they are ~1e-6, so the tolerance has a 10x margin, while a wrong weight, bias,
  * head split, mask, norm order or residual moves outputs by 1e-2 .. 1. */
-#define ATTN_IMPLEMENTATION
 #include "attn.h"
 #include "check.h"
 #include "ref_blocks.h"

@@ -13,7 +13,6 @@
  * Tolerance: the two sides are each within the f32 path's bound of the same exact block, so
  * they agree to TOL * max(1, max|y|) (TOL 3e-5); 16-bit caches round K and V (f16: 2^-11
  * relative, bf16: 2^-8), TOL16 = 4e-3 and TOLBF = 3e-2. */
-#define ATTN_IMPLEMENTATION
 #include "../attn.h"
 
 #include <stdint.h>

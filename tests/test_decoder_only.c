@@ -4,7 +4,6 @@
  * to f32, KV caches in f32 and f16; 7 tokens prefilled, then 32 decoded one at a time, and
  * all 39 at once; the outputs against PyTorch's float64 run of the same weights. Then the
  * block's errors. Usage: test_decoder_only tests/torch/decoder_only.bin */
-#define ATTN_IMPLEMENTATION
 #include "../attn.h"
 
 #include <stdint.h>

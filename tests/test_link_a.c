@@ -1,7 +1,7 @@
-/* test_link: two translation units include attn.h; only this one defines
- * ATTN_IMPLEMENTATION. Linking proves there are no duplicate definitions, and both
- * units calling the library proves the declarations match the definitions. */
-#define ATTN_IMPLEMENTATION
+/* test_link: two translation units include attn.h for its declarations and a third,
+ * attn_impl.c, defines ATTN_IMPLEMENTATION. Linking proves there are no duplicate
+ * definitions, and both units calling the library proves the declarations match the
+ * definitions. */
 #include "attn.h"
 #include "check.h"
 

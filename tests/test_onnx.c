@@ -71,7 +71,6 @@
  *   Gelu (opset 20): elementwise, one call to attn_activation over all the values;
  *     approximate absent -> ATTN_ACT_GELU (erf form), "tanh" -> ATTN_ACT_GELU_TANH.
  */
-#define ATTN_IMPLEMENTATION
 #include "attn.h"
 #include "check.h"
 

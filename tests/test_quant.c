@@ -51,7 +51,6 @@
  *    to it) and within (b)'s bound of (a); its workspace query never below (b)'s; errors of
  *    a q weight with trans NO_TRANS or a leading dimension not a multiple of 32, nothing
  *    written or appended. */
-#define ATTN_IMPLEMENTATION
 #include "attn.h"
 #include "check.h"
 #include "ref_linalg.h"

@@ -10,7 +10,6 @@
  *   init_reports            attention init functions: unknown layout, overflowing strides
  *   attention_aliased_output  O / scores strides mapping two rows onto one float: refused
  */
-#define ATTN_IMPLEMENTATION
 #include "attn.h"
 
 #include "check.h"

@@ -9,7 +9,6 @@
  * against PyTorch's Hugging Face (halves) and GPT-J (adjacent) code, with the model's
  * float32 frequency table and again with theta alone: |y - y_torch| <= (|a| + |b|)
  * (1e-6 + 3 pos 2^-24), PyTorch's float32 angles being off by up to pos 2^-24. */
-#define ATTN_IMPLEMENTATION
 #include "attn.h"
 #include "check.h"
 

@@ -20,7 +20,6 @@
  *              |got - want| <= (2^-24 + 1e-8) * |want|.
  *   E10 is plain arithmetic done here (there is no library helper for parameter counts).
  */
-#define ATTN_IMPLEMENTATION
 #include "attn.h"
 #include "check.h"
 

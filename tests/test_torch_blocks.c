@@ -8,7 +8,6 @@
  * projected once into mem_cache and reused with mem = NULL) in f32 and f16, each step's rows
  * against the rows of PyTorch's full causal output.
  * Usage: test_torch_blocks tests/torch/blocks.bin */
-#define ATTN_IMPLEMENTATION
 #include "../attn.h"
 
 #include <stdint.h>

@@ -16,8 +16,11 @@
  *    a KV cache holds exactly the positions appended.
  * A failed check calls abort(), which libFuzzer and the plain driver (driver.c) report.
  * Build: clang-14 -fsanitize=fuzzer,address,undefined -I. tests/fuzz/fuzz_api.c
- * (add -mavx2 -mfma for AVX2, -DATTN_NO_SIMD for the scalar path). */
+ * (add -mavx2 -mfma for AVX2, -DATTN_NO_SIMD for the scalar path). The tests' plain driver
+ * defines FUZZ_API_LINKED and links the implementation from tests/attn_impl.c instead. */
+#ifndef FUZZ_API_LINKED
 #define ATTN_IMPLEMENTATION
+#endif
 #include "attn.h"
 
 #include <math.h>
