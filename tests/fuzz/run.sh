@@ -3,7 +3,7 @@
 # UBSan for AVX2 (-mavx2 -mfma) and for the scalar path (-DATTN_NO_SIMD), and runs the two
 # side by side from the seed and regression corpora; prints libFuzzer's final statistics.
 # LENGTH "ci" (the default) is reproducible: random seed 1, 120000 inputs on AVX2 and 50000 on
-# the scalar path, from an empty working corpus (about 90 s each on two cores); a number is
+# the scalar path, from an empty working corpus (about 75 and 60 s on two cores); a number is
 # that many seconds each with a random seed, to explore. Exits non-zero when either fails
 # (the failing input is left in OUT as <isa>-crash-* or -timeout-*, the log as OUT/log_<isa>).
 # Usage: tests/fuzz/run.sh [ci|SECONDS] [OUT]   (from anywhere; CC defaults to clang-14)
