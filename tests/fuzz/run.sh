@@ -2,8 +2,8 @@
 # tests/fuzz/run.sh - builds the fuzz target (fuzz_api.c) with clang's libFuzzer, ASan and
 # UBSan for AVX2 (-mavx2 -mfma) and for the scalar path (-DATTN_NO_SIMD), and runs the two
 # side by side from the seed and regression corpora; prints libFuzzer's final statistics.
-# LENGTH "ci" (the default) is reproducible: random seed 1, 120000 inputs on AVX2 and 50000 on
-# the scalar path, from an empty working corpus (about 75 and 60 s on two cores); a number is
+# LENGTH "ci" (the default) is reproducible: random seed 1, 80000 inputs on AVX2 and 30000 on
+# the scalar path, from an empty working corpus (about 50 and 35 s on two cores); a number is
 # that many seconds each with a random seed, to explore. Exits non-zero when either fails
 # (the failing input is left in OUT as <isa>-crash-* or -timeout-*, the log as OUT/log_<isa>).
 # Usage: tests/fuzz/run.sh [ci|SECONDS] [OUT]   (from anywhere; CC defaults to clang-14)
@@ -43,9 +43,9 @@ wait $pa
 wait $ps
 sa=0
 ss=0
-run avx2 120000 &
+run avx2 80000 &
 pa=$!
-run scalar 50000 &
+run scalar 30000 &
 ps=$!
 wait $pa || sa=$?
 wait $ps || ss=$?
