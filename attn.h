@@ -1039,6 +1039,7 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__SCALAR_FORCE_INLINE inline __attribute__((always_inline))
 #define ATTN__SCALAR_UNROLL _Pragma("GCC unroll 8") /* the next loop, in full */
+#define ATTN__SCALAR_UNROLL16 _Pragma("GCC unroll 16") /* the same for up to 16 iterations */
 #define ATTN__SCALAR_NOINLINE __attribute__((noinline))
 #define ATTN__SCALAR_PREFETCH(p) __builtin_prefetch(p)
 #define ATTN__SCALAR_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2) /* to L2 (and out) only */
@@ -1047,6 +1048,7 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 #define ATTN__SCALAR_FORCE_INLINE inline
 #define ATTN__SCALAR_NOINLINE
 #define ATTN__SCALAR_UNROLL
+#define ATTN__SCALAR_UNROLL16
 #define ATTN__SCALAR_PREFETCH(p) ((void)(p))
 #define ATTN__SCALAR_PREFETCH_L2(p) ((void)(p))
 #define ATTN__SCALAR_PREFETCHW(p) ((void)(p))
@@ -1160,6 +1162,34 @@ static inline float attn__scalar_vhsum(attn__scalar_v a)
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
+}
+/* lane k = attn__scalar_vhsum(v[k]), k < 16, bit for bit: the same tree for the sixteen at once
+ * (45 shuffles and adds instead of 128): halves, quarters, pairs, neighbours, the vectors
+ * paired so that lane k ends up holding v[k]'s sum */
+#define ATTN__SCALAR_HAVE_VTSUM 1
+static ATTN__SCALAR_FORCE_INLINE __m512 attn__scalar_vts_halves(__m512 a, __m512 b)
+{
+    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xEE));
+}
+static ATTN__SCALAR_FORCE_INLINE __m512 attn__scalar_vts_quarters(__m512 a, __m512 b)
+{
+    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x88), _mm512_shuffle_f32x4(a, b, 0xDD));
+}
+static ATTN__SCALAR_FORCE_INLINE attn__scalar_v attn__scalar_vtsum(const attn__scalar_v *v)
+{
+    const __m512 c0 = attn__scalar_vts_quarters(attn__scalar_vts_halves(v[0], v[4]),
+                                         attn__scalar_vts_halves(v[8], v[12]));
+    const __m512 c1 = attn__scalar_vts_quarters(attn__scalar_vts_halves(v[2], v[6]),
+                                         attn__scalar_vts_halves(v[10], v[14]));
+    const __m512 c2 = attn__scalar_vts_quarters(attn__scalar_vts_halves(v[1], v[5]),
+                                         attn__scalar_vts_halves(v[9], v[13]));
+    const __m512 c3 = attn__scalar_vts_quarters(attn__scalar_vts_halves(v[3], v[7]),
+                                         attn__scalar_vts_halves(v[11], v[15]));
+    const __m512 d0 =
+        _mm512_add_ps(_mm512_shuffle_ps(c0, c2, 0x44), _mm512_shuffle_ps(c0, c2, 0xEE));
+    const __m512 d1 =
+        _mm512_add_ps(_mm512_shuffle_ps(c1, c3, 0x44), _mm512_shuffle_ps(c1, c3, 0xEE));
+    return _mm512_add_ps(_mm512_shuffle_ps(d0, d1, 0x88), _mm512_shuffle_ps(d0, d1, 0xDD));
 }
 static inline float attn__scalar_vhmax(attn__scalar_v a)
 {
@@ -1563,7 +1593,7 @@ static ATTN__SCALAR_FORCE_INLINE __m256 attn__scalar_vred_halves(__m256 a, __m25
     return attn__scalar_vred_op(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31),
                          op);
 }
-static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vhred8(const attn__scalar_v *v, float *out, int op)
+static ATTN__SCALAR_FORCE_INLINE __m256 attn__scalar_vhred8v(const attn__scalar_v *v, int op)
 {
     const __m256 t0 = attn__scalar_vred_halves(v[0], v[4], op), t1 = attn__scalar_vred_halves(v[1], v[5], op);
     const __m256 t2 = attn__scalar_vred_halves(v[2], v[6], op), t3 = attn__scalar_vred_halves(v[3], v[7], op);
@@ -1571,9 +1601,15 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vhred8(const attn__scalar_v *
         attn__scalar_vred_op(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), op);
     const __m256 u1 =
         attn__scalar_vred_op(_mm256_shuffle_ps(t2, t3, 0x44), _mm256_shuffle_ps(t2, t3, 0xEE), op);
-    _mm256_storeu_ps(
-        out, attn__scalar_vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op));
+    return attn__scalar_vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op);
 }
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vhred8(const attn__scalar_v *v, float *out, int op)
+{
+    _mm256_storeu_ps(out, attn__scalar_vhred8v(v, op));
+}
+/* lane k = attn__scalar_vhsum(v[k]), k < 8, bit for bit (the tree above) */
+#define ATTN__SCALAR_HAVE_VTSUM 1
+static ATTN__SCALAR_FORCE_INLINE attn__scalar_v attn__scalar_vtsum(const attn__scalar_v *v) { return attn__scalar_vhred8v(v, 0); }
 static inline float attn__scalar_vhmax(attn__scalar_v a)
 {
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
@@ -2393,6 +2429,17 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vhred8(const attn__scalar_v *
     int k;
     for (k = 0; k < 8; k++)
         out[k] = op == 0 ? attn__scalar_vhsum(v[k]) : op == 1 ? attn__scalar_vhmax(v[k]) : attn__scalar_vhmin(v[k]);
+}
+#endif
+
+#ifndef ATTN__SCALAR_HAVE_VTSUM
+/* lane k = attn__scalar_vhsum(v[k]), k < ATTN__SCALAR_VW (ISAs without a batched tree: one by one) */
+static ATTN__SCALAR_FORCE_INLINE attn__scalar_v attn__scalar_vtsum(const attn__scalar_v *v)
+{
+    float f[ATTN__SCALAR_VW];
+    int k;
+    for (k = 0; k < ATTN__SCALAR_VW; k++) f[k] = attn__scalar_vhsum(v[k]);
+    return attn__scalar_vload(f);
 }
 #endif
 
@@ -3620,6 +3667,9 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
  * are requested while its K rows are scored (out of cache the two streams then overlap;
  * in L2 the requests cost more than they save). */
 #define ATTN__SCALAR_DEC_PF ((size_t)2 << 20)
+/* Attention, rows path, past ATTN__SCALAR_DEC_PF: bytes of K rows ahead of the scores requested into
+ * L1 (the scores read several K rows at once, a pattern the hardware does not prefetch) */
+#define ATTN__SCALAR_DEC_KPF 8192
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
 #define ATTN__SCALAR_SM_FAR ((size_t)32 << 20)
@@ -6382,10 +6432,11 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul_int8(size_t m, si
  *    (L1), the online softmax on it, and acc += P V by the microkernel (P read in place).
  *    Causal: key tiles past a sliver's last visible key are skipped, and the partial tile on
  *    the diagonal is cut at the sliver's last visible key.
- *  - rows (fewer rows: decode): in groups of MR rows, the dot products of every row of the
- *    group with a K row while it is in L1 (four rows share its loads), the online softmax
- *    per row, and acc += p V with a V row once for the group; K and V stream through once
- *    per group.
+ *  - rows (fewer rows: decode): in groups of MR rows, the scores of up to four rows at a
+ *    time over each block of keys while its K rows are in L1 (the rows share each K load;
+ *    16-bit and q8_0 K rows are scored several at once and their lane sums reduced
+ *    together), the online softmax per row, and acc += p V with a V row once for the group;
+ *    K and V stream through once per group.
  * Online softmax per row: running max m, running sum l, acc scaled by exp(m_old - m_new) when
  * the max grows; O = acc / l at the end (0 when every key was masked).
  * Each row's arithmetic depends only on its own scores and on the tiles it belongs to, so
@@ -6401,83 +6452,133 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_matmul_int8(size_t m, si
  * as a constant (each is inlined into one function per type, the type switch outside the
  * loops over keys). */
 
-/* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
- * (two chains): k's loads shared, each row's operations the same whatever nr is */
-static ATTN__SCALAR_FORCE_INLINE void attn__scalar_dot_body(attn_dtype t, const float *const *q, size_t nr,
-                                              const void *k, size_t d, float *out)
+/* Rows path scores: nr rows (1, 2 or 4) x ATTN__SCALAR_KD(t, nr) keys per pass, one fma chain each.
+ * On 16-bit and q8_0 K, 2 and 4 rows make ATTN__SCALAR_KD_SUMS scores (at least 8 chains, for the
+ * fma latency) whose lanes attn__scalar_vtsum sums together (no horizontal sum per score), one row
+ * alone 4. An f32 K takes one key per pass: its rows, twice the bytes, stream from memory
+ * faster read one after another (measured: 10-15% out of cache), so the passes share only
+ * the K row's loads across the rows. */
+#define ATTN__SCALAR_KD_SUMS (ATTN__SCALAR_VW > 8 ? ATTN__SCALAR_VW : 8)
+#define ATTN__SCALAR_KD(t, nr) ((t) == ATTN_F32 ? 1 : (nr) == 1 ? 4 : ATTN__SCALAR_KD_SUMS / (nr))
+
+/* acc[r * nk + u] = q[r] * key u over elements [i, d) (less than a vector), lane by lane:
+ * the start of attn__scalar_dots_body's chains where d is not a multiple of ATTN__SCALAR_VW (rare, so one
+ * copy for every type and shape) */
+static ATTN__SCALAR_NOINLINE void attn__scalar_dots_part(attn_dtype t, const float *const *q, size_t nr,
+                                           const void *const *k, size_t i, size_t d,
+                                           attn__scalar_v *acc)
 {
-    attn__scalar_v s0[4], s1[4], w[ATTN__SCALAR_QK / ATTN__SCALAR_VW];
-    size_t i = 0, r, v;
-    ATTN__SCALAR_UNROLL
-    for (r = 0; r < nr; r++) s0[r] = attn__scalar_vzero(), s1[r] = attn__scalar_vzero();
-    for (; t == ATTN_Q8_0 && i < d; i += ATTN__SCALAR_QK) { /* d whole blocks: the chains below */
-        attn__scalar_vload_q8_block(attn__scalar_dt_at(t, k, i), w);
-        ATTN__SCALAR_UNROLL
-        for (v = 0; v < ATTN__SCALAR_QK / ATTN__SCALAR_VW; v += 2)
-            ATTN__SCALAR_UNROLL
-            for (r = 0; r < nr; r++) {
-                s0[r] = attn__scalar_vfma(attn__scalar_vload(q[r] + i + v * ATTN__SCALAR_VW), w[v], s0[r]);
-                s1[r] = attn__scalar_vfma(attn__scalar_vload(q[r] + i + (v + 1) * ATTN__SCALAR_VW), w[v + 1], s1[r]);
-            }
+    const size_t nk = ATTN__SCALAR_KD(t, nr);
+    size_t r, u;
+    for (u = 0; u < nk; u++) {
+        const attn__scalar_v kv = attn__scalar_vload_dt_part(t, k[u], i, d - i);
+        for (r = 0; r < nr; r++)
+            acc[r * nk + u] = attn__scalar_vmul(attn__scalar_vload_part(q[r] + i, d - i, 0.0f), kv);
     }
-    for (; i + 2 * ATTN__SCALAR_VW <= d; i += 2 * ATTN__SCALAR_VW) {
-        const attn__scalar_v k0 = attn__scalar_vload_dt(t, k, i), k1 = attn__scalar_vload_dt(t, k, i + ATTN__SCALAR_VW);
-        ATTN__SCALAR_UNROLL
-        for (r = 0; r < nr; r++) {
-            s0[r] = attn__scalar_vfma(attn__scalar_vload(q[r] + i), k0, s0[r]);
-            s1[r] = attn__scalar_vfma(attn__scalar_vload(q[r] + i + ATTN__SCALAR_VW), k1, s1[r]);
-        }
-    }
-    for (; i < d; i += ATTN__SCALAR_VW) {
-        const size_t n = d - i;
-        if (n >= ATTN__SCALAR_VW) {
-            const attn__scalar_v k0 = attn__scalar_vload_dt(t, k, i);
-            ATTN__SCALAR_UNROLL
-            for (r = 0; r < nr; r++) s0[r] = attn__scalar_vfma(attn__scalar_vload(q[r] + i), k0, s0[r]);
-        } else {
-            const attn__scalar_v k1 = attn__scalar_vload_dt_part(t, k, i, n);
-            ATTN__SCALAR_UNROLL
-            for (r = 0; r < nr; r++)
-                s1[r] = attn__scalar_vfma(attn__scalar_vload_part(q[r] + i, n, 0.0f), k1, s1[r]);
-        }
-    }
-    ATTN__SCALAR_UNROLL
-    for (r = 0; r < nr; r++) out[r] = attn__scalar_vhsum(attn__scalar_vadd(s0[r], s1[r]));
 }
 
-/* Rows to prefetch beside K's: V row j, vb bytes at v + j * rs, or none (v NULL) */
+/* x[r * nk + u] = q[r] . key u over d elements for nr rows and nk = ATTN__SCALAR_KD(t, nr) keys (nr a
+ * constant), keys of type t at k[u]: one chain per score, the part vector past d's whole
+ * vectors first, then the whole vectors in order, then attn__scalar_vhsum's order over the lanes,
+ * so each score has the same bits whatever nr is and wherever its row and key sit */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_dots_body(attn_dtype t, const float *const *q, size_t nr,
+                                               const void *const *k, size_t d, float *x)
+{
+    const size_t nk = ATTN__SCALAR_KD(t, nr), dw = d - d % ATTN__SCALAR_VW;
+    attn__scalar_v acc[ATTN__SCALAR_KD_SUMS], qv[4], kv;
+    size_t i, r, u;
+    if (dw < d) { /* acc never has its address taken: it stays in registers */
+        attn__scalar_v part[ATTN__SCALAR_KD_SUMS];
+        attn__scalar_dots_part(t, q, nr, k, dw, d, part);
+        ATTN__SCALAR_UNROLL16
+        for (u = 0; u < ATTN__SCALAR_KD_SUMS; u++) acc[u] = u < nr * nk ? part[u] : attn__scalar_vzero();
+    } else {
+        ATTN__SCALAR_UNROLL16
+        for (u = 0; u < ATTN__SCALAR_KD_SUMS; u++) acc[u] = attn__scalar_vzero();
+    }
+    for (i = 0; i < dw; i += ATTN__SCALAR_VW) {
+        ATTN__SCALAR_UNROLL16
+        for (r = 0; r < nr; r++) qv[r] = attn__scalar_vload(q[r] + i);
+        ATTN__SCALAR_UNROLL16
+        for (u = 0; u < nk; u++) {
+            kv = attn__scalar_vload_dt(t, k[u], i);
+            ATTN__SCALAR_UNROLL16
+            for (r = 0; r < nr; r++) acc[r * nk + u] = attn__scalar_vfma(qv[r], kv, acc[r * nk + u]);
+        }
+    }
+    if (nr * nk % ATTN__SCALAR_VW == 0) {
+        ATTN__SCALAR_UNROLL16
+        for (u = 0; u < nr * nk; u += ATTN__SCALAR_VW) attn__scalar_vstore(x + u, attn__scalar_vtsum(acc + u));
+    } else {
+        ATTN__SCALAR_UNROLL16
+        for (u = 0; u < nr * nk; u++) x[u] = attn__scalar_vhsum(acc[u]);
+    }
+}
+
+/* Rows requested ahead of the scores: V row j, vb bytes at v + j * rs, or none (v NULL), as
+ * K row j is scored; and K rows ATTN__SCALAR_DEC_KPF bytes ahead of the scores, up to row kn of the
+ * tile's K (0: none; the scores read K across rows, which the hardware's prefetchers do not
+ * follow as they follow one row) */
 typedef struct {
     const unsigned char *v;
-    size_t rs, vb;
+    size_t rs, vb, kn;
 } attn__scalar_vpf;
 
+/* Keys [j0, j0 + kb) of nr rows (a constant; nst of them stored, the others repeat the last):
+ * s[r * lds + j] for keys j < n[r]; past the block's last key, its last key again */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_kdots_rows(attn_dtype t, const float *const *q, size_t nr,
+                                                size_t nst, const size_t *n, size_t j0,
+                                                size_t kb, const void *kt, size_t ld, size_t d,
+                                                float *s, size_t lds, attn__scalar_vpf pf)
+{
+    const size_t nk = ATTN__SCALAR_KD(t, nr), kbytes = attn__scalar_attn_dtype_bytes(t, d);
+    const size_t ka = ATTN__SCALAR_DEC_KPF / kbytes > nk ? ATTN__SCALAR_DEC_KPF / kbytes : nk; /* keys ahead */
+    const void *k[ATTN__SCALAR_KD_SUMS];
+    float x[ATTN__SCALAR_KD_SUMS];
+    size_t j, u, r;
+    for (j = j0; j < j0 + kb; j += nk) {
+        ATTN__SCALAR_UNROLL16
+        for (u = 0; u < nk; u++)
+            k[u] = attn__scalar_dt_at(t, kt, (j + u < j0 + kb ? j + u : j0 + kb - 1) * ld);
+        for (u = 0; pf.v && u < nk && j + u < j0 + kb; u++)
+            attn__scalar_prefetch_bytes(pf.v + (j + u) * pf.rs, pf.vb);
+        for (u = 0; nk > 1 && u < nk && j + u + ka < pf.kn; u++) {
+            const char *kr = (const char *)attn__scalar_dt_at(t, kt, (j + u + ka) * ld);
+            size_t c;
+            for (c = 0; c < kbytes; c += 64) ATTN__SCALAR_PREFETCH(kr + c);
+        }
+        attn__scalar_dots_body(t, q, nr, k, d, x);
+        for (r = 0; r < nst; r++)
+            if (n[r] >= j + nk) memcpy(s + r * lds + j, x + r * nk, nk * sizeof(float));
+            else
+                for (u = 0; j + u < n[r]; u++) s[r * lds + j + u] = x[r * nk + u];
+    }
+}
+
 /* s[r * lds + j] = q[r] . K row j for rows r < gr and keys j < n[r] (nmax the largest n[r];
- * K rows of type t at kt, ld elements apart): a K row is read once for all the rows, up to
- * four rows at a time sharing its loads (three as four, the last row twice); each score has
- * the same bits whatever gr is. V row j of pf requested as K row j is read. */
+ * K rows of type t at kt, ld elements apart): blocks of ATTN__SCALAR_KD_SUMS keys, each read into
+ * L1 once for all the rows, up to four rows at a time (three as four); each score has the
+ * same bits whatever gr is. pf's rows requested as the first rows' passes score the keys. */
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_kdots_body(attn_dtype t, const float *const *q, size_t gr,
                                                 const size_t *n, size_t nmax, const void *kt,
                                                 size_t ld, size_t d, float *s, size_t lds,
                                                 attn__scalar_vpf pf)
 {
-    size_t j, r, u;
-    float x[4];
-    for (j = 0; j < nmax; j++) {
-        const void *kj = attn__scalar_dt_at(t, kt, j * ld);
-        if (pf.v) attn__scalar_prefetch_bytes(pf.v + j * pf.rs, pf.vb);
-        for (r = 0; r < gr; r += 4) {
+    size_t j0, r, kb;
+    for (j0 = 0; j0 < nmax; j0 += kb) {
+        attn__scalar_vpf p = pf; /* V's rows requested by the first rows' pass alone */
+        kb = attn__scalar_min(ATTN__SCALAR_KD_SUMS, nmax - j0);
+        for (r = 0; r < gr; r += 4, p.v = NULL, p.kn = 0) {
             const size_t nr = attn__scalar_min(4, gr - r);
             if (nr == 1) {
-                attn__scalar_dot_body(t, q + r, 1, kj, d, x);
+                attn__scalar_kdots_rows(t, q + r, 1, 1, n + r, j0, kb, kt, ld, d, s + r * lds, lds, p);
             } else if (nr == 2) {
-                attn__scalar_dot_body(t, q + r, 2, kj, d, x);
+                attn__scalar_kdots_rows(t, q + r, 2, 2, n + r, j0, kb, kt, ld, d, s + r * lds, lds, p);
             } else {
                 const float *q4[4];
                 q4[0] = q[r], q4[1] = q[r + 1], q4[2] = q[r + 2], q4[3] = q[r + nr - 1];
-                attn__scalar_dot_body(t, q4, 4, kj, d, x);
+                attn__scalar_kdots_rows(t, q4, 4, nr, n + r, j0, kb, kt, ld, d, s + r * lds, lds, p);
             }
-            for (u = 0; u < nr; u++)
-                if (j < n[r + u]) s[(r + u) * lds + j] = x[u];
         }
     }
 }
@@ -7148,7 +7249,7 @@ static void attn__scalar_kdots_qk8(const attn__scalar_ws *w, size_t g, const flo
     const size_t nb = d / ATTN__SCALAR_QK, nq = ATTN__SCALAR_QK8_NQ(d);
     const unsigned char *ok = attn__scalar_qk8_ok(w, d) + g;
     const size_t rb = attn__scalar_attn_dtype_bytes(ATTN_Q8_0, ld);
-    const attn__scalar_vpf none = {NULL, 0, 0};
+    const attn__scalar_vpf none = {NULL, 0, 0, 0};
     size_t r;
     for (r = 0; r < gr; r += 4, pf = none)
         attn__scalar_qk8_scores((const unsigned char *)kt, rb, nmax, nb, attn__scalar_qk8_quad(w, d, g, r), nq,
@@ -7188,6 +7289,7 @@ static void attn__scalar_tile_rows(const attn__scalar_hd *hds, size_t nh, size_t
         tk = attn__scalar_krun(hd, k0, attn__scalar_min(ATTN__SCALAR_TK, kend - k0));
         pf.v = w->pfv ? (const unsigned char *)vt : NULL;
         pf.rs = attn__scalar_attn_dtype_bytes(hd->kvt, hd->v_sl), pf.vb = attn__scalar_attn_dtype_bytes(hd->kvt, dv);
+        pf.kn = w->pfv ? attn__scalar_krun(hd, k0, kend - k0) : 0; /* K's rows, past this tile too */
         for (g = 0; g < rows; g += ATTN__SCALAR_MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__scalar_min(ATTN__SCALAR_MR, rows - g);
             const float *qr[ATTN__SCALAR_MR];
@@ -7204,7 +7306,7 @@ static void attn__scalar_tile_rows(const attn__scalar_hd *hds, size_t nh, size_t
             else
 #endif
                 attn__scalar_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__SCALAR_TK, pf);
-            pf.v = NULL; /* the later groups find V in cache */
+            pf.v = NULL, pf.kn = 0; /* the later groups find K and V in cache */
             for (r = 0; r < gr; r++) /* p: 0 past a row's visible keys */
                 if (n[r])
                     attn__scalar_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], nmax,
@@ -7225,7 +7327,7 @@ static void attn__scalar_tile_rows(const attn__scalar_hd *hds, size_t nh, size_t
 static void attn__scalar_tile_scores(const attn_attention_params *p, const attn__scalar_hd *hd, size_t q0,
                               size_t tq, const attn__scalar_ws *w)
 {
-    const attn__scalar_vpf nopf = {NULL, 0, 0};
+    const attn__scalar_vpf nopf = {NULL, 0, 0, 0};
     size_t i, j;
     for (i = 0; i < tq; i++) {
         const size_t qi = q0 + i, n = attn__scalar_visible(hd, qi, 0, hd->klen);
@@ -9009,6 +9111,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_denormals_flush_end(cons
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__AVX2_FORCE_INLINE inline __attribute__((always_inline))
 #define ATTN__AVX2_UNROLL _Pragma("GCC unroll 8") /* the next loop, in full */
+#define ATTN__AVX2_UNROLL16 _Pragma("GCC unroll 16") /* the same for up to 16 iterations */
 #define ATTN__AVX2_NOINLINE __attribute__((noinline))
 #define ATTN__AVX2_PREFETCH(p) __builtin_prefetch(p)
 #define ATTN__AVX2_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2) /* to L2 (and out) only */
@@ -9017,6 +9120,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_denormals_flush_end(cons
 #define ATTN__AVX2_FORCE_INLINE inline
 #define ATTN__AVX2_NOINLINE
 #define ATTN__AVX2_UNROLL
+#define ATTN__AVX2_UNROLL16
 #define ATTN__AVX2_PREFETCH(p) ((void)(p))
 #define ATTN__AVX2_PREFETCH_L2(p) ((void)(p))
 #define ATTN__AVX2_PREFETCHW(p) ((void)(p))
@@ -9130,6 +9234,34 @@ static inline float attn__avx2_vhsum(attn__avx2_v a)
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
+}
+/* lane k = attn__avx2_vhsum(v[k]), k < 16, bit for bit: the same tree for the sixteen at once
+ * (45 shuffles and adds instead of 128): halves, quarters, pairs, neighbours, the vectors
+ * paired so that lane k ends up holding v[k]'s sum */
+#define ATTN__AVX2_HAVE_VTSUM 1
+static ATTN__AVX2_FORCE_INLINE __m512 attn__avx2_vts_halves(__m512 a, __m512 b)
+{
+    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xEE));
+}
+static ATTN__AVX2_FORCE_INLINE __m512 attn__avx2_vts_quarters(__m512 a, __m512 b)
+{
+    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x88), _mm512_shuffle_f32x4(a, b, 0xDD));
+}
+static ATTN__AVX2_FORCE_INLINE attn__avx2_v attn__avx2_vtsum(const attn__avx2_v *v)
+{
+    const __m512 c0 = attn__avx2_vts_quarters(attn__avx2_vts_halves(v[0], v[4]),
+                                         attn__avx2_vts_halves(v[8], v[12]));
+    const __m512 c1 = attn__avx2_vts_quarters(attn__avx2_vts_halves(v[2], v[6]),
+                                         attn__avx2_vts_halves(v[10], v[14]));
+    const __m512 c2 = attn__avx2_vts_quarters(attn__avx2_vts_halves(v[1], v[5]),
+                                         attn__avx2_vts_halves(v[9], v[13]));
+    const __m512 c3 = attn__avx2_vts_quarters(attn__avx2_vts_halves(v[3], v[7]),
+                                         attn__avx2_vts_halves(v[11], v[15]));
+    const __m512 d0 =
+        _mm512_add_ps(_mm512_shuffle_ps(c0, c2, 0x44), _mm512_shuffle_ps(c0, c2, 0xEE));
+    const __m512 d1 =
+        _mm512_add_ps(_mm512_shuffle_ps(c1, c3, 0x44), _mm512_shuffle_ps(c1, c3, 0xEE));
+    return _mm512_add_ps(_mm512_shuffle_ps(d0, d1, 0x88), _mm512_shuffle_ps(d0, d1, 0xDD));
 }
 static inline float attn__avx2_vhmax(attn__avx2_v a)
 {
@@ -9533,7 +9665,7 @@ static ATTN__AVX2_FORCE_INLINE __m256 attn__avx2_vred_halves(__m256 a, __m256 b,
     return attn__avx2_vred_op(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31),
                          op);
 }
-static ATTN__AVX2_FORCE_INLINE void attn__avx2_vhred8(const attn__avx2_v *v, float *out, int op)
+static ATTN__AVX2_FORCE_INLINE __m256 attn__avx2_vhred8v(const attn__avx2_v *v, int op)
 {
     const __m256 t0 = attn__avx2_vred_halves(v[0], v[4], op), t1 = attn__avx2_vred_halves(v[1], v[5], op);
     const __m256 t2 = attn__avx2_vred_halves(v[2], v[6], op), t3 = attn__avx2_vred_halves(v[3], v[7], op);
@@ -9541,9 +9673,15 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_vhred8(const attn__avx2_v *v, flo
         attn__avx2_vred_op(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), op);
     const __m256 u1 =
         attn__avx2_vred_op(_mm256_shuffle_ps(t2, t3, 0x44), _mm256_shuffle_ps(t2, t3, 0xEE), op);
-    _mm256_storeu_ps(
-        out, attn__avx2_vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op));
+    return attn__avx2_vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op);
 }
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_vhred8(const attn__avx2_v *v, float *out, int op)
+{
+    _mm256_storeu_ps(out, attn__avx2_vhred8v(v, op));
+}
+/* lane k = attn__avx2_vhsum(v[k]), k < 8, bit for bit (the tree above) */
+#define ATTN__AVX2_HAVE_VTSUM 1
+static ATTN__AVX2_FORCE_INLINE attn__avx2_v attn__avx2_vtsum(const attn__avx2_v *v) { return attn__avx2_vhred8v(v, 0); }
 static inline float attn__avx2_vhmax(attn__avx2_v a)
 {
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
@@ -10363,6 +10501,17 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_vhred8(const attn__avx2_v *v, flo
     int k;
     for (k = 0; k < 8; k++)
         out[k] = op == 0 ? attn__avx2_vhsum(v[k]) : op == 1 ? attn__avx2_vhmax(v[k]) : attn__avx2_vhmin(v[k]);
+}
+#endif
+
+#ifndef ATTN__AVX2_HAVE_VTSUM
+/* lane k = attn__avx2_vhsum(v[k]), k < ATTN__AVX2_VW (ISAs without a batched tree: one by one) */
+static ATTN__AVX2_FORCE_INLINE attn__avx2_v attn__avx2_vtsum(const attn__avx2_v *v)
+{
+    float f[ATTN__AVX2_VW];
+    int k;
+    for (k = 0; k < ATTN__AVX2_VW; k++) f[k] = attn__avx2_vhsum(v[k]);
+    return attn__avx2_vload(f);
 }
 #endif
 
@@ -11590,6 +11739,9 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
  * are requested while its K rows are scored (out of cache the two streams then overlap;
  * in L2 the requests cost more than they save). */
 #define ATTN__AVX2_DEC_PF ((size_t)2 << 20)
+/* Attention, rows path, past ATTN__AVX2_DEC_PF: bytes of K rows ahead of the scores requested into
+ * L1 (the scores read several K rows at once, a pattern the hardware does not prefetch) */
+#define ATTN__AVX2_DEC_KPF 8192
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
 #define ATTN__AVX2_SM_FAR ((size_t)32 << 20)
@@ -14352,10 +14504,11 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul_int8(size_t m, size
  *    (L1), the online softmax on it, and acc += P V by the microkernel (P read in place).
  *    Causal: key tiles past a sliver's last visible key are skipped, and the partial tile on
  *    the diagonal is cut at the sliver's last visible key.
- *  - rows (fewer rows: decode): in groups of MR rows, the dot products of every row of the
- *    group with a K row while it is in L1 (four rows share its loads), the online softmax
- *    per row, and acc += p V with a V row once for the group; K and V stream through once
- *    per group.
+ *  - rows (fewer rows: decode): in groups of MR rows, the scores of up to four rows at a
+ *    time over each block of keys while its K rows are in L1 (the rows share each K load;
+ *    16-bit and q8_0 K rows are scored several at once and their lane sums reduced
+ *    together), the online softmax per row, and acc += p V with a V row once for the group;
+ *    K and V stream through once per group.
  * Online softmax per row: running max m, running sum l, acc scaled by exp(m_old - m_new) when
  * the max grows; O = acc / l at the end (0 when every key was masked).
  * Each row's arithmetic depends only on its own scores and on the tiles it belongs to, so
@@ -14371,83 +14524,133 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_matmul_int8(size_t m, size
  * as a constant (each is inlined into one function per type, the type switch outside the
  * loops over keys). */
 
-/* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
- * (two chains): k's loads shared, each row's operations the same whatever nr is */
-static ATTN__AVX2_FORCE_INLINE void attn__avx2_dot_body(attn_dtype t, const float *const *q, size_t nr,
-                                              const void *k, size_t d, float *out)
+/* Rows path scores: nr rows (1, 2 or 4) x ATTN__AVX2_KD(t, nr) keys per pass, one fma chain each.
+ * On 16-bit and q8_0 K, 2 and 4 rows make ATTN__AVX2_KD_SUMS scores (at least 8 chains, for the
+ * fma latency) whose lanes attn__avx2_vtsum sums together (no horizontal sum per score), one row
+ * alone 4. An f32 K takes one key per pass: its rows, twice the bytes, stream from memory
+ * faster read one after another (measured: 10-15% out of cache), so the passes share only
+ * the K row's loads across the rows. */
+#define ATTN__AVX2_KD_SUMS (ATTN__AVX2_VW > 8 ? ATTN__AVX2_VW : 8)
+#define ATTN__AVX2_KD(t, nr) ((t) == ATTN_F32 ? 1 : (nr) == 1 ? 4 : ATTN__AVX2_KD_SUMS / (nr))
+
+/* acc[r * nk + u] = q[r] * key u over elements [i, d) (less than a vector), lane by lane:
+ * the start of attn__avx2_dots_body's chains where d is not a multiple of ATTN__AVX2_VW (rare, so one
+ * copy for every type and shape) */
+static ATTN__AVX2_NOINLINE void attn__avx2_dots_part(attn_dtype t, const float *const *q, size_t nr,
+                                           const void *const *k, size_t i, size_t d,
+                                           attn__avx2_v *acc)
 {
-    attn__avx2_v s0[4], s1[4], w[ATTN__AVX2_QK / ATTN__AVX2_VW];
-    size_t i = 0, r, v;
-    ATTN__AVX2_UNROLL
-    for (r = 0; r < nr; r++) s0[r] = attn__avx2_vzero(), s1[r] = attn__avx2_vzero();
-    for (; t == ATTN_Q8_0 && i < d; i += ATTN__AVX2_QK) { /* d whole blocks: the chains below */
-        attn__avx2_vload_q8_block(attn__avx2_dt_at(t, k, i), w);
-        ATTN__AVX2_UNROLL
-        for (v = 0; v < ATTN__AVX2_QK / ATTN__AVX2_VW; v += 2)
-            ATTN__AVX2_UNROLL
-            for (r = 0; r < nr; r++) {
-                s0[r] = attn__avx2_vfma(attn__avx2_vload(q[r] + i + v * ATTN__AVX2_VW), w[v], s0[r]);
-                s1[r] = attn__avx2_vfma(attn__avx2_vload(q[r] + i + (v + 1) * ATTN__AVX2_VW), w[v + 1], s1[r]);
-            }
+    const size_t nk = ATTN__AVX2_KD(t, nr);
+    size_t r, u;
+    for (u = 0; u < nk; u++) {
+        const attn__avx2_v kv = attn__avx2_vload_dt_part(t, k[u], i, d - i);
+        for (r = 0; r < nr; r++)
+            acc[r * nk + u] = attn__avx2_vmul(attn__avx2_vload_part(q[r] + i, d - i, 0.0f), kv);
     }
-    for (; i + 2 * ATTN__AVX2_VW <= d; i += 2 * ATTN__AVX2_VW) {
-        const attn__avx2_v k0 = attn__avx2_vload_dt(t, k, i), k1 = attn__avx2_vload_dt(t, k, i + ATTN__AVX2_VW);
-        ATTN__AVX2_UNROLL
-        for (r = 0; r < nr; r++) {
-            s0[r] = attn__avx2_vfma(attn__avx2_vload(q[r] + i), k0, s0[r]);
-            s1[r] = attn__avx2_vfma(attn__avx2_vload(q[r] + i + ATTN__AVX2_VW), k1, s1[r]);
-        }
-    }
-    for (; i < d; i += ATTN__AVX2_VW) {
-        const size_t n = d - i;
-        if (n >= ATTN__AVX2_VW) {
-            const attn__avx2_v k0 = attn__avx2_vload_dt(t, k, i);
-            ATTN__AVX2_UNROLL
-            for (r = 0; r < nr; r++) s0[r] = attn__avx2_vfma(attn__avx2_vload(q[r] + i), k0, s0[r]);
-        } else {
-            const attn__avx2_v k1 = attn__avx2_vload_dt_part(t, k, i, n);
-            ATTN__AVX2_UNROLL
-            for (r = 0; r < nr; r++)
-                s1[r] = attn__avx2_vfma(attn__avx2_vload_part(q[r] + i, n, 0.0f), k1, s1[r]);
-        }
-    }
-    ATTN__AVX2_UNROLL
-    for (r = 0; r < nr; r++) out[r] = attn__avx2_vhsum(attn__avx2_vadd(s0[r], s1[r]));
 }
 
-/* Rows to prefetch beside K's: V row j, vb bytes at v + j * rs, or none (v NULL) */
+/* x[r * nk + u] = q[r] . key u over d elements for nr rows and nk = ATTN__AVX2_KD(t, nr) keys (nr a
+ * constant), keys of type t at k[u]: one chain per score, the part vector past d's whole
+ * vectors first, then the whole vectors in order, then attn__avx2_vhsum's order over the lanes,
+ * so each score has the same bits whatever nr is and wherever its row and key sit */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_dots_body(attn_dtype t, const float *const *q, size_t nr,
+                                               const void *const *k, size_t d, float *x)
+{
+    const size_t nk = ATTN__AVX2_KD(t, nr), dw = d - d % ATTN__AVX2_VW;
+    attn__avx2_v acc[ATTN__AVX2_KD_SUMS], qv[4], kv;
+    size_t i, r, u;
+    if (dw < d) { /* acc never has its address taken: it stays in registers */
+        attn__avx2_v part[ATTN__AVX2_KD_SUMS];
+        attn__avx2_dots_part(t, q, nr, k, dw, d, part);
+        ATTN__AVX2_UNROLL16
+        for (u = 0; u < ATTN__AVX2_KD_SUMS; u++) acc[u] = u < nr * nk ? part[u] : attn__avx2_vzero();
+    } else {
+        ATTN__AVX2_UNROLL16
+        for (u = 0; u < ATTN__AVX2_KD_SUMS; u++) acc[u] = attn__avx2_vzero();
+    }
+    for (i = 0; i < dw; i += ATTN__AVX2_VW) {
+        ATTN__AVX2_UNROLL16
+        for (r = 0; r < nr; r++) qv[r] = attn__avx2_vload(q[r] + i);
+        ATTN__AVX2_UNROLL16
+        for (u = 0; u < nk; u++) {
+            kv = attn__avx2_vload_dt(t, k[u], i);
+            ATTN__AVX2_UNROLL16
+            for (r = 0; r < nr; r++) acc[r * nk + u] = attn__avx2_vfma(qv[r], kv, acc[r * nk + u]);
+        }
+    }
+    if (nr * nk % ATTN__AVX2_VW == 0) {
+        ATTN__AVX2_UNROLL16
+        for (u = 0; u < nr * nk; u += ATTN__AVX2_VW) attn__avx2_vstore(x + u, attn__avx2_vtsum(acc + u));
+    } else {
+        ATTN__AVX2_UNROLL16
+        for (u = 0; u < nr * nk; u++) x[u] = attn__avx2_vhsum(acc[u]);
+    }
+}
+
+/* Rows requested ahead of the scores: V row j, vb bytes at v + j * rs, or none (v NULL), as
+ * K row j is scored; and K rows ATTN__AVX2_DEC_KPF bytes ahead of the scores, up to row kn of the
+ * tile's K (0: none; the scores read K across rows, which the hardware's prefetchers do not
+ * follow as they follow one row) */
 typedef struct {
     const unsigned char *v;
-    size_t rs, vb;
+    size_t rs, vb, kn;
 } attn__avx2_vpf;
 
+/* Keys [j0, j0 + kb) of nr rows (a constant; nst of them stored, the others repeat the last):
+ * s[r * lds + j] for keys j < n[r]; past the block's last key, its last key again */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_kdots_rows(attn_dtype t, const float *const *q, size_t nr,
+                                                size_t nst, const size_t *n, size_t j0,
+                                                size_t kb, const void *kt, size_t ld, size_t d,
+                                                float *s, size_t lds, attn__avx2_vpf pf)
+{
+    const size_t nk = ATTN__AVX2_KD(t, nr), kbytes = attn__avx2_attn_dtype_bytes(t, d);
+    const size_t ka = ATTN__AVX2_DEC_KPF / kbytes > nk ? ATTN__AVX2_DEC_KPF / kbytes : nk; /* keys ahead */
+    const void *k[ATTN__AVX2_KD_SUMS];
+    float x[ATTN__AVX2_KD_SUMS];
+    size_t j, u, r;
+    for (j = j0; j < j0 + kb; j += nk) {
+        ATTN__AVX2_UNROLL16
+        for (u = 0; u < nk; u++)
+            k[u] = attn__avx2_dt_at(t, kt, (j + u < j0 + kb ? j + u : j0 + kb - 1) * ld);
+        for (u = 0; pf.v && u < nk && j + u < j0 + kb; u++)
+            attn__avx2_prefetch_bytes(pf.v + (j + u) * pf.rs, pf.vb);
+        for (u = 0; nk > 1 && u < nk && j + u + ka < pf.kn; u++) {
+            const char *kr = (const char *)attn__avx2_dt_at(t, kt, (j + u + ka) * ld);
+            size_t c;
+            for (c = 0; c < kbytes; c += 64) ATTN__AVX2_PREFETCH(kr + c);
+        }
+        attn__avx2_dots_body(t, q, nr, k, d, x);
+        for (r = 0; r < nst; r++)
+            if (n[r] >= j + nk) memcpy(s + r * lds + j, x + r * nk, nk * sizeof(float));
+            else
+                for (u = 0; j + u < n[r]; u++) s[r * lds + j + u] = x[r * nk + u];
+    }
+}
+
 /* s[r * lds + j] = q[r] . K row j for rows r < gr and keys j < n[r] (nmax the largest n[r];
- * K rows of type t at kt, ld elements apart): a K row is read once for all the rows, up to
- * four rows at a time sharing its loads (three as four, the last row twice); each score has
- * the same bits whatever gr is. V row j of pf requested as K row j is read. */
+ * K rows of type t at kt, ld elements apart): blocks of ATTN__AVX2_KD_SUMS keys, each read into
+ * L1 once for all the rows, up to four rows at a time (three as four); each score has the
+ * same bits whatever gr is. pf's rows requested as the first rows' passes score the keys. */
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_kdots_body(attn_dtype t, const float *const *q, size_t gr,
                                                 const size_t *n, size_t nmax, const void *kt,
                                                 size_t ld, size_t d, float *s, size_t lds,
                                                 attn__avx2_vpf pf)
 {
-    size_t j, r, u;
-    float x[4];
-    for (j = 0; j < nmax; j++) {
-        const void *kj = attn__avx2_dt_at(t, kt, j * ld);
-        if (pf.v) attn__avx2_prefetch_bytes(pf.v + j * pf.rs, pf.vb);
-        for (r = 0; r < gr; r += 4) {
+    size_t j0, r, kb;
+    for (j0 = 0; j0 < nmax; j0 += kb) {
+        attn__avx2_vpf p = pf; /* V's rows requested by the first rows' pass alone */
+        kb = attn__avx2_min(ATTN__AVX2_KD_SUMS, nmax - j0);
+        for (r = 0; r < gr; r += 4, p.v = NULL, p.kn = 0) {
             const size_t nr = attn__avx2_min(4, gr - r);
             if (nr == 1) {
-                attn__avx2_dot_body(t, q + r, 1, kj, d, x);
+                attn__avx2_kdots_rows(t, q + r, 1, 1, n + r, j0, kb, kt, ld, d, s + r * lds, lds, p);
             } else if (nr == 2) {
-                attn__avx2_dot_body(t, q + r, 2, kj, d, x);
+                attn__avx2_kdots_rows(t, q + r, 2, 2, n + r, j0, kb, kt, ld, d, s + r * lds, lds, p);
             } else {
                 const float *q4[4];
                 q4[0] = q[r], q4[1] = q[r + 1], q4[2] = q[r + 2], q4[3] = q[r + nr - 1];
-                attn__avx2_dot_body(t, q4, 4, kj, d, x);
+                attn__avx2_kdots_rows(t, q4, 4, nr, n + r, j0, kb, kt, ld, d, s + r * lds, lds, p);
             }
-            for (u = 0; u < nr; u++)
-                if (j < n[r + u]) s[(r + u) * lds + j] = x[u];
         }
     }
 }
@@ -15118,7 +15321,7 @@ static void attn__avx2_kdots_qk8(const attn__avx2_ws *w, size_t g, const float *
     const size_t nb = d / ATTN__AVX2_QK, nq = ATTN__AVX2_QK8_NQ(d);
     const unsigned char *ok = attn__avx2_qk8_ok(w, d) + g;
     const size_t rb = attn__avx2_attn_dtype_bytes(ATTN_Q8_0, ld);
-    const attn__avx2_vpf none = {NULL, 0, 0};
+    const attn__avx2_vpf none = {NULL, 0, 0, 0};
     size_t r;
     for (r = 0; r < gr; r += 4, pf = none)
         attn__avx2_qk8_scores((const unsigned char *)kt, rb, nmax, nb, attn__avx2_qk8_quad(w, d, g, r), nq,
@@ -15158,6 +15361,7 @@ static void attn__avx2_tile_rows(const attn__avx2_hd *hds, size_t nh, size_t q0,
         tk = attn__avx2_krun(hd, k0, attn__avx2_min(ATTN__AVX2_TK, kend - k0));
         pf.v = w->pfv ? (const unsigned char *)vt : NULL;
         pf.rs = attn__avx2_attn_dtype_bytes(hd->kvt, hd->v_sl), pf.vb = attn__avx2_attn_dtype_bytes(hd->kvt, dv);
+        pf.kn = w->pfv ? attn__avx2_krun(hd, k0, kend - k0) : 0; /* K's rows, past this tile too */
         for (g = 0; g < rows; g += ATTN__AVX2_MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__avx2_min(ATTN__AVX2_MR, rows - g);
             const float *qr[ATTN__AVX2_MR];
@@ -15174,7 +15378,7 @@ static void attn__avx2_tile_rows(const attn__avx2_hd *hds, size_t nh, size_t q0,
             else
 #endif
                 attn__avx2_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__AVX2_TK, pf);
-            pf.v = NULL; /* the later groups find V in cache */
+            pf.v = NULL, pf.kn = 0; /* the later groups find K and V in cache */
             for (r = 0; r < gr; r++) /* p: 0 past a row's visible keys */
                 if (n[r])
                     attn__avx2_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], nmax,
@@ -15195,7 +15399,7 @@ static void attn__avx2_tile_rows(const attn__avx2_hd *hds, size_t nh, size_t q0,
 static void attn__avx2_tile_scores(const attn_attention_params *p, const attn__avx2_hd *hd, size_t q0,
                               size_t tq, const attn__avx2_ws *w)
 {
-    const attn__avx2_vpf nopf = {NULL, 0, 0};
+    const attn__avx2_vpf nopf = {NULL, 0, 0, 0};
     size_t i, j;
     for (i = 0; i < tq; i++) {
         const size_t qi = q0 + i, n = attn__avx2_visible(hd, qi, 0, hd->klen);
@@ -16983,6 +17187,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_denormals_flush_end(const 
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__AVX512_FORCE_INLINE inline __attribute__((always_inline))
 #define ATTN__AVX512_UNROLL _Pragma("GCC unroll 8") /* the next loop, in full */
+#define ATTN__AVX512_UNROLL16 _Pragma("GCC unroll 16") /* the same for up to 16 iterations */
 #define ATTN__AVX512_NOINLINE __attribute__((noinline))
 #define ATTN__AVX512_PREFETCH(p) __builtin_prefetch(p)
 #define ATTN__AVX512_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2) /* to L2 (and out) only */
@@ -16991,6 +17196,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_denormals_flush_end(const 
 #define ATTN__AVX512_FORCE_INLINE inline
 #define ATTN__AVX512_NOINLINE
 #define ATTN__AVX512_UNROLL
+#define ATTN__AVX512_UNROLL16
 #define ATTN__AVX512_PREFETCH(p) ((void)(p))
 #define ATTN__AVX512_PREFETCH_L2(p) ((void)(p))
 #define ATTN__AVX512_PREFETCHW(p) ((void)(p))
@@ -17104,6 +17310,34 @@ static inline float attn__avx512_vhsum(attn__avx512_v a)
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
+}
+/* lane k = attn__avx512_vhsum(v[k]), k < 16, bit for bit: the same tree for the sixteen at once
+ * (45 shuffles and adds instead of 128): halves, quarters, pairs, neighbours, the vectors
+ * paired so that lane k ends up holding v[k]'s sum */
+#define ATTN__AVX512_HAVE_VTSUM 1
+static ATTN__AVX512_FORCE_INLINE __m512 attn__avx512_vts_halves(__m512 a, __m512 b)
+{
+    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xEE));
+}
+static ATTN__AVX512_FORCE_INLINE __m512 attn__avx512_vts_quarters(__m512 a, __m512 b)
+{
+    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x88), _mm512_shuffle_f32x4(a, b, 0xDD));
+}
+static ATTN__AVX512_FORCE_INLINE attn__avx512_v attn__avx512_vtsum(const attn__avx512_v *v)
+{
+    const __m512 c0 = attn__avx512_vts_quarters(attn__avx512_vts_halves(v[0], v[4]),
+                                         attn__avx512_vts_halves(v[8], v[12]));
+    const __m512 c1 = attn__avx512_vts_quarters(attn__avx512_vts_halves(v[2], v[6]),
+                                         attn__avx512_vts_halves(v[10], v[14]));
+    const __m512 c2 = attn__avx512_vts_quarters(attn__avx512_vts_halves(v[1], v[5]),
+                                         attn__avx512_vts_halves(v[9], v[13]));
+    const __m512 c3 = attn__avx512_vts_quarters(attn__avx512_vts_halves(v[3], v[7]),
+                                         attn__avx512_vts_halves(v[11], v[15]));
+    const __m512 d0 =
+        _mm512_add_ps(_mm512_shuffle_ps(c0, c2, 0x44), _mm512_shuffle_ps(c0, c2, 0xEE));
+    const __m512 d1 =
+        _mm512_add_ps(_mm512_shuffle_ps(c1, c3, 0x44), _mm512_shuffle_ps(c1, c3, 0xEE));
+    return _mm512_add_ps(_mm512_shuffle_ps(d0, d1, 0x88), _mm512_shuffle_ps(d0, d1, 0xDD));
 }
 static inline float attn__avx512_vhmax(attn__avx512_v a)
 {
@@ -17507,7 +17741,7 @@ static ATTN__AVX512_FORCE_INLINE __m256 attn__avx512_vred_halves(__m256 a, __m25
     return attn__avx512_vred_op(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31),
                          op);
 }
-static ATTN__AVX512_FORCE_INLINE void attn__avx512_vhred8(const attn__avx512_v *v, float *out, int op)
+static ATTN__AVX512_FORCE_INLINE __m256 attn__avx512_vhred8v(const attn__avx512_v *v, int op)
 {
     const __m256 t0 = attn__avx512_vred_halves(v[0], v[4], op), t1 = attn__avx512_vred_halves(v[1], v[5], op);
     const __m256 t2 = attn__avx512_vred_halves(v[2], v[6], op), t3 = attn__avx512_vred_halves(v[3], v[7], op);
@@ -17515,9 +17749,15 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_vhred8(const attn__avx512_v *
         attn__avx512_vred_op(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), op);
     const __m256 u1 =
         attn__avx512_vred_op(_mm256_shuffle_ps(t2, t3, 0x44), _mm256_shuffle_ps(t2, t3, 0xEE), op);
-    _mm256_storeu_ps(
-        out, attn__avx512_vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op));
+    return attn__avx512_vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op);
 }
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_vhred8(const attn__avx512_v *v, float *out, int op)
+{
+    _mm256_storeu_ps(out, attn__avx512_vhred8v(v, op));
+}
+/* lane k = attn__avx512_vhsum(v[k]), k < 8, bit for bit (the tree above) */
+#define ATTN__AVX512_HAVE_VTSUM 1
+static ATTN__AVX512_FORCE_INLINE attn__avx512_v attn__avx512_vtsum(const attn__avx512_v *v) { return attn__avx512_vhred8v(v, 0); }
 static inline float attn__avx512_vhmax(attn__avx512_v a)
 {
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
@@ -18337,6 +18577,17 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_vhred8(const attn__avx512_v *
     int k;
     for (k = 0; k < 8; k++)
         out[k] = op == 0 ? attn__avx512_vhsum(v[k]) : op == 1 ? attn__avx512_vhmax(v[k]) : attn__avx512_vhmin(v[k]);
+}
+#endif
+
+#ifndef ATTN__AVX512_HAVE_VTSUM
+/* lane k = attn__avx512_vhsum(v[k]), k < ATTN__AVX512_VW (ISAs without a batched tree: one by one) */
+static ATTN__AVX512_FORCE_INLINE attn__avx512_v attn__avx512_vtsum(const attn__avx512_v *v)
+{
+    float f[ATTN__AVX512_VW];
+    int k;
+    for (k = 0; k < ATTN__AVX512_VW; k++) f[k] = attn__avx512_vhsum(v[k]);
+    return attn__avx512_vload(f);
 }
 #endif
 
@@ -19564,6 +19815,9 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
  * are requested while its K rows are scored (out of cache the two streams then overlap;
  * in L2 the requests cost more than they save). */
 #define ATTN__AVX512_DEC_PF ((size_t)2 << 20)
+/* Attention, rows path, past ATTN__AVX512_DEC_PF: bytes of K rows ahead of the scores requested into
+ * L1 (the scores read several K rows at once, a pattern the hardware does not prefetch) */
+#define ATTN__AVX512_DEC_KPF 8192
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
 #define ATTN__AVX512_SM_FAR ((size_t)32 << 20)
@@ -22326,10 +22580,11 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul_int8(size_t m, si
  *    (L1), the online softmax on it, and acc += P V by the microkernel (P read in place).
  *    Causal: key tiles past a sliver's last visible key are skipped, and the partial tile on
  *    the diagonal is cut at the sliver's last visible key.
- *  - rows (fewer rows: decode): in groups of MR rows, the dot products of every row of the
- *    group with a K row while it is in L1 (four rows share its loads), the online softmax
- *    per row, and acc += p V with a V row once for the group; K and V stream through once
- *    per group.
+ *  - rows (fewer rows: decode): in groups of MR rows, the scores of up to four rows at a
+ *    time over each block of keys while its K rows are in L1 (the rows share each K load;
+ *    16-bit and q8_0 K rows are scored several at once and their lane sums reduced
+ *    together), the online softmax per row, and acc += p V with a V row once for the group;
+ *    K and V stream through once per group.
  * Online softmax per row: running max m, running sum l, acc scaled by exp(m_old - m_new) when
  * the max grows; O = acc / l at the end (0 when every key was masked).
  * Each row's arithmetic depends only on its own scores and on the tiles it belongs to, so
@@ -22345,83 +22600,133 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_matmul_int8(size_t m, si
  * as a constant (each is inlined into one function per type, the type switch outside the
  * loops over keys). */
 
-/* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
- * (two chains): k's loads shared, each row's operations the same whatever nr is */
-static ATTN__AVX512_FORCE_INLINE void attn__avx512_dot_body(attn_dtype t, const float *const *q, size_t nr,
-                                              const void *k, size_t d, float *out)
+/* Rows path scores: nr rows (1, 2 or 4) x ATTN__AVX512_KD(t, nr) keys per pass, one fma chain each.
+ * On 16-bit and q8_0 K, 2 and 4 rows make ATTN__AVX512_KD_SUMS scores (at least 8 chains, for the
+ * fma latency) whose lanes attn__avx512_vtsum sums together (no horizontal sum per score), one row
+ * alone 4. An f32 K takes one key per pass: its rows, twice the bytes, stream from memory
+ * faster read one after another (measured: 10-15% out of cache), so the passes share only
+ * the K row's loads across the rows. */
+#define ATTN__AVX512_KD_SUMS (ATTN__AVX512_VW > 8 ? ATTN__AVX512_VW : 8)
+#define ATTN__AVX512_KD(t, nr) ((t) == ATTN_F32 ? 1 : (nr) == 1 ? 4 : ATTN__AVX512_KD_SUMS / (nr))
+
+/* acc[r * nk + u] = q[r] * key u over elements [i, d) (less than a vector), lane by lane:
+ * the start of attn__avx512_dots_body's chains where d is not a multiple of ATTN__AVX512_VW (rare, so one
+ * copy for every type and shape) */
+static ATTN__AVX512_NOINLINE void attn__avx512_dots_part(attn_dtype t, const float *const *q, size_t nr,
+                                           const void *const *k, size_t i, size_t d,
+                                           attn__avx512_v *acc)
 {
-    attn__avx512_v s0[4], s1[4], w[ATTN__AVX512_QK / ATTN__AVX512_VW];
-    size_t i = 0, r, v;
-    ATTN__AVX512_UNROLL
-    for (r = 0; r < nr; r++) s0[r] = attn__avx512_vzero(), s1[r] = attn__avx512_vzero();
-    for (; t == ATTN_Q8_0 && i < d; i += ATTN__AVX512_QK) { /* d whole blocks: the chains below */
-        attn__avx512_vload_q8_block(attn__avx512_dt_at(t, k, i), w);
-        ATTN__AVX512_UNROLL
-        for (v = 0; v < ATTN__AVX512_QK / ATTN__AVX512_VW; v += 2)
-            ATTN__AVX512_UNROLL
-            for (r = 0; r < nr; r++) {
-                s0[r] = attn__avx512_vfma(attn__avx512_vload(q[r] + i + v * ATTN__AVX512_VW), w[v], s0[r]);
-                s1[r] = attn__avx512_vfma(attn__avx512_vload(q[r] + i + (v + 1) * ATTN__AVX512_VW), w[v + 1], s1[r]);
-            }
+    const size_t nk = ATTN__AVX512_KD(t, nr);
+    size_t r, u;
+    for (u = 0; u < nk; u++) {
+        const attn__avx512_v kv = attn__avx512_vload_dt_part(t, k[u], i, d - i);
+        for (r = 0; r < nr; r++)
+            acc[r * nk + u] = attn__avx512_vmul(attn__avx512_vload_part(q[r] + i, d - i, 0.0f), kv);
     }
-    for (; i + 2 * ATTN__AVX512_VW <= d; i += 2 * ATTN__AVX512_VW) {
-        const attn__avx512_v k0 = attn__avx512_vload_dt(t, k, i), k1 = attn__avx512_vload_dt(t, k, i + ATTN__AVX512_VW);
-        ATTN__AVX512_UNROLL
-        for (r = 0; r < nr; r++) {
-            s0[r] = attn__avx512_vfma(attn__avx512_vload(q[r] + i), k0, s0[r]);
-            s1[r] = attn__avx512_vfma(attn__avx512_vload(q[r] + i + ATTN__AVX512_VW), k1, s1[r]);
-        }
-    }
-    for (; i < d; i += ATTN__AVX512_VW) {
-        const size_t n = d - i;
-        if (n >= ATTN__AVX512_VW) {
-            const attn__avx512_v k0 = attn__avx512_vload_dt(t, k, i);
-            ATTN__AVX512_UNROLL
-            for (r = 0; r < nr; r++) s0[r] = attn__avx512_vfma(attn__avx512_vload(q[r] + i), k0, s0[r]);
-        } else {
-            const attn__avx512_v k1 = attn__avx512_vload_dt_part(t, k, i, n);
-            ATTN__AVX512_UNROLL
-            for (r = 0; r < nr; r++)
-                s1[r] = attn__avx512_vfma(attn__avx512_vload_part(q[r] + i, n, 0.0f), k1, s1[r]);
-        }
-    }
-    ATTN__AVX512_UNROLL
-    for (r = 0; r < nr; r++) out[r] = attn__avx512_vhsum(attn__avx512_vadd(s0[r], s1[r]));
 }
 
-/* Rows to prefetch beside K's: V row j, vb bytes at v + j * rs, or none (v NULL) */
+/* x[r * nk + u] = q[r] . key u over d elements for nr rows and nk = ATTN__AVX512_KD(t, nr) keys (nr a
+ * constant), keys of type t at k[u]: one chain per score, the part vector past d's whole
+ * vectors first, then the whole vectors in order, then attn__avx512_vhsum's order over the lanes,
+ * so each score has the same bits whatever nr is and wherever its row and key sit */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_dots_body(attn_dtype t, const float *const *q, size_t nr,
+                                               const void *const *k, size_t d, float *x)
+{
+    const size_t nk = ATTN__AVX512_KD(t, nr), dw = d - d % ATTN__AVX512_VW;
+    attn__avx512_v acc[ATTN__AVX512_KD_SUMS], qv[4], kv;
+    size_t i, r, u;
+    if (dw < d) { /* acc never has its address taken: it stays in registers */
+        attn__avx512_v part[ATTN__AVX512_KD_SUMS];
+        attn__avx512_dots_part(t, q, nr, k, dw, d, part);
+        ATTN__AVX512_UNROLL16
+        for (u = 0; u < ATTN__AVX512_KD_SUMS; u++) acc[u] = u < nr * nk ? part[u] : attn__avx512_vzero();
+    } else {
+        ATTN__AVX512_UNROLL16
+        for (u = 0; u < ATTN__AVX512_KD_SUMS; u++) acc[u] = attn__avx512_vzero();
+    }
+    for (i = 0; i < dw; i += ATTN__AVX512_VW) {
+        ATTN__AVX512_UNROLL16
+        for (r = 0; r < nr; r++) qv[r] = attn__avx512_vload(q[r] + i);
+        ATTN__AVX512_UNROLL16
+        for (u = 0; u < nk; u++) {
+            kv = attn__avx512_vload_dt(t, k[u], i);
+            ATTN__AVX512_UNROLL16
+            for (r = 0; r < nr; r++) acc[r * nk + u] = attn__avx512_vfma(qv[r], kv, acc[r * nk + u]);
+        }
+    }
+    if (nr * nk % ATTN__AVX512_VW == 0) {
+        ATTN__AVX512_UNROLL16
+        for (u = 0; u < nr * nk; u += ATTN__AVX512_VW) attn__avx512_vstore(x + u, attn__avx512_vtsum(acc + u));
+    } else {
+        ATTN__AVX512_UNROLL16
+        for (u = 0; u < nr * nk; u++) x[u] = attn__avx512_vhsum(acc[u]);
+    }
+}
+
+/* Rows requested ahead of the scores: V row j, vb bytes at v + j * rs, or none (v NULL), as
+ * K row j is scored; and K rows ATTN__AVX512_DEC_KPF bytes ahead of the scores, up to row kn of the
+ * tile's K (0: none; the scores read K across rows, which the hardware's prefetchers do not
+ * follow as they follow one row) */
 typedef struct {
     const unsigned char *v;
-    size_t rs, vb;
+    size_t rs, vb, kn;
 } attn__avx512_vpf;
 
+/* Keys [j0, j0 + kb) of nr rows (a constant; nst of them stored, the others repeat the last):
+ * s[r * lds + j] for keys j < n[r]; past the block's last key, its last key again */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_kdots_rows(attn_dtype t, const float *const *q, size_t nr,
+                                                size_t nst, const size_t *n, size_t j0,
+                                                size_t kb, const void *kt, size_t ld, size_t d,
+                                                float *s, size_t lds, attn__avx512_vpf pf)
+{
+    const size_t nk = ATTN__AVX512_KD(t, nr), kbytes = attn__avx512_attn_dtype_bytes(t, d);
+    const size_t ka = ATTN__AVX512_DEC_KPF / kbytes > nk ? ATTN__AVX512_DEC_KPF / kbytes : nk; /* keys ahead */
+    const void *k[ATTN__AVX512_KD_SUMS];
+    float x[ATTN__AVX512_KD_SUMS];
+    size_t j, u, r;
+    for (j = j0; j < j0 + kb; j += nk) {
+        ATTN__AVX512_UNROLL16
+        for (u = 0; u < nk; u++)
+            k[u] = attn__avx512_dt_at(t, kt, (j + u < j0 + kb ? j + u : j0 + kb - 1) * ld);
+        for (u = 0; pf.v && u < nk && j + u < j0 + kb; u++)
+            attn__avx512_prefetch_bytes(pf.v + (j + u) * pf.rs, pf.vb);
+        for (u = 0; nk > 1 && u < nk && j + u + ka < pf.kn; u++) {
+            const char *kr = (const char *)attn__avx512_dt_at(t, kt, (j + u + ka) * ld);
+            size_t c;
+            for (c = 0; c < kbytes; c += 64) ATTN__AVX512_PREFETCH(kr + c);
+        }
+        attn__avx512_dots_body(t, q, nr, k, d, x);
+        for (r = 0; r < nst; r++)
+            if (n[r] >= j + nk) memcpy(s + r * lds + j, x + r * nk, nk * sizeof(float));
+            else
+                for (u = 0; j + u < n[r]; u++) s[r * lds + j + u] = x[r * nk + u];
+    }
+}
+
 /* s[r * lds + j] = q[r] . K row j for rows r < gr and keys j < n[r] (nmax the largest n[r];
- * K rows of type t at kt, ld elements apart): a K row is read once for all the rows, up to
- * four rows at a time sharing its loads (three as four, the last row twice); each score has
- * the same bits whatever gr is. V row j of pf requested as K row j is read. */
+ * K rows of type t at kt, ld elements apart): blocks of ATTN__AVX512_KD_SUMS keys, each read into
+ * L1 once for all the rows, up to four rows at a time (three as four); each score has the
+ * same bits whatever gr is. pf's rows requested as the first rows' passes score the keys. */
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_kdots_body(attn_dtype t, const float *const *q, size_t gr,
                                                 const size_t *n, size_t nmax, const void *kt,
                                                 size_t ld, size_t d, float *s, size_t lds,
                                                 attn__avx512_vpf pf)
 {
-    size_t j, r, u;
-    float x[4];
-    for (j = 0; j < nmax; j++) {
-        const void *kj = attn__avx512_dt_at(t, kt, j * ld);
-        if (pf.v) attn__avx512_prefetch_bytes(pf.v + j * pf.rs, pf.vb);
-        for (r = 0; r < gr; r += 4) {
+    size_t j0, r, kb;
+    for (j0 = 0; j0 < nmax; j0 += kb) {
+        attn__avx512_vpf p = pf; /* V's rows requested by the first rows' pass alone */
+        kb = attn__avx512_min(ATTN__AVX512_KD_SUMS, nmax - j0);
+        for (r = 0; r < gr; r += 4, p.v = NULL, p.kn = 0) {
             const size_t nr = attn__avx512_min(4, gr - r);
             if (nr == 1) {
-                attn__avx512_dot_body(t, q + r, 1, kj, d, x);
+                attn__avx512_kdots_rows(t, q + r, 1, 1, n + r, j0, kb, kt, ld, d, s + r * lds, lds, p);
             } else if (nr == 2) {
-                attn__avx512_dot_body(t, q + r, 2, kj, d, x);
+                attn__avx512_kdots_rows(t, q + r, 2, 2, n + r, j0, kb, kt, ld, d, s + r * lds, lds, p);
             } else {
                 const float *q4[4];
                 q4[0] = q[r], q4[1] = q[r + 1], q4[2] = q[r + 2], q4[3] = q[r + nr - 1];
-                attn__avx512_dot_body(t, q4, 4, kj, d, x);
+                attn__avx512_kdots_rows(t, q4, 4, nr, n + r, j0, kb, kt, ld, d, s + r * lds, lds, p);
             }
-            for (u = 0; u < nr; u++)
-                if (j < n[r + u]) s[(r + u) * lds + j] = x[u];
         }
     }
 }
@@ -23092,7 +23397,7 @@ static void attn__avx512_kdots_qk8(const attn__avx512_ws *w, size_t g, const flo
     const size_t nb = d / ATTN__AVX512_QK, nq = ATTN__AVX512_QK8_NQ(d);
     const unsigned char *ok = attn__avx512_qk8_ok(w, d) + g;
     const size_t rb = attn__avx512_attn_dtype_bytes(ATTN_Q8_0, ld);
-    const attn__avx512_vpf none = {NULL, 0, 0};
+    const attn__avx512_vpf none = {NULL, 0, 0, 0};
     size_t r;
     for (r = 0; r < gr; r += 4, pf = none)
         attn__avx512_qk8_scores((const unsigned char *)kt, rb, nmax, nb, attn__avx512_qk8_quad(w, d, g, r), nq,
@@ -23132,6 +23437,7 @@ static void attn__avx512_tile_rows(const attn__avx512_hd *hds, size_t nh, size_t
         tk = attn__avx512_krun(hd, k0, attn__avx512_min(ATTN__AVX512_TK, kend - k0));
         pf.v = w->pfv ? (const unsigned char *)vt : NULL;
         pf.rs = attn__avx512_attn_dtype_bytes(hd->kvt, hd->v_sl), pf.vb = attn__avx512_attn_dtype_bytes(hd->kvt, dv);
+        pf.kn = w->pfv ? attn__avx512_krun(hd, k0, kend - k0) : 0; /* K's rows, past this tile too */
         for (g = 0; g < rows; g += ATTN__AVX512_MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__avx512_min(ATTN__AVX512_MR, rows - g);
             const float *qr[ATTN__AVX512_MR];
@@ -23148,7 +23454,7 @@ static void attn__avx512_tile_rows(const attn__avx512_hd *hds, size_t nh, size_t
             else
 #endif
                 attn__avx512_kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__AVX512_TK, pf);
-            pf.v = NULL; /* the later groups find V in cache */
+            pf.v = NULL, pf.kn = 0; /* the later groups find K and V in cache */
             for (r = 0; r < gr; r++) /* p: 0 past a row's visible keys */
                 if (n[r])
                     attn__avx512_online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], nmax,
@@ -23169,7 +23475,7 @@ static void attn__avx512_tile_rows(const attn__avx512_hd *hds, size_t nh, size_t
 static void attn__avx512_tile_scores(const attn_attention_params *p, const attn__avx512_hd *hd, size_t q0,
                               size_t tq, const attn__avx512_ws *w)
 {
-    const attn__avx512_vpf nopf = {NULL, 0, 0};
+    const attn__avx512_vpf nopf = {NULL, 0, 0, 0};
     size_t i, j;
     for (i = 0; i < tq; i++) {
         const size_t qi = q0 + i, n = attn__avx512_visible(hd, qi, 0, hd->klen);
@@ -25482,6 +25788,7 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state)
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__FORCE_INLINE inline __attribute__((always_inline))
 #define ATTN__UNROLL _Pragma("GCC unroll 8") /* the next loop, in full */
+#define ATTN__UNROLL16 _Pragma("GCC unroll 16") /* the same for up to 16 iterations */
 #define ATTN__NOINLINE __attribute__((noinline))
 #define ATTN__PREFETCH(p) __builtin_prefetch(p)
 #define ATTN__PREFETCH_L2(p) __builtin_prefetch(p, 0, 2) /* to L2 (and out) only */
@@ -25490,6 +25797,7 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state)
 #define ATTN__FORCE_INLINE inline
 #define ATTN__NOINLINE
 #define ATTN__UNROLL
+#define ATTN__UNROLL16
 #define ATTN__PREFETCH(p) ((void)(p))
 #define ATTN__PREFETCH_L2(p) ((void)(p))
 #define ATTN__PREFETCHW(p) ((void)(p))
@@ -25603,6 +25911,34 @@ static inline float attn__vhsum(attn__v a)
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
+}
+/* lane k = attn__vhsum(v[k]), k < 16, bit for bit: the same tree for the sixteen at once
+ * (45 shuffles and adds instead of 128): halves, quarters, pairs, neighbours, the vectors
+ * paired so that lane k ends up holding v[k]'s sum */
+#define ATTN__HAVE_VTSUM 1
+static ATTN__FORCE_INLINE __m512 attn__vts_halves(__m512 a, __m512 b)
+{
+    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xEE));
+}
+static ATTN__FORCE_INLINE __m512 attn__vts_quarters(__m512 a, __m512 b)
+{
+    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x88), _mm512_shuffle_f32x4(a, b, 0xDD));
+}
+static ATTN__FORCE_INLINE attn__v attn__vtsum(const attn__v *v)
+{
+    const __m512 c0 = attn__vts_quarters(attn__vts_halves(v[0], v[4]),
+                                         attn__vts_halves(v[8], v[12]));
+    const __m512 c1 = attn__vts_quarters(attn__vts_halves(v[2], v[6]),
+                                         attn__vts_halves(v[10], v[14]));
+    const __m512 c2 = attn__vts_quarters(attn__vts_halves(v[1], v[5]),
+                                         attn__vts_halves(v[9], v[13]));
+    const __m512 c3 = attn__vts_quarters(attn__vts_halves(v[3], v[7]),
+                                         attn__vts_halves(v[11], v[15]));
+    const __m512 d0 =
+        _mm512_add_ps(_mm512_shuffle_ps(c0, c2, 0x44), _mm512_shuffle_ps(c0, c2, 0xEE));
+    const __m512 d1 =
+        _mm512_add_ps(_mm512_shuffle_ps(c1, c3, 0x44), _mm512_shuffle_ps(c1, c3, 0xEE));
+    return _mm512_add_ps(_mm512_shuffle_ps(d0, d1, 0x88), _mm512_shuffle_ps(d0, d1, 0xDD));
 }
 static inline float attn__vhmax(attn__v a)
 {
@@ -26006,7 +26342,7 @@ static ATTN__FORCE_INLINE __m256 attn__vred_halves(__m256 a, __m256 b, int op)
     return attn__vred_op(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31),
                          op);
 }
-static ATTN__FORCE_INLINE void attn__vhred8(const attn__v *v, float *out, int op)
+static ATTN__FORCE_INLINE __m256 attn__vhred8v(const attn__v *v, int op)
 {
     const __m256 t0 = attn__vred_halves(v[0], v[4], op), t1 = attn__vred_halves(v[1], v[5], op);
     const __m256 t2 = attn__vred_halves(v[2], v[6], op), t3 = attn__vred_halves(v[3], v[7], op);
@@ -26014,9 +26350,15 @@ static ATTN__FORCE_INLINE void attn__vhred8(const attn__v *v, float *out, int op
         attn__vred_op(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), op);
     const __m256 u1 =
         attn__vred_op(_mm256_shuffle_ps(t2, t3, 0x44), _mm256_shuffle_ps(t2, t3, 0xEE), op);
-    _mm256_storeu_ps(
-        out, attn__vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op));
+    return attn__vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op);
 }
+static ATTN__FORCE_INLINE void attn__vhred8(const attn__v *v, float *out, int op)
+{
+    _mm256_storeu_ps(out, attn__vhred8v(v, op));
+}
+/* lane k = attn__vhsum(v[k]), k < 8, bit for bit (the tree above) */
+#define ATTN__HAVE_VTSUM 1
+static ATTN__FORCE_INLINE attn__v attn__vtsum(const attn__v *v) { return attn__vhred8v(v, 0); }
 static inline float attn__vhmax(attn__v a)
 {
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
@@ -26836,6 +27178,17 @@ static ATTN__FORCE_INLINE void attn__vhred8(const attn__v *v, float *out, int op
     int k;
     for (k = 0; k < 8; k++)
         out[k] = op == 0 ? attn__vhsum(v[k]) : op == 1 ? attn__vhmax(v[k]) : attn__vhmin(v[k]);
+}
+#endif
+
+#ifndef ATTN__HAVE_VTSUM
+/* lane k = attn__vhsum(v[k]), k < ATTN__VW (ISAs without a batched tree: one by one) */
+static ATTN__FORCE_INLINE attn__v attn__vtsum(const attn__v *v)
+{
+    float f[ATTN__VW];
+    int k;
+    for (k = 0; k < ATTN__VW; k++) f[k] = attn__vhsum(v[k]);
+    return attn__vload(f);
 }
 #endif
 
@@ -28063,6 +28416,9 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
  * are requested while its K rows are scored (out of cache the two streams then overlap;
  * in L2 the requests cost more than they save). */
 #define ATTN__DEC_PF ((size_t)2 << 20)
+/* Attention, rows path, past ATTN__DEC_PF: bytes of K rows ahead of the scores requested into
+ * L1 (the scores read several K rows at once, a pattern the hardware does not prefetch) */
+#define ATTN__DEC_KPF 8192
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
 #define ATTN__SM_FAR ((size_t)32 << 20)
@@ -30825,10 +31181,11 @@ ATTN_API attn_status attn_matmul_int8(size_t m, size_t n, size_t k, float alpha,
  *    (L1), the online softmax on it, and acc += P V by the microkernel (P read in place).
  *    Causal: key tiles past a sliver's last visible key are skipped, and the partial tile on
  *    the diagonal is cut at the sliver's last visible key.
- *  - rows (fewer rows: decode): in groups of MR rows, the dot products of every row of the
- *    group with a K row while it is in L1 (four rows share its loads), the online softmax
- *    per row, and acc += p V with a V row once for the group; K and V stream through once
- *    per group.
+ *  - rows (fewer rows: decode): in groups of MR rows, the scores of up to four rows at a
+ *    time over each block of keys while its K rows are in L1 (the rows share each K load;
+ *    16-bit and q8_0 K rows are scored several at once and their lane sums reduced
+ *    together), the online softmax per row, and acc += p V with a V row once for the group;
+ *    K and V stream through once per group.
  * Online softmax per row: running max m, running sum l, acc scaled by exp(m_old - m_new) when
  * the max grows; O = acc / l at the end (0 when every key was masked).
  * Each row's arithmetic depends only on its own scores and on the tiles it belongs to, so
@@ -30844,83 +31201,133 @@ ATTN_API attn_status attn_matmul_int8(size_t m, size_t n, size_t k, float alpha,
  * as a constant (each is inlined into one function per type, the type switch outside the
  * loops over keys). */
 
-/* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
- * (two chains): k's loads shared, each row's operations the same whatever nr is */
-static ATTN__FORCE_INLINE void attn__dot_body(attn_dtype t, const float *const *q, size_t nr,
-                                              const void *k, size_t d, float *out)
+/* Rows path scores: nr rows (1, 2 or 4) x ATTN__KD(t, nr) keys per pass, one fma chain each.
+ * On 16-bit and q8_0 K, 2 and 4 rows make ATTN__KD_SUMS scores (at least 8 chains, for the
+ * fma latency) whose lanes attn__vtsum sums together (no horizontal sum per score), one row
+ * alone 4. An f32 K takes one key per pass: its rows, twice the bytes, stream from memory
+ * faster read one after another (measured: 10-15% out of cache), so the passes share only
+ * the K row's loads across the rows. */
+#define ATTN__KD_SUMS (ATTN__VW > 8 ? ATTN__VW : 8)
+#define ATTN__KD(t, nr) ((t) == ATTN_F32 ? 1 : (nr) == 1 ? 4 : ATTN__KD_SUMS / (nr))
+
+/* acc[r * nk + u] = q[r] * key u over elements [i, d) (less than a vector), lane by lane:
+ * the start of attn__dots_body's chains where d is not a multiple of ATTN__VW (rare, so one
+ * copy for every type and shape) */
+static ATTN__NOINLINE void attn__dots_part(attn_dtype t, const float *const *q, size_t nr,
+                                           const void *const *k, size_t i, size_t d,
+                                           attn__v *acc)
 {
-    attn__v s0[4], s1[4], w[ATTN__QK / ATTN__VW];
-    size_t i = 0, r, v;
-    ATTN__UNROLL
-    for (r = 0; r < nr; r++) s0[r] = attn__vzero(), s1[r] = attn__vzero();
-    for (; t == ATTN_Q8_0 && i < d; i += ATTN__QK) { /* d whole blocks: the chains below */
-        attn__vload_q8_block(attn__dt_at(t, k, i), w);
-        ATTN__UNROLL
-        for (v = 0; v < ATTN__QK / ATTN__VW; v += 2)
-            ATTN__UNROLL
-            for (r = 0; r < nr; r++) {
-                s0[r] = attn__vfma(attn__vload(q[r] + i + v * ATTN__VW), w[v], s0[r]);
-                s1[r] = attn__vfma(attn__vload(q[r] + i + (v + 1) * ATTN__VW), w[v + 1], s1[r]);
-            }
+    const size_t nk = ATTN__KD(t, nr);
+    size_t r, u;
+    for (u = 0; u < nk; u++) {
+        const attn__v kv = attn__vload_dt_part(t, k[u], i, d - i);
+        for (r = 0; r < nr; r++)
+            acc[r * nk + u] = attn__vmul(attn__vload_part(q[r] + i, d - i, 0.0f), kv);
     }
-    for (; i + 2 * ATTN__VW <= d; i += 2 * ATTN__VW) {
-        const attn__v k0 = attn__vload_dt(t, k, i), k1 = attn__vload_dt(t, k, i + ATTN__VW);
-        ATTN__UNROLL
-        for (r = 0; r < nr; r++) {
-            s0[r] = attn__vfma(attn__vload(q[r] + i), k0, s0[r]);
-            s1[r] = attn__vfma(attn__vload(q[r] + i + ATTN__VW), k1, s1[r]);
-        }
-    }
-    for (; i < d; i += ATTN__VW) {
-        const size_t n = d - i;
-        if (n >= ATTN__VW) {
-            const attn__v k0 = attn__vload_dt(t, k, i);
-            ATTN__UNROLL
-            for (r = 0; r < nr; r++) s0[r] = attn__vfma(attn__vload(q[r] + i), k0, s0[r]);
-        } else {
-            const attn__v k1 = attn__vload_dt_part(t, k, i, n);
-            ATTN__UNROLL
-            for (r = 0; r < nr; r++)
-                s1[r] = attn__vfma(attn__vload_part(q[r] + i, n, 0.0f), k1, s1[r]);
-        }
-    }
-    ATTN__UNROLL
-    for (r = 0; r < nr; r++) out[r] = attn__vhsum(attn__vadd(s0[r], s1[r]));
 }
 
-/* Rows to prefetch beside K's: V row j, vb bytes at v + j * rs, or none (v NULL) */
+/* x[r * nk + u] = q[r] . key u over d elements for nr rows and nk = ATTN__KD(t, nr) keys (nr a
+ * constant), keys of type t at k[u]: one chain per score, the part vector past d's whole
+ * vectors first, then the whole vectors in order, then attn__vhsum's order over the lanes,
+ * so each score has the same bits whatever nr is and wherever its row and key sit */
+static ATTN__FORCE_INLINE void attn__dots_body(attn_dtype t, const float *const *q, size_t nr,
+                                               const void *const *k, size_t d, float *x)
+{
+    const size_t nk = ATTN__KD(t, nr), dw = d - d % ATTN__VW;
+    attn__v acc[ATTN__KD_SUMS], qv[4], kv;
+    size_t i, r, u;
+    if (dw < d) { /* acc never has its address taken: it stays in registers */
+        attn__v part[ATTN__KD_SUMS];
+        attn__dots_part(t, q, nr, k, dw, d, part);
+        ATTN__UNROLL16
+        for (u = 0; u < ATTN__KD_SUMS; u++) acc[u] = u < nr * nk ? part[u] : attn__vzero();
+    } else {
+        ATTN__UNROLL16
+        for (u = 0; u < ATTN__KD_SUMS; u++) acc[u] = attn__vzero();
+    }
+    for (i = 0; i < dw; i += ATTN__VW) {
+        ATTN__UNROLL16
+        for (r = 0; r < nr; r++) qv[r] = attn__vload(q[r] + i);
+        ATTN__UNROLL16
+        for (u = 0; u < nk; u++) {
+            kv = attn__vload_dt(t, k[u], i);
+            ATTN__UNROLL16
+            for (r = 0; r < nr; r++) acc[r * nk + u] = attn__vfma(qv[r], kv, acc[r * nk + u]);
+        }
+    }
+    if (nr * nk % ATTN__VW == 0) {
+        ATTN__UNROLL16
+        for (u = 0; u < nr * nk; u += ATTN__VW) attn__vstore(x + u, attn__vtsum(acc + u));
+    } else {
+        ATTN__UNROLL16
+        for (u = 0; u < nr * nk; u++) x[u] = attn__vhsum(acc[u]);
+    }
+}
+
+/* Rows requested ahead of the scores: V row j, vb bytes at v + j * rs, or none (v NULL), as
+ * K row j is scored; and K rows ATTN__DEC_KPF bytes ahead of the scores, up to row kn of the
+ * tile's K (0: none; the scores read K across rows, which the hardware's prefetchers do not
+ * follow as they follow one row) */
 typedef struct {
     const unsigned char *v;
-    size_t rs, vb;
+    size_t rs, vb, kn;
 } attn__vpf;
 
+/* Keys [j0, j0 + kb) of nr rows (a constant; nst of them stored, the others repeat the last):
+ * s[r * lds + j] for keys j < n[r]; past the block's last key, its last key again */
+static ATTN__FORCE_INLINE void attn__kdots_rows(attn_dtype t, const float *const *q, size_t nr,
+                                                size_t nst, const size_t *n, size_t j0,
+                                                size_t kb, const void *kt, size_t ld, size_t d,
+                                                float *s, size_t lds, attn__vpf pf)
+{
+    const size_t nk = ATTN__KD(t, nr), kbytes = attn_dtype_bytes(t, d);
+    const size_t ka = ATTN__DEC_KPF / kbytes > nk ? ATTN__DEC_KPF / kbytes : nk; /* keys ahead */
+    const void *k[ATTN__KD_SUMS];
+    float x[ATTN__KD_SUMS];
+    size_t j, u, r;
+    for (j = j0; j < j0 + kb; j += nk) {
+        ATTN__UNROLL16
+        for (u = 0; u < nk; u++)
+            k[u] = attn__dt_at(t, kt, (j + u < j0 + kb ? j + u : j0 + kb - 1) * ld);
+        for (u = 0; pf.v && u < nk && j + u < j0 + kb; u++)
+            attn__prefetch_bytes(pf.v + (j + u) * pf.rs, pf.vb);
+        for (u = 0; nk > 1 && u < nk && j + u + ka < pf.kn; u++) {
+            const char *kr = (const char *)attn__dt_at(t, kt, (j + u + ka) * ld);
+            size_t c;
+            for (c = 0; c < kbytes; c += 64) ATTN__PREFETCH(kr + c);
+        }
+        attn__dots_body(t, q, nr, k, d, x);
+        for (r = 0; r < nst; r++)
+            if (n[r] >= j + nk) memcpy(s + r * lds + j, x + r * nk, nk * sizeof(float));
+            else
+                for (u = 0; j + u < n[r]; u++) s[r * lds + j + u] = x[r * nk + u];
+    }
+}
+
 /* s[r * lds + j] = q[r] . K row j for rows r < gr and keys j < n[r] (nmax the largest n[r];
- * K rows of type t at kt, ld elements apart): a K row is read once for all the rows, up to
- * four rows at a time sharing its loads (three as four, the last row twice); each score has
- * the same bits whatever gr is. V row j of pf requested as K row j is read. */
+ * K rows of type t at kt, ld elements apart): blocks of ATTN__KD_SUMS keys, each read into
+ * L1 once for all the rows, up to four rows at a time (three as four); each score has the
+ * same bits whatever gr is. pf's rows requested as the first rows' passes score the keys. */
 static ATTN__FORCE_INLINE void attn__kdots_body(attn_dtype t, const float *const *q, size_t gr,
                                                 const size_t *n, size_t nmax, const void *kt,
                                                 size_t ld, size_t d, float *s, size_t lds,
                                                 attn__vpf pf)
 {
-    size_t j, r, u;
-    float x[4];
-    for (j = 0; j < nmax; j++) {
-        const void *kj = attn__dt_at(t, kt, j * ld);
-        if (pf.v) attn__prefetch_bytes(pf.v + j * pf.rs, pf.vb);
-        for (r = 0; r < gr; r += 4) {
+    size_t j0, r, kb;
+    for (j0 = 0; j0 < nmax; j0 += kb) {
+        attn__vpf p = pf; /* V's rows requested by the first rows' pass alone */
+        kb = attn__min(ATTN__KD_SUMS, nmax - j0);
+        for (r = 0; r < gr; r += 4, p.v = NULL, p.kn = 0) {
             const size_t nr = attn__min(4, gr - r);
             if (nr == 1) {
-                attn__dot_body(t, q + r, 1, kj, d, x);
+                attn__kdots_rows(t, q + r, 1, 1, n + r, j0, kb, kt, ld, d, s + r * lds, lds, p);
             } else if (nr == 2) {
-                attn__dot_body(t, q + r, 2, kj, d, x);
+                attn__kdots_rows(t, q + r, 2, 2, n + r, j0, kb, kt, ld, d, s + r * lds, lds, p);
             } else {
                 const float *q4[4];
                 q4[0] = q[r], q4[1] = q[r + 1], q4[2] = q[r + 2], q4[3] = q[r + nr - 1];
-                attn__dot_body(t, q4, 4, kj, d, x);
+                attn__kdots_rows(t, q4, 4, nr, n + r, j0, kb, kt, ld, d, s + r * lds, lds, p);
             }
-            for (u = 0; u < nr; u++)
-                if (j < n[r + u]) s[(r + u) * lds + j] = x[u];
         }
     }
 }
@@ -31591,7 +31998,7 @@ static void attn__kdots_qk8(const attn__ws *w, size_t g, const float *const *q, 
     const size_t nb = d / ATTN__QK, nq = ATTN__QK8_NQ(d);
     const unsigned char *ok = attn__qk8_ok(w, d) + g;
     const size_t rb = attn_dtype_bytes(ATTN_Q8_0, ld);
-    const attn__vpf none = {NULL, 0, 0};
+    const attn__vpf none = {NULL, 0, 0, 0};
     size_t r;
     for (r = 0; r < gr; r += 4, pf = none)
         attn__qk8_scores((const unsigned char *)kt, rb, nmax, nb, attn__qk8_quad(w, d, g, r), nq,
@@ -31631,6 +32038,7 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
         tk = attn__krun(hd, k0, attn__min(ATTN__TK, kend - k0));
         pf.v = w->pfv ? (const unsigned char *)vt : NULL;
         pf.rs = attn_dtype_bytes(hd->kvt, hd->v_sl), pf.vb = attn_dtype_bytes(hd->kvt, dv);
+        pf.kn = w->pfv ? attn__krun(hd, k0, kend - k0) : 0; /* K's rows, past this tile too */
         for (g = 0; g < rows; g += ATTN__MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__min(ATTN__MR, rows - g);
             const float *qr[ATTN__MR];
@@ -31647,7 +32055,7 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
             else
 #endif
                 attn__kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__TK, pf);
-            pf.v = NULL; /* the later groups find V in cache */
+            pf.v = NULL, pf.kn = 0; /* the later groups find K and V in cache */
             for (r = 0; r < gr; r++) /* p: 0 past a row's visible keys */
                 if (n[r])
                     attn__online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], nmax,
@@ -31668,7 +32076,7 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
 static void attn__tile_scores(const attn_attention_params *p, const attn__hd *hd, size_t q0,
                               size_t tq, const attn__ws *w)
 {
-    const attn__vpf nopf = {NULL, 0, 0};
+    const attn__vpf nopf = {NULL, 0, 0, 0};
     size_t i, j;
     for (i = 0; i < tq; i++) {
         const size_t qi = q0 + i, n = attn__visible(hd, qi, 0, hd->klen);

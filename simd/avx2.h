@@ -83,7 +83,7 @@ static ATTN__FORCE_INLINE __m256 attn__vred_halves(__m256 a, __m256 b, int op)
     return attn__vred_op(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31),
                          op);
 }
-static ATTN__FORCE_INLINE void attn__vhred8(const attn__v *v, float *out, int op)
+static ATTN__FORCE_INLINE __m256 attn__vhred8v(const attn__v *v, int op)
 {
     const __m256 t0 = attn__vred_halves(v[0], v[4], op), t1 = attn__vred_halves(v[1], v[5], op);
     const __m256 t2 = attn__vred_halves(v[2], v[6], op), t3 = attn__vred_halves(v[3], v[7], op);
@@ -91,9 +91,15 @@ static ATTN__FORCE_INLINE void attn__vhred8(const attn__v *v, float *out, int op
         attn__vred_op(_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), op);
     const __m256 u1 =
         attn__vred_op(_mm256_shuffle_ps(t2, t3, 0x44), _mm256_shuffle_ps(t2, t3, 0xEE), op);
-    _mm256_storeu_ps(
-        out, attn__vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op));
+    return attn__vred_op(_mm256_shuffle_ps(u0, u1, 0x88), _mm256_shuffle_ps(u0, u1, 0xDD), op);
 }
+static ATTN__FORCE_INLINE void attn__vhred8(const attn__v *v, float *out, int op)
+{
+    _mm256_storeu_ps(out, attn__vhred8v(v, op));
+}
+/* lane k = attn__vhsum(v[k]), k < 8, bit for bit (the tree above) */
+#define ATTN__HAVE_VTSUM 1
+static ATTN__FORCE_INLINE attn__v attn__vtsum(const attn__v *v) { return attn__vhred8v(v, 0); }
 static inline float attn__vhmax(attn__v a)
 {
     __m128 s = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));

@@ -67,6 +67,34 @@ static inline float attn__vhsum(attn__v a)
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
 }
+/* lane k = attn__vhsum(v[k]), k < 16, bit for bit: the same tree for the sixteen at once
+ * (45 shuffles and adds instead of 128): halves, quarters, pairs, neighbours, the vectors
+ * paired so that lane k ends up holding v[k]'s sum */
+#define ATTN__HAVE_VTSUM 1
+static ATTN__FORCE_INLINE __m512 attn__vts_halves(__m512 a, __m512 b)
+{
+    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x44), _mm512_shuffle_f32x4(a, b, 0xEE));
+}
+static ATTN__FORCE_INLINE __m512 attn__vts_quarters(__m512 a, __m512 b)
+{
+    return _mm512_add_ps(_mm512_shuffle_f32x4(a, b, 0x88), _mm512_shuffle_f32x4(a, b, 0xDD));
+}
+static ATTN__FORCE_INLINE attn__v attn__vtsum(const attn__v *v)
+{
+    const __m512 c0 = attn__vts_quarters(attn__vts_halves(v[0], v[4]),
+                                         attn__vts_halves(v[8], v[12]));
+    const __m512 c1 = attn__vts_quarters(attn__vts_halves(v[2], v[6]),
+                                         attn__vts_halves(v[10], v[14]));
+    const __m512 c2 = attn__vts_quarters(attn__vts_halves(v[1], v[5]),
+                                         attn__vts_halves(v[9], v[13]));
+    const __m512 c3 = attn__vts_quarters(attn__vts_halves(v[3], v[7]),
+                                         attn__vts_halves(v[11], v[15]));
+    const __m512 d0 =
+        _mm512_add_ps(_mm512_shuffle_ps(c0, c2, 0x44), _mm512_shuffle_ps(c0, c2, 0xEE));
+    const __m512 d1 =
+        _mm512_add_ps(_mm512_shuffle_ps(c1, c3, 0x44), _mm512_shuffle_ps(c1, c3, 0xEE));
+    return _mm512_add_ps(_mm512_shuffle_ps(d0, d1, 0x88), _mm512_shuffle_ps(d0, d1, 0xDD));
+}
 static inline float attn__vhmax(attn__v a)
 {
     const __m256 h =

@@ -24,6 +24,7 @@
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__FORCE_INLINE inline __attribute__((always_inline))
 #define ATTN__UNROLL _Pragma("GCC unroll 8") /* the next loop, in full */
+#define ATTN__UNROLL16 _Pragma("GCC unroll 16") /* the same for up to 16 iterations */
 #define ATTN__NOINLINE __attribute__((noinline))
 #define ATTN__PREFETCH(p) __builtin_prefetch(p)
 #define ATTN__PREFETCH_L2(p) __builtin_prefetch(p, 0, 2) /* to L2 (and out) only */
@@ -32,6 +33,7 @@
 #define ATTN__FORCE_INLINE inline
 #define ATTN__NOINLINE
 #define ATTN__UNROLL
+#define ATTN__UNROLL16
 #define ATTN__PREFETCH(p) ((void)(p))
 #define ATTN__PREFETCH_L2(p) ((void)(p))
 #define ATTN__PREFETCHW(p) ((void)(p))

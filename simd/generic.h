@@ -22,6 +22,17 @@ static ATTN__FORCE_INLINE void attn__vhred8(const attn__v *v, float *out, int op
 }
 #endif
 
+#ifndef ATTN__HAVE_VTSUM
+/* lane k = attn__vhsum(v[k]), k < ATTN__VW (ISAs without a batched tree: one by one) */
+static ATTN__FORCE_INLINE attn__v attn__vtsum(const attn__v *v)
+{
+    float f[ATTN__VW];
+    int k;
+    for (k = 0; k < ATTN__VW; k++) f[k] = attn__vhsum(v[k]);
+    return attn__vload(f);
+}
+#endif
+
 #ifndef ATTN__HAVE_VSTREAM
 /* ISAs without a non-temporal store (or whose cores stream full-line writes themselves) */
 #define ATTN__HAVE_VSTREAM 0

@@ -9,10 +9,11 @@
  *    (L1), the online softmax on it, and acc += P V by the microkernel (P read in place).
  *    Causal: key tiles past a sliver's last visible key are skipped, and the partial tile on
  *    the diagonal is cut at the sliver's last visible key.
- *  - rows (fewer rows: decode): in groups of MR rows, the dot products of every row of the
- *    group with a K row while it is in L1 (four rows share its loads), the online softmax
- *    per row, and acc += p V with a V row once for the group; K and V stream through once
- *    per group.
+ *  - rows (fewer rows: decode): in groups of MR rows, the scores of up to four rows at a
+ *    time over each block of keys while its K rows are in L1 (the rows share each K load;
+ *    16-bit and q8_0 K rows are scored several at once and their lane sums reduced
+ *    together), the online softmax per row, and acc += p V with a V row once for the group;
+ *    K and V stream through once per group.
  * Online softmax per row: running max m, running sum l, acc scaled by exp(m_old - m_new) when
  * the max grows; O = acc / l at the end (0 when every key was masked).
  * Each row's arithmetic depends only on its own scores and on the tiles it belongs to, so
@@ -28,83 +29,133 @@
  * as a constant (each is inlined into one function per type, the type switch outside the
  * loops over keys). */
 
-/* out[r] = q[r] . k over d elements for nr (a constant) rows against one key of type t
- * (two chains): k's loads shared, each row's operations the same whatever nr is */
-static ATTN__FORCE_INLINE void attn__dot_body(attn_dtype t, const float *const *q, size_t nr,
-                                              const void *k, size_t d, float *out)
+/* Rows path scores: nr rows (1, 2 or 4) x ATTN__KD(t, nr) keys per pass, one fma chain each.
+ * On 16-bit and q8_0 K, 2 and 4 rows make ATTN__KD_SUMS scores (at least 8 chains, for the
+ * fma latency) whose lanes attn__vtsum sums together (no horizontal sum per score), one row
+ * alone 4. An f32 K takes one key per pass: its rows, twice the bytes, stream from memory
+ * faster read one after another (measured: 10-15% out of cache), so the passes share only
+ * the K row's loads across the rows. */
+#define ATTN__KD_SUMS (ATTN__VW > 8 ? ATTN__VW : 8)
+#define ATTN__KD(t, nr) ((t) == ATTN_F32 ? 1 : (nr) == 1 ? 4 : ATTN__KD_SUMS / (nr))
+
+/* acc[r * nk + u] = q[r] * key u over elements [i, d) (less than a vector), lane by lane:
+ * the start of attn__dots_body's chains where d is not a multiple of ATTN__VW (rare, so one
+ * copy for every type and shape) */
+static ATTN__NOINLINE void attn__dots_part(attn_dtype t, const float *const *q, size_t nr,
+                                           const void *const *k, size_t i, size_t d,
+                                           attn__v *acc)
 {
-    attn__v s0[4], s1[4], w[ATTN__QK / ATTN__VW];
-    size_t i = 0, r, v;
-    ATTN__UNROLL
-    for (r = 0; r < nr; r++) s0[r] = attn__vzero(), s1[r] = attn__vzero();
-    for (; t == ATTN_Q8_0 && i < d; i += ATTN__QK) { /* d whole blocks: the chains below */
-        attn__vload_q8_block(attn__dt_at(t, k, i), w);
-        ATTN__UNROLL
-        for (v = 0; v < ATTN__QK / ATTN__VW; v += 2)
-            ATTN__UNROLL
-            for (r = 0; r < nr; r++) {
-                s0[r] = attn__vfma(attn__vload(q[r] + i + v * ATTN__VW), w[v], s0[r]);
-                s1[r] = attn__vfma(attn__vload(q[r] + i + (v + 1) * ATTN__VW), w[v + 1], s1[r]);
-            }
+    const size_t nk = ATTN__KD(t, nr);
+    size_t r, u;
+    for (u = 0; u < nk; u++) {
+        const attn__v kv = attn__vload_dt_part(t, k[u], i, d - i);
+        for (r = 0; r < nr; r++)
+            acc[r * nk + u] = attn__vmul(attn__vload_part(q[r] + i, d - i, 0.0f), kv);
     }
-    for (; i + 2 * ATTN__VW <= d; i += 2 * ATTN__VW) {
-        const attn__v k0 = attn__vload_dt(t, k, i), k1 = attn__vload_dt(t, k, i + ATTN__VW);
-        ATTN__UNROLL
-        for (r = 0; r < nr; r++) {
-            s0[r] = attn__vfma(attn__vload(q[r] + i), k0, s0[r]);
-            s1[r] = attn__vfma(attn__vload(q[r] + i + ATTN__VW), k1, s1[r]);
-        }
-    }
-    for (; i < d; i += ATTN__VW) {
-        const size_t n = d - i;
-        if (n >= ATTN__VW) {
-            const attn__v k0 = attn__vload_dt(t, k, i);
-            ATTN__UNROLL
-            for (r = 0; r < nr; r++) s0[r] = attn__vfma(attn__vload(q[r] + i), k0, s0[r]);
-        } else {
-            const attn__v k1 = attn__vload_dt_part(t, k, i, n);
-            ATTN__UNROLL
-            for (r = 0; r < nr; r++)
-                s1[r] = attn__vfma(attn__vload_part(q[r] + i, n, 0.0f), k1, s1[r]);
-        }
-    }
-    ATTN__UNROLL
-    for (r = 0; r < nr; r++) out[r] = attn__vhsum(attn__vadd(s0[r], s1[r]));
 }
 
-/* Rows to prefetch beside K's: V row j, vb bytes at v + j * rs, or none (v NULL) */
+/* x[r * nk + u] = q[r] . key u over d elements for nr rows and nk = ATTN__KD(t, nr) keys (nr a
+ * constant), keys of type t at k[u]: one chain per score, the part vector past d's whole
+ * vectors first, then the whole vectors in order, then attn__vhsum's order over the lanes,
+ * so each score has the same bits whatever nr is and wherever its row and key sit */
+static ATTN__FORCE_INLINE void attn__dots_body(attn_dtype t, const float *const *q, size_t nr,
+                                               const void *const *k, size_t d, float *x)
+{
+    const size_t nk = ATTN__KD(t, nr), dw = d - d % ATTN__VW;
+    attn__v acc[ATTN__KD_SUMS], qv[4], kv;
+    size_t i, r, u;
+    if (dw < d) { /* acc never has its address taken: it stays in registers */
+        attn__v part[ATTN__KD_SUMS];
+        attn__dots_part(t, q, nr, k, dw, d, part);
+        ATTN__UNROLL16
+        for (u = 0; u < ATTN__KD_SUMS; u++) acc[u] = u < nr * nk ? part[u] : attn__vzero();
+    } else {
+        ATTN__UNROLL16
+        for (u = 0; u < ATTN__KD_SUMS; u++) acc[u] = attn__vzero();
+    }
+    for (i = 0; i < dw; i += ATTN__VW) {
+        ATTN__UNROLL16
+        for (r = 0; r < nr; r++) qv[r] = attn__vload(q[r] + i);
+        ATTN__UNROLL16
+        for (u = 0; u < nk; u++) {
+            kv = attn__vload_dt(t, k[u], i);
+            ATTN__UNROLL16
+            for (r = 0; r < nr; r++) acc[r * nk + u] = attn__vfma(qv[r], kv, acc[r * nk + u]);
+        }
+    }
+    if (nr * nk % ATTN__VW == 0) {
+        ATTN__UNROLL16
+        for (u = 0; u < nr * nk; u += ATTN__VW) attn__vstore(x + u, attn__vtsum(acc + u));
+    } else {
+        ATTN__UNROLL16
+        for (u = 0; u < nr * nk; u++) x[u] = attn__vhsum(acc[u]);
+    }
+}
+
+/* Rows requested ahead of the scores: V row j, vb bytes at v + j * rs, or none (v NULL), as
+ * K row j is scored; and K rows ATTN__DEC_KPF bytes ahead of the scores, up to row kn of the
+ * tile's K (0: none; the scores read K across rows, which the hardware's prefetchers do not
+ * follow as they follow one row) */
 typedef struct {
     const unsigned char *v;
-    size_t rs, vb;
+    size_t rs, vb, kn;
 } attn__vpf;
 
+/* Keys [j0, j0 + kb) of nr rows (a constant; nst of them stored, the others repeat the last):
+ * s[r * lds + j] for keys j < n[r]; past the block's last key, its last key again */
+static ATTN__FORCE_INLINE void attn__kdots_rows(attn_dtype t, const float *const *q, size_t nr,
+                                                size_t nst, const size_t *n, size_t j0,
+                                                size_t kb, const void *kt, size_t ld, size_t d,
+                                                float *s, size_t lds, attn__vpf pf)
+{
+    const size_t nk = ATTN__KD(t, nr), kbytes = attn_dtype_bytes(t, d);
+    const size_t ka = ATTN__DEC_KPF / kbytes > nk ? ATTN__DEC_KPF / kbytes : nk; /* keys ahead */
+    const void *k[ATTN__KD_SUMS];
+    float x[ATTN__KD_SUMS];
+    size_t j, u, r;
+    for (j = j0; j < j0 + kb; j += nk) {
+        ATTN__UNROLL16
+        for (u = 0; u < nk; u++)
+            k[u] = attn__dt_at(t, kt, (j + u < j0 + kb ? j + u : j0 + kb - 1) * ld);
+        for (u = 0; pf.v && u < nk && j + u < j0 + kb; u++)
+            attn__prefetch_bytes(pf.v + (j + u) * pf.rs, pf.vb);
+        for (u = 0; nk > 1 && u < nk && j + u + ka < pf.kn; u++) {
+            const char *kr = (const char *)attn__dt_at(t, kt, (j + u + ka) * ld);
+            size_t c;
+            for (c = 0; c < kbytes; c += 64) ATTN__PREFETCH(kr + c);
+        }
+        attn__dots_body(t, q, nr, k, d, x);
+        for (r = 0; r < nst; r++)
+            if (n[r] >= j + nk) memcpy(s + r * lds + j, x + r * nk, nk * sizeof(float));
+            else
+                for (u = 0; j + u < n[r]; u++) s[r * lds + j + u] = x[r * nk + u];
+    }
+}
+
 /* s[r * lds + j] = q[r] . K row j for rows r < gr and keys j < n[r] (nmax the largest n[r];
- * K rows of type t at kt, ld elements apart): a K row is read once for all the rows, up to
- * four rows at a time sharing its loads (three as four, the last row twice); each score has
- * the same bits whatever gr is. V row j of pf requested as K row j is read. */
+ * K rows of type t at kt, ld elements apart): blocks of ATTN__KD_SUMS keys, each read into
+ * L1 once for all the rows, up to four rows at a time (three as four); each score has the
+ * same bits whatever gr is. pf's rows requested as the first rows' passes score the keys. */
 static ATTN__FORCE_INLINE void attn__kdots_body(attn_dtype t, const float *const *q, size_t gr,
                                                 const size_t *n, size_t nmax, const void *kt,
                                                 size_t ld, size_t d, float *s, size_t lds,
                                                 attn__vpf pf)
 {
-    size_t j, r, u;
-    float x[4];
-    for (j = 0; j < nmax; j++) {
-        const void *kj = attn__dt_at(t, kt, j * ld);
-        if (pf.v) attn__prefetch_bytes(pf.v + j * pf.rs, pf.vb);
-        for (r = 0; r < gr; r += 4) {
+    size_t j0, r, kb;
+    for (j0 = 0; j0 < nmax; j0 += kb) {
+        attn__vpf p = pf; /* V's rows requested by the first rows' pass alone */
+        kb = attn__min(ATTN__KD_SUMS, nmax - j0);
+        for (r = 0; r < gr; r += 4, p.v = NULL, p.kn = 0) {
             const size_t nr = attn__min(4, gr - r);
             if (nr == 1) {
-                attn__dot_body(t, q + r, 1, kj, d, x);
+                attn__kdots_rows(t, q + r, 1, 1, n + r, j0, kb, kt, ld, d, s + r * lds, lds, p);
             } else if (nr == 2) {
-                attn__dot_body(t, q + r, 2, kj, d, x);
+                attn__kdots_rows(t, q + r, 2, 2, n + r, j0, kb, kt, ld, d, s + r * lds, lds, p);
             } else {
                 const float *q4[4];
                 q4[0] = q[r], q4[1] = q[r + 1], q4[2] = q[r + 2], q4[3] = q[r + nr - 1];
-                attn__dot_body(t, q4, 4, kj, d, x);
+                attn__kdots_rows(t, q4, 4, nr, n + r, j0, kb, kt, ld, d, s + r * lds, lds, p);
             }
-            for (u = 0; u < nr; u++)
-                if (j < n[r + u]) s[(r + u) * lds + j] = x[u];
         }
     }
 }
@@ -775,7 +826,7 @@ static void attn__kdots_qk8(const attn__ws *w, size_t g, const float *const *q, 
     const size_t nb = d / ATTN__QK, nq = ATTN__QK8_NQ(d);
     const unsigned char *ok = attn__qk8_ok(w, d) + g;
     const size_t rb = attn_dtype_bytes(ATTN_Q8_0, ld);
-    const attn__vpf none = {NULL, 0, 0};
+    const attn__vpf none = {NULL, 0, 0, 0};
     size_t r;
     for (r = 0; r < gr; r += 4, pf = none)
         attn__qk8_scores((const unsigned char *)kt, rb, nmax, nb, attn__qk8_quad(w, d, g, r), nq,
@@ -815,6 +866,7 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
         tk = attn__krun(hd, k0, attn__min(ATTN__TK, kend - k0));
         pf.v = w->pfv ? (const unsigned char *)vt : NULL;
         pf.rs = attn_dtype_bytes(hd->kvt, hd->v_sl), pf.vb = attn_dtype_bytes(hd->kvt, dv);
+        pf.kn = w->pfv ? attn__krun(hd, k0, kend - k0) : 0; /* K's rows, past this tile too */
         for (g = 0; g < rows; g += ATTN__MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__min(ATTN__MR, rows - g);
             const float *qr[ATTN__MR];
@@ -831,7 +883,7 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
             else
 #endif
                 attn__kdots(hd->kvt, qr, gr, n, nmax, kt, hd->k_sl, d, w->s, ATTN__TK, pf);
-            pf.v = NULL; /* the later groups find V in cache */
+            pf.v = NULL, pf.kn = 0; /* the later groups find K and V in cache */
             for (r = 0; r < gr; r++) /* p: 0 past a row's visible keys */
                 if (n[r])
                     attn__online_row(&hds[(g + r) / tq], q0 + (g + r) % tq, k0, n[r], nmax,
@@ -852,7 +904,7 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
 static void attn__tile_scores(const attn_attention_params *p, const attn__hd *hd, size_t q0,
                               size_t tq, const attn__ws *w)
 {
-    const attn__vpf nopf = {NULL, 0, 0};
+    const attn__vpf nopf = {NULL, 0, 0, 0};
     size_t i, j;
     for (i = 0; i < tq; i++) {
         const size_t qi = q0 + i, n = attn__visible(hd, qi, 0, hd->klen);

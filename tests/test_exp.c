@@ -142,5 +142,27 @@ int main(int argc, char **argv)
         check(bad == 0, "attn__vhred8: %d of 4800 lane reductions differ from one by one",
               bad);
     }
+    { /* attn__vtsum: lane k the bits of attn__vhsum(v[k]), k < ATTN__VW, the same values */
+        float x[ATTN__VW * ATTN__VW], r[ATTN__VW];
+        attn__v v[ATTN__VW];
+        int k, rep, bad = 0;
+        size_t i;
+        check_seed(54321u);
+        for (rep = 0; rep < 200; rep++) {
+            for (i = 0; i < ATTN__VW * ATTN__VW; i++) {
+                const int e = (int)floorf(check_uniform(-20.0f, 21.0f));
+                x[i] = ldexpf(check_uniform(-0.5f, 0.5f), e < 20 ? e : 20);
+            }
+            if (rep == 1) x[ATTN__VW - 1] = INFINITY, x[0] = NAN;
+            for (k = 0; k < ATTN__VW; k++) v[k] = attn__vload(x + k * ATTN__VW);
+            attn__vstore(r, attn__vtsum(v));
+            for (k = 0; k < ATTN__VW; k++) {
+                const float one = attn__vhsum(v[k]);
+                if (u_of(one) != u_of(r[k]) && !(one != one && r[k] != r[k])) bad++;
+            }
+        }
+        check(bad == 0, "attn__vtsum: %d of %d lane sums differ from attn__vhsum's", bad,
+              200 * ATTN__VW);
+    }
     return check_end("exp");
 }
