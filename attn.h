@@ -1054,15 +1054,19 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 #define ATTN__SCALAR_PREFETCHW(p) ((void)(p))
 #endif
 
-/* The cache lines of bytes [p, p + n) requested into L2 (n > 0): the decode path asks for
- * V row j while it scores K row j, so out of cache the two streams arrive together (L2, as
- * a tile's V rows in f32 outgrow L1 before P V reads them) */
-static inline void attn__scalar_prefetch_bytes(const void *p, size_t n)
+/* The cache lines of bytes [p, p + n) requested (n > 0), into L1 where l1 (a constant),
+ * else into L2 only: the decode path asks for V row j into L2 while it scores K row j, so
+ * out of cache the two streams arrive together (L2, as a tile's V rows in f32 outgrow L1
+ * before P V reads them), and for K rows ahead of its scores and V rows before P V into L1 */
+static inline void attn__scalar_prefetch_bytes(const void *p, size_t n, int l1)
 {
     const char *b = (const char *)p;
     size_t c;
-    for (c = 0; c < n; c += 64) ATTN__SCALAR_PREFETCH_L2(b + c);
-    ATTN__SCALAR_PREFETCH_L2(b + n - 1);
+    for (c = 0; c < n; c += 64)
+        if (l1) ATTN__SCALAR_PREFETCH(b + c);
+        else ATTN__SCALAR_PREFETCH_L2(b + c);
+    if (l1) ATTN__SCALAR_PREFETCH(b + n - 1);
+    else ATTN__SCALAR_PREFETCH_L2(b + n - 1);
 }
 
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
@@ -2900,7 +2904,7 @@ static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_scores(const unsigned char *k
     for (j = 0; j < nk; j++, k += rb) {
         __m512 f = _mm512_setzero_ps();
         float x[4];
-        if (v) attn__scalar_prefetch_bytes(v + j * vrb, vb);
+        if (v) attn__scalar_prefetch_bytes(v + j * vrb, vb, 0);
         for (g = 0; g < nq / 4; g++) {
             __m512i k0, k1, z[4], t;
             const __m512 dk = attn__scalar_qk8_dk(attn__scalar_qk8_kload(k, nb, g, &k0, &k1));
@@ -3231,7 +3235,7 @@ static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_scores(const unsigned char *k
         __m256 f[2];
         __m128 x;
         float o[4];
-        if (v) attn__scalar_prefetch_bytes(v + j * vrb, vb);
+        if (v) attn__scalar_prefetch_bytes(v + j * vrb, vb, 0);
         f[0] = f[1] = _mm256_setzero_ps();
         for (g = 0; g < nq / 4; g++) {
             unsigned char tail[4 * 34];
@@ -6541,12 +6545,9 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_kdots_rows(attn_dtype t, cons
         for (u = 0; u < nk; u++)
             k[u] = attn__scalar_dt_at(t, kt, (j + u < j0 + kb ? j + u : j0 + kb - 1) * ld);
         for (u = 0; pf.v && u < nk && j + u < j0 + kb; u++)
-            attn__scalar_prefetch_bytes(pf.v + (j + u) * pf.rs, pf.vb);
-        for (u = 0; nk > 1 && u < nk && j + u + ka < pf.kn; u++) {
-            const char *kr = (const char *)attn__scalar_dt_at(t, kt, (j + u + ka) * ld);
-            size_t c;
-            for (c = 0; c < kbytes; c += 64) ATTN__SCALAR_PREFETCH(kr + c);
-        }
+            attn__scalar_prefetch_bytes(pf.v + (j + u) * pf.rs, pf.vb, 0);
+        for (u = 0; nk > 1 && u < nk && j + u + ka < pf.kn; u++)
+            attn__scalar_prefetch_bytes(attn__scalar_dt_at(t, kt, (j + u + ka) * ld), kbytes, 1);
         attn__scalar_dots_body(t, q, nr, k, d, x);
         for (r = 0; r < nst; r++)
             if (n[r] >= j + nk) memcpy(s + r * lds + j, x + r * nk, nk * sizeof(float));
@@ -6711,10 +6712,8 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_pv_body(attn_dtype t, float *
     for (j0 = 0; j0 < nk; j0 += kb) {
         const void *vb = attn__scalar_dt_at(t, vt, j0 * ld);
         kb = attn__scalar_min(ATTN__SCALAR_PV_KB, nk - j0);
-        for (u = 0; gr > 1 && u < kb; u++) { /* whole rows, before the chunks take them */
-            const char *row = (const char *)attn__scalar_dt_at(t, vb, u * ld);
-            for (c = 0; c < rowb; c += 64) ATTN__SCALAR_PREFETCH(row + c);
-        }
+        for (u = 0; gr > 1 && u < kb; u++) /* whole rows, before the chunks take them */
+            attn__scalar_prefetch_bytes(attn__scalar_dt_at(t, vb, u * ld), rowb, 1);
         for (r = 0; r < gr; r += 4) {
             const size_t nr = attn__scalar_min(4, gr - r);
             float *y[4];
@@ -9126,15 +9125,19 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_denormals_flush_end(cons
 #define ATTN__AVX2_PREFETCHW(p) ((void)(p))
 #endif
 
-/* The cache lines of bytes [p, p + n) requested into L2 (n > 0): the decode path asks for
- * V row j while it scores K row j, so out of cache the two streams arrive together (L2, as
- * a tile's V rows in f32 outgrow L1 before P V reads them) */
-static inline void attn__avx2_prefetch_bytes(const void *p, size_t n)
+/* The cache lines of bytes [p, p + n) requested (n > 0), into L1 where l1 (a constant),
+ * else into L2 only: the decode path asks for V row j into L2 while it scores K row j, so
+ * out of cache the two streams arrive together (L2, as a tile's V rows in f32 outgrow L1
+ * before P V reads them), and for K rows ahead of its scores and V rows before P V into L1 */
+static inline void attn__avx2_prefetch_bytes(const void *p, size_t n, int l1)
 {
     const char *b = (const char *)p;
     size_t c;
-    for (c = 0; c < n; c += 64) ATTN__AVX2_PREFETCH_L2(b + c);
-    ATTN__AVX2_PREFETCH_L2(b + n - 1);
+    for (c = 0; c < n; c += 64)
+        if (l1) ATTN__AVX2_PREFETCH(b + c);
+        else ATTN__AVX2_PREFETCH_L2(b + c);
+    if (l1) ATTN__AVX2_PREFETCH(b + n - 1);
+    else ATTN__AVX2_PREFETCH_L2(b + n - 1);
 }
 
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
@@ -10972,7 +10975,7 @@ static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_scores(const unsigned char *k, si
     for (j = 0; j < nk; j++, k += rb) {
         __m512 f = _mm512_setzero_ps();
         float x[4];
-        if (v) attn__avx2_prefetch_bytes(v + j * vrb, vb);
+        if (v) attn__avx2_prefetch_bytes(v + j * vrb, vb, 0);
         for (g = 0; g < nq / 4; g++) {
             __m512i k0, k1, z[4], t;
             const __m512 dk = attn__avx2_qk8_dk(attn__avx2_qk8_kload(k, nb, g, &k0, &k1));
@@ -11303,7 +11306,7 @@ static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_scores(const unsigned char *k, si
         __m256 f[2];
         __m128 x;
         float o[4];
-        if (v) attn__avx2_prefetch_bytes(v + j * vrb, vb);
+        if (v) attn__avx2_prefetch_bytes(v + j * vrb, vb, 0);
         f[0] = f[1] = _mm256_setzero_ps();
         for (g = 0; g < nq / 4; g++) {
             unsigned char tail[4 * 34];
@@ -14613,12 +14616,9 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_kdots_rows(attn_dtype t, const fl
         for (u = 0; u < nk; u++)
             k[u] = attn__avx2_dt_at(t, kt, (j + u < j0 + kb ? j + u : j0 + kb - 1) * ld);
         for (u = 0; pf.v && u < nk && j + u < j0 + kb; u++)
-            attn__avx2_prefetch_bytes(pf.v + (j + u) * pf.rs, pf.vb);
-        for (u = 0; nk > 1 && u < nk && j + u + ka < pf.kn; u++) {
-            const char *kr = (const char *)attn__avx2_dt_at(t, kt, (j + u + ka) * ld);
-            size_t c;
-            for (c = 0; c < kbytes; c += 64) ATTN__AVX2_PREFETCH(kr + c);
-        }
+            attn__avx2_prefetch_bytes(pf.v + (j + u) * pf.rs, pf.vb, 0);
+        for (u = 0; nk > 1 && u < nk && j + u + ka < pf.kn; u++)
+            attn__avx2_prefetch_bytes(attn__avx2_dt_at(t, kt, (j + u + ka) * ld), kbytes, 1);
         attn__avx2_dots_body(t, q, nr, k, d, x);
         for (r = 0; r < nst; r++)
             if (n[r] >= j + nk) memcpy(s + r * lds + j, x + r * nk, nk * sizeof(float));
@@ -14783,10 +14783,8 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_pv_body(attn_dtype t, float *acc,
     for (j0 = 0; j0 < nk; j0 += kb) {
         const void *vb = attn__avx2_dt_at(t, vt, j0 * ld);
         kb = attn__avx2_min(ATTN__AVX2_PV_KB, nk - j0);
-        for (u = 0; gr > 1 && u < kb; u++) { /* whole rows, before the chunks take them */
-            const char *row = (const char *)attn__avx2_dt_at(t, vb, u * ld);
-            for (c = 0; c < rowb; c += 64) ATTN__AVX2_PREFETCH(row + c);
-        }
+        for (u = 0; gr > 1 && u < kb; u++) /* whole rows, before the chunks take them */
+            attn__avx2_prefetch_bytes(attn__avx2_dt_at(t, vb, u * ld), rowb, 1);
         for (r = 0; r < gr; r += 4) {
             const size_t nr = attn__avx2_min(4, gr - r);
             float *y[4];
@@ -17202,15 +17200,19 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_denormals_flush_end(const 
 #define ATTN__AVX512_PREFETCHW(p) ((void)(p))
 #endif
 
-/* The cache lines of bytes [p, p + n) requested into L2 (n > 0): the decode path asks for
- * V row j while it scores K row j, so out of cache the two streams arrive together (L2, as
- * a tile's V rows in f32 outgrow L1 before P V reads them) */
-static inline void attn__avx512_prefetch_bytes(const void *p, size_t n)
+/* The cache lines of bytes [p, p + n) requested (n > 0), into L1 where l1 (a constant),
+ * else into L2 only: the decode path asks for V row j into L2 while it scores K row j, so
+ * out of cache the two streams arrive together (L2, as a tile's V rows in f32 outgrow L1
+ * before P V reads them), and for K rows ahead of its scores and V rows before P V into L1 */
+static inline void attn__avx512_prefetch_bytes(const void *p, size_t n, int l1)
 {
     const char *b = (const char *)p;
     size_t c;
-    for (c = 0; c < n; c += 64) ATTN__AVX512_PREFETCH_L2(b + c);
-    ATTN__AVX512_PREFETCH_L2(b + n - 1);
+    for (c = 0; c < n; c += 64)
+        if (l1) ATTN__AVX512_PREFETCH(b + c);
+        else ATTN__AVX512_PREFETCH_L2(b + c);
+    if (l1) ATTN__AVX512_PREFETCH(b + n - 1);
+    else ATTN__AVX512_PREFETCH_L2(b + n - 1);
 }
 
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
@@ -19048,7 +19050,7 @@ static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_scores(const unsigned char *k
     for (j = 0; j < nk; j++, k += rb) {
         __m512 f = _mm512_setzero_ps();
         float x[4];
-        if (v) attn__avx512_prefetch_bytes(v + j * vrb, vb);
+        if (v) attn__avx512_prefetch_bytes(v + j * vrb, vb, 0);
         for (g = 0; g < nq / 4; g++) {
             __m512i k0, k1, z[4], t;
             const __m512 dk = attn__avx512_qk8_dk(attn__avx512_qk8_kload(k, nb, g, &k0, &k1));
@@ -19379,7 +19381,7 @@ static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_scores(const unsigned char *k
         __m256 f[2];
         __m128 x;
         float o[4];
-        if (v) attn__avx512_prefetch_bytes(v + j * vrb, vb);
+        if (v) attn__avx512_prefetch_bytes(v + j * vrb, vb, 0);
         f[0] = f[1] = _mm256_setzero_ps();
         for (g = 0; g < nq / 4; g++) {
             unsigned char tail[4 * 34];
@@ -22689,12 +22691,9 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_kdots_rows(attn_dtype t, cons
         for (u = 0; u < nk; u++)
             k[u] = attn__avx512_dt_at(t, kt, (j + u < j0 + kb ? j + u : j0 + kb - 1) * ld);
         for (u = 0; pf.v && u < nk && j + u < j0 + kb; u++)
-            attn__avx512_prefetch_bytes(pf.v + (j + u) * pf.rs, pf.vb);
-        for (u = 0; nk > 1 && u < nk && j + u + ka < pf.kn; u++) {
-            const char *kr = (const char *)attn__avx512_dt_at(t, kt, (j + u + ka) * ld);
-            size_t c;
-            for (c = 0; c < kbytes; c += 64) ATTN__AVX512_PREFETCH(kr + c);
-        }
+            attn__avx512_prefetch_bytes(pf.v + (j + u) * pf.rs, pf.vb, 0);
+        for (u = 0; nk > 1 && u < nk && j + u + ka < pf.kn; u++)
+            attn__avx512_prefetch_bytes(attn__avx512_dt_at(t, kt, (j + u + ka) * ld), kbytes, 1);
         attn__avx512_dots_body(t, q, nr, k, d, x);
         for (r = 0; r < nst; r++)
             if (n[r] >= j + nk) memcpy(s + r * lds + j, x + r * nk, nk * sizeof(float));
@@ -22859,10 +22858,8 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_pv_body(attn_dtype t, float *
     for (j0 = 0; j0 < nk; j0 += kb) {
         const void *vb = attn__avx512_dt_at(t, vt, j0 * ld);
         kb = attn__avx512_min(ATTN__AVX512_PV_KB, nk - j0);
-        for (u = 0; gr > 1 && u < kb; u++) { /* whole rows, before the chunks take them */
-            const char *row = (const char *)attn__avx512_dt_at(t, vb, u * ld);
-            for (c = 0; c < rowb; c += 64) ATTN__AVX512_PREFETCH(row + c);
-        }
+        for (u = 0; gr > 1 && u < kb; u++) /* whole rows, before the chunks take them */
+            attn__avx512_prefetch_bytes(attn__avx512_dt_at(t, vb, u * ld), rowb, 1);
         for (r = 0; r < gr; r += 4) {
             const size_t nr = attn__avx512_min(4, gr - r);
             float *y[4];
@@ -25803,15 +25800,19 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state)
 #define ATTN__PREFETCHW(p) ((void)(p))
 #endif
 
-/* The cache lines of bytes [p, p + n) requested into L2 (n > 0): the decode path asks for
- * V row j while it scores K row j, so out of cache the two streams arrive together (L2, as
- * a tile's V rows in f32 outgrow L1 before P V reads them) */
-static inline void attn__prefetch_bytes(const void *p, size_t n)
+/* The cache lines of bytes [p, p + n) requested (n > 0), into L1 where l1 (a constant),
+ * else into L2 only: the decode path asks for V row j into L2 while it scores K row j, so
+ * out of cache the two streams arrive together (L2, as a tile's V rows in f32 outgrow L1
+ * before P V reads them), and for K rows ahead of its scores and V rows before P V into L1 */
+static inline void attn__prefetch_bytes(const void *p, size_t n, int l1)
 {
     const char *b = (const char *)p;
     size_t c;
-    for (c = 0; c < n; c += 64) ATTN__PREFETCH_L2(b + c);
-    ATTN__PREFETCH_L2(b + n - 1);
+    for (c = 0; c < n; c += 64)
+        if (l1) ATTN__PREFETCH(b + c);
+        else ATTN__PREFETCH_L2(b + c);
+    if (l1) ATTN__PREFETCH(b + n - 1);
+    else ATTN__PREFETCH_L2(b + n - 1);
 }
 
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
@@ -27649,7 +27650,7 @@ static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, s
     for (j = 0; j < nk; j++, k += rb) {
         __m512 f = _mm512_setzero_ps();
         float x[4];
-        if (v) attn__prefetch_bytes(v + j * vrb, vb);
+        if (v) attn__prefetch_bytes(v + j * vrb, vb, 0);
         for (g = 0; g < nq / 4; g++) {
             __m512i k0, k1, z[4], t;
             const __m512 dk = attn__qk8_dk(attn__qk8_kload(k, nb, g, &k0, &k1));
@@ -27980,7 +27981,7 @@ static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, s
         __m256 f[2];
         __m128 x;
         float o[4];
-        if (v) attn__prefetch_bytes(v + j * vrb, vb);
+        if (v) attn__prefetch_bytes(v + j * vrb, vb, 0);
         f[0] = f[1] = _mm256_setzero_ps();
         for (g = 0; g < nq / 4; g++) {
             unsigned char tail[4 * 34];
@@ -31290,12 +31291,9 @@ static ATTN__FORCE_INLINE void attn__kdots_rows(attn_dtype t, const float *const
         for (u = 0; u < nk; u++)
             k[u] = attn__dt_at(t, kt, (j + u < j0 + kb ? j + u : j0 + kb - 1) * ld);
         for (u = 0; pf.v && u < nk && j + u < j0 + kb; u++)
-            attn__prefetch_bytes(pf.v + (j + u) * pf.rs, pf.vb);
-        for (u = 0; nk > 1 && u < nk && j + u + ka < pf.kn; u++) {
-            const char *kr = (const char *)attn__dt_at(t, kt, (j + u + ka) * ld);
-            size_t c;
-            for (c = 0; c < kbytes; c += 64) ATTN__PREFETCH(kr + c);
-        }
+            attn__prefetch_bytes(pf.v + (j + u) * pf.rs, pf.vb, 0);
+        for (u = 0; nk > 1 && u < nk && j + u + ka < pf.kn; u++)
+            attn__prefetch_bytes(attn__dt_at(t, kt, (j + u + ka) * ld), kbytes, 1);
         attn__dots_body(t, q, nr, k, d, x);
         for (r = 0; r < nst; r++)
             if (n[r] >= j + nk) memcpy(s + r * lds + j, x + r * nk, nk * sizeof(float));
@@ -31460,10 +31458,8 @@ static ATTN__FORCE_INLINE void attn__pv_body(attn_dtype t, float *acc, size_t ld
     for (j0 = 0; j0 < nk; j0 += kb) {
         const void *vb = attn__dt_at(t, vt, j0 * ld);
         kb = attn__min(ATTN__PV_KB, nk - j0);
-        for (u = 0; gr > 1 && u < kb; u++) { /* whole rows, before the chunks take them */
-            const char *row = (const char *)attn__dt_at(t, vb, u * ld);
-            for (c = 0; c < rowb; c += 64) ATTN__PREFETCH(row + c);
-        }
+        for (u = 0; gr > 1 && u < kb; u++) /* whole rows, before the chunks take them */
+            attn__prefetch_bytes(attn__dt_at(t, vb, u * ld), rowb, 1);
         for (r = 0; r < gr; r += 4) {
             const size_t nr = attn__min(4, gr - r);
             float *y[4];

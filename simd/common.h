@@ -39,15 +39,19 @@
 #define ATTN__PREFETCHW(p) ((void)(p))
 #endif
 
-/* The cache lines of bytes [p, p + n) requested into L2 (n > 0): the decode path asks for
- * V row j while it scores K row j, so out of cache the two streams arrive together (L2, as
- * a tile's V rows in f32 outgrow L1 before P V reads them) */
-static inline void attn__prefetch_bytes(const void *p, size_t n)
+/* The cache lines of bytes [p, p + n) requested (n > 0), into L1 where l1 (a constant),
+ * else into L2 only: the decode path asks for V row j into L2 while it scores K row j, so
+ * out of cache the two streams arrive together (L2, as a tile's V rows in f32 outgrow L1
+ * before P V reads them), and for K rows ahead of its scores and V rows before P V into L1 */
+static inline void attn__prefetch_bytes(const void *p, size_t n, int l1)
 {
     const char *b = (const char *)p;
     size_t c;
-    for (c = 0; c < n; c += 64) ATTN__PREFETCH_L2(b + c);
-    ATTN__PREFETCH_L2(b + n - 1);
+    for (c = 0; c < n; c += 64)
+        if (l1) ATTN__PREFETCH(b + c);
+        else ATTN__PREFETCH_L2(b + c);
+    if (l1) ATTN__PREFETCH(b + n - 1);
+    else ATTN__PREFETCH_L2(b + n - 1);
 }
 
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))

@@ -145,7 +145,7 @@ static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, s
         __m256 f[2];
         __m128 x;
         float o[4];
-        if (v) attn__prefetch_bytes(v + j * vrb, vb);
+        if (v) attn__prefetch_bytes(v + j * vrb, vb, 0);
         f[0] = f[1] = _mm256_setzero_ps();
         for (g = 0; g < nq / 4; g++) {
             unsigned char tail[4 * 34];

@@ -98,7 +98,7 @@ static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, s
     for (j = 0; j < nk; j++, k += rb) {
         __m512 f = _mm512_setzero_ps();
         float x[4];
-        if (v) attn__prefetch_bytes(v + j * vrb, vb);
+        if (v) attn__prefetch_bytes(v + j * vrb, vb, 0);
         for (g = 0; g < nq / 4; g++) {
             __m512i k0, k1, z[4], t;
             const __m512 dk = attn__qk8_dk(attn__qk8_kload(k, nb, g, &k0, &k1));

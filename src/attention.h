@@ -118,12 +118,9 @@ static ATTN__FORCE_INLINE void attn__kdots_rows(attn_dtype t, const float *const
         for (u = 0; u < nk; u++)
             k[u] = attn__dt_at(t, kt, (j + u < j0 + kb ? j + u : j0 + kb - 1) * ld);
         for (u = 0; pf.v && u < nk && j + u < j0 + kb; u++)
-            attn__prefetch_bytes(pf.v + (j + u) * pf.rs, pf.vb);
-        for (u = 0; nk > 1 && u < nk && j + u + ka < pf.kn; u++) {
-            const char *kr = (const char *)attn__dt_at(t, kt, (j + u + ka) * ld);
-            size_t c;
-            for (c = 0; c < kbytes; c += 64) ATTN__PREFETCH(kr + c);
-        }
+            attn__prefetch_bytes(pf.v + (j + u) * pf.rs, pf.vb, 0);
+        for (u = 0; nk > 1 && u < nk && j + u + ka < pf.kn; u++)
+            attn__prefetch_bytes(attn__dt_at(t, kt, (j + u + ka) * ld), kbytes, 1);
         attn__dots_body(t, q, nr, k, d, x);
         for (r = 0; r < nst; r++)
             if (n[r] >= j + nk) memcpy(s + r * lds + j, x + r * nk, nk * sizeof(float));
@@ -288,10 +285,8 @@ static ATTN__FORCE_INLINE void attn__pv_body(attn_dtype t, float *acc, size_t ld
     for (j0 = 0; j0 < nk; j0 += kb) {
         const void *vb = attn__dt_at(t, vt, j0 * ld);
         kb = attn__min(ATTN__PV_KB, nk - j0);
-        for (u = 0; gr > 1 && u < kb; u++) { /* whole rows, before the chunks take them */
-            const char *row = (const char *)attn__dt_at(t, vb, u * ld);
-            for (c = 0; c < rowb; c += 64) ATTN__PREFETCH(row + c);
-        }
+        for (u = 0; gr > 1 && u < kb; u++) /* whole rows, before the chunks take them */
+            attn__prefetch_bytes(attn__dt_at(t, vb, u * ld), rowb, 1);
         for (r = 0; r < gr; r += 4) {
             const size_t nr = attn__min(4, gr - r);
             float *y[4];
