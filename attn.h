@@ -1260,12 +1260,14 @@ static inline attn__scalar_v attn__scalar_vload_u4(const uint8_t *p, int hi)
     if (hi) w = _mm512_srli_epi32(w, 4);
     return _mm512_permutexvar_ps(w, attn__scalar_q4_table());
 }
-#define ATTN__SCALAR_HAVE_VQ4_32 1 /* the 16 bytes widened once for both nibbles */
-static inline void attn__scalar_vload_q4_32(const uint8_t *p, attn__scalar_v *out)
+/* the 16 bytes widened once for both nibbles; the table scaled by d (exact: d * (q - 8)) */
+#define ATTN__SCALAR_HAVE_VQ4_32 1
+static inline void attn__scalar_vload_q4_32(const uint8_t *p, attn__scalar_v d, attn__scalar_v *out)
 {
     const __m512i w = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)p));
-    out[0] = _mm512_permutexvar_ps(w, attn__scalar_q4_table());
-    out[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(w, 4), attn__scalar_q4_table());
+    const __m512 t = _mm512_mul_ps(d, attn__scalar_q4_table());
+    out[0] = _mm512_permutexvar_ps(w, t);
+    out[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(w, 4), t);
 }
 /* Integer dot products (simd/generic.h's contract): AVX512-VNNI's vpdpbusd takes a4 + 128
  * unsigned; without it (AVX512F alone has no byte multiplies) two AVX2 halves, as
@@ -1809,16 +1811,19 @@ static inline attn__scalar_v attn__scalar_vload_u4(const uint8_t *p, int hi)
     w = _mm256_sub_epi32(_mm256_and_si256(w, _mm256_set1_epi32(15)), _mm256_set1_epi32(8));
     return _mm256_cvtepi32_ps(w);
 }
-#define ATTN__SCALAR_HAVE_VQ4_32 1 /* each 8 bytes loaded and widened once for both nibbles */
-static inline void attn__scalar_vload_q4_32(const uint8_t *p, attn__scalar_v *out)
+/* each 8 bytes loaded and widened once for both nibbles; times d (exact: d * (q - 8)) */
+#define ATTN__SCALAR_HAVE_VQ4_32 1
+static inline void attn__scalar_vload_q4_32(const uint8_t *p, attn__scalar_v d, attn__scalar_v *out)
 {
     const __m256i m = _mm256_set1_epi32(15), e = _mm256_set1_epi32(8);
     int h;
     for (h = 0; h < 2; h++) { /* bytes 8h .. 8h + 7: elements 8h .. and 16 + 8h .. */
         const __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)(p + 8 * h));
         const __m256i w = _mm256_cvtepu8_epi32(b);
-        out[h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(w, m), e));
-        out[2 + h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(w, 4), e));
+        const __m256i lo = _mm256_sub_epi32(_mm256_and_si256(w, m), e);
+        const __m256i hi = _mm256_sub_epi32(_mm256_srli_epi32(w, 4), e);
+        out[h] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(lo));
+        out[2 + h] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(hi));
     }
 }
 /* non-temporal store (p aligned to 32 bytes): writes a line without reading it first;
@@ -2564,8 +2569,8 @@ static inline void attn__scalar_vstore_bf16(uint16_t *p, attn__scalar_v v)
 #endif
 /* Block-quantized weights: ATTN__SCALAR_VW int8 values, or ATTN__SCALAR_VW 4-bit values (the low nibbles
  * of p[0 ..], or with hi the high ones) less 8, as floats (exact); a block's 32 values as
- * 32 / ATTN__SCALAR_VW vectors (q4: the 16 low nibbles, then the 16 high ones, less 8); a
- * binary16 value in every lane. */
+ * 32 / ATTN__SCALAR_VW vectors (q4: the 16 low nibbles, then the 16 high ones, less 8, times the
+ * block's scale d: exact products); a binary16 value in every lane. */
 #ifndef ATTN__SCALAR_HAVE_VQ
 static inline attn__scalar_v attn__scalar_vload_i8(const int8_t *p)
 {
@@ -2589,13 +2594,13 @@ static inline void attn__scalar_vload_q8_32(const int8_t *p, attn__scalar_v *out
     for (v = 0; v < 32 / ATTN__SCALAR_VW; v++) out[v] = attn__scalar_vload_i8(p + v * ATTN__SCALAR_VW);
 }
 #ifndef ATTN__SCALAR_HAVE_VQ4_32
-static inline void attn__scalar_vload_q4_32(const uint8_t *p, attn__scalar_v *out)
+static inline void attn__scalar_vload_q4_32(const uint8_t *p, attn__scalar_v d, attn__scalar_v *out)
 {
     size_t v;
     ATTN__SCALAR_UNROLL
     for (v = 0; v < 16 / ATTN__SCALAR_VW; v++) {
-        out[v] = attn__scalar_vload_u4(p + v * ATTN__SCALAR_VW, 0);
-        out[16 / ATTN__SCALAR_VW + v] = attn__scalar_vload_u4(p + v * ATTN__SCALAR_VW, 1);
+        out[v] = attn__scalar_vmul(d, attn__scalar_vload_u4(p + v * ATTN__SCALAR_VW, 0));
+        out[16 / ATTN__SCALAR_VW + v] = attn__scalar_vmul(d, attn__scalar_vload_u4(p + v * ATTN__SCALAR_VW, 1));
     }
 }
 #endif
@@ -3706,6 +3711,7 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
 #endif
 
 #if ATTN__SCALAR_VW == 16 /* ---- AVX-512 ---- */
+#define ATTN__SCALAR_MV_J4 4 /* 16-bit or block B^T, 4 rows of A: B's rows per pass (32 registers) */
 #define ATTN__SCALAR_MM_KC 256
 #define ATTN__SCALAR_MM_MC (16 * ATTN__SCALAR_MR)
 #define ATTN__SCALAR_MM_NC (128 * ATTN__SCALAR_NR)
@@ -3738,6 +3744,9 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__SCALAR_SM_SHORT 8
 #endif
 
+#ifndef ATTN__SCALAR_MV_J4
+#define ATTN__SCALAR_MV_J4 2 /* (16 vector registers) */
+#endif
 /* Norms: short rows' sums two rows at a time (their latencies overlapped) */
 #ifndef ATTN__SCALAR_NORM_PAIR
 #define ATTN__SCALAR_NORM_PAIR 1
@@ -3918,15 +3927,25 @@ static ATTN__SCALAR_FORCE_INLINE attn__scalar_v attn__scalar_vload_q(attn_dtype 
     return attn__scalar_vmul(d, attn__scalar_vload_u4(blk + 2 + off % 16, off >= 16));
 }
 
-/* The 32 values of the q8_0 block at blk, dequantized exactly (d * q, the bits
- * attn__scalar_vload_q gives), as ATTN__SCALAR_QK / ATTN__SCALAR_VW vectors: the scale widened once a block */
-static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vload_q8_block(const void *blk, attn__scalar_v *w)
+/* The 32 values of the q8_0 or q4_0 (t) block at blk as ATTN__SCALAR_QK / ATTN__SCALAR_VW vectors, times
+ * d: the block's scale (attn__scalar_vset1_f16 of attn__scalar_q_scale: d * q exactly, the bits
+ * attn__scalar_vload_q gives) or 1 (the integers; the compiler drops the product) */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vload_qblock(attn_dtype t, const void *blk, attn__scalar_v d,
+                                                  attn__scalar_v *w)
 {
-    const attn__scalar_v d = attn__scalar_vset1_f16(attn__scalar_q_scale((const unsigned char *)blk));
     size_t v;
+    if (t == ATTN_Q4_0) {
+        attn__scalar_vload_q4_32((const uint8_t *)blk + 2, d, w);
+        return;
+    }
     attn__scalar_vload_q8_32((const int8_t *)blk + 2, w);
     ATTN__SCALAR_UNROLL
     for (v = 0; v < ATTN__SCALAR_QK / ATTN__SCALAR_VW; v++) w[v] = attn__scalar_vmul(d, w[v]);
+}
+/* attn__scalar_vload_qblock of a block's own scale */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_vload_qdeq(attn_dtype t, const void *blk, attn__scalar_v *w)
+{
+    attn__scalar_vload_qblock(t, blk, attn__scalar_vset1_f16(attn__scalar_q_scale((const unsigned char *)blk)), w);
 }
 
 /* ATTN__SCALAR_VW elements of type t at element i of p, widened to floats (t: a constant after
@@ -5655,16 +5674,17 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_t_body(attn_dtype bt, size
 }
 
 /* attn__scalar_mv_t_body for B in blocks (q8_0, q4_0): blocks [b0, b1) of k, each block of each
- * of B's J rows dequantized in registers once for the R rows of A (its integers as floats;
- * per lane, the block's partial sum times the block's d joins the lane's accumulator);
- * pf as there */
+ * of B's J rows dequantized in registers once for the R rows of A. 4 rows: as the weights'
+ * f32 values (d * q exact, as the packing step dequantizes them), fma'd into the lanes; 1
+ * or 2 rows: as integers, the block's partial sum per lane times d fma'd into the lane
+ * (fewer operations per block when few rows share it). pf as there. */
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
                                                size_t b1, const float *a, size_t lda,
                                                const void *const *brow, const void *const *pf,
                                                attn__scalar_v *acc)
 {
-    const size_t bs = attn__scalar_dt_block_bytes(bt);
-    attn__scalar_v s[4][4], w[ATTN__SCALAR_QK / ATTN__SCALAR_VW], d;
+    const size_t bs = attn__scalar_dt_block_bytes(bt), nv = ATTN__SCALAR_QK / ATTN__SCALAR_VW;
+    attn__scalar_v s[4][4], w[4][ATTN__SCALAR_QK / ATTN__SCALAR_VW], av, d;
     size_t i, q, b, v;
     ATTN__SCALAR_UNROLL
     for (i = 0; i < R; i++)
@@ -5676,18 +5696,30 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
             if (pf) ATTN__SCALAR_PREFETCH((const unsigned char *)pf[q] + b * bs);
+            if (R == 4) {
+                attn__scalar_vload_qdeq(bt, blk, w[q]);
+                continue;
+            }
             d = attn__scalar_vset1_f16(attn__scalar_q_scale(blk));
-            if (bt == ATTN_Q8_0) attn__scalar_vload_q8_32((const int8_t *)(blk + 2), w);
-            else attn__scalar_vload_q4_32(blk + 2, w);
+            attn__scalar_vload_qblock(bt, blk, attn__scalar_vset1(1.0f), w[0]);
             ATTN__SCALAR_UNROLL
             for (i = 0; i < R; i++) {
-                attn__scalar_v bsum = attn__scalar_vmul(attn__scalar_vload(ab + i * lda), w[0]);
+                attn__scalar_v bsum = attn__scalar_vmul(attn__scalar_vload(ab + i * lda), w[0][0]);
                 ATTN__SCALAR_UNROLL
-                for (v = 1; v < ATTN__SCALAR_QK / ATTN__SCALAR_VW; v++)
-                    bsum = attn__scalar_vfma(attn__scalar_vload(ab + i * lda + v * ATTN__SCALAR_VW), w[v], bsum);
+                for (v = 1; v < nv; v++)
+                    bsum = attn__scalar_vfma(attn__scalar_vload(ab + i * lda + v * ATTN__SCALAR_VW), w[0][v], bsum);
                 s[i][q] = attn__scalar_vfma(d, bsum, s[i][q]);
             }
         }
+        if (R == 4)
+            ATTN__SCALAR_UNROLL
+            for (i = 0; i < R; i++)
+                ATTN__SCALAR_UNROLL
+                for (v = 0; v < nv; v++) {
+                    av = attn__scalar_vload(ab + i * lda + v * ATTN__SCALAR_VW);
+                    ATTN__SCALAR_UNROLL
+                    for (q = 0; q < J; q++) s[i][q] = attn__scalar_vfma(av, w[q][v], s[i][q]);
+                }
     }
     ATTN__SCALAR_UNROLL
     for (i = 0; i < R; i++)
@@ -5696,9 +5728,10 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size
 }
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
- * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). */
+ * 4 rows take B's 4 rows ATTN__SCALAR_MV_J4 at a time, within the ISA's vector registers). */
 #define ATTN__SCALAR_MV_ROWS(BODY, T)                                                             \
-    if (R == 4) {                                                                          \
+    if (R == 4 && ATTN__SCALAR_MV_J4 == 4) BODY(T, 4, 4, p0, p1, a, lda, brow, pf, acc);            \
+    else if (R == 4) {                                                                     \
         BODY(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                                      \
         BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);                \
     } else if (R == 2) BODY(T, 2, 4, p0, p1, a, lda, brow, pf, acc);                       \
@@ -6631,7 +6664,7 @@ static ATTN__SCALAR_FORCE_INLINE int attn__scalar_pv_chunk(attn_dtype t, float *
             attn__scalar_v x;
             if (blocks) { /* a q8_0 block's scale widened once */
                 if (i % (ATTN__SCALAR_QK / ATTN__SCALAR_VW) == 0)
-                    attn__scalar_vload_q8_block(attn__scalar_dt_at(t, vj, c + i * ATTN__SCALAR_VW), w);
+                    attn__scalar_vload_qdeq(ATTN_Q8_0, attn__scalar_dt_at(t, vj, c + i * ATTN__SCALAR_VW), w);
                 x = w[i % (ATTN__SCALAR_QK / ATTN__SCALAR_VW)];
             } else {
                 x = attn__scalar_vload_dt(t, vj, c + i * ATTN__SCALAR_VW);
@@ -6671,7 +6704,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_pv_skip0_body(attn_dtype t, f
             for (; t == ATTN_Q8_0 && e % ATTN__SCALAR_QK == 0 && e + ATTN__SCALAR_QK <= c1; e += ATTN__SCALAR_QK) {
                 attn__scalar_v w[ATTN__SCALAR_QK / ATTN__SCALAR_VW]; /* a block's scale widened once */
                 size_t v;
-                attn__scalar_vload_q8_block(attn__scalar_dt_at(t, vj, e), w);
+                attn__scalar_vload_qdeq(ATTN_Q8_0, attn__scalar_dt_at(t, vj, e), w);
                 ATTN__SCALAR_UNROLL
                 for (v = 0; v < ATTN__SCALAR_QK / ATTN__SCALAR_VW; v++)
                     attn__scalar_vstore(y + e + v * ATTN__SCALAR_VW,
@@ -9331,12 +9364,14 @@ static inline attn__avx2_v attn__avx2_vload_u4(const uint8_t *p, int hi)
     if (hi) w = _mm512_srli_epi32(w, 4);
     return _mm512_permutexvar_ps(w, attn__avx2_q4_table());
 }
-#define ATTN__AVX2_HAVE_VQ4_32 1 /* the 16 bytes widened once for both nibbles */
-static inline void attn__avx2_vload_q4_32(const uint8_t *p, attn__avx2_v *out)
+/* the 16 bytes widened once for both nibbles; the table scaled by d (exact: d * (q - 8)) */
+#define ATTN__AVX2_HAVE_VQ4_32 1
+static inline void attn__avx2_vload_q4_32(const uint8_t *p, attn__avx2_v d, attn__avx2_v *out)
 {
     const __m512i w = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)p));
-    out[0] = _mm512_permutexvar_ps(w, attn__avx2_q4_table());
-    out[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(w, 4), attn__avx2_q4_table());
+    const __m512 t = _mm512_mul_ps(d, attn__avx2_q4_table());
+    out[0] = _mm512_permutexvar_ps(w, t);
+    out[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(w, 4), t);
 }
 /* Integer dot products (simd/generic.h's contract): AVX512-VNNI's vpdpbusd takes a4 + 128
  * unsigned; without it (AVX512F alone has no byte multiplies) two AVX2 halves, as
@@ -9880,16 +9915,19 @@ static inline attn__avx2_v attn__avx2_vload_u4(const uint8_t *p, int hi)
     w = _mm256_sub_epi32(_mm256_and_si256(w, _mm256_set1_epi32(15)), _mm256_set1_epi32(8));
     return _mm256_cvtepi32_ps(w);
 }
-#define ATTN__AVX2_HAVE_VQ4_32 1 /* each 8 bytes loaded and widened once for both nibbles */
-static inline void attn__avx2_vload_q4_32(const uint8_t *p, attn__avx2_v *out)
+/* each 8 bytes loaded and widened once for both nibbles; times d (exact: d * (q - 8)) */
+#define ATTN__AVX2_HAVE_VQ4_32 1
+static inline void attn__avx2_vload_q4_32(const uint8_t *p, attn__avx2_v d, attn__avx2_v *out)
 {
     const __m256i m = _mm256_set1_epi32(15), e = _mm256_set1_epi32(8);
     int h;
     for (h = 0; h < 2; h++) { /* bytes 8h .. 8h + 7: elements 8h .. and 16 + 8h .. */
         const __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)(p + 8 * h));
         const __m256i w = _mm256_cvtepu8_epi32(b);
-        out[h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(w, m), e));
-        out[2 + h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(w, 4), e));
+        const __m256i lo = _mm256_sub_epi32(_mm256_and_si256(w, m), e);
+        const __m256i hi = _mm256_sub_epi32(_mm256_srli_epi32(w, 4), e);
+        out[h] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(lo));
+        out[2 + h] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(hi));
     }
 }
 /* non-temporal store (p aligned to 32 bytes): writes a line without reading it first;
@@ -10635,8 +10673,8 @@ static inline void attn__avx2_vstore_bf16(uint16_t *p, attn__avx2_v v)
 #endif
 /* Block-quantized weights: ATTN__AVX2_VW int8 values, or ATTN__AVX2_VW 4-bit values (the low nibbles
  * of p[0 ..], or with hi the high ones) less 8, as floats (exact); a block's 32 values as
- * 32 / ATTN__AVX2_VW vectors (q4: the 16 low nibbles, then the 16 high ones, less 8); a
- * binary16 value in every lane. */
+ * 32 / ATTN__AVX2_VW vectors (q4: the 16 low nibbles, then the 16 high ones, less 8, times the
+ * block's scale d: exact products); a binary16 value in every lane. */
 #ifndef ATTN__AVX2_HAVE_VQ
 static inline attn__avx2_v attn__avx2_vload_i8(const int8_t *p)
 {
@@ -10660,13 +10698,13 @@ static inline void attn__avx2_vload_q8_32(const int8_t *p, attn__avx2_v *out)
     for (v = 0; v < 32 / ATTN__AVX2_VW; v++) out[v] = attn__avx2_vload_i8(p + v * ATTN__AVX2_VW);
 }
 #ifndef ATTN__AVX2_HAVE_VQ4_32
-static inline void attn__avx2_vload_q4_32(const uint8_t *p, attn__avx2_v *out)
+static inline void attn__avx2_vload_q4_32(const uint8_t *p, attn__avx2_v d, attn__avx2_v *out)
 {
     size_t v;
     ATTN__AVX2_UNROLL
     for (v = 0; v < 16 / ATTN__AVX2_VW; v++) {
-        out[v] = attn__avx2_vload_u4(p + v * ATTN__AVX2_VW, 0);
-        out[16 / ATTN__AVX2_VW + v] = attn__avx2_vload_u4(p + v * ATTN__AVX2_VW, 1);
+        out[v] = attn__avx2_vmul(d, attn__avx2_vload_u4(p + v * ATTN__AVX2_VW, 0));
+        out[16 / ATTN__AVX2_VW + v] = attn__avx2_vmul(d, attn__avx2_vload_u4(p + v * ATTN__AVX2_VW, 1));
     }
 }
 #endif
@@ -11777,6 +11815,7 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
 #endif
 
 #if ATTN__AVX2_VW == 16 /* ---- AVX-512 ---- */
+#define ATTN__AVX2_MV_J4 4 /* 16-bit or block B^T, 4 rows of A: B's rows per pass (32 registers) */
 #define ATTN__AVX2_MM_KC 256
 #define ATTN__AVX2_MM_MC (16 * ATTN__AVX2_MR)
 #define ATTN__AVX2_MM_NC (128 * ATTN__AVX2_NR)
@@ -11809,6 +11848,9 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__AVX2_SM_SHORT 8
 #endif
 
+#ifndef ATTN__AVX2_MV_J4
+#define ATTN__AVX2_MV_J4 2 /* (16 vector registers) */
+#endif
 /* Norms: short rows' sums two rows at a time (their latencies overlapped) */
 #ifndef ATTN__AVX2_NORM_PAIR
 #define ATTN__AVX2_NORM_PAIR 1
@@ -11989,15 +12031,25 @@ static ATTN__AVX2_FORCE_INLINE attn__avx2_v attn__avx2_vload_q(attn_dtype t, con
     return attn__avx2_vmul(d, attn__avx2_vload_u4(blk + 2 + off % 16, off >= 16));
 }
 
-/* The 32 values of the q8_0 block at blk, dequantized exactly (d * q, the bits
- * attn__avx2_vload_q gives), as ATTN__AVX2_QK / ATTN__AVX2_VW vectors: the scale widened once a block */
-static ATTN__AVX2_FORCE_INLINE void attn__avx2_vload_q8_block(const void *blk, attn__avx2_v *w)
+/* The 32 values of the q8_0 or q4_0 (t) block at blk as ATTN__AVX2_QK / ATTN__AVX2_VW vectors, times
+ * d: the block's scale (attn__avx2_vset1_f16 of attn__avx2_q_scale: d * q exactly, the bits
+ * attn__avx2_vload_q gives) or 1 (the integers; the compiler drops the product) */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_vload_qblock(attn_dtype t, const void *blk, attn__avx2_v d,
+                                                  attn__avx2_v *w)
 {
-    const attn__avx2_v d = attn__avx2_vset1_f16(attn__avx2_q_scale((const unsigned char *)blk));
     size_t v;
+    if (t == ATTN_Q4_0) {
+        attn__avx2_vload_q4_32((const uint8_t *)blk + 2, d, w);
+        return;
+    }
     attn__avx2_vload_q8_32((const int8_t *)blk + 2, w);
     ATTN__AVX2_UNROLL
     for (v = 0; v < ATTN__AVX2_QK / ATTN__AVX2_VW; v++) w[v] = attn__avx2_vmul(d, w[v]);
+}
+/* attn__avx2_vload_qblock of a block's own scale */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_vload_qdeq(attn_dtype t, const void *blk, attn__avx2_v *w)
+{
+    attn__avx2_vload_qblock(t, blk, attn__avx2_vset1_f16(attn__avx2_q_scale((const unsigned char *)blk)), w);
 }
 
 /* ATTN__AVX2_VW elements of type t at element i of p, widened to floats (t: a constant after
@@ -13726,16 +13778,17 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_t_body(attn_dtype bt, size_t R
 }
 
 /* attn__avx2_mv_t_body for B in blocks (q8_0, q4_0): blocks [b0, b1) of k, each block of each
- * of B's J rows dequantized in registers once for the R rows of A (its integers as floats;
- * per lane, the block's partial sum times the block's d joins the lane's accumulator);
- * pf as there */
+ * of B's J rows dequantized in registers once for the R rows of A. 4 rows: as the weights'
+ * f32 values (d * q exact, as the packing step dequantizes them), fma'd into the lanes; 1
+ * or 2 rows: as integers, the block's partial sum per lane times d fma'd into the lane
+ * (fewer operations per block when few rows share it). pf as there. */
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
                                                size_t b1, const float *a, size_t lda,
                                                const void *const *brow, const void *const *pf,
                                                attn__avx2_v *acc)
 {
-    const size_t bs = attn__avx2_dt_block_bytes(bt);
-    attn__avx2_v s[4][4], w[ATTN__AVX2_QK / ATTN__AVX2_VW], d;
+    const size_t bs = attn__avx2_dt_block_bytes(bt), nv = ATTN__AVX2_QK / ATTN__AVX2_VW;
+    attn__avx2_v s[4][4], w[4][ATTN__AVX2_QK / ATTN__AVX2_VW], av, d;
     size_t i, q, b, v;
     ATTN__AVX2_UNROLL
     for (i = 0; i < R; i++)
@@ -13747,18 +13800,30 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
             if (pf) ATTN__AVX2_PREFETCH((const unsigned char *)pf[q] + b * bs);
+            if (R == 4) {
+                attn__avx2_vload_qdeq(bt, blk, w[q]);
+                continue;
+            }
             d = attn__avx2_vset1_f16(attn__avx2_q_scale(blk));
-            if (bt == ATTN_Q8_0) attn__avx2_vload_q8_32((const int8_t *)(blk + 2), w);
-            else attn__avx2_vload_q4_32(blk + 2, w);
+            attn__avx2_vload_qblock(bt, blk, attn__avx2_vset1(1.0f), w[0]);
             ATTN__AVX2_UNROLL
             for (i = 0; i < R; i++) {
-                attn__avx2_v bsum = attn__avx2_vmul(attn__avx2_vload(ab + i * lda), w[0]);
+                attn__avx2_v bsum = attn__avx2_vmul(attn__avx2_vload(ab + i * lda), w[0][0]);
                 ATTN__AVX2_UNROLL
-                for (v = 1; v < ATTN__AVX2_QK / ATTN__AVX2_VW; v++)
-                    bsum = attn__avx2_vfma(attn__avx2_vload(ab + i * lda + v * ATTN__AVX2_VW), w[v], bsum);
+                for (v = 1; v < nv; v++)
+                    bsum = attn__avx2_vfma(attn__avx2_vload(ab + i * lda + v * ATTN__AVX2_VW), w[0][v], bsum);
                 s[i][q] = attn__avx2_vfma(d, bsum, s[i][q]);
             }
         }
+        if (R == 4)
+            ATTN__AVX2_UNROLL
+            for (i = 0; i < R; i++)
+                ATTN__AVX2_UNROLL
+                for (v = 0; v < nv; v++) {
+                    av = attn__avx2_vload(ab + i * lda + v * ATTN__AVX2_VW);
+                    ATTN__AVX2_UNROLL
+                    for (q = 0; q < J; q++) s[i][q] = attn__avx2_vfma(av, w[q][v], s[i][q]);
+                }
     }
     ATTN__AVX2_UNROLL
     for (i = 0; i < R; i++)
@@ -13767,9 +13832,10 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R
 }
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
- * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). */
+ * 4 rows take B's 4 rows ATTN__AVX2_MV_J4 at a time, within the ISA's vector registers). */
 #define ATTN__AVX2_MV_ROWS(BODY, T)                                                             \
-    if (R == 4) {                                                                          \
+    if (R == 4 && ATTN__AVX2_MV_J4 == 4) BODY(T, 4, 4, p0, p1, a, lda, brow, pf, acc);            \
+    else if (R == 4) {                                                                     \
         BODY(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                                      \
         BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);                \
     } else if (R == 2) BODY(T, 2, 4, p0, p1, a, lda, brow, pf, acc);                       \
@@ -14702,7 +14768,7 @@ static ATTN__AVX2_FORCE_INLINE int attn__avx2_pv_chunk(attn_dtype t, float *cons
             attn__avx2_v x;
             if (blocks) { /* a q8_0 block's scale widened once */
                 if (i % (ATTN__AVX2_QK / ATTN__AVX2_VW) == 0)
-                    attn__avx2_vload_q8_block(attn__avx2_dt_at(t, vj, c + i * ATTN__AVX2_VW), w);
+                    attn__avx2_vload_qdeq(ATTN_Q8_0, attn__avx2_dt_at(t, vj, c + i * ATTN__AVX2_VW), w);
                 x = w[i % (ATTN__AVX2_QK / ATTN__AVX2_VW)];
             } else {
                 x = attn__avx2_vload_dt(t, vj, c + i * ATTN__AVX2_VW);
@@ -14742,7 +14808,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_pv_skip0_body(attn_dtype t, float
             for (; t == ATTN_Q8_0 && e % ATTN__AVX2_QK == 0 && e + ATTN__AVX2_QK <= c1; e += ATTN__AVX2_QK) {
                 attn__avx2_v w[ATTN__AVX2_QK / ATTN__AVX2_VW]; /* a block's scale widened once */
                 size_t v;
-                attn__avx2_vload_q8_block(attn__avx2_dt_at(t, vj, e), w);
+                attn__avx2_vload_qdeq(ATTN_Q8_0, attn__avx2_dt_at(t, vj, e), w);
                 ATTN__AVX2_UNROLL
                 for (v = 0; v < ATTN__AVX2_QK / ATTN__AVX2_VW; v++)
                     attn__avx2_vstore(y + e + v * ATTN__AVX2_VW,
@@ -17406,12 +17472,14 @@ static inline attn__avx512_v attn__avx512_vload_u4(const uint8_t *p, int hi)
     if (hi) w = _mm512_srli_epi32(w, 4);
     return _mm512_permutexvar_ps(w, attn__avx512_q4_table());
 }
-#define ATTN__AVX512_HAVE_VQ4_32 1 /* the 16 bytes widened once for both nibbles */
-static inline void attn__avx512_vload_q4_32(const uint8_t *p, attn__avx512_v *out)
+/* the 16 bytes widened once for both nibbles; the table scaled by d (exact: d * (q - 8)) */
+#define ATTN__AVX512_HAVE_VQ4_32 1
+static inline void attn__avx512_vload_q4_32(const uint8_t *p, attn__avx512_v d, attn__avx512_v *out)
 {
     const __m512i w = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)p));
-    out[0] = _mm512_permutexvar_ps(w, attn__avx512_q4_table());
-    out[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(w, 4), attn__avx512_q4_table());
+    const __m512 t = _mm512_mul_ps(d, attn__avx512_q4_table());
+    out[0] = _mm512_permutexvar_ps(w, t);
+    out[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(w, 4), t);
 }
 /* Integer dot products (simd/generic.h's contract): AVX512-VNNI's vpdpbusd takes a4 + 128
  * unsigned; without it (AVX512F alone has no byte multiplies) two AVX2 halves, as
@@ -17955,16 +18023,19 @@ static inline attn__avx512_v attn__avx512_vload_u4(const uint8_t *p, int hi)
     w = _mm256_sub_epi32(_mm256_and_si256(w, _mm256_set1_epi32(15)), _mm256_set1_epi32(8));
     return _mm256_cvtepi32_ps(w);
 }
-#define ATTN__AVX512_HAVE_VQ4_32 1 /* each 8 bytes loaded and widened once for both nibbles */
-static inline void attn__avx512_vload_q4_32(const uint8_t *p, attn__avx512_v *out)
+/* each 8 bytes loaded and widened once for both nibbles; times d (exact: d * (q - 8)) */
+#define ATTN__AVX512_HAVE_VQ4_32 1
+static inline void attn__avx512_vload_q4_32(const uint8_t *p, attn__avx512_v d, attn__avx512_v *out)
 {
     const __m256i m = _mm256_set1_epi32(15), e = _mm256_set1_epi32(8);
     int h;
     for (h = 0; h < 2; h++) { /* bytes 8h .. 8h + 7: elements 8h .. and 16 + 8h .. */
         const __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)(p + 8 * h));
         const __m256i w = _mm256_cvtepu8_epi32(b);
-        out[h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(w, m), e));
-        out[2 + h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(w, 4), e));
+        const __m256i lo = _mm256_sub_epi32(_mm256_and_si256(w, m), e);
+        const __m256i hi = _mm256_sub_epi32(_mm256_srli_epi32(w, 4), e);
+        out[h] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(lo));
+        out[2 + h] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(hi));
     }
 }
 /* non-temporal store (p aligned to 32 bytes): writes a line without reading it first;
@@ -18710,8 +18781,8 @@ static inline void attn__avx512_vstore_bf16(uint16_t *p, attn__avx512_v v)
 #endif
 /* Block-quantized weights: ATTN__AVX512_VW int8 values, or ATTN__AVX512_VW 4-bit values (the low nibbles
  * of p[0 ..], or with hi the high ones) less 8, as floats (exact); a block's 32 values as
- * 32 / ATTN__AVX512_VW vectors (q4: the 16 low nibbles, then the 16 high ones, less 8); a
- * binary16 value in every lane. */
+ * 32 / ATTN__AVX512_VW vectors (q4: the 16 low nibbles, then the 16 high ones, less 8, times the
+ * block's scale d: exact products); a binary16 value in every lane. */
 #ifndef ATTN__AVX512_HAVE_VQ
 static inline attn__avx512_v attn__avx512_vload_i8(const int8_t *p)
 {
@@ -18735,13 +18806,13 @@ static inline void attn__avx512_vload_q8_32(const int8_t *p, attn__avx512_v *out
     for (v = 0; v < 32 / ATTN__AVX512_VW; v++) out[v] = attn__avx512_vload_i8(p + v * ATTN__AVX512_VW);
 }
 #ifndef ATTN__AVX512_HAVE_VQ4_32
-static inline void attn__avx512_vload_q4_32(const uint8_t *p, attn__avx512_v *out)
+static inline void attn__avx512_vload_q4_32(const uint8_t *p, attn__avx512_v d, attn__avx512_v *out)
 {
     size_t v;
     ATTN__AVX512_UNROLL
     for (v = 0; v < 16 / ATTN__AVX512_VW; v++) {
-        out[v] = attn__avx512_vload_u4(p + v * ATTN__AVX512_VW, 0);
-        out[16 / ATTN__AVX512_VW + v] = attn__avx512_vload_u4(p + v * ATTN__AVX512_VW, 1);
+        out[v] = attn__avx512_vmul(d, attn__avx512_vload_u4(p + v * ATTN__AVX512_VW, 0));
+        out[16 / ATTN__AVX512_VW + v] = attn__avx512_vmul(d, attn__avx512_vload_u4(p + v * ATTN__AVX512_VW, 1));
     }
 }
 #endif
@@ -19852,6 +19923,7 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
 #endif
 
 #if ATTN__AVX512_VW == 16 /* ---- AVX-512 ---- */
+#define ATTN__AVX512_MV_J4 4 /* 16-bit or block B^T, 4 rows of A: B's rows per pass (32 registers) */
 #define ATTN__AVX512_MM_KC 256
 #define ATTN__AVX512_MM_MC (16 * ATTN__AVX512_MR)
 #define ATTN__AVX512_MM_NC (128 * ATTN__AVX512_NR)
@@ -19884,6 +19956,9 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__AVX512_SM_SHORT 8
 #endif
 
+#ifndef ATTN__AVX512_MV_J4
+#define ATTN__AVX512_MV_J4 2 /* (16 vector registers) */
+#endif
 /* Norms: short rows' sums two rows at a time (their latencies overlapped) */
 #ifndef ATTN__AVX512_NORM_PAIR
 #define ATTN__AVX512_NORM_PAIR 1
@@ -20064,15 +20139,25 @@ static ATTN__AVX512_FORCE_INLINE attn__avx512_v attn__avx512_vload_q(attn_dtype 
     return attn__avx512_vmul(d, attn__avx512_vload_u4(blk + 2 + off % 16, off >= 16));
 }
 
-/* The 32 values of the q8_0 block at blk, dequantized exactly (d * q, the bits
- * attn__avx512_vload_q gives), as ATTN__AVX512_QK / ATTN__AVX512_VW vectors: the scale widened once a block */
-static ATTN__AVX512_FORCE_INLINE void attn__avx512_vload_q8_block(const void *blk, attn__avx512_v *w)
+/* The 32 values of the q8_0 or q4_0 (t) block at blk as ATTN__AVX512_QK / ATTN__AVX512_VW vectors, times
+ * d: the block's scale (attn__avx512_vset1_f16 of attn__avx512_q_scale: d * q exactly, the bits
+ * attn__avx512_vload_q gives) or 1 (the integers; the compiler drops the product) */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_vload_qblock(attn_dtype t, const void *blk, attn__avx512_v d,
+                                                  attn__avx512_v *w)
 {
-    const attn__avx512_v d = attn__avx512_vset1_f16(attn__avx512_q_scale((const unsigned char *)blk));
     size_t v;
+    if (t == ATTN_Q4_0) {
+        attn__avx512_vload_q4_32((const uint8_t *)blk + 2, d, w);
+        return;
+    }
     attn__avx512_vload_q8_32((const int8_t *)blk + 2, w);
     ATTN__AVX512_UNROLL
     for (v = 0; v < ATTN__AVX512_QK / ATTN__AVX512_VW; v++) w[v] = attn__avx512_vmul(d, w[v]);
+}
+/* attn__avx512_vload_qblock of a block's own scale */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_vload_qdeq(attn_dtype t, const void *blk, attn__avx512_v *w)
+{
+    attn__avx512_vload_qblock(t, blk, attn__avx512_vset1_f16(attn__avx512_q_scale((const unsigned char *)blk)), w);
 }
 
 /* ATTN__AVX512_VW elements of type t at element i of p, widened to floats (t: a constant after
@@ -21801,16 +21886,17 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_t_body(attn_dtype bt, size
 }
 
 /* attn__avx512_mv_t_body for B in blocks (q8_0, q4_0): blocks [b0, b1) of k, each block of each
- * of B's J rows dequantized in registers once for the R rows of A (its integers as floats;
- * per lane, the block's partial sum times the block's d joins the lane's accumulator);
- * pf as there */
+ * of B's J rows dequantized in registers once for the R rows of A. 4 rows: as the weights'
+ * f32 values (d * q exact, as the packing step dequantizes them), fma'd into the lanes; 1
+ * or 2 rows: as integers, the block's partial sum per lane times d fma'd into the lane
+ * (fewer operations per block when few rows share it). pf as there. */
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
                                                size_t b1, const float *a, size_t lda,
                                                const void *const *brow, const void *const *pf,
                                                attn__avx512_v *acc)
 {
-    const size_t bs = attn__avx512_dt_block_bytes(bt);
-    attn__avx512_v s[4][4], w[ATTN__AVX512_QK / ATTN__AVX512_VW], d;
+    const size_t bs = attn__avx512_dt_block_bytes(bt), nv = ATTN__AVX512_QK / ATTN__AVX512_VW;
+    attn__avx512_v s[4][4], w[4][ATTN__AVX512_QK / ATTN__AVX512_VW], av, d;
     size_t i, q, b, v;
     ATTN__AVX512_UNROLL
     for (i = 0; i < R; i++)
@@ -21822,18 +21908,30 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
             if (pf) ATTN__AVX512_PREFETCH((const unsigned char *)pf[q] + b * bs);
+            if (R == 4) {
+                attn__avx512_vload_qdeq(bt, blk, w[q]);
+                continue;
+            }
             d = attn__avx512_vset1_f16(attn__avx512_q_scale(blk));
-            if (bt == ATTN_Q8_0) attn__avx512_vload_q8_32((const int8_t *)(blk + 2), w);
-            else attn__avx512_vload_q4_32(blk + 2, w);
+            attn__avx512_vload_qblock(bt, blk, attn__avx512_vset1(1.0f), w[0]);
             ATTN__AVX512_UNROLL
             for (i = 0; i < R; i++) {
-                attn__avx512_v bsum = attn__avx512_vmul(attn__avx512_vload(ab + i * lda), w[0]);
+                attn__avx512_v bsum = attn__avx512_vmul(attn__avx512_vload(ab + i * lda), w[0][0]);
                 ATTN__AVX512_UNROLL
-                for (v = 1; v < ATTN__AVX512_QK / ATTN__AVX512_VW; v++)
-                    bsum = attn__avx512_vfma(attn__avx512_vload(ab + i * lda + v * ATTN__AVX512_VW), w[v], bsum);
+                for (v = 1; v < nv; v++)
+                    bsum = attn__avx512_vfma(attn__avx512_vload(ab + i * lda + v * ATTN__AVX512_VW), w[0][v], bsum);
                 s[i][q] = attn__avx512_vfma(d, bsum, s[i][q]);
             }
         }
+        if (R == 4)
+            ATTN__AVX512_UNROLL
+            for (i = 0; i < R; i++)
+                ATTN__AVX512_UNROLL
+                for (v = 0; v < nv; v++) {
+                    av = attn__avx512_vload(ab + i * lda + v * ATTN__AVX512_VW);
+                    ATTN__AVX512_UNROLL
+                    for (q = 0; q < J; q++) s[i][q] = attn__avx512_vfma(av, w[q][v], s[i][q]);
+                }
     }
     ATTN__AVX512_UNROLL
     for (i = 0; i < R; i++)
@@ -21842,9 +21940,10 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size
 }
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
- * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). */
+ * 4 rows take B's 4 rows ATTN__AVX512_MV_J4 at a time, within the ISA's vector registers). */
 #define ATTN__AVX512_MV_ROWS(BODY, T)                                                             \
-    if (R == 4) {                                                                          \
+    if (R == 4 && ATTN__AVX512_MV_J4 == 4) BODY(T, 4, 4, p0, p1, a, lda, brow, pf, acc);            \
+    else if (R == 4) {                                                                     \
         BODY(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                                      \
         BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);                \
     } else if (R == 2) BODY(T, 2, 4, p0, p1, a, lda, brow, pf, acc);                       \
@@ -22777,7 +22876,7 @@ static ATTN__AVX512_FORCE_INLINE int attn__avx512_pv_chunk(attn_dtype t, float *
             attn__avx512_v x;
             if (blocks) { /* a q8_0 block's scale widened once */
                 if (i % (ATTN__AVX512_QK / ATTN__AVX512_VW) == 0)
-                    attn__avx512_vload_q8_block(attn__avx512_dt_at(t, vj, c + i * ATTN__AVX512_VW), w);
+                    attn__avx512_vload_qdeq(ATTN_Q8_0, attn__avx512_dt_at(t, vj, c + i * ATTN__AVX512_VW), w);
                 x = w[i % (ATTN__AVX512_QK / ATTN__AVX512_VW)];
             } else {
                 x = attn__avx512_vload_dt(t, vj, c + i * ATTN__AVX512_VW);
@@ -22817,7 +22916,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_pv_skip0_body(attn_dtype t, f
             for (; t == ATTN_Q8_0 && e % ATTN__AVX512_QK == 0 && e + ATTN__AVX512_QK <= c1; e += ATTN__AVX512_QK) {
                 attn__avx512_v w[ATTN__AVX512_QK / ATTN__AVX512_VW]; /* a block's scale widened once */
                 size_t v;
-                attn__avx512_vload_q8_block(attn__avx512_dt_at(t, vj, e), w);
+                attn__avx512_vload_qdeq(ATTN_Q8_0, attn__avx512_dt_at(t, vj, e), w);
                 ATTN__AVX512_UNROLL
                 for (v = 0; v < ATTN__AVX512_QK / ATTN__AVX512_VW; v++)
                     attn__avx512_vstore(y + e + v * ATTN__AVX512_VW,
@@ -26006,12 +26105,14 @@ static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
     if (hi) w = _mm512_srli_epi32(w, 4);
     return _mm512_permutexvar_ps(w, attn__q4_table());
 }
-#define ATTN__HAVE_VQ4_32 1 /* the 16 bytes widened once for both nibbles */
-static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
+/* the 16 bytes widened once for both nibbles; the table scaled by d (exact: d * (q - 8)) */
+#define ATTN__HAVE_VQ4_32 1
+static inline void attn__vload_q4_32(const uint8_t *p, attn__v d, attn__v *out)
 {
     const __m512i w = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)p));
-    out[0] = _mm512_permutexvar_ps(w, attn__q4_table());
-    out[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(w, 4), attn__q4_table());
+    const __m512 t = _mm512_mul_ps(d, attn__q4_table());
+    out[0] = _mm512_permutexvar_ps(w, t);
+    out[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(w, 4), t);
 }
 /* Integer dot products (simd/generic.h's contract): AVX512-VNNI's vpdpbusd takes a4 + 128
  * unsigned; without it (AVX512F alone has no byte multiplies) two AVX2 halves, as
@@ -26555,16 +26656,19 @@ static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
     w = _mm256_sub_epi32(_mm256_and_si256(w, _mm256_set1_epi32(15)), _mm256_set1_epi32(8));
     return _mm256_cvtepi32_ps(w);
 }
-#define ATTN__HAVE_VQ4_32 1 /* each 8 bytes loaded and widened once for both nibbles */
-static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
+/* each 8 bytes loaded and widened once for both nibbles; times d (exact: d * (q - 8)) */
+#define ATTN__HAVE_VQ4_32 1
+static inline void attn__vload_q4_32(const uint8_t *p, attn__v d, attn__v *out)
 {
     const __m256i m = _mm256_set1_epi32(15), e = _mm256_set1_epi32(8);
     int h;
     for (h = 0; h < 2; h++) { /* bytes 8h .. 8h + 7: elements 8h .. and 16 + 8h .. */
         const __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)(p + 8 * h));
         const __m256i w = _mm256_cvtepu8_epi32(b);
-        out[h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(w, m), e));
-        out[2 + h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(w, 4), e));
+        const __m256i lo = _mm256_sub_epi32(_mm256_and_si256(w, m), e);
+        const __m256i hi = _mm256_sub_epi32(_mm256_srli_epi32(w, 4), e);
+        out[h] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(lo));
+        out[2 + h] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(hi));
     }
 }
 /* non-temporal store (p aligned to 32 bytes): writes a line without reading it first;
@@ -27310,8 +27414,8 @@ static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
 #endif
 /* Block-quantized weights: ATTN__VW int8 values, or ATTN__VW 4-bit values (the low nibbles
  * of p[0 ..], or with hi the high ones) less 8, as floats (exact); a block's 32 values as
- * 32 / ATTN__VW vectors (q4: the 16 low nibbles, then the 16 high ones, less 8); a
- * binary16 value in every lane. */
+ * 32 / ATTN__VW vectors (q4: the 16 low nibbles, then the 16 high ones, less 8, times the
+ * block's scale d: exact products); a binary16 value in every lane. */
 #ifndef ATTN__HAVE_VQ
 static inline attn__v attn__vload_i8(const int8_t *p)
 {
@@ -27335,13 +27439,13 @@ static inline void attn__vload_q8_32(const int8_t *p, attn__v *out)
     for (v = 0; v < 32 / ATTN__VW; v++) out[v] = attn__vload_i8(p + v * ATTN__VW);
 }
 #ifndef ATTN__HAVE_VQ4_32
-static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
+static inline void attn__vload_q4_32(const uint8_t *p, attn__v d, attn__v *out)
 {
     size_t v;
     ATTN__UNROLL
     for (v = 0; v < 16 / ATTN__VW; v++) {
-        out[v] = attn__vload_u4(p + v * ATTN__VW, 0);
-        out[16 / ATTN__VW + v] = attn__vload_u4(p + v * ATTN__VW, 1);
+        out[v] = attn__vmul(d, attn__vload_u4(p + v * ATTN__VW, 0));
+        out[16 / ATTN__VW + v] = attn__vmul(d, attn__vload_u4(p + v * ATTN__VW, 1));
     }
 }
 #endif
@@ -28452,6 +28556,7 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 #endif
 
 #if ATTN__VW == 16 /* ---- AVX-512 ---- */
+#define ATTN__MV_J4 4 /* 16-bit or block B^T, 4 rows of A: B's rows per pass (32 registers) */
 #define ATTN__MM_KC 256
 #define ATTN__MM_MC (16 * ATTN__MR)
 #define ATTN__MM_NC (128 * ATTN__NR)
@@ -28484,6 +28589,9 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 #define ATTN__SM_SHORT 8
 #endif
 
+#ifndef ATTN__MV_J4
+#define ATTN__MV_J4 2 /* (16 vector registers) */
+#endif
 /* Norms: short rows' sums two rows at a time (their latencies overlapped) */
 #ifndef ATTN__NORM_PAIR
 #define ATTN__NORM_PAIR 1
@@ -28664,15 +28772,25 @@ static ATTN__FORCE_INLINE attn__v attn__vload_q(attn_dtype t, const unsigned cha
     return attn__vmul(d, attn__vload_u4(blk + 2 + off % 16, off >= 16));
 }
 
-/* The 32 values of the q8_0 block at blk, dequantized exactly (d * q, the bits
- * attn__vload_q gives), as ATTN__QK / ATTN__VW vectors: the scale widened once a block */
-static ATTN__FORCE_INLINE void attn__vload_q8_block(const void *blk, attn__v *w)
+/* The 32 values of the q8_0 or q4_0 (t) block at blk as ATTN__QK / ATTN__VW vectors, times
+ * d: the block's scale (attn__vset1_f16 of attn__q_scale: d * q exactly, the bits
+ * attn__vload_q gives) or 1 (the integers; the compiler drops the product) */
+static ATTN__FORCE_INLINE void attn__vload_qblock(attn_dtype t, const void *blk, attn__v d,
+                                                  attn__v *w)
 {
-    const attn__v d = attn__vset1_f16(attn__q_scale((const unsigned char *)blk));
     size_t v;
+    if (t == ATTN_Q4_0) {
+        attn__vload_q4_32((const uint8_t *)blk + 2, d, w);
+        return;
+    }
     attn__vload_q8_32((const int8_t *)blk + 2, w);
     ATTN__UNROLL
     for (v = 0; v < ATTN__QK / ATTN__VW; v++) w[v] = attn__vmul(d, w[v]);
+}
+/* attn__vload_qblock of a block's own scale */
+static ATTN__FORCE_INLINE void attn__vload_qdeq(attn_dtype t, const void *blk, attn__v *w)
+{
+    attn__vload_qblock(t, blk, attn__vset1_f16(attn__q_scale((const unsigned char *)blk)), w);
 }
 
 /* ATTN__VW elements of type t at element i of p, widened to floats (t: a constant after
@@ -30401,16 +30519,17 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
 }
 
 /* attn__mv_t_body for B in blocks (q8_0, q4_0): blocks [b0, b1) of k, each block of each
- * of B's J rows dequantized in registers once for the R rows of A (its integers as floats;
- * per lane, the block's partial sum times the block's d joins the lane's accumulator);
- * pf as there */
+ * of B's J rows dequantized in registers once for the R rows of A. 4 rows: as the weights'
+ * f32 values (d * q exact, as the packing step dequantizes them), fma'd into the lanes; 1
+ * or 2 rows: as integers, the block's partial sum per lane times d fma'd into the lane
+ * (fewer operations per block when few rows share it). pf as there. */
 static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
                                                size_t b1, const float *a, size_t lda,
                                                const void *const *brow, const void *const *pf,
                                                attn__v *acc)
 {
-    const size_t bs = attn__dt_block_bytes(bt);
-    attn__v s[4][4], w[ATTN__QK / ATTN__VW], d;
+    const size_t bs = attn__dt_block_bytes(bt), nv = ATTN__QK / ATTN__VW;
+    attn__v s[4][4], w[4][ATTN__QK / ATTN__VW], av, d;
     size_t i, q, b, v;
     ATTN__UNROLL
     for (i = 0; i < R; i++)
@@ -30422,18 +30541,30 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
             if (pf) ATTN__PREFETCH((const unsigned char *)pf[q] + b * bs);
+            if (R == 4) {
+                attn__vload_qdeq(bt, blk, w[q]);
+                continue;
+            }
             d = attn__vset1_f16(attn__q_scale(blk));
-            if (bt == ATTN_Q8_0) attn__vload_q8_32((const int8_t *)(blk + 2), w);
-            else attn__vload_q4_32(blk + 2, w);
+            attn__vload_qblock(bt, blk, attn__vset1(1.0f), w[0]);
             ATTN__UNROLL
             for (i = 0; i < R; i++) {
-                attn__v bsum = attn__vmul(attn__vload(ab + i * lda), w[0]);
+                attn__v bsum = attn__vmul(attn__vload(ab + i * lda), w[0][0]);
                 ATTN__UNROLL
-                for (v = 1; v < ATTN__QK / ATTN__VW; v++)
-                    bsum = attn__vfma(attn__vload(ab + i * lda + v * ATTN__VW), w[v], bsum);
+                for (v = 1; v < nv; v++)
+                    bsum = attn__vfma(attn__vload(ab + i * lda + v * ATTN__VW), w[0][v], bsum);
                 s[i][q] = attn__vfma(d, bsum, s[i][q]);
             }
         }
+        if (R == 4)
+            ATTN__UNROLL
+            for (i = 0; i < R; i++)
+                ATTN__UNROLL
+                for (v = 0; v < nv; v++) {
+                    av = attn__vload(ab + i * lda + v * ATTN__VW);
+                    ATTN__UNROLL
+                    for (q = 0; q < J; q++) s[i][q] = attn__vfma(av, w[q][v], s[i][q]);
+                }
     }
     ATTN__UNROLL
     for (i = 0; i < R; i++)
@@ -30442,9 +30573,10 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
 }
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
- * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). */
+ * 4 rows take B's 4 rows ATTN__MV_J4 at a time, within the ISA's vector registers). */
 #define ATTN__MV_ROWS(BODY, T)                                                             \
-    if (R == 4) {                                                                          \
+    if (R == 4 && ATTN__MV_J4 == 4) BODY(T, 4, 4, p0, p1, a, lda, brow, pf, acc);            \
+    else if (R == 4) {                                                                     \
         BODY(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                                      \
         BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);                \
     } else if (R == 2) BODY(T, 2, 4, p0, p1, a, lda, brow, pf, acc);                       \
@@ -31377,7 +31509,7 @@ static ATTN__FORCE_INLINE int attn__pv_chunk(attn_dtype t, float *const *y,
             attn__v x;
             if (blocks) { /* a q8_0 block's scale widened once */
                 if (i % (ATTN__QK / ATTN__VW) == 0)
-                    attn__vload_q8_block(attn__dt_at(t, vj, c + i * ATTN__VW), w);
+                    attn__vload_qdeq(ATTN_Q8_0, attn__dt_at(t, vj, c + i * ATTN__VW), w);
                 x = w[i % (ATTN__QK / ATTN__VW)];
             } else {
                 x = attn__vload_dt(t, vj, c + i * ATTN__VW);
@@ -31417,7 +31549,7 @@ static ATTN__FORCE_INLINE void attn__pv_skip0_body(attn_dtype t, float *acc, siz
             for (; t == ATTN_Q8_0 && e % ATTN__QK == 0 && e + ATTN__QK <= c1; e += ATTN__QK) {
                 attn__v w[ATTN__QK / ATTN__VW]; /* a block's scale widened once */
                 size_t v;
-                attn__vload_q8_block(attn__dt_at(t, vj, e), w);
+                attn__vload_qdeq(ATTN_Q8_0, attn__dt_at(t, vj, e), w);
                 ATTN__UNROLL
                 for (v = 0; v < ATTN__QK / ATTN__VW; v++)
                     attn__vstore(y + e + v * ATTN__VW,

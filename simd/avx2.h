@@ -295,16 +295,19 @@ static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
     w = _mm256_sub_epi32(_mm256_and_si256(w, _mm256_set1_epi32(15)), _mm256_set1_epi32(8));
     return _mm256_cvtepi32_ps(w);
 }
-#define ATTN__HAVE_VQ4_32 1 /* each 8 bytes loaded and widened once for both nibbles */
-static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
+/* each 8 bytes loaded and widened once for both nibbles; times d (exact: d * (q - 8)) */
+#define ATTN__HAVE_VQ4_32 1
+static inline void attn__vload_q4_32(const uint8_t *p, attn__v d, attn__v *out)
 {
     const __m256i m = _mm256_set1_epi32(15), e = _mm256_set1_epi32(8);
     int h;
     for (h = 0; h < 2; h++) { /* bytes 8h .. 8h + 7: elements 8h .. and 16 + 8h .. */
         const __m128i b = _mm_loadl_epi64((const __m128i *)(const void *)(p + 8 * h));
         const __m256i w = _mm256_cvtepu8_epi32(b);
-        out[h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(w, m), e));
-        out[2 + h] = _mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(w, 4), e));
+        const __m256i lo = _mm256_sub_epi32(_mm256_and_si256(w, m), e);
+        const __m256i hi = _mm256_sub_epi32(_mm256_srli_epi32(w, 4), e);
+        out[h] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(lo));
+        out[2 + h] = _mm256_mul_ps(d, _mm256_cvtepi32_ps(hi));
     }
 }
 /* non-temporal store (p aligned to 32 bytes): writes a line without reading it first;

@@ -160,12 +160,14 @@ static inline attn__v attn__vload_u4(const uint8_t *p, int hi)
     if (hi) w = _mm512_srli_epi32(w, 4);
     return _mm512_permutexvar_ps(w, attn__q4_table());
 }
-#define ATTN__HAVE_VQ4_32 1 /* the 16 bytes widened once for both nibbles */
-static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
+/* the 16 bytes widened once for both nibbles; the table scaled by d (exact: d * (q - 8)) */
+#define ATTN__HAVE_VQ4_32 1
+static inline void attn__vload_q4_32(const uint8_t *p, attn__v d, attn__v *out)
 {
     const __m512i w = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)p));
-    out[0] = _mm512_permutexvar_ps(w, attn__q4_table());
-    out[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(w, 4), attn__q4_table());
+    const __m512 t = _mm512_mul_ps(d, attn__q4_table());
+    out[0] = _mm512_permutexvar_ps(w, t);
+    out[1] = _mm512_permutexvar_ps(_mm512_srli_epi32(w, 4), t);
 }
 /* Integer dot products (simd/generic.h's contract): AVX512-VNNI's vpdpbusd takes a4 + 128
  * unsigned; without it (AVX512F alone has no byte multiplies) two AVX2 halves, as

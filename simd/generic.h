@@ -150,8 +150,8 @@ static inline void attn__vstore_bf16(uint16_t *p, attn__v v)
 #endif
 /* Block-quantized weights: ATTN__VW int8 values, or ATTN__VW 4-bit values (the low nibbles
  * of p[0 ..], or with hi the high ones) less 8, as floats (exact); a block's 32 values as
- * 32 / ATTN__VW vectors (q4: the 16 low nibbles, then the 16 high ones, less 8); a
- * binary16 value in every lane. */
+ * 32 / ATTN__VW vectors (q4: the 16 low nibbles, then the 16 high ones, less 8, times the
+ * block's scale d: exact products); a binary16 value in every lane. */
 #ifndef ATTN__HAVE_VQ
 static inline attn__v attn__vload_i8(const int8_t *p)
 {
@@ -175,13 +175,13 @@ static inline void attn__vload_q8_32(const int8_t *p, attn__v *out)
     for (v = 0; v < 32 / ATTN__VW; v++) out[v] = attn__vload_i8(p + v * ATTN__VW);
 }
 #ifndef ATTN__HAVE_VQ4_32
-static inline void attn__vload_q4_32(const uint8_t *p, attn__v *out)
+static inline void attn__vload_q4_32(const uint8_t *p, attn__v d, attn__v *out)
 {
     size_t v;
     ATTN__UNROLL
     for (v = 0; v < 16 / ATTN__VW; v++) {
-        out[v] = attn__vload_u4(p + v * ATTN__VW, 0);
-        out[16 / ATTN__VW + v] = attn__vload_u4(p + v * ATTN__VW, 1);
+        out[v] = attn__vmul(d, attn__vload_u4(p + v * ATTN__VW, 0));
+        out[16 / ATTN__VW + v] = attn__vmul(d, attn__vload_u4(p + v * ATTN__VW, 1));
     }
 }
 #endif

@@ -204,7 +204,7 @@ static ATTN__FORCE_INLINE int attn__pv_chunk(attn_dtype t, float *const *y,
             attn__v x;
             if (blocks) { /* a q8_0 block's scale widened once */
                 if (i % (ATTN__QK / ATTN__VW) == 0)
-                    attn__vload_q8_block(attn__dt_at(t, vj, c + i * ATTN__VW), w);
+                    attn__vload_qdeq(ATTN_Q8_0, attn__dt_at(t, vj, c + i * ATTN__VW), w);
                 x = w[i % (ATTN__QK / ATTN__VW)];
             } else {
                 x = attn__vload_dt(t, vj, c + i * ATTN__VW);
@@ -244,7 +244,7 @@ static ATTN__FORCE_INLINE void attn__pv_skip0_body(attn_dtype t, float *acc, siz
             for (; t == ATTN_Q8_0 && e % ATTN__QK == 0 && e + ATTN__QK <= c1; e += ATTN__QK) {
                 attn__v w[ATTN__QK / ATTN__VW]; /* a block's scale widened once */
                 size_t v;
-                attn__vload_q8_block(attn__dt_at(t, vj, e), w);
+                attn__vload_qdeq(ATTN_Q8_0, attn__dt_at(t, vj, e), w);
                 ATTN__UNROLL
                 for (v = 0; v < ATTN__QK / ATTN__VW; v++)
                     attn__vstore(y + e + v * ATTN__VW,

@@ -66,6 +66,7 @@
 #endif
 
 #if ATTN__VW == 16 /* ---- AVX-512 ---- */
+#define ATTN__MV_J4 4 /* 16-bit or block B^T, 4 rows of A: B's rows per pass (32 registers) */
 #define ATTN__MM_KC 256
 #define ATTN__MM_MC (16 * ATTN__MR)
 #define ATTN__MM_NC (128 * ATTN__NR)
@@ -98,6 +99,9 @@
 #define ATTN__SM_SHORT 8
 #endif
 
+#ifndef ATTN__MV_J4
+#define ATTN__MV_J4 2 /* (16 vector registers) */
+#endif
 /* Norms: short rows' sums two rows at a time (their latencies overlapped) */
 #ifndef ATTN__NORM_PAIR
 #define ATTN__NORM_PAIR 1

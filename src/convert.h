@@ -67,15 +67,25 @@ static ATTN__FORCE_INLINE attn__v attn__vload_q(attn_dtype t, const unsigned cha
     return attn__vmul(d, attn__vload_u4(blk + 2 + off % 16, off >= 16));
 }
 
-/* The 32 values of the q8_0 block at blk, dequantized exactly (d * q, the bits
- * attn__vload_q gives), as ATTN__QK / ATTN__VW vectors: the scale widened once a block */
-static ATTN__FORCE_INLINE void attn__vload_q8_block(const void *blk, attn__v *w)
+/* The 32 values of the q8_0 or q4_0 (t) block at blk as ATTN__QK / ATTN__VW vectors, times
+ * d: the block's scale (attn__vset1_f16 of attn__q_scale: d * q exactly, the bits
+ * attn__vload_q gives) or 1 (the integers; the compiler drops the product) */
+static ATTN__FORCE_INLINE void attn__vload_qblock(attn_dtype t, const void *blk, attn__v d,
+                                                  attn__v *w)
 {
-    const attn__v d = attn__vset1_f16(attn__q_scale((const unsigned char *)blk));
     size_t v;
+    if (t == ATTN_Q4_0) {
+        attn__vload_q4_32((const uint8_t *)blk + 2, d, w);
+        return;
+    }
     attn__vload_q8_32((const int8_t *)blk + 2, w);
     ATTN__UNROLL
     for (v = 0; v < ATTN__QK / ATTN__VW; v++) w[v] = attn__vmul(d, w[v]);
+}
+/* attn__vload_qblock of a block's own scale */
+static ATTN__FORCE_INLINE void attn__vload_qdeq(attn_dtype t, const void *blk, attn__v *w)
+{
+    attn__vload_qblock(t, blk, attn__vset1_f16(attn__q_scale((const unsigned char *)blk)), w);
 }
 
 /* ATTN__VW elements of type t at element i of p, widened to floats (t: a constant after

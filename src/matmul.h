@@ -555,16 +555,17 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
 }
 
 /* attn__mv_t_body for B in blocks (q8_0, q4_0): blocks [b0, b1) of k, each block of each
- * of B's J rows dequantized in registers once for the R rows of A (its integers as floats;
- * per lane, the block's partial sum times the block's d joins the lane's accumulator);
- * pf as there */
+ * of B's J rows dequantized in registers once for the R rows of A. 4 rows: as the weights'
+ * f32 values (d * q exact, as the packing step dequantizes them), fma'd into the lanes; 1
+ * or 2 rows: as integers, the block's partial sum per lane times d fma'd into the lane
+ * (fewer operations per block when few rows share it). pf as there. */
 static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
                                                size_t b1, const float *a, size_t lda,
                                                const void *const *brow, const void *const *pf,
                                                attn__v *acc)
 {
-    const size_t bs = attn__dt_block_bytes(bt);
-    attn__v s[4][4], w[ATTN__QK / ATTN__VW], d;
+    const size_t bs = attn__dt_block_bytes(bt), nv = ATTN__QK / ATTN__VW;
+    attn__v s[4][4], w[4][ATTN__QK / ATTN__VW], av, d;
     size_t i, q, b, v;
     ATTN__UNROLL
     for (i = 0; i < R; i++)
@@ -576,18 +577,30 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
             if (pf) ATTN__PREFETCH((const unsigned char *)pf[q] + b * bs);
+            if (R == 4) {
+                attn__vload_qdeq(bt, blk, w[q]);
+                continue;
+            }
             d = attn__vset1_f16(attn__q_scale(blk));
-            if (bt == ATTN_Q8_0) attn__vload_q8_32((const int8_t *)(blk + 2), w);
-            else attn__vload_q4_32(blk + 2, w);
+            attn__vload_qblock(bt, blk, attn__vset1(1.0f), w[0]);
             ATTN__UNROLL
             for (i = 0; i < R; i++) {
-                attn__v bsum = attn__vmul(attn__vload(ab + i * lda), w[0]);
+                attn__v bsum = attn__vmul(attn__vload(ab + i * lda), w[0][0]);
                 ATTN__UNROLL
-                for (v = 1; v < ATTN__QK / ATTN__VW; v++)
-                    bsum = attn__vfma(attn__vload(ab + i * lda + v * ATTN__VW), w[v], bsum);
+                for (v = 1; v < nv; v++)
+                    bsum = attn__vfma(attn__vload(ab + i * lda + v * ATTN__VW), w[0][v], bsum);
                 s[i][q] = attn__vfma(d, bsum, s[i][q]);
             }
         }
+        if (R == 4)
+            ATTN__UNROLL
+            for (i = 0; i < R; i++)
+                ATTN__UNROLL
+                for (v = 0; v < nv; v++) {
+                    av = attn__vload(ab + i * lda + v * ATTN__VW);
+                    ATTN__UNROLL
+                    for (q = 0; q < J; q++) s[i][q] = attn__vfma(av, w[q][v], s[i][q]);
+                }
     }
     ATTN__UNROLL
     for (i = 0; i < R; i++)
@@ -596,9 +609,10 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
 }
 
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
- * 4 rows take B's 4 rows 2 at a time, to stay within 16 vector registers). */
+ * 4 rows take B's 4 rows ATTN__MV_J4 at a time, within the ISA's vector registers). */
 #define ATTN__MV_ROWS(BODY, T)                                                             \
-    if (R == 4) {                                                                          \
+    if (R == 4 && ATTN__MV_J4 == 4) BODY(T, 4, 4, p0, p1, a, lda, brow, pf, acc);            \
+    else if (R == 4) {                                                                     \
         BODY(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                                      \
         BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);                \
     } else if (R == 2) BODY(T, 2, 4, p0, p1, a, lda, brow, pf, acc);                       \
