@@ -86,6 +86,7 @@ struct op {
     void (*bench)(struct op *op); /* times every shape of the op (bench_shape per shape) */
     const char *primary;          /* the ratios table compares this impl with the others */
     size_t child_ref; /* the in-process impl a peer child compares its output with */
+    double warn_diff; /* differences above this are flagged (0: 1e-4) */
 
     struct impl impls[BENCH_MAX_IMPLS]; /* own, then the peers' */
     size_t nimpl;

@@ -331,20 +331,21 @@ void print_notes(struct op *const *ops, size_t nops)
     fprintf(g_info, "\nnotes:\n");
     for (i = 0; i < nops; i++) {
         const struct op *op = ops[i];
+        const double warn = op->warn_diff > 0.0 ? op->warn_diff : 1e-4;
         if (!op->ran)
             continue;
         fprintf(g_info, "%-10s %s.", op->name, op->note);
         if (op->max_diff_impl[0])
             fprintf(g_info, " Largest max|impl-ref|/max|ref|: %.1e (%s vs %s, %s).",
                     op->max_diff, op->max_diff_impl, op->max_diff_ref, op->max_diff_shape);
-        if (op->max_diff_impl[0] && !(op->max_diff <= 1e-4))
-            fprintf(g_info, " WARNING: above 1e-4, check the implementation.");
+        if (op->max_diff_impl[0] && !(op->max_diff <= warn))
+            fprintf(g_info, " WARNING: above %.0e, check the implementation.", warn);
         if (op->peer_max_diff_impl[0])
             fprintf(g_info, " Peers vs %s: largest %.1e (%s, %s).",
                     op->impls[op->child_ref].name, op->peer_max_diff, op->peer_max_diff_impl,
                     op->peer_max_diff_shape);
-        if (op->peer_max_diff_impl[0] && !(op->peer_max_diff <= 1e-4))
-            fprintf(g_info, " WARNING: a peer differs by more than 1e-4.");
+        if (op->peer_max_diff_impl[0] && !(op->peer_max_diff <= warn))
+            fprintf(g_info, " WARNING: a peer differs by more than %.0e.", warn);
         fprintf(g_info, "\n");
     }
     for (i = 0; i < g_nrnotes; i++)
