@@ -5730,7 +5730,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows ATTN__SCALAR_MV_J4 at a time, within the ISA's vector registers). */
 #define ATTN__SCALAR_MV_ROWS(BODY, T)                                                             \
-    if (R == 4 && ATTN__SCALAR_MV_J4 == 4) BODY(T, 4, 4, p0, p1, a, lda, brow, pf, acc);            \
+    if (R == 4 && ATTN__SCALAR_MV_J4 == 4) BODY(T, 4, 4, p0, p1, a, lda, brow, pf, acc);          \
     else if (R == 4) {                                                                     \
         BODY(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                                      \
         BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);                \
@@ -13834,7 +13834,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows ATTN__AVX2_MV_J4 at a time, within the ISA's vector registers). */
 #define ATTN__AVX2_MV_ROWS(BODY, T)                                                             \
-    if (R == 4 && ATTN__AVX2_MV_J4 == 4) BODY(T, 4, 4, p0, p1, a, lda, brow, pf, acc);            \
+    if (R == 4 && ATTN__AVX2_MV_J4 == 4) BODY(T, 4, 4, p0, p1, a, lda, brow, pf, acc);          \
     else if (R == 4) {                                                                     \
         BODY(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                                      \
         BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);                \
@@ -21942,7 +21942,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows ATTN__AVX512_MV_J4 at a time, within the ISA's vector registers). */
 #define ATTN__AVX512_MV_ROWS(BODY, T)                                                             \
-    if (R == 4 && ATTN__AVX512_MV_J4 == 4) BODY(T, 4, 4, p0, p1, a, lda, brow, pf, acc);            \
+    if (R == 4 && ATTN__AVX512_MV_J4 == 4) BODY(T, 4, 4, p0, p1, a, lda, brow, pf, acc);          \
     else if (R == 4) {                                                                     \
         BODY(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                                      \
         BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);                \
@@ -30575,7 +30575,7 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows ATTN__MV_J4 at a time, within the ISA's vector registers). */
 #define ATTN__MV_ROWS(BODY, T)                                                             \
-    if (R == 4 && ATTN__MV_J4 == 4) BODY(T, 4, 4, p0, p1, a, lda, brow, pf, acc);            \
+    if (R == 4 && ATTN__MV_J4 == 4) BODY(T, 4, 4, p0, p1, a, lda, brow, pf, acc);          \
     else if (R == 4) {                                                                     \
         BODY(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                                      \
         BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);                \

@@ -611,7 +611,7 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows ATTN__MV_J4 at a time, within the ISA's vector registers). */
 #define ATTN__MV_ROWS(BODY, T)                                                             \
-    if (R == 4 && ATTN__MV_J4 == 4) BODY(T, 4, 4, p0, p1, a, lda, brow, pf, acc);            \
+    if (R == 4 && ATTN__MV_J4 == 4) BODY(T, 4, 4, p0, p1, a, lda, brow, pf, acc);          \
     else if (R == 4) {                                                                     \
         BODY(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                                      \
         BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);                \
