@@ -28,9 +28,12 @@ COMP = {"avx2": ["openblas-avx2-unfused", "openblas-avx2-unfused-128"],
 
 
 def load(path):
+    """{(op, shape, impl, metric): value}, and {("limit", name): value} for the limits"""
     d = {}
     for r in csv.DictReader(open(path)):
         d[(r["op"], r["shape"], r["impl"], r["metric"])] = float(r["value"])
+        if r["op"] == "limit":
+            d[("limit", r["shape"])] = float(r["value"])
     return d
 
 
@@ -56,10 +59,7 @@ class Row:
         self.unit, self.peers, self.share, self.extra = unit, peers, share, extra
 
     def value(self, run, shape, impl="attn"):
-        for (op, sh, im, m), v in run.items():
-            if op == self.op and sh == shape and im == impl and m == self.unit:
-                return v
-        return None
+        return run.get((self.op, shape, impl, self.unit))
 
     def score(self, run):
         vs = [self.value(run, s) for s in self.shapes]
@@ -100,7 +100,7 @@ ALL = []  # every run: the limits are the machine's
 
 
 def limit(run, name):
-    return next(v for (op, sh, im, m), v in run.items() if op == "limit" and sh == name)
+    return run[("limit", name)]
 
 
 LIMIT = {"fma_peak": "the AVX2 FMA peak", "avx512_fma_peak": "the AVX-512 FMA peak",
@@ -108,14 +108,21 @@ LIMIT = {"fma_peak": "the AVX2 FMA peak", "avx512_fma_peak": "the AVX-512 FMA pe
          "exp_L1": "the exp throughput"}
 
 
+F32W = "the f32 weights' calls/s"
+
+
 def fma(isa):
     return "avx512_fma_peak" if isa == "avx512" else "fma_peak"
 
 
-def over(metric, shapes, text):
-    """attn-<x>/<y> ratio rows of the same run, for the shapes given"""
+def over(metrics, shapes, text):
+    """the attn-<x>/<y> ratio rows of the same run (metrics[i] of shapes[i]; one metric: the
+    same for every shape)"""
+    if isinstance(metrics, str):
+        metrics = [metrics] * len(shapes)
+
     def f(run, row, isa):
-        rs = [run.get((row.op, s, metric, "ratio")) for s in shapes]
+        rs = [run.get((row.op, s, m, "ratio")) for m, s in zip(metrics, shapes)]
         if any(r is None for r in rs):
             return None
         return ratios(rs) + " " + text
@@ -161,15 +168,16 @@ def rows():
                            ("`[out, in]`" if lay == "NT" else "`[in, out]`", " / ".join(types)),
                            "matvec", sh, "%d x 4096 x 4096" % m, "GB/s",
                            share=lambda isa: "read_256MiB",
-                           extra=over_types("attn-{}/f32", types[1:], sh[1:])))
+                           extra=over(["attn-%s/f32" % t for t in types[1:]], sh[1:], F32W)))
     sh = ["512x1024x1024:NT:" + t for t in ("f32", "f16", "bf16", "q8_0", "q4_0")]
     out.append(Row("linear, weights in f32 / f16 / bf16 / q8_0 / q4_0", "linear16", sh,
                    "512 x 1024 x 1024", "GFLOP/s", share=fma,
-                   extra=over_types("attn-{}/f32", ("f16", "bf16", "q8_0", "q4_0"), sh[1:])))
+                   extra=over(["attn-%s/f32" % t for t in ("f16", "bf16", "q8_0", "q4_0")],
+                              sh[1:], F32W)))
     sh = ["512x4096x4096:NT:" + t for t in ("f32", "q8_0", "q4_0")]
     out.append(Row("linear, weights in f32 / q8_0 / q4_0", "linear16", sh, "512 x 4096 x 4096",
                    "GFLOP/s", share=fma,
-                   extra=over_types("attn-{}/f32", ("q8_0", "q4_0"), sh[1:])))
+                   extra=over(["attn-q8_0/f32", "attn-q4_0/f32"], sh[1:], F32W)))
     for toks in ("512x1024x1024", "512x4096x4096", "1x4096x4096", "4x4096x4096"):
         sh = [toks + ":NT:q8_0", toks + ":NT:q4_0"]
         out.append(Row("`attn_matmul_int8`, weights q8_0 / q4_0", "int8", sh,
@@ -200,15 +208,6 @@ def rows():
     return out
 
 
-def over_types(metric, types, shapes):
-    def f(run, row, isa):
-        rs = [run.get((row.op, s, metric.format(t), "ratio")) for t, s in zip(types, shapes)]
-        if any(r is None for r in rs):
-            return None
-        return ratios(rs) + " the f32 weights' calls/s"
-    return f
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--avx2", nargs="+", required=True)
@@ -216,7 +215,7 @@ def main():
     a = ap.parse_args()
     runs = {"avx2": [load(p) for p in a.avx2], "avx512": [load(p) for p in a.avx512]}
     ALL.extend(runs["avx2"] + runs["avx512"])
-    names = sorted({sh for r in ALL for (op, sh, im, m) in r if op == "limit"})
+    names = sorted({k[1] for r in ALL for k in r if k[0] == "limit" and len(k) == 2})
     sys.stderr.write("limits (highest of the runs): %s\n" % ", ".join(
         "%s %.1f" % (n, max(limit(r, n) for r in ALL)) for n in names))
     w = sys.stdout.write
