@@ -1038,8 +1038,17 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__SCALAR_FORCE_INLINE inline __attribute__((always_inline))
-#define ATTN__SCALAR_UNROLL _Pragma("GCC unroll 8") /* the next loop, in full */
-#define ATTN__SCALAR_UNROLL16 _Pragma("GCC unroll 16") /* the same for up to 16 iterations */
+/* the next loop unrolled in full (its trip count a constant after inlining: up to 8, or 16
+ * for ATTN__SCALAR_UNROLL16), so that its small arrays of vectors live in registers. clang takes
+ * "GCC unroll N" as a count, not a request to unroll in full, and leaves such loops rolled,
+ * with those arrays in memory. */
+#ifdef __clang__
+#define ATTN__SCALAR_UNROLL _Pragma("clang loop unroll(full)")
+#define ATTN__SCALAR_UNROLL16 _Pragma("clang loop unroll(full)")
+#else
+#define ATTN__SCALAR_UNROLL _Pragma("GCC unroll 8")
+#define ATTN__SCALAR_UNROLL16 _Pragma("GCC unroll 16")
+#endif
 #define ATTN__SCALAR_NOINLINE __attribute__((noinline))
 #define ATTN__SCALAR_PREFETCH(p) __builtin_prefetch(p)
 #define ATTN__SCALAR_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2) /* to L2 (and out) only */
@@ -9142,8 +9151,17 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_denormals_flush_end(cons
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__AVX2_FORCE_INLINE inline __attribute__((always_inline))
-#define ATTN__AVX2_UNROLL _Pragma("GCC unroll 8") /* the next loop, in full */
-#define ATTN__AVX2_UNROLL16 _Pragma("GCC unroll 16") /* the same for up to 16 iterations */
+/* the next loop unrolled in full (its trip count a constant after inlining: up to 8, or 16
+ * for ATTN__AVX2_UNROLL16), so that its small arrays of vectors live in registers. clang takes
+ * "GCC unroll N" as a count, not a request to unroll in full, and leaves such loops rolled,
+ * with those arrays in memory. */
+#ifdef __clang__
+#define ATTN__AVX2_UNROLL _Pragma("clang loop unroll(full)")
+#define ATTN__AVX2_UNROLL16 _Pragma("clang loop unroll(full)")
+#else
+#define ATTN__AVX2_UNROLL _Pragma("GCC unroll 8")
+#define ATTN__AVX2_UNROLL16 _Pragma("GCC unroll 16")
+#endif
 #define ATTN__AVX2_NOINLINE __attribute__((noinline))
 #define ATTN__AVX2_PREFETCH(p) __builtin_prefetch(p)
 #define ATTN__AVX2_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2) /* to L2 (and out) only */
@@ -17250,8 +17268,17 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_denormals_flush_end(const 
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__AVX512_FORCE_INLINE inline __attribute__((always_inline))
-#define ATTN__AVX512_UNROLL _Pragma("GCC unroll 8") /* the next loop, in full */
-#define ATTN__AVX512_UNROLL16 _Pragma("GCC unroll 16") /* the same for up to 16 iterations */
+/* the next loop unrolled in full (its trip count a constant after inlining: up to 8, or 16
+ * for ATTN__AVX512_UNROLL16), so that its small arrays of vectors live in registers. clang takes
+ * "GCC unroll N" as a count, not a request to unroll in full, and leaves such loops rolled,
+ * with those arrays in memory. */
+#ifdef __clang__
+#define ATTN__AVX512_UNROLL _Pragma("clang loop unroll(full)")
+#define ATTN__AVX512_UNROLL16 _Pragma("clang loop unroll(full)")
+#else
+#define ATTN__AVX512_UNROLL _Pragma("GCC unroll 8")
+#define ATTN__AVX512_UNROLL16 _Pragma("GCC unroll 16")
+#endif
 #define ATTN__AVX512_NOINLINE __attribute__((noinline))
 #define ATTN__AVX512_PREFETCH(p) __builtin_prefetch(p)
 #define ATTN__AVX512_PREFETCH_L2(p) __builtin_prefetch(p, 0, 2) /* to L2 (and out) only */
@@ -25883,8 +25910,17 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state)
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__FORCE_INLINE inline __attribute__((always_inline))
-#define ATTN__UNROLL _Pragma("GCC unroll 8") /* the next loop, in full */
-#define ATTN__UNROLL16 _Pragma("GCC unroll 16") /* the same for up to 16 iterations */
+/* the next loop unrolled in full (its trip count a constant after inlining: up to 8, or 16
+ * for ATTN__UNROLL16), so that its small arrays of vectors live in registers. clang takes
+ * "GCC unroll N" as a count, not a request to unroll in full, and leaves such loops rolled,
+ * with those arrays in memory. */
+#ifdef __clang__
+#define ATTN__UNROLL _Pragma("clang loop unroll(full)")
+#define ATTN__UNROLL16 _Pragma("clang loop unroll(full)")
+#else
+#define ATTN__UNROLL _Pragma("GCC unroll 8")
+#define ATTN__UNROLL16 _Pragma("GCC unroll 16")
+#endif
 #define ATTN__NOINLINE __attribute__((noinline))
 #define ATTN__PREFETCH(p) __builtin_prefetch(p)
 #define ATTN__PREFETCH_L2(p) __builtin_prefetch(p, 0, 2) /* to L2 (and out) only */

@@ -23,8 +23,17 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__FORCE_INLINE inline __attribute__((always_inline))
-#define ATTN__UNROLL _Pragma("GCC unroll 8") /* the next loop, in full */
-#define ATTN__UNROLL16 _Pragma("GCC unroll 16") /* the same for up to 16 iterations */
+/* the next loop unrolled in full (its trip count a constant after inlining: up to 8, or 16
+ * for ATTN__UNROLL16), so that its small arrays of vectors live in registers. clang takes
+ * "GCC unroll N" as a count, not a request to unroll in full, and leaves such loops rolled,
+ * with those arrays in memory. */
+#ifdef __clang__
+#define ATTN__UNROLL _Pragma("clang loop unroll(full)")
+#define ATTN__UNROLL16 _Pragma("clang loop unroll(full)")
+#else
+#define ATTN__UNROLL _Pragma("GCC unroll 8")
+#define ATTN__UNROLL16 _Pragma("GCC unroll 16")
+#endif
 #define ATTN__NOINLINE __attribute__((noinline))
 #define ATTN__PREFETCH(p) __builtin_prefetch(p)
 #define ATTN__PREFETCH_L2(p) __builtin_prefetch(p, 0, 2) /* to L2 (and out) only */
