@@ -20,9 +20,10 @@
 #define ATTN__MM_WHOLE_B (128 * 1024)
 /* Attention: query tiles with fewer rows take the rows (decode) path. */
 #define ATTN__FUSED_MIN 12
-/* Attention, rows path: keys per block of P V (their V rows stay in L1 while the column
- * chunks of the accumulators take them in registers). */
-#define ATTN__PV_KB 16
+/* Attention, rows path: keys per block of P V (their V rows requested into L1, then the
+ * column chunks of the accumulators take them in registers; each chunk loads, checks and
+ * stores its accumulators once a block, so longer blocks spend less on that). */
+#define ATTN__PV_KB 64
 /* Attention, rows path: one row alone (decode, one query per head) holds its accumulator
  * in registers across a block of keys where it has at most this many vectors (its first
  * half of them, or all: each V row then read in one pass); longer rows stream. */
