@@ -6532,8 +6532,10 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_dots_body(attn_dtype t, const
                                                const void *const *k, size_t d, float *x)
 {
     const size_t nk = ATTN__SCALAR_KD(t, nr), dw = d - d % ATTN__SCALAR_VW;
-    attn__scalar_v acc[ATTN__SCALAR_KD_SUMS], qv[4], kv;
+    attn__scalar_v acc[ATTN__SCALAR_KD_SUMS], qv[4], kv, ds[ATTN__SCALAR_KD_SUMS];
     size_t i, r, u;
+    ATTN__SCALAR_UNROLL16
+    for (u = 0; u < ATTN__SCALAR_KD_SUMS; u++) ds[u] = attn__scalar_vzero(); /* (set before use) */
     if (dw < d) { /* acc never has its address taken: it stays in registers */
         attn__scalar_v part[ATTN__SCALAR_KD_SUMS];
         attn__scalar_dots_part(t, q, nr, k, dw, d, part);
@@ -6546,9 +6548,18 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_dots_body(attn_dtype t, const
     for (i = 0; i < dw; i += ATTN__SCALAR_VW) {
         ATTN__SCALAR_UNROLL16
         for (r = 0; r < nr; r++) qv[r] = attn__scalar_vload(q[r] + i);
+        if (t == ATTN_Q8_0 && i % ATTN__SCALAR_QK == 0) /* a block's scales widened once */
+            ATTN__SCALAR_UNROLL16
+            for (u = 0; u < nk; u++)
+                ds[u] = attn__scalar_vset1_f16(attn__scalar_q_scale(
+                    (const unsigned char *)attn__scalar_dt_at(t, k[u], i)));
         ATTN__SCALAR_UNROLL16
         for (u = 0; u < nk; u++) {
-            kv = attn__scalar_vload_dt(t, k[u], i);
+            if (t == ATTN_Q8_0) /* attn__scalar_vload_q's d * q */
+                kv = attn__scalar_vmul(ds[u], attn__scalar_vload_i8((const int8_t *)attn__scalar_dt_at(t, k[u], i)
+                                                      + 2 + i % ATTN__SCALAR_QK));
+            else
+                kv = attn__scalar_vload_dt(t, k[u], i);
             ATTN__SCALAR_UNROLL16
             for (r = 0; r < nr; r++) acc[r * nk + u] = attn__scalar_vfma(qv[r], kv, acc[r * nk + u]);
         }
@@ -6658,7 +6669,9 @@ static ATTN__SCALAR_FORCE_INLINE int attn__scalar_pv_chunk(attn_dtype t, float *
     const attn__scalar_v zero = attn__scalar_vzero();
     /* whole q8_0 blocks (c is then a multiple of QK) */
     const int blocks = t == ATTN_Q8_0 && (nv * ATTN__SCALAR_VW) % ATTN__SCALAR_QK == 0;
-    attn__scalar_v a[8], pv[4], w[ATTN__SCALAR_QK / ATTN__SCALAR_VW], chk = zero;
+    /* or a part of one block (its scale widened once a key) */
+    const int part = t == ATTN_Q8_0 && !blocks && c % ATTN__SCALAR_QK + nv * ATTN__SCALAR_VW <= ATTN__SCALAR_QK;
+    attn__scalar_v a[8], pv[4], w[ATTN__SCALAR_QK / ATTN__SCALAR_VW], chk = zero, dq = zero;
     size_t j, r, i;
     ATTN__SCALAR_UNROLL
     for (r = 0; r < nr; r++) {
@@ -6669,10 +6682,15 @@ static ATTN__SCALAR_FORCE_INLINE int attn__scalar_pv_chunk(attn_dtype t, float *
         const void *vj = attn__scalar_dt_at(t, vt, j * ld);
         ATTN__SCALAR_UNROLL
         for (r = 0; r < nr; r++) pv[r] = attn__scalar_vset1(pr[r][j]);
+        if (part)
+            dq = attn__scalar_vset1_f16(attn__scalar_q_scale((const unsigned char *)attn__scalar_dt_at(t, vj, c)));
         ATTN__SCALAR_UNROLL
         for (i = 0; i < nv; i++) {
             attn__scalar_v x;
-            if (blocks) { /* a q8_0 block's scale widened once */
+            if (part) { /* attn__scalar_vload_q's d * q */
+                x = attn__scalar_vmul(dq, attn__scalar_vload_i8((const int8_t *)attn__scalar_dt_at(t, vj, c) + 2 +
+                                                  (c + i * ATTN__SCALAR_VW) % ATTN__SCALAR_QK));
+            } else if (blocks) { /* a q8_0 block's scale widened once */
                 if (i % (ATTN__SCALAR_QK / ATTN__SCALAR_VW) == 0)
                     attn__scalar_vload_qdeq(ATTN_Q8_0, attn__scalar_dt_at(t, vj, c + i * ATTN__SCALAR_VW), w);
                 x = w[i % (ATTN__SCALAR_QK / ATTN__SCALAR_VW)];
@@ -14646,8 +14664,10 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_dots_body(attn_dtype t, const flo
                                                const void *const *k, size_t d, float *x)
 {
     const size_t nk = ATTN__AVX2_KD(t, nr), dw = d - d % ATTN__AVX2_VW;
-    attn__avx2_v acc[ATTN__AVX2_KD_SUMS], qv[4], kv;
+    attn__avx2_v acc[ATTN__AVX2_KD_SUMS], qv[4], kv, ds[ATTN__AVX2_KD_SUMS];
     size_t i, r, u;
+    ATTN__AVX2_UNROLL16
+    for (u = 0; u < ATTN__AVX2_KD_SUMS; u++) ds[u] = attn__avx2_vzero(); /* (set before use) */
     if (dw < d) { /* acc never has its address taken: it stays in registers */
         attn__avx2_v part[ATTN__AVX2_KD_SUMS];
         attn__avx2_dots_part(t, q, nr, k, dw, d, part);
@@ -14660,9 +14680,18 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_dots_body(attn_dtype t, const flo
     for (i = 0; i < dw; i += ATTN__AVX2_VW) {
         ATTN__AVX2_UNROLL16
         for (r = 0; r < nr; r++) qv[r] = attn__avx2_vload(q[r] + i);
+        if (t == ATTN_Q8_0 && i % ATTN__AVX2_QK == 0) /* a block's scales widened once */
+            ATTN__AVX2_UNROLL16
+            for (u = 0; u < nk; u++)
+                ds[u] = attn__avx2_vset1_f16(attn__avx2_q_scale(
+                    (const unsigned char *)attn__avx2_dt_at(t, k[u], i)));
         ATTN__AVX2_UNROLL16
         for (u = 0; u < nk; u++) {
-            kv = attn__avx2_vload_dt(t, k[u], i);
+            if (t == ATTN_Q8_0) /* attn__avx2_vload_q's d * q */
+                kv = attn__avx2_vmul(ds[u], attn__avx2_vload_i8((const int8_t *)attn__avx2_dt_at(t, k[u], i)
+                                                      + 2 + i % ATTN__AVX2_QK));
+            else
+                kv = attn__avx2_vload_dt(t, k[u], i);
             ATTN__AVX2_UNROLL16
             for (r = 0; r < nr; r++) acc[r * nk + u] = attn__avx2_vfma(qv[r], kv, acc[r * nk + u]);
         }
@@ -14772,7 +14801,9 @@ static ATTN__AVX2_FORCE_INLINE int attn__avx2_pv_chunk(attn_dtype t, float *cons
     const attn__avx2_v zero = attn__avx2_vzero();
     /* whole q8_0 blocks (c is then a multiple of QK) */
     const int blocks = t == ATTN_Q8_0 && (nv * ATTN__AVX2_VW) % ATTN__AVX2_QK == 0;
-    attn__avx2_v a[8], pv[4], w[ATTN__AVX2_QK / ATTN__AVX2_VW], chk = zero;
+    /* or a part of one block (its scale widened once a key) */
+    const int part = t == ATTN_Q8_0 && !blocks && c % ATTN__AVX2_QK + nv * ATTN__AVX2_VW <= ATTN__AVX2_QK;
+    attn__avx2_v a[8], pv[4], w[ATTN__AVX2_QK / ATTN__AVX2_VW], chk = zero, dq = zero;
     size_t j, r, i;
     ATTN__AVX2_UNROLL
     for (r = 0; r < nr; r++) {
@@ -14783,10 +14814,15 @@ static ATTN__AVX2_FORCE_INLINE int attn__avx2_pv_chunk(attn_dtype t, float *cons
         const void *vj = attn__avx2_dt_at(t, vt, j * ld);
         ATTN__AVX2_UNROLL
         for (r = 0; r < nr; r++) pv[r] = attn__avx2_vset1(pr[r][j]);
+        if (part)
+            dq = attn__avx2_vset1_f16(attn__avx2_q_scale((const unsigned char *)attn__avx2_dt_at(t, vj, c)));
         ATTN__AVX2_UNROLL
         for (i = 0; i < nv; i++) {
             attn__avx2_v x;
-            if (blocks) { /* a q8_0 block's scale widened once */
+            if (part) { /* attn__avx2_vload_q's d * q */
+                x = attn__avx2_vmul(dq, attn__avx2_vload_i8((const int8_t *)attn__avx2_dt_at(t, vj, c) + 2 +
+                                                  (c + i * ATTN__AVX2_VW) % ATTN__AVX2_QK));
+            } else if (blocks) { /* a q8_0 block's scale widened once */
                 if (i % (ATTN__AVX2_QK / ATTN__AVX2_VW) == 0)
                     attn__avx2_vload_qdeq(ATTN_Q8_0, attn__avx2_dt_at(t, vj, c + i * ATTN__AVX2_VW), w);
                 x = w[i % (ATTN__AVX2_QK / ATTN__AVX2_VW)];
@@ -22764,8 +22800,10 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_dots_body(attn_dtype t, const
                                                const void *const *k, size_t d, float *x)
 {
     const size_t nk = ATTN__AVX512_KD(t, nr), dw = d - d % ATTN__AVX512_VW;
-    attn__avx512_v acc[ATTN__AVX512_KD_SUMS], qv[4], kv;
+    attn__avx512_v acc[ATTN__AVX512_KD_SUMS], qv[4], kv, ds[ATTN__AVX512_KD_SUMS];
     size_t i, r, u;
+    ATTN__AVX512_UNROLL16
+    for (u = 0; u < ATTN__AVX512_KD_SUMS; u++) ds[u] = attn__avx512_vzero(); /* (set before use) */
     if (dw < d) { /* acc never has its address taken: it stays in registers */
         attn__avx512_v part[ATTN__AVX512_KD_SUMS];
         attn__avx512_dots_part(t, q, nr, k, dw, d, part);
@@ -22778,9 +22816,18 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_dots_body(attn_dtype t, const
     for (i = 0; i < dw; i += ATTN__AVX512_VW) {
         ATTN__AVX512_UNROLL16
         for (r = 0; r < nr; r++) qv[r] = attn__avx512_vload(q[r] + i);
+        if (t == ATTN_Q8_0 && i % ATTN__AVX512_QK == 0) /* a block's scales widened once */
+            ATTN__AVX512_UNROLL16
+            for (u = 0; u < nk; u++)
+                ds[u] = attn__avx512_vset1_f16(attn__avx512_q_scale(
+                    (const unsigned char *)attn__avx512_dt_at(t, k[u], i)));
         ATTN__AVX512_UNROLL16
         for (u = 0; u < nk; u++) {
-            kv = attn__avx512_vload_dt(t, k[u], i);
+            if (t == ATTN_Q8_0) /* attn__avx512_vload_q's d * q */
+                kv = attn__avx512_vmul(ds[u], attn__avx512_vload_i8((const int8_t *)attn__avx512_dt_at(t, k[u], i)
+                                                      + 2 + i % ATTN__AVX512_QK));
+            else
+                kv = attn__avx512_vload_dt(t, k[u], i);
             ATTN__AVX512_UNROLL16
             for (r = 0; r < nr; r++) acc[r * nk + u] = attn__avx512_vfma(qv[r], kv, acc[r * nk + u]);
         }
@@ -22890,7 +22937,9 @@ static ATTN__AVX512_FORCE_INLINE int attn__avx512_pv_chunk(attn_dtype t, float *
     const attn__avx512_v zero = attn__avx512_vzero();
     /* whole q8_0 blocks (c is then a multiple of QK) */
     const int blocks = t == ATTN_Q8_0 && (nv * ATTN__AVX512_VW) % ATTN__AVX512_QK == 0;
-    attn__avx512_v a[8], pv[4], w[ATTN__AVX512_QK / ATTN__AVX512_VW], chk = zero;
+    /* or a part of one block (its scale widened once a key) */
+    const int part = t == ATTN_Q8_0 && !blocks && c % ATTN__AVX512_QK + nv * ATTN__AVX512_VW <= ATTN__AVX512_QK;
+    attn__avx512_v a[8], pv[4], w[ATTN__AVX512_QK / ATTN__AVX512_VW], chk = zero, dq = zero;
     size_t j, r, i;
     ATTN__AVX512_UNROLL
     for (r = 0; r < nr; r++) {
@@ -22901,10 +22950,15 @@ static ATTN__AVX512_FORCE_INLINE int attn__avx512_pv_chunk(attn_dtype t, float *
         const void *vj = attn__avx512_dt_at(t, vt, j * ld);
         ATTN__AVX512_UNROLL
         for (r = 0; r < nr; r++) pv[r] = attn__avx512_vset1(pr[r][j]);
+        if (part)
+            dq = attn__avx512_vset1_f16(attn__avx512_q_scale((const unsigned char *)attn__avx512_dt_at(t, vj, c)));
         ATTN__AVX512_UNROLL
         for (i = 0; i < nv; i++) {
             attn__avx512_v x;
-            if (blocks) { /* a q8_0 block's scale widened once */
+            if (part) { /* attn__avx512_vload_q's d * q */
+                x = attn__avx512_vmul(dq, attn__avx512_vload_i8((const int8_t *)attn__avx512_dt_at(t, vj, c) + 2 +
+                                                  (c + i * ATTN__AVX512_VW) % ATTN__AVX512_QK));
+            } else if (blocks) { /* a q8_0 block's scale widened once */
                 if (i % (ATTN__AVX512_QK / ATTN__AVX512_VW) == 0)
                     attn__avx512_vload_qdeq(ATTN_Q8_0, attn__avx512_dt_at(t, vj, c + i * ATTN__AVX512_VW), w);
                 x = w[i % (ATTN__AVX512_QK / ATTN__AVX512_VW)];
@@ -31407,8 +31461,10 @@ static ATTN__FORCE_INLINE void attn__dots_body(attn_dtype t, const float *const 
                                                const void *const *k, size_t d, float *x)
 {
     const size_t nk = ATTN__KD(t, nr), dw = d - d % ATTN__VW;
-    attn__v acc[ATTN__KD_SUMS], qv[4], kv;
+    attn__v acc[ATTN__KD_SUMS], qv[4], kv, ds[ATTN__KD_SUMS];
     size_t i, r, u;
+    ATTN__UNROLL16
+    for (u = 0; u < ATTN__KD_SUMS; u++) ds[u] = attn__vzero(); /* (set before use) */
     if (dw < d) { /* acc never has its address taken: it stays in registers */
         attn__v part[ATTN__KD_SUMS];
         attn__dots_part(t, q, nr, k, dw, d, part);
@@ -31421,9 +31477,18 @@ static ATTN__FORCE_INLINE void attn__dots_body(attn_dtype t, const float *const 
     for (i = 0; i < dw; i += ATTN__VW) {
         ATTN__UNROLL16
         for (r = 0; r < nr; r++) qv[r] = attn__vload(q[r] + i);
+        if (t == ATTN_Q8_0 && i % ATTN__QK == 0) /* a block's scales widened once */
+            ATTN__UNROLL16
+            for (u = 0; u < nk; u++)
+                ds[u] = attn__vset1_f16(attn__q_scale(
+                    (const unsigned char *)attn__dt_at(t, k[u], i)));
         ATTN__UNROLL16
         for (u = 0; u < nk; u++) {
-            kv = attn__vload_dt(t, k[u], i);
+            if (t == ATTN_Q8_0) /* attn__vload_q's d * q */
+                kv = attn__vmul(ds[u], attn__vload_i8((const int8_t *)attn__dt_at(t, k[u], i)
+                                                      + 2 + i % ATTN__QK));
+            else
+                kv = attn__vload_dt(t, k[u], i);
             ATTN__UNROLL16
             for (r = 0; r < nr; r++) acc[r * nk + u] = attn__vfma(qv[r], kv, acc[r * nk + u]);
         }
@@ -31533,7 +31598,9 @@ static ATTN__FORCE_INLINE int attn__pv_chunk(attn_dtype t, float *const *y,
     const attn__v zero = attn__vzero();
     /* whole q8_0 blocks (c is then a multiple of QK) */
     const int blocks = t == ATTN_Q8_0 && (nv * ATTN__VW) % ATTN__QK == 0;
-    attn__v a[8], pv[4], w[ATTN__QK / ATTN__VW], chk = zero;
+    /* or a part of one block (its scale widened once a key) */
+    const int part = t == ATTN_Q8_0 && !blocks && c % ATTN__QK + nv * ATTN__VW <= ATTN__QK;
+    attn__v a[8], pv[4], w[ATTN__QK / ATTN__VW], chk = zero, dq = zero;
     size_t j, r, i;
     ATTN__UNROLL
     for (r = 0; r < nr; r++) {
@@ -31544,10 +31611,15 @@ static ATTN__FORCE_INLINE int attn__pv_chunk(attn_dtype t, float *const *y,
         const void *vj = attn__dt_at(t, vt, j * ld);
         ATTN__UNROLL
         for (r = 0; r < nr; r++) pv[r] = attn__vset1(pr[r][j]);
+        if (part)
+            dq = attn__vset1_f16(attn__q_scale((const unsigned char *)attn__dt_at(t, vj, c)));
         ATTN__UNROLL
         for (i = 0; i < nv; i++) {
             attn__v x;
-            if (blocks) { /* a q8_0 block's scale widened once */
+            if (part) { /* attn__vload_q's d * q */
+                x = attn__vmul(dq, attn__vload_i8((const int8_t *)attn__dt_at(t, vj, c) + 2 +
+                                                  (c + i * ATTN__VW) % ATTN__QK));
+            } else if (blocks) { /* a q8_0 block's scale widened once */
                 if (i % (ATTN__QK / ATTN__VW) == 0)
                     attn__vload_qdeq(ATTN_Q8_0, attn__dt_at(t, vj, c + i * ATTN__VW), w);
                 x = w[i % (ATTN__QK / ATTN__VW)];

@@ -62,8 +62,10 @@ static ATTN__FORCE_INLINE void attn__dots_body(attn_dtype t, const float *const 
                                                const void *const *k, size_t d, float *x)
 {
     const size_t nk = ATTN__KD(t, nr), dw = d - d % ATTN__VW;
-    attn__v acc[ATTN__KD_SUMS], qv[4], kv;
+    attn__v acc[ATTN__KD_SUMS], qv[4], kv, ds[ATTN__KD_SUMS];
     size_t i, r, u;
+    ATTN__UNROLL16
+    for (u = 0; u < ATTN__KD_SUMS; u++) ds[u] = attn__vzero(); /* (set before use) */
     if (dw < d) { /* acc never has its address taken: it stays in registers */
         attn__v part[ATTN__KD_SUMS];
         attn__dots_part(t, q, nr, k, dw, d, part);
@@ -76,9 +78,18 @@ static ATTN__FORCE_INLINE void attn__dots_body(attn_dtype t, const float *const 
     for (i = 0; i < dw; i += ATTN__VW) {
         ATTN__UNROLL16
         for (r = 0; r < nr; r++) qv[r] = attn__vload(q[r] + i);
+        if (t == ATTN_Q8_0 && i % ATTN__QK == 0) /* a block's scales widened once */
+            ATTN__UNROLL16
+            for (u = 0; u < nk; u++)
+                ds[u] = attn__vset1_f16(attn__q_scale(
+                    (const unsigned char *)attn__dt_at(t, k[u], i)));
         ATTN__UNROLL16
         for (u = 0; u < nk; u++) {
-            kv = attn__vload_dt(t, k[u], i);
+            if (t == ATTN_Q8_0) /* attn__vload_q's d * q */
+                kv = attn__vmul(ds[u], attn__vload_i8((const int8_t *)attn__dt_at(t, k[u], i)
+                                                      + 2 + i % ATTN__QK));
+            else
+                kv = attn__vload_dt(t, k[u], i);
             ATTN__UNROLL16
             for (r = 0; r < nr; r++) acc[r * nk + u] = attn__vfma(qv[r], kv, acc[r * nk + u]);
         }
@@ -188,7 +199,9 @@ static ATTN__FORCE_INLINE int attn__pv_chunk(attn_dtype t, float *const *y,
     const attn__v zero = attn__vzero();
     /* whole q8_0 blocks (c is then a multiple of QK) */
     const int blocks = t == ATTN_Q8_0 && (nv * ATTN__VW) % ATTN__QK == 0;
-    attn__v a[8], pv[4], w[ATTN__QK / ATTN__VW], chk = zero;
+    /* or a part of one block (its scale widened once a key) */
+    const int part = t == ATTN_Q8_0 && !blocks && c % ATTN__QK + nv * ATTN__VW <= ATTN__QK;
+    attn__v a[8], pv[4], w[ATTN__QK / ATTN__VW], chk = zero, dq = zero;
     size_t j, r, i;
     ATTN__UNROLL
     for (r = 0; r < nr; r++) {
@@ -199,10 +212,15 @@ static ATTN__FORCE_INLINE int attn__pv_chunk(attn_dtype t, float *const *y,
         const void *vj = attn__dt_at(t, vt, j * ld);
         ATTN__UNROLL
         for (r = 0; r < nr; r++) pv[r] = attn__vset1(pr[r][j]);
+        if (part)
+            dq = attn__vset1_f16(attn__q_scale((const unsigned char *)attn__dt_at(t, vj, c)));
         ATTN__UNROLL
         for (i = 0; i < nv; i++) {
             attn__v x;
-            if (blocks) { /* a q8_0 block's scale widened once */
+            if (part) { /* attn__vload_q's d * q */
+                x = attn__vmul(dq, attn__vload_i8((const int8_t *)attn__dt_at(t, vj, c) + 2 +
+                                                  (c + i * ATTN__VW) % ATTN__QK));
+            } else if (blocks) { /* a q8_0 block's scale widened once */
                 if (i % (ATTN__QK / ATTN__VW) == 0)
                     attn__vload_qdeq(ATTN_Q8_0, attn__dt_at(t, vj, c + i * ATTN__VW), w);
                 x = w[i % (ATTN__QK / ATTN__VW)];
