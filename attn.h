@@ -4847,7 +4847,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_norm_batch_sums(const float *
     size_t k;
     ATTN__SCALAR_UNROLL
     for (k = 0; k < ATTN__SCALAR_NORM_BATCH; k++) tv[k] = sv[k] = attn__scalar_vzero();
-    ATTN__SCALAR_UNROLL
+    /* no unroll pragma: the count depends on nb (clang warns it cannot unroll it fully) */
     for (k = nb; k < ATTN__SCALAR_NORM_BATCH; k++) c[k] = 0.0f;
     /* short rows two at a time (ATTN__SCALAR_NORM_PAIR), then (longer: up to one block of
      * attn__scalar_row_sums) one at a time */
@@ -12979,7 +12979,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_norm_batch_sums(const float *x, s
     size_t k;
     ATTN__AVX2_UNROLL
     for (k = 0; k < ATTN__AVX2_NORM_BATCH; k++) tv[k] = sv[k] = attn__avx2_vzero();
-    ATTN__AVX2_UNROLL
+    /* no unroll pragma: the count depends on nb (clang warns it cannot unroll it fully) */
     for (k = nb; k < ATTN__AVX2_NORM_BATCH; k++) c[k] = 0.0f;
     /* short rows two at a time (ATTN__AVX2_NORM_PAIR), then (longer: up to one block of
      * attn__avx2_row_sums) one at a time */
@@ -21115,7 +21115,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_norm_batch_sums(const float *
     size_t k;
     ATTN__AVX512_UNROLL
     for (k = 0; k < ATTN__AVX512_NORM_BATCH; k++) tv[k] = sv[k] = attn__avx512_vzero();
-    ATTN__AVX512_UNROLL
+    /* no unroll pragma: the count depends on nb (clang warns it cannot unroll it fully) */
     for (k = nb; k < ATTN__AVX512_NORM_BATCH; k++) c[k] = 0.0f;
     /* short rows two at a time (ATTN__AVX512_NORM_PAIR), then (longer: up to one block of
      * attn__avx512_row_sums) one at a time */
@@ -29776,7 +29776,7 @@ static ATTN__FORCE_INLINE void attn__norm_batch_sums(const float *x, size_t ldx,
     size_t k;
     ATTN__UNROLL
     for (k = 0; k < ATTN__NORM_BATCH; k++) tv[k] = sv[k] = attn__vzero();
-    ATTN__UNROLL
+    /* no unroll pragma: the count depends on nb (clang warns it cannot unroll it fully) */
     for (k = nb; k < ATTN__NORM_BATCH; k++) c[k] = 0.0f;
     /* short rows two at a time (ATTN__NORM_PAIR), then (longer: up to one block of
      * attn__row_sums) one at a time */

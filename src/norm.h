@@ -238,7 +238,7 @@ static ATTN__FORCE_INLINE void attn__norm_batch_sums(const float *x, size_t ldx,
     size_t k;
     ATTN__UNROLL
     for (k = 0; k < ATTN__NORM_BATCH; k++) tv[k] = sv[k] = attn__vzero();
-    ATTN__UNROLL
+    /* no unroll pragma: the count depends on nb (clang warns it cannot unroll it fully) */
     for (k = nb; k < ATTN__NORM_BATCH; k++) c[k] = 0.0f;
     /* short rows two at a time (ATTN__NORM_PAIR), then (longer: up to one block of
      * attn__row_sums) one at a time */
