@@ -3687,7 +3687,8 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
  * in L2 the requests cost more than they save). */
 #define ATTN__SCALAR_DEC_PF ((size_t)2 << 20)
 /* Attention, rows path, past ATTN__SCALAR_DEC_PF: bytes of K rows ahead of the scores requested into
- * L1 (the scores read several K rows at once, a pattern the hardware does not prefetch) */
+ * L2 (the scores read several K rows at once, a pattern the hardware does not prefetch; into
+ * L2, not L1, so that more misses are in flight than L1's fill buffers hold) */
 #define ATTN__SCALAR_DEC_KPF 8192
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
@@ -6601,7 +6602,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_kdots_rows(attn_dtype t, cons
         for (u = 0; pf.v && u < nk && j + u < j0 + kb; u++)
             attn__scalar_prefetch_bytes(pf.v + (j + u) * pf.rs, pf.vb, 0);
         for (u = 0; nk > 1 && u < nk && j + u + ka < pf.kn; u++)
-            attn__scalar_prefetch_bytes(attn__scalar_dt_at(t, kt, (j + u + ka) * ld), kbytes, 1);
+            attn__scalar_prefetch_bytes(attn__scalar_dt_at(t, kt, (j + u + ka) * ld), kbytes, 0);
         attn__scalar_dots_body(t, q, nr, k, d, x);
         for (r = 0; r < nst; r++)
             if (n[r] >= j + nk) memcpy(s + r * lds + j, x + r * nk, nk * sizeof(float));
@@ -11819,7 +11820,8 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
  * in L2 the requests cost more than they save). */
 #define ATTN__AVX2_DEC_PF ((size_t)2 << 20)
 /* Attention, rows path, past ATTN__AVX2_DEC_PF: bytes of K rows ahead of the scores requested into
- * L1 (the scores read several K rows at once, a pattern the hardware does not prefetch) */
+ * L2 (the scores read several K rows at once, a pattern the hardware does not prefetch; into
+ * L2, not L1, so that more misses are in flight than L1's fill buffers hold) */
 #define ATTN__AVX2_DEC_KPF 8192
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
@@ -14733,7 +14735,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_kdots_rows(attn_dtype t, const fl
         for (u = 0; pf.v && u < nk && j + u < j0 + kb; u++)
             attn__avx2_prefetch_bytes(pf.v + (j + u) * pf.rs, pf.vb, 0);
         for (u = 0; nk > 1 && u < nk && j + u + ka < pf.kn; u++)
-            attn__avx2_prefetch_bytes(attn__avx2_dt_at(t, kt, (j + u + ka) * ld), kbytes, 1);
+            attn__avx2_prefetch_bytes(attn__avx2_dt_at(t, kt, (j + u + ka) * ld), kbytes, 0);
         attn__avx2_dots_body(t, q, nr, k, d, x);
         for (r = 0; r < nst; r++)
             if (n[r] >= j + nk) memcpy(s + r * lds + j, x + r * nk, nk * sizeof(float));
@@ -19955,7 +19957,8 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
  * in L2 the requests cost more than they save). */
 #define ATTN__AVX512_DEC_PF ((size_t)2 << 20)
 /* Attention, rows path, past ATTN__AVX512_DEC_PF: bytes of K rows ahead of the scores requested into
- * L1 (the scores read several K rows at once, a pattern the hardware does not prefetch) */
+ * L2 (the scores read several K rows at once, a pattern the hardware does not prefetch; into
+ * L2, not L1, so that more misses are in flight than L1's fill buffers hold) */
 #define ATTN__AVX512_DEC_KPF 8192
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
@@ -22869,7 +22872,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_kdots_rows(attn_dtype t, cons
         for (u = 0; pf.v && u < nk && j + u < j0 + kb; u++)
             attn__avx512_prefetch_bytes(pf.v + (j + u) * pf.rs, pf.vb, 0);
         for (u = 0; nk > 1 && u < nk && j + u + ka < pf.kn; u++)
-            attn__avx512_prefetch_bytes(attn__avx512_dt_at(t, kt, (j + u + ka) * ld), kbytes, 1);
+            attn__avx512_prefetch_bytes(attn__avx512_dt_at(t, kt, (j + u + ka) * ld), kbytes, 0);
         attn__avx512_dots_body(t, q, nr, k, d, x);
         for (r = 0; r < nst; r++)
             if (n[r] >= j + nk) memcpy(s + r * lds + j, x + r * nk, nk * sizeof(float));
@@ -28616,7 +28619,8 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
  * in L2 the requests cost more than they save). */
 #define ATTN__DEC_PF ((size_t)2 << 20)
 /* Attention, rows path, past ATTN__DEC_PF: bytes of K rows ahead of the scores requested into
- * L1 (the scores read several K rows at once, a pattern the hardware does not prefetch) */
+ * L2 (the scores read several K rows at once, a pattern the hardware does not prefetch; into
+ * L2, not L1, so that more misses are in flight than L1's fill buffers hold) */
 #define ATTN__DEC_KPF 8192
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
@@ -31530,7 +31534,7 @@ static ATTN__FORCE_INLINE void attn__kdots_rows(attn_dtype t, const float *const
         for (u = 0; pf.v && u < nk && j + u < j0 + kb; u++)
             attn__prefetch_bytes(pf.v + (j + u) * pf.rs, pf.vb, 0);
         for (u = 0; nk > 1 && u < nk && j + u + ka < pf.kn; u++)
-            attn__prefetch_bytes(attn__dt_at(t, kt, (j + u + ka) * ld), kbytes, 1);
+            attn__prefetch_bytes(attn__dt_at(t, kt, (j + u + ka) * ld), kbytes, 0);
         attn__dots_body(t, q, nr, k, d, x);
         for (r = 0; r < nst; r++)
             if (n[r] >= j + nk) memcpy(s + r * lds + j, x + r * nk, nk * sizeof(float));

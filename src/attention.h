@@ -131,7 +131,7 @@ static ATTN__FORCE_INLINE void attn__kdots_rows(attn_dtype t, const float *const
         for (u = 0; pf.v && u < nk && j + u < j0 + kb; u++)
             attn__prefetch_bytes(pf.v + (j + u) * pf.rs, pf.vb, 0);
         for (u = 0; nk > 1 && u < nk && j + u + ka < pf.kn; u++)
-            attn__prefetch_bytes(attn__dt_at(t, kt, (j + u + ka) * ld), kbytes, 1);
+            attn__prefetch_bytes(attn__dt_at(t, kt, (j + u + ka) * ld), kbytes, 0);
         attn__dots_body(t, q, nr, k, d, x);
         for (r = 0; r < nst; r++)
             if (n[r] >= j + nk) memcpy(s + r * lds + j, x + r * nk, nk * sizeof(float));
