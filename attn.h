@@ -5600,8 +5600,9 @@ static void attn__scalar_mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, 
  * p * acs]) over kc rows of B and the w columns at b, into t (R rows of wp >= w floats, zeroed
  * here): each row of B read once, whole, for the R rows; each element one fma chain over p
  * in order from 0, the microkernel's order, so the result is the packed path's, bit for
- * bit. The chains wait in t (L1) between rows of B. The U rows at nb are requested as
- * these are read (the pieces of a panel are too short for the hardware prefetcher). */
+ * bit. The chains wait in t (L1) between rows of B. The U rows at nb are requested into L2
+ * as these are read (the pieces of a panel are too short for the hardware prefetcher; L2,
+ * not L1, keeps more misses in flight than L1's fill buffers hold). */
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_nn_step(attn_dtype bt, size_t R, size_t U,
                                                 const float *a, size_t ars, size_t acs,
                                                 const void *b, const void *nb, size_t ldb,
@@ -5616,7 +5617,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_nn_step(attn_dtype bt, siz
     for (j = 0; j + ATTN__SCALAR_VW <= w; j += ATTN__SCALAR_VW) {
         ATTN__SCALAR_UNROLL
         for (q = 0; q < U; q++) {
-            ATTN__SCALAR_PREFETCH(attn__scalar_dt_at(bt, nb, q * ldb + j));
+            ATTN__SCALAR_PREFETCH_L2(attn__scalar_dt_at(bt, nb, q * ldb + j));
             bv[q] = attn__scalar_vload_dt(bt, b, q * ldb + j);
         }
         ATTN__SCALAR_UNROLL
@@ -5644,8 +5645,8 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_nn_body(attn_dtype bt, siz
  * lane by lane for p in [p0, p1) (whole vectors, then the rest of k zero padded), R rows of
  * A at a (stride lda), J rows of B at brow[q]: per element ATTN__SCALAR_VW fma chains over p in
  * order, lane l taking the p = l mod ATTN__SCALAR_VW. pf (or NULL): the rows of B the next call
- * reads, requested at the same place of k (rows of a few KiB each are too short for the
- * hardware prefetcher to catch up). */
+ * reads, requested into L2 at the same place of k (rows of a few KiB each are too short for
+ * the hardware prefetcher to catch up; into L2, not L1: more misses in flight). */
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_t_body(attn_dtype bt, size_t R, size_t J, size_t p0,
                                                size_t p1, const float *a, size_t lda,
                                                const void *const *brow, const void *const *pf,
@@ -5662,7 +5663,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_t_body(attn_dtype bt, size
         for (i = 0; i < R; i++) av[i] = attn__scalar_vload(a + i * lda + p);
         ATTN__SCALAR_UNROLL
         for (q = 0; q < J; q++) {
-            if (pf) ATTN__SCALAR_PREFETCH(attn__scalar_dt_at(bt, pf[q], p));
+            if (pf) ATTN__SCALAR_PREFETCH_L2(attn__scalar_dt_at(bt, pf[q], p));
             bv = attn__scalar_vload_dt(bt, brow[q], p);
             ATTN__SCALAR_UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__scalar_vfma(av[i], bv, s[i][q]);
@@ -5706,7 +5707,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size
         ATTN__SCALAR_UNROLL
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
-            if (pf) ATTN__SCALAR_PREFETCH((const unsigned char *)pf[q] + b * bs);
+            if (pf) ATTN__SCALAR_PREFETCH_L2((const unsigned char *)pf[q] + b * bs);
             if (R == 4) {
                 attn__scalar_vload_qdeq(bt, blk, w[q]);
                 continue;
@@ -13733,8 +13734,9 @@ static void attn__avx2_mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, si
  * p * acs]) over kc rows of B and the w columns at b, into t (R rows of wp >= w floats, zeroed
  * here): each row of B read once, whole, for the R rows; each element one fma chain over p
  * in order from 0, the microkernel's order, so the result is the packed path's, bit for
- * bit. The chains wait in t (L1) between rows of B. The U rows at nb are requested as
- * these are read (the pieces of a panel are too short for the hardware prefetcher). */
+ * bit. The chains wait in t (L1) between rows of B. The U rows at nb are requested into L2
+ * as these are read (the pieces of a panel are too short for the hardware prefetcher; L2,
+ * not L1, keeps more misses in flight than L1's fill buffers hold). */
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_nn_step(attn_dtype bt, size_t R, size_t U,
                                                 const float *a, size_t ars, size_t acs,
                                                 const void *b, const void *nb, size_t ldb,
@@ -13749,7 +13751,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_nn_step(attn_dtype bt, size_t 
     for (j = 0; j + ATTN__AVX2_VW <= w; j += ATTN__AVX2_VW) {
         ATTN__AVX2_UNROLL
         for (q = 0; q < U; q++) {
-            ATTN__AVX2_PREFETCH(attn__avx2_dt_at(bt, nb, q * ldb + j));
+            ATTN__AVX2_PREFETCH_L2(attn__avx2_dt_at(bt, nb, q * ldb + j));
             bv[q] = attn__avx2_vload_dt(bt, b, q * ldb + j);
         }
         ATTN__AVX2_UNROLL
@@ -13777,8 +13779,8 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_nn_body(attn_dtype bt, size_t 
  * lane by lane for p in [p0, p1) (whole vectors, then the rest of k zero padded), R rows of
  * A at a (stride lda), J rows of B at brow[q]: per element ATTN__AVX2_VW fma chains over p in
  * order, lane l taking the p = l mod ATTN__AVX2_VW. pf (or NULL): the rows of B the next call
- * reads, requested at the same place of k (rows of a few KiB each are too short for the
- * hardware prefetcher to catch up). */
+ * reads, requested into L2 at the same place of k (rows of a few KiB each are too short for
+ * the hardware prefetcher to catch up; into L2, not L1: more misses in flight). */
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_t_body(attn_dtype bt, size_t R, size_t J, size_t p0,
                                                size_t p1, const float *a, size_t lda,
                                                const void *const *brow, const void *const *pf,
@@ -13795,7 +13797,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_t_body(attn_dtype bt, size_t R
         for (i = 0; i < R; i++) av[i] = attn__avx2_vload(a + i * lda + p);
         ATTN__AVX2_UNROLL
         for (q = 0; q < J; q++) {
-            if (pf) ATTN__AVX2_PREFETCH(attn__avx2_dt_at(bt, pf[q], p));
+            if (pf) ATTN__AVX2_PREFETCH_L2(attn__avx2_dt_at(bt, pf[q], p));
             bv = attn__avx2_vload_dt(bt, brow[q], p);
             ATTN__AVX2_UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__avx2_vfma(av[i], bv, s[i][q]);
@@ -13839,7 +13841,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R
         ATTN__AVX2_UNROLL
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
-            if (pf) ATTN__AVX2_PREFETCH((const unsigned char *)pf[q] + b * bs);
+            if (pf) ATTN__AVX2_PREFETCH_L2((const unsigned char *)pf[q] + b * bs);
             if (R == 4) {
                 attn__avx2_vload_qdeq(bt, blk, w[q]);
                 continue;
@@ -21870,8 +21872,9 @@ static void attn__avx512_mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, 
  * p * acs]) over kc rows of B and the w columns at b, into t (R rows of wp >= w floats, zeroed
  * here): each row of B read once, whole, for the R rows; each element one fma chain over p
  * in order from 0, the microkernel's order, so the result is the packed path's, bit for
- * bit. The chains wait in t (L1) between rows of B. The U rows at nb are requested as
- * these are read (the pieces of a panel are too short for the hardware prefetcher). */
+ * bit. The chains wait in t (L1) between rows of B. The U rows at nb are requested into L2
+ * as these are read (the pieces of a panel are too short for the hardware prefetcher; L2,
+ * not L1, keeps more misses in flight than L1's fill buffers hold). */
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_nn_step(attn_dtype bt, size_t R, size_t U,
                                                 const float *a, size_t ars, size_t acs,
                                                 const void *b, const void *nb, size_t ldb,
@@ -21886,7 +21889,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_nn_step(attn_dtype bt, siz
     for (j = 0; j + ATTN__AVX512_VW <= w; j += ATTN__AVX512_VW) {
         ATTN__AVX512_UNROLL
         for (q = 0; q < U; q++) {
-            ATTN__AVX512_PREFETCH(attn__avx512_dt_at(bt, nb, q * ldb + j));
+            ATTN__AVX512_PREFETCH_L2(attn__avx512_dt_at(bt, nb, q * ldb + j));
             bv[q] = attn__avx512_vload_dt(bt, b, q * ldb + j);
         }
         ATTN__AVX512_UNROLL
@@ -21914,8 +21917,8 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_nn_body(attn_dtype bt, siz
  * lane by lane for p in [p0, p1) (whole vectors, then the rest of k zero padded), R rows of
  * A at a (stride lda), J rows of B at brow[q]: per element ATTN__AVX512_VW fma chains over p in
  * order, lane l taking the p = l mod ATTN__AVX512_VW. pf (or NULL): the rows of B the next call
- * reads, requested at the same place of k (rows of a few KiB each are too short for the
- * hardware prefetcher to catch up). */
+ * reads, requested into L2 at the same place of k (rows of a few KiB each are too short for
+ * the hardware prefetcher to catch up; into L2, not L1: more misses in flight). */
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_t_body(attn_dtype bt, size_t R, size_t J, size_t p0,
                                                size_t p1, const float *a, size_t lda,
                                                const void *const *brow, const void *const *pf,
@@ -21932,7 +21935,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_t_body(attn_dtype bt, size
         for (i = 0; i < R; i++) av[i] = attn__avx512_vload(a + i * lda + p);
         ATTN__AVX512_UNROLL
         for (q = 0; q < J; q++) {
-            if (pf) ATTN__AVX512_PREFETCH(attn__avx512_dt_at(bt, pf[q], p));
+            if (pf) ATTN__AVX512_PREFETCH_L2(attn__avx512_dt_at(bt, pf[q], p));
             bv = attn__avx512_vload_dt(bt, brow[q], p);
             ATTN__AVX512_UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__avx512_vfma(av[i], bv, s[i][q]);
@@ -21976,7 +21979,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size
         ATTN__AVX512_UNROLL
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
-            if (pf) ATTN__AVX512_PREFETCH((const unsigned char *)pf[q] + b * bs);
+            if (pf) ATTN__AVX512_PREFETCH_L2((const unsigned char *)pf[q] + b * bs);
             if (R == 4) {
                 attn__avx512_vload_qdeq(bt, blk, w[q]);
                 continue;
@@ -30532,8 +30535,9 @@ static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t 
  * p * acs]) over kc rows of B and the w columns at b, into t (R rows of wp >= w floats, zeroed
  * here): each row of B read once, whole, for the R rows; each element one fma chain over p
  * in order from 0, the microkernel's order, so the result is the packed path's, bit for
- * bit. The chains wait in t (L1) between rows of B. The U rows at nb are requested as
- * these are read (the pieces of a panel are too short for the hardware prefetcher). */
+ * bit. The chains wait in t (L1) between rows of B. The U rows at nb are requested into L2
+ * as these are read (the pieces of a panel are too short for the hardware prefetcher; L2,
+ * not L1, keeps more misses in flight than L1's fill buffers hold). */
 static ATTN__FORCE_INLINE void attn__mv_nn_step(attn_dtype bt, size_t R, size_t U,
                                                 const float *a, size_t ars, size_t acs,
                                                 const void *b, const void *nb, size_t ldb,
@@ -30548,7 +30552,7 @@ static ATTN__FORCE_INLINE void attn__mv_nn_step(attn_dtype bt, size_t R, size_t 
     for (j = 0; j + ATTN__VW <= w; j += ATTN__VW) {
         ATTN__UNROLL
         for (q = 0; q < U; q++) {
-            ATTN__PREFETCH(attn__dt_at(bt, nb, q * ldb + j));
+            ATTN__PREFETCH_L2(attn__dt_at(bt, nb, q * ldb + j));
             bv[q] = attn__vload_dt(bt, b, q * ldb + j);
         }
         ATTN__UNROLL
@@ -30576,8 +30580,8 @@ static ATTN__FORCE_INLINE void attn__mv_nn_body(attn_dtype bt, size_t R, size_t 
  * lane by lane for p in [p0, p1) (whole vectors, then the rest of k zero padded), R rows of
  * A at a (stride lda), J rows of B at brow[q]: per element ATTN__VW fma chains over p in
  * order, lane l taking the p = l mod ATTN__VW. pf (or NULL): the rows of B the next call
- * reads, requested at the same place of k (rows of a few KiB each are too short for the
- * hardware prefetcher to catch up). */
+ * reads, requested into L2 at the same place of k (rows of a few KiB each are too short for
+ * the hardware prefetcher to catch up; into L2, not L1: more misses in flight). */
 static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J, size_t p0,
                                                size_t p1, const float *a, size_t lda,
                                                const void *const *brow, const void *const *pf,
@@ -30594,7 +30598,7 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
         for (i = 0; i < R; i++) av[i] = attn__vload(a + i * lda + p);
         ATTN__UNROLL
         for (q = 0; q < J; q++) {
-            if (pf) ATTN__PREFETCH(attn__dt_at(bt, pf[q], p));
+            if (pf) ATTN__PREFETCH_L2(attn__dt_at(bt, pf[q], p));
             bv = attn__vload_dt(bt, brow[q], p);
             ATTN__UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__vfma(av[i], bv, s[i][q]);
@@ -30638,7 +30642,7 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
         ATTN__UNROLL
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
-            if (pf) ATTN__PREFETCH((const unsigned char *)pf[q] + b * bs);
+            if (pf) ATTN__PREFETCH_L2((const unsigned char *)pf[q] + b * bs);
             if (R == 4) {
                 attn__vload_qdeq(bt, blk, w[q]);
                 continue;

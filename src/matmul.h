@@ -470,8 +470,9 @@ static void attn__mm_direct_a(size_t m, size_t nc, size_t p0, size_t p1, size_t 
  * p * acs]) over kc rows of B and the w columns at b, into t (R rows of wp >= w floats, zeroed
  * here): each row of B read once, whole, for the R rows; each element one fma chain over p
  * in order from 0, the microkernel's order, so the result is the packed path's, bit for
- * bit. The chains wait in t (L1) between rows of B. The U rows at nb are requested as
- * these are read (the pieces of a panel are too short for the hardware prefetcher). */
+ * bit. The chains wait in t (L1) between rows of B. The U rows at nb are requested into L2
+ * as these are read (the pieces of a panel are too short for the hardware prefetcher; L2,
+ * not L1, keeps more misses in flight than L1's fill buffers hold). */
 static ATTN__FORCE_INLINE void attn__mv_nn_step(attn_dtype bt, size_t R, size_t U,
                                                 const float *a, size_t ars, size_t acs,
                                                 const void *b, const void *nb, size_t ldb,
@@ -486,7 +487,7 @@ static ATTN__FORCE_INLINE void attn__mv_nn_step(attn_dtype bt, size_t R, size_t 
     for (j = 0; j + ATTN__VW <= w; j += ATTN__VW) {
         ATTN__UNROLL
         for (q = 0; q < U; q++) {
-            ATTN__PREFETCH(attn__dt_at(bt, nb, q * ldb + j));
+            ATTN__PREFETCH_L2(attn__dt_at(bt, nb, q * ldb + j));
             bv[q] = attn__vload_dt(bt, b, q * ldb + j);
         }
         ATTN__UNROLL
@@ -514,8 +515,8 @@ static ATTN__FORCE_INLINE void attn__mv_nn_body(attn_dtype bt, size_t R, size_t 
  * lane by lane for p in [p0, p1) (whole vectors, then the rest of k zero padded), R rows of
  * A at a (stride lda), J rows of B at brow[q]: per element ATTN__VW fma chains over p in
  * order, lane l taking the p = l mod ATTN__VW. pf (or NULL): the rows of B the next call
- * reads, requested at the same place of k (rows of a few KiB each are too short for the
- * hardware prefetcher to catch up). */
+ * reads, requested into L2 at the same place of k (rows of a few KiB each are too short for
+ * the hardware prefetcher to catch up; into L2, not L1: more misses in flight). */
 static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J, size_t p0,
                                                size_t p1, const float *a, size_t lda,
                                                const void *const *brow, const void *const *pf,
@@ -532,7 +533,7 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
         for (i = 0; i < R; i++) av[i] = attn__vload(a + i * lda + p);
         ATTN__UNROLL
         for (q = 0; q < J; q++) {
-            if (pf) ATTN__PREFETCH(attn__dt_at(bt, pf[q], p));
+            if (pf) ATTN__PREFETCH_L2(attn__dt_at(bt, pf[q], p));
             bv = attn__vload_dt(bt, brow[q], p);
             ATTN__UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__vfma(av[i], bv, s[i][q]);
@@ -576,7 +577,7 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
         ATTN__UNROLL
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
-            if (pf) ATTN__PREFETCH((const unsigned char *)pf[q] + b * bs);
+            if (pf) ATTN__PREFETCH_L2((const unsigned char *)pf[q] + b * bs);
             if (R == 4) {
                 attn__vload_qdeq(bt, blk, w[q]);
                 continue;
