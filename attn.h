@@ -3722,7 +3722,9 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
 #endif
 
 #if ATTN__SCALAR_VW == 16 /* ---- AVX-512 ---- */
-#define ATTN__SCALAR_MV_J4 4 /* 16-bit or block B^T, 4 rows of A: B's rows per pass (32 registers) */
+/* Matrix-vector with 4 rows of A: B's rows per pass (B^T in 16 bits or blocks, and B of any
+ * type), their products held in registers (32 of them) */
+#define ATTN__SCALAR_MV_J4 4
 #define ATTN__SCALAR_MM_KC 256
 #define ATTN__SCALAR_MM_MC (16 * ATTN__SCALAR_MR)
 #define ATTN__SCALAR_MM_NC (128 * ATTN__SCALAR_NR)
@@ -5634,7 +5636,8 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_nn_body(attn_dtype bt, siz
                                                 const void *b, size_t ldb, size_t w, size_t wp,
                                                 float *t)
 {
-    const size_t u = R == 4 ? 2 : 4; /* rows of B per pass over t: u x R broadcasts held */
+    /* rows of B per pass over t: u x R broadcasts held */
+    const size_t u = R == 4 ? ATTN__SCALAR_MV_J4 : 4;
     size_t p;
     for (p = 0; p + u <= kc; p += u) /* the next u rows requested (or these, at the end) */
         attn__scalar_mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__scalar_dt_at(bt, b, p * ldb),
@@ -5771,7 +5774,7 @@ static void attn__scalar_mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1,
 static void attn__scalar_mv_nn_rows(attn_dtype bt, size_t R, size_t kc, const float *a, size_t ars,
                              size_t acs, const void *b, size_t ldb, size_t w, size_t wp, float *t)
 {
-    const size_t u = R == 4 ? 2 : 4;
+    const size_t u = R == 4 ? ATTN__SCALAR_MV_J4 : 4;
     size_t i, p, j;
     for (i = 0; i < R * wp; i += ATTN__SCALAR_VW) attn__scalar_vstore(t + i, attn__scalar_vzero());
 #define ATTN__SCALAR_MV_NN(T)                                                                      \
@@ -11856,7 +11859,9 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
 #endif
 
 #if ATTN__AVX2_VW == 16 /* ---- AVX-512 ---- */
-#define ATTN__AVX2_MV_J4 4 /* 16-bit or block B^T, 4 rows of A: B's rows per pass (32 registers) */
+/* Matrix-vector with 4 rows of A: B's rows per pass (B^T in 16 bits or blocks, and B of any
+ * type), their products held in registers (32 of them) */
+#define ATTN__AVX2_MV_J4 4
 #define ATTN__AVX2_MM_KC 256
 #define ATTN__AVX2_MM_MC (16 * ATTN__AVX2_MR)
 #define ATTN__AVX2_MM_NC (128 * ATTN__AVX2_NR)
@@ -13768,7 +13773,8 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_nn_body(attn_dtype bt, size_t 
                                                 const void *b, size_t ldb, size_t w, size_t wp,
                                                 float *t)
 {
-    const size_t u = R == 4 ? 2 : 4; /* rows of B per pass over t: u x R broadcasts held */
+    /* rows of B per pass over t: u x R broadcasts held */
+    const size_t u = R == 4 ? ATTN__AVX2_MV_J4 : 4;
     size_t p;
     for (p = 0; p + u <= kc; p += u) /* the next u rows requested (or these, at the end) */
         attn__avx2_mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__avx2_dt_at(bt, b, p * ldb),
@@ -13905,7 +13911,7 @@ static void attn__avx2_mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, c
 static void attn__avx2_mv_nn_rows(attn_dtype bt, size_t R, size_t kc, const float *a, size_t ars,
                              size_t acs, const void *b, size_t ldb, size_t w, size_t wp, float *t)
 {
-    const size_t u = R == 4 ? 2 : 4;
+    const size_t u = R == 4 ? ATTN__AVX2_MV_J4 : 4;
     size_t i, p, j;
     for (i = 0; i < R * wp; i += ATTN__AVX2_VW) attn__avx2_vstore(t + i, attn__avx2_vzero());
 #define ATTN__AVX2_MV_NN(T)                                                                      \
@@ -19994,7 +20000,9 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
 #endif
 
 #if ATTN__AVX512_VW == 16 /* ---- AVX-512 ---- */
-#define ATTN__AVX512_MV_J4 4 /* 16-bit or block B^T, 4 rows of A: B's rows per pass (32 registers) */
+/* Matrix-vector with 4 rows of A: B's rows per pass (B^T in 16 bits or blocks, and B of any
+ * type), their products held in registers (32 of them) */
+#define ATTN__AVX512_MV_J4 4
 #define ATTN__AVX512_MM_KC 256
 #define ATTN__AVX512_MM_MC (16 * ATTN__AVX512_MR)
 #define ATTN__AVX512_MM_NC (128 * ATTN__AVX512_NR)
@@ -21906,7 +21914,8 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_nn_body(attn_dtype bt, siz
                                                 const void *b, size_t ldb, size_t w, size_t wp,
                                                 float *t)
 {
-    const size_t u = R == 4 ? 2 : 4; /* rows of B per pass over t: u x R broadcasts held */
+    /* rows of B per pass over t: u x R broadcasts held */
+    const size_t u = R == 4 ? ATTN__AVX512_MV_J4 : 4;
     size_t p;
     for (p = 0; p + u <= kc; p += u) /* the next u rows requested (or these, at the end) */
         attn__avx512_mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__avx512_dt_at(bt, b, p * ldb),
@@ -22043,7 +22052,7 @@ static void attn__avx512_mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1,
 static void attn__avx512_mv_nn_rows(attn_dtype bt, size_t R, size_t kc, const float *a, size_t ars,
                              size_t acs, const void *b, size_t ldb, size_t w, size_t wp, float *t)
 {
-    const size_t u = R == 4 ? 2 : 4;
+    const size_t u = R == 4 ? ATTN__AVX512_MV_J4 : 4;
     size_t i, p, j;
     for (i = 0; i < R * wp; i += ATTN__AVX512_VW) attn__avx512_vstore(t + i, attn__avx512_vzero());
 #define ATTN__AVX512_MV_NN(T)                                                                      \
@@ -28657,7 +28666,9 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 #endif
 
 #if ATTN__VW == 16 /* ---- AVX-512 ---- */
-#define ATTN__MV_J4 4 /* 16-bit or block B^T, 4 rows of A: B's rows per pass (32 registers) */
+/* Matrix-vector with 4 rows of A: B's rows per pass (B^T in 16 bits or blocks, and B of any
+ * type), their products held in registers (32 of them) */
+#define ATTN__MV_J4 4
 #define ATTN__MM_KC 256
 #define ATTN__MM_MC (16 * ATTN__MR)
 #define ATTN__MM_NC (128 * ATTN__NR)
@@ -30569,7 +30580,8 @@ static ATTN__FORCE_INLINE void attn__mv_nn_body(attn_dtype bt, size_t R, size_t 
                                                 const void *b, size_t ldb, size_t w, size_t wp,
                                                 float *t)
 {
-    const size_t u = R == 4 ? 2 : 4; /* rows of B per pass over t: u x R broadcasts held */
+    /* rows of B per pass over t: u x R broadcasts held */
+    const size_t u = R == 4 ? ATTN__MV_J4 : 4;
     size_t p;
     for (p = 0; p + u <= kc; p += u) /* the next u rows requested (or these, at the end) */
         attn__mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__dt_at(bt, b, p * ldb),
@@ -30706,7 +30718,7 @@ static void attn__mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, const 
 static void attn__mv_nn_rows(attn_dtype bt, size_t R, size_t kc, const float *a, size_t ars,
                              size_t acs, const void *b, size_t ldb, size_t w, size_t wp, float *t)
 {
-    const size_t u = R == 4 ? 2 : 4;
+    const size_t u = R == 4 ? ATTN__MV_J4 : 4;
     size_t i, p, j;
     for (i = 0; i < R * wp; i += ATTN__VW) attn__vstore(t + i, attn__vzero());
 #define ATTN__MV_NN(T)                                                                      \

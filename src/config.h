@@ -68,7 +68,9 @@
 #endif
 
 #if ATTN__VW == 16 /* ---- AVX-512 ---- */
-#define ATTN__MV_J4 4 /* 16-bit or block B^T, 4 rows of A: B's rows per pass (32 registers) */
+/* Matrix-vector with 4 rows of A: B's rows per pass (B^T in 16 bits or blocks, and B of any
+ * type), their products held in registers (32 of them) */
+#define ATTN__MV_J4 4
 #define ATTN__MM_KC 256
 #define ATTN__MM_MC (16 * ATTN__MR)
 #define ATTN__MM_NC (128 * ATTN__NR)
