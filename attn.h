@@ -3687,8 +3687,8 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
  * in L2 the requests cost more than they save). */
 #define ATTN__SCALAR_DEC_PF ((size_t)2 << 20)
 /* Attention, rows path, past ATTN__SCALAR_DEC_PF: bytes of K rows ahead of the scores requested into
- * L2 (the scores read several K rows at once, a pattern the hardware does not prefetch; into
- * L2, not L1, so that more misses are in flight than L1's fill buffers hold) */
+ * L2, which keeps more misses in flight than L1's fill buffers (the scores read several K rows
+ * at once, a pattern the hardware does not prefetch) */
 #define ATTN__SCALAR_DEC_KPF 8192
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
@@ -5631,13 +5631,14 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_nn_step(attn_dtype bt, siz
         }
     }
 }
+/* attn__scalar_mv_nn_step's rows of B per pass over t for R rows of A (u x R broadcasts held) */
+#define ATTN__SCALAR_MV_NN_U(R) ((R) == 4 ? ATTN__SCALAR_MV_J4 : 4)
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_nn_body(attn_dtype bt, size_t R, size_t kc,
                                                 const float *a, size_t ars, size_t acs,
                                                 const void *b, size_t ldb, size_t w, size_t wp,
                                                 float *t)
 {
-    /* rows of B per pass over t: u x R broadcasts held */
-    const size_t u = R == 4 ? ATTN__SCALAR_MV_J4 : 4;
+    const size_t u = ATTN__SCALAR_MV_NN_U(R);
     size_t p;
     for (p = 0; p + u <= kc; p += u) /* the next u rows requested (or these, at the end) */
         attn__scalar_mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__scalar_dt_at(bt, b, p * ldb),
@@ -5774,7 +5775,7 @@ static void attn__scalar_mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1,
 static void attn__scalar_mv_nn_rows(attn_dtype bt, size_t R, size_t kc, const float *a, size_t ars,
                              size_t acs, const void *b, size_t ldb, size_t w, size_t wp, float *t)
 {
-    const size_t u = R == 4 ? ATTN__SCALAR_MV_J4 : 4;
+    const size_t u = ATTN__SCALAR_MV_NN_U(R);
     size_t i, p, j;
     for (i = 0; i < R * wp; i += ATTN__SCALAR_VW) attn__scalar_vstore(t + i, attn__scalar_vzero());
 #define ATTN__SCALAR_MV_NN(T)                                                                      \
@@ -11824,8 +11825,8 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
  * in L2 the requests cost more than they save). */
 #define ATTN__AVX2_DEC_PF ((size_t)2 << 20)
 /* Attention, rows path, past ATTN__AVX2_DEC_PF: bytes of K rows ahead of the scores requested into
- * L2 (the scores read several K rows at once, a pattern the hardware does not prefetch; into
- * L2, not L1, so that more misses are in flight than L1's fill buffers hold) */
+ * L2, which keeps more misses in flight than L1's fill buffers (the scores read several K rows
+ * at once, a pattern the hardware does not prefetch) */
 #define ATTN__AVX2_DEC_KPF 8192
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
@@ -13768,13 +13769,14 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_nn_step(attn_dtype bt, size_t 
         }
     }
 }
+/* attn__avx2_mv_nn_step's rows of B per pass over t for R rows of A (u x R broadcasts held) */
+#define ATTN__AVX2_MV_NN_U(R) ((R) == 4 ? ATTN__AVX2_MV_J4 : 4)
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_nn_body(attn_dtype bt, size_t R, size_t kc,
                                                 const float *a, size_t ars, size_t acs,
                                                 const void *b, size_t ldb, size_t w, size_t wp,
                                                 float *t)
 {
-    /* rows of B per pass over t: u x R broadcasts held */
-    const size_t u = R == 4 ? ATTN__AVX2_MV_J4 : 4;
+    const size_t u = ATTN__AVX2_MV_NN_U(R);
     size_t p;
     for (p = 0; p + u <= kc; p += u) /* the next u rows requested (or these, at the end) */
         attn__avx2_mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__avx2_dt_at(bt, b, p * ldb),
@@ -13911,7 +13913,7 @@ static void attn__avx2_mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, c
 static void attn__avx2_mv_nn_rows(attn_dtype bt, size_t R, size_t kc, const float *a, size_t ars,
                              size_t acs, const void *b, size_t ldb, size_t w, size_t wp, float *t)
 {
-    const size_t u = R == 4 ? ATTN__AVX2_MV_J4 : 4;
+    const size_t u = ATTN__AVX2_MV_NN_U(R);
     size_t i, p, j;
     for (i = 0; i < R * wp; i += ATTN__AVX2_VW) attn__avx2_vstore(t + i, attn__avx2_vzero());
 #define ATTN__AVX2_MV_NN(T)                                                                      \
@@ -19965,8 +19967,8 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
  * in L2 the requests cost more than they save). */
 #define ATTN__AVX512_DEC_PF ((size_t)2 << 20)
 /* Attention, rows path, past ATTN__AVX512_DEC_PF: bytes of K rows ahead of the scores requested into
- * L2 (the scores read several K rows at once, a pattern the hardware does not prefetch; into
- * L2, not L1, so that more misses are in flight than L1's fill buffers hold) */
+ * L2, which keeps more misses in flight than L1's fill buffers (the scores read several K rows
+ * at once, a pattern the hardware does not prefetch) */
 #define ATTN__AVX512_DEC_KPF 8192
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
@@ -21909,13 +21911,14 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_nn_step(attn_dtype bt, siz
         }
     }
 }
+/* attn__avx512_mv_nn_step's rows of B per pass over t for R rows of A (u x R broadcasts held) */
+#define ATTN__AVX512_MV_NN_U(R) ((R) == 4 ? ATTN__AVX512_MV_J4 : 4)
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_nn_body(attn_dtype bt, size_t R, size_t kc,
                                                 const float *a, size_t ars, size_t acs,
                                                 const void *b, size_t ldb, size_t w, size_t wp,
                                                 float *t)
 {
-    /* rows of B per pass over t: u x R broadcasts held */
-    const size_t u = R == 4 ? ATTN__AVX512_MV_J4 : 4;
+    const size_t u = ATTN__AVX512_MV_NN_U(R);
     size_t p;
     for (p = 0; p + u <= kc; p += u) /* the next u rows requested (or these, at the end) */
         attn__avx512_mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__avx512_dt_at(bt, b, p * ldb),
@@ -22052,7 +22055,7 @@ static void attn__avx512_mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1,
 static void attn__avx512_mv_nn_rows(attn_dtype bt, size_t R, size_t kc, const float *a, size_t ars,
                              size_t acs, const void *b, size_t ldb, size_t w, size_t wp, float *t)
 {
-    const size_t u = R == 4 ? ATTN__AVX512_MV_J4 : 4;
+    const size_t u = ATTN__AVX512_MV_NN_U(R);
     size_t i, p, j;
     for (i = 0; i < R * wp; i += ATTN__AVX512_VW) attn__avx512_vstore(t + i, attn__avx512_vzero());
 #define ATTN__AVX512_MV_NN(T)                                                                      \
@@ -28631,8 +28634,8 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
  * in L2 the requests cost more than they save). */
 #define ATTN__DEC_PF ((size_t)2 << 20)
 /* Attention, rows path, past ATTN__DEC_PF: bytes of K rows ahead of the scores requested into
- * L2 (the scores read several K rows at once, a pattern the hardware does not prefetch; into
- * L2, not L1, so that more misses are in flight than L1's fill buffers hold) */
+ * L2, which keeps more misses in flight than L1's fill buffers (the scores read several K rows
+ * at once, a pattern the hardware does not prefetch) */
 #define ATTN__DEC_KPF 8192
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
@@ -30575,13 +30578,14 @@ static ATTN__FORCE_INLINE void attn__mv_nn_step(attn_dtype bt, size_t R, size_t 
         }
     }
 }
+/* attn__mv_nn_step's rows of B per pass over t for R rows of A (u x R broadcasts held) */
+#define ATTN__MV_NN_U(R) ((R) == 4 ? ATTN__MV_J4 : 4)
 static ATTN__FORCE_INLINE void attn__mv_nn_body(attn_dtype bt, size_t R, size_t kc,
                                                 const float *a, size_t ars, size_t acs,
                                                 const void *b, size_t ldb, size_t w, size_t wp,
                                                 float *t)
 {
-    /* rows of B per pass over t: u x R broadcasts held */
-    const size_t u = R == 4 ? ATTN__MV_J4 : 4;
+    const size_t u = ATTN__MV_NN_U(R);
     size_t p;
     for (p = 0; p + u <= kc; p += u) /* the next u rows requested (or these, at the end) */
         attn__mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__dt_at(bt, b, p * ldb),
@@ -30718,7 +30722,7 @@ static void attn__mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, const 
 static void attn__mv_nn_rows(attn_dtype bt, size_t R, size_t kc, const float *a, size_t ars,
                              size_t acs, const void *b, size_t ldb, size_t w, size_t wp, float *t)
 {
-    const size_t u = R == 4 ? ATTN__MV_J4 : 4;
+    const size_t u = ATTN__MV_NN_U(R);
     size_t i, p, j;
     for (i = 0; i < R * wp; i += ATTN__VW) attn__vstore(t + i, attn__vzero());
 #define ATTN__MV_NN(T)                                                                      \

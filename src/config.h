@@ -33,8 +33,8 @@
  * in L2 the requests cost more than they save). */
 #define ATTN__DEC_PF ((size_t)2 << 20)
 /* Attention, rows path, past ATTN__DEC_PF: bytes of K rows ahead of the scores requested into
- * L2 (the scores read several K rows at once, a pattern the hardware does not prefetch; into
- * L2, not L1, so that more misses are in flight than L1's fill buffers hold) */
+ * L2, which keeps more misses in flight than L1's fill buffers (the scores read several K rows
+ * at once, a pattern the hardware does not prefetch) */
 #define ATTN__DEC_KPF 8192
 /* Softmax: bytes of input past which a call is far out of the caches: y is then written
  * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */

@@ -499,13 +499,14 @@ static ATTN__FORCE_INLINE void attn__mv_nn_step(attn_dtype bt, size_t R, size_t 
         }
     }
 }
+/* attn__mv_nn_step's rows of B per pass over t for R rows of A (u x R broadcasts held) */
+#define ATTN__MV_NN_U(R) ((R) == 4 ? ATTN__MV_J4 : 4)
 static ATTN__FORCE_INLINE void attn__mv_nn_body(attn_dtype bt, size_t R, size_t kc,
                                                 const float *a, size_t ars, size_t acs,
                                                 const void *b, size_t ldb, size_t w, size_t wp,
                                                 float *t)
 {
-    /* rows of B per pass over t: u x R broadcasts held */
-    const size_t u = R == 4 ? ATTN__MV_J4 : 4;
+    const size_t u = ATTN__MV_NN_U(R);
     size_t p;
     for (p = 0; p + u <= kc; p += u) /* the next u rows requested (or these, at the end) */
         attn__mv_nn_step(bt, R, u, a + p * acs, ars, acs, attn__dt_at(bt, b, p * ldb),
@@ -642,7 +643,7 @@ static void attn__mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, const 
 static void attn__mv_nn_rows(attn_dtype bt, size_t R, size_t kc, const float *a, size_t ars,
                              size_t acs, const void *b, size_t ldb, size_t w, size_t wp, float *t)
 {
-    const size_t u = R == 4 ? ATTN__MV_J4 : 4;
+    const size_t u = ATTN__MV_NN_U(R);
     size_t i, p, j;
     for (i = 0; i < R * wp; i += ATTN__VW) attn__vstore(t + i, attn__vzero());
 #define ATTN__MV_NN(T)                                                                      \
