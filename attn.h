@@ -2987,24 +2987,29 @@ static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE uint64_t attn__scalar_qk8
  * out[r * ldo + j]: 4 columns at a time, their half-blocks in quarters (attn__scalar_qk8_c4)
  * against a row's half-block broadcast, so one vpdpbusd per row and half; per block the
  * rows' lanes summed by integer shuffles (lane 4 c + r), then one fma of I and dq dk into
- * lane 4 c + r: attn__scalar_qd_rows's arithmetic, so its bits, without packing B. */
+ * lane 4 c + r: attn__scalar_qd_rows's arithmetic, so its bits, without packing B. The next 4
+ * columns' rows (those before column npf) are requested into L2 as these are read (rows of
+ * a few KiB, 4 at a time, are too short for the hardware prefetcher). */
 static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE void
 attn__scalar_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
-                    const unsigned char *quad, size_t nq, float *out, size_t ldo)
+                    const unsigned char *quad, size_t nq, float *out, size_t ldo, size_t npf)
 {
     const size_t bs = q4 ? 18 : 34;
     const unsigned char *qd = quad + 4 * nq * 32;
     size_t j, blk, c, r;
     for (j = 0; j < nc; j += 4) {
-        const unsigned char *p[4];
+        const unsigned char *p[4], *pn[4];
         __m512 f = _mm512_setzero_ps();
         float o[16];
         for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        for (c = 0; c < 4; c++) pn[c] = j + 4 + c < npf ? b + (j + 4 + c) * rb : p[c];
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
             const __m128i b4 = _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64));
             __m512i x0, x1, z[4], bias = _mm512_broadcast_i32x4(b4);
             const uint64_t h4 = attn__scalar_qk8_c4(q4, p, ob, &x0, &x1);
+            if (blk * 64 < nb * bs) /* a line per block: ahead of the bytes these take */
+                for (c = 0; c < 4; c++) ATTN__SCALAR_PREFETCH_L2(pn[c] + blk * 64);
             ATTN__SCALAR_UNROLL
             for (r = 0; r < 4; r++) {
                 const unsigned char *qr = quad + (r * nq + blk) * 32;
@@ -3187,12 +3192,13 @@ static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE uint32_t attn__scalar_qk8
  * bits), 2 columns to a vector (half c: column c), 4 columns at a time */
 static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE void
 attn__scalar_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
-                    const unsigned char *quad, size_t nq, float *out, size_t ldo)
+                    const unsigned char *quad, size_t nq, float *out, size_t ldo, size_t npf)
 {
     const size_t bs = q4 ? 18 : 34;
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     size_t j, blk, c, r, u;
+    (void)npf; /* (not measured on a CPU with AVX-VNNI: no prefetch) */
     for (j = 0; j < nc; j += 4) {
         const unsigned char *p[4];
         __m256 f[2];
@@ -6310,12 +6316,12 @@ static int attn__scalar_qk8_quad_row(const float *x, size_t nb, unsigned char *q
 /* The ISA file's attn__scalar_qk8_rows_body for q8_0 or q4_0 (q4) B and 1 or 4 (R) rows */
 static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
                                           size_t nc, size_t nb, const unsigned char *quad,
-                                          size_t nq, float *out, size_t ldo)
+                                          size_t nq, float *out, size_t ldo, size_t npf)
 {
-    if (q4 && R == 1) attn__scalar_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (q4) attn__scalar_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (R == 1) attn__scalar_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else attn__scalar_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
+    if (q4 && R == 1) attn__scalar_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo, npf);
+    else if (q4) attn__scalar_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo, npf);
+    else if (R == 1) attn__scalar_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo, npf);
+    else attn__scalar_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo, npf);
 }
 #endif
 
@@ -6412,7 +6418,7 @@ static attn_status attn__scalar_matmul_int8_path(size_t m, size_t n, size_t k, f
             size_t q, r, v;
             for (q = 0; q < nquad; q++) {
                 attn__scalar_qk8_rows(q4, m == 1 ? 1 : 4, (const unsigned char *)b + j * rbq, rbq, w,
-                               kb, qa + q * qb, nq, o, ATTN__SCALAR_QK8_NC);
+                               kb, qa + q * qb, nq, o, ATTN__SCALAR_QK8_NC, n - j);
                 for (r = 0; r < 4 && 4 * q + r < m; r++)
                     for (v = 0; v < w; v += ATTN__SCALAR_VW) {
                         const size_t wv = attn__scalar_min(ATTN__SCALAR_VW, w - v);
@@ -11125,24 +11131,29 @@ static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE uint64_t attn__avx2_qk8_c4(in
  * out[r * ldo + j]: 4 columns at a time, their half-blocks in quarters (attn__avx2_qk8_c4)
  * against a row's half-block broadcast, so one vpdpbusd per row and half; per block the
  * rows' lanes summed by integer shuffles (lane 4 c + r), then one fma of I and dq dk into
- * lane 4 c + r: attn__avx2_qd_rows's arithmetic, so its bits, without packing B. */
+ * lane 4 c + r: attn__avx2_qd_rows's arithmetic, so its bits, without packing B. The next 4
+ * columns' rows (those before column npf) are requested into L2 as these are read (rows of
+ * a few KiB, 4 at a time, are too short for the hardware prefetcher). */
 static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE void
 attn__avx2_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
-                    const unsigned char *quad, size_t nq, float *out, size_t ldo)
+                    const unsigned char *quad, size_t nq, float *out, size_t ldo, size_t npf)
 {
     const size_t bs = q4 ? 18 : 34;
     const unsigned char *qd = quad + 4 * nq * 32;
     size_t j, blk, c, r;
     for (j = 0; j < nc; j += 4) {
-        const unsigned char *p[4];
+        const unsigned char *p[4], *pn[4];
         __m512 f = _mm512_setzero_ps();
         float o[16];
         for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        for (c = 0; c < 4; c++) pn[c] = j + 4 + c < npf ? b + (j + 4 + c) * rb : p[c];
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
             const __m128i b4 = _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64));
             __m512i x0, x1, z[4], bias = _mm512_broadcast_i32x4(b4);
             const uint64_t h4 = attn__avx2_qk8_c4(q4, p, ob, &x0, &x1);
+            if (blk * 64 < nb * bs) /* a line per block: ahead of the bytes these take */
+                for (c = 0; c < 4; c++) ATTN__AVX2_PREFETCH_L2(pn[c] + blk * 64);
             ATTN__AVX2_UNROLL
             for (r = 0; r < 4; r++) {
                 const unsigned char *qr = quad + (r * nq + blk) * 32;
@@ -11325,12 +11336,13 @@ static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE uint32_t attn__avx2_qk8_c2(in
  * bits), 2 columns to a vector (half c: column c), 4 columns at a time */
 static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE void
 attn__avx2_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
-                    const unsigned char *quad, size_t nq, float *out, size_t ldo)
+                    const unsigned char *quad, size_t nq, float *out, size_t ldo, size_t npf)
 {
     const size_t bs = q4 ? 18 : 34;
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     size_t j, blk, c, r, u;
+    (void)npf; /* (not measured on a CPU with AVX-VNNI: no prefetch) */
     for (j = 0; j < nc; j += 4) {
         const unsigned char *p[4];
         __m256 f[2];
@@ -14448,12 +14460,12 @@ static int attn__avx2_qk8_quad_row(const float *x, size_t nb, unsigned char *qua
 /* The ISA file's attn__avx2_qk8_rows_body for q8_0 or q4_0 (q4) B and 1 or 4 (R) rows */
 static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
                                           size_t nc, size_t nb, const unsigned char *quad,
-                                          size_t nq, float *out, size_t ldo)
+                                          size_t nq, float *out, size_t ldo, size_t npf)
 {
-    if (q4 && R == 1) attn__avx2_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (q4) attn__avx2_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (R == 1) attn__avx2_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else attn__avx2_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
+    if (q4 && R == 1) attn__avx2_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo, npf);
+    else if (q4) attn__avx2_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo, npf);
+    else if (R == 1) attn__avx2_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo, npf);
+    else attn__avx2_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo, npf);
 }
 #endif
 
@@ -14550,7 +14562,7 @@ static attn_status attn__avx2_matmul_int8_path(size_t m, size_t n, size_t k, flo
             size_t q, r, v;
             for (q = 0; q < nquad; q++) {
                 attn__avx2_qk8_rows(q4, m == 1 ? 1 : 4, (const unsigned char *)b + j * rbq, rbq, w,
-                               kb, qa + q * qb, nq, o, ATTN__AVX2_QK8_NC);
+                               kb, qa + q * qb, nq, o, ATTN__AVX2_QK8_NC, n - j);
                 for (r = 0; r < 4 && 4 * q + r < m; r++)
                     for (v = 0; v < w; v += ATTN__AVX2_VW) {
                         const size_t wv = attn__avx2_min(ATTN__AVX2_VW, w - v);
@@ -19267,24 +19279,29 @@ static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE uint64_t attn__avx512_qk8
  * out[r * ldo + j]: 4 columns at a time, their half-blocks in quarters (attn__avx512_qk8_c4)
  * against a row's half-block broadcast, so one vpdpbusd per row and half; per block the
  * rows' lanes summed by integer shuffles (lane 4 c + r), then one fma of I and dq dk into
- * lane 4 c + r: attn__avx512_qd_rows's arithmetic, so its bits, without packing B. */
+ * lane 4 c + r: attn__avx512_qd_rows's arithmetic, so its bits, without packing B. The next 4
+ * columns' rows (those before column npf) are requested into L2 as these are read (rows of
+ * a few KiB, 4 at a time, are too short for the hardware prefetcher). */
 static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE void
 attn__avx512_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
-                    const unsigned char *quad, size_t nq, float *out, size_t ldo)
+                    const unsigned char *quad, size_t nq, float *out, size_t ldo, size_t npf)
 {
     const size_t bs = q4 ? 18 : 34;
     const unsigned char *qd = quad + 4 * nq * 32;
     size_t j, blk, c, r;
     for (j = 0; j < nc; j += 4) {
-        const unsigned char *p[4];
+        const unsigned char *p[4], *pn[4];
         __m512 f = _mm512_setzero_ps();
         float o[16];
         for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        for (c = 0; c < 4; c++) pn[c] = j + 4 + c < npf ? b + (j + 4 + c) * rb : p[c];
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
             const __m128i b4 = _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64));
             __m512i x0, x1, z[4], bias = _mm512_broadcast_i32x4(b4);
             const uint64_t h4 = attn__avx512_qk8_c4(q4, p, ob, &x0, &x1);
+            if (blk * 64 < nb * bs) /* a line per block: ahead of the bytes these take */
+                for (c = 0; c < 4; c++) ATTN__AVX512_PREFETCH_L2(pn[c] + blk * 64);
             ATTN__AVX512_UNROLL
             for (r = 0; r < 4; r++) {
                 const unsigned char *qr = quad + (r * nq + blk) * 32;
@@ -19467,12 +19484,13 @@ static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE uint32_t attn__avx512_qk8
  * bits), 2 columns to a vector (half c: column c), 4 columns at a time */
 static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE void
 attn__avx512_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
-                    const unsigned char *quad, size_t nq, float *out, size_t ldo)
+                    const unsigned char *quad, size_t nq, float *out, size_t ldo, size_t npf)
 {
     const size_t bs = q4 ? 18 : 34;
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     size_t j, blk, c, r, u;
+    (void)npf; /* (not measured on a CPU with AVX-VNNI: no prefetch) */
     for (j = 0; j < nc; j += 4) {
         const unsigned char *p[4];
         __m256 f[2];
@@ -22590,12 +22608,12 @@ static int attn__avx512_qk8_quad_row(const float *x, size_t nb, unsigned char *q
 /* The ISA file's attn__avx512_qk8_rows_body for q8_0 or q4_0 (q4) B and 1 or 4 (R) rows */
 static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
                                           size_t nc, size_t nb, const unsigned char *quad,
-                                          size_t nq, float *out, size_t ldo)
+                                          size_t nq, float *out, size_t ldo, size_t npf)
 {
-    if (q4 && R == 1) attn__avx512_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (q4) attn__avx512_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (R == 1) attn__avx512_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else attn__avx512_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
+    if (q4 && R == 1) attn__avx512_qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo, npf);
+    else if (q4) attn__avx512_qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo, npf);
+    else if (R == 1) attn__avx512_qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo, npf);
+    else attn__avx512_qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo, npf);
 }
 #endif
 
@@ -22692,7 +22710,7 @@ static attn_status attn__avx512_matmul_int8_path(size_t m, size_t n, size_t k, f
             size_t q, r, v;
             for (q = 0; q < nquad; q++) {
                 attn__avx512_qk8_rows(q4, m == 1 ? 1 : 4, (const unsigned char *)b + j * rbq, rbq, w,
-                               kb, qa + q * qb, nq, o, ATTN__AVX512_QK8_NC);
+                               kb, qa + q * qb, nq, o, ATTN__AVX512_QK8_NC, n - j);
                 for (r = 0; r < 4 && 4 * q + r < m; r++)
                     for (v = 0; v < w; v += ATTN__AVX512_VW) {
                         const size_t wv = attn__avx512_min(ATTN__AVX512_VW, w - v);
@@ -27934,24 +27952,29 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint64_t attn__qk8_c4(int q4,
  * out[r * ldo + j]: 4 columns at a time, their half-blocks in quarters (attn__qk8_c4)
  * against a row's half-block broadcast, so one vpdpbusd per row and half; per block the
  * rows' lanes summed by integer shuffles (lane 4 c + r), then one fma of I and dq dk into
- * lane 4 c + r: attn__qd_rows's arithmetic, so its bits, without packing B. */
+ * lane 4 c + r: attn__qd_rows's arithmetic, so its bits, without packing B. The next 4
+ * columns' rows (those before column npf) are requested into L2 as these are read (rows of
+ * a few KiB, 4 at a time, are too short for the hardware prefetcher). */
 static ATTN__QK8_ATTR ATTN__FORCE_INLINE void
 attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
-                    const unsigned char *quad, size_t nq, float *out, size_t ldo)
+                    const unsigned char *quad, size_t nq, float *out, size_t ldo, size_t npf)
 {
     const size_t bs = q4 ? 18 : 34;
     const unsigned char *qd = quad + 4 * nq * 32;
     size_t j, blk, c, r;
     for (j = 0; j < nc; j += 4) {
-        const unsigned char *p[4];
+        const unsigned char *p[4], *pn[4];
         __m512 f = _mm512_setzero_ps();
         float o[16];
         for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        for (c = 0; c < 4; c++) pn[c] = j + 4 + c < npf ? b + (j + 4 + c) * rb : p[c];
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
             const __m128i b4 = _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64));
             __m512i x0, x1, z[4], bias = _mm512_broadcast_i32x4(b4);
             const uint64_t h4 = attn__qk8_c4(q4, p, ob, &x0, &x1);
+            if (blk * 64 < nb * bs) /* a line per block: ahead of the bytes these take */
+                for (c = 0; c < 4; c++) ATTN__PREFETCH_L2(pn[c] + blk * 64);
             ATTN__UNROLL
             for (r = 0; r < 4; r++) {
                 const unsigned char *qr = quad + (r * nq + blk) * 32;
@@ -28134,12 +28157,13 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint32_t attn__qk8_c2(int q4,
  * bits), 2 columns to a vector (half c: column c), 4 columns at a time */
 static ATTN__QK8_ATTR ATTN__FORCE_INLINE void
 attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
-                    const unsigned char *quad, size_t nq, float *out, size_t ldo)
+                    const unsigned char *quad, size_t nq, float *out, size_t ldo, size_t npf)
 {
     const size_t bs = q4 ? 18 : 34;
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     size_t j, blk, c, r, u;
+    (void)npf; /* (not measured on a CPU with AVX-VNNI: no prefetch) */
     for (j = 0; j < nc; j += 4) {
         const unsigned char *p[4];
         __m256 f[2];
@@ -31257,12 +31281,12 @@ static int attn__qk8_quad_row(const float *x, size_t nb, unsigned char *quad, si
 /* The ISA file's attn__qk8_rows_body for q8_0 or q4_0 (q4) B and 1 or 4 (R) rows */
 static ATTN__QK8_ATTR void attn__qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
                                           size_t nc, size_t nb, const unsigned char *quad,
-                                          size_t nq, float *out, size_t ldo)
+                                          size_t nq, float *out, size_t ldo, size_t npf)
 {
-    if (q4 && R == 1) attn__qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (q4) attn__qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (R == 1) attn__qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else attn__qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
+    if (q4 && R == 1) attn__qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo, npf);
+    else if (q4) attn__qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo, npf);
+    else if (R == 1) attn__qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo, npf);
+    else attn__qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo, npf);
 }
 #endif
 
@@ -31359,7 +31383,7 @@ static attn_status attn__matmul_int8_path(size_t m, size_t n, size_t k, float al
             size_t q, r, v;
             for (q = 0; q < nquad; q++) {
                 attn__qk8_rows(q4, m == 1 ? 1 : 4, (const unsigned char *)b + j * rbq, rbq, w,
-                               kb, qa + q * qb, nq, o, ATTN__QK8_NC);
+                               kb, qa + q * qb, nq, o, ATTN__QK8_NC, n - j);
                 for (r = 0; r < 4 && 4 * q + r < m; r++)
                     for (v = 0; v < w; v += ATTN__VW) {
                         const size_t wv = attn__min(ATTN__VW, w - v);

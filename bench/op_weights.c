@@ -44,15 +44,22 @@ static void attn_weights_run(void *ctx, void *data)
 }
 
 /* the attn row's speed with t weights over its speed with f32 weights (impls[ia]) */
-static void ratio_row(const struct op *op, const char *shape, attn_dtype t, int ia)
+/* v: the variant timed (the type, or 5 + the type's offset from q8_0 for attn_matmul_int8) */
+static void ratio_row_v(const struct op *op, const char *shape, int v, attn_dtype t, int ia)
 {
-    char impl[32], note[64];
-    const double t16 = g_call_ns[ia][t], t32 = g_call_ns[ia][ATTN_F32];
+    char impl[48], note[80];
+    const double t16 = g_call_ns[ia][v], t32 = g_call_ns[ia][ATTN_F32];
     if (!(t16 > 0.0 && t32 > 0.0))
         return;
-    snprintf(impl, sizeof impl, "attn-%s/f32", type_name[t]);
-    snprintf(note, sizeof note, "calls/s with %s weights / with f32 weights", type_name[t]);
+    snprintf(impl, sizeof impl, "attn%s-%s/f32", v > ATTN_Q4_0 ? "-int8" : "", type_name[t]);
+    snprintf(note, sizeof note, "calls/s with %s weights%s / with f32 weights", type_name[t],
+             v > ATTN_Q4_0 ? " (attn_matmul_int8)" : "");
     print_derived(op, shape, impl, "ratio", t32 / t16, note);
+}
+
+static void ratio_row(const struct op *op, const char *shape, attn_dtype t, int ia)
+{
+    ratio_row_v(op, shape, (int)t, t, ia);
 }
 
 /* One shape, the storage types in the bit mask `types` (block types only for [out, in]):
@@ -135,6 +142,7 @@ static void bench_linear(struct op *op)
 struct wcold {
     struct wcase c[BENCH_COLD_MAX]; /* one X, one Y and one workspace (c[0]'s) for all */
     size_t n, next;
+    int int8; /* attn_matmul_int8, not attn_matmul_typed */
 };
 
 static void attn_cold_run(void *ctx, void *data)
@@ -143,6 +151,13 @@ static void attn_cold_run(void *ctx, void *data)
     const struct wcase *c = &w->c[w->next];
     (void)ctx;
     w->next = w->next + 1 < w->n ? w->next + 1 : 0;
+    if (w->int8) {
+        check(attn_matmul_int8(c->mm.m, c->mm.n, c->mm.k, 1.0f, c->mm.a, c->mm.lda, c->t, c->w,
+                               c->mm.ldb, 0.0f, c->mm.c, c->mm.ldc, w->c[0].mm.ws,
+                               w->c[0].mm.ws_size),
+              "attn_matmul_int8");
+        return;
+    }
     check(attn_matmul_typed(ATTN_NO_TRANS, ATTN_TRANS, c->mm.m, c->mm.n, c->mm.k, 1.0f,
                             c->mm.a, c->mm.lda, c->t, c->w, c->mm.ldb, 0.0f, c->mm.c,
                             c->mm.ldc, w->c[0].mm.ws, w->c[0].mm.ws_size),
@@ -155,10 +170,11 @@ static void bench_matvec_cold(struct op *op)
     static struct wcold w;
     const size_t n = 4096, k = 4096, nw = n * k;
     size_t ri, i;
-    int ty;
+    int v;
     float *wf = falloc(nw);
     for (ri = 0; ri < 2; ri++)
-        for (ty = ATTN_F32; ty <= ATTN_Q4_0; ty++) {
+        for (v = ATTN_F32; v <= ATTN_Q4_0 + 2; v++) { /* the block types again: int8 products */
+            const int ty = v > ATTN_Q4_0 ? v - 2 : v;
             const size_t m = rows[ri];
             const double bytes = (double)attn_dtype_bytes((attn_dtype)ty, nw);
             float *x = falloc(m * k), *y = falloc(m * n);
@@ -170,6 +186,7 @@ static void bench_matvec_cold(struct op *op)
             memset(y, 0, m * n * sizeof(float));
             w.n = cold_copies(bytes);
             w.next = 0;
+            w.int8 = v > ATTN_Q4_0;
             for (i = 0; i < w.n; i++) {
                 struct wcase *c = &w.c[i];
                 void *st = xalloc((size_t)bytes);
@@ -184,17 +201,19 @@ static void bench_matvec_cold(struct op *op)
                 c->mm.ws = c->mm.ws2 = NULL;
                 c->mm.ws_size = 0;
             }
-            w.c[0].mm.ws_size = attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_TRANS, m, n, k);
+            w.c[0].mm.ws_size = w.int8 ? attn_matmul_int8_workspace_size(m, n, k)
+                                       : attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_TRANS, m,
+                                                                    n, k);
             w.c[0].mm.ws = xalloc(w.c[0].mm.ws_size);
             lim.name = "read_256MiB";
             lim.value = g_lim.read_mem;
             lim.factor = 1.0;
-            g_predict.variant = ty;
-            sprintf(shape, "%lux%lux%lu:NT:%s", (unsigned long)m, (unsigned long)n,
-                    (unsigned long)k, type_name[ty]);
+            g_predict.variant = v;
+            sprintf(shape, "%lux%lux%lu:NT:%s%s", (unsigned long)m, (unsigned long)n,
+                    (unsigned long)k, type_name[ty], w.int8 ? ":int8" : "");
             bench_shape(op, shape, bytes, &w, y, m * n, 1, &lim);
             if (ty != ATTN_F32)
-                ratio_row(op, shape, (attn_dtype)ty, 0);
+                ratio_row_v(op, shape, v, (attn_dtype)ty, 0);
             free(w.c[0].mm.ws);
             for (i = 0; i < w.n; i++)
                 free((void *)w.c[i].w);
@@ -234,7 +253,7 @@ struct op bench_op_matvec_cold = {
             "copies as span 256 MiB (the read bandwidth's buffer), each call on the next "
             "copy; value = weight bytes stored / time; share of the read bandwidth measured "
             "at 256 MiB; attn-<type>/f32 = calls/s with <type> weights over f32 weights, both "
-            "out of cache",
+            "out of cache; :int8 = attn_matmul_int8 (X quantized per block, int8 dot products)",
     .own = matvec_cold_impls,
     .nown = NIMPL(matvec_cold_impls),
     .bench = bench_matvec_cold,

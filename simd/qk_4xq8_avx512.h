@@ -167,24 +167,29 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint64_t attn__qk8_c4(int q4,
  * out[r * ldo + j]: 4 columns at a time, their half-blocks in quarters (attn__qk8_c4)
  * against a row's half-block broadcast, so one vpdpbusd per row and half; per block the
  * rows' lanes summed by integer shuffles (lane 4 c + r), then one fma of I and dq dk into
- * lane 4 c + r: attn__qd_rows's arithmetic, so its bits, without packing B. */
+ * lane 4 c + r: attn__qd_rows's arithmetic, so its bits, without packing B. The next 4
+ * columns' rows (those before column npf) are requested into L2 as these are read (rows of
+ * a few KiB, 4 at a time, are too short for the hardware prefetcher). */
 static ATTN__QK8_ATTR ATTN__FORCE_INLINE void
 attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
-                    const unsigned char *quad, size_t nq, float *out, size_t ldo)
+                    const unsigned char *quad, size_t nq, float *out, size_t ldo, size_t npf)
 {
     const size_t bs = q4 ? 18 : 34;
     const unsigned char *qd = quad + 4 * nq * 32;
     size_t j, blk, c, r;
     for (j = 0; j < nc; j += 4) {
-        const unsigned char *p[4];
+        const unsigned char *p[4], *pn[4];
         __m512 f = _mm512_setzero_ps();
         float o[16];
         for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        for (c = 0; c < 4; c++) pn[c] = j + 4 + c < npf ? b + (j + 4 + c) * rb : p[c];
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
             const __m128i b4 = _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64));
             __m512i x0, x1, z[4], bias = _mm512_broadcast_i32x4(b4);
             const uint64_t h4 = attn__qk8_c4(q4, p, ob, &x0, &x1);
+            if (blk * 64 < nb * bs) /* a line per block: ahead of the bytes these take */
+                for (c = 0; c < 4; c++) ATTN__PREFETCH_L2(pn[c] + blk * 64);
             ATTN__UNROLL
             for (r = 0; r < 4; r++) {
                 const unsigned char *qr = quad + (r * nq + blk) * 32;

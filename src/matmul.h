@@ -1178,12 +1178,12 @@ static int attn__qk8_quad_row(const float *x, size_t nb, unsigned char *quad, si
 /* The ISA file's attn__qk8_rows_body for q8_0 or q4_0 (q4) B and 1 or 4 (R) rows */
 static ATTN__QK8_ATTR void attn__qk8_rows(int q4, size_t R, const unsigned char *b, size_t rb,
                                           size_t nc, size_t nb, const unsigned char *quad,
-                                          size_t nq, float *out, size_t ldo)
+                                          size_t nq, float *out, size_t ldo, size_t npf)
 {
-    if (q4 && R == 1) attn__qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (q4) attn__qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo);
-    else if (R == 1) attn__qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo);
-    else attn__qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo);
+    if (q4 && R == 1) attn__qk8_rows_body(1, 1, b, rb, nc, nb, quad, nq, out, ldo, npf);
+    else if (q4) attn__qk8_rows_body(1, 4, b, rb, nc, nb, quad, nq, out, ldo, npf);
+    else if (R == 1) attn__qk8_rows_body(0, 1, b, rb, nc, nb, quad, nq, out, ldo, npf);
+    else attn__qk8_rows_body(0, 4, b, rb, nc, nb, quad, nq, out, ldo, npf);
 }
 #endif
 
@@ -1280,7 +1280,7 @@ static attn_status attn__matmul_int8_path(size_t m, size_t n, size_t k, float al
             size_t q, r, v;
             for (q = 0; q < nquad; q++) {
                 attn__qk8_rows(q4, m == 1 ? 1 : 4, (const unsigned char *)b + j * rbq, rbq, w,
-                               kb, qa + q * qb, nq, o, ATTN__QK8_NC);
+                               kb, qa + q * qb, nq, o, ATTN__QK8_NC, n - j);
                 for (r = 0; r < 4 && 4 * q + r < m; r++)
                     for (v = 0; v < w; v += ATTN__VW) {
                         const size_t wv = attn__min(ATTN__VW, w - v);
