@@ -359,9 +359,10 @@ struct op bench_op_int8 = {
     .name = "int8",
     .metric = "GFLOP/s",
     .note = "shape tokens x d_out x d_in:NT:<type>: a linear layer's product (prefill, and "
-            "decode's 1 and 4 tokens) with <type> weights ([out, in]) and X on the q8_0 grid; attn = attn_matmul_int8 (X "
-            "quantized per block, int8 dot products), attn-dequant = attn_matmul_typed (the "
-            "weights widened while packing), attn-f32 = attn_matmul on the widened weights; "
+            "decode's 1 and 4 tokens) with <type> weights ([out, in]) and X on the q8_0 grid; "
+            "attn = attn_matmul_int8 (X quantized per block, int8 dot products), "
+            "attn-dequant = attn_matmul_typed (the weights widened while packing), "
+            "attn-f32 = attn_matmul on the widened weights; "
             "value = 2 tokens d_out d_in / time",
     .own = int8_impls,
     .nown = NIMPL(int8_impls),
