@@ -88,10 +88,10 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512i attn__qk8_sum4(const __m512i *z
  * last as ((b0 + b2) + (b1 + b3)). One row (nr 1) takes the same steps on its own lanes,
  * so a row's scores are the same bits whatever rows share its quad. V row j (vb bytes at
  * v + j * vrb; none where v is NULL) is requested as K row j is read. */
-static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, size_t nk,
-                                            size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds,
-                                            const unsigned char *v, size_t vrb, size_t vb)
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE void
+attn__qk8_scores_body(int one, const unsigned char *k, size_t rb, size_t nk, size_t nb,
+                      const unsigned char *quad, size_t nq, size_t nr, const size_t *n, float *s,
+                      size_t lds, const unsigned char *v, size_t vrb, size_t vb)
 {
     const unsigned char *qd = quad + 4 * nq * 32;
     size_t j, g, u;
@@ -102,10 +102,11 @@ static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, s
         for (g = 0; g < nq / 4; g++) {
             __m512i k0, k1, z[4], t;
             const __m512 dk = attn__qk8_dk(attn__qk8_kload(k, nb, g, &k0, &k1));
-            const size_t rows = nr == 1 ? 1 : 4;
             size_t r;
-            for (r = 0; r < rows; r++) z[r] = attn__qk8_z(k0, k1, quad + r * nq * 32 + g * 128);
-            if (nr == 1) { /* every lane of quarter b: the block's sum */
+            ATTN__UNROLL
+            for (r = 0; r < 4; r++)
+                if (r == 0 || !one) z[r] = attn__qk8_z(k0, k1, quad + r * nq * 32 + g * 128);
+            if (one) { /* every lane of quarter b: the block's sum */
                 t = _mm512_add_epi32(z[0], _mm512_shuffle_epi32(z[0], (_MM_PERM_ENUM)0x4E));
                 t = _mm512_add_epi32(t, _mm512_shuffle_epi32(t, (_MM_PERM_ENUM)0xB1));
             } else {
@@ -123,6 +124,15 @@ static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, s
         for (u = 0; u < nr; u++)
             if (j < n[u]) s[u * lds + j] = x[u];
     }
+}
+/* (one row or four: the quad's z in registers, not in memory, for either) */
+static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, size_t nk,
+                                            size_t nb, const unsigned char *quad, size_t nq,
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
+{
+    if (nr == 1) attn__qk8_scores_body(1, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
+    else attn__qk8_scores_body(0, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
 }
 
 /* 16 bytes at p + o[c] in quarter c */
