@@ -172,6 +172,61 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint64_t attn__qk8_c4(int q4,
     return h4;
 }
 
+/* attn__qk8_rows_body for one row (row 0 of the quad): 16 columns a pass, 4 groups of 4 as
+ * there, their sums gathered by attn__qk8_sum4 (lane 4 c + g: column 4 g + c), so that each
+ * block's A half-blocks, scale and sum serve 16 columns and every lane of the fma is a column;
+ * the same steps per column (its block's exact I, then one fma of I and dq dk), so its bits. */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE void
+attn__qk8_row1_body(int q4, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+                    const unsigned char *quad, size_t nq, float *out, size_t npf)
+{
+    const size_t bs = q4 ? 18 : 34;
+    const unsigned char *qd = quad + 4 * nq * 32;
+    const __m512i tr = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    size_t j, blk, c, g;
+    for (j = 0; j < nc; j += 16) {
+        const unsigned char *p[16], *pn[16];
+        __m512 f = _mm512_setzero_ps();
+        float o[16];
+        for (c = 0; c < 16; c++) {
+            p[c] = b + (j + c < nc ? j + c : j) * rb;
+            pn[c] = j + 16 + c < npf ? b + (j + 16 + c) * rb : p[c];
+        }
+        for (blk = 0; blk < nb; blk++) {
+            const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
+            const unsigned char *qr = quad + blk * 32;
+            const __m512i a0 = _mm512_broadcast_i32x4(
+                _mm_loadu_si128((const __m128i *)(const void *)qr));
+            const __m512i a1 = _mm512_broadcast_i32x4(
+                _mm_loadu_si128((const __m128i *)(const void *)(qr + 16)));
+            int32_t bias;
+            float da;
+            uint64_t h4[4];
+            __m512i x0, x1, z[4];
+            __m512 db;
+            memcpy(&bias, qd + oq + 64, 4);
+            memcpy(&da, qd + oq, 4);
+            if (q4) bias /= 16; /* 8 times the sum */
+            ATTN__UNROLL
+            for (g = 0; g < 4; g++) {
+                h4[g] = attn__qk8_c4(q4, p + 4 * g, ob, &x0, &x1);
+                z[g] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), x0, a0),
+                                           x1, a1);
+            }
+            if (blk * 64 < nb * bs) /* a line per block: ahead of the bytes these take */
+                for (c = 0; c < 16; c++) ATTN__PREFETCH_L2(pn[c] + blk * 64);
+            db = _mm512_permutexvar_ps( /* lane 4 c + g: column 4 g + c's scale */
+                tr, _mm512_cvtph_ps(_mm256_setr_epi64x((long long)h4[0], (long long)h4[1],
+                                                       (long long)h4[2], (long long)h4[3])));
+            f = _mm512_fmadd_ps(
+                _mm512_cvtepi32_ps(_mm512_sub_epi32(attn__qk8_sum4(z), _mm512_set1_epi32(bias))),
+                _mm512_mul_ps(db, _mm512_set1_ps(da)), f);
+        }
+        _mm512_storeu_ps(o, f);
+        for (c = 0; c < 16 && j + c < nc; c++) out[j + c] = o[4 * (c % 4) + c / 4];
+    }
+}
+
 /* attn_matmul_int8 for the quad's rows r < R (R 1 or 4; A's rows, each its own) against
  * columns j < nc of B (q8_0, or q4_0 where q4; rows rb bytes apart at b, nb blocks each),
  * out[r * ldo + j]: 4 columns at a time, their half-blocks in quarters (attn__qk8_c4)
@@ -187,6 +242,10 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
     const size_t bs = q4 ? 18 : 34;
     const unsigned char *qd = quad + 4 * nq * 32;
     size_t j, blk, c, r;
+    if (R == 1) {
+        attn__qk8_row1_body(q4, b, rb, nc, nb, quad, nq, out, npf);
+        return;
+    }
     for (j = 0; j < nc; j += 4) {
         const unsigned char *p[4], *pn[4];
         __m512 f = _mm512_setzero_ps();
