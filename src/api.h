@@ -314,9 +314,9 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
  * multiplies), each block's exact integer sum scaled by the two d in float32: the same bits
  * with or without VNNI. B is repacked a chunk at a time (the ISA's transposes); up to 8
  * rows (decode) read B where it lies instead where the CPU runs VNNI (AVX512-VNNI on the
- * AVX-512 path, AVX-VNNI on AVX2's), 4 rows of A against 4 columns (AVX2: 2) per instruction
- * (the same bits). The README gives where this beats attn_matmul_typed, which streams B
- * unpacked, on few rows.
+ * AVX-512 path, AVX-VNNI on AVX2's), 4 rows of A against 4 columns (AVX2: 2) per instruction,
+ * one row against 16 columns per pass on AVX-512 (the same bits). The README gives where
+ * this beats attn_matmul_typed, which streams B unpacked, on few rows.
  * k and ldb multiples of 32 (ATTN_ERR_SIZE, ATTN_ERR_LD); lda, ldc >= k, n. The workspace
  * is required (attn_matmul_int8_workspace_size: about 1.13 m k bytes for A's blocks plus a
  * chunk of B's, up to 256 KiB); no overlap of C, A, B and workspace (ATTN_ERR_ALIAS).
