@@ -2992,6 +2992,43 @@ static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE uint64_t attn__scalar_qk8
     return h4;
 }
 
+/* Columns j .. j + cols - 1 of B (rows rb bytes apart at b; those past nc repeat column j)
+ * at p, and the next cols columns (those before npf; else these) at pn, for attn__scalar_qk8_pf */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_qk8_cols(const unsigned char *b, size_t rb, size_t j,
+                                              size_t cols, size_t nc, size_t npf,
+                                              const unsigned char **p, const unsigned char **pn)
+{
+    size_t c;
+    for (c = 0; c < cols; c++) {
+        p[c] = b + (j + c < nc ? j + c : j) * rb;
+        pn[c] = j + cols + c < npf ? b + (j + cols + c) * rb : p[c];
+    }
+}
+
+/* Line blk of each of the next columns' rows (rows of rowb bytes) requested into L2: a line
+ * per block, ahead of the bytes a block takes */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_qk8_pf(const unsigned char *const *pn, size_t cols,
+                                            size_t blk, size_t rowb)
+{
+    size_t c;
+    if (blk * 64 < rowb)
+        for (c = 0; c < cols; c++) ATTN__SCALAR_PREFETCH_L2(pn[c] + blk * 64);
+}
+
+/* One row's block (half-blocks broadcast in a0, a1) against 4 columns' (attn__scalar_qk8_c4's x0,
+ * x1): quarter c holds the 4 lanes whose sum is column c's dot product */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m512i attn__scalar_qk8_cz(__m512i x0, __m512i x1, __m512i a0,
+                                                              __m512i a1)
+{
+    return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), x0, a0), x1, a1);
+}
+
+/* A row's half-block at qr broadcast to every quarter */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m512i attn__scalar_qk8_ah(const unsigned char *qr)
+{
+    return _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(const void *)qr));
+}
+
 /* attn__scalar_qk8_rows_body for one row (row 0 of the quad): 16 columns a pass, 4 groups of 4 as
  * there, their sums gathered by attn__scalar_qk8_sum4 (lane 4 c + g: column 4 g + c), so that each
  * block's A half-blocks, scale and sum serve 16 columns and every lane of the fma is a column;
@@ -3008,17 +3045,11 @@ attn__scalar_qk8_row1_body(int q4, const unsigned char *b, size_t rb, size_t nc,
         const unsigned char *p[16], *pn[16];
         __m512 f = _mm512_setzero_ps();
         float o[16];
-        for (c = 0; c < 16; c++) {
-            p[c] = b + (j + c < nc ? j + c : j) * rb;
-            pn[c] = j + 16 + c < npf ? b + (j + 16 + c) * rb : p[c];
-        }
+        attn__scalar_qk8_cols(b, rb, j, 16, nc, npf, p, pn);
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
-            const unsigned char *qr = quad + blk * 32;
-            const __m512i a0 = _mm512_broadcast_i32x4(
-                _mm_loadu_si128((const __m128i *)(const void *)qr));
-            const __m512i a1 = _mm512_broadcast_i32x4(
-                _mm_loadu_si128((const __m128i *)(const void *)(qr + 16)));
+            const __m512i a0 = attn__scalar_qk8_ah(quad + blk * 32);
+            const __m512i a1 = attn__scalar_qk8_ah(quad + blk * 32 + 16);
             int32_t bias;
             float da;
             uint64_t h4[4];
@@ -3030,11 +3061,9 @@ attn__scalar_qk8_row1_body(int q4, const unsigned char *b, size_t rb, size_t nc,
             ATTN__SCALAR_UNROLL
             for (g = 0; g < 4; g++) {
                 h4[g] = attn__scalar_qk8_c4(q4, p + 4 * g, ob, &x0, &x1);
-                z[g] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), x0, a0),
-                                           x1, a1);
+                z[g] = attn__scalar_qk8_cz(x0, x1, a0, a1);
             }
-            if (blk * 64 < nb * bs) /* a line per block: ahead of the bytes these take */
-                for (c = 0; c < 16; c++) ATTN__SCALAR_PREFETCH_L2(pn[c] + blk * 64);
+            attn__scalar_qk8_pf(pn, 16, blk, nb * bs);
             db = _mm512_permutexvar_ps( /* lane 4 c + g: column 4 g + c's scale */
                 tr, _mm512_cvtph_ps(_mm256_setr_epi64x((long long)h4[0], (long long)h4[1],
                                                        (long long)h4[2], (long long)h4[3])));
@@ -3047,7 +3076,8 @@ attn__scalar_qk8_row1_body(int q4, const unsigned char *b, size_t rb, size_t nc,
     }
 }
 
-/* attn__scalar_attn_matmul_int8 for the quad's rows r < R (R 1 or 4; A's rows, each its own) against
+/* attn__scalar_attn_matmul_int8 for the quad's rows r < R (R 1 or 4; A's rows, each its own; one row
+ * takes attn__scalar_qk8_row1_body) against
  * columns j < nc of B (q8_0, or q4_0 where q4; rows rb bytes apart at b, nb blocks each),
  * out[r * ldo + j]: 4 columns at a time, their half-blocks in quarters (attn__scalar_qk8_c4)
  * against a row's half-block broadcast, so one vpdpbusd per row and half; per block the
@@ -3070,26 +3100,17 @@ attn__scalar_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
         const unsigned char *p[4], *pn[4];
         __m512 f = _mm512_setzero_ps();
         float o[16];
-        for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
-        for (c = 0; c < 4; c++) pn[c] = j + 4 + c < npf ? b + (j + 4 + c) * rb : p[c];
+        attn__scalar_qk8_cols(b, rb, j, 4, nc, npf, p, pn);
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
             const __m128i b4 = _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64));
             __m512i x0, x1, z[4], bias = _mm512_broadcast_i32x4(b4);
             const uint64_t h4 = attn__scalar_qk8_c4(q4, p, ob, &x0, &x1);
-            if (blk * 64 < nb * bs) /* a line per block: ahead of the bytes these take */
-                for (c = 0; c < 4; c++) ATTN__SCALAR_PREFETCH_L2(pn[c] + blk * 64);
+            attn__scalar_qk8_pf(pn, 4, blk, nb * bs);
             ATTN__SCALAR_UNROLL
             for (r = 0; r < 4; r++) {
                 const unsigned char *qr = quad + (r * nq + blk) * 32;
-                z[r] = r < R ? _mm512_dpbusd_epi32(
-                                   _mm512_dpbusd_epi32(_mm512_setzero_si512(), x0,
-                                                       _mm512_broadcast_i32x4(_mm_loadu_si128(
-                                                           (const __m128i *)(const void *)qr))),
-                                   x1,
-                                   _mm512_broadcast_i32x4(
-                                       _mm_loadu_si128((const __m128i *)(const void *)(qr + 16))))
-                             : _mm512_setzero_si512();
+                z[r] = attn__scalar_qk8_cz(x0, x1, attn__scalar_qk8_ah(qr), attn__scalar_qk8_ah(qr + 16));
             }
             if (q4) bias = _mm512_srai_epi32(bias, 4); /* 8 times the sum */
             f = _mm512_fmadd_ps(
@@ -11205,6 +11226,43 @@ static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE uint64_t attn__avx2_qk8_c4(in
     return h4;
 }
 
+/* Columns j .. j + cols - 1 of B (rows rb bytes apart at b; those past nc repeat column j)
+ * at p, and the next cols columns (those before npf; else these) at pn, for attn__avx2_qk8_pf */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_qk8_cols(const unsigned char *b, size_t rb, size_t j,
+                                              size_t cols, size_t nc, size_t npf,
+                                              const unsigned char **p, const unsigned char **pn)
+{
+    size_t c;
+    for (c = 0; c < cols; c++) {
+        p[c] = b + (j + c < nc ? j + c : j) * rb;
+        pn[c] = j + cols + c < npf ? b + (j + cols + c) * rb : p[c];
+    }
+}
+
+/* Line blk of each of the next columns' rows (rows of rowb bytes) requested into L2: a line
+ * per block, ahead of the bytes a block takes */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_qk8_pf(const unsigned char *const *pn, size_t cols,
+                                            size_t blk, size_t rowb)
+{
+    size_t c;
+    if (blk * 64 < rowb)
+        for (c = 0; c < cols; c++) ATTN__AVX2_PREFETCH_L2(pn[c] + blk * 64);
+}
+
+/* One row's block (half-blocks broadcast in a0, a1) against 4 columns' (attn__avx2_qk8_c4's x0,
+ * x1): quarter c holds the 4 lanes whose sum is column c's dot product */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m512i attn__avx2_qk8_cz(__m512i x0, __m512i x1, __m512i a0,
+                                                              __m512i a1)
+{
+    return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), x0, a0), x1, a1);
+}
+
+/* A row's half-block at qr broadcast to every quarter */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m512i attn__avx2_qk8_ah(const unsigned char *qr)
+{
+    return _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(const void *)qr));
+}
+
 /* attn__avx2_qk8_rows_body for one row (row 0 of the quad): 16 columns a pass, 4 groups of 4 as
  * there, their sums gathered by attn__avx2_qk8_sum4 (lane 4 c + g: column 4 g + c), so that each
  * block's A half-blocks, scale and sum serve 16 columns and every lane of the fma is a column;
@@ -11221,17 +11279,11 @@ attn__avx2_qk8_row1_body(int q4, const unsigned char *b, size_t rb, size_t nc, s
         const unsigned char *p[16], *pn[16];
         __m512 f = _mm512_setzero_ps();
         float o[16];
-        for (c = 0; c < 16; c++) {
-            p[c] = b + (j + c < nc ? j + c : j) * rb;
-            pn[c] = j + 16 + c < npf ? b + (j + 16 + c) * rb : p[c];
-        }
+        attn__avx2_qk8_cols(b, rb, j, 16, nc, npf, p, pn);
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
-            const unsigned char *qr = quad + blk * 32;
-            const __m512i a0 = _mm512_broadcast_i32x4(
-                _mm_loadu_si128((const __m128i *)(const void *)qr));
-            const __m512i a1 = _mm512_broadcast_i32x4(
-                _mm_loadu_si128((const __m128i *)(const void *)(qr + 16)));
+            const __m512i a0 = attn__avx2_qk8_ah(quad + blk * 32);
+            const __m512i a1 = attn__avx2_qk8_ah(quad + blk * 32 + 16);
             int32_t bias;
             float da;
             uint64_t h4[4];
@@ -11243,11 +11295,9 @@ attn__avx2_qk8_row1_body(int q4, const unsigned char *b, size_t rb, size_t nc, s
             ATTN__AVX2_UNROLL
             for (g = 0; g < 4; g++) {
                 h4[g] = attn__avx2_qk8_c4(q4, p + 4 * g, ob, &x0, &x1);
-                z[g] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), x0, a0),
-                                           x1, a1);
+                z[g] = attn__avx2_qk8_cz(x0, x1, a0, a1);
             }
-            if (blk * 64 < nb * bs) /* a line per block: ahead of the bytes these take */
-                for (c = 0; c < 16; c++) ATTN__AVX2_PREFETCH_L2(pn[c] + blk * 64);
+            attn__avx2_qk8_pf(pn, 16, blk, nb * bs);
             db = _mm512_permutexvar_ps( /* lane 4 c + g: column 4 g + c's scale */
                 tr, _mm512_cvtph_ps(_mm256_setr_epi64x((long long)h4[0], (long long)h4[1],
                                                        (long long)h4[2], (long long)h4[3])));
@@ -11260,7 +11310,8 @@ attn__avx2_qk8_row1_body(int q4, const unsigned char *b, size_t rb, size_t nc, s
     }
 }
 
-/* attn__avx2_attn_matmul_int8 for the quad's rows r < R (R 1 or 4; A's rows, each its own) against
+/* attn__avx2_attn_matmul_int8 for the quad's rows r < R (R 1 or 4; A's rows, each its own; one row
+ * takes attn__avx2_qk8_row1_body) against
  * columns j < nc of B (q8_0, or q4_0 where q4; rows rb bytes apart at b, nb blocks each),
  * out[r * ldo + j]: 4 columns at a time, their half-blocks in quarters (attn__avx2_qk8_c4)
  * against a row's half-block broadcast, so one vpdpbusd per row and half; per block the
@@ -11283,26 +11334,17 @@ attn__avx2_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, si
         const unsigned char *p[4], *pn[4];
         __m512 f = _mm512_setzero_ps();
         float o[16];
-        for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
-        for (c = 0; c < 4; c++) pn[c] = j + 4 + c < npf ? b + (j + 4 + c) * rb : p[c];
+        attn__avx2_qk8_cols(b, rb, j, 4, nc, npf, p, pn);
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
             const __m128i b4 = _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64));
             __m512i x0, x1, z[4], bias = _mm512_broadcast_i32x4(b4);
             const uint64_t h4 = attn__avx2_qk8_c4(q4, p, ob, &x0, &x1);
-            if (blk * 64 < nb * bs) /* a line per block: ahead of the bytes these take */
-                for (c = 0; c < 4; c++) ATTN__AVX2_PREFETCH_L2(pn[c] + blk * 64);
+            attn__avx2_qk8_pf(pn, 4, blk, nb * bs);
             ATTN__AVX2_UNROLL
             for (r = 0; r < 4; r++) {
                 const unsigned char *qr = quad + (r * nq + blk) * 32;
-                z[r] = r < R ? _mm512_dpbusd_epi32(
-                                   _mm512_dpbusd_epi32(_mm512_setzero_si512(), x0,
-                                                       _mm512_broadcast_i32x4(_mm_loadu_si128(
-                                                           (const __m128i *)(const void *)qr))),
-                                   x1,
-                                   _mm512_broadcast_i32x4(
-                                       _mm_loadu_si128((const __m128i *)(const void *)(qr + 16))))
-                             : _mm512_setzero_si512();
+                z[r] = attn__avx2_qk8_cz(x0, x1, attn__avx2_qk8_ah(qr), attn__avx2_qk8_ah(qr + 16));
             }
             if (q4) bias = _mm512_srai_epi32(bias, 4); /* 8 times the sum */
             f = _mm512_fmadd_ps(
@@ -19422,6 +19464,43 @@ static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE uint64_t attn__avx512_qk8
     return h4;
 }
 
+/* Columns j .. j + cols - 1 of B (rows rb bytes apart at b; those past nc repeat column j)
+ * at p, and the next cols columns (those before npf; else these) at pn, for attn__avx512_qk8_pf */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_qk8_cols(const unsigned char *b, size_t rb, size_t j,
+                                              size_t cols, size_t nc, size_t npf,
+                                              const unsigned char **p, const unsigned char **pn)
+{
+    size_t c;
+    for (c = 0; c < cols; c++) {
+        p[c] = b + (j + c < nc ? j + c : j) * rb;
+        pn[c] = j + cols + c < npf ? b + (j + cols + c) * rb : p[c];
+    }
+}
+
+/* Line blk of each of the next columns' rows (rows of rowb bytes) requested into L2: a line
+ * per block, ahead of the bytes a block takes */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_qk8_pf(const unsigned char *const *pn, size_t cols,
+                                            size_t blk, size_t rowb)
+{
+    size_t c;
+    if (blk * 64 < rowb)
+        for (c = 0; c < cols; c++) ATTN__AVX512_PREFETCH_L2(pn[c] + blk * 64);
+}
+
+/* One row's block (half-blocks broadcast in a0, a1) against 4 columns' (attn__avx512_qk8_c4's x0,
+ * x1): quarter c holds the 4 lanes whose sum is column c's dot product */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m512i attn__avx512_qk8_cz(__m512i x0, __m512i x1, __m512i a0,
+                                                              __m512i a1)
+{
+    return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), x0, a0), x1, a1);
+}
+
+/* A row's half-block at qr broadcast to every quarter */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m512i attn__avx512_qk8_ah(const unsigned char *qr)
+{
+    return _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(const void *)qr));
+}
+
 /* attn__avx512_qk8_rows_body for one row (row 0 of the quad): 16 columns a pass, 4 groups of 4 as
  * there, their sums gathered by attn__avx512_qk8_sum4 (lane 4 c + g: column 4 g + c), so that each
  * block's A half-blocks, scale and sum serve 16 columns and every lane of the fma is a column;
@@ -19438,17 +19517,11 @@ attn__avx512_qk8_row1_body(int q4, const unsigned char *b, size_t rb, size_t nc,
         const unsigned char *p[16], *pn[16];
         __m512 f = _mm512_setzero_ps();
         float o[16];
-        for (c = 0; c < 16; c++) {
-            p[c] = b + (j + c < nc ? j + c : j) * rb;
-            pn[c] = j + 16 + c < npf ? b + (j + 16 + c) * rb : p[c];
-        }
+        attn__avx512_qk8_cols(b, rb, j, 16, nc, npf, p, pn);
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
-            const unsigned char *qr = quad + blk * 32;
-            const __m512i a0 = _mm512_broadcast_i32x4(
-                _mm_loadu_si128((const __m128i *)(const void *)qr));
-            const __m512i a1 = _mm512_broadcast_i32x4(
-                _mm_loadu_si128((const __m128i *)(const void *)(qr + 16)));
+            const __m512i a0 = attn__avx512_qk8_ah(quad + blk * 32);
+            const __m512i a1 = attn__avx512_qk8_ah(quad + blk * 32 + 16);
             int32_t bias;
             float da;
             uint64_t h4[4];
@@ -19460,11 +19533,9 @@ attn__avx512_qk8_row1_body(int q4, const unsigned char *b, size_t rb, size_t nc,
             ATTN__AVX512_UNROLL
             for (g = 0; g < 4; g++) {
                 h4[g] = attn__avx512_qk8_c4(q4, p + 4 * g, ob, &x0, &x1);
-                z[g] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), x0, a0),
-                                           x1, a1);
+                z[g] = attn__avx512_qk8_cz(x0, x1, a0, a1);
             }
-            if (blk * 64 < nb * bs) /* a line per block: ahead of the bytes these take */
-                for (c = 0; c < 16; c++) ATTN__AVX512_PREFETCH_L2(pn[c] + blk * 64);
+            attn__avx512_qk8_pf(pn, 16, blk, nb * bs);
             db = _mm512_permutexvar_ps( /* lane 4 c + g: column 4 g + c's scale */
                 tr, _mm512_cvtph_ps(_mm256_setr_epi64x((long long)h4[0], (long long)h4[1],
                                                        (long long)h4[2], (long long)h4[3])));
@@ -19477,7 +19548,8 @@ attn__avx512_qk8_row1_body(int q4, const unsigned char *b, size_t rb, size_t nc,
     }
 }
 
-/* attn__avx512_attn_matmul_int8 for the quad's rows r < R (R 1 or 4; A's rows, each its own) against
+/* attn__avx512_attn_matmul_int8 for the quad's rows r < R (R 1 or 4; A's rows, each its own; one row
+ * takes attn__avx512_qk8_row1_body) against
  * columns j < nc of B (q8_0, or q4_0 where q4; rows rb bytes apart at b, nb blocks each),
  * out[r * ldo + j]: 4 columns at a time, their half-blocks in quarters (attn__avx512_qk8_c4)
  * against a row's half-block broadcast, so one vpdpbusd per row and half; per block the
@@ -19500,26 +19572,17 @@ attn__avx512_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
         const unsigned char *p[4], *pn[4];
         __m512 f = _mm512_setzero_ps();
         float o[16];
-        for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
-        for (c = 0; c < 4; c++) pn[c] = j + 4 + c < npf ? b + (j + 4 + c) * rb : p[c];
+        attn__avx512_qk8_cols(b, rb, j, 4, nc, npf, p, pn);
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
             const __m128i b4 = _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64));
             __m512i x0, x1, z[4], bias = _mm512_broadcast_i32x4(b4);
             const uint64_t h4 = attn__avx512_qk8_c4(q4, p, ob, &x0, &x1);
-            if (blk * 64 < nb * bs) /* a line per block: ahead of the bytes these take */
-                for (c = 0; c < 4; c++) ATTN__AVX512_PREFETCH_L2(pn[c] + blk * 64);
+            attn__avx512_qk8_pf(pn, 4, blk, nb * bs);
             ATTN__AVX512_UNROLL
             for (r = 0; r < 4; r++) {
                 const unsigned char *qr = quad + (r * nq + blk) * 32;
-                z[r] = r < R ? _mm512_dpbusd_epi32(
-                                   _mm512_dpbusd_epi32(_mm512_setzero_si512(), x0,
-                                                       _mm512_broadcast_i32x4(_mm_loadu_si128(
-                                                           (const __m128i *)(const void *)qr))),
-                                   x1,
-                                   _mm512_broadcast_i32x4(
-                                       _mm_loadu_si128((const __m128i *)(const void *)(qr + 16))))
-                             : _mm512_setzero_si512();
+                z[r] = attn__avx512_qk8_cz(x0, x1, attn__avx512_qk8_ah(qr), attn__avx512_qk8_ah(qr + 16));
             }
             if (q4) bias = _mm512_srai_epi32(bias, 4); /* 8 times the sum */
             f = _mm512_fmadd_ps(
@@ -28164,6 +28227,43 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint64_t attn__qk8_c4(int q4,
     return h4;
 }
 
+/* Columns j .. j + cols - 1 of B (rows rb bytes apart at b; those past nc repeat column j)
+ * at p, and the next cols columns (those before npf; else these) at pn, for attn__qk8_pf */
+static ATTN__FORCE_INLINE void attn__qk8_cols(const unsigned char *b, size_t rb, size_t j,
+                                              size_t cols, size_t nc, size_t npf,
+                                              const unsigned char **p, const unsigned char **pn)
+{
+    size_t c;
+    for (c = 0; c < cols; c++) {
+        p[c] = b + (j + c < nc ? j + c : j) * rb;
+        pn[c] = j + cols + c < npf ? b + (j + cols + c) * rb : p[c];
+    }
+}
+
+/* Line blk of each of the next columns' rows (rows of rowb bytes) requested into L2: a line
+ * per block, ahead of the bytes a block takes */
+static ATTN__FORCE_INLINE void attn__qk8_pf(const unsigned char *const *pn, size_t cols,
+                                            size_t blk, size_t rowb)
+{
+    size_t c;
+    if (blk * 64 < rowb)
+        for (c = 0; c < cols; c++) ATTN__PREFETCH_L2(pn[c] + blk * 64);
+}
+
+/* One row's block (half-blocks broadcast in a0, a1) against 4 columns' (attn__qk8_c4's x0,
+ * x1): quarter c holds the 4 lanes whose sum is column c's dot product */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512i attn__qk8_cz(__m512i x0, __m512i x1, __m512i a0,
+                                                              __m512i a1)
+{
+    return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), x0, a0), x1, a1);
+}
+
+/* A row's half-block at qr broadcast to every quarter */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512i attn__qk8_ah(const unsigned char *qr)
+{
+    return _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(const void *)qr));
+}
+
 /* attn__qk8_rows_body for one row (row 0 of the quad): 16 columns a pass, 4 groups of 4 as
  * there, their sums gathered by attn__qk8_sum4 (lane 4 c + g: column 4 g + c), so that each
  * block's A half-blocks, scale and sum serve 16 columns and every lane of the fma is a column;
@@ -28180,17 +28280,11 @@ attn__qk8_row1_body(int q4, const unsigned char *b, size_t rb, size_t nc, size_t
         const unsigned char *p[16], *pn[16];
         __m512 f = _mm512_setzero_ps();
         float o[16];
-        for (c = 0; c < 16; c++) {
-            p[c] = b + (j + c < nc ? j + c : j) * rb;
-            pn[c] = j + 16 + c < npf ? b + (j + 16 + c) * rb : p[c];
-        }
+        attn__qk8_cols(b, rb, j, 16, nc, npf, p, pn);
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
-            const unsigned char *qr = quad + blk * 32;
-            const __m512i a0 = _mm512_broadcast_i32x4(
-                _mm_loadu_si128((const __m128i *)(const void *)qr));
-            const __m512i a1 = _mm512_broadcast_i32x4(
-                _mm_loadu_si128((const __m128i *)(const void *)(qr + 16)));
+            const __m512i a0 = attn__qk8_ah(quad + blk * 32);
+            const __m512i a1 = attn__qk8_ah(quad + blk * 32 + 16);
             int32_t bias;
             float da;
             uint64_t h4[4];
@@ -28202,11 +28296,9 @@ attn__qk8_row1_body(int q4, const unsigned char *b, size_t rb, size_t nc, size_t
             ATTN__UNROLL
             for (g = 0; g < 4; g++) {
                 h4[g] = attn__qk8_c4(q4, p + 4 * g, ob, &x0, &x1);
-                z[g] = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), x0, a0),
-                                           x1, a1);
+                z[g] = attn__qk8_cz(x0, x1, a0, a1);
             }
-            if (blk * 64 < nb * bs) /* a line per block: ahead of the bytes these take */
-                for (c = 0; c < 16; c++) ATTN__PREFETCH_L2(pn[c] + blk * 64);
+            attn__qk8_pf(pn, 16, blk, nb * bs);
             db = _mm512_permutexvar_ps( /* lane 4 c + g: column 4 g + c's scale */
                 tr, _mm512_cvtph_ps(_mm256_setr_epi64x((long long)h4[0], (long long)h4[1],
                                                        (long long)h4[2], (long long)h4[3])));
@@ -28219,7 +28311,8 @@ attn__qk8_row1_body(int q4, const unsigned char *b, size_t rb, size_t nc, size_t
     }
 }
 
-/* attn_matmul_int8 for the quad's rows r < R (R 1 or 4; A's rows, each its own) against
+/* attn_matmul_int8 for the quad's rows r < R (R 1 or 4; A's rows, each its own; one row
+ * takes attn__qk8_row1_body) against
  * columns j < nc of B (q8_0, or q4_0 where q4; rows rb bytes apart at b, nb blocks each),
  * out[r * ldo + j]: 4 columns at a time, their half-blocks in quarters (attn__qk8_c4)
  * against a row's half-block broadcast, so one vpdpbusd per row and half; per block the
@@ -28242,26 +28335,17 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
         const unsigned char *p[4], *pn[4];
         __m512 f = _mm512_setzero_ps();
         float o[16];
-        for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
-        for (c = 0; c < 4; c++) pn[c] = j + 4 + c < npf ? b + (j + 4 + c) * rb : p[c];
+        attn__qk8_cols(b, rb, j, 4, nc, npf, p, pn);
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
             const __m128i b4 = _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64));
             __m512i x0, x1, z[4], bias = _mm512_broadcast_i32x4(b4);
             const uint64_t h4 = attn__qk8_c4(q4, p, ob, &x0, &x1);
-            if (blk * 64 < nb * bs) /* a line per block: ahead of the bytes these take */
-                for (c = 0; c < 4; c++) ATTN__PREFETCH_L2(pn[c] + blk * 64);
+            attn__qk8_pf(pn, 4, blk, nb * bs);
             ATTN__UNROLL
             for (r = 0; r < 4; r++) {
                 const unsigned char *qr = quad + (r * nq + blk) * 32;
-                z[r] = r < R ? _mm512_dpbusd_epi32(
-                                   _mm512_dpbusd_epi32(_mm512_setzero_si512(), x0,
-                                                       _mm512_broadcast_i32x4(_mm_loadu_si128(
-                                                           (const __m128i *)(const void *)qr))),
-                                   x1,
-                                   _mm512_broadcast_i32x4(
-                                       _mm_loadu_si128((const __m128i *)(const void *)(qr + 16))))
-                             : _mm512_setzero_si512();
+                z[r] = attn__qk8_cz(x0, x1, attn__qk8_ah(qr), attn__qk8_ah(qr + 16));
             }
             if (q4) bias = _mm512_srai_epi32(bias, 4); /* 8 times the sum */
             f = _mm512_fmadd_ps(
