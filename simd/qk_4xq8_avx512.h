@@ -185,14 +185,16 @@ static ATTN__FORCE_INLINE void attn__qk8_cols(const unsigned char *b, size_t rb,
     }
 }
 
-/* Line blk of each of the next columns' rows (rows of rowb bytes) requested into L2: a line
- * per block, ahead of the bytes a block takes */
+/* The next columns' rows (blocks of bs bytes) requested into L2 at the pace these are read:
+ * at block blk, the line holding the block's last byte in each, once a line (a pass ahead,
+ * spread over the pass: a burst of the next rows' requests at a pass's start stalled it) */
 static ATTN__FORCE_INLINE void attn__qk8_pf(const unsigned char *const *pn, size_t cols,
-                                            size_t blk, size_t rowb)
+                                            size_t blk, size_t bs)
 {
+    const size_t e = blk * bs + bs - 1;
     size_t c;
-    if (blk * 64 < rowb)
-        for (c = 0; c < cols; c++) ATTN__PREFETCH_L2(pn[c] + blk * 64);
+    if (blk == 0 || e / 64 != (e - bs) / 64)
+        for (c = 0; c < cols; c++) ATTN__PREFETCH_L2(pn[c] + e);
 }
 
 /* One row's block (half-blocks broadcast in a0, a1) against 4 columns' (attn__qk8_c4's x0,
@@ -243,7 +245,7 @@ attn__qk8_row1_body(int q4, const unsigned char *b, size_t rb, size_t nc, size_t
                 h4[g] = attn__qk8_c4(q4, p + 4 * g, ob, &x0, &x1);
                 z[g] = attn__qk8_cz(x0, x1, a0, a1);
             }
-            attn__qk8_pf(pn, 16, blk, nb * bs);
+            attn__qk8_pf(pn, 16, blk, bs);
             db = _mm512_permutexvar_ps( /* lane 4 c + g: column 4 g + c's scale */
                 tr, _mm512_cvtph_ps(_mm256_setr_epi64x((long long)h4[0], (long long)h4[1],
                                                        (long long)h4[2], (long long)h4[3])));
@@ -286,7 +288,7 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
             const __m128i b4 = _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64));
             __m512i x0, x1, z[4], bias = _mm512_broadcast_i32x4(b4);
             const uint64_t h4 = attn__qk8_c4(q4, p, ob, &x0, &x1);
-            attn__qk8_pf(pn, 4, blk, nb * bs);
+            attn__qk8_pf(pn, 4, blk, bs);
             ATTN__UNROLL
             for (r = 0; r < 4; r++) {
                 const unsigned char *qr = quad + (r * nq + blk) * 32;
