@@ -35,26 +35,47 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512 attn__qk8_dk(uint64_t h4)
         idx, _mm512_cvtph_ps(_mm256_castsi128_si256(_mm_cvtsi64_si128((long long)h4))));
 }
 
+/* Block b of a group at kg of which m blocks lie in the row (4 or more: all): its 32 values,
+ * or 0 past the row's end (values and scale read as 0, as the zero padded quads hold) */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m256i attn__qk8_kb(const unsigned char *kg, size_t m,
+                                                            size_t b)
+{
+    return b < m ? _mm256_loadu_si256((const __m256i *)(const void *)(kg + 34 * b + 2))
+                 : _mm256_setzero_si256();
+}
+
 /* Blocks 4 g .. 4 g + 3 of the q8_0 row k (nb blocks, the last ones zero padded: scale 0):
- * their values + 128 as two vectors, and their scales (attn__qk8_h4) */
+ * their values + 128 as two vectors, and their scales (attn__qk8_h4); a group the row ends
+ * in read block by block where it lies (no copy) */
 static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint64_t attn__qk8_kload(const unsigned char *k,
                                                                 size_t nb, size_t g,
                                                                 __m512i *k0, __m512i *k1)
 {
     const __m512i x80 = _mm512_set1_epi8((char)0x80);
-    unsigned char tail[4 * 34];
-    const unsigned char *kg = attn__qk8_group_at(k, nb, g, 34, tail);
-    *k0 = _mm512_xor_si512(
-        _mm512_inserti64x4(
-            _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(kg + 2))),
-            _mm256_loadu_si256((const __m256i *)(const void *)(kg + 36)), 1),
-        x80);
-    *k1 = _mm512_xor_si512(
-        _mm512_inserti64x4(
-            _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(const void *)(kg + 70))),
-            _mm256_loadu_si256((const __m256i *)(const void *)(kg + 104)), 1),
-        x80);
-    return attn__qk8_h4(kg, 34);
+    const unsigned char *kg = k + g * 4 * 34;
+    const size_t m = nb - 4 * g < 4 ? nb - 4 * g : 4;
+    uint64_t h4 = 0;
+    size_t b;
+    if (m == 4) {
+        *k0 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__qk8_kb(kg, 4, 0)),
+                                 attn__qk8_kb(kg, 4, 1), 1);
+        *k1 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__qk8_kb(kg, 4, 2)),
+                                 attn__qk8_kb(kg, 4, 3), 1);
+        h4 = attn__qk8_h4(kg, 34);
+    } else {
+        *k0 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__qk8_kb(kg, m, 0)),
+                                 attn__qk8_kb(kg, m, 1), 1);
+        *k1 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__qk8_kb(kg, m, 2)),
+                                 attn__qk8_kb(kg, m, 3), 1);
+        for (b = 0; b < m; b++) {
+            uint16_t h;
+            memcpy(&h, kg + 34 * b, 2);
+            h4 |= (uint64_t)h << 16 * b;
+        }
+    }
+    *k0 = _mm512_xor_si512(*k0, x80);
+    *k1 = _mm512_xor_si512(*k1, x80);
+    return h4;
 }
 
 /* Row r's 4 blocks (int8 at qr) against k0, k1: quarter b of the result holds the 4 lanes
