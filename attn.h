@@ -922,11 +922,14 @@ typedef struct attn_decoder_only_weights {
 /* int8_products = 1: for calls of 2 or more tokens, the q8_0 / q4_0 matrices multiply their
  * inputs (the normed rows, the attention's output, the gated MLP rows) rounded to q8_0 per
  * block of 32, in integer arithmetic (attn_matmul_int8; llama.cpp's arithmetic for such
- * weights); the workspace query counts its scratch. One token keeps the float products,
- * which stream the weights as fast or faster. A product whose input does not quantize (inf,
- * NaN, a block above about 8.3e6) runs as with 0. 0: every product in float32 on the
- * dequantized weights (attn_matmul_typed). The README gives the speed and the error of each
- * against the f32 weights; f32 / f16 / bf16 matrices are the same either way. */
+ * weights); the workspace query counts its scratch. One token (decode) too where the CPU
+ * runs VNNI (AVX512-VNNI on the AVX-512 path, AVX-VNNI on AVX2's: attn_matmul_int8 then
+ * reads the weights in place, faster than the float products); elsewhere one token keeps the
+ * float products, which stream the weights as fast or faster. A product whose input does
+ * not quantize (inf, NaN, a block above about 8.3e6) runs as with 0. 0: every product in
+ * float32 on the dequantized weights (attn_matmul_typed). The README gives the speed and
+ * the error of each against the f32 weights; f32 / f16 / bf16 matrices are the same either
+ * way. */
 
 /* Bytes of workspace for `tokens` new tokens (0 for invalid weights, tokens 0 or overflow);
  * never decreases as tokens grows. */
@@ -8414,19 +8417,27 @@ static attn_matrix attn__scalar_view(const float *w, size_t ld, attn_trans tr, a
 }
 
 /* Whether a view's product takes attn__scalar_attn_matmul_int8 (int8: the block's int8_products): for
- * 2 or more rows; one row keeps the float product, which streams the weights as fast */
+ * 2 or more rows; one row where the CPU runs VNNI, on which attn__scalar_attn_matmul_int8 reads the
+ * weights in place (faster than the float product; without VNNI it repacks them, and the
+ * float product, which streams them once, is as fast or faster) */
 static int attn__scalar_view_int8(const attn_matrix *m, int int8, size_t tokens)
 {
-    return int8 && tokens > 1 && (m->type == ATTN_Q8_0 || m->type == ATTN_Q4_0);
+    if (!int8 || (m->type != ATTN_Q8_0 && m->type != ATTN_Q4_0)) return 0;
+#ifdef ATTN__SCALAR_HAVE_QK8_ROWS
+    if (tokens == 1) return attn__scalar_qk8_cpu();
+#endif
+    return tokens > 1;
 }
 
-/* Bytes of matmul workspace of a view's product (int8: as attn__scalar_view_int8) */
+/* Bytes of matmul workspace of a view's product (int8: attn__scalar_attn_matmul_int8's too, one row
+ * included, whatever the CPU) */
 static size_t attn__scalar_view_ws(const attn_matrix *m, int int8, size_t tokens, size_t d_in,
                             size_t d_out)
 {
     const size_t s = attn__scalar_attn_linear_workspace_size(m->trans, tokens, d_in, d_out);
-    const size_t s8 =
-        attn__scalar_view_int8(m, int8, tokens) ? attn__scalar_attn_matmul_int8_workspace_size(tokens, d_out, d_in) : 0;
+    const size_t s8 = int8 && (m->type == ATTN_Q8_0 || m->type == ATTN_Q4_0)
+                          ? attn__scalar_attn_matmul_int8_workspace_size(tokens, d_out, d_in)
+                          : 0;
     return s > s8 ? s : s8;
 }
 
@@ -16671,19 +16682,27 @@ static attn_matrix attn__avx2_view(const float *w, size_t ld, attn_trans tr, att
 }
 
 /* Whether a view's product takes attn__avx2_attn_matmul_int8 (int8: the block's int8_products): for
- * 2 or more rows; one row keeps the float product, which streams the weights as fast */
+ * 2 or more rows; one row where the CPU runs VNNI, on which attn__avx2_attn_matmul_int8 reads the
+ * weights in place (faster than the float product; without VNNI it repacks them, and the
+ * float product, which streams them once, is as fast or faster) */
 static int attn__avx2_view_int8(const attn_matrix *m, int int8, size_t tokens)
 {
-    return int8 && tokens > 1 && (m->type == ATTN_Q8_0 || m->type == ATTN_Q4_0);
+    if (!int8 || (m->type != ATTN_Q8_0 && m->type != ATTN_Q4_0)) return 0;
+#ifdef ATTN__AVX2_HAVE_QK8_ROWS
+    if (tokens == 1) return attn__avx2_qk8_cpu();
+#endif
+    return tokens > 1;
 }
 
-/* Bytes of matmul workspace of a view's product (int8: as attn__avx2_view_int8) */
+/* Bytes of matmul workspace of a view's product (int8: attn__avx2_attn_matmul_int8's too, one row
+ * included, whatever the CPU) */
 static size_t attn__avx2_view_ws(const attn_matrix *m, int int8, size_t tokens, size_t d_in,
                             size_t d_out)
 {
     const size_t s = attn__avx2_attn_linear_workspace_size(m->trans, tokens, d_in, d_out);
-    const size_t s8 =
-        attn__avx2_view_int8(m, int8, tokens) ? attn__avx2_attn_matmul_int8_workspace_size(tokens, d_out, d_in) : 0;
+    const size_t s8 = int8 && (m->type == ATTN_Q8_0 || m->type == ATTN_Q4_0)
+                          ? attn__avx2_attn_matmul_int8_workspace_size(tokens, d_out, d_in)
+                          : 0;
     return s > s8 ? s : s8;
 }
 
@@ -24932,19 +24951,27 @@ static attn_matrix attn__avx512_view(const float *w, size_t ld, attn_trans tr, a
 }
 
 /* Whether a view's product takes attn__avx512_attn_matmul_int8 (int8: the block's int8_products): for
- * 2 or more rows; one row keeps the float product, which streams the weights as fast */
+ * 2 or more rows; one row where the CPU runs VNNI, on which attn__avx512_attn_matmul_int8 reads the
+ * weights in place (faster than the float product; without VNNI it repacks them, and the
+ * float product, which streams them once, is as fast or faster) */
 static int attn__avx512_view_int8(const attn_matrix *m, int int8, size_t tokens)
 {
-    return int8 && tokens > 1 && (m->type == ATTN_Q8_0 || m->type == ATTN_Q4_0);
+    if (!int8 || (m->type != ATTN_Q8_0 && m->type != ATTN_Q4_0)) return 0;
+#ifdef ATTN__AVX512_HAVE_QK8_ROWS
+    if (tokens == 1) return attn__avx512_qk8_cpu();
+#endif
+    return tokens > 1;
 }
 
-/* Bytes of matmul workspace of a view's product (int8: as attn__avx512_view_int8) */
+/* Bytes of matmul workspace of a view's product (int8: attn__avx512_attn_matmul_int8's too, one row
+ * included, whatever the CPU) */
 static size_t attn__avx512_view_ws(const attn_matrix *m, int int8, size_t tokens, size_t d_in,
                             size_t d_out)
 {
     const size_t s = attn__avx512_attn_linear_workspace_size(m->trans, tokens, d_in, d_out);
-    const size_t s8 =
-        attn__avx512_view_int8(m, int8, tokens) ? attn__avx512_attn_matmul_int8_workspace_size(tokens, d_out, d_in) : 0;
+    const size_t s8 = int8 && (m->type == ATTN_Q8_0 || m->type == ATTN_Q4_0)
+                          ? attn__avx512_attn_matmul_int8_workspace_size(tokens, d_out, d_in)
+                          : 0;
     return s > s8 ? s : s8;
 }
 
@@ -33718,19 +33745,27 @@ static attn_matrix attn__view(const float *w, size_t ld, attn_trans tr, attn_dty
 }
 
 /* Whether a view's product takes attn_matmul_int8 (int8: the block's int8_products): for
- * 2 or more rows; one row keeps the float product, which streams the weights as fast */
+ * 2 or more rows; one row where the CPU runs VNNI, on which attn_matmul_int8 reads the
+ * weights in place (faster than the float product; without VNNI it repacks them, and the
+ * float product, which streams them once, is as fast or faster) */
 static int attn__view_int8(const attn_matrix *m, int int8, size_t tokens)
 {
-    return int8 && tokens > 1 && (m->type == ATTN_Q8_0 || m->type == ATTN_Q4_0);
+    if (!int8 || (m->type != ATTN_Q8_0 && m->type != ATTN_Q4_0)) return 0;
+#ifdef ATTN__HAVE_QK8_ROWS
+    if (tokens == 1) return attn__qk8_cpu();
+#endif
+    return tokens > 1;
 }
 
-/* Bytes of matmul workspace of a view's product (int8: as attn__view_int8) */
+/* Bytes of matmul workspace of a view's product (int8: attn_matmul_int8's too, one row
+ * included, whatever the CPU) */
 static size_t attn__view_ws(const attn_matrix *m, int int8, size_t tokens, size_t d_in,
                             size_t d_out)
 {
     const size_t s = attn_linear_workspace_size(m->trans, tokens, d_in, d_out);
-    const size_t s8 =
-        attn__view_int8(m, int8, tokens) ? attn_matmul_int8_workspace_size(tokens, d_out, d_in) : 0;
+    const size_t s8 = int8 && (m->type == ATTN_Q8_0 || m->type == ATTN_Q4_0)
+                          ? attn_matmul_int8_workspace_size(tokens, d_out, d_in)
+                          : 0;
     return s > s8 ? s : s8;
 }
 

@@ -921,11 +921,14 @@ typedef struct attn_decoder_only_weights {
 /* int8_products = 1: for calls of 2 or more tokens, the q8_0 / q4_0 matrices multiply their
  * inputs (the normed rows, the attention's output, the gated MLP rows) rounded to q8_0 per
  * block of 32, in integer arithmetic (attn_matmul_int8; llama.cpp's arithmetic for such
- * weights); the workspace query counts its scratch. One token keeps the float products,
- * which stream the weights as fast or faster. A product whose input does not quantize (inf,
- * NaN, a block above about 8.3e6) runs as with 0. 0: every product in float32 on the
- * dequantized weights (attn_matmul_typed). The README gives the speed and the error of each
- * against the f32 weights; f32 / f16 / bf16 matrices are the same either way. */
+ * weights); the workspace query counts its scratch. One token (decode) too where the CPU
+ * runs VNNI (AVX512-VNNI on the AVX-512 path, AVX-VNNI on AVX2's: attn_matmul_int8 then
+ * reads the weights in place, faster than the float products); elsewhere one token keeps the
+ * float products, which stream the weights as fast or faster. A product whose input does
+ * not quantize (inf, NaN, a block above about 8.3e6) runs as with 0. 0: every product in
+ * float32 on the dequantized weights (attn_matmul_typed). The README gives the speed and
+ * the error of each against the f32 weights; f32 / f16 / bf16 matrices are the same either
+ * way. */
 
 /* Bytes of workspace for `tokens` new tokens (0 for invalid weights, tokens 0 or overflow);
  * never decreases as tokens grows. */

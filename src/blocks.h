@@ -101,19 +101,27 @@ static attn_matrix attn__view(const float *w, size_t ld, attn_trans tr, attn_dty
 }
 
 /* Whether a view's product takes attn_matmul_int8 (int8: the block's int8_products): for
- * 2 or more rows; one row keeps the float product, which streams the weights as fast */
+ * 2 or more rows; one row where the CPU runs VNNI, on which attn_matmul_int8 reads the
+ * weights in place (faster than the float product; without VNNI it repacks them, and the
+ * float product, which streams them once, is as fast or faster) */
 static int attn__view_int8(const attn_matrix *m, int int8, size_t tokens)
 {
-    return int8 && tokens > 1 && (m->type == ATTN_Q8_0 || m->type == ATTN_Q4_0);
+    if (!int8 || (m->type != ATTN_Q8_0 && m->type != ATTN_Q4_0)) return 0;
+#ifdef ATTN__HAVE_QK8_ROWS
+    if (tokens == 1) return attn__qk8_cpu();
+#endif
+    return tokens > 1;
 }
 
-/* Bytes of matmul workspace of a view's product (int8: as attn__view_int8) */
+/* Bytes of matmul workspace of a view's product (int8: attn_matmul_int8's too, one row
+ * included, whatever the CPU) */
 static size_t attn__view_ws(const attn_matrix *m, int int8, size_t tokens, size_t d_in,
                             size_t d_out)
 {
     const size_t s = attn_linear_workspace_size(m->trans, tokens, d_in, d_out);
-    const size_t s8 =
-        attn__view_int8(m, int8, tokens) ? attn_matmul_int8_workspace_size(tokens, d_out, d_in) : 0;
+    const size_t s8 = int8 && (m->type == ATTN_Q8_0 || m->type == ATTN_Q4_0)
+                          ? attn_matmul_int8_workspace_size(tokens, d_out, d_in)
+                          : 0;
     return s > s8 ? s : s8;
 }
 

@@ -1267,14 +1267,15 @@ static void run_model(const attn_decoder_only_weights *w, float *y, const char *
 }
 
 static double model_err[2], model_same[2], model_i8[2], model_i8q[2];
+static int one8[2]; /* int8_products took attn_matmul_int8 for one token */
 
-/* One product of the composed layer: attn_matmul_int8 (int8, 2 or more rows) or
- * attn_linear_typed */
+/* One product of the composed layer: attn_matmul_int8 (int8 1: 2 or more rows; 2: any
+ * rows) or attn_linear_typed */
 static void comp_lin(const attn_matrix *m, int int8, const float *x, size_t rows, size_t din,
                      size_t dout, float *y, void *ws, size_t wsz)
 {
     attn_status st;
-    if (int8 && rows > 1)
+    if (int8 > 1 || (int8 && rows > 1))
         st = attn_matmul_int8(rows, dout, din, 1.0f, x, din, m->type, m->w, m->ld, 0.0f, y, dout,
                               ws, wsz);
     else
@@ -1389,7 +1390,7 @@ static void test_model(void)
          * bit (and the composition with attn_linear_typed against (b), the composition
          * checked), against (b) (the activations' rounding) and against (a) */
         {
-            float yd[NTOK * D], ye[NTOK * D];
+            float yd[NTOK * D], ye[NTOK * D], yf[NTOK * D];
             attn_decoder_only_weights wi;
             double e_db = 0.0, e_da = 0.0, bmax = 0.0;
             for (i = 0; i < NMAT; i++) mats[i] = q[i].p;
@@ -1408,10 +1409,15 @@ static void test_model(void)
             memcpy(yd, md.x, sizeof yd);
             snprintf(what, sizeof what, "%s model, int8 products", qname(qt));
             run_model(&wi, yd, what);
+            /* one token: attn_matmul_int8 where the CPU runs VNNI, else the float product
+             * (the block's choice: either composition, bit for bit) */
             memcpy(ye, md.x, sizeof ye);
             run_composed(&w, 1, ye);
-            check(memcmp(ye, yd, sizeof ye) == 0, "%s: int8_products differs from the layer "
-                  "composed with attn_matmul_int8", qname(qt));
+            memcpy(yf, md.x, sizeof yf);
+            run_composed(&w, 2, yf);
+            one8[t] = memcmp(yf, yd, sizeof yf) == 0;
+            check(one8[t] || memcmp(ye, yd, sizeof ye) == 0, "%s: int8_products differs from "
+                  "the layer composed with attn_matmul_int8", qname(qt));
             for (i = 0; i < NTOK * D; i++) bmax = fabs(yb[i]) > bmax ? fabs(yb[i]) : bmax;
             for (i = 0; i < NTOK * D; i++) {
                 const double db = fabs((double)yd[i] - yb[i]), da = fabs((double)yd[i] - ya[i]);
@@ -1458,8 +1464,11 @@ static void test_model(void)
            "on the dequantized weights: %.3g, %.3g (bound %.3g)\n", model_err[0], TOL_Q8,
            model_err[1], TOL_Q4, model_same[0], model_same[1], TOL_SAME);
     printf("quant: the layer with int8_products against the f32 model: q8_0 %.3g, q4_0 %.3g; "
-           "against the float products on the same weights: %.3g, %.3g (bound %.3g)\n",
-           model_i8[0], model_i8[1], model_i8q[0], model_i8q[1], TOL_ACT);
+           "against the float products on the same weights: %.3g, %.3g (bound %.3g); one "
+           "token by %s\n", model_i8[0], model_i8[1], model_i8q[0], model_i8q[1], TOL_ACT,
+           one8[0] ? "attn_matmul_int8 (VNNI)" : "the float products");
+    check(one8[0] == one8[1], "int8_products: one token by attn_matmul_int8 for q8_0 %d, q4_0 %d",
+          one8[0], one8[1]);
 }
 
 /* ---- the 2017-style blocks with block-type weights ----------------------------------------- */
