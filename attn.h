@@ -2730,12 +2730,13 @@ static inline void attn__scalar_vstore_bf16_part(uint16_t *p, attn__scalar_v v, 
 }
 
 /* For the integer scores of simd/qk_4xq8_*.h, which take a row's blocks 4 at a time: the
- * scales of 4 blocks bs bytes apart at kg, as 4 binary16 */
-static ATTN__SCALAR_FORCE_INLINE uint64_t attn__scalar_qk8_h4(const unsigned char *kg, size_t bs)
+ * scales of 4 blocks bs bytes apart at kg, as 4 binary16, of which the first m lie in the row
+ * (the others 0; m 4 or more: all) */
+static ATTN__SCALAR_FORCE_INLINE uint64_t attn__scalar_qk8_h4(const unsigned char *kg, size_t bs, size_t m)
 {
     uint64_t h4 = 0;
-    int b;
-    for (b = 0; b < 4; b++) {
+    size_t b;
+    for (b = 0; b < 4 && b < m; b++) {
         uint16_t h;
         memcpy(&h, kg + b * bs, 2);
         h4 |= (uint64_t)h << 16 * b;
@@ -2743,17 +2744,30 @@ static ATTN__SCALAR_FORCE_INLINE uint64_t attn__scalar_qk8_h4(const unsigned cha
     return h4;
 }
 
-/* Blocks 4 g .. 4 g + 3 (bs bytes each) of a row k of nb blocks: in place, or where the row
- * ends sooner, copied into tail (4 bs bytes) and zero padded */
-static ATTN__SCALAR_FORCE_INLINE const unsigned char *attn__scalar_qk8_group_at(const unsigned char *k,
-                                                                  size_t nb, size_t g,
-                                                                  size_t bs, unsigned char *tail)
+/* For attn__scalar_attn_matmul_int8's few rows (simd/qk_4xq8_*.h): columns j .. j + cols - 1 of B (rows
+ * rb bytes apart at b; those past nc repeat column j) at p, and the next cols columns (those
+ * before npf; else these) at pn, for attn__scalar_qk8_pf */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_qk8_cols(const unsigned char *b, size_t rb, size_t j,
+                                              size_t cols, size_t nc, size_t npf,
+                                              const unsigned char **p, const unsigned char **pn)
 {
-    const unsigned char *kg = k + g * 4 * bs;
-    if (nb - 4 * g >= 4) return kg;
-    memset(tail, 0, 4 * bs);
-    memcpy(tail, kg, (nb - 4 * g) * bs);
-    return tail;
+    size_t c;
+    for (c = 0; c < cols; c++) {
+        p[c] = b + (j + c < nc ? j + c : j) * rb;
+        pn[c] = j + cols + c < npf ? b + (j + cols + c) * rb : p[c];
+    }
+}
+
+/* The next columns' rows (blocks of bs bytes) requested into L2 at the pace these are read:
+ * at block blk, the line holding the block's last byte in each, once a line (a pass ahead,
+ * spread over the pass: a burst of the next rows' requests at a pass's start stalled it) */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_qk8_pf(const unsigned char *const *pn, size_t cols,
+                                            size_t blk, size_t bs)
+{
+    const size_t e = blk * bs + bs - 1;
+    size_t c;
+    if (blk == 0 || e / 64 != (e - bs) / 64)
+        for (c = 0; c < cols; c++) ATTN__SCALAR_PREFETCH_L2(pn[c] + e);
 }
 
 #endif
@@ -2877,24 +2891,19 @@ static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE uint64_t attn__scalar_qk8
     const __m512i x80 = _mm512_set1_epi8((char)0x80);
     const unsigned char *kg = k + g * 4 * 34;
     const size_t m = nb - 4 * g < 4 ? nb - 4 * g : 4;
-    uint64_t h4 = 0;
-    size_t b;
-    if (m == 4) {
+    uint64_t h4;
+    if (m == 4) { /* a whole group: no test per block */
         *k0 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__scalar_qk8_kb(kg, 4, 0)),
                                  attn__scalar_qk8_kb(kg, 4, 1), 1);
         *k1 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__scalar_qk8_kb(kg, 4, 2)),
                                  attn__scalar_qk8_kb(kg, 4, 3), 1);
-        h4 = attn__scalar_qk8_h4(kg, 34);
+        h4 = attn__scalar_qk8_h4(kg, 34, 4);
     } else {
         *k0 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__scalar_qk8_kb(kg, m, 0)),
                                  attn__scalar_qk8_kb(kg, m, 1), 1);
         *k1 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__scalar_qk8_kb(kg, m, 2)),
                                  attn__scalar_qk8_kb(kg, m, 3), 1);
-        for (b = 0; b < m; b++) {
-            uint16_t h;
-            memcpy(&h, kg + 34 * b, 2);
-            h4 |= (uint64_t)h << 16 * b;
-        }
+        h4 = attn__scalar_qk8_h4(kg, 34, m);
     }
     *k0 = _mm512_xor_si512(*k0, x80);
     *k1 = _mm512_xor_si512(*k1, x80);
@@ -3014,31 +3023,6 @@ static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE uint64_t attn__scalar_qk8
         h4 |= (uint64_t)h << 16 * c;
     }
     return h4;
-}
-
-/* Columns j .. j + cols - 1 of B (rows rb bytes apart at b; those past nc repeat column j)
- * at p, and the next cols columns (those before npf; else these) at pn, for attn__scalar_qk8_pf */
-static ATTN__SCALAR_FORCE_INLINE void attn__scalar_qk8_cols(const unsigned char *b, size_t rb, size_t j,
-                                              size_t cols, size_t nc, size_t npf,
-                                              const unsigned char **p, const unsigned char **pn)
-{
-    size_t c;
-    for (c = 0; c < cols; c++) {
-        p[c] = b + (j + c < nc ? j + c : j) * rb;
-        pn[c] = j + cols + c < npf ? b + (j + cols + c) * rb : p[c];
-    }
-}
-
-/* The next columns' rows (blocks of bs bytes) requested into L2 at the pace these are read:
- * at block blk, the line holding the block's last byte in each, once a line (a pass ahead,
- * spread over the pass: a burst of the next rows' requests at a pass's start stalled it) */
-static ATTN__SCALAR_FORCE_INLINE void attn__scalar_qk8_pf(const unsigned char *const *pn, size_t cols,
-                                            size_t blk, size_t bs)
-{
-    const size_t e = blk * bs + bs - 1;
-    size_t c;
-    if (blk == 0 || e / 64 != (e - bs) / 64)
-        for (c = 0; c < cols; c++) ATTN__SCALAR_PREFETCH_L2(pn[c] + e);
 }
 
 /* One row's block (half-blocks broadcast in a0, a1) against 4 columns' (attn__scalar_qk8_c4's x0,
@@ -3241,6 +3225,14 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
 #define ATTN__SCALAR_HAVE_QK8 1
 #define ATTN__SCALAR_QK8_ATTR
 #define attn__scalar_qk8_cpu() 1
+#elif defined(ATTN__SCALAR_QK8_EVEX) && defined(__AVX512VNNI__) && defined(__AVX512VL__) && \
+    defined(__F16C__)
+/* (the tests' hook: these kernels through AVX512-VNNI's 256-bit vpdpbusd, the same
+ * operation, so that a CPU with AVX512-VNNI and no AVX-VNNI runs them; tests/meson.build) */
+#define ATTN__SCALAR_HAVE_QK8 1
+#define ATTN__SCALAR_QK8_ATTR
+#define attn__scalar_qk8_cpu() 1
+#define ATTN__SCALAR_QK8_DPBUSD _mm256_dpbusd_epi32
 #elif defined(ATTN__SCALAR_HAVE_VI_RT)
 #define ATTN__SCALAR_HAVE_QK8 1
 #define ATTN__SCALAR_QK8_ATTR __attribute__((target("avxvnni,fma,f16c")))
@@ -3248,6 +3240,9 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mm_ukr_body(size_t rows, size
 #endif
 
 #ifdef ATTN__SCALAR_HAVE_QK8
+#ifndef ATTN__SCALAR_QK8_DPBUSD
+#define ATTN__SCALAR_QK8_DPBUSD _mm256_dpbusd_avx_epi32
+#endif
 #define ATTN__SCALAR_HAVE_QK8_ROWS 1 /* attn__scalar_qk8_rows_body, below */
 /* The quad's layout: simd/qk_4xq8_avx512.h's */
 #define ATTN__SCALAR_QK8_QUAD_BYTES(nq) ((nq) * 160)
@@ -3260,9 +3255,9 @@ static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m256i attn__scalar_qk8_
 {
     const __m256i z = _mm256_setzero_si256();
     const __m256i a =
-        _mm256_dpbusd_avx_epi32(z, k0, _mm256_loadu_si256((const __m256i *)(const void *)q0));
+        ATTN__SCALAR_QK8_DPBUSD(z, k0, _mm256_loadu_si256((const __m256i *)(const void *)q0));
     const __m256i c =
-        _mm256_dpbusd_avx_epi32(z, k1, _mm256_loadu_si256((const __m256i *)(const void *)q1));
+        ATTN__SCALAR_QK8_DPBUSD(z, k1, _mm256_loadu_si256((const __m256i *)(const void *)q1));
     return _mm256_add_epi32(_mm256_blend_epi32(a, c, 0xF0), _mm256_permute2x128_si256(a, c, 0x21));
 }
 
@@ -3314,19 +3309,19 @@ attn__scalar_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     size_t j, blk, c, r, u;
-    (void)npf; /* (not measured on a CPU with AVX-VNNI: no prefetch) */
     for (j = 0; j < nc; j += 4) {
-        const unsigned char *p[4];
+        const unsigned char *p[4], *pn[4];
         __m256 f[2];
         float o[16];
         for (u = 0; u < 2; u++) f[u] = _mm256_setzero_ps();
-        for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        attn__scalar_qk8_cols(b, rb, j, 4, nc, npf, p, pn);
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
             const __m256 da = _mm256_broadcast_ps((const __m128 *)(const void *)(qd + oq));
             __m256i bias = _mm256_broadcastsi128_si256(
                 _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64)));
             if (q4) bias = _mm256_srai_epi32(bias, 4); /* 8 times the sum */
+            attn__scalar_qk8_pf(pn, 4, blk, bs);
             ATTN__SCALAR_UNROLL
             for (u = 0; u < 2; u++) {
                 __m256i x0, x1, z[4];
@@ -3340,7 +3335,7 @@ attn__scalar_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
                         _mm_loadu_si128((const __m128i *)(const void *)qr));
                     const __m256i a1 = _mm256_broadcastsi128_si256(
                         _mm_loadu_si128((const __m128i *)(const void *)(qr + 16)));
-                    z[r] = r < R ? _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(
+                    z[r] = r < R ? ATTN__SCALAR_QK8_DPBUSD(ATTN__SCALAR_QK8_DPBUSD(
                                        _mm256_setzero_si256(), x0, a0), x1, a1)
                                  : _mm256_setzero_si256();
                 }
@@ -3355,17 +3350,27 @@ attn__scalar_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
     }
 }
 
+/* Block b of a group at kg of which m blocks lie in the row (4 or more: all): its 32 values,
+ * or 0 past the row's end (values and scale read as 0, as the zero padded quads hold) */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m256i attn__scalar_qk8_kb(const unsigned char *kg, size_t m,
+                                                            size_t b)
+{
+    return b < m ? _mm256_loadu_si256((const __m256i *)(const void *)(kg + 34 * b + 2))
+                 : _mm256_setzero_si256();
+}
+
 /* simd/qk_4xq8_avx512.h's attn__scalar_qk8_scores (the same contract and arithmetic): per group
  * of 4 blocks, blocks 0 and 1 in f0's lanes 4 b + r, blocks 2 and 3 in f1's, so that
- * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). */
-static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
-                                            size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds,
-                                            const unsigned char *v, size_t vrb, size_t vb)
+ * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). The
+ * group a row ends in read block by block where it lies. */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE void
+attn__scalar_qk8_scores_body(int one, const unsigned char *k, size_t rb, size_t nk, size_t nb,
+                      const unsigned char *quad, size_t nq, size_t nr, const size_t *n, float *s,
+                      size_t lds, const unsigned char *v, size_t vrb, size_t vb)
 {
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i x80 = _mm256_set1_epi8((char)0x80);
-    const size_t rows = nr == 1 ? 1 : 4;
+    const size_t rows = one ? 1 : 4;
     size_t j, g, u, h, r;
     for (j = 0; j < nk; j++, k += rb) {
         __m256 f[2];
@@ -3374,24 +3379,24 @@ static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_scores(const unsigned char *k
         if (v) attn__scalar_prefetch_bytes(v + j * vrb, vb, 0);
         f[0] = f[1] = _mm256_setzero_ps();
         for (g = 0; g < nq / 4; g++) {
-            unsigned char tail[4 * 34];
-            const unsigned char *kg = attn__scalar_qk8_group_at(k, nb, g, 34, tail);
-            const __m128 dk = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)attn__scalar_qk8_h4(kg, 34)));
+            const unsigned char *kg = k + g * 4 * 34;
+            const size_t m = nb - 4 * g < 4 ? nb - 4 * g : 4;
+            const __m128 dk = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)attn__scalar_qk8_h4(kg, 34, m)));
+            ATTN__SCALAR_UNROLL
             for (h = 0; h < 2; h++) {
-                const unsigned char *k0 = kg + 68 * h + 2;
-                const __m256i kv0 = _mm256_xor_si256(
-                    _mm256_loadu_si256((const __m256i *)(const void *)k0), x80);
-                const __m256i kv1 = _mm256_xor_si256(
-                    _mm256_loadu_si256((const __m256i *)(const void *)(k0 + 34)), x80);
+                const __m256i kv0 = _mm256_xor_si256(attn__scalar_qk8_kb(kg, m, 2 * h), x80);
+                const __m256i kv1 = _mm256_xor_si256(attn__scalar_qk8_kb(kg, m, 2 * h + 1), x80);
                 const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
                 const __m256 dk2 = _mm256_permutevar8x32_ps(
                     _mm256_castps128_ps256(dk), _mm256_add_epi32(idx, _mm256_set1_epi32(2 * h)));
                 const unsigned char *qg = qd + g * 128 + 32 * h; /* its scales and bias */
                 __m256i w[4], t;
+                ATTN__SCALAR_UNROLL
                 for (r = 0; r < rows; r++) {
                     const unsigned char *qr = quad + r * nq * 32 + g * 128 + 64 * h;
                     w[r] = attn__scalar_qk8_z2(kv0, kv1, qr, qr + 32);
                 }
+                ATTN__SCALAR_UNROLL
                 for (; r < 4; r++) w[r] = w[0];
                 t = _mm256_sub_epi32(attn__scalar_qk8_sum4(w),
                                      _mm256_loadu_si256((const __m256i *)(const void *)(qg + 64)));
@@ -3406,6 +3411,15 @@ static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_scores(const unsigned char *k
         for (u = 0; u < nr; u++)
             if (j < n[u]) s[u * lds + j] = o[u];
     }
+}
+/* (one row or four: the quad's w in registers, not in memory, for either) */
+static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
+                                            size_t nb, const unsigned char *quad, size_t nq,
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
+{
+    if (nr == 1) attn__scalar_qk8_scores_body(1, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
+    else attn__scalar_qk8_scores_body(0, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
 }
 #endif
 #endif
@@ -10995,12 +11009,13 @@ static inline void attn__avx2_vstore_bf16_part(uint16_t *p, attn__avx2_v v, size
 }
 
 /* For the integer scores of simd/qk_4xq8_*.h, which take a row's blocks 4 at a time: the
- * scales of 4 blocks bs bytes apart at kg, as 4 binary16 */
-static ATTN__AVX2_FORCE_INLINE uint64_t attn__avx2_qk8_h4(const unsigned char *kg, size_t bs)
+ * scales of 4 blocks bs bytes apart at kg, as 4 binary16, of which the first m lie in the row
+ * (the others 0; m 4 or more: all) */
+static ATTN__AVX2_FORCE_INLINE uint64_t attn__avx2_qk8_h4(const unsigned char *kg, size_t bs, size_t m)
 {
     uint64_t h4 = 0;
-    int b;
-    for (b = 0; b < 4; b++) {
+    size_t b;
+    for (b = 0; b < 4 && b < m; b++) {
         uint16_t h;
         memcpy(&h, kg + b * bs, 2);
         h4 |= (uint64_t)h << 16 * b;
@@ -11008,17 +11023,30 @@ static ATTN__AVX2_FORCE_INLINE uint64_t attn__avx2_qk8_h4(const unsigned char *k
     return h4;
 }
 
-/* Blocks 4 g .. 4 g + 3 (bs bytes each) of a row k of nb blocks: in place, or where the row
- * ends sooner, copied into tail (4 bs bytes) and zero padded */
-static ATTN__AVX2_FORCE_INLINE const unsigned char *attn__avx2_qk8_group_at(const unsigned char *k,
-                                                                  size_t nb, size_t g,
-                                                                  size_t bs, unsigned char *tail)
+/* For attn__avx2_attn_matmul_int8's few rows (simd/qk_4xq8_*.h): columns j .. j + cols - 1 of B (rows
+ * rb bytes apart at b; those past nc repeat column j) at p, and the next cols columns (those
+ * before npf; else these) at pn, for attn__avx2_qk8_pf */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_qk8_cols(const unsigned char *b, size_t rb, size_t j,
+                                              size_t cols, size_t nc, size_t npf,
+                                              const unsigned char **p, const unsigned char **pn)
 {
-    const unsigned char *kg = k + g * 4 * bs;
-    if (nb - 4 * g >= 4) return kg;
-    memset(tail, 0, 4 * bs);
-    memcpy(tail, kg, (nb - 4 * g) * bs);
-    return tail;
+    size_t c;
+    for (c = 0; c < cols; c++) {
+        p[c] = b + (j + c < nc ? j + c : j) * rb;
+        pn[c] = j + cols + c < npf ? b + (j + cols + c) * rb : p[c];
+    }
+}
+
+/* The next columns' rows (blocks of bs bytes) requested into L2 at the pace these are read:
+ * at block blk, the line holding the block's last byte in each, once a line (a pass ahead,
+ * spread over the pass: a burst of the next rows' requests at a pass's start stalled it) */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_qk8_pf(const unsigned char *const *pn, size_t cols,
+                                            size_t blk, size_t bs)
+{
+    const size_t e = blk * bs + bs - 1;
+    size_t c;
+    if (blk == 0 || e / 64 != (e - bs) / 64)
+        for (c = 0; c < cols; c++) ATTN__AVX2_PREFETCH_L2(pn[c] + e);
 }
 
 #endif
@@ -11142,24 +11170,19 @@ static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE uint64_t attn__avx2_qk8_kload
     const __m512i x80 = _mm512_set1_epi8((char)0x80);
     const unsigned char *kg = k + g * 4 * 34;
     const size_t m = nb - 4 * g < 4 ? nb - 4 * g : 4;
-    uint64_t h4 = 0;
-    size_t b;
-    if (m == 4) {
+    uint64_t h4;
+    if (m == 4) { /* a whole group: no test per block */
         *k0 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__avx2_qk8_kb(kg, 4, 0)),
                                  attn__avx2_qk8_kb(kg, 4, 1), 1);
         *k1 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__avx2_qk8_kb(kg, 4, 2)),
                                  attn__avx2_qk8_kb(kg, 4, 3), 1);
-        h4 = attn__avx2_qk8_h4(kg, 34);
+        h4 = attn__avx2_qk8_h4(kg, 34, 4);
     } else {
         *k0 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__avx2_qk8_kb(kg, m, 0)),
                                  attn__avx2_qk8_kb(kg, m, 1), 1);
         *k1 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__avx2_qk8_kb(kg, m, 2)),
                                  attn__avx2_qk8_kb(kg, m, 3), 1);
-        for (b = 0; b < m; b++) {
-            uint16_t h;
-            memcpy(&h, kg + 34 * b, 2);
-            h4 |= (uint64_t)h << 16 * b;
-        }
+        h4 = attn__avx2_qk8_h4(kg, 34, m);
     }
     *k0 = _mm512_xor_si512(*k0, x80);
     *k1 = _mm512_xor_si512(*k1, x80);
@@ -11279,31 +11302,6 @@ static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE uint64_t attn__avx2_qk8_c4(in
         h4 |= (uint64_t)h << 16 * c;
     }
     return h4;
-}
-
-/* Columns j .. j + cols - 1 of B (rows rb bytes apart at b; those past nc repeat column j)
- * at p, and the next cols columns (those before npf; else these) at pn, for attn__avx2_qk8_pf */
-static ATTN__AVX2_FORCE_INLINE void attn__avx2_qk8_cols(const unsigned char *b, size_t rb, size_t j,
-                                              size_t cols, size_t nc, size_t npf,
-                                              const unsigned char **p, const unsigned char **pn)
-{
-    size_t c;
-    for (c = 0; c < cols; c++) {
-        p[c] = b + (j + c < nc ? j + c : j) * rb;
-        pn[c] = j + cols + c < npf ? b + (j + cols + c) * rb : p[c];
-    }
-}
-
-/* The next columns' rows (blocks of bs bytes) requested into L2 at the pace these are read:
- * at block blk, the line holding the block's last byte in each, once a line (a pass ahead,
- * spread over the pass: a burst of the next rows' requests at a pass's start stalled it) */
-static ATTN__AVX2_FORCE_INLINE void attn__avx2_qk8_pf(const unsigned char *const *pn, size_t cols,
-                                            size_t blk, size_t bs)
-{
-    const size_t e = blk * bs + bs - 1;
-    size_t c;
-    if (blk == 0 || e / 64 != (e - bs) / 64)
-        for (c = 0; c < cols; c++) ATTN__AVX2_PREFETCH_L2(pn[c] + e);
 }
 
 /* One row's block (half-blocks broadcast in a0, a1) against 4 columns' (attn__avx2_qk8_c4's x0,
@@ -11506,6 +11504,14 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
 #define ATTN__AVX2_HAVE_QK8 1
 #define ATTN__AVX2_QK8_ATTR
 #define attn__avx2_qk8_cpu() 1
+#elif defined(ATTN__AVX2_QK8_EVEX) && defined(__AVX512VNNI__) && defined(__AVX512VL__) && \
+    defined(__F16C__)
+/* (the tests' hook: these kernels through AVX512-VNNI's 256-bit vpdpbusd, the same
+ * operation, so that a CPU with AVX512-VNNI and no AVX-VNNI runs them; tests/meson.build) */
+#define ATTN__AVX2_HAVE_QK8 1
+#define ATTN__AVX2_QK8_ATTR
+#define attn__avx2_qk8_cpu() 1
+#define ATTN__AVX2_QK8_DPBUSD _mm256_dpbusd_epi32
 #elif defined(ATTN__AVX2_HAVE_VI_RT)
 #define ATTN__AVX2_HAVE_QK8 1
 #define ATTN__AVX2_QK8_ATTR __attribute__((target("avxvnni,fma,f16c")))
@@ -11513,6 +11519,9 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mm_ukr_body(size_t rows, size_t k
 #endif
 
 #ifdef ATTN__AVX2_HAVE_QK8
+#ifndef ATTN__AVX2_QK8_DPBUSD
+#define ATTN__AVX2_QK8_DPBUSD _mm256_dpbusd_avx_epi32
+#endif
 #define ATTN__AVX2_HAVE_QK8_ROWS 1 /* attn__avx2_qk8_rows_body, below */
 /* The quad's layout: simd/qk_4xq8_avx512.h's */
 #define ATTN__AVX2_QK8_QUAD_BYTES(nq) ((nq) * 160)
@@ -11525,9 +11534,9 @@ static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m256i attn__avx2_qk8_z2(__m
 {
     const __m256i z = _mm256_setzero_si256();
     const __m256i a =
-        _mm256_dpbusd_avx_epi32(z, k0, _mm256_loadu_si256((const __m256i *)(const void *)q0));
+        ATTN__AVX2_QK8_DPBUSD(z, k0, _mm256_loadu_si256((const __m256i *)(const void *)q0));
     const __m256i c =
-        _mm256_dpbusd_avx_epi32(z, k1, _mm256_loadu_si256((const __m256i *)(const void *)q1));
+        ATTN__AVX2_QK8_DPBUSD(z, k1, _mm256_loadu_si256((const __m256i *)(const void *)q1));
     return _mm256_add_epi32(_mm256_blend_epi32(a, c, 0xF0), _mm256_permute2x128_si256(a, c, 0x21));
 }
 
@@ -11579,19 +11588,19 @@ attn__avx2_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, si
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     size_t j, blk, c, r, u;
-    (void)npf; /* (not measured on a CPU with AVX-VNNI: no prefetch) */
     for (j = 0; j < nc; j += 4) {
-        const unsigned char *p[4];
+        const unsigned char *p[4], *pn[4];
         __m256 f[2];
         float o[16];
         for (u = 0; u < 2; u++) f[u] = _mm256_setzero_ps();
-        for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        attn__avx2_qk8_cols(b, rb, j, 4, nc, npf, p, pn);
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
             const __m256 da = _mm256_broadcast_ps((const __m128 *)(const void *)(qd + oq));
             __m256i bias = _mm256_broadcastsi128_si256(
                 _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64)));
             if (q4) bias = _mm256_srai_epi32(bias, 4); /* 8 times the sum */
+            attn__avx2_qk8_pf(pn, 4, blk, bs);
             ATTN__AVX2_UNROLL
             for (u = 0; u < 2; u++) {
                 __m256i x0, x1, z[4];
@@ -11605,7 +11614,7 @@ attn__avx2_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, si
                         _mm_loadu_si128((const __m128i *)(const void *)qr));
                     const __m256i a1 = _mm256_broadcastsi128_si256(
                         _mm_loadu_si128((const __m128i *)(const void *)(qr + 16)));
-                    z[r] = r < R ? _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(
+                    z[r] = r < R ? ATTN__AVX2_QK8_DPBUSD(ATTN__AVX2_QK8_DPBUSD(
                                        _mm256_setzero_si256(), x0, a0), x1, a1)
                                  : _mm256_setzero_si256();
                 }
@@ -11620,17 +11629,27 @@ attn__avx2_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, si
     }
 }
 
+/* Block b of a group at kg of which m blocks lie in the row (4 or more: all): its 32 values,
+ * or 0 past the row's end (values and scale read as 0, as the zero padded quads hold) */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m256i attn__avx2_qk8_kb(const unsigned char *kg, size_t m,
+                                                            size_t b)
+{
+    return b < m ? _mm256_loadu_si256((const __m256i *)(const void *)(kg + 34 * b + 2))
+                 : _mm256_setzero_si256();
+}
+
 /* simd/qk_4xq8_avx512.h's attn__avx2_qk8_scores (the same contract and arithmetic): per group
  * of 4 blocks, blocks 0 and 1 in f0's lanes 4 b + r, blocks 2 and 3 in f1's, so that
- * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). */
-static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
-                                            size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds,
-                                            const unsigned char *v, size_t vrb, size_t vb)
+ * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). The
+ * group a row ends in read block by block where it lies. */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE void
+attn__avx2_qk8_scores_body(int one, const unsigned char *k, size_t rb, size_t nk, size_t nb,
+                      const unsigned char *quad, size_t nq, size_t nr, const size_t *n, float *s,
+                      size_t lds, const unsigned char *v, size_t vrb, size_t vb)
 {
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i x80 = _mm256_set1_epi8((char)0x80);
-    const size_t rows = nr == 1 ? 1 : 4;
+    const size_t rows = one ? 1 : 4;
     size_t j, g, u, h, r;
     for (j = 0; j < nk; j++, k += rb) {
         __m256 f[2];
@@ -11639,24 +11658,24 @@ static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_scores(const unsigned char *k, si
         if (v) attn__avx2_prefetch_bytes(v + j * vrb, vb, 0);
         f[0] = f[1] = _mm256_setzero_ps();
         for (g = 0; g < nq / 4; g++) {
-            unsigned char tail[4 * 34];
-            const unsigned char *kg = attn__avx2_qk8_group_at(k, nb, g, 34, tail);
-            const __m128 dk = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)attn__avx2_qk8_h4(kg, 34)));
+            const unsigned char *kg = k + g * 4 * 34;
+            const size_t m = nb - 4 * g < 4 ? nb - 4 * g : 4;
+            const __m128 dk = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)attn__avx2_qk8_h4(kg, 34, m)));
+            ATTN__AVX2_UNROLL
             for (h = 0; h < 2; h++) {
-                const unsigned char *k0 = kg + 68 * h + 2;
-                const __m256i kv0 = _mm256_xor_si256(
-                    _mm256_loadu_si256((const __m256i *)(const void *)k0), x80);
-                const __m256i kv1 = _mm256_xor_si256(
-                    _mm256_loadu_si256((const __m256i *)(const void *)(k0 + 34)), x80);
+                const __m256i kv0 = _mm256_xor_si256(attn__avx2_qk8_kb(kg, m, 2 * h), x80);
+                const __m256i kv1 = _mm256_xor_si256(attn__avx2_qk8_kb(kg, m, 2 * h + 1), x80);
                 const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
                 const __m256 dk2 = _mm256_permutevar8x32_ps(
                     _mm256_castps128_ps256(dk), _mm256_add_epi32(idx, _mm256_set1_epi32(2 * h)));
                 const unsigned char *qg = qd + g * 128 + 32 * h; /* its scales and bias */
                 __m256i w[4], t;
+                ATTN__AVX2_UNROLL
                 for (r = 0; r < rows; r++) {
                     const unsigned char *qr = quad + r * nq * 32 + g * 128 + 64 * h;
                     w[r] = attn__avx2_qk8_z2(kv0, kv1, qr, qr + 32);
                 }
+                ATTN__AVX2_UNROLL
                 for (; r < 4; r++) w[r] = w[0];
                 t = _mm256_sub_epi32(attn__avx2_qk8_sum4(w),
                                      _mm256_loadu_si256((const __m256i *)(const void *)(qg + 64)));
@@ -11671,6 +11690,15 @@ static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_scores(const unsigned char *k, si
         for (u = 0; u < nr; u++)
             if (j < n[u]) s[u * lds + j] = o[u];
     }
+}
+/* (one row or four: the quad's w in registers, not in memory, for either) */
+static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
+                                            size_t nb, const unsigned char *quad, size_t nq,
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
+{
+    if (nr == 1) attn__avx2_qk8_scores_body(1, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
+    else attn__avx2_qk8_scores_body(0, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
 }
 #endif
 #endif
@@ -19264,12 +19292,13 @@ static inline void attn__avx512_vstore_bf16_part(uint16_t *p, attn__avx512_v v, 
 }
 
 /* For the integer scores of simd/qk_4xq8_*.h, which take a row's blocks 4 at a time: the
- * scales of 4 blocks bs bytes apart at kg, as 4 binary16 */
-static ATTN__AVX512_FORCE_INLINE uint64_t attn__avx512_qk8_h4(const unsigned char *kg, size_t bs)
+ * scales of 4 blocks bs bytes apart at kg, as 4 binary16, of which the first m lie in the row
+ * (the others 0; m 4 or more: all) */
+static ATTN__AVX512_FORCE_INLINE uint64_t attn__avx512_qk8_h4(const unsigned char *kg, size_t bs, size_t m)
 {
     uint64_t h4 = 0;
-    int b;
-    for (b = 0; b < 4; b++) {
+    size_t b;
+    for (b = 0; b < 4 && b < m; b++) {
         uint16_t h;
         memcpy(&h, kg + b * bs, 2);
         h4 |= (uint64_t)h << 16 * b;
@@ -19277,17 +19306,30 @@ static ATTN__AVX512_FORCE_INLINE uint64_t attn__avx512_qk8_h4(const unsigned cha
     return h4;
 }
 
-/* Blocks 4 g .. 4 g + 3 (bs bytes each) of a row k of nb blocks: in place, or where the row
- * ends sooner, copied into tail (4 bs bytes) and zero padded */
-static ATTN__AVX512_FORCE_INLINE const unsigned char *attn__avx512_qk8_group_at(const unsigned char *k,
-                                                                  size_t nb, size_t g,
-                                                                  size_t bs, unsigned char *tail)
+/* For attn__avx512_attn_matmul_int8's few rows (simd/qk_4xq8_*.h): columns j .. j + cols - 1 of B (rows
+ * rb bytes apart at b; those past nc repeat column j) at p, and the next cols columns (those
+ * before npf; else these) at pn, for attn__avx512_qk8_pf */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_qk8_cols(const unsigned char *b, size_t rb, size_t j,
+                                              size_t cols, size_t nc, size_t npf,
+                                              const unsigned char **p, const unsigned char **pn)
 {
-    const unsigned char *kg = k + g * 4 * bs;
-    if (nb - 4 * g >= 4) return kg;
-    memset(tail, 0, 4 * bs);
-    memcpy(tail, kg, (nb - 4 * g) * bs);
-    return tail;
+    size_t c;
+    for (c = 0; c < cols; c++) {
+        p[c] = b + (j + c < nc ? j + c : j) * rb;
+        pn[c] = j + cols + c < npf ? b + (j + cols + c) * rb : p[c];
+    }
+}
+
+/* The next columns' rows (blocks of bs bytes) requested into L2 at the pace these are read:
+ * at block blk, the line holding the block's last byte in each, once a line (a pass ahead,
+ * spread over the pass: a burst of the next rows' requests at a pass's start stalled it) */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_qk8_pf(const unsigned char *const *pn, size_t cols,
+                                            size_t blk, size_t bs)
+{
+    const size_t e = blk * bs + bs - 1;
+    size_t c;
+    if (blk == 0 || e / 64 != (e - bs) / 64)
+        for (c = 0; c < cols; c++) ATTN__AVX512_PREFETCH_L2(pn[c] + e);
 }
 
 #endif
@@ -19411,24 +19453,19 @@ static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE uint64_t attn__avx512_qk8
     const __m512i x80 = _mm512_set1_epi8((char)0x80);
     const unsigned char *kg = k + g * 4 * 34;
     const size_t m = nb - 4 * g < 4 ? nb - 4 * g : 4;
-    uint64_t h4 = 0;
-    size_t b;
-    if (m == 4) {
+    uint64_t h4;
+    if (m == 4) { /* a whole group: no test per block */
         *k0 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__avx512_qk8_kb(kg, 4, 0)),
                                  attn__avx512_qk8_kb(kg, 4, 1), 1);
         *k1 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__avx512_qk8_kb(kg, 4, 2)),
                                  attn__avx512_qk8_kb(kg, 4, 3), 1);
-        h4 = attn__avx512_qk8_h4(kg, 34);
+        h4 = attn__avx512_qk8_h4(kg, 34, 4);
     } else {
         *k0 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__avx512_qk8_kb(kg, m, 0)),
                                  attn__avx512_qk8_kb(kg, m, 1), 1);
         *k1 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__avx512_qk8_kb(kg, m, 2)),
                                  attn__avx512_qk8_kb(kg, m, 3), 1);
-        for (b = 0; b < m; b++) {
-            uint16_t h;
-            memcpy(&h, kg + 34 * b, 2);
-            h4 |= (uint64_t)h << 16 * b;
-        }
+        h4 = attn__avx512_qk8_h4(kg, 34, m);
     }
     *k0 = _mm512_xor_si512(*k0, x80);
     *k1 = _mm512_xor_si512(*k1, x80);
@@ -19548,31 +19585,6 @@ static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE uint64_t attn__avx512_qk8
         h4 |= (uint64_t)h << 16 * c;
     }
     return h4;
-}
-
-/* Columns j .. j + cols - 1 of B (rows rb bytes apart at b; those past nc repeat column j)
- * at p, and the next cols columns (those before npf; else these) at pn, for attn__avx512_qk8_pf */
-static ATTN__AVX512_FORCE_INLINE void attn__avx512_qk8_cols(const unsigned char *b, size_t rb, size_t j,
-                                              size_t cols, size_t nc, size_t npf,
-                                              const unsigned char **p, const unsigned char **pn)
-{
-    size_t c;
-    for (c = 0; c < cols; c++) {
-        p[c] = b + (j + c < nc ? j + c : j) * rb;
-        pn[c] = j + cols + c < npf ? b + (j + cols + c) * rb : p[c];
-    }
-}
-
-/* The next columns' rows (blocks of bs bytes) requested into L2 at the pace these are read:
- * at block blk, the line holding the block's last byte in each, once a line (a pass ahead,
- * spread over the pass: a burst of the next rows' requests at a pass's start stalled it) */
-static ATTN__AVX512_FORCE_INLINE void attn__avx512_qk8_pf(const unsigned char *const *pn, size_t cols,
-                                            size_t blk, size_t bs)
-{
-    const size_t e = blk * bs + bs - 1;
-    size_t c;
-    if (blk == 0 || e / 64 != (e - bs) / 64)
-        for (c = 0; c < cols; c++) ATTN__AVX512_PREFETCH_L2(pn[c] + e);
 }
 
 /* One row's block (half-blocks broadcast in a0, a1) against 4 columns' (attn__avx512_qk8_c4's x0,
@@ -19775,6 +19787,14 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
 #define ATTN__AVX512_HAVE_QK8 1
 #define ATTN__AVX512_QK8_ATTR
 #define attn__avx512_qk8_cpu() 1
+#elif defined(ATTN__AVX512_QK8_EVEX) && defined(__AVX512VNNI__) && defined(__AVX512VL__) && \
+    defined(__F16C__)
+/* (the tests' hook: these kernels through AVX512-VNNI's 256-bit vpdpbusd, the same
+ * operation, so that a CPU with AVX512-VNNI and no AVX-VNNI runs them; tests/meson.build) */
+#define ATTN__AVX512_HAVE_QK8 1
+#define ATTN__AVX512_QK8_ATTR
+#define attn__avx512_qk8_cpu() 1
+#define ATTN__AVX512_QK8_DPBUSD _mm256_dpbusd_epi32
 #elif defined(ATTN__AVX512_HAVE_VI_RT)
 #define ATTN__AVX512_HAVE_QK8 1
 #define ATTN__AVX512_QK8_ATTR __attribute__((target("avxvnni,fma,f16c")))
@@ -19782,6 +19802,9 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mm_ukr_body(size_t rows, size
 #endif
 
 #ifdef ATTN__AVX512_HAVE_QK8
+#ifndef ATTN__AVX512_QK8_DPBUSD
+#define ATTN__AVX512_QK8_DPBUSD _mm256_dpbusd_avx_epi32
+#endif
 #define ATTN__AVX512_HAVE_QK8_ROWS 1 /* attn__avx512_qk8_rows_body, below */
 /* The quad's layout: simd/qk_4xq8_avx512.h's */
 #define ATTN__AVX512_QK8_QUAD_BYTES(nq) ((nq) * 160)
@@ -19794,9 +19817,9 @@ static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m256i attn__avx512_qk8_
 {
     const __m256i z = _mm256_setzero_si256();
     const __m256i a =
-        _mm256_dpbusd_avx_epi32(z, k0, _mm256_loadu_si256((const __m256i *)(const void *)q0));
+        ATTN__AVX512_QK8_DPBUSD(z, k0, _mm256_loadu_si256((const __m256i *)(const void *)q0));
     const __m256i c =
-        _mm256_dpbusd_avx_epi32(z, k1, _mm256_loadu_si256((const __m256i *)(const void *)q1));
+        ATTN__AVX512_QK8_DPBUSD(z, k1, _mm256_loadu_si256((const __m256i *)(const void *)q1));
     return _mm256_add_epi32(_mm256_blend_epi32(a, c, 0xF0), _mm256_permute2x128_si256(a, c, 0x21));
 }
 
@@ -19848,19 +19871,19 @@ attn__avx512_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     size_t j, blk, c, r, u;
-    (void)npf; /* (not measured on a CPU with AVX-VNNI: no prefetch) */
     for (j = 0; j < nc; j += 4) {
-        const unsigned char *p[4];
+        const unsigned char *p[4], *pn[4];
         __m256 f[2];
         float o[16];
         for (u = 0; u < 2; u++) f[u] = _mm256_setzero_ps();
-        for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        attn__avx512_qk8_cols(b, rb, j, 4, nc, npf, p, pn);
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
             const __m256 da = _mm256_broadcast_ps((const __m128 *)(const void *)(qd + oq));
             __m256i bias = _mm256_broadcastsi128_si256(
                 _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64)));
             if (q4) bias = _mm256_srai_epi32(bias, 4); /* 8 times the sum */
+            attn__avx512_qk8_pf(pn, 4, blk, bs);
             ATTN__AVX512_UNROLL
             for (u = 0; u < 2; u++) {
                 __m256i x0, x1, z[4];
@@ -19874,7 +19897,7 @@ attn__avx512_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
                         _mm_loadu_si128((const __m128i *)(const void *)qr));
                     const __m256i a1 = _mm256_broadcastsi128_si256(
                         _mm_loadu_si128((const __m128i *)(const void *)(qr + 16)));
-                    z[r] = r < R ? _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(
+                    z[r] = r < R ? ATTN__AVX512_QK8_DPBUSD(ATTN__AVX512_QK8_DPBUSD(
                                        _mm256_setzero_si256(), x0, a0), x1, a1)
                                  : _mm256_setzero_si256();
                 }
@@ -19889,17 +19912,27 @@ attn__avx512_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
     }
 }
 
+/* Block b of a group at kg of which m blocks lie in the row (4 or more: all): its 32 values,
+ * or 0 past the row's end (values and scale read as 0, as the zero padded quads hold) */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m256i attn__avx512_qk8_kb(const unsigned char *kg, size_t m,
+                                                            size_t b)
+{
+    return b < m ? _mm256_loadu_si256((const __m256i *)(const void *)(kg + 34 * b + 2))
+                 : _mm256_setzero_si256();
+}
+
 /* simd/qk_4xq8_avx512.h's attn__avx512_qk8_scores (the same contract and arithmetic): per group
  * of 4 blocks, blocks 0 and 1 in f0's lanes 4 b + r, blocks 2 and 3 in f1's, so that
- * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). */
-static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
-                                            size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds,
-                                            const unsigned char *v, size_t vrb, size_t vb)
+ * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). The
+ * group a row ends in read block by block where it lies. */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE void
+attn__avx512_qk8_scores_body(int one, const unsigned char *k, size_t rb, size_t nk, size_t nb,
+                      const unsigned char *quad, size_t nq, size_t nr, const size_t *n, float *s,
+                      size_t lds, const unsigned char *v, size_t vrb, size_t vb)
 {
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i x80 = _mm256_set1_epi8((char)0x80);
-    const size_t rows = nr == 1 ? 1 : 4;
+    const size_t rows = one ? 1 : 4;
     size_t j, g, u, h, r;
     for (j = 0; j < nk; j++, k += rb) {
         __m256 f[2];
@@ -19908,24 +19941,24 @@ static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_scores(const unsigned char *k
         if (v) attn__avx512_prefetch_bytes(v + j * vrb, vb, 0);
         f[0] = f[1] = _mm256_setzero_ps();
         for (g = 0; g < nq / 4; g++) {
-            unsigned char tail[4 * 34];
-            const unsigned char *kg = attn__avx512_qk8_group_at(k, nb, g, 34, tail);
-            const __m128 dk = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)attn__avx512_qk8_h4(kg, 34)));
+            const unsigned char *kg = k + g * 4 * 34;
+            const size_t m = nb - 4 * g < 4 ? nb - 4 * g : 4;
+            const __m128 dk = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)attn__avx512_qk8_h4(kg, 34, m)));
+            ATTN__AVX512_UNROLL
             for (h = 0; h < 2; h++) {
-                const unsigned char *k0 = kg + 68 * h + 2;
-                const __m256i kv0 = _mm256_xor_si256(
-                    _mm256_loadu_si256((const __m256i *)(const void *)k0), x80);
-                const __m256i kv1 = _mm256_xor_si256(
-                    _mm256_loadu_si256((const __m256i *)(const void *)(k0 + 34)), x80);
+                const __m256i kv0 = _mm256_xor_si256(attn__avx512_qk8_kb(kg, m, 2 * h), x80);
+                const __m256i kv1 = _mm256_xor_si256(attn__avx512_qk8_kb(kg, m, 2 * h + 1), x80);
                 const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
                 const __m256 dk2 = _mm256_permutevar8x32_ps(
                     _mm256_castps128_ps256(dk), _mm256_add_epi32(idx, _mm256_set1_epi32(2 * h)));
                 const unsigned char *qg = qd + g * 128 + 32 * h; /* its scales and bias */
                 __m256i w[4], t;
+                ATTN__AVX512_UNROLL
                 for (r = 0; r < rows; r++) {
                     const unsigned char *qr = quad + r * nq * 32 + g * 128 + 64 * h;
                     w[r] = attn__avx512_qk8_z2(kv0, kv1, qr, qr + 32);
                 }
+                ATTN__AVX512_UNROLL
                 for (; r < 4; r++) w[r] = w[0];
                 t = _mm256_sub_epi32(attn__avx512_qk8_sum4(w),
                                      _mm256_loadu_si256((const __m256i *)(const void *)(qg + 64)));
@@ -19940,6 +19973,15 @@ static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_scores(const unsigned char *k
         for (u = 0; u < nr; u++)
             if (j < n[u]) s[u * lds + j] = o[u];
     }
+}
+/* (one row or four: the quad's w in registers, not in memory, for either) */
+static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
+                                            size_t nb, const unsigned char *quad, size_t nq,
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
+{
+    if (nr == 1) attn__avx512_qk8_scores_body(1, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
+    else attn__avx512_qk8_scores_body(0, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
 }
 #endif
 #endif
@@ -28058,12 +28100,13 @@ static inline void attn__vstore_bf16_part(uint16_t *p, attn__v v, size_t n)
 }
 
 /* For the integer scores of simd/qk_4xq8_*.h, which take a row's blocks 4 at a time: the
- * scales of 4 blocks bs bytes apart at kg, as 4 binary16 */
-static ATTN__FORCE_INLINE uint64_t attn__qk8_h4(const unsigned char *kg, size_t bs)
+ * scales of 4 blocks bs bytes apart at kg, as 4 binary16, of which the first m lie in the row
+ * (the others 0; m 4 or more: all) */
+static ATTN__FORCE_INLINE uint64_t attn__qk8_h4(const unsigned char *kg, size_t bs, size_t m)
 {
     uint64_t h4 = 0;
-    int b;
-    for (b = 0; b < 4; b++) {
+    size_t b;
+    for (b = 0; b < 4 && b < m; b++) {
         uint16_t h;
         memcpy(&h, kg + b * bs, 2);
         h4 |= (uint64_t)h << 16 * b;
@@ -28071,17 +28114,30 @@ static ATTN__FORCE_INLINE uint64_t attn__qk8_h4(const unsigned char *kg, size_t 
     return h4;
 }
 
-/* Blocks 4 g .. 4 g + 3 (bs bytes each) of a row k of nb blocks: in place, or where the row
- * ends sooner, copied into tail (4 bs bytes) and zero padded */
-static ATTN__FORCE_INLINE const unsigned char *attn__qk8_group_at(const unsigned char *k,
-                                                                  size_t nb, size_t g,
-                                                                  size_t bs, unsigned char *tail)
+/* For attn_matmul_int8's few rows (simd/qk_4xq8_*.h): columns j .. j + cols - 1 of B (rows
+ * rb bytes apart at b; those past nc repeat column j) at p, and the next cols columns (those
+ * before npf; else these) at pn, for attn__qk8_pf */
+static ATTN__FORCE_INLINE void attn__qk8_cols(const unsigned char *b, size_t rb, size_t j,
+                                              size_t cols, size_t nc, size_t npf,
+                                              const unsigned char **p, const unsigned char **pn)
 {
-    const unsigned char *kg = k + g * 4 * bs;
-    if (nb - 4 * g >= 4) return kg;
-    memset(tail, 0, 4 * bs);
-    memcpy(tail, kg, (nb - 4 * g) * bs);
-    return tail;
+    size_t c;
+    for (c = 0; c < cols; c++) {
+        p[c] = b + (j + c < nc ? j + c : j) * rb;
+        pn[c] = j + cols + c < npf ? b + (j + cols + c) * rb : p[c];
+    }
+}
+
+/* The next columns' rows (blocks of bs bytes) requested into L2 at the pace these are read:
+ * at block blk, the line holding the block's last byte in each, once a line (a pass ahead,
+ * spread over the pass: a burst of the next rows' requests at a pass's start stalled it) */
+static ATTN__FORCE_INLINE void attn__qk8_pf(const unsigned char *const *pn, size_t cols,
+                                            size_t blk, size_t bs)
+{
+    const size_t e = blk * bs + bs - 1;
+    size_t c;
+    if (blk == 0 || e / 64 != (e - bs) / 64)
+        for (c = 0; c < cols; c++) ATTN__PREFETCH_L2(pn[c] + e);
 }
 
 #endif
@@ -28205,24 +28261,19 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint64_t attn__qk8_kload(const unsigned
     const __m512i x80 = _mm512_set1_epi8((char)0x80);
     const unsigned char *kg = k + g * 4 * 34;
     const size_t m = nb - 4 * g < 4 ? nb - 4 * g : 4;
-    uint64_t h4 = 0;
-    size_t b;
-    if (m == 4) {
+    uint64_t h4;
+    if (m == 4) { /* a whole group: no test per block */
         *k0 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__qk8_kb(kg, 4, 0)),
                                  attn__qk8_kb(kg, 4, 1), 1);
         *k1 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__qk8_kb(kg, 4, 2)),
                                  attn__qk8_kb(kg, 4, 3), 1);
-        h4 = attn__qk8_h4(kg, 34);
+        h4 = attn__qk8_h4(kg, 34, 4);
     } else {
         *k0 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__qk8_kb(kg, m, 0)),
                                  attn__qk8_kb(kg, m, 1), 1);
         *k1 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__qk8_kb(kg, m, 2)),
                                  attn__qk8_kb(kg, m, 3), 1);
-        for (b = 0; b < m; b++) {
-            uint16_t h;
-            memcpy(&h, kg + 34 * b, 2);
-            h4 |= (uint64_t)h << 16 * b;
-        }
+        h4 = attn__qk8_h4(kg, 34, m);
     }
     *k0 = _mm512_xor_si512(*k0, x80);
     *k1 = _mm512_xor_si512(*k1, x80);
@@ -28342,31 +28393,6 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint64_t attn__qk8_c4(int q4,
         h4 |= (uint64_t)h << 16 * c;
     }
     return h4;
-}
-
-/* Columns j .. j + cols - 1 of B (rows rb bytes apart at b; those past nc repeat column j)
- * at p, and the next cols columns (those before npf; else these) at pn, for attn__qk8_pf */
-static ATTN__FORCE_INLINE void attn__qk8_cols(const unsigned char *b, size_t rb, size_t j,
-                                              size_t cols, size_t nc, size_t npf,
-                                              const unsigned char **p, const unsigned char **pn)
-{
-    size_t c;
-    for (c = 0; c < cols; c++) {
-        p[c] = b + (j + c < nc ? j + c : j) * rb;
-        pn[c] = j + cols + c < npf ? b + (j + cols + c) * rb : p[c];
-    }
-}
-
-/* The next columns' rows (blocks of bs bytes) requested into L2 at the pace these are read:
- * at block blk, the line holding the block's last byte in each, once a line (a pass ahead,
- * spread over the pass: a burst of the next rows' requests at a pass's start stalled it) */
-static ATTN__FORCE_INLINE void attn__qk8_pf(const unsigned char *const *pn, size_t cols,
-                                            size_t blk, size_t bs)
-{
-    const size_t e = blk * bs + bs - 1;
-    size_t c;
-    if (blk == 0 || e / 64 != (e - bs) / 64)
-        for (c = 0; c < cols; c++) ATTN__PREFETCH_L2(pn[c] + e);
 }
 
 /* One row's block (half-blocks broadcast in a0, a1) against 4 columns' (attn__qk8_c4's x0,
@@ -28569,6 +28595,14 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 #define ATTN__HAVE_QK8 1
 #define ATTN__QK8_ATTR
 #define attn__qk8_cpu() 1
+#elif defined(ATTN__QK8_EVEX) && defined(__AVX512VNNI__) && defined(__AVX512VL__) && \
+    defined(__F16C__)
+/* (the tests' hook: these kernels through AVX512-VNNI's 256-bit vpdpbusd, the same
+ * operation, so that a CPU with AVX512-VNNI and no AVX-VNNI runs them; tests/meson.build) */
+#define ATTN__HAVE_QK8 1
+#define ATTN__QK8_ATTR
+#define attn__qk8_cpu() 1
+#define ATTN__QK8_DPBUSD _mm256_dpbusd_epi32
 #elif defined(ATTN__HAVE_VI_RT)
 #define ATTN__HAVE_QK8 1
 #define ATTN__QK8_ATTR __attribute__((target("avxvnni,fma,f16c")))
@@ -28576,6 +28610,9 @@ static ATTN__FORCE_INLINE void attn__mm_ukr_body(size_t rows, size_t kc, const f
 #endif
 
 #ifdef ATTN__HAVE_QK8
+#ifndef ATTN__QK8_DPBUSD
+#define ATTN__QK8_DPBUSD _mm256_dpbusd_avx_epi32
+#endif
 #define ATTN__HAVE_QK8_ROWS 1 /* attn__qk8_rows_body, below */
 /* The quad's layout: simd/qk_4xq8_avx512.h's */
 #define ATTN__QK8_QUAD_BYTES(nq) ((nq) * 160)
@@ -28588,9 +28625,9 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m256i attn__qk8_z2(__m256i k0, __m256
 {
     const __m256i z = _mm256_setzero_si256();
     const __m256i a =
-        _mm256_dpbusd_avx_epi32(z, k0, _mm256_loadu_si256((const __m256i *)(const void *)q0));
+        ATTN__QK8_DPBUSD(z, k0, _mm256_loadu_si256((const __m256i *)(const void *)q0));
     const __m256i c =
-        _mm256_dpbusd_avx_epi32(z, k1, _mm256_loadu_si256((const __m256i *)(const void *)q1));
+        ATTN__QK8_DPBUSD(z, k1, _mm256_loadu_si256((const __m256i *)(const void *)q1));
     return _mm256_add_epi32(_mm256_blend_epi32(a, c, 0xF0), _mm256_permute2x128_si256(a, c, 0x21));
 }
 
@@ -28642,19 +28679,19 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     size_t j, blk, c, r, u;
-    (void)npf; /* (not measured on a CPU with AVX-VNNI: no prefetch) */
     for (j = 0; j < nc; j += 4) {
-        const unsigned char *p[4];
+        const unsigned char *p[4], *pn[4];
         __m256 f[2];
         float o[16];
         for (u = 0; u < 2; u++) f[u] = _mm256_setzero_ps();
-        for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        attn__qk8_cols(b, rb, j, 4, nc, npf, p, pn);
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
             const __m256 da = _mm256_broadcast_ps((const __m128 *)(const void *)(qd + oq));
             __m256i bias = _mm256_broadcastsi128_si256(
                 _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64)));
             if (q4) bias = _mm256_srai_epi32(bias, 4); /* 8 times the sum */
+            attn__qk8_pf(pn, 4, blk, bs);
             ATTN__UNROLL
             for (u = 0; u < 2; u++) {
                 __m256i x0, x1, z[4];
@@ -28668,7 +28705,7 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
                         _mm_loadu_si128((const __m128i *)(const void *)qr));
                     const __m256i a1 = _mm256_broadcastsi128_si256(
                         _mm_loadu_si128((const __m128i *)(const void *)(qr + 16)));
-                    z[r] = r < R ? _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(
+                    z[r] = r < R ? ATTN__QK8_DPBUSD(ATTN__QK8_DPBUSD(
                                        _mm256_setzero_si256(), x0, a0), x1, a1)
                                  : _mm256_setzero_si256();
                 }
@@ -28683,17 +28720,27 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
     }
 }
 
+/* Block b of a group at kg of which m blocks lie in the row (4 or more: all): its 32 values,
+ * or 0 past the row's end (values and scale read as 0, as the zero padded quads hold) */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m256i attn__qk8_kb(const unsigned char *kg, size_t m,
+                                                            size_t b)
+{
+    return b < m ? _mm256_loadu_si256((const __m256i *)(const void *)(kg + 34 * b + 2))
+                 : _mm256_setzero_si256();
+}
+
 /* simd/qk_4xq8_avx512.h's attn__qk8_scores (the same contract and arithmetic): per group
  * of 4 blocks, blocks 0 and 1 in f0's lanes 4 b + r, blocks 2 and 3 in f1's, so that
- * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). */
-static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, size_t nk,
-                                            size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds,
-                                            const unsigned char *v, size_t vrb, size_t vb)
+ * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). The
+ * group a row ends in read block by block where it lies. */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE void
+attn__qk8_scores_body(int one, const unsigned char *k, size_t rb, size_t nk, size_t nb,
+                      const unsigned char *quad, size_t nq, size_t nr, const size_t *n, float *s,
+                      size_t lds, const unsigned char *v, size_t vrb, size_t vb)
 {
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i x80 = _mm256_set1_epi8((char)0x80);
-    const size_t rows = nr == 1 ? 1 : 4;
+    const size_t rows = one ? 1 : 4;
     size_t j, g, u, h, r;
     for (j = 0; j < nk; j++, k += rb) {
         __m256 f[2];
@@ -28702,24 +28749,24 @@ static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, s
         if (v) attn__prefetch_bytes(v + j * vrb, vb, 0);
         f[0] = f[1] = _mm256_setzero_ps();
         for (g = 0; g < nq / 4; g++) {
-            unsigned char tail[4 * 34];
-            const unsigned char *kg = attn__qk8_group_at(k, nb, g, 34, tail);
-            const __m128 dk = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)attn__qk8_h4(kg, 34)));
+            const unsigned char *kg = k + g * 4 * 34;
+            const size_t m = nb - 4 * g < 4 ? nb - 4 * g : 4;
+            const __m128 dk = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)attn__qk8_h4(kg, 34, m)));
+            ATTN__UNROLL
             for (h = 0; h < 2; h++) {
-                const unsigned char *k0 = kg + 68 * h + 2;
-                const __m256i kv0 = _mm256_xor_si256(
-                    _mm256_loadu_si256((const __m256i *)(const void *)k0), x80);
-                const __m256i kv1 = _mm256_xor_si256(
-                    _mm256_loadu_si256((const __m256i *)(const void *)(k0 + 34)), x80);
+                const __m256i kv0 = _mm256_xor_si256(attn__qk8_kb(kg, m, 2 * h), x80);
+                const __m256i kv1 = _mm256_xor_si256(attn__qk8_kb(kg, m, 2 * h + 1), x80);
                 const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
                 const __m256 dk2 = _mm256_permutevar8x32_ps(
                     _mm256_castps128_ps256(dk), _mm256_add_epi32(idx, _mm256_set1_epi32(2 * h)));
                 const unsigned char *qg = qd + g * 128 + 32 * h; /* its scales and bias */
                 __m256i w[4], t;
+                ATTN__UNROLL
                 for (r = 0; r < rows; r++) {
                     const unsigned char *qr = quad + r * nq * 32 + g * 128 + 64 * h;
                     w[r] = attn__qk8_z2(kv0, kv1, qr, qr + 32);
                 }
+                ATTN__UNROLL
                 for (; r < 4; r++) w[r] = w[0];
                 t = _mm256_sub_epi32(attn__qk8_sum4(w),
                                      _mm256_loadu_si256((const __m256i *)(const void *)(qg + 64)));
@@ -28734,6 +28781,15 @@ static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, s
         for (u = 0; u < nr; u++)
             if (j < n[u]) s[u * lds + j] = o[u];
     }
+}
+/* (one row or four: the quad's w in registers, not in memory, for either) */
+static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, size_t nk,
+                                            size_t nb, const unsigned char *quad, size_t nq,
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
+{
+    if (nr == 1) attn__qk8_scores_body(1, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
+    else attn__qk8_scores_body(0, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
 }
 #endif
 #endif

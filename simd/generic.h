@@ -299,12 +299,13 @@ static inline void attn__vstore_bf16_part(uint16_t *p, attn__v v, size_t n)
 }
 
 /* For the integer scores of simd/qk_4xq8_*.h, which take a row's blocks 4 at a time: the
- * scales of 4 blocks bs bytes apart at kg, as 4 binary16 */
-static ATTN__FORCE_INLINE uint64_t attn__qk8_h4(const unsigned char *kg, size_t bs)
+ * scales of 4 blocks bs bytes apart at kg, as 4 binary16, of which the first m lie in the row
+ * (the others 0; m 4 or more: all) */
+static ATTN__FORCE_INLINE uint64_t attn__qk8_h4(const unsigned char *kg, size_t bs, size_t m)
 {
     uint64_t h4 = 0;
-    int b;
-    for (b = 0; b < 4; b++) {
+    size_t b;
+    for (b = 0; b < 4 && b < m; b++) {
         uint16_t h;
         memcpy(&h, kg + b * bs, 2);
         h4 |= (uint64_t)h << 16 * b;
@@ -312,17 +313,30 @@ static ATTN__FORCE_INLINE uint64_t attn__qk8_h4(const unsigned char *kg, size_t 
     return h4;
 }
 
-/* Blocks 4 g .. 4 g + 3 (bs bytes each) of a row k of nb blocks: in place, or where the row
- * ends sooner, copied into tail (4 bs bytes) and zero padded */
-static ATTN__FORCE_INLINE const unsigned char *attn__qk8_group_at(const unsigned char *k,
-                                                                  size_t nb, size_t g,
-                                                                  size_t bs, unsigned char *tail)
+/* For attn_matmul_int8's few rows (simd/qk_4xq8_*.h): columns j .. j + cols - 1 of B (rows
+ * rb bytes apart at b; those past nc repeat column j) at p, and the next cols columns (those
+ * before npf; else these) at pn, for attn__qk8_pf */
+static ATTN__FORCE_INLINE void attn__qk8_cols(const unsigned char *b, size_t rb, size_t j,
+                                              size_t cols, size_t nc, size_t npf,
+                                              const unsigned char **p, const unsigned char **pn)
 {
-    const unsigned char *kg = k + g * 4 * bs;
-    if (nb - 4 * g >= 4) return kg;
-    memset(tail, 0, 4 * bs);
-    memcpy(tail, kg, (nb - 4 * g) * bs);
-    return tail;
+    size_t c;
+    for (c = 0; c < cols; c++) {
+        p[c] = b + (j + c < nc ? j + c : j) * rb;
+        pn[c] = j + cols + c < npf ? b + (j + cols + c) * rb : p[c];
+    }
+}
+
+/* The next columns' rows (blocks of bs bytes) requested into L2 at the pace these are read:
+ * at block blk, the line holding the block's last byte in each, once a line (a pass ahead,
+ * spread over the pass: a burst of the next rows' requests at a pass's start stalled it) */
+static ATTN__FORCE_INLINE void attn__qk8_pf(const unsigned char *const *pn, size_t cols,
+                                            size_t blk, size_t bs)
+{
+    const size_t e = blk * bs + bs - 1;
+    size_t c;
+    if (blk == 0 || e / 64 != (e - bs) / 64)
+        for (c = 0; c < cols; c++) ATTN__PREFETCH_L2(pn[c] + e);
 }
 
 #endif

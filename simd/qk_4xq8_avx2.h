@@ -16,6 +16,14 @@
 #define ATTN__HAVE_QK8 1
 #define ATTN__QK8_ATTR
 #define attn__qk8_cpu() 1
+#elif defined(ATTN__QK8_EVEX) && defined(__AVX512VNNI__) && defined(__AVX512VL__) && \
+    defined(__F16C__)
+/* (the tests' hook: these kernels through AVX512-VNNI's 256-bit vpdpbusd, the same
+ * operation, so that a CPU with AVX512-VNNI and no AVX-VNNI runs them; tests/meson.build) */
+#define ATTN__HAVE_QK8 1
+#define ATTN__QK8_ATTR
+#define attn__qk8_cpu() 1
+#define ATTN__QK8_DPBUSD _mm256_dpbusd_epi32
 #elif defined(ATTN__HAVE_VI_RT)
 #define ATTN__HAVE_QK8 1
 #define ATTN__QK8_ATTR __attribute__((target("avxvnni,fma,f16c")))
@@ -23,6 +31,9 @@
 #endif
 
 #ifdef ATTN__HAVE_QK8
+#ifndef ATTN__QK8_DPBUSD
+#define ATTN__QK8_DPBUSD _mm256_dpbusd_avx_epi32
+#endif
 #define ATTN__HAVE_QK8_ROWS 1 /* attn__qk8_rows_body, below */
 /* The quad's layout: simd/qk_4xq8_avx512.h's */
 #define ATTN__QK8_QUAD_BYTES(nq) ((nq) * 160)
@@ -35,9 +46,9 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m256i attn__qk8_z2(__m256i k0, __m256
 {
     const __m256i z = _mm256_setzero_si256();
     const __m256i a =
-        _mm256_dpbusd_avx_epi32(z, k0, _mm256_loadu_si256((const __m256i *)(const void *)q0));
+        ATTN__QK8_DPBUSD(z, k0, _mm256_loadu_si256((const __m256i *)(const void *)q0));
     const __m256i c =
-        _mm256_dpbusd_avx_epi32(z, k1, _mm256_loadu_si256((const __m256i *)(const void *)q1));
+        ATTN__QK8_DPBUSD(z, k1, _mm256_loadu_si256((const __m256i *)(const void *)q1));
     return _mm256_add_epi32(_mm256_blend_epi32(a, c, 0xF0), _mm256_permute2x128_si256(a, c, 0x21));
 }
 
@@ -89,19 +100,19 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     size_t j, blk, c, r, u;
-    (void)npf; /* (not measured on a CPU with AVX-VNNI: no prefetch) */
     for (j = 0; j < nc; j += 4) {
-        const unsigned char *p[4];
+        const unsigned char *p[4], *pn[4];
         __m256 f[2];
         float o[16];
         for (u = 0; u < 2; u++) f[u] = _mm256_setzero_ps();
-        for (c = 0; c < 4; c++) p[c] = b + (j + c < nc ? j + c : j) * rb;
+        attn__qk8_cols(b, rb, j, 4, nc, npf, p, pn);
         for (blk = 0; blk < nb; blk++) {
             const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
             const __m256 da = _mm256_broadcast_ps((const __m128 *)(const void *)(qd + oq));
             __m256i bias = _mm256_broadcastsi128_si256(
                 _mm_loadu_si128((const __m128i *)(const void *)(qd + oq + 64)));
             if (q4) bias = _mm256_srai_epi32(bias, 4); /* 8 times the sum */
+            attn__qk8_pf(pn, 4, blk, bs);
             ATTN__UNROLL
             for (u = 0; u < 2; u++) {
                 __m256i x0, x1, z[4];
@@ -115,7 +126,7 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
                         _mm_loadu_si128((const __m128i *)(const void *)qr));
                     const __m256i a1 = _mm256_broadcastsi128_si256(
                         _mm_loadu_si128((const __m128i *)(const void *)(qr + 16)));
-                    z[r] = r < R ? _mm256_dpbusd_avx_epi32(_mm256_dpbusd_avx_epi32(
+                    z[r] = r < R ? ATTN__QK8_DPBUSD(ATTN__QK8_DPBUSD(
                                        _mm256_setzero_si256(), x0, a0), x1, a1)
                                  : _mm256_setzero_si256();
                 }
@@ -130,17 +141,27 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
     }
 }
 
+/* Block b of a group at kg of which m blocks lie in the row (4 or more: all): its 32 values,
+ * or 0 past the row's end (values and scale read as 0, as the zero padded quads hold) */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m256i attn__qk8_kb(const unsigned char *kg, size_t m,
+                                                            size_t b)
+{
+    return b < m ? _mm256_loadu_si256((const __m256i *)(const void *)(kg + 34 * b + 2))
+                 : _mm256_setzero_si256();
+}
+
 /* simd/qk_4xq8_avx512.h's attn__qk8_scores (the same contract and arithmetic): per group
  * of 4 blocks, blocks 0 and 1 in f0's lanes 4 b + r, blocks 2 and 3 in f1's, so that
- * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). */
-static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, size_t nk,
-                                            size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds,
-                                            const unsigned char *v, size_t vrb, size_t vb)
+ * f0 + f1 and then its two halves sum a row's block lanes as ((b0 + b2) + (b1 + b3)). The
+ * group a row ends in read block by block where it lies. */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE void
+attn__qk8_scores_body(int one, const unsigned char *k, size_t rb, size_t nk, size_t nb,
+                      const unsigned char *quad, size_t nq, size_t nr, const size_t *n, float *s,
+                      size_t lds, const unsigned char *v, size_t vrb, size_t vb)
 {
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i x80 = _mm256_set1_epi8((char)0x80);
-    const size_t rows = nr == 1 ? 1 : 4;
+    const size_t rows = one ? 1 : 4;
     size_t j, g, u, h, r;
     for (j = 0; j < nk; j++, k += rb) {
         __m256 f[2];
@@ -149,24 +170,24 @@ static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, s
         if (v) attn__prefetch_bytes(v + j * vrb, vb, 0);
         f[0] = f[1] = _mm256_setzero_ps();
         for (g = 0; g < nq / 4; g++) {
-            unsigned char tail[4 * 34];
-            const unsigned char *kg = attn__qk8_group_at(k, nb, g, 34, tail);
-            const __m128 dk = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)attn__qk8_h4(kg, 34)));
+            const unsigned char *kg = k + g * 4 * 34;
+            const size_t m = nb - 4 * g < 4 ? nb - 4 * g : 4;
+            const __m128 dk = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)attn__qk8_h4(kg, 34, m)));
+            ATTN__UNROLL
             for (h = 0; h < 2; h++) {
-                const unsigned char *k0 = kg + 68 * h + 2;
-                const __m256i kv0 = _mm256_xor_si256(
-                    _mm256_loadu_si256((const __m256i *)(const void *)k0), x80);
-                const __m256i kv1 = _mm256_xor_si256(
-                    _mm256_loadu_si256((const __m256i *)(const void *)(k0 + 34)), x80);
+                const __m256i kv0 = _mm256_xor_si256(attn__qk8_kb(kg, m, 2 * h), x80);
+                const __m256i kv1 = _mm256_xor_si256(attn__qk8_kb(kg, m, 2 * h + 1), x80);
                 const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
                 const __m256 dk2 = _mm256_permutevar8x32_ps(
                     _mm256_castps128_ps256(dk), _mm256_add_epi32(idx, _mm256_set1_epi32(2 * h)));
                 const unsigned char *qg = qd + g * 128 + 32 * h; /* its scales and bias */
                 __m256i w[4], t;
+                ATTN__UNROLL
                 for (r = 0; r < rows; r++) {
                     const unsigned char *qr = quad + r * nq * 32 + g * 128 + 64 * h;
                     w[r] = attn__qk8_z2(kv0, kv1, qr, qr + 32);
                 }
+                ATTN__UNROLL
                 for (; r < 4; r++) w[r] = w[0];
                 t = _mm256_sub_epi32(attn__qk8_sum4(w),
                                      _mm256_loadu_si256((const __m256i *)(const void *)(qg + 64)));
@@ -181,6 +202,15 @@ static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, s
         for (u = 0; u < nr; u++)
             if (j < n[u]) s[u * lds + j] = o[u];
     }
+}
+/* (one row or four: the quad's w in registers, not in memory, for either) */
+static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, size_t nk,
+                                            size_t nb, const unsigned char *quad, size_t nq,
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
+{
+    if (nr == 1) attn__qk8_scores_body(1, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
+    else attn__qk8_scores_body(0, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
 }
 #endif
 #endif

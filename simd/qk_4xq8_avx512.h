@@ -54,24 +54,19 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint64_t attn__qk8_kload(const unsigned
     const __m512i x80 = _mm512_set1_epi8((char)0x80);
     const unsigned char *kg = k + g * 4 * 34;
     const size_t m = nb - 4 * g < 4 ? nb - 4 * g : 4;
-    uint64_t h4 = 0;
-    size_t b;
-    if (m == 4) {
+    uint64_t h4;
+    if (m == 4) { /* a whole group: no test per block */
         *k0 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__qk8_kb(kg, 4, 0)),
                                  attn__qk8_kb(kg, 4, 1), 1);
         *k1 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__qk8_kb(kg, 4, 2)),
                                  attn__qk8_kb(kg, 4, 3), 1);
-        h4 = attn__qk8_h4(kg, 34);
+        h4 = attn__qk8_h4(kg, 34, 4);
     } else {
         *k0 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__qk8_kb(kg, m, 0)),
                                  attn__qk8_kb(kg, m, 1), 1);
         *k1 = _mm512_inserti64x4(_mm512_castsi256_si512(attn__qk8_kb(kg, m, 2)),
                                  attn__qk8_kb(kg, m, 3), 1);
-        for (b = 0; b < m; b++) {
-            uint16_t h;
-            memcpy(&h, kg + 34 * b, 2);
-            h4 |= (uint64_t)h << 16 * b;
-        }
+        h4 = attn__qk8_h4(kg, 34, m);
     }
     *k0 = _mm512_xor_si512(*k0, x80);
     *k1 = _mm512_xor_si512(*k1, x80);
@@ -191,31 +186,6 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint64_t attn__qk8_c4(int q4,
         h4 |= (uint64_t)h << 16 * c;
     }
     return h4;
-}
-
-/* Columns j .. j + cols - 1 of B (rows rb bytes apart at b; those past nc repeat column j)
- * at p, and the next cols columns (those before npf; else these) at pn, for attn__qk8_pf */
-static ATTN__FORCE_INLINE void attn__qk8_cols(const unsigned char *b, size_t rb, size_t j,
-                                              size_t cols, size_t nc, size_t npf,
-                                              const unsigned char **p, const unsigned char **pn)
-{
-    size_t c;
-    for (c = 0; c < cols; c++) {
-        p[c] = b + (j + c < nc ? j + c : j) * rb;
-        pn[c] = j + cols + c < npf ? b + (j + cols + c) * rb : p[c];
-    }
-}
-
-/* The next columns' rows (blocks of bs bytes) requested into L2 at the pace these are read:
- * at block blk, the line holding the block's last byte in each, once a line (a pass ahead,
- * spread over the pass: a burst of the next rows' requests at a pass's start stalled it) */
-static ATTN__FORCE_INLINE void attn__qk8_pf(const unsigned char *const *pn, size_t cols,
-                                            size_t blk, size_t bs)
-{
-    const size_t e = blk * bs + bs - 1;
-    size_t c;
-    if (blk == 0 || e / 64 != (e - bs) / 64)
-        for (c = 0; c < cols; c++) ATTN__PREFETCH_L2(pn[c] + e);
 }
 
 /* One row's block (half-blocks broadcast in a0, a1) against 4 columns' (attn__qk8_c4's x0,
