@@ -51,6 +51,9 @@ static CHECK__UNUSED void check_begin(const char *name)
     printf("%s: testing the %s path (exp: %s)\n", name, attn_isa(), attn_exp_impl());
 }
 
+#if (defined(__AVX512VNNI__) || defined(__AVXVNNI__)) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
 /* 1 (after saying so) where the program was built for VNNI (AVX512-VNNI or AVX-VNNI) and
  * this CPU lacks it: the program must then exit 77 (skipped) before any kernel runs */
 static CHECK__UNUSED int check_vnni_missing(const char *name)
