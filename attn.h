@@ -2978,15 +2978,6 @@ attn__scalar_qk8_scores_body(int one, const unsigned char *k, size_t rb, size_t 
             if (j < n[u]) s[u * lds + j] = x[u];
     }
 }
-/* (one row or four: the quad's z in registers, not in memory, for either) */
-static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
-                                            size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds,
-                                            const unsigned char *v, size_t vrb, size_t vb)
-{
-    if (nr == 1) attn__scalar_qk8_scores_body(1, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
-    else attn__scalar_qk8_scores_body(0, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
-}
 
 /* 16 bytes at p + o[c] in quarter c */
 static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE __m512i attn__scalar_qk8_q4x16(const unsigned char *const *p,
@@ -3411,15 +3402,6 @@ attn__scalar_qk8_scores_body(int one, const unsigned char *k, size_t rb, size_t 
         for (u = 0; u < nr; u++)
             if (j < n[u]) s[u * lds + j] = o[u];
     }
-}
-/* (one row or four: the quad's w in registers, not in memory, for either) */
-static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
-                                            size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds,
-                                            const unsigned char *v, size_t vrb, size_t vb)
-{
-    if (nr == 1) attn__scalar_qk8_scores_body(1, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
-    else attn__scalar_qk8_scores_body(0, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
 }
 #endif
 #endif
@@ -7405,6 +7387,17 @@ static void attn__scalar_tile_fused(const attn__scalar_hd *hd, size_t q0, size_t
  * quantize (a value not finite, or max|q| / 127 past binary16's range) keeps the f32 path
  * on its own values. */
 
+/* The ISA file's attn__scalar_qk8_scores_body for one row or four (the quad's sums in registers,
+ * not in memory, for either) */
+static ATTN__SCALAR_QK8_ATTR void attn__scalar_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
+                                            size_t nb, const unsigned char *quad, size_t nq,
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
+{
+    if (nr == 1) attn__scalar_qk8_scores_body(1, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
+    else attn__scalar_qk8_scores_body(0, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
+}
+
 /* The tile's flags: row i quantized */
 static unsigned char *attn__scalar_qk8_ok(const attn__scalar_ws *w, size_t d)
 {
@@ -11257,15 +11250,6 @@ attn__avx2_qk8_scores_body(int one, const unsigned char *k, size_t rb, size_t nk
             if (j < n[u]) s[u * lds + j] = x[u];
     }
 }
-/* (one row or four: the quad's z in registers, not in memory, for either) */
-static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
-                                            size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds,
-                                            const unsigned char *v, size_t vrb, size_t vb)
-{
-    if (nr == 1) attn__avx2_qk8_scores_body(1, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
-    else attn__avx2_qk8_scores_body(0, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
-}
 
 /* 16 bytes at p + o[c] in quarter c */
 static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE __m512i attn__avx2_qk8_q4x16(const unsigned char *const *p,
@@ -11690,15 +11674,6 @@ attn__avx2_qk8_scores_body(int one, const unsigned char *k, size_t rb, size_t nk
         for (u = 0; u < nr; u++)
             if (j < n[u]) s[u * lds + j] = o[u];
     }
-}
-/* (one row or four: the quad's w in registers, not in memory, for either) */
-static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
-                                            size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds,
-                                            const unsigned char *v, size_t vrb, size_t vb)
-{
-    if (nr == 1) attn__avx2_qk8_scores_body(1, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
-    else attn__avx2_qk8_scores_body(0, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
 }
 #endif
 #endif
@@ -15684,6 +15659,17 @@ static void attn__avx2_tile_fused(const attn__avx2_hd *hd, size_t q0, size_t tq,
  * quantize (a value not finite, or max|q| / 127 past binary16's range) keeps the f32 path
  * on its own values. */
 
+/* The ISA file's attn__avx2_qk8_scores_body for one row or four (the quad's sums in registers,
+ * not in memory, for either) */
+static ATTN__AVX2_QK8_ATTR void attn__avx2_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
+                                            size_t nb, const unsigned char *quad, size_t nq,
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
+{
+    if (nr == 1) attn__avx2_qk8_scores_body(1, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
+    else attn__avx2_qk8_scores_body(0, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
+}
+
 /* The tile's flags: row i quantized */
 static unsigned char *attn__avx2_qk8_ok(const attn__avx2_ws *w, size_t d)
 {
@@ -19540,15 +19526,6 @@ attn__avx512_qk8_scores_body(int one, const unsigned char *k, size_t rb, size_t 
             if (j < n[u]) s[u * lds + j] = x[u];
     }
 }
-/* (one row or four: the quad's z in registers, not in memory, for either) */
-static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
-                                            size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds,
-                                            const unsigned char *v, size_t vrb, size_t vb)
-{
-    if (nr == 1) attn__avx512_qk8_scores_body(1, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
-    else attn__avx512_qk8_scores_body(0, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
-}
 
 /* 16 bytes at p + o[c] in quarter c */
 static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE __m512i attn__avx512_qk8_q4x16(const unsigned char *const *p,
@@ -19973,15 +19950,6 @@ attn__avx512_qk8_scores_body(int one, const unsigned char *k, size_t rb, size_t 
         for (u = 0; u < nr; u++)
             if (j < n[u]) s[u * lds + j] = o[u];
     }
-}
-/* (one row or four: the quad's w in registers, not in memory, for either) */
-static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
-                                            size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds,
-                                            const unsigned char *v, size_t vrb, size_t vb)
-{
-    if (nr == 1) attn__avx512_qk8_scores_body(1, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
-    else attn__avx512_qk8_scores_body(0, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
 }
 #endif
 #endif
@@ -23966,6 +23934,17 @@ static void attn__avx512_tile_fused(const attn__avx512_hd *hd, size_t q0, size_t
  * path's scores on the query so rounded, to within f32 rounding. A row that does not
  * quantize (a value not finite, or max|q| / 127 past binary16's range) keeps the f32 path
  * on its own values. */
+
+/* The ISA file's attn__avx512_qk8_scores_body for one row or four (the quad's sums in registers,
+ * not in memory, for either) */
+static ATTN__AVX512_QK8_ATTR void attn__avx512_qk8_scores(const unsigned char *k, size_t rb, size_t nk,
+                                            size_t nb, const unsigned char *quad, size_t nq,
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
+{
+    if (nr == 1) attn__avx512_qk8_scores_body(1, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
+    else attn__avx512_qk8_scores_body(0, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
+}
 
 /* The tile's flags: row i quantized */
 static unsigned char *attn__avx512_qk8_ok(const attn__avx512_ws *w, size_t d)
@@ -28348,15 +28327,6 @@ attn__qk8_scores_body(int one, const unsigned char *k, size_t rb, size_t nk, siz
             if (j < n[u]) s[u * lds + j] = x[u];
     }
 }
-/* (one row or four: the quad's z in registers, not in memory, for either) */
-static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, size_t nk,
-                                            size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds,
-                                            const unsigned char *v, size_t vrb, size_t vb)
-{
-    if (nr == 1) attn__qk8_scores_body(1, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
-    else attn__qk8_scores_body(0, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
-}
 
 /* 16 bytes at p + o[c] in quarter c */
 static ATTN__QK8_ATTR ATTN__FORCE_INLINE __m512i attn__qk8_q4x16(const unsigned char *const *p,
@@ -28781,15 +28751,6 @@ attn__qk8_scores_body(int one, const unsigned char *k, size_t rb, size_t nk, siz
         for (u = 0; u < nr; u++)
             if (j < n[u]) s[u * lds + j] = o[u];
     }
-}
-/* (one row or four: the quad's w in registers, not in memory, for either) */
-static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, size_t nk,
-                                            size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds,
-                                            const unsigned char *v, size_t vrb, size_t vb)
-{
-    if (nr == 1) attn__qk8_scores_body(1, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
-    else attn__qk8_scores_body(0, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
 }
 #endif
 #endif
@@ -32774,6 +32735,17 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
  * path's scores on the query so rounded, to within f32 rounding. A row that does not
  * quantize (a value not finite, or max|q| / 127 past binary16's range) keeps the f32 path
  * on its own values. */
+
+/* The ISA file's attn__qk8_scores_body for one row or four (the quad's sums in registers,
+ * not in memory, for either) */
+static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, size_t nk,
+                                            size_t nb, const unsigned char *quad, size_t nq,
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
+{
+    if (nr == 1) attn__qk8_scores_body(1, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
+    else attn__qk8_scores_body(0, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
+}
 
 /* The tile's flags: row i quantized */
 static unsigned char *attn__qk8_ok(const attn__ws *w, size_t d)

@@ -203,14 +203,5 @@ attn__qk8_scores_body(int one, const unsigned char *k, size_t rb, size_t nk, siz
             if (j < n[u]) s[u * lds + j] = o[u];
     }
 }
-/* (one row or four: the quad's w in registers, not in memory, for either) */
-static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, size_t nk,
-                                            size_t nb, const unsigned char *quad, size_t nq,
-                                            size_t nr, const size_t *n, float *s, size_t lds,
-                                            const unsigned char *v, size_t vrb, size_t vb)
-{
-    if (nr == 1) attn__qk8_scores_body(1, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
-    else attn__qk8_scores_body(0, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
-}
 #endif
 #endif

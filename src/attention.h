@@ -793,6 +793,17 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
  * quantize (a value not finite, or max|q| / 127 past binary16's range) keeps the f32 path
  * on its own values. */
 
+/* The ISA file's attn__qk8_scores_body for one row or four (the quad's sums in registers,
+ * not in memory, for either) */
+static ATTN__QK8_ATTR void attn__qk8_scores(const unsigned char *k, size_t rb, size_t nk,
+                                            size_t nb, const unsigned char *quad, size_t nq,
+                                            size_t nr, const size_t *n, float *s, size_t lds,
+                                            const unsigned char *v, size_t vrb, size_t vb)
+{
+    if (nr == 1) attn__qk8_scores_body(1, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
+    else attn__qk8_scores_body(0, k, rb, nk, nb, quad, nq, nr, n, s, lds, v, vrb, vb);
+}
+
 /* The tile's flags: row i quantized */
 static unsigned char *attn__qk8_ok(const attn__ws *w, size_t d)
 {
