@@ -255,6 +255,7 @@ struct peer {
     const char *env[3]; /* NAME=value added to the child's environment */
     int threads;
     int procs; /* child processes; the median is reported */
+    int avx512; /* runs only where the CPU and the OS run AVX-512F */
 };
 
 /* A row a peer child reported, aggregated over its processes. */

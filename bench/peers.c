@@ -35,23 +35,29 @@
 extern char **environ;
 
 /* ---------------------------------------------------------------------------------- */
-/* Settings: openblas-avx2 (OPENBLAS_CORETYPE=Haswell) and openblas, 1 thread, for matmul
- * and (unrestricted) the unfused attention; the same on 2 threads for matmul-2t;
- * onednn-avx2 (DNNL_MAX_CPU_ISA=AVX2, ONEDNN_MAX_CPU_ISA=AVX2) and onednn (3 processes for
- * the row ops, whose figures vary most from process to process; 1 for matmul),
- * OMP_NUM_THREADS=1 (Debian's oneDNN uses OpenMP), for softmax, layernorm and matmul. */
+/* Settings: openblas-avx2 (OPENBLAS_CORETYPE=Haswell), openblas-avx512 (SkylakeX: its
+ * AVX-512 kernels, where the CPU has AVX-512F; an OpenBLAS that does not know the CPU's model
+ * takes its SSE3 kernels by itself) and openblas, 1 thread, for matmul and (unrestricted) the
+ * unfused attention; the same on 2 threads for matmul-2t; onednn-avx2 (DNNL_MAX_CPU_ISA=AVX2,
+ * ONEDNN_MAX_CPU_ISA=AVX2) and onednn (3 processes for the row ops, whose figures vary most
+ * from process to process; 1 for matmul), OMP_NUM_THREADS=1 (Debian's oneDNN uses OpenMP),
+ * for softmax, layernorm and matmul. */
 
 static const struct peer g_peers[] = {
     {"openblas-avx2", "openblas", " matmul attention decode ",
-     {"OPENBLAS_CORETYPE=Haswell", NULL, NULL}, 1, 1},
-    {"openblas", "openblas", " matmul attention decode ", {NULL, NULL, NULL}, 1, 1},
+     {"OPENBLAS_CORETYPE=Haswell", NULL, NULL}, 1, 1, 0},
+    {"openblas-avx512", "openblas", " matmul attention decode ",
+     {"OPENBLAS_CORETYPE=SkylakeX", NULL, NULL}, 1, 1, 1},
+    {"openblas", "openblas", " matmul attention decode ", {NULL, NULL, NULL}, 1, 1, 0},
     {"openblas-avx2-2t", "openblas", " matmul-2t ", {"OPENBLAS_CORETYPE=Haswell", NULL, NULL},
-     2, 1},
-    {"openblas-2t", "openblas", " matmul-2t ", {NULL, NULL, NULL}, 2, 1},
+     2, 1, 0},
+    {"openblas-avx512-2t", "openblas", " matmul-2t ",
+     {"OPENBLAS_CORETYPE=SkylakeX", NULL, NULL}, 2, 1, 1},
+    {"openblas-2t", "openblas", " matmul-2t ", {NULL, NULL, NULL}, 2, 1, 0},
     {"onednn-avx2", "onednn", " softmax layernorm matmul ",
-     {"DNNL_MAX_CPU_ISA=AVX2", "ONEDNN_MAX_CPU_ISA=AVX2", NULL}, 1, 1},
-    {"onednn", "onednn", " softmax layernorm ", {NULL, NULL, NULL}, 1, 3},
-    {"onednn-sgemm", "onednn", " matmul ", {NULL, NULL, NULL}, 1, 1},
+     {"DNNL_MAX_CPU_ISA=AVX2", "ONEDNN_MAX_CPU_ISA=AVX2", NULL}, 1, 1, 0},
+    {"onednn", "onednn", " softmax layernorm ", {NULL, NULL, NULL}, 1, 3, 0},
+    {"onednn-sgemm", "onednn", " matmul ", {NULL, NULL, NULL}, 1, 1, 0},
 };
 #define NPEERS (sizeof g_peers / sizeof g_peers[0])
 
@@ -73,6 +79,17 @@ static int group_compiled(const char *group)
 #endif
     (void)group;
     return 0;
+}
+
+static int peer_runs_here(const struct peer *p)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (p->avx512) {
+        __builtin_cpu_init();
+        return __builtin_cpu_supports("avx512f");
+    }
+#endif
+    return !p->avx512;
 }
 
 static int peer_serves(const struct peer *p, const char *opname)
@@ -430,7 +447,7 @@ void run_peers(const struct op *op)
         struct raw *raw = NULL;
         size_t nraw = 0, craw = 0;
         int proc;
-        if (!group_compiled(p->group) || !peer_serves(p, op->name))
+        if (!group_compiled(p->group) || !peer_serves(p, op->name) || !peer_runs_here(p))
             continue;
         for (proc = 0; proc < p->procs; proc++) {
             int st = run_child(p, op->name, proc, &raw, &nraw, &craw);
@@ -518,9 +535,9 @@ void print_peers_header(void)
     for (i = 0; i < NPEERS; i++) {
         const struct peer *p = &g_peers[i];
         int k;
-        if (!group_compiled(p->group))
+        if (!group_compiled(p->group) || !peer_runs_here(p))
             continue;
-        fprintf(g_info, "            %-17s %d thread%s, %d process%s;", p->name, p->threads,
+        fprintf(g_info, "            %-18s %d thread%s, %d process%s;", p->name, p->threads,
                 p->threads > 1 ? "s" : "", p->procs, p->procs > 1 ? "es (median)" : "");
         for (k = 0; k < 3; k++)
             if (p->env[k])

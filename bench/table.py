@@ -20,11 +20,13 @@ TR = ["NN", "NT", "TN", "TT"]
 LAYOUTS = ["q1:kv{}:h8/8:d128", "q1:kv{}:h32/32:d128", "q1:kv{}:h32/8:d128",
            "q4:kv{}:h8/8:d128"]
 LAY = "1 query x 8 heads, 1 x 32, 32 on 8 KV heads, 4 queries x 8"
-BLAS = {"avx2": ["openblas-avx2"], "avx512": ["openblas", "openblas-avx2"]}
+BLAS = {"avx2": ["openblas-avx2"],
+        "avx512": ["openblas", "openblas-avx2", "openblas-avx512"]}
 DNN = {"avx2": ["onednn-avx2"], "avx512": ["onednn", "onednn-sgemm"]}
 SGEMM = {"avx2": ["onednn-avx2"], "avx512": ["onednn-sgemm"]}
 COMP = {"avx2": ["openblas-avx2-unfused", "openblas-avx2-unfused-128"],
-        "avx512": ["openblas-unfused", "openblas-unfused-128"]}
+        "avx512": ["openblas-unfused", "openblas-unfused-128", "openblas-avx512-unfused",
+                   "openblas-avx512-unfused-128"]}
 
 
 def load(path):
