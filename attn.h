@@ -3290,8 +3290,58 @@ static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE uint32_t attn__scalar_qk8
     return (uint32_t)h0 | (uint32_t)h1 << 16;
 }
 
+/* attn__scalar_qk8_rows_body for one row (row 0 of the quad): 8 columns a pass, 4 pairs of 2 as
+ * there, their sums gathered by attn__scalar_qk8_sum4 (lane 4 h + g: column 2 g + h), so that each
+ * block's A half-blocks, scale and sum serve 8 columns and every lane of the fma is a column;
+ * the same steps per column (its block's exact I, then one fma of I and dq dk), so its bits. */
+static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE void
+attn__scalar_qk8_row1_body(int q4, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+                    const unsigned char *quad, size_t nq, float *out, size_t npf)
+{
+    const size_t bs = q4 ? 18 : 34;
+    const unsigned char *qd = quad + 4 * nq * 32;
+    const __m256i tr = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    size_t j, blk, c, g;
+    for (j = 0; j < nc; j += 8) {
+        const unsigned char *p[8], *pn[8];
+        __m256 f = _mm256_setzero_ps();
+        float o[8];
+        attn__scalar_qk8_cols(b, rb, j, 8, nc, npf, p, pn);
+        for (blk = 0; blk < nb; blk++) {
+            const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
+            const __m256i a0 = _mm256_broadcastsi128_si256(
+                _mm_loadu_si128((const __m128i *)(const void *)(quad + blk * 32)));
+            const __m256i a1 = _mm256_broadcastsi128_si256(
+                _mm_loadu_si128((const __m128i *)(const void *)(quad + blk * 32 + 16)));
+            int32_t bias;
+            float da;
+            uint32_t h2[4];
+            __m256i x0, x1, z[4];
+            __m256 db;
+            memcpy(&bias, qd + oq + 64, 4);
+            memcpy(&da, qd + oq, 4);
+            if (q4) bias /= 16; /* 8 times the sum */
+            ATTN__SCALAR_UNROLL
+            for (g = 0; g < 4; g++) {
+                h2[g] = attn__scalar_qk8_c2(q4, p + 2 * g, ob, &x0, &x1);
+                z[g] = ATTN__SCALAR_QK8_DPBUSD(ATTN__SCALAR_QK8_DPBUSD(_mm256_setzero_si256(), x0, a0), x1, a1);
+            }
+            attn__scalar_qk8_pf(pn, 8, blk, bs);
+            db = _mm256_permutevar8x32_ps( /* lane 4 h + g: column 2 g + h's scale */
+                _mm256_cvtph_ps(_mm_setr_epi32((int)h2[0], (int)h2[1], (int)h2[2], (int)h2[3])),
+                tr);
+            f = _mm256_fmadd_ps(
+                _mm256_cvtepi32_ps(_mm256_sub_epi32(attn__scalar_qk8_sum4(z), _mm256_set1_epi32(bias))),
+                _mm256_mul_ps(db, _mm256_set1_ps(da)), f);
+        }
+        _mm256_storeu_ps(o, f);
+        for (c = 0; c < 8 && j + c < nc; c++) out[j + c] = o[4 * (c % 2) + c / 2];
+    }
+}
+
 /* simd/qk_4xq8_avx512.h's attn__scalar_qk8_rows_body (the same contract and arithmetic, so the same
- * bits), 2 columns to a vector (half c: column c), 4 columns at a time */
+ * bits), 2 columns to a vector (half c: column c), 4 columns at a time; one row takes
+ * attn__scalar_qk8_row1_body */
 static ATTN__SCALAR_QK8_ATTR ATTN__SCALAR_FORCE_INLINE void
 attn__scalar_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
                     const unsigned char *quad, size_t nq, float *out, size_t ldo, size_t npf)
@@ -3300,6 +3350,10 @@ attn__scalar_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     size_t j, blk, c, r, u;
+    if (R == 1) {
+        attn__scalar_qk8_row1_body(q4, b, rb, nc, nb, quad, nq, out, npf);
+        return;
+    }
     for (j = 0; j < nc; j += 4) {
         const unsigned char *p[4], *pn[4];
         __m256 f[2];
@@ -11562,8 +11616,58 @@ static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE uint32_t attn__avx2_qk8_c2(in
     return (uint32_t)h0 | (uint32_t)h1 << 16;
 }
 
+/* attn__avx2_qk8_rows_body for one row (row 0 of the quad): 8 columns a pass, 4 pairs of 2 as
+ * there, their sums gathered by attn__avx2_qk8_sum4 (lane 4 h + g: column 2 g + h), so that each
+ * block's A half-blocks, scale and sum serve 8 columns and every lane of the fma is a column;
+ * the same steps per column (its block's exact I, then one fma of I and dq dk), so its bits. */
+static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE void
+attn__avx2_qk8_row1_body(int q4, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+                    const unsigned char *quad, size_t nq, float *out, size_t npf)
+{
+    const size_t bs = q4 ? 18 : 34;
+    const unsigned char *qd = quad + 4 * nq * 32;
+    const __m256i tr = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    size_t j, blk, c, g;
+    for (j = 0; j < nc; j += 8) {
+        const unsigned char *p[8], *pn[8];
+        __m256 f = _mm256_setzero_ps();
+        float o[8];
+        attn__avx2_qk8_cols(b, rb, j, 8, nc, npf, p, pn);
+        for (blk = 0; blk < nb; blk++) {
+            const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
+            const __m256i a0 = _mm256_broadcastsi128_si256(
+                _mm_loadu_si128((const __m128i *)(const void *)(quad + blk * 32)));
+            const __m256i a1 = _mm256_broadcastsi128_si256(
+                _mm_loadu_si128((const __m128i *)(const void *)(quad + blk * 32 + 16)));
+            int32_t bias;
+            float da;
+            uint32_t h2[4];
+            __m256i x0, x1, z[4];
+            __m256 db;
+            memcpy(&bias, qd + oq + 64, 4);
+            memcpy(&da, qd + oq, 4);
+            if (q4) bias /= 16; /* 8 times the sum */
+            ATTN__AVX2_UNROLL
+            for (g = 0; g < 4; g++) {
+                h2[g] = attn__avx2_qk8_c2(q4, p + 2 * g, ob, &x0, &x1);
+                z[g] = ATTN__AVX2_QK8_DPBUSD(ATTN__AVX2_QK8_DPBUSD(_mm256_setzero_si256(), x0, a0), x1, a1);
+            }
+            attn__avx2_qk8_pf(pn, 8, blk, bs);
+            db = _mm256_permutevar8x32_ps( /* lane 4 h + g: column 2 g + h's scale */
+                _mm256_cvtph_ps(_mm_setr_epi32((int)h2[0], (int)h2[1], (int)h2[2], (int)h2[3])),
+                tr);
+            f = _mm256_fmadd_ps(
+                _mm256_cvtepi32_ps(_mm256_sub_epi32(attn__avx2_qk8_sum4(z), _mm256_set1_epi32(bias))),
+                _mm256_mul_ps(db, _mm256_set1_ps(da)), f);
+        }
+        _mm256_storeu_ps(o, f);
+        for (c = 0; c < 8 && j + c < nc; c++) out[j + c] = o[4 * (c % 2) + c / 2];
+    }
+}
+
 /* simd/qk_4xq8_avx512.h's attn__avx2_qk8_rows_body (the same contract and arithmetic, so the same
- * bits), 2 columns to a vector (half c: column c), 4 columns at a time */
+ * bits), 2 columns to a vector (half c: column c), 4 columns at a time; one row takes
+ * attn__avx2_qk8_row1_body */
 static ATTN__AVX2_QK8_ATTR ATTN__AVX2_FORCE_INLINE void
 attn__avx2_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
                     const unsigned char *quad, size_t nq, float *out, size_t ldo, size_t npf)
@@ -11572,6 +11676,10 @@ attn__avx2_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, si
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     size_t j, blk, c, r, u;
+    if (R == 1) {
+        attn__avx2_qk8_row1_body(q4, b, rb, nc, nb, quad, nq, out, npf);
+        return;
+    }
     for (j = 0; j < nc; j += 4) {
         const unsigned char *p[4], *pn[4];
         __m256 f[2];
@@ -19838,8 +19946,58 @@ static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE uint32_t attn__avx512_qk8
     return (uint32_t)h0 | (uint32_t)h1 << 16;
 }
 
+/* attn__avx512_qk8_rows_body for one row (row 0 of the quad): 8 columns a pass, 4 pairs of 2 as
+ * there, their sums gathered by attn__avx512_qk8_sum4 (lane 4 h + g: column 2 g + h), so that each
+ * block's A half-blocks, scale and sum serve 8 columns and every lane of the fma is a column;
+ * the same steps per column (its block's exact I, then one fma of I and dq dk), so its bits. */
+static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE void
+attn__avx512_qk8_row1_body(int q4, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+                    const unsigned char *quad, size_t nq, float *out, size_t npf)
+{
+    const size_t bs = q4 ? 18 : 34;
+    const unsigned char *qd = quad + 4 * nq * 32;
+    const __m256i tr = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    size_t j, blk, c, g;
+    for (j = 0; j < nc; j += 8) {
+        const unsigned char *p[8], *pn[8];
+        __m256 f = _mm256_setzero_ps();
+        float o[8];
+        attn__avx512_qk8_cols(b, rb, j, 8, nc, npf, p, pn);
+        for (blk = 0; blk < nb; blk++) {
+            const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
+            const __m256i a0 = _mm256_broadcastsi128_si256(
+                _mm_loadu_si128((const __m128i *)(const void *)(quad + blk * 32)));
+            const __m256i a1 = _mm256_broadcastsi128_si256(
+                _mm_loadu_si128((const __m128i *)(const void *)(quad + blk * 32 + 16)));
+            int32_t bias;
+            float da;
+            uint32_t h2[4];
+            __m256i x0, x1, z[4];
+            __m256 db;
+            memcpy(&bias, qd + oq + 64, 4);
+            memcpy(&da, qd + oq, 4);
+            if (q4) bias /= 16; /* 8 times the sum */
+            ATTN__AVX512_UNROLL
+            for (g = 0; g < 4; g++) {
+                h2[g] = attn__avx512_qk8_c2(q4, p + 2 * g, ob, &x0, &x1);
+                z[g] = ATTN__AVX512_QK8_DPBUSD(ATTN__AVX512_QK8_DPBUSD(_mm256_setzero_si256(), x0, a0), x1, a1);
+            }
+            attn__avx512_qk8_pf(pn, 8, blk, bs);
+            db = _mm256_permutevar8x32_ps( /* lane 4 h + g: column 2 g + h's scale */
+                _mm256_cvtph_ps(_mm_setr_epi32((int)h2[0], (int)h2[1], (int)h2[2], (int)h2[3])),
+                tr);
+            f = _mm256_fmadd_ps(
+                _mm256_cvtepi32_ps(_mm256_sub_epi32(attn__avx512_qk8_sum4(z), _mm256_set1_epi32(bias))),
+                _mm256_mul_ps(db, _mm256_set1_ps(da)), f);
+        }
+        _mm256_storeu_ps(o, f);
+        for (c = 0; c < 8 && j + c < nc; c++) out[j + c] = o[4 * (c % 2) + c / 2];
+    }
+}
+
 /* simd/qk_4xq8_avx512.h's attn__avx512_qk8_rows_body (the same contract and arithmetic, so the same
- * bits), 2 columns to a vector (half c: column c), 4 columns at a time */
+ * bits), 2 columns to a vector (half c: column c), 4 columns at a time; one row takes
+ * attn__avx512_qk8_row1_body */
 static ATTN__AVX512_QK8_ATTR ATTN__AVX512_FORCE_INLINE void
 attn__avx512_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
                     const unsigned char *quad, size_t nq, float *out, size_t ldo, size_t npf)
@@ -19848,6 +20006,10 @@ attn__avx512_qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, 
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     size_t j, blk, c, r, u;
+    if (R == 1) {
+        attn__avx512_qk8_row1_body(q4, b, rb, nc, nb, quad, nq, out, npf);
+        return;
+    }
     for (j = 0; j < nc; j += 4) {
         const unsigned char *p[4], *pn[4];
         __m256 f[2];
@@ -28639,8 +28801,58 @@ static ATTN__QK8_ATTR ATTN__FORCE_INLINE uint32_t attn__qk8_c2(int q4,
     return (uint32_t)h0 | (uint32_t)h1 << 16;
 }
 
+/* attn__qk8_rows_body for one row (row 0 of the quad): 8 columns a pass, 4 pairs of 2 as
+ * there, their sums gathered by attn__qk8_sum4 (lane 4 h + g: column 2 g + h), so that each
+ * block's A half-blocks, scale and sum serve 8 columns and every lane of the fma is a column;
+ * the same steps per column (its block's exact I, then one fma of I and dq dk), so its bits. */
+static ATTN__QK8_ATTR ATTN__FORCE_INLINE void
+attn__qk8_row1_body(int q4, const unsigned char *b, size_t rb, size_t nc, size_t nb,
+                    const unsigned char *quad, size_t nq, float *out, size_t npf)
+{
+    const size_t bs = q4 ? 18 : 34;
+    const unsigned char *qd = quad + 4 * nq * 32;
+    const __m256i tr = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    size_t j, blk, c, g;
+    for (j = 0; j < nc; j += 8) {
+        const unsigned char *p[8], *pn[8];
+        __m256 f = _mm256_setzero_ps();
+        float o[8];
+        attn__qk8_cols(b, rb, j, 8, nc, npf, p, pn);
+        for (blk = 0; blk < nb; blk++) {
+            const size_t ob = blk * bs, oq = (blk / 4) * 128 + (blk % 4) * 16;
+            const __m256i a0 = _mm256_broadcastsi128_si256(
+                _mm_loadu_si128((const __m128i *)(const void *)(quad + blk * 32)));
+            const __m256i a1 = _mm256_broadcastsi128_si256(
+                _mm_loadu_si128((const __m128i *)(const void *)(quad + blk * 32 + 16)));
+            int32_t bias;
+            float da;
+            uint32_t h2[4];
+            __m256i x0, x1, z[4];
+            __m256 db;
+            memcpy(&bias, qd + oq + 64, 4);
+            memcpy(&da, qd + oq, 4);
+            if (q4) bias /= 16; /* 8 times the sum */
+            ATTN__UNROLL
+            for (g = 0; g < 4; g++) {
+                h2[g] = attn__qk8_c2(q4, p + 2 * g, ob, &x0, &x1);
+                z[g] = ATTN__QK8_DPBUSD(ATTN__QK8_DPBUSD(_mm256_setzero_si256(), x0, a0), x1, a1);
+            }
+            attn__qk8_pf(pn, 8, blk, bs);
+            db = _mm256_permutevar8x32_ps( /* lane 4 h + g: column 2 g + h's scale */
+                _mm256_cvtph_ps(_mm_setr_epi32((int)h2[0], (int)h2[1], (int)h2[2], (int)h2[3])),
+                tr);
+            f = _mm256_fmadd_ps(
+                _mm256_cvtepi32_ps(_mm256_sub_epi32(attn__qk8_sum4(z), _mm256_set1_epi32(bias))),
+                _mm256_mul_ps(db, _mm256_set1_ps(da)), f);
+        }
+        _mm256_storeu_ps(o, f);
+        for (c = 0; c < 8 && j + c < nc; c++) out[j + c] = o[4 * (c % 2) + c / 2];
+    }
+}
+
 /* simd/qk_4xq8_avx512.h's attn__qk8_rows_body (the same contract and arithmetic, so the same
- * bits), 2 columns to a vector (half c: column c), 4 columns at a time */
+ * bits), 2 columns to a vector (half c: column c), 4 columns at a time; one row takes
+ * attn__qk8_row1_body */
 static ATTN__QK8_ATTR ATTN__FORCE_INLINE void
 attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t nc, size_t nb,
                     const unsigned char *quad, size_t nq, float *out, size_t ldo, size_t npf)
@@ -28649,6 +28861,10 @@ attn__qk8_rows_body(int q4, size_t R, const unsigned char *b, size_t rb, size_t 
     const unsigned char *qd = quad + 4 * nq * 32;
     const __m256i idx = _mm256_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1);
     size_t j, blk, c, r, u;
+    if (R == 1) {
+        attn__qk8_row1_body(q4, b, rb, nc, nb, quad, nq, out, npf);
+        return;
+    }
     for (j = 0; j < nc; j += 4) {
         const unsigned char *p[4], *pn[4];
         __m256 f[2];
