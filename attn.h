@@ -3862,8 +3862,9 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
  * L2, which keeps more misses in flight than L1's fill buffers (the scores read several K rows
  * at once, a pattern the hardware does not prefetch) */
 #define ATTN__SCALAR_DEC_KPF 8192
-/* Softmax: bytes of input past which a call is far out of the caches: y is then written
- * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
+/* Softmax and the norms: bytes of input past which a call is far out of the caches: y is then
+ * written by non-temporal stores (where the ISA has them; softmax from a row's exps in a stack
+ * scratch) */
 #define ATTN__SCALAR_SM_FAR ((size_t)32 << 20)
 /* Softmax: floats of that stack scratch (16 KiB); longer rows keep normal stores. */
 #define ATTN__SCALAR_SM_SCRATCH 4096
@@ -4866,7 +4867,7 @@ static void attn__scalar_norm_row_double(const float *x, float *y, size_t n, con
  * (gamma, beta given or not, shifted or not), two vectors a step, the tail apart. */
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_norm_apply_body(const float *x, float *y, size_t n, float c,
                                                      float d, float rstd, const float *g,
-                                                     const float *b, int shift)
+                                                     const float *b, int shift, int stream)
 {
     const attn__scalar_v vc = attn__scalar_vset1(c), vd = attn__scalar_vset1(d), vr = attn__scalar_vset1(rstd);
     size_t i = 0;
@@ -4876,18 +4877,24 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_norm_apply_body(const float *
         if (shift) u = attn__scalar_vsub(attn__scalar_vsub(u, vc), vd);                                    \
         u = b ? attn__scalar_vfma(u, sc_, attn__scalar_vload(b + (j))) : attn__scalar_vmul(u, sc_);               \
     } while (0)
-    for (; i + 2 * ATTN__SCALAR_VW <= n; i += 2 * ATTN__SCALAR_VW) {
-        attn__scalar_v u0 = attn__scalar_vload(x + i), u1 = attn__scalar_vload(x + i + ATTN__SCALAR_VW);
-        ATTN__SCALAR_NORM_ONE(u0, i);
-        ATTN__SCALAR_NORM_ONE(u1, i + ATTN__SCALAR_VW);
-        attn__scalar_vstore(y + i, u0);
-        attn__scalar_vstore(y + i + ATTN__SCALAR_VW, u1);
-    }
-    for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW) {
-        attn__scalar_v u0 = attn__scalar_vload(x + i);
-        ATTN__SCALAR_NORM_ONE(u0, i);
-        attn__scalar_vstore(y + i, u0);
-    }
+#define ATTN__SCALAR_NORM_LOOPS(store)                                                              \
+    do {                                                                                     \
+        for (; i + 2 * ATTN__SCALAR_VW <= n; i += 2 * ATTN__SCALAR_VW) {                                   \
+            attn__scalar_v u0 = attn__scalar_vload(x + i), u1 = attn__scalar_vload(x + i + ATTN__SCALAR_VW);             \
+            ATTN__SCALAR_NORM_ONE(u0, i);                                                           \
+            ATTN__SCALAR_NORM_ONE(u1, i + ATTN__SCALAR_VW);                                                \
+            store(y + i, u0);                                                                \
+            store(y + i + ATTN__SCALAR_VW, u1);                                                     \
+        }                                                                                    \
+        for (; i + ATTN__SCALAR_VW <= n; i += ATTN__SCALAR_VW) {                                           \
+            attn__scalar_v u0 = attn__scalar_vload(x + i);                                                 \
+            ATTN__SCALAR_NORM_ONE(u0, i);                                                           \
+            store(y + i, u0);                                                                \
+        }                                                                                    \
+    } while (0)
+    if (stream) ATTN__SCALAR_NORM_LOOPS(attn__scalar_vstream); /* y's rows aligned: attn__scalar_norm_stream */
+    else ATTN__SCALAR_NORM_LOOPS(attn__scalar_vstore);
+#undef ATTN__SCALAR_NORM_LOOPS
 #undef ATTN__SCALAR_NORM_ONE
     if (i < n) {
         const size_t k = n - i;
@@ -4900,22 +4907,31 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_norm_apply_body(const float *
 }
 
 static void attn__scalar_norm_apply(const float *x, float *y, size_t n, float c, float d, float rstd,
-                             const float *g, const float *b)
+                             const float *g, const float *b, int st)
 {
     const int shift = c != 0.0f || d != 0.0f;
     if (g && b) {
-        if (shift) attn__scalar_norm_apply_body(x, y, n, c, d, rstd, g, b, 1);
-        else attn__scalar_norm_apply_body(x, y, n, c, d, rstd, g, b, 0);
+        if (shift) attn__scalar_norm_apply_body(x, y, n, c, d, rstd, g, b, 1, st);
+        else attn__scalar_norm_apply_body(x, y, n, c, d, rstd, g, b, 0, st);
     } else if (g) {
-        if (shift) attn__scalar_norm_apply_body(x, y, n, c, d, rstd, g, NULL, 1);
-        else attn__scalar_norm_apply_body(x, y, n, c, d, rstd, g, NULL, 0);
+        if (shift) attn__scalar_norm_apply_body(x, y, n, c, d, rstd, g, NULL, 1, st);
+        else attn__scalar_norm_apply_body(x, y, n, c, d, rstd, g, NULL, 0, st);
     } else if (b) {
-        if (shift) attn__scalar_norm_apply_body(x, y, n, c, d, rstd, NULL, b, 1);
-        else attn__scalar_norm_apply_body(x, y, n, c, d, rstd, NULL, b, 0);
+        if (shift) attn__scalar_norm_apply_body(x, y, n, c, d, rstd, NULL, b, 1, st);
+        else attn__scalar_norm_apply_body(x, y, n, c, d, rstd, NULL, b, 0, st);
     } else {
-        if (shift) attn__scalar_norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 1);
-        else attn__scalar_norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 0);
+        if (shift) attn__scalar_norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 1, st);
+        else attn__scalar_norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 0, st);
     }
+}
+
+/* Whether a call writes y by non-temporal stores: far out of the caches (softmax's
+ * threshold), where the ISA has them, y not x and every row of y on a vector boundary.
+ * Normal stores first read each line of y from memory; these do not. */
+static int attn__scalar_norm_stream(const float *x, const float *y, size_t ldy, size_t rows, size_t n)
+{
+    return ATTN__SCALAR_HAVE_VSTREAM && x != y && rows * n + 1 > ATTN__SCALAR_SM_FAR / sizeof(float) &&
+           (uintptr_t)y % (ATTN__SCALAR_VW * sizeof(float)) == 0 && (rows == 1 || ldy % ATTN__SCALAR_VW == 0);
 }
 
 static attn_status attn__scalar_norm_check(const float *x, size_t ldx, float *y, size_t ldy,
@@ -5038,7 +5054,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_norm_batch_sums(const float *
  * s2 the sum of squares of x - c. */
 static void attn__scalar_layernorm_finish(const float *xr, float *yr, size_t n, float c, float t,
                                    float s2, const float *gamma, const float *beta, float eps,
-                                   float *mean_out, float *rstd_out)
+                                   float *mean_out, float *rstd_out, int st)
 {
     float d = t / (float)n, var, rstd;
     if (d * d > 0.25f * (s2 / (float)n)) {
@@ -5054,7 +5070,7 @@ static void attn__scalar_layernorm_finish(const float *xr, float *yr, size_t n, 
     rstd = 1.0f / sqrtf(var + eps);
     if (mean_out) *mean_out = c + d;
     if (rstd_out) *rstd_out = rstd;
-    attn__scalar_norm_apply(xr, yr, n, c, d, rstd, gamma, beta);
+    attn__scalar_norm_apply(xr, yr, n, c, d, rstd, gamma, beta, st);
 }
 
 /* Layernorm of rows up to ATTN__SCALAR_NORM_BATCHED in batches of ATTN__SCALAR_NORM_BATCH:
@@ -5072,7 +5088,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_layernorm_short_body(const fl
                                                           size_t ldy, size_t rows, size_t n,
                                                           const float *g, const float *b,
                                                           float eps, float *mean_out,
-                                                          float *rstd_out)
+                                                          float *rstd_out, int st)
 {
     size_t r0;
     for (r0 = 0; r0 < rows; r0 += ATTN__SCALAR_NORM_BATCH) {
@@ -5116,26 +5132,27 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_layernorm_short_body(const fl
             if (rs[k] < 0) {
                 attn__scalar_layernorm_finish(xr, yr, n, c[k], t[k], s2[k], g, b, eps,
                                        mean_out ? mean_out + r : NULL,
-                                       rstd_out ? rstd_out + r : NULL);
+                                       rstd_out ? rstd_out + r : NULL, st);
                 continue;
             }
             if (mean_out) mean_out[r] = c[k] + d[k];
             if (rstd_out) rstd_out[r] = rs[k];
-            attn__scalar_norm_apply_body(xr, yr, n, c[k], d[k], rs[k], g, b, 1);
+            attn__scalar_norm_apply_body(xr, yr, n, c[k], d[k], rs[k], g, b, 1, st);
         }
     }
 }
 
 static void attn__scalar_layernorm_short(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
                                   size_t n, const float *g, const float *b, float eps,
-                                  float *mean_out, float *rstd_out)
+                                  float *mean_out, float *rstd_out, int st)
 {
-    if (g && b) attn__scalar_layernorm_short_body(x, ldx, y, ldy, rows, n, g, b, eps, mean_out, rstd_out);
-    else if (g)
-        attn__scalar_layernorm_short_body(x, ldx, y, ldy, rows, n, g, NULL, eps, mean_out, rstd_out);
-    else if (b)
-        attn__scalar_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, b, eps, mean_out, rstd_out);
-    else attn__scalar_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, NULL, eps, mean_out, rstd_out);
+#define ATTN__SCALAR_LN_SHORT(g_, b_)                                                               \
+    attn__scalar_layernorm_short_body(x, ldx, y, ldy, rows, n, g_, b_, eps, mean_out, rstd_out, st)
+    if (g && b) ATTN__SCALAR_LN_SHORT(g, b);
+    else if (g) ATTN__SCALAR_LN_SHORT(g, NULL);
+    else if (b) ATTN__SCALAR_LN_SHORT(NULL, b);
+    else ATTN__SCALAR_LN_SHORT(NULL, NULL);
+#undef ATTN__SCALAR_LN_SHORT
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_layernorm(const float *x, size_t ldx, float *y, size_t ldy,
@@ -5146,6 +5163,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_layernorm(const float *x
     attn_status st = attn__scalar_norm_check(x, ldx, y, ldy, rows, n, eps);
     const size_t yb = attn__scalar_mat_bytes(rows, n, ldy), xb = attn__scalar_mat_bytes(rows, n, ldx);
     const size_t vb = n * sizeof(float), sb = rows * sizeof(float);
+    const int stream = attn__scalar_norm_stream(x, y, ldy, rows, n);
     size_t r = 0;
     if (st != ATTN_OK) return st;
     if (!rows) return ATTN_OK;
@@ -5168,28 +5186,30 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_layernorm(const float *x
      * far from the mean (d^2 > var / 4, where s2/n - d^2 starts to cancel), the sums are
      * redone around c + d. */
     if (n <= ATTN__SCALAR_NORM_BATCHED) {
-        attn__scalar_layernorm_short(x, ldx, y, ldy, rows, n, gamma, beta, eps, mean_out, rstd_out);
-        return ATTN_OK;
+        attn__scalar_layernorm_short(x, ldx, y, ldy, rows, n, gamma, beta, eps, mean_out, rstd_out,
+                              stream);
+    } else {
+        for (; r < rows; r++) {
+            const float *xr = x + r * ldx;
+            float c, s2, t;
+            c = attn__scalar_norm_prefix_mean(xr); /* n > ATTN__SCALAR_NORM_BATCHED >= 32 here */
+            t = attn__scalar_row_sums(xr, n, 1, c, &s2);
+            attn__scalar_layernorm_finish(xr, y + r * ldy, n, c, t, s2, gamma, beta, eps,
+                                   mean_out ? mean_out + r : NULL,
+                                   rstd_out ? rstd_out + r : NULL, stream);
+        }
     }
-    for (; r < rows; r++) {
-        const float *xr = x + r * ldx;
-        float c, s2, t;
-        c = attn__scalar_norm_prefix_mean(xr); /* n > ATTN__SCALAR_NORM_BATCHED >= 32 here */
-        t = attn__scalar_row_sums(xr, n, 1, c, &s2);
-        attn__scalar_layernorm_finish(xr, y + r * ldy, n, c, t, s2, gamma, beta, eps,
-                               mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
-    }
+    if (stream) attn__scalar_vstream_fence();
     return ATTN_OK;
 }
-
 static void attn__scalar_rmsnorm_finish(const float *xr, float *yr, size_t n, float s2,
-                                 const float *gamma, float eps)
+                                 const float *gamma, float eps, int st)
 {
     if (!attn__scalar_finite(s2) || !(s2 > 1e-30f)) {
         attn__scalar_norm_row_double(xr, yr, n, gamma, NULL, eps, 1, NULL, NULL);
         return;
     }
-    attn__scalar_norm_apply(xr, yr, n, 0.0f, 0.0f, 1.0f / sqrtf(s2 / (float)n + eps), gamma, NULL);
+    attn__scalar_norm_apply(xr, yr, n, 0.0f, 0.0f, 1.0f / sqrtf(s2 / (float)n + eps), gamma, NULL, st);
 }
 
 /* Rmsnorm of rows up to ATTN__SCALAR_NORM_BATCHED, batched as layernorm (attn__scalar_layernorm_short_body):
@@ -5197,7 +5217,7 @@ static void attn__scalar_rmsnorm_finish(const float *xr, float *yr, size_t n, fl
  * operations those of attn__scalar_rmsnorm_finish. */
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_rmsnorm_short_body(const float *x, size_t ldx, float *y,
                                                         size_t ldy, size_t rows, size_t n,
-                                                        const float *g, float eps)
+                                                        const float *g, float eps, int st)
 {
     size_t r0;
     for (r0 = 0; r0 < rows; r0 += ATTN__SCALAR_NORM_BATCH) {
@@ -5226,40 +5246,42 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_rmsnorm_short_body(const floa
             const float *xr = x + (r0 + k) * ldx;
             float *yr = y + (r0 + k) * ldy;
             if (rs[k] < 0 || n > ATTN__SCALAR_NORM_SHORT) {
-                attn__scalar_rmsnorm_finish(xr, yr, n, s2[k], g, eps);
+                attn__scalar_rmsnorm_finish(xr, yr, n, s2[k], g, eps, st);
                 continue;
             }
-            attn__scalar_norm_apply_body(xr, yr, n, 0.0f, 0.0f, rs[k], g, NULL, 0);
+            attn__scalar_norm_apply_body(xr, yr, n, 0.0f, 0.0f, rs[k], g, NULL, 0, st);
         }
     }
 }
 
 static void attn__scalar_rmsnorm_short(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
-                                size_t n, const float *g, float eps)
+                                size_t n, const float *g, float eps, int st)
 {
-    if (g) attn__scalar_rmsnorm_short_body(x, ldx, y, ldy, rows, n, g, eps);
-    else attn__scalar_rmsnorm_short_body(x, ldx, y, ldy, rows, n, NULL, eps);
+    if (g) attn__scalar_rmsnorm_short_body(x, ldx, y, ldy, rows, n, g, eps, st);
+    else attn__scalar_rmsnorm_short_body(x, ldx, y, ldy, rows, n, NULL, eps, st);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_rmsnorm(const float *x, size_t ldx, float *y, size_t ldy,
                                   size_t rows, size_t n, const float *gamma, float eps)
 {
     attn_status st = attn__scalar_norm_check(x, ldx, y, ldy, rows, n, eps);
+    const int stream = attn__scalar_norm_stream(x, y, ldy, rows, n);
     size_t r = 0;
     if (st != ATTN_OK) return st;
     if (!rows) return ATTN_OK;
     if (gamma && attn__scalar_bytes_overlap(y, attn__scalar_mat_bytes(rows, n, ldy), gamma, n * sizeof(float)))
         return ATTN_ERR_ALIAS;
     if (n <= ATTN__SCALAR_NORM_BATCHED) {
-        attn__scalar_rmsnorm_short(x, ldx, y, ldy, rows, n, gamma, eps);
-        return ATTN_OK;
+        attn__scalar_rmsnorm_short(x, ldx, y, ldy, rows, n, gamma, eps, stream);
+    } else {
+        for (; r < rows; r++) {
+            const float *xr = x + r * ldx;
+            float s2;
+            attn__scalar_row_sums(xr, n, 2, 0.0f, &s2);
+            attn__scalar_rmsnorm_finish(xr, y + r * ldy, n, s2, gamma, eps, stream);
+        }
     }
-    for (; r < rows; r++) {
-        const float *xr = x + r * ldx;
-        float s2;
-        attn__scalar_row_sums(xr, n, 2, 0.0f, &s2);
-        attn__scalar_rmsnorm_finish(xr, y + r * ldy, n, s2, gamma, eps);
-    }
+    if (stream) attn__scalar_vstream_fence();
     return ATTN_OK;
 }
 /* end of src/norm.h */
@@ -12188,8 +12210,9 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
  * L2, which keeps more misses in flight than L1's fill buffers (the scores read several K rows
  * at once, a pattern the hardware does not prefetch) */
 #define ATTN__AVX2_DEC_KPF 8192
-/* Softmax: bytes of input past which a call is far out of the caches: y is then written
- * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
+/* Softmax and the norms: bytes of input past which a call is far out of the caches: y is then
+ * written by non-temporal stores (where the ISA has them; softmax from a row's exps in a stack
+ * scratch) */
 #define ATTN__AVX2_SM_FAR ((size_t)32 << 20)
 /* Softmax: floats of that stack scratch (16 KiB); longer rows keep normal stores. */
 #define ATTN__AVX2_SM_SCRATCH 4096
@@ -13192,7 +13215,7 @@ static void attn__avx2_norm_row_double(const float *x, float *y, size_t n, const
  * (gamma, beta given or not, shifted or not), two vectors a step, the tail apart. */
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_norm_apply_body(const float *x, float *y, size_t n, float c,
                                                      float d, float rstd, const float *g,
-                                                     const float *b, int shift)
+                                                     const float *b, int shift, int stream)
 {
     const attn__avx2_v vc = attn__avx2_vset1(c), vd = attn__avx2_vset1(d), vr = attn__avx2_vset1(rstd);
     size_t i = 0;
@@ -13202,18 +13225,24 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_norm_apply_body(const float *x, f
         if (shift) u = attn__avx2_vsub(attn__avx2_vsub(u, vc), vd);                                    \
         u = b ? attn__avx2_vfma(u, sc_, attn__avx2_vload(b + (j))) : attn__avx2_vmul(u, sc_);               \
     } while (0)
-    for (; i + 2 * ATTN__AVX2_VW <= n; i += 2 * ATTN__AVX2_VW) {
-        attn__avx2_v u0 = attn__avx2_vload(x + i), u1 = attn__avx2_vload(x + i + ATTN__AVX2_VW);
-        ATTN__AVX2_NORM_ONE(u0, i);
-        ATTN__AVX2_NORM_ONE(u1, i + ATTN__AVX2_VW);
-        attn__avx2_vstore(y + i, u0);
-        attn__avx2_vstore(y + i + ATTN__AVX2_VW, u1);
-    }
-    for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW) {
-        attn__avx2_v u0 = attn__avx2_vload(x + i);
-        ATTN__AVX2_NORM_ONE(u0, i);
-        attn__avx2_vstore(y + i, u0);
-    }
+#define ATTN__AVX2_NORM_LOOPS(store)                                                              \
+    do {                                                                                     \
+        for (; i + 2 * ATTN__AVX2_VW <= n; i += 2 * ATTN__AVX2_VW) {                                   \
+            attn__avx2_v u0 = attn__avx2_vload(x + i), u1 = attn__avx2_vload(x + i + ATTN__AVX2_VW);             \
+            ATTN__AVX2_NORM_ONE(u0, i);                                                           \
+            ATTN__AVX2_NORM_ONE(u1, i + ATTN__AVX2_VW);                                                \
+            store(y + i, u0);                                                                \
+            store(y + i + ATTN__AVX2_VW, u1);                                                     \
+        }                                                                                    \
+        for (; i + ATTN__AVX2_VW <= n; i += ATTN__AVX2_VW) {                                           \
+            attn__avx2_v u0 = attn__avx2_vload(x + i);                                                 \
+            ATTN__AVX2_NORM_ONE(u0, i);                                                           \
+            store(y + i, u0);                                                                \
+        }                                                                                    \
+    } while (0)
+    if (stream) ATTN__AVX2_NORM_LOOPS(attn__avx2_vstream); /* y's rows aligned: attn__avx2_norm_stream */
+    else ATTN__AVX2_NORM_LOOPS(attn__avx2_vstore);
+#undef ATTN__AVX2_NORM_LOOPS
 #undef ATTN__AVX2_NORM_ONE
     if (i < n) {
         const size_t k = n - i;
@@ -13226,22 +13255,31 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_norm_apply_body(const float *x, f
 }
 
 static void attn__avx2_norm_apply(const float *x, float *y, size_t n, float c, float d, float rstd,
-                             const float *g, const float *b)
+                             const float *g, const float *b, int st)
 {
     const int shift = c != 0.0f || d != 0.0f;
     if (g && b) {
-        if (shift) attn__avx2_norm_apply_body(x, y, n, c, d, rstd, g, b, 1);
-        else attn__avx2_norm_apply_body(x, y, n, c, d, rstd, g, b, 0);
+        if (shift) attn__avx2_norm_apply_body(x, y, n, c, d, rstd, g, b, 1, st);
+        else attn__avx2_norm_apply_body(x, y, n, c, d, rstd, g, b, 0, st);
     } else if (g) {
-        if (shift) attn__avx2_norm_apply_body(x, y, n, c, d, rstd, g, NULL, 1);
-        else attn__avx2_norm_apply_body(x, y, n, c, d, rstd, g, NULL, 0);
+        if (shift) attn__avx2_norm_apply_body(x, y, n, c, d, rstd, g, NULL, 1, st);
+        else attn__avx2_norm_apply_body(x, y, n, c, d, rstd, g, NULL, 0, st);
     } else if (b) {
-        if (shift) attn__avx2_norm_apply_body(x, y, n, c, d, rstd, NULL, b, 1);
-        else attn__avx2_norm_apply_body(x, y, n, c, d, rstd, NULL, b, 0);
+        if (shift) attn__avx2_norm_apply_body(x, y, n, c, d, rstd, NULL, b, 1, st);
+        else attn__avx2_norm_apply_body(x, y, n, c, d, rstd, NULL, b, 0, st);
     } else {
-        if (shift) attn__avx2_norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 1);
-        else attn__avx2_norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 0);
+        if (shift) attn__avx2_norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 1, st);
+        else attn__avx2_norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 0, st);
     }
+}
+
+/* Whether a call writes y by non-temporal stores: far out of the caches (softmax's
+ * threshold), where the ISA has them, y not x and every row of y on a vector boundary.
+ * Normal stores first read each line of y from memory; these do not. */
+static int attn__avx2_norm_stream(const float *x, const float *y, size_t ldy, size_t rows, size_t n)
+{
+    return ATTN__AVX2_HAVE_VSTREAM && x != y && rows * n + 1 > ATTN__AVX2_SM_FAR / sizeof(float) &&
+           (uintptr_t)y % (ATTN__AVX2_VW * sizeof(float)) == 0 && (rows == 1 || ldy % ATTN__AVX2_VW == 0);
 }
 
 static attn_status attn__avx2_norm_check(const float *x, size_t ldx, float *y, size_t ldy,
@@ -13364,7 +13402,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_norm_batch_sums(const float *x, s
  * s2 the sum of squares of x - c. */
 static void attn__avx2_layernorm_finish(const float *xr, float *yr, size_t n, float c, float t,
                                    float s2, const float *gamma, const float *beta, float eps,
-                                   float *mean_out, float *rstd_out)
+                                   float *mean_out, float *rstd_out, int st)
 {
     float d = t / (float)n, var, rstd;
     if (d * d > 0.25f * (s2 / (float)n)) {
@@ -13380,7 +13418,7 @@ static void attn__avx2_layernorm_finish(const float *xr, float *yr, size_t n, fl
     rstd = 1.0f / sqrtf(var + eps);
     if (mean_out) *mean_out = c + d;
     if (rstd_out) *rstd_out = rstd;
-    attn__avx2_norm_apply(xr, yr, n, c, d, rstd, gamma, beta);
+    attn__avx2_norm_apply(xr, yr, n, c, d, rstd, gamma, beta, st);
 }
 
 /* Layernorm of rows up to ATTN__AVX2_NORM_BATCHED in batches of ATTN__AVX2_NORM_BATCH:
@@ -13398,7 +13436,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_layernorm_short_body(const float 
                                                           size_t ldy, size_t rows, size_t n,
                                                           const float *g, const float *b,
                                                           float eps, float *mean_out,
-                                                          float *rstd_out)
+                                                          float *rstd_out, int st)
 {
     size_t r0;
     for (r0 = 0; r0 < rows; r0 += ATTN__AVX2_NORM_BATCH) {
@@ -13442,26 +13480,27 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_layernorm_short_body(const float 
             if (rs[k] < 0) {
                 attn__avx2_layernorm_finish(xr, yr, n, c[k], t[k], s2[k], g, b, eps,
                                        mean_out ? mean_out + r : NULL,
-                                       rstd_out ? rstd_out + r : NULL);
+                                       rstd_out ? rstd_out + r : NULL, st);
                 continue;
             }
             if (mean_out) mean_out[r] = c[k] + d[k];
             if (rstd_out) rstd_out[r] = rs[k];
-            attn__avx2_norm_apply_body(xr, yr, n, c[k], d[k], rs[k], g, b, 1);
+            attn__avx2_norm_apply_body(xr, yr, n, c[k], d[k], rs[k], g, b, 1, st);
         }
     }
 }
 
 static void attn__avx2_layernorm_short(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
                                   size_t n, const float *g, const float *b, float eps,
-                                  float *mean_out, float *rstd_out)
+                                  float *mean_out, float *rstd_out, int st)
 {
-    if (g && b) attn__avx2_layernorm_short_body(x, ldx, y, ldy, rows, n, g, b, eps, mean_out, rstd_out);
-    else if (g)
-        attn__avx2_layernorm_short_body(x, ldx, y, ldy, rows, n, g, NULL, eps, mean_out, rstd_out);
-    else if (b)
-        attn__avx2_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, b, eps, mean_out, rstd_out);
-    else attn__avx2_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, NULL, eps, mean_out, rstd_out);
+#define ATTN__AVX2_LN_SHORT(g_, b_)                                                               \
+    attn__avx2_layernorm_short_body(x, ldx, y, ldy, rows, n, g_, b_, eps, mean_out, rstd_out, st)
+    if (g && b) ATTN__AVX2_LN_SHORT(g, b);
+    else if (g) ATTN__AVX2_LN_SHORT(g, NULL);
+    else if (b) ATTN__AVX2_LN_SHORT(NULL, b);
+    else ATTN__AVX2_LN_SHORT(NULL, NULL);
+#undef ATTN__AVX2_LN_SHORT
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_layernorm(const float *x, size_t ldx, float *y, size_t ldy,
@@ -13472,6 +13511,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_layernorm(const float *x, 
     attn_status st = attn__avx2_norm_check(x, ldx, y, ldy, rows, n, eps);
     const size_t yb = attn__avx2_mat_bytes(rows, n, ldy), xb = attn__avx2_mat_bytes(rows, n, ldx);
     const size_t vb = n * sizeof(float), sb = rows * sizeof(float);
+    const int stream = attn__avx2_norm_stream(x, y, ldy, rows, n);
     size_t r = 0;
     if (st != ATTN_OK) return st;
     if (!rows) return ATTN_OK;
@@ -13494,28 +13534,30 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_layernorm(const float *x, 
      * far from the mean (d^2 > var / 4, where s2/n - d^2 starts to cancel), the sums are
      * redone around c + d. */
     if (n <= ATTN__AVX2_NORM_BATCHED) {
-        attn__avx2_layernorm_short(x, ldx, y, ldy, rows, n, gamma, beta, eps, mean_out, rstd_out);
-        return ATTN_OK;
+        attn__avx2_layernorm_short(x, ldx, y, ldy, rows, n, gamma, beta, eps, mean_out, rstd_out,
+                              stream);
+    } else {
+        for (; r < rows; r++) {
+            const float *xr = x + r * ldx;
+            float c, s2, t;
+            c = attn__avx2_norm_prefix_mean(xr); /* n > ATTN__AVX2_NORM_BATCHED >= 32 here */
+            t = attn__avx2_row_sums(xr, n, 1, c, &s2);
+            attn__avx2_layernorm_finish(xr, y + r * ldy, n, c, t, s2, gamma, beta, eps,
+                                   mean_out ? mean_out + r : NULL,
+                                   rstd_out ? rstd_out + r : NULL, stream);
+        }
     }
-    for (; r < rows; r++) {
-        const float *xr = x + r * ldx;
-        float c, s2, t;
-        c = attn__avx2_norm_prefix_mean(xr); /* n > ATTN__AVX2_NORM_BATCHED >= 32 here */
-        t = attn__avx2_row_sums(xr, n, 1, c, &s2);
-        attn__avx2_layernorm_finish(xr, y + r * ldy, n, c, t, s2, gamma, beta, eps,
-                               mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
-    }
+    if (stream) attn__avx2_vstream_fence();
     return ATTN_OK;
 }
-
 static void attn__avx2_rmsnorm_finish(const float *xr, float *yr, size_t n, float s2,
-                                 const float *gamma, float eps)
+                                 const float *gamma, float eps, int st)
 {
     if (!attn__avx2_finite(s2) || !(s2 > 1e-30f)) {
         attn__avx2_norm_row_double(xr, yr, n, gamma, NULL, eps, 1, NULL, NULL);
         return;
     }
-    attn__avx2_norm_apply(xr, yr, n, 0.0f, 0.0f, 1.0f / sqrtf(s2 / (float)n + eps), gamma, NULL);
+    attn__avx2_norm_apply(xr, yr, n, 0.0f, 0.0f, 1.0f / sqrtf(s2 / (float)n + eps), gamma, NULL, st);
 }
 
 /* Rmsnorm of rows up to ATTN__AVX2_NORM_BATCHED, batched as layernorm (attn__avx2_layernorm_short_body):
@@ -13523,7 +13565,7 @@ static void attn__avx2_rmsnorm_finish(const float *xr, float *yr, size_t n, floa
  * operations those of attn__avx2_rmsnorm_finish. */
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_rmsnorm_short_body(const float *x, size_t ldx, float *y,
                                                         size_t ldy, size_t rows, size_t n,
-                                                        const float *g, float eps)
+                                                        const float *g, float eps, int st)
 {
     size_t r0;
     for (r0 = 0; r0 < rows; r0 += ATTN__AVX2_NORM_BATCH) {
@@ -13552,40 +13594,42 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_rmsnorm_short_body(const float *x
             const float *xr = x + (r0 + k) * ldx;
             float *yr = y + (r0 + k) * ldy;
             if (rs[k] < 0 || n > ATTN__AVX2_NORM_SHORT) {
-                attn__avx2_rmsnorm_finish(xr, yr, n, s2[k], g, eps);
+                attn__avx2_rmsnorm_finish(xr, yr, n, s2[k], g, eps, st);
                 continue;
             }
-            attn__avx2_norm_apply_body(xr, yr, n, 0.0f, 0.0f, rs[k], g, NULL, 0);
+            attn__avx2_norm_apply_body(xr, yr, n, 0.0f, 0.0f, rs[k], g, NULL, 0, st);
         }
     }
 }
 
 static void attn__avx2_rmsnorm_short(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
-                                size_t n, const float *g, float eps)
+                                size_t n, const float *g, float eps, int st)
 {
-    if (g) attn__avx2_rmsnorm_short_body(x, ldx, y, ldy, rows, n, g, eps);
-    else attn__avx2_rmsnorm_short_body(x, ldx, y, ldy, rows, n, NULL, eps);
+    if (g) attn__avx2_rmsnorm_short_body(x, ldx, y, ldy, rows, n, g, eps, st);
+    else attn__avx2_rmsnorm_short_body(x, ldx, y, ldy, rows, n, NULL, eps, st);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_rmsnorm(const float *x, size_t ldx, float *y, size_t ldy,
                                   size_t rows, size_t n, const float *gamma, float eps)
 {
     attn_status st = attn__avx2_norm_check(x, ldx, y, ldy, rows, n, eps);
+    const int stream = attn__avx2_norm_stream(x, y, ldy, rows, n);
     size_t r = 0;
     if (st != ATTN_OK) return st;
     if (!rows) return ATTN_OK;
     if (gamma && attn__avx2_bytes_overlap(y, attn__avx2_mat_bytes(rows, n, ldy), gamma, n * sizeof(float)))
         return ATTN_ERR_ALIAS;
     if (n <= ATTN__AVX2_NORM_BATCHED) {
-        attn__avx2_rmsnorm_short(x, ldx, y, ldy, rows, n, gamma, eps);
-        return ATTN_OK;
+        attn__avx2_rmsnorm_short(x, ldx, y, ldy, rows, n, gamma, eps, stream);
+    } else {
+        for (; r < rows; r++) {
+            const float *xr = x + r * ldx;
+            float s2;
+            attn__avx2_row_sums(xr, n, 2, 0.0f, &s2);
+            attn__avx2_rmsnorm_finish(xr, y + r * ldy, n, s2, gamma, eps, stream);
+        }
     }
-    for (; r < rows; r++) {
-        const float *xr = x + r * ldx;
-        float s2;
-        attn__avx2_row_sums(xr, n, 2, 0.0f, &s2);
-        attn__avx2_rmsnorm_finish(xr, y + r * ldy, n, s2, gamma, eps);
-    }
+    if (stream) attn__avx2_vstream_fence();
     return ATTN_OK;
 }
 /* end of src/norm.h */
@@ -20518,8 +20562,9 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
  * L2, which keeps more misses in flight than L1's fill buffers (the scores read several K rows
  * at once, a pattern the hardware does not prefetch) */
 #define ATTN__AVX512_DEC_KPF 8192
-/* Softmax: bytes of input past which a call is far out of the caches: y is then written
- * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
+/* Softmax and the norms: bytes of input past which a call is far out of the caches: y is then
+ * written by non-temporal stores (where the ISA has them; softmax from a row's exps in a stack
+ * scratch) */
 #define ATTN__AVX512_SM_FAR ((size_t)32 << 20)
 /* Softmax: floats of that stack scratch (16 KiB); longer rows keep normal stores. */
 #define ATTN__AVX512_SM_SCRATCH 4096
@@ -21522,7 +21567,7 @@ static void attn__avx512_norm_row_double(const float *x, float *y, size_t n, con
  * (gamma, beta given or not, shifted or not), two vectors a step, the tail apart. */
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_norm_apply_body(const float *x, float *y, size_t n, float c,
                                                      float d, float rstd, const float *g,
-                                                     const float *b, int shift)
+                                                     const float *b, int shift, int stream)
 {
     const attn__avx512_v vc = attn__avx512_vset1(c), vd = attn__avx512_vset1(d), vr = attn__avx512_vset1(rstd);
     size_t i = 0;
@@ -21532,18 +21577,24 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_norm_apply_body(const float *
         if (shift) u = attn__avx512_vsub(attn__avx512_vsub(u, vc), vd);                                    \
         u = b ? attn__avx512_vfma(u, sc_, attn__avx512_vload(b + (j))) : attn__avx512_vmul(u, sc_);               \
     } while (0)
-    for (; i + 2 * ATTN__AVX512_VW <= n; i += 2 * ATTN__AVX512_VW) {
-        attn__avx512_v u0 = attn__avx512_vload(x + i), u1 = attn__avx512_vload(x + i + ATTN__AVX512_VW);
-        ATTN__AVX512_NORM_ONE(u0, i);
-        ATTN__AVX512_NORM_ONE(u1, i + ATTN__AVX512_VW);
-        attn__avx512_vstore(y + i, u0);
-        attn__avx512_vstore(y + i + ATTN__AVX512_VW, u1);
-    }
-    for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW) {
-        attn__avx512_v u0 = attn__avx512_vload(x + i);
-        ATTN__AVX512_NORM_ONE(u0, i);
-        attn__avx512_vstore(y + i, u0);
-    }
+#define ATTN__AVX512_NORM_LOOPS(store)                                                              \
+    do {                                                                                     \
+        for (; i + 2 * ATTN__AVX512_VW <= n; i += 2 * ATTN__AVX512_VW) {                                   \
+            attn__avx512_v u0 = attn__avx512_vload(x + i), u1 = attn__avx512_vload(x + i + ATTN__AVX512_VW);             \
+            ATTN__AVX512_NORM_ONE(u0, i);                                                           \
+            ATTN__AVX512_NORM_ONE(u1, i + ATTN__AVX512_VW);                                                \
+            store(y + i, u0);                                                                \
+            store(y + i + ATTN__AVX512_VW, u1);                                                     \
+        }                                                                                    \
+        for (; i + ATTN__AVX512_VW <= n; i += ATTN__AVX512_VW) {                                           \
+            attn__avx512_v u0 = attn__avx512_vload(x + i);                                                 \
+            ATTN__AVX512_NORM_ONE(u0, i);                                                           \
+            store(y + i, u0);                                                                \
+        }                                                                                    \
+    } while (0)
+    if (stream) ATTN__AVX512_NORM_LOOPS(attn__avx512_vstream); /* y's rows aligned: attn__avx512_norm_stream */
+    else ATTN__AVX512_NORM_LOOPS(attn__avx512_vstore);
+#undef ATTN__AVX512_NORM_LOOPS
 #undef ATTN__AVX512_NORM_ONE
     if (i < n) {
         const size_t k = n - i;
@@ -21556,22 +21607,31 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_norm_apply_body(const float *
 }
 
 static void attn__avx512_norm_apply(const float *x, float *y, size_t n, float c, float d, float rstd,
-                             const float *g, const float *b)
+                             const float *g, const float *b, int st)
 {
     const int shift = c != 0.0f || d != 0.0f;
     if (g && b) {
-        if (shift) attn__avx512_norm_apply_body(x, y, n, c, d, rstd, g, b, 1);
-        else attn__avx512_norm_apply_body(x, y, n, c, d, rstd, g, b, 0);
+        if (shift) attn__avx512_norm_apply_body(x, y, n, c, d, rstd, g, b, 1, st);
+        else attn__avx512_norm_apply_body(x, y, n, c, d, rstd, g, b, 0, st);
     } else if (g) {
-        if (shift) attn__avx512_norm_apply_body(x, y, n, c, d, rstd, g, NULL, 1);
-        else attn__avx512_norm_apply_body(x, y, n, c, d, rstd, g, NULL, 0);
+        if (shift) attn__avx512_norm_apply_body(x, y, n, c, d, rstd, g, NULL, 1, st);
+        else attn__avx512_norm_apply_body(x, y, n, c, d, rstd, g, NULL, 0, st);
     } else if (b) {
-        if (shift) attn__avx512_norm_apply_body(x, y, n, c, d, rstd, NULL, b, 1);
-        else attn__avx512_norm_apply_body(x, y, n, c, d, rstd, NULL, b, 0);
+        if (shift) attn__avx512_norm_apply_body(x, y, n, c, d, rstd, NULL, b, 1, st);
+        else attn__avx512_norm_apply_body(x, y, n, c, d, rstd, NULL, b, 0, st);
     } else {
-        if (shift) attn__avx512_norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 1);
-        else attn__avx512_norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 0);
+        if (shift) attn__avx512_norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 1, st);
+        else attn__avx512_norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 0, st);
     }
+}
+
+/* Whether a call writes y by non-temporal stores: far out of the caches (softmax's
+ * threshold), where the ISA has them, y not x and every row of y on a vector boundary.
+ * Normal stores first read each line of y from memory; these do not. */
+static int attn__avx512_norm_stream(const float *x, const float *y, size_t ldy, size_t rows, size_t n)
+{
+    return ATTN__AVX512_HAVE_VSTREAM && x != y && rows * n + 1 > ATTN__AVX512_SM_FAR / sizeof(float) &&
+           (uintptr_t)y % (ATTN__AVX512_VW * sizeof(float)) == 0 && (rows == 1 || ldy % ATTN__AVX512_VW == 0);
 }
 
 static attn_status attn__avx512_norm_check(const float *x, size_t ldx, float *y, size_t ldy,
@@ -21694,7 +21754,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_norm_batch_sums(const float *
  * s2 the sum of squares of x - c. */
 static void attn__avx512_layernorm_finish(const float *xr, float *yr, size_t n, float c, float t,
                                    float s2, const float *gamma, const float *beta, float eps,
-                                   float *mean_out, float *rstd_out)
+                                   float *mean_out, float *rstd_out, int st)
 {
     float d = t / (float)n, var, rstd;
     if (d * d > 0.25f * (s2 / (float)n)) {
@@ -21710,7 +21770,7 @@ static void attn__avx512_layernorm_finish(const float *xr, float *yr, size_t n, 
     rstd = 1.0f / sqrtf(var + eps);
     if (mean_out) *mean_out = c + d;
     if (rstd_out) *rstd_out = rstd;
-    attn__avx512_norm_apply(xr, yr, n, c, d, rstd, gamma, beta);
+    attn__avx512_norm_apply(xr, yr, n, c, d, rstd, gamma, beta, st);
 }
 
 /* Layernorm of rows up to ATTN__AVX512_NORM_BATCHED in batches of ATTN__AVX512_NORM_BATCH:
@@ -21728,7 +21788,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_layernorm_short_body(const fl
                                                           size_t ldy, size_t rows, size_t n,
                                                           const float *g, const float *b,
                                                           float eps, float *mean_out,
-                                                          float *rstd_out)
+                                                          float *rstd_out, int st)
 {
     size_t r0;
     for (r0 = 0; r0 < rows; r0 += ATTN__AVX512_NORM_BATCH) {
@@ -21772,26 +21832,27 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_layernorm_short_body(const fl
             if (rs[k] < 0) {
                 attn__avx512_layernorm_finish(xr, yr, n, c[k], t[k], s2[k], g, b, eps,
                                        mean_out ? mean_out + r : NULL,
-                                       rstd_out ? rstd_out + r : NULL);
+                                       rstd_out ? rstd_out + r : NULL, st);
                 continue;
             }
             if (mean_out) mean_out[r] = c[k] + d[k];
             if (rstd_out) rstd_out[r] = rs[k];
-            attn__avx512_norm_apply_body(xr, yr, n, c[k], d[k], rs[k], g, b, 1);
+            attn__avx512_norm_apply_body(xr, yr, n, c[k], d[k], rs[k], g, b, 1, st);
         }
     }
 }
 
 static void attn__avx512_layernorm_short(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
                                   size_t n, const float *g, const float *b, float eps,
-                                  float *mean_out, float *rstd_out)
+                                  float *mean_out, float *rstd_out, int st)
 {
-    if (g && b) attn__avx512_layernorm_short_body(x, ldx, y, ldy, rows, n, g, b, eps, mean_out, rstd_out);
-    else if (g)
-        attn__avx512_layernorm_short_body(x, ldx, y, ldy, rows, n, g, NULL, eps, mean_out, rstd_out);
-    else if (b)
-        attn__avx512_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, b, eps, mean_out, rstd_out);
-    else attn__avx512_layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, NULL, eps, mean_out, rstd_out);
+#define ATTN__AVX512_LN_SHORT(g_, b_)                                                               \
+    attn__avx512_layernorm_short_body(x, ldx, y, ldy, rows, n, g_, b_, eps, mean_out, rstd_out, st)
+    if (g && b) ATTN__AVX512_LN_SHORT(g, b);
+    else if (g) ATTN__AVX512_LN_SHORT(g, NULL);
+    else if (b) ATTN__AVX512_LN_SHORT(NULL, b);
+    else ATTN__AVX512_LN_SHORT(NULL, NULL);
+#undef ATTN__AVX512_LN_SHORT
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_layernorm(const float *x, size_t ldx, float *y, size_t ldy,
@@ -21802,6 +21863,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_layernorm(const float *x
     attn_status st = attn__avx512_norm_check(x, ldx, y, ldy, rows, n, eps);
     const size_t yb = attn__avx512_mat_bytes(rows, n, ldy), xb = attn__avx512_mat_bytes(rows, n, ldx);
     const size_t vb = n * sizeof(float), sb = rows * sizeof(float);
+    const int stream = attn__avx512_norm_stream(x, y, ldy, rows, n);
     size_t r = 0;
     if (st != ATTN_OK) return st;
     if (!rows) return ATTN_OK;
@@ -21824,28 +21886,30 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_layernorm(const float *x
      * far from the mean (d^2 > var / 4, where s2/n - d^2 starts to cancel), the sums are
      * redone around c + d. */
     if (n <= ATTN__AVX512_NORM_BATCHED) {
-        attn__avx512_layernorm_short(x, ldx, y, ldy, rows, n, gamma, beta, eps, mean_out, rstd_out);
-        return ATTN_OK;
+        attn__avx512_layernorm_short(x, ldx, y, ldy, rows, n, gamma, beta, eps, mean_out, rstd_out,
+                              stream);
+    } else {
+        for (; r < rows; r++) {
+            const float *xr = x + r * ldx;
+            float c, s2, t;
+            c = attn__avx512_norm_prefix_mean(xr); /* n > ATTN__AVX512_NORM_BATCHED >= 32 here */
+            t = attn__avx512_row_sums(xr, n, 1, c, &s2);
+            attn__avx512_layernorm_finish(xr, y + r * ldy, n, c, t, s2, gamma, beta, eps,
+                                   mean_out ? mean_out + r : NULL,
+                                   rstd_out ? rstd_out + r : NULL, stream);
+        }
     }
-    for (; r < rows; r++) {
-        const float *xr = x + r * ldx;
-        float c, s2, t;
-        c = attn__avx512_norm_prefix_mean(xr); /* n > ATTN__AVX512_NORM_BATCHED >= 32 here */
-        t = attn__avx512_row_sums(xr, n, 1, c, &s2);
-        attn__avx512_layernorm_finish(xr, y + r * ldy, n, c, t, s2, gamma, beta, eps,
-                               mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
-    }
+    if (stream) attn__avx512_vstream_fence();
     return ATTN_OK;
 }
-
 static void attn__avx512_rmsnorm_finish(const float *xr, float *yr, size_t n, float s2,
-                                 const float *gamma, float eps)
+                                 const float *gamma, float eps, int st)
 {
     if (!attn__avx512_finite(s2) || !(s2 > 1e-30f)) {
         attn__avx512_norm_row_double(xr, yr, n, gamma, NULL, eps, 1, NULL, NULL);
         return;
     }
-    attn__avx512_norm_apply(xr, yr, n, 0.0f, 0.0f, 1.0f / sqrtf(s2 / (float)n + eps), gamma, NULL);
+    attn__avx512_norm_apply(xr, yr, n, 0.0f, 0.0f, 1.0f / sqrtf(s2 / (float)n + eps), gamma, NULL, st);
 }
 
 /* Rmsnorm of rows up to ATTN__AVX512_NORM_BATCHED, batched as layernorm (attn__avx512_layernorm_short_body):
@@ -21853,7 +21917,7 @@ static void attn__avx512_rmsnorm_finish(const float *xr, float *yr, size_t n, fl
  * operations those of attn__avx512_rmsnorm_finish. */
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_rmsnorm_short_body(const float *x, size_t ldx, float *y,
                                                         size_t ldy, size_t rows, size_t n,
-                                                        const float *g, float eps)
+                                                        const float *g, float eps, int st)
 {
     size_t r0;
     for (r0 = 0; r0 < rows; r0 += ATTN__AVX512_NORM_BATCH) {
@@ -21882,40 +21946,42 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_rmsnorm_short_body(const floa
             const float *xr = x + (r0 + k) * ldx;
             float *yr = y + (r0 + k) * ldy;
             if (rs[k] < 0 || n > ATTN__AVX512_NORM_SHORT) {
-                attn__avx512_rmsnorm_finish(xr, yr, n, s2[k], g, eps);
+                attn__avx512_rmsnorm_finish(xr, yr, n, s2[k], g, eps, st);
                 continue;
             }
-            attn__avx512_norm_apply_body(xr, yr, n, 0.0f, 0.0f, rs[k], g, NULL, 0);
+            attn__avx512_norm_apply_body(xr, yr, n, 0.0f, 0.0f, rs[k], g, NULL, 0, st);
         }
     }
 }
 
 static void attn__avx512_rmsnorm_short(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
-                                size_t n, const float *g, float eps)
+                                size_t n, const float *g, float eps, int st)
 {
-    if (g) attn__avx512_rmsnorm_short_body(x, ldx, y, ldy, rows, n, g, eps);
-    else attn__avx512_rmsnorm_short_body(x, ldx, y, ldy, rows, n, NULL, eps);
+    if (g) attn__avx512_rmsnorm_short_body(x, ldx, y, ldy, rows, n, g, eps, st);
+    else attn__avx512_rmsnorm_short_body(x, ldx, y, ldy, rows, n, NULL, eps, st);
 }
 
 static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_rmsnorm(const float *x, size_t ldx, float *y, size_t ldy,
                                   size_t rows, size_t n, const float *gamma, float eps)
 {
     attn_status st = attn__avx512_norm_check(x, ldx, y, ldy, rows, n, eps);
+    const int stream = attn__avx512_norm_stream(x, y, ldy, rows, n);
     size_t r = 0;
     if (st != ATTN_OK) return st;
     if (!rows) return ATTN_OK;
     if (gamma && attn__avx512_bytes_overlap(y, attn__avx512_mat_bytes(rows, n, ldy), gamma, n * sizeof(float)))
         return ATTN_ERR_ALIAS;
     if (n <= ATTN__AVX512_NORM_BATCHED) {
-        attn__avx512_rmsnorm_short(x, ldx, y, ldy, rows, n, gamma, eps);
-        return ATTN_OK;
+        attn__avx512_rmsnorm_short(x, ldx, y, ldy, rows, n, gamma, eps, stream);
+    } else {
+        for (; r < rows; r++) {
+            const float *xr = x + r * ldx;
+            float s2;
+            attn__avx512_row_sums(xr, n, 2, 0.0f, &s2);
+            attn__avx512_rmsnorm_finish(xr, y + r * ldy, n, s2, gamma, eps, stream);
+        }
     }
-    for (; r < rows; r++) {
-        const float *xr = x + r * ldx;
-        float s2;
-        attn__avx512_row_sums(xr, n, 2, 0.0f, &s2);
-        attn__avx512_rmsnorm_finish(xr, y + r * ldy, n, s2, gamma, eps);
-    }
+    if (stream) attn__avx512_vstream_fence();
     return ATTN_OK;
 }
 /* end of src/norm.h */
@@ -29373,8 +29439,9 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
  * L2, which keeps more misses in flight than L1's fill buffers (the scores read several K rows
  * at once, a pattern the hardware does not prefetch) */
 #define ATTN__DEC_KPF 8192
-/* Softmax: bytes of input past which a call is far out of the caches: y is then written
- * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
+/* Softmax and the norms: bytes of input past which a call is far out of the caches: y is then
+ * written by non-temporal stores (where the ISA has them; softmax from a row's exps in a stack
+ * scratch) */
 #define ATTN__SM_FAR ((size_t)32 << 20)
 /* Softmax: floats of that stack scratch (16 KiB); longer rows keep normal stores. */
 #define ATTN__SM_SCRATCH 4096
@@ -30377,7 +30444,7 @@ static void attn__norm_row_double(const float *x, float *y, size_t n, const floa
  * (gamma, beta given or not, shifted or not), two vectors a step, the tail apart. */
 static ATTN__FORCE_INLINE void attn__norm_apply_body(const float *x, float *y, size_t n, float c,
                                                      float d, float rstd, const float *g,
-                                                     const float *b, int shift)
+                                                     const float *b, int shift, int stream)
 {
     const attn__v vc = attn__vset1(c), vd = attn__vset1(d), vr = attn__vset1(rstd);
     size_t i = 0;
@@ -30387,18 +30454,24 @@ static ATTN__FORCE_INLINE void attn__norm_apply_body(const float *x, float *y, s
         if (shift) u = attn__vsub(attn__vsub(u, vc), vd);                                    \
         u = b ? attn__vfma(u, sc_, attn__vload(b + (j))) : attn__vmul(u, sc_);               \
     } while (0)
-    for (; i + 2 * ATTN__VW <= n; i += 2 * ATTN__VW) {
-        attn__v u0 = attn__vload(x + i), u1 = attn__vload(x + i + ATTN__VW);
-        ATTN__NORM_ONE(u0, i);
-        ATTN__NORM_ONE(u1, i + ATTN__VW);
-        attn__vstore(y + i, u0);
-        attn__vstore(y + i + ATTN__VW, u1);
-    }
-    for (; i + ATTN__VW <= n; i += ATTN__VW) {
-        attn__v u0 = attn__vload(x + i);
-        ATTN__NORM_ONE(u0, i);
-        attn__vstore(y + i, u0);
-    }
+#define ATTN__NORM_LOOPS(store)                                                              \
+    do {                                                                                     \
+        for (; i + 2 * ATTN__VW <= n; i += 2 * ATTN__VW) {                                   \
+            attn__v u0 = attn__vload(x + i), u1 = attn__vload(x + i + ATTN__VW);             \
+            ATTN__NORM_ONE(u0, i);                                                           \
+            ATTN__NORM_ONE(u1, i + ATTN__VW);                                                \
+            store(y + i, u0);                                                                \
+            store(y + i + ATTN__VW, u1);                                                     \
+        }                                                                                    \
+        for (; i + ATTN__VW <= n; i += ATTN__VW) {                                           \
+            attn__v u0 = attn__vload(x + i);                                                 \
+            ATTN__NORM_ONE(u0, i);                                                           \
+            store(y + i, u0);                                                                \
+        }                                                                                    \
+    } while (0)
+    if (stream) ATTN__NORM_LOOPS(attn__vstream); /* y's rows aligned: attn__norm_stream */
+    else ATTN__NORM_LOOPS(attn__vstore);
+#undef ATTN__NORM_LOOPS
 #undef ATTN__NORM_ONE
     if (i < n) {
         const size_t k = n - i;
@@ -30411,22 +30484,31 @@ static ATTN__FORCE_INLINE void attn__norm_apply_body(const float *x, float *y, s
 }
 
 static void attn__norm_apply(const float *x, float *y, size_t n, float c, float d, float rstd,
-                             const float *g, const float *b)
+                             const float *g, const float *b, int st)
 {
     const int shift = c != 0.0f || d != 0.0f;
     if (g && b) {
-        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, g, b, 1);
-        else attn__norm_apply_body(x, y, n, c, d, rstd, g, b, 0);
+        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, g, b, 1, st);
+        else attn__norm_apply_body(x, y, n, c, d, rstd, g, b, 0, st);
     } else if (g) {
-        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, g, NULL, 1);
-        else attn__norm_apply_body(x, y, n, c, d, rstd, g, NULL, 0);
+        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, g, NULL, 1, st);
+        else attn__norm_apply_body(x, y, n, c, d, rstd, g, NULL, 0, st);
     } else if (b) {
-        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, NULL, b, 1);
-        else attn__norm_apply_body(x, y, n, c, d, rstd, NULL, b, 0);
+        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, NULL, b, 1, st);
+        else attn__norm_apply_body(x, y, n, c, d, rstd, NULL, b, 0, st);
     } else {
-        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 1);
-        else attn__norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 0);
+        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 1, st);
+        else attn__norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 0, st);
     }
+}
+
+/* Whether a call writes y by non-temporal stores: far out of the caches (softmax's
+ * threshold), where the ISA has them, y not x and every row of y on a vector boundary.
+ * Normal stores first read each line of y from memory; these do not. */
+static int attn__norm_stream(const float *x, const float *y, size_t ldy, size_t rows, size_t n)
+{
+    return ATTN__HAVE_VSTREAM && x != y && rows * n + 1 > ATTN__SM_FAR / sizeof(float) &&
+           (uintptr_t)y % (ATTN__VW * sizeof(float)) == 0 && (rows == 1 || ldy % ATTN__VW == 0);
 }
 
 static attn_status attn__norm_check(const float *x, size_t ldx, float *y, size_t ldy,
@@ -30549,7 +30631,7 @@ static ATTN__FORCE_INLINE void attn__norm_batch_sums(const float *x, size_t ldx,
  * s2 the sum of squares of x - c. */
 static void attn__layernorm_finish(const float *xr, float *yr, size_t n, float c, float t,
                                    float s2, const float *gamma, const float *beta, float eps,
-                                   float *mean_out, float *rstd_out)
+                                   float *mean_out, float *rstd_out, int st)
 {
     float d = t / (float)n, var, rstd;
     if (d * d > 0.25f * (s2 / (float)n)) {
@@ -30565,7 +30647,7 @@ static void attn__layernorm_finish(const float *xr, float *yr, size_t n, float c
     rstd = 1.0f / sqrtf(var + eps);
     if (mean_out) *mean_out = c + d;
     if (rstd_out) *rstd_out = rstd;
-    attn__norm_apply(xr, yr, n, c, d, rstd, gamma, beta);
+    attn__norm_apply(xr, yr, n, c, d, rstd, gamma, beta, st);
 }
 
 /* Layernorm of rows up to ATTN__NORM_BATCHED in batches of ATTN__NORM_BATCH:
@@ -30583,7 +30665,7 @@ static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t
                                                           size_t ldy, size_t rows, size_t n,
                                                           const float *g, const float *b,
                                                           float eps, float *mean_out,
-                                                          float *rstd_out)
+                                                          float *rstd_out, int st)
 {
     size_t r0;
     for (r0 = 0; r0 < rows; r0 += ATTN__NORM_BATCH) {
@@ -30627,26 +30709,27 @@ static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t
             if (rs[k] < 0) {
                 attn__layernorm_finish(xr, yr, n, c[k], t[k], s2[k], g, b, eps,
                                        mean_out ? mean_out + r : NULL,
-                                       rstd_out ? rstd_out + r : NULL);
+                                       rstd_out ? rstd_out + r : NULL, st);
                 continue;
             }
             if (mean_out) mean_out[r] = c[k] + d[k];
             if (rstd_out) rstd_out[r] = rs[k];
-            attn__norm_apply_body(xr, yr, n, c[k], d[k], rs[k], g, b, 1);
+            attn__norm_apply_body(xr, yr, n, c[k], d[k], rs[k], g, b, 1, st);
         }
     }
 }
 
 static void attn__layernorm_short(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
                                   size_t n, const float *g, const float *b, float eps,
-                                  float *mean_out, float *rstd_out)
+                                  float *mean_out, float *rstd_out, int st)
 {
-    if (g && b) attn__layernorm_short_body(x, ldx, y, ldy, rows, n, g, b, eps, mean_out, rstd_out);
-    else if (g)
-        attn__layernorm_short_body(x, ldx, y, ldy, rows, n, g, NULL, eps, mean_out, rstd_out);
-    else if (b)
-        attn__layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, b, eps, mean_out, rstd_out);
-    else attn__layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, NULL, eps, mean_out, rstd_out);
+#define ATTN__LN_SHORT(g_, b_)                                                               \
+    attn__layernorm_short_body(x, ldx, y, ldy, rows, n, g_, b_, eps, mean_out, rstd_out, st)
+    if (g && b) ATTN__LN_SHORT(g, b);
+    else if (g) ATTN__LN_SHORT(g, NULL);
+    else if (b) ATTN__LN_SHORT(NULL, b);
+    else ATTN__LN_SHORT(NULL, NULL);
+#undef ATTN__LN_SHORT
 }
 
 ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t ldy,
@@ -30657,6 +30740,7 @@ ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t
     attn_status st = attn__norm_check(x, ldx, y, ldy, rows, n, eps);
     const size_t yb = attn__mat_bytes(rows, n, ldy), xb = attn__mat_bytes(rows, n, ldx);
     const size_t vb = n * sizeof(float), sb = rows * sizeof(float);
+    const int stream = attn__norm_stream(x, y, ldy, rows, n);
     size_t r = 0;
     if (st != ATTN_OK) return st;
     if (!rows) return ATTN_OK;
@@ -30679,28 +30763,30 @@ ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t
      * far from the mean (d^2 > var / 4, where s2/n - d^2 starts to cancel), the sums are
      * redone around c + d. */
     if (n <= ATTN__NORM_BATCHED) {
-        attn__layernorm_short(x, ldx, y, ldy, rows, n, gamma, beta, eps, mean_out, rstd_out);
-        return ATTN_OK;
+        attn__layernorm_short(x, ldx, y, ldy, rows, n, gamma, beta, eps, mean_out, rstd_out,
+                              stream);
+    } else {
+        for (; r < rows; r++) {
+            const float *xr = x + r * ldx;
+            float c, s2, t;
+            c = attn__norm_prefix_mean(xr); /* n > ATTN__NORM_BATCHED >= 32 here */
+            t = attn__row_sums(xr, n, 1, c, &s2);
+            attn__layernorm_finish(xr, y + r * ldy, n, c, t, s2, gamma, beta, eps,
+                                   mean_out ? mean_out + r : NULL,
+                                   rstd_out ? rstd_out + r : NULL, stream);
+        }
     }
-    for (; r < rows; r++) {
-        const float *xr = x + r * ldx;
-        float c, s2, t;
-        c = attn__norm_prefix_mean(xr); /* n > ATTN__NORM_BATCHED >= 32 here */
-        t = attn__row_sums(xr, n, 1, c, &s2);
-        attn__layernorm_finish(xr, y + r * ldy, n, c, t, s2, gamma, beta, eps,
-                               mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
-    }
+    if (stream) attn__vstream_fence();
     return ATTN_OK;
 }
-
 static void attn__rmsnorm_finish(const float *xr, float *yr, size_t n, float s2,
-                                 const float *gamma, float eps)
+                                 const float *gamma, float eps, int st)
 {
     if (!attn__finite(s2) || !(s2 > 1e-30f)) {
         attn__norm_row_double(xr, yr, n, gamma, NULL, eps, 1, NULL, NULL);
         return;
     }
-    attn__norm_apply(xr, yr, n, 0.0f, 0.0f, 1.0f / sqrtf(s2 / (float)n + eps), gamma, NULL);
+    attn__norm_apply(xr, yr, n, 0.0f, 0.0f, 1.0f / sqrtf(s2 / (float)n + eps), gamma, NULL, st);
 }
 
 /* Rmsnorm of rows up to ATTN__NORM_BATCHED, batched as layernorm (attn__layernorm_short_body):
@@ -30708,7 +30794,7 @@ static void attn__rmsnorm_finish(const float *xr, float *yr, size_t n, float s2,
  * operations those of attn__rmsnorm_finish. */
 static ATTN__FORCE_INLINE void attn__rmsnorm_short_body(const float *x, size_t ldx, float *y,
                                                         size_t ldy, size_t rows, size_t n,
-                                                        const float *g, float eps)
+                                                        const float *g, float eps, int st)
 {
     size_t r0;
     for (r0 = 0; r0 < rows; r0 += ATTN__NORM_BATCH) {
@@ -30737,40 +30823,42 @@ static ATTN__FORCE_INLINE void attn__rmsnorm_short_body(const float *x, size_t l
             const float *xr = x + (r0 + k) * ldx;
             float *yr = y + (r0 + k) * ldy;
             if (rs[k] < 0 || n > ATTN__NORM_SHORT) {
-                attn__rmsnorm_finish(xr, yr, n, s2[k], g, eps);
+                attn__rmsnorm_finish(xr, yr, n, s2[k], g, eps, st);
                 continue;
             }
-            attn__norm_apply_body(xr, yr, n, 0.0f, 0.0f, rs[k], g, NULL, 0);
+            attn__norm_apply_body(xr, yr, n, 0.0f, 0.0f, rs[k], g, NULL, 0, st);
         }
     }
 }
 
 static void attn__rmsnorm_short(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
-                                size_t n, const float *g, float eps)
+                                size_t n, const float *g, float eps, int st)
 {
-    if (g) attn__rmsnorm_short_body(x, ldx, y, ldy, rows, n, g, eps);
-    else attn__rmsnorm_short_body(x, ldx, y, ldy, rows, n, NULL, eps);
+    if (g) attn__rmsnorm_short_body(x, ldx, y, ldy, rows, n, g, eps, st);
+    else attn__rmsnorm_short_body(x, ldx, y, ldy, rows, n, NULL, eps, st);
 }
 
 ATTN_API attn_status attn_rmsnorm(const float *x, size_t ldx, float *y, size_t ldy,
                                   size_t rows, size_t n, const float *gamma, float eps)
 {
     attn_status st = attn__norm_check(x, ldx, y, ldy, rows, n, eps);
+    const int stream = attn__norm_stream(x, y, ldy, rows, n);
     size_t r = 0;
     if (st != ATTN_OK) return st;
     if (!rows) return ATTN_OK;
     if (gamma && attn__bytes_overlap(y, attn__mat_bytes(rows, n, ldy), gamma, n * sizeof(float)))
         return ATTN_ERR_ALIAS;
     if (n <= ATTN__NORM_BATCHED) {
-        attn__rmsnorm_short(x, ldx, y, ldy, rows, n, gamma, eps);
-        return ATTN_OK;
+        attn__rmsnorm_short(x, ldx, y, ldy, rows, n, gamma, eps, stream);
+    } else {
+        for (; r < rows; r++) {
+            const float *xr = x + r * ldx;
+            float s2;
+            attn__row_sums(xr, n, 2, 0.0f, &s2);
+            attn__rmsnorm_finish(xr, y + r * ldy, n, s2, gamma, eps, stream);
+        }
     }
-    for (; r < rows; r++) {
-        const float *xr = x + r * ldx;
-        float s2;
-        attn__row_sums(xr, n, 2, 0.0f, &s2);
-        attn__rmsnorm_finish(xr, y + r * ldy, n, s2, gamma, eps);
-    }
+    if (stream) attn__vstream_fence();
     return ATTN_OK;
 }
 /* end of src/norm.h */

@@ -36,8 +36,9 @@
  * L2, which keeps more misses in flight than L1's fill buffers (the scores read several K rows
  * at once, a pattern the hardware does not prefetch) */
 #define ATTN__DEC_KPF 8192
-/* Softmax: bytes of input past which a call is far out of the caches: y is then written
- * by non-temporal stores (where the ISA has them) from a row's exps in a stack scratch. */
+/* Softmax and the norms: bytes of input past which a call is far out of the caches: y is then
+ * written by non-temporal stores (where the ISA has them; softmax from a row's exps in a stack
+ * scratch) */
 #define ATTN__SM_FAR ((size_t)32 << 20)
 /* Softmax: floats of that stack scratch (16 KiB); longer rows keep normal stores. */
 #define ATTN__SM_SCRATCH 4096

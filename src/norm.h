@@ -82,7 +82,7 @@ static void attn__norm_row_double(const float *x, float *y, size_t n, const floa
  * (gamma, beta given or not, shifted or not), two vectors a step, the tail apart. */
 static ATTN__FORCE_INLINE void attn__norm_apply_body(const float *x, float *y, size_t n, float c,
                                                      float d, float rstd, const float *g,
-                                                     const float *b, int shift)
+                                                     const float *b, int shift, int stream)
 {
     const attn__v vc = attn__vset1(c), vd = attn__vset1(d), vr = attn__vset1(rstd);
     size_t i = 0;
@@ -92,18 +92,24 @@ static ATTN__FORCE_INLINE void attn__norm_apply_body(const float *x, float *y, s
         if (shift) u = attn__vsub(attn__vsub(u, vc), vd);                                    \
         u = b ? attn__vfma(u, sc_, attn__vload(b + (j))) : attn__vmul(u, sc_);               \
     } while (0)
-    for (; i + 2 * ATTN__VW <= n; i += 2 * ATTN__VW) {
-        attn__v u0 = attn__vload(x + i), u1 = attn__vload(x + i + ATTN__VW);
-        ATTN__NORM_ONE(u0, i);
-        ATTN__NORM_ONE(u1, i + ATTN__VW);
-        attn__vstore(y + i, u0);
-        attn__vstore(y + i + ATTN__VW, u1);
-    }
-    for (; i + ATTN__VW <= n; i += ATTN__VW) {
-        attn__v u0 = attn__vload(x + i);
-        ATTN__NORM_ONE(u0, i);
-        attn__vstore(y + i, u0);
-    }
+#define ATTN__NORM_LOOPS(store)                                                              \
+    do {                                                                                     \
+        for (; i + 2 * ATTN__VW <= n; i += 2 * ATTN__VW) {                                   \
+            attn__v u0 = attn__vload(x + i), u1 = attn__vload(x + i + ATTN__VW);             \
+            ATTN__NORM_ONE(u0, i);                                                           \
+            ATTN__NORM_ONE(u1, i + ATTN__VW);                                                \
+            store(y + i, u0);                                                                \
+            store(y + i + ATTN__VW, u1);                                                     \
+        }                                                                                    \
+        for (; i + ATTN__VW <= n; i += ATTN__VW) {                                           \
+            attn__v u0 = attn__vload(x + i);                                                 \
+            ATTN__NORM_ONE(u0, i);                                                           \
+            store(y + i, u0);                                                                \
+        }                                                                                    \
+    } while (0)
+    if (stream) ATTN__NORM_LOOPS(attn__vstream); /* y's rows aligned: attn__norm_stream */
+    else ATTN__NORM_LOOPS(attn__vstore);
+#undef ATTN__NORM_LOOPS
 #undef ATTN__NORM_ONE
     if (i < n) {
         const size_t k = n - i;
@@ -116,22 +122,31 @@ static ATTN__FORCE_INLINE void attn__norm_apply_body(const float *x, float *y, s
 }
 
 static void attn__norm_apply(const float *x, float *y, size_t n, float c, float d, float rstd,
-                             const float *g, const float *b)
+                             const float *g, const float *b, int st)
 {
     const int shift = c != 0.0f || d != 0.0f;
     if (g && b) {
-        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, g, b, 1);
-        else attn__norm_apply_body(x, y, n, c, d, rstd, g, b, 0);
+        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, g, b, 1, st);
+        else attn__norm_apply_body(x, y, n, c, d, rstd, g, b, 0, st);
     } else if (g) {
-        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, g, NULL, 1);
-        else attn__norm_apply_body(x, y, n, c, d, rstd, g, NULL, 0);
+        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, g, NULL, 1, st);
+        else attn__norm_apply_body(x, y, n, c, d, rstd, g, NULL, 0, st);
     } else if (b) {
-        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, NULL, b, 1);
-        else attn__norm_apply_body(x, y, n, c, d, rstd, NULL, b, 0);
+        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, NULL, b, 1, st);
+        else attn__norm_apply_body(x, y, n, c, d, rstd, NULL, b, 0, st);
     } else {
-        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 1);
-        else attn__norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 0);
+        if (shift) attn__norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 1, st);
+        else attn__norm_apply_body(x, y, n, c, d, rstd, NULL, NULL, 0, st);
     }
+}
+
+/* Whether a call writes y by non-temporal stores: far out of the caches (softmax's
+ * threshold), where the ISA has them, y not x and every row of y on a vector boundary.
+ * Normal stores first read each line of y from memory; these do not. */
+static int attn__norm_stream(const float *x, const float *y, size_t ldy, size_t rows, size_t n)
+{
+    return ATTN__HAVE_VSTREAM && x != y && rows * n + 1 > ATTN__SM_FAR / sizeof(float) &&
+           (uintptr_t)y % (ATTN__VW * sizeof(float)) == 0 && (rows == 1 || ldy % ATTN__VW == 0);
 }
 
 static attn_status attn__norm_check(const float *x, size_t ldx, float *y, size_t ldy,
@@ -254,7 +269,7 @@ static ATTN__FORCE_INLINE void attn__norm_batch_sums(const float *x, size_t ldx,
  * s2 the sum of squares of x - c. */
 static void attn__layernorm_finish(const float *xr, float *yr, size_t n, float c, float t,
                                    float s2, const float *gamma, const float *beta, float eps,
-                                   float *mean_out, float *rstd_out)
+                                   float *mean_out, float *rstd_out, int st)
 {
     float d = t / (float)n, var, rstd;
     if (d * d > 0.25f * (s2 / (float)n)) {
@@ -270,7 +285,7 @@ static void attn__layernorm_finish(const float *xr, float *yr, size_t n, float c
     rstd = 1.0f / sqrtf(var + eps);
     if (mean_out) *mean_out = c + d;
     if (rstd_out) *rstd_out = rstd;
-    attn__norm_apply(xr, yr, n, c, d, rstd, gamma, beta);
+    attn__norm_apply(xr, yr, n, c, d, rstd, gamma, beta, st);
 }
 
 /* Layernorm of rows up to ATTN__NORM_BATCHED in batches of ATTN__NORM_BATCH:
@@ -288,7 +303,7 @@ static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t
                                                           size_t ldy, size_t rows, size_t n,
                                                           const float *g, const float *b,
                                                           float eps, float *mean_out,
-                                                          float *rstd_out)
+                                                          float *rstd_out, int st)
 {
     size_t r0;
     for (r0 = 0; r0 < rows; r0 += ATTN__NORM_BATCH) {
@@ -332,26 +347,27 @@ static ATTN__FORCE_INLINE void attn__layernorm_short_body(const float *x, size_t
             if (rs[k] < 0) {
                 attn__layernorm_finish(xr, yr, n, c[k], t[k], s2[k], g, b, eps,
                                        mean_out ? mean_out + r : NULL,
-                                       rstd_out ? rstd_out + r : NULL);
+                                       rstd_out ? rstd_out + r : NULL, st);
                 continue;
             }
             if (mean_out) mean_out[r] = c[k] + d[k];
             if (rstd_out) rstd_out[r] = rs[k];
-            attn__norm_apply_body(xr, yr, n, c[k], d[k], rs[k], g, b, 1);
+            attn__norm_apply_body(xr, yr, n, c[k], d[k], rs[k], g, b, 1, st);
         }
     }
 }
 
 static void attn__layernorm_short(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
                                   size_t n, const float *g, const float *b, float eps,
-                                  float *mean_out, float *rstd_out)
+                                  float *mean_out, float *rstd_out, int st)
 {
-    if (g && b) attn__layernorm_short_body(x, ldx, y, ldy, rows, n, g, b, eps, mean_out, rstd_out);
-    else if (g)
-        attn__layernorm_short_body(x, ldx, y, ldy, rows, n, g, NULL, eps, mean_out, rstd_out);
-    else if (b)
-        attn__layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, b, eps, mean_out, rstd_out);
-    else attn__layernorm_short_body(x, ldx, y, ldy, rows, n, NULL, NULL, eps, mean_out, rstd_out);
+#define ATTN__LN_SHORT(g_, b_)                                                               \
+    attn__layernorm_short_body(x, ldx, y, ldy, rows, n, g_, b_, eps, mean_out, rstd_out, st)
+    if (g && b) ATTN__LN_SHORT(g, b);
+    else if (g) ATTN__LN_SHORT(g, NULL);
+    else if (b) ATTN__LN_SHORT(NULL, b);
+    else ATTN__LN_SHORT(NULL, NULL);
+#undef ATTN__LN_SHORT
 }
 
 ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t ldy,
@@ -362,6 +378,7 @@ ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t
     attn_status st = attn__norm_check(x, ldx, y, ldy, rows, n, eps);
     const size_t yb = attn__mat_bytes(rows, n, ldy), xb = attn__mat_bytes(rows, n, ldx);
     const size_t vb = n * sizeof(float), sb = rows * sizeof(float);
+    const int stream = attn__norm_stream(x, y, ldy, rows, n);
     size_t r = 0;
     if (st != ATTN_OK) return st;
     if (!rows) return ATTN_OK;
@@ -384,28 +401,30 @@ ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t
      * far from the mean (d^2 > var / 4, where s2/n - d^2 starts to cancel), the sums are
      * redone around c + d. */
     if (n <= ATTN__NORM_BATCHED) {
-        attn__layernorm_short(x, ldx, y, ldy, rows, n, gamma, beta, eps, mean_out, rstd_out);
-        return ATTN_OK;
+        attn__layernorm_short(x, ldx, y, ldy, rows, n, gamma, beta, eps, mean_out, rstd_out,
+                              stream);
+    } else {
+        for (; r < rows; r++) {
+            const float *xr = x + r * ldx;
+            float c, s2, t;
+            c = attn__norm_prefix_mean(xr); /* n > ATTN__NORM_BATCHED >= 32 here */
+            t = attn__row_sums(xr, n, 1, c, &s2);
+            attn__layernorm_finish(xr, y + r * ldy, n, c, t, s2, gamma, beta, eps,
+                                   mean_out ? mean_out + r : NULL,
+                                   rstd_out ? rstd_out + r : NULL, stream);
+        }
     }
-    for (; r < rows; r++) {
-        const float *xr = x + r * ldx;
-        float c, s2, t;
-        c = attn__norm_prefix_mean(xr); /* n > ATTN__NORM_BATCHED >= 32 here */
-        t = attn__row_sums(xr, n, 1, c, &s2);
-        attn__layernorm_finish(xr, y + r * ldy, n, c, t, s2, gamma, beta, eps,
-                               mean_out ? mean_out + r : NULL, rstd_out ? rstd_out + r : NULL);
-    }
+    if (stream) attn__vstream_fence();
     return ATTN_OK;
 }
-
 static void attn__rmsnorm_finish(const float *xr, float *yr, size_t n, float s2,
-                                 const float *gamma, float eps)
+                                 const float *gamma, float eps, int st)
 {
     if (!attn__finite(s2) || !(s2 > 1e-30f)) {
         attn__norm_row_double(xr, yr, n, gamma, NULL, eps, 1, NULL, NULL);
         return;
     }
-    attn__norm_apply(xr, yr, n, 0.0f, 0.0f, 1.0f / sqrtf(s2 / (float)n + eps), gamma, NULL);
+    attn__norm_apply(xr, yr, n, 0.0f, 0.0f, 1.0f / sqrtf(s2 / (float)n + eps), gamma, NULL, st);
 }
 
 /* Rmsnorm of rows up to ATTN__NORM_BATCHED, batched as layernorm (attn__layernorm_short_body):
@@ -413,7 +432,7 @@ static void attn__rmsnorm_finish(const float *xr, float *yr, size_t n, float s2,
  * operations those of attn__rmsnorm_finish. */
 static ATTN__FORCE_INLINE void attn__rmsnorm_short_body(const float *x, size_t ldx, float *y,
                                                         size_t ldy, size_t rows, size_t n,
-                                                        const float *g, float eps)
+                                                        const float *g, float eps, int st)
 {
     size_t r0;
     for (r0 = 0; r0 < rows; r0 += ATTN__NORM_BATCH) {
@@ -442,39 +461,41 @@ static ATTN__FORCE_INLINE void attn__rmsnorm_short_body(const float *x, size_t l
             const float *xr = x + (r0 + k) * ldx;
             float *yr = y + (r0 + k) * ldy;
             if (rs[k] < 0 || n > ATTN__NORM_SHORT) {
-                attn__rmsnorm_finish(xr, yr, n, s2[k], g, eps);
+                attn__rmsnorm_finish(xr, yr, n, s2[k], g, eps, st);
                 continue;
             }
-            attn__norm_apply_body(xr, yr, n, 0.0f, 0.0f, rs[k], g, NULL, 0);
+            attn__norm_apply_body(xr, yr, n, 0.0f, 0.0f, rs[k], g, NULL, 0, st);
         }
     }
 }
 
 static void attn__rmsnorm_short(const float *x, size_t ldx, float *y, size_t ldy, size_t rows,
-                                size_t n, const float *g, float eps)
+                                size_t n, const float *g, float eps, int st)
 {
-    if (g) attn__rmsnorm_short_body(x, ldx, y, ldy, rows, n, g, eps);
-    else attn__rmsnorm_short_body(x, ldx, y, ldy, rows, n, NULL, eps);
+    if (g) attn__rmsnorm_short_body(x, ldx, y, ldy, rows, n, g, eps, st);
+    else attn__rmsnorm_short_body(x, ldx, y, ldy, rows, n, NULL, eps, st);
 }
 
 ATTN_API attn_status attn_rmsnorm(const float *x, size_t ldx, float *y, size_t ldy,
                                   size_t rows, size_t n, const float *gamma, float eps)
 {
     attn_status st = attn__norm_check(x, ldx, y, ldy, rows, n, eps);
+    const int stream = attn__norm_stream(x, y, ldy, rows, n);
     size_t r = 0;
     if (st != ATTN_OK) return st;
     if (!rows) return ATTN_OK;
     if (gamma && attn__bytes_overlap(y, attn__mat_bytes(rows, n, ldy), gamma, n * sizeof(float)))
         return ATTN_ERR_ALIAS;
     if (n <= ATTN__NORM_BATCHED) {
-        attn__rmsnorm_short(x, ldx, y, ldy, rows, n, gamma, eps);
-        return ATTN_OK;
+        attn__rmsnorm_short(x, ldx, y, ldy, rows, n, gamma, eps, stream);
+    } else {
+        for (; r < rows; r++) {
+            const float *xr = x + r * ldx;
+            float s2;
+            attn__row_sums(xr, n, 2, 0.0f, &s2);
+            attn__rmsnorm_finish(xr, y + r * ldy, n, s2, gamma, eps, stream);
+        }
     }
-    for (; r < rows; r++) {
-        const float *xr = x + r * ldx;
-        float s2;
-        attn__row_sums(xr, n, 2, 0.0f, &s2);
-        attn__rmsnorm_finish(xr, y + r * ldy, n, s2, gamma, eps);
-    }
+    if (stream) attn__vstream_fence();
     return ATTN_OK;
 }

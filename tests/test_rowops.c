@@ -723,6 +723,47 @@ static void run_add(const char *tag, const float *y0, const float *x0, size_t ro
     mat_free(&ym);
 }
 
+/* Calls far out of the caches (past ATTN__SM_FAR bytes) write y by non-temporal stores where
+ * the ISA has them (attn__norm_stream): the same bits as the same rows normed a row at a time
+ * (in cache, normal stores), for the batched short rows and the long rows' path. */
+static void test_norm_far(void)
+{
+    static const size_t shapes[2][2] = {{65600, 128}, {2049, 4096}};
+    size_t si, r, i;
+    for (si = 0; si < 2 && ATTN__HAVE_VSTREAM; si++) {
+        const size_t rows = shapes[si][0], n = shapes[si][1], len = rows * n;
+        float *x = falloc(len), *yraw = falloc(len + 16), *y = yraw;
+        float *y1 = falloc(n), *g = falloc(n), *b = falloc(n), *mu = falloc(rows);
+        float *rs = falloc(rows);
+        size_t bad = 0, badm = 0;
+        while ((uintptr_t)y % 64) y++; /* every row on a vector boundary */
+        fill_uniform(x, len, -2.0f, 3.0f);
+        fill_uniform(g, n, 0.5f, 1.5f);
+        fill_uniform(b, n, -0.5f, 0.5f);
+        check(attn__norm_stream(x, y, n, rows, n), "norm far %lu x %lu: not streamed",
+              (unsigned long)rows, (unsigned long)n);
+        check(attn_layernorm(x, n, y, n, rows, n, g, b, 1e-5f, mu, rs) == ATTN_OK, "layernorm far");
+        for (r = 0; r < rows; r++) {
+            float m1, r1;
+            attn_layernorm(x + r * n, n, y1, n, 1, n, g, b, 1e-5f, &m1, &r1);
+            for (i = 0; i < n; i++) bad += !same_bits(y[r * n + i], y1[i]);
+            badm += !same_bits(mu[r], m1) || !same_bits(rs[r], r1);
+        }
+        check(bad == 0 && badm == 0, "layernorm far %lu x %lu: %lu outputs, %lu statistics differ "
+              "from the rows alone", (unsigned long)rows, (unsigned long)n, (unsigned long)bad,
+              (unsigned long)badm);
+        bad = 0;
+        check(attn_rmsnorm(x, n, y, n, rows, n, g, 1e-5f) == ATTN_OK, "rmsnorm far");
+        for (r = 0; r < rows; r++) {
+            attn_rmsnorm(x + r * n, n, y1, n, 1, n, g, 1e-5f);
+            for (i = 0; i < n; i++) bad += !same_bits(y[r * n + i], y1[i]);
+        }
+        check(bad == 0, "rmsnorm far %lu x %lu: %lu outputs differ from the rows alone",
+              (unsigned long)rows, (unsigned long)n, (unsigned long)bad);
+        free(x), free(yraw), free(y1), free(g), free(b), free(mu), free(rs);
+    }
+}
+
 static void test_add(void)
 {
     size_t si, li;
@@ -1309,6 +1350,7 @@ int main(int argc, char **argv)
     test_softmax_special();
     test_norm_sweep();
     test_norm_special();
+    test_norm_far();
     test_add();
     test_determinism();
     test_pe();
