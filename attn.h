@@ -5202,6 +5202,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_layernorm(const float *x
     if (stream) attn__scalar_vstream_fence();
     return ATTN_OK;
 }
+
 static void attn__scalar_rmsnorm_finish(const float *xr, float *yr, size_t n, float s2,
                                  const float *gamma, float eps, int st)
 {
@@ -13550,6 +13551,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_layernorm(const float *x, 
     if (stream) attn__avx2_vstream_fence();
     return ATTN_OK;
 }
+
 static void attn__avx2_rmsnorm_finish(const float *xr, float *yr, size_t n, float s2,
                                  const float *gamma, float eps, int st)
 {
@@ -21902,6 +21904,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_layernorm(const float *x
     if (stream) attn__avx512_vstream_fence();
     return ATTN_OK;
 }
+
 static void attn__avx512_rmsnorm_finish(const float *xr, float *yr, size_t n, float s2,
                                  const float *gamma, float eps, int st)
 {
@@ -30779,6 +30782,7 @@ ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t
     if (stream) attn__vstream_fence();
     return ATTN_OK;
 }
+
 static void attn__rmsnorm_finish(const float *xr, float *yr, size_t n, float s2,
                                  const float *gamma, float eps, int st)
 {

@@ -417,6 +417,7 @@ ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t
     if (stream) attn__vstream_fence();
     return ATTN_OK;
 }
+
 static void attn__rmsnorm_finish(const float *xr, float *yr, size_t n, float s2,
                                  const float *gamma, float eps, int st)
 {
