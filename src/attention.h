@@ -13,7 +13,8 @@
  *    time over each block of keys while its K rows are in L1 (the rows share each K load;
  *    16-bit and q8_0 K rows are scored several at once and their lane sums reduced
  *    together), the online softmax per row, and acc += p V with a V row once for the group;
- *    K and V stream through once per group.
+ *    K and V stream through once per group (out of cache, a tile's V rows requested while
+ *    its K rows are scored, the next tile's K rows while its P V runs).
  * Online softmax per row: running max m, running sum l, acc scaled by exp(m_old - m_new) when
  * the max grows; O = acc / l at the end (0 when every key was masked).
  * Each row's arithmetic depends only on its own scores and on the tiles it belongs to, so
@@ -180,6 +181,28 @@ static void attn__kdots(attn_dtype t, const float *const *q, size_t gr, const si
     }
 }
 
+/* The next key tile's K rows requested into L2 while P V runs on this one (out of cache,
+ * memory would otherwise idle while the keys' values are summed): `rows` rows of rb bytes,
+ * rs apart, from p, one line at a time, `per` lines a key that P V applies. */
+typedef struct {
+    const unsigned char *p;
+    size_t rs, rb, rows, o, per;
+} attn__kpf;
+
+static ATTN__FORCE_INLINE void attn__kpf_step(attn__kpf *f)
+{
+    size_t i;
+    for (i = 0; i < f->per && f->rows; i++) { /* lines at 0, 64, .. and the row's last byte */
+        ATTN__PREFETCH_L2(f->p + (f->o < f->rb ? f->o : f->rb - 1));
+        if (f->o < f->rb) {
+            f->o += 64;
+        } else {
+            f->o = 0;
+            if (--f->rows) f->p += f->rs; /* (no pointer past the last row) */
+        }
+    }
+}
+
 /* P V, the rows path's (and, by the skipping loop alone, the fused path's where V holds inf
  * or NaN): acc row r += p[r * lds + j] * V row j for keys j in order, one fma a key and
  * element, keys of weight 0 adding nothing (not even 0 * inf). The caller zeroes p where a
@@ -194,7 +217,8 @@ static void attn__kdots(attn_dtype t, const float *const *q, size_t gr, const si
  * NaN: then nothing is stored and 0 returned. */
 static ATTN__FORCE_INLINE int attn__pv_chunk(attn_dtype t, float *const *y,
                                              const float *const *pr, size_t nr, size_t nk,
-                                             const void *vt, size_t ld, size_t c, size_t nv)
+                                             const void *vt, size_t ld, size_t c, size_t nv,
+                                             attn__kpf *kp)
 {
     const attn__v zero = attn__vzero();
     /* whole q8_0 blocks (c is then a multiple of QK) */
@@ -210,6 +234,7 @@ static ATTN__FORCE_INLINE int attn__pv_chunk(attn_dtype t, float *const *y,
     }
     for (j = 0; j < nk; j++) {
         const void *vj = attn__dt_at(t, vt, j * ld);
+        attn__kpf_step(kp);
         ATTN__UNROLL
         for (r = 0; r < nr; r++) pv[r] = attn__vset1(pr[r][j]);
         if (part)
@@ -248,11 +273,12 @@ static ATTN__FORCE_INLINE int attn__pv_chunk(attn_dtype t, float *const *y,
 static ATTN__FORCE_INLINE void attn__pv_skip0_body(attn_dtype t, float *acc, size_t lda,
                                                    const float *p, size_t lds, size_t nr,
                                                    size_t nk, const void *vt, size_t ld,
-                                                   size_t c, size_t c1)
+                                                   size_t c, size_t c1, attn__kpf *kp)
 {
     size_t j, r, e;
     for (j = 0; j < nk; j++) {
         const void *vj = attn__dt_at(t, vt, j * ld);
+        attn__kpf_step(kp);
         for (r = 0; r < nr; r++) {
             const float pj = p[r * lds + j];
             const attn__v pv = attn__vset1(pj);
@@ -280,31 +306,37 @@ static ATTN__FORCE_INLINE void attn__pv_skip0_body(attn_dtype t, float *acc, siz
 
 static ATTN__NOINLINE void attn__pv_skip0(attn_dtype t, float *acc, size_t lda, const float *p,
                                           size_t lds, size_t nr, size_t nk, const void *vt,
-                                          size_t ld, size_t c, size_t c1)
+                                          size_t ld, size_t c, size_t c1, attn__kpf *f)
 {
     switch (t) {
-    case ATTN_F16: attn__pv_skip0_body(ATTN_F16, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
-    case ATTN_BF16: attn__pv_skip0_body(ATTN_BF16, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
-    case ATTN_Q8_0: attn__pv_skip0_body(ATTN_Q8_0, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
-    default: attn__pv_skip0_body(ATTN_F32, acc, lda, p, lds, nr, nk, vt, ld, c, c1); break;
+    case ATTN_F16: attn__pv_skip0_body(ATTN_F16, acc, lda, p, lds, nr, nk, vt, ld, c, c1, f);
+        break;
+    case ATTN_BF16: attn__pv_skip0_body(ATTN_BF16, acc, lda, p, lds, nr, nk, vt, ld, c, c1, f);
+        break;
+    case ATTN_Q8_0: attn__pv_skip0_body(ATTN_Q8_0, acc, lda, p, lds, nr, nk, vt, ld, c, c1, f);
+        break;
+    default: attn__pv_skip0_body(ATTN_F32, acc, lda, p, lds, nr, nk, vt, ld, c, c1, f); break;
     }
 }
 
 /* acc[r * lda ..] += P V for rows r < gr and keys j < nk (p rows lds apart, V rows of dv
  * elements of type t, ld apart at vt): blocks of ATTN__PV_KB keys, whose V rows stay in L1
  * while register chunks take them: 2 vectors of 4 rows (fewer repeated), or one row's first
- * 8 or 4 vectors. */
+ * 8 or 4 vectors. kp's lines are spread over the keys the chunks apply. */
 static ATTN__FORCE_INLINE void attn__pv_body(attn_dtype t, float *acc, size_t lda,
                                              const float *p, size_t lds, size_t gr, size_t nk,
-                                             const void *vt, size_t ld, size_t dv)
+                                             const void *vt, size_t ld, size_t dv,
+                                             attn__kpf *kp)
 {
-    const size_t rowb = attn_dtype_bytes(t, dv);
+    /* the keys' passes: a row's one, or a pass per 2 vectors of each 4 rows */
+    const size_t steps = nk * (gr > 1 ? (gr + 3) / 4 * ((dv + 2 * ATTN__VW - 1) / (2 * ATTN__VW))
+                                      : 1);
     size_t j0, r, c, u, kb;
+    kp->per = kp->rows * ((kp->rb + 63) / 64 + 1) / (steps ? steps : 1); /* even (a few left) */
+    kp->per += !kp->per;
     for (j0 = 0; j0 < nk; j0 += kb) {
         const void *vb = attn__dt_at(t, vt, j0 * ld);
         kb = attn__min(ATTN__PV_KB, nk - j0);
-        for (u = 0; gr > 1 && u < kb; u++) /* whole rows, before the chunks take them */
-            attn__prefetch_bytes(attn__dt_at(t, vb, u * ld), rowb, 1);
         for (r = 0; r < gr; r += 4) {
             const size_t nr = attn__min(4, gr - r);
             float *y[4];
@@ -319,31 +351,31 @@ static ATTN__FORCE_INLINE void attn__pv_body(attn_dtype t, float *acc, size_t ld
                 const size_t nv = dv <= ATTN__PV_NV1 * ATTN__VW ? dv / ATTN__VW : 0;
                 c = 0;
                 if (nv == ATTN__PV_NV1
-                    && attn__pv_chunk(t, y, pr, 1, kb, vb, ld, 0, ATTN__PV_NV1))
+                    && attn__pv_chunk(t, y, pr, 1, kb, vb, ld, 0, ATTN__PV_NV1, kp))
                     c = ATTN__PV_NV1 * ATTN__VW;
                 else if (nv >= ATTN__PV_NV1 / 2 && nv < ATTN__PV_NV1
-                         && attn__pv_chunk(t, y, pr, 1, kb, vb, ld, 0, ATTN__PV_NV1 / 2))
+                         && attn__pv_chunk(t, y, pr, 1, kb, vb, ld, 0, ATTN__PV_NV1 / 2, kp))
                     c = ATTN__PV_NV1 / 2 * ATTN__VW;
-                if (c < dv) attn__pv_skip0(t, y[0], lda, pr[0], lds, 1, kb, vb, ld, c, dv);
+                if (c < dv) attn__pv_skip0(t, y[0], lda, pr[0], lds, 1, kb, vb, ld, c, dv, kp);
                 continue;
             }
             for (c = 0; c + 2 * ATTN__VW <= dv; c += 2 * ATTN__VW)
-                if (!attn__pv_chunk(t, y, pr, 4, kb, vb, ld, c, 2))
+                if (!attn__pv_chunk(t, y, pr, 4, kb, vb, ld, c, 2, kp))
                     attn__pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, c,
-                                   c + 2 * ATTN__VW);
-            if (c < dv) attn__pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, c, dv);
+                                   c + 2 * ATTN__VW, kp);
+            if (c < dv) attn__pv_skip0(t, y[0], lda, pr[0], lds, nr, kb, vb, ld, c, dv, kp);
         }
     }
 }
 
 static void attn__pv(attn_dtype t, float *acc, size_t lda, const float *p, size_t lds,
-                     size_t gr, size_t nk, const void *vt, size_t ld, size_t dv)
+                     size_t gr, size_t nk, const void *vt, size_t ld, size_t dv, attn__kpf *f)
 {
     switch (t) {
-    case ATTN_F16: attn__pv_body(ATTN_F16, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
-    case ATTN_BF16: attn__pv_body(ATTN_BF16, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
-    case ATTN_Q8_0: attn__pv_body(ATTN_Q8_0, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
-    default: attn__pv_body(ATTN_F32, acc, lda, p, lds, gr, nk, vt, ld, dv); break;
+    case ATTN_F16: attn__pv_body(ATTN_F16, acc, lda, p, lds, gr, nk, vt, ld, dv, f); break;
+    case ATTN_BF16: attn__pv_body(ATTN_BF16, acc, lda, p, lds, gr, nk, vt, ld, dv, f); break;
+    case ATTN_Q8_0: attn__pv_body(ATTN_Q8_0, acc, lda, p, lds, gr, nk, vt, ld, dv, f); break;
+    default: attn__pv_body(ATTN_F32, acc, lda, p, lds, gr, nk, vt, ld, dv, f); break;
     }
 }
 
@@ -775,9 +807,10 @@ static void attn__tile_fused(const attn__hd *hd, size_t q0, size_t tq, const att
                     attn__mm_ukr_strided(ts, w->s, ATTN__TK, 1, w->vp + j * tk, ATTN__NR,
                                          acc + j, dvp, 1.0f, 0.0f, 2);
             } else { /* inf or NaN in V: keys with p = 0 must not contribute 0 * inf */
+                attn__kpf none = {NULL, 0, 0, 0, 0, 0};
                 attn__pv_skip0(hd->kvt, acc, dvp, w->s, ATTN__TK, mr, ts,
                                attn__dt_at(hd->kvt, hd->v, attn__krow(hd, k0) * hd->v_sl),
-                               hd->v_sl, 0, dv);
+                               hd->v_sl, 0, dv, &none);
             }
         }
     }
@@ -887,10 +920,22 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
         const void *kt = attn__dt_at(hd->kvt, hd->k, attn__krow(hd, k0) * hd->k_sl);
         const void *vt = attn__dt_at(hd->kvt, hd->v, attn__krow(hd, k0) * hd->v_sl);
         attn__vpf pf; /* the tile's V rows, requested as the first group scores their keys */
+        attn__kpf kn = {NULL, 0, 0, 0, 0, 0};
         tk = attn__krun(hd, k0, attn__min(ATTN__TK, kend - k0));
         pf.v = w->pfv ? (const unsigned char *)vt : NULL;
         pf.rs = attn_dtype_bytes(hd->kvt, hd->v_sl), pf.vb = attn_dtype_bytes(hd->kvt, dv);
         pf.kn = w->pfv ? attn__krun(hd, k0, kend - k0) : 0; /* K's rows, past this tile too */
+        /* the next tile's K rows (a run of them) as the first group's P V runs; not for one
+         * row of f32, whose K and V the hardware's prefetchers follow row after row (the
+         * requests slowed it) */
+        if (w->pfv && k0 + tk < kend && (hd->kvt != ATTN_F32 || rows > 1)) {
+            kn.p = (const unsigned char *)attn__dt_at(hd->kvt, hd->k,
+                                                      attn__krow(hd, k0 + tk) * hd->k_sl);
+            kn.rs = attn_dtype_bytes(hd->kvt, hd->k_sl), kn.rb = attn_dtype_bytes(hd->kvt, d);
+            kn.rows = attn__krun(hd, k0 + tk, attn__min(ATTN__TK, kend - k0 - tk));
+            kn.o = 0;
+            if (kn.rs == kn.rb) kn.rb *= kn.rows, kn.rows = 1; /* one run of bytes */
+        }
         for (g = 0; g < rows; g += ATTN__MR) { /* MR rows at a time (w->s: MR x TK) */
             const size_t gr = attn__min(ATTN__MR, rows - g);
             const float *qr[ATTN__MR];
@@ -916,7 +961,8 @@ static void attn__tile_rows(const attn__hd *hds, size_t nh, size_t q0, size_t tq
                 else
                     memset(w->s + r * ATTN__TK, 0, nmax * sizeof(float));
             attn__pv(hd->kvt, w->acc + g * dvp, dvp, w->s, ATTN__TK, gr, nmax, vt, hd->v_sl,
-                     dv);
+                     dv, &kn);
+            kn.rows = 0;
         }
     }
     for (r = 0; r < nh; r++) attn__tile_out(&hds[r], q0, tq, w, r * tq);

@@ -29,8 +29,8 @@
  * half of them, or all: each V row then read in one pass); longer rows stream. */
 #define ATTN__PV_NV1 8
 /* Attention, rows path: bytes of K and V a call reads past which each key tile's V rows
- * are requested while its K rows are scored (out of cache the two streams then overlap;
- * in L2 the requests cost more than they save). */
+ * are requested while its K rows are scored, and the next tile's K rows while P V runs (out
+ * of cache memory then stays busy through both; in L2 the requests cost more than they save) */
 #define ATTN__DEC_PF ((size_t)2 << 20)
 /* Attention, rows path, past ATTN__DEC_PF: bytes of K rows ahead of the scores requested into
  * L2, which keeps more misses in flight than L1's fill buffers (the scores read several K rows

@@ -795,7 +795,8 @@ static void test_large(void)
     run_case("large", &t);
 
     /* decode over more than ATTN__DEC_PF bytes of K and V (each tile's V rows requested
-     * while its K rows are scored): one query of 8 heads on 2 KV heads, 4 queries of 2 */
+     * while its K rows are scored, the next tile's K rows while its P V runs, across a ring's
+     * wrap too): one query of 8 heads on 2 KV heads, 4 queries of 2 */
     t = at_default(1, 8, 2, 1, 2100, 128, 128);
     check(2 * 2100 * 256 * sizeof(float) > ATTN__DEC_PF, "the case is under ATTN__DEC_PF");
     t.klen = KL_RANDOM;

@@ -571,7 +571,8 @@ static void test_tiles(void)
             run16("tiles", &t);
         }
     /* decode over more than ATTN__DEC_PF bytes of K and V (each tile's V rows requested
-     * while its K rows are scored; q8_0 too): 32 heads on 8, and 4 queries of 8 heads */
+     * while its K rows are scored, the next tile's K rows while its P V runs; q8_0 too): 32
+     * heads on 8, and 4 queries of 8 heads */
     check(8 * 1100 * 2 * attn_dtype_bytes(ATTN_Q8_0, 128) > ATTN__DEC_PF,
           "the tiles' far cases are under ATTN__DEC_PF");
     for (k = 0; k < 6; k++, idx++) {
