@@ -7003,7 +7003,8 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_pv_body(attn_dtype t, float *
     const size_t steps = nk * (gr > 1 ? (gr + 3) / 4 * ((dv + 2 * ATTN__SCALAR_VW - 1) / (2 * ATTN__SCALAR_VW))
                                       : 1);
     size_t j0, r, c, u, kb;
-    kp->per = kp->rows * ((kp->rb + 63) / 64 + 1) / (steps ? steps : 1); /* even (a few left) */
+    /* lines a step, rounded down (the last few lines may go unrequested) */
+    kp->per = kp->rows * ((kp->rb + 63) / 64 + 1) / (steps ? steps : 1);
     kp->per += !kp->per;
     for (j0 = 0; j0 < nk; j0 += kb) {
         const void *vb = attn__scalar_dt_at(t, vt, j0 * ld);
@@ -15398,7 +15399,8 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_pv_body(attn_dtype t, float *acc,
     const size_t steps = nk * (gr > 1 ? (gr + 3) / 4 * ((dv + 2 * ATTN__AVX2_VW - 1) / (2 * ATTN__AVX2_VW))
                                       : 1);
     size_t j0, r, c, u, kb;
-    kp->per = kp->rows * ((kp->rb + 63) / 64 + 1) / (steps ? steps : 1); /* even (a few left) */
+    /* lines a step, rounded down (the last few lines may go unrequested) */
+    kp->per = kp->rows * ((kp->rb + 63) / 64 + 1) / (steps ? steps : 1);
     kp->per += !kp->per;
     for (j0 = 0; j0 < nk; j0 += kb) {
         const void *vb = attn__avx2_dt_at(t, vt, j0 * ld);
@@ -23797,7 +23799,8 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_pv_body(attn_dtype t, float *
     const size_t steps = nk * (gr > 1 ? (gr + 3) / 4 * ((dv + 2 * ATTN__AVX512_VW - 1) / (2 * ATTN__AVX512_VW))
                                       : 1);
     size_t j0, r, c, u, kb;
-    kp->per = kp->rows * ((kp->rb + 63) / 64 + 1) / (steps ? steps : 1); /* even (a few left) */
+    /* lines a step, rounded down (the last few lines may go unrequested) */
+    kp->per = kp->rows * ((kp->rb + 63) / 64 + 1) / (steps ? steps : 1);
     kp->per += !kp->per;
     for (j0 = 0; j0 < nk; j0 += kb) {
         const void *vb = attn__avx512_dt_at(t, vt, j0 * ld);
@@ -32721,7 +32724,8 @@ static ATTN__FORCE_INLINE void attn__pv_body(attn_dtype t, float *acc, size_t ld
     const size_t steps = nk * (gr > 1 ? (gr + 3) / 4 * ((dv + 2 * ATTN__VW - 1) / (2 * ATTN__VW))
                                       : 1);
     size_t j0, r, c, u, kb;
-    kp->per = kp->rows * ((kp->rb + 63) / 64 + 1) / (steps ? steps : 1); /* even (a few left) */
+    /* lines a step, rounded down (the last few lines may go unrequested) */
+    kp->per = kp->rows * ((kp->rb + 63) / 64 + 1) / (steps ? steps : 1);
     kp->per += !kp->per;
     for (j0 = 0; j0 < nk; j0 += kb) {
         const void *vb = attn__dt_at(t, vt, j0 * ld);

@@ -332,7 +332,8 @@ static ATTN__FORCE_INLINE void attn__pv_body(attn_dtype t, float *acc, size_t ld
     const size_t steps = nk * (gr > 1 ? (gr + 3) / 4 * ((dv + 2 * ATTN__VW - 1) / (2 * ATTN__VW))
                                       : 1);
     size_t j0, r, c, u, kb;
-    kp->per = kp->rows * ((kp->rb + 63) / 64 + 1) / (steps ? steps : 1); /* even (a few left) */
+    /* lines a step, rounded down (the last few lines may go unrequested) */
+    kp->per = kp->rows * ((kp->rb + 63) / 64 + 1) / (steps ? steps : 1);
     kp->per += !kp->per;
     for (j0 = 0; j0 < nk; j0 += kb) {
         const void *vb = attn__dt_at(t, vt, j0 * ld);

@@ -572,12 +572,12 @@ static void test_tiles(void)
         }
     /* decode over more than ATTN__DEC_PF bytes of K and V (each tile's V rows requested
      * while its K rows are scored, the next tile's K rows while its P V runs; q8_0 too): 32
-     * heads on 8, and 4 queries of 8 heads */
+     * heads on 8, 4 queries of 8 heads, and one query of 8 heads on 8 (one row a group) */
     check(8 * 1100 * 2 * attn_dtype_bytes(ATTN_Q8_0, 128) > ATTN__DEC_PF,
           "the tiles' far cases are under ATTN__DEC_PF");
-    for (k = 0; k < 6; k++, idx++) {
-        case16 t = c16((attn_dtype)(ATTN_F16 + k % 3), 1, k < 3 ? 32 : 8, 8, k < 3 ? 1 : 4,
-                       1100, 128, 128);
+    for (k = 0; k < 9; k++, idx++) {
+        case16 t = c16((attn_dtype)(ATTN_F16 + k % 3), 1, k < 3 ? 32 : 8, 8,
+                       k >= 3 && k < 6 ? 4 : 1, 1100, 128, 128);
         t.off = (int)(k % 2);
         t.causal = k % 2 ? ATTN_CAUSAL_BOTTOM_RIGHT : ATTN_CAUSAL_NONE;
         if (k == 4) t.klen = 3;
