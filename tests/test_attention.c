@@ -967,6 +967,15 @@ static void test_values(void)
         t.scale = -1e4f;
         t.softcap = 50.0f;
         run_case("large scores", &t);
+        /* scaled maxima near FLT_MAX, no mask (plain scores), fused and rows paths: past 2^24
+         * a row takes the per-score transform (exp(fma(s, scale, -max)) would overflow) */
+        t = at_default(1, 2, 1, 16, 300, 8, 8);
+        t.scale = 1e36f;
+        run_case("large scores", &t);
+        t.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+        run_case("large scores", &t);
+        t.Lq = 3;
+        run_case("large scores", &t);
     }
 }
 
