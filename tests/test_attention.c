@@ -13,10 +13,10 @@
  * (including 0), causal bottom-right with q_len < kv_len and q_len > kv_len and with
  * key_lengths, causal offset 0, negative, past length and beyond; softcap; explicit and
  * negative scales; fully masked rows (exact zeros); a NaN query row (NaN stays in that
- * row); NaN / inf in the K and V rows of masked keys (must not leak); scores of 1e4 (no
- * overflow); the workspace query (independent of the lengths) and a too-small workspace;
- * every error path with O untouched; bit-identical output when the call is split into
- * (batch, head) slices via pointer offsets, as a job system does.
+ * row); NaN / inf in the K and V rows of masked keys (must not leak); scores of 1e4 and,
+ * unmasked, near FLT_MAX (no overflow); the workspace query (independent of the lengths)
+ * and a too-small workspace; every error path with O untouched; bit-identical output when
+ * the call is split into (batch, head) slices via pointer offsets, as a job system does.
  *
  * Tolerance, per output element (b, h, i, c), for a row that sees at least one key:
  *   |O - Oref| <= vmax * (2e-5 + expm1(2 * ds)) + 1e-6,
