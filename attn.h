@@ -1081,6 +1081,28 @@ static inline void attn__scalar_prefetch_bytes(const void *p, size_t n, int l1)
     else ATTN__SCALAR_PREFETCH_L2(b + n - 1);
 }
 
+/* A stream of requests into L2: the rows a kernel reads next, requested in the order they are
+ * stored (from at, below end), as many bytes a step as the current rows are read. Rows of a
+ * few KiB are too short for the hardware prefetcher, and it serves one stream far better than
+ * several interleaved ones (into L2, not L1: more misses in flight). Addresses as integers:
+ * the cursor may pass end, the requests stop there. */
+typedef struct {
+    uintptr_t at, end;
+} attn__scalar_pfs;
+static inline attn__scalar_pfs attn__scalar_pfs_make(const void *at, const void *end)
+{
+    attn__scalar_pfs f;
+    f.at = (uintptr_t)at, f.end = (uintptr_t)end;
+    return f;
+}
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_pfs_step(attn__scalar_pfs *f, size_t bytes)
+{
+    size_t x;
+    for (x = 0; x < bytes; x += 64)
+        if (f->at + x < f->end) ATTN__SCALAR_PREFETCH_L2((const void *)(f->at + x));
+    f->at += bytes;
+}
+
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
 #include <string.h>
 /* For the x86 ISA files' attn__scalar_vi_t8: the 8 little-endian 16-bit block scales rb bytes apart
@@ -5843,15 +5865,15 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_nn_body(attn_dtype bt, siz
 /* op(B) = B^T (B n x k), op(A) = A: acc[i * 4 + q] += A(i, p .. p + VW) * B(row q, same p)
  * lane by lane for p in [p0, p1) (whole vectors, then the rest of k zero padded), R rows of
  * A at a (stride lda), J rows of B at brow[q]: per element ATTN__SCALAR_VW fma chains over p in
- * order, lane l taking the p = l mod ATTN__SCALAR_VW. pf (or NULL): the rows of B the next call
- * reads, requested into L2 at the same place of k (rows of a few KiB each are too short for
- * the hardware prefetcher to catch up; into L2, not L1: more misses in flight). */
+ * order, lane l taking the p = l mod ATTN__SCALAR_VW. pf (or NULL): the next rows of B, requested
+ * as these are read (kept in registers here, not stepped through memory). */
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_t_body(attn_dtype bt, size_t R, size_t J, size_t p0,
                                                size_t p1, const float *a, size_t lda,
-                                               const void *const *brow, const void *const *pf,
+                                               const void *const *brow, attn__scalar_pfs *pf,
                                                attn__scalar_v *acc)
 {
     attn__scalar_v s[4][4], av[4], bv;
+    attn__scalar_pfs f = pf ? *pf : attn__scalar_pfs_make(NULL, NULL);
     size_t i, q, p;
     ATTN__SCALAR_UNROLL
     for (i = 0; i < R; i++)
@@ -5860,15 +5882,16 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_t_body(attn_dtype bt, size
     for (p = p0; p + ATTN__SCALAR_VW <= p1; p += ATTN__SCALAR_VW) {
         ATTN__SCALAR_UNROLL
         for (i = 0; i < R; i++) av[i] = attn__scalar_vload(a + i * lda + p);
+        attn__scalar_pfs_step(&f, J * ATTN__SCALAR_VW * attn__scalar_dt_block_bytes(bt));
         ATTN__SCALAR_UNROLL
         for (q = 0; q < J; q++) {
-            if (pf) ATTN__SCALAR_PREFETCH_L2(attn__scalar_dt_at(bt, pf[q], p));
             bv = attn__scalar_vload_dt(bt, brow[q], p);
             ATTN__SCALAR_UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__scalar_vfma(av[i], bv, s[i][q]);
         }
     }
     if (p < p1) {
+        attn__scalar_pfs_step(&f, J * (p1 - p) * attn__scalar_dt_block_bytes(bt));
         ATTN__SCALAR_UNROLL
         for (i = 0; i < R; i++) av[i] = attn__scalar_vload_part(a + i * lda + p, p1 - p, 0.0f);
         ATTN__SCALAR_UNROLL
@@ -5878,6 +5901,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_t_body(attn_dtype bt, size
             for (i = 0; i < R; i++) s[i][q] = attn__scalar_vfma(av[i], bv, s[i][q]);
         }
     }
+    if (pf) *pf = f;
     ATTN__SCALAR_UNROLL
     for (i = 0; i < R; i++)
         ATTN__SCALAR_UNROLL
@@ -5891,11 +5915,12 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_t_body(attn_dtype bt, size
  * (fewer operations per block when few rows share it). pf as there. */
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
                                                size_t b1, const float *a, size_t lda,
-                                               const void *const *brow, const void *const *pf,
+                                               const void *const *brow, attn__scalar_pfs *pf,
                                                attn__scalar_v *acc)
 {
     const size_t bs = attn__scalar_dt_block_bytes(bt), nv = ATTN__SCALAR_QK / ATTN__SCALAR_VW;
     attn__scalar_v s[4][4], w[4][ATTN__SCALAR_QK / ATTN__SCALAR_VW], av, d;
+    attn__scalar_pfs f = pf ? *pf : attn__scalar_pfs_make(NULL, NULL);
     size_t i, q, b, v;
     ATTN__SCALAR_UNROLL
     for (i = 0; i < R; i++)
@@ -5903,10 +5928,10 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size
         for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
     for (b = b0; b < b1; b++) {
         const float *ab = a + b * ATTN__SCALAR_QK;
+        attn__scalar_pfs_step(&f, J * bs);
         ATTN__SCALAR_UNROLL
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
-            if (pf) ATTN__SCALAR_PREFETCH_L2((const unsigned char *)pf[q] + b * bs);
             if (R == 4) {
                 attn__scalar_vload_qdeq(bt, blk, w[q]);
                 continue;
@@ -5932,6 +5957,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size
                     for (q = 0; q < J; q++) s[i][q] = attn__scalar_vfma(av, w[q][v], s[i][q]);
                 }
     }
+    if (pf) *pf = f;
     ATTN__SCALAR_UNROLL
     for (i = 0; i < R; i++)
         ATTN__SCALAR_UNROLL
@@ -5944,13 +5970,13 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size
     if (R == 4 && ATTN__SCALAR_MV_J4 == 4) BODY(T, 4, 4, p0, p1, a, lda, brow, pf, acc);          \
     else if (R == 4) {                                                                     \
         BODY(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                                      \
-        BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);                \
+        BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf, acc + 2);                              \
     } else if (R == 2) BODY(T, 2, 4, p0, p1, a, lda, brow, pf, acc);                       \
     else BODY(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
 /* attn__scalar_mv_t_body, or for the block types attn__scalar_mv_q_body (over blocks, not elements):
  * only 16-bit and block-type B come here (f32 B^T keeps attn__scalar_attn_matmul's order: attn__scalar_mv_tx) */
 static void attn__scalar_mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
-                           size_t lda, const void *const *brow, const void *const *pf,
+                           size_t lda, const void *const *brow, attn__scalar_pfs *pf,
                            attn__scalar_v *acc)
 {
     if (bt == ATTN_F16) {
@@ -6117,29 +6143,30 @@ static void attn__scalar_mv_tx(int ta, size_t m, size_t n, size_t k, float alpha
 }
 
 /* C = alpha A B^T (+ beta C), m <= ATTN__SCALAR_MM_SKINNY, B in 16 bits or blocks: 4 rows of B at
- * a time, k in passes of ATTN__SCALAR_MV_PASS, lane sums reduced (attn__scalar_vhsum) and merged into C
- * once. */
+ * a time (the next 4 requested as they are read, one stream: attn__scalar_pfs), k in passes of
+ * ATTN__SCALAR_MV_PASS, lane sums reduced (attn__scalar_vhsum) and merged into C once. */
 static void attn__scalar_mv_t(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                        attn_dtype bt, const void *b, size_t ldb, float beta, float *c,
                        size_t ldc)
 {
     attn__scalar_v acc[ATTN__SCALAR_MM_SKINNY * 4];
     float t[ATTN__SCALAR_MM_SKINNY * ATTN__SCALAR_NR];
+    /* the next rows of B requested (rows j + 4 on), up to the end of row n - 1 */
+    const void *end = (const unsigned char *)attn__scalar_dt_at(bt, b, (n - 1) * ldb) +
+                      attn__scalar_attn_dtype_bytes(bt, k);
     size_t j, i, p, q, R;
     memset(t, 0, sizeof t); /* lanes the merge loads but never stores */
     for (j = 0; j < n; j += 4) {
         const size_t jn = attn__scalar_min(4, n - j);
-        const void *brow[4], *pf[4]; /* rows past n repeat the last one; never stored */
-        for (q = 0; q < 4; q++) {
-            brow[q] = attn__scalar_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
-            pf[q] = attn__scalar_dt_at(bt, b, attn__scalar_min(j + 4 + q, n - 1) * ldb);
-        }
+        const void *brow[4]; /* rows past n repeat the last one; never stored */
+        attn__scalar_pfs pf = attn__scalar_pfs_make(j + 4 < n ? attn__scalar_dt_at(bt, b, (j + 4) * ldb) : end, end);
+        for (q = 0; q < 4; q++) brow[q] = attn__scalar_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
         for (q = 0; q < m * 4; q++) acc[q] = attn__scalar_vzero();
         for (p = 0; p < k; p += ATTN__SCALAR_MV_PASS)
             for (i = 0; i < m; i += R) {
                 R = attn__scalar_mv_group(m - i);
                 attn__scalar_mv_trows(bt, R, p, attn__scalar_min(k, p + ATTN__SCALAR_MV_PASS), a + i * lda, lda,
-                               brow, i ? NULL : pf, acc + i * 4);
+                               brow, i ? NULL : &pf, acc + i * 4);
             }
         for (i = 0; i < m; i++)
             for (q = 0; q < 4; q++) t[i * ATTN__SCALAR_NR + q] = attn__scalar_vhsum(acc[i * 4 + q]);
@@ -9475,6 +9502,28 @@ static inline void attn__avx2_prefetch_bytes(const void *p, size_t n, int l1)
         else ATTN__AVX2_PREFETCH_L2(b + c);
     if (l1) ATTN__AVX2_PREFETCH(b + n - 1);
     else ATTN__AVX2_PREFETCH_L2(b + n - 1);
+}
+
+/* A stream of requests into L2: the rows a kernel reads next, requested in the order they are
+ * stored (from at, below end), as many bytes a step as the current rows are read. Rows of a
+ * few KiB are too short for the hardware prefetcher, and it serves one stream far better than
+ * several interleaved ones (into L2, not L1: more misses in flight). Addresses as integers:
+ * the cursor may pass end, the requests stop there. */
+typedef struct {
+    uintptr_t at, end;
+} attn__avx2_pfs;
+static inline attn__avx2_pfs attn__avx2_pfs_make(const void *at, const void *end)
+{
+    attn__avx2_pfs f;
+    f.at = (uintptr_t)at, f.end = (uintptr_t)end;
+    return f;
+}
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_pfs_step(attn__avx2_pfs *f, size_t bytes)
+{
+    size_t x;
+    for (x = 0; x < bytes; x += 64)
+        if (f->at + x < f->end) ATTN__AVX2_PREFETCH_L2((const void *)(f->at + x));
+    f->at += bytes;
 }
 
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
@@ -14239,15 +14288,15 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_nn_body(attn_dtype bt, size_t 
 /* op(B) = B^T (B n x k), op(A) = A: acc[i * 4 + q] += A(i, p .. p + VW) * B(row q, same p)
  * lane by lane for p in [p0, p1) (whole vectors, then the rest of k zero padded), R rows of
  * A at a (stride lda), J rows of B at brow[q]: per element ATTN__AVX2_VW fma chains over p in
- * order, lane l taking the p = l mod ATTN__AVX2_VW. pf (or NULL): the rows of B the next call
- * reads, requested into L2 at the same place of k (rows of a few KiB each are too short for
- * the hardware prefetcher to catch up; into L2, not L1: more misses in flight). */
+ * order, lane l taking the p = l mod ATTN__AVX2_VW. pf (or NULL): the next rows of B, requested
+ * as these are read (kept in registers here, not stepped through memory). */
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_t_body(attn_dtype bt, size_t R, size_t J, size_t p0,
                                                size_t p1, const float *a, size_t lda,
-                                               const void *const *brow, const void *const *pf,
+                                               const void *const *brow, attn__avx2_pfs *pf,
                                                attn__avx2_v *acc)
 {
     attn__avx2_v s[4][4], av[4], bv;
+    attn__avx2_pfs f = pf ? *pf : attn__avx2_pfs_make(NULL, NULL);
     size_t i, q, p;
     ATTN__AVX2_UNROLL
     for (i = 0; i < R; i++)
@@ -14256,15 +14305,16 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_t_body(attn_dtype bt, size_t R
     for (p = p0; p + ATTN__AVX2_VW <= p1; p += ATTN__AVX2_VW) {
         ATTN__AVX2_UNROLL
         for (i = 0; i < R; i++) av[i] = attn__avx2_vload(a + i * lda + p);
+        attn__avx2_pfs_step(&f, J * ATTN__AVX2_VW * attn__avx2_dt_block_bytes(bt));
         ATTN__AVX2_UNROLL
         for (q = 0; q < J; q++) {
-            if (pf) ATTN__AVX2_PREFETCH_L2(attn__avx2_dt_at(bt, pf[q], p));
             bv = attn__avx2_vload_dt(bt, brow[q], p);
             ATTN__AVX2_UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__avx2_vfma(av[i], bv, s[i][q]);
         }
     }
     if (p < p1) {
+        attn__avx2_pfs_step(&f, J * (p1 - p) * attn__avx2_dt_block_bytes(bt));
         ATTN__AVX2_UNROLL
         for (i = 0; i < R; i++) av[i] = attn__avx2_vload_part(a + i * lda + p, p1 - p, 0.0f);
         ATTN__AVX2_UNROLL
@@ -14274,6 +14324,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_t_body(attn_dtype bt, size_t R
             for (i = 0; i < R; i++) s[i][q] = attn__avx2_vfma(av[i], bv, s[i][q]);
         }
     }
+    if (pf) *pf = f;
     ATTN__AVX2_UNROLL
     for (i = 0; i < R; i++)
         ATTN__AVX2_UNROLL
@@ -14287,11 +14338,12 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_t_body(attn_dtype bt, size_t R
  * (fewer operations per block when few rows share it). pf as there. */
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
                                                size_t b1, const float *a, size_t lda,
-                                               const void *const *brow, const void *const *pf,
+                                               const void *const *brow, attn__avx2_pfs *pf,
                                                attn__avx2_v *acc)
 {
     const size_t bs = attn__avx2_dt_block_bytes(bt), nv = ATTN__AVX2_QK / ATTN__AVX2_VW;
     attn__avx2_v s[4][4], w[4][ATTN__AVX2_QK / ATTN__AVX2_VW], av, d;
+    attn__avx2_pfs f = pf ? *pf : attn__avx2_pfs_make(NULL, NULL);
     size_t i, q, b, v;
     ATTN__AVX2_UNROLL
     for (i = 0; i < R; i++)
@@ -14299,10 +14351,10 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R
         for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
     for (b = b0; b < b1; b++) {
         const float *ab = a + b * ATTN__AVX2_QK;
+        attn__avx2_pfs_step(&f, J * bs);
         ATTN__AVX2_UNROLL
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
-            if (pf) ATTN__AVX2_PREFETCH_L2((const unsigned char *)pf[q] + b * bs);
             if (R == 4) {
                 attn__avx2_vload_qdeq(bt, blk, w[q]);
                 continue;
@@ -14328,6 +14380,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R
                     for (q = 0; q < J; q++) s[i][q] = attn__avx2_vfma(av, w[q][v], s[i][q]);
                 }
     }
+    if (pf) *pf = f;
     ATTN__AVX2_UNROLL
     for (i = 0; i < R; i++)
         ATTN__AVX2_UNROLL
@@ -14340,13 +14393,13 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R
     if (R == 4 && ATTN__AVX2_MV_J4 == 4) BODY(T, 4, 4, p0, p1, a, lda, brow, pf, acc);          \
     else if (R == 4) {                                                                     \
         BODY(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                                      \
-        BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);                \
+        BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf, acc + 2);                              \
     } else if (R == 2) BODY(T, 2, 4, p0, p1, a, lda, brow, pf, acc);                       \
     else BODY(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
 /* attn__avx2_mv_t_body, or for the block types attn__avx2_mv_q_body (over blocks, not elements):
  * only 16-bit and block-type B come here (f32 B^T keeps attn__avx2_attn_matmul's order: attn__avx2_mv_tx) */
 static void attn__avx2_mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
-                           size_t lda, const void *const *brow, const void *const *pf,
+                           size_t lda, const void *const *brow, attn__avx2_pfs *pf,
                            attn__avx2_v *acc)
 {
     if (bt == ATTN_F16) {
@@ -14513,29 +14566,30 @@ static void attn__avx2_mv_tx(int ta, size_t m, size_t n, size_t k, float alpha, 
 }
 
 /* C = alpha A B^T (+ beta C), m <= ATTN__AVX2_MM_SKINNY, B in 16 bits or blocks: 4 rows of B at
- * a time, k in passes of ATTN__AVX2_MV_PASS, lane sums reduced (attn__avx2_vhsum) and merged into C
- * once. */
+ * a time (the next 4 requested as they are read, one stream: attn__avx2_pfs), k in passes of
+ * ATTN__AVX2_MV_PASS, lane sums reduced (attn__avx2_vhsum) and merged into C once. */
 static void attn__avx2_mv_t(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                        attn_dtype bt, const void *b, size_t ldb, float beta, float *c,
                        size_t ldc)
 {
     attn__avx2_v acc[ATTN__AVX2_MM_SKINNY * 4];
     float t[ATTN__AVX2_MM_SKINNY * ATTN__AVX2_NR];
+    /* the next rows of B requested (rows j + 4 on), up to the end of row n - 1 */
+    const void *end = (const unsigned char *)attn__avx2_dt_at(bt, b, (n - 1) * ldb) +
+                      attn__avx2_attn_dtype_bytes(bt, k);
     size_t j, i, p, q, R;
     memset(t, 0, sizeof t); /* lanes the merge loads but never stores */
     for (j = 0; j < n; j += 4) {
         const size_t jn = attn__avx2_min(4, n - j);
-        const void *brow[4], *pf[4]; /* rows past n repeat the last one; never stored */
-        for (q = 0; q < 4; q++) {
-            brow[q] = attn__avx2_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
-            pf[q] = attn__avx2_dt_at(bt, b, attn__avx2_min(j + 4 + q, n - 1) * ldb);
-        }
+        const void *brow[4]; /* rows past n repeat the last one; never stored */
+        attn__avx2_pfs pf = attn__avx2_pfs_make(j + 4 < n ? attn__avx2_dt_at(bt, b, (j + 4) * ldb) : end, end);
+        for (q = 0; q < 4; q++) brow[q] = attn__avx2_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
         for (q = 0; q < m * 4; q++) acc[q] = attn__avx2_vzero();
         for (p = 0; p < k; p += ATTN__AVX2_MV_PASS)
             for (i = 0; i < m; i += R) {
                 R = attn__avx2_mv_group(m - i);
                 attn__avx2_mv_trows(bt, R, p, attn__avx2_min(k, p + ATTN__AVX2_MV_PASS), a + i * lda, lda,
-                               brow, i ? NULL : pf, acc + i * 4);
+                               brow, i ? NULL : &pf, acc + i * 4);
             }
         for (i = 0; i < m; i++)
             for (q = 0; q < 4; q++) t[i * ATTN__AVX2_NR + q] = attn__avx2_vhsum(acc[i * 4 + q]);
@@ -17875,6 +17929,28 @@ static inline void attn__avx512_prefetch_bytes(const void *p, size_t n, int l1)
         else ATTN__AVX512_PREFETCH_L2(b + c);
     if (l1) ATTN__AVX512_PREFETCH(b + n - 1);
     else ATTN__AVX512_PREFETCH_L2(b + n - 1);
+}
+
+/* A stream of requests into L2: the rows a kernel reads next, requested in the order they are
+ * stored (from at, below end), as many bytes a step as the current rows are read. Rows of a
+ * few KiB are too short for the hardware prefetcher, and it serves one stream far better than
+ * several interleaved ones (into L2, not L1: more misses in flight). Addresses as integers:
+ * the cursor may pass end, the requests stop there. */
+typedef struct {
+    uintptr_t at, end;
+} attn__avx512_pfs;
+static inline attn__avx512_pfs attn__avx512_pfs_make(const void *at, const void *end)
+{
+    attn__avx512_pfs f;
+    f.at = (uintptr_t)at, f.end = (uintptr_t)end;
+    return f;
+}
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_pfs_step(attn__avx512_pfs *f, size_t bytes)
+{
+    size_t x;
+    for (x = 0; x < bytes; x += 64)
+        if (f->at + x < f->end) ATTN__AVX512_PREFETCH_L2((const void *)(f->at + x));
+    f->at += bytes;
 }
 
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
@@ -22639,15 +22715,15 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_nn_body(attn_dtype bt, siz
 /* op(B) = B^T (B n x k), op(A) = A: acc[i * 4 + q] += A(i, p .. p + VW) * B(row q, same p)
  * lane by lane for p in [p0, p1) (whole vectors, then the rest of k zero padded), R rows of
  * A at a (stride lda), J rows of B at brow[q]: per element ATTN__AVX512_VW fma chains over p in
- * order, lane l taking the p = l mod ATTN__AVX512_VW. pf (or NULL): the rows of B the next call
- * reads, requested into L2 at the same place of k (rows of a few KiB each are too short for
- * the hardware prefetcher to catch up; into L2, not L1: more misses in flight). */
+ * order, lane l taking the p = l mod ATTN__AVX512_VW. pf (or NULL): the next rows of B, requested
+ * as these are read (kept in registers here, not stepped through memory). */
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_t_body(attn_dtype bt, size_t R, size_t J, size_t p0,
                                                size_t p1, const float *a, size_t lda,
-                                               const void *const *brow, const void *const *pf,
+                                               const void *const *brow, attn__avx512_pfs *pf,
                                                attn__avx512_v *acc)
 {
     attn__avx512_v s[4][4], av[4], bv;
+    attn__avx512_pfs f = pf ? *pf : attn__avx512_pfs_make(NULL, NULL);
     size_t i, q, p;
     ATTN__AVX512_UNROLL
     for (i = 0; i < R; i++)
@@ -22656,15 +22732,16 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_t_body(attn_dtype bt, size
     for (p = p0; p + ATTN__AVX512_VW <= p1; p += ATTN__AVX512_VW) {
         ATTN__AVX512_UNROLL
         for (i = 0; i < R; i++) av[i] = attn__avx512_vload(a + i * lda + p);
+        attn__avx512_pfs_step(&f, J * ATTN__AVX512_VW * attn__avx512_dt_block_bytes(bt));
         ATTN__AVX512_UNROLL
         for (q = 0; q < J; q++) {
-            if (pf) ATTN__AVX512_PREFETCH_L2(attn__avx512_dt_at(bt, pf[q], p));
             bv = attn__avx512_vload_dt(bt, brow[q], p);
             ATTN__AVX512_UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__avx512_vfma(av[i], bv, s[i][q]);
         }
     }
     if (p < p1) {
+        attn__avx512_pfs_step(&f, J * (p1 - p) * attn__avx512_dt_block_bytes(bt));
         ATTN__AVX512_UNROLL
         for (i = 0; i < R; i++) av[i] = attn__avx512_vload_part(a + i * lda + p, p1 - p, 0.0f);
         ATTN__AVX512_UNROLL
@@ -22674,6 +22751,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_t_body(attn_dtype bt, size
             for (i = 0; i < R; i++) s[i][q] = attn__avx512_vfma(av[i], bv, s[i][q]);
         }
     }
+    if (pf) *pf = f;
     ATTN__AVX512_UNROLL
     for (i = 0; i < R; i++)
         ATTN__AVX512_UNROLL
@@ -22687,11 +22765,12 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_t_body(attn_dtype bt, size
  * (fewer operations per block when few rows share it). pf as there. */
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
                                                size_t b1, const float *a, size_t lda,
-                                               const void *const *brow, const void *const *pf,
+                                               const void *const *brow, attn__avx512_pfs *pf,
                                                attn__avx512_v *acc)
 {
     const size_t bs = attn__avx512_dt_block_bytes(bt), nv = ATTN__AVX512_QK / ATTN__AVX512_VW;
     attn__avx512_v s[4][4], w[4][ATTN__AVX512_QK / ATTN__AVX512_VW], av, d;
+    attn__avx512_pfs f = pf ? *pf : attn__avx512_pfs_make(NULL, NULL);
     size_t i, q, b, v;
     ATTN__AVX512_UNROLL
     for (i = 0; i < R; i++)
@@ -22699,10 +22778,10 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size
         for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
     for (b = b0; b < b1; b++) {
         const float *ab = a + b * ATTN__AVX512_QK;
+        attn__avx512_pfs_step(&f, J * bs);
         ATTN__AVX512_UNROLL
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
-            if (pf) ATTN__AVX512_PREFETCH_L2((const unsigned char *)pf[q] + b * bs);
             if (R == 4) {
                 attn__avx512_vload_qdeq(bt, blk, w[q]);
                 continue;
@@ -22728,6 +22807,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size
                     for (q = 0; q < J; q++) s[i][q] = attn__avx512_vfma(av, w[q][v], s[i][q]);
                 }
     }
+    if (pf) *pf = f;
     ATTN__AVX512_UNROLL
     for (i = 0; i < R; i++)
         ATTN__AVX512_UNROLL
@@ -22740,13 +22820,13 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size
     if (R == 4 && ATTN__AVX512_MV_J4 == 4) BODY(T, 4, 4, p0, p1, a, lda, brow, pf, acc);          \
     else if (R == 4) {                                                                     \
         BODY(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                                      \
-        BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);                \
+        BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf, acc + 2);                              \
     } else if (R == 2) BODY(T, 2, 4, p0, p1, a, lda, brow, pf, acc);                       \
     else BODY(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
 /* attn__avx512_mv_t_body, or for the block types attn__avx512_mv_q_body (over blocks, not elements):
  * only 16-bit and block-type B come here (f32 B^T keeps attn__avx512_attn_matmul's order: attn__avx512_mv_tx) */
 static void attn__avx512_mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
-                           size_t lda, const void *const *brow, const void *const *pf,
+                           size_t lda, const void *const *brow, attn__avx512_pfs *pf,
                            attn__avx512_v *acc)
 {
     if (bt == ATTN_F16) {
@@ -22913,29 +22993,30 @@ static void attn__avx512_mv_tx(int ta, size_t m, size_t n, size_t k, float alpha
 }
 
 /* C = alpha A B^T (+ beta C), m <= ATTN__AVX512_MM_SKINNY, B in 16 bits or blocks: 4 rows of B at
- * a time, k in passes of ATTN__AVX512_MV_PASS, lane sums reduced (attn__avx512_vhsum) and merged into C
- * once. */
+ * a time (the next 4 requested as they are read, one stream: attn__avx512_pfs), k in passes of
+ * ATTN__AVX512_MV_PASS, lane sums reduced (attn__avx512_vhsum) and merged into C once. */
 static void attn__avx512_mv_t(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                        attn_dtype bt, const void *b, size_t ldb, float beta, float *c,
                        size_t ldc)
 {
     attn__avx512_v acc[ATTN__AVX512_MM_SKINNY * 4];
     float t[ATTN__AVX512_MM_SKINNY * ATTN__AVX512_NR];
+    /* the next rows of B requested (rows j + 4 on), up to the end of row n - 1 */
+    const void *end = (const unsigned char *)attn__avx512_dt_at(bt, b, (n - 1) * ldb) +
+                      attn__avx512_attn_dtype_bytes(bt, k);
     size_t j, i, p, q, R;
     memset(t, 0, sizeof t); /* lanes the merge loads but never stores */
     for (j = 0; j < n; j += 4) {
         const size_t jn = attn__avx512_min(4, n - j);
-        const void *brow[4], *pf[4]; /* rows past n repeat the last one; never stored */
-        for (q = 0; q < 4; q++) {
-            brow[q] = attn__avx512_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
-            pf[q] = attn__avx512_dt_at(bt, b, attn__avx512_min(j + 4 + q, n - 1) * ldb);
-        }
+        const void *brow[4]; /* rows past n repeat the last one; never stored */
+        attn__avx512_pfs pf = attn__avx512_pfs_make(j + 4 < n ? attn__avx512_dt_at(bt, b, (j + 4) * ldb) : end, end);
+        for (q = 0; q < 4; q++) brow[q] = attn__avx512_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
         for (q = 0; q < m * 4; q++) acc[q] = attn__avx512_vzero();
         for (p = 0; p < k; p += ATTN__AVX512_MV_PASS)
             for (i = 0; i < m; i += R) {
                 R = attn__avx512_mv_group(m - i);
                 attn__avx512_mv_trows(bt, R, p, attn__avx512_min(k, p + ATTN__AVX512_MV_PASS), a + i * lda, lda,
-                               brow, i ? NULL : pf, acc + i * 4);
+                               brow, i ? NULL : &pf, acc + i * 4);
             }
         for (i = 0; i < m; i++)
             for (q = 0; q < 4; q++) t[i * ATTN__AVX512_NR + q] = attn__avx512_vhsum(acc[i * 4 + q]);
@@ -26800,6 +26881,28 @@ static inline void attn__prefetch_bytes(const void *p, size_t n, int l1)
         else ATTN__PREFETCH_L2(b + c);
     if (l1) ATTN__PREFETCH(b + n - 1);
     else ATTN__PREFETCH_L2(b + n - 1);
+}
+
+/* A stream of requests into L2: the rows a kernel reads next, requested in the order they are
+ * stored (from at, below end), as many bytes a step as the current rows are read. Rows of a
+ * few KiB are too short for the hardware prefetcher, and it serves one stream far better than
+ * several interleaved ones (into L2, not L1: more misses in flight). Addresses as integers:
+ * the cursor may pass end, the requests stop there. */
+typedef struct {
+    uintptr_t at, end;
+} attn__pfs;
+static inline attn__pfs attn__pfs_make(const void *at, const void *end)
+{
+    attn__pfs f;
+    f.at = (uintptr_t)at, f.end = (uintptr_t)end;
+    return f;
+}
+static ATTN__FORCE_INLINE void attn__pfs_step(attn__pfs *f, size_t bytes)
+{
+    size_t x;
+    for (x = 0; x < bytes; x += 64)
+        if (f->at + x < f->end) ATTN__PREFETCH_L2((const void *)(f->at + x));
+    f->at += bytes;
 }
 
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
@@ -31564,15 +31667,15 @@ static ATTN__FORCE_INLINE void attn__mv_nn_body(attn_dtype bt, size_t R, size_t 
 /* op(B) = B^T (B n x k), op(A) = A: acc[i * 4 + q] += A(i, p .. p + VW) * B(row q, same p)
  * lane by lane for p in [p0, p1) (whole vectors, then the rest of k zero padded), R rows of
  * A at a (stride lda), J rows of B at brow[q]: per element ATTN__VW fma chains over p in
- * order, lane l taking the p = l mod ATTN__VW. pf (or NULL): the rows of B the next call
- * reads, requested into L2 at the same place of k (rows of a few KiB each are too short for
- * the hardware prefetcher to catch up; into L2, not L1: more misses in flight). */
+ * order, lane l taking the p = l mod ATTN__VW. pf (or NULL): the next rows of B, requested
+ * as these are read (kept in registers here, not stepped through memory). */
 static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J, size_t p0,
                                                size_t p1, const float *a, size_t lda,
-                                               const void *const *brow, const void *const *pf,
+                                               const void *const *brow, attn__pfs *pf,
                                                attn__v *acc)
 {
     attn__v s[4][4], av[4], bv;
+    attn__pfs f = pf ? *pf : attn__pfs_make(NULL, NULL);
     size_t i, q, p;
     ATTN__UNROLL
     for (i = 0; i < R; i++)
@@ -31581,15 +31684,16 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
     for (p = p0; p + ATTN__VW <= p1; p += ATTN__VW) {
         ATTN__UNROLL
         for (i = 0; i < R; i++) av[i] = attn__vload(a + i * lda + p);
+        attn__pfs_step(&f, J * ATTN__VW * attn__dt_block_bytes(bt));
         ATTN__UNROLL
         for (q = 0; q < J; q++) {
-            if (pf) ATTN__PREFETCH_L2(attn__dt_at(bt, pf[q], p));
             bv = attn__vload_dt(bt, brow[q], p);
             ATTN__UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__vfma(av[i], bv, s[i][q]);
         }
     }
     if (p < p1) {
+        attn__pfs_step(&f, J * (p1 - p) * attn__dt_block_bytes(bt));
         ATTN__UNROLL
         for (i = 0; i < R; i++) av[i] = attn__vload_part(a + i * lda + p, p1 - p, 0.0f);
         ATTN__UNROLL
@@ -31599,6 +31703,7 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
             for (i = 0; i < R; i++) s[i][q] = attn__vfma(av[i], bv, s[i][q]);
         }
     }
+    if (pf) *pf = f;
     ATTN__UNROLL
     for (i = 0; i < R; i++)
         ATTN__UNROLL
@@ -31612,11 +31717,12 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
  * (fewer operations per block when few rows share it). pf as there. */
 static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
                                                size_t b1, const float *a, size_t lda,
-                                               const void *const *brow, const void *const *pf,
+                                               const void *const *brow, attn__pfs *pf,
                                                attn__v *acc)
 {
     const size_t bs = attn__dt_block_bytes(bt), nv = ATTN__QK / ATTN__VW;
     attn__v s[4][4], w[4][ATTN__QK / ATTN__VW], av, d;
+    attn__pfs f = pf ? *pf : attn__pfs_make(NULL, NULL);
     size_t i, q, b, v;
     ATTN__UNROLL
     for (i = 0; i < R; i++)
@@ -31624,10 +31730,10 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
         for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
     for (b = b0; b < b1; b++) {
         const float *ab = a + b * ATTN__QK;
+        attn__pfs_step(&f, J * bs);
         ATTN__UNROLL
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
-            if (pf) ATTN__PREFETCH_L2((const unsigned char *)pf[q] + b * bs);
             if (R == 4) {
                 attn__vload_qdeq(bt, blk, w[q]);
                 continue;
@@ -31653,6 +31759,7 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
                     for (q = 0; q < J; q++) s[i][q] = attn__vfma(av, w[q][v], s[i][q]);
                 }
     }
+    if (pf) *pf = f;
     ATTN__UNROLL
     for (i = 0; i < R; i++)
         ATTN__UNROLL
@@ -31665,13 +31772,13 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
     if (R == 4 && ATTN__MV_J4 == 4) BODY(T, 4, 4, p0, p1, a, lda, brow, pf, acc);          \
     else if (R == 4) {                                                                     \
         BODY(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                                      \
-        BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);                \
+        BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf, acc + 2);                              \
     } else if (R == 2) BODY(T, 2, 4, p0, p1, a, lda, brow, pf, acc);                       \
     else BODY(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
 /* attn__mv_t_body, or for the block types attn__mv_q_body (over blocks, not elements):
  * only 16-bit and block-type B come here (f32 B^T keeps attn_matmul's order: attn__mv_tx) */
 static void attn__mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
-                           size_t lda, const void *const *brow, const void *const *pf,
+                           size_t lda, const void *const *brow, attn__pfs *pf,
                            attn__v *acc)
 {
     if (bt == ATTN_F16) {
@@ -31838,29 +31945,30 @@ static void attn__mv_tx(int ta, size_t m, size_t n, size_t k, float alpha, const
 }
 
 /* C = alpha A B^T (+ beta C), m <= ATTN__MM_SKINNY, B in 16 bits or blocks: 4 rows of B at
- * a time, k in passes of ATTN__MV_PASS, lane sums reduced (attn__vhsum) and merged into C
- * once. */
+ * a time (the next 4 requested as they are read, one stream: attn__pfs), k in passes of
+ * ATTN__MV_PASS, lane sums reduced (attn__vhsum) and merged into C once. */
 static void attn__mv_t(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                        attn_dtype bt, const void *b, size_t ldb, float beta, float *c,
                        size_t ldc)
 {
     attn__v acc[ATTN__MM_SKINNY * 4];
     float t[ATTN__MM_SKINNY * ATTN__NR];
+    /* the next rows of B requested (rows j + 4 on), up to the end of row n - 1 */
+    const void *end = (const unsigned char *)attn__dt_at(bt, b, (n - 1) * ldb) +
+                      attn_dtype_bytes(bt, k);
     size_t j, i, p, q, R;
     memset(t, 0, sizeof t); /* lanes the merge loads but never stores */
     for (j = 0; j < n; j += 4) {
         const size_t jn = attn__min(4, n - j);
-        const void *brow[4], *pf[4]; /* rows past n repeat the last one; never stored */
-        for (q = 0; q < 4; q++) {
-            brow[q] = attn__dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
-            pf[q] = attn__dt_at(bt, b, attn__min(j + 4 + q, n - 1) * ldb);
-        }
+        const void *brow[4]; /* rows past n repeat the last one; never stored */
+        attn__pfs pf = attn__pfs_make(j + 4 < n ? attn__dt_at(bt, b, (j + 4) * ldb) : end, end);
+        for (q = 0; q < 4; q++) brow[q] = attn__dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
         for (q = 0; q < m * 4; q++) acc[q] = attn__vzero();
         for (p = 0; p < k; p += ATTN__MV_PASS)
             for (i = 0; i < m; i += R) {
                 R = attn__mv_group(m - i);
                 attn__mv_trows(bt, R, p, attn__min(k, p + ATTN__MV_PASS), a + i * lda, lda,
-                               brow, i ? NULL : pf, acc + i * 4);
+                               brow, i ? NULL : &pf, acc + i * 4);
             }
         for (i = 0; i < m; i++)
             for (q = 0; q < 4; q++) t[i * ATTN__NR + q] = attn__vhsum(acc[i * 4 + q]);

@@ -63,6 +63,28 @@ static inline void attn__prefetch_bytes(const void *p, size_t n, int l1)
     else ATTN__PREFETCH_L2(b + n - 1);
 }
 
+/* A stream of requests into L2: the rows a kernel reads next, requested in the order they are
+ * stored (from at, below end), as many bytes a step as the current rows are read. Rows of a
+ * few KiB are too short for the hardware prefetcher, and it serves one stream far better than
+ * several interleaved ones (into L2, not L1: more misses in flight). Addresses as integers:
+ * the cursor may pass end, the requests stop there. */
+typedef struct {
+    uintptr_t at, end;
+} attn__pfs;
+static inline attn__pfs attn__pfs_make(const void *at, const void *end)
+{
+    attn__pfs f;
+    f.at = (uintptr_t)at, f.end = (uintptr_t)end;
+    return f;
+}
+static ATTN__FORCE_INLINE void attn__pfs_step(attn__pfs *f, size_t bytes)
+{
+    size_t x;
+    for (x = 0; x < bytes; x += 64)
+        if (f->at + x < f->end) ATTN__PREFETCH_L2((const void *)(f->at + x));
+    f->at += bytes;
+}
+
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
 #include <string.h>
 /* For the x86 ISA files' attn__vi_t8: the 8 little-endian 16-bit block scales rb bytes apart

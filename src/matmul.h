@@ -516,15 +516,15 @@ static ATTN__FORCE_INLINE void attn__mv_nn_body(attn_dtype bt, size_t R, size_t 
 /* op(B) = B^T (B n x k), op(A) = A: acc[i * 4 + q] += A(i, p .. p + VW) * B(row q, same p)
  * lane by lane for p in [p0, p1) (whole vectors, then the rest of k zero padded), R rows of
  * A at a (stride lda), J rows of B at brow[q]: per element ATTN__VW fma chains over p in
- * order, lane l taking the p = l mod ATTN__VW. pf (or NULL): the rows of B the next call
- * reads, requested into L2 at the same place of k (rows of a few KiB each are too short for
- * the hardware prefetcher to catch up; into L2, not L1: more misses in flight). */
+ * order, lane l taking the p = l mod ATTN__VW. pf (or NULL): the next rows of B, requested
+ * as these are read (kept in registers here, not stepped through memory). */
 static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J, size_t p0,
                                                size_t p1, const float *a, size_t lda,
-                                               const void *const *brow, const void *const *pf,
+                                               const void *const *brow, attn__pfs *pf,
                                                attn__v *acc)
 {
     attn__v s[4][4], av[4], bv;
+    attn__pfs f = pf ? *pf : attn__pfs_make(NULL, NULL);
     size_t i, q, p;
     ATTN__UNROLL
     for (i = 0; i < R; i++)
@@ -533,15 +533,16 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
     for (p = p0; p + ATTN__VW <= p1; p += ATTN__VW) {
         ATTN__UNROLL
         for (i = 0; i < R; i++) av[i] = attn__vload(a + i * lda + p);
+        attn__pfs_step(&f, J * ATTN__VW * attn__dt_block_bytes(bt));
         ATTN__UNROLL
         for (q = 0; q < J; q++) {
-            if (pf) ATTN__PREFETCH_L2(attn__dt_at(bt, pf[q], p));
             bv = attn__vload_dt(bt, brow[q], p);
             ATTN__UNROLL
             for (i = 0; i < R; i++) s[i][q] = attn__vfma(av[i], bv, s[i][q]);
         }
     }
     if (p < p1) {
+        attn__pfs_step(&f, J * (p1 - p) * attn__dt_block_bytes(bt));
         ATTN__UNROLL
         for (i = 0; i < R; i++) av[i] = attn__vload_part(a + i * lda + p, p1 - p, 0.0f);
         ATTN__UNROLL
@@ -551,6 +552,7 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
             for (i = 0; i < R; i++) s[i][q] = attn__vfma(av[i], bv, s[i][q]);
         }
     }
+    if (pf) *pf = f;
     ATTN__UNROLL
     for (i = 0; i < R; i++)
         ATTN__UNROLL
@@ -564,11 +566,12 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
  * (fewer operations per block when few rows share it). pf as there. */
 static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
                                                size_t b1, const float *a, size_t lda,
-                                               const void *const *brow, const void *const *pf,
+                                               const void *const *brow, attn__pfs *pf,
                                                attn__v *acc)
 {
     const size_t bs = attn__dt_block_bytes(bt), nv = ATTN__QK / ATTN__VW;
     attn__v s[4][4], w[4][ATTN__QK / ATTN__VW], av, d;
+    attn__pfs f = pf ? *pf : attn__pfs_make(NULL, NULL);
     size_t i, q, b, v;
     ATTN__UNROLL
     for (i = 0; i < R; i++)
@@ -576,10 +579,10 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
         for (q = 0; q < J; q++) s[i][q] = acc[i * 4 + q];
     for (b = b0; b < b1; b++) {
         const float *ab = a + b * ATTN__QK;
+        attn__pfs_step(&f, J * bs);
         ATTN__UNROLL
         for (q = 0; q < J; q++) {
             const unsigned char *blk = (const unsigned char *)brow[q] + b * bs;
-            if (pf) ATTN__PREFETCH_L2((const unsigned char *)pf[q] + b * bs);
             if (R == 4) {
                 attn__vload_qdeq(bt, blk, w[q]);
                 continue;
@@ -605,6 +608,7 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
                     for (q = 0; q < J; q++) s[i][q] = attn__vfma(av, w[q][v], s[i][q]);
                 }
     }
+    if (pf) *pf = f;
     ATTN__UNROLL
     for (i = 0; i < R; i++)
         ATTN__UNROLL
@@ -617,13 +621,13 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
     if (R == 4 && ATTN__MV_J4 == 4) BODY(T, 4, 4, p0, p1, a, lda, brow, pf, acc);          \
     else if (R == 4) {                                                                     \
         BODY(T, 4, 2, p0, p1, a, lda, brow, pf, acc);                                      \
-        BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf ? pf + 2 : pf, acc + 2);                \
+        BODY(T, 4, 2, p0, p1, a, lda, brow + 2, pf, acc + 2);                              \
     } else if (R == 2) BODY(T, 2, 4, p0, p1, a, lda, brow, pf, acc);                       \
     else BODY(T, 1, 4, p0, p1, a, lda, brow, pf, acc);
 /* attn__mv_t_body, or for the block types attn__mv_q_body (over blocks, not elements):
  * only 16-bit and block-type B come here (f32 B^T keeps attn_matmul's order: attn__mv_tx) */
 static void attn__mv_trows(attn_dtype bt, size_t R, size_t p0, size_t p1, const float *a,
-                           size_t lda, const void *const *brow, const void *const *pf,
+                           size_t lda, const void *const *brow, attn__pfs *pf,
                            attn__v *acc)
 {
     if (bt == ATTN_F16) {
@@ -790,29 +794,30 @@ static void attn__mv_tx(int ta, size_t m, size_t n, size_t k, float alpha, const
 }
 
 /* C = alpha A B^T (+ beta C), m <= ATTN__MM_SKINNY, B in 16 bits or blocks: 4 rows of B at
- * a time, k in passes of ATTN__MV_PASS, lane sums reduced (attn__vhsum) and merged into C
- * once. */
+ * a time (the next 4 requested as they are read, one stream: attn__pfs), k in passes of
+ * ATTN__MV_PASS, lane sums reduced (attn__vhsum) and merged into C once. */
 static void attn__mv_t(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
                        attn_dtype bt, const void *b, size_t ldb, float beta, float *c,
                        size_t ldc)
 {
     attn__v acc[ATTN__MM_SKINNY * 4];
     float t[ATTN__MM_SKINNY * ATTN__NR];
+    /* the next rows of B requested (rows j + 4 on), up to the end of row n - 1 */
+    const void *end = (const unsigned char *)attn__dt_at(bt, b, (n - 1) * ldb) +
+                      attn_dtype_bytes(bt, k);
     size_t j, i, p, q, R;
     memset(t, 0, sizeof t); /* lanes the merge loads but never stores */
     for (j = 0; j < n; j += 4) {
         const size_t jn = attn__min(4, n - j);
-        const void *brow[4], *pf[4]; /* rows past n repeat the last one; never stored */
-        for (q = 0; q < 4; q++) {
-            brow[q] = attn__dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
-            pf[q] = attn__dt_at(bt, b, attn__min(j + 4 + q, n - 1) * ldb);
-        }
+        const void *brow[4]; /* rows past n repeat the last one; never stored */
+        attn__pfs pf = attn__pfs_make(j + 4 < n ? attn__dt_at(bt, b, (j + 4) * ldb) : end, end);
+        for (q = 0; q < 4; q++) brow[q] = attn__dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
         for (q = 0; q < m * 4; q++) acc[q] = attn__vzero();
         for (p = 0; p < k; p += ATTN__MV_PASS)
             for (i = 0; i < m; i += R) {
                 R = attn__mv_group(m - i);
                 attn__mv_trows(bt, R, p, attn__min(k, p + ATTN__MV_PASS), a + i * lda, lda,
-                               brow, i ? NULL : pf, acc + i * 4);
+                               brow, i ? NULL : &pf, acc + i * 4);
             }
         for (i = 0; i < m; i++)
             for (q = 0; q < 4; q++) t[i * ATTN__NR + q] = attn__vhsum(acc[i * 4 + q]);
