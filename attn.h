@@ -6027,10 +6027,12 @@ static size_t attn__scalar_mv_group(size_t left) { return left >= 4 ? 4 : left >
  * columns (as many as the chains of the largest row group fit in: ws's wsf floats if more
  * than the ATTN__SCALAR_MV_PANEL on the stack) and each chunk of k (attn__scalar_mm_kc, as the packed path),
  * each group of rows runs over the chunk's rows of B (read once from memory, from cache for
- * the later groups), merged into C by attn__scalar_mm_merge_ld: attn__scalar_attn_matmul's order. */
-static void attn__scalar_mv_nn(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
-                        size_t lda, attn_dtype bt, const void *b, size_t ldb, float beta,
-                        float *c, size_t ldc, float *ws, size_t wsf)
+ * the later groups), merged into C by attn__scalar_mm_merge_ld: attn__scalar_attn_matmul's order. Not inlined:
+ * its stack panel would widen attn__scalar_matmul's frame, under which the no-workspace path runs. */
+static ATTN__SCALAR_NOINLINE void attn__scalar_mv_nn(int ta, size_t m, size_t n, size_t k, float alpha,
+                                       const float *a, size_t lda, attn_dtype bt, const void *b,
+                                       size_t ldb, float beta, float *c, size_t ldc, float *ws,
+                                       size_t wsf)
 {
     const size_t kcb = attn__scalar_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
     const size_t g = attn__scalar_mv_group(m);
@@ -14450,10 +14452,12 @@ static size_t attn__avx2_mv_group(size_t left) { return left >= 4 ? 4 : left >= 
  * columns (as many as the chains of the largest row group fit in: ws's wsf floats if more
  * than the ATTN__AVX2_MV_PANEL on the stack) and each chunk of k (attn__avx2_mm_kc, as the packed path),
  * each group of rows runs over the chunk's rows of B (read once from memory, from cache for
- * the later groups), merged into C by attn__avx2_mm_merge_ld: attn__avx2_attn_matmul's order. */
-static void attn__avx2_mv_nn(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
-                        size_t lda, attn_dtype bt, const void *b, size_t ldb, float beta,
-                        float *c, size_t ldc, float *ws, size_t wsf)
+ * the later groups), merged into C by attn__avx2_mm_merge_ld: attn__avx2_attn_matmul's order. Not inlined:
+ * its stack panel would widen attn__avx2_matmul's frame, under which the no-workspace path runs. */
+static ATTN__AVX2_NOINLINE void attn__avx2_mv_nn(int ta, size_t m, size_t n, size_t k, float alpha,
+                                       const float *a, size_t lda, attn_dtype bt, const void *b,
+                                       size_t ldb, float beta, float *c, size_t ldc, float *ws,
+                                       size_t wsf)
 {
     const size_t kcb = attn__avx2_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
     const size_t g = attn__avx2_mv_group(m);
@@ -22877,10 +22881,12 @@ static size_t attn__avx512_mv_group(size_t left) { return left >= 4 ? 4 : left >
  * columns (as many as the chains of the largest row group fit in: ws's wsf floats if more
  * than the ATTN__AVX512_MV_PANEL on the stack) and each chunk of k (attn__avx512_mm_kc, as the packed path),
  * each group of rows runs over the chunk's rows of B (read once from memory, from cache for
- * the later groups), merged into C by attn__avx512_mm_merge_ld: attn__avx512_attn_matmul's order. */
-static void attn__avx512_mv_nn(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
-                        size_t lda, attn_dtype bt, const void *b, size_t ldb, float beta,
-                        float *c, size_t ldc, float *ws, size_t wsf)
+ * the later groups), merged into C by attn__avx512_mm_merge_ld: attn__avx512_attn_matmul's order. Not inlined:
+ * its stack panel would widen attn__avx512_matmul's frame, under which the no-workspace path runs. */
+static ATTN__AVX512_NOINLINE void attn__avx512_mv_nn(int ta, size_t m, size_t n, size_t k, float alpha,
+                                       const float *a, size_t lda, attn_dtype bt, const void *b,
+                                       size_t ldb, float beta, float *c, size_t ldc, float *ws,
+                                       size_t wsf)
 {
     const size_t kcb = attn__avx512_mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
     const size_t g = attn__avx512_mv_group(m);
@@ -31829,10 +31835,12 @@ static size_t attn__mv_group(size_t left) { return left >= 4 ? 4 : left >= 2 ? 2
  * columns (as many as the chains of the largest row group fit in: ws's wsf floats if more
  * than the ATTN__MV_PANEL on the stack) and each chunk of k (attn__mm_kc, as the packed path),
  * each group of rows runs over the chunk's rows of B (read once from memory, from cache for
- * the later groups), merged into C by attn__mm_merge_ld: attn_matmul's order. */
-static void attn__mv_nn(int ta, size_t m, size_t n, size_t k, float alpha, const float *a,
-                        size_t lda, attn_dtype bt, const void *b, size_t ldb, float beta,
-                        float *c, size_t ldc, float *ws, size_t wsf)
+ * the later groups), merged into C by attn__mm_merge_ld: attn_matmul's order. Not inlined:
+ * its stack panel would widen attn__matmul's frame, under which the no-workspace path runs. */
+static ATTN__NOINLINE void attn__mv_nn(int ta, size_t m, size_t n, size_t k, float alpha,
+                                       const float *a, size_t lda, attn_dtype bt, const void *b,
+                                       size_t ldb, float beta, float *c, size_t ldc, float *ws,
+                                       size_t wsf)
 {
     const size_t kcb = attn__mm_kc(k), ars = ta ? 1 : lda, acs = ta ? lda : 1;
     const size_t g = attn__mv_group(m);
