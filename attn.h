@@ -3866,6 +3866,9 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
 /* Matmul: packed op(B) up to this size is packed whole (NN, n <= DIRECT_N): the panel
  * stays in L2 and each A sliver streams through all of k. */
 #define ATTN__SCALAR_MM_WHOLE_B (128 * 1024)
+/* Matrix-vector, one row of A, B^T in 16 bits or blocks: fma chains per row of B (enough
+ * to cover the fma latency; the loads bind) */
+#define ATTN__SCALAR_MV1_U 4
 /* Attention: query tiles with fewer rows take the rows (decode) path. */
 #define ATTN__SCALAR_FUSED_MIN 12
 /* Attention, rows path: keys per block of P V (their V rows requested into L1, then the
@@ -5964,6 +5967,60 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
+/* C has one row (m = 1): the dot product of A's row and one row of B (brow, k elements),
+ * over ATTN__SCALAR_MV1_U chains (the lanes of elements p, p + VW, ...; the block types: a block's
+ * partial sums per lane times its scale, into alternate chains). B is read one row after
+ * the other, in storage order: the single stream that the hardware prefetcher follows best
+ * (rows read side by side are several streams, read slower). Row groups of A gain nothing
+ * from this order (A's rows then come from L2, not L1, for every row of B). */
+static ATTN__SCALAR_FORCE_INLINE float attn__scalar_mv_t1_body(attn_dtype bt, size_t k, const float *a,
+                                                 const void *brow)
+{
+    const size_t U = ATTN__SCALAR_MV1_U, nv = ATTN__SCALAR_QK / ATTN__SCALAR_VW, bs = attn__scalar_dt_block_bytes(bt);
+    attn__scalar_v s[ATTN__SCALAR_MV1_U], bv[ATTN__SCALAR_MV1_U], w[ATTN__SCALAR_QK / ATTN__SCALAR_VW], bsum;
+    size_t u, p, v;
+    ATTN__SCALAR_UNROLL
+    for (u = 0; u < U; u++) s[u] = attn__scalar_vzero();
+    if (bt == ATTN_Q8_0 || bt == ATTN_Q4_0) /* k: whole blocks */
+        for (p = 0; p < k; p += U * ATTN__SCALAR_QK)
+            ATTN__SCALAR_UNROLL
+            for (u = 0; u < U; u++) {
+                const size_t e = p + u * ATTN__SCALAR_QK;
+                const unsigned char *blk = (const unsigned char *)brow + e / ATTN__SCALAR_QK * bs;
+                if (e >= k) break;
+                attn__scalar_vload_qblock(bt, blk, attn__scalar_vset1(1.0f), w);
+                bsum = attn__scalar_vmul(attn__scalar_vload(a + e), w[0]);
+                ATTN__SCALAR_UNROLL
+                for (v = 1; v < nv; v++)
+                    bsum = attn__scalar_vfma(attn__scalar_vload(a + e + v * ATTN__SCALAR_VW), w[v], bsum);
+                s[u] = attn__scalar_vfma(attn__scalar_vset1_f16(attn__scalar_q_scale(blk)), bsum, s[u]);
+            }
+    else {
+        for (p = 0; p + U * ATTN__SCALAR_VW <= k; p += U * ATTN__SCALAR_VW) {
+            ATTN__SCALAR_UNROLL
+            for (u = 0; u < U; u++) bv[u] = attn__scalar_vload_dt(bt, brow, p + u * ATTN__SCALAR_VW);
+            ATTN__SCALAR_UNROLL
+            for (u = 0; u < U; u++)
+                s[u] = attn__scalar_vfma(attn__scalar_vload(a + p + u * ATTN__SCALAR_VW), bv[u], s[u]);
+        }
+        for (; p < k; p += ATTN__SCALAR_VW) {
+            const size_t r = attn__scalar_min(ATTN__SCALAR_VW, k - p);
+            s[0] = attn__scalar_vfma(attn__scalar_vload_part(a + p, r, 0.0f),
+                              attn__scalar_vload_dt_part(bt, brow, p, r), s[0]);
+        }
+    }
+    ATTN__SCALAR_UNROLL
+    for (u = 1; u < U; u++) s[0] = attn__scalar_vadd(s[0], s[u]);
+    return attn__scalar_vhsum(s[0]);
+}
+static float attn__scalar_mv_t1(attn_dtype bt, size_t k, const float *a, const void *brow)
+{
+    if (bt == ATTN_F16) return attn__scalar_mv_t1_body(ATTN_F16, k, a, brow);
+    if (bt == ATTN_BF16) return attn__scalar_mv_t1_body(ATTN_BF16, k, a, brow);
+    if (bt == ATTN_Q8_0) return attn__scalar_mv_t1_body(ATTN_Q8_0, k, a, brow);
+    return attn__scalar_mv_t1_body(ATTN_Q4_0, k, a, brow);
+}
+
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows ATTN__SCALAR_MV_J4 at a time, within the ISA's vector registers). */
 #define ATTN__SCALAR_MV_ROWS(BODY, T)                                                             \
@@ -6163,6 +6220,11 @@ static void attn__scalar_mv_t(size_t m, size_t n, size_t k, float alpha, const f
         const void *brow[4]; /* rows past n repeat the last one; never stored */
         attn__scalar_pfs pf = attn__scalar_pfs_make(j + 4 < n ? attn__scalar_dt_at(bt, b, (j + 4) * ldb) : end, end);
         for (q = 0; q < 4; q++) brow[q] = attn__scalar_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+        if (m == 1) {
+            for (q = 0; q < jn; q++) t[q] = attn__scalar_mv_t1(bt, k, a, brow[q]);
+            attn__scalar_mm_merge(c + j, ldc, t, m, jn, alpha, beta, 1);
+            continue;
+        }
         for (q = 0; q < m * 4; q++) acc[q] = attn__scalar_vzero();
         for (p = 0; p < k; p += ATTN__SCALAR_MV_PASS)
             for (i = 0; i < m; i += R) {
@@ -12291,6 +12353,9 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
 /* Matmul: packed op(B) up to this size is packed whole (NN, n <= DIRECT_N): the panel
  * stays in L2 and each A sliver streams through all of k. */
 #define ATTN__AVX2_MM_WHOLE_B (128 * 1024)
+/* Matrix-vector, one row of A, B^T in 16 bits or blocks: fma chains per row of B (enough
+ * to cover the fma latency; the loads bind) */
+#define ATTN__AVX2_MV1_U 4
 /* Attention: query tiles with fewer rows take the rows (decode) path. */
 #define ATTN__AVX2_FUSED_MIN 12
 /* Attention, rows path: keys per block of P V (their V rows requested into L1, then the
@@ -14389,6 +14454,60 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
+/* C has one row (m = 1): the dot product of A's row and one row of B (brow, k elements),
+ * over ATTN__AVX2_MV1_U chains (the lanes of elements p, p + VW, ...; the block types: a block's
+ * partial sums per lane times its scale, into alternate chains). B is read one row after
+ * the other, in storage order: the single stream that the hardware prefetcher follows best
+ * (rows read side by side are several streams, read slower). Row groups of A gain nothing
+ * from this order (A's rows then come from L2, not L1, for every row of B). */
+static ATTN__AVX2_FORCE_INLINE float attn__avx2_mv_t1_body(attn_dtype bt, size_t k, const float *a,
+                                                 const void *brow)
+{
+    const size_t U = ATTN__AVX2_MV1_U, nv = ATTN__AVX2_QK / ATTN__AVX2_VW, bs = attn__avx2_dt_block_bytes(bt);
+    attn__avx2_v s[ATTN__AVX2_MV1_U], bv[ATTN__AVX2_MV1_U], w[ATTN__AVX2_QK / ATTN__AVX2_VW], bsum;
+    size_t u, p, v;
+    ATTN__AVX2_UNROLL
+    for (u = 0; u < U; u++) s[u] = attn__avx2_vzero();
+    if (bt == ATTN_Q8_0 || bt == ATTN_Q4_0) /* k: whole blocks */
+        for (p = 0; p < k; p += U * ATTN__AVX2_QK)
+            ATTN__AVX2_UNROLL
+            for (u = 0; u < U; u++) {
+                const size_t e = p + u * ATTN__AVX2_QK;
+                const unsigned char *blk = (const unsigned char *)brow + e / ATTN__AVX2_QK * bs;
+                if (e >= k) break;
+                attn__avx2_vload_qblock(bt, blk, attn__avx2_vset1(1.0f), w);
+                bsum = attn__avx2_vmul(attn__avx2_vload(a + e), w[0]);
+                ATTN__AVX2_UNROLL
+                for (v = 1; v < nv; v++)
+                    bsum = attn__avx2_vfma(attn__avx2_vload(a + e + v * ATTN__AVX2_VW), w[v], bsum);
+                s[u] = attn__avx2_vfma(attn__avx2_vset1_f16(attn__avx2_q_scale(blk)), bsum, s[u]);
+            }
+    else {
+        for (p = 0; p + U * ATTN__AVX2_VW <= k; p += U * ATTN__AVX2_VW) {
+            ATTN__AVX2_UNROLL
+            for (u = 0; u < U; u++) bv[u] = attn__avx2_vload_dt(bt, brow, p + u * ATTN__AVX2_VW);
+            ATTN__AVX2_UNROLL
+            for (u = 0; u < U; u++)
+                s[u] = attn__avx2_vfma(attn__avx2_vload(a + p + u * ATTN__AVX2_VW), bv[u], s[u]);
+        }
+        for (; p < k; p += ATTN__AVX2_VW) {
+            const size_t r = attn__avx2_min(ATTN__AVX2_VW, k - p);
+            s[0] = attn__avx2_vfma(attn__avx2_vload_part(a + p, r, 0.0f),
+                              attn__avx2_vload_dt_part(bt, brow, p, r), s[0]);
+        }
+    }
+    ATTN__AVX2_UNROLL
+    for (u = 1; u < U; u++) s[0] = attn__avx2_vadd(s[0], s[u]);
+    return attn__avx2_vhsum(s[0]);
+}
+static float attn__avx2_mv_t1(attn_dtype bt, size_t k, const float *a, const void *brow)
+{
+    if (bt == ATTN_F16) return attn__avx2_mv_t1_body(ATTN_F16, k, a, brow);
+    if (bt == ATTN_BF16) return attn__avx2_mv_t1_body(ATTN_BF16, k, a, brow);
+    if (bt == ATTN_Q8_0) return attn__avx2_mv_t1_body(ATTN_Q8_0, k, a, brow);
+    return attn__avx2_mv_t1_body(ATTN_Q4_0, k, a, brow);
+}
+
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows ATTN__AVX2_MV_J4 at a time, within the ISA's vector registers). */
 #define ATTN__AVX2_MV_ROWS(BODY, T)                                                             \
@@ -14588,6 +14707,11 @@ static void attn__avx2_mv_t(size_t m, size_t n, size_t k, float alpha, const flo
         const void *brow[4]; /* rows past n repeat the last one; never stored */
         attn__avx2_pfs pf = attn__avx2_pfs_make(j + 4 < n ? attn__avx2_dt_at(bt, b, (j + 4) * ldb) : end, end);
         for (q = 0; q < 4; q++) brow[q] = attn__avx2_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+        if (m == 1) {
+            for (q = 0; q < jn; q++) t[q] = attn__avx2_mv_t1(bt, k, a, brow[q]);
+            attn__avx2_mm_merge(c + j, ldc, t, m, jn, alpha, beta, 1);
+            continue;
+        }
         for (q = 0; q < m * 4; q++) acc[q] = attn__avx2_vzero();
         for (p = 0; p < k; p += ATTN__AVX2_MV_PASS)
             for (i = 0; i < m; i += R) {
@@ -20720,6 +20844,9 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
 /* Matmul: packed op(B) up to this size is packed whole (NN, n <= DIRECT_N): the panel
  * stays in L2 and each A sliver streams through all of k. */
 #define ATTN__AVX512_MM_WHOLE_B (128 * 1024)
+/* Matrix-vector, one row of A, B^T in 16 bits or blocks: fma chains per row of B (enough
+ * to cover the fma latency; the loads bind) */
+#define ATTN__AVX512_MV1_U 4
 /* Attention: query tiles with fewer rows take the rows (decode) path. */
 #define ATTN__AVX512_FUSED_MIN 12
 /* Attention, rows path: keys per block of P V (their V rows requested into L1, then the
@@ -22818,6 +22945,60 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
+/* C has one row (m = 1): the dot product of A's row and one row of B (brow, k elements),
+ * over ATTN__AVX512_MV1_U chains (the lanes of elements p, p + VW, ...; the block types: a block's
+ * partial sums per lane times its scale, into alternate chains). B is read one row after
+ * the other, in storage order: the single stream that the hardware prefetcher follows best
+ * (rows read side by side are several streams, read slower). Row groups of A gain nothing
+ * from this order (A's rows then come from L2, not L1, for every row of B). */
+static ATTN__AVX512_FORCE_INLINE float attn__avx512_mv_t1_body(attn_dtype bt, size_t k, const float *a,
+                                                 const void *brow)
+{
+    const size_t U = ATTN__AVX512_MV1_U, nv = ATTN__AVX512_QK / ATTN__AVX512_VW, bs = attn__avx512_dt_block_bytes(bt);
+    attn__avx512_v s[ATTN__AVX512_MV1_U], bv[ATTN__AVX512_MV1_U], w[ATTN__AVX512_QK / ATTN__AVX512_VW], bsum;
+    size_t u, p, v;
+    ATTN__AVX512_UNROLL
+    for (u = 0; u < U; u++) s[u] = attn__avx512_vzero();
+    if (bt == ATTN_Q8_0 || bt == ATTN_Q4_0) /* k: whole blocks */
+        for (p = 0; p < k; p += U * ATTN__AVX512_QK)
+            ATTN__AVX512_UNROLL
+            for (u = 0; u < U; u++) {
+                const size_t e = p + u * ATTN__AVX512_QK;
+                const unsigned char *blk = (const unsigned char *)brow + e / ATTN__AVX512_QK * bs;
+                if (e >= k) break;
+                attn__avx512_vload_qblock(bt, blk, attn__avx512_vset1(1.0f), w);
+                bsum = attn__avx512_vmul(attn__avx512_vload(a + e), w[0]);
+                ATTN__AVX512_UNROLL
+                for (v = 1; v < nv; v++)
+                    bsum = attn__avx512_vfma(attn__avx512_vload(a + e + v * ATTN__AVX512_VW), w[v], bsum);
+                s[u] = attn__avx512_vfma(attn__avx512_vset1_f16(attn__avx512_q_scale(blk)), bsum, s[u]);
+            }
+    else {
+        for (p = 0; p + U * ATTN__AVX512_VW <= k; p += U * ATTN__AVX512_VW) {
+            ATTN__AVX512_UNROLL
+            for (u = 0; u < U; u++) bv[u] = attn__avx512_vload_dt(bt, brow, p + u * ATTN__AVX512_VW);
+            ATTN__AVX512_UNROLL
+            for (u = 0; u < U; u++)
+                s[u] = attn__avx512_vfma(attn__avx512_vload(a + p + u * ATTN__AVX512_VW), bv[u], s[u]);
+        }
+        for (; p < k; p += ATTN__AVX512_VW) {
+            const size_t r = attn__avx512_min(ATTN__AVX512_VW, k - p);
+            s[0] = attn__avx512_vfma(attn__avx512_vload_part(a + p, r, 0.0f),
+                              attn__avx512_vload_dt_part(bt, brow, p, r), s[0]);
+        }
+    }
+    ATTN__AVX512_UNROLL
+    for (u = 1; u < U; u++) s[0] = attn__avx512_vadd(s[0], s[u]);
+    return attn__avx512_vhsum(s[0]);
+}
+static float attn__avx512_mv_t1(attn_dtype bt, size_t k, const float *a, const void *brow)
+{
+    if (bt == ATTN_F16) return attn__avx512_mv_t1_body(ATTN_F16, k, a, brow);
+    if (bt == ATTN_BF16) return attn__avx512_mv_t1_body(ATTN_BF16, k, a, brow);
+    if (bt == ATTN_Q8_0) return attn__avx512_mv_t1_body(ATTN_Q8_0, k, a, brow);
+    return attn__avx512_mv_t1_body(ATTN_Q4_0, k, a, brow);
+}
+
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows ATTN__AVX512_MV_J4 at a time, within the ISA's vector registers). */
 #define ATTN__AVX512_MV_ROWS(BODY, T)                                                             \
@@ -23017,6 +23198,11 @@ static void attn__avx512_mv_t(size_t m, size_t n, size_t k, float alpha, const f
         const void *brow[4]; /* rows past n repeat the last one; never stored */
         attn__avx512_pfs pf = attn__avx512_pfs_make(j + 4 < n ? attn__avx512_dt_at(bt, b, (j + 4) * ldb) : end, end);
         for (q = 0; q < 4; q++) brow[q] = attn__avx512_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+        if (m == 1) {
+            for (q = 0; q < jn; q++) t[q] = attn__avx512_mv_t1(bt, k, a, brow[q]);
+            attn__avx512_mm_merge(c + j, ldc, t, m, jn, alpha, beta, 1);
+            continue;
+        }
         for (q = 0; q < m * 4; q++) acc[q] = attn__avx512_vzero();
         for (p = 0; p < k; p += ATTN__AVX512_MV_PASS)
             for (i = 0; i < m; i += R) {
@@ -29674,6 +29860,9 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 /* Matmul: packed op(B) up to this size is packed whole (NN, n <= DIRECT_N): the panel
  * stays in L2 and each A sliver streams through all of k. */
 #define ATTN__MM_WHOLE_B (128 * 1024)
+/* Matrix-vector, one row of A, B^T in 16 bits or blocks: fma chains per row of B (enough
+ * to cover the fma latency; the loads bind) */
+#define ATTN__MV1_U 4
 /* Attention: query tiles with fewer rows take the rows (decode) path. */
 #define ATTN__FUSED_MIN 12
 /* Attention, rows path: keys per block of P V (their V rows requested into L1, then the
@@ -31772,6 +31961,60 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
+/* C has one row (m = 1): the dot product of A's row and one row of B (brow, k elements),
+ * over ATTN__MV1_U chains (the lanes of elements p, p + VW, ...; the block types: a block's
+ * partial sums per lane times its scale, into alternate chains). B is read one row after
+ * the other, in storage order: the single stream that the hardware prefetcher follows best
+ * (rows read side by side are several streams, read slower). Row groups of A gain nothing
+ * from this order (A's rows then come from L2, not L1, for every row of B). */
+static ATTN__FORCE_INLINE float attn__mv_t1_body(attn_dtype bt, size_t k, const float *a,
+                                                 const void *brow)
+{
+    const size_t U = ATTN__MV1_U, nv = ATTN__QK / ATTN__VW, bs = attn__dt_block_bytes(bt);
+    attn__v s[ATTN__MV1_U], bv[ATTN__MV1_U], w[ATTN__QK / ATTN__VW], bsum;
+    size_t u, p, v;
+    ATTN__UNROLL
+    for (u = 0; u < U; u++) s[u] = attn__vzero();
+    if (bt == ATTN_Q8_0 || bt == ATTN_Q4_0) /* k: whole blocks */
+        for (p = 0; p < k; p += U * ATTN__QK)
+            ATTN__UNROLL
+            for (u = 0; u < U; u++) {
+                const size_t e = p + u * ATTN__QK;
+                const unsigned char *blk = (const unsigned char *)brow + e / ATTN__QK * bs;
+                if (e >= k) break;
+                attn__vload_qblock(bt, blk, attn__vset1(1.0f), w);
+                bsum = attn__vmul(attn__vload(a + e), w[0]);
+                ATTN__UNROLL
+                for (v = 1; v < nv; v++)
+                    bsum = attn__vfma(attn__vload(a + e + v * ATTN__VW), w[v], bsum);
+                s[u] = attn__vfma(attn__vset1_f16(attn__q_scale(blk)), bsum, s[u]);
+            }
+    else {
+        for (p = 0; p + U * ATTN__VW <= k; p += U * ATTN__VW) {
+            ATTN__UNROLL
+            for (u = 0; u < U; u++) bv[u] = attn__vload_dt(bt, brow, p + u * ATTN__VW);
+            ATTN__UNROLL
+            for (u = 0; u < U; u++)
+                s[u] = attn__vfma(attn__vload(a + p + u * ATTN__VW), bv[u], s[u]);
+        }
+        for (; p < k; p += ATTN__VW) {
+            const size_t r = attn__min(ATTN__VW, k - p);
+            s[0] = attn__vfma(attn__vload_part(a + p, r, 0.0f),
+                              attn__vload_dt_part(bt, brow, p, r), s[0]);
+        }
+    }
+    ATTN__UNROLL
+    for (u = 1; u < U; u++) s[0] = attn__vadd(s[0], s[u]);
+    return attn__vhsum(s[0]);
+}
+static float attn__mv_t1(attn_dtype bt, size_t k, const float *a, const void *brow)
+{
+    if (bt == ATTN_F16) return attn__mv_t1_body(ATTN_F16, k, a, brow);
+    if (bt == ATTN_BF16) return attn__mv_t1_body(ATTN_BF16, k, a, brow);
+    if (bt == ATTN_Q8_0) return attn__mv_t1_body(ATTN_Q8_0, k, a, brow);
+    return attn__mv_t1_body(ATTN_Q4_0, k, a, brow);
+}
+
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows ATTN__MV_J4 at a time, within the ISA's vector registers). */
 #define ATTN__MV_ROWS(BODY, T)                                                             \
@@ -31971,6 +32214,11 @@ static void attn__mv_t(size_t m, size_t n, size_t k, float alpha, const float *a
         const void *brow[4]; /* rows past n repeat the last one; never stored */
         attn__pfs pf = attn__pfs_make(j + 4 < n ? attn__dt_at(bt, b, (j + 4) * ldb) : end, end);
         for (q = 0; q < 4; q++) brow[q] = attn__dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+        if (m == 1) {
+            for (q = 0; q < jn; q++) t[q] = attn__mv_t1(bt, k, a, brow[q]);
+            attn__mm_merge(c + j, ldc, t, m, jn, alpha, beta, 1);
+            continue;
+        }
         for (q = 0; q < m * 4; q++) acc[q] = attn__vzero();
         for (p = 0; p < k; p += ATTN__MV_PASS)
             for (i = 0; i < m; i += R) {

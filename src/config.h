@@ -18,6 +18,9 @@
 /* Matmul: packed op(B) up to this size is packed whole (NN, n <= DIRECT_N): the panel
  * stays in L2 and each A sliver streams through all of k. */
 #define ATTN__MM_WHOLE_B (128 * 1024)
+/* Matrix-vector, one row of A, B^T in 16 bits or blocks: fma chains per row of B (enough
+ * to cover the fma latency; the loads bind) */
+#define ATTN__MV1_U 4
 /* Attention: query tiles with fewer rows take the rows (decode) path. */
 #define ATTN__FUSED_MIN 12
 /* Attention, rows path: keys per block of P V (their V rows requested into L1, then the

@@ -615,6 +615,60 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
+/* C has one row (m = 1): the dot product of A's row and one row of B (brow, k elements),
+ * over ATTN__MV1_U chains (the lanes of elements p, p + VW, ...; the block types: a block's
+ * partial sums per lane times its scale, into alternate chains). B is read one row after
+ * the other, in storage order: the single stream that the hardware prefetcher follows best
+ * (rows read side by side are several streams, read slower). Row groups of A gain nothing
+ * from this order (A's rows then come from L2, not L1, for every row of B). */
+static ATTN__FORCE_INLINE float attn__mv_t1_body(attn_dtype bt, size_t k, const float *a,
+                                                 const void *brow)
+{
+    const size_t U = ATTN__MV1_U, nv = ATTN__QK / ATTN__VW, bs = attn__dt_block_bytes(bt);
+    attn__v s[ATTN__MV1_U], bv[ATTN__MV1_U], w[ATTN__QK / ATTN__VW], bsum;
+    size_t u, p, v;
+    ATTN__UNROLL
+    for (u = 0; u < U; u++) s[u] = attn__vzero();
+    if (bt == ATTN_Q8_0 || bt == ATTN_Q4_0) /* k: whole blocks */
+        for (p = 0; p < k; p += U * ATTN__QK)
+            ATTN__UNROLL
+            for (u = 0; u < U; u++) {
+                const size_t e = p + u * ATTN__QK;
+                const unsigned char *blk = (const unsigned char *)brow + e / ATTN__QK * bs;
+                if (e >= k) break;
+                attn__vload_qblock(bt, blk, attn__vset1(1.0f), w);
+                bsum = attn__vmul(attn__vload(a + e), w[0]);
+                ATTN__UNROLL
+                for (v = 1; v < nv; v++)
+                    bsum = attn__vfma(attn__vload(a + e + v * ATTN__VW), w[v], bsum);
+                s[u] = attn__vfma(attn__vset1_f16(attn__q_scale(blk)), bsum, s[u]);
+            }
+    else {
+        for (p = 0; p + U * ATTN__VW <= k; p += U * ATTN__VW) {
+            ATTN__UNROLL
+            for (u = 0; u < U; u++) bv[u] = attn__vload_dt(bt, brow, p + u * ATTN__VW);
+            ATTN__UNROLL
+            for (u = 0; u < U; u++)
+                s[u] = attn__vfma(attn__vload(a + p + u * ATTN__VW), bv[u], s[u]);
+        }
+        for (; p < k; p += ATTN__VW) {
+            const size_t r = attn__min(ATTN__VW, k - p);
+            s[0] = attn__vfma(attn__vload_part(a + p, r, 0.0f),
+                              attn__vload_dt_part(bt, brow, p, r), s[0]);
+        }
+    }
+    ATTN__UNROLL
+    for (u = 1; u < U; u++) s[0] = attn__vadd(s[0], s[u]);
+    return attn__vhsum(s[0]);
+}
+static float attn__mv_t1(attn_dtype bt, size_t k, const float *a, const void *brow)
+{
+    if (bt == ATTN_F16) return attn__mv_t1_body(ATTN_F16, k, a, brow);
+    if (bt == ATTN_BF16) return attn__mv_t1_body(ATTN_BF16, k, a, brow);
+    if (bt == ATTN_Q8_0) return attn__mv_t1_body(ATTN_Q8_0, k, a, brow);
+    return attn__mv_t1_body(ATTN_Q4_0, k, a, brow);
+}
+
 /* The bodies above for a storage type and row count known at run time (1, 2 or 4 rows;
  * 4 rows take B's 4 rows ATTN__MV_J4 at a time, within the ISA's vector registers). */
 #define ATTN__MV_ROWS(BODY, T)                                                             \
@@ -814,6 +868,11 @@ static void attn__mv_t(size_t m, size_t n, size_t k, float alpha, const float *a
         const void *brow[4]; /* rows past n repeat the last one; never stored */
         attn__pfs pf = attn__pfs_make(j + 4 < n ? attn__dt_at(bt, b, (j + 4) * ldb) : end, end);
         for (q = 0; q < 4; q++) brow[q] = attn__dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
+        if (m == 1) {
+            for (q = 0; q < jn; q++) t[q] = attn__mv_t1(bt, k, a, brow[q]);
+            attn__mm_merge(c + j, ldc, t, m, jn, alpha, beta, 1);
+            continue;
+        }
         for (q = 0; q < m * 4; q++) acc[q] = attn__vzero();
         for (p = 0; p < k; p += ATTN__MV_PASS)
             for (i = 0; i < m; i += R) {
