@@ -6003,11 +6003,11 @@ static ATTN__SCALAR_FORCE_INLINE float attn__scalar_mv_t1_body(attn_dtype bt, si
             for (u = 0; u < U; u++)
                 s[u] = attn__scalar_vfma(attn__scalar_vload(a + p + u * ATTN__SCALAR_VW), bv[u], s[u]);
         }
-        for (; p < k; p += ATTN__SCALAR_VW) {
-            const size_t r = attn__scalar_min(ATTN__SCALAR_VW, k - p);
-            s[0] = attn__scalar_vfma(attn__scalar_vload_part(a + p, r, 0.0f),
-                              attn__scalar_vload_dt_part(bt, brow, p, r), s[0]);
-        }
+        for (; p + ATTN__SCALAR_VW <= k; p += ATTN__SCALAR_VW)
+            s[0] = attn__scalar_vfma(attn__scalar_vload(a + p), attn__scalar_vload_dt(bt, brow, p), s[0]);
+        if (p < k)
+            s[0] = attn__scalar_vfma(attn__scalar_vload_part(a + p, k - p, 0.0f),
+                              attn__scalar_vload_dt_part(bt, brow, p, k - p), s[0]);
     }
     ATTN__SCALAR_UNROLL
     for (u = 1; u < U; u++) s[0] = attn__scalar_vadd(s[0], s[u]);
@@ -14490,11 +14490,11 @@ static ATTN__AVX2_FORCE_INLINE float attn__avx2_mv_t1_body(attn_dtype bt, size_t
             for (u = 0; u < U; u++)
                 s[u] = attn__avx2_vfma(attn__avx2_vload(a + p + u * ATTN__AVX2_VW), bv[u], s[u]);
         }
-        for (; p < k; p += ATTN__AVX2_VW) {
-            const size_t r = attn__avx2_min(ATTN__AVX2_VW, k - p);
-            s[0] = attn__avx2_vfma(attn__avx2_vload_part(a + p, r, 0.0f),
-                              attn__avx2_vload_dt_part(bt, brow, p, r), s[0]);
-        }
+        for (; p + ATTN__AVX2_VW <= k; p += ATTN__AVX2_VW)
+            s[0] = attn__avx2_vfma(attn__avx2_vload(a + p), attn__avx2_vload_dt(bt, brow, p), s[0]);
+        if (p < k)
+            s[0] = attn__avx2_vfma(attn__avx2_vload_part(a + p, k - p, 0.0f),
+                              attn__avx2_vload_dt_part(bt, brow, p, k - p), s[0]);
     }
     ATTN__AVX2_UNROLL
     for (u = 1; u < U; u++) s[0] = attn__avx2_vadd(s[0], s[u]);
@@ -22981,11 +22981,11 @@ static ATTN__AVX512_FORCE_INLINE float attn__avx512_mv_t1_body(attn_dtype bt, si
             for (u = 0; u < U; u++)
                 s[u] = attn__avx512_vfma(attn__avx512_vload(a + p + u * ATTN__AVX512_VW), bv[u], s[u]);
         }
-        for (; p < k; p += ATTN__AVX512_VW) {
-            const size_t r = attn__avx512_min(ATTN__AVX512_VW, k - p);
-            s[0] = attn__avx512_vfma(attn__avx512_vload_part(a + p, r, 0.0f),
-                              attn__avx512_vload_dt_part(bt, brow, p, r), s[0]);
-        }
+        for (; p + ATTN__AVX512_VW <= k; p += ATTN__AVX512_VW)
+            s[0] = attn__avx512_vfma(attn__avx512_vload(a + p), attn__avx512_vload_dt(bt, brow, p), s[0]);
+        if (p < k)
+            s[0] = attn__avx512_vfma(attn__avx512_vload_part(a + p, k - p, 0.0f),
+                              attn__avx512_vload_dt_part(bt, brow, p, k - p), s[0]);
     }
     ATTN__AVX512_UNROLL
     for (u = 1; u < U; u++) s[0] = attn__avx512_vadd(s[0], s[u]);
@@ -31997,11 +31997,11 @@ static ATTN__FORCE_INLINE float attn__mv_t1_body(attn_dtype bt, size_t k, const 
             for (u = 0; u < U; u++)
                 s[u] = attn__vfma(attn__vload(a + p + u * ATTN__VW), bv[u], s[u]);
         }
-        for (; p < k; p += ATTN__VW) {
-            const size_t r = attn__min(ATTN__VW, k - p);
-            s[0] = attn__vfma(attn__vload_part(a + p, r, 0.0f),
-                              attn__vload_dt_part(bt, brow, p, r), s[0]);
-        }
+        for (; p + ATTN__VW <= k; p += ATTN__VW)
+            s[0] = attn__vfma(attn__vload(a + p), attn__vload_dt(bt, brow, p), s[0]);
+        if (p < k)
+            s[0] = attn__vfma(attn__vload_part(a + p, k - p, 0.0f),
+                              attn__vload_dt_part(bt, brow, p, k - p), s[0]);
     }
     ATTN__UNROLL
     for (u = 1; u < U; u++) s[0] = attn__vadd(s[0], s[u]);

@@ -651,11 +651,11 @@ static ATTN__FORCE_INLINE float attn__mv_t1_body(attn_dtype bt, size_t k, const 
             for (u = 0; u < U; u++)
                 s[u] = attn__vfma(attn__vload(a + p + u * ATTN__VW), bv[u], s[u]);
         }
-        for (; p < k; p += ATTN__VW) {
-            const size_t r = attn__min(ATTN__VW, k - p);
-            s[0] = attn__vfma(attn__vload_part(a + p, r, 0.0f),
-                              attn__vload_dt_part(bt, brow, p, r), s[0]);
-        }
+        for (; p + ATTN__VW <= k; p += ATTN__VW)
+            s[0] = attn__vfma(attn__vload(a + p), attn__vload_dt(bt, brow, p), s[0]);
+        if (p < k)
+            s[0] = attn__vfma(attn__vload_part(a + p, k - p, 0.0f),
+                              attn__vload_dt_part(bt, brow, p, k - p), s[0]);
     }
     ATTN__UNROLL
     for (u = 1; u < U; u++) s[0] = attn__vadd(s[0], s[u]);
