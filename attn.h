@@ -3869,6 +3869,9 @@ static int attn__scalar_finite(float v) { return v == v && v - v == 0.0f; }
 /* Matrix-vector, one row of A, B^T in 16 bits or blocks: fma chains per row of B (enough
  * to cover the fma latency; the loads bind) */
 #define ATTN__SCALAR_MV1_U 4
+/* ... up to this k (longer rows of B, out of cache, ran at 0.5-0.8x the 4-row path: not
+ * understood; the 4-row body takes them) */
+#define ATTN__SCALAR_MV1_K 4096
 /* Attention: query tiles with fewer rows take the rows (decode) path. */
 #define ATTN__SCALAR_FUSED_MIN 12
 /* Attention, rows path: keys per block of P V (their V rows requested into L1, then the
@@ -6220,7 +6223,7 @@ static void attn__scalar_mv_t(size_t m, size_t n, size_t k, float alpha, const f
         const void *brow[4]; /* rows past n repeat the last one; never stored */
         attn__scalar_pfs pf = attn__scalar_pfs_make(j + 4 < n ? attn__scalar_dt_at(bt, b, (j + 4) * ldb) : end, end);
         for (q = 0; q < 4; q++) brow[q] = attn__scalar_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
-        if (m == 1) {
+        if (m == 1 && k <= ATTN__SCALAR_MV1_K) {
             for (q = 0; q < jn; q++) t[q] = attn__scalar_mv_t1(bt, k, a, brow[q]);
             attn__scalar_mm_merge(c + j, ldc, t, m, jn, alpha, beta, 1);
             continue;
@@ -12356,6 +12359,9 @@ static int attn__avx2_finite(float v) { return v == v && v - v == 0.0f; }
 /* Matrix-vector, one row of A, B^T in 16 bits or blocks: fma chains per row of B (enough
  * to cover the fma latency; the loads bind) */
 #define ATTN__AVX2_MV1_U 4
+/* ... up to this k (longer rows of B, out of cache, ran at 0.5-0.8x the 4-row path: not
+ * understood; the 4-row body takes them) */
+#define ATTN__AVX2_MV1_K 4096
 /* Attention: query tiles with fewer rows take the rows (decode) path. */
 #define ATTN__AVX2_FUSED_MIN 12
 /* Attention, rows path: keys per block of P V (their V rows requested into L1, then the
@@ -14707,7 +14713,7 @@ static void attn__avx2_mv_t(size_t m, size_t n, size_t k, float alpha, const flo
         const void *brow[4]; /* rows past n repeat the last one; never stored */
         attn__avx2_pfs pf = attn__avx2_pfs_make(j + 4 < n ? attn__avx2_dt_at(bt, b, (j + 4) * ldb) : end, end);
         for (q = 0; q < 4; q++) brow[q] = attn__avx2_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
-        if (m == 1) {
+        if (m == 1 && k <= ATTN__AVX2_MV1_K) {
             for (q = 0; q < jn; q++) t[q] = attn__avx2_mv_t1(bt, k, a, brow[q]);
             attn__avx2_mm_merge(c + j, ldc, t, m, jn, alpha, beta, 1);
             continue;
@@ -20847,6 +20853,9 @@ static int attn__avx512_finite(float v) { return v == v && v - v == 0.0f; }
 /* Matrix-vector, one row of A, B^T in 16 bits or blocks: fma chains per row of B (enough
  * to cover the fma latency; the loads bind) */
 #define ATTN__AVX512_MV1_U 4
+/* ... up to this k (longer rows of B, out of cache, ran at 0.5-0.8x the 4-row path: not
+ * understood; the 4-row body takes them) */
+#define ATTN__AVX512_MV1_K 4096
 /* Attention: query tiles with fewer rows take the rows (decode) path. */
 #define ATTN__AVX512_FUSED_MIN 12
 /* Attention, rows path: keys per block of P V (their V rows requested into L1, then the
@@ -23198,7 +23207,7 @@ static void attn__avx512_mv_t(size_t m, size_t n, size_t k, float alpha, const f
         const void *brow[4]; /* rows past n repeat the last one; never stored */
         attn__avx512_pfs pf = attn__avx512_pfs_make(j + 4 < n ? attn__avx512_dt_at(bt, b, (j + 4) * ldb) : end, end);
         for (q = 0; q < 4; q++) brow[q] = attn__avx512_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
-        if (m == 1) {
+        if (m == 1 && k <= ATTN__AVX512_MV1_K) {
             for (q = 0; q < jn; q++) t[q] = attn__avx512_mv_t1(bt, k, a, brow[q]);
             attn__avx512_mm_merge(c + j, ldc, t, m, jn, alpha, beta, 1);
             continue;
@@ -29863,6 +29872,9 @@ static int attn__finite(float v) { return v == v && v - v == 0.0f; }
 /* Matrix-vector, one row of A, B^T in 16 bits or blocks: fma chains per row of B (enough
  * to cover the fma latency; the loads bind) */
 #define ATTN__MV1_U 4
+/* ... up to this k (longer rows of B, out of cache, ran at 0.5-0.8x the 4-row path: not
+ * understood; the 4-row body takes them) */
+#define ATTN__MV1_K 4096
 /* Attention: query tiles with fewer rows take the rows (decode) path. */
 #define ATTN__FUSED_MIN 12
 /* Attention, rows path: keys per block of P V (their V rows requested into L1, then the
@@ -32214,7 +32226,7 @@ static void attn__mv_t(size_t m, size_t n, size_t k, float alpha, const float *a
         const void *brow[4]; /* rows past n repeat the last one; never stored */
         attn__pfs pf = attn__pfs_make(j + 4 < n ? attn__dt_at(bt, b, (j + 4) * ldb) : end, end);
         for (q = 0; q < 4; q++) brow[q] = attn__dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
-        if (m == 1) {
+        if (m == 1 && k <= ATTN__MV1_K) {
             for (q = 0; q < jn; q++) t[q] = attn__mv_t1(bt, k, a, brow[q]);
             attn__mm_merge(c + j, ldc, t, m, jn, alpha, beta, 1);
             continue;

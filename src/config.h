@@ -21,6 +21,9 @@
 /* Matrix-vector, one row of A, B^T in 16 bits or blocks: fma chains per row of B (enough
  * to cover the fma latency; the loads bind) */
 #define ATTN__MV1_U 4
+/* ... up to this k (longer rows of B, out of cache, ran at 0.5-0.8x the 4-row path: not
+ * understood; the 4-row body takes them) */
+#define ATTN__MV1_K 4096
 /* Attention: query tiles with fewer rows take the rows (decode) path. */
 #define ATTN__FUSED_MIN 12
 /* Attention, rows path: keys per block of P V (their V rows requested into L1, then the

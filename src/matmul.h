@@ -868,7 +868,7 @@ static void attn__mv_t(size_t m, size_t n, size_t k, float alpha, const float *a
         const void *brow[4]; /* rows past n repeat the last one; never stored */
         attn__pfs pf = attn__pfs_make(j + 4 < n ? attn__dt_at(bt, b, (j + 4) * ldb) : end, end);
         for (q = 0; q < 4; q++) brow[q] = attn__dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
-        if (m == 1) {
+        if (m == 1 && k <= ATTN__MV1_K) {
             for (q = 0; q < jn; q++) t[q] = attn__mv_t1(bt, k, a, brow[q]);
             attn__mm_merge(c + j, ldc, t, m, jn, alpha, beta, 1);
             continue;

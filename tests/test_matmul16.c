@@ -134,10 +134,12 @@ static void test_sweep(void)
                             run(t ? ATTN_BF16 : ATTN_F16, ta, tb, ms[im], ns[in], ks[ik],
                                 (im + in) % 3 ? 1.0f : -0.75f, (ik + in) % 2 ? 0.5f : 0.0f);
                         }
-    /* decode-sized weights: 1 and 3 rows of a 4096 x 256 B^T, and 1 row of B */
+    /* decode-sized weights: 1 and 3 rows of a 4096 x 256 B^T, 1 row of B, 1 row of a long k */
     run(ATTN_F16, 0, 1, 1, 256, 4096, 1.0f, 0.0f);
     run(ATTN_BF16, 0, 1, 3, 256, 4096, 1.0f, 1.0f);
     run(ATTN_BF16, 0, 0, 1, 256, 4096, 1.0f, 0.0f);
+    run(ATTN_F16, 0, 1, 1, 6, 4096 + 40, 1.0f, 0.5f); /* one row, k past ATTN__MV1_K */
+    run(ATTN_F16, 0, 1, 1, 6, 2 * 4096 + 40, 1.0f, 0.5f); /* k in 3 pieces for one row */
 }
 
 static void test_f32_and_errors(void)
