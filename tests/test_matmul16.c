@@ -139,7 +139,7 @@ static void test_sweep(void)
     run(ATTN_BF16, 0, 1, 3, 256, 4096, 1.0f, 1.0f);
     run(ATTN_BF16, 0, 0, 1, 256, 4096, 1.0f, 0.0f);
     run(ATTN_F16, 0, 1, 1, 6, 4096 + 40, 1.0f, 0.5f); /* one row, k past ATTN__MV1_K */
-    run(ATTN_F16, 0, 1, 1, 6, 2 * 4096 + 40, 1.0f, 0.5f); /* k in 3 pieces for one row */
+    run(ATTN_F16, 0, 1, 1, 6, 2 * 4096 + 40, 1.0f, 0.5f); /* one row, k past 2 x ATTN__MV1_K */
 }
 
 static void test_f32_and_errors(void)
