@@ -1003,6 +1003,9 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 #ifdef ATTN_DISPATCH
 /* ---- the scalar copy ---- */
 #pragma push_macro("ATTN_USE_SLEEF")
+#ifdef ATTN__CHECKS
+#define ATTN__SCALAR_CHECKS 1
+#endif
 #define ATTN__SCALAR_FORCE_ISA 1
 /* src/base.h - the implementation's base: the vector layer, status strings, argument
  * checks. */
@@ -1064,6 +1067,21 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state);
 #define ATTN__SCALAR_PREFETCH(p) ((void)(p))
 #define ATTN__SCALAR_PREFETCH_L2(p) ((void)(p))
 #define ATTN__SCALAR_PREFETCHW(p) ((void)(p))
+#endif
+
+/* The vector layer's partial loads and stores take n < ATTN__SCALAR_VW lanes (a whole vector is a
+ * plain load or store; with one lane, n is 0). Where ATTN__SCALAR_CHECKS is defined
+ * (the test builds: meson.build), a call outside that contract traps on every ISA:
+ * the x86 ones would otherwise accept n == ATTN__SCALAR_VW, which the scalar and 4-lane ones do not. */
+#ifdef ATTN__SCALAR_CHECKS
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTN__SCALAR_CHECK_PART(n) ((n) < ATTN__SCALAR_VW ? (void)0 : __builtin_trap())
+#else
+#include <stdlib.h>
+#define ATTN__SCALAR_CHECK_PART(n) ((n) < ATTN__SCALAR_VW ? (void)0 : abort())
+#endif
+#else
+#define ATTN__SCALAR_CHECK_PART(n) ((void)0)
 #endif
 
 /* The cache lines of bytes [p, p + n) requested (n > 0), into L1 where l1 (a constant),
@@ -1169,10 +1187,12 @@ static inline attn__scalar_v attn__scalar_vload(const float *p) { return _mm512_
 static inline void attn__scalar_vstore(float *p, attn__scalar_v v) { _mm512_storeu_ps(p, v); }
 static inline attn__scalar_v attn__scalar_vload_part(const float *p, size_t n, float fill)
 {
+    ATTN__SCALAR_CHECK_PART(n);
     return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), attn__scalar_vmask_first(n), p);
 }
 static inline void attn__scalar_vstore_part(float *p, attn__scalar_v v, size_t n)
 {
+    ATTN__SCALAR_CHECK_PART(n);
     _mm512_mask_storeu_ps(p, attn__scalar_vmask_first(n), v);
 }
 static inline attn__scalar_v attn__scalar_vadd(attn__scalar_v a, attn__scalar_v b) { return _mm512_add_ps(a, b); }
@@ -1589,12 +1609,15 @@ static inline __m256i attn__scalar_vmask_first(size_t n)
 }
 static inline attn__scalar_v attn__scalar_vload_part(const float *p, size_t n, float fill)
 {
-    __m256i m = attn__scalar_vmask_first(n);
+    __m256i m;
+    ATTN__SCALAR_CHECK_PART(n);
+    m = attn__scalar_vmask_first(n);
     return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m),
                             _mm256_castsi256_ps(m));
 }
 static inline void attn__scalar_vstore_part(float *p, attn__scalar_v v, size_t n)
 {
+    ATTN__SCALAR_CHECK_PART(n);
     _mm256_maskstore_ps(p, attn__scalar_vmask_first(n), v);
 }
 static inline attn__scalar_v attn__scalar_vadd(attn__scalar_v a, attn__scalar_v b) { return _mm256_add_ps(a, b); }
@@ -1958,12 +1981,14 @@ static inline void attn__scalar_vstore(float *p, attn__scalar_v v) { vst1q_f32(p
 static inline attn__scalar_v attn__scalar_vload_part(const float *p, size_t n, float fill)
 {
     float t[4] = {fill, fill, fill, fill};
+    ATTN__SCALAR_CHECK_PART(n);
     memcpy(t, p, n * sizeof(float));
     return vld1q_f32(t);
 }
 static inline void attn__scalar_vstore_part(float *p, attn__scalar_v v, size_t n)
 {
     float t[4];
+    ATTN__SCALAR_CHECK_PART(n);
     vst1q_f32(t, v);
     memcpy(p, t, n * sizeof(float));
 }
@@ -2202,12 +2227,14 @@ static inline void attn__scalar_vstore(float *p, attn__scalar_v v) { wasm_v128_s
 static inline attn__scalar_v attn__scalar_vload_part(const float *p, size_t n, float fill)
 {
     float t[4] = {fill, fill, fill, fill};
+    ATTN__SCALAR_CHECK_PART(n);
     memcpy(t, p, n * sizeof(float));
     return wasm_v128_load(t);
 }
 static inline void attn__scalar_vstore_part(float *p, attn__scalar_v v, size_t n)
 {
     float t[4];
+    ATTN__SCALAR_CHECK_PART(n);
     wasm_v128_store(t, v);
     memcpy(p, t, n * sizeof(float));
 }
@@ -2386,9 +2413,14 @@ static inline void attn__scalar_vstore(float *p, attn__scalar_v v) { *p = v; }
 static inline attn__scalar_v attn__scalar_vload_part(const float *p, size_t n, float fill)
 {
     (void)p; (void)n;
+    ATTN__SCALAR_CHECK_PART(n);
     return fill; /* n is always 0 here: one lane has no partial vectors */
 }
-static inline void attn__scalar_vstore_part(float *p, attn__scalar_v v, size_t n) { (void)p; (void)v; (void)n; }
+static inline void attn__scalar_vstore_part(float *p, attn__scalar_v v, size_t n)
+{
+    (void)p; (void)v; (void)n;
+    ATTN__SCALAR_CHECK_PART(n);
+}
 static inline attn__scalar_v attn__scalar_vadd(attn__scalar_v a, attn__scalar_v b) { return a + b; }
 static inline attn__scalar_v attn__scalar_vsub(attn__scalar_v a, attn__scalar_v b) { return a - b; }
 static inline attn__scalar_v attn__scalar_vmul(attn__scalar_v a, attn__scalar_v b) { return a * b; }
@@ -2729,24 +2761,28 @@ static inline attn__scalar_v attn__scalar_vset1_f16(uint16_t h) { return attn__s
 static inline attn__scalar_v attn__scalar_vload_f16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__SCALAR_VW] = {0};
+    ATTN__SCALAR_CHECK_PART(n);
     memcpy(t, p, (ATTN__SCALAR_VW == 1 ? 0 : n) * sizeof *t);
     return attn__scalar_vload_f16(t);
 }
 static inline void attn__scalar_vstore_f16_part(uint16_t *p, attn__scalar_v v, size_t n)
 {
     uint16_t t[ATTN__SCALAR_VW];
+    ATTN__SCALAR_CHECK_PART(n);
     attn__scalar_vstore_f16(t, v);
     memcpy(p, t, (ATTN__SCALAR_VW == 1 ? 0 : n) * sizeof *t);
 }
 static inline attn__scalar_v attn__scalar_vload_bf16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__SCALAR_VW] = {0};
+    ATTN__SCALAR_CHECK_PART(n);
     memcpy(t, p, (ATTN__SCALAR_VW == 1 ? 0 : n) * sizeof *t);
     return attn__scalar_vload_bf16(t);
 }
 static inline void attn__scalar_vstore_bf16_part(uint16_t *p, attn__scalar_v v, size_t n)
 {
     uint16_t t[ATTN__SCALAR_VW];
+    ATTN__SCALAR_CHECK_PART(n);
     attn__scalar_vstore_bf16(t, v);
     memcpy(p, t, (ATTN__SCALAR_VW == 1 ? 0 : n) * sizeof *t);
 }
@@ -5914,18 +5950,38 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_t_body(attn_dtype bt, size
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
+/* s[i * ss] += d * (A row i . the block at blk) for R rows of A (32 floats each at ab, lda
+ * apart), the block (q8_0, q4_0) widened once for them: its products with a row summed lane
+ * by lane, then times its scale d (few rows: fewer operations than widening to d * q) */
+static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_qsums(attn_dtype bt, size_t R, const unsigned char *blk,
+                                              const float *ab, size_t lda, attn__scalar_v *s,
+                                              size_t ss)
+{
+    const attn__scalar_v d = attn__scalar_vset1_f16(attn__scalar_q_scale(blk));
+    attn__scalar_v w[ATTN__SCALAR_QK / ATTN__SCALAR_VW];
+    size_t i, v;
+    attn__scalar_vload_qblock(bt, blk, attn__scalar_vset1(1.0f), w);
+    ATTN__SCALAR_UNROLL
+    for (i = 0; i < R; i++) {
+        attn__scalar_v bsum = attn__scalar_vmul(attn__scalar_vload(ab + i * lda), w[0]);
+        ATTN__SCALAR_UNROLL
+        for (v = 1; v < ATTN__SCALAR_QK / ATTN__SCALAR_VW; v++)
+            bsum = attn__scalar_vfma(attn__scalar_vload(ab + i * lda + v * ATTN__SCALAR_VW), w[v], bsum);
+        s[i * ss] = attn__scalar_vfma(d, bsum, s[i * ss]);
+    }
+}
+
 /* attn__scalar_mv_t_body for B in blocks (q8_0, q4_0): blocks [b0, b1) of k, each block of each
  * of B's J rows dequantized in registers once for the R rows of A. 4 rows: as the weights'
  * f32 values (d * q exact, as the packing step dequantizes them), fma'd into the lanes; 1
- * or 2 rows: as integers, the block's partial sum per lane times d fma'd into the lane
- * (fewer operations per block when few rows share it). pf as there. */
+ * or 2 rows: attn__scalar_mv_qsums. pf as there. */
 static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
                                                size_t b1, const float *a, size_t lda,
                                                const void *const *brow, attn__scalar_pfs *pf,
                                                attn__scalar_v *acc)
 {
     const size_t bs = attn__scalar_dt_block_bytes(bt), nv = ATTN__SCALAR_QK / ATTN__SCALAR_VW;
-    attn__scalar_v s[4][4], w[4][ATTN__SCALAR_QK / ATTN__SCALAR_VW], av, d;
+    attn__scalar_v s[4][4], w[4][ATTN__SCALAR_QK / ATTN__SCALAR_VW], av;
     attn__scalar_pfs f = pf ? *pf : attn__scalar_pfs_make(NULL, NULL);
     size_t i, q, b, v;
     ATTN__SCALAR_UNROLL
@@ -5942,16 +5998,7 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size
                 attn__scalar_vload_qdeq(bt, blk, w[q]);
                 continue;
             }
-            d = attn__scalar_vset1_f16(attn__scalar_q_scale(blk));
-            attn__scalar_vload_qblock(bt, blk, attn__scalar_vset1(1.0f), w[0]);
-            ATTN__SCALAR_UNROLL
-            for (i = 0; i < R; i++) {
-                attn__scalar_v bsum = attn__scalar_vmul(attn__scalar_vload(ab + i * lda), w[0][0]);
-                ATTN__SCALAR_UNROLL
-                for (v = 1; v < nv; v++)
-                    bsum = attn__scalar_vfma(attn__scalar_vload(ab + i * lda + v * ATTN__SCALAR_VW), w[0][v], bsum);
-                s[i][q] = attn__scalar_vfma(d, bsum, s[i][q]);
-            }
+            attn__scalar_mv_qsums(bt, R, blk, ab, lda, &s[0][q], 4);
         }
         if (R == 4)
             ATTN__SCALAR_UNROLL
@@ -5979,9 +6026,9 @@ static ATTN__SCALAR_FORCE_INLINE void attn__scalar_mv_q_body(attn_dtype bt, size
 static ATTN__SCALAR_FORCE_INLINE float attn__scalar_mv_t1_body(attn_dtype bt, size_t k, const float *a,
                                                  const void *brow)
 {
-    const size_t U = ATTN__SCALAR_MV1_U, nv = ATTN__SCALAR_QK / ATTN__SCALAR_VW, bs = attn__scalar_dt_block_bytes(bt);
-    attn__scalar_v s[ATTN__SCALAR_MV1_U], bv[ATTN__SCALAR_MV1_U], w[ATTN__SCALAR_QK / ATTN__SCALAR_VW], bsum;
-    size_t u, p, v;
+    const size_t U = ATTN__SCALAR_MV1_U, bs = attn__scalar_dt_block_bytes(bt);
+    attn__scalar_v s[ATTN__SCALAR_MV1_U], bv[ATTN__SCALAR_MV1_U];
+    size_t u, p;
     ATTN__SCALAR_UNROLL
     for (u = 0; u < U; u++) s[u] = attn__scalar_vzero();
     if (bt == ATTN_Q8_0 || bt == ATTN_Q4_0) /* k: whole blocks */
@@ -5991,12 +6038,7 @@ static ATTN__SCALAR_FORCE_INLINE float attn__scalar_mv_t1_body(attn_dtype bt, si
                 const size_t e = p + u * ATTN__SCALAR_QK;
                 const unsigned char *blk = (const unsigned char *)brow + e / ATTN__SCALAR_QK * bs;
                 if (e >= k) break;
-                attn__scalar_vload_qblock(bt, blk, attn__scalar_vset1(1.0f), w);
-                bsum = attn__scalar_vmul(attn__scalar_vload(a + e), w[0]);
-                ATTN__SCALAR_UNROLL
-                for (v = 1; v < nv; v++)
-                    bsum = attn__scalar_vfma(attn__scalar_vload(a + e + v * ATTN__SCALAR_VW), w[v], bsum);
-                s[u] = attn__scalar_vfma(attn__scalar_vset1_f16(attn__scalar_q_scale(blk)), bsum, s[u]);
+                attn__scalar_mv_qsums(bt, 1, blk, a + e, 0, &s[u], 1);
             }
     else {
         for (p = 0; p + U * ATTN__SCALAR_VW <= k; p += U * ATTN__SCALAR_VW) {
@@ -6221,13 +6263,14 @@ static void attn__scalar_mv_t(size_t m, size_t n, size_t k, float alpha, const f
     for (j = 0; j < n; j += 4) {
         const size_t jn = attn__scalar_min(4, n - j);
         const void *brow[4]; /* rows past n repeat the last one; never stored */
-        attn__scalar_pfs pf = attn__scalar_pfs_make(j + 4 < n ? attn__scalar_dt_at(bt, b, (j + 4) * ldb) : end, end);
+        attn__scalar_pfs pf;
         for (q = 0; q < 4; q++) brow[q] = attn__scalar_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
-        if (m == 1 && k <= ATTN__SCALAR_MV1_K) {
+        if (m == 1 && k <= ATTN__SCALAR_MV1_K) { /* one stream: no requests */
             for (q = 0; q < jn; q++) t[q] = attn__scalar_mv_t1(bt, k, a, brow[q]);
             attn__scalar_mm_merge(c + j, ldc, t, m, jn, alpha, beta, 1);
             continue;
         }
+        pf = attn__scalar_pfs_make(j + 4 < n ? attn__scalar_dt_at(bt, b, (j + 4) * ldb) : end, end);
         for (q = 0; q < m * 4; q++) acc[q] = attn__scalar_vzero();
         for (p = 0; p < k; p += ATTN__SCALAR_MV_PASS)
             for (i = 0; i < m; i += R) {
@@ -9492,6 +9535,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_denormals_flush_end(cons
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")
 #endif
+#ifdef ATTN__CHECKS
+#define ATTN__AVX2_CHECKS 1
+#endif
 #define ATTN__AVX2_FORCE_ISA 1
 #define ATTN__AVX2_FORCE_AVX2 1
 /* src/base.h - the implementation's base: the vector layer, status strings, argument
@@ -9554,6 +9600,21 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_denormals_flush_end(cons
 #define ATTN__AVX2_PREFETCH(p) ((void)(p))
 #define ATTN__AVX2_PREFETCH_L2(p) ((void)(p))
 #define ATTN__AVX2_PREFETCHW(p) ((void)(p))
+#endif
+
+/* The vector layer's partial loads and stores take n < ATTN__AVX2_VW lanes (a whole vector is a
+ * plain load or store; with one lane, n is 0). Where ATTN__AVX2_CHECKS is defined
+ * (the test builds: meson.build), a call outside that contract traps on every ISA:
+ * the x86 ones would otherwise accept n == ATTN__AVX2_VW, which the scalar and 4-lane ones do not. */
+#ifdef ATTN__AVX2_CHECKS
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTN__AVX2_CHECK_PART(n) ((n) < ATTN__AVX2_VW ? (void)0 : __builtin_trap())
+#else
+#include <stdlib.h>
+#define ATTN__AVX2_CHECK_PART(n) ((n) < ATTN__AVX2_VW ? (void)0 : abort())
+#endif
+#else
+#define ATTN__AVX2_CHECK_PART(n) ((void)0)
 #endif
 
 /* The cache lines of bytes [p, p + n) requested (n > 0), into L1 where l1 (a constant),
@@ -9659,10 +9720,12 @@ static inline attn__avx2_v attn__avx2_vload(const float *p) { return _mm512_load
 static inline void attn__avx2_vstore(float *p, attn__avx2_v v) { _mm512_storeu_ps(p, v); }
 static inline attn__avx2_v attn__avx2_vload_part(const float *p, size_t n, float fill)
 {
+    ATTN__AVX2_CHECK_PART(n);
     return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), attn__avx2_vmask_first(n), p);
 }
 static inline void attn__avx2_vstore_part(float *p, attn__avx2_v v, size_t n)
 {
+    ATTN__AVX2_CHECK_PART(n);
     _mm512_mask_storeu_ps(p, attn__avx2_vmask_first(n), v);
 }
 static inline attn__avx2_v attn__avx2_vadd(attn__avx2_v a, attn__avx2_v b) { return _mm512_add_ps(a, b); }
@@ -10079,12 +10142,15 @@ static inline __m256i attn__avx2_vmask_first(size_t n)
 }
 static inline attn__avx2_v attn__avx2_vload_part(const float *p, size_t n, float fill)
 {
-    __m256i m = attn__avx2_vmask_first(n);
+    __m256i m;
+    ATTN__AVX2_CHECK_PART(n);
+    m = attn__avx2_vmask_first(n);
     return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m),
                             _mm256_castsi256_ps(m));
 }
 static inline void attn__avx2_vstore_part(float *p, attn__avx2_v v, size_t n)
 {
+    ATTN__AVX2_CHECK_PART(n);
     _mm256_maskstore_ps(p, attn__avx2_vmask_first(n), v);
 }
 static inline attn__avx2_v attn__avx2_vadd(attn__avx2_v a, attn__avx2_v b) { return _mm256_add_ps(a, b); }
@@ -10448,12 +10514,14 @@ static inline void attn__avx2_vstore(float *p, attn__avx2_v v) { vst1q_f32(p, v)
 static inline attn__avx2_v attn__avx2_vload_part(const float *p, size_t n, float fill)
 {
     float t[4] = {fill, fill, fill, fill};
+    ATTN__AVX2_CHECK_PART(n);
     memcpy(t, p, n * sizeof(float));
     return vld1q_f32(t);
 }
 static inline void attn__avx2_vstore_part(float *p, attn__avx2_v v, size_t n)
 {
     float t[4];
+    ATTN__AVX2_CHECK_PART(n);
     vst1q_f32(t, v);
     memcpy(p, t, n * sizeof(float));
 }
@@ -10692,12 +10760,14 @@ static inline void attn__avx2_vstore(float *p, attn__avx2_v v) { wasm_v128_store
 static inline attn__avx2_v attn__avx2_vload_part(const float *p, size_t n, float fill)
 {
     float t[4] = {fill, fill, fill, fill};
+    ATTN__AVX2_CHECK_PART(n);
     memcpy(t, p, n * sizeof(float));
     return wasm_v128_load(t);
 }
 static inline void attn__avx2_vstore_part(float *p, attn__avx2_v v, size_t n)
 {
     float t[4];
+    ATTN__AVX2_CHECK_PART(n);
     wasm_v128_store(t, v);
     memcpy(p, t, n * sizeof(float));
 }
@@ -10876,9 +10946,14 @@ static inline void attn__avx2_vstore(float *p, attn__avx2_v v) { *p = v; }
 static inline attn__avx2_v attn__avx2_vload_part(const float *p, size_t n, float fill)
 {
     (void)p; (void)n;
+    ATTN__AVX2_CHECK_PART(n);
     return fill; /* n is always 0 here: one lane has no partial vectors */
 }
-static inline void attn__avx2_vstore_part(float *p, attn__avx2_v v, size_t n) { (void)p; (void)v; (void)n; }
+static inline void attn__avx2_vstore_part(float *p, attn__avx2_v v, size_t n)
+{
+    (void)p; (void)v; (void)n;
+    ATTN__AVX2_CHECK_PART(n);
+}
 static inline attn__avx2_v attn__avx2_vadd(attn__avx2_v a, attn__avx2_v b) { return a + b; }
 static inline attn__avx2_v attn__avx2_vsub(attn__avx2_v a, attn__avx2_v b) { return a - b; }
 static inline attn__avx2_v attn__avx2_vmul(attn__avx2_v a, attn__avx2_v b) { return a * b; }
@@ -11219,24 +11294,28 @@ static inline attn__avx2_v attn__avx2_vset1_f16(uint16_t h) { return attn__avx2_
 static inline attn__avx2_v attn__avx2_vload_f16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__AVX2_VW] = {0};
+    ATTN__AVX2_CHECK_PART(n);
     memcpy(t, p, (ATTN__AVX2_VW == 1 ? 0 : n) * sizeof *t);
     return attn__avx2_vload_f16(t);
 }
 static inline void attn__avx2_vstore_f16_part(uint16_t *p, attn__avx2_v v, size_t n)
 {
     uint16_t t[ATTN__AVX2_VW];
+    ATTN__AVX2_CHECK_PART(n);
     attn__avx2_vstore_f16(t, v);
     memcpy(p, t, (ATTN__AVX2_VW == 1 ? 0 : n) * sizeof *t);
 }
 static inline attn__avx2_v attn__avx2_vload_bf16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__AVX2_VW] = {0};
+    ATTN__AVX2_CHECK_PART(n);
     memcpy(t, p, (ATTN__AVX2_VW == 1 ? 0 : n) * sizeof *t);
     return attn__avx2_vload_bf16(t);
 }
 static inline void attn__avx2_vstore_bf16_part(uint16_t *p, attn__avx2_v v, size_t n)
 {
     uint16_t t[ATTN__AVX2_VW];
+    ATTN__AVX2_CHECK_PART(n);
     attn__avx2_vstore_bf16(t, v);
     memcpy(p, t, (ATTN__AVX2_VW == 1 ? 0 : n) * sizeof *t);
 }
@@ -14404,18 +14483,38 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_t_body(attn_dtype bt, size_t R
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
+/* s[i * ss] += d * (A row i . the block at blk) for R rows of A (32 floats each at ab, lda
+ * apart), the block (q8_0, q4_0) widened once for them: its products with a row summed lane
+ * by lane, then times its scale d (few rows: fewer operations than widening to d * q) */
+static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_qsums(attn_dtype bt, size_t R, const unsigned char *blk,
+                                              const float *ab, size_t lda, attn__avx2_v *s,
+                                              size_t ss)
+{
+    const attn__avx2_v d = attn__avx2_vset1_f16(attn__avx2_q_scale(blk));
+    attn__avx2_v w[ATTN__AVX2_QK / ATTN__AVX2_VW];
+    size_t i, v;
+    attn__avx2_vload_qblock(bt, blk, attn__avx2_vset1(1.0f), w);
+    ATTN__AVX2_UNROLL
+    for (i = 0; i < R; i++) {
+        attn__avx2_v bsum = attn__avx2_vmul(attn__avx2_vload(ab + i * lda), w[0]);
+        ATTN__AVX2_UNROLL
+        for (v = 1; v < ATTN__AVX2_QK / ATTN__AVX2_VW; v++)
+            bsum = attn__avx2_vfma(attn__avx2_vload(ab + i * lda + v * ATTN__AVX2_VW), w[v], bsum);
+        s[i * ss] = attn__avx2_vfma(d, bsum, s[i * ss]);
+    }
+}
+
 /* attn__avx2_mv_t_body for B in blocks (q8_0, q4_0): blocks [b0, b1) of k, each block of each
  * of B's J rows dequantized in registers once for the R rows of A. 4 rows: as the weights'
  * f32 values (d * q exact, as the packing step dequantizes them), fma'd into the lanes; 1
- * or 2 rows: as integers, the block's partial sum per lane times d fma'd into the lane
- * (fewer operations per block when few rows share it). pf as there. */
+ * or 2 rows: attn__avx2_mv_qsums. pf as there. */
 static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
                                                size_t b1, const float *a, size_t lda,
                                                const void *const *brow, attn__avx2_pfs *pf,
                                                attn__avx2_v *acc)
 {
     const size_t bs = attn__avx2_dt_block_bytes(bt), nv = ATTN__AVX2_QK / ATTN__AVX2_VW;
-    attn__avx2_v s[4][4], w[4][ATTN__AVX2_QK / ATTN__AVX2_VW], av, d;
+    attn__avx2_v s[4][4], w[4][ATTN__AVX2_QK / ATTN__AVX2_VW], av;
     attn__avx2_pfs f = pf ? *pf : attn__avx2_pfs_make(NULL, NULL);
     size_t i, q, b, v;
     ATTN__AVX2_UNROLL
@@ -14432,16 +14531,7 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R
                 attn__avx2_vload_qdeq(bt, blk, w[q]);
                 continue;
             }
-            d = attn__avx2_vset1_f16(attn__avx2_q_scale(blk));
-            attn__avx2_vload_qblock(bt, blk, attn__avx2_vset1(1.0f), w[0]);
-            ATTN__AVX2_UNROLL
-            for (i = 0; i < R; i++) {
-                attn__avx2_v bsum = attn__avx2_vmul(attn__avx2_vload(ab + i * lda), w[0][0]);
-                ATTN__AVX2_UNROLL
-                for (v = 1; v < nv; v++)
-                    bsum = attn__avx2_vfma(attn__avx2_vload(ab + i * lda + v * ATTN__AVX2_VW), w[0][v], bsum);
-                s[i][q] = attn__avx2_vfma(d, bsum, s[i][q]);
-            }
+            attn__avx2_mv_qsums(bt, R, blk, ab, lda, &s[0][q], 4);
         }
         if (R == 4)
             ATTN__AVX2_UNROLL
@@ -14469,9 +14559,9 @@ static ATTN__AVX2_FORCE_INLINE void attn__avx2_mv_q_body(attn_dtype bt, size_t R
 static ATTN__AVX2_FORCE_INLINE float attn__avx2_mv_t1_body(attn_dtype bt, size_t k, const float *a,
                                                  const void *brow)
 {
-    const size_t U = ATTN__AVX2_MV1_U, nv = ATTN__AVX2_QK / ATTN__AVX2_VW, bs = attn__avx2_dt_block_bytes(bt);
-    attn__avx2_v s[ATTN__AVX2_MV1_U], bv[ATTN__AVX2_MV1_U], w[ATTN__AVX2_QK / ATTN__AVX2_VW], bsum;
-    size_t u, p, v;
+    const size_t U = ATTN__AVX2_MV1_U, bs = attn__avx2_dt_block_bytes(bt);
+    attn__avx2_v s[ATTN__AVX2_MV1_U], bv[ATTN__AVX2_MV1_U];
+    size_t u, p;
     ATTN__AVX2_UNROLL
     for (u = 0; u < U; u++) s[u] = attn__avx2_vzero();
     if (bt == ATTN_Q8_0 || bt == ATTN_Q4_0) /* k: whole blocks */
@@ -14481,12 +14571,7 @@ static ATTN__AVX2_FORCE_INLINE float attn__avx2_mv_t1_body(attn_dtype bt, size_t
                 const size_t e = p + u * ATTN__AVX2_QK;
                 const unsigned char *blk = (const unsigned char *)brow + e / ATTN__AVX2_QK * bs;
                 if (e >= k) break;
-                attn__avx2_vload_qblock(bt, blk, attn__avx2_vset1(1.0f), w);
-                bsum = attn__avx2_vmul(attn__avx2_vload(a + e), w[0]);
-                ATTN__AVX2_UNROLL
-                for (v = 1; v < nv; v++)
-                    bsum = attn__avx2_vfma(attn__avx2_vload(a + e + v * ATTN__AVX2_VW), w[v], bsum);
-                s[u] = attn__avx2_vfma(attn__avx2_vset1_f16(attn__avx2_q_scale(blk)), bsum, s[u]);
+                attn__avx2_mv_qsums(bt, 1, blk, a + e, 0, &s[u], 1);
             }
     else {
         for (p = 0; p + U * ATTN__AVX2_VW <= k; p += U * ATTN__AVX2_VW) {
@@ -14711,13 +14796,14 @@ static void attn__avx2_mv_t(size_t m, size_t n, size_t k, float alpha, const flo
     for (j = 0; j < n; j += 4) {
         const size_t jn = attn__avx2_min(4, n - j);
         const void *brow[4]; /* rows past n repeat the last one; never stored */
-        attn__avx2_pfs pf = attn__avx2_pfs_make(j + 4 < n ? attn__avx2_dt_at(bt, b, (j + 4) * ldb) : end, end);
+        attn__avx2_pfs pf;
         for (q = 0; q < 4; q++) brow[q] = attn__avx2_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
-        if (m == 1 && k <= ATTN__AVX2_MV1_K) {
+        if (m == 1 && k <= ATTN__AVX2_MV1_K) { /* one stream: no requests */
             for (q = 0; q < jn; q++) t[q] = attn__avx2_mv_t1(bt, k, a, brow[q]);
             attn__avx2_mm_merge(c + j, ldc, t, m, jn, alpha, beta, 1);
             continue;
         }
+        pf = attn__avx2_pfs_make(j + 4 < n ? attn__avx2_dt_at(bt, b, (j + 4) * ldb) : end, end);
         for (q = 0; q < m * 4; q++) acc[q] = attn__avx2_vzero();
         for (p = 0; p < k; p += ATTN__AVX2_MV_PASS)
             for (i = 0; i < m; i += R) {
@@ -17986,6 +18072,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_denormals_flush_end(const 
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx2,fma,f16c")
 #endif
+#ifdef ATTN__CHECKS
+#define ATTN__AVX512_CHECKS 1
+#endif
 #define ATTN__AVX512_FORCE_ISA 1
 #define ATTN__AVX512_FORCE_AVX512 1
 /* src/base.h - the implementation's base: the vector layer, status strings, argument
@@ -18048,6 +18137,21 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_denormals_flush_end(const 
 #define ATTN__AVX512_PREFETCH(p) ((void)(p))
 #define ATTN__AVX512_PREFETCH_L2(p) ((void)(p))
 #define ATTN__AVX512_PREFETCHW(p) ((void)(p))
+#endif
+
+/* The vector layer's partial loads and stores take n < ATTN__AVX512_VW lanes (a whole vector is a
+ * plain load or store; with one lane, n is 0). Where ATTN__AVX512_CHECKS is defined
+ * (the test builds: meson.build), a call outside that contract traps on every ISA:
+ * the x86 ones would otherwise accept n == ATTN__AVX512_VW, which the scalar and 4-lane ones do not. */
+#ifdef ATTN__AVX512_CHECKS
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTN__AVX512_CHECK_PART(n) ((n) < ATTN__AVX512_VW ? (void)0 : __builtin_trap())
+#else
+#include <stdlib.h>
+#define ATTN__AVX512_CHECK_PART(n) ((n) < ATTN__AVX512_VW ? (void)0 : abort())
+#endif
+#else
+#define ATTN__AVX512_CHECK_PART(n) ((void)0)
 #endif
 
 /* The cache lines of bytes [p, p + n) requested (n > 0), into L1 where l1 (a constant),
@@ -18153,10 +18257,12 @@ static inline attn__avx512_v attn__avx512_vload(const float *p) { return _mm512_
 static inline void attn__avx512_vstore(float *p, attn__avx512_v v) { _mm512_storeu_ps(p, v); }
 static inline attn__avx512_v attn__avx512_vload_part(const float *p, size_t n, float fill)
 {
+    ATTN__AVX512_CHECK_PART(n);
     return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), attn__avx512_vmask_first(n), p);
 }
 static inline void attn__avx512_vstore_part(float *p, attn__avx512_v v, size_t n)
 {
+    ATTN__AVX512_CHECK_PART(n);
     _mm512_mask_storeu_ps(p, attn__avx512_vmask_first(n), v);
 }
 static inline attn__avx512_v attn__avx512_vadd(attn__avx512_v a, attn__avx512_v b) { return _mm512_add_ps(a, b); }
@@ -18573,12 +18679,15 @@ static inline __m256i attn__avx512_vmask_first(size_t n)
 }
 static inline attn__avx512_v attn__avx512_vload_part(const float *p, size_t n, float fill)
 {
-    __m256i m = attn__avx512_vmask_first(n);
+    __m256i m;
+    ATTN__AVX512_CHECK_PART(n);
+    m = attn__avx512_vmask_first(n);
     return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m),
                             _mm256_castsi256_ps(m));
 }
 static inline void attn__avx512_vstore_part(float *p, attn__avx512_v v, size_t n)
 {
+    ATTN__AVX512_CHECK_PART(n);
     _mm256_maskstore_ps(p, attn__avx512_vmask_first(n), v);
 }
 static inline attn__avx512_v attn__avx512_vadd(attn__avx512_v a, attn__avx512_v b) { return _mm256_add_ps(a, b); }
@@ -18942,12 +19051,14 @@ static inline void attn__avx512_vstore(float *p, attn__avx512_v v) { vst1q_f32(p
 static inline attn__avx512_v attn__avx512_vload_part(const float *p, size_t n, float fill)
 {
     float t[4] = {fill, fill, fill, fill};
+    ATTN__AVX512_CHECK_PART(n);
     memcpy(t, p, n * sizeof(float));
     return vld1q_f32(t);
 }
 static inline void attn__avx512_vstore_part(float *p, attn__avx512_v v, size_t n)
 {
     float t[4];
+    ATTN__AVX512_CHECK_PART(n);
     vst1q_f32(t, v);
     memcpy(p, t, n * sizeof(float));
 }
@@ -19186,12 +19297,14 @@ static inline void attn__avx512_vstore(float *p, attn__avx512_v v) { wasm_v128_s
 static inline attn__avx512_v attn__avx512_vload_part(const float *p, size_t n, float fill)
 {
     float t[4] = {fill, fill, fill, fill};
+    ATTN__AVX512_CHECK_PART(n);
     memcpy(t, p, n * sizeof(float));
     return wasm_v128_load(t);
 }
 static inline void attn__avx512_vstore_part(float *p, attn__avx512_v v, size_t n)
 {
     float t[4];
+    ATTN__AVX512_CHECK_PART(n);
     wasm_v128_store(t, v);
     memcpy(p, t, n * sizeof(float));
 }
@@ -19370,9 +19483,14 @@ static inline void attn__avx512_vstore(float *p, attn__avx512_v v) { *p = v; }
 static inline attn__avx512_v attn__avx512_vload_part(const float *p, size_t n, float fill)
 {
     (void)p; (void)n;
+    ATTN__AVX512_CHECK_PART(n);
     return fill; /* n is always 0 here: one lane has no partial vectors */
 }
-static inline void attn__avx512_vstore_part(float *p, attn__avx512_v v, size_t n) { (void)p; (void)v; (void)n; }
+static inline void attn__avx512_vstore_part(float *p, attn__avx512_v v, size_t n)
+{
+    (void)p; (void)v; (void)n;
+    ATTN__AVX512_CHECK_PART(n);
+}
 static inline attn__avx512_v attn__avx512_vadd(attn__avx512_v a, attn__avx512_v b) { return a + b; }
 static inline attn__avx512_v attn__avx512_vsub(attn__avx512_v a, attn__avx512_v b) { return a - b; }
 static inline attn__avx512_v attn__avx512_vmul(attn__avx512_v a, attn__avx512_v b) { return a * b; }
@@ -19713,24 +19831,28 @@ static inline attn__avx512_v attn__avx512_vset1_f16(uint16_t h) { return attn__a
 static inline attn__avx512_v attn__avx512_vload_f16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__AVX512_VW] = {0};
+    ATTN__AVX512_CHECK_PART(n);
     memcpy(t, p, (ATTN__AVX512_VW == 1 ? 0 : n) * sizeof *t);
     return attn__avx512_vload_f16(t);
 }
 static inline void attn__avx512_vstore_f16_part(uint16_t *p, attn__avx512_v v, size_t n)
 {
     uint16_t t[ATTN__AVX512_VW];
+    ATTN__AVX512_CHECK_PART(n);
     attn__avx512_vstore_f16(t, v);
     memcpy(p, t, (ATTN__AVX512_VW == 1 ? 0 : n) * sizeof *t);
 }
 static inline attn__avx512_v attn__avx512_vload_bf16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__AVX512_VW] = {0};
+    ATTN__AVX512_CHECK_PART(n);
     memcpy(t, p, (ATTN__AVX512_VW == 1 ? 0 : n) * sizeof *t);
     return attn__avx512_vload_bf16(t);
 }
 static inline void attn__avx512_vstore_bf16_part(uint16_t *p, attn__avx512_v v, size_t n)
 {
     uint16_t t[ATTN__AVX512_VW];
+    ATTN__AVX512_CHECK_PART(n);
     attn__avx512_vstore_bf16(t, v);
     memcpy(p, t, (ATTN__AVX512_VW == 1 ? 0 : n) * sizeof *t);
 }
@@ -22898,18 +23020,38 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_t_body(attn_dtype bt, size
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
+/* s[i * ss] += d * (A row i . the block at blk) for R rows of A (32 floats each at ab, lda
+ * apart), the block (q8_0, q4_0) widened once for them: its products with a row summed lane
+ * by lane, then times its scale d (few rows: fewer operations than widening to d * q) */
+static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_qsums(attn_dtype bt, size_t R, const unsigned char *blk,
+                                              const float *ab, size_t lda, attn__avx512_v *s,
+                                              size_t ss)
+{
+    const attn__avx512_v d = attn__avx512_vset1_f16(attn__avx512_q_scale(blk));
+    attn__avx512_v w[ATTN__AVX512_QK / ATTN__AVX512_VW];
+    size_t i, v;
+    attn__avx512_vload_qblock(bt, blk, attn__avx512_vset1(1.0f), w);
+    ATTN__AVX512_UNROLL
+    for (i = 0; i < R; i++) {
+        attn__avx512_v bsum = attn__avx512_vmul(attn__avx512_vload(ab + i * lda), w[0]);
+        ATTN__AVX512_UNROLL
+        for (v = 1; v < ATTN__AVX512_QK / ATTN__AVX512_VW; v++)
+            bsum = attn__avx512_vfma(attn__avx512_vload(ab + i * lda + v * ATTN__AVX512_VW), w[v], bsum);
+        s[i * ss] = attn__avx512_vfma(d, bsum, s[i * ss]);
+    }
+}
+
 /* attn__avx512_mv_t_body for B in blocks (q8_0, q4_0): blocks [b0, b1) of k, each block of each
  * of B's J rows dequantized in registers once for the R rows of A. 4 rows: as the weights'
  * f32 values (d * q exact, as the packing step dequantizes them), fma'd into the lanes; 1
- * or 2 rows: as integers, the block's partial sum per lane times d fma'd into the lane
- * (fewer operations per block when few rows share it). pf as there. */
+ * or 2 rows: attn__avx512_mv_qsums. pf as there. */
 static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
                                                size_t b1, const float *a, size_t lda,
                                                const void *const *brow, attn__avx512_pfs *pf,
                                                attn__avx512_v *acc)
 {
     const size_t bs = attn__avx512_dt_block_bytes(bt), nv = ATTN__AVX512_QK / ATTN__AVX512_VW;
-    attn__avx512_v s[4][4], w[4][ATTN__AVX512_QK / ATTN__AVX512_VW], av, d;
+    attn__avx512_v s[4][4], w[4][ATTN__AVX512_QK / ATTN__AVX512_VW], av;
     attn__avx512_pfs f = pf ? *pf : attn__avx512_pfs_make(NULL, NULL);
     size_t i, q, b, v;
     ATTN__AVX512_UNROLL
@@ -22926,16 +23068,7 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size
                 attn__avx512_vload_qdeq(bt, blk, w[q]);
                 continue;
             }
-            d = attn__avx512_vset1_f16(attn__avx512_q_scale(blk));
-            attn__avx512_vload_qblock(bt, blk, attn__avx512_vset1(1.0f), w[0]);
-            ATTN__AVX512_UNROLL
-            for (i = 0; i < R; i++) {
-                attn__avx512_v bsum = attn__avx512_vmul(attn__avx512_vload(ab + i * lda), w[0][0]);
-                ATTN__AVX512_UNROLL
-                for (v = 1; v < nv; v++)
-                    bsum = attn__avx512_vfma(attn__avx512_vload(ab + i * lda + v * ATTN__AVX512_VW), w[0][v], bsum);
-                s[i][q] = attn__avx512_vfma(d, bsum, s[i][q]);
-            }
+            attn__avx512_mv_qsums(bt, R, blk, ab, lda, &s[0][q], 4);
         }
         if (R == 4)
             ATTN__AVX512_UNROLL
@@ -22963,9 +23096,9 @@ static ATTN__AVX512_FORCE_INLINE void attn__avx512_mv_q_body(attn_dtype bt, size
 static ATTN__AVX512_FORCE_INLINE float attn__avx512_mv_t1_body(attn_dtype bt, size_t k, const float *a,
                                                  const void *brow)
 {
-    const size_t U = ATTN__AVX512_MV1_U, nv = ATTN__AVX512_QK / ATTN__AVX512_VW, bs = attn__avx512_dt_block_bytes(bt);
-    attn__avx512_v s[ATTN__AVX512_MV1_U], bv[ATTN__AVX512_MV1_U], w[ATTN__AVX512_QK / ATTN__AVX512_VW], bsum;
-    size_t u, p, v;
+    const size_t U = ATTN__AVX512_MV1_U, bs = attn__avx512_dt_block_bytes(bt);
+    attn__avx512_v s[ATTN__AVX512_MV1_U], bv[ATTN__AVX512_MV1_U];
+    size_t u, p;
     ATTN__AVX512_UNROLL
     for (u = 0; u < U; u++) s[u] = attn__avx512_vzero();
     if (bt == ATTN_Q8_0 || bt == ATTN_Q4_0) /* k: whole blocks */
@@ -22975,12 +23108,7 @@ static ATTN__AVX512_FORCE_INLINE float attn__avx512_mv_t1_body(attn_dtype bt, si
                 const size_t e = p + u * ATTN__AVX512_QK;
                 const unsigned char *blk = (const unsigned char *)brow + e / ATTN__AVX512_QK * bs;
                 if (e >= k) break;
-                attn__avx512_vload_qblock(bt, blk, attn__avx512_vset1(1.0f), w);
-                bsum = attn__avx512_vmul(attn__avx512_vload(a + e), w[0]);
-                ATTN__AVX512_UNROLL
-                for (v = 1; v < nv; v++)
-                    bsum = attn__avx512_vfma(attn__avx512_vload(a + e + v * ATTN__AVX512_VW), w[v], bsum);
-                s[u] = attn__avx512_vfma(attn__avx512_vset1_f16(attn__avx512_q_scale(blk)), bsum, s[u]);
+                attn__avx512_mv_qsums(bt, 1, blk, a + e, 0, &s[u], 1);
             }
     else {
         for (p = 0; p + U * ATTN__AVX512_VW <= k; p += U * ATTN__AVX512_VW) {
@@ -23205,13 +23333,14 @@ static void attn__avx512_mv_t(size_t m, size_t n, size_t k, float alpha, const f
     for (j = 0; j < n; j += 4) {
         const size_t jn = attn__avx512_min(4, n - j);
         const void *brow[4]; /* rows past n repeat the last one; never stored */
-        attn__avx512_pfs pf = attn__avx512_pfs_make(j + 4 < n ? attn__avx512_dt_at(bt, b, (j + 4) * ldb) : end, end);
+        attn__avx512_pfs pf;
         for (q = 0; q < 4; q++) brow[q] = attn__avx512_dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
-        if (m == 1 && k <= ATTN__AVX512_MV1_K) {
+        if (m == 1 && k <= ATTN__AVX512_MV1_K) { /* one stream: no requests */
             for (q = 0; q < jn; q++) t[q] = attn__avx512_mv_t1(bt, k, a, brow[q]);
             attn__avx512_mm_merge(c + j, ldc, t, m, jn, alpha, beta, 1);
             continue;
         }
+        pf = attn__avx512_pfs_make(j + 4 < n ? attn__avx512_dt_at(bt, b, (j + 4) * ldb) : end, end);
         for (q = 0; q < m * 4; q++) acc[q] = attn__avx512_vzero();
         for (p = 0; p < k; p += ATTN__AVX512_MV_PASS)
             for (i = 0; i < m; i += R) {
@@ -27069,6 +27198,21 @@ ATTN_API attn_status attn_denormals_flush_end(const attn_fp_state *state)
 #define ATTN__PREFETCHW(p) ((void)(p))
 #endif
 
+/* The vector layer's partial loads and stores take n < ATTN__VW lanes (a whole vector is a
+ * plain load or store; with one lane, n is 0). Where ATTN__CHECKS is defined
+ * (the test builds: meson.build), a call outside that contract traps on every ISA:
+ * the x86 ones would otherwise accept n == ATTN__VW, which the scalar and 4-lane ones do not. */
+#ifdef ATTN__CHECKS
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTN__CHECK_PART(n) ((n) < ATTN__VW ? (void)0 : __builtin_trap())
+#else
+#include <stdlib.h>
+#define ATTN__CHECK_PART(n) ((n) < ATTN__VW ? (void)0 : abort())
+#endif
+#else
+#define ATTN__CHECK_PART(n) ((void)0)
+#endif
+
 /* The cache lines of bytes [p, p + n) requested (n > 0), into L1 where l1 (a constant),
  * else into L2 only: the decode path asks for V row j into L2 while it scores K row j, so
  * out of cache the two streams arrive together (L2, as a tile's V rows in f32 outgrow L1
@@ -27172,10 +27316,12 @@ static inline attn__v attn__vload(const float *p) { return _mm512_loadu_ps(p); }
 static inline void attn__vstore(float *p, attn__v v) { _mm512_storeu_ps(p, v); }
 static inline attn__v attn__vload_part(const float *p, size_t n, float fill)
 {
+    ATTN__CHECK_PART(n);
     return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), attn__vmask_first(n), p);
 }
 static inline void attn__vstore_part(float *p, attn__v v, size_t n)
 {
+    ATTN__CHECK_PART(n);
     _mm512_mask_storeu_ps(p, attn__vmask_first(n), v);
 }
 static inline attn__v attn__vadd(attn__v a, attn__v b) { return _mm512_add_ps(a, b); }
@@ -27592,12 +27738,15 @@ static inline __m256i attn__vmask_first(size_t n)
 }
 static inline attn__v attn__vload_part(const float *p, size_t n, float fill)
 {
-    __m256i m = attn__vmask_first(n);
+    __m256i m;
+    ATTN__CHECK_PART(n);
+    m = attn__vmask_first(n);
     return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m),
                             _mm256_castsi256_ps(m));
 }
 static inline void attn__vstore_part(float *p, attn__v v, size_t n)
 {
+    ATTN__CHECK_PART(n);
     _mm256_maskstore_ps(p, attn__vmask_first(n), v);
 }
 static inline attn__v attn__vadd(attn__v a, attn__v b) { return _mm256_add_ps(a, b); }
@@ -27961,12 +28110,14 @@ static inline void attn__vstore(float *p, attn__v v) { vst1q_f32(p, v); }
 static inline attn__v attn__vload_part(const float *p, size_t n, float fill)
 {
     float t[4] = {fill, fill, fill, fill};
+    ATTN__CHECK_PART(n);
     memcpy(t, p, n * sizeof(float));
     return vld1q_f32(t);
 }
 static inline void attn__vstore_part(float *p, attn__v v, size_t n)
 {
     float t[4];
+    ATTN__CHECK_PART(n);
     vst1q_f32(t, v);
     memcpy(p, t, n * sizeof(float));
 }
@@ -28205,12 +28356,14 @@ static inline void attn__vstore(float *p, attn__v v) { wasm_v128_store(p, v); }
 static inline attn__v attn__vload_part(const float *p, size_t n, float fill)
 {
     float t[4] = {fill, fill, fill, fill};
+    ATTN__CHECK_PART(n);
     memcpy(t, p, n * sizeof(float));
     return wasm_v128_load(t);
 }
 static inline void attn__vstore_part(float *p, attn__v v, size_t n)
 {
     float t[4];
+    ATTN__CHECK_PART(n);
     wasm_v128_store(t, v);
     memcpy(p, t, n * sizeof(float));
 }
@@ -28389,9 +28542,14 @@ static inline void attn__vstore(float *p, attn__v v) { *p = v; }
 static inline attn__v attn__vload_part(const float *p, size_t n, float fill)
 {
     (void)p; (void)n;
+    ATTN__CHECK_PART(n);
     return fill; /* n is always 0 here: one lane has no partial vectors */
 }
-static inline void attn__vstore_part(float *p, attn__v v, size_t n) { (void)p; (void)v; (void)n; }
+static inline void attn__vstore_part(float *p, attn__v v, size_t n)
+{
+    (void)p; (void)v; (void)n;
+    ATTN__CHECK_PART(n);
+}
 static inline attn__v attn__vadd(attn__v a, attn__v b) { return a + b; }
 static inline attn__v attn__vsub(attn__v a, attn__v b) { return a - b; }
 static inline attn__v attn__vmul(attn__v a, attn__v b) { return a * b; }
@@ -28732,24 +28890,28 @@ static inline attn__v attn__vset1_f16(uint16_t h) { return attn__vset1(attn__f16
 static inline attn__v attn__vload_f16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__VW] = {0};
+    ATTN__CHECK_PART(n);
     memcpy(t, p, (ATTN__VW == 1 ? 0 : n) * sizeof *t);
     return attn__vload_f16(t);
 }
 static inline void attn__vstore_f16_part(uint16_t *p, attn__v v, size_t n)
 {
     uint16_t t[ATTN__VW];
+    ATTN__CHECK_PART(n);
     attn__vstore_f16(t, v);
     memcpy(p, t, (ATTN__VW == 1 ? 0 : n) * sizeof *t);
 }
 static inline attn__v attn__vload_bf16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__VW] = {0};
+    ATTN__CHECK_PART(n);
     memcpy(t, p, (ATTN__VW == 1 ? 0 : n) * sizeof *t);
     return attn__vload_bf16(t);
 }
 static inline void attn__vstore_bf16_part(uint16_t *p, attn__v v, size_t n)
 {
     uint16_t t[ATTN__VW];
+    ATTN__CHECK_PART(n);
     attn__vstore_bf16(t, v);
     memcpy(p, t, (ATTN__VW == 1 ? 0 : n) * sizeof *t);
 }
@@ -31917,18 +32079,38 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
+/* s[i * ss] += d * (A row i . the block at blk) for R rows of A (32 floats each at ab, lda
+ * apart), the block (q8_0, q4_0) widened once for them: its products with a row summed lane
+ * by lane, then times its scale d (few rows: fewer operations than widening to d * q) */
+static ATTN__FORCE_INLINE void attn__mv_qsums(attn_dtype bt, size_t R, const unsigned char *blk,
+                                              const float *ab, size_t lda, attn__v *s,
+                                              size_t ss)
+{
+    const attn__v d = attn__vset1_f16(attn__q_scale(blk));
+    attn__v w[ATTN__QK / ATTN__VW];
+    size_t i, v;
+    attn__vload_qblock(bt, blk, attn__vset1(1.0f), w);
+    ATTN__UNROLL
+    for (i = 0; i < R; i++) {
+        attn__v bsum = attn__vmul(attn__vload(ab + i * lda), w[0]);
+        ATTN__UNROLL
+        for (v = 1; v < ATTN__QK / ATTN__VW; v++)
+            bsum = attn__vfma(attn__vload(ab + i * lda + v * ATTN__VW), w[v], bsum);
+        s[i * ss] = attn__vfma(d, bsum, s[i * ss]);
+    }
+}
+
 /* attn__mv_t_body for B in blocks (q8_0, q4_0): blocks [b0, b1) of k, each block of each
  * of B's J rows dequantized in registers once for the R rows of A. 4 rows: as the weights'
  * f32 values (d * q exact, as the packing step dequantizes them), fma'd into the lanes; 1
- * or 2 rows: as integers, the block's partial sum per lane times d fma'd into the lane
- * (fewer operations per block when few rows share it). pf as there. */
+ * or 2 rows: attn__mv_qsums. pf as there. */
 static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
                                                size_t b1, const float *a, size_t lda,
                                                const void *const *brow, attn__pfs *pf,
                                                attn__v *acc)
 {
     const size_t bs = attn__dt_block_bytes(bt), nv = ATTN__QK / ATTN__VW;
-    attn__v s[4][4], w[4][ATTN__QK / ATTN__VW], av, d;
+    attn__v s[4][4], w[4][ATTN__QK / ATTN__VW], av;
     attn__pfs f = pf ? *pf : attn__pfs_make(NULL, NULL);
     size_t i, q, b, v;
     ATTN__UNROLL
@@ -31945,16 +32127,7 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
                 attn__vload_qdeq(bt, blk, w[q]);
                 continue;
             }
-            d = attn__vset1_f16(attn__q_scale(blk));
-            attn__vload_qblock(bt, blk, attn__vset1(1.0f), w[0]);
-            ATTN__UNROLL
-            for (i = 0; i < R; i++) {
-                attn__v bsum = attn__vmul(attn__vload(ab + i * lda), w[0][0]);
-                ATTN__UNROLL
-                for (v = 1; v < nv; v++)
-                    bsum = attn__vfma(attn__vload(ab + i * lda + v * ATTN__VW), w[0][v], bsum);
-                s[i][q] = attn__vfma(d, bsum, s[i][q]);
-            }
+            attn__mv_qsums(bt, R, blk, ab, lda, &s[0][q], 4);
         }
         if (R == 4)
             ATTN__UNROLL
@@ -31982,9 +32155,9 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
 static ATTN__FORCE_INLINE float attn__mv_t1_body(attn_dtype bt, size_t k, const float *a,
                                                  const void *brow)
 {
-    const size_t U = ATTN__MV1_U, nv = ATTN__QK / ATTN__VW, bs = attn__dt_block_bytes(bt);
-    attn__v s[ATTN__MV1_U], bv[ATTN__MV1_U], w[ATTN__QK / ATTN__VW], bsum;
-    size_t u, p, v;
+    const size_t U = ATTN__MV1_U, bs = attn__dt_block_bytes(bt);
+    attn__v s[ATTN__MV1_U], bv[ATTN__MV1_U];
+    size_t u, p;
     ATTN__UNROLL
     for (u = 0; u < U; u++) s[u] = attn__vzero();
     if (bt == ATTN_Q8_0 || bt == ATTN_Q4_0) /* k: whole blocks */
@@ -31994,12 +32167,7 @@ static ATTN__FORCE_INLINE float attn__mv_t1_body(attn_dtype bt, size_t k, const 
                 const size_t e = p + u * ATTN__QK;
                 const unsigned char *blk = (const unsigned char *)brow + e / ATTN__QK * bs;
                 if (e >= k) break;
-                attn__vload_qblock(bt, blk, attn__vset1(1.0f), w);
-                bsum = attn__vmul(attn__vload(a + e), w[0]);
-                ATTN__UNROLL
-                for (v = 1; v < nv; v++)
-                    bsum = attn__vfma(attn__vload(a + e + v * ATTN__VW), w[v], bsum);
-                s[u] = attn__vfma(attn__vset1_f16(attn__q_scale(blk)), bsum, s[u]);
+                attn__mv_qsums(bt, 1, blk, a + e, 0, &s[u], 1);
             }
     else {
         for (p = 0; p + U * ATTN__VW <= k; p += U * ATTN__VW) {
@@ -32224,13 +32392,14 @@ static void attn__mv_t(size_t m, size_t n, size_t k, float alpha, const float *a
     for (j = 0; j < n; j += 4) {
         const size_t jn = attn__min(4, n - j);
         const void *brow[4]; /* rows past n repeat the last one; never stored */
-        attn__pfs pf = attn__pfs_make(j + 4 < n ? attn__dt_at(bt, b, (j + 4) * ldb) : end, end);
+        attn__pfs pf;
         for (q = 0; q < 4; q++) brow[q] = attn__dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
-        if (m == 1 && k <= ATTN__MV1_K) {
+        if (m == 1 && k <= ATTN__MV1_K) { /* one stream: no requests */
             for (q = 0; q < jn; q++) t[q] = attn__mv_t1(bt, k, a, brow[q]);
             attn__mm_merge(c + j, ldc, t, m, jn, alpha, beta, 1);
             continue;
         }
+        pf = attn__pfs_make(j + 4 < n ? attn__dt_at(bt, b, (j + 4) * ldb) : end, end);
         for (q = 0; q < m * 4; q++) acc[q] = attn__vzero();
         for (p = 0; p < k; p += ATTN__MV_PASS)
             for (i = 0; i < m; i += R) {

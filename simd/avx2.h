@@ -39,12 +39,15 @@ static inline __m256i attn__vmask_first(size_t n)
 }
 static inline attn__v attn__vload_part(const float *p, size_t n, float fill)
 {
-    __m256i m = attn__vmask_first(n);
+    __m256i m;
+    ATTN__CHECK_PART(n);
+    m = attn__vmask_first(n);
     return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m),
                             _mm256_castsi256_ps(m));
 }
 static inline void attn__vstore_part(float *p, attn__v v, size_t n)
 {
+    ATTN__CHECK_PART(n);
     _mm256_maskstore_ps(p, attn__vmask_first(n), v);
 }
 static inline attn__v attn__vadd(attn__v a, attn__v b) { return _mm256_add_ps(a, b); }

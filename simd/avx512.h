@@ -35,10 +35,12 @@ static inline attn__v attn__vload(const float *p) { return _mm512_loadu_ps(p); }
 static inline void attn__vstore(float *p, attn__v v) { _mm512_storeu_ps(p, v); }
 static inline attn__v attn__vload_part(const float *p, size_t n, float fill)
 {
+    ATTN__CHECK_PART(n);
     return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), attn__vmask_first(n), p);
 }
 static inline void attn__vstore_part(float *p, attn__v v, size_t n)
 {
+    ATTN__CHECK_PART(n);
     _mm512_mask_storeu_ps(p, attn__vmask_first(n), v);
 }
 static inline attn__v attn__vadd(attn__v a, attn__v b) { return _mm512_add_ps(a, b); }

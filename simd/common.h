@@ -48,6 +48,21 @@
 #define ATTN__PREFETCHW(p) ((void)(p))
 #endif
 
+/* The vector layer's partial loads and stores take n < ATTN__VW lanes (a whole vector is a
+ * plain load or store; with one lane, n is 0). Where ATTN__CHECKS is defined
+ * (the test builds: meson.build), a call outside that contract traps on every ISA:
+ * the x86 ones would otherwise accept n == ATTN__VW, which the scalar and 4-lane ones do not. */
+#ifdef ATTN__CHECKS
+#if defined(__GNUC__) || defined(__clang__)
+#define ATTN__CHECK_PART(n) ((n) < ATTN__VW ? (void)0 : __builtin_trap())
+#else
+#include <stdlib.h>
+#define ATTN__CHECK_PART(n) ((n) < ATTN__VW ? (void)0 : abort())
+#endif
+#else
+#define ATTN__CHECK_PART(n) ((void)0)
+#endif
+
 /* The cache lines of bytes [p, p + n) requested (n > 0), into L1 where l1 (a constant),
  * else into L2 only: the decode path asks for V row j into L2 while it scores K row j, so
  * out of cache the two streams arrive together (L2, as a tile's V rows in f32 outgrow L1

@@ -276,24 +276,28 @@ static inline attn__v attn__vset1_f16(uint16_t h) { return attn__vset1(attn__f16
 static inline attn__v attn__vload_f16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__VW] = {0};
+    ATTN__CHECK_PART(n);
     memcpy(t, p, (ATTN__VW == 1 ? 0 : n) * sizeof *t);
     return attn__vload_f16(t);
 }
 static inline void attn__vstore_f16_part(uint16_t *p, attn__v v, size_t n)
 {
     uint16_t t[ATTN__VW];
+    ATTN__CHECK_PART(n);
     attn__vstore_f16(t, v);
     memcpy(p, t, (ATTN__VW == 1 ? 0 : n) * sizeof *t);
 }
 static inline attn__v attn__vload_bf16_part(const uint16_t *p, size_t n)
 {
     uint16_t t[ATTN__VW] = {0};
+    ATTN__CHECK_PART(n);
     memcpy(t, p, (ATTN__VW == 1 ? 0 : n) * sizeof *t);
     return attn__vload_bf16(t);
 }
 static inline void attn__vstore_bf16_part(uint16_t *p, attn__v v, size_t n)
 {
     uint16_t t[ATTN__VW];
+    ATTN__CHECK_PART(n);
     attn__vstore_bf16(t, v);
     memcpy(p, t, (ATTN__VW == 1 ? 0 : n) * sizeof *t);
 }

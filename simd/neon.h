@@ -34,12 +34,14 @@ static inline void attn__vstore(float *p, attn__v v) { vst1q_f32(p, v); }
 static inline attn__v attn__vload_part(const float *p, size_t n, float fill)
 {
     float t[4] = {fill, fill, fill, fill};
+    ATTN__CHECK_PART(n);
     memcpy(t, p, n * sizeof(float));
     return vld1q_f32(t);
 }
 static inline void attn__vstore_part(float *p, attn__v v, size_t n)
 {
     float t[4];
+    ATTN__CHECK_PART(n);
     vst1q_f32(t, v);
     memcpy(p, t, n * sizeof(float));
 }

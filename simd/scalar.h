@@ -23,9 +23,14 @@ static inline void attn__vstore(float *p, attn__v v) { *p = v; }
 static inline attn__v attn__vload_part(const float *p, size_t n, float fill)
 {
     (void)p; (void)n;
+    ATTN__CHECK_PART(n);
     return fill; /* n is always 0 here: one lane has no partial vectors */
 }
-static inline void attn__vstore_part(float *p, attn__v v, size_t n) { (void)p; (void)v; (void)n; }
+static inline void attn__vstore_part(float *p, attn__v v, size_t n)
+{
+    (void)p; (void)v; (void)n;
+    ATTN__CHECK_PART(n);
+}
 static inline attn__v attn__vadd(attn__v a, attn__v b) { return a + b; }
 static inline attn__v attn__vsub(attn__v a, attn__v b) { return a - b; }
 static inline attn__v attn__vmul(attn__v a, attn__v b) { return a * b; }

@@ -26,12 +26,14 @@ static inline void attn__vstore(float *p, attn__v v) { wasm_v128_store(p, v); }
 static inline attn__v attn__vload_part(const float *p, size_t n, float fill)
 {
     float t[4] = {fill, fill, fill, fill};
+    ATTN__CHECK_PART(n);
     memcpy(t, p, n * sizeof(float));
     return wasm_v128_load(t);
 }
 static inline void attn__vstore_part(float *p, attn__v v, size_t n)
 {
     float t[4];
+    ATTN__CHECK_PART(n);
     wasm_v128_store(t, v);
     memcpy(p, t, n * sizeof(float));
 }

@@ -65,6 +65,8 @@ def copy_of(impl, suffix, force, features, names):
     text = re.sub(r'\bATTN__(\w+)', r'ATTN__%s_\1' % suffix.upper(), text)
     text = re.sub(r'\b(%s)\b' % '|'.join(names), r'attn__%s_\1' % suffix, text)
     text = re.sub(r'\bATTN_API\b', 'static ATTN__MAYBE_UNUSED', text)
+    # the test builds' contract checks (simd/common.h) reach every copy
+    text = ('#ifdef ATTN__CHECKS\n#define ATTN__%s_CHECKS 1\n#endif\n' % suffix.upper()) + text
     head = '/* ---- the %s copy ---- */\n' % suffix
     if not features:  # the scalar copy drops SLEEF for itself alone
         return (head + '#pragma push_macro("ATTN_USE_SLEEF")\n' + text +
