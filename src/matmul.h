@@ -559,18 +559,38 @@ static ATTN__FORCE_INLINE void attn__mv_t_body(attn_dtype bt, size_t R, size_t J
         for (q = 0; q < J; q++) acc[i * 4 + q] = s[i][q];
 }
 
+/* s[i * ss] += d * (A row i . the block at blk) for R rows of A (32 floats each at ab, lda
+ * apart), the block (q8_0, q4_0) widened once for them: its products with a row summed lane
+ * by lane, then times its scale d (few rows: fewer operations than widening to d * q) */
+static ATTN__FORCE_INLINE void attn__mv_qsums(attn_dtype bt, size_t R, const unsigned char *blk,
+                                              const float *ab, size_t lda, attn__v *s,
+                                              size_t ss)
+{
+    const attn__v d = attn__vset1_f16(attn__q_scale(blk));
+    attn__v w[ATTN__QK / ATTN__VW];
+    size_t i, v;
+    attn__vload_qblock(bt, blk, attn__vset1(1.0f), w);
+    ATTN__UNROLL
+    for (i = 0; i < R; i++) {
+        attn__v bsum = attn__vmul(attn__vload(ab + i * lda), w[0]);
+        ATTN__UNROLL
+        for (v = 1; v < ATTN__QK / ATTN__VW; v++)
+            bsum = attn__vfma(attn__vload(ab + i * lda + v * ATTN__VW), w[v], bsum);
+        s[i * ss] = attn__vfma(d, bsum, s[i * ss]);
+    }
+}
+
 /* attn__mv_t_body for B in blocks (q8_0, q4_0): blocks [b0, b1) of k, each block of each
  * of B's J rows dequantized in registers once for the R rows of A. 4 rows: as the weights'
  * f32 values (d * q exact, as the packing step dequantizes them), fma'd into the lanes; 1
- * or 2 rows: as integers, the block's partial sum per lane times d fma'd into the lane
- * (fewer operations per block when few rows share it). pf as there. */
+ * or 2 rows: attn__mv_qsums. pf as there. */
 static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J, size_t b0,
                                                size_t b1, const float *a, size_t lda,
                                                const void *const *brow, attn__pfs *pf,
                                                attn__v *acc)
 {
     const size_t bs = attn__dt_block_bytes(bt), nv = ATTN__QK / ATTN__VW;
-    attn__v s[4][4], w[4][ATTN__QK / ATTN__VW], av, d;
+    attn__v s[4][4], w[4][ATTN__QK / ATTN__VW], av;
     attn__pfs f = pf ? *pf : attn__pfs_make(NULL, NULL);
     size_t i, q, b, v;
     ATTN__UNROLL
@@ -587,16 +607,7 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
                 attn__vload_qdeq(bt, blk, w[q]);
                 continue;
             }
-            d = attn__vset1_f16(attn__q_scale(blk));
-            attn__vload_qblock(bt, blk, attn__vset1(1.0f), w[0]);
-            ATTN__UNROLL
-            for (i = 0; i < R; i++) {
-                attn__v bsum = attn__vmul(attn__vload(ab + i * lda), w[0][0]);
-                ATTN__UNROLL
-                for (v = 1; v < nv; v++)
-                    bsum = attn__vfma(attn__vload(ab + i * lda + v * ATTN__VW), w[0][v], bsum);
-                s[i][q] = attn__vfma(d, bsum, s[i][q]);
-            }
+            attn__mv_qsums(bt, R, blk, ab, lda, &s[0][q], 4);
         }
         if (R == 4)
             ATTN__UNROLL
@@ -624,9 +635,9 @@ static ATTN__FORCE_INLINE void attn__mv_q_body(attn_dtype bt, size_t R, size_t J
 static ATTN__FORCE_INLINE float attn__mv_t1_body(attn_dtype bt, size_t k, const float *a,
                                                  const void *brow)
 {
-    const size_t U = ATTN__MV1_U, nv = ATTN__QK / ATTN__VW, bs = attn__dt_block_bytes(bt);
-    attn__v s[ATTN__MV1_U], bv[ATTN__MV1_U], w[ATTN__QK / ATTN__VW], bsum;
-    size_t u, p, v;
+    const size_t U = ATTN__MV1_U, bs = attn__dt_block_bytes(bt);
+    attn__v s[ATTN__MV1_U], bv[ATTN__MV1_U];
+    size_t u, p;
     ATTN__UNROLL
     for (u = 0; u < U; u++) s[u] = attn__vzero();
     if (bt == ATTN_Q8_0 || bt == ATTN_Q4_0) /* k: whole blocks */
@@ -636,12 +647,7 @@ static ATTN__FORCE_INLINE float attn__mv_t1_body(attn_dtype bt, size_t k, const 
                 const size_t e = p + u * ATTN__QK;
                 const unsigned char *blk = (const unsigned char *)brow + e / ATTN__QK * bs;
                 if (e >= k) break;
-                attn__vload_qblock(bt, blk, attn__vset1(1.0f), w);
-                bsum = attn__vmul(attn__vload(a + e), w[0]);
-                ATTN__UNROLL
-                for (v = 1; v < nv; v++)
-                    bsum = attn__vfma(attn__vload(a + e + v * ATTN__VW), w[v], bsum);
-                s[u] = attn__vfma(attn__vset1_f16(attn__q_scale(blk)), bsum, s[u]);
+                attn__mv_qsums(bt, 1, blk, a + e, 0, &s[u], 1);
             }
     else {
         for (p = 0; p + U * ATTN__VW <= k; p += U * ATTN__VW) {
@@ -866,13 +872,14 @@ static void attn__mv_t(size_t m, size_t n, size_t k, float alpha, const float *a
     for (j = 0; j < n; j += 4) {
         const size_t jn = attn__min(4, n - j);
         const void *brow[4]; /* rows past n repeat the last one; never stored */
-        attn__pfs pf = attn__pfs_make(j + 4 < n ? attn__dt_at(bt, b, (j + 4) * ldb) : end, end);
+        attn__pfs pf;
         for (q = 0; q < 4; q++) brow[q] = attn__dt_at(bt, b, (j + (q < jn ? q : jn - 1)) * ldb);
-        if (m == 1 && k <= ATTN__MV1_K) {
+        if (m == 1 && k <= ATTN__MV1_K) { /* one stream: no requests */
             for (q = 0; q < jn; q++) t[q] = attn__mv_t1(bt, k, a, brow[q]);
             attn__mm_merge(c + j, ldc, t, m, jn, alpha, beta, 1);
             continue;
         }
+        pf = attn__pfs_make(j + 4 < n ? attn__dt_at(bt, b, (j + 4) * ldb) : end, end);
         for (q = 0; q < m * 4; q++) acc[q] = attn__vzero();
         for (p = 0; p < k; p += ATTN__MV_PASS)
             for (i = 0; i < m; i += R) {
