@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/fuzz/run.sh - builds the fuzz target (fuzz_api.c) with clang's libFuzzer, ASan and
-# UBSan for AVX2 (-mavx2 -mfma) and for the scalar path (-DATTN_NO_SIMD), and runs the two
+# UBSan for AVX2 (-mavx2 -mfma) and for the scalar path (-DATTN_NO_SIMD), with the vector
+# layer's contract checks (ATTN__CHECKS, as the meson tests), and runs the two
 # side by side from the seed and regression corpora; prints libFuzzer's final statistics.
 # LENGTH "ci" (the default) is reproducible: random seed 1, 80000 inputs on AVX2 and 30000 on
 # the scalar path, from an empty working corpus (about 50 and 35 s on two cores); a number is
@@ -17,7 +18,8 @@ mkdir -p "$out"
 build() { # isa flags...
   isa=$1
   shift
-  "$cc" -std=c99 -O1 -g "$@" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+  "$cc" -std=c99 -O1 -g -DATTN__CHECKS "$@" -fsanitize=fuzzer,address,undefined \
+    -fno-sanitize-recover=all \
     -I"$root" "$root/tests/fuzz/fuzz_api.c" -o "$out/fuzz_api_$isa" -lm
 }
 
