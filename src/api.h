@@ -284,18 +284,23 @@ ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t 
  * with op(B) = B^T, which takes the packed path.
  * Accuracy: the result is that of attn_matmul run on B widened to float32, within its bound.
  * Determinism: as attn_matmul's, with one difference. For op(B) = B^T, op(A) = A and
- * m <= 8, each element of C is one dot product over k taken ATTN__VW lanes at a time (lane
- * l sums the p = l mod the vector width in order, the lanes are then added) and scaled
- * once; this order depends on k alone, but is not the order of products with m > 8. So
- * such a product gives the same bits whatever its column blocks, its workspace and its row
- * blocks of up to 8 rows; splitting it into blocks of more and of at most 8 rows may change
- * the last bits. op(B) = B with any m keeps attn_matmul's order exactly.
+ * m <= 8, each element of C is one dot product over k taken ATTN__VW lanes at a time and
+ * scaled once, in an order set by k, m and the row's place among the m rows (never by n,
+ * the column blocks or the workspace), and not the order of products with m > 8. So such a
+ * product gives the same bits from run to run, whatever its column blocks and workspace;
+ * splitting its rows may change the last bits. With f16 or bf16 B, blocks of 2 to 8 rows
+ * keep them (lane l sums the p = l mod the vector width in order, the lanes are then added),
+ * and so does a single row where k > 4096; a single row with k <= 4096 sums each lane in 4
+ * chains (whole vector v of k into chain v mod 4; any vectors past the last 4 and the part
+ * vector into chain 0), added in order before the lanes. op(B) = B with any m keeps
+ * attn_matmul's order exactly.
  * Block types (ATTN_Q8_0, ATTN_Q4_0): B is n x k stored in blocks along k, so tb must be
  * ATTN_TRANS (else ATTN_ERR_ARG), k and ldb multiples of 32 (else ATTN_ERR_SIZE and
  * ATTN_ERR_LD). For m <= 8 (or without a workspace, 8 rows at a time) the blocks are
- * streamed once and dequantized in registers (each block's per-lane partial sums scaled
- * by its d, then added: an order that depends on k alone); larger products
- * dequantize while packing. The result is attn_matmul's on the dequantized B (exact in
+ * streamed once and dequantized in registers (groups of 4 rows widen each block to d * q
+ * and fma it into the lanes; 1 or 2 rows scale each block's per-lane partial sums by d:
+ * splitting the rows differently may change the last bits); larger products dequantize
+ * while packing. The result is attn_matmul's on the dequantized B (exact in
  * float32), within its bound. */
 ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, size_t n,
                                        size_t k, float alpha, const float *a, size_t lda,

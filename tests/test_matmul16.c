@@ -14,8 +14,11 @@
  * Shapes: m over 1..9 and 17 (the matrix-vector rows 4 + 2 + 1 and past them), n and k over
  * every tail of the vector widths and across the k passes (1030 > ATTN__MV_PASS), all four
  * transpose pairs. Also: attn_matmul_typed with ATTN_F32 is attn_matmul bit for bit, errors
- * (a bad type, a short ldb, C over B's 16-bit bytes; C just past them is fine), and
- * attn_linear_typed against attn_linear on the widened weights (bias, activation). */
+ * (a bad type, a short ldb, C over B's 16-bit bytes; C just past them is fine),
+ * attn_linear_typed against attn_linear on the widened weights (bias, activation), and the
+ * skinny products' determinism as api.h states it, for f16, bf16, q8_0 and q4_0 B (the same
+ * bits again, with a workspace, in column blocks; 16-bit: in row blocks of 2 to 8 rows, and
+ * a single row past k = 4096). */
 #define ATTN_IMPLEMENTATION
 #include "attn.h"
 #include "check.h"
@@ -224,12 +227,79 @@ static void test_linear(void)
             }
 }
 
+/* api.h's determinism of the skinny products (op(B) = B^T, op(A) = A, m <= 8) for B of type
+ * t, k elements deep: C of 8 rows and 13 columns must keep its bits when computed in column
+ * blocks, with or without a workspace, again, and (f16, bf16) in row blocks of 2 to 8 rows;
+ * a single row keeps them where k > 4096 (api.h: one row with k <= 4096 sums in 4 chains). */
+static const char *tname(attn_dtype t)
+{
+    return t == ATTN_F16 ? "f16" : t == ATTN_BF16 ? "bf16" : t == ATTN_Q8_0 ? "q8_0" : "q4_0";
+}
+
+static void skinny_bits(attn_dtype t, size_t k)
+{
+    static const size_t splits[][4] = {{2, 6}, {3, 5}, {4, 4}, {5, 3}, {6, 2}, {2, 3, 3},
+                                       {2, 2, 4}, {3, 3, 2}};
+    const size_t m = 8, n = 13, lda = k + 3, ldc = n + 2, rb = attn_dtype_bytes(t, k);
+    const size_t wsz = attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_TRANS, m, n, k);
+    const int half = t == ATTN_F16 || t == ATTN_BF16;
+    float *a = rand_mat(m, k, lda), *bf = rand_mat(n, k, k);
+    unsigned char *b = (unsigned char *)xmalloc(n * rb);
+    float c[8 * 15], c2[8 * 15];
+    void *ws = xmalloc(wsz);
+    size_t s, i, r0;
+    int ok = 1;
+    for (i = 0; i < n; i++)
+        check(attn_convert(t, b + i * rb, ATTN_F32, bf + i * k, k) == ATTN_OK, "convert");
+#define SKINNY(rows, cols, ap, bp, cp, w, wn)                                              \
+    attn_matmul_typed(ATTN_NO_TRANS, ATTN_TRANS, rows, cols, k, 0.75f, ap, lda, t, bp,     \
+                      k, 0.0f, cp, ldc, w, wn)
+    check(SKINNY(m, n, a, b, c, NULL, 0) == ATTN_OK, "skinny %s k %zu", tname(t), k);
+    memcpy(c2, c, sizeof c);
+    ok &= SKINNY(m, n, a, b, c2, NULL, 0) == ATTN_OK && same_bits(c, c2, m * ldc); /* again */
+    ok &= SKINNY(m, n, a, b, c2, ws, wsz) == ATTN_OK && same_bits(c, c2, m * ldc);
+    memset(c2, 0, sizeof c2);
+    ok &= SKINNY(m, 5, a, b, c2, NULL, 0) == ATTN_OK; /* columns 0..4, then 5..12 */
+    ok &= SKINNY(m, n - 5, a, b + 5 * rb, c2 + 5, NULL, 0) == ATTN_OK;
+    for (i = 0; i < m; i++) ok &= same_bits(c + i * ldc, c2 + i * ldc, n);
+    check(ok, "skinny %s k %zu: not the same bits again, with a workspace, in column blocks",
+          tname(t), k);
+    for (s = 0; half && s < sizeof splits / sizeof splits[0]; s++) {
+        memset(c2, 0, sizeof c2);
+        for (i = 0, r0 = 0; i < 4 && splits[s][i]; r0 += splits[s][i++])
+            check(SKINNY(splits[s][i], n, a + r0 * lda, b, c2 + r0 * ldc, NULL, 0) == ATTN_OK,
+                  "skinny rows");
+        for (i = 0; i < m; i++)
+            check(same_bits(c + i * ldc, c2 + i * ldc, n),
+                  "skinny %s k %zu: row %zu not the same bits in row blocks %zu+%zu+%zu",
+                  tname(t), k, i, splits[s][0], splits[s][1], splits[s][2]);
+    }
+    for (i = 0; half && k > 4096 && i < m; i++) {
+        check(SKINNY(1, n, a + i * lda, b, c2, NULL, 0) == ATTN_OK, "skinny one row");
+        check(same_bits(c + i * ldc, c2, n), "skinny %s k %zu: row %zu alone not the same bits",
+              tname(t), k, i);
+    }
+#undef SKINNY
+    free(a), free(bf), free(b), free(ws);
+}
+
+static void test_skinny_bits(void)
+{
+    static const size_t ks[] = {5, 64, 1000, 4096, 4100, 8192};
+    static const attn_dtype ts[] = {ATTN_F16, ATTN_BF16, ATTN_Q8_0, ATTN_Q4_0};
+    size_t i, j;
+    for (i = 0; i < 4; i++)
+        for (j = 0; j < sizeof ks / sizeof ks[0]; j++)
+            if (i < 2 || ks[j] % 32 == 0) skinny_bits(ts[i], ks[j]);
+}
+
 int main(void)
 {
     check_begin("matmul16");
     test_sweep();
     test_f32_and_errors();
     test_linear();
+    test_skinny_bits();
     printf("matmul16: %ld f16 and %ld bf16 products; worst error / bound %.3f (f16), %.3f "
            "(bf16)\n", n_cases[0], n_cases[1], max_ratio[0], max_ratio[1]);
     return check_end("matmul16");
