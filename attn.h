@@ -325,7 +325,9 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
  * this beats attn_matmul_typed, which streams B unpacked, on few rows.
  * k and ldb multiples of 32 (ATTN_ERR_SIZE, ATTN_ERR_LD); lda, ldc >= k, n. The workspace
  * is required (attn_matmul_int8_workspace_size: about 1.13 m k bytes for A's blocks plus a
- * chunk of B's, up to 256 KiB); no overlap of C, A, B and workspace (ATTN_ERR_ALIAS).
+ * chunk of B's, up to 256 KiB; it never decreases as m, n or k grow, so the size for the
+ * largest product serves every smaller one); no overlap of C, A, B and workspace
+ * (ATTN_ERR_ALIAS).
  * A block of A that does not quantize (inf, NaN, or max|x| above about 8.3e6) is
  * ATTN_ERR_ARG, C untouched. beta = 0 never reads C.
  * Accuracy: the result is the product of the dequantized A (what attn_convert to q8_0 and
@@ -6679,14 +6681,20 @@ static size_t attn__scalar_qd_nc(size_t n, size_t kb)
 static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
 {
     const size_t kb = k / ATTN__SCALAR_QK;
-    size_t ab;
+    size_t ab, cap;
     if (m == 0 || n == 0 || kb == 0) return 0;
     if (kb > SIZE_MAX / 64 / ATTN__SCALAR_QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
-    ab = attn__scalar_round_up(m * kb * ATTN__SCALAR_QD_AB, ATTN__SCALAR_ALIGN);
-    ab += attn__scalar_qd_nc(n, kb) / ATTN__SCALAR_VW * kb * ATTN__SCALAR_QD_GB + ATTN__SCALAR_ALIGN;
+    /* A's blocks, then B's chunk (attn__scalar_qd_nc columns of kb blocks, 40 bytes per column and
+     * block): counted as at most ATTN__SCALAR_QD_PANEL bytes, or one pair of groups where that is
+     * more, so that the size never falls as m, n or k grow */
+    cap = 2 * ATTN__SCALAR_VW * kb * 40 > ATTN__SCALAR_QD_PANEL ? 2 * ATTN__SCALAR_VW * kb * 40 : ATTN__SCALAR_QD_PANEL;
+    ab = attn__scalar_round_up(m * kb * ATTN__SCALAR_QD_AB, ATTN__SCALAR_ALIGN) + ATTN__SCALAR_ALIGN;
+    ab += n > cap / (kb * 40) ? cap : attn__scalar_min(attn__scalar_round_up(n, 2 * ATTN__SCALAR_VW) * kb * 40, cap);
 #ifdef ATTN__SCALAR_HAVE_QK8_ROWS
-    if (m <= ATTN__SCALAR_QK8_MR) { /* the quads (the CPU decides at the call) */
-        const size_t qb = (m + 3) / 4 * ATTN__SCALAR_QK8_QUAD_BYTES(ATTN__SCALAR_QD_NQ(kb)) + ATTN__SCALAR_ALIGN;
+    { /* the quads of up to ATTN__SCALAR_QK8_MR rows (the CPU decides at the call), counted for more
+       * rows too: the size never falls as m grows */
+        const size_t mq = attn__scalar_min(m, ATTN__SCALAR_QK8_MR);
+        const size_t qb = (mq + 3) / 4 * ATTN__SCALAR_QK8_QUAD_BYTES(ATTN__SCALAR_QD_NQ(kb)) + ATTN__SCALAR_ALIGN;
         if (qb > ab) ab = qb;
     }
 #endif
@@ -15212,14 +15220,20 @@ static size_t attn__avx2_qd_nc(size_t n, size_t kb)
 static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
 {
     const size_t kb = k / ATTN__AVX2_QK;
-    size_t ab;
+    size_t ab, cap;
     if (m == 0 || n == 0 || kb == 0) return 0;
     if (kb > SIZE_MAX / 64 / ATTN__AVX2_QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
-    ab = attn__avx2_round_up(m * kb * ATTN__AVX2_QD_AB, ATTN__AVX2_ALIGN);
-    ab += attn__avx2_qd_nc(n, kb) / ATTN__AVX2_VW * kb * ATTN__AVX2_QD_GB + ATTN__AVX2_ALIGN;
+    /* A's blocks, then B's chunk (attn__avx2_qd_nc columns of kb blocks, 40 bytes per column and
+     * block): counted as at most ATTN__AVX2_QD_PANEL bytes, or one pair of groups where that is
+     * more, so that the size never falls as m, n or k grow */
+    cap = 2 * ATTN__AVX2_VW * kb * 40 > ATTN__AVX2_QD_PANEL ? 2 * ATTN__AVX2_VW * kb * 40 : ATTN__AVX2_QD_PANEL;
+    ab = attn__avx2_round_up(m * kb * ATTN__AVX2_QD_AB, ATTN__AVX2_ALIGN) + ATTN__AVX2_ALIGN;
+    ab += n > cap / (kb * 40) ? cap : attn__avx2_min(attn__avx2_round_up(n, 2 * ATTN__AVX2_VW) * kb * 40, cap);
 #ifdef ATTN__AVX2_HAVE_QK8_ROWS
-    if (m <= ATTN__AVX2_QK8_MR) { /* the quads (the CPU decides at the call) */
-        const size_t qb = (m + 3) / 4 * ATTN__AVX2_QK8_QUAD_BYTES(ATTN__AVX2_QD_NQ(kb)) + ATTN__AVX2_ALIGN;
+    { /* the quads of up to ATTN__AVX2_QK8_MR rows (the CPU decides at the call), counted for more
+       * rows too: the size never falls as m grows */
+        const size_t mq = attn__avx2_min(m, ATTN__AVX2_QK8_MR);
+        const size_t qb = (mq + 3) / 4 * ATTN__AVX2_QK8_QUAD_BYTES(ATTN__AVX2_QD_NQ(kb)) + ATTN__AVX2_ALIGN;
         if (qb > ab) ab = qb;
     }
 #endif
@@ -23749,14 +23763,20 @@ static size_t attn__avx512_qd_nc(size_t n, size_t kb)
 static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
 {
     const size_t kb = k / ATTN__AVX512_QK;
-    size_t ab;
+    size_t ab, cap;
     if (m == 0 || n == 0 || kb == 0) return 0;
     if (kb > SIZE_MAX / 64 / ATTN__AVX512_QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
-    ab = attn__avx512_round_up(m * kb * ATTN__AVX512_QD_AB, ATTN__AVX512_ALIGN);
-    ab += attn__avx512_qd_nc(n, kb) / ATTN__AVX512_VW * kb * ATTN__AVX512_QD_GB + ATTN__AVX512_ALIGN;
+    /* A's blocks, then B's chunk (attn__avx512_qd_nc columns of kb blocks, 40 bytes per column and
+     * block): counted as at most ATTN__AVX512_QD_PANEL bytes, or one pair of groups where that is
+     * more, so that the size never falls as m, n or k grow */
+    cap = 2 * ATTN__AVX512_VW * kb * 40 > ATTN__AVX512_QD_PANEL ? 2 * ATTN__AVX512_VW * kb * 40 : ATTN__AVX512_QD_PANEL;
+    ab = attn__avx512_round_up(m * kb * ATTN__AVX512_QD_AB, ATTN__AVX512_ALIGN) + ATTN__AVX512_ALIGN;
+    ab += n > cap / (kb * 40) ? cap : attn__avx512_min(attn__avx512_round_up(n, 2 * ATTN__AVX512_VW) * kb * 40, cap);
 #ifdef ATTN__AVX512_HAVE_QK8_ROWS
-    if (m <= ATTN__AVX512_QK8_MR) { /* the quads (the CPU decides at the call) */
-        const size_t qb = (m + 3) / 4 * ATTN__AVX512_QK8_QUAD_BYTES(ATTN__AVX512_QD_NQ(kb)) + ATTN__AVX512_ALIGN;
+    { /* the quads of up to ATTN__AVX512_QK8_MR rows (the CPU decides at the call), counted for more
+       * rows too: the size never falls as m grows */
+        const size_t mq = attn__avx512_min(m, ATTN__AVX512_QK8_MR);
+        const size_t qb = (mq + 3) / 4 * ATTN__AVX512_QK8_QUAD_BYTES(ATTN__AVX512_QD_NQ(kb)) + ATTN__AVX512_ALIGN;
         if (qb > ab) ab = qb;
     }
 #endif
@@ -32808,14 +32828,20 @@ static size_t attn__qd_nc(size_t n, size_t kb)
 ATTN_API size_t attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
 {
     const size_t kb = k / ATTN__QK;
-    size_t ab;
+    size_t ab, cap;
     if (m == 0 || n == 0 || kb == 0) return 0;
     if (kb > SIZE_MAX / 64 / ATTN__QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
-    ab = attn__round_up(m * kb * ATTN__QD_AB, ATTN__ALIGN);
-    ab += attn__qd_nc(n, kb) / ATTN__VW * kb * ATTN__QD_GB + ATTN__ALIGN;
+    /* A's blocks, then B's chunk (attn__qd_nc columns of kb blocks, 40 bytes per column and
+     * block): counted as at most ATTN__QD_PANEL bytes, or one pair of groups where that is
+     * more, so that the size never falls as m, n or k grow */
+    cap = 2 * ATTN__VW * kb * 40 > ATTN__QD_PANEL ? 2 * ATTN__VW * kb * 40 : ATTN__QD_PANEL;
+    ab = attn__round_up(m * kb * ATTN__QD_AB, ATTN__ALIGN) + ATTN__ALIGN;
+    ab += n > cap / (kb * 40) ? cap : attn__min(attn__round_up(n, 2 * ATTN__VW) * kb * 40, cap);
 #ifdef ATTN__HAVE_QK8_ROWS
-    if (m <= ATTN__QK8_MR) { /* the quads (the CPU decides at the call) */
-        const size_t qb = (m + 3) / 4 * ATTN__QK8_QUAD_BYTES(ATTN__QD_NQ(kb)) + ATTN__ALIGN;
+    { /* the quads of up to ATTN__QK8_MR rows (the CPU decides at the call), counted for more
+       * rows too: the size never falls as m grows */
+        const size_t mq = attn__min(m, ATTN__QK8_MR);
+        const size_t qb = (mq + 3) / 4 * ATTN__QK8_QUAD_BYTES(ATTN__QD_NQ(kb)) + ATTN__ALIGN;
         if (qb > ab) ab = qb;
     }
 #endif

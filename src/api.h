@@ -324,7 +324,9 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
  * this beats attn_matmul_typed, which streams B unpacked, on few rows.
  * k and ldb multiples of 32 (ATTN_ERR_SIZE, ATTN_ERR_LD); lda, ldc >= k, n. The workspace
  * is required (attn_matmul_int8_workspace_size: about 1.13 m k bytes for A's blocks plus a
- * chunk of B's, up to 256 KiB); no overlap of C, A, B and workspace (ATTN_ERR_ALIAS).
+ * chunk of B's, up to 256 KiB; it never decreases as m, n or k grow, so the size for the
+ * largest product serves every smaller one); no overlap of C, A, B and workspace
+ * (ATTN_ERR_ALIAS).
  * A block of A that does not quantize (inf, NaN, or max|x| above about 8.3e6) is
  * ATTN_ERR_ARG, C untouched. beta = 0 never reads C.
  * Accuracy: the result is the product of the dequantized A (what attn_convert to q8_0 and

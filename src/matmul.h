@@ -1283,14 +1283,20 @@ static size_t attn__qd_nc(size_t n, size_t kb)
 ATTN_API size_t attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
 {
     const size_t kb = k / ATTN__QK;
-    size_t ab;
+    size_t ab, cap;
     if (m == 0 || n == 0 || kb == 0) return 0;
     if (kb > SIZE_MAX / 64 / ATTN__QD_AB / (m > 1 ? m : 1)) return SIZE_MAX;
-    ab = attn__round_up(m * kb * ATTN__QD_AB, ATTN__ALIGN);
-    ab += attn__qd_nc(n, kb) / ATTN__VW * kb * ATTN__QD_GB + ATTN__ALIGN;
+    /* A's blocks, then B's chunk (attn__qd_nc columns of kb blocks, 40 bytes per column and
+     * block): counted as at most ATTN__QD_PANEL bytes, or one pair of groups where that is
+     * more, so that the size never falls as m, n or k grow */
+    cap = 2 * ATTN__VW * kb * 40 > ATTN__QD_PANEL ? 2 * ATTN__VW * kb * 40 : ATTN__QD_PANEL;
+    ab = attn__round_up(m * kb * ATTN__QD_AB, ATTN__ALIGN) + ATTN__ALIGN;
+    ab += n > cap / (kb * 40) ? cap : attn__min(attn__round_up(n, 2 * ATTN__VW) * kb * 40, cap);
 #ifdef ATTN__HAVE_QK8_ROWS
-    if (m <= ATTN__QK8_MR) { /* the quads (the CPU decides at the call) */
-        const size_t qb = (m + 3) / 4 * ATTN__QK8_QUAD_BYTES(ATTN__QD_NQ(kb)) + ATTN__ALIGN;
+    { /* the quads of up to ATTN__QK8_MR rows (the CPU decides at the call), counted for more
+       * rows too: the size never falls as m grows */
+        const size_t mq = attn__min(m, ATTN__QK8_MR);
+        const size_t qb = (mq + 3) / 4 * ATTN__QK8_QUAD_BYTES(ATTN__QD_NQ(kb)) + ATTN__ALIGN;
         if (qb > ab) ab = qb;
     }
 #endif

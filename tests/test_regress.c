@@ -5,7 +5,7 @@
  *   tasks_huge_qlen         attn_attention_tasks for q_len near SIZE_MAX: 0, no division by 0
  *   causal_offset_extremes  ATTN_CAUSAL_OFFSET near PTRDIFF_MAX / PTRDIFF_MIN: no overflow
  *   one_row_huge_ld         one-row matrices with leading dimensions up to SIZE_MAX
- *   workspace_monotone      matmul / linear workspace monotone in m, n, k, bounded, no wrap
+ *   workspace_monotone      matmul / int8 / linear workspace monotone in m, n, k, bounded, no wrap
  *   norm_eps_zero           layernorm / rmsnorm with eps = 0 on zero-variance rows: no NaN
  *   init_reports            attention init functions: unknown layout, overflowing strides
  *   attention_aliased_output  O / scores strides mapping two rows onto one float: refused
@@ -301,6 +301,35 @@ static void test_workspace_monotone(void)
                             attn_matmul_workspace_size(A, B, 7, V[j], k + 1) && bad++ < 5)
                         check(0, "workspace_monotone: n %zu: k %zu needs more than k + 1", V[j], k);
         }
+    /* attn_matmul_int8's (k in blocks of 32): m, n and k grown one at a time, both sides
+     * of the few-row path's limit (8 rows) and of the B chunk's cap */
+    {
+        static const size_t KB[] = {1, 2, 3, 4, 5, 8, 16, 17, 100, 205, 1000, 131072,
+                                    (size_t)-1 / 32};
+        const size_t nkb = sizeof KB / sizeof KB[0];
+        for (i = 0; i < nv; i++)
+            for (j = 0; j < nv; j++)
+                for (l = 0; l < nkb; l++) {
+                    const size_t m = V[i], n = V[j], kk = 32 * KB[l];
+                    const size_t w = attn_matmul_int8_workspace_size(m, n, kk);
+                    int ok = w > 0;
+                    if (m < (size_t)-1) ok &= w <= attn_matmul_int8_workspace_size(m + 1, n, kk);
+                    if (n < (size_t)-1) ok &= w <= attn_matmul_int8_workspace_size(m, n + 1, kk);
+                    if (l + 1 < nkb)
+                        ok &= w <= attn_matmul_int8_workspace_size(m, n, 32 * KB[l + 1]);
+                    if (kk + 32 > kk) ok &= w <= attn_matmul_int8_workspace_size(m, n, kk + 32);
+                    if (!ok && bad++ < 10)
+                        check(0, "workspace_monotone: int8 m %zu n %zu k %zu: %zu", m, n, kk, w);
+                }
+        for (i = 1; i <= 20; i++) /* every m, every k to 32 * 300 */
+            for (k = 32; k <= 32 * 300; k += 32)
+                if ((attn_matmul_int8_workspace_size(i, 13, k) >
+                         attn_matmul_int8_workspace_size(i + 1, 13, k) ||
+                     attn_matmul_int8_workspace_size(i, 13, k) >
+                         attn_matmul_int8_workspace_size(i, 13, k + 32)) &&
+                    bad++ < 10)
+                    check(0, "workspace_monotone: int8 m %zu k %zu", i, k);
+    }
     check(bad == 0, "workspace_monotone: %zu non-monotone sizes", bad);
     for (i = 0; i + 1 < nv; i++)
         check(attn_linear_workspace_size(ATTN_TRANS, V[i], V[i], V[i]) <=
