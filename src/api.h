@@ -406,13 +406,18 @@ ATTN_API attn_status attn_matmul_int8(size_t m, size_t n, size_t k, float alpha,
  * Kernel: queries in tiles of attn_attention_query_tile() rows (192), keys in tiles of
  * 128 (132 on NEON); Q K^T and P V of a tile by the matmul
  * microkernel, the online softmax on the tile in L1; causal tiles past the diagonal are
- * skipped. Query tiles of 1..11 rows (decode) stream K and V once per 6 rows, with dot
- * products and row updates (for up to 8 grouped-query heads at once when they share K and
- * V). Workspace: attn_attention_workspace_size(), a function of head_dim and v_head_dim only
- * (never of the lengths, batch or heads): 165 KiB for d = dv = 64, 325 KiB for 128 on AVX2.
+ * skipped. Query tiles of 1..11 rows (decode) stream K and V once per group of rows (6 on
+ * AVX2, 12 on AVX-512), with dot products and row updates (for up to 8 grouped-query heads
+ * at once when they share K and V). Workspace: attn_attention_workspace_size(), a function
+ * of head_dim and v_head_dim only (never of the lengths, batch or heads): 165 KiB for
+ * d = dv = 64, 325 KiB for 128 on AVX2.
  *
  * Determinism and threads: the output is identical run to run, and each output row is
- * computed the same way whatever else is in the call. To spread one call over a job
+ * computed the same way whatever the other rows hold. The one thing the rest of the call
+ * decides is the path: a row in a query tile of 1..11 rows (decode) gets the same bits in
+ * every such call, one in a larger tile in every such call, and the two may differ in the
+ * last bits (a token decoded alone against the same token in a prefill). To spread one call
+ * over a job
  * system, run its attn_attention_tasks(p) work items (one (batch, head, query tile) each)
  * with attn_attention_task(), in any order, on any threads, each thread with its own
  * workspace: the output is bit-identical to attn_attention() (a NaN output may differ in

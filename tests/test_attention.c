@@ -16,7 +16,8 @@
  * row); NaN / inf in the K and V rows of masked keys (must not leak); scores of 1e4 and,
  * unmasked, near FLT_MAX (no overflow); the workspace query (independent of the lengths)
  * and a too-small workspace; every error path with O untouched; bit-identical output when
- * the call is split into (batch, head) slices via pointer offsets, as a job system does.
+ * the call is split into (batch, head) slices via pointer offsets, as a job system does; a
+ * row's bits across calls of q_len 1 to 40 (the same within each of the two paths).
  *
  * Tolerance, per output element (b, h, i, c), for a row that sees at least one key:
  *   |O - Oref| <= vmax * (2e-5 + expm1(2 * ds)) + 1e-6,
@@ -1588,6 +1589,50 @@ static void test_errors(void)
     free(e.ws);
 }
 
+/* api.h's determinism of a row: the last query row of each head (the same query, K and V),
+ * causal bottom-right, in calls of q_len 1 .. 40: the same bits in every call whose query
+ * tile has fewer than ATTN__FUSED_MIN rows (the rows path; grouped-query heads together) and
+ * in every call whose tile has more (the tiled product); the two paths may differ. */
+static void test_row_paths(void)
+{
+    const size_t L = 300, d = 64, H = 4, KVH = 2, QM = 40;
+    float *q = (float *)xmalloc(H * QM * d * sizeof(float));
+    float *k = (float *)xmalloc(KVH * L * d * sizeof(float));
+    float *v = (float *)xmalloc(KVH * L * d * sizeof(float));
+    float *o = (float *)xmalloc(H * QM * d * sizeof(float));
+    float *qq = (float *)xmalloc(H * QM * d * sizeof(float));
+    float *first[2];
+    size_t i, h, nq;
+    first[0] = (float *)xmalloc(H * d * sizeof(float));
+    first[1] = (float *)xmalloc(H * d * sizeof(float));
+    for (i = 0; i < H * QM * d; i++) q[i] = check_uniform(-1.0f, 1.0f);
+    for (i = 0; i < KVH * L * d; i++)
+        k[i] = check_uniform(-1.0f, 1.0f), v[i] = check_uniform(-1.0f, 1.0f);
+    for (nq = 1; nq <= QM; nq++) {
+        attn_attention_params p;
+        const int path = nq >= ATTN__FUSED_MIN;
+        size_t wsz;
+        void *ws;
+        for (h = 0; h < H; h++) /* head h's last nq queries of its QM */
+            memcpy(qq + h * nq * d, q + (h * QM + QM - nq) * d, nq * d * sizeof(float));
+        p = attn_attention_init(1, H, KVH, nq, L, d, d, qq, k, v, o, ATTN_LAYOUT_BHLD);
+        p.causal = ATTN_CAUSAL_BOTTOM_RIGHT;
+        wsz = attn_attention_workspace_size(&p);
+        ws = xmalloc(wsz);
+        check(attn_attention(&p, ws, wsz) == ATTN_OK, "row_paths: q_len %zu", nq);
+        for (h = 0; h < H; h++) {
+            const float *last = o + (h * nq + nq - 1) * d;
+            if (nq == 1 || nq == ATTN__FUSED_MIN) memcpy(first[path] + h * d, last, d * 4);
+            else
+                check(memcmp(first[path] + h * d, last, d * sizeof(float)) == 0,
+                      "row_paths: head %zu's last row in a call of q_len %zu not the bits of "
+                      "q_len %d", h, nq, path ? ATTN__FUSED_MIN : 1);
+        }
+        free(ws);
+    }
+    free(q), free(k), free(v), free(o), free(qq), free(first[0]), free(first[1]);
+}
+
 int main(void)
 {
     check_begin("attention");
@@ -1607,6 +1652,7 @@ int main(void)
     test_bias();
     test_kv_cache();
     test_kv_ring();
+    test_row_paths();
     printf("attention: scores checked in %ld calls, worst %.3f of the tolerance\n", n_scores,
            max_scores_ratio);
     {
