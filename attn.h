@@ -545,7 +545,11 @@ ATTN_API attn_status attn_attention_task(const attn_attention_params *p, size_t 
  * changed afterwards (e.g. ATTN_CAUSAL_OFFSET with causal_offset = past length, ONNX's rule
  * when q_len differs from the number appended).
  * The cache struct holds no hidden state: len can be reset or set by the caller (rewind a
- * speculative decode) as long as len <= capacity.
+ * speculative decode) as long as len <= capacity; on a ring that has wrapped (start != 0),
+ * only to 0 together with start = 0 (emptied): attention reads a ring as kv_len rows from
+ * row start, wrapping at kv_len, so a wrapped ring cannot be rewound. Any other state is an
+ * invalid cache (ATTN_ERR_ARG from append, all-zero params from attn_attention_init_kv), as
+ * are a k and v that overlap.
  * A ring cache (attn_kv_cache_init_ring) never fills: an append of n <= capacity positions
  * overwrites the oldest ones once len reaches capacity, so a stream runs forever in fixed
  * memory (a sliding window's cache: capacity >= window + tokens per call - 1 keeps every key
@@ -572,7 +576,8 @@ ATTN_API attn_status attn_kv_cache_init(attn_kv_cache *c, float *k, float *v, si
  * attn_kv_cache_append rounds the new float rows to it (16 bits: to nearest even, inf past
  * the range, NaN kept a NaN; q8_0: attn_convert's quantization, each block of 32 of a row
  * on its own scale, and a block holding NaN or inf, or whose scale would pass binary16's
- * range (|x| > 65504 * 127), stored as NaN: scale NaN, q 0, all 32 values read as NaN) and
+ * range (max|x| / 127 rounds to binary16's inf: max|x| >= about 65520 * 127 = 8.32e6), stored
+ * as NaN: scale NaN, q 0, all 32 values read as NaN) and
  * attn_attention_init_kv sets kv_type, so attention reads the stored cache directly. */
 ATTN_API attn_status attn_kv_cache_init_type(attn_kv_cache *c, attn_dtype type, void *k,
                                              void *v, size_t batch, size_t kv_heads,
@@ -601,8 +606,9 @@ ATTN_API attn_attention_params attn_attention_init_kv(const attn_kv_cache *c, si
  * ATTN_ROPE_HALVES; elements r .. head_dim - 1 are left as they are (partial rotary).
  * f_k = inv_freq[k] when given (any published scaling scheme: NTK, YaRN, Llama 3), else
  * theta^(-2k / r). Angles, sines and cosines are computed in double and rounded once, so
- * positions up to 2^53 keep full float accuracy (PyTorch's float32 angles lose it past
- * about 2^13); the error is stated in the README.
+ * positions below 2^31 keep full float accuracy (PyTorch's float32 angles lose it past
+ * about 2^13; past 2^31 the angle's own rounding in double, about pos 2^-53, shows); the
+ * error is stated in the README.
  */
 typedef enum attn_rope_pairing {
     ATTN_ROPE_ADJACENT = 0, /* (2k, 2k + 1): GPT-J, the original RoFormer, Meta's Llama code */
@@ -623,8 +629,9 @@ typedef struct attn_rope_params {
  * call once per head with heads = 1 and ldx = head_dim). Row t has the position
  * positions[t] when positions is not NULL, else pos0 + t (a KV cache appends at its
  * length). Errors: ATTN_ERR_NULL, ATTN_ERR_SIZE (head_dim or heads 0, rot_dim odd or above
- * head_dim), ATTN_ERR_LD, ATTN_ERR_OVERFLOW, ATTN_ERR_ARG (theta or pos_scale negative or
- * not finite), ATTN_ERR_ALIAS (inv_freq or positions inside x). tokens = 0: nothing. */
+ * head_dim), ATTN_ERR_LD, ATTN_ERR_OVERFLOW (also pos0 + tokens - 1 past SIZE_MAX),
+ * ATTN_ERR_ARG (theta or pos_scale negative or not finite), ATTN_ERR_ALIAS (inv_freq or
+ * positions inside x). tokens = 0: nothing. */
 ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, size_t tokens,
                                size_t heads, size_t pos0, const size_t *positions);
 
@@ -8132,7 +8139,9 @@ static ATTN__MAYBE_UNUSED size_t attn__scalar_attn_attention_tasks(const attn_at
 {
     size_t n;
     /* a q_len past ATTN__SCALAR_MAX_ELEMS never passes the checks (and would wrap q_len + TQ - 1) */
-    if (!p || !p->batch || !p->heads || !p->q_len || p->q_len > ATTN__SCALAR_MAX_ELEMS) return 0;
+    if (!p || !p->batch || !p->heads || !p->q_len || p->q_len > ATTN__SCALAR_MAX_ELEMS || !p->kv_heads ||
+        !p->kv_len || !p->head_dim || !p->v_head_dim)
+        return 0;
     n = attn__scalar_qtiles(p);
     if (p->heads > ATTN__SCALAR_MAX_ELEMS / n || p->batch > ATTN__SCALAR_MAX_ELEMS / (n * p->heads)) return 0;
     return p->batch * p->heads * n;
@@ -8403,6 +8412,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_rope(const attn_rope_par
                                         p->pairing != ATTN_ROPE_HALVES))
         return ATTN_ERR_ARG;
     if (!tokens) return ATTN_OK;
+    if (!positions && pos0 > (size_t)-1 - (tokens - 1)) return ATTN_ERR_OVERFLOW; /* wraps */
     if ((p->inv_freq && attn__scalar_bytes_overlap(x, attn__scalar_mat_bytes(tokens, width, ldx), p->inv_freq,
                                             r / 2 * sizeof(float))) ||
         (positions && attn__scalar_bytes_overlap(x, attn__scalar_mat_bytes(tokens, width, ldx), positions,
@@ -16671,7 +16681,9 @@ static ATTN__MAYBE_UNUSED size_t attn__avx2_attn_attention_tasks(const attn_atte
 {
     size_t n;
     /* a q_len past ATTN__AVX2_MAX_ELEMS never passes the checks (and would wrap q_len + TQ - 1) */
-    if (!p || !p->batch || !p->heads || !p->q_len || p->q_len > ATTN__AVX2_MAX_ELEMS) return 0;
+    if (!p || !p->batch || !p->heads || !p->q_len || p->q_len > ATTN__AVX2_MAX_ELEMS || !p->kv_heads ||
+        !p->kv_len || !p->head_dim || !p->v_head_dim)
+        return 0;
     n = attn__avx2_qtiles(p);
     if (p->heads > ATTN__AVX2_MAX_ELEMS / n || p->batch > ATTN__AVX2_MAX_ELEMS / (n * p->heads)) return 0;
     return p->batch * p->heads * n;
@@ -16942,6 +16954,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_rope(const attn_rope_param
                                         p->pairing != ATTN_ROPE_HALVES))
         return ATTN_ERR_ARG;
     if (!tokens) return ATTN_OK;
+    if (!positions && pos0 > (size_t)-1 - (tokens - 1)) return ATTN_ERR_OVERFLOW; /* wraps */
     if ((p->inv_freq && attn__avx2_bytes_overlap(x, attn__avx2_mat_bytes(tokens, width, ldx), p->inv_freq,
                                             r / 2 * sizeof(float))) ||
         (positions && attn__avx2_bytes_overlap(x, attn__avx2_mat_bytes(tokens, width, ldx), positions,
@@ -25214,7 +25227,9 @@ static ATTN__MAYBE_UNUSED size_t attn__avx512_attn_attention_tasks(const attn_at
 {
     size_t n;
     /* a q_len past ATTN__AVX512_MAX_ELEMS never passes the checks (and would wrap q_len + TQ - 1) */
-    if (!p || !p->batch || !p->heads || !p->q_len || p->q_len > ATTN__AVX512_MAX_ELEMS) return 0;
+    if (!p || !p->batch || !p->heads || !p->q_len || p->q_len > ATTN__AVX512_MAX_ELEMS || !p->kv_heads ||
+        !p->kv_len || !p->head_dim || !p->v_head_dim)
+        return 0;
     n = attn__avx512_qtiles(p);
     if (p->heads > ATTN__AVX512_MAX_ELEMS / n || p->batch > ATTN__AVX512_MAX_ELEMS / (n * p->heads)) return 0;
     return p->batch * p->heads * n;
@@ -25485,6 +25500,7 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_rope(const attn_rope_par
                                         p->pairing != ATTN_ROPE_HALVES))
         return ATTN_ERR_ARG;
     if (!tokens) return ATTN_OK;
+    if (!positions && pos0 > (size_t)-1 - (tokens - 1)) return ATTN_ERR_OVERFLOW; /* wraps */
     if ((p->inv_freq && attn__avx512_bytes_overlap(x, attn__avx512_mat_bytes(tokens, width, ldx), p->inv_freq,
                                             r / 2 * sizeof(float))) ||
         (positions && attn__avx512_bytes_overlap(x, attn__avx512_mat_bytes(tokens, width, ldx), positions,
@@ -34279,7 +34295,9 @@ ATTN_API size_t attn_attention_tasks(const attn_attention_params *p)
 {
     size_t n;
     /* a q_len past ATTN__MAX_ELEMS never passes the checks (and would wrap q_len + TQ - 1) */
-    if (!p || !p->batch || !p->heads || !p->q_len || p->q_len > ATTN__MAX_ELEMS) return 0;
+    if (!p || !p->batch || !p->heads || !p->q_len || p->q_len > ATTN__MAX_ELEMS || !p->kv_heads ||
+        !p->kv_len || !p->head_dim || !p->v_head_dim)
+        return 0;
     n = attn__qtiles(p);
     if (p->heads > ATTN__MAX_ELEMS / n || p->batch > ATTN__MAX_ELEMS / (n * p->heads)) return 0;
     return p->batch * p->heads * n;
@@ -34550,6 +34568,7 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
                                         p->pairing != ATTN_ROPE_HALVES))
         return ATTN_ERR_ARG;
     if (!tokens) return ATTN_OK;
+    if (!positions && pos0 > (size_t)-1 - (tokens - 1)) return ATTN_ERR_OVERFLOW; /* wraps */
     if ((p->inv_freq && attn__bytes_overlap(x, attn__mat_bytes(tokens, width, ldx), p->inv_freq,
                                             r / 2 * sizeof(float))) ||
         (positions && attn__bytes_overlap(x, attn__mat_bytes(tokens, width, ldx), positions,

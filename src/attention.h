@@ -1306,7 +1306,9 @@ ATTN_API size_t attn_attention_tasks(const attn_attention_params *p)
 {
     size_t n;
     /* a q_len past ATTN__MAX_ELEMS never passes the checks (and would wrap q_len + TQ - 1) */
-    if (!p || !p->batch || !p->heads || !p->q_len || p->q_len > ATTN__MAX_ELEMS) return 0;
+    if (!p || !p->batch || !p->heads || !p->q_len || p->q_len > ATTN__MAX_ELEMS || !p->kv_heads ||
+        !p->kv_len || !p->head_dim || !p->v_head_dim)
+        return 0;
     n = attn__qtiles(p);
     if (p->heads > ATTN__MAX_ELEMS / n || p->batch > ATTN__MAX_ELEMS / (n * p->heads)) return 0;
     return p->batch * p->heads * n;

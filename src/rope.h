@@ -80,6 +80,7 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
                                         p->pairing != ATTN_ROPE_HALVES))
         return ATTN_ERR_ARG;
     if (!tokens) return ATTN_OK;
+    if (!positions && pos0 > (size_t)-1 - (tokens - 1)) return ATTN_ERR_OVERFLOW; /* wraps */
     if ((p->inv_freq && attn__bytes_overlap(x, attn__mat_bytes(tokens, width, ldx), p->inv_freq,
                                             r / 2 * sizeof(float))) ||
         (positions && attn__bytes_overlap(x, attn__mat_bytes(tokens, width, ldx), positions,

@@ -9,6 +9,10 @@
  *   norm_eps_zero           layernorm / rmsnorm with eps = 0 on zero-variance rows: no NaN
  *   init_reports            attention init functions: unknown layout, overflowing strides
  *   attention_aliased_output  O / scores strides mapping two rows onto one float: refused
+ *   tasks_zero_sizes        attn_attention_tasks: 0 for a zero kv_heads / kv_len / head dims
+ *   rope_pos_wrap           attn_rope: pos0 + tokens - 1 past SIZE_MAX refused, x untouched
+ *   ring_reset              a wrapped ring: emptied by len = start = 0; rewinding it refused
+ *   q8_cache_range          q8_0 cache rows: NaN exactly where max|x| / 127 is binary16's inf
  */
 #include "attn.h"
 
@@ -450,6 +454,103 @@ static void test_attention_aliased_output(void)
 }
 
 /* Every group, or only those named on the command line. */
+/* ---- tasks_zero_sizes ------------------------------------------------------------------- */
+
+static void test_tasks_zero_sizes(void)
+{
+    float buf[64] = {0};
+    int f;
+    for (f = 0; f < 5; f++) {
+        attn_attention_params p = attn_attention_init(1, 2, 2, 3, 4, 4, 4, buf, buf, buf,
+                                                      buf + 32, ATTN_LAYOUT_BHLD);
+        if (f == 1) p.kv_heads = 0;
+        if (f == 2) p.kv_len = 0;
+        if (f == 3) p.head_dim = 0;
+        if (f == 4) p.v_head_dim = 0;
+        check(attn_attention_tasks(&p) == (f ? 0u : 2u),
+              "tasks_zero_sizes: size %d zero: %zu tasks", f, attn_attention_tasks(&p));
+    }
+}
+
+/* ---- rope_pos_wrap ---------------------------------------------------------------------- */
+
+static void test_rope_pos_wrap(void)
+{
+    attn_rope_params rp = {8, 0, ATTN_ROPE_ADJACENT, 0.0f, 0.0f, NULL};
+    float x[3 * 8], x0[3 * 8];
+    size_t i, t;
+    for (i = 0; i < 3 * 8; i++) x[i] = x0[i] = (float)i + 0.5f;
+    for (t = 1; t <= 3; t++) { /* positions SIZE_MAX - 1 .. : 2 tokens fit, 3 wrap */
+        const attn_status st = attn_rope(&rp, x, 8, t, 1, (size_t)-1 - 1, NULL);
+        check(t < 3 ? st == ATTN_OK : st == ATTN_ERR_OVERFLOW && same_bits(x, x0, 3 * 8),
+              "rope_pos_wrap: %zu tokens from SIZE_MAX - 1: status %d", t, (int)st);
+        memcpy(x, x0, sizeof x);
+    }
+}
+
+/* ---- ring_reset ------------------------------------------------------------------------- */
+
+static void test_ring_reset(void)
+{
+    enum { D = 4, CAP = 3 };
+    float k[CAP * D], v[CAP * D], kn[5 * D], vn[5 * D], q[D], o[D], k0[CAP * D];
+    attn_kv_cache c;
+    attn_attention_params p;
+    size_t i;
+    for (i = 0; i < 5 * D; i++) kn[i] = vn[i] = (float)i;
+    for (i = 0; i < D; i++) q[i] = 1.0f;
+    check(attn_kv_cache_init_ring(&c, ATTN_F32, k, v, 1, 1, CAP, D, D) == ATTN_OK &&
+              attn_kv_cache_append(&c, 5, kn, vn, ATTN_LAYOUT_BHLD) == ATTN_ERR_CAPACITY &&
+              attn_kv_cache_append(&c, 2, kn, vn, ATTN_LAYOUT_BHLD) == ATTN_OK &&
+              attn_kv_cache_append(&c, 2, kn + 2 * D, vn + 2 * D, ATTN_LAYOUT_BHLD) == ATTN_OK,
+          "ring_reset: appends");
+    check(c.len == CAP && c.start == 1, "ring_reset: wrapped to len %zu start %zu", c.len,
+          c.start);
+    memcpy(k0, k, sizeof k);
+    c.len = 2; /* a rewind of a wrapped ring: refused, as documented */
+    check(attn_kv_cache_append(&c, 1, kn, vn, ATTN_LAYOUT_BHLD) == ATTN_ERR_ARG &&
+              same_bits(k, k0, CAP * D),
+          "ring_reset: a wrapped ring rewound to len 2 accepted");
+    p = attn_attention_init_kv(&c, 1, 1, q, o, ATTN_LAYOUT_BHLD, ATTN_CAUSAL_NONE);
+    check(p.kv_len == 0 && p.k == NULL, "ring_reset: init_kv of a rewound ring not refused");
+    c.len = 0, c.start = 0; /* emptied: appends from row 0 again */
+    check(attn_kv_cache_append(&c, 1, kn + 4 * D, vn + 4 * D, ATTN_LAYOUT_BHLD) == ATTN_OK &&
+              c.len == 1 && c.start == 0 && k[0] == kn[4 * D],
+          "ring_reset: an emptied ring does not append at row 0");
+    p = attn_attention_init_kv(&c, 1, 1, q, o, ATTN_LAYOUT_BHLD, ATTN_CAUSAL_NONE);
+    {
+        const size_t wsz = attn_attention_workspace_size(&p);
+        void *ws = xcalloc(wsz ? wsz : 1, 1);
+        check(p.kv_len == 1 && attn_attention(&p, ws, wsz) == ATTN_OK && o[0] == vn[4 * D],
+              "ring_reset: attention over the emptied ring's one key");
+        free(ws);
+    }
+}
+
+/* ---- q8_cache_range --------------------------------------------------------------------- */
+
+static void test_q8_cache_range(void)
+{
+    /* the largest finite binary16 is 65504; max|x| / 127 from 65520 on rounds to inf */
+    static const float X[] = {65504.0f * 127, 8320000.0f, 65519.0f * 127, 65520.0f * 127,
+                              9e6f};
+    unsigned char k[34], v[34];
+    float row[32], back[32];
+    attn_kv_cache c;
+    size_t i, j;
+    for (i = 0; i < sizeof X / sizeof X[0]; i++) {
+        const int nan = (double)X[i] / 127 >= 65520.0;
+        for (j = 0; j < 32; j++) row[j] = j == 5 ? X[i] : (float)j;
+        check(attn_kv_cache_init_type(&c, ATTN_Q8_0, k, v, 1, 1, 1, 32, 32) == ATTN_OK &&
+                  attn_kv_cache_append(&c, 1, row, row, ATTN_LAYOUT_BHLD) == ATTN_OK &&
+                  attn_convert(ATTN_F32, back, ATTN_Q8_0, k, 32) == ATTN_OK,
+              "q8_cache_range: %g: append", (double)X[i]);
+        check(nan ? back[5] != back[5] : back[5] == back[5] && fabsf(back[5] - X[i]) <= X[i] / 254,
+              "q8_cache_range: max %.9g read back as %.9g (NaN expected: %d)", (double)X[i],
+              (double)back[5], nan);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -462,7 +563,11 @@ int main(int argc, char **argv)
                   {"workspace_monotone", test_workspace_monotone},
                   {"norm_eps_zero", test_norm_eps_zero},
                   {"init_reports", test_init_reports},
-                  {"attention_aliased_output", test_attention_aliased_output}};
+                  {"attention_aliased_output", test_attention_aliased_output},
+                  {"tasks_zero_sizes", test_tasks_zero_sizes},
+                  {"rope_pos_wrap", test_rope_pos_wrap},
+                  {"ring_reset", test_ring_reset},
+                  {"q8_cache_range", test_q8_cache_range}};
     size_t g;
     int i;
     setvbuf(stdout, NULL, _IOLBF, 0);
