@@ -8404,7 +8404,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_rope(const attn_rope_par
     if (!p || (tokens && !x)) return ATTN_ERR_NULL;
     r = p->rot_dim ? p->rot_dim : p->head_dim;
     if (p->head_dim == 0 || heads == 0 || r % 2 || r > p->head_dim) return ATTN_ERR_SIZE;
-    if (heads > ATTN__SCALAR_MAX_ELEMS / p->head_dim) return ATTN_ERR_OVERFLOW;
+    if (heads > ATTN__SCALAR_MAX_ELEMS / p->head_dim ||
+        (!positions && tokens && pos0 + (tokens - 1) < pos0)) /* a position past SIZE_MAX */
+        return ATTN_ERR_OVERFLOW;
     width = heads * p->head_dim;
     if ((st = attn__scalar_check_mat(tokens, width, ldx)) != ATTN_OK) return st;
     if (!(p->theta >= 0.0f) || !attn__scalar_finite(p->theta) || !(p->pos_scale >= 0.0f) ||
@@ -8412,7 +8414,6 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_rope(const attn_rope_par
                                         p->pairing != ATTN_ROPE_HALVES))
         return ATTN_ERR_ARG;
     if (!tokens) return ATTN_OK;
-    if (!positions && pos0 > (size_t)-1 - (tokens - 1)) return ATTN_ERR_OVERFLOW; /* wraps */
     if ((p->inv_freq && attn__scalar_bytes_overlap(x, attn__scalar_mat_bytes(tokens, width, ldx), p->inv_freq,
                                             r / 2 * sizeof(float))) ||
         (positions && attn__scalar_bytes_overlap(x, attn__scalar_mat_bytes(tokens, width, ldx), positions,
@@ -16946,7 +16947,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_rope(const attn_rope_param
     if (!p || (tokens && !x)) return ATTN_ERR_NULL;
     r = p->rot_dim ? p->rot_dim : p->head_dim;
     if (p->head_dim == 0 || heads == 0 || r % 2 || r > p->head_dim) return ATTN_ERR_SIZE;
-    if (heads > ATTN__AVX2_MAX_ELEMS / p->head_dim) return ATTN_ERR_OVERFLOW;
+    if (heads > ATTN__AVX2_MAX_ELEMS / p->head_dim ||
+        (!positions && tokens && pos0 + (tokens - 1) < pos0)) /* a position past SIZE_MAX */
+        return ATTN_ERR_OVERFLOW;
     width = heads * p->head_dim;
     if ((st = attn__avx2_check_mat(tokens, width, ldx)) != ATTN_OK) return st;
     if (!(p->theta >= 0.0f) || !attn__avx2_finite(p->theta) || !(p->pos_scale >= 0.0f) ||
@@ -16954,7 +16957,6 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_rope(const attn_rope_param
                                         p->pairing != ATTN_ROPE_HALVES))
         return ATTN_ERR_ARG;
     if (!tokens) return ATTN_OK;
-    if (!positions && pos0 > (size_t)-1 - (tokens - 1)) return ATTN_ERR_OVERFLOW; /* wraps */
     if ((p->inv_freq && attn__avx2_bytes_overlap(x, attn__avx2_mat_bytes(tokens, width, ldx), p->inv_freq,
                                             r / 2 * sizeof(float))) ||
         (positions && attn__avx2_bytes_overlap(x, attn__avx2_mat_bytes(tokens, width, ldx), positions,
@@ -25492,7 +25494,9 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_rope(const attn_rope_par
     if (!p || (tokens && !x)) return ATTN_ERR_NULL;
     r = p->rot_dim ? p->rot_dim : p->head_dim;
     if (p->head_dim == 0 || heads == 0 || r % 2 || r > p->head_dim) return ATTN_ERR_SIZE;
-    if (heads > ATTN__AVX512_MAX_ELEMS / p->head_dim) return ATTN_ERR_OVERFLOW;
+    if (heads > ATTN__AVX512_MAX_ELEMS / p->head_dim ||
+        (!positions && tokens && pos0 + (tokens - 1) < pos0)) /* a position past SIZE_MAX */
+        return ATTN_ERR_OVERFLOW;
     width = heads * p->head_dim;
     if ((st = attn__avx512_check_mat(tokens, width, ldx)) != ATTN_OK) return st;
     if (!(p->theta >= 0.0f) || !attn__avx512_finite(p->theta) || !(p->pos_scale >= 0.0f) ||
@@ -25500,7 +25504,6 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_rope(const attn_rope_par
                                         p->pairing != ATTN_ROPE_HALVES))
         return ATTN_ERR_ARG;
     if (!tokens) return ATTN_OK;
-    if (!positions && pos0 > (size_t)-1 - (tokens - 1)) return ATTN_ERR_OVERFLOW; /* wraps */
     if ((p->inv_freq && attn__avx512_bytes_overlap(x, attn__avx512_mat_bytes(tokens, width, ldx), p->inv_freq,
                                             r / 2 * sizeof(float))) ||
         (positions && attn__avx512_bytes_overlap(x, attn__avx512_mat_bytes(tokens, width, ldx), positions,
@@ -34560,7 +34563,9 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
     if (!p || (tokens && !x)) return ATTN_ERR_NULL;
     r = p->rot_dim ? p->rot_dim : p->head_dim;
     if (p->head_dim == 0 || heads == 0 || r % 2 || r > p->head_dim) return ATTN_ERR_SIZE;
-    if (heads > ATTN__MAX_ELEMS / p->head_dim) return ATTN_ERR_OVERFLOW;
+    if (heads > ATTN__MAX_ELEMS / p->head_dim ||
+        (!positions && tokens && pos0 + (tokens - 1) < pos0)) /* a position past SIZE_MAX */
+        return ATTN_ERR_OVERFLOW;
     width = heads * p->head_dim;
     if ((st = attn__check_mat(tokens, width, ldx)) != ATTN_OK) return st;
     if (!(p->theta >= 0.0f) || !attn__finite(p->theta) || !(p->pos_scale >= 0.0f) ||
@@ -34568,7 +34573,6 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
                                         p->pairing != ATTN_ROPE_HALVES))
         return ATTN_ERR_ARG;
     if (!tokens) return ATTN_OK;
-    if (!positions && pos0 > (size_t)-1 - (tokens - 1)) return ATTN_ERR_OVERFLOW; /* wraps */
     if ((p->inv_freq && attn__bytes_overlap(x, attn__mat_bytes(tokens, width, ldx), p->inv_freq,
                                             r / 2 * sizeof(float))) ||
         (positions && attn__bytes_overlap(x, attn__mat_bytes(tokens, width, ldx), positions,

@@ -72,7 +72,9 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
     if (!p || (tokens && !x)) return ATTN_ERR_NULL;
     r = p->rot_dim ? p->rot_dim : p->head_dim;
     if (p->head_dim == 0 || heads == 0 || r % 2 || r > p->head_dim) return ATTN_ERR_SIZE;
-    if (heads > ATTN__MAX_ELEMS / p->head_dim) return ATTN_ERR_OVERFLOW;
+    if (heads > ATTN__MAX_ELEMS / p->head_dim ||
+        (!positions && tokens && pos0 + (tokens - 1) < pos0)) /* a position past SIZE_MAX */
+        return ATTN_ERR_OVERFLOW;
     width = heads * p->head_dim;
     if ((st = attn__check_mat(tokens, width, ldx)) != ATTN_OK) return st;
     if (!(p->theta >= 0.0f) || !attn__finite(p->theta) || !(p->pos_scale >= 0.0f) ||
@@ -80,7 +82,6 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
                                         p->pairing != ATTN_ROPE_HALVES))
         return ATTN_ERR_ARG;
     if (!tokens) return ATTN_OK;
-    if (!positions && pos0 > (size_t)-1 - (tokens - 1)) return ATTN_ERR_OVERFLOW; /* wraps */
     if ((p->inv_freq && attn__bytes_overlap(x, attn__mat_bytes(tokens, width, ldx), p->inv_freq,
                                             r / 2 * sizeof(float))) ||
         (positions && attn__bytes_overlap(x, attn__mat_bytes(tokens, width, ldx), positions,
