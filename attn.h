@@ -177,7 +177,9 @@ ATTN_API size_t attn_dtype_bytes(attn_dtype type, size_t n);
  *     value is inf; subnormal results are kept (for bf16 also from float32 subnormals);
  *     a NaN stays a NaN (quiet, sign and the top of its payload kept), never inf.
  *   f16 <-> bf16: through float32, so rounded once as above. Same type: a copy.
- * Flush-to-zero (attn_denormals_flush_begin) changes no result; the rounding mode must be
+ * Flush-to-zero (attn_denormals_flush_begin) changes no result (quantizing: no value the
+ * blocks hold; a block whose scale is a float32 subnormal, max|x| below about 1.5e-36, holds
+ * d = 0 either way, and its q bytes may differ); the rounding mode must be
  * the default (to nearest). n = 0 converts nothing and returns ATTN_OK (dst and src may then
  * be NULL). In place allowed (dst == src) when both types have the same size; any other
  * overlap of dst's and src's bytes is ATTN_ERR_ALIAS. Errors: ATTN_ERR_NULL (dst or src
@@ -235,8 +237,9 @@ ATTN_API attn_status attn_add(float *y, size_t ldy, const float *x, size_t ldx,
 
 /* Sinusoidal positional encoding of positions pos0 .. pos0 + rows - 1, d columns:
  * pe[r, 2i] = sin(p / 10000^(2i/d)), pe[r, 2i+1] = cos(p / 10000^(2i/d)), p = pos0 + r.
- * Computed in double and rounded once. add != 0 adds it to pe instead of storing it
- * (embeddings + PE in one call). */
+ * Computed in double and rounded once (the README's bound holds for positions below 2^27;
+ * past them the angle's rounding in double, about p 2^-53, adds). add != 0 adds it to pe
+ * instead of storing it (embeddings + PE in one call). */
 ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t rows, size_t d,
                                               size_t pos0, int add);
 
@@ -653,7 +656,9 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
  * caller: *_workspace_size() gives the bytes for a given token count (it grows with the
  * tokens, as the activations do, and never decreases as any size grows, so the size for the
  * largest sizes a program uses serves every smaller call: one static buffer for real-time
- * use); any alignment; nothing is ever allocated.
+ * use; the head count aside where head_dim is d_model / heads, as in attn_mha, attn_encoder
+ * and attn_decoder: more heads are smaller ones, and may need less); any alignment; nothing
+ * is ever allocated.
  *
  * Denormals: attn_activation, attn_linear, attn_ffn, attn_mha, attn_encoder and
  * attn_decoder never return a denormal (a result below FLT_MIN in magnitude is 0), and
@@ -700,7 +705,9 @@ ATTN_API attn_status attn_activation(attn_act act, const float *x, size_t ldx, f
  * gate-up projection's output h = [gate | up] (tokens x 2n) is gate = h, up = h + n,
  * ldg = ldu = 2n. y may be gate or up exactly (in place: same pointer and leading
  * dimension); other overlaps are ATTN_ERR_ALIAS. Error: that of act plus one rounding
- * (relative <= 1.2e-6 for SiLU and GELU); outputs below FLT_MIN are 0. */
+ * (relative <= 1.2e-6 for SiLU and GELU) where |act(gate)| >= FLT_MIN; an act(gate) below
+ * FLT_MIN is 0 (so is y; at most FLT_MIN |up| from the exact product); outputs below FLT_MIN
+ * are 0. */
 ATTN_API attn_status attn_glu(attn_act act, const float *gate, size_t ldg, const float *up,
                               size_t ldu, float *y, size_t ldy, size_t rows, size_t n);
 
@@ -4370,7 +4377,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_convert(attn_dtype dst_t
         if (n == 0) return ATTN_OK;
         if (!dst || !src) return ATTN_ERR_NULL;
         db = attn__scalar_attn_dtype_bytes(dst_type, n), sb = attn__scalar_attn_dtype_bytes(src_type, n);
-        if (!db || !sb || n > (size_t)PTRDIFF_MAX / 4) return ATTN_ERR_OVERFLOW;
+        if (!db || !sb || db > (size_t)PTRDIFF_MAX || sb > (size_t)PTRDIFF_MAX)
+            return ATTN_ERR_OVERFLOW;
         if (attn__scalar_bytes_overlap(dst, db, src, sb)) return ATTN_ERR_ALIAS;
         if (dst_type == src_type) {
             memcpy(dst, src, db);
@@ -9027,12 +9035,13 @@ static ATTN__MAYBE_UNUSED attn_status attn__scalar_attn_mha_ex(const attn_mha_we
     if ((st = attn__scalar_mha_kv_check(w, c, kv_tokens, win)) != ATTN_OK) return st;
     if ((need = attn__scalar_attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
-    /* y may be xq or xkv exactly (same pointer, leading dimension and rows) */
+    /* y may be xq or xkv exactly (same pointer and leading dimension; every input is read
+     * before y is written) */
     kb = attn__scalar_mat_bytes(kv_tokens, w->d_model, ldxkv);
     qb = attn__scalar_mat_bytes(q_tokens, w->d_model, ldxq);
     yb = attn__scalar_mat_bytes(q_tokens, w->d_model, ldy);
     if (attn__scalar_block_alias(xq, ldxq, y, ldy, q_tokens, w->d_model, 1, workspace, need) ||
-        (!(xkv == y && ldxkv == ldy && kv_tokens == q_tokens) &&
+        (!(xkv == y && ldxkv == ldy) &&
          attn__scalar_bytes_overlap(y, yb, xkv, kb)) ||
         attn__scalar_bytes_overlap(workspace, need, xkv, kb) ||
         attn__scalar_kv_alias(c, km, attn__scalar_mha_keys(c, kv_tokens), xq, qb, xkv, kb, y, yb, workspace,
@@ -12913,7 +12922,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_convert(attn_dtype dst_typ
         if (n == 0) return ATTN_OK;
         if (!dst || !src) return ATTN_ERR_NULL;
         db = attn__avx2_attn_dtype_bytes(dst_type, n), sb = attn__avx2_attn_dtype_bytes(src_type, n);
-        if (!db || !sb || n > (size_t)PTRDIFF_MAX / 4) return ATTN_ERR_OVERFLOW;
+        if (!db || !sb || db > (size_t)PTRDIFF_MAX || sb > (size_t)PTRDIFF_MAX)
+            return ATTN_ERR_OVERFLOW;
         if (attn__avx2_bytes_overlap(dst, db, src, sb)) return ATTN_ERR_ALIAS;
         if (dst_type == src_type) {
             memcpy(dst, src, db);
@@ -17570,12 +17580,13 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx2_attn_mha_ex(const attn_mha_weig
     if ((st = attn__avx2_mha_kv_check(w, c, kv_tokens, win)) != ATTN_OK) return st;
     if ((need = attn__avx2_attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
-    /* y may be xq or xkv exactly (same pointer, leading dimension and rows) */
+    /* y may be xq or xkv exactly (same pointer and leading dimension; every input is read
+     * before y is written) */
     kb = attn__avx2_mat_bytes(kv_tokens, w->d_model, ldxkv);
     qb = attn__avx2_mat_bytes(q_tokens, w->d_model, ldxq);
     yb = attn__avx2_mat_bytes(q_tokens, w->d_model, ldy);
     if (attn__avx2_block_alias(xq, ldxq, y, ldy, q_tokens, w->d_model, 1, workspace, need) ||
-        (!(xkv == y && ldxkv == ldy && kv_tokens == q_tokens) &&
+        (!(xkv == y && ldxkv == ldy) &&
          attn__avx2_bytes_overlap(y, yb, xkv, kb)) ||
         attn__avx2_bytes_overlap(workspace, need, xkv, kb) ||
         attn__avx2_kv_alias(c, km, attn__avx2_mha_keys(c, kv_tokens), xq, qb, xkv, kb, y, yb, workspace,
@@ -21460,7 +21471,8 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_convert(attn_dtype dst_t
         if (n == 0) return ATTN_OK;
         if (!dst || !src) return ATTN_ERR_NULL;
         db = attn__avx512_attn_dtype_bytes(dst_type, n), sb = attn__avx512_attn_dtype_bytes(src_type, n);
-        if (!db || !sb || n > (size_t)PTRDIFF_MAX / 4) return ATTN_ERR_OVERFLOW;
+        if (!db || !sb || db > (size_t)PTRDIFF_MAX || sb > (size_t)PTRDIFF_MAX)
+            return ATTN_ERR_OVERFLOW;
         if (attn__avx512_bytes_overlap(dst, db, src, sb)) return ATTN_ERR_ALIAS;
         if (dst_type == src_type) {
             memcpy(dst, src, db);
@@ -26117,12 +26129,13 @@ static ATTN__MAYBE_UNUSED attn_status attn__avx512_attn_mha_ex(const attn_mha_we
     if ((st = attn__avx512_mha_kv_check(w, c, kv_tokens, win)) != ATTN_OK) return st;
     if ((need = attn__avx512_attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
-    /* y may be xq or xkv exactly (same pointer, leading dimension and rows) */
+    /* y may be xq or xkv exactly (same pointer and leading dimension; every input is read
+     * before y is written) */
     kb = attn__avx512_mat_bytes(kv_tokens, w->d_model, ldxkv);
     qb = attn__avx512_mat_bytes(q_tokens, w->d_model, ldxq);
     yb = attn__avx512_mat_bytes(q_tokens, w->d_model, ldy);
     if (attn__avx512_block_alias(xq, ldxq, y, ldy, q_tokens, w->d_model, 1, workspace, need) ||
-        (!(xkv == y && ldxkv == ldy && kv_tokens == q_tokens) &&
+        (!(xkv == y && ldxkv == ldy) &&
          attn__avx512_bytes_overlap(y, yb, xkv, kb)) ||
         attn__avx512_bytes_overlap(workspace, need, xkv, kb) ||
         attn__avx512_kv_alias(c, km, attn__avx512_mha_keys(c, kv_tokens), xq, qb, xkv, kb, y, yb, workspace,
@@ -30529,7 +30542,8 @@ ATTN_API attn_status attn_convert(attn_dtype dst_type, void *dst, attn_dtype src
         if (n == 0) return ATTN_OK;
         if (!dst || !src) return ATTN_ERR_NULL;
         db = attn_dtype_bytes(dst_type, n), sb = attn_dtype_bytes(src_type, n);
-        if (!db || !sb || n > (size_t)PTRDIFF_MAX / 4) return ATTN_ERR_OVERFLOW;
+        if (!db || !sb || db > (size_t)PTRDIFF_MAX || sb > (size_t)PTRDIFF_MAX)
+            return ATTN_ERR_OVERFLOW;
         if (attn__bytes_overlap(dst, db, src, sb)) return ATTN_ERR_ALIAS;
         if (dst_type == src_type) {
             memcpy(dst, src, db);
@@ -35186,12 +35200,13 @@ ATTN_API attn_status attn_mha_ex(const attn_mha_weights *w, const float *xq, siz
     if ((st = attn__mha_kv_check(w, c, kv_tokens, win)) != ATTN_OK) return st;
     if ((need = attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
-    /* y may be xq or xkv exactly (same pointer, leading dimension and rows) */
+    /* y may be xq or xkv exactly (same pointer and leading dimension; every input is read
+     * before y is written) */
     kb = attn__mat_bytes(kv_tokens, w->d_model, ldxkv);
     qb = attn__mat_bytes(q_tokens, w->d_model, ldxq);
     yb = attn__mat_bytes(q_tokens, w->d_model, ldy);
     if (attn__block_alias(xq, ldxq, y, ldy, q_tokens, w->d_model, 1, workspace, need) ||
-        (!(xkv == y && ldxkv == ldy && kv_tokens == q_tokens) &&
+        (!(xkv == y && ldxkv == ldy) &&
          attn__bytes_overlap(y, yb, xkv, kb)) ||
         attn__bytes_overlap(workspace, need, xkv, kb) ||
         attn__kv_alias(c, km, attn__mha_keys(c, kv_tokens), xq, qb, xkv, kb, y, yb, workspace,

@@ -176,7 +176,9 @@ ATTN_API size_t attn_dtype_bytes(attn_dtype type, size_t n);
  *     value is inf; subnormal results are kept (for bf16 also from float32 subnormals);
  *     a NaN stays a NaN (quiet, sign and the top of its payload kept), never inf.
  *   f16 <-> bf16: through float32, so rounded once as above. Same type: a copy.
- * Flush-to-zero (attn_denormals_flush_begin) changes no result; the rounding mode must be
+ * Flush-to-zero (attn_denormals_flush_begin) changes no result (quantizing: no value the
+ * blocks hold; a block whose scale is a float32 subnormal, max|x| below about 1.5e-36, holds
+ * d = 0 either way, and its q bytes may differ); the rounding mode must be
  * the default (to nearest). n = 0 converts nothing and returns ATTN_OK (dst and src may then
  * be NULL). In place allowed (dst == src) when both types have the same size; any other
  * overlap of dst's and src's bytes is ATTN_ERR_ALIAS. Errors: ATTN_ERR_NULL (dst or src
@@ -234,8 +236,9 @@ ATTN_API attn_status attn_add(float *y, size_t ldy, const float *x, size_t ldx,
 
 /* Sinusoidal positional encoding of positions pos0 .. pos0 + rows - 1, d columns:
  * pe[r, 2i] = sin(p / 10000^(2i/d)), pe[r, 2i+1] = cos(p / 10000^(2i/d)), p = pos0 + r.
- * Computed in double and rounded once. add != 0 adds it to pe instead of storing it
- * (embeddings + PE in one call). */
+ * Computed in double and rounded once (the README's bound holds for positions below 2^27;
+ * past them the angle's rounding in double, about p 2^-53, adds). add != 0 adds it to pe
+ * instead of storing it (embeddings + PE in one call). */
 ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t rows, size_t d,
                                               size_t pos0, int add);
 
@@ -652,7 +655,9 @@ ATTN_API attn_status attn_rope(const attn_rope_params *p, float *x, size_t ldx, 
  * caller: *_workspace_size() gives the bytes for a given token count (it grows with the
  * tokens, as the activations do, and never decreases as any size grows, so the size for the
  * largest sizes a program uses serves every smaller call: one static buffer for real-time
- * use); any alignment; nothing is ever allocated.
+ * use; the head count aside where head_dim is d_model / heads, as in attn_mha, attn_encoder
+ * and attn_decoder: more heads are smaller ones, and may need less); any alignment; nothing
+ * is ever allocated.
  *
  * Denormals: attn_activation, attn_linear, attn_ffn, attn_mha, attn_encoder and
  * attn_decoder never return a denormal (a result below FLT_MIN in magnitude is 0), and
@@ -699,7 +704,9 @@ ATTN_API attn_status attn_activation(attn_act act, const float *x, size_t ldx, f
  * gate-up projection's output h = [gate | up] (tokens x 2n) is gate = h, up = h + n,
  * ldg = ldu = 2n. y may be gate or up exactly (in place: same pointer and leading
  * dimension); other overlaps are ATTN_ERR_ALIAS. Error: that of act plus one rounding
- * (relative <= 1.2e-6 for SiLU and GELU); outputs below FLT_MIN are 0. */
+ * (relative <= 1.2e-6 for SiLU and GELU) where |act(gate)| >= FLT_MIN; an act(gate) below
+ * FLT_MIN is 0 (so is y; at most FLT_MIN |up| from the exact product); outputs below FLT_MIN
+ * are 0. */
 ATTN_API attn_status attn_glu(attn_act act, const float *gate, size_t ldg, const float *up,
                               size_t ldu, float *y, size_t ldy, size_t rows, size_t n);
 

@@ -414,12 +414,13 @@ ATTN_API attn_status attn_mha_ex(const attn_mha_weights *w, const float *xq, siz
     if ((st = attn__mha_kv_check(w, c, kv_tokens, win)) != ATTN_OK) return st;
     if ((need = attn_mha_workspace_size(w, q_tokens, kv_tokens)) == 0) return ATTN_ERR_OVERFLOW;
     if (!workspace || workspace_size < need) return ATTN_ERR_WORKSPACE;
-    /* y may be xq or xkv exactly (same pointer, leading dimension and rows) */
+    /* y may be xq or xkv exactly (same pointer and leading dimension; every input is read
+     * before y is written) */
     kb = attn__mat_bytes(kv_tokens, w->d_model, ldxkv);
     qb = attn__mat_bytes(q_tokens, w->d_model, ldxq);
     yb = attn__mat_bytes(q_tokens, w->d_model, ldy);
     if (attn__block_alias(xq, ldxq, y, ldy, q_tokens, w->d_model, 1, workspace, need) ||
-        (!(xkv == y && ldxkv == ldy && kv_tokens == q_tokens) &&
+        (!(xkv == y && ldxkv == ldy) &&
          attn__bytes_overlap(y, yb, xkv, kb)) ||
         attn__bytes_overlap(workspace, need, xkv, kb) ||
         attn__kv_alias(c, km, attn__mha_keys(c, kv_tokens), xq, qb, xkv, kb, y, yb, workspace,

@@ -241,7 +241,8 @@ ATTN_API attn_status attn_convert(attn_dtype dst_type, void *dst, attn_dtype src
         if (n == 0) return ATTN_OK;
         if (!dst || !src) return ATTN_ERR_NULL;
         db = attn_dtype_bytes(dst_type, n), sb = attn_dtype_bytes(src_type, n);
-        if (!db || !sb || n > (size_t)PTRDIFF_MAX / 4) return ATTN_ERR_OVERFLOW;
+        if (!db || !sb || db > (size_t)PTRDIFF_MAX || sb > (size_t)PTRDIFF_MAX)
+            return ATTN_ERR_OVERFLOW;
         if (attn__bytes_overlap(dst, db, src, sb)) return ATTN_ERR_ALIAS;
         if (dst_type == src_type) {
             memcpy(dst, src, db);

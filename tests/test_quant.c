@@ -877,7 +877,7 @@ static void test_convert_overflow(void)
 {
     static float src[64], dst[64], keep[64];
     const size_t big = SIZE_MAX - (QK - 1), f32big = ((size_t)PTRDIFF_MAX / 4 / QK + 1) * QK;
-    attn_status r1, r2, r3, r4;
+    attn_status r1, r2, r3, r4, r5;
     memset(dst, 0x5A, sizeof dst);
     memcpy(keep, dst, sizeof dst);
     r1 = attn_convert(ATTN_Q8_0, dst, ATTN_F32, src, big);
@@ -888,6 +888,11 @@ static void test_convert_overflow(void)
               r4 == ATTN_ERR_OVERFLOW && memcmp(dst, keep, sizeof dst) == 0,
           "convert lengths that overflow: status %d %d %d %d, want %d", (int)r1, (int)r2, (int)r3,
           (int)r4, (int)ATTN_ERR_OVERFLOW);
+    /* too many for floats, but the f16 and q8_0 bytes fit (no overflow); they overlap here */
+    r5 = attn_convert(ATTN_Q8_0, dst, ATTN_F16, dst + 1, f32big);
+    check(r5 == ATTN_ERR_ALIAS && memcmp(dst, keep, sizeof dst) == 0,
+          "convert %zu f16 values to q8_0 over themselves: status %d, want %d", f32big, (int)r5,
+          (int)ATTN_ERR_ALIAS);
 }
 
 /* ---- matmul --------------------------------------------------------------------------- */

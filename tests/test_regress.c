@@ -13,6 +13,7 @@
  *   rope_pos_wrap           attn_rope: pos0 + tokens - 1 past SIZE_MAX refused, x untouched
  *   ring_reset              a wrapped ring: emptied by len = start = 0; rewinding it refused
  *   q8_cache_range          q8_0 cache rows: NaN exactly where max|x| / 127 is binary16's inf
+ *   mha_over_xkv            attn_mha's y over xkv (in place) with q_tokens != kv_tokens
  */
 #include "attn.h"
 
@@ -551,6 +552,45 @@ static void test_q8_cache_range(void)
     }
 }
 
+/* ---- mha_over_xkv ----------------------------------------------------------------------- */
+
+static void test_mha_over_xkv(void)
+{
+    enum { D = 8, HEADS = 2 };
+    static const size_t LQ[] = {2, 5, 3}, LK[] = {5, 2, 3};
+    float w[4][D * D], b[4][D], xq[5 * D], xkv[5 * D], y[5 * D], want[5 * D];
+    attn_mha_weights mw;
+    size_t i, t, wsz;
+    void *ws;
+    memset(&mw, 0, sizeof mw);
+    for (t = 0; t < 4; t++)
+        for (i = 0; i < D * D; i++) w[t][i] = check_uniform(-0.5, 0.5), b[t][i % D] = 0.1f * t;
+    mw.d_model = D, mw.heads = HEADS;
+    mw.wq = w[0], mw.wk = w[1], mw.wv = w[2], mw.wo = w[3];
+    mw.bq = b[0], mw.bk = b[1], mw.bv = b[2], mw.bo = b[3];
+    for (t = 0; t < 3; t++) {
+        attn_status st;
+        for (i = 0; i < 5 * D; i++) xq[i] = check_uniform(-1, 1), xkv[i] = check_uniform(-1, 1);
+        wsz = attn_mha_workspace_size(&mw, LQ[t], LK[t]);
+        ws = xcalloc(wsz, 1);
+        st = attn_mha(&mw, xq, D, LQ[t], xkv, D, LK[t], 0, want, D, ws, wsz);
+        check(st == ATTN_OK, "mha_over_xkv: out of place: status %d", (int)st);
+        if (LQ[t] <= LK[t]) { /* y over xkv's first rows */
+            st = attn_mha(&mw, xq, D, LQ[t], xkv, D, LK[t], 0, xkv, D, ws, wsz);
+            check(st == ATTN_OK && same_bits(xkv, want, LQ[t] * D),
+                  "mha_over_xkv: q_tokens %zu kv_tokens %zu: status %d or other bits", LQ[t],
+                  LK[t], (int)st);
+        } else { /* xkv the first rows of y */
+            memcpy(y, xkv, LK[t] * D * sizeof(float));
+            st = attn_mha(&mw, xq, D, LQ[t], y, D, LK[t], 0, y, D, ws, wsz);
+            check(st == ATTN_OK && same_bits(y, want, LQ[t] * D),
+                  "mha_over_xkv: q_tokens %zu kv_tokens %zu: status %d or other bits", LQ[t],
+                  LK[t], (int)st);
+        }
+        free(ws);
+    }
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
@@ -567,7 +607,8 @@ int main(int argc, char **argv)
                   {"tasks_zero_sizes", test_tasks_zero_sizes},
                   {"rope_pos_wrap", test_rope_pos_wrap},
                   {"ring_reset", test_ring_reset},
-                  {"q8_cache_range", test_q8_cache_range}};
+                  {"q8_cache_range", test_q8_cache_range},
+                  {"mha_over_xkv", test_mha_over_xkv}};
     size_t g;
     int i;
     setvbuf(stdout, NULL, _IOLBF, 0);

@@ -891,6 +891,7 @@ static void test_pe(void)
         run_pe("store", 64, 64, 0, 0, 1, 0, NULL);
         run_pe("store", 2, 512, 1000000, 0, 0, 0, NULL);
         run_pe("store", 5, 6, 123456789, 0, 0, 2, NULL);
+        run_pe("store", 8, 6, ((size_t)1 << 27) - 8, 0, 0, 0, NULL); /* the bound's range */
         run_pe("add", 64, 64, 3, 2, 0, 1, init);
         free(init);
     }
