@@ -45,10 +45,10 @@
  * element (r, c) of x is x[r * ldx + c], and ldx must be >= the row length. Sizes are
  * size_t. A count of zero rows, tokens, batch entries or elements is an empty call: ATTN_OK,
  * nothing read or written, and the pointers are not checked (they may be NULL); the other
- * arguments are still checked. Zero feature sizes (row length, head_dim, heads, kv_len,
- * d_model, ...) are ATTN_ERR_SIZE. Outputs may alias inputs only where a function says "in
- * place allowed", and then only exactly (same pointer and same leading dimension); see
- * "Aliasing and threads" below.
+ * arguments are still checked, but for an empty matrix product (m or n 0: none). Zero
+ * feature sizes (row length, head_dim, heads, kv_len, d_model, ...) are ATTN_ERR_SIZE.
+ * Outputs may alias inputs only where a function says "in place allowed", and then only
+ * exactly (same pointer and same leading dimension); see "Aliasing and threads" below.
  * Storage types: attn_dtype (f32, f16 = IEEE binary16, bf16 = bfloat16), see attn_convert.
  *
  * Numerics: the AVX2 and NEON paths use fused multiply-add throughout; wasm (no fma) and
@@ -71,11 +71,14 @@
 /* Aliasing and threads: an output that overlaps an input, another output or the workspace,
  * other than the exact in-place cases a function allows, is ATTN_ERR_ALIAS (nothing
  * written). Two matrices with the same leading dimension are compared row by row (rows
- * interleaved in one buffer are fine); anything else on extents, from a tensor's first float
- * to its last. Attention O (or scores)
- * strides that map two elements onto one float are ATTN_ERR_LD, so work items always write
- * disjoint rows. Every function is reentrant and thread-safe given its own outputs and
- * workspace. */
+ * interleaved in one buffer are fine), except by the matrix products (attn_matmul and its
+ * typed and int8 forms), which compare C with A, B and the workspace on extents; anything
+ * else on extents, from a tensor's first float to its last. Attention O (or scores)
+ * strides must nest (sorted by stride, each at least the extent of the smaller
+ * dimensions), else ATTN_ERR_LD: every layout that maps two elements onto one float is
+ * refused (so work items always write disjoint rows), and so are the rare ones that
+ * interleave two dimensions without such a collision. Every function is reentrant and
+ * thread-safe given its own outputs and workspace. */
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__MAYBE_UNUSED __attribute__((unused))
@@ -121,7 +124,10 @@ ATTN_API const char *attn_isa(void);
  * "scalar", or "auto" / NULL for the best one this CPU runs. ATTN_ERR_ARG when the name is
  * unknown, not compiled in, or not runnable here (nothing changes then). In a single-target
  * build only that target's name (or "auto" / NULL) is accepted. The one piece of state the
- * library keeps: set it at start-up, before other threads call in. */
+ * library keeps: set it at start-up, before other threads call in. In such a build every
+ * *_workspace_size query returns the largest of its targets' sizes, so a workspace sized
+ * before pinning serves whichever target runs (a call refuses only a workspace smaller than
+ * its own target needs). */
 ATTN_API attn_status attn_use_isa(const char *name);
 
 /* The exp behind every kernel: "attn" (the library's own) or "sleef". */
@@ -219,7 +225,8 @@ ATTN_API attn_status attn_softmax(const float *x, size_t ldx, float *y, size_t l
  * gamma and beta may be NULL (1 and 0). eps >= 0 and finite. mean_out and rstd_out,
  * when not NULL, receive each row's mean and 1/sqrt(var + eps) (`rows` floats each).
  * eps = 0 is allowed: a row of equal values (variance 0) then normalizes to 0 (y = beta,
- * rstd_out = +inf). A row holding inf or NaN gives a NaN row (mean and rstd NaN too). */
+ * rstd_out = +inf). A row holding inf or NaN gives a NaN row and rstd NaN; its mean NaN,
+ * or +-inf when its only non-finite entries are infinities of one sign. */
 ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t ldy,
                                     size_t rows, size_t n, const float *gamma,
                                     const float *beta, float eps, float *mean_out,
@@ -327,10 +334,10 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
  * one row against 16 columns per pass on AVX-512 (the same bits). The README gives where
  * this beats attn_matmul_typed, which streams B unpacked, on few rows.
  * k and ldb multiples of 32 (ATTN_ERR_SIZE, ATTN_ERR_LD); lda, ldc >= k, n. The workspace
- * is required (attn_matmul_int8_workspace_size: about 1.13 m k bytes for A's blocks plus a
- * chunk of B's, up to 256 KiB; it never decreases as m, n or k grow, so the size for the
- * largest product serves every smaller one); no overlap of C, A, B and workspace
- * (ATTN_ERR_ALIAS).
+ * is required (NULL: ATTN_ERR_NULL; attn_matmul_int8_workspace_size: about 1.13 m k bytes
+ * for A's blocks plus a chunk of B's, up to 256 KiB; it never decreases as m, n or k grow,
+ * so the size for the largest product serves every smaller one); no overlap of C, A, B and
+ * workspace (ATTN_ERR_ALIAS).
  * A block of A that does not quantize (inf, NaN, or max|x| above about 8.3e6) is
  * ATTN_ERR_ARG, C untouched. beta = 0 never reads C.
  * Accuracy: the result is the product of the dequantized A (what attn_convert to q8_0 and
@@ -413,8 +420,8 @@ ATTN_API attn_status attn_matmul_int8(size_t m, size_t n, size_t k, float alpha,
  * skipped. Query tiles of 1..11 rows (decode) stream K and V once per group of rows (6 on
  * AVX2, 12 on AVX-512), with dot products and row updates (for up to 8 grouped-query heads
  * at once when they share K and V). Workspace: attn_attention_workspace_size(), a function
- * of head_dim and v_head_dim only (never of the lengths, batch or heads): 165 KiB for
- * d = dv = 64, 325 KiB for 128 on AVX2.
+ * of head_dim and v_head_dim only (never of the lengths, batch or heads): 205 KiB for
+ * d = dv = 64, 365 KiB for 128 on AVX2 (198 / 358 KiB on AVX-512, 164 / 324 scalar).
  *
  * Determinism and threads: the output is identical run to run, and each output row is
  * computed the same way whatever the other rows hold. The one thing the rest of the call
@@ -512,8 +519,9 @@ ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, s
 ATTN_API size_t attn_attention_workspace_size(const attn_attention_params *p);
 
 /* batch = 0 or q_len = 0 is an empty call (ATTN_OK; pointers, strides and workspace
- * unchecked); kv_len = 0 is otherwise ATTN_ERR_SIZE. ATTN_ERR_ALIAS when O, scores or the
- * workspace overlap each other, Q, K, V, a mask or key_lengths (extents, as above). */
+ * unchecked, kv_start checked when kv_len > 0); kv_len = 0 is otherwise ATTN_ERR_SIZE.
+ * ATTN_ERR_ALIAS when O, scores or the workspace overlap each other, Q, K, V, a mask or
+ * key_lengths (extents, as above). */
 ATTN_API attn_status attn_attention(const attn_attention_params *p, void *workspace,
                                     size_t workspace_size);
 
@@ -7401,7 +7409,9 @@ static void attn__scalar_online_row(const attn__scalar_hd *hd, size_t qi, size_t
             if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
             if (sc && hd->scores_mode == ATTN_SCORES_LOGITS) sc[j] = x;
             if (mrow) x = mrow[j] == -INFINITY ? -INFINITY : x + mrow[j];
-            if (hd->slope != 0.0f) x += hd->slope * (float)((double)(k0 + j) - pos);
+            /* (a key the mask removed stays removed, even where the bias overflows) */
+            if (hd->slope != 0.0f && x != -INFINITY)
+                x += hd->slope * (float)((double)(k0 + j) - pos);
             if ((brow && !brow[j]) || k0 + j < lo) x = -INFINITY;
             if (sc && hd->scores_mode != ATTN_SCORES_LOGITS) sc[j] = x;
             if (x != x) nan = 1;
@@ -8009,6 +8019,7 @@ static attn_status attn__scalar_attention_check(const attn_attention_params *p, 
     if (p->scores && p->scores_mode != ATTN_SCORES_LOGITS &&
         p->scores_mode != ATTN_SCORES_MASKED && p->scores_mode != ATTN_SCORES_PROBS)
         return ATTN_ERR_ARG;
+    if (p->kv_len && p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if (!p->batch || !p->q_len) {
         *empty = 1;
         return ATTN_OK;
@@ -8016,7 +8027,6 @@ static attn_status attn__scalar_attention_check(const attn_attention_params *p, 
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
     if ((p->k_sb | p->k_sh | p->k_sl | p->v_sb | p->v_sh | p->v_sl) % blk) return ATTN_ERR_LD;
-    if (p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if ((st = attn__scalar_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
                                  p->head_dim, 0)) ||
         (st = attn__scalar_check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl,
@@ -15946,7 +15956,9 @@ static void attn__avx2_online_row(const attn__avx2_hd *hd, size_t qi, size_t k0,
             if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
             if (sc && hd->scores_mode == ATTN_SCORES_LOGITS) sc[j] = x;
             if (mrow) x = mrow[j] == -INFINITY ? -INFINITY : x + mrow[j];
-            if (hd->slope != 0.0f) x += hd->slope * (float)((double)(k0 + j) - pos);
+            /* (a key the mask removed stays removed, even where the bias overflows) */
+            if (hd->slope != 0.0f && x != -INFINITY)
+                x += hd->slope * (float)((double)(k0 + j) - pos);
             if ((brow && !brow[j]) || k0 + j < lo) x = -INFINITY;
             if (sc && hd->scores_mode != ATTN_SCORES_LOGITS) sc[j] = x;
             if (x != x) nan = 1;
@@ -16554,6 +16566,7 @@ static attn_status attn__avx2_attention_check(const attn_attention_params *p, co
     if (p->scores && p->scores_mode != ATTN_SCORES_LOGITS &&
         p->scores_mode != ATTN_SCORES_MASKED && p->scores_mode != ATTN_SCORES_PROBS)
         return ATTN_ERR_ARG;
+    if (p->kv_len && p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if (!p->batch || !p->q_len) {
         *empty = 1;
         return ATTN_OK;
@@ -16561,7 +16574,6 @@ static attn_status attn__avx2_attention_check(const attn_attention_params *p, co
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
     if ((p->k_sb | p->k_sh | p->k_sl | p->v_sb | p->v_sh | p->v_sl) % blk) return ATTN_ERR_LD;
-    if (p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if ((st = attn__avx2_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
                                  p->head_dim, 0)) ||
         (st = attn__avx2_check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl,
@@ -24495,7 +24507,9 @@ static void attn__avx512_online_row(const attn__avx512_hd *hd, size_t qi, size_t
             if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
             if (sc && hd->scores_mode == ATTN_SCORES_LOGITS) sc[j] = x;
             if (mrow) x = mrow[j] == -INFINITY ? -INFINITY : x + mrow[j];
-            if (hd->slope != 0.0f) x += hd->slope * (float)((double)(k0 + j) - pos);
+            /* (a key the mask removed stays removed, even where the bias overflows) */
+            if (hd->slope != 0.0f && x != -INFINITY)
+                x += hd->slope * (float)((double)(k0 + j) - pos);
             if ((brow && !brow[j]) || k0 + j < lo) x = -INFINITY;
             if (sc && hd->scores_mode != ATTN_SCORES_LOGITS) sc[j] = x;
             if (x != x) nan = 1;
@@ -25103,6 +25117,7 @@ static attn_status attn__avx512_attention_check(const attn_attention_params *p, 
     if (p->scores && p->scores_mode != ATTN_SCORES_LOGITS &&
         p->scores_mode != ATTN_SCORES_MASKED && p->scores_mode != ATTN_SCORES_PROBS)
         return ATTN_ERR_ARG;
+    if (p->kv_len && p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if (!p->batch || !p->q_len) {
         *empty = 1;
         return ATTN_OK;
@@ -25110,7 +25125,6 @@ static attn_status attn__avx512_attention_check(const attn_attention_params *p, 
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
     if ((p->k_sb | p->k_sh | p->k_sl | p->v_sb | p->v_sh | p->v_sl) % blk) return ATTN_ERR_LD;
-    if (p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if ((st = attn__avx512_check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
                                  p->head_dim, 0)) ||
         (st = attn__avx512_check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl,
@@ -26827,11 +26841,10 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
 
 ATTN_API size_t attn_matmul_workspace_size(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k)
 {
-    switch (attn__target()) {
-    case ATTN__T_AVX512: return attn__avx512_attn_matmul_workspace_size(ta, tb, m, n, k);
-    case ATTN__T_AVX2: return attn__avx2_attn_matmul_workspace_size(ta, tb, m, n, k);
-    default: return attn__scalar_attn_matmul_workspace_size(ta, tb, m, n, k);
-    }
+    const size_t a = attn__scalar_attn_matmul_workspace_size(ta, tb, m, n, k);
+    const size_t b = attn__avx2_attn_matmul_workspace_size(ta, tb, m, n, k);
+    const size_t c = attn__avx512_attn_matmul_workspace_size(ta, tb, m, n, k);
+    return a > b ? (a > c ? a : c) : (b > c ? b : c);
 }
 
 ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda, const float *b, size_t ldb, float beta, float *c, size_t ldc, void *workspace, size_t workspace_size)
@@ -26854,11 +26867,10 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
 
 ATTN_API size_t attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
 {
-    switch (attn__target()) {
-    case ATTN__T_AVX512: return attn__avx512_attn_matmul_int8_workspace_size(m, n, k);
-    case ATTN__T_AVX2: return attn__avx2_attn_matmul_int8_workspace_size(m, n, k);
-    default: return attn__scalar_attn_matmul_int8_workspace_size(m, n, k);
-    }
+    const size_t a = attn__scalar_attn_matmul_int8_workspace_size(m, n, k);
+    const size_t b = attn__avx2_attn_matmul_int8_workspace_size(m, n, k);
+    const size_t c = attn__avx512_attn_matmul_int8_workspace_size(m, n, k);
+    return a > b ? (a > c ? a : c) : (b > c ? b : c);
 }
 
 ATTN_API attn_status attn_matmul_int8(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda, attn_dtype b_type, const void *b, size_t ldb, float beta, float *c, size_t ldc, void *workspace, size_t workspace_size)
@@ -26890,11 +26902,10 @@ ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, s
 
 ATTN_API size_t attn_attention_workspace_size(const attn_attention_params *p)
 {
-    switch (attn__target()) {
-    case ATTN__T_AVX512: return attn__avx512_attn_attention_workspace_size(p);
-    case ATTN__T_AVX2: return attn__avx2_attn_attention_workspace_size(p);
-    default: return attn__scalar_attn_attention_workspace_size(p);
-    }
+    const size_t a = attn__scalar_attn_attention_workspace_size(p);
+    const size_t b = attn__avx2_attn_attention_workspace_size(p);
+    const size_t c = attn__avx512_attn_attention_workspace_size(p);
+    return a > b ? (a > c ? a : c) : (b > c ? b : c);
 }
 
 ATTN_API attn_status attn_attention(const attn_attention_params *p, void *workspace, size_t workspace_size)
@@ -27007,11 +27018,10 @@ ATTN_API attn_status attn_glu(attn_act act, const float *gate, size_t ldg, const
 
 ATTN_API size_t attn_linear_workspace_size(attn_trans tw, size_t tokens, size_t d_in, size_t d_out)
 {
-    switch (attn__target()) {
-    case ATTN__T_AVX512: return attn__avx512_attn_linear_workspace_size(tw, tokens, d_in, d_out);
-    case ATTN__T_AVX2: return attn__avx2_attn_linear_workspace_size(tw, tokens, d_in, d_out);
-    default: return attn__scalar_attn_linear_workspace_size(tw, tokens, d_in, d_out);
-    }
+    const size_t a = attn__scalar_attn_linear_workspace_size(tw, tokens, d_in, d_out);
+    const size_t b = attn__avx2_attn_linear_workspace_size(tw, tokens, d_in, d_out);
+    const size_t c = attn__avx512_attn_linear_workspace_size(tw, tokens, d_in, d_out);
+    return a > b ? (a > c ? a : c) : (b > c ? b : c);
 }
 
 ATTN_API attn_status attn_linear(const float *x, size_t ldx, size_t tokens, size_t d_in, attn_trans tw, const float *w, size_t ldw, const float *bias, size_t d_out, attn_act act, float *y, size_t ldy, void *workspace, size_t workspace_size)
@@ -27034,11 +27044,10 @@ ATTN_API attn_status attn_linear_typed(const float *x, size_t ldx, size_t tokens
 
 ATTN_API size_t attn_ffn_workspace_size(const attn_ffn_weights *w, size_t tokens)
 {
-    switch (attn__target()) {
-    case ATTN__T_AVX512: return attn__avx512_attn_ffn_workspace_size(w, tokens);
-    case ATTN__T_AVX2: return attn__avx2_attn_ffn_workspace_size(w, tokens);
-    default: return attn__scalar_attn_ffn_workspace_size(w, tokens);
-    }
+    const size_t a = attn__scalar_attn_ffn_workspace_size(w, tokens);
+    const size_t b = attn__avx2_attn_ffn_workspace_size(w, tokens);
+    const size_t c = attn__avx512_attn_ffn_workspace_size(w, tokens);
+    return a > b ? (a > c ? a : c) : (b > c ? b : c);
 }
 
 ATTN_API attn_status attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y, size_t ldy, size_t tokens, void *workspace, size_t workspace_size)
@@ -27052,11 +27061,10 @@ ATTN_API attn_status attn_ffn(const attn_ffn_weights *w, const float *x, size_t 
 
 ATTN_API size_t attn_mha_workspace_size(const attn_mha_weights *w, size_t q_tokens, size_t kv_tokens)
 {
-    switch (attn__target()) {
-    case ATTN__T_AVX512: return attn__avx512_attn_mha_workspace_size(w, q_tokens, kv_tokens);
-    case ATTN__T_AVX2: return attn__avx2_attn_mha_workspace_size(w, q_tokens, kv_tokens);
-    default: return attn__scalar_attn_mha_workspace_size(w, q_tokens, kv_tokens);
-    }
+    const size_t a = attn__scalar_attn_mha_workspace_size(w, q_tokens, kv_tokens);
+    const size_t b = attn__avx2_attn_mha_workspace_size(w, q_tokens, kv_tokens);
+    const size_t c = attn__avx512_attn_mha_workspace_size(w, q_tokens, kv_tokens);
+    return a > b ? (a > c ? a : c) : (b > c ? b : c);
 }
 
 ATTN_API attn_status attn_mha(const attn_mha_weights *w, const float *xq, size_t ldxq, size_t q_tokens, const float *xkv, size_t ldxkv, size_t kv_tokens, int causal, float *y, size_t ldy, void *workspace, size_t workspace_size)
@@ -27070,11 +27078,10 @@ ATTN_API attn_status attn_mha(const attn_mha_weights *w, const float *xq, size_t
 
 ATTN_API size_t attn_encoder_workspace_size(const attn_encoder_weights *w, size_t tokens)
 {
-    switch (attn__target()) {
-    case ATTN__T_AVX512: return attn__avx512_attn_encoder_workspace_size(w, tokens);
-    case ATTN__T_AVX2: return attn__avx2_attn_encoder_workspace_size(w, tokens);
-    default: return attn__scalar_attn_encoder_workspace_size(w, tokens);
-    }
+    const size_t a = attn__scalar_attn_encoder_workspace_size(w, tokens);
+    const size_t b = attn__avx2_attn_encoder_workspace_size(w, tokens);
+    const size_t c = attn__avx512_attn_encoder_workspace_size(w, tokens);
+    return a > b ? (a > c ? a : c) : (b > c ? b : c);
 }
 
 ATTN_API attn_status attn_encoder(const attn_encoder_weights *w, const float *x, size_t ldx, float *y, size_t ldy, size_t tokens, int causal, void *workspace, size_t workspace_size)
@@ -27088,11 +27095,10 @@ ATTN_API attn_status attn_encoder(const attn_encoder_weights *w, const float *x,
 
 ATTN_API size_t attn_decoder_workspace_size(const attn_decoder_weights *w, size_t tokens, size_t mem_tokens)
 {
-    switch (attn__target()) {
-    case ATTN__T_AVX512: return attn__avx512_attn_decoder_workspace_size(w, tokens, mem_tokens);
-    case ATTN__T_AVX2: return attn__avx2_attn_decoder_workspace_size(w, tokens, mem_tokens);
-    default: return attn__scalar_attn_decoder_workspace_size(w, tokens, mem_tokens);
-    }
+    const size_t a = attn__scalar_attn_decoder_workspace_size(w, tokens, mem_tokens);
+    const size_t b = attn__avx2_attn_decoder_workspace_size(w, tokens, mem_tokens);
+    const size_t c = attn__avx512_attn_decoder_workspace_size(w, tokens, mem_tokens);
+    return a > b ? (a > c ? a : c) : (b > c ? b : c);
 }
 
 ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x, size_t ldx, float *y, size_t ldy, size_t tokens, const float *mem, size_t ldmem, size_t mem_tokens, void *workspace, size_t workspace_size)
@@ -27133,11 +27139,10 @@ ATTN_API attn_status attn_decoder_ex(const attn_decoder_weights *w, const float 
 
 ATTN_API size_t attn_decoder_only_workspace_size(const attn_decoder_only_weights *w, size_t tokens)
 {
-    switch (attn__target()) {
-    case ATTN__T_AVX512: return attn__avx512_attn_decoder_only_workspace_size(w, tokens);
-    case ATTN__T_AVX2: return attn__avx2_attn_decoder_only_workspace_size(w, tokens);
-    default: return attn__scalar_attn_decoder_only_workspace_size(w, tokens);
-    }
+    const size_t a = attn__scalar_attn_decoder_only_workspace_size(w, tokens);
+    const size_t b = attn__avx2_attn_decoder_only_workspace_size(w, tokens);
+    const size_t c = attn__avx512_attn_decoder_only_workspace_size(w, tokens);
+    return a > b ? (a > c ? a : c) : (b > c ? b : c);
 }
 
 ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const float *x, size_t ldx, float *y, size_t ldy, size_t tokens, attn_kv_cache *cache, void *workspace, size_t workspace_size)
@@ -33566,7 +33571,9 @@ static void attn__online_row(const attn__hd *hd, size_t qi, size_t k0, size_t n,
             if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
             if (sc && hd->scores_mode == ATTN_SCORES_LOGITS) sc[j] = x;
             if (mrow) x = mrow[j] == -INFINITY ? -INFINITY : x + mrow[j];
-            if (hd->slope != 0.0f) x += hd->slope * (float)((double)(k0 + j) - pos);
+            /* (a key the mask removed stays removed, even where the bias overflows) */
+            if (hd->slope != 0.0f && x != -INFINITY)
+                x += hd->slope * (float)((double)(k0 + j) - pos);
             if ((brow && !brow[j]) || k0 + j < lo) x = -INFINITY;
             if (sc && hd->scores_mode != ATTN_SCORES_LOGITS) sc[j] = x;
             if (x != x) nan = 1;
@@ -34174,6 +34181,7 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     if (p->scores && p->scores_mode != ATTN_SCORES_LOGITS &&
         p->scores_mode != ATTN_SCORES_MASKED && p->scores_mode != ATTN_SCORES_PROBS)
         return ATTN_ERR_ARG;
+    if (p->kv_len && p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if (!p->batch || !p->q_len) {
         *empty = 1;
         return ATTN_OK;
@@ -34181,7 +34189,6 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
     if ((p->k_sb | p->k_sh | p->k_sl | p->v_sb | p->v_sh | p->v_sl) % blk) return ATTN_ERR_LD;
-    if (p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if ((st = attn__check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
                                  p->head_dim, 0)) ||
         (st = attn__check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl,

@@ -44,10 +44,10 @@
  * element (r, c) of x is x[r * ldx + c], and ldx must be >= the row length. Sizes are
  * size_t. A count of zero rows, tokens, batch entries or elements is an empty call: ATTN_OK,
  * nothing read or written, and the pointers are not checked (they may be NULL); the other
- * arguments are still checked. Zero feature sizes (row length, head_dim, heads, kv_len,
- * d_model, ...) are ATTN_ERR_SIZE. Outputs may alias inputs only where a function says "in
- * place allowed", and then only exactly (same pointer and same leading dimension); see
- * "Aliasing and threads" below.
+ * arguments are still checked, but for an empty matrix product (m or n 0: none). Zero
+ * feature sizes (row length, head_dim, heads, kv_len, d_model, ...) are ATTN_ERR_SIZE.
+ * Outputs may alias inputs only where a function says "in place allowed", and then only
+ * exactly (same pointer and same leading dimension); see "Aliasing and threads" below.
  * Storage types: attn_dtype (f32, f16 = IEEE binary16, bf16 = bfloat16), see attn_convert.
  *
  * Numerics: the AVX2 and NEON paths use fused multiply-add throughout; wasm (no fma) and
@@ -70,11 +70,14 @@
 /* Aliasing and threads: an output that overlaps an input, another output or the workspace,
  * other than the exact in-place cases a function allows, is ATTN_ERR_ALIAS (nothing
  * written). Two matrices with the same leading dimension are compared row by row (rows
- * interleaved in one buffer are fine); anything else on extents, from a tensor's first float
- * to its last. Attention O (or scores)
- * strides that map two elements onto one float are ATTN_ERR_LD, so work items always write
- * disjoint rows. Every function is reentrant and thread-safe given its own outputs and
- * workspace. */
+ * interleaved in one buffer are fine), except by the matrix products (attn_matmul and its
+ * typed and int8 forms), which compare C with A, B and the workspace on extents; anything
+ * else on extents, from a tensor's first float to its last. Attention O (or scores)
+ * strides must nest (sorted by stride, each at least the extent of the smaller
+ * dimensions), else ATTN_ERR_LD: every layout that maps two elements onto one float is
+ * refused (so work items always write disjoint rows), and so are the rare ones that
+ * interleave two dimensions without such a collision. Every function is reentrant and
+ * thread-safe given its own outputs and workspace. */
 
 #if defined(__GNUC__) || defined(__clang__)
 #define ATTN__MAYBE_UNUSED __attribute__((unused))
@@ -120,7 +123,10 @@ ATTN_API const char *attn_isa(void);
  * "scalar", or "auto" / NULL for the best one this CPU runs. ATTN_ERR_ARG when the name is
  * unknown, not compiled in, or not runnable here (nothing changes then). In a single-target
  * build only that target's name (or "auto" / NULL) is accepted. The one piece of state the
- * library keeps: set it at start-up, before other threads call in. */
+ * library keeps: set it at start-up, before other threads call in. In such a build every
+ * *_workspace_size query returns the largest of its targets' sizes, so a workspace sized
+ * before pinning serves whichever target runs (a call refuses only a workspace smaller than
+ * its own target needs). */
 ATTN_API attn_status attn_use_isa(const char *name);
 
 /* The exp behind every kernel: "attn" (the library's own) or "sleef". */
@@ -218,7 +224,8 @@ ATTN_API attn_status attn_softmax(const float *x, size_t ldx, float *y, size_t l
  * gamma and beta may be NULL (1 and 0). eps >= 0 and finite. mean_out and rstd_out,
  * when not NULL, receive each row's mean and 1/sqrt(var + eps) (`rows` floats each).
  * eps = 0 is allowed: a row of equal values (variance 0) then normalizes to 0 (y = beta,
- * rstd_out = +inf). A row holding inf or NaN gives a NaN row (mean and rstd NaN too). */
+ * rstd_out = +inf). A row holding inf or NaN gives a NaN row and rstd NaN; its mean NaN,
+ * or +-inf when its only non-finite entries are infinities of one sign. */
 ATTN_API attn_status attn_layernorm(const float *x, size_t ldx, float *y, size_t ldy,
                                     size_t rows, size_t n, const float *gamma,
                                     const float *beta, float eps, float *mean_out,
@@ -326,10 +333,10 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
  * one row against 16 columns per pass on AVX-512 (the same bits). The README gives where
  * this beats attn_matmul_typed, which streams B unpacked, on few rows.
  * k and ldb multiples of 32 (ATTN_ERR_SIZE, ATTN_ERR_LD); lda, ldc >= k, n. The workspace
- * is required (attn_matmul_int8_workspace_size: about 1.13 m k bytes for A's blocks plus a
- * chunk of B's, up to 256 KiB; it never decreases as m, n or k grow, so the size for the
- * largest product serves every smaller one); no overlap of C, A, B and workspace
- * (ATTN_ERR_ALIAS).
+ * is required (NULL: ATTN_ERR_NULL; attn_matmul_int8_workspace_size: about 1.13 m k bytes
+ * for A's blocks plus a chunk of B's, up to 256 KiB; it never decreases as m, n or k grow,
+ * so the size for the largest product serves every smaller one); no overlap of C, A, B and
+ * workspace (ATTN_ERR_ALIAS).
  * A block of A that does not quantize (inf, NaN, or max|x| above about 8.3e6) is
  * ATTN_ERR_ARG, C untouched. beta = 0 never reads C.
  * Accuracy: the result is the product of the dequantized A (what attn_convert to q8_0 and
@@ -412,8 +419,8 @@ ATTN_API attn_status attn_matmul_int8(size_t m, size_t n, size_t k, float alpha,
  * skipped. Query tiles of 1..11 rows (decode) stream K and V once per group of rows (6 on
  * AVX2, 12 on AVX-512), with dot products and row updates (for up to 8 grouped-query heads
  * at once when they share K and V). Workspace: attn_attention_workspace_size(), a function
- * of head_dim and v_head_dim only (never of the lengths, batch or heads): 165 KiB for
- * d = dv = 64, 325 KiB for 128 on AVX2.
+ * of head_dim and v_head_dim only (never of the lengths, batch or heads): 205 KiB for
+ * d = dv = 64, 365 KiB for 128 on AVX2 (198 / 358 KiB on AVX-512, 164 / 324 scalar).
  *
  * Determinism and threads: the output is identical run to run, and each output row is
  * computed the same way whatever the other rows hold. The one thing the rest of the call
@@ -511,8 +518,9 @@ ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, s
 ATTN_API size_t attn_attention_workspace_size(const attn_attention_params *p);
 
 /* batch = 0 or q_len = 0 is an empty call (ATTN_OK; pointers, strides and workspace
- * unchecked); kv_len = 0 is otherwise ATTN_ERR_SIZE. ATTN_ERR_ALIAS when O, scores or the
- * workspace overlap each other, Q, K, V, a mask or key_lengths (extents, as above). */
+ * unchecked, kv_start checked when kv_len > 0); kv_len = 0 is otherwise ATTN_ERR_SIZE.
+ * ATTN_ERR_ALIAS when O, scores or the workspace overlap each other, Q, K, V, a mask or
+ * key_lengths (extents, as above). */
 ATTN_API attn_status attn_attention(const attn_attention_params *p, void *workspace,
                                     size_t workspace_size);
 

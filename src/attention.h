@@ -560,7 +560,9 @@ static void attn__online_row(const attn__hd *hd, size_t qi, size_t k0, size_t n,
             if (hd->softcap > 0) x = hd->softcap * tanhf(x / hd->softcap);
             if (sc && hd->scores_mode == ATTN_SCORES_LOGITS) sc[j] = x;
             if (mrow) x = mrow[j] == -INFINITY ? -INFINITY : x + mrow[j];
-            if (hd->slope != 0.0f) x += hd->slope * (float)((double)(k0 + j) - pos);
+            /* (a key the mask removed stays removed, even where the bias overflows) */
+            if (hd->slope != 0.0f && x != -INFINITY)
+                x += hd->slope * (float)((double)(k0 + j) - pos);
             if ((brow && !brow[j]) || k0 + j < lo) x = -INFINITY;
             if (sc && hd->scores_mode != ATTN_SCORES_LOGITS) sc[j] = x;
             if (x != x) nan = 1;
@@ -1168,6 +1170,7 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     if (p->scores && p->scores_mode != ATTN_SCORES_LOGITS &&
         p->scores_mode != ATTN_SCORES_MASKED && p->scores_mode != ATTN_SCORES_PROBS)
         return ATTN_ERR_ARG;
+    if (p->kv_len && p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if (!p->batch || !p->q_len) {
         *empty = 1;
         return ATTN_OK;
@@ -1175,7 +1178,6 @@ static attn_status attn__attention_check(const attn_attention_params *p, const v
     if (!p->q || !p->k || !p->v || !p->o) return ATTN_ERR_NULL;
     if (!p->kv_len) return ATTN_ERR_SIZE;
     if ((p->k_sb | p->k_sh | p->k_sl | p->v_sb | p->v_sh | p->v_sl) % blk) return ATTN_ERR_LD;
-    if (p->kv_start >= p->kv_len) return ATTN_ERR_ARG;
     if ((st = attn__check_tensor(p->batch, p->q_sb, p->heads, p->q_sh, p->q_len, p->q_sl,
                                  p->head_dim, 0)) ||
         (st = attn__check_tensor(p->batch, p->k_sb, p->kv_heads, p->k_sh, p->kv_len, p->k_sl,

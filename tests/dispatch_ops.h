@@ -106,3 +106,24 @@ static size_t dispatch_ops(float *out)
     o += 7 * 40;
     return o;
 }
+
+/* The workspace sizes of a few calls (attention at three head sizes, matmul, linear,
+ * decode's matrix-vector product) into ws; returns their count */
+enum { DSP_NWS = 8 };
+static size_t dispatch_ws(size_t *ws)
+{
+    static const size_t hd[3] = {64, 128, 96};
+    size_t i;
+    for (i = 0; i < 3; i++) {
+        const attn_attention_params p = attn_attention_init(1, 8, 2, 5, 100, hd[i], hd[i], NULL,
+                                                            NULL, NULL, NULL,
+                                                            ATTN_LAYOUT_BHLD);
+        ws[i] = attn_attention_workspace_size(&p);
+    }
+    ws[3] = attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_TRANS, 300, 200, 100);
+    ws[4] = attn_matmul_workspace_size(ATTN_TRANS, ATTN_NO_TRANS, SIZE_MAX, SIZE_MAX, SIZE_MAX);
+    ws[5] = attn_matmul_int8_workspace_size(64, 256, 512);
+    ws[6] = attn_linear_workspace_size(ATTN_TRANS, 3, 96, 160);
+    ws[7] = attn_matmul_workspace_size(ATTN_NO_TRANS, ATTN_NO_TRANS, 8, 4096, 4096);
+    return DSP_NWS;
+}

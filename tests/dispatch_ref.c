@@ -1,5 +1,6 @@
 /* dispatch_ref.c - dispatch_ops.h in a build of one instruction set (compiled once per
- * path with its flags, the implementation private to this unit): REF_FN(out). */
+ * path with its flags, the implementation private to this unit): REF_FN(out), and its
+ * workspace sizes REF_WS(ws). */
 #define ATTN_STATIC
 #define ATTN_IMPLEMENTATION
 #include "attn.h"
@@ -7,3 +8,5 @@
 
 size_t REF_FN(float *out);
 size_t REF_FN(float *out) { return dispatch_ops(out); }
+size_t REF_WS(size_t *ws);
+size_t REF_WS(size_t *ws) { return dispatch_ws(ws); }

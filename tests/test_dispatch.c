@@ -14,6 +14,9 @@
 size_t ref_scalar(float *out);
 size_t ref_avx2(float *out);
 size_t ref_avx512(float *out);
+size_t ws_scalar(size_t *ws);
+size_t ws_avx2(size_t *ws);
+size_t ws_avx512(size_t *ws);
 
 enum { OUT = 64 * 1024 };
 
@@ -22,11 +25,16 @@ int main(void)
     static float got[OUT], want[OUT];
     static const char *const names[3] = {"scalar", "avx2", "avx512"};
     size_t (*const refs[3])(float *) = {ref_scalar, ref_avx2, ref_avx512};
+    size_t (*const wss[3])(size_t *) = {ws_scalar, ws_avx2, ws_avx512};
+    size_t ws[DSP_NWS], wref[DSP_NWS], wmax[DSP_NWS] = {0};
     const char *best;
     int t, ran = 0;
     check_begin("dispatch");
     best = attn_isa();
     printf("dispatch: this CPU's best path: %s\n", best);
+    /* workspace queries: the largest of the paths' sizes, whatever path is pinned, so that
+     * a buffer sized once serves a path pinned later */
+    dispatch_ws(ws);
     check(attn_use_isa("neon") == ATTN_ERR_ARG, "attn_use_isa accepted a path not compiled in");
     check(attn_use_isa("nonsense") == ATTN_ERR_ARG, "attn_use_isa accepted an unknown name");
     check(strcmp(attn_isa(), best) == 0, "a refused attn_use_isa changed the path");
@@ -37,6 +45,19 @@ int main(void)
             continue;
         }
         ran++;
+        {
+            size_t w[DSP_NWS], j;
+            dispatch_ws(w);
+            wss[t](wref);
+            for (j = 0; j < DSP_NWS; j++) {
+                check(w[j] == ws[j], "%s pinned: workspace query %zu gave %zu, %zu before",
+                      names[t], j, w[j], ws[j]);
+                check(wref[j] > 0 && ws[j] >= wref[j],
+                      "workspace query %zu: %zu, below the %s build's %zu", j, ws[j],
+                      names[t], wref[j]);
+                if (wref[j] > wmax[j]) wmax[j] = wref[j];
+            }
+        }
         check(strcmp(attn_isa(), names[t]) == 0, "attn_isa() = %s after pinning %s", attn_isa(),
               names[t]);
         memset(got, 0, sizeof got);
@@ -51,6 +72,14 @@ int main(void)
                names[t], n);
     }
     check(ran >= 1, "no path ran");
+    if (ran == 3) {
+        size_t j;
+        for (j = 0; j < DSP_NWS; j++)
+            check(ws[j] == wmax[j], "workspace query %zu: %zu, the largest path's %zu", j,
+                  ws[j], wmax[j]);
+        printf("dispatch: workspace queries the largest of the three paths' (%zu, %zu, %zu, ..."
+               ")\n", ws[0], ws[1], ws[2]);
+    }
     check(attn_use_isa("auto") == ATTN_OK && strcmp(attn_isa(), best) == 0,
           "attn_use_isa(\"auto\") did not restore the best path");
     check(attn_use_isa(NULL) == ATTN_OK, "attn_use_isa(NULL) refused");

@@ -454,7 +454,6 @@ static void test_attention_aliased_output(void)
     check(st == ATTN_ERR_LD, "attention_aliased_output: scores: status %d", (int)st);
 }
 
-/* Every group, or only those named on the command line. */
 /* ---- tasks_zero_sizes ------------------------------------------------------------------- */
 
 static void test_tasks_zero_sizes(void)
@@ -591,6 +590,54 @@ static void test_mha_over_xkv(void)
     }
 }
 
+/* ---- alibi_masked_overflow ------------------------------------------------------------- */
+
+/* A key the additive mask removes (-inf) stays removed when its ALiBi bias overflows to +inf
+ * (a finite slope near FLT_MAX / kv_len): once -inf + inf made the row NaN. Each row sees one
+ * key (at its own position: bias 0), so O is that key's V row exactly; decode (one query of
+ * 40 keys) and prefill (40 x 40). */
+static void test_alibi_masked_overflow(void)
+{
+    enum { L = 40, D = 4 };
+    static float k[L * D], v[L * D], q[L * D], o[L * D], mask[L * L];
+    static unsigned char ws[1 << 20];
+    const float slope = -1e38f;
+    size_t i, j, lq;
+    for (i = 0; i < L * D; i++) k[i] = 0.01f * (float)(i % 7), v[i] = (float)i, q[i] = 0.1f;
+    for (lq = 1; lq <= L; lq += L - 1) {
+        attn_attention_params p = attn_attention_init(1, 1, 1, lq, L, D, D, q, k, v, o,
+                                                      ATTN_LAYOUT_BHLD);
+        size_t bad = 0;
+        for (i = 0; i < lq; i++)
+            for (j = 0; j < L; j++) mask[i * L + j] = j == i + L - lq ? 0.0f : -INFINITY;
+        p.mask = mask, p.mask_sq = L, p.mask_sh = p.mask_sb = L * L;
+        p.alibi_slopes = &slope;
+        check(attn_attention(&p, ws, sizeof ws) == ATTN_OK, "alibi_masked_overflow: status");
+        for (i = 0; i < lq * D; i++) bad += o[i] != v[(L - lq) * D + i];
+        check(bad == 0, "alibi_masked_overflow: %zu query rows: %zu of %zu outputs wrong "
+              "(o[0] %g)", lq, bad, lq * D, o[0]);
+    }
+}
+
+/* ---- empty_kv_start --------------------------------------------------------------------- */
+
+/* An empty call (batch or q_len 0) still checks kv_start against a nonzero kv_len */
+static void test_empty_kv_start(void)
+{
+    attn_attention_params p = attn_attention_init(0, 1, 1, 1, 7, 4, 4, NULL, NULL, NULL, NULL,
+                                                  ATTN_LAYOUT_BHLD);
+    p.kv_start = 100;
+    check(attn_attention(&p, NULL, 0) == ATTN_ERR_ARG, "empty_kv_start: batch 0 accepted "
+          "kv_start 100 of 7");
+    p.batch = 1, p.q_len = 0;
+    check(attn_attention(&p, NULL, 0) == ATTN_ERR_ARG, "empty_kv_start: q_len 0 accepted it");
+    p.kv_start = 6;
+    check(attn_attention(&p, NULL, 0) == ATTN_OK, "empty_kv_start: kv_start 6 of 7 refused");
+    p.kv_len = 0, p.kv_start = 0;
+    check(attn_attention(&p, NULL, 0) == ATTN_OK, "empty_kv_start: kv_len 0 refused");
+}
+
+/* Every group, or only those named on the command line. */
 int main(int argc, char **argv)
 {
     static const struct {
@@ -608,7 +655,9 @@ int main(int argc, char **argv)
                   {"rope_pos_wrap", test_rope_pos_wrap},
                   {"ring_reset", test_ring_reset},
                   {"q8_cache_range", test_q8_cache_range},
-                  {"mha_over_xkv", test_mha_over_xkv}};
+                  {"mha_over_xkv", test_mha_over_xkv},
+                  {"alibi_masked_overflow", test_alibi_masked_overflow},
+                  {"empty_kv_start", test_empty_kv_start}};
     size_t g;
     int i;
     setvbuf(stdout, NULL, _IOLBF, 0);
