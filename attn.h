@@ -325,7 +325,7 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
  * rounded to binary16, q = x / d rounded half away from zero) and multiplied by B (ATTN_Q8_0
  * or ATTN_Q4_0 blocks along k, ggml's layouts, ldb in elements) with int8 dot products per
  * block (AVX512-VNNI or AVX-VNNI where the compiler targets them or, with gcc >= 11 or
- * clang >= 12, where the CPU has them: checked by cpuid at each call; else AVX2's
+ * clang >= 12, where the CPU has them: asked of cpuid once per process; else AVX2's
  * vpmaddubsw / vpmaddwd; Armv8.2 sdot where the target has dotprod, else plain integer
  * multiplies), each block's exact integer sum scaled by the two d in float32: the same bits
  * with or without VNNI. B is repacked a chunk at a time (the ISA's transposes); up to 8
