@@ -125,9 +125,9 @@ ATTN_API const char *attn_isa(void);
  * unknown, not compiled in, or not runnable here (nothing changes then). In a single-target
  * build only that target's name (or "auto" / NULL) is accepted. The one piece of state the
  * library keeps: set it at start-up, before other threads call in. In such a build every
- * *_workspace_size query returns the largest of its targets' sizes, so a workspace sized
- * before pinning serves whichever target runs (a call refuses only a workspace smaller than
- * its own target needs). */
+ * *_workspace_size query returns the largest size of the targets this CPU runs, so a
+ * workspace sized before pinning serves whichever of them runs (a call refuses only a
+ * workspace smaller than its own target needs). */
 ATTN_API attn_status attn_use_isa(const char *name);
 
 /* The exp behind every kernel: "attn" (the library's own) or "sleef". */
@@ -26708,18 +26708,31 @@ static int attn__cpu_best(void)
     return ATTN__T_AVX2;
 }
 
-/* The chosen target (-1 until the first call): one word, written with its final value */
-static int attn__dispatch_target = -1;
-
-static int attn__target(void)
+/* *slot, set from f() the first time (-1 until then): one word, written with its final
+ * value (cpuid is slow under a hypervisor) */
+static int attn__once(int *slot, int (*f)(void))
 {
-    int t = __atomic_load_n(&attn__dispatch_target, __ATOMIC_RELAXED);
+    int t = __atomic_load_n(slot, __ATOMIC_RELAXED);
     if (t < 0) {
-        t = attn__cpu_best();
-        __atomic_store_n(&attn__dispatch_target, t, __ATOMIC_RELAXED);
+        t = f();
+        __atomic_store_n(slot, t, __ATOMIC_RELAXED);
     }
     return t;
 }
+
+/* The best target this CPU runs: the workspace queries take the largest size of the
+ * targets up to it, the ones attn_use_isa accepts (a target the CPU cannot run is never
+ * entered, not even to size a workspace) */
+static int attn__best_once(void)
+{
+    static int best = -1;
+    return attn__once(&best, attn__cpu_best);
+}
+
+/* The chosen target */
+static int attn__dispatch_target = -1;
+
+static int attn__target(void) { return attn__once(&attn__dispatch_target, attn__cpu_best); }
 
 ATTN_API const char *attn_isa(void)
 {
@@ -26730,12 +26743,12 @@ ATTN_API const char *attn_isa(void)
 ATTN_API attn_status attn_use_isa(const char *name)
 {
     int t;
-    if (!name || strcmp(name, "auto") == 0) t = attn__cpu_best();
+    if (!name || strcmp(name, "auto") == 0) t = attn__best_once();
     else if (strcmp(name, "scalar") == 0) t = ATTN__T_SCALAR;
     else if (strcmp(name, "avx2") == 0) t = ATTN__T_AVX2;
     else if (strcmp(name, "avx512") == 0) t = ATTN__T_AVX512;
     else return ATTN_ERR_ARG;
-    if (t > attn__cpu_best()) return ATTN_ERR_ARG; /* this CPU cannot run it */
+    if (t > attn__best_once()) return ATTN_ERR_ARG; /* this CPU cannot run it */
     __atomic_store_n(&attn__dispatch_target, t, __ATOMIC_RELAXED);
     return ATTN_OK;
 }
@@ -26841,10 +26854,11 @@ ATTN_API attn_status attn_positional_encoding(float *pe, size_t ldpe, size_t row
 
 ATTN_API size_t attn_matmul_workspace_size(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k)
 {
-    const size_t a = attn__scalar_attn_matmul_workspace_size(ta, tb, m, n, k);
-    const size_t b = attn__avx2_attn_matmul_workspace_size(ta, tb, m, n, k);
-    const size_t c = attn__avx512_attn_matmul_workspace_size(ta, tb, m, n, k);
-    return a > b ? (a > c ? a : c) : (b > c ? b : c);
+    const int best = attn__best_once();
+    size_t s = attn__scalar_attn_matmul_workspace_size(ta, tb, m, n, k), t;
+    if (best >= ATTN__T_AVX2 && (t = attn__avx2_attn_matmul_workspace_size(ta, tb, m, n, k)) > s) s = t;
+    if (best >= ATTN__T_AVX512 && (t = attn__avx512_attn_matmul_workspace_size(ta, tb, m, n, k)) > s) s = t;
+    return s;
 }
 
 ATTN_API attn_status attn_matmul(attn_trans ta, attn_trans tb, size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda, const float *b, size_t ldb, float beta, float *c, size_t ldc, void *workspace, size_t workspace_size)
@@ -26867,10 +26881,11 @@ ATTN_API attn_status attn_matmul_typed(attn_trans ta, attn_trans tb, size_t m, s
 
 ATTN_API size_t attn_matmul_int8_workspace_size(size_t m, size_t n, size_t k)
 {
-    const size_t a = attn__scalar_attn_matmul_int8_workspace_size(m, n, k);
-    const size_t b = attn__avx2_attn_matmul_int8_workspace_size(m, n, k);
-    const size_t c = attn__avx512_attn_matmul_int8_workspace_size(m, n, k);
-    return a > b ? (a > c ? a : c) : (b > c ? b : c);
+    const int best = attn__best_once();
+    size_t s = attn__scalar_attn_matmul_int8_workspace_size(m, n, k), t;
+    if (best >= ATTN__T_AVX2 && (t = attn__avx2_attn_matmul_int8_workspace_size(m, n, k)) > s) s = t;
+    if (best >= ATTN__T_AVX512 && (t = attn__avx512_attn_matmul_int8_workspace_size(m, n, k)) > s) s = t;
+    return s;
 }
 
 ATTN_API attn_status attn_matmul_int8(size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda, attn_dtype b_type, const void *b, size_t ldb, float beta, float *c, size_t ldc, void *workspace, size_t workspace_size)
@@ -26902,10 +26917,11 @@ ATTN_API attn_attention_params attn_attention_init(size_t batch, size_t heads, s
 
 ATTN_API size_t attn_attention_workspace_size(const attn_attention_params *p)
 {
-    const size_t a = attn__scalar_attn_attention_workspace_size(p);
-    const size_t b = attn__avx2_attn_attention_workspace_size(p);
-    const size_t c = attn__avx512_attn_attention_workspace_size(p);
-    return a > b ? (a > c ? a : c) : (b > c ? b : c);
+    const int best = attn__best_once();
+    size_t s = attn__scalar_attn_attention_workspace_size(p), t;
+    if (best >= ATTN__T_AVX2 && (t = attn__avx2_attn_attention_workspace_size(p)) > s) s = t;
+    if (best >= ATTN__T_AVX512 && (t = attn__avx512_attn_attention_workspace_size(p)) > s) s = t;
+    return s;
 }
 
 ATTN_API attn_status attn_attention(const attn_attention_params *p, void *workspace, size_t workspace_size)
@@ -27018,10 +27034,11 @@ ATTN_API attn_status attn_glu(attn_act act, const float *gate, size_t ldg, const
 
 ATTN_API size_t attn_linear_workspace_size(attn_trans tw, size_t tokens, size_t d_in, size_t d_out)
 {
-    const size_t a = attn__scalar_attn_linear_workspace_size(tw, tokens, d_in, d_out);
-    const size_t b = attn__avx2_attn_linear_workspace_size(tw, tokens, d_in, d_out);
-    const size_t c = attn__avx512_attn_linear_workspace_size(tw, tokens, d_in, d_out);
-    return a > b ? (a > c ? a : c) : (b > c ? b : c);
+    const int best = attn__best_once();
+    size_t s = attn__scalar_attn_linear_workspace_size(tw, tokens, d_in, d_out), t;
+    if (best >= ATTN__T_AVX2 && (t = attn__avx2_attn_linear_workspace_size(tw, tokens, d_in, d_out)) > s) s = t;
+    if (best >= ATTN__T_AVX512 && (t = attn__avx512_attn_linear_workspace_size(tw, tokens, d_in, d_out)) > s) s = t;
+    return s;
 }
 
 ATTN_API attn_status attn_linear(const float *x, size_t ldx, size_t tokens, size_t d_in, attn_trans tw, const float *w, size_t ldw, const float *bias, size_t d_out, attn_act act, float *y, size_t ldy, void *workspace, size_t workspace_size)
@@ -27044,10 +27061,11 @@ ATTN_API attn_status attn_linear_typed(const float *x, size_t ldx, size_t tokens
 
 ATTN_API size_t attn_ffn_workspace_size(const attn_ffn_weights *w, size_t tokens)
 {
-    const size_t a = attn__scalar_attn_ffn_workspace_size(w, tokens);
-    const size_t b = attn__avx2_attn_ffn_workspace_size(w, tokens);
-    const size_t c = attn__avx512_attn_ffn_workspace_size(w, tokens);
-    return a > b ? (a > c ? a : c) : (b > c ? b : c);
+    const int best = attn__best_once();
+    size_t s = attn__scalar_attn_ffn_workspace_size(w, tokens), t;
+    if (best >= ATTN__T_AVX2 && (t = attn__avx2_attn_ffn_workspace_size(w, tokens)) > s) s = t;
+    if (best >= ATTN__T_AVX512 && (t = attn__avx512_attn_ffn_workspace_size(w, tokens)) > s) s = t;
+    return s;
 }
 
 ATTN_API attn_status attn_ffn(const attn_ffn_weights *w, const float *x, size_t ldx, float *y, size_t ldy, size_t tokens, void *workspace, size_t workspace_size)
@@ -27061,10 +27079,11 @@ ATTN_API attn_status attn_ffn(const attn_ffn_weights *w, const float *x, size_t 
 
 ATTN_API size_t attn_mha_workspace_size(const attn_mha_weights *w, size_t q_tokens, size_t kv_tokens)
 {
-    const size_t a = attn__scalar_attn_mha_workspace_size(w, q_tokens, kv_tokens);
-    const size_t b = attn__avx2_attn_mha_workspace_size(w, q_tokens, kv_tokens);
-    const size_t c = attn__avx512_attn_mha_workspace_size(w, q_tokens, kv_tokens);
-    return a > b ? (a > c ? a : c) : (b > c ? b : c);
+    const int best = attn__best_once();
+    size_t s = attn__scalar_attn_mha_workspace_size(w, q_tokens, kv_tokens), t;
+    if (best >= ATTN__T_AVX2 && (t = attn__avx2_attn_mha_workspace_size(w, q_tokens, kv_tokens)) > s) s = t;
+    if (best >= ATTN__T_AVX512 && (t = attn__avx512_attn_mha_workspace_size(w, q_tokens, kv_tokens)) > s) s = t;
+    return s;
 }
 
 ATTN_API attn_status attn_mha(const attn_mha_weights *w, const float *xq, size_t ldxq, size_t q_tokens, const float *xkv, size_t ldxkv, size_t kv_tokens, int causal, float *y, size_t ldy, void *workspace, size_t workspace_size)
@@ -27078,10 +27097,11 @@ ATTN_API attn_status attn_mha(const attn_mha_weights *w, const float *xq, size_t
 
 ATTN_API size_t attn_encoder_workspace_size(const attn_encoder_weights *w, size_t tokens)
 {
-    const size_t a = attn__scalar_attn_encoder_workspace_size(w, tokens);
-    const size_t b = attn__avx2_attn_encoder_workspace_size(w, tokens);
-    const size_t c = attn__avx512_attn_encoder_workspace_size(w, tokens);
-    return a > b ? (a > c ? a : c) : (b > c ? b : c);
+    const int best = attn__best_once();
+    size_t s = attn__scalar_attn_encoder_workspace_size(w, tokens), t;
+    if (best >= ATTN__T_AVX2 && (t = attn__avx2_attn_encoder_workspace_size(w, tokens)) > s) s = t;
+    if (best >= ATTN__T_AVX512 && (t = attn__avx512_attn_encoder_workspace_size(w, tokens)) > s) s = t;
+    return s;
 }
 
 ATTN_API attn_status attn_encoder(const attn_encoder_weights *w, const float *x, size_t ldx, float *y, size_t ldy, size_t tokens, int causal, void *workspace, size_t workspace_size)
@@ -27095,10 +27115,11 @@ ATTN_API attn_status attn_encoder(const attn_encoder_weights *w, const float *x,
 
 ATTN_API size_t attn_decoder_workspace_size(const attn_decoder_weights *w, size_t tokens, size_t mem_tokens)
 {
-    const size_t a = attn__scalar_attn_decoder_workspace_size(w, tokens, mem_tokens);
-    const size_t b = attn__avx2_attn_decoder_workspace_size(w, tokens, mem_tokens);
-    const size_t c = attn__avx512_attn_decoder_workspace_size(w, tokens, mem_tokens);
-    return a > b ? (a > c ? a : c) : (b > c ? b : c);
+    const int best = attn__best_once();
+    size_t s = attn__scalar_attn_decoder_workspace_size(w, tokens, mem_tokens), t;
+    if (best >= ATTN__T_AVX2 && (t = attn__avx2_attn_decoder_workspace_size(w, tokens, mem_tokens)) > s) s = t;
+    if (best >= ATTN__T_AVX512 && (t = attn__avx512_attn_decoder_workspace_size(w, tokens, mem_tokens)) > s) s = t;
+    return s;
 }
 
 ATTN_API attn_status attn_decoder(const attn_decoder_weights *w, const float *x, size_t ldx, float *y, size_t ldy, size_t tokens, const float *mem, size_t ldmem, size_t mem_tokens, void *workspace, size_t workspace_size)
@@ -27139,10 +27160,11 @@ ATTN_API attn_status attn_decoder_ex(const attn_decoder_weights *w, const float 
 
 ATTN_API size_t attn_decoder_only_workspace_size(const attn_decoder_only_weights *w, size_t tokens)
 {
-    const size_t a = attn__scalar_attn_decoder_only_workspace_size(w, tokens);
-    const size_t b = attn__avx2_attn_decoder_only_workspace_size(w, tokens);
-    const size_t c = attn__avx512_attn_decoder_only_workspace_size(w, tokens);
-    return a > b ? (a > c ? a : c) : (b > c ? b : c);
+    const int best = attn__best_once();
+    size_t s = attn__scalar_attn_decoder_only_workspace_size(w, tokens), t;
+    if (best >= ATTN__T_AVX2 && (t = attn__avx2_attn_decoder_only_workspace_size(w, tokens)) > s) s = t;
+    if (best >= ATTN__T_AVX512 && (t = attn__avx512_attn_decoder_only_workspace_size(w, tokens)) > s) s = t;
+    return s;
 }
 
 ATTN_API attn_status attn_decoder_only(const attn_decoder_only_weights *w, const float *x, size_t ldx, float *y, size_t ldy, size_t tokens, attn_kv_cache *cache, void *workspace, size_t workspace_size)

@@ -124,9 +124,9 @@ ATTN_API const char *attn_isa(void);
  * unknown, not compiled in, or not runnable here (nothing changes then). In a single-target
  * build only that target's name (or "auto" / NULL) is accepted. The one piece of state the
  * library keeps: set it at start-up, before other threads call in. In such a build every
- * *_workspace_size query returns the largest of its targets' sizes, so a workspace sized
- * before pinning serves whichever target runs (a call refuses only a workspace smaller than
- * its own target needs). */
+ * *_workspace_size query returns the largest size of the targets this CPU runs, so a
+ * workspace sized before pinning serves whichever of them runs (a call refuses only a
+ * workspace smaller than its own target needs). */
 ATTN_API attn_status attn_use_isa(const char *name);
 
 /* The exp behind every kernel: "attn" (the library's own) or "sleef". */

@@ -28,18 +28,31 @@ static int attn__cpu_best(void)
     return ATTN__T_AVX2;
 }
 
-/* The chosen target (-1 until the first call): one word, written with its final value */
-static int attn__dispatch_target = -1;
-
-static int attn__target(void)
+/* *slot, set from f() the first time (-1 until then): one word, written with its final
+ * value (cpuid is slow under a hypervisor) */
+static int attn__once(int *slot, int (*f)(void))
 {
-    int t = __atomic_load_n(&attn__dispatch_target, __ATOMIC_RELAXED);
+    int t = __atomic_load_n(slot, __ATOMIC_RELAXED);
     if (t < 0) {
-        t = attn__cpu_best();
-        __atomic_store_n(&attn__dispatch_target, t, __ATOMIC_RELAXED);
+        t = f();
+        __atomic_store_n(slot, t, __ATOMIC_RELAXED);
     }
     return t;
 }
+
+/* The best target this CPU runs: the workspace queries take the largest size of the
+ * targets up to it, the ones attn_use_isa accepts (a target the CPU cannot run is never
+ * entered, not even to size a workspace) */
+static int attn__best_once(void)
+{
+    static int best = -1;
+    return attn__once(&best, attn__cpu_best);
+}
+
+/* The chosen target */
+static int attn__dispatch_target = -1;
+
+static int attn__target(void) { return attn__once(&attn__dispatch_target, attn__cpu_best); }
 
 ATTN_API const char *attn_isa(void)
 {
@@ -50,12 +63,12 @@ ATTN_API const char *attn_isa(void)
 ATTN_API attn_status attn_use_isa(const char *name)
 {
     int t;
-    if (!name || strcmp(name, "auto") == 0) t = attn__cpu_best();
+    if (!name || strcmp(name, "auto") == 0) t = attn__best_once();
     else if (strcmp(name, "scalar") == 0) t = ATTN__T_SCALAR;
     else if (strcmp(name, "avx2") == 0) t = ATTN__T_AVX2;
     else if (strcmp(name, "avx512") == 0) t = ATTN__T_AVX512;
     else return ATTN_ERR_ARG;
-    if (t > attn__cpu_best()) return ATTN_ERR_ARG; /* this CPU cannot run it */
+    if (t > attn__best_once()) return ATTN_ERR_ARG; /* this CPU cannot run it */
     __atomic_store_n(&attn__dispatch_target, t, __ATOMIC_RELAXED);
     return ATTN_OK;
 }

@@ -32,8 +32,8 @@ int main(void)
     check_begin("dispatch");
     best = attn_isa();
     printf("dispatch: this CPU's best path: %s\n", best);
-    /* workspace queries: the largest of the paths' sizes, whatever path is pinned, so that
-     * a buffer sized once serves a path pinned later */
+    /* workspace queries: the largest size of the paths this CPU runs, whatever path is
+     * pinned, so that a buffer sized once serves a path pinned later */
     dispatch_ws(ws);
     check(attn_use_isa("neon") == ATTN_ERR_ARG, "attn_use_isa accepted a path not compiled in");
     check(attn_use_isa("nonsense") == ATTN_ERR_ARG, "attn_use_isa accepted an unknown name");

@@ -86,14 +86,16 @@ def wrappers(funcs):
             continue
         call = '(%s)' % ', '.join(args)
         if name.endswith('_workspace_size'):
-            # the largest of the copies' sizes, so that a buffer sized once serves whichever
-            # target attn_use_isa pins later
+            # the largest of the sizes of the copies this CPU runs, so that a buffer sized
+            # once serves whichever of them attn_use_isa pins later
             out.append('ATTN_API %s %s(%s)\n{\n' % (ret, name, params))
-            out.append('    const size_t a = attn__scalar_%s%s;\n' % (name, call))
-            out.append('    const size_t b = attn__avx2_%s%s;\n' % (name, call))
-            out.append('    const size_t c = attn__avx512_%s%s;\n' % (name, call))
-            out.append('    return a > b ? (a > c ? a : c) : (b > c ? b : c);'
-                       '\n}\n\n')
+            out.append('    const int best = attn__best_once();\n')
+            out.append('    size_t s = attn__scalar_%s%s, t;\n' % (name, call))
+            out.append('    if (best >= ATTN__T_AVX2 && (t = attn__avx2_%s%s) > s) s = t;\n'
+                       % (name, call))
+            out.append('    if (best >= ATTN__T_AVX512 && (t = attn__avx512_%s%s) > s) s = t;\n'
+                       % (name, call))
+            out.append('    return s;\n}\n\n')
             continue
         out.append('ATTN_API %s%s%s(%s)\n{\n    switch (attn__target()) {\n'
                    % (ret, '' if ret.endswith('*') else ' ', name, params))
