@@ -28,31 +28,29 @@ static int attn__cpu_best(void)
     return ATTN__T_AVX2;
 }
 
-/* *slot, set from f() the first time (-1 until then): one word, written with its final
- * value (cpuid is slow under a hypervisor) */
-static int attn__once(int *slot, int (*f)(void))
+/* The best target this CPU runs, asked of cpuid once (slow under a hypervisor): -1 until
+ * then, one word written with its final value. The workspace queries take the largest size
+ * of the targets up to it, the ones attn_use_isa accepts (a target the CPU cannot run is
+ * never entered, not even to size a workspace). */
+static int attn__best_once(void)
 {
-    int t = __atomic_load_n(slot, __ATOMIC_RELAXED);
+    static int best = -1;
+    int t = __atomic_load_n(&best, __ATOMIC_RELAXED);
     if (t < 0) {
-        t = f();
-        __atomic_store_n(slot, t, __ATOMIC_RELAXED);
+        t = attn__cpu_best();
+        __atomic_store_n(&best, t, __ATOMIC_RELAXED);
     }
     return t;
 }
 
-/* The best target this CPU runs: the workspace queries take the largest size of the
- * targets up to it, the ones attn_use_isa accepts (a target the CPU cannot run is never
- * entered, not even to size a workspace) */
-static int attn__best_once(void)
-{
-    static int best = -1;
-    return attn__once(&best, attn__cpu_best);
-}
-
-/* The chosen target */
+/* The target attn_use_isa pinned, -1 for the best */
 static int attn__dispatch_target = -1;
 
-static int attn__target(void) { return attn__once(&attn__dispatch_target, attn__cpu_best); }
+static int attn__target(void)
+{
+    const int t = __atomic_load_n(&attn__dispatch_target, __ATOMIC_RELAXED);
+    return t < 0 ? attn__best_once() : t;
+}
 
 ATTN_API const char *attn_isa(void)
 {
